@@ -1,0 +1,23 @@
+// Jest projects follow the test pyramid in ARCHITECTURE.md. swc transforms TypeScript and the
+// ESM-only @kubernetes/client-node (and its ESM dependencies) so CommonJS tests can load them;
+// swc does not type-check, so `npm test` runs `tsc --noEmit` as well.
+const transform = { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] };
+const transformIgnorePatterns = ['/node_modules/(?!(@kubernetes/client-node|openid-client|oauth4webapi|jose)/)'];
+const project = (name, extra = {}) => ({
+  displayName: name,
+  testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
+  transform,
+  transformIgnorePatterns,
+  testEnvironment: 'node',
+  ...extra,
+});
+module.exports = {
+  projects: [
+    project('unit'),
+    project('cluster', {
+      globalSetup: '<rootDir>/test/cluster/global-setup.ts',
+      globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
+    }),
+    project('netns'),
+  ],
+};

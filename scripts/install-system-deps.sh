@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Debian packages the build and the tests need: clang/llvm/libbpf-dev to compile the XDP program,
+# libbpf1 for the agent's binding, bpftool/iproute2/arping for the network-namespace tests.
+# Idempotent: installs only what is missing. Go (to build the test control plane) must be on PATH.
+set -euo pipefail
+pkgs=(clang llvm libbpf-dev libbpf1 bpftool iproute2 iputils-arping ethtool)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then echo "install-system-deps: missing Debian packages: ${missing[*]} (run as root or install them)" >&2; exit 1; fi
+  echo "install-system-deps: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# `npm test`: the whole pyramid that can run on this machine. Type-checks, builds what the tests
+# load (the XDP object, the upstream control-plane binaries when missing, the synthesized CRDs),
+# then runs every Jest project. Extra arguments go to Jest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "test: type-check"; npx tsc --noEmit -p tsconfig.json
+echo "test: build the XDP object"; bash bpf/build.sh
+echo "test: control-plane binaries"; bash test/cluster/build.sh
+echo "test: synthesize CRDs and install manifest"; npx cdk8s synth >/dev/null
+npx jest --ci "$@"
