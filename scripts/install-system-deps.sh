@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Debian packages the build and the tests need: clang/llvm/libbpf-dev to compile the XDP program,
-# libbpf1 for the agent's binding, bpftool/iproute2/arping for the network-namespace tests.
+# libbpf1 for the agent's binding, bpftool/iproute2/arping/trafgen/tcpdump for the network-namespace tests,
+# openssl for the test control plane's certificates.
 # Idempotent: installs only what is missing. Go (to build the test control plane) must be on PATH.
 set -euo pipefail
-pkgs=(clang llvm libbpf-dev libbpf1 bpftool iproute2 iputils-arping ethtool)
+pkgs=(clang llvm libbpf-dev libbpf1 bpftool iproute2 iputils-arping ethtool openssl netsniff-ng tcpdump)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
