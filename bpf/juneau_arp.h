@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Copyright Juneau authors */
+
+/*
+ * The one header with the map layouts shared by the XDP program and the agent.
+ *
+ * runtime/agent/bpf/layout.ts mirrors every struct and constant below, and
+ * test/unit/bpf-layout.test.ts compares the two against the BTF of the built
+ * object. Change both together.
+ *
+ * Rules: fixed-width types only, every hole is an explicit `pad` field the
+ * writer zeroes, and every size is asserted so that a change shows up here
+ * rather than as a silently misread map.
+ */
+#ifndef __JUNEAU_ARP_H
+#define __JUNEAU_ARP_H
+
+#include <linux/types.h>
+
+#define JUNEAU_ETH_ALEN 6
+
+/* Map sizes. A node answers only for its own ARPAdvertisements (ARP-1), so
+ * 64 Ki addresses is far above any realistic node; pools become at most 62
+ * prefixes per range (see runtime/agent/bpf/prefixes.ts). */
+#define JUNEAU_ARP_TABLE_MAX	65536
+#define JUNEAU_GUARD_MAX	4096
+#define JUNEAU_CONFIG_MAX	64
+
+/* external_arp_table (ARP-10): the addresses this node answers for. */
+struct juneau_arp_key {
+	__be32 addr;			/* IPv4, network byte order */
+};
+
+struct juneau_arp_value {
+	__u64 requests;			/* requests for addr that reached us */
+	__u64 replies;			/* replies actually transmitted */
+	__u64 conflicts;		/* RFC 5227 2.4: sender addr, foreign MAC */
+	__u64 last_conflict_ns;		/* bpf_ktime_get_ns() of the last one */
+	__u8  last_conflict_mac[JUNEAU_ETH_ALEN];
+	__u8  pad[2];
+};
+
+/* juneau_guard: LPM trie of the arp AddressPools' prefixes (drop) and the
+ * node's own addresses inside them (allow, as /32s that win the longest
+ * match). */
+struct juneau_guard_key {
+	__u32  prefixlen;		/* LPM trie convention: bits of addr */
+	__be32 addr;
+};
+
+enum juneau_guard_action {
+	JUNEAU_GUARD_DROP  = 1,
+	JUNEAU_GUARD_ALLOW = 2,
+};
+
+struct juneau_guard_value {
+	__u32 action;			/* enum juneau_guard_action */
+	__u32 pad;
+	__u64 hits;			/* requests this entry decided */
+};
+
+/* juneau_config: per ingress interface, written by the agent. An interface
+ * without an entry is not ours: everything passes (fail open). */
+struct juneau_config_key {
+	__u32 ifindex;
+};
+
+enum juneau_config_flags {
+	/* Protections are on unless switched off, so a zeroed flags word is the
+	 * safe default. */
+	JUNEAU_CFG_GUARD_OFF	= 1 << 0,
+	JUNEAU_CFG_CONFLICT_OFF	= 1 << 1,
+};
+
+struct juneau_config_value {
+	__u8  mac[JUNEAU_ETH_ALEN];	/* the interface's MAC: our sender hw */
+	__u8  pad[2];
+	__u32 flags;			/* enum juneau_config_flags */
+};
+
+/* juneau_stats: per-CPU packet counters, one slot per reason. Every exit of
+ * the program has exactly one reason; JUNEAU_EVENT_* are counted in addition
+ * to the exit reason. Append only: the agent reads slots by number. */
+enum juneau_reason {
+	JUNEAU_PASS_NOT_ARP		= 0,	/* not an ARP frame */
+	JUNEAU_PASS_TRUNCATED		= 1,	/* ARP frame shorter than its headers */
+	JUNEAU_PASS_NOT_IPV4_ARP	= 2,	/* not Ethernet/IPv4 ARP */
+	JUNEAU_PASS_NO_CONFIG		= 3,	/* ingress interface not configured */
+	JUNEAU_PASS_NOT_REQUEST		= 4,	/* reply or other op */
+	JUNEAU_PASS_NOT_FOR_US		= 5,	/* unicast to another MAC */
+	JUNEAU_PASS_BAD_SENDER		= 6,	/* multicast/broadcast sender hw */
+	JUNEAU_PASS_UNMAPPED		= 7,	/* target not ours, not guarded */
+	JUNEAU_PASS_GRATUITOUS		= 8,	/* announcement for our address */
+	JUNEAU_DROP_GUARDED		= 9,	/* guarded, not ours: kernel must not answer */
+	JUNEAU_TX_REPLY			= 10,	/* reply sent */
+	JUNEAU_TX_PROBE_REPLY		= 11,	/* reply to an RFC 5227 probe sent */
+	JUNEAU_EVENT_CONFLICT		= 12,	/* counted besides the exit reason */
+	JUNEAU_REASON_MAX		= 13,
+};
+
+struct juneau_stats_value {
+	__u64 packets;
+};
+
+#define JUNEAU_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_key) == 4, "juneau_arp_key size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 12, "juneau_config_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
+
+#endif /* __JUNEAU_ARP_H */

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Copyright Juneau authors */
+
+/*
+ * XDP ARP responder (EN-10, EN-11, ARP-10).
+ *
+ * Answers ARP requests for the addresses in external_arp_table with the
+ * ingress interface's MAC, building the reply in place and sending it back
+ * out of the same interface (XDP_TX). Everything this program does not
+ * recognise goes to the kernel stack (XDP_PASS): the datapath fails open.
+ *
+ * Two protections, both on unless switched off in juneau_config:
+ *  - guard: a request for an address inside an arp AddressPool that this node
+ *    is not answering for is dropped, so a kernel that holds the address
+ *    anyway (kube-proxy ipvs binds every LoadBalancer IP to kube-ipvs0, and
+ *    arp_ignore=0 lets it answer: the incident in seed 004) never answers.
+ *  - conflict detection (RFC 5227 2.4): any ARP packet whose sender address
+ *    is one we answer for but whose sender MAC is not ours is counted against
+ *    that address, with the offending MAC, for the agent to report.
+ *
+ * Juneau never sends anything unsolicited (ARP-8): the only transmit path is
+ * the reply to a request.
+ *
+ * Every exit has a reason in enum juneau_reason, counted in juneau_stats.
+ */
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "juneau_arp.h"
+
+/* ARP constants, defined here rather than from linux/if_arp.h (which pulls in
+ * libc headers). Values from RFC 826 and IANA. */
+#define ARP_HRD_ETHER	1
+#define ARP_OP_REQUEST	1
+#define ARP_OP_REPLY	2
+#define ARP_PLN_IPV4	4
+
+/* The fixed ARP header followed by the Ethernet/IPv4 addresses. The IPv4
+ * fields are not 4-byte aligned on the wire, hence byte arrays. */
+struct arp_eth_ipv4 {
+	__be16 hrd;
+	__be16 pro;
+	__u8   hln;
+	__u8   pln;
+	__be16 op;
+	__u8   sha[ETH_ALEN];
+	__u8   sip[4];
+	__u8   tha[ETH_ALEN];
+	__u8   tip[4];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct arp_eth_ipv4) == 28, "arp_eth_ipv4 size");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_arp_key);
+	__type(value, struct juneau_arp_value);
+	__uint(max_entries, JUNEAU_ARP_TABLE_MAX);
+} external_arp_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct juneau_guard_key);
+	__type(value, struct juneau_guard_value);
+	__uint(max_entries, JUNEAU_GUARD_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} juneau_guard SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_config_key);
+	__type(value, struct juneau_config_value);
+	__uint(max_entries, JUNEAU_CONFIG_MAX);
+} juneau_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_stats_value);
+	__uint(max_entries, JUNEAU_REASON_MAX);
+} juneau_stats SEC(".maps");
+
+static __always_inline void count(enum juneau_reason reason)
+{
+	__u32 key = reason;
+	struct juneau_stats_value *v = bpf_map_lookup_elem(&juneau_stats, &key);
+
+	if (v)
+		v->packets++;	/* per-CPU slot: no atomic needed */
+}
+
+static __always_inline int exit_with(enum juneau_reason reason, int action)
+{
+	count(reason);
+	return action;
+}
+
+static __always_inline __be32 load_ip(const __u8 *p)
+{
+	__be32 ip;
+
+	__builtin_memcpy(&ip, p, sizeof(ip));
+	return ip;
+}
+
+static __always_inline void store_ip(__u8 *p, __be32 ip)
+{
+	__builtin_memcpy(p, &ip, sizeof(ip));
+}
+
+static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
+{
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) |
+		(a[3] ^ b[3]) | (a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
+}
+
+static __always_inline int mac_is_broadcast(const __u8 *a)
+{
+	return (a[0] & a[1] & a[2] & a[3] & a[4] & a[5]) == 0xff;
+}
+
+/* Group bit set: multicast or broadcast. Never a valid sender. */
+static __always_inline int mac_is_group(const __u8 *a)
+{
+	return a[0] & 0x01;
+}
+
+static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
+{
+	return arp->hrd == bpf_htons(ARP_HRD_ETHER) &&
+	       arp->pro == bpf_htons(ETH_P_IP) &&
+	       arp->hln == ETH_ALEN && arp->pln == ARP_PLN_IPV4;
+}
+
+/* RFC 5227 2.4: someone else claims an address we answer for. */
+static __always_inline void detect_conflict(const struct arp_eth_ipv4 *arp,
+					    const struct juneau_config_value *cfg)
+{
+	struct juneau_arp_key key = { .addr = load_ip(arp->sip) };
+	struct juneau_arp_value *entry;
+
+	if (cfg->flags & JUNEAU_CFG_CONFLICT_OFF)
+		return;
+	if (key.addr == 0 || mac_equal(arp->sha, cfg->mac))
+		return;
+	entry = bpf_map_lookup_elem(&external_arp_table, &key);
+	if (!entry)
+		return;
+	__sync_fetch_and_add(&entry->conflicts, 1);
+	entry->last_conflict_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(entry->last_conflict_mac, arp->sha, ETH_ALEN);
+	count(JUNEAU_EVENT_CONFLICT);
+}
+
+/* Requests for a guarded address that is not ours are dropped so that no
+ * kernel on this node can answer them (seed 004). The node's own addresses
+ * inside a pool are /32 ALLOW entries, which win the longest match. */
+static __always_inline int guard_drops(__be32 tip,
+				       const struct juneau_config_value *cfg)
+{
+	struct juneau_guard_key key = { .prefixlen = 32, .addr = tip };
+	struct juneau_guard_value *rule;
+
+	if (cfg->flags & JUNEAU_CFG_GUARD_OFF)
+		return 0;
+	rule = bpf_map_lookup_elem(&juneau_guard, &key);
+	if (!rule)
+		return 0;
+	__sync_fetch_and_add(&rule->hits, 1);
+	return rule->action == JUNEAU_GUARD_DROP;
+}
+
+/* Turn the request into our reply, in place, the way Linux's arp_process()
+ * answers: Ethernet and ARP target are the requester's sender hw address;
+ * the ARP target protocol address is the requester's sender address, which
+ * is 0.0.0.0 for an RFC 5227 probe. */
+static __always_inline void write_reply(struct ethhdr *eth,
+					struct arp_eth_ipv4 *arp,
+					const __u8 *our_mac)
+{
+	__be32 requester_ip = load_ip(arp->sip);
+	__be32 answered_ip = load_ip(arp->tip);
+
+	__builtin_memcpy(eth->h_dest, arp->sha, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, our_mac, ETH_ALEN);
+
+	arp->op = bpf_htons(ARP_OP_REPLY);
+	__builtin_memcpy(arp->tha, arp->sha, ETH_ALEN);
+	store_ip(arp->tip, requester_ip);
+	__builtin_memcpy(arp->sha, our_mac, ETH_ALEN);
+	store_ip(arp->sip, answered_ip);
+}
+
+static __always_inline int answer_request(struct ethhdr *eth,
+					  struct arp_eth_ipv4 *arp,
+					  const struct juneau_config_value *cfg)
+{
+	struct juneau_arp_key key = { .addr = load_ip(arp->tip) };
+	__be32 sip = load_ip(arp->sip);
+	struct juneau_arp_value *entry;
+	int probe = sip == 0;
+
+	entry = bpf_map_lookup_elem(&external_arp_table, &key);
+	if (!entry) {
+		if (guard_drops(key.addr, cfg))
+			return exit_with(JUNEAU_DROP_GUARDED, XDP_DROP);
+		return exit_with(JUNEAU_PASS_UNMAPPED, XDP_PASS);
+	}
+	__sync_fetch_and_add(&entry->requests, 1);
+
+	/* An announcement states the sender's own address; there is nothing to
+	 * answer (and answering would be a gratuitous reply of our own). */
+	if (sip == key.addr)
+		return exit_with(JUNEAU_PASS_GRATUITOUS, XDP_PASS);
+
+	write_reply(eth, arp, cfg->mac);
+	__sync_fetch_and_add(&entry->replies, 1);
+	return exit_with(probe ? JUNEAU_TX_PROBE_REPLY : JUNEAU_TX_REPLY, XDP_TX);
+}
+
+SEC("xdp")
+int xdp_arp(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct juneau_config_key cfg_key = { .ifindex = ctx->ingress_ifindex };
+	const struct juneau_config_value *cfg;
+	struct ethhdr *eth = data;
+	struct arp_eth_ipv4 *arp;
+
+	if ((void *)(eth + 1) > data_end)
+		return exit_with(JUNEAU_PASS_TRUNCATED, XDP_PASS);
+	if (eth->h_proto != bpf_htons(ETH_P_ARP))
+		return exit_with(JUNEAU_PASS_NOT_ARP, XDP_PASS);
+
+	arp = (void *)(eth + 1);
+	if ((void *)(arp + 1) > data_end)
+		return exit_with(JUNEAU_PASS_TRUNCATED, XDP_PASS);
+	if (!arp_is_eth_ipv4(arp))
+		return exit_with(JUNEAU_PASS_NOT_IPV4_ARP, XDP_PASS);
+
+	cfg = bpf_map_lookup_elem(&juneau_config, &cfg_key);
+	if (!cfg)
+		return exit_with(JUNEAU_PASS_NO_CONFIG, XDP_PASS);
+	if (mac_is_group(arp->sha))
+		return exit_with(JUNEAU_PASS_BAD_SENDER, XDP_PASS);
+
+	detect_conflict(arp, cfg);
+
+	if (arp->op != bpf_htons(ARP_OP_REQUEST))
+		return exit_with(JUNEAU_PASS_NOT_REQUEST, XDP_PASS);
+	if (!mac_is_broadcast(eth->h_dest) && !mac_equal(eth->h_dest, cfg->mac))
+		return exit_with(JUNEAU_PASS_NOT_FOR_US, XDP_PASS);
+
+	return answer_request(eth, arp, cfg);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
