@@ -1,0 +1,57 @@
+import { LIMITS } from './constants';
+import { Infer, s } from './schema';
+
+/** An object name (DNS-1123 subdomain); used for references to other objects. */
+export const objectName = (description: string) => s.string({ description, minLength: 1, maxLength: LIMITS.nameLength });
+
+/** A dotted-quad IPv4 address; the API server checks the format. */
+export const ipv4 = (description: string) => s.string({ description, format: 'ipv4', maxLength: 15 });
+
+/** metav1.Condition, as every Juneau status carries it. */
+export const condition = s.object(
+  {
+    type: s.string({ description: 'Condition type in CamelCase, e.g. Allocated.', maxLength: 316 }),
+    status: s.enum(['True', 'False', 'Unknown'] as const),
+    reason: s.string({ description: 'CamelCase reason for the last transition.', maxLength: LIMITS.reasonLength }),
+    message: s.string({ description: 'What a person can act on.', maxLength: LIMITS.messageLength }),
+    lastTransitionTime: s.dateTime({ description: 'When status last changed.' }),
+    observedGeneration: s.integer({ minimum: 0, description: 'metadata.generation this condition was computed from.' }),
+  },
+  { required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'] },
+);
+export type Condition = Infer<typeof condition>;
+
+export const conditions = s.array(condition, {
+  maxItems: LIMITS.conditions,
+  listType: 'map',
+  listMapKeys: ['type'],
+  description: 'Current state, one entry per condition type.',
+});
+
+/** Standard object metadata as Juneau reads and writes it. */
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }>;
+}
+
+/** A CEL rule making a required field immutable. */
+export const immutable = (field: string, specId: string) => ({
+  rule: 'self == oldSelf',
+  message: `${field} is immutable (${specId})`,
+});

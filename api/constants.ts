@@ -1,0 +1,50 @@
+/** API group of every Juneau kind. */
+export const GROUP = 'juneau.loutres.me';
+/** No seed names a version; v1alpha1 until the shapes settle (SPEC preamble). */
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** `spec.loadBalancerClass` of the Services Juneau serves (SLB-1). */
+export const LOAD_BALANCER_CLASS = `${GROUP}/load-balancer`;
+
+/** Annotations users write (EIP-4, SLB-2, NIC-1). */
+export const ANNOTATIONS = {
+  /** On a Service: the ExternalNetwork its VIP comes from (SLB-2). */
+  loadBalancerExternalNetwork: `${GROUP}/load-balancer-external-network`,
+  /** On a Service: the VIP it asks for; must lie in one of the network's pools (SLB-2). */
+  loadBalancerRequestedIP: `${GROUP}/load-balancer-requested-ip`,
+  /** On a Pod: the ElasticIP its `eth0` holds directly (EIP-4 shorthand). */
+  elasticIP: `${GROUP}/elastic-ip`,
+  /** On a Pod: JSON list of `{interface, elasticIP?}` (NIC-1, EIP-4). */
+  networks: `${GROUP}/networks`,
+} as const;
+
+/** Finalizers the controller puts on objects whose deletion must release something (ARP-6, EIP-15). */
+export const FINALIZERS = {
+  elasticIP: `${GROUP}/elastic-ip`,
+  serviceLoadBalancer: `${GROUP}/service-load-balancer`,
+} as const;
+
+/** One server-side-apply field manager per component. */
+export const FIELD_MANAGERS = {
+  controller: 'juneau-controller',
+  agent: 'juneau-agent',
+} as const;
+
+/** The AllocationPool that ExternalNetwork VNIs come from (EN-7). */
+export const SUBNET_VNI_POOL = 'subnet-vni';
+
+/** Upper bounds shared by schemas and validation, so both say the same thing. */
+export const LIMITS = {
+  /** A DNS-1123 subdomain (object names). */
+  nameLength: 253,
+  /** An IPv4 address, a CIDR, or an `a-b` range: 15 + 1 + 15. */
+  addressItemLength: 31,
+  addressesPerPool: 64,
+  poolsPerNetwork: 64,
+  conditions: 16,
+  ports: 128,
+  nodes: 5000,
+  messageLength: 32768,
+  reasonLength: 1024,
+} as const;

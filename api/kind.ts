@@ -1,0 +1,99 @@
+import { API_VERSION, GROUP, VERSION } from './constants';
+import { ObjectMeta } from './common';
+import { CelRule, Infer, OpenAPISchema, pruneUndefined, s, Schema } from './schema';
+
+/** An `additionalPrinterColumns` entry (what `kubectl get` shows). */
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'date' | 'boolean' | 'number';
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+/** Everything about one kind, written once; the CRD, the types and the constructs derive from it. */
+export interface KindDefinition<Spec extends Schema<unknown>, Status extends Schema<unknown>> {
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames?: readonly string[];
+  readonly scope: 'Cluster' | 'Namespaced';
+  readonly description: string;
+  readonly spec: Spec;
+  readonly status: Status;
+  /** Rules across several spec fields (e.g. immutability of an optional field, EN/ARP rules). */
+  readonly specValidations?: readonly CelRule[];
+  readonly printerColumns: readonly PrinterColumn[];
+  readonly selectableFields?: readonly string[];
+  readonly categories?: readonly string[];
+}
+
+export function defineKind<Spec extends Schema<unknown>, Status extends Schema<unknown>>(
+  def: KindDefinition<Spec, Status>,
+): KindDefinition<Spec, Status> {
+  return def;
+}
+
+/** The typed object of a kind: `{ apiVersion, kind, metadata, spec, status? }`. */
+export type KindObject<D> = D extends KindDefinition<infer Spec, infer Status>
+  ? { apiVersion: typeof API_VERSION; kind: string; metadata: ObjectMeta; spec: Infer<Spec>; status?: Infer<Status> }
+  : never;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyKind = KindDefinition<Schema<any>, Schema<any>>;
+
+export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+/** Renders the OpenAPI schema of the whole object. */
+export function objectSchema(def: AnyKind): OpenAPISchema {
+  const spec = def.spec.toOpenAPI();
+  if (def.specValidations?.length) {
+    spec['x-kubernetes-validations'] = [...(spec['x-kubernetes-validations'] ?? []), ...def.specValidations];
+  }
+  return pruneUndefined({
+    type: 'object',
+    description: def.description,
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec,
+      status: def.status.toOpenAPI(),
+    },
+  });
+}
+
+/** The apiextensions.k8s.io/v1 CustomResourceDefinition of a kind. */
+export function customResourceDefinition(def: AnyKind): Record<string, unknown> {
+  const version: Record<string, unknown> = {
+    name: VERSION,
+    served: true,
+    storage: true,
+    schema: { openAPIV3Schema: objectSchema(def) },
+    subresources: { status: {} },
+    additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })),
+  };
+  if (def.selectableFields?.length) version.selectableFields = def.selectableFields.map((jsonPath) => ({ jsonPath }));
+  return pruneUndefined({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${def.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'juneau' } },
+    spec: {
+      group: GROUP,
+      scope: def.scope,
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: def.shortNames ? [...def.shortNames] : undefined,
+        categories: ['juneau', ...(def.categories ?? [])],
+      },
+      versions: [version],
+    },
+  });
+}
+
+/** An empty status schema for kinds whose status only carries conditions. */
+export const noStatus = s.object({});

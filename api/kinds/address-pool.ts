@@ -1,0 +1,61 @@
+import { conditions } from '../common';
+import { LIMITS } from '../constants';
+import { AGE_COLUMN, defineKind, KindObject } from '../kind';
+import { s } from '../schema';
+
+const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
+/** A CIDR (`10.225.51.0/24`) or an inclusive range (`10.225.51.10-10.225.51.20`), AP-2. */
+export const ADDRESS_ITEM_PATTERN = `^${IPV4}(/(3[0-2]|[12]?[0-9])|-${IPV4})$`;
+
+export const advertiseModes = ['bgp', 'arp'] as const;
+export type AdvertiseMode = (typeof advertiseModes)[number];
+
+/** AddressPool (AP): a cluster-scoped set of IPv4 addresses an ExternalNetwork hands out. */
+export const addressPoolKind = defineKind({
+  kind: 'AddressPool',
+  plural: 'addresspools',
+  singular: 'addresspool',
+  shortNames: ['ap'],
+  scope: 'Cluster',
+  description: 'A set of external IPv4 addresses, advertised by BGP or answered over ARP (AP-1..3).',
+  spec: s.object(
+    {
+      advertiseMode: s.enum(advertiseModes, { description: 'How addresses of this pool reach the outside: bgp or arp (AP-1).' }),
+      addresses: s.array(
+        s.string({
+          description: 'A CIDR (10.225.51.0/24) or an inclusive range (10.225.51.10-10.225.51.20).',
+          maxLength: LIMITS.addressItemLength,
+          pattern: ADDRESS_ITEM_PATTERN,
+          validations: [
+            {
+              rule: "self.contains('-') || cidr(self) == cidr(self).masked()",
+              message: 'a CIDR must not have host bits set (write the network address, e.g. 10.225.51.0/24) (AP-2)',
+            },
+          ],
+        }),
+        {
+          minItems: 1,
+          maxItems: LIMITS.addressesPerPool,
+          listType: 'set',
+          description: 'CIDRs and inclusive ranges; they must not overlap each other or another pool (AP-2).',
+        },
+      ),
+    },
+    { required: ['advertiseMode', 'addresses'] },
+  ),
+  status: s.object({
+    size: s.integer({ minimum: 0, description: 'How many addresses the pool holds (AP-3).' }),
+    used: s.integer({ minimum: 0, description: 'How many addresses are allocated now (AP-3).' }),
+    externalNetwork: s.string({ maxLength: LIMITS.nameLength, description: 'The ExternalNetwork that lists this pool.' }),
+    conditions,
+  }),
+  printerColumns: [
+    { name: 'Mode', type: 'string', jsonPath: '.spec.advertiseMode' },
+    { name: 'Size', type: 'integer', jsonPath: '.status.size' },
+    { name: 'Used', type: 'integer', jsonPath: '.status.used' },
+    { name: 'ExternalNetwork', type: 'string', jsonPath: '.status.externalNetwork' },
+    AGE_COLUMN,
+  ],
+});
+export type AddressPool = KindObject<typeof addressPoolKind>;

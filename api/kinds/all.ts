@@ -1,0 +1,26 @@
+import { customResourceDefinition } from '../kind';
+import { addressPoolKind } from './address-pool';
+import { allocationClaimKind } from './allocation-claim';
+import { allocationPoolKind } from './allocation-pool';
+import { arpAdvertisementKind } from './arp-advertisement';
+import { elasticIPKind } from './elastic-ip';
+import { elasticIPAttachmentKind } from './elastic-ip-attachment';
+import { externalNetworkKind } from './external-network';
+import { networkInterfaceKind } from './network-interface';
+import { serviceLoadBalancerKind } from './service-load-balancer';
+
+/** Every Juneau kind, in the order their CRDs are written. */
+export const ALL_KINDS = [
+  addressPoolKind,
+  externalNetworkKind,
+  elasticIPKind,
+  elasticIPAttachmentKind,
+  networkInterfaceKind,
+  serviceLoadBalancerKind,
+  arpAdvertisementKind,
+  allocationPoolKind,
+  allocationClaimKind,
+] as const;
+
+/** The CustomResourceDefinitions of all kinds. */
+export const allCustomResourceDefinitions = (): Record<string, unknown>[] => ALL_KINDS.map(customResourceDefinition);

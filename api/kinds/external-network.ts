@@ -1,0 +1,55 @@
+import { conditions, immutable, objectName } from '../common';
+import { LIMITS } from '../constants';
+import { AGE_COLUMN, defineKind, KindObject } from '../kind';
+import { s } from '../schema';
+import { advertiseModes } from './address-pool';
+
+/** Largest VXLAN VNI (24 bits). */
+export const MAX_VNI = 16777215;
+
+/** ExternalNetwork (EN): groups AddressPools into one external network of one type. */
+export const externalNetworkKind = defineKind({
+  kind: 'ExternalNetwork',
+  plural: 'externalnetworks',
+  singular: 'externalnetwork',
+  shortNames: ['extnet'],
+  scope: 'Cluster',
+  description: 'A connection to the outside: AddressPools of one advertise mode, handed out by ElasticIPs and LoadBalancer Services (EN-1..12).',
+  spec: s.object(
+    {
+      type: s.enum(advertiseModes, {
+        description: 'bgp or arp; required at creation and immutable (EN-1).',
+        validations: [immutable('spec.type', 'EN-1')],
+      }),
+      addressPools: s.array(objectName('An AddressPool name.'), {
+        minItems: 1,
+        maxItems: LIMITS.poolsPerNetwork,
+        listType: 'set',
+        description: 'AddressPool names: a set, at least one (EN-2); append-only (EN-6); each pool used by this network only (EN-4).',
+        validations: [
+          {
+            rule: 'oldSelf.all(p, p in self)',
+            message: 'spec.addressPools is append-only: items cannot be removed; recreate the ExternalNetwork to stop using a pool (EN-6)',
+          },
+        ],
+      }),
+    },
+    { required: ['type', 'addressPools'] },
+  ),
+  status: s.object({
+    networkID: s.integer({
+      minimum: 0,
+      maximum: MAX_VNI,
+      description: 'Overlay identifier (VXLAN VNI) from the subnet-vni AllocationPool; 0 until written, never changed once written (EN-7).',
+      validations: [{ rule: 'oldSelf == 0 || self == oldSelf', message: 'status.networkID never changes once written (EN-7)' }],
+    }),
+    conditions,
+  }),
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+    { name: 'NetworkID', type: 'integer', jsonPath: '.status.networkID' },
+    { name: 'Pools', type: 'string', jsonPath: '.spec.addressPools', priority: 1 },
+    AGE_COLUMN,
+  ],
+});
+export type ExternalNetwork = KindObject<typeof externalNetworkKind>;

@@ -1,0 +1,5 @@
+export * from './issue';
+export * from './ipv4';
+export * from './address-pool';
+export * from './names';
+export * from './external-network';
