@@ -1,0 +1,49 @@
+import { RuntimeMetrics } from '../../runtime/kube/metrics';
+import { WorkQueue } from '../../runtime/kube/workqueue';
+
+describe('RuntimeMetrics', () => {
+  it('counts reconcile results and observes durations per controller', async () => {
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    const ok = metrics.instrument('slb', async () => undefined);
+    const poll = metrics.instrument('slb', async () => ({ requeueAfterMs: 10 }));
+    const fail = metrics.instrument('slb', async () => {
+      throw new Error('conflict');
+    });
+    await ok('ns/a');
+    await ok('ns/b');
+    await poll('ns/c');
+    await expect(fail('ns/d')).rejects.toThrow('conflict');
+    const text = await metrics.exposition();
+    expect(text).toContain('juneau_reconcile_total{controller="slb",result="success"} 2');
+    expect(text).toContain('juneau_reconcile_total{controller="slb",result="requeue"} 1');
+    expect(text).toContain('juneau_reconcile_total{controller="slb",result="error"} 1');
+    expect(text).toContain('juneau_reconcile_duration_seconds_count{controller="slb"} 4');
+  });
+
+  it('exposes queue depth through the work-queue hook', async () => {
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    const queue = new WorkQueue({ onDepthChange: metrics.queueDepthHook('slb') });
+    queue.add('a');
+    queue.add('b');
+    expect(await metrics.exposition()).toContain('juneau_workqueue_depth{queue="slb"} 2');
+  });
+
+  it('exposes pool usage and metrics registered by other modules', async () => {
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    metrics.setPoolUsage('default', 3, 254);
+    metrics.registerCounter('arp_replies_total', 'ARP replies sent.', ['iface']).inc({ iface: 'eth0' }, 5);
+    const text = await metrics.exposition();
+    expect(text).toContain('juneau_pool_allocated_addresses{pool="default"} 3');
+    expect(text).toContain('juneau_pool_size_addresses{pool="default"} 254');
+    expect(text).toContain('# HELP juneau_arp_replies_total ARP replies sent.');
+    expect(text).toContain('juneau_arp_replies_total{iface="eth0"} 5');
+  });
+
+  it('keeps registries of two instances apart and can add process metrics', async () => {
+    const a = new RuntimeMetrics({ processMetrics: false });
+    const b = new RuntimeMetrics({ prefix: 'juneau_agent' });
+    a.setPoolUsage('p', 1, 2);
+    expect(await b.exposition()).not.toContain('pool="p"');
+    expect(await b.exposition()).toContain('juneau_agent_process_cpu_seconds_total');
+  });
+});
