@@ -1,0 +1,312 @@
+// Helpers for tests against the real control plane that test/cluster/global-setup.ts starts once
+// per Jest run (or the one named by JUNEAU_TEST_KUBECONFIG, e.g. from `npm run cluster -- up`).
+//
+//   const ns = useNamespace();                     // fresh namespace per test, deleted after it
+//   it('...', async () => {
+//     const { core } = clients();
+//     await core.createNamespacedConfigMap({ namespace: ns(), body: { metadata: { name: 'x' } } });
+//     const err = await rejection(core.createNamespacedConfigMap({ namespace: ns(), body: { metadata: { name: 'x' } } }));
+//     expect(err.code).toBe(409);
+//   });
+import * as path from 'node:path';
+import {
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  V1Pod,
+} from '@kubernetes/client-node';
+import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
+
+export { CRD_MANIFEST, sleep };
+export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
+/** Label on every namespace the fixture makes (handy to clean up after an interrupted run). */
+export const TEST_NAMESPACE_LABEL = 'juneau.test/namespace';
+
+/** Pass as the second argument of a generated patch call for a JSON merge patch. */
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const strategicMergePatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+/** Server-side apply; give the call a `fieldManager` (and `force: true` to take over fields). */
+export const serverSideApply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+
+export function testKubeconfigPath(): string {
+  const file = process.env[KUBECONFIG_ENV];
+  if (!file) {
+    throw new Error(
+      `${KUBECONFIG_ENV} is not set: cluster tests run under the Jest "cluster" project ` +
+        `(npx jest --selectProjects cluster), whose global setup starts the control plane.`,
+    );
+  }
+  return file;
+}
+
+/** Admin (system:masters) client configuration of the test control plane. */
+export function testKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(testKubeconfigPath());
+  return kc;
+}
+
+export interface Clients {
+  kc: KubeConfig;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  discovery: DiscoveryV1Api;
+  coordination: CoordinationV1Api;
+  custom: CustomObjectsApi;
+  /** Generic create/patch/read/delete of any object, e.g. from YAML. */
+  objects: KubernetesObjectApi;
+}
+
+let cached: Clients | undefined;
+export function clients(): Clients {
+  if (cached) return cached;
+  const kc = testKubeConfig();
+  cached = {
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    discovery: kc.makeApiClient(DiscoveryV1Api),
+    coordination: kc.makeApiClient(CoordinationV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    objects: KubernetesObjectApi.makeApiClient(kc),
+  };
+  return cached;
+}
+
+// ---------------------------------------------------------------------------------------------
+// namespaces
+
+function slug(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30).replace(/-+$/, '') || 't';
+}
+
+/** Creates a namespace with a unique name (prefix + random suffix) and returns its name. */
+export async function createNamespace(prefix = 'jt'): Promise<string> {
+  const ns = await clients().core.createNamespace({
+    body: { metadata: { generateName: `${slug(prefix)}-`, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } },
+  });
+  return ns.metadata!.name!;
+}
+
+/** Deletes a namespace without waiting. Pods go first with grace period 0: without a kubelet a
+ * bound Pod would stay Terminating and hold the namespace in Terminating forever. */
+export async function deleteNamespace(name: string): Promise<void> {
+  const { core } = clients();
+  await core.deleteCollectionNamespacedPod({ namespace: name, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+  await core.deleteNamespace({ name }).catch(ignoreNotFound);
+}
+
+/** Runs fn in a fresh namespace and deletes the namespace afterwards, also when fn throws. */
+export async function withNamespace<T>(fn: (namespace: string) => Promise<T>, prefix?: string): Promise<T> {
+  const ns = await createNamespace(prefix ?? expect.getState().currentTestName ?? 'jt');
+  try {
+    return await fn(ns);
+  } finally {
+    await deleteNamespace(ns);
+  }
+}
+
+/** Jest hooks: a fresh namespace for each test (named after the test), deleted after it.
+ * Call at describe level; call the returned function inside a test to get the name. */
+export function useNamespace(): () => string {
+  let current: string | undefined;
+  beforeEach(async () => {
+    current = await createNamespace(expect.getState().currentTestName ?? 'jt');
+  });
+  afterEach(async () => {
+    if (current) await deleteNamespace(current);
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error('useNamespace(): the namespace exists only inside a test');
+    return current;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// waiting and errors
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** What is awaited, for the timeout message. */
+  what?: string;
+}
+
+/** Polls fn until it returns a value other than undefined/null/false; returns that value. Errors
+ * thrown by fn count as "not yet"; on timeout the last one (or last value) is in the message. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: WaitOptions = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== null && v !== false) return v as T;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) {
+      const detail = last instanceof Error ? last.message : JSON.stringify(last);
+      throw new Error(`waitFor${opts.what ? ` ${opts.what}` : ''}: not true after ${timeoutMs} ms (last: ${detail})`);
+    }
+    await sleep(opts.intervalMs ?? 100);
+  }
+}
+
+export interface ApiError {
+  /** HTTP status, e.g. 422 for a CEL/validation rejection, 409 for AlreadyExists/Conflict. */
+  code: number;
+  /** The Status object's message, e.g. the CEL rule's message. */
+  message: string;
+  reason?: string;
+  /** Status.details.causes (field paths and messages of validation errors). */
+  causes: { field?: string; message?: string; reason?: string }[];
+  body: unknown;
+}
+
+/** The parsed Status body of an ApiException, or undefined for other errors. */
+export function apiError(err: unknown): ApiError | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  let body: unknown = err.body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      /* not JSON */
+    }
+  }
+  const status = (typeof body === 'object' && body !== null ? body : {}) as {
+    message?: string;
+    reason?: string;
+    details?: { causes?: ApiError['causes'] };
+  };
+  return { code: err.code, message: status.message ?? String(body), reason: status.reason, causes: status.details?.causes ?? [], body };
+}
+
+/** Awaits a call that must be refused by the API server and returns the refusal. */
+export async function rejection(call: Promise<unknown>): Promise<ApiError> {
+  let result: unknown;
+  try {
+    result = await call;
+  } catch (err) {
+    const e = apiError(err);
+    if (e) return e;
+    throw err;
+  }
+  throw new Error(`expected the API server to refuse the request, but it succeeded: ${JSON.stringify(result)?.slice(0, 500)}`);
+}
+
+export function isNotFound(err: unknown): boolean {
+  return apiError(err)?.code === 404;
+}
+
+export function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// kubectl
+
+let binDir: string | undefined;
+/** Directory of the built binaries (etcd, kube-apiserver, kube-controller-manager, kubectl). */
+export function testBinDir(): string {
+  return (binDir ??= process.env.JUNEAU_K8S_BIN_DIR ?? resolveBinDir());
+}
+
+export function kubectlPath(): string {
+  return path.join(testBinDir(), 'kubectl');
+}
+
+export interface KubectlOptions {
+  /** Written to stdin (e.g. YAML for `apply -f -`). */
+  input?: string;
+  /** Adds `--namespace`. */
+  namespace?: string;
+  /** Resolve with the result instead of throwing on a non-zero exit (to check refusals). */
+  allowFailure?: boolean;
+}
+
+/** Runs the built kubectl (v1.34, matching the server) against the test control plane. */
+export async function kubectl(args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+  const full = opts.namespace ? [`--namespace=${opts.namespace}`, ...args] : args;
+  const r = await runKubectl(testBinDir(), testKubeconfigPath(), full, { input: opts.input });
+  if (r.code !== 0 && !opts.allowFailure) {
+    throw new Error(`kubectl ${full.join(' ')} exited ${r.code}:\n${(r.stderr || r.stdout).trim()}`);
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pods and nodes without a kubelet
+
+/** Creates (or keeps) a Node object. There is no kubelet: it is never Ready unless you patch it. */
+export async function ensureNode(name: string, opts: { internalIP?: string; labels?: Record<string, string> } = {}): Promise<void> {
+  const { core } = clients();
+  try {
+    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } } } });
+  } catch (err) {
+    if (apiError(err)?.code !== 409) throw err;
+  }
+  if (opts.internalIP) {
+    await core.patchNodeStatus(
+      { name, body: { status: { addresses: [{ type: 'InternalIP', address: opts.internalIP }, { type: 'Hostname', address: name }] } } },
+      mergePatch,
+    );
+  }
+}
+
+export interface FakePodOptions {
+  namespace: string;
+  name: string;
+  labels?: Record<string, string>;
+  nodeName: string;
+  podIP: string;
+  ready?: boolean;
+  /** Container ports, e.g. [{ name: 'http', containerPort: 8080 }]. */
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
+}
+
+/** Creates a Pod bound to nodeName and sets its status as a kubelet would: Running, podIP, and the
+ * Ready condition. Remove it with deletePodNow (a graceful delete would wait for a kubelet). */
+export async function createRunningPod(o: FakePodOptions): Promise<V1Pod> {
+  const { core } = clients();
+  await core.createNamespacedPod({
+    namespace: o.namespace,
+    body: {
+      metadata: { name: o.name, labels: o.labels },
+      spec: { nodeName: o.nodeName, containers: [{ name: 'main', image: 'registry.invalid/none', ports: o.ports }] },
+    },
+  });
+  return setPodReady(o.namespace, o.name, o.ready ?? true, o.podIP);
+}
+
+/** Patches the status subresource like a kubelet: phase Running, podIP(s), Ready/ContainersReady. */
+export async function setPodReady(namespace: string, name: string, ready: boolean, podIP?: string): Promise<V1Pod> {
+  const now = new Date().toISOString();
+  const status = ready ? 'True' : 'False';
+  const body: Record<string, unknown> = {
+    phase: 'Running',
+    conditions: [
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+      { type: 'Initialized', status: 'True', lastTransitionTime: now },
+      { type: 'ContainersReady', status, lastTransitionTime: now },
+      { type: 'Ready', status, lastTransitionTime: now },
+    ],
+  };
+  if (podIP) Object.assign(body, { podIP, podIPs: [{ ip: podIP }] });
+  return clients().core.patchNamespacedPodStatus({ namespace, name, body: { status: body } }, mergePatch);
+}
+
+/** Deletes a Pod with grace period 0 (no kubelet would ever finish a graceful delete). */
+export async function deletePodNow(namespace: string, name: string): Promise<void> {
+  await clients().core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+}

@@ -1,0 +1,37 @@
+// Jest global setup of the "cluster" project: one real control plane per test run, shared by all
+// workers through JUNEAU_TEST_KUBECONFIG. When that variable is already set (e.g. after
+// `eval "$(npm run -s cluster -- up)"` and `export JUNEAU_TEST_KUBECONFIG=$KUBECONFIG`), that
+// cluster is reused and left running. The synthesized CRDs (dist/juneau-crds.k8s.yaml, from
+// `npx cdk8s synth`) are applied when they exist.
+import * as fs from 'node:fs';
+import { applyCrds, Cluster, CRD_MANIFEST, resolveBinDir, startCluster } from './harness';
+
+export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
+const OWNED_ENV = 'JUNEAU_TEST_CLUSTER_OWNED';
+
+declare global {
+  // eslint-disable-next-line no-var
+  var __juneauTestCluster: Cluster | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const crdFiles = fs.existsSync(CRD_MANIFEST) ? [CRD_MANIFEST] : [];
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const given = process.env[KUBECONFIG_ENV];
+  if (given && process.env[OWNED_ENV] !== '1') {
+    log(`cluster: reusing the control plane of ${KUBECONFIG_ENV}=${given}`);
+    if (crdFiles.length > 0) {
+      const binDir = resolveBinDir();
+      await applyCrds(`${binDir}/kubectl`, given, crdFiles);
+      log(`cluster: applied ${crdFiles.join(', ')} (its garbage collector notices new kinds within ~30 s)`);
+    }
+    return;
+  }
+  if (crdFiles.length === 0) log(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs`);
+  const cluster = await startCluster({ crdFiles, log });
+  globalThis.__juneauTestCluster = cluster;
+  process.env[KUBECONFIG_ENV] = cluster.kubeconfigPath;
+  process.env[OWNED_ENV] = '1';
+  process.env.JUNEAU_K8S_BIN_DIR = cluster.binDir;
+  process.env.JUNEAU_TEST_CLUSTER_START_MS = String(cluster.timings.totalMs);
+}
