@@ -47,9 +47,6 @@ export function createLogger(options: LoggerOptions): Logger {
   return new JsonLogger(settings, {});
 }
 
-/** A logger that drops everything; handy default for library code and tests. */
-export const silentLogger: Logger = createLogger({ component: 'silent', level: 'error', sink: () => undefined });
-
 interface Settings {
   readonly component: string;
   readonly threshold: number;
@@ -107,3 +104,6 @@ function serializable(value: unknown): unknown {
   }
   return value;
 }
+
+/** A logger that drops everything; handy default for library code and tests. */
+export const silentLogger: Logger = createLogger({ component: 'silent', level: 'error', sink: () => undefined });

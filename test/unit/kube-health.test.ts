@@ -1,4 +1,4 @@
-import { HealthServer, parseListenAddress, runChecks } from '../../runtime/kube/health';
+import { HealthServer, type HealthCheck, parseListenAddress, runChecks } from '../../runtime/kube/health';
 import { RuntimeMetrics } from '../../runtime/kube/metrics';
 
 async function fetchText(port: number, path: string): Promise<{ status: number; text: string }> {
@@ -20,7 +20,7 @@ describe('parseListenAddress', () => {
 
 describe('runChecks', () => {
   it('fails if any check returns false or throws, listing each', async () => {
-    const checks = new Map([
+    const checks = new Map<string, HealthCheck>([
       ['informers-synced', () => true],
       ['leader-or-standby', async () => false],
       ['webhook-cert', () => {
