@@ -25,6 +25,10 @@ import {
 import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
 
 export { CRD_MANIFEST, sleep };
+
+// Calls to a real API server (and waits on its controllers) outlast Jest's 5 s default. This applies
+// to every test file that imports the fixture. (Better: `testTimeout` on the Jest "cluster" project.)
+jest.setTimeout(60_000);
 export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
 /** Label on every namespace the fixture makes (handy to clean up after an interrupted run). */
 export const TEST_NAMESPACE_LABEL = 'juneau.test/namespace';

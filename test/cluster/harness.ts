@@ -38,6 +38,8 @@ export interface StartClusterOptions {
   persistent?: boolean;
   /** Keep the directory (logs, etcd data) after stop(). Also `JUNEAU_KEEP_CLUSTER_DIR=1`. */
   keepDir?: boolean;
+  /** Extra command-line flags per process, appended after the harness's own (later flags win). */
+  extraArgs?: Partial<Record<'etcd' | 'kube-apiserver' | 'kube-controller-manager', string[]>>;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
   /** Give up starting after this long (default 90 s). */
@@ -144,7 +146,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   };
   if (!opts.persistent) registerExitHandlers(killAllSync);
 
-  const start = (name: string, args: string[]): Managed => {
+  const start = (name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', args: string[]): Managed => {
+    args = [...args, ...(opts.extraArgs?.[name] ?? [])];
     const m = spawnManaged(path.join(binDir, name), name, args, path.join(dir, 'logs', `${name}.log`), !!opts.persistent);
     procs.push(m);
     fs.appendFileSync(path.join(dir, '.pids'), `${m.child.pid}\n`);
