@@ -48,3 +48,25 @@ export const LIMITS = {
   messageLength: 32768,
   reasonLength: 1024,
 } as const;
+
+/** Names and ports the install manifest and the binaries agree on. */
+export const INSTALL = {
+  namespace: 'juneau-system',
+  controllerName: 'juneau-controller',
+  agentName: 'juneau-agent',
+  webhookServiceName: 'juneau-webhook',
+  webhookConfigurationName: 'juneau',
+  webhookCertSecretName: 'juneau-webhook-cert',
+  leaseName: 'juneau-controller',
+  ports: { webhook: 9443, controllerMetrics: 8080, controllerHealth: 8081, agentMetrics: 9201, agentHealth: 9202 },
+  bpffsPath: '/sys/fs/bpf',
+} as const;
+
+/** The admission webhook paths (cross-object rules only; per-field rules live in the CRDs' CEL). */
+export const WEBHOOK_PATHS = {
+  addressPool: '/validate/addresspool',
+  externalNetwork: '/validate/externalnetwork',
+  arpAdvertisement: '/validate/arpadvertisement',
+  elasticIPAttachment: '/validate/elasticipattachment',
+  pod: '/validate/pod',
+} as const;

@@ -1,0 +1,49 @@
+import { ApiObject, ApiObjectMetadata } from 'cdk8s';
+import { Construct } from 'constructs';
+import { AddressPool as AddressPoolObject, AdvertiseMode } from '../../api';
+import { renderAddressPool, validateAddressPool } from '../shared/kinds';
+import { defaultName, emit, findAllInApp, metadataInput } from './base';
+
+export interface AddressPoolProps {
+  /**
+   * Metadata of the AddressPool (cluster-scoped: a namespace is ignored).
+   * @default name = the construct id
+   */
+  readonly metadata?: ApiObjectMetadata;
+  /** How the pool's addresses reach the outside: `bgp` or `arp` (AP-1). */
+  readonly advertiseMode: AdvertiseMode;
+  /**
+   * CIDRs (`10.225.51.0/24`) and inclusive ranges (`10.225.51.10-10.225.51.20`); at least one,
+   * no overlaps within the pool or with another pool of the app (AP-2).
+   * @example ['10.225.32.0/24']
+   */
+  readonly addresses: string[];
+}
+
+/** A set of external IPv4 addresses (AP-1..3). */
+export class AddressPool extends Construct {
+  /** The AddressPool's name on the cluster. */
+  public readonly name: string;
+  public readonly advertiseMode: AdvertiseMode;
+  public readonly apiObject: ApiObject;
+  private readonly object: AddressPoolObject;
+
+  constructor(scope: Construct, id: string, props: AddressPoolProps) {
+    super(scope, id);
+    this.object = renderAddressPool(defaultName(this, props.metadata), { ...props, metadata: metadataInput(props.metadata) });
+    this.name = this.object.metadata.name!;
+    this.advertiseMode = props.advertiseMode;
+    this.apiObject = emit(
+      this,
+      this.object,
+      () =>
+        validateAddressPool(this.object, findAllInApp(this, AddressPool).filter((p) => p !== this).map((p) => p.toObject())),
+      true,
+    );
+  }
+
+  /** The AddressPool object as synthesized (a copy). */
+  public toObject(): AddressPoolObject {
+    return structuredClone(this.object);
+  }
+}

@@ -1,0 +1,35 @@
+import { ApiObject, ApiObjectMetadata, Chart, JsonPatch } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { formatIssue, ValidationIssue } from '../../api/validation';
+
+/**
+ * Adds the object as an ApiObject child named 'Resource' and registers its validation, so every
+ * problem of every construct is reported together when `cdk8s synth` runs (node.addValidation).
+ */
+export function emit<T extends { apiVersion: string; kind: string; metadata: object }>(
+  scope: Construct,
+  object: T,
+  validate: () => ValidationIssue[],
+  clusterScoped = false,
+): ApiObject {
+  const { apiVersion, kind, metadata, ...rest } = object as T & Record<string, unknown>;
+  const apiObject = new ApiObject(scope, 'Resource', { apiVersion, kind, metadata: metadata as ApiObjectMetadata, ...rest });
+  if (clusterScoped && Chart.of(scope).namespace !== undefined) {
+    // A chart's namespace is meant for namespaced objects; the API server refuses it on cluster-scoped ones.
+    apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+  }
+  scope.node.addValidation({ validate: () => validate().map(formatIssue) });
+  return apiObject;
+}
+
+/** All constructs of a class anywhere in the app: cross-object rules (EN-4, AP-2) look at the whole program. */
+export function findAllInApp<T extends IConstruct>(scope: IConstruct, type: abstract new (...args: never[]) => T): T[] {
+  return scope.node.root.node.findAll().filter((c): c is T => c instanceof type);
+}
+
+/** The default object name: the construct id, so `new ElasticIP(chart, 'web-eip')` is `web-eip` on the cluster. */
+export const defaultName = (scope: Construct, metadata?: ApiObjectMetadata): string => metadata?.name ?? scope.node.id;
+
+/** The metadata fields Juneau's renderers take from cdk8s' ApiObjectMetadata. */
+export const metadataInput = (m?: ApiObjectMetadata) =>
+  m ? { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations } : undefined;

@@ -1,0 +1,60 @@
+import { ApiObject, ApiObjectMetadata } from 'cdk8s';
+import { Construct } from 'constructs';
+import { AdvertiseMode, ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { PoolView } from '../../api/validation';
+import { poolView, renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
+import { AddressPool } from './address-pool';
+import { defaultName, emit, findAllInApp, metadataInput } from './base';
+
+export interface ExternalNetworkProps {
+  /**
+   * Metadata of the ExternalNetwork (cluster-scoped: a namespace is ignored).
+   * @default name = the construct id
+   */
+  readonly metadata?: ApiObjectMetadata;
+  /** `bgp` or `arp`; immutable once created (EN-1). */
+  readonly type: AdvertiseMode;
+  /**
+   * The pools of this network: AddressPool constructs, or names of pools declared elsewhere.
+   * At least one, no duplicates (EN-2), each of `advertiseMode == type` (EN-3), each used by this
+   * network only (EN-4). Items can be added later but never removed (EN-6).
+   */
+  readonly addressPools: Array<AddressPool | string>;
+}
+
+/** A connection to the outside made of AddressPools of one advertise mode (EN-1..12). */
+export class ExternalNetwork extends Construct {
+  /** The ExternalNetwork's name on the cluster. */
+  public readonly name: string;
+  public readonly type: AdvertiseMode;
+  public readonly apiObject: ApiObject;
+  private readonly object: ExternalNetworkObject;
+  private readonly poolConstructs: AddressPool[];
+
+  constructor(scope: Construct, id: string, props: ExternalNetworkProps) {
+    super(scope, id);
+    this.poolConstructs = props.addressPools.filter((p): p is AddressPool => p instanceof AddressPool);
+    const poolNames = props.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
+    this.object = renderExternalNetwork(defaultName(this, props.metadata), { type: props.type, addressPools: poolNames, metadata: metadataInput(props.metadata) });
+    this.name = this.object.metadata.name!;
+    this.type = props.type;
+    this.apiObject = emit(
+      this,
+      this.object,
+      () =>
+        validateExternalNetwork(this.object, this.knownPools(), findAllInApp(this, ExternalNetwork).filter((n) => n !== this).map((n) => n.toObject())),
+      true,
+    );
+  }
+
+  /** The pools this network lists whose definitions are in the app (by name), for synth-time checks. */
+  public knownPools(): Map<string, PoolView> {
+    const all = findAllInApp(this, AddressPool);
+    return new Map(all.filter((p) => this.object.spec.addressPools.includes(p.name)).map((p) => [p.name, poolView(p.toObject())]));
+  }
+
+  /** The ExternalNetwork object as synthesized (a copy). */
+  public toObject(): ExternalNetworkObject {
+    return structuredClone(this.object);
+  }
+}

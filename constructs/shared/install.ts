@@ -1,0 +1,338 @@
+/**
+ * The install manifest: one definition of every object Juneau needs on a cluster, rendered as
+ * plain Kubernetes objects. The cdk8s JuneauInstall and the Pulumi JuneauInstall both emit exactly
+ * these objects (one definition, two front-ends).
+ */
+import { allCustomResourceDefinitions, ANNOTATIONS, GROUP, INSTALL, WEBHOOK_PATHS } from '../../api';
+import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
+
+export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>;
+
+export interface JuneauInstallOptions {
+  /**
+   * Namespace of the controller and the agents.
+   * @default 'juneau-system'
+   */
+  readonly namespace?: string;
+  /**
+   * The image holding `juneau-controller` and `juneau-agent`.
+   * @default 'ghcr.io/loutres/juneau:v' + the package version
+   */
+  readonly image?: string;
+  /**
+   * Controller replicas; one leads (Lease), every replica serves the webhooks.
+   * @default 2
+   */
+  readonly controllerReplicas?: number;
+  /**
+   * Who issues the webhook's serving certificate: the controller itself (it keeps a CA and a
+   * certificate in a Secret and patches caBundle), or cert-manager (an Issuer + Certificate are
+   * added and cert-manager's CA injector fills caBundle).
+   * @default 'self-managed'
+   */
+  readonly certificates?: 'self-managed' | 'cert-manager';
+  /**
+   * The interface agents answer ARP on; empty means the interface holding the Node's InternalIP (EN-12).
+   * @default the InternalIP's interface
+   */
+  readonly nodeIngressInterface?: string;
+  /**
+   * XDP attach mode of the agents.
+   * @default 'auto' (native, falling back to generic)
+   */
+  readonly xdpMode?: 'auto' | 'native' | 'generic';
+  /**
+   * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
+   * @default true
+   */
+  readonly includeCrds?: boolean;
+  /**
+   * Log level of both binaries.
+   * @default 'info'
+   */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+}
+
+const PACKAGE_VERSION: string = require('../../package.json').version;
+const commonLabels = { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/version': PACKAGE_VERSION };
+
+export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<JuneauInstallOptions> {
+  return {
+    namespace: o.namespace ?? INSTALL.namespace,
+    image: o.image ?? `ghcr.io/loutres/juneau:v${PACKAGE_VERSION}`,
+    controllerReplicas: o.controllerReplicas ?? 2,
+    certificates: o.certificates ?? 'self-managed',
+    nodeIngressInterface: o.nodeIngressInterface ?? '',
+    xdpMode: o.xdpMode ?? 'auto',
+    includeCrds: o.includeCrds ?? true,
+    logLevel: o.logLevel ?? 'info',
+  };
+}
+
+export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue[] {
+  const r = resolveInstallOptions(o);
+  const issues = [...checkLabelName('namespace', r.namespace)];
+  if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1) issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
+  if (r.image.trim() === '' || /\s/.test(r.image)) issues.push(issue('image', r.image, 'must be an image reference without spaces'));
+  if (r.nodeIngressInterface && !/^[A-Za-z0-9_.:@-]{1,15}$/.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
+  if (!['auto', 'native', 'generic'].includes(r.xdpMode)) issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
+  return issues;
+}
+
+const labels = (component: string) => ({ ...commonLabels, 'app.kubernetes.io/name': component });
+const selector = (component: string) => ({ 'app.kubernetes.io/name': component, 'app.kubernetes.io/part-of': 'juneau' });
+const meta = (name: string, namespace?: string, component = name) => ({ name, ...(namespace ? { namespace } : {}), labels: labels(component) });
+const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]) => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) });
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'update', 'patch', 'delete'];
+
+/** Least privilege: the controller reads what it decides from and writes only what it owns. */
+function controllerRbac(ns: string): KubeObject[] {
+  const name = INSTALL.controllerName;
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(name),
+      rules: [
+        rule([GROUP], ['addresspools', 'externalnetworks', 'elasticips', 'elasticipattachments'], READ),
+        rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
+        rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status'], ['get', 'update', 'patch']),
+        rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
+        rule([''], ['services', 'pods', 'nodes'], READ),
+        rule([''], ['services/status'], ['update', 'patch']),
+        rule(['discovery.k8s.io'], ['endpointslices'], READ),
+        rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+        rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], READ),
+        rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['update', 'patch'], [INSTALL.webhookConfigurationName]),
+      ],
+    },
+    clusterRoleBinding(name, ns),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(name, ns),
+      rules: [
+        rule(['coordination.k8s.io'], ['leases'], ['create']),
+        rule(['coordination.k8s.io'], ['leases'], ['get', 'update', 'patch'], [INSTALL.leaseName]),
+        rule([''], ['secrets'], ['create']),
+        rule([''], ['secrets'], ['get', 'update', 'patch', 'watch', 'list'], [INSTALL.webhookCertSecretName]),
+      ],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace: ns }] },
+  ];
+}
+
+/** The agent only reads its node's ARPAdvertisements and the pools it guards, and reports Events. */
+function agentRbac(ns: string): KubeObject[] {
+  const name = INSTALL.agentName;
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(name),
+      rules: [
+        rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], READ),
+        rule([''], ['nodes'], ['get', 'list', 'watch']),
+        rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+      ],
+    },
+    clusterRoleBinding(name, ns),
+  ];
+}
+
+function clusterRoleBinding(name: string, ns: string): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: meta(name),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+  };
+}
+
+const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+const httpProbe = (path: string, port: string) => ({ httpGet: { path, port }, periodSeconds: 10, failureThreshold: 3 });
+
+function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
+  const name = INSTALL.controllerName;
+  const p = INSTALL.ports;
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta(name, o.namespace),
+      spec: {
+        replicas: o.controllerReplicas,
+        selector: { matchLabels: selector(name) },
+        template: {
+          metadata: { labels: labels(name) },
+          spec: {
+            serviceAccountName: name,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+            affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector(name) } } }] } },
+            containers: [{
+              name: 'controller',
+              image: o.image,
+              command: ['juneau-controller'],
+              args: [
+                '--leader-elect=true',
+                `--leader-election-namespace=${o.namespace}`,
+                `--metrics-addr=:${p.controllerMetrics}`,
+                `--health-addr=:${p.controllerHealth}`,
+                `--webhook-addr=:${p.webhook}`,
+                `--webhook-certificates=${o.certificates}`,
+                `--log-level=${o.logLevel}`,
+              ],
+              env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              ports: [
+                { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
+                { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
+                { name: 'health', containerPort: p.controllerHealth, protocol: 'TCP' },
+              ],
+              livenessProbe: httpProbe('/healthz', 'health'),
+              readinessProbe: httpProbe('/readyz', 'health'),
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: restrictedContainerSecurity,
+              ...(o.certificates === 'cert-manager' ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] } : {}),
+            }],
+            ...(o.certificates === 'cert-manager' ? { volumes: [{ name: 'webhook-cert', secret: { secretName: INSTALL.webhookCertSecretName } }] } : {}),
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(name, o.namespace),
+      spec: { minAvailable: 1, selector: { matchLabels: selector(name) } },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(INSTALL.webhookServiceName, o.namespace, name),
+      spec: { selector: selector(name), ports: [{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }] },
+    },
+  ];
+}
+
+/** Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools); everything else is CEL. */
+function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
+  const webhook = (name: string, path: string, rules: object[], extra: object = {}) => ({
+    name: `${name}.${GROUP}`,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    timeoutSeconds: 5,
+    clientConfig: { service: { name: INSTALL.webhookServiceName, namespace: o.namespace, path, port: 443 } },
+    rules,
+    ...extra,
+  });
+  const juneau = (resources: string[], operations: string[]) => ({ apiGroups: [GROUP], apiVersions: ['v1alpha1'], resources, operations, scope: '*' });
+  const annotations = o.certificates === 'cert-manager' ? { 'cert-manager.io/inject-ca-from': `${o.namespace}/${INSTALL.webhookCertSecretName}` } : undefined;
+  const objects: KubeObject[] = [{
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { ...meta(INSTALL.webhookConfigurationName, undefined, INSTALL.controllerName), ...(annotations ? { annotations } : {}) },
+    webhooks: [
+      webhook('addresspools', WEBHOOK_PATHS.addressPool, [juneau(['addresspools'], ['CREATE', 'UPDATE'])]),
+      webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
+      webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements'], ['CREATE', 'UPDATE'])]),
+      webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
+      webhook('pods', WEBHOOK_PATHS.pod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }], {
+        // Only Pods that name a Juneau ElasticIP reach the webhook (EIP-5); all others are never delayed by it.
+        matchConditions: [{
+          name: 'names-juneau-elastic-ip',
+          expression: `has(object.metadata.annotations) && ('${ANNOTATIONS.elasticIP}' in object.metadata.annotations || '${ANNOTATIONS.networks}' in object.metadata.annotations)`,
+        }],
+        namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', o.namespace] }] },
+      }),
+    ],
+  }];
+  if (o.certificates === 'cert-manager') {
+    objects.push(
+      { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta('juneau-selfsigned', o.namespace, INSTALL.controllerName), spec: { selfSigned: {} } },
+      {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: meta(INSTALL.webhookCertSecretName, o.namespace, INSTALL.controllerName),
+        spec: {
+          secretName: INSTALL.webhookCertSecretName,
+          dnsNames: [`${INSTALL.webhookServiceName}.${o.namespace}.svc`, `${INSTALL.webhookServiceName}.${o.namespace}.svc.cluster.local`],
+          issuerRef: { name: 'juneau-selfsigned', kind: 'Issuer' },
+        },
+      },
+    );
+  }
+  return objects;
+}
+
+function agent(o: Required<JuneauInstallOptions>): KubeObject {
+  const name = INSTALL.agentName;
+  const p = INSTALL.ports;
+  const args = [`--metrics-addr=:${p.agentMetrics}`, `--health-addr=:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`];
+  if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: meta(name, o.namespace),
+    spec: {
+      selector: { matchLabels: selector(name) },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: labels(name) },
+        spec: {
+          serviceAccountName: name,
+          // The agent attaches XDP to the node's own interface, so it lives in the host network namespace.
+          hostNetwork: true,
+          dnsPolicy: 'ClusterFirstWithHostNet',
+          priorityClassName: 'system-node-critical',
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{
+            name: 'agent',
+            image: o.image,
+            command: ['juneau-agent'],
+            args,
+            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            ports: [
+              { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
+              { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },
+            ],
+            livenessProbe: httpProbe('/healthz', 'health'),
+            readinessProbe: httpProbe('/readyz', 'health'),
+            resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            // Not privileged: exactly the capabilities loading XDP and writing maps need.
+            securityContext: {
+              privileged: false,
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              runAsUser: 0,
+              capabilities: { drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'PERFMON', 'SYS_RESOURCE'] },
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts.
+            volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
+          }],
+          volumes: [{ name: 'bpffs', hostPath: { path: INSTALL.bpffsPath, type: 'DirectoryOrCreate' } }],
+        },
+      },
+    },
+  };
+}
+
+/** Every object of a Juneau installation, in apply order (namespace and CRDs first). */
+export function juneauInstallObjects(options: JuneauInstallOptions = {}): KubeObject[] {
+  const o = resolveInstallOptions(options);
+  const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace, labels: { ...commonLabels, 'pod-security.kubernetes.io/enforce': 'privileged' } } };
+  return [
+    namespace,
+    ...(o.includeCrds ? (allCustomResourceDefinitions() as KubeObject[]) : []),
+    ...controllerRbac(o.namespace),
+    ...agentRbac(o.namespace),
+    ...controller(o),
+    ...webhookConfiguration(o),
+    agent(o),
+  ];
+}
