@@ -1,0 +1,268 @@
+// The one TS mirror of bpf/juneau_arp.h: map names, constants, struct sizes and field offsets,
+// and the encoders/decoders the agent uses on map keys and values. Change it together with the
+// header; test/unit/bpf-layout.test.ts compares both against the BTF of the built object and
+// lets clang check the constants.
+//
+// Byte order: fields named __be32 in C hold IPv4 addresses in network order; every other integer
+// is host order, which is little-endian on every platform the agent ships for (x86_64, arm64).
+import { ipv4ToBytes, ipv4FromBytes, macToBytes, macFromBytes } from './addr';
+
+export const MAP_NAMES = {
+  arpTable: 'external_arp_table',
+  guard: 'juneau_guard',
+  config: 'juneau_config',
+  stats: 'juneau_stats',
+} as const;
+
+export const PROGRAM_NAME = 'xdp_arp';
+
+export const LIMITS = {
+  JUNEAU_ARP_TABLE_MAX: 65536,
+  JUNEAU_GUARD_MAX: 4096,
+  JUNEAU_CONFIG_MAX: 64,
+} as const;
+
+export const GUARD_ACTION = { JUNEAU_GUARD_DROP: 1, JUNEAU_GUARD_ALLOW: 2 } as const;
+
+export const CONFIG_FLAGS = { JUNEAU_CFG_GUARD_OFF: 1 << 0, JUNEAU_CFG_CONFLICT_OFF: 1 << 1 } as const;
+
+/** enum juneau_reason: slot numbers of juneau_stats. */
+export const REASONS = {
+  JUNEAU_PASS_NOT_ARP: 0,
+  JUNEAU_PASS_TRUNCATED: 1,
+  JUNEAU_PASS_NOT_IPV4_ARP: 2,
+  JUNEAU_PASS_NO_CONFIG: 3,
+  JUNEAU_PASS_NOT_REQUEST: 4,
+  JUNEAU_PASS_NOT_FOR_US: 5,
+  JUNEAU_PASS_BAD_SENDER: 6,
+  JUNEAU_PASS_UNMAPPED: 7,
+  JUNEAU_PASS_GRATUITOUS: 8,
+  JUNEAU_DROP_GUARDED: 9,
+  JUNEAU_TX_REPLY: 10,
+  JUNEAU_TX_PROBE_REPLY: 11,
+  JUNEAU_EVENT_CONFLICT: 12,
+  JUNEAU_REASON_MAX: 13,
+} as const;
+
+export type ReasonName = Exclude<keyof typeof REASONS, 'JUNEAU_REASON_MAX'>;
+
+/** A field of a C struct: byte offset and size. Arrays give the whole array's size. */
+export interface FieldLayout {
+  readonly offset: number;
+  readonly size: number;
+}
+
+export interface StructLayout {
+  readonly name: string;
+  readonly size: number;
+  readonly fields: Readonly<Record<string, FieldLayout>>;
+}
+
+export const ARP_KEY: StructLayout = {
+  name: 'juneau_arp_key',
+  size: 4,
+  fields: { addr: { offset: 0, size: 4 } },
+};
+
+export const ARP_VALUE: StructLayout = {
+  name: 'juneau_arp_value',
+  size: 40,
+  fields: {
+    requests: { offset: 0, size: 8 },
+    replies: { offset: 8, size: 8 },
+    conflicts: { offset: 16, size: 8 },
+    last_conflict_ns: { offset: 24, size: 8 },
+    last_conflict_mac: { offset: 32, size: 6 },
+    pad: { offset: 38, size: 2 },
+  },
+};
+
+export const GUARD_KEY: StructLayout = {
+  name: 'juneau_guard_key',
+  size: 8,
+  fields: { prefixlen: { offset: 0, size: 4 }, addr: { offset: 4, size: 4 } },
+};
+
+export const GUARD_VALUE: StructLayout = {
+  name: 'juneau_guard_value',
+  size: 16,
+  fields: { action: { offset: 0, size: 4 }, pad: { offset: 4, size: 4 }, hits: { offset: 8, size: 8 } },
+};
+
+export const CONFIG_KEY: StructLayout = {
+  name: 'juneau_config_key',
+  size: 4,
+  fields: { ifindex: { offset: 0, size: 4 } },
+};
+
+export const CONFIG_VALUE: StructLayout = {
+  name: 'juneau_config_value',
+  size: 12,
+  fields: { mac: { offset: 0, size: 6 }, pad: { offset: 6, size: 2 }, flags: { offset: 8, size: 4 } },
+};
+
+export const STATS_VALUE: StructLayout = {
+  name: 'juneau_stats_value',
+  size: 8,
+  fields: { packets: { offset: 0, size: 8 } },
+};
+
+export const STRUCTS: readonly StructLayout[] = [
+  ARP_KEY, ARP_VALUE, GUARD_KEY, GUARD_VALUE, CONFIG_KEY, CONFIG_VALUE, STATS_VALUE,
+];
+
+const f = (s: StructLayout, field: string): number => s.fields[field].offset;
+
+// ---- external_arp_table ------------------------------------------------------------------
+
+export function encodeArpKey(address: string): Buffer {
+  const key = Buffer.alloc(ARP_KEY.size);
+  ipv4ToBytes(address).copy(key, f(ARP_KEY, 'addr'));
+  return key;
+}
+
+export function decodeArpKey(key: Buffer): string {
+  return ipv4FromBytes(key.subarray(f(ARP_KEY, 'addr'), f(ARP_KEY, 'addr') + 4));
+}
+
+export interface ArpEntry {
+  readonly requests: bigint;
+  readonly replies: bigint;
+  readonly conflicts: bigint;
+  /** bpf_ktime_get_ns() (CLOCK_MONOTONIC) of the last conflict; 0n when none. */
+  readonly lastConflictNs: bigint;
+  /** The last conflicting sender's MAC; undefined when no conflict was seen. */
+  readonly lastConflictMac: string | undefined;
+}
+
+/** A fresh entry: all counters zero (the agent inserts it with BPF_NOEXIST to keep counters). */
+export function encodeArpValue(entry?: Partial<ArpEntry>): Buffer {
+  const value = Buffer.alloc(ARP_VALUE.size);
+  value.writeBigUInt64LE(entry?.requests ?? 0n, f(ARP_VALUE, 'requests'));
+  value.writeBigUInt64LE(entry?.replies ?? 0n, f(ARP_VALUE, 'replies'));
+  value.writeBigUInt64LE(entry?.conflicts ?? 0n, f(ARP_VALUE, 'conflicts'));
+  value.writeBigUInt64LE(entry?.lastConflictNs ?? 0n, f(ARP_VALUE, 'last_conflict_ns'));
+  if (entry?.lastConflictMac) macToBytes(entry.lastConflictMac).copy(value, f(ARP_VALUE, 'last_conflict_mac'));
+  return value;
+}
+
+export function decodeArpValue(value: Buffer): ArpEntry {
+  const conflicts = value.readBigUInt64LE(f(ARP_VALUE, 'conflicts'));
+  const macAt = f(ARP_VALUE, 'last_conflict_mac');
+  return {
+    requests: value.readBigUInt64LE(f(ARP_VALUE, 'requests')),
+    replies: value.readBigUInt64LE(f(ARP_VALUE, 'replies')),
+    conflicts,
+    lastConflictNs: value.readBigUInt64LE(f(ARP_VALUE, 'last_conflict_ns')),
+    lastConflictMac: conflicts > 0n ? macFromBytes(value.subarray(macAt, macAt + 6)) : undefined,
+  };
+}
+
+// ---- juneau_guard ------------------------------------------------------------------------
+
+export interface Prefix {
+  /** Network address, host bits zero. */
+  readonly address: string;
+  readonly prefixLength: number;
+}
+
+export function encodeGuardKey(prefix: Prefix): Buffer {
+  const key = Buffer.alloc(GUARD_KEY.size);
+  key.writeUInt32LE(prefix.prefixLength, f(GUARD_KEY, 'prefixlen'));
+  ipv4ToBytes(prefix.address).copy(key, f(GUARD_KEY, 'addr'));
+  return key;
+}
+
+export function decodeGuardKey(key: Buffer): Prefix {
+  const at = f(GUARD_KEY, 'addr');
+  return { prefixLength: key.readUInt32LE(f(GUARD_KEY, 'prefixlen')), address: ipv4FromBytes(key.subarray(at, at + 4)) };
+}
+
+export type GuardAction = 'drop' | 'allow';
+
+export interface GuardEntry {
+  readonly action: GuardAction;
+  readonly hits: bigint;
+}
+
+export function encodeGuardValue(action: GuardAction): Buffer {
+  const value = Buffer.alloc(GUARD_VALUE.size);
+  const code = action === 'drop' ? GUARD_ACTION.JUNEAU_GUARD_DROP : GUARD_ACTION.JUNEAU_GUARD_ALLOW;
+  value.writeUInt32LE(code, f(GUARD_VALUE, 'action'));
+  return value;
+}
+
+export function decodeGuardValue(value: Buffer): GuardEntry {
+  const code = value.readUInt32LE(f(GUARD_VALUE, 'action'));
+  if (code !== GUARD_ACTION.JUNEAU_GUARD_DROP && code !== GUARD_ACTION.JUNEAU_GUARD_ALLOW) {
+    throw new Error(`juneau_guard value has unknown action ${code}`);
+  }
+  return {
+    action: code === GUARD_ACTION.JUNEAU_GUARD_DROP ? 'drop' : 'allow',
+    hits: value.readBigUInt64LE(f(GUARD_VALUE, 'hits')),
+  };
+}
+
+// ---- juneau_config -----------------------------------------------------------------------
+
+export function encodeConfigKey(ifindex: number): Buffer {
+  const key = Buffer.alloc(CONFIG_KEY.size);
+  key.writeUInt32LE(ifindex, f(CONFIG_KEY, 'ifindex'));
+  return key;
+}
+
+export function decodeConfigKey(key: Buffer): number {
+  return key.readUInt32LE(f(CONFIG_KEY, 'ifindex'));
+}
+
+export interface InterfaceConfig {
+  /** The ingress interface's MAC, e.g. `02:00:00:00:00:01`: the sender of every reply. */
+  readonly mac: string;
+  /** Drop requests for guarded addresses we do not answer for. @default true */
+  readonly guard: boolean;
+  /** Count RFC 5227 conflicts. @default true */
+  readonly conflictDetection: boolean;
+}
+
+export function encodeConfigValue(config: InterfaceConfig): Buffer {
+  const value = Buffer.alloc(CONFIG_VALUE.size);
+  macToBytes(config.mac).copy(value, f(CONFIG_VALUE, 'mac'));
+  const flags = (config.guard ? 0 : CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) |
+    (config.conflictDetection ? 0 : CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF);
+  value.writeUInt32LE(flags, f(CONFIG_VALUE, 'flags'));
+  return value;
+}
+
+export function decodeConfigValue(value: Buffer): InterfaceConfig {
+  const at = f(CONFIG_VALUE, 'mac');
+  const flags = value.readUInt32LE(f(CONFIG_VALUE, 'flags'));
+  return {
+    mac: macFromBytes(value.subarray(at, at + 6)),
+    guard: (flags & CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) === 0,
+    conflictDetection: (flags & CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF) === 0,
+  };
+}
+
+// ---- juneau_stats ------------------------------------------------------------------------
+
+export function encodeStatsKey(reason: number): Buffer {
+  const key = Buffer.alloc(4);
+  key.writeUInt32LE(reason);
+  return key;
+}
+
+/** A per-CPU value buffer holds one 8-byte-aligned slot per possible CPU; the sum is the count. */
+export function sumPerCpuStats(value: Buffer, cpus: number): bigint {
+  const stride = alignUp(STATS_VALUE.size, 8);
+  let total = 0n;
+  for (let cpu = 0; cpu < cpus; cpu++) total += value.readBigUInt64LE(cpu * stride + f(STATS_VALUE, 'packets'));
+  return total;
+}
+
+export function perCpuValueSize(valueSize: number, cpus: number): number {
+  return alignUp(valueSize, 8) * cpus;
+}
+
+function alignUp(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
+}

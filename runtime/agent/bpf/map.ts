@@ -1,0 +1,105 @@
+// A BPF map reached by file descriptor: typed byte-level operations over the libbpf binding.
+// Knows nothing of what the bytes mean; layout.ts does.
+import * as libbpf from './libbpf';
+
+export interface MapInfo {
+  readonly type: number;
+  readonly id: number;
+  readonly keySize: number;
+  readonly valueSize: number;
+  readonly maxEntries: number;
+  readonly flags: number;
+  /** The kernel's name, at most 15 characters (external_arp_table shows as external_arp_ta). */
+  readonly name: string;
+}
+
+export class BpfMap {
+  /** Opens a map pinned on bpffs; the handle owns its own fd. */
+  static openPinned(path: string): BpfMap {
+    const fd = libbpf.objGet(path);
+    try {
+      return new BpfMap(fd, path, libbpf.mapInfo(fd));
+    } catch (err) {
+      libbpf.closeFd(fd);
+      throw err;
+    }
+  }
+
+  private constructor(
+    private fd: number,
+    /** Where it was opened from, for messages. */
+    readonly path: string,
+    readonly info: MapInfo,
+  ) {}
+
+  get keySize(): number {
+    return this.info.keySize;
+  }
+
+  get valueSize(): number {
+    return this.info.valueSize;
+  }
+
+  update(key: Buffer, value: Buffer, flags: number = libbpf.BPF_UPDATE.ANY): void {
+    libbpf.mapUpdate(this.liveFd(), this.sized(key, this.keySize, 'key'), value, flags);
+  }
+
+  /** Inserts only when absent; returns false (and changes nothing) when the key exists. */
+  insert(key: Buffer, value: Buffer): boolean {
+    try {
+      this.update(key, value, libbpf.BPF_UPDATE.NOEXIST);
+      return true;
+    } catch (err) {
+      if (err instanceof libbpf.LibbpfError && err.code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  /** The value, or undefined when absent. `valueBytes` overrides the size (per-CPU maps). */
+  lookup(key: Buffer, valueBytes: number = this.valueSize): Buffer | undefined {
+    const value = Buffer.alloc(valueBytes);
+    return libbpf.mapLookup(this.liveFd(), this.sized(key, this.keySize, 'key'), value) ? value : undefined;
+  }
+
+  delete(key: Buffer): boolean {
+    return libbpf.mapDelete(this.liveFd(), this.sized(key, this.keySize, 'key'));
+  }
+
+  /** All keys, read before returning so callers may delete while they walk the list. */
+  keys(): Buffer[] {
+    const keys: Buffer[] = [];
+    let previous: Buffer | null = null;
+    for (;;) {
+      const next = Buffer.alloc(this.keySize);
+      if (!libbpf.mapNextKey(this.liveFd(), previous, next)) return keys;
+      keys.push(next);
+      previous = next;
+      if (keys.length > this.info.maxEntries) throw new Error(`${this.path}: iteration did not end after ${keys.length} keys`);
+    }
+  }
+
+  /** Key/value pairs; a key deleted between the walk and its lookup is skipped. */
+  entries(valueBytes: number = this.valueSize): Array<[Buffer, Buffer]> {
+    const out: Array<[Buffer, Buffer]> = [];
+    for (const key of this.keys()) {
+      const value = this.lookup(key, valueBytes);
+      if (value) out.push([key, value]);
+    }
+    return out;
+  }
+
+  close(): void {
+    libbpf.closeFd(this.fd);
+    this.fd = -1;
+  }
+
+  private liveFd(): number {
+    if (this.fd < 0) throw new Error(`${this.path}: map handle is closed`);
+    return this.fd;
+  }
+
+  private sized(buf: Buffer, size: number, what: string): Buffer {
+    if (buf.length !== size) throw new Error(`${this.path}: ${what} is ${buf.length} bytes, map expects ${size}`);
+    return buf;
+  }
+}

@@ -1,0 +1,208 @@
+// Loads, adopts, attaches and detaches the XDP ARP responder (ARCHITECTURE.md "Answer").
+//
+// Lifecycle, one step a function: ensure bpffs -> open the object -> point every map at its pin
+// (libbpf reuses a compatible pinned map, or creates and pins a new one) -> load -> configure the
+// interface -> attach: atomically replace a responder already on the interface
+// (XDP_FLAGS_REPLACE, no gap), or attach fresh (native, else generic) -> pin the program -> close
+// the object. Program and maps outlive the process: a netlink XDP attachment stays after exit and
+// the maps are pinned, so answering continues while the agent restarts, and the next start adopts
+// them (OPS-1: one node keeps answering for its addresses throughout).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import * as libbpf from './libbpf';
+import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
+import { ArpMaps } from './arp-maps';
+import { MAP_NAMES, PROGRAM_NAME } from './layout';
+
+export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
+const BPF_FS_MAGIC = 0xcafe4a11;
+
+export type XdpMode = 'native' | 'generic';
+export type XdpModeRequest = XdpMode | 'auto';
+
+export interface AttachOptions {
+  /** Interface to answer on (EN-12), in the caller's network namespace. */
+  readonly ifindex: number;
+  /** Its MAC: the sender hardware address of every reply. */
+  readonly mac: string;
+  /** bpffs directory holding the maps and the program. @default '/sys/fs/bpf/juneau' */
+  readonly pinDir?: string;
+  /** The built object. @default dist/bpf/xdp_arp.bpf.o of this package */
+  readonly objectPath?: string;
+  /** `auto` tries native and falls back to generic when the driver has no native XDP. When a
+   * responder is already attached, `auto` keeps its mode. @default 'auto' */
+  readonly mode?: XdpModeRequest;
+  /** @default true */
+  readonly guard?: boolean;
+  /** @default true */
+  readonly conflictDetection?: boolean;
+  /** Replace an XDP program that is not a Juneau responder. @default false */
+  readonly replaceForeign?: boolean;
+}
+
+export interface AttachResult {
+  readonly maps: ArpMaps;
+  readonly mode: XdpMode;
+  readonly programId: number;
+  /** The responder program this one replaced without a gap, if any. */
+  readonly replacedProgramId: number | undefined;
+  /** Maps that were already pinned and were reused with their contents. */
+  readonly adoptedMaps: string[];
+}
+
+/** Loads the responder onto `ifindex`, adopting whatever is pinned in `pinDir`. */
+export function attachArpResponder(options: AttachOptions): AttachResult {
+  const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
+  ensureBpffs(pinDir);
+  const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
+  const obj = libbpf.objectOpenFile(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
+  try {
+    for (const map of libbpf.objectMaps(obj)) libbpf.mapSetPinPath(map, path.join(pinDir, libbpf.mapName(map)));
+    libbpf.objectLoad(obj, options.objectPath);
+    const progFd = libbpf.programFd(libbpf.objectFindProgram(obj, PROGRAM_NAME));
+    const maps = ArpMaps.openPinned(pinDir);
+    try {
+      // Configure before attaching, so the program answers from its first packet.
+      maps.setInterfaceConfig(options.ifindex, {
+        mac: options.mac,
+        guard: options.guard ?? true,
+        conflictDetection: options.conflictDetection ?? true,
+      });
+      const { mode, replacedProgramId } = attachOrReplace(options, progFd);
+      pinProgram(progFd, programPinPath(pinDir, options.ifindex));
+      return { maps, mode, programId: libbpf.progInfo(progFd).id, replacedProgramId, adoptedMaps };
+    } catch (err) {
+      maps.close();
+      throw err;
+    }
+  } finally {
+    libbpf.objectClose(obj);
+  }
+}
+
+/** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay
+ * pinned; removePins() deletes them. Returns false when no responder was attached. */
+export function detachArpResponder(ifindex: number, pinDir: string = DEFAULT_PIN_DIR): boolean {
+  const attached = attachedProgram(ifindex);
+  unlinkIfPresent(programPinPath(pinDir, ifindex));
+  if (!attached || attached.name !== PROGRAM_NAME) return false;
+  const fd = libbpf.progGetFdById(attached.id);
+  try {
+    libbpf.xdpDetach(ifindex, modeFlag(attached.mode) | XDP_FLAGS.REPLACE, fd);
+  } finally {
+    libbpf.closeFd(fd);
+  }
+  return true;
+}
+
+/** Deletes every pin in `pinDir` and the directory (uninstall, tests). */
+export function removePins(pinDir: string = DEFAULT_PIN_DIR): void {
+  if (!fs.existsSync(pinDir)) return;
+  for (const name of fs.readdirSync(pinDir)) unlinkIfPresent(path.join(pinDir, name));
+  fs.rmdirSync(pinDir);
+}
+
+// Pins are unlinked one by one: fs.rmSync stats paths in ways bpffs refuses.
+function unlinkIfPresent(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+export interface AttachedProgram {
+  readonly id: number;
+  readonly name: string;
+  readonly mode: XdpMode;
+}
+
+/** The XDP program on `ifindex` and its mode, or undefined. */
+export function attachedProgram(ifindex: number): AttachedProgram | undefined {
+  const q = libbpf.xdpQuery(ifindex);
+  if (q.attachMode === XDP_ATTACHED.NONE) return undefined;
+  if (q.attachMode !== XDP_ATTACHED.DRV && q.attachMode !== XDP_ATTACHED.SKB) {
+    throw new Error(`ifindex ${ifindex}: XDP attach mode ${q.attachMode} (offload or several programs) is not supported`);
+  }
+  const fd = libbpf.progGetFdById(q.progId);
+  try {
+    return { id: q.progId, name: libbpf.progInfo(fd).name, mode: q.attachMode === XDP_ATTACHED.DRV ? 'native' : 'generic' };
+  } finally {
+    libbpf.closeFd(fd);
+  }
+}
+
+export function programPinPath(pinDir: string, ifindex: number): string {
+  return path.join(pinDir, `${PROGRAM_NAME}_if${ifindex}`);
+}
+
+function attachOrReplace(options: AttachOptions, progFd: number): { mode: XdpMode; replacedProgramId?: number } {
+  const requested = options.mode ?? 'auto';
+  const current = attachedProgram(options.ifindex);
+  if (!current) return { mode: attachFresh(options.ifindex, progFd, requested) };
+  if (current.name !== PROGRAM_NAME && !options.replaceForeign) {
+    throw new Error(`ifindex ${options.ifindex} already runs XDP program '${current.name}' (id ${current.id}); refusing to replace it`);
+  }
+  if (requested !== 'auto' && requested !== current.mode) {
+    throw new Error(
+      `ifindex ${options.ifindex} runs the responder in ${current.mode} mode, ${requested} was asked: ` +
+        'switching modes cannot be done without a gap; detach first',
+    );
+  }
+  const oldFd = libbpf.progGetFdById(current.id);
+  try {
+    libbpf.xdpAttach(options.ifindex, progFd, modeFlag(current.mode) | XDP_FLAGS.REPLACE, oldFd);
+  } finally {
+    libbpf.closeFd(oldFd);
+  }
+  return { mode: current.mode, replacedProgramId: current.id };
+}
+
+function attachFresh(ifindex: number, progFd: number, requested: XdpModeRequest): XdpMode {
+  if (requested !== 'auto') {
+    libbpf.xdpAttach(ifindex, progFd, modeFlag(requested) | XDP_FLAGS.UPDATE_IF_NOEXIST);
+    return requested;
+  }
+  try {
+    libbpf.xdpAttach(ifindex, progFd, XDP_FLAGS.DRV_MODE | XDP_FLAGS.UPDATE_IF_NOEXIST);
+    return 'native';
+  } catch (err) {
+    // The driver has no native XDP: the kernel answers EOPNOTSUPP.
+    if (!(err instanceof LibbpfError) || err.code !== 'EOPNOTSUPP') throw err;
+  }
+  libbpf.xdpAttach(ifindex, progFd, XDP_FLAGS.SKB_MODE | XDP_FLAGS.UPDATE_IF_NOEXIST);
+  return 'generic';
+}
+
+function modeFlag(mode: XdpMode): number {
+  return mode === 'native' ? XDP_FLAGS.DRV_MODE : XDP_FLAGS.SKB_MODE;
+}
+
+/** Pins under a temporary name and renames over the old pin, so the path always names a program. */
+function pinProgram(progFd: number, pinPath: string): void {
+  const tmp = `${pinPath}_new`; // bpffs refuses dots in names (EPERM)
+  unlinkIfPresent(tmp);
+  libbpf.objPin(progFd, tmp);
+  fs.renameSync(tmp, pinPath);
+}
+
+/** Mounts bpffs on /sys/fs/bpf when nothing is mounted there, and creates `pinDir`. */
+export function ensureBpffs(pinDir: string): void {
+  const root = '/sys/fs/bpf';
+  if (!pinDir.startsWith(`${root}/`)) throw new Error(`pin directory '${pinDir}' must be under ${root}`);
+  if (fs.statfsSync(root).type !== BPF_FS_MAGIC) {
+    execFileSync('mount', ['-t', 'bpf', 'bpf', root], { stdio: 'pipe' });
+  }
+  fs.mkdirSync(pinDir, { recursive: true, mode: 0o700 });
+}
+
+/** dist/bpf/<name> of this package, from source (runtime/agent/bpf) or built (dist/...) layouts. */
+export function findBuiltObject(name: string): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    for (const candidate of [path.join(dir, 'dist', 'bpf', name), path.join(dir, 'bpf', name)]) {
+      if (candidate.includes(`${path.sep}dist${path.sep}`) && fs.existsSync(candidate)) return candidate;
+    }
+    if (path.dirname(dir) === dir) throw new Error(`${name} not found above ${__dirname}: run npm run build:bpf`);
+  }
+}
