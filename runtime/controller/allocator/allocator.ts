@@ -1,0 +1,153 @@
+/**
+ * Allocation by claim creation (ALLOC-1, EIP-3): propose a free value from the index, then create
+ * the AllocationClaim named after it. The API server accepts one create per name, so the create
+ * *is* the reservation; `exists` means someone else holds it — take the next. Everything a
+ * holder keeps is found again from the claims (by holder), so a crash between "claim created"
+ * and "status written" leaks nothing: the next pass adopts the claim.
+ */
+import type { AllocationClaim } from '../../../api';
+import { formatIPv4 } from '../../../api/validation';
+import type { AllocatorIndex, ClaimRecord, Holder, PoolRef } from './allocator-index';
+import { claimObject, heldBy, type OwnerRef } from './claims';
+
+/** The writes the allocator needs; the shell implements them with the REST client. */
+export interface ClaimStore {
+  /** Creates the claim; `exists` when a claim of that name is already there (AlreadyExists). */
+  create(claim: AllocationClaim): Promise<'created' | 'exists'>;
+  /** Deletes the claim (NotFound is success); `uid` guards against deleting a newer claim of the same name. */
+  delete(name: string, uid?: string): Promise<void>;
+}
+
+export type AllocationResult =
+  | { readonly ok: true; readonly value: number; readonly pool: PoolRef; readonly claimName: string }
+  | { readonly ok: false; readonly reason: 'NoFreeAddress' | 'RequestedIPInUse' | 'NoFreeValue'; readonly message: string };
+
+export interface AddressRequest {
+  /** Usable AddressPool names, tried in order. */
+  readonly pools: readonly string[];
+  /** A requested address (as an integer) and the pool holding it. */
+  readonly requested?: { readonly value: number; readonly pool: string };
+}
+
+/** Creates proposed from one pool before giving up on it in one pass (races lose one value each). */
+const MAX_ATTEMPTS_PER_POOL = 32;
+
+export class Allocator {
+  constructor(
+    private readonly index: AllocatorIndex,
+    private readonly store: ClaimStore,
+  ) {}
+
+  /**
+   * EIP-3 / SLB-2: the address this holder should have. Keeps an acceptable claim it already
+   * holds (in a usable pool, equal to the requested address if any) and releases the others.
+   */
+  async ensureAddress(holder: Holder, request: AddressRequest): Promise<AllocationResult> {
+    const held = this.heldClaims(holder, 'AddressPool');
+    const acceptable = held.find((c) => request.pools.includes(c.pool.name) && this.index.contains(c.pool, c.value) && (!request.requested || c.value === request.requested.value));
+    const result = acceptable ? okOf(acceptable) : request.requested ? await this.claimRequested(holder, request.requested) : await this.claimAnyAddress(holder, request.pools);
+    // No VIP must mean no claim: a failed pass releases what it held too, so status and claims agree.
+    await this.releaseClaims(held.filter((c) => !result.ok || c.claimName !== result.claimName));
+    return result;
+  }
+
+  /** EN-7: one value of an AllocationPool for this holder, kept once taken. `current` is a value already recorded in status. */
+  async ensureValue(holder: Holder, pool: PoolRef, options: { current?: number; owner?: OwnerRef } = {}): Promise<AllocationResult> {
+    const held = this.heldClaims(holder, pool.kind).filter((c) => c.pool.name === pool.name);
+    if (options.current) {
+      const mine = held.find((c) => c.value === options.current);
+      if (mine) return okOf(mine);
+      // The status names a value whose claim is gone (deleted by hand?): claim it again, never another (EN-7).
+      return this.claimExact(holder, pool, options.current, options.owner);
+    }
+    if (held.length > 0) return okOf(held[0]);
+    return this.claimFirstFree(holder, pool, options.owner);
+  }
+
+  /** ARP-6 / ALLOC-2: releases every claim of the holder (finalizer, unsupported Service, ...). */
+  async releaseAll(holder: Holder): Promise<number> {
+    const held = this.heldClaims(holder);
+    await this.releaseClaims(held);
+    return held.length;
+  }
+
+  /** The holder's claims, lowest value first, so two replicas keep the same one. */
+  heldClaims(holder: Holder, kind?: PoolRef['kind']): ClaimRecord[] {
+    return this.index
+      .claimsOf(holder)
+      .filter((c) => heldBy(c, holder) && (kind === undefined || c.pool.kind === kind))
+      .sort((a, b) => a.value - b.value);
+  }
+
+  private async claimRequested(holder: Holder, requested: { value: number; pool: string }): Promise<AllocationResult> {
+    const pool: PoolRef = { kind: 'AddressPool', name: requested.pool };
+    const address = formatIPv4(requested.value);
+    const other = this.index.claimOf(pool, requested.value);
+    if (other && !heldBy(other, holder)) return { ok: false, reason: 'RequestedIPInUse', message: `requested address ${address} is held by ${describeHolder(other.holder)} (claim ${other.claimName})` };
+    return this.claimExact(holder, pool, requested.value);
+  }
+
+  private async claimExact(holder: Holder, pool: PoolRef, value: number, owner?: OwnerRef): Promise<AllocationResult> {
+    const shown = pool.kind === 'AddressPool' ? formatIPv4(value) : String(value);
+    this.index.holdTentatively(pool, value);
+    const claim = claimObject(pool, value, holder, owner);
+    const outcome = await this.create(pool, value, claim);
+    if (outcome === 'created') return { ok: true, value, pool, claimName: claim.metadata.name! };
+    const other = this.index.claimOf(pool, value);
+    const by = other ? `${describeHolder(other.holder)} (claim ${other.claimName})` : `another holder (claim ${claim.metadata.name} exists)`;
+    return { ok: false, reason: 'RequestedIPInUse', message: `${pool.kind === 'AddressPool' ? 'requested address' : `value of ${pool.name}`} ${shown} is held by ${by}` };
+  }
+
+  private async claimAnyAddress(holder: Holder, pools: readonly string[]): Promise<AllocationResult> {
+    for (const name of pools) {
+      const result = await this.claimFirstFree(holder, { kind: 'AddressPool', name });
+      if (result.ok) return result;
+    }
+    const usage = pools.map((n) => {
+      const u = this.index.usage({ kind: 'AddressPool', name: n });
+      return u ? `${n} (${u.used}/${u.size} used)` : `${n} (not loaded)`;
+    });
+    return { ok: false, reason: 'NoFreeAddress', message: `no free address in AddressPool(s) ${usage.join(', ')}` };
+  }
+
+  private async claimFirstFree(holder: Holder, pool: PoolRef, owner?: OwnerRef): Promise<AllocationResult> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS_PER_POOL; attempt++) {
+      const value = this.index.propose(pool);
+      if (value === undefined) break;
+      const claim = claimObject(pool, value, holder, owner);
+      // On `exists` the value stays held tentatively until the other holder's claim arrives.
+      if ((await this.create(pool, value, claim)) === 'created') return { ok: true, value, pool, claimName: claim.metadata.name! };
+    }
+    return { ok: false, reason: pool.kind === 'AddressPool' ? 'NoFreeAddress' : 'NoFreeValue', message: `no free value in ${pool.kind} ${pool.name}` };
+  }
+
+  private async create(pool: PoolRef, value: number, claim: AllocationClaim): Promise<'created' | 'exists'> {
+    let outcome: 'created' | 'exists';
+    try {
+      outcome = await this.store.create(claim);
+    } catch (err) {
+      this.index.release(pool, value);
+      throw err;
+    }
+    if (outcome === 'created') {
+      // Known now rather than when the informer delivers it, so the next pass adopts it.
+      this.index.upsertClaim({ claimName: claim.metadata.name!, pool, value, holder: claim.spec.holder });
+    }
+    return outcome;
+  }
+
+  private async releaseClaims(claims: readonly ClaimRecord[]): Promise<void> {
+    for (const c of claims) {
+      await this.store.delete(c.claimName, c.uid);
+      this.index.deleteClaim(c.claimName);
+    }
+  }
+}
+
+function okOf(c: ClaimRecord): AllocationResult {
+  return { ok: true, value: c.value, pool: c.pool, claimName: c.claimName };
+}
+
+export function describeHolder(h: Holder): string {
+  return `${h.kind} ${h.namespace ? `${h.namespace}/` : ''}${h.name}`;
+}

@@ -1,0 +1,160 @@
+/**
+ * SLB-3..8: from what is observed (the Service, its EndpointSlices, the network type, the
+ * allocation result, the current status and ARPAdvertisement) to the desired ServiceLoadBalancer
+ * status, ARPAdvertisement, Service ingress and Events. Pure: the reconciler only writes.
+ */
+import type { ServiceLoadBalancer, ServiceLoadBalancerPhase } from '../../../api';
+import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { normalizePorts, summarizeBackends } from './backends';
+import type { NoAllocation } from './request';
+import { rendezvousNode } from './rendezvous';
+import type { EndpointSliceView, ServiceView } from './views';
+
+export type SlbStatus = NonNullable<ServiceLoadBalancer['status']>;
+
+export const CONDITIONS = { allocated: 'Allocated', available: 'Available' } as const;
+/** Reasons this module writes itself; allocation failures bring their own (see request.ts, allocator.ts). */
+export const REASONS = {
+  addressAllocated: 'AddressAllocated',
+  advertised: 'Advertised',
+  noReadyBackends: 'NoReadyBackends',
+  notAllocated: 'NotAllocated',
+  announcingNodeChanged: 'AnnouncingNodeChanged',
+} as const;
+
+/** The allocation as the reconciler found or made it this pass. */
+export type AllocationOutcome = { readonly allocated: true; readonly vip: string; readonly pool: string } | ({ readonly allocated: false } & NoAllocation);
+
+/** The ARPAdvertisement of a ServiceLoadBalancer: `slb-<namespace>-<name>` (SLB-6). */
+export interface AdvertisementSpec {
+  readonly name: string;
+  readonly externalNetwork: string;
+  readonly address: string;
+  readonly nodeName: string;
+}
+
+export const advertisementName = (namespace: string, name: string): string => `slb-${namespace}-${name}`;
+
+export interface SlbObservation {
+  readonly service: ServiceView;
+  readonly slices: readonly EndpointSliceView[];
+  /** `metadata.generation` of the ServiceLoadBalancer. */
+  readonly generation: number;
+  readonly previous: SlbStatus | undefined;
+  /** The network's type when it exists; `bgp` has no ARPAdvertisement (SLB-5). */
+  readonly network: { readonly name: string; readonly type: 'arp' | 'bgp' } | undefined;
+  readonly allocation: AllocationOutcome;
+  /** The ARPAdvertisement that exists now, if any. */
+  readonly currentAdvertisement: AdvertisementSpec | undefined;
+}
+
+export interface SlbEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface SlbPlan {
+  readonly status: SlbStatus;
+  readonly advertisement: AdvertisementSpec | undefined;
+  /** Service `status.loadBalancer.ingress` IPs. */
+  readonly ingressIPs: string[];
+  readonly events: SlbEvent[];
+}
+
+export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date()): SlbPlan {
+  const { namespace = '', name = '' } = o.service.metadata;
+  const backends = summarizeBackends(o.slices);
+  const { ports } = normalizePorts(o.service.spec?.ports ?? [], o.slices);
+  const vip = o.allocation.allocated ? o.allocation.vip : undefined;
+  const advertisement = desiredAdvertisement(o, backends.advertisingNodes, advertisementName(namespace, name));
+  const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
+  const conditions = [allocatedCondition(o), availableCondition(o, backends.advertisingNodes, advertisement)].reduce<Condition[]>(
+    (list, c) => setCondition(list, c, now),
+    [...((o.previous?.conditions ?? []) as Condition[])],
+  );
+  const status: SlbStatus = {
+    phase,
+    ...(vip ? { vip, addressPool: o.allocation.allocated ? o.allocation.pool : undefined } : {}),
+    ports,
+    advertisingNodes: backends.advertisingNodes,
+    arpAnnouncingNode: advertisement?.nodeName ?? '',
+    backendSummary: { totalReady: backends.totalReady, localReadyNodes: backends.advertisingNodes.length },
+    observedGeneration: o.generation,
+    conditions,
+  };
+  return { status: dropUndefined(status), advertisement, ingressIPs: vip ? [vip] : [], events: eventsOf(o, phase, status, advertisement) };
+}
+
+/**
+ * SLB-3. Allocated vs Degraded when no node can advertise: `Allocated` means no Local backend
+ * could advertise *yet* (the VIP was never advertised); `Degraded` means it was (the previous
+ * phase was Ready or Degraded, for the same VIP) and no node can now (SLB-8).
+ */
+export function phaseOf(allocation: AllocationOutcome, advertisingNodes: number, previous: SlbStatus | undefined): ServiceLoadBalancerPhase {
+  if (!allocation.allocated) return allocation.phase;
+  if (advertisingNodes > 0) return 'Ready';
+  const wasAdvertised = (previous?.phase === 'Ready' || previous?.phase === 'Degraded') && previous.vip === allocation.vip;
+  return wasAdvertised ? 'Degraded' : 'Allocated';
+}
+
+/** SLB-5..8: arp networks get one ARPAdvertisement on the sticky rendezvous node; bgp none. */
+function desiredAdvertisement(o: SlbObservation, advertisingNodes: readonly string[], name: string): AdvertisementSpec | undefined {
+  if (!o.allocation.allocated || o.network?.type !== 'arp') return undefined;
+  const current = o.currentAdvertisement?.address === o.allocation.vip ? o.currentAdvertisement.nodeName : o.previous?.vip === o.allocation.vip ? o.previous.arpAnnouncingNode || undefined : undefined;
+  const nodeName = rendezvousNode({ vip: o.allocation.vip, candidates: advertisingNodes, current });
+  return nodeName === undefined ? undefined : { name, externalNetwork: o.network.name, address: o.allocation.vip, nodeName };
+}
+
+function allocatedCondition(o: SlbObservation): ConditionInput {
+  const a = o.allocation;
+  return a.allocated
+    ? { type: CONDITIONS.allocated, status: 'True', reason: REASONS.addressAllocated, message: `VIP ${a.vip} from AddressPool ${a.pool}`, observedGeneration: o.generation }
+    : { type: CONDITIONS.allocated, status: 'False', reason: a.reason, message: a.message, observedGeneration: o.generation };
+}
+
+function availableCondition(o: SlbObservation, nodes: readonly string[], ad: AdvertisementSpec | undefined): ConditionInput {
+  const base = { type: CONDITIONS.available, observedGeneration: o.generation };
+  const svc = `${o.service.metadata.namespace}/${o.service.metadata.name}`;
+  if (nodes.length === 0) {
+    return { ...base, status: 'False', reason: REASONS.noReadyBackends, message: `no node has a Ready, Serving, non-terminating endpoint of Service ${svc}; nobody answers for the VIP (SLB-8)` };
+  }
+  if (!o.allocation.allocated) return { ...base, status: 'Unknown', reason: REASONS.notAllocated, message: `${nodes.length} node(s) could advertise, but there is no VIP: ${o.allocation.message}` };
+  const how = ad ? `answered over ARP by node ${ad.nodeName}` : `advertised over BGP by ${nodes.length} node(s)`;
+  return { ...base, status: 'True', reason: REASONS.advertised, message: `VIP ${o.allocation.vip} ${how}` };
+}
+
+/** One Event per phase transition (SLB-3), plus one when the answering node moves (SLB-7). */
+function eventsOf(o: SlbObservation, phase: ServiceLoadBalancerPhase, status: SlbStatus, ad: AdvertisementSpec | undefined): SlbEvent[] {
+  const events: SlbEvent[] = [];
+  if (o.previous?.phase !== phase) {
+    const cause = phase === 'Ready' || phase === 'Degraded' ? status.conditions?.find((c) => c.type === CONDITIONS.available) : status.conditions?.find((c) => c.type === CONDITIONS.allocated);
+    const warning = phase === 'Pending' || phase === 'Degraded' || phase === 'Error';
+    events.push({ type: warning ? 'Warning' : 'Normal', reason: cause?.reason ?? phase, message: `phase ${phase}: ${cause?.message ?? ''}`.trim() });
+  }
+  const before = o.currentAdvertisement?.nodeName;
+  if (ad && before && before !== ad.nodeName) {
+    events.push({ type: 'Normal', reason: REASONS.announcingNodeChanged, message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, which has no ready Local endpoint) (SLB-7)` });
+  }
+  return events;
+}
+
+/** What to do about the ARPAdvertisement: ARP-3 makes address and network immutable, so a new VIP means delete and create. */
+export type AdvertisementAction =
+  | { readonly action: 'none' }
+  | { readonly action: 'create'; readonly desired: AdvertisementSpec }
+  | { readonly action: 'move'; readonly desired: AdvertisementSpec; readonly from: string }
+  | { readonly action: 'delete'; readonly name: string }
+  | { readonly action: 'recreate'; readonly desired: AdvertisementSpec };
+
+export function advertisementAction(current: AdvertisementSpec | undefined, desired: AdvertisementSpec | undefined): AdvertisementAction {
+  if (!desired) return current ? { action: 'delete', name: current.name } : { action: 'none' };
+  if (!current) return { action: 'create', desired };
+  if (current.address !== desired.address || current.externalNetwork !== desired.externalNetwork) return { action: 'recreate', desired };
+  if (current.nodeName !== desired.nodeName) return { action: 'move', desired, from: current.nodeName };
+  return { action: 'none' };
+}
+
+function dropUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,107 @@
+/**
+ * SLB-1, SLB-2, SLB-10: which Services get a ServiceLoadBalancer, and what allocation a
+ * ServiceLoadBalancer asks for — or why it cannot ask for one. Pure.
+ */
+import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
+import { checkPoolModes, findPoolForRequestedAddress, formatIssue, parseIPv4, usablePools, type NetworkView, type PoolView } from '../../../api/validation';
+import type { ServiceView } from './views';
+
+/** SLB-1: a Service Juneau serves. */
+export function isJuneauLoadBalancer(service: ServiceView): boolean {
+  return service.spec?.type === 'LoadBalancer' && service.spec.loadBalancerClass === LOAD_BALANCER_CLASS;
+}
+
+/** The ServiceLoadBalancer `spec` derived from the Service's annotations (SLB-1, SLB-2). */
+export function serviceLoadBalancerSpec(service: ServiceView): { externalNetwork?: string; requestedIP?: string } {
+  const a = service.metadata.annotations ?? {};
+  const externalNetwork = a[ANNOTATIONS.loadBalancerExternalNetwork]?.trim();
+  const requestedIP = a[ANNOTATIONS.loadBalancerRequestedIP]?.trim();
+  return { ...(externalNetwork ? { externalNetwork } : {}), ...(requestedIP ? { requestedIP } : {}) };
+}
+
+/** Field paths used in messages, so a person knows what to edit. */
+export const SERVICE_FIELDS = {
+  externalNetwork: `metadata.annotations["${ANNOTATIONS.loadBalancerExternalNetwork}"]`,
+  requestedIP: `metadata.annotations["${ANNOTATIONS.loadBalancerRequestedIP}"]`,
+} as const;
+
+/** Why there is no VIP. `phase` is the SLB-3 phase this leads to. */
+export interface NoAllocation {
+  readonly phase: 'Pending' | 'Error';
+  /** CamelCase; also the reason of the `Allocated` condition and of the Event. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface AllocationRequest {
+  readonly network: NetworkView;
+  /** Usable AddressPool names, in the network's order (EIP-2, SLB-2). */
+  readonly pools: readonly string[];
+  /** SLB-2: the requested address and the pool that holds it. */
+  readonly requested?: { readonly address: string; readonly value: number; readonly pool: string };
+}
+
+export type RequestDecision = { readonly ok: true; readonly request: AllocationRequest } | ({ readonly ok: false } & NoAllocation);
+
+/**
+ * SLB-10: the limits of what Juneau serves. Each problem names the Service field and value.
+ * Returns the reason of the first problem and all messages, or undefined when supported.
+ */
+export function unsupportedServiceReason(service: ServiceView): NoAllocation | undefined {
+  const problems: Array<{ reason: string; message: string }> = [];
+  const spec = service.spec ?? {};
+  if ((spec.externalTrafficPolicy ?? 'Cluster') !== 'Local') {
+    problems.push({
+      reason: 'ExternalTrafficPolicyNotLocal',
+      message: `spec.externalTrafficPolicy is ${JSON.stringify(spec.externalTrafficPolicy ?? 'Cluster')}: Juneau answers ARP from a node with a Local backend and supports only "Local" (SLB-10)`,
+    });
+  }
+  (spec.ports ?? []).forEach((p, i) => {
+    const protocol = p.protocol ?? 'TCP';
+    if (protocol !== 'TCP' && protocol !== 'UDP') {
+      problems.push({ reason: 'UnsupportedProtocol', message: `spec.ports[${i}].protocol is ${JSON.stringify(protocol)}: only TCP and UDP are supported (SLB-10)` });
+    }
+  });
+  const families = spec.ipFamilies ?? [];
+  if (families.length > 0 && !families.includes('IPv4')) {
+    problems.push({ reason: 'IPv4Required', message: `spec.ipFamilies is ${JSON.stringify(families)}: Juneau VIPs are IPv4 only; use IPv4 or dual-stack (SLB-10)` });
+  }
+  if (problems.length === 0) return undefined;
+  return { phase: 'Error', reason: problems[0].reason, message: `unsupported Service, no VIP: ${problems.map((p) => p.message).join('; ')}` };
+}
+
+/**
+ * SLB-2 and SLB-3: whether a VIP may be allocated, and from where. `network` is undefined when
+ * the named ExternalNetwork does not exist; `pools` holds every AddressPool by name.
+ */
+export function decideAllocationRequest(
+  service: ServiceView,
+  network: NetworkView | undefined,
+  pools: ReadonlyMap<string, PoolView>,
+): RequestDecision {
+  const unsupported = unsupportedServiceReason(service);
+  if (unsupported) return { ok: false, ...unsupported };
+  const spec = serviceLoadBalancerSpec(service);
+  if (!spec.externalNetwork) {
+    return { ok: false, phase: 'Error', reason: 'ExternalNetworkNotSpecified', message: `${SERVICE_FIELDS.externalNetwork} is not set: name the ExternalNetwork the VIP comes from (SLB-2)` };
+  }
+  if (!network) {
+    return { ok: false, phase: 'Pending', reason: 'ExternalNetworkNotFound', message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)` };
+  }
+  const usable = usablePools(network, pools).map((p) => p.name);
+  if (usable.length === 0) {
+    const modeIssues = checkPoolModes(network, pools).map(formatIssue);
+    const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
+    return {
+      ok: false,
+      phase: 'Error',
+      reason: 'NoUsableAddressPool',
+      message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (SLB-2, EN-3)`,
+    };
+  }
+  if (!spec.requestedIP) return { ok: true, request: { network, pools: usable } };
+  const found = findPoolForRequestedAddress(SERVICE_FIELDS.requestedIP, spec.requestedIP, network, pools);
+  if ('issue' in found) return { ok: false, phase: 'Error', reason: 'RequestedIPNotInPool', message: `${formatIssue(found.issue)} (SLB-2)` };
+  const value = parseIPv4(spec.requestedIP)!;
+  return { ok: true, request: { network, pools: usable, requested: { address: spec.requestedIP, value, pool: found.pool.name } } };
+}
