@@ -33,8 +33,9 @@ export interface StartClusterOptions {
   binDir?: string;
   /** Use this (empty or absent) directory instead of a fresh temporary one. */
   dir?: string;
-  /** Leave the processes running when this Node process exits (no exit/signal handlers, no
-   * watchdog, children unref'd). For `cluster up`; stop them later with stopProcesses(). */
+  /** Leave the processes running when this Node process exits once startCluster has resolved (no
+   * exit/signal handlers after that, no watchdog, children unref'd). For `cluster up`; stop them
+   * later with stopProcesses(). The pids are also listed in <dir>/.pids as they start. */
   persistent?: boolean;
   /** Keep the directory (logs, etcd data) after stop(). Also `JUNEAU_KEEP_CLUSTER_DIR=1`. */
   keepDir?: boolean;
@@ -144,7 +145,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     await stopProcesses(procs.map((p) => p.child.pid!).reverse());
     removeDir();
   };
-  if (!opts.persistent) registerExitHandlers(killAllSync);
+  // Also in persistent mode while starting: an interrupted `cluster up` must not leave half a cluster.
+  registerExitHandlers(killAllSync);
 
   const start = (name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', args: string[]): Managed => {
     args = [...args, ...(opts.extraArgs?.[name] ?? [])];
@@ -236,7 +238,10 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
     const totalMs = Date.now() - t0;
     log(`cluster: control plane up in ${(totalMs / 1000).toFixed(1)} s (logs in ${path.join(dir, 'logs')})`);
-    if (opts.persistent) for (const p of procs) p.child.unref();
+    if (opts.persistent) {
+      liveClusters.delete(killAllSync);
+      for (const p of procs) p.child.unref();
+    }
 
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
@@ -290,7 +295,7 @@ function spawnManaged(bin: string, name: string, args: string[], logFile: string
 function spawnWatchdog(dir: string, removeDir: boolean): ChildProcess {
   const script = `
     while kill -0 "$2" 2>/dev/null; do sleep 1; done
-    for p in $(cat "$1/.pids" 2>/dev/null); do kill -KILL -- "-$p" 2>/dev/null; done
+    for p in $(cat "$1/.pids" 2>/dev/null); do kill -KILL "-$p" 2>/dev/null; done
     if [ "$3" = 1 ]; then rm -rf "$1"; fi`;
   const child = spawn('sh', ['-c', script, 'juneau-cluster-watchdog', dir, String(process.pid), removeDir ? '1' : '0'], {
     detached: true,
