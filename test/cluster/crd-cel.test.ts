@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION, GROUP, VERSION } from '../../api';
-import { clients, kubectl, mergePatch, rejection, REPO_ROOT_FOR_TESTS, useNamespace, waitFor } from './cel-fixture';
+import { clients, kubectl, mergePatch, rejection, useNamespace, waitFor } from './fixture';
+import { REPO_ROOT } from './harness';
 
 const custom = () => clients().custom;
 const cluster = (plural: string) => ({ group: GROUP, version: VERSION, plural });
@@ -166,7 +167,7 @@ describe('AllocationClaim: creation is the reservation (ALLOC-1)', () => {
 
 describe('synthesized manifests are accepted by the API server', () => {
   test('dist/juneau-install.k8s.yaml passes a server-side dry run (namespace created for real)', async () => {
-    const file = path.join(REPO_ROOT_FOR_TESTS, 'dist', 'juneau-install.k8s.yaml');
+    const file = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
     expect(fs.existsSync(file)).toBe(true);
     await kubectl(['create', 'namespace', 'juneau-system'], { allowFailure: true });
     const r = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', file], { allowFailure: true });
@@ -177,7 +178,7 @@ describe('synthesized manifests are accepted by the API server', () => {
   });
 
   test('dist/examples.k8s.yaml passes a server-side dry run', async () => {
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', path.join(REPO_ROOT_FOR_TESTS, 'dist', 'examples.k8s.yaml')], { allowFailure: true });
+    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', path.join(REPO_ROOT, 'dist', 'examples.k8s.yaml')], { allowFailure: true });
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('elasticip.juneau.loutres.me/web-eip serverside-applied (server dry run)');
     expect(r.stdout).toContain('service/web serverside-applied (server dry run)');
