@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# `npm test`: the whole pyramid that can run on this machine. Type-checks, builds what the tests
+# `npm test`: the whole pyramid that can run on this machine. Installs missing Debian packages,
+# type-checks, builds what the tests
 # load (the XDP object, the upstream control-plane binaries when missing, the synthesized CRDs),
 # then runs every Jest project. Extra arguments go to Jest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "test: system packages"; bash scripts/install-system-deps.sh
 echo "test: type-check"; npx tsc --noEmit -p tsconfig.json
 echo "test: build the XDP object"; bash bpf/build.sh
 echo "test: control-plane binaries"; bash test/cluster/build.sh
