@@ -10,6 +10,7 @@
 //   });
 import * as path from 'node:path';
 import {
+  ApiextensionsV1Api,
   ApiException,
   AppsV1Api,
   CoordinationV1Api,
@@ -61,6 +62,7 @@ export interface Clients {
   kc: KubeConfig;
   core: CoreV1Api;
   apps: AppsV1Api;
+  apiextensions: ApiextensionsV1Api;
   discovery: DiscoveryV1Api;
   coordination: CoordinationV1Api;
   custom: CustomObjectsApi;
@@ -76,6 +78,7 @@ export function clients(): Clients {
     kc,
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),
+    apiextensions: kc.makeApiClient(ApiextensionsV1Api),
     discovery: kc.makeApiClient(DiscoveryV1Api),
     coordination: kc.makeApiClient(CoordinationV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
@@ -247,6 +250,36 @@ export async function kubectl(args: string[], opts: KubectlOptions = {}): Promis
     throw new Error(`kubectl ${full.join(' ')} exited ${r.code}:\n${(r.stderr || r.stdout).trim()}`);
   }
   return r;
+}
+
+/** `kubectl apply --server-side -f -` of a YAML (or JSON) manifest; returns kubectl's output. */
+export async function kubectlApply(manifest: string, opts: { namespace?: string; fieldManager?: string } = {}): Promise<string> {
+  const r = await kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${opts.fieldManager ?? 'juneau-test'}`, '-f', '-'], {
+    input: manifest,
+    namespace: opts.namespace,
+  });
+  return r.stdout;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CRDs
+
+export const JUNEAU_GROUP = 'juneau.loutres.me';
+
+/** Fails with an actionable message unless the CRD `<plural>.<group>` is installed and Established
+ * (the global setup applies dist/juneau-crds.k8s.yaml only when `npx cdk8s synth` has made it). */
+export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<void> {
+  const name = `${plural}.${group}`;
+  let crd;
+  try {
+    crd = await clients().apiextensions.readCustomResourceDefinition({ name });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    throw new Error(`CRD ${name} is not installed in the test control plane: run \`npx cdk8s synth\` so that ${CRD_MANIFEST} exists, then rerun the tests`);
+  }
+  if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) {
+    throw new Error(`CRD ${name} is not Established: ${JSON.stringify(crd.status?.conditions)}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
