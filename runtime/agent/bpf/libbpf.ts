@@ -58,9 +58,11 @@ function loadFirst(paths: readonly string[]): LibraryHandle {
 }
 
 function declare(lib: LibraryHandle) {
-  const obj = koffi.pointer('bpf_object', koffi.opaque());
-  const prog = koffi.pointer('bpf_program', koffi.opaque());
-  const map = koffi.pointer('bpf_map', koffi.opaque());
+  // Anonymous types: koffi's type names are process-wide, and a module evaluated twice (Jest
+  // gives every test file its own module registry) must not register them again.
+  const obj = koffi.pointer(koffi.opaque());
+  const prog = koffi.pointer(koffi.opaque());
+  const map = koffi.pointer(koffi.opaque());
   return {
     libbpf_set_print: lib.func('void *libbpf_set_print(void *fn)'),
     libbpf_num_possible_cpus: lib.func('int libbpf_num_possible_cpus()'),
@@ -100,17 +102,24 @@ function declareLibc(lib: LibraryHandle) {
 type Libbpf = ReturnType<typeof declare>;
 type Libc = ReturnType<typeof declareLibc>;
 
-let loaded: { bpf: Libbpf; libc: Libc } | undefined;
+interface Loaded {
+  readonly bpf: Libbpf;
+  readonly libc: Libc;
+}
+
+// One binding per process, shared by every copy of this module (see declare()).
+const LOADED = Symbol.for('juneau.agent.bpf.libbpf');
 
 /** Loads libbpf once; silences its stderr logger unless JUNEAU_LIBBPF_LOG=1. */
-function lib(): { bpf: Libbpf; libc: Libc } {
-  if (!loaded) {
+function lib(): Loaded {
+  const store = globalThis as { [LOADED]?: Loaded };
+  if (!store[LOADED]) {
     const bpf = declare(loadFirst(LIBBPF_PATHS));
     const libc = declareLibc(loadFirst(['libc.so.6']));
     if (process.env.JUNEAU_LIBBPF_LOG !== '1') bpf.libbpf_set_print(null);
-    loaded = { bpf, libc };
+    store[LOADED] = { bpf, libc };
   }
-  return loaded;
+  return store[LOADED];
 }
 
 /** Throws for an int-returning libbpf call that failed (-errno). */
