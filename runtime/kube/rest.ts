@@ -64,6 +64,13 @@ export interface RequestOptions {
   readonly body?: unknown;
   readonly contentType?: string;
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** Abort the request after this long. @default the client's requestTimeoutMs */
+  readonly timeoutMs?: number;
+}
+
+export interface RestClientOptions {
+  /** Timeout of every non-watch request. @default 30_000 */
+  readonly requestTimeoutMs?: number;
 }
 
 /** Watch events as the API server writes them, one JSON object a line. */
@@ -82,7 +89,14 @@ export class RestClient {
   private agent: http.Agent | undefined;
   private headers: { value: http.OutgoingHttpHeaders; at: number } | undefined;
 
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  private readonly requestTimeoutMs: number;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    options: RestClientOptions = {},
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
 
   get<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T> {
     return this.request<T>('GET', resourcePath(type, namespace, name));
@@ -122,7 +136,8 @@ export class RestClient {
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const res = await this.send(method, path, options);
+    const signal = AbortSignal.timeout(options.timeoutMs ?? this.requestTimeoutMs);
+    const res = await this.send(method, path, options, signal);
     const text = await readAll(res);
     const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined;
     if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) {

@@ -1,0 +1,241 @@
+/**
+ * Lease leader election over coordination.k8s.io/v1, after client-go's leaderelection:
+ * - a candidate takes the Lease when it is free (no holder, as after `release()`) or when
+ *   its record has not changed for `leaseDuration` by the candidate's own clock (observed
+ *   time, not the record's renewTime, so clock skew between nodes does not matter);
+ * - the leader renews every `retryPeriod`; if it cannot renew for `renewDeadline` it stops
+ *   leading, which is before anyone else may take over (renewDeadline < leaseDuration);
+ * - every write carries the resourceVersion read, so two candidates never both win.
+ */
+import { toMicroTime } from './conditions';
+import { silentLogger, type Logger } from './log';
+import { Resources } from './resources';
+import { isNotFound, type RestClient } from './rest';
+import type { KubeObject } from './types';
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+/** What the elector needs from the API; `restLeaseClient` is the real one. */
+export interface LeaseClient {
+  get(namespace: string, name: string): Promise<Lease | undefined>;
+  create(lease: Lease): Promise<Lease>;
+  /** Must fail (409) when `lease.metadata.resourceVersion` is stale. */
+  update(lease: Lease): Promise<Lease>;
+}
+
+export function restLeaseClient(rest: RestClient): LeaseClient {
+  return {
+    get: (namespace, name) => rest.get<Lease>(Resources.leases, namespace, name).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }),
+    create: (lease) => rest.create(Resources.leases, lease),
+    update: (lease) => rest.replace(Resources.leases, lease),
+  };
+}
+
+export type LeaseDecision =
+  | { readonly action: 'create' | 'update'; readonly spec: LeaseSpec }
+  | { readonly action: 'wait'; readonly holder: string };
+
+/**
+ * Pure: given the Lease as read (undefined if absent), when its current record was first
+ * observed, and now, what should `identity` write to acquire or renew it?
+ */
+export function decideLease(
+  current: LeaseSpec | undefined,
+  observedAtMs: number,
+  identity: string,
+  leaseDurationSeconds: number,
+  now: Date,
+): LeaseDecision {
+  const stamp = toMicroTime(now);
+  if (current === undefined) {
+    return { action: 'create', spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 } };
+  }
+  const holder = current.holderIdentity ?? '';
+  const duration = (current.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
+  const expired = observedAtMs + duration <= now.getTime();
+  if (holder !== '' && holder !== identity && !expired) return { action: 'wait', holder };
+  if (holder === identity) {
+    return { action: 'update', spec: { ...current, leaseDurationSeconds, renewTime: stamp } };
+  }
+  const transitions = (current.leaseTransitions ?? 0) + 1;
+  return { action: 'update', spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: transitions } };
+}
+
+export interface LeaderElectionOptions {
+  readonly namespace: string;
+  readonly name: string;
+  /** Unique per replica, e.g. the pod name. */
+  readonly identity: string;
+  /** @default 15_000 (client-go, controller-runtime) */
+  readonly leaseDurationMs?: number;
+  /** @default 10_000 */
+  readonly renewDeadlineMs?: number;
+  /** @default 2_000 */
+  readonly retryPeriodMs?: number;
+  /** Called on becoming leader; `signal` aborts when leadership is lost or released. */
+  readonly onStartedLeading?: (signal: AbortSignal) => void;
+  readonly onStoppedLeading?: () => void;
+  /** Called when the observed holder changes (including to ''). */
+  readonly onNewLeader?: (identity: string) => void;
+  readonly logger?: Logger;
+}
+
+/** client-go's JitterFactor: candidates retry at a random point of [1, 2.2) x retryPeriod. */
+const JITTER = 1.2;
+
+export function validateTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+  if (!(leaseDurationMs > renewDeadlineMs)) throw new Error(`leaseDuration (${leaseDurationMs} ms) must be greater than renewDeadline (${renewDeadlineMs} ms)`);
+  if (!(renewDeadlineMs > JITTER * retryPeriodMs)) throw new Error(`renewDeadline (${renewDeadlineMs} ms) must be greater than ${JITTER} x retryPeriod (${retryPeriodMs} ms)`);
+  if (!(retryPeriodMs >= 1)) throw new Error(`retryPeriod (${retryPeriodMs} ms) must be at least 1 ms`);
+}
+
+export class LeaderElector {
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly logger: Logger;
+  /** The Lease as last read or written, and when (our clock) its record last changed. */
+  private observed: Lease | undefined;
+  private observedAtMs = 0;
+  private observedRecord = '';
+  private lastRenewMs = 0;
+  private leading: AbortController | undefined;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: LeaseClient,
+    private readonly options: LeaderElectionOptions,
+  ) {
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    validateTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.logger = (options.logger ?? silentLogger).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+  }
+
+  get isLeader(): boolean {
+    return this.leading !== undefined;
+  }
+
+  /** The holder as last observed ('' when free, undefined before the first read). */
+  get leader(): string | undefined {
+    return this.observed?.spec?.holderIdentity;
+  }
+
+  /** Starts campaigning in the background. */
+  start(): void {
+    this.stopped = false;
+    this.loop ??= this.run().finally(() => (this.loop = undefined));
+  }
+
+  /**
+   * Stops campaigning; if leading, stops leading and clears holderIdentity so a standby
+   * takes over at its next retry instead of waiting out the lease.
+   */
+  async release(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    if (!this.leading) return;
+    this.stepDown();
+    const lease = this.observed;
+    if (!lease?.spec || lease.spec.holderIdentity !== this.options.identity) return;
+    const stamp = toMicroTime(new Date());
+    const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp };
+    try {
+      this.remember(await this.client.update({ ...lease, spec }));
+      this.logger.info('released lease');
+    } catch (err) {
+      this.logger.warn('could not release lease; a standby takes over when it expires', { err });
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const renewed = await this.tryAcquireOrRenew();
+      if (this.stopped) break;
+      const now = Date.now();
+      if (renewed) {
+        this.lastRenewMs = now;
+        if (!this.leading) this.startLeading();
+      } else if (this.leading && this.leader !== this.options.identity && this.leader !== undefined) {
+        this.logger.warn('lost lease: another candidate holds it', { holder: this.leader });
+        this.stepDown();
+      } else if (this.leading && now - this.lastRenewMs >= this.renewDeadlineMs) {
+        this.logger.warn('lost lease: not renewed within renewDeadline', { renewDeadlineMs: this.renewDeadlineMs });
+        this.stepDown();
+      }
+      await this.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
+    }
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name, identity } = this.options;
+    try {
+      const current = await this.client.get(namespace, name);
+      if (current) this.remember(current);
+      const seconds = Math.ceil(this.leaseDurationMs / 1000);
+      const decision = decideLease(current?.spec, this.observedAtMs, identity, seconds, new Date());
+      if (decision.action === 'wait') return false;
+      const lease: Lease = { ...current, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...current?.metadata, namespace, name }, spec: decision.spec };
+      this.remember(decision.action === 'create' ? await this.client.create(lease) : await this.client.update(lease));
+      return true;
+    } catch (err) {
+      // 409 means another candidate wrote first; anything else is retried the same way.
+      this.logger.debug('lease attempt failed', { err });
+      return false;
+    }
+  }
+
+  private remember(lease: Lease): void {
+    const record = JSON.stringify(lease.spec ?? {});
+    const previousHolder = this.observed?.spec?.holderIdentity;
+    this.observed = lease;
+    if (record !== this.observedRecord) {
+      this.observedRecord = record;
+      this.observedAtMs = Date.now();
+    }
+    const holder = lease.spec?.holderIdentity ?? '';
+    if (holder !== previousHolder) this.options.onNewLeader?.(holder);
+  }
+
+  private startLeading(): void {
+    this.leading = new AbortController();
+    this.logger.info('became leader');
+    this.options.onStartedLeading?.(this.leading.signal);
+  }
+
+  private stepDown(): void {
+    const leading = this.leading;
+    if (!leading) return;
+    this.leading = undefined;
+    leading.abort();
+    this.options.onStoppedLeading?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

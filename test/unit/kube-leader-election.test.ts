@@ -1,0 +1,122 @@
+import { LeaderElector, decideLease, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
+import { KubeApiError } from '../../runtime/kube/rest';
+
+const now = new Date('2025-01-01T00:01:00.000Z');
+const ms = now.getTime();
+
+describe('decideLease', () => {
+  it('creates an absent Lease with itself as holder', () => {
+    expect(decideLease(undefined, 0, 'a', 15, now)).toEqual({
+      action: 'create',
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2025-01-01T00:01:00.000000Z', renewTime: '2025-01-01T00:01:00.000000Z', leaseTransitions: 0 },
+    });
+  });
+
+  it('waits while another holder\'s record changed less than leaseDuration ago (by our clock)', () => {
+    const held = { holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 3, renewTime: '2020-01-01T00:00:00.000000Z' };
+    // renewTime is years old, but we observed the record only 14.9 s ago: still valid.
+    expect(decideLease(held, ms - 14_900, 'a', 15, now)).toEqual({ action: 'wait', holder: 'b' });
+  });
+
+  it('takes over an expired Lease and counts a transition', () => {
+    const held = { holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 3, acquireTime: 'old' };
+    const decision = decideLease(held, ms - 15_000, 'a', 15, now);
+    expect(decision).toMatchObject({ action: 'update', spec: { holderIdentity: 'a', leaseTransitions: 4, acquireTime: '2025-01-01T00:01:00.000000Z' } });
+  });
+
+  it('takes a released Lease (empty holder) at once', () => {
+    const released = { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 4 };
+    expect(decideLease(released, ms, 'a', 15, now)).toMatchObject({ action: 'update', spec: { holderIdentity: 'a', leaseTransitions: 5 } });
+  });
+
+  it('renews its own Lease keeping acquireTime and transitions', () => {
+    const mine = { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2, acquireTime: 'then', renewTime: 'then' };
+    expect(decideLease(mine, ms - 5_000, 'a', 15, now)).toEqual({
+      action: 'update',
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2, acquireTime: 'then', renewTime: '2025-01-01T00:01:00.000000Z' },
+    });
+  });
+
+  it('uses the duration written in the Lease, not its own, to judge expiry', () => {
+    const held = { holderIdentity: 'b', leaseDurationSeconds: 60 };
+    expect(decideLease(held, ms - 30_000, 'a', 15, now).action).toBe('wait');
+  });
+});
+
+describe('validateTimings', () => {
+  it('refuses timings where a leader could be replaced while it still believes it leads', () => {
+    expect(() => validateTimings(10_000, 10_000, 2_000)).toThrow('leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)');
+    expect(() => validateTimings(15_000, 2_000, 2_000)).toThrow('renewDeadline (2000 ms) must be greater than 1.2 x retryPeriod (2000 ms)');
+    expect(() => validateTimings(15_000, 10_000, 2_000)).not.toThrow();
+  });
+});
+
+/** An in-memory Lease store with the API server's optimistic concurrency. */
+class MemoryLeases implements LeaseClient {
+  lease: Lease | undefined;
+  private version = 0;
+  failing = false;
+  async get(): Promise<Lease | undefined> {
+    if (this.failing) throw new Error('connection refused');
+    return this.lease && structuredClone(this.lease);
+  }
+  async create(lease: Lease): Promise<Lease> {
+    if (this.failing) throw new Error('connection refused');
+    if (this.lease) throw new KubeApiError(409, 'AlreadyExists', 'exists', undefined);
+    return this.store(lease);
+  }
+  async update(lease: Lease): Promise<Lease> {
+    if (this.failing) throw new Error('connection refused');
+    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw new KubeApiError(409, 'Conflict', 'stale', undefined);
+    return this.store(lease);
+  }
+  private store(lease: Lease): Lease {
+    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
+    return structuredClone(this.lease);
+  }
+}
+
+const fast = { namespace: 'juneau-system', name: 'juneau-controller', leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 20 };
+const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
+
+describe('LeaderElector against an in-memory Lease', () => {
+  it('elects exactly one of two candidates and hands over at once on release', async () => {
+    const leases = new MemoryLeases();
+    const log: string[] = [];
+    const make = (identity: string): LeaderElector =>
+      new LeaderElector(leases, { ...fast, identity, onStartedLeading: () => log.push(`${identity} leads`), onStoppedLeading: () => log.push(`${identity} stops`) });
+    const a = make('a');
+    const b = make('b');
+    a.start();
+    await sleep(50);
+    b.start();
+    await sleep(150);
+    expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+    expect(b.leader).toBe('a');
+    const released = Date.now();
+    await a.release();
+    expect(leases.lease?.spec?.holderIdentity).toBe('');
+    while (!b.isLeader) await sleep(5);
+    // Far sooner than the 300 ms lease: b took the released Lease at its next retry.
+    expect(Date.now() - released).toBeLessThan(150);
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    await b.release();
+    expect(log).toEqual(['a leads', 'a stops', 'b leads', 'b stops']);
+  });
+
+  it('stops leading when it cannot renew within renewDeadline', async () => {
+    const leases = new MemoryLeases();
+    let signal: AbortSignal | undefined;
+    const a = new LeaderElector(leases, { ...fast, identity: 'a', onStartedLeading: (s) => (signal = s) });
+    a.start();
+    while (!a.isLeader) await sleep(5);
+    leases.failing = true;
+    const cut = Date.now();
+    while (a.isLeader) await sleep(5);
+    const took = Date.now() - cut;
+    expect(took).toBeGreaterThanOrEqual(180);
+    expect(took).toBeLessThan(300); // before the lease could expire for anyone else
+    expect(signal?.aborted).toBe(true);
+    await a.release();
+  });
+});
