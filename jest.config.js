@@ -15,9 +15,11 @@ module.exports = {
   projects: [
     project('unit'),
     project('cluster', {
+      // A real API server and its controllers outlast Jest's 5 s default (namespace deletion, GC).
+      testTimeout: 60_000,
       globalSetup: '<rootDir>/test/cluster/global-setup.ts',
       globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
     }),
-    project('netns'),
+    project('netns', { testTimeout: 60_000 }),
   ],
 };

@@ -118,7 +118,7 @@ describe('JuneauInstall', () => {
   });
 
   test('controller: 2 replicas, leader election, PodDisruptionBudget, restricted security', () => {
-    const d = find('Deployment') as { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[]; securityContext: object }> } } } };
+    const d = find('Deployment') as unknown as { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[]; securityContext: object }> } } } };
     expect(d.spec.replicas).toBe(2);
     expect(d.spec.template.spec.containers[0].args).toContain('--leader-elect=true');
     expect(d.spec.template.spec.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
@@ -126,7 +126,7 @@ describe('JuneauInstall', () => {
   });
 
   test('agent: host network, CAP_BPF/CAP_NET_ADMIN/CAP_PERFMON instead of privileged, bpffs, NODE_NAME from the downward API', () => {
-    const ds = find('DaemonSet') as { spec: { template: { spec: { hostNetwork: boolean; volumes: object[]; containers: Array<{ env: object[]; securityContext: { privileged: boolean; capabilities: { add: string[] } }; ports: object[] }> } } } };
+    const ds = find('DaemonSet') as unknown as { spec: { template: { spec: { hostNetwork: boolean; volumes: object[]; containers: Array<{ env: object[]; securityContext: { privileged: boolean; capabilities: { add: string[] } }; ports: object[] }> } } } };
     const pod = ds.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.containers[0].securityContext.privileged).toBe(false);
@@ -137,16 +137,16 @@ describe('JuneauInstall', () => {
   });
 
   test('RBAC is least privilege: the agent cannot write Juneau objects; the controller cannot write ExternalNetworks', () => {
-    const agentRole = find('ClusterRole', 'juneau-agent') as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
+    const agentRole = find('ClusterRole', 'juneau-agent') as unknown as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
     const juneauRules = agentRole.rules.filter((r) => r.apiGroups.includes('juneau.loutres.me'));
     expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['get', 'list', 'watch']);
-    const ctrlRole = find('ClusterRole', 'juneau-controller') as typeof agentRole;
+    const ctrlRole = find('ClusterRole', 'juneau-controller') as unknown as typeof agentRole;
     const writesNetworks = ctrlRole.rules.some((r) => r.resources.includes('externalnetworks') && r.verbs.some((v) => ['create', 'update', 'delete'].includes(v)));
     expect(writesNetworks).toBe(false);
   });
 
   test('the webhook configuration routes only cross-object checks, and only Juneau pods', () => {
-    const vwc = find('ValidatingWebhookConfiguration') as { webhooks: Array<{ name: string; failurePolicy: string; matchConditions?: Array<{ expression: string }> }> };
+    const vwc = find('ValidatingWebhookConfiguration') as unknown as { webhooks: Array<{ name: string; failurePolicy: string; matchConditions?: Array<{ expression: string }> }> };
     expect(vwc.webhooks.map((w) => w.name)).toEqual(['addresspools.juneau.loutres.me', 'externalnetworks.juneau.loutres.me', 'arpadvertisements.juneau.loutres.me', 'elasticipattachments.juneau.loutres.me', 'pods.juneau.loutres.me']);
     expect(vwc.webhooks.every((w) => w.failurePolicy === 'Fail')).toBe(true);
     expect(vwc.webhooks[4].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
@@ -156,7 +156,7 @@ describe('JuneauInstall', () => {
     const o = install({ namespace: 'net', controllerReplicas: 3, nodeIngressInterface: 'bond0', certificates: 'cert-manager', includeCrds: false });
     expect(o.find((x) => x.kind === 'Namespace')!.metadata.name).toBe('net');
     expect(byKind(o, 'CustomResourceDefinition')).toHaveLength(0);
-    expect((o.find((x) => x.kind === 'Deployment') as { spec: { replicas: number } }).spec.replicas).toBe(3);
+    expect((o.find((x) => x.kind === 'Deployment') as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3);
     expect(JSON.stringify(o.find((x) => x.kind === 'DaemonSet'))).toContain('--node-ingress-iface=bond0');
     expect(byKind(o, 'Certificate')).toHaveLength(1);
   });
