@@ -1,0 +1,71 @@
+import * as pulumi from '@pulumi/pulumi';
+import { AddressPool as AddressPoolObject, AdvertiseMode } from '../../api';
+import { renderAddressPool, validateAddressPool } from '../shared/kinds';
+import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
+import { declarations } from './declarations';
+
+export interface AddressPoolArgs {
+  /**
+   * Metadata of the AddressPool (cluster-scoped: a namespace is ignored).
+   * @default name = the component's resource name
+   */
+  readonly metadata?: JuneauMetadata;
+  /** How the pool's addresses reach the outside: `bgp` or `arp` (AP-1). */
+  readonly advertiseMode: AdvertiseMode;
+  /**
+   * CIDRs (`10.225.51.0/24`) and inclusive ranges (`10.225.51.10-10.225.51.20`); at least one,
+   * no overlaps within the pool or with another pool of the program (AP-2). Plain values, not
+   * Inputs, so they are checked when the component is constructed.
+   * @example ['10.225.32.0/24']
+   */
+  readonly addresses: string[];
+}
+
+type Spec = AddressPoolObject['spec'];
+type Status = NonNullable<AddressPoolObject['status']>;
+
+/**
+ * A set of external IPv4 addresses (AP-1..3), as a `juneau.loutres.me/v1alpha1` AddressPool.
+ *
+ * @example
+ * const pool = new AddressPool('arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.0/24'] });
+ */
+export class AddressPool extends pulumi.ComponentResource {
+  /** The component's type token; part of every URN, so it never changes. */
+  public static readonly TYPE = `${TYPE_PREFIX}:AddressPool`;
+
+  /** The AddressPool's name on the cluster. */
+  public readonly name: string;
+  public readonly advertiseMode: AdvertiseMode;
+  /** The AddressPool object on the cluster. */
+  public readonly resource: JuneauCustomResource<Spec, Status>;
+  /** How many addresses the pool holds (`status.size`, AP-3); undefined until the controller writes it. */
+  public readonly size: pulumi.Output<number | undefined>;
+  /** How many addresses are allocated (`status.used`, AP-3) when Pulumi last read the object. */
+  public readonly used: pulumi.Output<number | undefined>;
+  private readonly object: AddressPoolObject;
+
+  /**
+   * @throws JuneauValidationError listing every problem of `args`, including overlaps with the
+   *   pools declared earlier in the program (AP-2).
+   */
+  constructor(name: string, args: AddressPoolArgs, opts?: pulumi.ComponentResourceOptions) {
+    const object = renderAddressPool(args.metadata?.name ?? name, { ...args, metadata: metadataInput(args.metadata) });
+    throwIfInvalid(`AddressPool ${name}`, validateAddressPool(object, declarations().addressPools));
+    super(AddressPool.TYPE, name, {}, opts);
+    declarations().addressPools.push(object);
+
+    this.object = object;
+    this.name = object.metadata.name!;
+    this.advertiseMode = args.advertiseMode;
+    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this));
+    this.size = fromStatus(this.resource, (s) => s.size);
+    this.used = fromStatus(this.resource, (s) => s.used);
+    this.registerOutputs({ size: this.size, used: this.used });
+  }
+
+  /** The AddressPool object as declared (a copy). */
+  public toObject(): AddressPoolObject {
+    return structuredClone(this.object);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * What every Juneau Pulumi component shares: the type-token prefix, the metadata users may give,
+ * the construction-time validation error, and a CustomResource whose spec and status are typed
+ * outputs. Rendering and the rules themselves live in constructs/shared, used by cdk8s as well.
+ */
+import * as k8s from '@pulumi/kubernetes';
+import * as pulumi from '@pulumi/pulumi';
+import { formatIssue, ValidationIssue } from '../../api/validation';
+import { ObjectMetadataInput } from '../shared/metadata';
+
+/** The package part of every type token: `juneau:index:<Component>`. Never change a token: it is part of every URN. */
+export const TYPE_PREFIX = 'juneau:index';
+
+/**
+ * The metadata a component accepts. Plain values, not `pulumi.Input`s: the name and namespace are
+ * validated and cross-referenced while the program runs, before anything reaches the cluster.
+ */
+export interface JuneauMetadata {
+  /**
+   * The object's name on the cluster.
+   * @default the component's resource name (no random suffix: other objects refer to it by name)
+   */
+  readonly name?: string;
+  /**
+   * Namespace of a namespaced object (ignored on cluster-scoped ones).
+   * @default none: the Kubernetes provider's namespace
+   */
+  readonly namespace?: string;
+  /** @default no labels */
+  readonly labels?: Record<string, string>;
+  /** @default no annotations */
+  readonly annotations?: Record<string, string>;
+}
+
+/** The metadata fields the shared renderers read. */
+export const metadataInput = (m?: JuneauMetadata): ObjectMetadataInput | undefined =>
+  m ? { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations } : undefined;
+
+/**
+ * Every problem of one component's arguments, reported together when the component is
+ * constructed, so `pulumi preview` fails before any resource is registered — the Pulumi
+ * counterpart of a failing `cdk8s synth`. A RunError, so Pulumi prints the message without a stack.
+ */
+export class JuneauValidationError extends pulumi.RunError {
+  /** One line per problem, each naming the field and the value (`spec.addresses[0]: "10.0.0.0/33" …`). */
+  public readonly problems: readonly string[];
+
+  constructor(component: string, problems: readonly string[]) {
+    super(`${component} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'JuneauValidationError';
+    this.problems = problems;
+  }
+}
+
+/** Throws one JuneauValidationError listing every issue; returns quietly when there are none. */
+export function throwIfInvalid(component: string, issues: readonly ValidationIssue[]): void {
+  if (issues.length > 0) throw new JuneauValidationError(component, issues.map(formatIssue));
+}
+
+/** The metadata fields Juneau writes; what the API server adds (uid, timestamps…) is never sent. */
+export interface WrittenMetadata {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+}
+
+/** The typed object shape a Juneau CustomResource is created from. */
+export interface JuneauObject<Spec> {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: WrittenMetadata;
+  readonly spec: Spec;
+}
+
+/** Only the metadata fields Juneau writes, without the empty ones. */
+export function writtenMetadata(m: WrittenMetadata): k8s.types.input.meta.v1.ObjectMeta {
+  return {
+    ...(m.name !== undefined ? { name: m.name } : {}),
+    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+    ...(m.labels !== undefined ? { labels: m.labels } : {}),
+    ...(m.annotations !== undefined ? { annotations: m.annotations } : {}),
+  };
+}
+
+/**
+ * A `kubernetes:<group>/<version>:<Kind>` CustomResource whose `spec` and `status` are outputs.
+ * The plain CustomResource only exposes the properties it was given, so `status` is registered
+ * as an (empty) input here to make the provider's live status readable.
+ */
+export class JuneauCustomResource<Spec, Status> extends k8s.apiextensions.CustomResource {
+  // `declare`: no class-field initialiser may overwrite the outputs the base constructor set.
+  declare public readonly spec: pulumi.Output<Spec>;
+  declare public readonly status: pulumi.Output<Status | undefined>;
+
+  constructor(name: string, object: JuneauObject<Spec>, opts: pulumi.CustomResourceOptions) {
+    super(name, { apiVersion: object.apiVersion, kind: object.kind, metadata: writtenMetadata(object.metadata), spec: object.spec, status: undefined }, opts);
+  }
+}
+
+/** Reads one field of a CustomResource's status; undefined until the controller has written it. */
+export const fromStatus = <Status, T>(resource: JuneauCustomResource<unknown, Status>, read: (status: Status) => T | undefined): pulumi.Output<T | undefined> =>
+  resource.status.apply((s) => (s === undefined || s === null ? undefined : read(s)));
+
+/** The component options for children: parented to the component, after the components they name. */
+export function childOptions(parent: pulumi.ComponentResource, dependsOn: readonly pulumi.Resource[] = []): pulumi.CustomResourceOptions {
+  return dependsOn.length ? { parent, dependsOn: [...dependsOn] } : { parent };
+}

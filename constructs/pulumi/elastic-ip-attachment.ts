@@ -1,0 +1,67 @@
+import * as pulumi from '@pulumi/pulumi';
+import { ElasticIPAttachment as ElasticIPAttachmentObject } from '../../api';
+import { renderElasticIPAttachment, validateElasticIPAttachment } from '../shared/kinds';
+import { childOptions, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
+import { declarations } from './declarations';
+import { ElasticIP } from './elastic-ip';
+
+export interface ElasticIPAttachmentArgs {
+  /**
+   * Metadata of the attachment; it must be in the ElasticIP's namespace (EIPA-1).
+   * @default name = the component's resource name; namespace = the ElasticIP component's namespace, if given
+   */
+  readonly metadata?: JuneauMetadata;
+  /** The ElasticIP to bind: a component, or a name in the same namespace (EIPA-1). */
+  readonly elasticIP: ElasticIP | string;
+  /**
+   * The NetworkInterface to translate to, named `<pod>.<interface>` (NIC-1).
+   * @example 'nginx.eth0'
+   */
+  readonly networkInterface: string;
+}
+
+type Spec = ElasticIPAttachmentObject['spec'];
+type Status = NonNullable<ElasticIPAttachmentObject['status']>;
+
+/**
+ * Binds an ElasticIP to a Pod NIC through 1:1 NAT (EIP-4, EIPA-1, EIPA-2).
+ *
+ * @example
+ * new ElasticIPAttachment('nginx-eip-attach', { elasticIP: nginxEip, networkInterface: 'nginx.eth0' });
+ */
+export class ElasticIPAttachment extends pulumi.ComponentResource {
+  public static readonly TYPE = `${TYPE_PREFIX}:ElasticIPAttachment`;
+
+  /** The attachment's name on the cluster. */
+  public readonly name: string;
+  public readonly resource: JuneauCustomResource<Spec, Status>;
+  private readonly object: ElasticIPAttachmentObject;
+
+  /** @throws JuneauValidationError listing every problem of `args` (names, EIPA-1, EIPA-2 within the program). */
+  constructor(name: string, args: ElasticIPAttachmentArgs, opts?: pulumi.ComponentResourceOptions) {
+    const eip = args.elasticIP;
+    const metadata = metadataInput(args.metadata) ?? {};
+    const object = renderElasticIPAttachment(args.metadata?.name ?? name, {
+      elasticIP: typeof eip === 'string' ? eip : eip.name,
+      networkInterface: args.networkInterface,
+      metadata: { ...metadata, namespace: metadata.namespace ?? (typeof eip === 'string' ? undefined : eip.namespace) },
+    });
+    const declared = declarations().elasticIPAttachments;
+    throwIfInvalid(
+      `ElasticIPAttachment ${name}`,
+      validateElasticIPAttachment(object, typeof eip === 'string' ? undefined : eip.namespace ?? 'default', [...declared, object]),
+    );
+    super(ElasticIPAttachment.TYPE, name, {}, opts);
+    declared.push(object);
+
+    this.object = object;
+    this.name = object.metadata.name!;
+    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, typeof eip === 'string' ? [] : [eip]));
+    this.registerOutputs({});
+  }
+
+  /** The ElasticIPAttachment object as declared (a copy). */
+  public toObject(): ElasticIPAttachmentObject {
+    return structuredClone(this.object);
+  }
+}

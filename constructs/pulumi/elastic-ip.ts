@@ -1,0 +1,94 @@
+import * as pulumi from '@pulumi/pulumi';
+import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase, ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { renderElasticIP, validateElasticIP } from '../shared/kinds';
+import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
+import { declaredNetwork, declaredPools } from './declarations';
+import { ExternalNetwork } from './external-network';
+
+export interface ElasticIPArgs {
+  /**
+   * Metadata of the ElasticIP.
+   * @default name = the component's resource name; namespace = none (the provider's namespace)
+   */
+  readonly metadata?: JuneauMetadata;
+  /**
+   * The ExternalNetwork the address comes from (EIP-1): a component, or the name of a network.
+   * A name of a network declared in this program is checked like the component would be.
+   */
+  readonly externalNetwork: ExternalNetwork | string;
+  /**
+   * The address to reserve; it must lie in one of the network's pools of the network's mode
+   * (EIP-2, EIP-3). Checked at construction when the network and its pools are declared in the
+   * program; otherwise only its IPv4 format is, and the controller checks the rest.
+   * @default any free address of the network
+   */
+  readonly requestedIP?: string;
+  /**
+   * Make `pulumi up` wait until the controller has written `status.address` (the
+   * `pulumi.com/waitFor` annotation), so `address` is known after the first update. Needs the
+   * controller running: without it, the update waits until the provider's timeout.
+   * @default false: `address` is what the object held when Pulumi last read it (`pulumi refresh` updates it)
+   */
+  readonly waitForAddress?: boolean;
+}
+
+type Spec = ElasticIPObject['spec'];
+type Status = NonNullable<ElasticIPObject['status']>;
+
+/** The Kubernetes provider's await annotation (pulumi-kubernetes ≥ 4.18). */
+const WAIT_FOR = 'pulumi.com/waitFor';
+
+/**
+ * One reserved external IPv4 address (EIP-1..19). Use it by NAT with an ElasticIPAttachment, or
+ * directly on a Pod NIC with the `juneau.loutres.me/elastic-ip` annotation (`podAnnotation()`).
+ *
+ * @example
+ * const eip = new ElasticIP('web-eip', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.241' });
+ * export const webAddress = eip.address;
+ */
+export class ElasticIP extends pulumi.ComponentResource {
+  public static readonly TYPE = `${TYPE_PREFIX}:ElasticIP`;
+
+  /** The ElasticIP's name on the cluster. */
+  public readonly name: string;
+  /** The namespace given in metadata, if any. */
+  public readonly namespace?: string;
+  public readonly resource: JuneauCustomResource<Spec, Status>;
+  /** The reserved address (`status.address`); undefined until the controller has allocated one. */
+  public readonly address: pulumi.Output<string | undefined>;
+  /** `Pending`, `Available`, `Attached` or `Error` (`status.phase`, EIP-9). */
+  public readonly phase: pulumi.Output<ElasticIPPhase | undefined>;
+  private readonly object: ElasticIPObject;
+
+  /** @throws JuneauValidationError listing every problem of `args` (names, EIP-2/EIP-3). */
+  constructor(name: string, args: ElasticIPArgs, opts?: pulumi.ComponentResourceOptions) {
+    const network = args.externalNetwork;
+    const metadata = metadataInput(args.metadata);
+    const object = renderElasticIP(args.metadata?.name ?? name, {
+      externalNetwork: typeof network === 'string' ? network : network.name,
+      requestedIP: args.requestedIP,
+      metadata: args.waitForAddress ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } } : metadata,
+    });
+    const networkObject: ExternalNetworkObject | undefined = typeof network === 'string' ? declaredNetwork(network) : network.toObject();
+    throwIfInvalid(`ElasticIP ${name}`, validateElasticIP(object, networkObject, declaredPools(networkObject?.spec.addressPools ?? [])));
+    super(ElasticIP.TYPE, name, {}, opts);
+
+    this.object = object;
+    this.name = object.metadata.name!;
+    this.namespace = object.metadata.namespace;
+    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, typeof network === 'string' ? [] : [network]));
+    this.address = fromStatus(this.resource, (s) => s.address);
+    this.phase = fromStatus(this.resource, (s) => s.phase);
+    this.registerOutputs({ address: this.address, phase: this.phase });
+  }
+
+  /** The Pod annotation that puts this ElasticIP directly on the Pod's eth0 (EIP-4). */
+  public podAnnotation(): Record<string, string> {
+    return { [ANNOTATIONS.elasticIP]: this.name };
+  }
+
+  /** The ElasticIP object as declared (a copy). */
+  public toObject(): ElasticIPObject {
+    return structuredClone(this.object);
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * `juneau/pulumi`: Juneau's objects as Pulumi ComponentResources (`juneau:index:<Name>`), with the
+ * names and arguments of the cdk8s constructs and the same rendering and validation
+ * (constructs/shared). Invalid arguments throw one JuneauValidationError listing every problem.
+ */
+export { JuneauValidationError, TYPE_PREFIX } from './base';
+export type { JuneauMetadata } from './base';
+export * from './address-pool';
+export * from './external-network';
+export * from './elastic-ip';
+export * from './elastic-ip-attachment';
+export * from './load-balancer-service';
+export * from './juneau-install';
