@@ -1,0 +1,194 @@
+// bpf/juneau_arp.h and its one TS mirror (runtime/agent/bpf/layout.ts) agree: struct sizes, field
+// offsets and sizes, and the maps' key/value types and sizes, read from the BTF of the built
+// object; the constants (reasons, actions, flags, limits) checked by clang against the header.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as layout from '../../runtime/agent/bpf/layout';
+
+const REPO = path.resolve(__dirname, '../..');
+const OBJECT = path.join(REPO, 'dist/bpf/xdp_arp.bpf.o');
+
+interface BtfMember {
+  name: string;
+  type_id: number;
+  bits_offset: number;
+}
+interface BtfType {
+  id: number;
+  kind: string;
+  name: string;
+  size?: number;
+  type_id?: number;
+  nr_elems?: number;
+  members?: BtfMember[];
+}
+
+class Btf {
+  private readonly byId = new Map<number, BtfType>();
+
+  constructor(types: BtfType[]) {
+    for (const t of types) this.byId.set(t.id, t);
+  }
+
+  type(id: number): BtfType {
+    const t = this.byId.get(id);
+    if (!t) throw new Error(`BTF type ${id} missing`);
+    return t;
+  }
+
+  struct(name: string): BtfType {
+    const found = [...this.byId.values()].find((t) => t.kind === 'STRUCT' && t.name === name);
+    if (!found) throw new Error(`struct ${name} not in the BTF of ${OBJECT}`);
+    return found;
+  }
+
+  variable(name: string): BtfType {
+    const found = [...this.byId.values()].find((t) => t.kind === 'VAR' && t.name === name);
+    if (!found) throw new Error(`variable ${name} not in the BTF of ${OBJECT}`);
+    return found;
+  }
+
+  /** Size in bytes, through typedefs, qualifiers and arrays. */
+  sizeOf(id: number): number {
+    const t = this.type(id);
+    if (t.kind === 'ARRAY') return t.nr_elems! * this.sizeOf(t.type_id!);
+    if (t.size !== undefined) return t.size;
+    if (t.type_id !== undefined) return this.sizeOf(t.type_id);
+    throw new Error(`no size for BTF ${t.kind} ${t.name}`);
+  }
+
+  resolve(id: number): BtfType {
+    const t = this.type(id);
+    return ['TYPEDEF', 'CONST', 'VOLATILE'].includes(t.kind) ? this.resolve(t.type_id!) : t;
+  }
+
+  /** A libbpf map definition's member: `__type(key, T)` is a pointer to T, `__uint(n, V)` a
+   * pointer to an array of V elements. */
+  mapMember(mapName: string, member: string): BtfType {
+    const def = this.resolve(this.variable(mapName).type_id!);
+    const m = def.members?.find((x) => x.name === member);
+    if (!m) throw new Error(`map ${mapName} has no ${member}`);
+    return this.resolve(this.type(m.type_id).type_id!);
+  }
+}
+
+function loadBtf(): Btf {
+  const json = execFileSync('bpftool', ['-j', 'btf', 'dump', 'file', OBJECT], { encoding: 'utf8' });
+  return new Btf((JSON.parse(json) as { types: BtfType[] }).types);
+}
+
+describe('bpf map layouts: C (BTF of dist/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout.ts', () => {
+  let btf: Btf;
+
+  beforeAll(() => {
+    execFileSync('bash', [path.join(REPO, 'bpf/build.sh')], { stdio: 'pipe' });
+    btf = loadBtf();
+  });
+
+  test.each(layout.STRUCTS.map((s) => [s.name, s] as const))('struct %s: size, field names, offsets and sizes', (name, mirror) => {
+    const c = btf.struct(name);
+    expect(c.size).toBe(mirror.size);
+    const cFields = Object.fromEntries(
+      c.members!.map((m) => {
+        expect(m.bits_offset % 8).toBe(0); // no bitfields
+        return [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }];
+      }),
+    );
+    expect(cFields).toEqual(mirror.fields);
+  });
+
+  test('no implicit padding: fields tile each struct exactly (every hole is a named pad)', () => {
+    for (const s of layout.STRUCTS) {
+      const fields = Object.values(s.fields).sort((a, b) => a.offset - b.offset);
+      let end = 0;
+      for (const f of fields) {
+        expect({ struct: s.name, offset: f.offset }).toEqual({ struct: s.name, offset: end });
+        end = f.offset + f.size;
+      }
+      expect({ struct: s.name, end }).toEqual({ struct: s.name, end: s.size });
+    }
+  });
+
+  test.each([
+    [layout.MAP_NAMES.arpTable, 'juneau_arp_key', 'juneau_arp_value', layout.LIMITS.JUNEAU_ARP_TABLE_MAX],
+    [layout.MAP_NAMES.guard, 'juneau_guard_key', 'juneau_guard_value', layout.LIMITS.JUNEAU_GUARD_MAX],
+    [layout.MAP_NAMES.config, 'juneau_config_key', 'juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
+    [layout.MAP_NAMES.stats, '__u32', 'juneau_stats_value', layout.REASONS.JUNEAU_REASON_MAX],
+  ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) => {
+    const keyType = btf.mapMember(map, 'key');
+    if (key === '__u32') expect(keyType).toMatchObject({ kind: 'INT', size: 4 });
+    else expect(keyType).toMatchObject({ kind: 'STRUCT', name: key });
+    expect(btf.mapMember(map, 'value')).toMatchObject({ kind: 'STRUCT', name: value });
+    expect(btf.mapMember(map, 'max_entries').nr_elems).toBe(maxEntries);
+  });
+
+  test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
+    const asserts: string[] = [];
+    const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
+    for (const [name, value] of Object.entries(constants)) asserts.push(`_Static_assert(${name} == ${value}, "${name}");`);
+    for (const s of layout.STRUCTS) {
+      asserts.push(`_Static_assert(sizeof(struct ${s.name}) == ${s.size}, "sizeof ${s.name}");`);
+      for (const [field, f] of Object.entries(s.fields)) {
+        asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
+        asserts.push(`_Static_assert(sizeof(((struct ${s.name} *)0)->${field}) == ${f.size}, "${s.name}.${field} size");`);
+      }
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-layout-'));
+    try {
+      const file = path.join(dir, 'layout_check.c');
+      fs.writeFileSync(file, `#include <stddef.h>\n#include "juneau_arp.h"\n${asserts.join('\n')}\n`);
+      const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
+      execFileSync('clang', ['-target', 'bpf', '-fsyntax-only', `-I${arch}`, `-I${path.join(REPO, 'bpf')}`, file], { stdio: 'pipe' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    expect(asserts.length).toBeGreaterThan(50);
+  });
+});
+
+describe('bpf map encoders', () => {
+  test('IPv4 keys are in network byte order (__be32)', () => {
+    expect(layout.encodeArpKey('192.0.2.1')).toEqual(Buffer.from([192, 0, 2, 1]));
+    expect(layout.decodeArpKey(Buffer.from([10, 225, 51, 7]))).toBe('10.225.51.7');
+  });
+
+  test('guard keys: host-order prefix length, then the network-order address', () => {
+    const key = layout.encodeGuardKey({ address: '10.225.51.0', prefixLength: 24 });
+    expect(key).toEqual(Buffer.from([24, 0, 0, 0, 10, 225, 51, 0]));
+    expect(layout.decodeGuardKey(key)).toEqual({ address: '10.225.51.0', prefixLength: 24 });
+  });
+
+  test('arp values round-trip, and a fresh value is all zero (padding included)', () => {
+    expect(layout.encodeArpValue()).toEqual(Buffer.alloc(40));
+    const entry = { requests: 3n, replies: 2n, conflicts: 1n, lastConflictNs: 123456789n, lastConflictMac: '02:00:00:00:0c:0f' };
+    expect(layout.decodeArpValue(layout.encodeArpValue(entry))).toEqual(entry);
+    expect(layout.decodeArpValue(Buffer.alloc(40)).lastConflictMac).toBeUndefined();
+  });
+
+  test('config values: protections are on when their OFF flag is clear', () => {
+    const value = layout.encodeConfigValue({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true });
+    expect(value).toEqual(Buffer.from([2, 0, 0, 0, 0, 1, 0, 0, layout.CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF, 0, 0, 0]));
+    expect(layout.decodeConfigValue(value)).toEqual({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true });
+  });
+
+  test('guard values carry the action; an unknown action is an error, not a guess', () => {
+    expect(layout.decodeGuardValue(layout.encodeGuardValue('allow'))).toEqual({ action: 'allow', hits: 0n });
+    expect(() => layout.decodeGuardValue(Buffer.alloc(16))).toThrow(/unknown action 0/);
+  });
+
+  test('per-CPU stats are summed over 8-byte slots', () => {
+    const value = Buffer.alloc(layout.perCpuValueSize(8, 3));
+    value.writeBigUInt64LE(1n, 0);
+    value.writeBigUInt64LE(2n, 8);
+    value.writeBigUInt64LE(40n, 16);
+    expect(layout.sumPerCpuStats(value, 3)).toBe(43n);
+  });
+
+  test('malformed addresses are refused', () => {
+    expect(() => layout.encodeArpKey('192.0.2.256')).toThrow(/not an IPv4 address/);
+    expect(() => layout.encodeArpKey('192.0.2')).toThrow(/not an IPv4 address/);
+    expect(() => layout.encodeConfigValue({ mac: '02:00:00:00:00', guard: true, conflictDetection: true })).toThrow(/not a MAC/);
+  });
+});
