@@ -56,6 +56,8 @@ export class Allocator {
     const held = this.heldClaims(holder, pool.kind).filter((c) => c.pool.name === pool.name);
     if (options.current) {
       const mine = held.find((c) => c.value === options.current);
+      // A second value taken by a racing replica whose status write lost is released (EN-7).
+      await this.releaseClaims(held.filter((c) => c.value !== options.current));
       if (mine) return okOf(mine);
       // The status names a value whose claim is gone (deleted by hand?): claim it again, never another (EN-7).
       return this.claimExact(holder, pool, options.current, options.owner);
@@ -69,6 +71,11 @@ export class Allocator {
     const held = this.heldClaims(holder);
     await this.releaseClaims(held);
     return held.length;
+  }
+
+  /** Releases one claim (ALLOC-2 sweep). */
+  async releaseClaim(claim: ClaimRecord): Promise<void> {
+    await this.releaseClaims([claim]);
   }
 
   /** The holder's claims, lowest value first, so two replicas keep the same one. */

@@ -1,0 +1,190 @@
+/**
+ * The controller process minus flags: informer caches, the allocation index fed by them, one
+ * work queue per reconciler, and the event handlers that map a change to the keys it affects.
+ * `start()` waits for every cache before the first reconcile, so a pass never mistakes "not
+ * loaded yet" for "gone" (which would release VIPs).
+ */
+import { SUBNET_VNI_POOL, type AllocationPool } from '../../api';
+import { parsePoolAddresses } from '../../api/validation';
+import { FieldManagers } from '../kube/apply';
+import type { EventRecorder } from '../kube/events';
+import { silentLogger, type Logger } from '../kube/log';
+import type { RuntimeMetrics } from '../kube/metrics';
+import { Resources, type ResourceType } from '../kube/resources';
+import { isAlreadyExists, type RestClient } from '../kube/rest';
+import { objectKey, type KubeObject } from '../kube/types';
+import { WorkQueue, type KeyHandler } from '../kube/workqueue';
+import { Allocator } from './allocator/allocator';
+import { AllocatorIndex } from './allocator/allocator-index';
+import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
+import type { Caches, ControllerContext } from './context';
+import { Informer } from './informer';
+import { reconcileAddressPool } from './reconcilers/address-pool';
+import { sweepOrphanClaims } from './reconcilers/claim-sweep';
+import { reconcileExternalNetwork } from './reconcilers/external-network';
+import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
+import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
+import { SERVICE_NAME_LABEL } from './slb/views';
+
+export interface ControllerOptions {
+  readonly rest: RestClient;
+  readonly logger?: Logger;
+  readonly recorder?: EventRecorder;
+  readonly metrics?: RuntimeMetrics;
+  /** Concurrent ServiceLoadBalancer passes (different keys). @default 4 */
+  readonly workers?: number;
+  /** How often orphaned claims are swept (ALLOC-2). @default 60_000 */
+  readonly sweepIntervalMs?: number;
+  /** A claim younger than this is never swept. @default 30_000 */
+  readonly sweepGraceMs?: number;
+}
+
+export class JuneauController {
+  readonly caches: Caches;
+  readonly index = new AllocatorIndex();
+  readonly queues: { readonly serviceLoadBalancers: WorkQueue; readonly externalNetworks: WorkQueue; readonly addressPools: WorkQueue };
+  private readonly ctx: ControllerContext;
+  private readonly logger: Logger;
+  private timers: NodeJS.Timeout[] = [];
+  private started = false;
+
+  constructor(private readonly options: ControllerOptions) {
+    const { rest } = options;
+    this.logger = options.logger ?? silentLogger;
+    this.queues = { serviceLoadBalancers: this.queue('serviceloadbalancer'), externalNetworks: this.queue('externalnetwork'), addressPools: this.queue('addresspool') };
+    const informer = <T extends KubeObject>(type: ResourceType) => new Informer<T>(rest, type, { logger: this.logger });
+    this.caches = {
+      services: informer(Resources.services),
+      endpointSlices: informer(Resources.endpointSlices),
+      serviceLoadBalancers: informer(JuneauResources.serviceLoadBalancers),
+      arpAdvertisements: new Informer(rest, JuneauResources.arpAdvertisements, { logger: this.logger, labelSelector: OWNER_LABELS.kind }),
+      externalNetworks: informer(JuneauResources.externalNetworks),
+      addressPools: informer(JuneauResources.addressPools),
+      allocationPools: informer(JuneauResources.allocationPools),
+      allocationClaims: informer(JuneauResources.allocationClaims),
+    } as Caches;
+    const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller));
+    this.ctx = { rest, caches: this.caches, index: this.index, allocator, recorder: options.recorder, logger: this.logger, fieldManager: FieldManagers.controller };
+    this.feedIndex();
+    this.mapEventsToKeys();
+  }
+
+  /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.start()));
+    await this.ensureSubnetVniPool();
+    const { metrics } = this.options;
+    const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
+      q.run(metrics ? metrics.instrument(name, handler) : handler, workers, (key, err) => this.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
+    run(this.queues.serviceLoadBalancers, 'serviceloadbalancer', async (k) => reconcileServiceLoadBalancer(this.ctx, k), this.options.workers ?? 4);
+    run(this.queues.externalNetworks, 'externalnetwork', async (k) => reconcileExternalNetwork(this.ctx, k), 1);
+    run(this.queues.addressPools, 'addresspool', async (k) => reconcileAddressPool(this.ctx, k), 1);
+    for (const s of this.caches.services.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
+    for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
+    for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
+    for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
+    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
+    this.timers.push(setInterval(sweep, this.options.sweepIntervalMs ?? 60_000), setInterval(() => this.index.expireTentative(60_000), 30_000));
+    this.timers.forEach((t) => t.unref());
+    sweep();
+  }
+
+  /** Stops the reconcilers (letting passes in flight finish) and the caches. */
+  async stop(): Promise<void> {
+    this.timers.forEach(clearInterval);
+    this.timers = [];
+    await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
+    await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.stop()));
+  }
+
+  /** True once every cache has listed (for /readyz). */
+  get hasSynced(): boolean {
+    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced);
+  }
+
+  private queue(name: string): WorkQueue {
+    return new WorkQueue({ onDepthChange: this.options.metrics?.queueDepthHook(name) });
+  }
+
+  /** EN-7: creates subnet-vni with the documented default range when absent; never changes one. */
+  private async ensureSubnetVniPool(): Promise<void> {
+    if (this.caches.allocationPools.get(SUBNET_VNI_POOL)) return;
+    try {
+      await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), { fieldManager: FieldManagers.controller });
+      this.logger.info('created AllocationPool subnet-vni with the default range', { ...defaultSubnetVniPool().spec });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+
+  /** Pools and claims go into the allocation index as they arrive (ALLOC-1: rebuilt at start). */
+  private feedIndex(): void {
+    const { addressPools, allocationPools, allocationClaims } = this.caches;
+    addressPools.on((event, pool) => {
+      const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
+      if (event === 'delete') this.index.deletePool(ref);
+      else this.index.setPool(ref, parsePoolAddresses({ name: ref.name, addresses: pool.spec.addresses }).ranges);
+      this.reportUsage(ref.name);
+    });
+    allocationPools.on((event, pool: AllocationPool & KubeObject) => {
+      const ref = { kind: 'AllocationPool' as const, name: pool.metadata.name ?? '' };
+      if (event === 'delete') this.index.deletePool(ref);
+      else this.index.setPool(ref, pool.spec.start <= pool.spec.end ? [{ first: pool.spec.start, last: pool.spec.end }] : []);
+    });
+    allocationClaims.on((event, claim, old) => {
+      if (old && event !== 'delete') this.index.deleteClaim(old.metadata.name ?? '');
+      const record = claimRecordOf(claim);
+      if (event === 'delete') this.index.deleteClaim(claim.metadata.name ?? '');
+      else if (record) this.index.upsertClaim(record);
+      if (record?.pool.kind === 'AddressPool') this.reportUsage(record.pool.name);
+    });
+  }
+
+  private reportUsage(pool: string): void {
+    const usage = this.index.usage({ kind: 'AddressPool', name: pool });
+    if (usage) this.options.metrics?.setPoolUsage(pool, usage.used, usage.size);
+  }
+
+  /** Which keys a change affects. */
+  private mapEventsToKeys(): void {
+    const c = this.caches;
+    const q = this.queues;
+    const slbsOfNetwork = (network: string) => c.serviceLoadBalancers.list().filter((s) => s.spec.externalNetwork === network).forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
+    c.services.on((_e, s) => q.serviceLoadBalancers.add(objectKey(s)));
+    c.serviceLoadBalancers.on((_e, s) => q.serviceLoadBalancers.add(objectKey(s)));
+    c.endpointSlices.on((_e, s) => {
+      const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
+      if (service) q.serviceLoadBalancers.add(`${s.metadata?.namespace}/${service}`);
+    });
+    c.arpAdvertisements.on((_e, ad) => {
+      const l = ad.metadata.labels ?? {};
+      if (l[OWNER_LABELS.kind] === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${l[OWNER_LABELS.namespace]}/${l[OWNER_LABELS.name]}`);
+    });
+    c.externalNetworks.on((_e, n) => {
+      q.externalNetworks.add(objectKey(n));
+      n.spec.addressPools.forEach((p) => q.addressPools.add(p));
+      slbsOfNetwork(objectKey(n));
+    });
+    c.addressPools.on((_e, p) => {
+      q.addressPools.add(objectKey(p));
+      c.externalNetworks.list().filter((n) => n.spec.addressPools.includes(objectKey(p))).forEach((n) => {
+        q.externalNetworks.add(objectKey(n));
+        slbsOfNetwork(objectKey(n));
+      });
+    });
+    c.allocationPools.on((_e, p) => {
+      if (objectKey(p) === SUBNET_VNI_REF.name) c.externalNetworks.list().filter((n) => !n.status?.networkID).forEach((n) => q.externalNetworks.add(objectKey(n)));
+    });
+    c.allocationClaims.on((_e, claim) => {
+      const record = claimRecordOf(claim);
+      if (!record) return;
+      // Pool status is batched: a burst of claims is one status write a second.
+      if (record.pool.kind === 'AddressPool') q.addressPools.addAfter(record.pool.name, 1000);
+      const h = record.holder;
+      if (h.kind === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${h.namespace}/${h.name}`);
+      if (h.kind === 'ExternalNetwork') q.externalNetworks.add(h.name);
+    });
+  }
+}

@@ -1,0 +1,24 @@
+/** AddressPool status (AP-2, AP-3). Key: the pool's name. */
+import { applyStatus } from '../../kube/apply';
+import { poolViews, sameJson, type ControllerContext } from '../context';
+import { planPoolStatus } from '../network/plan';
+import { JuneauResources } from '../resources';
+
+export async function reconcileAddressPool(ctx: ControllerContext, name: string): Promise<void> {
+  const pool = ctx.caches.addressPools.get(name);
+  if (!pool || pool.metadata.deletionTimestamp) return;
+  const views = poolViews(ctx.caches);
+  const networks = ctx.caches.externalNetworks
+    .list()
+    .filter((n) => n.spec.addressPools.includes(name))
+    .map((n) => n.metadata.name ?? '')
+    .sort();
+  const status = planPoolStatus({
+    pool: { ...views.get(name)!, generation: pool.metadata.generation, conditions: pool.status?.conditions },
+    others: [...views.values()].filter((p) => p.name !== name),
+    usage: ctx.index.usage({ kind: 'AddressPool', name }),
+    networks,
+  });
+  if (sameJson(pool.status, status)) return;
+  await applyStatus(ctx.rest, JuneauResources.addressPools, { name }, status, ctx.fieldManager);
+}

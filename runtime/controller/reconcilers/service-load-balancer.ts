@@ -1,0 +1,158 @@
+/**
+ * Service -> ServiceLoadBalancer (SLB-1..10, ARP-6). Key: `<namespace>/<name>` of the Service
+ * (the ServiceLoadBalancer has the same name). Level-triggered: every pass reads the caches,
+ * asks the pure rules in ../slb what should be, and writes only the differences. Status is
+ * written once per pass; Events come from the plan (one per phase transition).
+ */
+import { API_VERSION, FINALIZERS, type ServiceLoadBalancer } from '../../../api';
+import { applyObject, applyStatus, removeFinalizer } from '../../kube/apply';
+import { referenceTo } from '../../kube/events';
+import { Resources } from '../../kube/resources';
+import { isNotFound } from '../../kube/rest';
+import { splitKey, type KubeObject } from '../../kube/types';
+import type { Holder } from '../allocator/allocator-index';
+import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { asKube, JuneauResources, OWNER_LABELS } from '../resources';
+import { advertisementAction, advertisementName, planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
+import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec } from '../slb/request';
+import { formatIPv4 } from '../../../api/validation';
+
+type Slb = ServiceLoadBalancer & KubeObject;
+const SLB = JuneauResources.serviceLoadBalancers;
+const ARP = JuneauResources.arpAdvertisements;
+
+export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<void> {
+  const service = ctx.caches.services.get(key);
+  const existing = ctx.caches.serviceLoadBalancers.get(key);
+  if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
+  if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
+    if (existing) await deleteIgnoringNotFound(ctx, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
+    return;
+  }
+  const slb = await ensureServiceLoadBalancer(ctx, service, existing);
+  const allocation = await ensureAllocation(ctx, service, slb);
+  const plan = planServiceLoadBalancer({
+    service,
+    slices: endpointSlicesOf(ctx, key),
+    generation: slb.metadata.generation ?? 0,
+    previous: slb.status,
+    network: networkOf(ctx, slb),
+    allocation,
+    currentAdvertisement: currentAdvertisement(ctx, key),
+  });
+  await ensureAdvertisement(ctx, key, plan.advertisement);
+  await ensureStatus(ctx, slb, plan);
+  await ensureServiceIngress(ctx, service, plan.ingressIPs);
+  recordEvents(ctx, slb, plan);
+}
+
+/** SLB-1: the ServiceLoadBalancer exists, owned by the Service (GC), with the finalizer (ARP-6) and the spec from the annotations. */
+async function ensureServiceLoadBalancer(ctx: ControllerContext, service: ServiceObject, existing: Slb | undefined): Promise<Slb> {
+  const { namespace, name, uid } = service.metadata;
+  const spec = serviceLoadBalancerSpec(service);
+  const owner = { apiVersion: 'v1', kind: 'Service', name: name ?? '', uid: uid ?? '', controller: true, blockOwnerDeletion: true };
+  const upToDate =
+    existing &&
+    sameJson(existing.spec, spec) &&
+    existing.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer) &&
+    existing.metadata.ownerReferences?.some((o) => o.uid === owner.uid && o.controller);
+  if (upToDate) return existing;
+  const desired = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec };
+  return applyObject<Slb>(ctx.rest, SLB, asKube(desired as Slb), ctx.fieldManager);
+}
+
+function holderOf(slb: Slb): Holder {
+  return { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace: slb.metadata.namespace, name: slb.metadata.name ?? '', uid: slb.metadata.uid };
+}
+
+/** SLB-2 / EIP-3: keep or take the VIP by claim creation; anything that cannot have a VIP holds no claim. */
+async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, slb: Slb): Promise<AllocationOutcome> {
+  const pools = poolViews(ctx.caches);
+  const networkName = slb.spec.externalNetwork;
+  const network = networkName ? ctx.caches.externalNetworks.get(networkName) : undefined;
+  const view = network && { name: network.metadata.name ?? '', type: network.spec.type, addressPools: network.spec.addressPools };
+  const decision = decideAllocationRequest(service, view, pools);
+  if (!decision.ok) {
+    await ctx.allocator.releaseAll(holderOf(slb));
+    return { allocated: false, phase: decision.phase, reason: decision.reason, message: decision.message };
+  }
+  const { requested } = decision.request;
+  const result = await ctx.allocator.ensureAddress(holderOf(slb), { pools: decision.request.pools, requested: requested && { value: requested.value, pool: requested.pool } });
+  if (result.ok) return { allocated: true, vip: formatIPv4(result.value), pool: result.pool.name };
+  return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message} (SLB-2)` };
+}
+
+function endpointSlicesOf(ctx: ControllerContext, key: string) {
+  const { namespace, name } = splitKey(key);
+  return ctx.caches.endpointSlices.list().filter((s) => s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
+}
+
+function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
+  const network = slb.spec.externalNetwork ? ctx.caches.externalNetworks.get(slb.spec.externalNetwork) : undefined;
+  return network && { name: network.metadata.name ?? '', type: network.spec.type };
+}
+
+function currentAdvertisement(ctx: ControllerContext, key: string): AdvertisementSpec | undefined {
+  const { namespace, name } = splitKey(key);
+  const ad = ctx.caches.arpAdvertisements.get(advertisementName(namespace ?? '', name));
+  return ad && { name: ad.metadata.name ?? '', externalNetwork: ad.spec.externalNetwork, address: ad.spec.address, nodeName: ad.spec.nodeName };
+}
+
+/** SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement. */
+async function ensureAdvertisement(ctx: ControllerContext, key: string, desired: AdvertisementSpec | undefined): Promise<void> {
+  const action = advertisementAction(currentAdvertisement(ctx, key), desired);
+  if (action.action === 'none') return;
+  if (action.action === 'delete' || action.action === 'recreate') {
+    await deleteIgnoringNotFound(ctx, ARP, undefined, action.action === 'delete' ? action.name : action.desired.name);
+    if (action.action === 'delete') return;
+  }
+  if (action.action === 'move') {
+    await ctx.rest.patch(ARP, undefined, action.desired.name, 'merge', { spec: { nodeName: action.desired.nodeName } }, { fieldManager: ctx.fieldManager });
+    return;
+  }
+  const { namespace, name } = splitKey(key);
+  const d = action.desired;
+  const labels = { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: namespace ?? '', [OWNER_LABELS.name]: name };
+  const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: d.name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
+  await ctx.rest.create(ARP, body, { fieldManager: ctx.fieldManager });
+}
+
+/** Status once per pass, through the status subresource, only when it changed. */
+async function ensureStatus(ctx: ControllerContext, slb: Slb, plan: SlbPlan): Promise<void> {
+  if (sameJson(slb.status, plan.status)) return;
+  await applyStatus(ctx.rest, SLB, { namespace: slb.metadata.namespace, name: slb.metadata.name ?? '' }, plan.status, ctx.fieldManager);
+}
+
+/** The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP. */
+async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObject, ips: string[]): Promise<void> {
+  const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
+  if (sameJson(current, ips)) return;
+  const ingress = ips.map((ip) => ({ ip, ipMode: 'VIP' }));
+  await ctx.rest.patch(Resources.services, service.metadata.namespace, service.metadata.name ?? '', 'merge', { status: { loadBalancer: { ingress: ingress.length ? ingress : null } } }, { fieldManager: ctx.fieldManager, subresource: 'status' });
+}
+
+function recordEvents(ctx: ControllerContext, slb: Slb, plan: SlbPlan): void {
+  const regarding = referenceTo(asKube(slb), SLB);
+  for (const e of plan.events) ctx.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
+}
+
+/** ARP-6: a deleted ServiceLoadBalancer takes its ARPAdvertisement and claim with it, then lets go. */
+async function finalizeServiceLoadBalancer(ctx: ControllerContext, slb: Slb, service: ServiceObject | undefined): Promise<void> {
+  if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return;
+  await deleteIgnoringNotFound(ctx, ARP, undefined, advertisementName(slb.metadata.namespace ?? '', slb.metadata.name ?? ''));
+  await ctx.allocator.releaseAll(holderOf(slb));
+  if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) await ensureServiceIngress(ctx, service, []);
+  try {
+    await removeFinalizer(ctx.rest, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer, ctx.fieldManager);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+async function deleteIgnoringNotFound(ctx: ControllerContext, type: typeof SLB, namespace: string | undefined, name: string): Promise<void> {
+  try {
+    await ctx.rest.delete(type, namespace, name);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}

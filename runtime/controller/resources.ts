@@ -1,0 +1,60 @@
+/** The Juneau kinds the controller reads and writes, as REST resource types, and the claim writes. */
+import { allocationClaimKind, allocationPoolKind, addressPoolKind, arpAdvertisementKind, externalNetworkKind, GROUP, serviceLoadBalancerKind, VERSION, type AllocationClaim } from '../../api';
+import type { ResourceType } from '../kube/resources';
+import type { KubeObject } from '../kube/types';
+import { isAlreadyExists, isNotFound, type RestClient } from '../kube/rest';
+import type { ClaimStore } from './allocator/allocator';
+
+const juneau = (def: { kind: string; plural: string; scope: 'Cluster' | 'Namespaced' }): ResourceType => ({
+  group: GROUP,
+  version: VERSION,
+  plural: def.plural,
+  kind: def.kind,
+  namespaced: def.scope === 'Namespaced',
+});
+
+export const JuneauResources = {
+  addressPools: juneau(addressPoolKind),
+  externalNetworks: juneau(externalNetworkKind),
+  serviceLoadBalancers: juneau(serviceLoadBalancerKind),
+  arpAdvertisements: juneau(arpAdvertisementKind),
+  allocationPools: juneau(allocationPoolKind),
+  allocationClaims: juneau(allocationClaimKind),
+} as const;
+
+/** Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it. */
+export const OWNER_LABELS = {
+  kind: `${GROUP}/owner-kind`,
+  namespace: `${GROUP}/owner-namespace`,
+  name: `${GROUP}/owner-name`,
+} as const;
+
+/** ClaimStore over the API server: AlreadyExists -> 'exists'; delete is idempotent and uid-guarded. */
+export function restClaimStore(rest: RestClient, fieldManager: string): ClaimStore {
+  return {
+    async create(claim: AllocationClaim) {
+      try {
+        await rest.create(JuneauResources.allocationClaims, asKube(claim), { fieldManager });
+        return 'created';
+      } catch (err) {
+        if (isAlreadyExists(err)) return 'exists';
+        throw err;
+      }
+    },
+    async delete(name: string, uid?: string) {
+      const body = uid ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } } : undefined;
+      try {
+        await rest.delete(JuneauResources.allocationClaims, undefined, name, body);
+      } catch (err) {
+        // NotFound: already released. 409 on a uid precondition: a newer claim of that name is someone else's.
+        if (!isNotFound(err) && !(typeof err === 'object' && err !== null && (err as { code?: number }).code === 409)) throw err;
+      }
+    },
+  };
+}
+
+/**
+ * api/ types its metadata times as `string | Date` (client-node's models); runtime/kube as the
+ * wire's `string`. The objects are the same JSON, so this only bridges the two declarations.
+ */
+export const asKube = <T>(object: T): T & KubeObject => object as T & KubeObject;

@@ -1,0 +1,42 @@
+/**
+ * One handler per webhook path: read what the rule needs from the caches, then call the pure rule.
+ */
+import { WEBHOOK_PATHS } from '../../../api';
+import type { AdmissionRequest, Verdict } from './admission';
+import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
+import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
+import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
+import type { AddressPoolObject, ARPAdvertisementObject, ElasticIPAttachmentObject, ExternalNetworkObject, PodObject, WebhookCaches } from './views';
+
+export type AdmissionHandler = (request: AdmissionRequest, caches: WebhookCaches) => Promise<Verdict>;
+
+// The API server sends the object of the kind the path is registered for; the rules read it defensively.
+const as = <T>(request: AdmissionRequest): AdmissionRequest<T> => request as AdmissionRequest<T>;
+
+export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
+  [WEBHOOK_PATHS.addressPool]: async (request, caches) =>
+    checkAddressPoolAdmission(as<AddressPoolObject>(request), { addressPools: await caches.addressPools.list() }),
+
+  [WEBHOOK_PATHS.externalNetwork]: async (request, caches) =>
+    checkExternalNetworkAdmission(as<ExternalNetworkObject>(request), {
+      externalNetworks: await caches.externalNetworks.list(),
+      addressPools: await caches.addressPools.list(),
+    }),
+
+  [WEBHOOK_PATHS.arpAdvertisement]: async (request, caches) =>
+    checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
+      arpAdvertisements: await caches.arpAdvertisements.list(),
+      externalNetworks: await caches.externalNetworks.list(),
+      addressPools: await caches.addressPools.list(),
+      nodes: await caches.nodes.list(),
+    }),
+
+  [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) =>
+    checkElasticIPAttachmentAdmission(as<ElasticIPAttachmentObject>(request), {
+      networkInterfaces: await caches.networkInterfaces.list(request.namespace),
+      pods: await caches.pods.list(request.namespace),
+    }),
+
+  [WEBHOOK_PATHS.pod]: async (request, caches) =>
+    checkPodAdmission(as<PodObject>(request), { elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace) }),
+};

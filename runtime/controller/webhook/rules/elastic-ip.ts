@@ -1,0 +1,102 @@
+/**
+ * EIP-5 in both directions: an ElasticIP is used through an ElasticIPAttachment (NAT) or directly
+ * by a Pod NIC, never both. A Pod whose annotations reference an ElasticIP that an attachment uses
+ * is refused at creation, naming the attachment; an ElasticIPAttachment whose ElasticIP a
+ * NetworkInterface holds (or a Pod's annotation names, before its NIC exists) is refused, naming it.
+ * What slips past both (EIP-10) is the controller's to resolve.
+ */
+import { ANNOTATIONS } from '../../../../api';
+import { issue, type ValidationIssue } from '../../../../api/validation';
+import { allowed, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
+import { inNamespace, nameOf, type ElasticIPAttachmentObject, type NetworkInterfaceObject, type PodObject } from '../views';
+
+/** One ElasticIP a Pod names directly, and the annotation field that names it. */
+export interface PodElasticIPReference {
+  readonly interface: string;
+  readonly elasticIP: string;
+  readonly field: string;
+}
+
+/** The interface the `elastic-ip` shorthand annotation puts the ElasticIP on (EIP-4). */
+export const SHORTHAND_INTERFACE = 'eth0';
+
+const annotationField = (key: string) => `metadata.annotations[${JSON.stringify(key)}]`;
+
+/**
+ * EIP-4: the ElasticIPs a Pod references, from `juneau.loutres.me/elastic-ip` (on eth0) and from
+ * `elasticIP` items of the `juneau.loutres.me/networks` JSON list. A networks annotation that is
+ * not a JSON list of objects is an issue: the pod controller could not read it either.
+ */
+export function podElasticIPReferences(annotations: Readonly<Record<string, string>> | undefined): { references: PodElasticIPReference[]; issues: ValidationIssue[] } {
+  const references: PodElasticIPReference[] = [];
+  const issues: ValidationIssue[] = [];
+  const shorthand = annotations?.[ANNOTATIONS.elasticIP];
+  if (shorthand !== undefined && shorthand !== '') references.push({ interface: SHORTHAND_INTERFACE, elasticIP: shorthand, field: annotationField(ANNOTATIONS.elasticIP) });
+  const networks = annotations?.[ANNOTATIONS.networks];
+  if (networks === undefined) return { references, issues };
+  const field = annotationField(ANNOTATIONS.networks);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(networks);
+  } catch {
+    return { references, issues: [issue(field, networks, 'is not JSON: write a list of {"interface": ..., "elasticIP": ...} (EIP-4)')] };
+  }
+  if (!Array.isArray(parsed)) return { references, issues: [issue(field, networks, 'is not a JSON list of {"interface": ..., "elasticIP": ...} (EIP-4)')] };
+  parsed.forEach((item: unknown, index) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      issues.push(issue(`${field}[${index}]`, item, 'is not an object {"interface": ..., "elasticIP": ...} (EIP-4)'));
+      return;
+    }
+    const { interface: iface, elasticIP } = item as { interface?: unknown; elasticIP?: unknown };
+    if (elasticIP === undefined) return;
+    if (typeof elasticIP !== 'string' || elasticIP === '') {
+      issues.push(issue(`${field}[${index}].elasticIP`, elasticIP, 'must be the name of an ElasticIP (EIP-4)'));
+      return;
+    }
+    references.push({ interface: typeof iface === 'string' ? iface : '', elasticIP, field: `${field}[${index}].elasticIP` });
+  });
+  return { references, issues };
+}
+
+export interface PodSnapshot {
+  readonly elasticIPAttachments: readonly ElasticIPAttachmentObject[];
+}
+
+/** EIP-5, Pod side: refused at creation when an attachment (even one being deleted) uses a referenced ElasticIP. */
+export function checkPodAdmission(request: AdmissionRequest<PodObject>, snapshot: PodSnapshot): Verdict {
+  if (request.operation !== 'CREATE' || !request.object) return allowed();
+  const namespace = request.namespace ?? request.object.metadata?.namespace;
+  const { references, issues } = podElasticIPReferences(request.object.metadata?.annotations);
+  const attachments = inNamespace(snapshot.elasticIPAttachments, namespace);
+  const conflicts: ValidationIssue[] = [];
+  for (const ref of references) {
+    for (const attachment of attachments.filter((a) => a.spec?.elasticIP === ref.elasticIP)) {
+      conflicts.push(issue(ref.field, ref.elasticIP, `is used through NAT by ElasticIPAttachment ${nameOf(attachment)}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+    }
+  }
+  return conflicts.length ? verdictOf(conflicts, issues) : issues.length ? invalid(issues) : allowed();
+}
+
+export interface ElasticIPAttachmentSnapshot {
+  readonly networkInterfaces: readonly NetworkInterfaceObject[];
+  readonly pods: readonly PodObject[];
+}
+
+/** EIP-5, attachment side: refused when a NetworkInterface holds the ElasticIP directly, or a Pod names it. */
+export function checkElasticIPAttachmentAdmission(request: AdmissionRequest<ElasticIPAttachmentObject>, snapshot: ElasticIPAttachmentSnapshot): Verdict {
+  if (request.operation !== 'CREATE' || !request.object) return allowed();
+  const namespace = request.namespace ?? request.object.metadata?.namespace;
+  const elasticIP = request.object.spec?.elasticIP ?? '';
+  const conflicts: ValidationIssue[] = [];
+  const podsWithNic = new Set<string>();
+  for (const nic of inNamespace(snapshot.networkInterfaces, namespace).filter((n) => n.spec?.elasticIP === elasticIP)) {
+    podsWithNic.add(nic.spec.podName);
+    conflicts.push(issue('spec.elasticIP', elasticIP, `is held directly by NetworkInterface ${nameOf(nic)} of Pod ${nic.spec.podName}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+  }
+  for (const pod of inNamespace(snapshot.pods, namespace)) {
+    if (podsWithNic.has(nameOf(pod))) continue;
+    const ref = podElasticIPReferences(pod.metadata?.annotations).references.find((r) => r.elasticIP === elasticIP);
+    if (ref) conflicts.push(issue('spec.elasticIP', elasticIP, `is named directly by Pod ${nameOf(pod)} (${ref.field}): an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+  }
+  return verdictOf(conflicts);
+}

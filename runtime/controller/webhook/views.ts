@@ -1,0 +1,68 @@
+/**
+ * The shapes the webhook rules read, reduced to the fields they use. Juneau's api/ types and the
+ * wire objects of runtime/kube both fit them, so informer caches can be passed as they are.
+ */
+
+export interface ObjectMetaView {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly deletionTimestamp?: string | Date;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+export interface ObjectView {
+  readonly metadata?: ObjectMetaView;
+}
+
+export interface ExternalNetworkObject extends ObjectView {
+  readonly spec: { readonly type: string; readonly addressPools: readonly string[] };
+}
+
+export interface AddressPoolObject extends ObjectView {
+  readonly spec: { readonly advertiseMode: string; readonly addresses: readonly string[] };
+}
+
+export interface ARPAdvertisementObject extends ObjectView {
+  readonly spec: { readonly externalNetwork: string; readonly address: string; readonly nodeName: string };
+}
+
+export interface NodeObject extends ObjectView {
+  readonly status?: { readonly addresses?: ReadonlyArray<{ readonly type: string; readonly address: string }> };
+}
+
+export interface ElasticIPAttachmentObject extends ObjectView {
+  readonly spec: { readonly elasticIP: string; readonly networkInterface: string };
+}
+
+export interface NetworkInterfaceObject extends ObjectView {
+  readonly spec: { readonly podName: string; readonly interface: string; readonly elasticIP?: string };
+}
+
+export type PodObject = ObjectView;
+
+/**
+ * A read-only view of one kind: an informer cache (`list()` of everything) fits, and so does a
+ * live lister that asks the API server for one namespace (`list(namespace)`). Callers always
+ * filter by namespace themselves, so a lister may return more than asked for.
+ */
+export interface Lister<T> {
+  list(namespace?: string): readonly T[] | Promise<readonly T[]>;
+}
+
+/** What the webhooks read. main.ts passes its informers; tests may pass live listers. */
+export interface WebhookCaches {
+  readonly addressPools: Lister<AddressPoolObject>;
+  readonly externalNetworks: Lister<ExternalNetworkObject>;
+  readonly arpAdvertisements: Lister<ARPAdvertisementObject>;
+  readonly nodes: Lister<NodeObject>;
+  readonly elasticIPAttachments: Lister<ElasticIPAttachmentObject>;
+  readonly networkInterfaces: Lister<NetworkInterfaceObject>;
+  /** Only read when an ElasticIPAttachment is created, for one namespace: a live lister is cheaper than a cluster-wide Pod informer. */
+  readonly pods: Lister<PodObject>;
+}
+
+export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';
+
+export const inNamespace = <T extends ObjectView>(objects: readonly T[], namespace: string | undefined): T[] =>
+  objects.filter((o) => (o.metadata?.namespace ?? '') === (namespace ?? ''));
