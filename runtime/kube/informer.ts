@@ -1,0 +1,240 @@
+/**
+ * A typed informer: list, then watch from the list's resourceVersion, into an IndexedStore,
+ * telling handlers what changed. Unlike client-node's ListWatch it never stops on its own:
+ * - a watch that ends cleanly (server timeout) resumes from the last resourceVersion;
+ * - 410 Gone (resourceVersion too old) relists, and the relist's differences reach the
+ *   handlers as adds, updates and deletes, so nothing is missed across the gap;
+ * - any other error retries with exponential backoff (capped), resuming where it was.
+ * Works for any kind, core or custom, given its ResourceType.
+ */
+import { silentLogger, type Logger } from './log';
+import { resourcePath, type ResourceType } from './resources';
+import { KubeApiError, isGone, type RestClient, type WatchEvent, type WatchHandle } from './rest';
+import { IndexedStore, type IndexFunc } from './store';
+import { objectKey, type KubeObject } from './types';
+import { backoffDelay } from './workqueue';
+
+export interface InformerHandlers<T> {
+  onAdd?(object: T): void;
+  onUpdate?(old: T, object: T): void;
+  /** On a relist the object may be the last state seen, not the deleted one. */
+  onDelete?(object: T): void;
+}
+
+export interface InformerOptions<T> {
+  readonly type: ResourceType;
+  /** Watch one namespace only. @default all namespaces */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  /** e.g. `spec.nodeName=node-1` (CRDs need it in `selectableFields`). */
+  readonly fieldSelector?: string;
+  readonly indexers?: Readonly<Record<string, IndexFunc<T>>>;
+  /** List page size. @default 500 */
+  readonly pageSize?: number;
+  /** @default 500 ms, doubling to maxBackoffMs */
+  readonly initialBackoffMs?: number;
+  /** @default 30_000 */
+  readonly maxBackoffMs?: number;
+  readonly logger?: Logger;
+}
+
+/** The two calls an informer makes; RestClient is one. */
+export type ListWatchClient = Pick<RestClient, 'list' | 'watch'>;
+
+export class Informer<T extends KubeObject> {
+  readonly store: IndexedStore<T>;
+  private readonly handlers = new Set<InformerHandlers<T>>();
+  private readonly syncWaiters: Array<() => void> = [];
+  private readonly logger: Logger;
+  private resourceVersion = '';
+  private synced = false;
+  private stopped = true;
+  private watchHandle: WatchHandle | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: ListWatchClient,
+    private readonly options: InformerOptions<T>,
+  ) {
+    this.store = new IndexedStore<T>(options.indexers);
+    this.logger = (options.logger ?? silentLogger).child({ informer: options.type.plural, namespace: options.namespace });
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.store.get(namespace, name);
+  }
+
+  list(namespace?: string): T[] {
+    return this.store.list(namespace);
+  }
+
+  byIndex(indexName: string, value: string): T[] {
+    return this.store.byIndex(indexName, value);
+  }
+
+  /** True once the first list is in the cache. */
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** The resourceVersion the next watch resumes from ('' means relist). */
+  get lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  /** Adds handlers; objects already cached are replayed as adds. Returns an unsubscribe. */
+  addHandlers(handlers: InformerHandlers<T>): () => void {
+    this.handlers.add(handlers);
+    for (const object of this.store.list()) this.call(handlers, 'onAdd', object);
+    return () => this.handlers.delete(handlers);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.watchHandle?.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Resolves once synced; rejects after `timeoutMs` naming the resource. */
+  waitForSync(timeoutMs = 60_000): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`informer for ${this.describe()} not synced after ${timeoutMs} ms`)), timeoutMs);
+      this.syncWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (!this.resourceVersion) await this.relist();
+        await this.watchOnce();
+        failures = 0; // a clean end (server timeout): resume from resourceVersion at once
+      } catch (err) {
+        if (this.stopped) break;
+        if (isGone(err)) {
+          this.logger.info('resourceVersion expired; relisting', { resourceVersion: this.resourceVersion });
+          this.resourceVersion = '';
+          continue;
+        }
+        const delay = backoffDelay(failures++, this.options.initialBackoffMs ?? 500, this.options.maxBackoffMs ?? 30_000);
+        this.logger.warn('list/watch failed; retrying', { err, retryInMs: delay });
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.client.list<T>(this.options.type, {
+        namespace: this.options.namespace,
+        labelSelector: this.options.labelSelector,
+        fieldSelector: this.options.fieldSelector,
+        limit: this.options.pageSize ?? 500,
+        continue: continueToken,
+      });
+      items.push(...page.items);
+      continueToken = page.metadata?.continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? '';
+    } while (continueToken);
+    if (this.stopped) return;
+    const changes = this.store.replace(items);
+    this.resourceVersion = resourceVersion;
+    for (const object of changes.added) this.emit('onAdd', object);
+    for (const { old, object } of changes.updated) this.emit('onUpdate', old, object);
+    for (const object of changes.deleted) this.emit('onDelete', object);
+    this.markSynced();
+  }
+
+  private async watchOnce(): Promise<void> {
+    const path = resourcePath(this.options.type, this.options.namespace);
+    const query = {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      labelSelector: this.options.labelSelector,
+      fieldSelector: this.options.fieldSelector,
+      // Like client-go: 5-10 minutes, so watches of many replicas do not all end at once.
+      timeoutSeconds: Math.floor(300 * (1 + Math.random())),
+    };
+    this.watchHandle = await this.client.watch<T>(path, query, (event) => this.onEvent(event));
+    if (this.stopped) this.watchHandle.abort();
+    const err = await this.watchHandle.done;
+    this.watchHandle = undefined;
+    if (err) throw err;
+  }
+
+  private onEvent(event: WatchEvent<T>): void {
+    if (event.type === 'ERROR') {
+      const status = event.object as { code?: number; reason?: string; message?: string };
+      throw new KubeApiError(status.code ?? 0, status.reason ?? '', `watch ${this.describe()}: ${status.message ?? 'error'}`, status);
+    }
+    const object = event.object;
+    if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+      const old = this.store.upsert(object);
+      if (!old) this.emit('onAdd', object);
+      else if (old.metadata?.resourceVersion !== object.metadata?.resourceVersion) this.emit('onUpdate', old, object);
+    } else if (event.type === 'DELETED') {
+      if (this.store.delete(objectKey(object))) this.emit('onDelete', object);
+    }
+    this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
+  }
+
+  private emit(kind: 'onAdd' | 'onDelete', object: T): void;
+  private emit(kind: 'onUpdate', old: T, object: T): void;
+  private emit(kind: keyof InformerHandlers<T>, a: T, b?: T): void {
+    for (const handlers of this.handlers) this.call(handlers, kind, a, b);
+  }
+
+  /** A throwing handler is logged; it must not stop the informer or other handlers. */
+  private call(handlers: InformerHandlers<T>, kind: keyof InformerHandlers<T>, a: T, b?: T): void {
+    try {
+      if (kind === 'onUpdate') handlers.onUpdate?.(a, b as T);
+      else handlers[kind]?.(a);
+    } catch (err) {
+      this.logger.error('informer handler threw', { handler: kind, key: objectKey(a), err });
+    }
+  }
+
+  private markSynced(): void {
+    if (this.synced) return;
+    this.synced = true;
+    for (const waiter of this.syncWaiters.splice(0)) waiter();
+  }
+
+  private describe(): string {
+    const { type, namespace, labelSelector, fieldSelector } = this.options;
+    const scope = [namespace && `namespace=${namespace}`, labelSelector && `labels=${labelSelector}`, fieldSelector && `fields=${fieldSelector}`].filter(Boolean);
+    return `${type.plural}${type.group ? '.' + type.group : ''}${scope.length ? ` (${scope.join(', ')})` : ''}`;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+/** Resolves when every informer has synced; the error names those that did not. */
+export async function waitForCacheSync(informers: ReadonlyArray<Pick<Informer<KubeObject>, 'waitForSync'>>, timeoutMs = 60_000): Promise<void> {
+  await Promise.all(informers.map((informer) => informer.waitForSync(timeoutMs)));
+}

@@ -1,0 +1,78 @@
+/**
+ * Which cluster to talk to: `--kubeconfig` if given, else the in-cluster service account,
+ * else `KUBECONFIG` / `~/.kube/config`. The error names everything that was tried.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export interface LoadKubeConfigOptions {
+  /** The `--kubeconfig` flag. */
+  readonly kubeconfigPath?: string;
+  /** @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Prepended to SERVICE_ACCOUNT_DIR (for tests). @default '' */
+  readonly inClusterPathPrefix?: string;
+  /** @default os.homedir() */
+  readonly homeDir?: string;
+}
+
+export interface LoadedKubeConfig {
+  readonly kubeConfig: KubeConfig;
+  /** e.g. `--kubeconfig /etc/juneau/kubeconfig` or `in-cluster`, for the startup log line. */
+  readonly source: string;
+}
+
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeConfig {
+  const env = options.env ?? process.env;
+  const tried: string[] = [];
+  if (options.kubeconfigPath) {
+    return { kubeConfig: fromFile(options.kubeconfigPath, '--kubeconfig'), source: `--kubeconfig ${options.kubeconfigPath}` };
+  }
+  const prefix = options.inClusterPathPrefix ?? '';
+  const saDir = prefix + SERVICE_ACCOUNT_DIR;
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
+  if (inCluster && fs.existsSync(path.join(saDir, 'token'))) {
+    return { kubeConfig: inClusterConfig(env, saDir), source: 'in-cluster' };
+  }
+  tried.push(inCluster ? `in-cluster (no token at ${path.join(saDir, 'token')})` : 'in-cluster (KUBERNETES_SERVICE_HOST/PORT not set)');
+  const fromEnv = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
+  const candidates = fromEnv.length > 0 ? fromEnv : [path.join(options.homeDir ?? os.homedir(), '.kube', 'config')];
+  const label = fromEnv.length > 0 ? 'KUBECONFIG' : 'default';
+  const existing = candidates.filter((file) => fs.existsSync(file));
+  if (existing.length === 0) {
+    tried.push(`${label} ${candidates.join(path.delimiter)} (not found)`);
+    throw new Error(`no Kubernetes configuration found; tried: ${tried.join('; ')}. Pass --kubeconfig <file>.`);
+  }
+  const kubeConfig = fromFile(existing[0], label);
+  for (const file of existing.slice(1)) kubeConfig.mergeConfig(fromFile(file, label));
+  return { kubeConfig, source: `${label} ${existing.join(path.delimiter)}` };
+}
+
+/** As client-node's loadFromCluster, but from `env` rather than process.env. */
+function inClusterConfig(env: NodeJS.ProcessEnv, saDir: string): KubeConfig {
+  const host = env.KUBERNETES_SERVICE_HOST as string;
+  const port = env.KUBERNETES_SERVICE_PORT as string;
+  const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromClusterAndUser(
+    { name: 'inCluster', server, caFile: path.join(saDir, 'ca.crt'), skipTLSVerify: false },
+    // The tokenFile provider re-reads the projected token, which the kubelet rotates.
+    { name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: path.join(saDir, 'token') } } },
+  );
+  return kubeConfig;
+}
+
+function fromFile(file: string, label: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromFile(file);
+  } catch (err) {
+    throw new Error(`${label} ${file}: cannot load kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!kubeConfig.getCurrentCluster()) throw new Error(`${label} ${file}: kubeconfig has no current context/cluster`);
+  return kubeConfig;
+}
