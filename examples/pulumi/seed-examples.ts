@@ -38,7 +38,7 @@ export function declareSeedExamples(opts: pulumi.ComponentResourceOptions = {}):
 
   // Direct: web's eth0 holds web-eip itself (EIP-4); the pod controller creates NetworkInterface web.eth0.
   const webEip = new ElasticIP('web-eip', { metadata: { namespace }, externalNetwork: network, requestedIP: '10.225.32.241', waitForAddress: true }, opts);
-  // The pod admission webhook checks the ElasticIP it names exists (EIP-5): create it first.
+  // Ordered after web-eip, which the pod names (EIP-4), so its NIC never waits for a missing ElasticIP.
   const webPod = new k8s.core.v1.Pod('web', {
     metadata: { name: 'web', namespace, labels: { app: 'web' }, annotations: webEip.podAnnotation() },
     spec: { containers: [{ name: 'main', image: 'nginx:1.27', ports: [{ containerPort: 8080 }] }] },
