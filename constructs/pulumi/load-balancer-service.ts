@@ -73,7 +73,7 @@ export class LoadBalancerService extends pulumi.ComponentResource {
   constructor(name: string, args: LoadBalancerServiceArgs, opts?: pulumi.ComponentResourceOptions) {
     const network = args.externalNetwork;
     const metadata = metadataInput(args.metadata);
-    const plainSelector = args.selector === undefined || pulumi.Output.isInstance(args.selector) ? undefined : (args.selector as Record<string, string>);
+    const plainSelector = knownNow(args.selector);
     const object = renderLoadBalancerService(args.metadata?.name ?? name, {
       externalNetwork: typeof network === 'string' ? network : network.name,
       requestedIP: args.requestedIP,
@@ -101,6 +101,12 @@ export class LoadBalancerService extends pulumi.ComponentResource {
   public toObject(): ServiceObject {
     return structuredClone(this.object);
   }
+}
+
+/** The selector if it is a plain map now (not an Output or a Promise). */
+function knownNow(selector: pulumi.Input<Record<string, string>> | undefined): Record<string, string> | undefined {
+  if (selector === undefined || pulumi.Output.isInstance(selector) || selector instanceof Promise) return undefined;
+  return selector as Record<string, string>;
 }
 
 /** The shared checks, less the selector's when it is not known yet, plus selector XOR workload. */

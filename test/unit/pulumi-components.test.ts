@@ -1,6 +1,7 @@
 // The Pulumi front-end under `pulumi.runtime.setMocks`: each component registers with its type
 // token, its children have the right kinds and specs, outputs come from the status the mocked
 // cluster reports, and bad arguments throw one error naming every field and value.
+import type * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import type * as Juneau from '../../constructs/pulumi';
@@ -285,6 +286,17 @@ describe('LoadBalancerService', () => {
     const svc = await child('kubernetes:core/v1:Service', 'slb-workload');
     expect(svc.inputs.spec?.selector).toEqual({ app: 'shop', tier: 'front' });
     expect(svc.inputs.metadata?.annotations?.['pulumi.com/skipAwait']).toBe('true');
+  });
+
+  test('a k8s.apps.v1.Deployment is a workload: its selector is used', async () => {
+    const { apps } = require('@pulumi/kubernetes') as typeof k8s;
+    const labels = { app: 'api' };
+    const deployment = new apps.v1.Deployment('api', {
+      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'api', image: 'api:1' }] } } },
+    });
+    const workload: Juneau.LabelSelectedWorkload = deployment; // the type fits, checked by tsc
+    new LoadBalancerService('slb-deploy', { externalNetwork: 'ext', ports: [{ port: 80 }], workload });
+    expect((await child('kubernetes:core/v1:Service', 'slb-deploy')).inputs.spec?.selector).toEqual(labels);
   });
 
   test('SLB-10 and Kubernetes port rules: every problem at once', () => {
