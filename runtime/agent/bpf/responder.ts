@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as libbpf from './libbpf';
 import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
+import { BpfObject } from './object';
 import { MAP_NAMES, PROGRAM_NAME } from './layout';
 
 export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
@@ -56,11 +57,11 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
   const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
   ensureBpffs(pinDir);
   const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
-  const obj = libbpf.objectOpenFile(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
+  const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
-    for (const map of libbpf.objectMaps(obj)) libbpf.mapSetPinPath(map, path.join(pinDir, libbpf.mapName(map)));
-    libbpf.objectLoad(obj, options.objectPath);
-    const progFd = libbpf.programFd(libbpf.objectFindProgram(obj, PROGRAM_NAME));
+    obj.setPinDir(pinDir);
+    loadExplaining(obj, pinDir, adoptedMaps);
+    const progFd = obj.programFd(PROGRAM_NAME);
     const maps = ArpMaps.openPinned(pinDir);
     try {
       // Configure before attaching, so the program answers from its first packet.
@@ -77,7 +78,21 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
       throw err;
     }
   } finally {
-    libbpf.objectClose(obj);
+    obj.close();
+  }
+}
+
+/** load(), with the likely cause spelled out when pinned maps were being reused: libbpf refuses a
+ * pinned map whose type, key/value size, entries or flags differ from the object's. */
+function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): void {
+  try {
+    obj.load();
+  } catch (err) {
+    if (err instanceof LibbpfError && adoptedMaps.length > 0) {
+      err.message += ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
+        'those pins are incompatible and must be removed, which drops their contents)';
+    }
+    throw err;
   }
 }
 

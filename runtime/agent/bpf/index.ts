@@ -1,0 +1,11 @@
+// The agent's datapath API: no Kubernetes here, only addresses, prefixes, MACs and ifindexes.
+export { attachArpResponder, detachArpResponder, attachedProgram, removePins, ensureBpffs, findBuiltObject, programPinPath, DEFAULT_PIN_DIR } from './responder';
+export type { AttachOptions, AttachResult, AttachedProgram, XdpMode, XdpModeRequest } from './responder';
+export { ArpMaps } from './arp-maps';
+export type { GuardRules, GuardListing, SyncResult } from './arp-maps';
+export { BpfMap } from './map';
+export { BpfObject } from './object';
+export { LibbpfError, ifNameToIndex } from './libbpf';
+export { poolItemsToPrefixes, parsePoolItem, formatPrefix, prefixContains } from './prefixes';
+export { MAP_NAMES, REASONS } from './layout';
+export type { ArpEntry, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';

@@ -1,0 +1,56 @@
+// An eBPF object file, opened and loaded through libbpf: open -> (pin paths) -> load -> fds.
+// close() releases the object's fds; what was attached (netlink XDP) or pinned stays.
+import * as path from 'node:path';
+import * as libbpf from './libbpf';
+import type { CPointer } from './libbpf';
+
+export class BpfObject {
+  static open(file: string): BpfObject {
+    return new BpfObject(libbpf.objectOpenFile(file), file);
+  }
+
+  private closed = false;
+
+  private constructor(
+    private readonly obj: CPointer,
+    readonly file: string,
+  ) {}
+
+  /** Names of the object's maps, in ELF order. */
+  mapNames(): string[] {
+    return libbpf.objectMaps(this.live()).map(libbpf.mapName);
+  }
+
+  /** Before load(): every map is pinned at `<dir>/<map name>`; a compatible map already pinned
+   * there is reused with its contents, others are created and pinned by load(). */
+  setPinDir(dir: string): void {
+    for (const map of libbpf.objectMaps(this.live())) libbpf.mapSetPinPath(map, path.join(dir, libbpf.mapName(map)));
+  }
+
+  load(): void {
+    libbpf.objectLoad(this.live(), this.file);
+  }
+
+  /** The loaded program's fd, owned by this object. */
+  programFd(name: string): number {
+    return libbpf.programFd(libbpf.objectFindProgram(this.live(), name));
+  }
+
+  /** The loaded map's fd, owned by this object. */
+  mapFd(name: string): number {
+    const map = libbpf.objectMaps(this.live()).find((m) => libbpf.mapName(m) === name);
+    if (!map) throw new Error(`${this.file}: no map named '${name}'`);
+    return libbpf.mapFd(map);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    libbpf.objectClose(this.obj);
+    this.closed = true;
+  }
+
+  private live(): CPointer {
+    if (this.closed) throw new Error(`${this.file}: object is closed`);
+    return this.obj;
+  }
+}
