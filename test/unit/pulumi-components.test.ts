@@ -40,7 +40,6 @@ pulumi.runtime.setMocks(
   false,
 );
 
-/* eslint-disable @typescript-eslint/no-require-imports */
 const { AddressPool, ElasticIP, ElasticIPAttachment, ExternalNetwork, JuneauInstall, JuneauValidationError, LoadBalancerService } =
   require('../../constructs/pulumi') as typeof Juneau;
 const { resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;

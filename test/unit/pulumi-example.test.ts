@@ -32,7 +32,6 @@ pulumi.runtime.setMocks(
 
 const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
 
-/* eslint-disable @typescript-eslint/no-require-imports */
 const { juneauInstallObjects } = require('../../constructs/shared/install') as typeof SharedInstall;
 const install = juneauInstallObjects({});
 
