@@ -1,0 +1,185 @@
+/**
+ * EIP-7..18: from what is observed about one ElasticIP (its network, its allocation, who
+ * references it) to its desired status, ARPAdvertisement, Events, and whether its finalizer may
+ * finish. Pure: the reconciler only reads caches and writes the differences.
+ */
+import type { ElasticIP, ElasticIPPhase } from '../../../api';
+import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { attachmentOf, decideUsage, listNames, type AttachmentView, type NicView, type Usage } from './usage';
+
+export type ElasticIPStatus = NonNullable<ElasticIP['status']>;
+
+export const EIP_CONDITIONS = { allocated: 'Allocated', attached: 'Attached' } as const;
+
+/** Reasons this module writes; allocation failures bring their own (NoFreeAddress, RequestedIPInUse, ...). */
+export const EIP_REASONS = {
+  addressAllocated: 'AddressAllocated',
+  waitingForNetworkInterfaces: 'WaitingForNetworkInterfaces',
+  attachedThroughNAT: 'AttachedThroughNAT',
+  attachedDirectly: 'AttachedDirectly',
+  notInUse: 'NotInUse',
+  notAllocated: 'NotAllocated',
+  waitingForHandover: 'WaitingForHandover',
+  conflict: 'Conflict',
+  multipleAttachments: 'MultipleAttachments',
+  elasticIPDeleting: 'ElasticIPDeleting',
+  answeringNodeChanged: 'AnsweringNodeChanged',
+} as const;
+
+/** The network as resolved from `spec.externalNetwork` (EIP-1, EIP-2), or why it cannot be. */
+export type Resolution =
+  | { readonly ok: true; readonly network: string; readonly type: 'arp' | 'bgp' }
+  | { readonly ok: false; readonly reason: string; readonly message: string };
+
+/** The address this pass found or took (EIP-3), or why there is none. */
+export type Allocation =
+  | { readonly allocated: true; readonly address: string; readonly pool: string }
+  | { readonly allocated: false; readonly reason: string; readonly message: string };
+
+/** The ARPAdvertisement `eip-<namespace>-<name>` (EIP-17). */
+export interface AdvertisementSpec {
+  readonly name: string;
+  readonly externalNetwork: string;
+  readonly address: string;
+  readonly nodeName: string;
+}
+
+export const eipAdvertisementName = (namespace: string, name: string): string => `eip-${namespace}-${name}`;
+
+export interface ElasticIPObservation {
+  readonly namespace: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly deleting: boolean;
+  readonly previous: ElasticIPStatus | undefined;
+  readonly resolution: Resolution;
+  readonly allocation: Allocation;
+  readonly attachments: readonly AttachmentView[];
+  readonly nics: readonly NicView[];
+  /** The ARPAdvertisement's node now, if one exists (for the AnsweringNodeChanged Event). */
+  readonly currentAdvertisementNode?: string;
+}
+
+export interface PlannedEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface ElasticIPPlan {
+  /** Status to write; undefined when the finalizer finishes (the object is going away). */
+  readonly status: ElasticIPStatus | undefined;
+  readonly usage: Usage;
+  /** The ARPAdvertisement that should exist; undefined means none (EIP-18, ARP-7). */
+  readonly advertisement: AdvertisementSpec | undefined;
+  /** EIP-14/15: deleting and no direct NIC left: release the claim, the ARPAdvertisement, the finalizer. */
+  readonly finalize: boolean;
+  readonly events: readonly PlannedEvent[];
+}
+
+export function planElasticIP(o: ElasticIPObservation, now: Date = new Date()): ElasticIPPlan {
+  const usage = decideUsage({ attachments: o.attachments, nics: o.nics, current: o.previous?.attachment, elasticIPDeleting: o.deleting });
+  if (o.deleting && o.nics.length === 0) return { status: undefined, usage, advertisement: undefined, finalize: true, events: [] };
+  const phase = phaseOf(o, usage);
+  const allocated = allocatedCondition(o);
+  const attached = attachedCondition(o, usage, phase);
+  const conditions = [allocated, attached].reduce<Condition[]>((list, c) => setCondition(list, c, now), [...((o.previous?.conditions ?? []) as Condition[])]);
+  const inUse = phase === 'Attached' ? attachmentOf(usage) : undefined;
+  const status: ElasticIPStatus = {
+    phase,
+    ...(o.allocation.allocated ? { address: o.allocation.address, addressPool: o.allocation.pool } : {}),
+    ...(inUse ? { attachment: inUse } : {}),
+    observedGeneration: o.generation,
+    conditions,
+  };
+  const advertisement = desiredAdvertisement(o, usage, phase);
+  return { status, usage, advertisement, finalize: false, events: eventsOf(o, phase, conditions, advertisement) };
+}
+
+/** EIP-9: Error for an unresolvable network or conflicting users; Pending without an address; then Attached or Available. */
+export function phaseOf(o: Pick<ElasticIPObservation, 'resolution' | 'allocation'>, usage: Usage): ElasticIPPhase {
+  if (!o.resolution.ok) return 'Error';
+  if (usage.kind === 'conflict' || usage.kind === 'multipleAttachments') return 'Error';
+  if (!o.allocation.allocated) return 'Pending';
+  return usage.kind === 'nat' || usage.kind === 'direct' ? 'Attached' : 'Available';
+}
+
+function allocatedCondition(o: ElasticIPObservation): ConditionInput {
+  const base = { type: EIP_CONDITIONS.allocated, observedGeneration: o.generation };
+  if (o.deleting) {
+    const nics = listNames(o.nics.map((n) => n.name).sort());
+    const what = o.allocation.allocated ? `address ${o.allocation.address} and its ARPAdvertisement stay reserved` : 'the deletion waits';
+    return {
+      ...base,
+      status: o.allocation.allocated ? 'True' : 'False',
+      reason: EIP_REASONS.waitingForNetworkInterfaces,
+      message: `ElasticIP is being deleted; ${what} until NetworkInterface(s) ${nics} are gone: delete their Pods (EIP-15)`,
+    };
+  }
+  if (!o.resolution.ok) return { ...base, status: 'False', reason: o.resolution.reason, message: o.resolution.message };
+  if (!o.allocation.allocated) return { ...base, status: 'False', reason: o.allocation.reason, message: o.allocation.message };
+  return { ...base, status: 'True', reason: EIP_REASONS.addressAllocated, message: `address ${o.allocation.address} from AddressPool ${o.allocation.pool} of ExternalNetwork ${o.resolution.network}` };
+}
+
+function attachedCondition(o: ElasticIPObservation, usage: Usage, phase: ElasticIPPhase): ConditionInput {
+  const base = { type: EIP_CONDITIONS.attached, observedGeneration: o.generation };
+  const no = (reason: string, message: string): ConditionInput => ({ ...base, status: 'False', reason, message });
+  if (usage.kind === 'conflict') {
+    return no(
+      EIP_REASONS.conflict,
+      `referenced by ElasticIPAttachment(s) ${listNames(usage.attachments)} and directly by NetworkInterface(s) ${listNames(usage.nics)} at once; neither uses the address until one side is deleted (EIP-5, EIP-10)`,
+    );
+  }
+  if (usage.kind === 'multipleAttachments') {
+    return no(EIP_REASONS.multipleAttachments, `referenced by ${usage.attachments.length} ElasticIPAttachments ${listNames(usage.attachments)}; at most one may use an ElasticIP, so none does: delete all but one (EIPA-2)`);
+  }
+  if (!o.resolution.ok) return no(EIP_REASONS.notAllocated, `no address to use: ${o.resolution.message}`);
+  if (!o.allocation.allocated) return no(EIP_REASONS.notAllocated, `no address to use yet: ${o.allocation.message}`);
+  const address = o.allocation.address;
+  switch (usage.kind) {
+    case 'nat': {
+      const a = usage.attachment;
+      const where = a.nodeName ? `on node ${a.nodeName}` : `with no node yet: NetworkInterface ${a.networkInterface} does not exist or is not scheduled, so no node answers for ${address}`;
+      return { ...base, status: 'True', reason: EIP_REASONS.attachedThroughNAT, message: `used through 1:1 NAT by ElasticIPAttachment ${a.name} (NetworkInterface ${a.networkInterface}) ${where}` };
+    }
+    case 'direct': {
+      const h = usage.holder;
+      const where = h.nodeName ? `on node ${h.nodeName}` : `whose Pod is not scheduled yet, so no node answers for ${address}`;
+      const others = usage.others.length ? `; NetworkInterface(s) ${listNames(usage.others)} wait until it is gone (EIP-11)` : '';
+      return { ...base, status: 'True', reason: EIP_REASONS.attachedDirectly, message: `held directly by NetworkInterface ${h.name} ${where}${others}` };
+    }
+    case 'handover':
+      return no(
+        EIP_REASONS.waitingForHandover,
+        `waiting for NetworkInterface(s) ${listNames(usage.waitingFor)} to be deleted: they may still hold ${address}, so no NetworkInterface gets it and no node answers until they are gone (EIP-11, EIP-12)`,
+      );
+    case 'withheld':
+      return no(EIP_REASONS.elasticIPDeleting, `the ElasticIP is being deleted: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) that did not hold it already (EIP-16)`);
+    case 'unused':
+      return no(EIP_REASONS.notInUse, `no ElasticIPAttachment or NetworkInterface uses ${address}; no node answers ARP for it (EIP-18)`);
+  }
+}
+
+/** EIP-17/18: arp networks only; the NAT attachment's node or the holder's node; none otherwise. */
+function desiredAdvertisement(o: ElasticIPObservation, usage: Usage, phase: ElasticIPPhase): AdvertisementSpec | undefined {
+  if (phase !== 'Attached' || !o.resolution.ok || o.resolution.type !== 'arp' || !o.allocation.allocated) return undefined;
+  const nodeName = usage.kind === 'nat' ? usage.attachment.nodeName : usage.kind === 'direct' ? usage.holder.nodeName : undefined;
+  if (!nodeName) return undefined;
+  return { name: eipAdvertisementName(o.namespace, o.name), externalNetwork: o.resolution.network, address: o.allocation.address, nodeName };
+}
+
+/** One Event per phase transition, plus one when the answering node moves (EIP-17, EIP-19). */
+function eventsOf(o: ElasticIPObservation, phase: ElasticIPPhase, conditions: readonly Condition[], ad: AdvertisementSpec | undefined): PlannedEvent[] {
+  const events: PlannedEvent[] = [];
+  if (o.previous?.phase !== phase) {
+    const explaining = phase === 'Pending' || (phase === 'Error' && !o.resolution.ok) ? EIP_CONDITIONS.allocated : EIP_CONDITIONS.attached;
+    const cause = conditions.find((c) => c.type === explaining);
+    const warning = phase === 'Pending' || phase === 'Error';
+    events.push({ type: warning ? 'Warning' : 'Normal', reason: cause?.reason ?? phase, message: `phase ${phase}: ${cause?.message ?? ''}`.trim() });
+  }
+  const before = o.currentAdvertisementNode;
+  if (ad && before && before !== ad.nodeName) {
+    events.push({ type: 'Normal', reason: EIP_REASONS.answeringNodeChanged, message: `${ad.address} is now answered by node ${ad.nodeName} (was ${before}); no gratuitous ARP is sent, so upstream caches may keep the old node for a while (EIP-17, EIP-19)` });
+  }
+  return events;
+}

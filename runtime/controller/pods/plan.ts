@@ -1,0 +1,142 @@
+/**
+ * NIC-1, EN-8: the NetworkInterfaces a Pod should have, from its annotations and what exists.
+ * Pure: the pod reconciler only writes what this returns.
+ *
+ * - One NetworkInterface `<pod>.<interface>` per Juneau NIC, owned by the Pod (the garbage
+ *   collector deletes it after the Pod), with `spec.nodeName` once the Pod is scheduled and
+ *   `spec.address` from the Pod's IP (for `eth0`, the interface the Pod IP belongs to).
+ * - EN-8: a NIC that holds an ElasticIP directly is not created while the ElasticIP's network
+ *   has no `status.networkID` (nor while the ElasticIP or its network cannot be found).
+ * - The annotation is read when a NetworkInterface is created. `spec.elasticIP` is immutable, so
+ *   a later change of the annotation is reported (Event) and not applied: recreate the Pod.
+ */
+import { API_VERSION, type NetworkInterface } from '../../../api';
+import { SHORTHAND_INTERFACE, type PodInterface } from './annotations';
+
+/** The parts of a Pod this module reads. */
+export interface PodView {
+  readonly metadata: { readonly name?: string; readonly namespace?: string; readonly uid?: string; readonly deletionTimestamp?: string };
+  readonly spec?: { readonly nodeName?: string };
+  readonly status?: { readonly podIP?: string };
+}
+
+/** The parts of an existing NetworkInterface this module reads. */
+export interface ExistingNic {
+  readonly name: string;
+  /** uid of the Pod in its ownerReferences, if any. */
+  readonly podUid: string | undefined;
+  readonly elasticIP: string | undefined;
+  readonly nodeName: string | undefined;
+  readonly address: string | undefined;
+}
+
+/** EN-8: whether a NIC holding this ElasticIP directly may be created now. */
+export type DirectReadiness = { readonly ready: true } | { readonly ready: false; readonly reason: string; readonly message: string };
+
+export interface PodPlanInput {
+  readonly pod: PodView;
+  readonly interfaces: readonly PodInterface[];
+  /** The existing NetworkInterface of that name, per interface name. */
+  readonly existing: (nicName: string) => ExistingNic | undefined;
+  readonly directReadiness: (elasticIP: string) => DirectReadiness;
+}
+
+export interface PlannedPodEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface PodPlan {
+  readonly create: readonly NetworkInterface[];
+  /** Merge patches of `spec` for NICs whose node or address became known. */
+  readonly update: ReadonlyArray<{ readonly name: string; readonly spec: { nodeName?: string; address?: string } }>;
+  /** NICs of an earlier Pod of the same name (another uid): delete them so this Pod's can be created. */
+  readonly deleteStale: readonly string[];
+  readonly events: readonly PlannedPodEvent[];
+}
+
+export const nicName = (pod: string, iface: string): string => `${pod}.${iface}`;
+
+export const POD_REASONS = {
+  networkInterfaceCreated: 'NetworkInterfaceCreated',
+  annotationChanged: 'NetworkAnnotationChanged',
+  staleNetworkInterface: 'StaleNetworkInterface',
+} as const;
+
+export function planPodInterfaces(input: PodPlanInput): PodPlan {
+  const { pod } = input;
+  const podName = pod.metadata.name ?? '';
+  const plan = { create: [] as NetworkInterface[], update: [] as PodPlan['update'][number][], deleteStale: [] as string[], events: [] as PlannedPodEvent[] };
+  if (pod.metadata.deletionTimestamp) return plan;
+  for (const iface of input.interfaces) {
+    const name = nicName(podName, iface.interface);
+    const desired = desiredSpec(pod, iface);
+    const existing = input.existing(name);
+    if (existing && existing.podUid !== pod.metadata.uid) {
+      plan.deleteStale.push(name);
+      plan.events.push({ type: 'Normal', reason: POD_REASONS.staleNetworkInterface, message: `NetworkInterface ${name} belongs to an earlier Pod of this name; it is deleted and created again for this Pod` });
+      continue;
+    }
+    if (existing) {
+      if (existing.elasticIP !== iface.elasticIP) {
+        plan.events.push({
+          type: 'Warning',
+          reason: POD_REASONS.annotationChanged,
+          message: `interface ${iface.interface}: the annotation now says elasticIP ${show(iface.elasticIP)}, but NetworkInterface ${name} was created with ${show(existing.elasticIP)}; spec.elasticIP cannot change: recreate the Pod to apply it (NIC-1)`,
+        });
+      }
+      const patch = { ...(desired.nodeName && desired.nodeName !== existing.nodeName ? { nodeName: desired.nodeName } : {}), ...(desired.address && desired.address !== existing.address ? { address: desired.address } : {}) };
+      if (Object.keys(patch).length > 0) plan.update.push({ name, spec: patch });
+      continue;
+    }
+    if (iface.elasticIP !== undefined) {
+      const readiness = input.directReadiness(iface.elasticIP);
+      if (!readiness.ready) {
+        plan.events.push({ type: 'Warning', reason: readiness.reason, message: `interface ${iface.interface}: ${readiness.message}` });
+        continue;
+      }
+    }
+    plan.create.push(nicObject(pod, name, desired));
+    plan.events.push({ type: 'Normal', reason: POD_REASONS.networkInterfaceCreated, message: `created NetworkInterface ${name}${iface.elasticIP ? ` holding ElasticIP ${iface.elasticIP} directly` : ''}` });
+  }
+  return plan;
+}
+
+function desiredSpec(pod: PodView, iface: PodInterface): NetworkInterface['spec'] {
+  const address = iface.interface === SHORTHAND_INTERFACE ? pod.status?.podIP : undefined;
+  return {
+    podName: pod.metadata.name ?? '',
+    interface: iface.interface,
+    ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+    ...(address ? { address } : {}),
+    ...(iface.elasticIP !== undefined ? { elasticIP: iface.elasticIP } : {}),
+  };
+}
+
+function nicObject(pod: PodView, name: string, spec: NetworkInterface['spec']): NetworkInterface {
+  const owner = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return { apiVersion: API_VERSION, kind: 'NetworkInterface', metadata: { name, namespace: pod.metadata.namespace, ownerReferences: [owner] }, spec };
+}
+
+const show = (eip: string | undefined): string => (eip === undefined ? 'none' : JSON.stringify(eip));
+
+/** EN-8: the readiness of a direct NIC, from the ElasticIP and its network as found. */
+export function directReadiness(
+  elasticIP: string,
+  eip: { readonly externalNetwork: string } | undefined,
+  network: { readonly networkID: number | undefined } | undefined,
+): DirectReadiness {
+  if (!eip) return { ready: false, reason: 'ElasticIPNotFound', message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface is created once it does (EN-8)` };
+  if (!network) {
+    return { ready: false, reason: 'ExternalNetworkNotFound', message: `ElasticIP ${elasticIP} names ExternalNetwork ${eip.externalNetwork}, which does not exist; its NetworkInterface is created once it does (EN-8)` };
+  }
+  if (!network.networkID) {
+    return {
+      ready: false,
+      reason: 'WaitingForNetworkID',
+      message: `ExternalNetwork ${eip.externalNetwork} of ElasticIP ${elasticIP} has no status.networkID yet; a NIC that holds the ElasticIP directly needs it, so the NetworkInterface is created once it is written (EN-8, EN-9)`,
+    };
+  }
+  return { ready: true };
+}
