@@ -59,8 +59,8 @@ async function prepare(rig: Rig, variant: Variant, reflectObject: string): Promi
   await rig.in(node, 'ip', 'link', 'set', 'dev', 'eth0', XDP_MODE, 'off');
   await rig.in(node, 'ip', 'addr', 'del', `${VIP}/32`, 'dev', 'eth0').catch(() => undefined);
   if (variant === 'kernel' || variant === 'noop') await rig.in(node, 'ip', 'addr', 'add', `${VIP}/32`, 'dev', 'eth0');
-  if (variant === 'noop') await rig.in(node, 'ip', 'link', 'set', 'dev', 'eth0', XDP_MODE, 'obj', XDP_PASS_OBJECT, 'sec', 'xdp');
-  if (variant === 'reflect') await rig.in(node, 'ip', 'link', 'set', 'dev', 'eth0', XDP_MODE, 'obj', reflectObject, 'sec', 'xdp');
+  if (variant === 'noop') await rig.attachObject(node, 'eth0', XDP_PASS_OBJECT, 'xdp_pass', 'generic');
+  if (variant === 'reflect') await rig.attachObject(node, 'eth0', reflectObject, 'xdp_reflect', 'generic');
   if (variant === 'juneau') {
     await rig.attach(0, { mode: 'generic' });
     rig.maps(0).syncAddresses([VIP]);

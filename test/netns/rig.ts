@@ -160,6 +160,12 @@ export class Rig {
     return JSON.parse(out) as AttachResultJson;
   }
 
+  /** Attaches a single-program object (no-op, reflect) to `ifname` in namespace `ns`. */
+  async attachObject(ns: string, ifname: string, objectPath: string, program: string, mode: XdpMode): Promise<number> {
+    const out = await this.in(ns, TSX, LOADER, 'attach-object', JSON.stringify({ ifname, objectPath, program, mode, pinDir: '' }));
+    return (JSON.parse(out) as { programId: number }).programId;
+  }
+
   async detach(i: number): Promise<boolean> {
     const out = await this.in(this.node(i), TSX, LOADER, 'detach', JSON.stringify({ ifname: 'eth0', pinDir: this.pinDir(i) }));
     return (JSON.parse(out) as { detached: boolean }).detached;

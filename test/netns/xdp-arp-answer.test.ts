@@ -2,6 +2,9 @@
 import { ARP_REPLY } from './pcap';
 import { CLIENT_IP, Rig, SUBNET, describeAsRoot, framesFrom, repliesFor } from './rig';
 
+// Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
+jest.setTimeout(30_000);
+
 const VIP = `${SUBNET}.50`;
 const UNOWNED = `${SUBNET}.77`;
 

@@ -6,6 +6,9 @@
 import { poolItemsToPrefixes } from '../../runtime/agent/bpf/prefixes';
 import { CLIENT_IP, Rig, SUBNET, describeAsRoot, framesFrom, repliesFor } from './rig';
 
+// Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
+jest.setTimeout(30_000);
+
 const POOL = [`${SUBNET}.0/25`];
 const VIP = `${SUBNET}.60`; // owned by node 0
 const HELD_BY_NOBODY = `${SUBNET}.61`; // on both kernels' kube-ipvs0, in no external_arp_table

@@ -4,6 +4,9 @@ import { CLIENT_IP, Rig, SUBNET, XDP_PASS_OBJECT, describeAsRoot, repliesFor, sl
 import { programPinPath } from '../../runtime/agent/bpf/responder';
 import * as fs from 'node:fs';
 
+// Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
+jest.setTimeout(30_000);
+
 const VIP = `${SUBNET}.50`;
 
 describeAsRoot('responder lifecycle: pinning, adoption, replacement without a gap', () => {
@@ -69,7 +72,7 @@ describeAsRoot('responder lifecycle: pinning, adoption, replacement without a ga
 
   test('native XDP on a veth whose peer runs an XDP program answers, and the mode is reported', async () => {
     // A veth drops native XDP_TX frames unless its peer runs XDP: give the bridge port a no-op.
-    await rig.in(rig.client, 'ip', 'link', 'set', 'dev', rig.port(0), 'xdpdrv', 'obj', XDP_PASS_OBJECT, 'sec', 'xdp');
+    await rig.attachObject(rig.client, rig.port(0), XDP_PASS_OBJECT, 'xdp_pass', 'native');
     const attached = await rig.attach(0, { mode: 'auto' });
     expect(attached.mode).toBe('native');
     const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: 10 }));

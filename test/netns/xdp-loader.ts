@@ -3,9 +3,12 @@
 // namespace, and a separate process is what lets a test prove that the program and maps outlive
 // their loader. Map reads and writes need no namespace: tests open the pins directly.
 //
-// Usage: tsx test/netns/xdp-loader.ts attach|detach '<json options>'  -> one JSON line on stdout.
+// Usage: tsx test/netns/xdp-loader.ts attach|detach|attach-object '<json options>'
+//        -> one JSON line on stdout. attach-object loads any single-program object (the no-op and
+//        reflect programs) and attaches it with the plain binding, leaving nothing on bpffs.
 import { execFileSync } from 'node:child_process';
-import { ifNameToIndex } from '../../runtime/agent/bpf/libbpf';
+import { ifNameToIndex, progInfo, xdpAttach, XDP_FLAGS } from '../../runtime/agent/bpf/libbpf';
+import { BpfObject } from '../../runtime/agent/bpf/object';
 import { attachArpResponder, detachArpResponder, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
 
 interface LoaderRequest {
@@ -15,6 +18,21 @@ interface LoaderRequest {
   readonly guard?: boolean;
   readonly conflictDetection?: boolean;
   readonly objectPath?: string;
+  /** attach-object: the program's name in the object. */
+  readonly program?: string;
+}
+
+function attachObject(ifindex: number, request: LoaderRequest): { programId: number } {
+  const obj = BpfObject.open(request.objectPath!);
+  try {
+    obj.load();
+    const fd = obj.programFd(request.program!);
+    const mode = request.mode === 'native' ? XDP_FLAGS.DRV_MODE : XDP_FLAGS.SKB_MODE;
+    xdpAttach(ifindex, fd, mode);
+    return { programId: progInfo(fd).id };
+  } finally {
+    obj.close(); // the netlink attachment keeps the program alive
+  }
 }
 
 function interfaceMac(ifname: string): string {
@@ -34,8 +52,10 @@ function main(): void {
     process.stdout.write(`${JSON.stringify({ ...rest, ifindex, mac })}\n`);
   } else if (command === 'detach') {
     process.stdout.write(`${JSON.stringify({ detached: detachArpResponder(ifindex, request.pinDir) })}\n`);
+  } else if (command === 'attach-object') {
+    process.stdout.write(`${JSON.stringify(attachObject(ifindex, request))}\n`);
   } else {
-    throw new Error(`unknown command '${command}' (attach|detach)`);
+    throw new Error(`unknown command '${command}' (attach|detach|attach-object)`);
   }
 }
 
