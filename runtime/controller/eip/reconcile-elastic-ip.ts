@@ -1,0 +1,169 @@
+/**
+ * ElasticIP (EIP-1..18, ARP-6). Key: `<namespace>/<name>`. Level-triggered: every pass reads the
+ * caches, asks ./plan what should be, and writes only the differences — the finalizer before any
+ * claim, the address by claim creation (shared allocator: one address never goes to an ElasticIP
+ * and a ServiceLoadBalancer at once), the status once, then the ARPAdvertisement.
+ *
+ * Contract: NotFound in the cache → the object is gone (claims it held without our finalizer are
+ * released once no NIC references it); API errors are thrown and retried with backoff.
+ */
+import { API_VERSION, FINALIZERS } from '../../../api';
+import { formatIPv4 } from '../../../api/validation';
+import { addFinalizer, applyStatus, hasFinalizer, removeFinalizer } from '../../kube/apply';
+import { referenceTo } from '../../kube/events';
+import { isNotFound } from '../../kube/rest';
+import { splitKey } from '../../kube/types';
+import type { Holder } from '../allocator/allocator-index';
+import { poolViews, sameJson, type ControllerContext } from '../context';
+import { JuneauResources, OWNER_LABELS } from '../resources';
+import { advertisementAction } from '../slb/plan';
+import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
+import { eipAdvertisementName, planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
+import { decideAddressRequest, type RequestDecision } from './request';
+
+/** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
+export interface EipContext {
+  readonly base: ControllerContext;
+  readonly caches: EipCaches;
+}
+
+const EIP = EipResources.elasticIPs;
+const ARP = JuneauResources.arpAdvertisements;
+
+export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<void> {
+  const { namespace = '', name } = splitKey(key);
+  let eip = ctx.caches.elasticIPs.get(namespace, name);
+  if (!eip) return releaseForgotten(ctx, namespace, name);
+  const deleting = !!eip.metadata.deletionTimestamp;
+  if (deleting && !hasFinalizer(eip, FINALIZERS.elasticIP)) return;
+  if (!deleting) eip = await addFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
+  const request = requestOf(ctx, eip);
+  const allocation = await ensureAllocation(ctx, eip, request, deleting);
+  const adName = eipAdvertisementName(namespace, name);
+  const plan = planElasticIP({
+    namespace,
+    name,
+    generation: eip.metadata.generation ?? 0,
+    deleting,
+    previous: eip.status,
+    resolution: resolutionOf(request),
+    allocation,
+    attachments: attachmentViewsOf(ctx.caches, namespace, name),
+    nics: nicViewsOf(ctx.caches, namespace, name),
+    currentAdvertisementNode: ctx.base.caches.arpAdvertisements.get(adName)?.spec.nodeName,
+  });
+  if (plan.finalize) return finalizeElasticIP(ctx, eip);
+  await ensureStatus(ctx, eip, plan);
+  await ensureAdvertisement(ctx, eip, adName, plan.advertisement);
+  recordEvents(ctx, eip, plan);
+}
+
+export function holderOf(eip: { metadata: { namespace?: string; name?: string; uid?: string } }): Holder {
+  return { apiVersion: API_VERSION, kind: 'ElasticIP', namespace: eip.metadata.namespace, name: eip.metadata.name ?? '', uid: eip.metadata.uid };
+}
+
+function requestOf(ctx: EipContext, eip: ElasticIPObject): RequestDecision {
+  const network = ctx.base.caches.externalNetworks.get(eip.spec.externalNetwork);
+  const view = network && { name: network.metadata.name ?? '', type: network.spec.type, addressPools: network.spec.addressPools };
+  return decideAddressRequest(eip.spec, view, poolViews(ctx.base.caches));
+}
+
+function resolutionOf(request: RequestDecision): Resolution {
+  return request.ok ? { ok: true, network: request.network, type: request.type } : request;
+}
+
+/**
+ * EIP-3: an ElasticIP keeps the address it holds for life (its network and requestedIP are
+ * immutable), so a held claim is never re-decided — a pool edited away under a running Pod does
+ * not move its address. Extra claims (two replicas racing) are released, keeping the one the
+ * status names. Only an ElasticIP holding nothing, not being deleted (EIP-16), asks the allocator.
+ */
+async function ensureAllocation(ctx: EipContext, eip: ElasticIPObject, request: RequestDecision, deleting: boolean): Promise<Allocation> {
+  const { allocator } = ctx.base;
+  const holder = holderOf(eip);
+  const held = allocator.heldClaims(holder, 'AddressPool');
+  if (held.length > 0) {
+    const keep = held.find((c) => formatIPv4(c.value) === eip.status?.address) ?? held[0];
+    for (const extra of held) if (extra !== keep) await allocator.releaseClaim(extra);
+    return { allocated: true, address: formatIPv4(keep.value), pool: keep.pool.name };
+  }
+  if (!request.ok) return { allocated: false, reason: request.reason, message: request.message };
+  if (deleting) return { allocated: false, reason: 'ElasticIPDeleting', message: 'the ElasticIP is being deleted; no address is taken (EIP-16)' };
+  const result = await allocator.ensureAddress(holder, { pools: request.pools, requested: request.requested && { value: request.requested.value, pool: request.requested.pool } });
+  if (result.ok) return { allocated: true, address: formatIPv4(result.value), pool: result.pool.name };
+  return { allocated: false, reason: result.reason, message: `${result.message} (EIP-3)` };
+}
+
+/** Status once per pass through the status subresource, only when it changed. */
+async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): Promise<void> {
+  if (!plan.status || sameJson(eip.status, plan.status)) return;
+  await applyStatus(ctx.base.rest, EIP, { namespace: eip.metadata.namespace, name: eip.metadata.name ?? '' }, plan.status, ctx.base.fieldManager);
+}
+
+/** EIP-17/18, ARP-3/7: create, move (only spec.nodeName) or delete `eip-<ns>-<name>`. */
+async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, name: string, desired: AdvertisementSpec | undefined): Promise<void> {
+  const existing = ctx.base.caches.arpAdvertisements.get(name);
+  if (existing && !ownedBy(existing.metadata.labels, eip)) {
+    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', { name, labels: existing.metadata.labels });
+    ctx.base.recorder?.warning(referenceTo(eip, EIP), 'ARPAdvertisementNameTaken', 'Advertise', `ARPAdvertisement ${name} exists for another owner (labels ${JSON.stringify(existing.metadata.labels ?? {})}); this ElasticIP's address is not advertised (EIP-17)`);
+    return;
+  }
+  const current = existing && { name, externalNetwork: existing.spec.externalNetwork, address: existing.spec.address, nodeName: existing.spec.nodeName };
+  const action = advertisementAction(current, desired);
+  const { rest, fieldManager } = ctx.base;
+  if (action.action === 'none') return;
+  if (action.action === 'delete' || action.action === 'recreate') await deleteIgnoringNotFound(ctx, name);
+  if (action.action === 'delete') return;
+  if (action.action === 'move') {
+    await rest.patch(ARP, undefined, name, 'merge', { spec: { nodeName: action.desired.nodeName } }, { fieldManager });
+    return;
+  }
+  const d = action.desired;
+  const labels = { [OWNER_LABELS.kind]: 'ElasticIP', [OWNER_LABELS.namespace]: eip.metadata.namespace ?? '', [OWNER_LABELS.name]: eip.metadata.name ?? '' };
+  const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
+  await rest.create(ARP, body, { fieldManager });
+}
+
+function ownedBy(labels: Record<string, string> | undefined, eip: { metadata: { namespace?: string; name?: string } }): boolean {
+  return labels?.[OWNER_LABELS.kind] === 'ElasticIP' && labels[OWNER_LABELS.namespace] === eip.metadata.namespace && labels[OWNER_LABELS.name] === eip.metadata.name;
+}
+
+function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): void {
+  const regarding = referenceTo(eip, EIP);
+  for (const e of plan.events) ctx.base.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
+}
+
+/** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
+async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject): Promise<void> {
+  const name = eipAdvertisementName(eip.metadata.namespace ?? '', eip.metadata.name ?? '');
+  const existing = ctx.base.caches.arpAdvertisements.get(name);
+  if (!existing || ownedBy(existing.metadata.labels, eip)) await deleteIgnoringNotFound(ctx, name);
+  await ctx.base.allocator.releaseAll(holderOf(eip));
+  try {
+    await removeFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/**
+ * ALLOC-2: an ElasticIP that is gone but still holds claims (its finalizer was removed by hand,
+ * or a crash between steps). EIP-15 still holds: nothing is released while a NIC names it.
+ */
+async function releaseForgotten(ctx: EipContext, namespace: string, name: string): Promise<void> {
+  if (nicViewsOf(ctx.caches, namespace, name).length > 0) return;
+  const holder: Holder = { kind: 'ElasticIP', namespace, name };
+  const adName = eipAdvertisementName(namespace, name);
+  const ad = ctx.base.caches.arpAdvertisements.get(adName);
+  if (ad && ownedBy(ad.metadata.labels, { metadata: { namespace, name } })) await deleteIgnoringNotFound(ctx, adName);
+  const released = await ctx.base.allocator.releaseAll(holder);
+  if (released > 0) ctx.base.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', { elasticIP: `${namespace}/${name}`, claims: released });
+}
+
+async function deleteIgnoringNotFound(ctx: EipContext, name: string): Promise<void> {
+  try {
+    await ctx.base.rest.delete(ARP, undefined, name);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}

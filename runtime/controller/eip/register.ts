@@ -1,0 +1,131 @@
+/**
+ * Wiring of the ElasticIP feature into a controller process: this feature's caches, one work
+ * queue per reconciler (ElasticIP, ElasticIPAttachment status, NetworkInterface status, Pod →
+ * NetworkInterfaces), and the handlers that map a change to the keys it affects. It shares the
+ * ControllerContext (REST client, allocator and its index, ExternalNetwork / AddressPool /
+ * AllocationClaim / ARPAdvertisement caches, events) with the rest of the controller; the caller
+ * starts those caches. `start()` waits for every cache it reads before the first pass, so "not
+ * loaded yet" is never mistaken for "gone".
+ */
+import { objectKey, type KubeObject } from '../../kube/types';
+import type { RuntimeMetrics } from '../../kube/metrics';
+import { waitForCacheSync, type Informer as KubeInformer } from '../../kube/informer';
+import { WorkQueue, type KeyHandler } from '../../kube/workqueue';
+import { claimRecordOf } from '../allocator/claims';
+import type { ControllerContext } from '../context';
+import { OWNER_LABELS } from '../resources';
+import { reconcilePod } from '../pods/reconcile-pod';
+import { allInformers, createEipCaches, INDEX, type EipCaches, type ElasticIPObject } from './caches';
+import { reconcileElasticIPAttachment, reconcileNetworkInterface } from './reconcile-dependents';
+import { reconcileElasticIP, type EipContext } from './reconcile-elastic-ip';
+
+export interface ElasticIPControllerOptions {
+  /** Concurrent ElasticIP passes (different keys). @default 4 */
+  readonly workers?: number;
+  readonly metrics?: RuntimeMetrics;
+}
+
+export interface ElasticIPControllers {
+  readonly caches: EipCaches;
+  readonly queues: { readonly elasticIPs: WorkQueue; readonly attachments: WorkQueue; readonly networkInterfaces: WorkQueue; readonly pods: WorkQueue };
+  /** Starts this feature's caches, waits for them and the shared ones, then runs the reconcilers. */
+  start(): Promise<void>;
+  /** Stops the reconcilers (passes in flight finish) and this feature's caches. */
+  stop(): Promise<void>;
+  readonly hasSynced: boolean;
+}
+
+/** Call once per process, next to the other reconcilers, with the shared context. */
+export function registerElasticIPControllers(base: ControllerContext, options: ElasticIPControllerOptions = {}): ElasticIPControllers {
+  const caches = createEipCaches(base.rest, base.logger);
+  const ctx: EipContext = { base, caches };
+  const queue = (name: string) => new WorkQueue({ onDepthChange: options.metrics?.queueDepthHook(name) });
+  const queues = { elasticIPs: queue('elasticip'), attachments: queue('elasticipattachment'), networkInterfaces: queue('networkinterface'), pods: queue('pod') };
+  mapEventsToKeys(ctx, queues);
+  let started = false;
+
+  return {
+    caches,
+    queues,
+    get hasSynced() {
+      return allInformers(caches).every((i) => i.hasSynced);
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      allInformers(caches).forEach((i) => i.start());
+      await waitForCacheSync(allInformers(caches) as Array<KubeInformer<KubeObject>>);
+      const shared = base.caches;
+      await Promise.all([shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements].map((c) => c.waitForSync()));
+      const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
+        q.run(options.metrics ? options.metrics.instrument(name, handler) : handler, workers, (key, err) => base.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
+      run(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), options.workers ?? 4);
+      run(queues.attachments, 'elasticipattachment', async (k) => reconcileElasticIPAttachment(ctx, k), 2);
+      run(queues.networkInterfaces, 'networkinterface', async (k) => reconcileNetworkInterface(ctx, k), 2);
+      run(queues.pods, 'pod', async (k) => reconcilePod(ctx, k), 2);
+      caches.elasticIPs.list().forEach((o) => queues.elasticIPs.add(objectKey(o)));
+      caches.attachments.list().forEach((o) => queues.attachments.add(objectKey(o)));
+      caches.nics.list().forEach((o) => queues.networkInterfaces.add(objectKey(o)));
+      caches.pods.list().forEach((o) => queues.pods.add(objectKey(o)));
+      // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
+      for (const claim of shared.allocationClaims.list()) {
+        const h = claimRecordOf(claim)?.holder;
+        if (h?.kind === 'ElasticIP' && h.namespace) queues.elasticIPs.add(`${h.namespace}/${h.name}`);
+      }
+    },
+    async stop() {
+      await Promise.all(Object.values(queues).map((q) => q.shutdown()));
+      await Promise.all(allInformers(caches).map((i) => i.stop()));
+    },
+  };
+}
+
+type Queues = ElasticIPControllers['queues'];
+
+/** Which keys a change affects. */
+function mapEventsToKeys(ctx: EipContext, q: Queues): void {
+  const { caches } = ctx;
+  const shared = ctx.base.caches;
+  const keyOf = (namespace: string | undefined, name: string | undefined) => (namespace && name ? `${namespace}/${name}` : undefined);
+  const add = (queue: WorkQueue, key: string | undefined) => key && queue.add(key);
+  /** Everything that reads the ElasticIP `<ns>/<name>`: itself, its users, Pods waiting for it (EN-8). */
+  const elasticIPChanged = (key: string | undefined) => {
+    if (!key) return;
+    q.elasticIPs.add(key);
+    caches.nics.byIndex(INDEX.byElasticIP, key).forEach((n) => q.networkInterfaces.add(objectKey(n)));
+    caches.attachments.byIndex(INDEX.byElasticIP, key).forEach((a) => q.attachments.add(objectKey(a)));
+    caches.pods.byIndex(INDEX.byElasticIP, key).forEach((p) => q.pods.add(objectKey(p)));
+  };
+  const eipsOfNetwork = (network: string): ElasticIPObject[] => caches.elasticIPs.list().filter((e) => e.spec.externalNetwork === network);
+  const on = <T extends KubeObject>(informer: KubeInformer<T>, fn: (o: T) => void) => informer.addHandlers({ onAdd: fn, onUpdate: (old, o) => (fn(old), fn(o)), onDelete: fn });
+
+  on(caches.elasticIPs, (e) => elasticIPChanged(objectKey(e)));
+  on(caches.attachments, (a) => {
+    q.attachments.add(objectKey(a));
+    elasticIPChanged(keyOf(a.metadata.namespace, a.spec.elasticIP));
+  });
+  on(caches.nics, (n) => {
+    q.networkInterfaces.add(objectKey(n));
+    elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP));
+    caches.attachments.byIndex(INDEX.byNetworkInterface, objectKey(n)).forEach((a) => q.attachments.add(objectKey(a)));
+    add(q.pods, keyOf(n.metadata.namespace, n.spec.podName));
+  });
+  on(caches.pods, (p) => {
+    q.pods.add(objectKey(p));
+    // A terminating Pod's NICs count as being deleted (EIP-11 rule 2).
+    caches.nics.byIndex(INDEX.byPod, objectKey(p)).forEach((n) => elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP)));
+  });
+  shared.externalNetworks.on((_e, n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => elasticIPChanged(objectKey(e))));
+  shared.addressPools.on((_e, p) => {
+    const pool = p.metadata.name ?? '';
+    shared.externalNetworks.list().filter((n) => n.spec.addressPools.includes(pool)).forEach((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => q.elasticIPs.add(objectKey(e))));
+  });
+  shared.allocationClaims.on((_e, claim) => {
+    const h = claimRecordOf(claim)?.holder;
+    if (h?.kind === 'ElasticIP') add(q.elasticIPs, keyOf(h.namespace, h.name));
+  });
+  shared.arpAdvertisements.on((_e, ad) => {
+    const l = ad.metadata.labels ?? {};
+    if (l[OWNER_LABELS.kind] === 'ElasticIP') add(q.elasticIPs, keyOf(l[OWNER_LABELS.namespace], l[OWNER_LABELS.name]));
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * Pod → NetworkInterfaces (NIC-1, EN-8). Key: `<namespace>/<pod>`. Reads the Pod's annotations
+ * (./annotations), plans with ./plan, and writes: deletes NICs of an earlier Pod of the same
+ * name, creates the missing ones (owned by the Pod, so the garbage collector removes them after
+ * it), patches node and address in once known. A malformed annotation or a direct NIC whose
+ * network has no ID yet gets an Event on the Pod and no NetworkInterface — never a crash.
+ */
+import { referenceTo } from '../../kube/events';
+import { Resources } from '../../kube/resources';
+import { isAlreadyExists, isNotFound } from '../../kube/rest';
+import { splitKey } from '../../kube/types';
+import { EipResources, type NicObject, type PodObject } from '../eip/caches';
+import type { EipContext } from '../eip/reconcile-elastic-ip';
+import { asKube } from '../resources';
+import { parsePodNetworks } from './annotations';
+import { directReadiness, planPodInterfaces, type ExistingNic, type PodPlan } from './plan';
+
+const NIC = EipResources.networkInterfaces;
+
+export async function reconcilePod(ctx: EipContext, key: string): Promise<void> {
+  const { namespace = '', name } = splitKey(key);
+  const pod = ctx.caches.pods.get(namespace, name);
+  if (!pod || pod.metadata.deletionTimestamp) return;
+  const parsed = parsePodNetworks(pod.metadata.annotations);
+  if (!parsed.ok) {
+    ctx.base.recorder?.warning(referenceTo(pod, Resources.pods), parsed.reason, 'CreateNetworkInterface', `${parsed.message}; no NetworkInterface is created until it is fixed`);
+    return;
+  }
+  if (parsed.interfaces.length === 0) return;
+  const plan = planPodInterfaces({
+    pod,
+    interfaces: parsed.interfaces,
+    existing: (nicName) => existingNic(ctx.caches.nics.get(namespace, nicName)),
+    directReadiness: (elasticIP) => readinessOf(ctx, namespace, elasticIP),
+  });
+  await applyPlan(ctx, pod, plan);
+}
+
+function existingNic(nic: NicObject | undefined): ExistingNic | undefined {
+  if (!nic) return undefined;
+  const owner = nic.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
+  return { name: nic.metadata.name ?? '', podUid: owner?.uid, elasticIP: nic.spec.elasticIP, nodeName: nic.spec.nodeName || undefined, address: nic.spec.address || undefined };
+}
+
+/** EN-8: the ElasticIP, its network and the network's ID, from the caches. */
+function readinessOf(ctx: EipContext, namespace: string, elasticIP: string) {
+  const eip = ctx.caches.elasticIPs.get(namespace, elasticIP);
+  const network = eip ? ctx.base.caches.externalNetworks.get(eip.spec.externalNetwork) : undefined;
+  return directReadiness(elasticIP, eip && { externalNetwork: eip.spec.externalNetwork }, network && { networkID: network.status?.networkID });
+}
+
+async function applyPlan(ctx: EipContext, pod: PodObject, plan: PodPlan): Promise<void> {
+  const { rest, fieldManager, recorder } = ctx.base;
+  const namespace = pod.metadata.namespace;
+  for (const name of plan.deleteStale) {
+    await rest.delete(NIC, namespace, name).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+  for (const nic of plan.create) {
+    try {
+      await rest.create(NIC, asKube(nic), { fieldManager });
+    } catch (err) {
+      // The cache was behind; the next pass (triggered by the NIC's add) compares with it.
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+  for (const u of plan.update) await rest.patch(NIC, namespace, u.name, 'merge', { spec: u.spec }, { fieldManager });
+  const regarding = referenceTo(pod, Resources.pods);
+  for (const e of plan.events) recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'CreateNetworkInterface', note: e.message });
+  // A stale NIC's deletion shows up as a NIC event, which brings this Pod back to create its own.
+}
