@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles the eBPF programs in bpf/ into dist/bpf/<name>.bpf.o (`npm run build:bpf`, and
+# Compiles the eBPF programs in bpf/ into build/bpf/<name>.bpf.o (`npm run build:bpf`, and
 # scripts/test.sh before the tests). Idempotent: an object newer than its source, every header
 # in bpf/ and this script is left alone, so a second run costs nothing.
 # Env: CLANG (default clang), BPF_CFLAGS (extra flags), FORCE=1 to rebuild everything.
@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLANG="${CLANG:-clang}"
-OUT=dist/bpf
+OUT=build/bpf
 ARCH_INCLUDE="/usr/include/$(uname -m)-linux-gnu"
 CFLAGS=(-O2 -g -target bpf -Wall -Werror -I"$ARCH_INCLUDE" -Ibpf ${BPF_CFLAGS:-})
 

@@ -1,5 +1,5 @@
-// Bundles the binaries with esbuild into dist/bin: one self-contained CommonJS file each, so the
-// container image needs only Node.js and the package's dist/ (the XDP object is in dist/bpf).
+// Bundles the binaries with esbuild into build/bin: one self-contained CommonJS file each, so the
+// container image needs only Node.js and the package's build/ (the XDP object is in build/bpf).
 import { build } from 'esbuild';
 import { existsSync, mkdirSync } from 'node:fs';
 
@@ -9,7 +9,7 @@ const binaries = {
   'kubectl-juneau': 'runtime/cli/main.ts',
 };
 
-mkdirSync('dist/bin', { recursive: true });
+mkdirSync('build/bin', { recursive: true });
 let missing = 0;
 for (const [name, entry] of Object.entries(binaries)) {
   if (!existsSync(entry)) {
@@ -19,7 +19,7 @@ for (const [name, entry] of Object.entries(binaries)) {
   }
   await build({
     entryPoints: [entry],
-    outfile: `dist/bin/${name}.js`,
+    outfile: `build/bin/${name}.js`,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -30,6 +30,6 @@ for (const [name, entry] of Object.entries(binaries)) {
     external: ['koffi'],
     logLevel: 'warning',
   });
-  console.log(`bundle: dist/bin/${name}.js`);
+  console.log(`bundle: build/bin/${name}.js`);
 }
 if (missing && process.argv.includes('--strict')) process.exit(1);

@@ -20,7 +20,7 @@ const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');
 const TSX = path.join(REPO, 'node_modules/.bin/tsx');
 const LOADER = path.join(__dirname, 'xdp-loader.ts');
-export const XDP_PASS_OBJECT = path.join(REPO, 'dist/bpf/xdp_pass.bpf.o');
+export const XDP_PASS_OBJECT = path.join(REPO, 'build/bpf/xdp_pass.bpf.o');
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -94,7 +94,7 @@ export class Rig {
   }
 
   async setup(): Promise<void> {
-    // Idempotent and quick when up to date; guards against a dist/ cleaned by another build step.
+    // Idempotent and quick when up to date; guards against a build/ cleaned by hand.
     await run('bash', [path.join(REPO, 'bpf/build.sh')]);
     await run('ip', ['netns', 'add', this.client]);
     await this.quietIpv6(this.client);

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as layout from '../../runtime/agent/bpf/layout';
 
 const REPO = path.resolve(__dirname, '../..');
-const OBJECT = path.join(REPO, 'dist/bpf/xdp_arp.bpf.o');
+const OBJECT = path.join(REPO, 'build/bpf/xdp_arp.bpf.o');
 
 interface BtfMember {
   name: string;
@@ -79,7 +79,7 @@ function loadBtf(): Btf {
   return new Btf((JSON.parse(json) as { types: BtfType[] }).types);
 }
 
-describe('bpf map layouts: C (BTF of dist/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout.ts', () => {
+describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout.ts', () => {
   let btf: Btf;
 
   beforeAll(() => {

@@ -29,7 +29,7 @@ export interface AttachOptions {
   readonly mac: string;
   /** bpffs directory holding the maps and the program. @default '/sys/fs/bpf/juneau' */
   readonly pinDir?: string;
-  /** The built object. @default dist/bpf/xdp_arp.bpf.o of this package */
+  /** The built object. @default build/bpf/xdp_arp.bpf.o of this package */
   readonly objectPath?: string;
   /** `auto` tries native and falls back to generic when the driver has no native XDP. When a
    * responder is already attached, `auto` keeps its mode. @default 'auto' */
@@ -212,11 +212,11 @@ export function ensureBpffs(pinDir: string): void {
   fs.mkdirSync(pinDir, { recursive: true, mode: 0o700 });
 }
 
-/** dist/bpf/<name> of this package, from source (runtime/agent/bpf) or built (dist/...) layouts. */
+/** build/bpf/<name> of this package, from source (runtime/agent/bpf) or built (build/...) layouts. */
 export function findBuiltObject(name: string): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    for (const candidate of [path.join(dir, 'dist', 'bpf', name), path.join(dir, 'bpf', name)]) {
-      if (candidate.includes(`${path.sep}dist${path.sep}`) && fs.existsSync(candidate)) return candidate;
+    for (const candidate of [path.join(dir, 'build', 'bpf', name), path.join(dir, 'bpf', name)]) {
+      if (candidate.includes(`${path.sep}build${path.sep}bpf${path.sep}`) && fs.existsSync(candidate)) return candidate;
     }
     if (path.dirname(dir) === dir) throw new Error(`${name} not found above ${__dirname}: run npm run build:bpf`);
   }
