@@ -66,7 +66,8 @@ export interface WebhookServerHandle {
   isReady(): boolean;
   /** The bound port once listening (0 before, and in disabled mode). */
   port(): number;
-  stop(): Promise<void>;
+  /** Stops serving; in url mode also deletes the registration unless `keepRegistration` (or unregisterOnStop: false). */
+  stop(options?: { keepRegistration?: boolean }): Promise<void>;
 }
 
 /** Which mode the flags and the environment select. */
@@ -180,13 +181,13 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
     ready: readyPromise,
     isReady: () => ready,
     port: () => server.port,
-    async stop() {
+    async stop(options = {}) {
       stopped = true;
       if (timer) clearTimeout(timer);
       wake?.();
       await loop;
       if (!ready) failReady(new Error('the webhook server was stopped before it became ready'));
-      if (mode === 'url' && (o.unregisterOnStop ?? true)) {
+      if (mode === 'url' && (o.unregisterOnStop ?? true) && !options.keepRegistration) {
         await removeRegistration(o.rest, configurationName).catch((err) => logger.warn('could not remove the webhook registration', { err: String(err) }));
       }
       await server.close();

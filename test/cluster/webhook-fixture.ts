@@ -1,0 +1,128 @@
+// The Juneau webhook server running in the test process, registered by URL with the real API server
+// and scoped to this test file's objects: its ValidatingWebhookConfiguration has a unique name and
+// every webhook has objectSelector `juneau.test/webhook=<id>`, so other test files sharing the
+// control plane never reach it. The objects it READS are every object of the cluster, so tests use
+// unique names and addresses from a random /24 of 100.64.0.0/10.
+import * as net from 'node:net';
+import { API_VERSION, GROUP, VERSION } from '../../api';
+import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
+import { startWebhookServer, type WebhookServerHandle, type WebhookServerOptions } from '../../runtime/controller/webhook/start';
+import { RestClient } from '../../runtime/kube/rest';
+import { createLogger } from '../../runtime/kube/log';
+import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig } from './fixture';
+
+export const WEBHOOK_LABEL = 'juneau.test/webhook';
+
+export const randomId = () => Math.random().toString(36).slice(2, 8);
+
+/** A free TCP port on loopback (closed again before it is returned). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestWebhook {
+  readonly id: string;
+  readonly configurationName: string;
+  /** Namespace of the certificate Secret (created for this webhook, deleted by stop()). */
+  readonly namespace: string;
+  readonly secretName: string;
+  readonly urlBase: string;
+  /** Labels that route an object to this webhook. */
+  readonly labels: Record<string, string>;
+  readonly rest: RestClient;
+  handle: WebhookServerHandle;
+  /** Starts the server again (after stop({ keepRegistration: true })), on the same port and Secret. */
+  restart(): Promise<void>;
+  stop(opts?: { keepRegistration?: boolean }): Promise<void>;
+}
+
+export async function startTestWebhook(prefix: string, extra: Partial<WebhookServerOptions> = {}): Promise<TestWebhook> {
+  const id = `${prefix}-${randomId()}`;
+  const namespace = await createNamespace(`webhook-${prefix}`);
+  const port = await freePort();
+  const rest = new RestClient(testKubeConfig());
+  const logLines = process.env.JUNEAU_TEST_WEBHOOK_LOG ? undefined : () => undefined;
+  const logger = createLogger({ component: `test-webhook-${id}`, level: 'info', sink: logLines });
+  const options = (): WebhookServerOptions => ({
+    rest,
+    caches: liveWebhookCaches(rest),
+    logger,
+    urlBase: `https://127.0.0.1:${port}`,
+    inCluster: false,
+    namespace,
+    configurationName: `juneau-test-${id}`,
+    certSecretName: 'juneau-webhook-cert',
+    objectSelector: { matchLabels: { [WEBHOOK_LABEL]: id } },
+    checkIntervalMs: 1_000,
+    ...extra,
+  });
+  const webhook: TestWebhook = {
+    id,
+    configurationName: `juneau-test-${id}`,
+    namespace,
+    secretName: 'juneau-webhook-cert',
+    urlBase: `https://127.0.0.1:${port}`,
+    labels: { [WEBHOOK_LABEL]: id },
+    rest,
+    handle: startWebhookServer(options()),
+    async restart() {
+      webhook.handle = startWebhookServer(options());
+      await webhook.handle.ready;
+    },
+    async stop(opts = {}) {
+      await webhook.handle.stop(opts);
+      if (!opts.keepRegistration) await deleteNamespace(namespace);
+    },
+  };
+  await webhook.handle.ready;
+  return webhook;
+}
+
+// ---------------------------------------------------------------------------------------------
+// objects
+
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: unknown };
+
+export const addressPool = (name: string, addresses: string[], labels: Record<string, string>, advertiseMode = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name, labels }, spec: { advertiseMode, addresses } });
+export const externalNetwork = (name: string, addressPools: string[], labels: Record<string, string>, type = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name, labels }, spec: { type, addressPools } });
+export const arpAdvertisement = (name: string, address: string, externalNetwork: string, labels: Record<string, string>, nodeName = 'node-a'): Manifest => ({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork, address, nodeName } });
+export const elasticIPAttachment = (namespace: string, name: string, elasticIP: string, labels: Record<string, string>): Manifest => ({ apiVersion: API_VERSION, kind: 'ElasticIPAttachment', metadata: { name, namespace, labels }, spec: { elasticIP, networkInterface: `${name}.eth0` } });
+export const networkInterface = (namespace: string, name: string, podName: string, elasticIP: string | undefined, labels: Record<string, string>): Manifest => ({ apiVersion: API_VERSION, kind: 'NetworkInterface', metadata: { name, namespace, labels }, spec: { podName, interface: 'eth0', ...(elasticIP ? { elasticIP } : {}) } });
+export const pod = (namespace: string, name: string, annotations: Record<string, string>, labels: Record<string, string>): Manifest => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels, annotations }, spec: { containers: [{ name: 'main', image: 'registry.invalid/none' }] } });
+
+export interface ApplyResult {
+  readonly ok: boolean;
+  readonly output: string;
+}
+
+/** `kubectl apply -f -` of one object: what a user does. */
+export async function apply(object: Manifest): Promise<ApplyResult> {
+  const r = await kubectl(['apply', '-f', '-'], { input: JSON.stringify(object), allowFailure: true });
+  return { ok: r.code === 0, output: `${r.stdout}${r.stderr}`.trim() };
+}
+
+/** Applies and expects success (with the output in the failure message). */
+export async function applyOk(object: Manifest): Promise<void> {
+  const r = await apply(object);
+  if (!r.ok) throw new Error(`kubectl apply of ${object.kind} ${object.metadata.name} was refused: ${r.output}`);
+}
+
+export const juneauPath = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+
+/** Deletes Juneau cluster-scoped objects by name, ignoring those already gone (afterAll). */
+export async function deleteClusterObjects(plural: string, names: string[]): Promise<void> {
+  await Promise.all(names.map((name) => clients().custom.deleteClusterCustomObject({ ...juneauPath(plural), name }).catch(() => undefined)));
+}
+
+/** A random /24 of 100.64.0.0/10 as `100.x.y.`: add the last octet. */
+export function randomSubnet(): string {
+  const n = Math.floor(Math.random() * 16384);
+  return `100.${64 + (n >> 8)}.${n & 255}.`;
+}
