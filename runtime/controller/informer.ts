@@ -120,6 +120,8 @@ export class Informer<T extends KubeObject> {
       if (rv) this.resourceVersion = rv;
       if (event.type !== 'BOOKMARK') this.apply(event.type, event.object);
     });
+    // stop() may have run while the watch was being opened: it found nothing to abort then.
+    if (this.stopped) this.watch.abort();
     const error = await this.watch.done;
     this.watch = undefined;
     if (error && !this.stopped) throw error;

@@ -1,0 +1,87 @@
+/** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
+
+export interface ControllerFlags {
+  readonly kubeconfig: string | undefined;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionId: string;
+  readonly metricsAddr: string;
+  readonly healthAddr: string;
+  readonly logLevel: string;
+  readonly workers: number;
+}
+
+export const DEFAULT_FLAGS: ControllerFlags = {
+  kubeconfig: undefined,
+  leaderElect: true,
+  leaderElectionNamespace: 'juneau-system',
+  leaderElectionId: 'juneau-controller',
+  metricsAddr: ':8080',
+  healthAddr: ':8081',
+  logLevel: 'info',
+  workers: 4,
+};
+
+export const HELP = `Usage: juneau-controller [flags]
+
+Runs the Juneau controller: allocates external IPv4 addresses (AllocationClaims) for
+LoadBalancer Services of class juneau.loutres.me/load-balancer, keeps their
+ServiceLoadBalancers and ARPAdvertisements, gives ExternalNetworks their networkID
+from the subnet-vni AllocationPool (creating it with 4096-16777215 when absent), and
+reports AddressPool size and use. Exits 0 on SIGTERM/SIGINT after releasing the Lease.
+
+Flags:
+  --kubeconfig PATH                  kubeconfig file; default: in-cluster service account
+                                     (KUBECONFIG is not read)
+  --leader-elect[=true|false]        elect one active replica with a coordination.k8s.io
+                                     Lease (default true)
+  --leader-election-namespace NS     namespace of the Lease (default $POD_NAMESPACE, else
+                                     juneau-system)
+  --leader-election-id NAME          name of the Lease (default juneau-controller)
+  --metrics-addr HOST:PORT           /metrics listener, '0' to disable (default :8080)
+  --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
+                                     (default :8081)
+  --log-level LEVEL                  debug, info, warn or error (default info)
+  --workers N                        concurrent ServiceLoadBalancer reconciles (default 4)
+  -h, --help                         print this help and exit
+`;
+
+export type ParsedFlags = { readonly help: true } | { readonly help: false; readonly flags: ControllerFlags };
+
+const STRING_FLAGS: Record<string, keyof ControllerFlags> = {
+  kubeconfig: 'kubeconfig',
+  'leader-election-namespace': 'leaderElectionNamespace',
+  'leader-election-id': 'leaderElectionId',
+  'metrics-addr': 'metricsAddr',
+  'health-addr': 'healthAddr',
+  'log-level': 'logLevel',
+  workers: 'workers',
+};
+
+/** Parses `--flag value` and `--flag=value`; an error names the flag and the bad value. */
+export function parseFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedFlags {
+  const out: { -readonly [K in keyof ControllerFlags]: ControllerFlags[K] } = { ...DEFAULT_FLAGS, leaderElectionNamespace: env.POD_NAMESPACE || DEFAULT_FLAGS.leaderElectionNamespace };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h' || arg === '--help') return { help: true };
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
+    const [, name, inline] = match;
+    if (name === 'leader-elect') {
+      if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new Error(`--leader-elect must be true or false, not '${inline}'`);
+      out.leaderElect = inline !== 'false';
+      continue;
+    }
+    const key = STRING_FLAGS[name];
+    if (!key) throw new Error(`unknown flag --${name} (see --help)`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (key === 'workers') {
+      if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);
+      out.workers = Number(value);
+    } else {
+      (out as Record<string, unknown>)[key] = value;
+    }
+  }
+  return { help: false, flags: out };
+}

@@ -1,0 +1,106 @@
+/**
+ * `juneau-controller`: flags -> kubeconfig -> health/metrics -> (Lease) -> JuneauController.
+ * Losing the Lease exits with 1 so the Pod restarts as a clean standby (controller-runtime does
+ * the same); SIGTERM/SIGINT stop the reconcilers, release the Lease and exit 0.
+ */
+import * as os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import { EventRecorder } from '../kube/events';
+import { HealthServer } from '../kube/health';
+import { LeaderElector, restLeaseClient } from '../kube/leader-election';
+import { createLogger, parseLogLevel, type Logger } from '../kube/log';
+import { RuntimeMetrics } from '../kube/metrics';
+import { RestClient } from '../kube/rest';
+import { JuneauController } from './controller';
+import { HELP, parseFlags, type ControllerFlags } from './flags';
+
+export interface MainIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
+  readonly stopSignal: Promise<string>;
+}
+
+function processIO(): MainIO {
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  return { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env, stopSignal };
+}
+
+/** Runs the controller until stopped; resolves with the exit code. */
+export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
+  let flags: ControllerFlags;
+  try {
+    const parsed = parseFlags(argv, io.env);
+    if (parsed.help) {
+      io.stdout(HELP);
+      return 0;
+    }
+    flags = parsed.flags;
+    parseLogLevel(flags.logLevel);
+  } catch (err) {
+    io.stderr(`juneau-controller: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const logger = createLogger({ component: 'controller', level: parseLogLevel(flags.logLevel), sink: (line) => io.stderr(line + '\n') });
+  const kubeConfig = new KubeConfig();
+  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
+  else kubeConfig.loadFromCluster();
+  return run(flags, kubeConfig, logger, io);
+}
+
+async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
+  const rest = new RestClient(kubeConfig);
+  const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
+  const metrics = new RuntimeMetrics();
+  const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
+  const controller = new JuneauController({ rest, logger, recorder, metrics, workers: flags.workers });
+  const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
+  let elector: LeaderElector | undefined;
+  health.addLivenessCheck('ping', () => true);
+  // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
+  health.addReadinessCheck('caches-synced', () => (elector && !elector.isLeader) || controller.hasSynced);
+  await health.start();
+  let stopping = false;
+  const lost = new Promise<number>((resolve) => {
+    const startController = () =>
+      controller.start().catch((err: unknown) => {
+        logger.error('controller failed to start', { err: String(err) });
+        resolve(1);
+      });
+    if (!flags.leaderElect) {
+      void startController();
+      return;
+    }
+    elector = new LeaderElector(restLeaseClient(rest), {
+      namespace: flags.leaderElectionNamespace,
+      name: flags.leaderElectionId,
+      identity,
+      logger,
+      onStartedLeading: () => void startController(),
+      onStoppedLeading: () => {
+        if (stopping) return;
+        logger.error('lost the Lease; exiting so a clean standby takes over');
+        resolve(1);
+      },
+    });
+    elector.start();
+  });
+  logger.info('started', { identity, leaderElect: flags.leaderElect, healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr });
+  const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
+  stopping = true;
+  await controller.stop();
+  await elector?.release();
+  await recorder.stop();
+  await health.stop();
+  logger.info('stopped', { code });
+  return code;
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
+}

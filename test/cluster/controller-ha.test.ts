@@ -1,0 +1,104 @@
+// Two controllers at once against one API server: allocation by claim creation never
+// double-books (EIP-3, ALLOC-1), and the binary's Lease gives one leader that releases the Lease
+// on SIGTERM so the other takes over.
+import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import { Resources } from '../../runtime/kube/resources';
+import type { KubeObject } from '../../runtime/kube/types';
+import { JuneauController } from '../../runtime/controller/controller';
+import { main } from '../../runtime/controller/main';
+import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { clients, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+
+const rest = new RestClient(testKubeConfig());
+const suffix = Math.random().toString(36).slice(2, 7);
+const POOL = `ha-pool-${suffix}`;
+const NET = `ha-net-${suffix}`;
+const SERVICES = 60;
+
+beforeAll(async () => {
+  // 64 addresses for 60 Services: the allocators collide often near the end.
+  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['198.18.90.0/26'] } }));
+  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
+});
+
+afterAll(async () => {
+  for (const [type, name] of [[JuneauResources.externalNetworks, NET], [JuneauResources.addressPools, POOL]] as const) {
+    await rest.delete(type, undefined, name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  }
+});
+
+describe('two controllers at once', () => {
+  const ns = useNamespace();
+
+  it(`EIP-3 / ALLOC-1: two controllers, ${SERVICES} Services created concurrently -> every VIP distinct, one claim each, nothing leaked`, async () => {
+    const namespace = ns();
+    const controllers = [new JuneauController({ rest: new RestClient(testKubeConfig()) }), new JuneauController({ rest: new RestClient(testKubeConfig()) })];
+    await Promise.all(controllers.map((c) => c.start()));
+    try {
+      await Promise.all(
+        Array.from({ length: SERVICES }, (_, i) =>
+          clients().core.createNamespacedService({
+            namespace,
+            body: {
+              metadata: { name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
+              spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: `s${i}` }, ports: [{ port: 80 }] },
+            },
+          }),
+        ),
+      );
+      const slbs = await waitFor(async () => {
+        const list = await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace });
+        return list.items.length === SERVICES && list.items.every((s) => s.status?.phase === 'Allocated') ? list.items : undefined;
+      }, { what: 'every Service allocated', timeoutMs: 60_000 });
+      const vips = slbs.map((s) => s.status!.vip!);
+      expect(new Set(vips).size).toBe(SERVICES);
+      // Settled: exactly one claim per Service, held by it; races left no extra claims behind.
+      const claims = await waitFor(async () => {
+        const all = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
+        return all.length === SERVICES ? all : undefined;
+      }, { what: 'one claim per Service' });
+      for (const s of slbs) {
+        const claim = claims.find((c) => c.spec.value === s.status!.vip);
+        expect(claim?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name, uid: s.metadata.uid });
+      }
+    } finally {
+      await Promise.all(controllers.map((c) => c.stop()));
+    }
+  }, 120_000);
+});
+
+describe('juneau-controller binary (main)', () => {
+  it('--leader-elect: one leader holds the Lease; SIGTERM releases it, exits 0, and the standby takes over', async () => {
+    const lease = `juneau-test-${suffix}`;
+    const leaseNamespace = 'default';
+    const sink: string[] = [];
+    const run = () => {
+      let stop!: (signal: string) => void;
+      const stopSignal = new Promise<string>((resolve) => (stop = resolve));
+      const exit = main(['--kubeconfig', testKubeconfigPath(), '--leader-election-namespace', leaseNamespace, '--leader-election-id', lease, '--health-addr=127.0.0.1:0', '--metrics-addr=127.0.0.1:0', '--log-level=warn'], {
+        stdout: (t) => sink.push(t),
+        stderr: (t) => sink.push(t),
+        env: {},
+        stopSignal,
+      });
+      return { stop, exit };
+    };
+    const holder = async () => (await rest.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, leaseNamespace, lease).catch(() => undefined))?.spec?.holderIdentity;
+    const a = run();
+    const first = await waitFor(holder, { what: 'a leader' });
+    const b = run();
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await holder()).toBe(first); // the second candidate waits
+    a.stop('SIGTERM');
+    expect(await a.exit).toBe(0);
+    const second = await waitFor(async () => {
+      const h = await holder();
+      return h && h !== first ? h : undefined;
+    }, { what: 'the standby takes over', timeoutMs: 20_000 });
+    expect(second).not.toBe(first);
+    b.stop('SIGTERM');
+    expect(await b.exit).toBe(0);
+    expect(await holder()).toBe('');
+  }, 60_000);
+});

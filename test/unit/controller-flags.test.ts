@@ -1,0 +1,42 @@
+import { DEFAULT_FLAGS, HELP, parseFlags } from '../../runtime/controller/flags';
+import { main } from '../../runtime/controller/main';
+
+describe('juneau-controller flags', () => {
+  it('defaults: in-cluster, leader election on, :8080 metrics, :8081 health', () => {
+    expect(parseFlags([])).toEqual({ help: false, flags: DEFAULT_FLAGS });
+    expect(parseFlags([], { POD_NAMESPACE: 'kube-juneau' })).toMatchObject({ flags: { leaderElectionNamespace: 'kube-juneau' } });
+  });
+
+  it('parses --flag value and --flag=value, and --leader-elect=false', () => {
+    const parsed = parseFlags(['--kubeconfig', '/k', '--leader-elect=false', '--metrics-addr=:9090', '--health-addr', '127.0.0.1:9091', '--leader-election-namespace=x', '--workers=8']);
+    expect(parsed).toEqual({ help: false, flags: { ...DEFAULT_FLAGS, kubeconfig: '/k', leaderElect: false, metricsAddr: ':9090', healthAddr: '127.0.0.1:9091', leaderElectionNamespace: 'x', workers: 8 } });
+  });
+
+  it('errors name the flag and the value', () => {
+    expect(() => parseFlags(['--leader-elect=maybe'])).toThrow("--leader-elect must be true or false, not 'maybe'");
+    expect(() => parseFlags(['--nope'])).toThrow('unknown flag --nope');
+    expect(() => parseFlags(['--kubeconfig'])).toThrow('--kubeconfig needs a value');
+    expect(() => parseFlags(['--workers=0'])).toThrow("--workers must be a positive integer, not '0'");
+  });
+
+  it('--help tells the truth: every flag the parser accepts is documented, with its default', () => {
+    expect(parseFlags(['--help'])).toEqual({ help: true });
+    for (const flag of ['--kubeconfig', '--leader-elect', '--leader-election-namespace', '--leader-election-id', '--metrics-addr', '--health-addr', '--log-level', '--workers']) {
+      expect(HELP).toContain(flag);
+      if (flag !== '--leader-elect') expect(() => parseFlags([`${flag}=x`.replace('=x', flag === '--workers' ? '=1' : '=x')])).not.toThrow();
+    }
+    expect(HELP).toContain('(default :8080)');
+    expect(HELP).toContain('(default :8081)');
+    expect(HELP).toContain('4096-16777215');
+  });
+
+  it('main(--help) prints the help and exits 0; a bad flag exits 2 with the message', async () => {
+    let out = '';
+    let err = '';
+    const io = { stdout: (t: string) => (out += t), stderr: (t: string) => (err += t), env: {}, stopSignal: new Promise<string>(() => undefined) };
+    expect(await main(['--help'], io)).toBe(0);
+    expect(out).toBe(HELP);
+    expect(await main(['--log-level=loud'], io)).toBe(2);
+    expect(err).toContain("log level 'loud' is not one of");
+  });
+});
