@@ -120,9 +120,11 @@ function mapEventsToKeys(ctx: EipContext, q: Queues): void {
     const pool = p.metadata.name ?? '';
     shared.externalNetworks.list().filter((n) => n.spec.addressPools.includes(pool)).forEach((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => q.elasticIPs.add(objectKey(e))));
   });
-  shared.allocationClaims.on((_e, claim) => {
-    const h = claimRecordOf(claim)?.holder;
-    if (h?.kind === 'ElasticIP') add(q.elasticIPs, keyOf(h.namespace, h.name));
+  shared.allocationClaims.on((event, claim) => {
+    const record = claimRecordOf(claim);
+    if (record?.holder.kind === 'ElasticIP') add(q.elasticIPs, keyOf(record.holder.namespace, record.holder.name));
+    // A released address may be what a Pending ElasticIP waits for (NoFreeAddress, RequestedIPInUse).
+    if (event === 'delete' && record?.pool.kind === 'AddressPool') caches.elasticIPs.list().filter((e) => e.status?.phase === 'Pending').forEach((e) => q.elasticIPs.add(objectKey(e)));
   });
   shared.arpAdvertisements.on((_e, ad) => {
     const l = ad.metadata.labels ?? {};
