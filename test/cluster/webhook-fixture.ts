@@ -43,8 +43,8 @@ export interface TestWebhook {
   stop(opts?: { keepRegistration?: boolean }): Promise<void>;
 }
 
-export async function startTestWebhook(prefix: string, extra: Partial<WebhookServerOptions> = {}): Promise<TestWebhook> {
-  const id = `${prefix}-${randomId()}`;
+/** `id` defaults to prefix + random; pass one to label objects before the webhook exists (EN-5). */
+export async function startTestWebhook(prefix: string, extra: Partial<WebhookServerOptions> = {}, id = `${prefix}-${randomId()}`): Promise<TestWebhook> {
   const namespace = await createNamespace(`webhook-${prefix}`);
   const port = await freePort();
   const rest = new RestClient(testKubeConfig());
@@ -88,7 +88,7 @@ export async function startTestWebhook(prefix: string, extra: Partial<WebhookSer
 // ---------------------------------------------------------------------------------------------
 // objects
 
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: unknown };
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] }; [k: string]: unknown };
 
 export const addressPool = (name: string, addresses: string[], labels: Record<string, string>, advertiseMode = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name, labels }, spec: { advertiseMode, addresses } });
 export const externalNetwork = (name: string, addressPools: string[], labels: Record<string, string>, type = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name, labels }, spec: { type, addressPools } });

@@ -78,7 +78,7 @@ describe('ExternalNetwork (EN-3, EN-4)', () => {
     const pool = track('addresspools', name('en-p3'));
     await applyOk(addressPool(pool, [`${net}80/28`], L));
     const leaving = track('externalnetworks', name('en-leaving'));
-    await applyOk({ ...externalNetwork(leaving, [pool], L), metadata: { name: leaving, labels: L, finalizers: ['juneau.test/hold'] } } as never);
+    await applyOk({ ...externalNetwork(leaving, [pool], L), metadata: { name: leaving, labels: L, finalizers: ['juneau.test/hold'] } });
     await clients().custom.deleteClusterCustomObject({ ...juneauPath('externalnetworks'), name: leaving });
     const refused = await apply(externalNetwork(name('en-next'), [pool], L));
     expect(refused.output).toContain(`is already listed by ExternalNetwork ${leaving} (it is being deleted, and holds its pools until it is gone)`);
