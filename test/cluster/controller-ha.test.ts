@@ -47,19 +47,18 @@ describe('two controllers at once', () => {
           }),
         ),
       );
-      const slbs = await waitFor(async () => {
-        const list = await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace });
-        return list.items.length === SERVICES && list.items.every((s) => s.status?.phase === 'Allocated') ? list.items : undefined;
-      }, { what: 'every Service allocated', timeoutMs: 60_000 });
-      const vips = slbs.map((s) => s.status!.vip!);
-      expect(new Set(vips).size).toBe(SERVICES);
-      // Settled: exactly one claim per Service, held by it; races left no extra claims behind.
-      const claims = await waitFor(async () => {
-        const all = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
-        return all.length === SERVICES ? all : undefined;
-      }, { what: 'one claim per Service' });
-      for (const s of slbs) {
-        const claim = claims.find((c) => c.spec.value === s.status!.vip);
+      // Without a Lease both controllers reconcile every Service, so a status can name a VIP for a
+      // moment after the other replica settled on the holder's lowest claim; wait for the settled state.
+      const settled = await waitFor(async () => {
+        const slbs = (await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace })).items;
+        if (slbs.length !== SERVICES || !slbs.every((s) => s.status?.phase === 'Allocated')) return undefined;
+        const claims = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
+        const consistent = slbs.every((s) => claims.find((c) => c.spec.value === s.status!.vip)?.spec.holder.uid === s.metadata.uid);
+        return claims.length === SERVICES && consistent ? { slbs, claims } : undefined;
+      }, { what: 'every Service allocated, one claim each, held by it', timeoutMs: 60_000 });
+      expect(new Set(settled.slbs.map((s) => s.status!.vip)).size).toBe(SERVICES);
+      for (const s of settled.slbs) {
+        const claim = settled.claims.find((c) => c.spec.value === s.status!.vip);
         expect(claim?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name, uid: s.metadata.uid });
       }
     } finally {
