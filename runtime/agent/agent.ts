@@ -1,0 +1,203 @@
+/**
+ * The node agent's loop (ARCHITECTURE.md "Answer"): three informers (this node's
+ * ARPAdvertisements by field selector, AddressPools, ExternalNetworks) feed one level-triggered
+ * pass that recomputes the desired state (desired.ts) and writes only the difference to the
+ * pinned maps (writer.ts). Passes are coalesced: a burst of events costs one pass. A poll timer
+ * reads the maps' counters (conflicts -> Warning Events, metrics) and re-reads the interface.
+ *
+ * Nothing is written before every informer has synced: an agent that starts (or restarts) with
+ * an empty cache must not empty a map the previous agent filled, or the node would stop
+ * answering for a moment (ARP-10, OPS-1). No packet is ever sent from here (ARP-8).
+ */
+import { referenceTo, type EventRecorder } from '../kube/events';
+import { Informer, waitForCacheSync, type ListWatchClient } from '../kube/informer';
+import { silentLogger, type Logger } from '../kube/log';
+import { ConflictTracker, type ConflictReport } from './conflicts';
+import { desiredState, type DesiredState, type Refusal } from './desired';
+import { sameInterface, type LocalInterface } from './interface';
+import type { AgentMetrics } from './metrics';
+import { AgentResources, advertisementView, type AddressPoolObject, type AdvertisementObject, type ExternalNetworkObject, networkView, nodeFieldSelector, poolView } from './resources';
+import { writeDesired, type ArpDatapath } from './writer';
+
+export const EVENT_REASONS = {
+  conflict: 'AddressConflict',
+} as const;
+
+export interface NodeAgentOptions {
+  readonly client: ListWatchClient;
+  readonly nodeName: string;
+  readonly datapath: ArpDatapath;
+  readonly recorder: Pick<EventRecorder, 'warning'>;
+  readonly iface: LocalInterface;
+  /** Re-reads the ingress interface (addresses can change); undefined when it is gone. */
+  readonly readInterface: () => LocalInterface | undefined;
+  /** @default 5000 */
+  readonly pollIntervalMs?: number;
+  /** Report conflicts as Events. @default true */
+  readonly conflictDetection?: boolean;
+  readonly metrics?: AgentMetrics;
+  readonly logger?: Logger;
+}
+
+export class NodeAgent {
+  readonly advertisements: Informer<AdvertisementObject>;
+  readonly pools: Informer<AddressPoolObject>;
+  readonly networks: Informer<ExternalNetworkObject>;
+  private readonly logger: Logger;
+  private readonly conflicts = new ConflictTracker();
+  /** Advertisement name -> `reason address` last reported, so a refusal is reported once. */
+  private readonly reportedRefusals = new Map<string, string>();
+  private iface: LocalInterface;
+  private synced = false;
+  private reconciled = false;
+  private lastPassFailed = false;
+  private scheduled = false;
+  private stopped = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: NodeAgentOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.iface = options.iface;
+    const common = { logger: this.logger };
+    this.advertisements = new Informer(options.client, { ...common, type: AgentResources.arpAdvertisements, fieldSelector: nodeFieldSelector(options.nodeName) });
+    this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
+    this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
+    const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
+    this.advertisements.addHandlers(schedule);
+    this.pools.addHandlers(schedule);
+    this.networks.addHandlers(schedule);
+  }
+
+  /** Starts the informers, waits for them (however long: the pinned maps answer meanwhile), writes
+   * the first pass, then polls. Resolves early when stopped. */
+  async start(): Promise<void> {
+    for (const informer of this.informers()) informer.start();
+    while (!this.stopped) {
+      try {
+        await waitForCacheSync(this.informers(), 30_000);
+        break;
+      } catch (err) {
+        this.logger.warn('still waiting for the informers; the pinned maps keep answering meanwhile', { err });
+      }
+    }
+    if (this.stopped) return;
+    this.synced = true;
+    this.reconcile();
+    this.poll();
+    this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs ?? 5_000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    await Promise.all(this.informers().map((i) => i.stop()));
+  }
+
+  get informersSynced(): boolean {
+    return this.informers().every((i) => i.hasSynced);
+  }
+
+  /** True once a pass has made the maps equal to the desired state (readiness). */
+  get reconciledOnce(): boolean {
+    return this.reconciled;
+  }
+
+  get ingressInterface(): LocalInterface {
+    return this.iface;
+  }
+
+  /** One pass: desired state from the caches, difference written, refusals reported. */
+  reconcile(): DesiredState | undefined {
+    if (!this.synced || this.stopped) return undefined;
+    const desired = desiredState({
+      nodeName: this.options.nodeName,
+      advertisements: this.advertisements.list().map(advertisementView),
+      pools: this.pools.list().map(poolView),
+      networks: this.networks.list().map(networkView),
+      iface: this.iface,
+    });
+    try {
+      const result = writeDesired(this.options.datapath, desired);
+      if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
+        this.logger.info('maps reconciled', { added: result.added, removed: result.removed, guardAdded: result.guard.added, guardRemoved: result.guard.removed, entries: result.entries });
+      }
+      this.options.metrics?.reconciles.inc({ result: 'success' });
+      this.options.metrics?.tableEntries.set(result.entries);
+      this.options.metrics?.guardEntries.set(desired.guard.drop.length + desired.guard.allow.length);
+      this.reconciled = true;
+      this.lastPassFailed = false;
+    } catch (err) {
+      // The poll retries; a map write fails only on a broken pin or a full map.
+      this.options.metrics?.reconciles.inc({ result: 'error' });
+      this.logger.error('writing the maps failed; retrying at the next poll', { err });
+      this.lastPassFailed = true;
+    }
+    for (const problem of desired.guardProblems) this.logger.warn('pool item not guarded', { problem });
+    this.reportRefusals(desired.refused);
+    return desired;
+  }
+
+  /** Reads the counters (conflicts, metrics) and the interface; retries a failed pass. */
+  poll(): void {
+    if (!this.synced || this.stopped) return;
+    const current = this.options.readInterface();
+    if (!current) {
+      this.logger.error('ingress interface has no IPv4 address or is gone', { iface: this.iface.name });
+    } else if (!sameInterface(current, this.iface)) {
+      this.logger.info('ingress interface changed; reconciling', { iface: current.name, addresses: current.addresses });
+      this.iface = current;
+      this.reconcile();
+    } else if (this.lastPassFailed) {
+      this.reconcile();
+    }
+    try {
+      const entries = this.options.datapath.addresses();
+      this.options.metrics?.observeEntries(entries);
+      this.options.metrics?.observeStats(this.options.datapath.stats());
+      const reports = this.conflicts.observe(entries);
+      if (this.options.conflictDetection ?? true) for (const report of reports) this.reportConflict(report);
+    } catch (err) {
+      this.logger.error('reading the maps failed', { err });
+    }
+  }
+
+  private schedule(): void {
+    if (!this.synced || this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.reconcile();
+    });
+  }
+
+  private reportRefusals(refused: readonly Refusal[]): void {
+    const current = new Set<string>();
+    for (const refusal of refused) {
+      current.add(refusal.advertisement);
+      const key = `${refusal.reason} ${refusal.address} ${this.iface.addresses.map((a) => a.address).join(',')}`;
+      if (this.reportedRefusals.get(refusal.advertisement) === key) continue;
+      this.reportedRefusals.set(refusal.advertisement, key);
+      this.logger.warn('ARPAdvertisement refused', { ...refusal });
+      const ad = this.advertisements.get(undefined, refusal.advertisement);
+      if (ad) this.options.recorder.warning(referenceTo(ad, AgentResources.arpAdvertisements), refusal.reason, 'Answer', `node ${this.options.nodeName}: ${refusal.message}`);
+    }
+    for (const name of [...this.reportedRefusals.keys()]) if (!current.has(name)) this.reportedRefusals.delete(name);
+    this.options.metrics?.refusedAdvertisements.set(refused.length);
+  }
+
+  private reportConflict(report: ConflictReport): void {
+    const mac = report.foreignMac ?? 'unknown';
+    const note =
+      `node ${this.options.nodeName} answers ARP for ${report.address} on ${this.iface.name} (MAC ${this.iface.mac}), and another host ` +
+      `with MAC ${mac} claimed it in ${report.count} ARP packet(s) since the last report (${report.total} in all; RFC 5227 2.4). ` +
+      'Two hosts answering one address split its traffic (EN-11): find the host with that MAC.';
+    this.logger.warn('address conflict', { address: report.address, foreignMac: mac, count: Number(report.count) });
+    this.options.metrics?.conflictReports.inc({ address: report.address });
+    const owners = this.advertisements.list().filter((ad) => ad.spec?.address === report.address);
+    for (const ad of owners) this.options.recorder.warning(referenceTo(ad, AgentResources.arpAdvertisements), EVENT_REASONS.conflict, 'DetectConflict', note);
+  }
+
+  private informers(): Array<Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>> {
+    return [this.advertisements, this.pools, this.networks];
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The agent's pure core: from what the informers hold and the ingress interface, what the pinned
+ * maps must contain (ARP-10), what is refused and why (EN-12), and the guard rules; then the
+ * difference between that and what the map holds. No I/O here: the writer (datapath.ts) applies
+ * the plan, the agent (agent.ts) reports refusals.
+ */
+import { isIpv4 } from './bpf/addr';
+import { parsePoolItem, poolItemsToPrefixes, prefixContains, formatPrefix } from './bpf/prefixes';
+import type { GuardRules, Prefix } from './bpf';
+import { interfaceSubnets, type LocalInterface } from './interface';
+
+/** What the agent reads of an ARPAdvertisement. */
+export interface AdvertisementView {
+  readonly name: string;
+  readonly address: string;
+  readonly nodeName: string;
+  readonly externalNetwork: string;
+}
+
+export interface PoolView {
+  readonly name: string;
+  readonly advertiseMode: string;
+  readonly addresses: readonly string[];
+}
+
+export interface NetworkView {
+  readonly name: string;
+  readonly type: string;
+  readonly addressPools: readonly string[];
+}
+
+export interface DesiredInput {
+  readonly nodeName: string;
+  readonly advertisements: readonly AdvertisementView[];
+  readonly pools: readonly PoolView[];
+  readonly networks: readonly NetworkView[];
+  readonly iface: Pick<LocalInterface, 'name' | 'addresses'>;
+}
+
+export const REFUSAL_REASONS = {
+  /** EN-12: the address is not in the L2 subnet of the interface the node answers on. */
+  outsideSubnet: 'AddressOutsideInterfaceSubnet',
+  /** spec.address is not an IPv4 address (the CRD schema should have refused it). */
+  invalidAddress: 'InvalidAddress',
+} as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[keyof typeof REFUSAL_REASONS];
+
+export interface Refusal {
+  readonly advertisement: string;
+  readonly address: string;
+  readonly reason: RefusalReason;
+  readonly message: string;
+}
+
+export interface DesiredState {
+  /** Addresses to answer for, sorted. */
+  readonly addresses: readonly string[];
+  /** Address -> the ARPAdvertisement(s) asking for it (ARP-4 makes it one). */
+  readonly owners: ReadonlyMap<string, readonly string[]>;
+  readonly refused: readonly Refusal[];
+  readonly guard: GuardRules;
+  /** Pool items that could not be turned into prefixes, named (the schema should prevent them). */
+  readonly guardProblems: readonly string[];
+}
+
+export function desiredState(input: DesiredInput): DesiredState {
+  const subnets = interfaceSubnets(input.iface);
+  const owners = new Map<string, string[]>();
+  const refused: Refusal[] = [];
+  for (const ad of input.advertisements) {
+    // The field selector already limits the watch to this node; an object of another node is not ours.
+    if (ad.nodeName !== input.nodeName) continue;
+    const refusal = refuse(ad, subnets, input.iface.name);
+    if (refusal) {
+      refused.push(refusal);
+      continue;
+    }
+    owners.set(ad.address, [...(owners.get(ad.address) ?? []), ad.name]);
+  }
+  const { guard, problems } = guardRules(input);
+  return { addresses: [...owners.keys()].sort(compareAddresses), owners, refused, guard, guardProblems: problems };
+}
+
+function refuse(ad: AdvertisementView, subnets: readonly Prefix[], ifname: string): Refusal | undefined {
+  if (!isIpv4(ad.address)) {
+    return { advertisement: ad.name, address: ad.address, reason: REFUSAL_REASONS.invalidAddress, message: `spec.address '${ad.address}' is not an IPv4 address; not answered` };
+  }
+  if (subnets.some((s) => prefixContains(s, ad.address))) return undefined;
+  const where = subnets.length > 0 ? subnets.map(formatPrefix).join(', ') : 'no IPv4 subnet';
+  return {
+    advertisement: ad.name,
+    address: ad.address,
+    reason: REFUSAL_REASONS.outsideSubnet,
+    message: `${ad.address} is outside the L2 subnet of ${ifname} (${where}), so ARP for it cannot reach this node; not answered (EN-12)`,
+  };
+}
+
+/** Guard: drop the arp pools' prefixes (pools with advertiseMode arp, and pools of arp networks);
+ * allow the interface's own addresses, which the datapath cannot tell from kube-ipvs0 ones. */
+function guardRules(input: DesiredInput): { guard: GuardRules; problems: string[] } {
+  const arpPoolNames = new Set(input.networks.filter((n) => n.type === 'arp').flatMap((n) => n.addressPools));
+  const items: string[] = [];
+  const problems: string[] = [];
+  for (const pool of input.pools) {
+    if (pool.advertiseMode !== 'arp' && !arpPoolNames.has(pool.name)) continue;
+    for (const item of pool.addresses) {
+      try {
+        parsePoolItem(item);
+        items.push(item);
+      } catch (err) {
+        problems.push(`AddressPool ${pool.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  const allow = [...new Set(input.iface.addresses.map((a) => a.address))].sort(compareAddresses);
+  return { guard: { drop: poolItemsToPrefixes(items), allow }, problems };
+}
+
+export interface TablePlan {
+  readonly add: readonly string[];
+  readonly remove: readonly string[];
+  /** Present and wanted: untouched, counters kept. */
+  readonly keep: readonly string[];
+}
+
+/** desired vs actual: what to insert and what to delete; kept entries are never touched. */
+export function planTable(desired: readonly string[], actual: Iterable<string>): TablePlan {
+  const want = new Set(desired);
+  const have = new Set(actual);
+  const sorted = (xs: Iterable<string>) => [...xs].sort(compareAddresses);
+  return {
+    add: sorted([...want].filter((a) => !have.has(a))),
+    remove: sorted([...have].filter((a) => !want.has(a))),
+    keep: sorted([...want].filter((a) => have.has(a))),
+  };
+}
+
+/** Numeric order of dotted quads (non-addresses last, by text). */
+export function compareAddresses(a: string, b: string): number {
+  const key = (x: string) => (isIpv4(x) ? x.split('.').reduce((n, o) => n * 256 + Number(o), 0) : Number.MAX_SAFE_INTEGER);
+  return key(a) - key(b) || a.localeCompare(b);
+}

@@ -1,0 +1,159 @@
+/** `juneau-agent` command-line flags, parsed purely so `--help` and errors are testable. */
+import { INSTALL } from '../../api/constants';
+import type { XdpModeRequest } from './bpf';
+
+export interface AgentFlags {
+  /** The Node this agent answers for. @default $NODE_NAME */
+  readonly nodeName: string;
+  /** @default undefined: the interface holding the Node's InternalIP (EN-12) */
+  readonly nodeIngressIface: string | undefined;
+  /** @default undefined: in-cluster, else KUBECONFIG / ~/.kube/config */
+  readonly kubeconfig: string | undefined;
+  readonly metricsAddr: string;
+  readonly healthAddr: string;
+  readonly xdpMode: XdpModeRequest;
+  /** The bpffs mount; pins live in `<bpffs>/juneau`. */
+  readonly bpffs: string;
+  readonly guard: boolean;
+  readonly conflictDetection: boolean;
+  readonly logLevel: string;
+  /** Detach the program on SIGTERM (development only: production keeps answering). */
+  readonly detachOnExit: boolean;
+  /** How often the map's counters are read for conflicts and metrics, and the interface re-read. */
+  readonly pollIntervalMs: number;
+}
+
+export const DEFAULT_AGENT_FLAGS: AgentFlags = {
+  nodeName: '',
+  nodeIngressIface: undefined,
+  kubeconfig: undefined,
+  metricsAddr: `:${INSTALL.ports.agentMetrics}`,
+  healthAddr: `:${INSTALL.ports.agentHealth}`,
+  xdpMode: 'auto',
+  bpffs: INSTALL.bpffsPath,
+  guard: true,
+  conflictDetection: true,
+  logLevel: 'info',
+  detachOnExit: false,
+  pollIntervalMs: 5_000,
+};
+
+/** The directory under `bpffs` holding the agent's maps and programs. */
+export const PIN_SUBDIR = 'juneau';
+
+export const AGENT_HELP = `Usage: juneau-agent [flags]
+
+Runs on every node (a DaemonSet in the host network namespace). Loads the XDP ARP
+responder onto the node's ingress interface and keeps the pinned eBPF map
+external_arp_table equal to this node's ARPAdvertisements (ARP-10), so the node
+answers ARP for exactly those addresses. Programs and maps stay pinned in
+<bpffs>/juneau: answering goes on while the agent restarts or upgrades, and a new
+agent adopts and reconciles them. SIGTERM/SIGINT stop the agent and leave the
+responder attached. No gratuitous ARP is ever sent (ARP-8).
+
+Flags:
+  --node-name NAME                   the Node this agent serves (default $NODE_NAME)
+  --node-ingress-iface IFACE         interface to answer on (default: the interface
+                                     holding the Node's InternalIP, EN-12); addresses
+                                     outside its subnets are refused with an Event
+  --kubeconfig PATH                  kubeconfig file (default: in-cluster service
+                                     account, else $KUBECONFIG or ~/.kube/config)
+  --metrics-addr HOST:PORT           /metrics listener, '0' to disable (default :${INSTALL.ports.agentMetrics})
+  --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
+                                     (default :${INSTALL.ports.agentHealth})
+  --xdp-mode auto|native|generic     XDP attach mode; auto tries native, falls back to
+                                     generic, and keeps the mode of a responder already
+                                     attached (default auto)
+  --bpffs DIR                        bpffs mount; pins go to DIR/juneau (default ${INSTALL.bpffsPath})
+  --guard, --no-guard                drop ARP requests for addresses of arp AddressPools
+                                     this node does not answer for, so a kernel holding
+                                     them (kube-ipvs0) cannot answer (default on)
+  --conflict-detection, --no-conflict-detection
+                                     count ARP packets from another MAC claiming one of
+                                     our addresses (RFC 5227 2.4); each is reported as a
+                                     Warning Event and a metric (default on)
+  --poll-interval DURATION           how often counters are read for conflicts and
+                                     metrics, and the interface's addresses re-read,
+                                     e.g. 5s or 500ms (default 5s)
+  --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
+                                     development only: the node stops answering
+  --log-level LEVEL                  debug, info, warn or error (default info)
+  -h, --help                         print this help and exit
+`;
+
+export type ParsedAgentFlags = { readonly help: true } | { readonly help: false; readonly flags: AgentFlags };
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const STRING_FLAGS = {
+  'node-name': 'nodeName',
+  'node-ingress-iface': 'nodeIngressIface',
+  kubeconfig: 'kubeconfig',
+  'metrics-addr': 'metricsAddr',
+  'health-addr': 'healthAddr',
+  bpffs: 'bpffs',
+  'log-level': 'logLevel',
+} as const satisfies Record<string, keyof AgentFlags>;
+
+const BOOLEAN_FLAGS = {
+  guard: 'guard',
+  'conflict-detection': 'conflictDetection',
+  'detach-on-exit': 'detachOnExit',
+} as const satisfies Record<string, keyof AgentFlags>;
+
+const XDP_MODES: readonly XdpModeRequest[] = ['auto', 'native', 'generic'];
+
+/** Parses `--flag value`, `--flag=value`, `--bool`, `--no-bool`, `--bool=false`; an error names
+ * the flag and the bad value. */
+export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedAgentFlags {
+  const out: Mutable<AgentFlags> = { ...DEFAULT_AGENT_FLAGS, nodeName: env.NODE_NAME ?? '' };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h' || arg === '--help') return { help: true };
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
+    const [, name, inline] = match;
+    if (setBoolean(out, name, inline)) continue;
+    const value = inline ?? argv[++i];
+    if (name in STRING_FLAGS || name === 'xdp-mode' || name === 'poll-interval') {
+      if (value === undefined) throw new Error(`--${name} needs a value`);
+    } else {
+      throw new Error(`unknown flag --${name} (see --help)`);
+    }
+    if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
+    else if (name === 'poll-interval') out.pollIntervalMs = parseDurationMs(value, '--poll-interval');
+    else (out as Record<string, unknown>)[STRING_FLAGS[name as keyof typeof STRING_FLAGS]] = value || undefined;
+  }
+  if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
+  if (!out.bpffs) throw new Error('--bpffs must name a directory');
+  if (!out.metricsAddr) out.metricsAddr = DEFAULT_AGENT_FLAGS.metricsAddr;
+  if (!out.healthAddr) out.healthAddr = DEFAULT_AGENT_FLAGS.healthAddr;
+  if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
+  return { help: false, flags: out };
+}
+
+/** Handles `--x`, `--no-x` and `--x=true|false` for boolean flags; false when `name` is not one. */
+function setBoolean(out: Mutable<AgentFlags>, name: string, inline: string | undefined): boolean {
+  const negated = name.startsWith('no-');
+  const base = negated ? name.slice(3) : name;
+  const key = BOOLEAN_FLAGS[base as keyof typeof BOOLEAN_FLAGS];
+  if (!key) return false;
+  if (inline !== undefined && (negated || (inline !== 'true' && inline !== 'false'))) {
+    throw new Error(negated ? `--${name} takes no value, got '${inline}'` : `--${name} must be true or false, not '${inline}'`);
+  }
+  out[key] = negated ? false : inline !== 'false';
+  return true;
+}
+
+export function parseXdpMode(value: string): XdpModeRequest {
+  if ((XDP_MODES as readonly string[]).includes(value)) return value as XdpModeRequest;
+  throw new Error(`--xdp-mode must be one of ${XDP_MODES.join(', ')}, not '${value}'`);
+}
+
+/** `500ms`, `5s`, `1m` -> milliseconds (at least 10 ms). */
+export function parseDurationMs(value: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
+  if (!(ms >= 10)) throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
+  return Math.round(ms);
+}

@@ -1,0 +1,141 @@
+/**
+ * `juneau-agent`: flags -> kubeconfig -> ingress interface (EN-12) -> attach or adopt the pinned
+ * XDP responder -> health/metrics -> NodeAgent. SIGTERM/SIGINT stop the agent and leave the
+ * responder attached with its maps pinned, so the node keeps answering through a restart or an
+ * upgrade (ARCHITECTURE.md "Answer"); `--detach-on-exit` is for development.
+ */
+import * as path from 'node:path';
+import { EventRecorder } from '../kube/events';
+import { HealthServer } from '../kube/health';
+import { loadKubeConfig } from '../kube/kubeconfig';
+import { createLogger, parseLogLevel, type Logger } from '../kube/log';
+import { RuntimeMetrics } from '../kube/metrics';
+import { Resources } from '../kube/resources';
+import { RestClient } from '../kube/rest';
+import type { KubeObject } from '../kube/types';
+import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, type AttachResult } from './bpf';
+import { NodeAgent } from './agent';
+import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
+import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
+import { AgentMetrics } from './metrics';
+
+export interface AgentIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
+  readonly stopSignal: Promise<string>;
+}
+
+function processIO(): AgentIO {
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  return { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env, stopSignal };
+}
+
+/** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
+export async function main(argv: readonly string[], io: AgentIO = processIO()): Promise<number> {
+  let flags: AgentFlags;
+  try {
+    const parsed = parseAgentFlags(argv, io.env);
+    if (parsed.help) {
+      io.stdout(AGENT_HELP);
+      return 0;
+    }
+    flags = parsed.flags;
+    parseLogLevel(flags.logLevel);
+  } catch (err) {
+    io.stderr(`juneau-agent: ${message(err)}\n`);
+    return 2;
+  }
+  const logger = createLogger({ component: 'agent', level: parseLogLevel(flags.logLevel), sink: (line) => io.stderr(line + '\n') }).child({ node: flags.nodeName });
+  try {
+    return await run(flags, logger, io);
+  } catch (err) {
+    logger.error('agent failed', { err });
+    return 1;
+  }
+}
+
+async function run(flags: AgentFlags, logger: Logger, io: AgentIO): Promise<number> {
+  const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });
+  const rest = new RestClient(kubeConfig);
+  const iface = await ingressInterface(flags, rest);
+  const ifindex = ifNameToIndex(iface.name);
+  const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
+  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection });
+  logger.info('responder attached', {
+    kubeconfig: source, iface: iface.name, ifindex, mac: iface.mac, addresses: iface.addresses, mode: attached.mode, programId: attached.programId,
+    replacedProgramId: attached.replacedProgramId, adoptedMaps: attached.adoptedMaps, pinDir, entries: attached.maps.addresses().size,
+  });
+  try {
+    return await serve(flags, logger, io, { rest, iface, ifindex, pinDir, attached });
+  } finally {
+    attached.maps.close();
+  }
+}
+
+interface Running {
+  readonly rest: RestClient;
+  readonly iface: LocalInterface;
+  readonly ifindex: number;
+  readonly pinDir: string;
+  readonly attached: AttachResult;
+}
+
+async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running): Promise<number> {
+  const runtimeMetrics = new RuntimeMetrics();
+  const metrics = new AgentMetrics(runtimeMetrics);
+  metrics.setMode(r.attached.mode);
+  const recorder = new EventRecorder(r.rest, { reportingController: 'juneau.loutres.me/agent', reportingInstance: flags.nodeName, logger });
+  const agent = new NodeAgent({
+    client: r.rest,
+    nodeName: flags.nodeName,
+    datapath: r.attached.maps,
+    recorder,
+    iface: r.iface,
+    readInterface: () => localInterfaces().find((i) => i.name === r.iface.name),
+    pollIntervalMs: flags.pollIntervalMs,
+    conflictDetection: flags.conflictDetection,
+    metrics,
+    logger,
+  });
+  const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics: runtimeMetrics });
+  health.addReadinessCheck('informers-synced', () => agent.informersSynced);
+  health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
+  // A responder detached by someone else gets the agent restarted, which attaches it again.
+  health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex) !== undefined);
+  const ports = await health.start();
+  logger.info('listening', ports);
+  const started = agent.start().then(() => logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }));
+  const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
+  logger.info('stopping', { signal, detach: flags.detachOnExit });
+  await agent.stop();
+  await recorder.stop();
+  await health.stop();
+  if (flags.detachOnExit) {
+    const detached = detachArpResponder(r.ifindex, r.pinDir);
+    logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
+  } else {
+    logger.info('responder left attached; the pinned maps keep answering', { entries: r.attached.maps.addresses().size });
+  }
+  return 0;
+}
+
+/** `--node-ingress-iface`, else the interface holding the Node's InternalIP (EN-12). */
+async function ingressInterface(flags: AgentFlags, rest: RestClient): Promise<LocalInterface> {
+  const interfaces = localInterfaces();
+  if (flags.nodeIngressIface) return chooseInterface({ requested: flags.nodeIngressIface, nodeName: flags.nodeName, internalIPs: [], interfaces });
+  const node = await rest.get<KubeObject & { status?: { addresses?: Array<{ type?: string; address?: string }> } }>(Resources.nodes, undefined, flags.nodeName);
+  return chooseInterface({ nodeName: flags.nodeName, internalIPs: nodeInternalIPs(node), interfaces });
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
+}
