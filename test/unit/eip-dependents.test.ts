@@ -36,6 +36,20 @@ describe('NetworkInterface status (NIC-1, EIP-10, EIP-11, EIP-13)', () => {
       'WaitingForHandover',
       ['old.eth0'],
     ],
+    [
+      'EIP-16: the ElasticIP is being deleted and another NIC still holds it: this one will never get it',
+      { name: 'late.eth0', eip: eip(attachedTo('NetworkInterface', 'web.eth0'), { kind: 'direct', holder: holderNic, rule: 'current', others: ['late.eth0'] }, true) },
+      'Pending',
+      'ElasticIPDeleting',
+      ['EIP-16'],
+    ],
+    [
+      'EIP-15: the holder stays Ready while the ElasticIP is being deleted',
+      { eip: eip(attachedTo('NetworkInterface', 'web.eth0'), { kind: 'direct', holder: holderNic, rule: 'current', others: [] }, true) },
+      'Ready',
+      'ElasticIPHeld',
+      [],
+    ],
     ['EIP-16: the ElasticIP is being deleted', { eip: eip({ phase: 'Available' }, { kind: 'withheld', nics: ['web.eth0'] }, true) }, 'Pending', 'ElasticIPDeleting', ['EIP-16']],
     [
       'chosen, but not recorded in the ElasticIP status yet: still Pending (record first)',

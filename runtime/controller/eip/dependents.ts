@@ -86,13 +86,14 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
   if (status?.phase === 'Attached' && written?.kind === 'NetworkInterface' && written.name === o.name) {
     return { ok: true, reason: NIC_REASONS.elasticIPHeld, message: `holds ${eipName} (${status.address ?? 'no address'}) directly` };
   }
+  if (o.eip.deleting && usage.kind !== 'conflict') {
+    return wait(NIC_REASONS.elasticIPDeleting, `${eipName} is being deleted and is given to no NetworkInterface that does not hold it already (EIP-16)`);
+  }
   switch (usage.kind) {
     case 'conflict':
       return wait(NIC_REASONS.waitingForElasticIP, `${eipName} is also used by ElasticIPAttachment(s) ${listNames(usage.attachments)}; neither gets it until one side is deleted (EIP-10)`);
     case 'handover':
       return wait(NIC_REASONS.waitingForHandover, `${eipName} waits for NetworkInterface(s) ${listNames(usage.waitingFor)} being deleted, which may still hold it (EIP-11, EIP-12)`);
-    case 'withheld':
-      return wait(NIC_REASONS.elasticIPDeleting, `${eipName} is being deleted and is given to no new NetworkInterface (EIP-16)`);
     case 'direct':
       if (usage.holder.name !== o.name) return wait(NIC_REASONS.elasticIPHeldElsewhere, `${eipName} is held by NetworkInterface ${usage.holder.name}; this one gets it once that one is gone (EIP-11, EIP-13)`);
       break;

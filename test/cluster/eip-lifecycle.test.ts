@@ -1,0 +1,258 @@
+// ElasticIP rules that need time and several objects, on the real API server with the reconcilers
+// in-process: the EIP-10 conflict and its recovery from either side, the EIP-11/12 handover
+// between a terminating Pod's NIC and its replacement, EIP-15/16 deletion that waits for NICs,
+// and the pod controller's EN-8 wait and malformed annotations (NIC-1).
+import { ANNOTATIONS } from '../../api';
+import { EipResources } from '../../runtime/controller/eip/caches';
+import { JuneauResources } from '../../runtime/controller/resources';
+import { clients, deletePodNow, ensureNode, sleep, useNamespace, waitFor } from './fixture';
+import {
+  condition,
+  createAttachment,
+  createEip,
+  createNetwork,
+  createPod,
+  createPool,
+  deleteObject,
+  getAd,
+  getAttachment,
+  getClaim,
+  getEip,
+  getNic,
+  listEvents,
+  setNetworkID,
+  startReplica,
+  terminatePod,
+  type Replica,
+} from './eip-harness';
+
+const suffix = Math.random().toString(36).slice(2, 7);
+const POOL = `eipl-a-${suffix}`;
+const NET = `eipl-net-${suffix}`;
+const nodes = [`eipl-${suffix}-a`, `eipl-${suffix}-b`];
+const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
+const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
+
+let replica: Replica;
+
+beforeAll(async () => {
+  await Promise.all(nodes.map((n) => ensureNode(n)));
+  await createPool(POOL, ['198.18.91.0/28']);
+  await createNetwork(NET, [POOL], { networkID: 5002 });
+  replica = await startReplica();
+});
+
+afterAll(async () => {
+  await replica?.stop();
+  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
+  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
+  await deleteObject(JuneauResources.addressPools, undefined, POOL);
+});
+
+async function eipIn(namespace: string, name: string, phase: string) {
+  return waitFor(async () => {
+    const e = await getEip(namespace, name);
+    return e?.status?.phase === phase ? e : undefined;
+  }, { what: `ElasticIP ${name} ${phase}` });
+}
+
+describe('EIP-10: an attachment and a NIC at once', () => {
+  const ns = useNamespace();
+
+  it('EIP-10: Error Conflict naming both; the NIC Pending WaitingForElasticIP naming the attachment; the attachment Pending; deleting the attachment gives the NIC the address', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
+    await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
+    await eipIn(namespace, 'eip', 'Attached');
+    // The slip-through of EIP-5 (no webhook here): an attachment for an ElasticIP a NIC holds.
+    await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
+    const error = await eipIn(namespace, 'eip', 'Error');
+    expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(condition(error, 'Attached')?.message).toMatch(/ElasticIPAttachment\(s\) nat-attach.*NetworkInterface\(s\) web\.eth0/);
+    expect(error.status?.attachment).toBeUndefined();
+    await waitFor(async () => (await getAd(`eip-${namespace}-eip`)) === undefined, { what: 'no ARPAdvertisement during the conflict' });
+    const nic = await waitFor(async () => {
+      const n = await getNic(namespace, 'web.eth0');
+      return n?.status?.phase === 'Pending' ? n : undefined;
+    }, { what: 'NIC Pending' });
+    expect(nic.status).toMatchObject({ reason: 'WaitingForElasticIP', message: expect.stringContaining('nat-attach') });
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.reason === 'Conflict', { what: 'attachment Pending Conflict' });
+    expect((await getAttachment(namespace, 'nat-attach'))?.status?.phase).toBe('Pending');
+
+    // Recovery: delete the attachment -> the NIC proceeds.
+    await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
+    const attached = await eipIn(namespace, 'eip', 'Attached');
+    expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
+    await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', { what: 'NIC Ready again' });
+    expect((await getAd(`eip-${namespace}-eip`))?.spec.nodeName).toBe(nodes[0]);
+  });
+
+  it('EIP-10: recovery from the other side — deleting the Pod gives the attachment the address', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
+    await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
+    await eipIn(namespace, 'eip', 'Attached');
+    await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
+    await eipIn(namespace, 'eip', 'Error');
+    await deletePodNow(namespace, 'web');
+    const attached = await eipIn(namespace, 'eip', 'Attached');
+    expect(attached.status?.attachment).toEqual({ kind: 'ElasticIPAttachment', name: 'nat-attach' });
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', { what: 'attachment Attached' });
+    expect((await waitFor(() => getAd(`eip-${namespace}-eip`), { what: 'ARPAdvertisement' })).spec.nodeName).toBe(nodes[1]);
+  });
+});
+
+describe('EIP-11/12: a terminating Pod and its replacement', () => {
+  const ns = useNamespace();
+
+  it('EIP-11 rule 1 keeps the address on the terminating Pod\'s NIC; EIP-12 WaitingForHandover once status.attachment is lost; the replacement gets it only when the old NIC is gone', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'vm-old', { nodeName: nodes[0], annotations: direct('eip') });
+    await eipIn(namespace, 'eip', 'Attached');
+    const adName = `eip-${namespace}-eip`;
+    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[0], { what: 'ARPAdvertisement on node a' });
+
+    // The old Pod terminates (no kubelet: it stays Terminating); the replacement appears on node b.
+    await terminatePod(namespace, 'vm-old');
+    await createPod(namespace, 'vm-new', { nodeName: nodes[1], annotations: direct('eip') });
+    const loser = await waitFor(async () => {
+      const n = await getNic(namespace, 'vm-new.eth0');
+      return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
+    }, { what: 'replacement NIC Pending' });
+    expect(loser.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('vm-old.eth0') });
+    // Rule 1: the recorded holder keeps it while terminating; the ARPAdvertisement stays.
+    await sleep(500);
+    expect((await getEip(namespace, 'eip'))?.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'vm-old.eth0' });
+    expect((await getAd(adName))?.spec.nodeName).toBe(nodes[0]);
+
+    // The ElasticIP passes through Error (EIP-10), which clears status.attachment.
+    await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
+    await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
+    await eipIn(namespace, 'eip', 'Error');
+    await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
+
+    // Rule 2 / EIP-12: Available, Attached False WaitingForHandover naming the terminating NIC; nobody answers.
+    const waiting = await waitFor(async () => {
+      const e = await getEip(namespace, 'eip');
+      return condition(e, 'Attached')?.reason === 'WaitingForHandover' ? e : undefined;
+    }, { what: 'WaitingForHandover' });
+    expect(waiting.status?.phase).toBe('Available');
+    expect(condition(waiting, 'Attached')).toMatchObject({ status: 'False', message: expect.stringContaining('vm-old.eth0') });
+    expect(condition(waiting, 'Attached')?.message).not.toContain('vm-new.eth0');
+    await waitFor(async () => (await getAd(adName)) === undefined, { what: 'no ARPAdvertisement while waiting (EIP-18)' });
+    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.reason === 'WaitingForHandover', { what: 'replacement WaitingForHandover' });
+
+    // The old Pod is gone -> its NIC is collected -> the replacement holds it on node b.
+    await deletePodNow(namespace, 'vm-old');
+    const attached = await eipIn(namespace, 'eip', 'Attached');
+    expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'vm-new.eth0' });
+    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[1], { what: 'ARPAdvertisement on node b' });
+    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.phase === 'Ready', { what: 'replacement Ready' });
+  });
+});
+
+describe('EIP-15/16: deletion waits for the NICs', () => {
+  const ns = useNamespace();
+
+  it('EIP-15: the claim and the ARPAdvertisement stay, Allocated says WaitingForNetworkInterfaces listing the NICs; EIP-16: a new NIC gets nothing; gone once the Pods are', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
+    const attached = await eipIn(namespace, 'eip', 'Attached');
+    const address = attached.status!.address!;
+    const adName = `eip-${namespace}-eip`;
+    await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
+
+    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
+    const waiting = await waitFor(async () => {
+      const e = await getEip(namespace, 'eip');
+      return condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces' ? e : undefined;
+    }, { what: 'WaitingForNetworkInterfaces' });
+    expect(waiting.metadata.deletionTimestamp).toBeDefined();
+    expect(condition(waiting, 'Allocated')?.message).toContain('web.eth0');
+    expect(waiting.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
+
+    // EIP-16: a Pod created now gets no address.
+    await createPod(namespace, 'late', { nodeName: nodes[1], annotations: direct('eip') });
+    await waitFor(async () => (await getNic(namespace, 'late.eth0'))?.status?.reason === 'ElasticIPDeleting', { what: 'late NIC Pending ElasticIPDeleting' });
+    await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.message.includes('late.eth0 and web.eth0'), { what: 'both NICs listed' });
+
+    await deletePodNow(namespace, 'web');
+    // The holder is gone but the late NIC remains: still waiting, nothing released, nobody answers.
+    await waitFor(async () => (await getAd(adName)) === undefined, { what: 'no holder, no ARPAdvertisement' });
+    await sleep(500);
+    expect(await getEip(namespace, 'eip')).toBeDefined();
+    expect((await getClaim(`ipv4.${address}`))?.spec.holder).toMatchObject({ kind: 'ElasticIP', name: 'eip' });
+    expect((await getNic(namespace, 'late.eth0'))?.status?.phase).toBe('Pending');
+
+    await deletePodNow(namespace, 'late');
+    await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
+    expect(await getClaim(`ipv4.${address}`)).toBeUndefined();
+    expect(await getAd(adName)).toBeUndefined();
+  });
+
+  it('EIP-15: while the holder remains, the ARPAdvertisement stays', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('eip') });
+    await eipIn(namespace, 'eip', 'Attached');
+    const adName = `eip-${namespace}-eip`;
+    await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
+    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
+    await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces', { what: 'waiting' });
+    await sleep(500);
+    expect((await getAd(adName))?.spec.nodeName).toBe(nodes[1]);
+    expect((await getNic(namespace, 'web.eth0'))?.status?.phase).toBe('Ready');
+    await deletePodNow(namespace, 'web');
+    await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
+    expect(await getAd(adName)).toBeUndefined();
+  });
+});
+
+describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
+  const ns = useNamespace();
+  const NET0 = `eipl-net0-${suffix}`;
+  const POOL0 = `eipl-b-${suffix}`;
+
+  beforeAll(async () => {
+    await createPool(POOL0, ['198.18.92.0/29']);
+    await createNetwork(NET0, [POOL0]);
+  });
+  afterAll(async () => {
+    await deleteObject(JuneauResources.externalNetworks, undefined, NET0);
+    await deleteObject(JuneauResources.addressPools, undefined, POOL0);
+  });
+
+  it('EN-8: no NetworkInterface while the network has no networkID, an Event says why; NAT use does not wait', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'eip', NET0);
+    await createEip(namespace, 'nat-eip', NET0);
+    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
+    await createPod(namespace, 'nat', { nodeName: nodes[0], annotations: plain });
+    // NAT: the plain NIC, the attachment and the ElasticIP proceed without a network ID.
+    await createAttachment(namespace, 'nat-attach', 'nat-eip', 'nat.eth0');
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', { what: 'NAT attached without networkID' });
+    const event = await waitFor(async () => (await listEvents(namespace)).find((e) => e.regarding?.kind === 'Pod' && e.reason === 'WaitingForNetworkID'), { what: 'WaitingForNetworkID Event' });
+    expect(event.note).toContain(`ExternalNetwork ${NET0}`);
+    expect(await getNic(namespace, 'web.eth0')).toBeUndefined();
+    expect((await getEip(namespace, 'eip'))?.status?.phase).toBe('Available');
+
+    await setNetworkID(NET0, 5003);
+    await waitFor(() => getNic(namespace, 'web.eth0'), { what: 'NIC once networkID is written' });
+    await eipIn(namespace, 'eip', 'Attached');
+  });
+
+  it('NIC-1: a malformed annotation is an Event on the Pod and no NetworkInterface, and the controller keeps working', async () => {
+    const namespace = ns();
+    await createPod(namespace, 'bad', { nodeName: nodes[0], annotations: { [ANNOTATIONS.networks]: '[{"interface":"eth0","elasticIp":"x"}]' } });
+    await createPod(namespace, 'good', { nodeName: nodes[0], annotations: plain });
+    const event = await waitFor(async () => (await listEvents(namespace)).find((e) => e.regarding?.name === 'bad' && e.reason === 'InvalidNetworksAnnotation'), { what: 'InvalidNetworksAnnotation Event' });
+    expect(event.type).toBe('Warning');
+    expect(event.note).toContain('unknown key(s) "elasticIp"');
+    await waitFor(() => getNic(namespace, 'good.eth0'), { what: 'the good Pod still gets its NIC' });
+    expect(await getNic(namespace, 'bad.eth0')).toBeUndefined();
+  });
+});
