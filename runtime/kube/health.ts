@@ -25,6 +25,9 @@ export interface ListenAddress {
 }
 
 /** Parses `:8080`, `0.0.0.0:8080`, `[::1]:8080`; the error names the bad value. */
+/** A listen address of '0' turns that listener off. */
+const DISABLED = '0';
+
 export function parseListenAddress(addr: string): ListenAddress {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr);
   const port = match ? Number(match[3]) : NaN;
@@ -55,13 +58,15 @@ export class HealthServer {
     const healthAddr = this.options.healthAddr ?? ':8081';
     const metricsAddr = this.options.metricsAddr;
     // Port 0 means "any free port", so two ':0' addresses are two listeners.
-    const separateMetrics = metricsAddr !== undefined && (metricsAddr !== healthAddr || parseListenAddress(metricsAddr).port === 0);
+    const metricsOff = metricsAddr === DISABLED;
+    const separateMetrics = metricsAddr !== undefined && !metricsOff && (metricsAddr !== healthAddr || parseListenAddress(metricsAddr).port === 0);
+    const metricsOnHealth = !separateMetrics && !metricsOff;
     const result: { healthPort?: number; metricsPort?: number } = {};
-    if (healthAddr !== '0') {
-      result.healthPort = await this.listen(healthAddr, (req, res) => this.route(req, res, !separateMetrics));
-      if (!separateMetrics && this.options.metrics) result.metricsPort = result.healthPort;
+    if (healthAddr !== DISABLED) {
+      result.healthPort = await this.listen(healthAddr, (req, res) => this.route(req, res, metricsOnHealth));
+      if (metricsOnHealth && this.options.metrics) result.metricsPort = result.healthPort;
     }
-    if (separateMetrics && metricsAddr !== '0') {
+    if (separateMetrics) {
       result.metricsPort = await this.listen(metricsAddr, (req, res) => this.routeMetrics(req, res));
     }
     return result;

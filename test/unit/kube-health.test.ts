@@ -66,4 +66,20 @@ describe('HealthServer', () => {
       await server.stop();
     }
   });
+
+  it("'0' turns a listener off: both off starts nothing; metrics off keeps /metrics off the health address", async () => {
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    const none = new HealthServer({ healthAddr: '0', metricsAddr: '0', metrics });
+    expect(await none.start()).toEqual({});
+    await none.stop();
+    const healthOnly = new HealthServer({ healthAddr: '127.0.0.1:0', metricsAddr: '0', metrics });
+    const { healthPort, metricsPort } = await healthOnly.start();
+    try {
+      expect(metricsPort).toBeUndefined();
+      expect((await fetchText(healthPort!, '/healthz')).status).toBe(200);
+      expect((await fetchText(healthPort!, '/metrics')).status).toBe(404);
+    } finally {
+      await healthOnly.stop();
+    }
+  });
 });
