@@ -1,0 +1,92 @@
+// juneau-agent flags: the install manifest's command line parses, defaults are the documented ones,
+// errors name the flag and the bad value, and --help tells the truth about the defaults.
+import { AGENT_HELP, DEFAULT_AGENT_FLAGS, parseAgentFlags, parseDurationMs } from '../../runtime/agent/flags';
+import { INSTALL } from '../../api/constants';
+
+const env = { NODE_NAME: 'node-a' };
+
+describe('juneau-agent flags', () => {
+  test('the install manifest command line (constructs/shared/install.ts) parses', () => {
+    const parsed = parseAgentFlags(
+      ['--metrics-addr=:9201', '--health-addr=:9202', '--xdp-mode=auto', '--bpffs=/sys/fs/bpf', '--log-level=info', '--node-ingress-iface=bond0'],
+      env,
+    );
+    expect(parsed).toEqual({
+      help: false,
+      flags: { ...DEFAULT_AGENT_FLAGS, nodeName: 'node-a', nodeIngressIface: 'bond0' },
+    });
+  });
+
+  test('defaults: ports and bpffs of the install manifest, protections on, no detach, 5 s poll', () => {
+    const parsed = parseAgentFlags([], env);
+    expect(parsed.help).toBe(false);
+    if (parsed.help) return;
+    expect(parsed.flags).toMatchObject({
+      nodeName: 'node-a',
+      nodeIngressIface: undefined,
+      kubeconfig: undefined,
+      metricsAddr: `:${INSTALL.ports.agentMetrics}`,
+      healthAddr: `:${INSTALL.ports.agentHealth}`,
+      xdpMode: 'auto',
+      bpffs: INSTALL.bpffsPath,
+      guard: true,
+      conflictDetection: true,
+      detachOnExit: false,
+      pollIntervalMs: 5000,
+    });
+  });
+
+  test('--node-name wins over NODE_NAME; space-separated values work', () => {
+    const parsed = parseAgentFlags(['--node-name', 'node-b', '--kubeconfig', '/k', '--xdp-mode', 'generic'], env);
+    expect(parsed).toMatchObject({ help: false, flags: { nodeName: 'node-b', kubeconfig: '/k', xdpMode: 'generic' } });
+  });
+
+  test.each([
+    [['--no-guard'], { guard: false }],
+    [['--guard=false'], { guard: false }],
+    [['--no-guard', '--guard'], { guard: true }],
+    [['--no-conflict-detection'], { conflictDetection: false }],
+    [['--conflict-detection=true'], { conflictDetection: true }],
+    [['--detach-on-exit'], { detachOnExit: true }],
+    [['--poll-interval=250ms'], { pollIntervalMs: 250 }],
+    [['--poll-interval', '2s'], { pollIntervalMs: 2000 }],
+  ])('boolean and duration flags: %j', (argv, expected) => {
+    expect(parseAgentFlags(argv, env)).toMatchObject({ help: false, flags: expected });
+  });
+
+  test.each([
+    [['--xdp-mode=offload'], "--xdp-mode must be one of auto, native, generic, not 'offload'"],
+    [['--guard=maybe'], "--guard must be true or false, not 'maybe'"],
+    [['--no-guard=true'], "--no-guard takes no value, got 'true'"],
+    [['--bpffs'], '--bpffs needs a value'],
+    [['--frobnicate'], 'unknown flag --frobnicate'],
+    [['positional'], "unexpected argument 'positional'"],
+    [['--poll-interval=5'], "--poll-interval must be a duration of at least 10ms such as 500ms, 5s or 1m, not '5'"],
+  ])('%j is refused: %s', (argv, message) => {
+    expect(() => parseAgentFlags(argv, env)).toThrow(message);
+  });
+
+  test('without --node-name or NODE_NAME the agent cannot know its node', () => {
+    expect(() => parseAgentFlags([], {})).toThrow('pass --node-name or set NODE_NAME');
+  });
+
+  test('--help wins, even without a node name', () => {
+    expect(parseAgentFlags(['--no-guard', '--help'], {})).toEqual({ help: true });
+    expect(parseAgentFlags(['-h'], {})).toEqual({ help: true });
+  });
+
+  test('--help names every flag the parser accepts and the real defaults', () => {
+    for (const flag of ['--node-name', '--node-ingress-iface', '--kubeconfig', '--metrics-addr', '--health-addr', '--xdp-mode', '--bpffs', '--guard', '--no-guard', '--conflict-detection', '--no-conflict-detection', '--poll-interval', '--detach-on-exit', '--log-level']) {
+      expect(AGENT_HELP).toContain(flag);
+    }
+    expect(AGENT_HELP).toContain(`(default :${INSTALL.ports.agentMetrics})`);
+    expect(AGENT_HELP).toContain(`(default ${INSTALL.bpffsPath})`);
+    expect(AGENT_HELP).toContain('(default 5s)');
+  });
+
+  test('durations', () => {
+    expect(parseDurationMs('1m', '--x')).toBe(60_000);
+    expect(parseDurationMs('1.5s', '--x')).toBe(1500);
+    expect(() => parseDurationMs('5ms', '--x')).toThrow('at least 10ms');
+  });
+});

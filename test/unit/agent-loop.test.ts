@@ -1,0 +1,157 @@
+// NodeAgent against a fake list/watch client and a fake datapath: nothing is written before the
+// caches are synced (a restarting agent must not empty the map, ARP-10), events become diffs,
+// refusals (EN-12) and conflicts (RFC 5227) become Warning Events, once.
+import { NodeAgent } from '../../runtime/agent/agent';
+import type { ArpDatapath } from '../../runtime/agent/writer';
+import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
+import type { ListWatchClient } from '../../runtime/kube/informer';
+import type { KubeList, KubeObject } from '../../runtime/kube/types';
+import type { ObjectReference } from '../../runtime/kube/events';
+import type { WatchEvent } from '../../runtime/kube/rest';
+
+class FakeApi implements ListWatchClient {
+  readonly objects = new Map<string, KubeObject[]>();
+  readonly selectors: string[] = [];
+  private readonly watchers = new Map<string, (e: WatchEvent<KubeObject>) => void>();
+  private release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+  private rv = 1;
+
+  /** Lists block until open(): the agent must wait for them. */
+  open(): void {
+    this.release();
+  }
+
+  async list<T extends KubeObject>(type: { plural: string }, options: { fieldSelector?: string } = {}): Promise<KubeList<T>> {
+    await this.gate;
+    if (options.fieldSelector) this.selectors.push(`${type.plural}:${options.fieldSelector}`);
+    return { metadata: { resourceVersion: String(this.rv) }, items: (this.objects.get(type.plural) ?? []) as T[] };
+  }
+
+  async watch<T>(path: string, _query: unknown, onEvent: (e: WatchEvent<T>) => void) {
+    const plural = path.split('/').pop()!;
+    this.watchers.set(plural, onEvent as (e: WatchEvent<KubeObject>) => void);
+    let end: (v: Error | undefined) => void = () => undefined;
+    const done = new Promise<Error | undefined>((resolve) => (end = resolve));
+    return { done, abort: () => end(undefined) };
+  }
+
+  emit(plural: string, type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+    object.metadata = { ...object.metadata, resourceVersion: String(++this.rv) };
+    this.watchers.get(plural)!({ type, object });
+  }
+}
+
+class FakeDatapath implements ArpDatapath {
+  readonly table = new Map<string, ArpEntry>();
+  guard: GuardRules = { drop: [], allow: [] };
+  writes = 0;
+  addresses() {
+    return new Map(this.table);
+  }
+  addAddress(a: string) {
+    this.writes++;
+    if (this.table.has(a)) return false;
+    this.table.set(a, { requests: 0n, replies: 0n, conflicts: 0n, lastConflictNs: 0n, lastConflictMac: undefined });
+    return true;
+  }
+  removeAddress(a: string) {
+    this.writes++;
+    return this.table.delete(a);
+  }
+  syncGuard(rules: GuardRules) {
+    this.guard = rules;
+    return { added: [], removed: [] };
+  }
+  stats() {
+    return {} as Record<ReasonName, bigint>;
+  }
+}
+
+const arpAd = (name: string, address: string, nodeName = 'node-a'): KubeObject =>
+  ({ apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ARPAdvertisement', metadata: { name, uid: `uid-${name}` }, spec: { externalNetwork: 'ext', address, nodeName } }) as KubeObject;
+const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: '192.0.2.1', prefixLength: 24 }] };
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('NodeAgent', () => {
+  let api: FakeApi;
+  let datapath: FakeDatapath;
+  let warnings: Array<{ regarding: ObjectReference; reason: string; note: string }>;
+  let agent: NodeAgent;
+
+  beforeEach(() => {
+    api = new FakeApi();
+    datapath = new FakeDatapath();
+    warnings = [];
+    agent = new NodeAgent({
+      client: api,
+      nodeName: 'node-a',
+      datapath,
+      iface,
+      readInterface: () => iface,
+      recorder: { warning: (regarding, reason, _action, note) => warnings.push({ regarding, reason, note }) },
+      pollIntervalMs: 60_000,
+    });
+  });
+  afterEach(() => agent.stop());
+
+  test('ARP-10: before every informer has synced nothing is written, so an adopted map keeps answering; then stale entries go and missing ones come', async () => {
+    datapath.addAddress('192.0.2.50'); // left by the previous agent, still wanted
+    datapath.addAddress('192.0.2.99'); // left by the previous agent, deleted meanwhile
+    datapath.writes = 0;
+    api.objects.set('arpadvertisements', [arpAd('kept', '192.0.2.50'), arpAd('new', '192.0.2.51')]);
+    const started = agent.start();
+    await tick();
+    expect(datapath.writes).toBe(0);
+    expect(agent.reconciledOnce).toBe(false);
+    api.open();
+    await started;
+    expect([...datapath.table.keys()].sort()).toEqual(['192.0.2.50', '192.0.2.51']);
+    expect(agent.reconciledOnce).toBe(true);
+    expect(api.selectors).toEqual(['arpadvertisements:spec.nodeName=node-a']);
+  });
+
+  test('watch events become diffs: an advertisement moved away leaves the table, one moved here enters it', async () => {
+    api.objects.set('arpadvertisements', [arpAd('a', '192.0.2.50')]);
+    api.open();
+    await agent.start();
+    api.emit('arpadvertisements', 'ADDED', arpAd('b', '192.0.2.51'));
+    api.emit('arpadvertisements', 'DELETED', arpAd('a', '192.0.2.50'));
+    await tick();
+    expect([...datapath.table.keys()]).toEqual(['192.0.2.51']);
+  });
+
+  test('the guard follows arp AddressPools, allowing the interface address', async () => {
+    api.open();
+    await agent.start();
+    api.emit('addresspools', 'ADDED', { metadata: { name: 'p' }, spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] } } as KubeObject);
+    await tick();
+    expect(datapath.guard).toEqual({ drop: [{ address: '192.0.2.0', prefixLength: 25 }], allow: ['192.0.2.1'] });
+  });
+
+  test('EN-12: an out-of-subnet advertisement gets one Warning Event (not one per pass) and no entry', async () => {
+    api.objects.set('arpadvertisements', [arpAd('far', '198.51.100.7')]);
+    api.open();
+    await agent.start();
+    api.emit('addresspools', 'ADDED', { metadata: { name: 'p' }, spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] } } as KubeObject);
+    await tick();
+    expect(datapath.table.size).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ regarding: { kind: 'ARPAdvertisement', name: 'far', uid: 'uid-far' }, reason: 'AddressOutsideInterfaceSubnet' });
+    expect(warnings[0].note).toContain('node node-a: 198.51.100.7 is outside the L2 subnet of eth0 (192.0.2.0/24)');
+  });
+
+  test('RFC 5227: a conflict counted by the datapath becomes a Warning Event on the owning advertisement naming the foreign MAC', async () => {
+    api.objects.set('arpadvertisements', [arpAd('vip', '192.0.2.60')]);
+    api.open();
+    await agent.start();
+    const entry = datapath.table.get('192.0.2.60')!;
+    datapath.table.set('192.0.2.60', { ...entry, conflicts: 3n, lastConflictMac: '02:00:00:00:00:99' });
+    agent.poll();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ regarding: { name: 'vip' }, reason: 'AddressConflict' });
+    expect(warnings[0].note).toContain('another host with MAC 02:00:00:00:00:99 claimed it in 3 ARP packet(s)');
+    agent.poll();
+    expect(warnings).toHaveLength(1);
+  });
+});
