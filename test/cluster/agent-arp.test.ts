@@ -1,0 +1,217 @@
+// The real juneau-agent against the real control plane, answering real ARP from real XDP: a Node
+// whose InternalIP is the address of eth0 in a "node" network namespace; the agent runs inside that
+// namespace; a client namespace on the same segment sends ARP requests and captures what comes back.
+// The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (seed 004).
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { ArpMaps, removePins } from '../../runtime/agent/bpf';
+import { AgentResources } from '../../runtime/agent/resources';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import { CLIENT_IP, Rig, SUBNET, describeAsRoot, framesFrom, repliesFor, sleep } from '../netns/rig';
+import { AgentProcess, ApiBridge } from './agent-harness';
+import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import { REPO_ROOT } from './harness';
+
+const run = promisify(execFile);
+jest.setTimeout(90_000);
+
+const VIP = `${SUBNET}.60`;
+const VIP_IPVS = `${SUBNET}.61`; // also held by the node's kernel on kube-ipvs0 (seed 004)
+const VIP_GONE = `${SUBNET}.62`; // deleted while the agent is down
+const VIP_LATE = `${SUBNET}.63`; // created while the agent is down
+const FAR = '198.51.100.7'; // outside eth0's 192.0.2.0/24 (EN-12)
+
+describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, ARP-8)', () => {
+  const rig = new Rig(1);
+  const node = `agent-${rig.id}`;
+  const names = { pool: `agent-${rig.id}`, network: `agent-${rig.id}` };
+  const pinDir = path.join(rig.pinDir(0), 'juneau');
+  const kc = testKubeConfig();
+  const rest = new RestClient(kc);
+  let bridge: ApiBridge | undefined;
+  let agent: AgentProcess;
+  let maps: ArpMaps | undefined;
+  let nodeMac = '';
+
+  const adName = (address: string) => `agent-${rig.id}-${address.replace(/\./g, '-')}`;
+  const createAd = (address: string, nodeName = node) =>
+    rest.create(AgentResources.arpAdvertisements, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ARPAdvertisement', metadata: { name: adName(address) }, spec: { externalNetwork: names.network, address, nodeName } } as KubeObject);
+  const deleteAd = (address: string) => rest.delete(AgentResources.arpAdvertisements, undefined, adName(address)).catch(() => undefined);
+  const table = () => [...maps!.addresses().keys()].sort();
+  const waitForTable = (expected: string[]) => waitFor(() => JSON.stringify(table()) === JSON.stringify([...expected].sort()), { what: `external_arp_table = ${expected.join(', ')}` });
+  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(0)}`, '--xdp-mode=generic', '--poll-interval=200ms', '--log-level=debug'];
+  const warningsFor = async (address: string, reason: string) => {
+    const events = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(Resources.events, { namespace: 'default' });
+    return events.items.filter((e) => e.regarding?.name === adName(address) && e.reason === reason);
+  };
+
+  beforeAll(async () => {
+    await requireCrd('arpadvertisements');
+    await rig.setup();
+    const ns = rig.node(0);
+    // kube-proxy ipvs with strictARP: false (seed 004): LB IPs on kube-ipvs0, arp_ignore=0.
+    await rig.in(ns, 'ip', 'link', 'add', 'kube-ipvs0', 'type', 'veth', 'peer', 'name', 'kube-ipvs0p');
+    await rig.in(ns, 'ip', 'addr', 'add', `${VIP_IPVS}/32`, 'dev', 'kube-ipvs0');
+    for (const scope of ['all', 'eth0']) await rig.sysctl(ns, `net.ipv4.conf.${scope}.arp_ignore`, '0');
+    nodeMac = await rig.mac(ns, 'eth0');
+    await ensureNode(node, { internalIP: rig.nodeIp(0) });
+    await rest.create(AgentResources.addressPools, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'AddressPool', metadata: { name: names.pool }, spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.0/25`] } } as KubeObject);
+    await rest.create(AgentResources.externalNetworks, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ExternalNetwork', metadata: { name: names.network }, spec: { type: 'arp', addressPools: [names.pool] } } as KubeObject);
+    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
+    await bridge.start(ns);
+    agent = new AgentProcess(ns, agentArgs);
+    await agent.startReady();
+    maps = ArpMaps.openPinned(pinDir);
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop('SIGKILL');
+    maps?.close();
+    await bridge?.stop();
+    for (const address of [VIP, VIP_IPVS, VIP_GONE, VIP_LATE, FAR]) await deleteAd(address);
+    await rest.delete(AgentResources.externalNetworks, undefined, names.network).catch(() => undefined);
+    await rest.delete(AgentResources.addressPools, undefined, names.pool).catch(() => undefined);
+    await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
+    if (fs.existsSync(pinDir)) removePins(pinDir);
+    await rig.destroy();
+  }, 60_000);
+
+  test('EN-12: the agent chose eth0, the interface holding the Node\'s InternalIP, and guards the arp pool', async () => {
+    const attached = agent.lines.find((l) => l.msg === 'responder attached');
+    expect(attached).toMatchObject({ iface: 'eth0', mac: nodeMac, mode: 'generic' });
+    expect(await rig.xdpProgramId(0)).toBeGreaterThan(0);
+    await waitFor(() => maps!.guardEntries().some((e) => e.action === 'drop' && e.address === `${SUBNET}.0` && e.prefixLength === 25));
+    expect(maps!.guardEntries()).toContainEqual(expect.objectContaining({ action: 'allow', address: rig.nodeIp(0), prefixLength: 32 }));
+  });
+
+  test('ARP-10 EN-10 OPS-2 OPS-3: an ARPAdvertisement created in the API server is answered with the node\'s MAC, 60 of 60 probes', async () => {
+    await createAd(VIP);
+    await createAd(VIP_GONE);
+    await waitForTable([VIP, VIP_GONE]);
+    const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: 60, gapMs: 10 }));
+    const replies = repliesFor(frames, VIP);
+    expect(replies).toHaveLength(60);
+    expect(new Set(replies.map((f) => f.arp!.sha))).toEqual(new Set([nodeMac]));
+    expect(await rig.arping(VIP, ['-c', '3'])).toEqual([nodeMac, nodeMac, nodeMac]);
+    expect(await rig.resolveFresh(VIP)).toBe(nodeMac);
+  });
+
+  test('ARP-10: kubectl juneau bpf dump external_arp_table prints what the map holds, with counters', async () => {
+    const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'external_arp_table', `--bpffs=${rig.pinDir(0)}`];
+    const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
+    const rows = JSON.parse(json.stdout) as Array<{ address: string; requests: number; replies: number; conflicts: number }>;
+    expect(rows.map((r) => r.address)).toEqual([VIP, VIP_GONE]);
+    expect(rows[0].requests).toBeGreaterThanOrEqual(60);
+    expect(rows[0].replies).toBeGreaterThanOrEqual(60);
+    const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
+    expect(text.stdout).toMatch(/^ADDRESS\s+REQUESTS\s+REPLIES\s+CONFLICTS/);
+    expect(text.stdout).toContain(VIP);
+  });
+
+  test('metrics and readiness: /readyz is ok; table size, XDP mode and per-address replies are exported', async () => {
+    const curl = (url: string) => rig.in(rig.node(0), 'curl', '-s', url);
+    expect(await curl('http://127.0.0.1:9202/readyz')).toContain('[+]maps-reconciled ok');
+    const metrics = await waitFor(async () => {
+      const text = await curl('http://127.0.0.1:9201/metrics');
+      return /juneau_agent_arp_replies_total\{address="192\.0\.2\.60"\} [1-9]/.test(text) && text;
+    });
+    expect(metrics).toContain('juneau_agent_arp_table_entries 2');
+    expect(metrics).toContain('juneau_agent_xdp_mode{mode="generic"} 1');
+    expect(metrics).toMatch(/juneau_agent_xdp_packets_total\{reason="tx_reply"\} [1-9]/);
+  });
+
+  test('EN-12: an address outside eth0\'s subnet gets a Warning Event and is not written to the map', async () => {
+    await createAd(FAR);
+    const events = await waitFor(async () => {
+      const found = await warningsFor(FAR, 'AddressOutsideInterfaceSubnet');
+      return found.length > 0 && found;
+    });
+    expect(events[0].note).toContain(`${FAR} is outside the L2 subnet of eth0 (${SUBNET}.0/24)`);
+    await sleep(500);
+    expect(table()).toEqual([VIP, VIP_GONE]);
+  });
+
+  test('RFC 5227 (conflict detection): another MAC claiming the VIP becomes a Warning Event naming that MAC', async () => {
+    await rig.sendArp({ op: 'reply', sip: VIP, tip: VIP, count: 2 });
+    const events = await waitFor(async () => {
+      const found = await warningsFor(VIP, 'AddressConflict');
+      return found.length > 0 && found;
+    });
+    expect(events[0].note).toContain(`another host with MAC ${rig.clientMac} claimed it`);
+    expect(maps!.lookupAddress(VIP)).toMatchObject({ lastConflictMac: rig.clientMac });
+  });
+
+  test('OPS-1 seed 004: nodeName moved away -> no answer, although the kernel holds the address on kube-ipvs0 with arp_ignore=0 (the guard drops it)', async () => {
+    expect(await rig.in(rig.node(0), 'ip', '-o', 'addr', 'show', 'dev', 'kube-ipvs0')).toContain(VIP_IPVS);
+    await createAd(VIP_IPVS);
+    await waitForTable([VIP, VIP_GONE, VIP_IPVS]);
+    expect(repliesFor(await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 10 })), VIP_IPVS)).toHaveLength(10);
+
+    await rest.patch(AgentResources.arpAdvertisements, undefined, adName(VIP_IPVS), 'merge', { spec: { nodeName: `elsewhere-${rig.id}` } });
+    await waitForTable([VIP, VIP_GONE]);
+    // Control: with the guard switched off behind the agent's back, this node's kernel answers (seed 004).
+    const ifindex = agent.lines.find((l) => l.msg === 'responder attached')!.ifindex as number;
+    maps!.setInterfaceConfig(ifindex, { mac: nodeMac, guard: false, conflictDetection: true });
+    try {
+      const unguarded = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 3 }));
+      expect(repliesFor(unguarded, VIP_IPVS).length).toBeGreaterThan(0);
+    } finally {
+      maps!.setInterfaceConfig(ifindex, { mac: nodeMac, guard: true, conflictDetection: true });
+    }
+    const dropped = maps!.stats().JUNEAU_DROP_GUARDED;
+    const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 30, gapMs: 10 }));
+    expect(repliesFor(frames, VIP_IPVS)).toEqual([]);
+    expect(maps!.stats().JUNEAU_DROP_GUARDED - dropped).toBe(30n);
+    expect(await rig.resolveFresh(VIP_IPVS)).toBeUndefined();
+  });
+
+  test('agent SIGKILLed and restarted while a probe loop runs: zero probes lost; the new agent adopts the pins, drops the entry deleted meanwhile, adds the one created meanwhile, keeps counters', async () => {
+    const before = maps!.lookupAddress(VIP)!;
+    const probes = 150;
+    let probesDone = false;
+    let restartedDuringProbes = false;
+    const frames = await rig.capture(async () => {
+      const probing = rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: probes, gapMs: 40 }).then(() => (probesDone = true));
+      await sleep(300);
+      expect(await agent.stop('SIGKILL')).toBeNull();
+      await deleteAd(VIP_GONE);
+      await createAd(VIP_LATE);
+      await agent.startReady();
+      // The probe loop spans the gap with no agent and the swap to the new agent's program.
+      restartedDuringProbes = !probesDone;
+      await probing;
+    });
+    expect(restartedDuringProbes).toBe(true);
+    const replies = repliesFor(frames, VIP);
+    expect(replies).toHaveLength(probes);
+    expect(new Set(replies.map((f) => f.arp!.sha))).toEqual(new Set([nodeMac]));
+    expect(table()).toEqual([VIP, VIP_LATE]);
+    const attached = agent.lines.filter((l) => l.msg === 'responder attached').pop();
+    expect(attached?.adoptedMaps).toEqual(expect.arrayContaining(['external_arp_table', 'juneau_guard']));
+    expect(attached?.replacedProgramId).toEqual(expect.any(Number));
+    const after = maps!.lookupAddress(VIP)!;
+    expect(after.replies - before.replies).toBeGreaterThanOrEqual(BigInt(probes));
+  });
+
+  test('ARP-8: the agent sends no ARP frame on its own — across SIGTERM, start, adoption, and addresses added and removed', async () => {
+    let exitCode: number | null = -1;
+    const frames = await rig.capture(async () => {
+      exitCode = await agent.stop('SIGTERM');
+      // SIGTERM leaves the responder attached (the point of pinning).
+      expect(await rig.xdpProgramId(0)).toBeGreaterThan(0);
+      await agent.startReady();
+      await createAd(VIP_GONE);
+      await waitForTable([VIP, VIP_LATE, VIP_GONE]);
+      await deleteAd(VIP_LATE);
+      await waitForTable([VIP, VIP_GONE]);
+    }, 1000);
+    expect(exitCode).toBe(0);
+    expect(framesFrom(frames, nodeMac).filter((f) => f.ethertype === 0x0806)).toEqual([]);
+    // And it still answers afterwards.
+    expect(await rig.arping(VIP_GONE, ['-c', '2'])).toEqual([nodeMac, nodeMac]);
+  });
+});
