@@ -63,8 +63,10 @@ Flags:
                                      (default :${INSTALL.ports.agentHealth})
   --xdp-mode auto|native|generic     XDP attach mode; auto tries native, falls back to
                                      generic, and keeps the mode of a responder already
-                                     attached (default auto)
-  --bpffs DIR                        bpffs mount; pins go to DIR/juneau (default ${INSTALL.bpffsPath})
+                                     attached; an explicit mode other than the attached
+                                     one is refused (detach first) (default auto)
+  --bpffs DIR                        bpffs mount, /sys/fs/bpf or a directory below it;
+                                     pins go to DIR/juneau (default ${INSTALL.bpffsPath})
   --guard, --no-guard                drop ARP requests for addresses of arp AddressPools
                                      this node does not answer for, so a kernel holding
                                      them (kube-ipvs0) cannot answer (default on)

@@ -23,7 +23,8 @@ export interface LocalInterface {
 /** What os.networkInterfaces() returns (the subset read here), so tests can feed their own. */
 export type InterfaceTable = Readonly<Record<string, ReadonlyArray<Pick<os.NetworkInterfaceInfo, 'address' | 'netmask' | 'family' | 'mac' | 'internal'>> | undefined>>;
 
-/** IPv4 interfaces of `table` (default: this network namespace), loopback excluded. */
+/** IPv4 interfaces of `table` (default: this network namespace), loopback excluded. libuv lists only
+ * interfaces that are up and running (carrier), so a link that is down is absent. */
 export function localInterfaces(table: InterfaceTable = os.networkInterfaces()): LocalInterface[] {
   const out: LocalInterface[] = [];
   for (const [name, entries] of Object.entries(table)) {
@@ -65,7 +66,7 @@ export function chooseInterface(query: InterfaceQuery): LocalInterface {
   const names = query.interfaces.map((i) => i.name).join(', ') || 'none';
   if (query.requested) {
     const found = query.interfaces.find((i) => i.name === query.requested);
-    if (!found) throw new Error(`--node-ingress-iface ${query.requested}: no such interface with an IPv4 address (interfaces with IPv4: ${names})`);
+    if (!found) throw new Error(`--node-ingress-iface ${query.requested}: no such interface that is up with an IPv4 address (up with IPv4: ${names})`);
     return found;
   }
   if (query.internalIPs.length === 0) {
@@ -77,7 +78,7 @@ export function chooseInterface(query: InterfaceQuery): LocalInterface {
   }
   throw new Error(
     `no local interface holds Node ${query.nodeName}'s InternalIP ${query.internalIPs.join(', ')} ` +
-      `(interfaces with IPv4: ${names}); pass --node-ingress-iface`,
+      `(up with IPv4: ${names}); pass --node-ingress-iface`,
   );
 }
 

@@ -117,6 +117,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   await health.stop();
   if (flags.detachOnExit) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
+    r.attached.maps.removeInterfaceConfig(r.ifindex);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
   } else {
     logger.info('responder left attached; the pinned maps keep answering', { entries: r.attached.maps.addresses().size });

@@ -44,10 +44,10 @@ describe('EN-12 ingress interface', () => {
 
   test('errors say what was looked for and what exists', () => {
     expect(() => chooseInterface({ requested: 'eth9', nodeName: 'n', internalIPs: [], interfaces })).toThrow(
-      '--node-ingress-iface eth9: no such interface with an IPv4 address (interfaces with IPv4: eth0, bond0)',
+      '--node-ingress-iface eth9: no such interface that is up with an IPv4 address (up with IPv4: eth0, bond0)',
     );
     expect(() => chooseInterface({ nodeName: 'node-a', internalIPs: ['203.0.113.9'], interfaces })).toThrow(
-      "no local interface holds Node node-a's InternalIP 203.0.113.9 (interfaces with IPv4: eth0, bond0); pass --node-ingress-iface",
+      "no local interface holds Node node-a's InternalIP 203.0.113.9 (up with IPv4: eth0, bond0); pass --node-ingress-iface",
     );
     expect(() => chooseInterface({ nodeName: 'node-a', internalIPs: [], interfaces })).toThrow('Node node-a has no IPv4 InternalIP');
   });
