@@ -52,6 +52,8 @@ export class NodeAgent {
   private reconciled = false;
   private lastPassFailed = false;
   private scheduled = false;
+  private interfaceMissing = false;
+  private reportedGuardProblems = '';
   private stopped = false;
   private pollTimer: NodeJS.Timeout | undefined;
 
@@ -132,7 +134,9 @@ export class NodeAgent {
       this.logger.error('writing the maps failed; retrying at the next poll', { err });
       this.lastPassFailed = true;
     }
-    for (const problem of desired.guardProblems) this.logger.warn('pool item not guarded', { problem });
+    const problems = desired.guardProblems.join('\n');
+    if (problems && problems !== this.reportedGuardProblems) this.logger.warn('pool items not guarded', { problems: desired.guardProblems });
+    this.reportedGuardProblems = problems;
     this.reportRefusals(desired.refused);
     return desired;
   }
@@ -141,9 +145,14 @@ export class NodeAgent {
   poll(): void {
     if (!this.synced || this.stopped) return;
     const current = this.options.readInterface();
-    if (!current) {
-      this.logger.error('ingress interface has no IPv4 address or is gone', { iface: this.iface.name });
-    } else if (!sameInterface(current, this.iface)) {
+    // A link that is down is absent; the last known subnets stay in force meanwhile, so a flap
+    // never empties the table.
+    if (!current !== this.interfaceMissing) {
+      if (!current) this.logger.error('ingress interface is down, gone, or has no IPv4 address; keeping its last known addresses', { iface: this.iface.name });
+      else this.logger.info('ingress interface is back', { iface: current.name });
+    }
+    this.interfaceMissing = !current;
+    if (current && !sameInterface(current, this.iface)) {
       this.logger.info('ingress interface changed; reconciling', { iface: current.name, addresses: current.addresses });
       this.iface = current;
       this.reconcile();

@@ -155,3 +155,24 @@ describe('NodeAgent', () => {
     expect(warnings).toHaveLength(1);
   });
 });
+
+describe('NodeAgent and its interface', () => {
+  test('EN-12: an address added to the interface is picked up at the next poll; a link that goes down keeps the table', async () => {
+    const api = new FakeApi();
+    const datapath = new FakeDatapath();
+    let current: typeof iface | undefined = iface;
+    const agent = new NodeAgent({ client: api, nodeName: 'node-a', datapath, iface, readInterface: () => current, recorder: { warning: () => undefined }, pollIntervalMs: 60_000 });
+    api.objects.set('arpadvertisements', [arpAd('near', '192.0.2.7'), arpAd('far', '198.51.100.7')]);
+    api.open();
+    await agent.start();
+    expect([...datapath.table.keys()]).toEqual(['192.0.2.7']);
+    current = undefined; // link down: libuv lists no address
+    agent.poll();
+    expect([...datapath.table.keys()]).toEqual(['192.0.2.7']);
+    current = { ...iface, addresses: [...iface.addresses, { address: '198.51.100.1', prefixLength: 24 }] };
+    agent.poll();
+    expect([...datapath.table.keys()].sort()).toEqual(['192.0.2.7', '198.51.100.7']);
+    expect(datapath.guard.allow).toEqual(['192.0.2.1', '198.51.100.1']);
+    await agent.stop();
+  });
+});
