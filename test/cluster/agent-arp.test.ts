@@ -76,8 +76,11 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     await rest.delete(AgentResources.externalNetworks, undefined, names.network).catch(() => undefined);
     await rest.delete(AgentResources.addressPools, undefined, names.pool).catch(() => undefined);
     await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
-    if (fs.existsSync(pinDir)) removePins(pinDir);
-    await rig.destroy();
+    try {
+      if (fs.existsSync(pinDir)) removePins(pinDir);
+    } finally {
+      await rig.destroy(); // namespaces (and with them the XDP attachment), the rig's pin directory
+    }
   }, 60_000);
 
   test('EN-12: the agent chose eth0, the interface holding the Node\'s InternalIP, and guards the arp pool', async () => {
