@@ -69,4 +69,5 @@ export const WEBHOOK_PATHS = {
   arpAdvertisement: '/validate/arpadvertisement',
   elasticIPAttachment: '/validate/elasticipattachment',
   pod: '/validate/pod',
+  serviceLoadBalancer: '/validate/serviceloadbalancer',
 } as const;

@@ -96,11 +96,15 @@ function controllerRbac(ns: string): KubeObject[] {
       kind: 'ClusterRole',
       metadata: meta(name),
       rules: [
-        rule([GROUP], ['addresspools', 'externalnetworks', 'elasticips', 'elasticipattachments'], READ),
+        rule([GROUP], ['addresspools', 'externalnetworks', 'elasticipattachments'], READ),
+        // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
+        rule([GROUP], ['elasticips'], [...READ, 'patch']),
         rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
         rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status'], ['get', 'update', 'patch']),
         rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
         rule([''], ['services', 'pods', 'nodes'], READ),
+        // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
+        rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
         rule([''], ['services/status'], ['update', 'patch']),
         rule(['discovery.k8s.io'], ['endpointslices'], READ),
         rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
@@ -218,7 +222,11 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
   ];
 }
 
-/** Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools); everything else is CEL. */
+/**
+ * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1); everything else is
+ * CEL. failurePolicy Fail for Juneau's kinds (a refused write is retried; a wrong one is not undone),
+ * Ignore for Pods; timeouts 5 s, well under the API server's 10 s default.
+ */
 function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
   const webhook = (name: string, path: string, rules: object[], extra: object = {}) => ({
     name: `${name}.${GROUP}`,
@@ -241,7 +249,12 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
       webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
       webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements'], ['CREATE', 'UPDATE'])]),
       webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
+      // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
+      webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])]),
       webhook('pods', WEBHOOK_PATHS.pod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }], {
+        // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
+        // covers what slips through (both users are held Pending until one is gone).
+        failurePolicy: 'Ignore',
         // Only Pods that name a Juneau ElasticIP reach the webhook (EIP-5); all others are never delayed by it.
         matchConditions: [{
           name: 'names-juneau-elastic-ip',

@@ -25,6 +25,7 @@ import { reconcileExternalNetwork } from './reconcilers/external-network';
 import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
 import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL } from './slb/views';
+import { registerElasticIPControllers, type ElasticIPControllers } from './eip/register';
 
 export interface ControllerOptions {
   readonly rest: RestClient;
@@ -44,6 +45,8 @@ export class JuneauController {
   readonly index = new AllocatorIndex();
   readonly queues: { readonly serviceLoadBalancers: WorkQueue; readonly externalNetworks: WorkQueue; readonly addressPools: WorkQueue };
   private readonly ctx: ControllerContext;
+  /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
+  readonly elasticIPs: ElasticIPControllers;
   private readonly logger: Logger;
   private timers: NodeJS.Timeout[] = [];
   private started = false;
@@ -65,6 +68,7 @@ export class JuneauController {
     } as Caches;
     const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller));
     this.ctx = { rest, caches: this.caches, index: this.index, allocator, recorder: options.recorder, logger: this.logger, fieldManager: FieldManagers.controller };
+    this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.feedIndex();
     this.mapEventsToKeys();
   }
@@ -89,19 +93,21 @@ export class JuneauController {
     this.timers.push(setInterval(sweep, this.options.sweepIntervalMs ?? 60_000), setInterval(() => this.index.expireTentative(60_000), 30_000));
     this.timers.forEach((t) => t.unref());
     sweep();
+    await this.elasticIPs.start();
   }
 
   /** Stops the reconcilers (letting passes in flight finish) and the caches. */
   async stop(): Promise<void> {
     this.timers.forEach(clearInterval);
     this.timers = [];
+    await this.elasticIPs.stop();
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
     await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.stop()));
   }
 
   /** True once every cache has listed (for /readyz). */
   get hasSynced(): boolean {
-    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced);
+    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced) && this.elasticIPs.hasSynced;
   }
 
   private queue(name: string): WorkQueue {

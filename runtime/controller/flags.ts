@@ -9,6 +9,10 @@ export interface ControllerFlags {
   readonly healthAddr: string;
   readonly logLevel: string;
   readonly workers: number;
+  readonly webhookAddr: string | undefined;
+  readonly webhookUrlBase: string | undefined;
+  readonly webhookCertificates: 'self-managed' | 'cert-manager';
+  readonly webhookCertDir: string | undefined;
 }
 
 export const DEFAULT_FLAGS: ControllerFlags = {
@@ -20,6 +24,10 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   healthAddr: ':8081',
   logLevel: 'info',
   workers: 4,
+  webhookAddr: undefined,
+  webhookUrlBase: undefined,
+  webhookCertificates: 'self-managed',
+  webhookCertDir: undefined,
 };
 
 export const HELP = `Usage: juneau-controller [flags]
@@ -43,6 +51,18 @@ Flags:
                                      (default :8081)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --workers N                        concurrent ServiceLoadBalancer reconciles (default 4)
+  --webhook-addr HOST:PORT           admission webhook listener (default :9443; with
+                                     --webhook-url-base, that URL's host:port). Every
+                                     replica serves the webhooks, not only the leader.
+  --webhook-url-base URL             outside a cluster (development, tests): serve at this
+                                     https://HOST:PORT and register the webhooks by URL with
+                                     the controller's own CA. Outside a cluster without it, no
+                                     webhooks are served or registered (the log says so).
+  --webhook-certificates SOURCE      self-managed (default: a CA and serving certificate kept
+                                     in Secret juneau-webhook-cert, rotated, caBundle patched)
+                                     or cert-manager (read from --webhook-cert-dir)
+  --webhook-cert-dir DIR             tls.crt/tls.key in cert-manager mode
+                                     (default /var/run/juneau/webhook)
   -h, --help                         print this help and exit
 `;
 
@@ -56,6 +76,10 @@ const STRING_FLAGS: Record<string, keyof ControllerFlags> = {
   'health-addr': 'healthAddr',
   'log-level': 'logLevel',
   workers: 'workers',
+  'webhook-addr': 'webhookAddr',
+  'webhook-url-base': 'webhookUrlBase',
+  'webhook-certificates': 'webhookCertificates',
+  'webhook-cert-dir': 'webhookCertDir',
 };
 
 /** Parses `--flag value` and `--flag=value`; an error names the flag and the bad value. */
@@ -79,6 +103,9 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     if (key === 'workers') {
       if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);
       out.workers = Number(value);
+    } else if (key === 'webhookCertificates') {
+      if (value !== 'self-managed' && value !== 'cert-manager') throw new Error(`--webhook-certificates must be self-managed or cert-manager, not '${value}'`);
+      out.webhookCertificates = value;
     } else {
       (out as Record<string, unknown>)[key] = value;
     }

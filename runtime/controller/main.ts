@@ -14,6 +14,8 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { RestClient } from '../kube/rest';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
+import { liveWebhookCaches } from './webhook/listers';
+import { startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
 export interface MainIO {
   readonly stdout: (text: string) => void;
@@ -62,6 +64,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
+  const webhook = await startWebhooks(flags, rest, logger, io);
+  // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set).
+  health.addReadinessCheck('webhook', () => webhook.isReady());
   // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
   health.addReadinessCheck('caches-synced', () => (elector && !elector.isLeader) || controller.hasSynced);
   await health.start();
@@ -94,11 +99,35 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   await controller.stop();
+  await webhook.stop({ keepRegistration: true });
   await elector?.release();
   await recorder.stop();
   await health.stop();
   logger.info('stopped', { code });
   return code;
+}
+
+/**
+ * The admission webhooks, read from live listers (every replica serves them, leader or not, so they
+ * cannot lean on the leader's caches). Only this controller's own identity, learned from a
+ * SelfSubjectReview, may write ServiceLoadBalancers (SLB-1).
+ */
+async function startWebhooks(flags: ControllerFlags, rest: RestClient, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
+  const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  });
+  const username = self.status?.userInfo?.username;
+  if (!username) throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
+  return startWebhookServer({
+    rest,
+    logger,
+    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [username] },
+    addr: flags.webhookAddr,
+    urlBase: flags.webhookUrlBase,
+    certificates: flags.webhookCertificates,
+    certDir: flags.webhookCertDir,
+    namespace: io.env.POD_NAMESPACE || flags.leaderElectionNamespace,
+  });
 }
 
 if (require.main === module) {

@@ -18,7 +18,7 @@ const SERVICES = 60;
 
 beforeAll(async () => {
   // 64 addresses for 60 Services: the allocators collide often near the end.
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['198.18.90.0/26'] } }));
+  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['198.18.88.0/26'] } }));
   await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
 });
 

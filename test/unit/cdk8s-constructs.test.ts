@@ -145,11 +145,12 @@ describe('JuneauInstall', () => {
     expect(writesNetworks).toBe(false);
   });
 
-  test('the webhook configuration routes only cross-object checks, and only Juneau pods', () => {
+  test('the webhook configuration routes only cross-object checks (and SLB-1), and only Juneau pods', () => {
     const vwc = find('ValidatingWebhookConfiguration') as unknown as { webhooks: Array<{ name: string; failurePolicy: string; matchConditions?: Array<{ expression: string }> }> };
-    expect(vwc.webhooks.map((w) => w.name)).toEqual(['addresspools.juneau.loutres.me', 'externalnetworks.juneau.loutres.me', 'arpadvertisements.juneau.loutres.me', 'elasticipattachments.juneau.loutres.me', 'pods.juneau.loutres.me']);
-    expect(vwc.webhooks.every((w) => w.failurePolicy === 'Fail')).toBe(true);
-    expect(vwc.webhooks[4].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
+    expect(vwc.webhooks.map((w) => w.name)).toEqual(['addresspools.juneau.loutres.me', 'externalnetworks.juneau.loutres.me', 'arpadvertisements.juneau.loutres.me', 'elasticipattachments.juneau.loutres.me', 'serviceloadbalancers.juneau.loutres.me', 'pods.juneau.loutres.me']);
+    // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
+    expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
+    expect(vwc.webhooks[5].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
 
   test('options: namespace, replicas, interface, cert-manager, no CRDs', () => {

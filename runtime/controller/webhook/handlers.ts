@@ -6,7 +6,9 @@ import type { AdmissionRequest, Verdict } from './admission';
 import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
 import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
+import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
 import type { AddressPoolObject, ARPAdvertisementObject, ElasticIPAttachmentObject, ExternalNetworkObject, PodObject, WebhookCaches } from './views';
+import type { ServiceLoadBalancerObject } from './rules/service-load-balancer';
 
 export type AdmissionHandler = (request: AdmissionRequest, caches: WebhookCaches) => Promise<Verdict>;
 
@@ -39,4 +41,7 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
 
   [WEBHOOK_PATHS.pod]: async (request, caches) =>
     checkPodAdmission(as<PodObject>(request), { elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace) }),
+
+  [WEBHOOK_PATHS.serviceLoadBalancer]: async (request, caches) =>
+    checkServiceLoadBalancerAdmission(as<ServiceLoadBalancerObject>(request), caches.serviceLoadBalancerWriters?.() ?? []),
 };

@@ -60,6 +60,11 @@ export interface WebhookCaches {
   readonly networkInterfaces: Lister<NetworkInterfaceObject>;
   /** Only read when an ElasticIPAttachment is created, for one namespace: a live lister is cheaper than a cluster-wide Pod informer. */
   readonly pods: Lister<PodObject>;
+  /**
+   * The usernames allowed to write ServiceLoadBalancers: the controller's own (SLB-1), learned at
+   * start from a SelfSubjectReview. Absent: nobody is known yet, and every write is refused.
+   */
+  readonly serviceLoadBalancerWriters?: () => readonly string[];
 }
 
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';
