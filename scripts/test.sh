@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 echo "test: system packages"; bash scripts/install-system-deps.sh
 echo "test: type-check"; npx tsc --noEmit -p tsconfig.json
 echo "test: build the XDP object"; bash bpf/build.sh
+echo "test: bundle the binaries (the e2e rig runs them)"; node scripts/bundle.mjs
 echo "test: control-plane binaries"; bash test/cluster/build.sh
 echo "test: synthesize CRDs and install manifest"; CDK8S_CHECK_UPGRADE=false npx cdk8s synth >/dev/null
 npx jest --ci "$@"

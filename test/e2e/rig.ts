@@ -1,0 +1,240 @@
+// The e2e rig: "a cluster in a box". Its own real control plane (kube-apiserver, etcd,
+// kube-controller-manager from test/cluster), two juneau-controller replicas, and three "node"
+// network namespaces, each with its juneau-agent, a Node object whose InternalIP is its eth0
+// address, and pods as objects whose status the rig sets (there is no kubelet: the one mock, and
+// it says so). An "upstream router" namespace resolves addresses with ARP on the shared bridge.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ANNOTATIONS, API_VERSION, GROUP, LOAD_BALANCER_CLASS, VERSION } from '../../api';
+import { removePins } from '../../runtime/agent/bpf/responder';
+import { CRD_MANIFEST, startCluster, type Cluster } from '../cluster/harness';
+import { E2ENetwork, POOL_RANGE, sleep } from './network';
+import { AGENT_BIN, ApiForwarder, CLI_BIN, CONTROLLER_BIN, startLogged, stopProcess, tailOf, type Managed } from './processes';
+
+const exec = promisify(execFile);
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const NETWORK = 'e2e-net';
+export const POOL = 'e2e-pool';
+export const APP_NAMESPACE = 'shop';
+export const CONTROLLER_NAMESPACE = 'juneau-system';
+
+export interface RigOptions {
+  readonly nodes?: number;
+  readonly controllers?: number;
+  /** Agents drop ARP for guarded addresses they do not own (default true). */
+  readonly guard?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+export class E2ERig {
+  readonly net: E2ENetwork;
+  cluster!: Cluster;
+  kc!: KubeConfig;
+  core!: CoreV1Api;
+  custom!: CustomObjectsApi;
+  private forwarder!: ApiForwarder;
+  readonly agents: Array<Managed | undefined> = [];
+  readonly controllers: Array<Managed | undefined> = [];
+  private readonly logDir: string;
+
+  constructor(readonly options: RigOptions = {}) {
+    this.net = new E2ENetwork(options.nodes ?? 3);
+    this.logDir = path.join(this.net.tmp, 'logs');
+  }
+
+  nodeName(i: number): string {
+    return `node-${i}`;
+  }
+  nodeIndex(name: string | undefined): number {
+    return name ? Number(/^node-(\d+)$/.exec(name)?.[1] ?? -1) : -1;
+  }
+  pinRoot(i: number): string {
+    return `/sys/fs/bpf/juneau-e2e-${this.net.id}-n${i}`;
+  }
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+
+  async start(): Promise<this> {
+    for (const bin of [CONTROLLER_BIN, AGENT_BIN, CLI_BIN]) {
+      if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` (the e2e rig runs the bundled binaries)`);
+    }
+    fs.mkdirSync(this.logDir, { recursive: true });
+    this.cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => this.log(`cluster: ${l}`) });
+    this.kc = this.cluster.kubeConfig;
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.custom = this.kc.makeApiClient(CustomObjectsApi);
+    await this.net.setup();
+    this.forwarder = new ApiForwarder(this.cluster.ports.apiserver, path.join(this.net.tmp, 'api.sock'));
+    await this.forwarder.start();
+    for (let i = 0; i < this.net.nodeCount; i++) {
+      await this.forwarder.into(this.net.node(i), path.join(this.logDir, `forward-${i}.log`));
+      await this.core.createNode({ body: { metadata: { name: this.nodeName(i), labels: { 'kubernetes.io/hostname': this.nodeName(i) } } } });
+      await this.core.patchNodeStatus({ name: this.nodeName(i), body: { status: { addresses: [{ type: 'InternalIP', address: this.net.nodeIp(i) }] } } }, mergePatch);
+    }
+    for (const ns of [APP_NAMESPACE, CONTROLLER_NAMESPACE]) await this.core.createNamespace({ body: { metadata: { name: ns } } });
+    await this.createNetwork();
+    for (let k = 0; k < (this.options.controllers ?? 2); k++) this.startController(k);
+    for (let i = 0; i < this.net.nodeCount; i++) this.startAgent(i);
+    this.log(`rig ${this.net.id}: ${this.net.nodeCount} nodes, ${this.controllers.length} controllers; logs in ${this.logDir}`);
+    return this;
+  }
+
+  private async createNetwork(): Promise<void> {
+    const cluster = (plural: string, body: object) => this.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural, body });
+    await cluster('addresspools', { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [POOL_RANGE] } });
+    await cluster('externalnetworks', { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NETWORK }, spec: { type: 'arp', addressPools: [POOL] } });
+  }
+
+  startController(k: number): Managed {
+    const args = [
+      CONTROLLER_BIN, `--kubeconfig=${this.cluster.kubeconfigPath}`, '--leader-elect=true',
+      `--leader-election-namespace=${CONTROLLER_NAMESPACE}`, '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
+    ];
+    // POD_NAME makes the Lease holder identity (`controller-<k>_<random>`) say which replica leads.
+    const p = startLogged(`controller-${k}`, process.execPath, args, path.join(this.logDir, `controller-${k}.log`), { POD_NAME: `controller-${k}` });
+    this.controllers[k] = p;
+    return p;
+  }
+
+  startAgent(i: number, extra: string[] = []): Managed {
+    const args = [
+      `--net=/var/run/netns/${this.net.node(i)}`, process.execPath, AGENT_BIN,
+      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.cluster.kubeconfigPath}`, '--node-ingress-iface=eth0',
+      `--bpffs=${this.pinRoot(i)}`, '--xdp-mode=generic', '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
+      ...(this.options.guard === false ? ['--no-guard'] : []), ...extra,
+    ];
+    const p = startLogged(`agent-${i}`, 'nsenter', args, path.join(this.logDir, `agent-${i}.log`));
+    this.agents[i] = p;
+    return p;
+  }
+
+  async killAgent(i: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.agents[i];
+    if (p) await stopProcess(p, signal);
+    this.agents[i] = undefined;
+  }
+
+  /** The replica holding the controller Lease, from the Lease's holderIdentity. */
+  async leader(): Promise<number | undefined> {
+    const lease = await this.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: 'juneau-controller' }).catch(() => undefined);
+    const holder = lease?.spec?.holderIdentity;
+    if (!holder) return undefined;
+    const k = /^controller-(\d+)_/.exec(holder)?.[1];
+    return k === undefined ? undefined : Number(k);
+  }
+
+  async killController(k: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.controllers[k];
+    if (p) await stopProcess(p, signal);
+    this.controllers[k] = undefined;
+  }
+
+  // ---- objects -------------------------------------------------------------------------------
+
+  /** A Juneau LoadBalancer Service (ETP Local) on port 80 for pods labelled app=<name>. */
+  async createService(name: string, requestedIP?: string): Promise<void> {
+    const annotations: Record<string, string> = { [ANNOTATIONS.loadBalancerExternalNetwork]: NETWORK };
+    if (requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = requestedIP;
+    await this.core.createNamespacedService({
+      namespace: APP_NAMESPACE,
+      body: {
+        metadata: { name, annotations },
+        spec: {
+          type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, externalTrafficPolicy: 'Local',
+          selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 80, protocol: 'TCP' }],
+        },
+      },
+    });
+  }
+
+  /** A pod "running" on node i: bound, then given the status a kubelet would write. */
+  async createPod(name: string, i: number, opts: { labels?: Record<string, string>; annotations?: Record<string, string>; ready?: boolean } = {}): Promise<void> {
+    await this.core.createNamespacedPod({
+      namespace: APP_NAMESPACE,
+      body: {
+        metadata: { name, labels: opts.labels, annotations: opts.annotations },
+        spec: { nodeName: this.nodeName(i), containers: [{ name: 'main', image: 'registry.invalid/none', ports: [{ containerPort: 80 }] }] },
+      },
+    });
+    await this.setPodReady(name, opts.ready ?? true, `10.244.${i}.${10 + Math.floor(Math.random() * 200)}`);
+  }
+
+  async setPodReady(name: string, ready: boolean, podIP?: string): Promise<void> {
+    const now = new Date().toISOString();
+    const status = ready ? 'True' : 'False';
+    const body: Record<string, unknown> = {
+      phase: 'Running',
+      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: type === 'Ready' || type === 'ContainersReady' ? status : 'True', lastTransitionTime: now })),
+    };
+    if (podIP) Object.assign(body, { podIP, podIPs: [{ ip: podIP }] });
+    await this.core.patchNamespacedPodStatus({ namespace: APP_NAMESPACE, name, body: { status: body } }, mergePatch);
+  }
+
+  async deletePod(name: string): Promise<void> {
+    await this.core.deleteNamespacedPod({ namespace: APP_NAMESPACE, name, gracePeriodSeconds: 0 }).catch(() => undefined);
+  }
+
+  async createElasticIP(name: string, requestedIP?: string): Promise<void> {
+    await this.custom.createNamespacedCustomObject({
+      group: GROUP, version: VERSION, plural: 'elasticips', namespace: APP_NAMESPACE,
+      body: { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name }, spec: { externalNetwork: NETWORK, ...(requestedIP ? { requestedIP } : {}) } },
+    });
+  }
+
+  /** The node an ARPAdvertisement names, or undefined when it does not exist. */
+  async advertisedNode(name: string): Promise<string | undefined> {
+    const obj = (await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'arpadvertisements', name }).catch(() => undefined)) as { spec?: { nodeName?: string } } | undefined;
+    return obj?.spec?.nodeName;
+  }
+
+  async serviceLoadBalancer(name: string): Promise<{ phase?: string; vip?: string; arpAnnouncingNode?: string; advertisingNodes?: string[] } | undefined> {
+    const obj = (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'serviceloadbalancers', namespace: APP_NAMESPACE, name }).catch(() => undefined)) as { status?: object } | undefined;
+    return obj?.status;
+  }
+
+  async waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await fn().catch(() => undefined);
+      if (v !== undefined && v !== false) return v as T;
+      if (Date.now() > until) throw new Error(`e2e: timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTails()}`);
+      await sleep(intervalMs);
+    }
+  }
+
+  /** `kubectl juneau bpf dump external_arp_table` on node i (ARP-10). */
+  async dumpArpTable(i: number): Promise<string> {
+    const { stdout } = await exec('nsenter', [`--net=/var/run/netns/${this.net.node(i)}`, process.execPath, CLI_BIN, 'bpf', 'dump', 'external_arp_table', `--bpffs=${this.pinRoot(i)}`]);
+    return stdout;
+  }
+
+  /** Runs the bundled kubectl of the control plane against it. */
+  async kubectl(...args: string[]): Promise<string> {
+    const { stdout } = await exec(path.join(this.cluster.binDir, 'kubectl'), [`--kubeconfig=${this.cluster.kubeconfigPath}`, ...args]);
+    return stdout;
+  }
+
+  logTails(): string {
+    return [...this.controllers, ...this.agents].filter((p): p is Managed => !!p).map((p) => `--- ${p.name} (${p.logFile})\n${tailOf(p.logFile, 15)}`).join('\n');
+  }
+
+  async stop(): Promise<void> {
+    for (let i = 0; i < this.agents.length; i++) await this.killAgent(i, 'SIGTERM');
+    for (let k = 0; k < this.controllers.length; k++) await this.killController(k, 'SIGTERM');
+    await this.forwarder?.stop();
+    await this.cluster?.stop();
+    await this.net.destroy();
+    for (let i = 0; i < this.net.nodeCount; i++) {
+      try {
+        removePins(path.join(this.pinRoot(i), 'juneau'));
+        fs.rmdirSync(this.pinRoot(i));
+      } catch {
+        // already gone, or the agent never pinned anything
+      }
+    }
+  }
+}

@@ -1,0 +1,193 @@
+// End to end, the way an operator sees it: one rig (control plane, two controller replicas, three
+// node namespaces with agents, an upstream router), and each scenario checked over time with
+// repeated probes, counted (OPS-2), from resolvers that start fresh (OPS-3).
+import { describeAsRoot } from '../netns/rig';
+import { elapsedSince, figure } from './figures';
+import { sleep } from './network';
+import { E2ERig } from './rig';
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+// Scenarios wait on neighbour timers and Lease expiry: minutes, not seconds.
+jest.setTimeout(600_000);
+
+describeAsRoot('e2e: one answer per address, from a node that can serve it', () => {
+  let rig: E2ERig;
+  const mac = (i: number) => rig.net.macs[i];
+
+  beforeAll(async () => {
+    const started = Date.now();
+    rig = new E2ERig({ log });
+    await rig.start(); // a partly started rig is still stopped by afterAll
+    figure('rig start (control plane, 3 nodes, 2 controllers, 3 agents)', elapsedSince(started));
+  });
+  afterAll(async () => {
+    await rig?.stop();
+  });
+
+  /** A Service with ready backends on `nodes`, its VIP on every node's kube-ipvs0; resolves to the answering node. */
+  async function serviceWithBackends(name: string, vip: string, nodes: number[]): Promise<number> {
+    await rig.net.addVipToAllNodes(vip);
+    await rig.createService(name, vip);
+    for (const i of nodes) {
+      await rig.createPod(`${name}-${i}`, i, { labels: { app: name } });
+      await rig.net.serveOnNode(i);
+    }
+    const node = rig.nodeIndex(await rig.waitFor(`ARPAdvertisement slb-shop-${name}`, () => rig.advertisedNode(`slb-shop-${name}`)));
+    await rig.waitFor(`node-${node} answering ARP for ${vip}`, async () => (await rig.net.freshResolve(vip)).join() === mac(node));
+    return node;
+  }
+
+  test('OPS-1, OPS-2, OPS-3, SLB-5, EN-11: the seed-004 replay — VIP on every kernel, 60 fresh probes, exactly one MAC, a node with a ready backend', async () => {
+    const vip = '10.225.32.200';
+    const answering = await serviceWithBackends('web', vip, [0, 1]);
+    expect([0, 1]).toContain(answering);
+
+    const probes = await rig.net.probeFromFreshRouter(vip, 60, 1000);
+    const everyMac = [...new Set(probes.flat())];
+    figure('seed-004 replay: probes answered by exactly one MAC', `${probes.filter((p) => p.length === 1).length}/${probes.length}`);
+    figure('seed-004 replay: distinct MACs that ever answered', everyMac.length);
+    expect(probes).toHaveLength(60);
+    expect(probes.filter((p) => p.length !== 1)).toEqual([]);
+    expect(everyMac).toEqual([mac(answering)]);
+    expect((await rig.serviceLoadBalancer('web'))?.phase).toBe('Ready');
+  });
+
+  test('ARP-10: kubectl juneau bpf dump external_arp_table shows the VIP on the answering node only', async () => {
+    const node = rig.nodeIndex(await rig.advertisedNode('slb-shop-web'));
+    const dumps = await Promise.all([0, 1, 2].map((i) => rig.dumpArpTable(i)));
+    dumps.forEach((dump, i) => (i === node ? expect(dump).toContain('10.225.32.200') : expect(dump).not.toContain('10.225.32.200')));
+    log(`kubectl juneau bpf dump external_arp_table (node-${node}):\n${dumps[node]}`);
+  });
+
+  test('the comparison: with the guard off — what MetalLB L2 with ipvs and strictARP off does — every kernel answers too', async () => {
+    const vip = '10.225.32.200';
+    for (const i of [0, 1, 2]) {
+      await rig.killAgent(i, 'SIGTERM');
+      rig.startAgent(i, ['--no-guard']);
+    }
+    const unguarded = await rig.waitFor('the kernels answering', async () => {
+      const probes = await rig.net.probeFromFreshRouter(vip, 3, 300);
+      const macs = new Set(probes.flat());
+      return macs.size > 1 ? probes : undefined;
+    }, 30_000, 500);
+    const probes = [...unguarded, ...(await rig.net.probeFromFreshRouter(vip, 10, 500))];
+    figure('without the guard: distinct MACs answering the VIP', new Set(probes.flat()).size);
+    figure('without the guard: probes with more than one answer', `${probes.filter((p) => p.length > 1).length}/${probes.length}`);
+    expect(new Set(probes.flat()).size).toBe(3);
+    for (const i of [0, 1, 2]) {
+      await rig.killAgent(i, 'SIGTERM');
+      rig.startAgent(i);
+    }
+    await rig.waitFor('one MAC again', async () => {
+      const again = await rig.net.probeFromFreshRouter(vip, 3, 300);
+      return again.every((p) => p.length === 1) || undefined;
+    }, 30_000, 500);
+  });
+
+  test('SLB-7, SLB-9, ARP-8: failover moves the answer to the other backend node; no gratuitous ARP; the router follows once its entry expires', async () => {
+    const vip = '10.225.32.201';
+    const from = await serviceWithBackends('api', vip, [0, 1]);
+    const to = from === 0 ? 1 : 0;
+    expect(await rig.net.routerReaches(vip)).toBe(from);
+    expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from));
+
+    let unready = 0;
+    let moved = 0;
+    const frames = await rig.net.capture(rig.net.router, 'br0', async () => {
+      unready = Date.now();
+      await rig.setPodReady(`api-${from}`, false);
+      rig.net.stopServingOnNode(from); // externalTrafficPolicy Local: no local backend, no service
+      await rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode('slb-shop-api')) === rig.nodeName(to));
+      moved = Date.now();
+      await sleep(2000);
+    });
+    figure('failover: backend unready -> ARPAdvertisement moved', `${((moved - unready) / 1000).toFixed(2)} s`);
+    const gratuitous = frames.filter((f) => f.arp && f.arp.sip === vip && (f.arp.tip === vip || f.dst === 'ff:ff:ff:ff:ff:ff'));
+    expect(gratuitous).toEqual([]);
+    expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from)); // ARP-8: nobody told the router
+
+    await rig.waitFor('a fresh resolver to get the new node', async () => (await rig.net.freshResolve(vip)).join() === mac(to), 30_000, 250);
+    figure('failover: backend unready -> new node answering a fresh resolver', elapsedSince(unready));
+    await rig.waitFor('the router to reach the new node', async () => (await rig.net.routerReaches(vip)) === to, 180_000, 1000);
+    figure('failover: backend unready -> router reaches the new node (default neighbour timers)', elapsedSince(unready));
+    expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(to));
+  });
+
+  test('SLB-7, SLB-8, ARP-7: a third backend does not move the VIP; all backends gone -> nobody answers, phase Degraded', async () => {
+    const vip = '10.225.32.201';
+    const current = rig.nodeIndex(await rig.advertisedNode('slb-shop-api'));
+    await rig.createPod('api-2', 2, { labels: { app: 'api' } });
+    await rig.net.serveOnNode(2);
+    await rig.waitFor('node-2 among advertisingNodes', async () => (await rig.serviceLoadBalancer('api'))?.advertisingNodes?.includes(rig.nodeName(2)));
+    const probes = await rig.net.probeFromFreshRouter(vip, 5, 500);
+    expect(rig.nodeIndex(await rig.advertisedNode('slb-shop-api'))).toBe(current);
+    expect([...new Set(probes.flat())]).toEqual([mac(current)]);
+
+    for (const i of [0, 1, 2]) await rig.deletePod(`api-${i}`);
+    await rig.waitFor('the ARPAdvertisement deleted', async () => (await rig.advertisedNode('slb-shop-api')) === undefined);
+    await rig.waitFor('phase Degraded', async () => (await rig.serviceLoadBalancer('api'))?.phase === 'Degraded');
+    const silent = await rig.net.probeFromFreshRouter(vip, 5, 500);
+    figure('all backends gone: probes answered', `${silent.filter((p) => p.length > 0).length}/${silent.length}`);
+    expect(silent.flat()).toEqual([]); // every kernel holds the VIP on kube-ipvs0; the guard keeps them quiet
+  });
+
+  test('EIP-17, EIP-18, EIP-19: a direct ElasticIP follows its pod from node 1 to node 2; nobody answers while it is unused', async () => {
+    const address = '10.225.32.210';
+    await rig.createElasticIP('web-eip', address);
+    const annotations = { 'juneau.loutres.me/elastic-ip': 'web-eip' };
+    await rig.createPod('eip-pod', 1, { annotations });
+    await rig.waitFor('eip-shop-web-eip on node-1', async () => (await rig.advertisedNode('eip-shop-web-eip')) === rig.nodeName(1), 60_000);
+    await rig.waitFor('node-1 answering', async () => (await rig.net.freshResolve(address)).join() === mac(1));
+
+    await rig.deletePod('eip-pod');
+    await rig.waitFor('no ARPAdvertisement while unused', async () => (await rig.advertisedNode('eip-shop-web-eip')) === undefined);
+    expect(await rig.net.freshResolve(address)).toEqual([]);
+
+    const moved = Date.now();
+    await rig.createPod('eip-pod', 2, { annotations });
+    await rig.waitFor('eip-shop-web-eip on node-2', async () => (await rig.advertisedNode('eip-shop-web-eip')) === rig.nodeName(2), 60_000);
+    await rig.waitFor('node-2 answering', async () => (await rig.net.freshResolve(address)).join() === mac(2));
+    figure('ElasticIP: pod recreated on another node -> its node answering', elapsedSince(moved));
+    const probes = await rig.net.probeFromFreshRouter(address, 10, 300);
+    expect([...new Set(probes.flat())]).toEqual([mac(2)]);
+  });
+
+  test('HA: the leader controller is killed mid-scenario; the standby takes over and no answer changes', async () => {
+    const vip = '10.225.32.202';
+    const answering = await serviceWithBackends('ha', vip, [0, 1]);
+    const leader = await rig.waitFor('a leader', () => rig.leader());
+    const killedAt = Date.now();
+    const probing = rig.net.probeFromFreshRouter(vip, 25, 1000);
+    await sleep(2000);
+    await rig.killController(leader, 'SIGKILL');
+    const next = await rig.waitFor('the standby to lead', async () => {
+      const k = await rig.leader();
+      return k !== undefined && k !== leader ? k : undefined;
+    }, 60_000, 500);
+    figure('HA: leader killed -> standby leading (Lease expiry)', elapsedSince(killedAt));
+    const probes = await probing;
+    expect(probes.filter((p) => p.join() !== mac(answering))).toEqual([]);
+    // The new leader reconciles: a backend change is handled by it.
+    await rig.setPodReady(`ha-${answering}`, false);
+    await rig.waitFor('the new leader to move the VIP', async () => rig.nodeIndex(await rig.advertisedNode('slb-shop-ha')) === (answering === 0 ? 1 : 0));
+    rig.startController(leader);
+    expect(next).not.toBe(leader);
+  });
+
+  test('agent killed and restarted mid-scenario: zero probes lost (pinned program and maps keep answering)', async () => {
+    const vip = '10.225.32.201';
+    await rig.createPod('api-0', 0, { labels: { app: 'api' } });
+    await rig.net.serveOnNode(0);
+    await rig.waitFor('slb-shop-api on node-0', async () => (await rig.advertisedNode('slb-shop-api')) === rig.nodeName(0));
+    await rig.waitFor('node-0 answering', async () => (await rig.net.freshResolve(vip)).join() === mac(0));
+    const probing = rig.net.probeFromFreshRouter(vip, 40, 250);
+    await sleep(2000);
+    await rig.killAgent(0, 'SIGKILL');
+    await sleep(3000);
+    rig.startAgent(0);
+    const probes = await probing;
+    figure('agent killed and restarted: probes answered', `${probes.filter((p) => p.join() === mac(0)).length}/${probes.length}`);
+    expect(probes).toHaveLength(40);
+    expect(probes.filter((p) => p.join() !== mac(0))).toEqual([]);
+  });
+});
