@@ -12,7 +12,8 @@ export class SeedExamples extends Chart {
   constructor(scope: Construct, id: string) {
     super(scope, id, { namespace: 'default' });
 
-    const pool = new AddressPool(this, 'arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.0/24'] });
+    // Inside the nodes' L2 subnet (EN-12), clear of node and router addresses.
+    const pool = new AddressPool(this, 'arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.240-10.225.32.250'] });
     const net = new ExternalNetwork(this, 'ext-net-arp', { type: 'arp', addressPools: [pool] });
 
     // NAT: nginx sees its own pod address; the node translates 1:1 to nginx-eip (EIP-4).

@@ -25,7 +25,7 @@ export interface SeedExamples {
  */
 export function declareSeedExamples(opts: pulumi.ComponentResourceOptions = {}): SeedExamples {
   const namespace = 'default';
-  const pool = new AddressPool('arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.0/24'] }, opts);
+  const pool = new AddressPool('arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.240-10.225.32.250'] }, opts);
   const network = new ExternalNetwork('ext-net-arp', { type: 'arp', addressPools: [pool] }, opts);
 
   // NAT: nginx sees its own pod address; the node translates 1:1 to nginx-eip (EIP-4).

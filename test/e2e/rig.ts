@@ -26,6 +26,8 @@ export interface RigOptions {
   readonly controllers?: number;
   /** Agents drop ARP for guarded addresses they do not own (default true). */
   readonly guard?: boolean;
+  /** Create the rig's own AddressPool e2e-pool and ExternalNetwork e2e-net (default true; the demo brings its own). */
+  readonly network?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -45,11 +47,13 @@ export class E2ERig {
     this.logDir = path.join(this.net.tmp, 'logs');
   }
 
+  /** worker-1, worker-2, ... as in the seeds' examples. */
   nodeName(i: number): string {
-    return `node-${i}`;
+    return `worker-${i + 1}`;
   }
   nodeIndex(name: string | undefined): number {
-    return name ? Number(/^node-(\d+)$/.exec(name)?.[1] ?? -1) : -1;
+    const n = name ? /^worker-(\d+)$/.exec(name)?.[1] : undefined;
+    return n === undefined ? -1 : Number(n) - 1;
   }
   pinRoot(i: number): string {
     return `/sys/fs/bpf/juneau-e2e-${this.net.id}-n${i}`;
@@ -76,7 +80,7 @@ export class E2ERig {
       await this.core.patchNodeStatus({ name: this.nodeName(i), body: { status: { addresses: [{ type: 'InternalIP', address: this.net.nodeIp(i) }] } } }, mergePatch);
     }
     for (const ns of [APP_NAMESPACE, CONTROLLER_NAMESPACE]) await this.core.createNamespace({ body: { metadata: { name: ns } } });
-    await this.createNetwork();
+    if (this.options.network !== false) await this.createNetwork();
     for (let k = 0; k < (this.options.controllers ?? 2); k++) this.startController(k);
     for (let i = 0; i < this.net.nodeCount; i++) this.startAgent(i);
     this.log(`rig ${this.net.id}: ${this.net.nodeCount} nodes, ${this.controllers.length} controllers; logs in ${this.logDir}`);
@@ -191,8 +195,8 @@ export class E2ERig {
     return obj?.spec?.nodeName;
   }
 
-  async serviceLoadBalancer(name: string): Promise<{ phase?: string; vip?: string; arpAnnouncingNode?: string; advertisingNodes?: string[] } | undefined> {
-    const obj = (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'serviceloadbalancers', namespace: APP_NAMESPACE, name }).catch(() => undefined)) as { status?: object } | undefined;
+  async serviceLoadBalancer(name: string, namespace = APP_NAMESPACE): Promise<{ phase?: string; vip?: string; arpAnnouncingNode?: string; advertisingNodes?: string[] } | undefined> {
+    const obj = (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'serviceloadbalancers', namespace, name }).catch(() => undefined)) as { status?: object } | undefined;
     return obj?.status;
   }
 

@@ -77,7 +77,7 @@ test('registers the install (exactly juneauInstallObjects()) and the seeds\' exa
 test('the same objects as the cdk8s example: network by ARP, nginx-eip by NAT on nginx.eth0, web-eip direct on web, the web Service', () => {
   const input = (type: string, name: string) => all.find((r) => r.type === type && r.name === name)!.inputs;
   const cr = (kind: string, name: string) => input(`kubernetes:juneau.loutres.me/v1alpha1:${kind}`, name);
-  expect(cr('AddressPool', 'arp-pool').spec).toEqual({ advertiseMode: 'arp', addresses: ['10.225.32.0/24'] });
+  expect(cr('AddressPool', 'arp-pool').spec).toEqual({ advertiseMode: 'arp', addresses: ['10.225.32.240-10.225.32.250'] });
   expect(cr('ExternalNetwork', 'ext-net-arp').spec).toEqual({ type: 'arp', addressPools: ['arp-pool'] });
   expect(cr('ElasticIP', 'nginx-eip')).toMatchObject({ metadata: { name: 'nginx-eip', namespace: 'default' }, spec: { externalNetwork: 'ext-net-arp' } });
   expect(cr('ElasticIPAttachment', 'nginx-eip-attach')).toMatchObject({ metadata: { namespace: 'default' }, spec: { elasticIP: 'nginx-eip', networkInterface: 'nginx.eth0' } });
