@@ -1,17 +1,11 @@
 /** The Juneau kinds the agent reads, as REST resource types, and their views for desired.ts. */
-import { addressPoolKind, arpAdvertisementKind, externalNetworkKind, GROUP, VERSION } from '../../api';
+import { addressPoolKind, arpAdvertisementKind, externalNetworkKind } from '../../api';
 import type { AddressPool, ARPAdvertisement, ExternalNetwork } from '../../api';
-import type { ResourceType } from '../kube/resources';
+import { juneauResource } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { AdvertisementView, NetworkView, PoolView } from './desired';
 
-const juneau = (def: { kind: string; plural: string; scope: 'Cluster' | 'Namespaced' }): ResourceType => ({
-  group: GROUP,
-  version: VERSION,
-  plural: def.plural,
-  kind: def.kind,
-  namespaced: def.scope === 'Namespaced',
-});
+const juneau = juneauResource;
 
 export const AgentResources = {
   arpAdvertisements: juneau(arpAdvertisementKind),

@@ -1,17 +1,11 @@
 /** The Juneau kinds the controller reads and writes, as REST resource types, and the claim writes. */
-import { allocationClaimKind, allocationPoolKind, addressPoolKind, arpAdvertisementKind, externalNetworkKind, GROUP, serviceLoadBalancerKind, VERSION, type AllocationClaim } from '../../api';
-import type { ResourceType } from '../kube/resources';
+import { allocationClaimKind, allocationPoolKind, addressPoolKind, arpAdvertisementKind, externalNetworkKind, GROUP, serviceLoadBalancerKind, type AllocationClaim } from '../../api';
+import { juneauResource } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { isAlreadyExists, isNotFound, type RestClient } from '../kube/rest';
 import type { ClaimStore } from './allocator/allocator';
 
-const juneau = (def: { kind: string; plural: string; scope: 'Cluster' | 'Namespaced' }): ResourceType => ({
-  group: GROUP,
-  version: VERSION,
-  plural: def.plural,
-  kind: def.kind,
-  namespaced: def.scope === 'Namespaced',
-});
+const juneau = juneauResource;
 
 export const JuneauResources = {
   addressPools: juneau(addressPoolKind),

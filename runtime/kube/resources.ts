@@ -1,4 +1,5 @@
 /** Resource types (group/version/plural) and the URL paths the API server serves them at. */
+import { GROUP, VERSION } from '../../api/constants';
 
 export interface ResourceType {
   /** '' for the core group. */
@@ -8,6 +9,15 @@ export interface ResourceType {
   readonly kind: string;
   readonly namespaced: boolean;
 }
+
+/** The REST resource type of a Juneau kind, from its one definition in api/. */
+export const juneauResource = (def: { readonly kind: string; readonly plural: string; readonly scope: 'Cluster' | 'Namespaced' }): ResourceType => ({
+  group: GROUP,
+  version: VERSION,
+  plural: def.plural,
+  kind: def.kind,
+  namespaced: def.scope === 'Namespaced',
+});
 
 export const apiVersionOf = (type: ResourceType): string => (type.group ? `${type.group}/${type.version}` : type.version);
 

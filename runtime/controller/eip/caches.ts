@@ -4,10 +4,10 @@
  * and the views all of them build from those caches — so the three status reconcilers decide
  * usage (EIP-11) from the same inputs with the same function.
  */
-import { GROUP, VERSION, elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../../api';
+import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../../api';
 import { Informer } from '../../kube/informer';
 import type { Logger } from '../../kube/log';
-import { Resources, type ResourceType } from '../../kube/resources';
+import { juneauResource, Resources } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import { indexBy } from '../../kube/store';
 import type { KubeObject, ObjectMeta } from '../../kube/types';
@@ -15,7 +15,7 @@ import { parsePodNetworks } from '../pods/annotations';
 import type { PodView } from '../pods/plan';
 import { decideUsage, type AttachmentView, type NicView, type Usage } from './usage';
 
-const juneau = (def: { kind: string; plural: string; scope: 'Cluster' | 'Namespaced' }): ResourceType => ({ group: GROUP, version: VERSION, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' });
+const juneau = juneauResource;
 
 /** The namespaced kinds of this feature as REST resource types. */
 export const EipResources = {

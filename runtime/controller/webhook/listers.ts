@@ -3,13 +3,13 @@
  * (no watch lag), one request per admission. Used for Pods (read only when an ElasticIPAttachment
  * is created, for one namespace; a cluster-wide Pod informer would cost far more) and by tests.
  */
-import { addressPoolKind, arpAdvertisementKind, elasticIPAttachmentKind, externalNetworkKind, GROUP, networkInterfaceKind, VERSION } from '../../../api';
-import { Resources, type ResourceType } from '../../kube/resources';
+import { addressPoolKind, arpAdvertisementKind, elasticIPAttachmentKind, externalNetworkKind, networkInterfaceKind } from '../../../api';
+import { juneauResource, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import type { Lister, WebhookCaches } from './views';
 
-const juneau = (def: { kind: string; plural: string; scope: 'Cluster' | 'Namespaced' }): ResourceType => ({ group: GROUP, version: VERSION, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' });
+const juneau = juneauResource;
 
 /** The resource types the webhooks read. */
 export const WebhookResources = {
