@@ -3,3 +3,4 @@ export * from './ipv4';
 export * from './address-pool';
 export * from './names';
 export * from './external-network';
+export * from './pod-networks';

@@ -161,13 +161,17 @@ describe('ARPAdvertisement admission (ARP-2, ARP-4, ARP-5)', () => {
 });
 
 describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never both', () => {
-  it('reads both annotations (EIP-4) and reports a networks annotation that is not a JSON list', () => {
-    const refs = podElasticIPReferences({ [ANNOTATIONS.elasticIP]: 'a', [ANNOTATIONS.networks]: '[{"interface":"eth1","elasticIP":"b"},{"interface":"eth2"}]' });
-    expect(refs.issues).toEqual([]);
-    expect(refs.references.map((r) => `${r.interface}=${r.elasticIP}`)).toEqual(['eth0=a', 'eth1=b']);
-    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: '{"interface":"eth1"}' }).issues[0].message).toContain('is not a JSON list');
-    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: 'nope' }).issues[0].message).toContain('is not JSON');
-    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: '[{"elasticIP":3}]' }).issues[0].field).toBe(`metadata.annotations["${ANNOTATIONS.networks}"][0].elasticIP`);
+  it('reads the annotations with the pod controller\'s parser (EIP-4, NIC-1): the same Pods are accepted and refused', () => {
+    const shorthand = podElasticIPReferences({ [ANNOTATIONS.elasticIP]: 'a' });
+    expect(shorthand.references).toEqual([{ interface: 'eth0', elasticIP: 'a', field: `metadata.annotations["${ANNOTATIONS.elasticIP}"]` }]);
+    const list = podElasticIPReferences({ [ANNOTATIONS.networks]: '[{"interface":"eth1","elasticIP":"b"},{"interface":"eth2"}]' });
+    expect(list.issues).toEqual([]);
+    expect(list.references.map((r) => `${r.interface}=${r.elasticIP} ${r.field}`)).toEqual([`eth1=b metadata.annotations["${ANNOTATIONS.networks}"][0].elasticIP`]);
+    const both = podElasticIPReferences({ [ANNOTATIONS.elasticIP]: 'a', [ANNOTATIONS.networks]: '[{"interface":"eth1","elasticIP":"b"}]' });
+    expect(both.issues[0].message).toContain('use one');
+    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: '{"interface":"eth1"}' }).issues[0].message).toContain('must be a JSON list');
+    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: 'nope' }).issues[0].message).toContain('is not valid JSON');
+    expect(podElasticIPReferences({ [ANNOTATIONS.networks]: '[{"interface":"eth0","elasticIP":3}]' }).issues[0].field).toBe(`metadata.annotations["${ANNOTATIONS.networks}"]`);
   });
 
   it('Pod: refused when an attachment in its namespace uses the ElasticIP (even one being deleted), naming it', () => {

@@ -1,7 +1,7 @@
 // NIC-1, EIP-4: the Pod annotations that name Juneau NICs. Malformed input is a typed error with
 // a message naming the annotation and the bad value; the parser never throws.
 import { ANNOTATIONS } from '../../api';
-import { MAX_INTERFACES, parsePodNetworks, type ParsedPodNetworks } from '../../runtime/controller/pods/annotations';
+import { MAX_INTERFACES, parsePodNetworks, type ParsedPodNetworks } from '../../api/validation/pod-networks';
 
 const networks = (value: unknown) => ({ [ANNOTATIONS.networks]: typeof value === 'string' ? value : JSON.stringify(value) });
 const shorthand = (value: string) => ({ [ANNOTATIONS.elasticIP]: value });

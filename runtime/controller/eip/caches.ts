@@ -11,7 +11,7 @@ import { juneauResource, Resources } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import { indexBy } from '../../kube/store';
 import type { KubeObject, ObjectMeta } from '../../kube/types';
-import { parsePodNetworks } from '../pods/annotations';
+import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import type { PodView } from '../pods/plan';
 import { decideUsage, type AttachmentView, type NicView, type Usage } from './usage';
 

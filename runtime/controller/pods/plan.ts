@@ -11,7 +11,7 @@
  *   a later change of the annotation is reported (Event) and not applied: recreate the Pod.
  */
 import { API_VERSION, type NetworkInterface } from '../../../api';
-import { SHORTHAND_INTERFACE, type PodInterface } from './annotations';
+import { SHORTHAND_INTERFACE, type PodInterface } from '../../../api/validation/pod-networks';
 
 /** The parts of a Pod this module reads. */
 export interface PodView {

@@ -12,7 +12,7 @@ import { splitKey } from '../../kube/types';
 import { EipResources, type NicObject, type PodObject } from '../eip/caches';
 import type { EipContext } from '../eip/reconcile-elastic-ip';
 import { asKube } from '../resources';
-import { parsePodNetworks } from './annotations';
+import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import { directReadiness, planPodInterfaces, type ExistingNic, type PodPlan } from './plan';
 
 const NIC = EipResources.networkInterfaces;

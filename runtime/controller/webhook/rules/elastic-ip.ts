@@ -6,7 +6,7 @@
  * What slips past both (EIP-10) is the controller's to resolve.
  */
 import { ANNOTATIONS } from '../../../../api';
-import { issue, type ValidationIssue } from '../../../../api/validation';
+import { issue, parsePodNetworks, type ValidationIssue } from '../../../../api/validation';
 import { allowed, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
 import { inNamespace, nameOf, type ElasticIPAttachmentObject, type NetworkInterfaceObject, type PodObject } from '../views';
 
@@ -17,45 +17,23 @@ export interface PodElasticIPReference {
   readonly field: string;
 }
 
-/** The interface the `elastic-ip` shorthand annotation puts the ElasticIP on (EIP-4). */
-export const SHORTHAND_INTERFACE = 'eth0';
-
 const annotationField = (key: string) => `metadata.annotations[${JSON.stringify(key)}]`;
 
 /**
- * EIP-4: the ElasticIPs a Pod references, from `juneau.loutres.me/elastic-ip` (on eth0) and from
- * `elasticIP` items of the `juneau.loutres.me/networks` JSON list. A networks annotation that is
- * not a JSON list of objects is an issue: the pod controller could not read it either.
+ * EIP-4: the ElasticIPs a Pod references directly, read with the pod controller's own parser
+ * (parsePodNetworks), so the webhook and the controller never disagree about what a Pod asks for.
+ * Annotations the controller could not use are an issue here too, with its message.
  */
 export function podElasticIPReferences(annotations: Readonly<Record<string, string>> | undefined): { references: PodElasticIPReference[]; issues: ValidationIssue[] } {
-  const references: PodElasticIPReference[] = [];
-  const issues: ValidationIssue[] = [];
-  const shorthand = annotations?.[ANNOTATIONS.elasticIP];
-  if (shorthand !== undefined && shorthand !== '') references.push({ interface: SHORTHAND_INTERFACE, elasticIP: shorthand, field: annotationField(ANNOTATIONS.elasticIP) });
-  const networks = annotations?.[ANNOTATIONS.networks];
-  if (networks === undefined) return { references, issues };
-  const field = annotationField(ANNOTATIONS.networks);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(networks);
-  } catch {
-    return { references, issues: [issue(field, networks, 'is not JSON: write a list of {"interface": ..., "elasticIP": ...} (EIP-4)')] };
-  }
-  if (!Array.isArray(parsed)) return { references, issues: [issue(field, networks, 'is not a JSON list of {"interface": ..., "elasticIP": ...} (EIP-4)')] };
-  parsed.forEach((item: unknown, index) => {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      issues.push(issue(`${field}[${index}]`, item, 'is not an object {"interface": ..., "elasticIP": ...} (EIP-4)'));
-      return;
-    }
-    const { interface: iface, elasticIP } = item as { interface?: unknown; elasticIP?: unknown };
-    if (elasticIP === undefined) return;
-    if (typeof elasticIP !== 'string' || elasticIP === '') {
-      issues.push(issue(`${field}[${index}].elasticIP`, elasticIP, 'must be the name of an ElasticIP (EIP-4)'));
-      return;
-    }
-    references.push({ interface: typeof iface === 'string' ? iface : '', elasticIP, field: `${field}[${index}].elasticIP` });
-  });
-  return { references, issues };
+  const parsed = parsePodNetworks(annotations);
+  if (!parsed.ok) return { references: [], issues: [issue(annotationField(parsed.annotation), undefined, parsed.message)] };
+  const viaShorthand = annotations?.[ANNOTATIONS.elasticIP] !== undefined;
+  const references = parsed.interfaces.flatMap((nic, index) =>
+    nic.elasticIP === undefined
+      ? []
+      : [{ interface: nic.interface, elasticIP: nic.elasticIP, field: viaShorthand ? annotationField(ANNOTATIONS.elasticIP) : `${annotationField(ANNOTATIONS.networks)}[${index}].elasticIP` }],
+  );
+  return { references, issues: [] };
 }
 
 export interface PodSnapshot {

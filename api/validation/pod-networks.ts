@@ -23,8 +23,8 @@
  * - `juneau.loutres.me/elastic-ip: <name>`: shorthand for
  *   `[{"interface": "eth0", "elasticIP": "<name>"}]`.
  */
-import { ANNOTATIONS } from '../../../api';
-import { checkObjectName } from '../../../api/validation';
+import { ANNOTATIONS } from '../constants';
+import { checkObjectName } from './names';
 
 /** One Juneau NIC a Pod asks for. */
 export interface PodInterface {
