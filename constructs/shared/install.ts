@@ -3,6 +3,8 @@
  * plain Kubernetes objects. The cdk8s JuneauInstall and the Pulumi JuneauInstall both emit exactly
  * these objects (one definition, two front-ends).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { allCustomResourceDefinitions, ANNOTATIONS, GROUP, INSTALL, WEBHOOK_PATHS } from '../../api';
 import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
 
@@ -53,7 +55,22 @@ export interface JuneauInstallOptions {
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
-const PACKAGE_VERSION: string = require('../../package.json').version;
+/**
+ * This package's version, from its package.json wherever this file runs (sources, build/lib,
+ * node_modules, a bundle next to the package). A bundle shipped without it (an image with only
+ * build/bin) still runs: the webhook registration needs the rules, not the version label.
+ */
+function packageVersion(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'juneau' && pkg.version) return pkg.version;
+    }
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
+}
+const PACKAGE_VERSION = packageVersion();
 const commonLabels = { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/version': PACKAGE_VERSION };
 
 export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<JuneauInstallOptions> {
