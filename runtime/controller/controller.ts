@@ -15,6 +15,7 @@ import { isAlreadyExists, type RestClient } from '../kube/rest';
 import { objectKey, type KubeObject } from '../kube/types';
 import { WorkQueue, type KeyHandler } from '../kube/workqueue';
 import { Allocator } from './allocator/allocator';
+import { withdrawBeforeRelease } from './arp/claim-guard';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
 import type { Caches, ControllerContext } from './context';
@@ -66,7 +67,7 @@ export class JuneauController {
       allocationPools: informer(JuneauResources.allocationPools),
       allocationClaims: informer(JuneauResources.allocationClaims),
     } as Caches;
-    const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller));
+    const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
     this.ctx = { rest, caches: this.caches, index: this.index, allocator, recorder: options.recorder, logger: this.logger, fieldManager: FieldManagers.controller };
     this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.feedIndex();
@@ -183,13 +184,15 @@ export class JuneauController {
     c.allocationPools.on((_e, p) => {
       if (objectKey(p) === SUBNET_VNI_REF.name) c.externalNetworks.list().filter((n) => !n.status?.networkID).forEach((n) => q.externalNetworks.add(objectKey(n)));
     });
-    c.allocationClaims.on((_e, claim) => {
+    c.allocationClaims.on((event, claim) => {
       const record = claimRecordOf(claim);
       if (!record) return;
       // Pool status is batched: a burst of claims is one status write a second.
       if (record.pool.kind === 'AddressPool') q.addressPools.addAfter(record.pool.name, 1000);
       const h = record.holder;
       if (h.kind === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${h.namespace}/${h.name}`);
+      // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
+      if (event === 'delete' && record.pool.kind === 'AddressPool') c.serviceLoadBalancers.list().filter((s) => s.status?.phase === 'Pending').forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
       if (h.kind === 'ExternalNetwork') q.externalNetworks.add(h.name);
     });
   }

@@ -33,9 +33,14 @@ export interface AddressRequest {
 const MAX_ATTEMPTS_PER_POOL = 32;
 
 export class Allocator {
+  /**
+   * @param beforeRelease runs before each claim is deleted and may throw to keep it: the
+   *   controller withdraws the holder's ARPAdvertisement of that address first (ARP-4, ../arp/claim-guard.ts).
+   */
   constructor(
     private readonly index: AllocatorIndex,
     private readonly store: ClaimStore,
+    private readonly beforeRelease?: (claim: ClaimRecord) => Promise<void>,
   ) {}
 
   /**
@@ -145,6 +150,7 @@ export class Allocator {
 
   private async releaseClaims(claims: readonly ClaimRecord[]): Promise<void> {
     for (const c of claims) {
+      await this.beforeRelease?.(c);
       await this.store.delete(c.claimName, c.uid);
       this.index.deleteClaim(c.claimName);
     }

@@ -15,6 +15,7 @@ import { isNotFound } from '../../kube/rest';
 import { splitKey } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
+import { createAdvertisement, moveAdvertisement } from '../arp/claim-guard';
 import { JuneauResources, OWNER_LABELS } from '../resources';
 import { advertisementAction } from '../slb/plan';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
@@ -114,14 +115,12 @@ async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, name: 
   if (action.action === 'none') return;
   if (action.action === 'delete' || action.action === 'recreate') await deleteIgnoringNotFound(ctx, name);
   if (action.action === 'delete') return;
-  if (action.action === 'move') {
-    await rest.patch(ARP, undefined, name, 'merge', { spec: { nodeName: action.desired.nodeName } }, { fieldManager });
-    return;
-  }
   const d = action.desired;
+  // ARP-4: written only while this ElasticIP holds the address's claim (../arp/claim-guard.ts).
+  if (action.action === 'move') return moveAdvertisement(rest, name, d.address, d.nodeName, holderOf(eip), fieldManager);
   const labels = { [OWNER_LABELS.kind]: 'ElasticIP', [OWNER_LABELS.namespace]: eip.metadata.namespace ?? '', [OWNER_LABELS.name]: eip.metadata.name ?? '' };
   const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
-  await rest.create(ARP, body, { fieldManager });
+  await createAdvertisement(rest, body, holderOf(eip), fieldManager);
 }
 
 function ownedBy(labels: Record<string, string> | undefined, eip: { metadata: { namespace?: string; name?: string } }): boolean {

@@ -12,6 +12,7 @@ import { isNotFound } from '../../kube/rest';
 import { splitKey, type KubeObject } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { createAdvertisement, moveAdvertisement } from '../arp/claim-guard';
 import { asKube, JuneauResources, OWNER_LABELS } from '../resources';
 import { advertisementAction, advertisementName, planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
 import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec } from '../slb/request';
@@ -40,7 +41,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     allocation,
     currentAdvertisement: currentAdvertisement(ctx, key),
   });
-  await ensureAdvertisement(ctx, key, plan.advertisement);
+  await ensureAdvertisement(ctx, slb, key, plan.advertisement);
   await ensureStatus(ctx, slb, plan);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
   recordEvents(ctx, slb, plan);
@@ -98,23 +99,20 @@ function currentAdvertisement(ctx: ControllerContext, key: string): Advertisemen
   return ad && { name: ad.metadata.name ?? '', externalNetwork: ad.spec.externalNetwork, address: ad.spec.address, nodeName: ad.spec.nodeName };
 }
 
-/** SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement. */
-async function ensureAdvertisement(ctx: ControllerContext, key: string, desired: AdvertisementSpec | undefined): Promise<void> {
+/** SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement; writes only while the VIP's claim is held (ARP-4). */
+async function ensureAdvertisement(ctx: ControllerContext, slb: Slb, key: string, desired: AdvertisementSpec | undefined): Promise<void> {
   const action = advertisementAction(currentAdvertisement(ctx, key), desired);
   if (action.action === 'none') return;
   if (action.action === 'delete' || action.action === 'recreate') {
     await deleteIgnoringNotFound(ctx, ARP, undefined, action.action === 'delete' ? action.name : action.desired.name);
     if (action.action === 'delete') return;
   }
-  if (action.action === 'move') {
-    await ctx.rest.patch(ARP, undefined, action.desired.name, 'merge', { spec: { nodeName: action.desired.nodeName } }, { fieldManager: ctx.fieldManager });
-    return;
-  }
-  const { namespace, name } = splitKey(key);
   const d = action.desired;
+  if (action.action === 'move') return moveAdvertisement(ctx.rest, d.name, d.address, d.nodeName, holderOf(slb), ctx.fieldManager);
+  const { namespace, name } = splitKey(key);
   const labels = { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: namespace ?? '', [OWNER_LABELS.name]: name };
   const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: d.name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
-  await ctx.rest.create(ARP, body, { fieldManager: ctx.fieldManager });
+  await createAdvertisement(ctx.rest, body, holderOf(slb), ctx.fieldManager);
 }
 
 /** Status once per pass, through the status subresource, only when it changed. */

@@ -1,0 +1,122 @@
+/**
+ * ARP-4 / ALLOC-1 from the writer's side: an address's ARPAdvertisement exists only while its
+ * owner holds the address's AllocationClaim (`ipv4.<address>`). The webhook refuses a second
+ * ARPAdvertisement for an address, but two creates can race past it, and nothing stops a writer
+ * that no longer holds the claim; so the controller keeps the rule itself, with live reads (the
+ * caches of two replicas can disagree for a moment):
+ *
+ * - write (create, recreate, move): the claim is read from the API server and must be held by
+ *   the owner, not being deleted; a create reads it again afterwards and withdraws its object if
+ *   the claim went meanwhile (a release racing the create); a move carries a JSON-patch `test` of
+ *   `spec.address`, so it never re-points an object that now advertises another address;
+ * - release: before a claim is deleted, its holder's ARPAdvertisement is read and deleted if it
+ *   advertises that address (Allocator `beforeRelease`). So a released address is advertised by
+ *   nobody before another holder can take it.
+ *
+ * What remains is a window of one round trip: a replica whose index still shows a claim another
+ * replica is releasing creates, and a third holder claims and advertises the address before the
+ * post-create read withdraws it. With leader election only one replica writes; the duplicate
+ * detector (./duplicates.ts) makes any survivor visible.
+ */
+import { addressClaimName, type AllocationClaim } from '../../../api';
+import { formatIPv4 } from '../../../api/validation';
+import { isNotFound, statusCodeOf, type RestClient } from '../../kube/rest';
+import type { KubeObject } from '../../kube/types';
+import type { ClaimRecord, Holder } from '../allocator/allocator-index';
+import { claimRecordOf, heldBy } from '../allocator/claims';
+import { eipAdvertisementName } from '../eip/plan';
+import { JuneauResources, OWNER_LABELS } from '../resources';
+import { advertisementName } from '../slb/plan';
+
+const ARP = JuneauResources.arpAdvertisements;
+const CLAIMS = JuneauResources.allocationClaims;
+
+type AdObject = KubeObject & { spec: { externalNetwork: string; address: string; nodeName: string } };
+
+/** The ARPAdvertisement a holder of an address keeps (SLB-6, EIP-17); undefined for other kinds. */
+export function advertisementNameOf(holder: Holder): string | undefined {
+  if (holder.kind === 'ServiceLoadBalancer') return advertisementName(holder.namespace ?? '', holder.name);
+  if (holder.kind === 'ElasticIP') return eipAdvertisementName(holder.namespace ?? '', holder.name);
+  return undefined;
+}
+
+/** Thrown when the owner does not hold the address's claim; the pass is retried. */
+export class ClaimNotHeldError extends Error {
+  constructor(address: string, holder: Holder, detail: string) {
+    super(`not advertising ${address} for ${holder.kind} ${holder.namespace ?? ''}/${holder.name}: ${detail} (ARP-4, ALLOC-1)`);
+    this.name = 'ClaimNotHeldError';
+  }
+}
+
+/** Why `holder` does not hold `ipv4.<address>` right now, read live; undefined when it does. */
+export async function claimProblem(rest: RestClient, address: string, holder: Holder): Promise<string | undefined> {
+  let claim: AllocationClaim & KubeObject;
+  try {
+    claim = await rest.get<AllocationClaim & KubeObject>(CLAIMS, undefined, addressClaimName(address));
+  } catch (err) {
+    if (isNotFound(err)) return `claim ${addressClaimName(address)} does not exist`;
+    throw err;
+  }
+  const record = claimRecordOf(claim);
+  if (!record || !heldBy(record, holder)) return `claim ${addressClaimName(address)} is held by ${claim.spec?.holder?.kind} ${claim.spec?.holder?.namespace ?? ''}/${claim.spec?.holder?.name}`;
+  if (claim.metadata.deletionTimestamp) return `claim ${addressClaimName(address)} is being deleted`;
+  return undefined;
+}
+
+async function requireClaim(rest: RestClient, address: string, holder: Holder): Promise<void> {
+  const problem = await claimProblem(rest, address, holder);
+  if (problem) throw new ClaimNotHeldError(address, holder, problem);
+}
+
+/** Creates the ARPAdvertisement only while the claim is held, and withdraws it if the claim went meanwhile. */
+export async function createAdvertisement(rest: RestClient, body: AdObject, holder: Holder, fieldManager: string): Promise<void> {
+  const { address } = body.spec;
+  await requireClaim(rest, address, holder);
+  const created = await rest.create<AdObject>(ARP, body, { fieldManager });
+  const problem = await claimProblem(rest, address, holder);
+  if (!problem) return;
+  await deleteAdvertisement(rest, created.metadata?.name ?? '', created.metadata?.uid);
+  throw new ClaimNotHeldError(address, holder, `${problem} after the ARPAdvertisement was created; withdrawn`);
+}
+
+/** ARP-3: moves only `spec.nodeName`, only while the claim is held and the object still advertises `address`. */
+export async function moveAdvertisement(rest: RestClient, name: string, address: string, nodeName: string, holder: Holder, fieldManager: string): Promise<void> {
+  await requireClaim(rest, address, holder);
+  const patch = [
+    { op: 'test', path: '/spec/address', value: address },
+    { op: 'replace', path: '/spec/nodeName', value: nodeName },
+  ];
+  await rest.patch(ARP, undefined, name, 'json', patch, { fieldManager });
+}
+
+/**
+ * Allocator `beforeRelease`: the holder's ARPAdvertisement stops advertising the claim's address
+ * before the claim is deleted, read live (the cache may not show a create of the other replica).
+ */
+export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) => Promise<void> {
+  return async (claim) => {
+    if (claim.pool.kind !== 'AddressPool') return;
+    const name = advertisementNameOf(claim.holder);
+    if (!name) return;
+    let ad: AdObject;
+    try {
+      ad = await rest.get<AdObject>(ARP, undefined, name);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const labels = ad.metadata?.labels ?? {};
+    const ours = labels[OWNER_LABELS.kind] === claim.holder.kind && labels[OWNER_LABELS.name] === claim.holder.name && (labels[OWNER_LABELS.namespace] ?? '') === (claim.holder.namespace ?? '');
+    if (ours && ad.spec.address === formatIPv4(claim.value)) await deleteAdvertisement(rest, name, ad.metadata?.uid);
+  };
+}
+
+/** Deletes by name, guarded by uid; NotFound and a uid mismatch (409: a newer object) are fine. */
+async function deleteAdvertisement(rest: RestClient, name: string, uid: string | undefined): Promise<void> {
+  const body = uid ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } } : undefined;
+  try {
+    await rest.delete(ARP, undefined, name, body);
+  } catch (err) {
+    if (!isNotFound(err) && statusCodeOf(err) !== 409) throw err;
+  }
+}
