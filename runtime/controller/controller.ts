@@ -16,6 +16,7 @@ import { objectKey, type KubeObject } from '../kube/types';
 import { WorkQueue, type KeyHandler } from '../kube/workqueue';
 import { Allocator } from './allocator/allocator';
 import { withdrawBeforeRelease } from './arp/claim-guard';
+import { DuplicateDetector } from './arp/duplicate-detector';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
 import type { Caches, ControllerContext } from './context';
@@ -48,6 +49,8 @@ export class JuneauController {
   private readonly ctx: ControllerContext;
   /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
   readonly elasticIPs: ElasticIPControllers;
+  /** ARP-4 made visible: every ARPAdvertisement (not only ours) checked for a shared address. */
+  readonly duplicates: DuplicateDetector;
   private readonly logger: Logger;
   private timers: NodeJS.Timeout[] = [];
   private started = false;
@@ -70,6 +73,7 @@ export class JuneauController {
     const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
     this.ctx = { rest, caches: this.caches, index: this.index, allocator, recorder: options.recorder, logger: this.logger, fieldManager: FieldManagers.controller };
     this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
+    this.duplicates = new DuplicateDetector({ rest, recorder: options.recorder, metrics: options.metrics, logger: this.logger });
     this.feedIndex();
     this.mapEventsToKeys();
   }
@@ -95,12 +99,14 @@ export class JuneauController {
     this.timers.forEach((t) => t.unref());
     sweep();
     await this.elasticIPs.start();
+    await this.duplicates.start();
   }
 
   /** Stops the reconcilers (letting passes in flight finish) and the caches. */
   async stop(): Promise<void> {
     this.timers.forEach(clearInterval);
     this.timers = [];
+    await this.duplicates.stop();
     await this.elasticIPs.stop();
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
     await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.stop()));
@@ -108,7 +114,7 @@ export class JuneauController {
 
   /** True once every cache has listed (for /readyz). */
   get hasSynced(): boolean {
-    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced) && this.elasticIPs.hasSynced;
+    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced) && this.elasticIPs.hasSynced && this.duplicates.hasSynced;
   }
 
   private queue(name: string): WorkQueue {

@@ -1,0 +1,124 @@
+/**
+ * The shell of ./duplicates.ts (ARP-4): watches EVERY ARPAdvertisement — the controller's own
+ * cache holds only those with owner labels, and a duplicate may come from anyone — indexed by
+ * `spec.address`; a change queues its address; a pass writes the `Unique` condition of that
+ * address's objects, one Event per transition, and the gauge of duplicated addresses.
+ *
+ * Runs where the reconcilers run (the leader). Key: the address. Errors retry with backoff.
+ */
+import type { ARPAdvertisement } from '../../../api';
+import { applyStatus, FieldManagers } from '../../kube/apply';
+import { setCondition, type Condition } from '../../kube/conditions';
+import { referenceTo, type EventRecorder } from '../../kube/events';
+import { Informer } from '../../kube/informer';
+import { silentLogger, type Logger } from '../../kube/log';
+import type { RuntimeMetrics } from '../../kube/metrics';
+import { isNotFound, type RestClient } from '../../kube/rest';
+import { indexBy } from '../../kube/store';
+import type { KubeObject } from '../../kube/types';
+import { WorkQueue } from '../../kube/workqueue';
+import { JuneauResources } from '../resources';
+import { decideUniqueness, UNIQUE_CONDITION, type AdvertisementView } from './duplicates';
+
+type Ad = ARPAdvertisement & KubeObject;
+const ARP = JuneauResources.arpAdvertisements;
+const ADDRESS_INDEX = 'address';
+
+export interface DuplicateDetectorOptions {
+  readonly rest: RestClient;
+  readonly recorder?: EventRecorder;
+  readonly metrics?: RuntimeMetrics;
+  readonly logger?: Logger;
+}
+
+export class DuplicateDetector {
+  private readonly informer: Informer<Ad>;
+  private readonly queue = new WorkQueue();
+  /** The `Unique` condition this process last wrote, by uid: newer than a cache that lags its own write. */
+  private readonly written = new Map<string, Condition>();
+  /** Addresses advertised by more than one object after the last pass of each. */
+  private readonly duplicated = new Set<string>();
+  private readonly gauge: { set(value: number): void } | undefined;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: DuplicateDetectorOptions) {
+    this.logger = (options.logger ?? silentLogger).child({ detector: 'arp-duplicates' });
+    this.informer = new Informer<Ad>(options.rest, { type: ARP, indexers: { [ADDRESS_INDEX]: indexBy((a) => a.spec?.address) }, logger: options.logger });
+    this.gauge = options.metrics?.registerGauge('arp_duplicate_addresses', 'Addresses advertised by more than one ARPAdvertisement (ARP-4); should be 0.');
+    this.gauge?.set(0);
+    this.informer.addHandlers({
+      onAdd: (a) => this.queue.add(a.spec.address),
+      onUpdate: (old, a) => {
+        this.queue.add(a.spec.address);
+        if (old.spec.address !== a.spec.address) this.queue.add(old.spec.address);
+      },
+      onDelete: (a) => {
+        this.written.delete(a.metadata.uid ?? '');
+        this.queue.add(a.spec.address);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    this.informer.start();
+    await this.informer.waitForSync();
+    this.queue.run((address) => this.pass(address), 1, (address, err) => this.logger.warn('duplicate check failed; retrying', { address, err: String(err) }));
+  }
+
+  async stop(): Promise<void> {
+    await this.queue.shutdown();
+    await this.informer.stop();
+  }
+
+  get hasSynced(): boolean {
+    return this.informer.hasSynced;
+  }
+
+  /** Addresses currently advertised by more than one ARPAdvertisement, sorted. */
+  duplicatedAddresses(): string[] {
+    return [...this.duplicated].sort();
+  }
+
+  private async pass(address: string): Promise<void> {
+    const ads = this.informer.byIndex(ADDRESS_INDEX, address).filter((a) => !a.metadata.deletionTimestamp);
+    if (ads.length > 1) this.duplicated.add(address);
+    else this.duplicated.delete(address);
+    this.gauge?.set(this.duplicated.size);
+    const byName = new Map(ads.map((a) => [a.metadata.name ?? '', a]));
+    for (const decision of decideUniqueness(ads.map((a) => this.viewOf(a)))) {
+      const ad = byName.get(decision.name)!;
+      if (decision.condition) {
+        const previous = this.conditionOf(ad);
+        const [written] = setCondition(previous ? [previous] : [], decision.condition);
+        try {
+          await applyStatus(this.options.rest, ARP, { name: decision.name }, { conditions: [written] }, FieldManagers.controller);
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          throw err;
+        }
+        this.written.set(ad.metadata.uid ?? '', written);
+      }
+      if (decision.event) {
+        this.options.recorder?.record({ regarding: referenceTo(ad, ARP), type: decision.event.type, reason: decision.event.reason, action: 'DetectDuplicates', note: decision.event.note });
+        const log = decision.event.type === 'Warning' ? this.logger.warn : this.logger.info;
+        log.call(this.logger, decision.event.note, { arpAdvertisement: decision.name, address });
+      }
+    }
+  }
+
+  private conditionOf(ad: Ad): Condition | undefined {
+    return this.written.get(ad.metadata.uid ?? '') ?? (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === UNIQUE_CONDITION);
+  }
+
+  private viewOf(ad: Ad): AdvertisementView {
+    const unique = this.conditionOf(ad);
+    return {
+      name: ad.metadata.name ?? '',
+      address: ad.spec.address,
+      nodeName: ad.spec.nodeName,
+      creationTimestamp: String(ad.metadata.creationTimestamp ?? ''),
+      generation: ad.metadata.generation,
+      unique: unique && { status: unique.status, reason: unique.reason, message: unique.message, observedGeneration: unique.observedGeneration },
+    };
+  }
+}
