@@ -1,0 +1,365 @@
+/**
+ * How long the controller takes to bring N LoadBalancer Services with ready endpoints to `Ready`,
+ * against the floor: a tight client loop doing the same writes on the same API server with no
+ * reconcile logic. Both run on one throwaway control plane, in one run, measured the same way
+ * (a watch on the namespace's ServiceLoadBalancers sees the last one turn Ready).
+ *
+ *   npx tsx bench/controller/run.ts [services=1000] [rounds=1]
+ *
+ * Needs the control-plane binaries (`npm run cluster:build`) and the CRDs (`npx cdk8s synth`).
+ * See bench/README.md.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { JuneauController } from '../../runtime/controller/controller';
+import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
+import { FieldManagers } from '../../runtime/kube/apply';
+import { EventRecorder } from '../../runtime/kube/events';
+import { toMicroTime } from '../../runtime/kube/conditions';
+import { Resources, resourcePath } from '../../runtime/kube/resources';
+import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import { CRD_MANIFEST, startCluster, type Cluster } from '../../test/cluster/harness';
+
+const SERVICES = Number(process.argv[2] ?? 1000);
+const ROUNDS = Number(process.argv[3] ?? 1);
+/** The controller's default `--workers`; the floor runs as many loops side by side. */
+const WORKERS = 4;
+const FIELD_MANAGER = FieldManagers.controller;
+const REPORTER = 'juneau.loutres.me/controller';
+
+const nodes = [1, 2, 3, 4, 5, 6].map((i) => `bench-n${i}`);
+/** Backend groups: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
+const groups = [
+  [nodes[0], nodes[1], nodes[2]],
+  [nodes[2], nodes[3], nodes[4]],
+  [nodes[4], nodes[5], nodes[0]],
+];
+
+/** Counts the writes (everything but GET) a client makes, by verb and resource. */
+class CountingRestClient extends RestClient {
+  readonly writes = new Map<string, number>();
+  override async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    if (method !== 'GET') {
+      const resource = path.replace(/^\/apis?\/(?:[^/]+\/)?v[0-9a-z]+\//, '').replace(/namespaces\/[^/]+\//, '').split('/');
+      const key = `${method} ${resource[0]}${resource.length > 2 ? `/${resource[2]}` : ''}`;
+      this.writes.set(key, (this.writes.get(key) ?? 0) + 1);
+    }
+    return super.request<T>(method, path, options);
+  }
+  total(): number {
+    return [...this.writes.values()].reduce((a, b) => a + b, 0);
+  }
+  summary(): string {
+    return [...this.writes.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+  }
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Runs fn over 0..n-1 with `width` calls in flight. */
+async function forEachConcurrent(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+function ipv4(base: string, offset: number): string {
+  const [a, b, c, d] = base.split('.').map(Number);
+  const n = ((a << 24) | (b << 16) | (c << 8) | d) + offset;
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+async function createNamespace(rest: RestClient, name: string): Promise<void> {
+  await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+}
+
+/** Nodes, then 9 ready Pods per namespace (no kubelet: the status is written here). */
+async function ensureNodes(rest: RestClient): Promise<void> {
+  for (const [i, name] of nodes.entries()) {
+    await rest.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
+    await rest.patch(Resources.nodes, undefined, name, 'merge', { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } }, { subresource: 'status' });
+  }
+}
+
+async function createBackends(rest: RestClient, namespace: string, podNet: number): Promise<void> {
+  const now = new Date().toISOString();
+  for (const [g, members] of groups.entries()) {
+    for (const [j, node] of members.entries()) {
+      const name = `g${g}-${j}`;
+      await rest.create(Resources.pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { namespace, name, labels: { group: `g${g}` } },
+        spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+      } as KubeObject);
+      const podIP = `10.${podNet}.${g}.${10 + j}`;
+      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
+      await rest.patch(Resources.pods, namespace, name, 'merge', { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } }, { subresource: 'status' });
+    }
+  }
+}
+
+/** N Services (externalTrafficPolicy Local) and waits until each has an EndpointSlice with a ready endpoint. */
+async function createServices(rest: RestClient, namespace: string, network: string, loadBalancerClass: string): Promise<void> {
+  await forEachConcurrent(SERVICES, 16, async (i) => {
+    await rest.create(Resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { namespace, name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: network } },
+      spec: {
+        type: 'LoadBalancer',
+        loadBalancerClass,
+        allocateLoadBalancerNodePorts: false,
+        externalTrafficPolicy: 'Local',
+        selector: { group: `g${i % groups.length}` },
+        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+      },
+    } as KubeObject);
+  });
+  for (;;) {
+    const slices = (await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(Resources.endpointSlices, { namespace })).items;
+    const ready = new Set(slices.filter((s) => s.endpoints?.some((e) => e.conditions?.ready)).map((s) => s.metadata?.labels?.['kubernetes.io/service-name']));
+    if (ready.size >= SERVICES) return;
+    await sleep(500);
+  }
+}
+
+async function createPoolAndNetwork(rest: RestClient, pool: string, network: string, cidr: string): Promise<void> {
+  await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: pool }, spec: { advertiseMode: 'arp', addresses: [cidr] } } as KubeObject);
+  await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: network }, spec: { type: 'arp', addressPools: [pool] } } as KubeObject);
+}
+
+/** Resolves with the time at which a watch on the namespace's ServiceLoadBalancers has seen all N Ready. */
+async function watchAllReady(rest: RestClient, namespace: string): Promise<{ done: Promise<number>; abort: () => void }> {
+  const list = await rest.list(JuneauResources.serviceLoadBalancers, { namespace });
+  const ready = new Set<string>();
+  let resolve!: (t: number) => void;
+  const done = new Promise<number>((r) => (resolve = r));
+  const handle = await rest.watch<KubeObject & { status?: { phase?: string } }>(
+    resourcePath(JuneauResources.serviceLoadBalancers, namespace),
+    { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: false },
+    (e) => {
+      const name = e.object.metadata?.name ?? '';
+      if (e.type !== 'DELETED' && e.object.status?.phase === 'Ready') ready.add(name);
+      else ready.delete(name);
+      if (ready.size === SERVICES) resolve(Date.now());
+    },
+  );
+  void handle.done.then((err) => err && log(`watch ended: ${String(err)}`));
+  return { done, abort: handle.abort };
+}
+
+/** The controller, in-process (what `juneau-controller` runs once it leads), with its Event recorder. */
+async function runController(admin: RestClient, cluster: Cluster, namespace: string): Promise<{ ms: number; writes: CountingRestClient }> {
+  const rest = new CountingRestClient(cluster.kubeConfig);
+  const recorder = new EventRecorder(rest, { reportingController: REPORTER, reportingInstance: 'bench' });
+  const controller = new JuneauController({ rest, recorder, workers: WORKERS });
+  const watch = await watchAllReady(admin, namespace);
+  const t0 = Date.now();
+  await controller.start();
+  const t1 = await watch.done;
+  watch.abort();
+  await controller.stop();
+  await recorder.stop();
+  return { ms: t1 - t0, writes: rest };
+}
+
+/**
+ * The floor: per Service, the writes the controller makes on its first pass, with nothing decided:
+ * the ServiceLoadBalancer (server-side apply, owner reference and finalizer), the AllocationClaim,
+ * the ARPAdvertisement, the status (server-side apply), the Service's status.loadBalancer, and
+ * one Event. The VIP is the i-th address and the node the group's first: no index, no cache.
+ */
+async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, pool: string, network: string, base: string): Promise<{ ms: number; writes: CountingRestClient }> {
+  const rest = new CountingRestClient(cluster.kubeConfig);
+  const services = (await admin.list(Resources.services, { namespace })).items;
+  const uidOf = new Map(services.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
+  const watch = await watchAllReady(admin, namespace);
+  const t0 = Date.now();
+  await forEachConcurrent(SERVICES, WORKERS, async (i) => {
+    const name = `s${i}`;
+    const vip = ipv4(base, i + 1);
+    const members = groups[i % groups.length];
+    const owner = { apiVersion: 'v1', kind: 'Service', name, uid: uidOf.get(name) ?? '', controller: true, blockOwnerDeletion: true };
+    const slb = await rest.patch<KubeObject>(
+      JuneauResources.serviceLoadBalancers,
+      namespace,
+      name,
+      'apply',
+      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec: { externalNetwork: network } },
+      { fieldManager: FIELD_MANAGER, force: true },
+    );
+    const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
+    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${vip}` }, spec: { pool: { kind: 'AddressPool', name: pool }, value: vip, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    await rest.create(
+      JuneauResources.arpAdvertisements,
+      {
+        apiVersion: API_VERSION,
+        kind: 'ARPAdvertisement',
+        metadata: { name: `slb-${namespace}-${name}`, labels: { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: namespace, [OWNER_LABELS.name]: name } },
+        spec: { externalNetwork: network, address: vip, nodeName: members[0] },
+      } as KubeObject,
+      { fieldManager: FIELD_MANAGER },
+    );
+    const now = new Date().toISOString();
+    const status = {
+      phase: 'Ready',
+      vip,
+      addressPool: pool,
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
+      advertisingNodes: [...members].sort(),
+      arpAnnouncingNode: members[0],
+      backendSummary: { totalReady: 3, localReadyNodes: 3 },
+      observedGeneration: 1,
+      conditions: [
+        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `VIP ${vip} from AddressPool ${pool}`, observedGeneration: 1, lastTransitionTime: now },
+        { type: 'Available', status: 'True', reason: 'Advertised', message: `VIP ${vip} answered over ARP by node ${members[0]}`, observedGeneration: 1, lastTransitionTime: now },
+      ],
+    };
+    const path = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status };
+    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', path, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
+    await rest.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } }, { fieldManager: FIELD_MANAGER, subresource: 'status' });
+    await rest.create(Resources.events, {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { namespace, name: `${name}.${Date.now().toString(16)}${i}` },
+      eventTime: toMicroTime(new Date()),
+      reportingController: REPORTER,
+      reportingInstance: 'bench-floor',
+      action: 'Reconcile',
+      reason: 'Advertised',
+      type: 'Normal',
+      note: `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`,
+      regarding: { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid },
+    } as KubeObject);
+  });
+  const t1 = await watch.done;
+  watch.abort();
+  return { ms: t1 - t0, writes: rest };
+}
+
+/**
+ * Removes what a timed run wrote (untimed), so the next one never meets it: ARPAdvertisements,
+ * ServiceLoadBalancers (finalizer dropped; no controller runs now), claims, and the Services'
+ * status.loadBalancer, so a repeated floor writes a real change again.
+ */
+async function cleanRun(admin: RestClient, namespace: string, pool: string): Promise<void> {
+  await forEachConcurrent(SERVICES, 16, async (i) => {
+    const name = `s${i}`;
+    await ignoreNotFound(admin.delete(JuneauResources.arpAdvertisements, undefined, `slb-${namespace}-${name}`));
+    await ignoreNotFound(admin.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } }));
+    await ignoreNotFound(admin.delete(JuneauResources.serviceLoadBalancers, namespace, name));
+    await ignoreNotFound(admin.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: null } } }, { subresource: 'status' }));
+  });
+  const claims = (await admin.list<KubeObject & { spec: { pool: { name: string } } }>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === pool);
+  await forEachConcurrent(claims.length, 16, async (i) => void (await ignoreNotFound(admin.delete(JuneauResources.allocationClaims, undefined, claims[i].metadata?.name ?? ''))));
+}
+
+/** Deletes a namespace (Pods first, grace 0: no kubelet) and waits until it is gone. */
+async function deleteNamespace(admin: RestClient, namespace: string): Promise<void> {
+  const pods = (await admin.list(Resources.pods, { namespace })).items;
+  for (const p of pods) await ignoreNotFound(admin.delete(Resources.pods, namespace, p.metadata?.name ?? '', { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 }));
+  await ignoreNotFound(admin.delete(Resources.namespaces, undefined, namespace));
+  while (await ignoreNotFound(admin.get(Resources.namespaces, undefined, namespace))) await sleep(500);
+}
+
+/** The middle value; the mean of the two middle ones for an even count. */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);
+  log(`bench/controller: ${SERVICES} Services, ${ROUNDS} round(s), ${WORKERS} workers; ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`) });
+  const stop = () => void cluster.stop().then(() => process.exit(130));
+  process.once('SIGINT', stop);
+  try {
+    const admin = new RestClient(cluster.kubeConfig);
+    await ensureNodes(admin);
+    const rounds: Array<{ controller: number; floors: [number, number]; ratio: number }> = [];
+    let controllerWrites: CountingRestClient | undefined;
+    let floorWrites: CountingRestClient | undefined;
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Both namespaces and their endpoints exist before anything is timed. The floor's Services
+      // have a class the controller ignores, and each timed run's objects are removed before the
+      // next one starts, so the controller never meets the floor's and vice versa. The floor runs
+      // before and after the controller (floor, controller, floor): drift on a shared machine
+      // hits both sides alike, and the ratio is against the mean of the two floors.
+      const ctlNs = `bench-ctl-${round}`;
+      const floorNs = `bench-floor-${round}`;
+      const ctlPool = `ctl-${round}`;
+      const floorPool = `floor-${round}`;
+      // A /21 (2,048 addresses) per pool and round, from 198.18.0.0/15.
+      const ctlCidr = `198.18.${(round - 1) * 16}.0/21`;
+      const floorBase = `198.18.${(round - 1) * 16 + 8}.0`;
+      await createPoolAndNetwork(admin, ctlPool, ctlPool, ctlCidr);
+      await createPoolAndNetwork(admin, floorPool, floorPool, `${floorBase}/21`);
+      const setup0 = Date.now();
+      for (const [ns, net] of [[ctlNs, 1], [floorNs, 2]] as const) {
+        await createNamespace(admin, ns);
+        await createBackends(admin, ns, 100 + round * 2 + net);
+      }
+      await createServices(admin, floorNs, floorPool, 'bench.juneau.invalid/floor');
+      await createServices(admin, ctlNs, ctlPool, LOAD_BALANCER_CLASS);
+      log(`round ${round}: ${2 * SERVICES} Services with ready EndpointSlices in ${seconds(Date.now() - setup0)} (untimed)`);
+
+      const floorA = await runFloor(admin, cluster, floorNs, floorPool, floorPool, floorBase);
+      log(`round ${round}: floor      ${seconds(floorA.ms)}  (${floorA.writes.total()} writes: ${floorA.writes.summary()})`);
+      await cleanRun(admin, floorNs, floorPool);
+      await sleep(2_000);
+      const controller = await runController(admin, cluster, ctlNs);
+      log(`round ${round}: controller ${seconds(controller.ms)}  (${controller.writes.total()} writes: ${controller.writes.summary()})`);
+      await cleanRun(admin, ctlNs, ctlPool);
+      await sleep(2_000);
+      const floorB = await runFloor(admin, cluster, floorNs, floorPool, floorPool, floorBase);
+      log(`round ${round}: floor      ${seconds(floorB.ms)}  (again, after the controller)`);
+      await cleanRun(admin, floorNs, floorPool);
+      await Promise.all([deleteNamespace(admin, ctlNs), deleteNamespace(admin, floorNs)]);
+      const ratio = controller.ms / ((floorA.ms + floorB.ms) / 2);
+      log(`round ${round}: controller / floor = ${ratio.toFixed(2)}x`);
+      rounds.push({ controller: controller.ms, floors: [floorA.ms, floorB.ms], ratio });
+      controllerWrites = controller.writes;
+      floorWrites = floorA.writes;
+    }
+    const c = median(rounds.map((r) => r.controller));
+    const f = median(rounds.flatMap((r) => r.floors));
+    const ratio = median(rounds.map((r) => r.ratio));
+    log('');
+    log(`| ${SERVICES} Services -> all Ready (median) | time | writes/Service |`);
+    log('|---|---:|---:|');
+    log(`| floor: tight client loop, ${WORKERS} in flight | ${seconds(f)} | ${((floorWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`);
+    log(`| controller: JuneauController, ${WORKERS} workers | ${seconds(c)} | ${((controllerWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`);
+    log('');
+    log(`controller / floor = ${ratio.toFixed(2)}x (median of the rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')})`);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench/controller: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
+
