@@ -107,29 +107,22 @@ const WRITE = ['create', 'update', 'patch', 'delete'];
 function controllerRbac(ns: string): KubeObject[] {
   const name = INSTALL.controllerName;
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(name),
-      rules: [
-        rule([GROUP], ['addresspools', 'externalnetworks', 'elasticipattachments'], READ),
-        // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
-        rule([GROUP], ['elasticips'], [...READ, 'patch']),
-        rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
-        rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status'], ['get', 'update', 'patch']),
-        rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
-        rule([''], ['services', 'pods', 'nodes'], READ),
-        // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
-        rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
-        rule([''], ['services/status'], ['update', 'patch']),
-        rule(['discovery.k8s.io'], ['endpointslices'], READ),
-        rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
-        rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], READ),
-        rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['update', 'patch'], [INSTALL.webhookConfigurationName]),
-      ],
-    },
-    clusterRoleBinding(name, ns),
+    ...serviceAccountWithClusterRole(name, ns, [
+      rule([GROUP], ['addresspools', 'externalnetworks', 'elasticipattachments'], READ),
+      // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
+      rule([GROUP], ['elasticips'], [...READ, 'patch']),
+      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
+      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status'], ['get', 'update', 'patch']),
+      rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
+      rule([''], ['services', 'pods', 'nodes'], READ),
+      // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
+      rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
+      rule([''], ['services/status'], ['update', 'patch']),
+      rule(['discovery.k8s.io'], ['endpointslices'], READ),
+      rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], READ),
+      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['update', 'patch'], [INSTALL.webhookConfigurationName]),
+    ]),
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
@@ -147,31 +140,26 @@ function controllerRbac(ns: string): KubeObject[] {
 
 /** The agent only reads its node's ARPAdvertisements and the pools it guards, and reports Events. */
 function agentRbac(ns: string): KubeObject[] {
-  const name = INSTALL.agentName;
-  return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(name),
-      rules: [
-        rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], READ),
-        rule([''], ['nodes'], ['get', 'list', 'watch']),
-        rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
-      ],
-    },
-    clusterRoleBinding(name, ns),
-  ];
+  return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
+    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], READ),
+    rule([''], ['nodes'], ['get', 'list', 'watch']),
+    rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+  ]);
 }
 
-function clusterRoleBinding(name: string, ns: string): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: meta(name),
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-  };
+/** A ServiceAccount, a ClusterRole of `rules` and the binding between them, all named `name`. */
+function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]): KubeObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: meta(name),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+  ];
 }
 
 const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
