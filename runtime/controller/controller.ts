@@ -54,6 +54,9 @@ export class JuneauController {
   private readonly logger: Logger;
   private timers: NodeJS.Timeout[] = [];
   private started = false;
+  private stopped = false;
+  /** The start in flight: stop() waits for it, so nothing is started after stop() (an open watch would outlive the process's work). */
+  private starting: Promise<void> | undefined;
 
   constructor(private readonly options: ControllerOptions) {
     const { rest } = options;
@@ -79,11 +82,19 @@ export class JuneauController {
   }
 
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */
-  async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
+  start(): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      this.starting = this.startSteps();
+    }
+    return this.starting ?? Promise.resolve();
+  }
+
+  private async startSteps(): Promise<void> {
     await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.start()));
+    if (this.stopped) return;
     await this.ensureSubnetVniPool();
+    if (this.stopped) return;
     const { metrics } = this.options;
     const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
       q.run(metrics ? metrics.instrument(name, handler) : handler, workers, (key, err) => this.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
@@ -99,11 +110,14 @@ export class JuneauController {
     this.timers.forEach((t) => t.unref());
     sweep();
     await this.elasticIPs.start();
+    if (this.stopped) return;
     await this.duplicates.start();
   }
 
   /** Stops the reconcilers (letting passes in flight finish) and the caches. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    await this.starting?.catch(() => undefined);
     this.timers.forEach(clearInterval);
     this.timers = [];
     await this.duplicates.stop();
