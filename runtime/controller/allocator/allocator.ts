@@ -152,7 +152,10 @@ export class Allocator {
     for (const c of claims) {
       await this.beforeRelease?.(c);
       await this.store.delete(c.claimName, c.uid);
-      this.index.deleteClaim(c.claimName);
+      // The informer may already have delivered a newer claim of that name (another holder took
+      // the value meanwhile); forgetting it would make this index offer the value and miss the holder's claim.
+      const current = this.index.getClaim(c.claimName);
+      if (!current || !c.uid || !current.uid || current.uid === c.uid) this.index.deleteClaim(c.claimName);
     }
   }
 }
