@@ -112,7 +112,7 @@ function controllerRbac(ns: string): KubeObject[] {
       // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
       rule([GROUP], ['elasticips'], [...READ, 'patch']),
       rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
-      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status'], ['get', 'update', 'patch']),
+      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status', 'arpadvertisements/status'], ['get', 'update', 'patch']),
       rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
       rule([''], ['services', 'pods', 'nodes'], READ),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
