@@ -11,7 +11,7 @@ import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { CLIENT_IP, Rig, SUBNET, describeAsRoot, framesFrom, repliesFor, sleep } from '../netns/rig';
+import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor, sleep } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
 import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 import { REPO_ROOT } from './harness';
@@ -213,7 +213,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
       await waitForTable([VIP, VIP_GONE]);
     }, 1000);
     expect(exitCode).toBe(0);
-    expect(framesFrom(frames, nodeMac).filter((f) => f.ethertype === 0x0806)).toEqual([]);
+    expect(arpFramesAbout(frames, nodeMac, [VIP, VIP_LATE, VIP_GONE])).toEqual([]);
     // And it still answers afterwards.
     expect(await rig.arping(VIP_GONE, ['-c', '2'])).toEqual([nodeMac, nodeMac]);
   });

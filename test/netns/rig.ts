@@ -256,9 +256,13 @@ export function repliesFor(frames: Frame[], address: string): Frame[] {
   return frames.filter((f) => f.arp?.op === 2 && f.arp.sip === address);
 }
 
-/** Frames sent by `mac` (anything a node emitted). */
-export function framesFrom(frames: Frame[], mac: string): Frame[] {
-  return frames.filter((f) => f.src === mac);
+/**
+ * ARP frames sent by `mac` that name one of `addresses` as sender or target: what an unsolicited
+ * announcement of those addresses would be (ARP-8). Other traffic of the node (IPv4, its kernel
+ * refreshing a neighbour entry for its own address) is not Juneau's and is not counted.
+ */
+export function arpFramesAbout(frames: Frame[], mac: string, addresses: readonly string[]): Frame[] {
+  return frames.filter((f) => f.src === mac && f.arp && (addresses.includes(f.arp.sip) || addresses.includes(f.arp.tip)));
 }
 
 export function sleep(ms: number): Promise<void> {

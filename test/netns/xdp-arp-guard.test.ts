@@ -4,7 +4,7 @@
 // guard must leave exactly one answering MAC (EN-11, OPS-1); conflict detection must see a
 // second node claiming the address.
 import { poolItemsToPrefixes } from '../../runtime/agent/bpf/prefixes';
-import { CLIENT_IP, Rig, SUBNET, describeAsRoot, framesFrom, repliesFor } from './rig';
+import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from './rig';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -104,8 +104,8 @@ describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () 
       rig.maps(0).syncAddresses([]);
       rig.maps(1).syncAddresses([VIP]);
     }, 1000);
-    expect(framesFrom(quiet, macs[0]).filter((f) => f.arp)).toEqual([]);
-    expect(framesFrom(quiet, macs[1]).filter((f) => f.arp)).toEqual([]);
+    expect(arpFramesAbout(quiet, macs[0], [VIP])).toEqual([]);
+    expect(arpFramesAbout(quiet, macs[1], [VIP])).toEqual([]);
 
     const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: 20 }));
     const replies = repliesFor(frames, VIP);
