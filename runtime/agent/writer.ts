@@ -2,6 +2,9 @@
  * The thin writer: applies a DesiredState to the pinned maps as a difference (planTable), so an
  * address that stays is never absent for a moment and keeps its counters. Only addAddress
  * (BPF_NOEXIST) inserts, so a racing writer can never reset an entry's counters.
+ *
+ * Removals go first: a map at max_entries refuses every insert (E2BIG), so when addresses move
+ * on a full table, adding first would fail forever and the table would never converge.
  */
 import type { ArpMaps, SyncResult } from './bpf';
 import { planTable, type DesiredState } from './desired';
@@ -18,10 +21,11 @@ export interface WriteResult {
 
 export function writeDesired(datapath: ArpDatapath, desired: Pick<DesiredState, 'addresses' | 'guard'>): WriteResult {
   const plan = planTable(desired.addresses, datapath.addresses().keys());
-  // Order does not matter for correctness: the datapath answers a table hit before it consults
-  // the guard, so the guard never drops an address we answer for, whatever is written first.
-  const added = plan.add.filter((a) => datapath.addAddress(a));
+  // Remove before add, so a full table converges (see above). Nothing is lost by the order: the
+  // removed and added addresses are different keys, and the datapath answers a table hit before
+  // it consults the guard, so the guard never drops an address we answer for.
   const removed = plan.remove.filter((a) => datapath.removeAddress(a));
+  const added = plan.add.filter((a) => datapath.addAddress(a));
   const guard = datapath.syncGuard(desired.guard);
   return { added, removed, guard, entries: plan.keep.length + added.length };
 }

@@ -77,18 +77,27 @@ export class ArpMaps {
   }
 
   /** Makes the table hold exactly `wanted`, touching only the difference: kept addresses keep
-   * their counters and are never absent for a moment. */
+   * their counters and are never absent for a moment. Removes first, so a full table converges
+   * (an insert into a map at max_entries fails). */
   syncAddresses(wanted: Iterable<string>): SyncResult {
     const want = new Set(wanted);
     const have = new Set(this.arpTableMap.keys().map(layout.decodeArpKey));
-    const added = [...want].filter((a) => !have.has(a) && this.addAddress(a));
     const removed = [...have].filter((a) => !want.has(a) && this.removeAddress(a));
+    const added = [...want].filter((a) => !have.has(a) && this.addAddress(a));
     return { added, removed };
   }
 
   // ---- juneau_guard ----------------------------------------------------------------------
 
-  /** Makes the guard trie hold exactly `rules`, by difference (hit counters of kept entries stay). */
+  /**
+   * Makes the guard trie hold exactly `rules`, by difference (hit counters of kept entries stay).
+   *
+   * Order: when everything fits, new entries go in before stale ones leave, so a prefix being
+   * replaced by others that cover the same addresses (a pool split or reshaped) never leaves
+   * those addresses unguarded for a moment. When the trie would overflow (an insert into a trie
+   * at max_entries fails), stale entries leave first so the sync converges; only then can an
+   * address be unguarded between two writes (it passes to the kernel: the datapath fails open).
+   */
   syncGuard(rules: GuardRules): SyncResult {
     const want = new Map<string, { prefix: Prefix; action: GuardAction }>();
     for (const prefix of rules.drop) want.set(formatPrefix(prefix), { prefix, action: 'drop' });
@@ -97,18 +106,20 @@ export class ArpMaps {
       want.set(formatPrefix(prefix), { prefix, action: 'allow' });
     }
     const have = new Map(this.guardEntries().map((e) => [formatPrefix(e), e]));
-    const added: string[] = [];
-    const removed: string[] = [];
-    for (const [name, { prefix, action }] of want) {
-      if (have.get(name)?.action === action) continue;
+    const stale = [...have].filter(([name]) => !want.has(name));
+    const changed = [...want].filter(([name, { action }]) => have.get(name)?.action !== action);
+    const fresh = changed.filter(([name]) => !have.has(name)).length;
+    const removeFirst = have.size + fresh > this.guardMap.info.maxEntries;
+    const removeStale = (): string[] => {
+      for (const [, entry] of stale) this.guardMap.delete(layout.encodeGuardKey(entry));
+      return stale.map(([name]) => name);
+    };
+    const removed = removeFirst ? removeStale() : [];
+    const added = changed.map(([name, { prefix, action }]) => {
       this.guardMap.update(layout.encodeGuardKey(prefix), layout.encodeGuardValue(action));
-      added.push(name);
-    }
-    for (const [name, entry] of have) {
-      if (want.has(name)) continue;
-      this.guardMap.delete(layout.encodeGuardKey(entry));
-      removed.push(name);
-    }
+      return name;
+    });
+    if (!removeFirst) removed.push(...removeStale());
     return { added, removed };
   }
 
