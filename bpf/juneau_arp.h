@@ -26,6 +26,10 @@
 #define JUNEAU_GUARD_MAX	4096
 #define JUNEAU_CONFIG_MAX	64
 
+/* VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8) parsed in front of an ARP frame:
+ * one, or two for QinQ. A frame with more is passed to the kernel unparsed. */
+#define JUNEAU_VLAN_MAX_DEPTH	2
+
 /* external_arp_table (ARP-10): the addresses this node answers for. */
 struct juneau_arp_key {
 	__be32 addr;			/* IPv4, network byte order */
@@ -83,7 +87,7 @@ struct juneau_config_value {
  * to the exit reason. Append only: the agent reads slots by number. */
 enum juneau_reason {
 	JUNEAU_PASS_NOT_ARP		= 0,	/* not an ARP frame */
-	JUNEAU_PASS_TRUNCATED		= 1,	/* ARP frame shorter than its headers */
+	JUNEAU_PASS_TRUNCATED		= 1,	/* frame ends inside a header it announces */
 	JUNEAU_PASS_NOT_IPV4_ARP	= 2,	/* not Ethernet/IPv4 ARP */
 	JUNEAU_PASS_NO_CONFIG		= 3,	/* ingress interface not configured */
 	JUNEAU_PASS_NOT_REQUEST		= 4,	/* reply or other op */
@@ -95,7 +99,12 @@ enum juneau_reason {
 	JUNEAU_TX_REPLY			= 10,	/* reply sent */
 	JUNEAU_TX_PROBE_REPLY		= 11,	/* reply to an RFC 5227 probe sent */
 	JUNEAU_EVENT_CONFLICT		= 12,	/* counted besides the exit reason */
-	JUNEAU_REASON_MAX		= 13,
+	/* Requests tagged with a VLAN id (ARP-12: 802.1Q or 802.1ad, one tag or
+	 * two); priority tags (VLAN id 0) count as untagged. */
+	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_MAX_DEPTH */
+	JUNEAU_PASS_VLAN_OURS		= 14,	/* another VLAN, our address: the kernel decides */
+	JUNEAU_DROP_GUARDED_VLAN	= 15,	/* another VLAN, guarded, not ours */
+	JUNEAU_REASON_MAX		= 16,
 };
 
 struct juneau_stats_value {

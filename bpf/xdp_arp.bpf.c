@@ -18,6 +18,21 @@
  *    is one we answer for but whose sender MAC is not ours is counted against
  *    that address, with the offending MAC, for the agent to report.
  *
+ * VLAN tags (ARP-12: 802.1Q or 802.1ad, one tag or two) are parsed. The
+ * ARPAdvertisement names an address on the network the ingress interface
+ * reaches untagged (EN-12 checks it against that interface's subnet). A frame
+ * whose tags carry only VLAN id 0 (priority tags) is on that same network, as
+ * the kernel treats it too: it is handled like an untagged one, and a reply
+ * keeps its tags. A nonzero VLAN id puts the request on another L2 network,
+ * where this program does not know whether the node even has a VLAN
+ * interface; a reply from XDP would claim the address there for traffic the
+ * kernel might then drop. So such a request is never answered here, only
+ * guarded: for an address we answer it goes to the kernel, which answers from
+ * the VLAN sub-interface by its own rules (as it would without Juneau); for a
+ * guarded address we do not answer it is dropped, or the kube-ipvs0 kernel of
+ * seed 004 would answer it through the VLAN sub-interface. Conflict detection
+ * looks only at our network: a claim on another VLAN is not a conflict on it.
+ *
  * Juneau never sends anything unsolicited (ARP-8): the only transmit path is
  * the reply to a request.
  *
@@ -53,6 +68,14 @@ struct arp_eth_ipv4 {
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct arp_eth_ipv4) == 28, "arp_eth_ipv4 size");
+
+/* An 802.1Q or 802.1ad tag after the TPID that announced it. */
+struct vlan_tag {
+	__be16 tci;
+	__be16 proto;		/* EtherType of what follows */
+};
+
+_Static_assert(sizeof(struct vlan_tag) == 4, "vlan_tag size");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,6 +149,38 @@ static __always_inline int mac_is_broadcast(const __u8 *a)
 static __always_inline int mac_is_group(const __u8 *a)
 {
 	return a[0] & 0x01;
+}
+
+static __always_inline int eth_type_vlan(__be16 proto)
+{
+	return proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD);
+}
+
+#define VLAN_VID_MASK	0x0fff
+
+/* Steps *cursor over up to JUNEAU_VLAN_MAX_DEPTH tags, leaving in *proto the
+ * EtherType after the last one it read. Returns the VLAN ids it read ORed
+ * together (0: untagged or priority tags only, i.e. our network), or -1 when
+ * the frame ends inside a tag. A bounded loop: the caller sees a VLAN
+ * EtherType in *proto when there were more tags. */
+static __always_inline int skip_vlan_tags(void **cursor, const void *data_end,
+					  __be16 *proto)
+{
+	int vids = 0;
+
+#pragma unroll
+	for (int i = 0; i < JUNEAU_VLAN_MAX_DEPTH; i++) {
+		struct vlan_tag *tag = *cursor;
+
+		if (!eth_type_vlan(*proto))
+			break;
+		if ((void *)(tag + 1) > data_end)
+			return -1;
+		vids |= bpf_ntohs(tag->tci) & VLAN_VID_MASK;
+		*proto = tag->proto;
+		*cursor = tag + 1;
+	}
+	return vids;
 }
 
 static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
@@ -221,6 +276,20 @@ static __always_inline int answer_request(struct ethhdr *eth,
 	return exit_with(probe ? JUNEAU_TX_PROBE_REPLY : JUNEAU_TX_REPLY, XDP_TX);
 }
 
+/* ARP-12: a request on another VLAN is guarded, never answered (see the top
+ * of the file): ours goes to the kernel, guarded and not ours is dropped. */
+static __always_inline int guard_tagged_request(const struct arp_eth_ipv4 *arp,
+						const struct juneau_config_value *cfg)
+{
+	struct juneau_arp_key key = { .addr = load_ip(arp->tip) };
+
+	if (bpf_map_lookup_elem(&external_arp_table, &key))
+		return exit_with(JUNEAU_PASS_VLAN_OURS, XDP_PASS);
+	if (guard_drops(key.addr, cfg))
+		return exit_with(JUNEAU_DROP_GUARDED_VLAN, XDP_DROP);
+	return exit_with(JUNEAU_PASS_UNMAPPED, XDP_PASS);
+}
+
 SEC("xdp")
 int xdp_arp(struct xdp_md *ctx)
 {
@@ -230,13 +299,23 @@ int xdp_arp(struct xdp_md *ctx)
 	const struct juneau_config_value *cfg;
 	struct ethhdr *eth = data;
 	struct arp_eth_ipv4 *arp;
+	void *cursor;
+	__be16 proto;
+	int vids;
 
 	if ((void *)(eth + 1) > data_end)
 		return exit_with(JUNEAU_PASS_TRUNCATED, XDP_PASS);
-	if (eth->h_proto != bpf_htons(ETH_P_ARP))
+	cursor = eth + 1;
+	proto = eth->h_proto;
+	vids = skip_vlan_tags(&cursor, data_end, &proto);
+	if (vids < 0)
+		return exit_with(JUNEAU_PASS_TRUNCATED, XDP_PASS);
+	if (eth_type_vlan(proto))
+		return exit_with(JUNEAU_PASS_VLAN_TOO_DEEP, XDP_PASS);
+	if (proto != bpf_htons(ETH_P_ARP))
 		return exit_with(JUNEAU_PASS_NOT_ARP, XDP_PASS);
 
-	arp = (void *)(eth + 1);
+	arp = cursor;
 	if ((void *)(arp + 1) > data_end)
 		return exit_with(JUNEAU_PASS_TRUNCATED, XDP_PASS);
 	if (!arp_is_eth_ipv4(arp))
@@ -248,13 +327,16 @@ int xdp_arp(struct xdp_md *ctx)
 	if (mac_is_group(arp->sha))
 		return exit_with(JUNEAU_PASS_BAD_SENDER, XDP_PASS);
 
-	detect_conflict(arp, cfg);
+	if (!vids)
+		detect_conflict(arp, cfg);
 
 	if (arp->op != bpf_htons(ARP_OP_REQUEST))
 		return exit_with(JUNEAU_PASS_NOT_REQUEST, XDP_PASS);
 	if (!mac_is_broadcast(eth->h_dest) && !mac_equal(eth->h_dest, cfg->mac))
 		return exit_with(JUNEAU_PASS_NOT_FOR_US, XDP_PASS);
 
+	if (vids)
+		return guard_tagged_request(arp, cfg);
 	return answer_request(eth, arp, cfg);
 }
 

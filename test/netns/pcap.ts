@@ -9,15 +9,26 @@ export interface ArpFields {
   readonly tip: string;
 }
 
+/** A VLAN tag: its TPID (0x8100 802.1Q, 0x88a8 802.1ad) and VLAN id. */
+export interface VlanTag {
+  readonly tpid: number;
+  readonly id: number;
+}
+
 export interface Frame {
   readonly dst: string;
   readonly src: string;
+  /** The EtherType after any VLAN tags. */
   readonly ethertype: number;
-  /** Present for Ethernet/IPv4 ARP frames. */
+  /** VLAN tags, outermost first; empty for an untagged frame. */
+  readonly vlans: readonly VlanTag[];
+  /** Present for Ethernet/IPv4 ARP frames, tagged or not. */
   readonly arp?: ArpFields;
 }
 
 const ETH_P_ARP = 0x0806;
+export const ETH_P_8021Q = 0x8100;
+export const ETH_P_8021AD = 0x88a8;
 export const ARP_REQUEST = 1;
 export const ARP_REPLY = 2;
 
@@ -40,10 +51,18 @@ export function parsePcap(file: Buffer): Frame[] {
 }
 
 function parseFrame(data: Buffer): Frame {
-  const ethertype = data.readUInt16BE(12);
-  const frame = { dst: macFromBytes(data.subarray(0, 6)), src: macFromBytes(data.subarray(6, 12)), ethertype };
-  if (ethertype !== ETH_P_ARP || data.length < 14 + 28) return frame;
-  const arp = data.subarray(14);
+  // libpcap puts a tag the kernel kept out of band (VLAN offload) back into the frame.
+  let at = 12;
+  let ethertype = data.readUInt16BE(at);
+  const vlans: VlanTag[] = [];
+  while ((ethertype === ETH_P_8021Q || ethertype === ETH_P_8021AD) && data.length >= at + 6) {
+    vlans.push({ tpid: ethertype, id: data.readUInt16BE(at + 2) & 0x0fff });
+    at += 4;
+    ethertype = data.readUInt16BE(at);
+  }
+  const frame = { dst: macFromBytes(data.subarray(0, 6)), src: macFromBytes(data.subarray(6, 12)), ethertype, vlans };
+  if (ethertype !== ETH_P_ARP || data.length < at + 2 + 28) return frame;
+  const arp = data.subarray(at + 2);
   return {
     ...frame,
     arp: {

@@ -200,6 +200,12 @@ export class Rig {
     );
   }
 
+  /** Sends one frame, given byte by byte, from the client's bridge (mausezahn's raw mode). */
+  async sendFrame(frame: Buffer, count = 1, gapMs = 10): Promise<void> {
+    const hex = [...frame].map((b) => b.toString(16).padStart(2, '0')).join(':');
+    await this.in(this.client, 'mausezahn', this.bridge, '-q', '-c', String(count), '-d', `${gapMs}msec`, hex);
+  }
+
   /** Captures every frame the client's bridge sees while `during` runs, plus `settleMs`. */
   async capture(during: () => Promise<void>, settleMs = 300): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
