@@ -14,7 +14,8 @@ import * as libbpf from './libbpf';
 import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
 import { BpfObject } from './object';
-import { MAP_NAMES, PROGRAM_NAME } from './layout';
+import { BpfMap } from './map';
+import { MAP_NAMES, PROGRAM_NAME, REASONS } from './layout';
 
 export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
 const BPF_FS_MAGIC = 0xcafe4a11;
@@ -56,6 +57,7 @@ export interface AttachResult {
 export function attachArpResponder(options: AttachOptions): AttachResult {
   const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
   ensureBpffs(pinDir);
+  unpinOutgrownStats(pinDir);
   const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
@@ -94,6 +96,22 @@ function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): 
     }
     throw err;
   }
+}
+
+/**
+ * juneau_stats has one slot per reason and grows when a reason is appended to enum juneau_reason
+ * (ARP-12 added three). libbpf refuses to reuse a pin of another size, which would stop an
+ * upgraded agent from loading at all; the map holds only counters, so its pin is dropped and a new
+ * one created (a running older program keeps counting into the old map until it is replaced).
+ * The maps that hold what is answered are never dropped here.
+ */
+function unpinOutgrownStats(pinDir: string): void {
+  const pin = path.join(pinDir, MAP_NAMES.stats);
+  if (!fs.existsSync(pin)) return;
+  const map = BpfMap.openPinned(pin);
+  const slots = map.info.maxEntries;
+  map.close();
+  if (slots !== REASONS.JUNEAU_REASON_MAX) unlinkIfPresent(pin);
 }
 
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay

@@ -1,0 +1,65 @@
+// Upgrading over an older agent's pins when enum juneau_reason grew (ARP-12 appended three
+// reasons, so juneau_stats went from 13 slots to 16). libbpf refuses to reuse a pinned map of
+// another size, so without care the new agent could not load at all on such a node. The older
+// map is made here the way libbpf would have made it (bpftool: same type, key, value and flags,
+// 13 entries), so the test does not depend on an old build.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
+import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
+import { BpfMap } from '../../runtime/agent/bpf/map';
+import { CLIENT_IP, Rig, SUBNET, describeAsRoot, repliesFor } from './rig';
+
+// Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
+jest.setTimeout(30_000);
+
+const VIP = `${SUBNET}.50`;
+const SLOTS_BEFORE_ARP_12 = 13;
+
+describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', () => {
+  const rig = new Rig(1);
+  const statsPin = () => path.join(rig.pinDir(0), MAP_NAMES.stats);
+  const slots = () => {
+    const map = BpfMap.openPinned(statsPin());
+    try {
+      return map.info.maxEntries;
+    } finally {
+      map.close();
+    }
+  };
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => {
+    const maps = ArpMaps.openPinned(rig.pinDir(0));
+    try {
+      return use(maps);
+    } finally {
+      maps.close();
+    }
+  };
+
+  beforeAll(async () => {
+    await rig.setup();
+  }, 60_000);
+
+  afterAll(async () => {
+    await rig.destroy();
+  }, 60_000);
+
+  test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
+    const first = await rig.attach(0, { mode: 'generic' });
+    withMaps((maps) => maps.addAddress(VIP));
+    fs.unlinkSync(statsPin());
+    execFileSync('bpftool', ['map', 'create', statsPin(), 'type', 'percpu_array', 'key', '4', 'value', '8', 'entries', String(SLOTS_BEFORE_ARP_12), 'name', MAP_NAMES.stats]);
+    expect(slots()).toBe(SLOTS_BEFORE_ARP_12);
+
+    const second = await rig.attach(0, { mode: 'auto' });
+    expect(second.replacedProgramId).toBe(first.programId);
+    expect(second.adoptedMaps.sort()).toEqual([MAP_NAMES.arpTable, MAP_NAMES.config, MAP_NAMES.guard].sort());
+    expect(slots()).toBe(REASONS.JUNEAU_REASON_MAX);
+    expect(withMaps((maps) => [...maps.addresses().keys()])).toEqual([VIP]);
+
+    const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: 2 }));
+    expect(repliesFor(frames, VIP).map((f) => f.src)).toEqual([first.mac, first.mac]);
+    expect(withMaps((maps) => maps.stats().JUNEAU_TX_REPLY)).toBe(2n);
+  });
+});
