@@ -1,8 +1,8 @@
 /**
  * An OCI image as one archive, without a registry, a daemon or root: the image layout
  * (https://github.com/opencontainers/image-spec/blob/main/image-layout.md) — `oci-layout`,
- * `index.json`, `blobs/sha256/<digest>` — tarred, which `ctr images import` (containerd),
- * `skopeo copy oci-archive:` and `podman load` read. Gzipped layers, a config, a manifest; the
+ * `index.json`, `blobs/sha256/<digest>` — tarred, which `ctr images import` (containerd) and
+ * `skopeo copy oci-archive:` read. Gzipped layers, a config, a manifest; the
  * index names the image for containerd (`io.containerd.image.name`, the full reference) and for
  * the OCI tools (`org.opencontainers.image.ref.name`, the tag), as `docker save` does.
  * Every byte follows from the inputs: fixed mtime and owner, sorted entries, JSON objects built
