@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { JuneauInstallOptions, juneauInstallObjects, validateInstallOptions } from '../shared/install';
 
 export type JuneauInstallProps = JuneauInstallOptions;
+export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
 
 /**
  * Everything Juneau needs on a cluster: namespace, CRDs, least-privilege RBAC, the controller

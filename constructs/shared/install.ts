@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { allCustomResourceDefinitions, ANNOTATIONS, GROUP, INSTALL, WEBHOOK_PATHS } from '../../api';
 import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
+import { imageReference, JuneauImageOptions, resolveImage, validateImage } from './image';
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>;
 
@@ -17,10 +18,11 @@ export interface JuneauInstallOptions {
    */
   readonly namespace?: string;
   /**
-   * The image holding `juneau-controller` and `juneau-agent`.
-   * @default 'ghcr.io/loutres/juneau:v' + the package version
+   * The image holding `juneau-controller`, `juneau-agent` and `kubectl-juneau` (`npm run images`
+   * builds it): set `registry` after pushing the archive to your own registry.
+   * @default { registry: 'ghcr.io', repository: 'loutres/juneau', tag: 'v' + the package version, pullPolicy: 'IfNotPresent' }
    */
-  readonly image?: string;
+  readonly image?: JuneauImageOptions;
   /**
    * Controller replicas; one leads (Lease), every replica serves the webhooks.
    * @default 2
@@ -76,7 +78,7 @@ const commonLabels = { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io
 export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<JuneauInstallOptions> {
   return {
     namespace: o.namespace ?? INSTALL.namespace,
-    image: o.image ?? `ghcr.io/loutres/juneau:v${PACKAGE_VERSION}`,
+    image: resolveImage(o.image, PACKAGE_VERSION),
     controllerReplicas: o.controllerReplicas ?? 2,
     certificates: o.certificates ?? 'self-managed',
     nodeIngressInterface: o.nodeIngressInterface ?? '',
@@ -90,7 +92,7 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
   const r = resolveInstallOptions(o);
   const issues = [...checkLabelName('namespace', r.namespace)];
   if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1) issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
-  if (r.image.trim() === '' || /\s/.test(r.image)) issues.push(issue('image', r.image, 'must be an image reference without spaces'));
+  issues.push(...validateImage(o.image, PACKAGE_VERSION));
   if (r.nodeIngressInterface && !/^[A-Za-z0-9_.:@-]{1,15}$/.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
   if (!['auto', 'native', 'generic'].includes(r.xdpMode)) issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
   return issues;
@@ -162,6 +164,10 @@ function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]
   ];
 }
 
+const containerImage = (o: Required<JuneauInstallOptions>) => {
+  const image = resolveImage(o.image, PACKAGE_VERSION);
+  return { image: imageReference(image), imagePullPolicy: image.pullPolicy };
+};
 const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
 const httpProbe = (path: string, port: string) => ({ httpGet: { path, port }, periodSeconds: 10, failureThreshold: 3 });
 
@@ -184,7 +190,7 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
             affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector(name) } } }] } },
             containers: [{
               name: 'controller',
-              image: o.image,
+              ...containerImage(o),
               command: ['juneau-controller'],
               args: [
                 '--leader-elect=true',
@@ -310,7 +316,7 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
           tolerations: [{ operator: 'Exists' }],
           containers: [{
             name: 'agent',
-            image: o.image,
+            ...containerImage(o),
             command: ['juneau-agent'],
             args,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],

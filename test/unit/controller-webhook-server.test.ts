@@ -1,4 +1,4 @@
-// The webhook's HTTPS server and its certificates, without an API server: openssl-made CA and
+// The webhook's HTTPS server and its certificates, without an API server: in-process CA and
 // serving certificate, rotation decisions, /healthz, AdmissionReview round trips, failure -> 500.
 import * as https from 'node:https';
 import { X509Certificate } from 'node:crypto';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   material = await issueCertificates(HOSTS);
 });
 
-describe('certificates (openssl)', () => {
+describe('certificates', () => {
   it('issues a CA and a serving certificate for the Service names and the URL host', () => {
     const leaf = new X509Certificate(material.tlsCert);
     const ca = new X509Certificate(material.caCert);

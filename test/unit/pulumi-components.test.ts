@@ -384,12 +384,12 @@ describe('JuneauInstall', () => {
   });
 
   test('invalid options: one error listing each', () => {
-    const err = thrown(() => new JuneauInstall('juneau-bad', { namespace: 'Juneau System', controllerReplicas: 0, image: 'has space', nodeIngressInterface: 'this-name-is-too-long' }));
+    const err = thrown(() => new JuneauInstall('juneau-bad', { namespace: 'Juneau System', controllerReplicas: 0, image: { registry: 'has space' }, nodeIngressInterface: 'this-name-is-too-long' }));
     expect(err).toBeInstanceOf(JuneauValidationError);
     expect(err.problems).toHaveLength(4);
     expect(err.message).toContain('namespace: "Juneau System"');
     expect(err.message).toContain('controllerReplicas: 0 must be an integer of at least 1');
-    expect(err.message).toContain('image: "has space" must be an image reference without spaces');
+    expect(err.message).toContain('image.registry: "has space" must be a registry host[:port]');
     expect(err.message).toContain('nodeIngressInterface: "this-name-is-too-long" is not a Linux interface name');
   });
 });

@@ -1,17 +1,14 @@
 /**
- * The webhook's own CA and serving certificate, made with the `openssl` CLI (Node can parse and
- * verify X.509 but cannot build it), and the pure decisions about them: is this material usable
- * for these names, and is it time to rotate.
+ * The webhook's own CA and serving certificate, made in-process with @peculiar/x509 over Node's
+ * WebCrypto (no `openssl` CLI, no temporary files: the controller runs as non-root on a read-only
+ * root filesystem from an image without a shell), and the pure decisions about them: is this
+ * material usable for these names, and is it time to rotate.
  */
-import { execFile } from 'node:child_process';
-import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createPrivateKey, KeyObject, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
+import { x509 } from './x509';
 
-const run = promisify(execFile);
+const subtle = webcrypto.subtle;
 
 /** PEM material as kept in the Secret (keys follow kubernetes.io/tls plus the CA). */
 export interface WebhookCertificates {
@@ -40,47 +37,94 @@ export function serviceHostnames(service: string, namespace: string): string[] {
   return [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
 }
 
-/** Creates a CA (unless one is given) and a serving certificate for `hosts` (DNS names or IPs). */
+/** Clock skew allowed between the replica that issues and the API server or replicas that check. */
+const BACKDATE_MS = 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
+/** ECDSA P-256 with SHA-256: small keys, fast signatures, accepted by every Kubernetes API server. */
+const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+/**
+ * Creates a CA (unless one is given) and a serving certificate for `hosts` (DNS names or IPs).
+ * Both start an hour before `now` (clock skew) and last `lifetimes.caDays` / `servingDays`.
+ */
 export async function issueCertificates(hosts: readonly string[], options: { ca?: { cert: string; key: string }; lifetimes?: CertificateLifetimes; previousCaBundle?: string; now?: Date } = {}): Promise<WebhookCertificates> {
   if (hosts.length === 0) throw new Error('a serving certificate needs at least one host name or IP');
   const lifetimes = options.lifetimes ?? DEFAULT_LIFETIMES;
-  const dir = await mkdtemp(path.join(tmpdir(), 'juneau-webhook-cert-'));
-  const file = (name: string) => path.join(dir, name);
-  try {
-    let caCert = options.ca?.cert;
-    let caKey = options.ca?.key;
-    if (!caCert || !caKey) {
-      await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', file('ca.key')]);
-      await openssl(['req', '-x509', '-new', '-key', file('ca.key'), '-subj', `/CN=juneau-webhook-ca-${randomBytes(4).toString('hex')}`, '-days', String(lifetimes.caDays),
-        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', file('ca.crt')]);
-      caCert = await readFile(file('ca.crt'), 'utf8');
-      caKey = await readFile(file('ca.key'), 'utf8');
-    } else {
-      await writeFile(file('ca.crt'), caCert);
-      await writeFile(file('ca.key'), caKey, { mode: 0o600 });
-    }
-    const san = hosts.map((h) => (isIP(h) ? `IP:${h}` : `DNS:${h}`)).join(',');
-    await writeFile(file('ext.cnf'), `subjectAltName=${san}\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n`);
-    await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', file('tls.key')]);
-    await openssl(['req', '-new', '-key', file('tls.key'), '-subj', `/CN=${hosts[0]}`, '-out', file('tls.csr')]);
-    await openssl(['x509', '-req', '-in', file('tls.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-set_serial', `0x${randomBytes(12).toString('hex')}`,
-      '-days', String(lifetimes.servingDays), '-extfile', file('ext.cnf'), '-out', file('tls.crt')]);
-    const tlsCert = await readFile(file('tls.crt'), 'utf8');
-    const tlsKey = await readFile(file('tls.key'), 'utf8');
-    return { caCert, caKey, caBundle: bundleOf(caCert, options.previousCaBundle, options.now ?? new Date()), tlsCert, tlsKey };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const now = options.now ?? new Date();
+  const notBefore = new Date(now.getTime() - BACKDATE_MS);
+  const ca = options.ca ? await importCa(options.ca) : await newCa(notBefore, new Date(now.getTime() + lifetimes.caDays * DAY_MS));
+  const keys = await subtle.generateKey(EC_P256, true, ['sign', 'verify']);
+  const leaf = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: `CN=${hosts[0]}`,
+    issuer: ca.cert.subject,
+    notBefore,
+    notAfter: new Date(now.getTime() + lifetimes.servingDays * DAY_MS),
+    signingAlgorithm: ca.algorithm,
+    publicKey: keys.publicKey,
+    signingKey: ca.key,
+    extensions: [
+      new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h }))),
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+    ],
+  });
+  const caCert = ca.pem;
+  return { caCert, caKey: ca.keyPem, caBundle: bundleOf(caCert, options.previousCaBundle, now), tlsCert: leaf.toString('pem') + '\n', tlsKey: pkcs8Pem(keys.privateKey) };
 }
 
-async function openssl(args: string[]): Promise<void> {
-  try {
-    await run('openssl', args, { timeout: 30_000 });
-  } catch (err) {
-    const e = err as { stderr?: string; code?: string };
-    if (e.code === 'ENOENT') throw new Error('the openssl CLI is not installed: it makes the webhook certificates (scripts/install-system-deps.sh installs it)');
-    throw new Error(`openssl ${args[0]} failed: ${e.stderr?.trim() || String(err)}`);
-  }
+interface SigningCa {
+  readonly cert: x509.X509Certificate;
+  readonly pem: string;
+  readonly key: webcrypto.CryptoKey;
+  readonly keyPem: string;
+  readonly algorithm: webcrypto.EcKeyImportParams & webcrypto.EcdsaParams | webcrypto.RsaHashedImportParams;
+}
+
+async function newCa(notBefore: Date, notAfter: Date): Promise<SigningCa> {
+  const keys = await subtle.generateKey(EC_P256, true, ['sign', 'verify']);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: `CN=juneau-webhook-ca-${randomBytes(4).toString('hex')}`,
+    notBefore,
+    notAfter,
+    keys,
+    signingAlgorithm: EC_P256,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { cert, pem: cert.toString('pem') + '\n', key: keys.privateKey, keyPem: pkcs8Pem(keys.privateKey), algorithm: EC_P256 };
+}
+
+/** The kept CA of the Secret (PEM, PKCS#8 or SEC1): EC keys on the NIST curves, or RSA. */
+async function importCa(ca: { cert: string; key: string }): Promise<SigningCa> {
+  const keyObject = createPrivateKey(ca.key);
+  const details = keyObject.asymmetricKeyDetails ?? {};
+  const curves: Record<string, { namedCurve: string; hash: string }> = { prime256v1: { namedCurve: 'P-256', hash: 'SHA-256' }, secp384r1: { namedCurve: 'P-384', hash: 'SHA-384' }, secp521r1: { namedCurve: 'P-521', hash: 'SHA-512' } };
+  let algorithm: SigningCa['algorithm'];
+  if (keyObject.asymmetricKeyType === 'ec' && details.namedCurve && curves[details.namedCurve]) algorithm = { name: 'ECDSA', ...curves[details.namedCurve] };
+  else if (keyObject.asymmetricKeyType === 'rsa') algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  else throw new Error(`the webhook CA key is ${keyObject.asymmetricKeyType}${details.namedCurve ? ` (${details.namedCurve})` : ''}: only EC P-256/P-384/P-521 and RSA keys can sign`);
+  const der = keyObject.export({ type: 'pkcs8', format: 'der' });
+  const key = await subtle.importKey('pkcs8', der, algorithm, false, ['sign']);
+  return { cert: new x509.X509Certificate(ca.cert), pem: ca.cert, key, keyPem: ca.key, algorithm };
+}
+
+/** 128 random bits, positive (RFC 5280: at most 20 octets, non-negative). */
+function serialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] &= 0x7f;
+  return bytes.toString('hex');
+}
+
+function pkcs8Pem(key: webcrypto.CryptoKey): string {
+  return KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
 /** The new CA first, then the certificates of the previous bundle that are still valid and not the new CA (at most one kept). */
