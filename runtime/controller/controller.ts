@@ -5,7 +5,7 @@
  * loaded yet" for "gone" (which would release VIPs).
  */
 import { SUBNET_VNI_POOL, type AllocationPool } from '../../api';
-import { parsePoolAddresses } from '../../api/validation';
+import { addressPoolRanges } from './allocator/claims';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import { silentLogger, type Logger } from '../kube/log';
@@ -152,7 +152,7 @@ export class JuneauController {
     addressPools.on((event, pool) => {
       const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
       if (event === 'delete') this.index.deletePool(ref);
-      else this.index.setPool(ref, parsePoolAddresses({ name: ref.name, addresses: pool.spec.addresses }).ranges);
+      else this.index.setPool(ref, ...addressPoolRanges(pool.metadata.name ?? '', pool.spec));
       this.reportUsage(ref.name);
     });
     allocationPools.on((event, pool: AllocationPool & KubeObject) => {
