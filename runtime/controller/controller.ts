@@ -22,7 +22,8 @@ import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator
 import type { Caches, ControllerContext } from './context';
 import { Informer } from './informer';
 import { reconcileAddressPool } from './reconcilers/address-pool';
-import { sweepOrphanClaims } from './reconcilers/claim-sweep';
+import { controllerHolderKinds, sweepOrphanClaims } from './reconcilers/claim-sweep';
+import { elasticIPHolderKind } from './eip/claim-sweep';
 import { reconcileExternalNetwork } from './reconcilers/external-network';
 import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
 import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
@@ -105,7 +106,8 @@ export class JuneauController {
     for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
     for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
-    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
+    const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
+    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
     this.timers.push(setInterval(sweep, this.options.sweepIntervalMs ?? 60_000), setInterval(() => this.index.expireTentative(60_000), 30_000));
     this.timers.forEach((t) => t.unref());
     sweep();
