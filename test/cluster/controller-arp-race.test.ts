@@ -133,11 +133,12 @@ describe('two active controllers, no webhook', () => {
       await Promise.all(
         leaving.map((o) => (o.kind === 'ElasticIP' ? rest.delete(EipResources.elasticIPs, namespace, o.name) : clients().core.deleteNamespacedService({ namespace, name: o.name }))),
       );
-      // Movers: Services holding an address now ask for one another holder keeps -> they release
-      // theirs (no VIP means no claim, SLB-2) while Pending Services wait to take it.
+      // Movers: Services holding an address now ask for one outside the pool -> they release
+      // theirs (a changed requested address, ADDR-3) while Pending Services wait to take it. (Asking
+      // for an address another holder keeps would keep theirs until it is free, ADDR-3.)
       const movers = holders.slice(4).filter((h) => h.kind === 'ServiceLoadBalancer');
-      const kept = first.find((a) => owner(a).kind === 'ElasticIP' && !leaving.some((o) => o.name === owner(a).name))?.spec.address ?? `${PREFIX}7`;
-      await Promise.all(movers.map((m) => clients().core.patchNamespacedService({ namespace, name: m.name, body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: kept } } } }, mergePatch)));
+      const elsewhere = '198.18.119.7';
+      await Promise.all(movers.map((m) => clients().core.patchNamespacedService({ namespace, name: m.name, body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } } } }, mergePatch)));
       await Promise.all(leaving.map((o) => deletePodNow(namespace, `${o.name}-pod`)));
       await settle('8 ARPAdvertisements again after churn, none of the leaving holders or movers', [...leaving, ...movers]);
 
