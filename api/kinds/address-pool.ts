@@ -54,7 +54,8 @@ export const addressPoolKind = defineKind({
           minItems: 1,
           maxItems: LIMITS.addressesPerPool,
           listType: 'set',
-          description: 'CIDRs and inclusive ranges; they must not overlap each other or another pool (AP-2).',
+          description:
+            'CIDRs and inclusive ranges; they must not overlap each other or another pool (AP-2), nor 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4 or 255.255.255.255 (ADDR-1). A CIDR shorter than /31 never hands out its network and broadcast addresses; a range is taken as written (ADDR-2).',
         },
       ),
       avoidBuggyIPs: s.boolean({
@@ -64,7 +65,7 @@ export const addressPoolKind = defineKind({
     { required: ['advertiseMode', 'addresses'] },
   ),
   status: s.object({
-    size: s.integer({ minimum: 0, description: 'How many addresses the pool holds (AP-3).' }),
+    size: s.integer({ minimum: 0, description: 'How many addresses the pool can hand out (AP-3, ADDR-2).' }),
     used: s.integer({ minimum: 0, description: 'How many addresses are allocated now (AP-3).' }),
     externalNetwork: s.string({ maxLength: LIMITS.nameLength, description: 'The ExternalNetwork that lists this pool.' }),
     conditions,
