@@ -174,4 +174,23 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.5', { what: 'web moves to .5' });
     await waitFor(async () => !(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6')), { what: 'the claim of .6 released' });
   });
+
+  it('ADDR-2: a requested network or broadcast address is a clear condition naming it, and no claim is made', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'net-addr', NET, '198.18.150.0');
+    await createService(namespace, 'bcast', '198.18.150.15');
+    const eip = await waitFor(async () => {
+      const e = await getEip(namespace, 'net-addr');
+      return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
+    }, { what: 'net-addr refused' });
+    expect(eip.status?.phase).toBe('Error');
+    expect(condition(eip, 'Allocated')?.message).toBe(`spec.requestedIP: "198.18.150.0" is the network address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2) (EIP-3)`);
+    const slb = await waitFor(async () => {
+      const s = await getSlb(namespace, 'bcast');
+      return condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool' ? s : undefined;
+    }, { what: 'bcast refused' });
+    expect(condition(slb, 'Allocated')?.message).toContain(`"198.18.150.15" is the broadcast address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2)`);
+    expect(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.0')).toBeUndefined();
+    expect(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.15')).toBeUndefined();
+  });
 });
