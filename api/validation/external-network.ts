@@ -1,5 +1,5 @@
 import { parseIPv4 } from './ipv4';
-import { parsePoolAddresses, rangesContain } from './address-pool';
+import { parsePoolAddresses, rangesContain, refusalOf } from './address-pool';
 import { issue, ValidationIssue } from './issue';
 import { checkObjectName } from './names';
 
@@ -15,6 +15,8 @@ export interface PoolView {
   readonly name: string;
   readonly advertiseMode: string;
   readonly addresses: readonly string[];
+  /** ADDR-2: `spec.avoidBuggyIPs`. */
+  readonly avoidBuggyIPs?: boolean;
 }
 
 /** EN-1 and EN-2: type is bgp or arp; addressPools is a non-empty set of valid names. */
@@ -64,7 +66,10 @@ export function findPoolForRequestedAddress(
   if (address === undefined) return { issue: issue(field, requested, 'is not an IPv4 address') };
   const usable = usablePools(network, pools);
   for (const pool of usable) {
-    if (rangesContain(parsePoolAddresses(pool).ranges, address)) return { pool };
+    const parsed = parsePoolAddresses(pool);
+    if (!rangesContain(parsed.ranges, address)) continue;
+    const refused = refusalOf(parsed, address);
+    return refused ? { issue: issue(field, requested, refused) } : { pool };
   }
   const searched = usable.map((p) => `${p.name} (${p.addresses.join(', ')})`).join('; ') || 'none usable';
   return { issue: issue(field, requested, `is not inside any ${network.type} AddressPool of ExternalNetwork ${network.name}: ${searched}`) };

@@ -14,10 +14,18 @@ export interface AddressPoolProps {
   readonly advertiseMode: AdvertiseMode;
   /**
    * CIDRs (`10.225.51.0/24`) and inclusive ranges (`10.225.51.10-10.225.51.20`); at least one,
-   * no overlaps within the pool or with another pool of the app (AP-2).
+   * no overlaps within the pool or with another pool of the app (AP-2), and none of 0.0.0.0/8,
+   * 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4, 255.255.255.255 (ADDR-1).
    * @example ['10.225.32.0/24']
    */
   readonly addresses: string[];
+  /**
+   * Never hand out an address ending in .0 or .255 (like MetalLB's `avoidBuggyIPs`: some clients
+   * and routers mishandle them). Network and broadcast addresses of CIDRs shorter than /31 are
+   * skipped either way (ADDR-2).
+   * @default false
+   */
+  readonly avoidBuggyIPs?: boolean;
 }
 
 /** A set of external IPv4 addresses (AP-1..3). */

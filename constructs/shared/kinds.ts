@@ -22,6 +22,7 @@ export interface AddressPoolInput {
   readonly metadata?: ObjectMetadataInput;
   readonly advertiseMode: AdvertiseMode;
   readonly addresses: readonly string[];
+  readonly avoidBuggyIPs?: boolean;
 }
 
 export function renderAddressPool(name: string, input: AddressPoolInput): AddressPool {
@@ -29,7 +30,7 @@ export function renderAddressPool(name: string, input: AddressPoolInput): Addres
     apiVersion: API_VERSION,
     kind: 'AddressPool',
     metadata: renderMetadata(name, input.metadata, false),
-    spec: { advertiseMode: input.advertiseMode, addresses: [...input.addresses] },
+    spec: { advertiseMode: input.advertiseMode, addresses: [...input.addresses], ...(input.avoidBuggyIPs ? { avoidBuggyIPs: true } : {}) },
   };
 }
 
@@ -45,7 +46,7 @@ export function validateAddressPool(pool: AddressPool, otherPools: readonly Addr
   return about(`AddressPool ${pool.metadata.name}`, issues);
 }
 
-export const poolView = (p: AddressPool): PoolView => ({ name: p.metadata.name!, advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses });
+export const poolView = (p: AddressPool): PoolView => ({ name: p.metadata.name!, advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses, avoidBuggyIPs: p.spec.avoidBuggyIPs });
 
 // ---- ExternalNetwork ----------------------------------------------------------------------------
 

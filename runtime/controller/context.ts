@@ -37,7 +37,7 @@ export interface ControllerContext {
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {
-  return new Map(caches.addressPools.list().map((p) => [p.metadata.name ?? '', { name: p.metadata.name ?? '', advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses }]));
+  return new Map(caches.addressPools.list().map((p) => [p.metadata.name ?? '', { name: p.metadata.name ?? '', advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses, avoidBuggyIPs: p.spec.avoidBuggyIPs }]));
 }
 
 /** Order-insensitive deep equality of JSON values, to skip writes that change nothing. */

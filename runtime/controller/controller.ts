@@ -5,7 +5,7 @@
  * loaded yet" for "gone" (which would release VIPs).
  */
 import { SUBNET_VNI_POOL, type AllocationPool } from '../../api';
-import { parsePoolAddresses } from '../../api/validation';
+import { addressPoolRanges } from './allocator/claims';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import { silentLogger, type Logger } from '../kube/log';
@@ -22,7 +22,8 @@ import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator
 import type { Caches, ControllerContext } from './context';
 import { Informer } from './informer';
 import { reconcileAddressPool } from './reconcilers/address-pool';
-import { sweepOrphanClaims } from './reconcilers/claim-sweep';
+import { controllerHolderKinds, sweepOrphanClaims } from './reconcilers/claim-sweep';
+import { elasticIPHolderKind } from './eip/claim-sweep';
 import { reconcileExternalNetwork } from './reconcilers/external-network';
 import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
 import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
@@ -105,7 +106,8 @@ export class JuneauController {
     for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
     for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
-    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
+    const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
+    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
     this.timers.push(setInterval(sweep, this.options.sweepIntervalMs ?? 60_000), setInterval(() => this.index.expireTentative(60_000), 30_000));
     this.timers.forEach((t) => t.unref());
     sweep();
@@ -152,7 +154,7 @@ export class JuneauController {
     addressPools.on((event, pool) => {
       const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
       if (event === 'delete') this.index.deletePool(ref);
-      else this.index.setPool(ref, parsePoolAddresses({ name: ref.name, addresses: pool.spec.addresses }).ranges);
+      else this.index.setPool(ref, ...addressPoolRanges(pool.metadata.name ?? '', pool.spec));
       this.reportUsage(ref.name);
     });
     allocationPools.on((event, pool: AllocationPool & KubeObject) => {

@@ -19,7 +19,7 @@ const rest = new RestClient(testKubeConfig());
 const suffix = Math.random().toString(36).slice(2, 7);
 const POOL = `race-pool-${suffix}`;
 const NET = `race-net-${suffix}`;
-// 8 addresses (198.18.120.0/29, used by no other test file) for 22 Services and 10 ElasticIPs.
+// 8 addresses (198.18.120.0-198.18.120.7, a range so ADDR-2 skips none; used by no other test file) for 22 Services and 10 ElasticIPs.
 const PREFIX = '198.18.120.';
 const nodes = [1, 2, 3].map((i) => `race-${suffix}-n${i}`);
 
@@ -82,7 +82,7 @@ const deleteIgnoringNotFound = (p: Promise<unknown>) => p.catch((err: unknown) =
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${221 + i}` })));
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [`${PREFIX}0/29`] } }));
+  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [`${PREFIX}0-${PREFIX}7`] } }));
   await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
 });
 
@@ -133,11 +133,12 @@ describe('two active controllers, no webhook', () => {
       await Promise.all(
         leaving.map((o) => (o.kind === 'ElasticIP' ? rest.delete(EipResources.elasticIPs, namespace, o.name) : clients().core.deleteNamespacedService({ namespace, name: o.name }))),
       );
-      // Movers: Services holding an address now ask for one another holder keeps -> they release
-      // theirs (no VIP means no claim, SLB-2) while Pending Services wait to take it.
+      // Movers: Services holding an address now ask for one outside the pool -> they release
+      // theirs (a changed requested address, ADDR-3) while Pending Services wait to take it. (Asking
+      // for an address another holder keeps would keep theirs until it is free, ADDR-3.)
       const movers = holders.slice(4).filter((h) => h.kind === 'ServiceLoadBalancer');
-      const kept = first.find((a) => owner(a).kind === 'ElasticIP' && !leaving.some((o) => o.name === owner(a).name))?.spec.address ?? `${PREFIX}7`;
-      await Promise.all(movers.map((m) => clients().core.patchNamespacedService({ namespace, name: m.name, body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: kept } } } }, mergePatch)));
+      const elsewhere = '198.18.119.7';
+      await Promise.all(movers.map((m) => clients().core.patchNamespacedService({ namespace, name: m.name, body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } } } }, mergePatch)));
       await Promise.all(leaving.map((o) => deletePodNow(namespace, `${o.name}-pod`)));
       await settle('8 ARPAdvertisements again after churn, none of the leaving holders or movers', [...leaving, ...movers]);
 

@@ -3,10 +3,9 @@
 // events) built here, plus this feature's reconcilers from registerElasticIPControllers. The
 // ExternalNetwork reconciler is not run, so a test decides when status.networkID is written (EN-8).
 import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../api';
-import { parsePoolAddresses } from '../../api/validation';
 import { Allocator } from '../../runtime/controller/allocator/allocator';
 import { AllocatorIndex } from '../../runtime/controller/allocator/allocator-index';
-import { claimRecordOf } from '../../runtime/controller/allocator/claims';
+import { addressPoolRanges, claimRecordOf } from '../../runtime/controller/allocator/claims';
 import type { Caches, ControllerContext } from '../../runtime/controller/context';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { registerElasticIPControllers, type ElasticIPControllers } from '../../runtime/controller/eip/register';
@@ -67,7 +66,7 @@ function feedIndex(caches: Caches, index: AllocatorIndex): void {
   caches.addressPools.on((event, pool) => {
     const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
     if (event === 'delete') index.deletePool(ref);
-    else index.setPool(ref, parsePoolAddresses({ name: ref.name, addresses: pool.spec.addresses }).ranges);
+    else index.setPool(ref, ...addressPoolRanges(ref.name, pool.spec));
   });
   caches.allocationClaims.on((event, claim, old) => {
     if (old && event !== 'delete') index.deleteClaim(old.metadata.name ?? '');

@@ -18,11 +18,13 @@ describe('IPv4 parsing', () => {
 
 describe('AP-2: address items', () => {
   test('a CIDR covers its network', () => {
-    expect(parseAddressItem('10.225.32.0/24')).toEqual({ ok: true, range: { first: parseIPv4('10.225.32.0'), last: parseIPv4('10.225.32.255') } });
-    expect(parseAddressItem('10.0.0.7/32')).toEqual({ ok: true, range: { first: parseIPv4('10.0.0.7'), last: parseIPv4('10.0.0.7') } });
+    // ADDR-2: the network and broadcast addresses are covered (for overlaps) but not usable.
+    expect(parseAddressItem('10.225.32.0/24')).toEqual({ ok: true, range: { first: parseIPv4('10.225.32.0'), last: parseIPv4('10.225.32.255') }, usable: { first: parseIPv4('10.225.32.1'), last: parseIPv4('10.225.32.254') } });
+    expect(parseAddressItem('10.0.0.7/32')).toEqual({ ok: true, range: { first: parseIPv4('10.0.0.7'), last: parseIPv4('10.0.0.7') }, usable: { first: parseIPv4('10.0.0.7'), last: parseIPv4('10.0.0.7') } });
   });
   test('an inclusive range, a single-address range', () => {
-    expect(parseAddressItem('10.225.51.10-10.225.51.20')).toEqual({ ok: true, range: { first: parseIPv4('10.225.51.10'), last: parseIPv4('10.225.51.20') } });
+    const range = { first: parseIPv4('10.225.51.10'), last: parseIPv4('10.225.51.20') };
+    expect(parseAddressItem('10.225.51.10-10.225.51.20')).toEqual({ ok: true, range, usable: range });
     expect(parseAddressItem('10.0.0.1-10.0.0.1')).toMatchObject({ ok: true });
   });
   test.each([

@@ -63,10 +63,13 @@ export class AllocatorIndex {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Adds or replaces a pool; the claims and tentative values that fall inside are re-taken. */
-  setPool(ref: PoolRef, ranges: readonly AddressRange[]): void {
+  /**
+   * Adds or replaces a pool; the claims and tentative values that fall inside are re-taken.
+   * `ranges` are what may be handed out (an AddressPool's `usable`, ADDR-2).
+   */
+  setPool(ref: PoolRef, ranges: readonly AddressRange[], options: { readonly avoidBuggyIPs?: boolean } = {}): void {
     const key = poolKey(ref);
-    const pool = new ValuePool(ranges);
+    const pool = new ValuePool(ranges, options);
     for (const value of this.claimByValue.get(key)?.keys() ?? []) pool.take(value);
     for (const value of this.tentative.get(key)?.keys() ?? []) pool.take(value);
     this.pools.set(key, pool);

@@ -20,13 +20,24 @@ export interface ClaimStore {
 
 export type AllocationResult =
   | { readonly ok: true; readonly value: number; readonly pool: PoolRef; readonly claimName: string }
-  | { readonly ok: false; readonly reason: 'NoFreeAddress' | 'RequestedIPInUse' | 'NoFreeValue'; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'NoFreeAddress' | 'RequestedIPInUse' | 'NoFreeValue';
+      readonly message: string;
+      /** ADDR-3: the claim the holder keeps meanwhile (its requested address is held by someone else). */
+      readonly kept?: ClaimRecord;
+    };
 
 export interface AddressRequest {
   /** Usable AddressPool names, tried in order. */
   readonly pools: readonly string[];
   /** A requested address (as an integer) and the pool holding it. */
   readonly requested?: { readonly value: number; readonly pool: string };
+  /**
+   * ADDR-3: whether a claim the holder has is still its own to keep (its pool listed, loaded or
+   * briefly missing, and still containing it). Default: in a usable pool that contains it.
+   */
+  readonly keep?: (claim: ClaimRecord) => boolean;
 }
 
 /** Creates proposed from one pool before giving up on it in one pass (races lose one value each). */
@@ -49,11 +60,25 @@ export class Allocator {
    */
   async ensureAddress(holder: Holder, request: AddressRequest): Promise<AllocationResult> {
     const held = this.heldClaims(holder, 'AddressPool');
-    const acceptable = held.find((c) => request.pools.includes(c.pool.name) && this.index.contains(c.pool, c.value) && (!request.requested || c.value === request.requested.value));
+    const keep = request.keep ?? ((c: ClaimRecord) => request.pools.includes(c.pool.name) && this.index.contains(c.pool, c.value) === true);
+    const acceptable = held.find((c) => keep(c) && (!request.requested || c.value === request.requested.value));
     const result = acceptable ? okOf(acceptable) : request.requested ? await this.claimRequested(holder, request.requested) : await this.claimAnyAddress(holder, request.pools);
-    // No VIP must mean no claim: a failed pass releases what it held too, so status and claims agree.
-    await this.releaseClaims(held.filter((c) => !result.ok || c.claimName !== result.claimName));
-    return result;
+    // ADDR-3: a requested address held by someone else is a passing condition; the address the
+    // holder has stays its own until the requested one is free (then it is released below).
+    const kept = !result.ok && result.reason === 'RequestedIPInUse' ? held.find(keep) : undefined;
+    await this.releaseClaims(held.filter((c) => (result.ok ? c.claimName !== result.claimName : c !== kept)));
+    return kept && !result.ok ? { ...result, kept } : result;
+  }
+
+  /**
+   * ADDR-3: no address can be decided now (the network or pool is missing, ...). Keeps the
+   * holder's lowest claim that `keep` accepts, releases the others, and returns the kept one.
+   */
+  async retainAddress(holder: Holder, keep: (claim: ClaimRecord) => boolean): Promise<ClaimRecord | undefined> {
+    const held = this.heldClaims(holder, 'AddressPool');
+    const kept = held.find(keep);
+    await this.releaseClaims(held.filter((c) => c !== kept));
+    return kept;
   }
 
   /** EN-7: one value of an AllocationPool for this holder, kept once taken. `current` is a value already recorded in status. */

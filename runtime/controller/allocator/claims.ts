@@ -2,7 +2,7 @@
  * AllocationClaim objects <-> index records, and the default `subnet-vni` AllocationPool.
  */
 import { addressClaimName, API_VERSION, SUBNET_VNI_POOL, valueClaimName, type AllocationClaim, type AllocationPool } from '../../../api';
-import { formatIPv4 } from '../../../api/validation';
+import { formatIPv4, parsePoolAddresses, type AddressRange } from '../../../api/validation';
 import { parseClaimValue, type ClaimRecord, type Holder, type PoolRef } from './allocator-index';
 
 /**
@@ -25,6 +25,15 @@ export function defaultSubnetVniPool(): AllocationPool {
     metadata: { name: SUBNET_VNI_POOL },
     spec: { ...DEFAULT_SUBNET_VNI_RANGE },
   };
+}
+
+/**
+ * What the index takes from an AddressPool (ADDR-1, ADDR-2): the usable ranges of the allowed
+ * items (no network/broadcast address of a CIDR shorter than /31) and whether .0/.255 are skipped.
+ */
+export function addressPoolRanges(name: string, spec: { readonly addresses: readonly string[]; readonly avoidBuggyIPs?: boolean }): [AddressRange[], { avoidBuggyIPs: boolean }] {
+  const parsed = parsePoolAddresses({ name, addresses: spec.addresses, avoidBuggyIPs: spec.avoidBuggyIPs });
+  return [[...parsed.usable], { avoidBuggyIPs: parsed.avoidBuggyIPs }];
 }
 
 /** The claim name of a value: `ipv4.<address>` or `<pool>.<n>`. */

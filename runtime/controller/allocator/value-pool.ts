@@ -12,19 +12,27 @@ export class ValuePool {
   /** `starts[i]` = offset of `ranges[i].first`. */
   private readonly starts: readonly number[];
   private readonly taken: SparseBitset;
+  private readonly skipBuggy: boolean;
 
-  constructor(ranges: readonly AddressRange[]) {
+  /**
+   * @param options.avoidBuggyIPs ADDR-2: values ending in .0 or .255 are not part of the pool.
+   *   They are skipped by arithmetic on offsets (254 usable values per 256), not by listing them,
+   *   so a large pool costs no more.
+   */
+  constructor(ranges: readonly AddressRange[], options: { readonly avoidBuggyIPs?: boolean } = {}) {
+    this.skipBuggy = !!options.avoidBuggyIPs;
     const sorted = [...ranges].sort((a, b) => a.first - b.first);
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i].first <= sorted[i - 1].last) throw new Error(`ranges ${sorted[i - 1].first}-${sorted[i - 1].last} and ${sorted[i].first}-${sorted[i].last} overlap`);
     }
+    const kept = sorted.filter((r) => this.countBelow(r.last + 1) > this.countBelow(r.first));
     const starts: number[] = [];
     let size = 0;
-    for (const r of sorted) {
+    for (const r of kept) {
       starts.push(size);
-      size += r.last - r.first + 1;
+      size += this.countBelow(r.last + 1) - this.countBelow(r.first);
     }
-    this.ranges = sorted;
+    this.ranges = kept;
     this.starts = starts;
     this.taken = new SparseBitset(Math.min(size, 2 ** 32));
   }
@@ -66,7 +74,19 @@ export class ValuePool {
     return offset === undefined ? undefined : this.valueAt(offset);
   }
 
+  /** How many pool values (ignoring ranges) lie in [0, n): all of them, or 254 of every 256 when skipping .0/.255. */
+  private countBelow(n: number): number {
+    if (!this.skipBuggy) return n;
+    return Math.floor(n / 256) * 254 + Math.max(0, Math.min(n % 256, 255) - 1);
+  }
+
+  /** The inverse of countBelow: the value with `index` pool values below it. */
+  private nthValue(index: number): number {
+    return this.skipBuggy ? Math.floor(index / 254) * 256 + (index % 254) + 1 : index;
+  }
+
   private offsetOf(value: number): number | undefined {
+    if (this.skipBuggy && ((value & 255) === 0 || (value & 255) === 255)) return undefined;
     let lo = 0;
     let hi = this.ranges.length - 1;
     while (lo <= hi) {
@@ -74,7 +94,7 @@ export class ValuePool {
       const r = this.ranges[mid];
       if (value < r.first) hi = mid - 1;
       else if (value > r.last) lo = mid + 1;
-      else return this.starts[mid] + (value - r.first);
+      else return this.starts[mid] + this.countBelow(value) - this.countBelow(r.first);
     }
     return undefined;
   }
@@ -87,6 +107,6 @@ export class ValuePool {
       if (this.starts[mid] <= offset) lo = mid;
       else hi = mid - 1;
     }
-    return this.ranges[lo].first + (offset - this.starts[lo]);
+    return this.nthValue(this.countBelow(this.ranges[lo].first) + (offset - this.starts[lo]));
   }
 }

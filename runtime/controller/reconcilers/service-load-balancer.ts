@@ -10,13 +10,14 @@ import { referenceTo } from '../../kube/events';
 import { Resources } from '../../kube/resources';
 import { isNotFound } from '../../kube/rest';
 import { splitKey, type KubeObject } from '../../kube/types';
-import type { Holder } from '../allocator/allocator-index';
+import type { ClaimRecord, Holder } from '../allocator/allocator-index';
+import { mayKeepAddress } from '../allocator/retain';
 import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
 import { createAdvertisement, moveAdvertisement } from '../arp/claim-guard';
 import { asKube, JuneauResources, OWNER_LABELS } from '../resources';
 import { advertisementAction, advertisementName, planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
-import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec } from '../slb/request';
-import { formatIPv4 } from '../../../api/validation';
+import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec, unsupportedServiceReason } from '../slb/request';
+import { formatIPv4, parseIPv4 } from '../../../api/validation';
 
 type Slb = ServiceLoadBalancer & KubeObject;
 const SLB = JuneauResources.serviceLoadBalancers;
@@ -66,21 +67,32 @@ function holderOf(slb: Slb): Holder {
   return { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace: slb.metadata.namespace, name: slb.metadata.name ?? '', uid: slb.metadata.uid };
 }
 
-/** SLB-2 / EIP-3: keep or take the VIP by claim creation; anything that cannot have a VIP holds no claim. */
+/**
+ * SLB-2 / EIP-3: keep or take the VIP by claim creation. ADDR-3: a VIP is released only by a
+ * change of the Service (unsupported, no network named, another network or requested address)
+ * or its address leaving the network's pools; a missing network or pool keeps it, and the
+ * condition says so.
+ */
 async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, slb: Slb): Promise<AllocationOutcome> {
   const pools = poolViews(ctx.caches);
   const networkName = slb.spec.externalNetwork;
-  const network = networkName ? ctx.caches.externalNetworks.get(networkName) : undefined;
-  const view = network && { name: network.metadata.name ?? '', type: network.spec.type, addressPools: network.spec.addressPools };
+  const networks = ctx.caches.externalNetworks.list().map((n) => ({ name: n.metadata.name ?? '', type: n.spec.type, addressPools: n.spec.addressPools }));
+  const view = networks.find((n) => n.name === networkName);
   const decision = decideAllocationRequest(service, view, pools);
+  const keep = (c: ClaimRecord) => mayKeepAddress(c, { networkName: networkName ?? '', network: view, networks, pools, index: ctx.index });
   if (!decision.ok) {
-    await ctx.allocator.releaseAll(holderOf(slb));
-    return { allocated: false, phase: decision.phase, reason: decision.reason, message: decision.message };
+    const requested = slb.spec.requestedIP === undefined ? undefined : parseIPv4(slb.spec.requestedIP);
+    const passing = networkName !== undefined && !unsupportedServiceReason(service);
+    const kept = passing ? await ctx.allocator.retainAddress(holderOf(slb), (c) => keep(c) && (slb.spec.requestedIP === undefined || c.value === requested)) : undefined;
+    if (!kept) await ctx.allocator.releaseAll(holderOf(slb));
+    const keeping = kept ? `; VIP ${formatIPv4(kept.value)} stays reserved for this ServiceLoadBalancer meanwhile (ADDR-3)` : '';
+    return { allocated: false, phase: decision.phase, reason: decision.reason, message: `${decision.message}${keeping}` };
   }
   const { requested } = decision.request;
-  const result = await ctx.allocator.ensureAddress(holderOf(slb), { pools: decision.request.pools, requested: requested && { value: requested.value, pool: requested.pool } });
+  const result = await ctx.allocator.ensureAddress(holderOf(slb), { pools: decision.request.pools, requested: requested && { value: requested.value, pool: requested.pool }, keep });
   if (result.ok) return { allocated: true, vip: formatIPv4(result.value), pool: result.pool.name };
-  return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message} (SLB-2)` };
+  const keeping = result.kept ? `; VIP ${formatIPv4(result.kept.value)} stays reserved until then (ADDR-3)` : '';
+  return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message}${keeping} (SLB-2)` };
 }
 
 function endpointSlicesOf(ctx: ControllerContext, key: string) {

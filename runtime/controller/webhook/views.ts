@@ -20,7 +20,7 @@ export interface ExternalNetworkObject extends ObjectView {
 }
 
 export interface AddressPoolObject extends ObjectView {
-  readonly spec: { readonly advertiseMode: string; readonly addresses: readonly string[] };
+  readonly spec: { readonly advertiseMode: string; readonly addresses: readonly string[]; readonly avoidBuggyIPs?: boolean };
 }
 
 export interface ARPAdvertisementObject extends ObjectView {

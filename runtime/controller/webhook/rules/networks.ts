@@ -18,7 +18,7 @@ const networkView = (n: ExternalNetworkObject, fallbackName = ''): NetworkView =
   addressPools: n.spec?.addressPools ?? [],
 });
 
-export const poolView = (p: AddressPoolObject): PoolView => ({ name: nameOf(p), advertiseMode: p.spec?.advertiseMode, addresses: p.spec?.addresses ?? [] });
+export const poolView = (p: AddressPoolObject): PoolView => ({ name: nameOf(p), advertiseMode: p.spec?.advertiseMode, addresses: p.spec?.addresses ?? [], avoidBuggyIPs: p.spec?.avoidBuggyIPs });
 
 /**
  * EN-4: a pool listed by another ExternalNetwork (deleting or not) cannot be listed here.
