@@ -18,12 +18,3 @@ export function checkLabelName(field: string, name: unknown): ValidationIssue[] 
   if (!DNS1123_LABEL.test(name)) return [issue(field, name, 'must consist of lower case alphanumeric characters or "-", and start and end with an alphanumeric character')];
   return [];
 }
-
-/**
- * The ARPAdvertisement names `eip-<ns>-<name>` and `slb-<ns>-<name>` (EIP-17, SLB-6) must stay
- * valid object names, so namespace + name may use at most 253 - 5 characters.
- */
-export function checkDerivedAdvertisementName(field: string, namespace: string, name: string): ValidationIssue[] {
-  const derived = `eip-${namespace}-${name}`;
-  return derived.length > 253 ? [issue(field, name, `is too long: the ARPAdvertisement name ${derived.slice(0, 40)}... would exceed 253 characters`)] : [];
-}

@@ -234,7 +234,7 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
 }
 
 /**
- * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1); everything else is
+ * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1, ARP-11); everything else is
  * CEL. failurePolicy Fail for Juneau's kinds (a refused write is retried; a wrong one is not undone),
  * Ignore for Pods; timeouts 5 s, well under the API server's 10 s default.
  */
@@ -258,7 +258,8 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
     webhooks: [
       webhook('addresspools', WEBHOOK_PATHS.addressPool, [juneau(['addresspools'], ['CREATE', 'UPDATE'])]),
       webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
-      webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements'], ['CREATE', 'UPDATE'])]),
+      // ARP-4/5 and ARP-11: only the controller writes ARPAdvertisements, status included.
+      webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])]),
       webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
       // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
       webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])]),

@@ -26,6 +26,7 @@ import { controllerHolderKinds, sweepOrphanClaims } from './reconcilers/claim-sw
 import { elasticIPHolderKind } from './eip/claim-sweep';
 import { reconcileExternalNetwork } from './reconcilers/external-network';
 import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
+import { ownerKeysOf } from './arp/names';
 import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL } from './slb/views';
 import { registerElasticIPControllers, type ElasticIPControllers } from './eip/register';
@@ -187,10 +188,8 @@ export class JuneauController {
       const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) q.serviceLoadBalancers.add(`${s.metadata?.namespace}/${service}`);
     });
-    c.arpAdvertisements.on((_e, ad) => {
-      const l = ad.metadata.labels ?? {};
-      if (l[OWNER_LABELS.kind] === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${l[OWNER_LABELS.namespace]}/${l[OWNER_LABELS.name]}`);
-    });
+    // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
+    c.arpAdvertisements.on((_e, ad) => ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)));
     c.externalNetworks.on((_e, n) => {
       q.externalNetworks.add(objectKey(n));
       n.spec.addressPools.forEach((p) => q.addressPools.add(p));

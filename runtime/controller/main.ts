@@ -110,7 +110,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 /**
  * The admission webhooks, read from live listers (every replica serves them, leader or not, so they
  * cannot lean on the leader's caches). Only this controller's own identity, learned from a
- * SelfSubjectReview, may write ServiceLoadBalancers (SLB-1).
+ * SelfSubjectReview, may write ServiceLoadBalancers (SLB-1) and ARPAdvertisements (ARP-11).
  */
 async function startWebhooks(flags: ControllerFlags, rest: RestClient, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
   const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
@@ -121,7 +121,7 @@ async function startWebhooks(flags: ControllerFlags, rest: RestClient, logger: L
   return startWebhookServer({
     rest,
     logger,
-    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [username] },
+    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [username], arpAdvertisementWriters: () => [username] },
     addr: flags.webhookAddr,
     urlBase: flags.webhookUrlBase,
     certificates: flags.webhookCertificates,

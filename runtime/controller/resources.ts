@@ -16,12 +16,20 @@ export const JuneauResources = {
   allocationClaims: juneau(allocationClaimKind),
 } as const;
 
-/** Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it. */
+/**
+ * Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it
+ * (written and read only by ./arp/names.ts). `name` is absent when the name is longer than a label
+ * value may be; `id` (a hash of kind/namespace/name) always selects the owner's objects.
+ */
 export const OWNER_LABELS = {
   kind: `${GROUP}/owner-kind`,
   namespace: `${GROUP}/owner-namespace`,
   name: `${GROUP}/owner-name`,
+  id: `${GROUP}/owner-id`,
 } as const;
+
+/** Annotation with the whole owner identity `<kind>/<namespace>/<name>`, checked against OWNER_LABELS. */
+export const OWNER_ANNOTATION = `${GROUP}/owner`;
 
 /** ClaimStore over the API server: AlreadyExists -> 'exists'; delete is idempotent and uid-guarded. */
 export function restClaimStore(rest: RestClient, fieldManager: string): ClaimStore {

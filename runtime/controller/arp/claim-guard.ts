@@ -24,21 +24,15 @@ import { isNotFound, statusCodeOf, type RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
-import { eipAdvertisementName } from '../eip/plan';
-import { JuneauResources, OWNER_LABELS } from '../resources';
-import { advertisementName } from '../slb/plan';
+import { JuneauResources } from '../resources';
+import { advertisementName, isOwnedBy, legacyAdvertisementName, type AdvertisementOwnerKind } from './names';
+
+export { advertisementNameOf } from './names';
 
 const ARP = JuneauResources.arpAdvertisements;
 const CLAIMS = JuneauResources.allocationClaims;
 
 type AdObject = KubeObject & { spec: { externalNetwork: string; address: string; nodeName: string } };
-
-/** The ARPAdvertisement a holder of an address keeps (SLB-6, EIP-17); undefined for other kinds. */
-export function advertisementNameOf(holder: Holder): string | undefined {
-  if (holder.kind === 'ServiceLoadBalancer') return advertisementName(holder.namespace ?? '', holder.name);
-  if (holder.kind === 'ElasticIP') return eipAdvertisementName(holder.namespace ?? '', holder.name);
-  return undefined;
-}
 
 /** Thrown when the owner does not hold the address's claim; the pass is retried. */
 export class ClaimNotHeldError extends Error {
@@ -79,10 +73,14 @@ export async function createAdvertisement(rest: RestClient, body: AdObject, hold
   throw new ClaimNotHeldError(address, holder, `${problem} after the ARPAdvertisement was created; withdrawn`);
 }
 
-/** ARP-3: moves only `spec.nodeName`, only while the claim is held and the object still advertises `address`. */
-export async function moveAdvertisement(rest: RestClient, name: string, address: string, nodeName: string, holder: Holder, fieldManager: string): Promise<void> {
+/**
+ * ARP-3: moves only `spec.nodeName`, only while the claim is held and the object still advertises
+ * `address`; with `uid`, only the very object the caller found to be its own (NAME-1).
+ */
+export async function moveAdvertisement(rest: RestClient, name: string, address: string, nodeName: string, holder: Holder, fieldManager: string, uid?: string): Promise<void> {
   await requireClaim(rest, address, holder);
   const patch = [
+    ...(uid ? [{ op: 'test', path: '/metadata/uid', value: uid }] : []),
     { op: 'test', path: '/spec/address', value: address },
     { op: 'replace', path: '/spec/nodeName', value: nodeName },
   ];
@@ -95,24 +93,26 @@ export async function moveAdvertisement(rest: RestClient, name: string, address:
  */
 export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) => Promise<void> {
   return async (claim) => {
-    if (claim.pool.kind !== 'AddressPool') return;
-    const name = advertisementNameOf(claim.holder);
-    if (!name) return;
-    let ad: AdObject;
-    try {
-      ad = await rest.get<AdObject>(ARP, undefined, name);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
+    const { kind, namespace = '', name } = claim.holder;
+    if (claim.pool.kind !== 'AddressPool' || (kind !== 'ServiceLoadBalancer' && kind !== 'ElasticIP')) return;
+    const owner = { kind: kind as AdvertisementOwnerKind, namespace, name };
+    // Today's name and the one before NAME-1 (an object not replaced yet): either may advertise it.
+    for (const adName of [advertisementName(owner), legacyAdvertisementName(owner)]) {
+      if (!adName) continue;
+      let ad: AdObject;
+      try {
+        ad = await rest.get<AdObject>(ARP, undefined, adName);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value)) await deleteAdvertisement(rest, adName, ad.metadata?.uid);
     }
-    const labels = ad.metadata?.labels ?? {};
-    const ours = labels[OWNER_LABELS.kind] === claim.holder.kind && labels[OWNER_LABELS.name] === claim.holder.name && (labels[OWNER_LABELS.namespace] ?? '') === (claim.holder.namespace ?? '');
-    if (ours && ad.spec.address === formatIPv4(claim.value)) await deleteAdvertisement(rest, name, ad.metadata?.uid);
   };
 }
 
 /** Deletes by name, guarded by uid; NotFound and a uid mismatch (409: a newer object) are fine. */
-async function deleteAdvertisement(rest: RestClient, name: string, uid: string | undefined): Promise<void> {
+export async function deleteAdvertisement(rest: RestClient, name: string, uid: string | undefined): Promise<void> {
   const body = uid ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } } : undefined;
   try {
     await rest.delete(ARP, undefined, name, body);

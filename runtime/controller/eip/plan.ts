@@ -5,6 +5,7 @@
  */
 import type { ElasticIP, ElasticIPPhase } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { advertisementName } from '../arp/names';
 import { attachmentOf, decideUsage, listNames, type AttachmentView, type NicView, type Usage } from './usage';
 
 export type ElasticIPStatus = NonNullable<ElasticIP['status']>;
@@ -36,7 +37,7 @@ export type Allocation =
   | { readonly allocated: true; readonly address: string; readonly pool: string }
   | { readonly allocated: false; readonly reason: string; readonly message: string };
 
-/** The ARPAdvertisement `eip-<namespace>-<name>` (EIP-17). */
+/** The ARPAdvertisement of an ElasticIP (EIP-17), named by ../arp/names.ts (NAME-1). */
 export interface AdvertisementSpec {
   readonly name: string;
   readonly externalNetwork: string;
@@ -44,7 +45,7 @@ export interface AdvertisementSpec {
   readonly nodeName: string;
 }
 
-export const eipAdvertisementName = (namespace: string, name: string): string => `eip-${namespace}-${name}`;
+export const eipAdvertisementName = (namespace: string, name: string): string => advertisementName({ kind: 'ElasticIP', namespace, name });
 
 export interface ElasticIPObservation {
   readonly namespace: string;

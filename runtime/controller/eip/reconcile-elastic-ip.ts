@@ -15,11 +15,10 @@ import { isNotFound } from '../../kube/rest';
 import { splitKey } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
-import { createAdvertisement, moveAdvertisement } from '../arp/claim-guard';
-import { JuneauResources, OWNER_LABELS } from '../resources';
-import { advertisementAction } from '../slb/plan';
+import type { AdvertisementOwner } from '../arp/names';
+import { deleteOwnedAdvertisements, findAdvertisement, nameTakenMessage, writeAdvertisement, type AdvertisementLookup } from '../arp/owned';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
-import { eipAdvertisementName, planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
+import { planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
 import { decideAddressRequest, type RequestDecision } from './request';
 
 /** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
@@ -29,7 +28,6 @@ export interface EipContext {
 }
 
 const EIP = EipResources.elasticIPs;
-const ARP = JuneauResources.arpAdvertisements;
 
 export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<void> {
   const { namespace = '', name } = splitKey(key);
@@ -40,7 +38,8 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
   if (!deleting) eip = await addFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
   const request = requestOf(ctx, eip);
   const allocation = await ensureAllocation(ctx, eip, request, deleting);
-  const adName = eipAdvertisementName(namespace, name);
+  const owner: AdvertisementOwner = { kind: 'ElasticIP', namespace, name };
+  const advertisement = findAdvertisement(ctx.base.caches.arpAdvertisements, owner);
   const plan = planElasticIP({
     namespace,
     name,
@@ -51,11 +50,11 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
     allocation,
     attachments: attachmentViewsOf(ctx.caches, namespace, name),
     nics: nicViewsOf(ctx.caches, namespace, name),
-    currentAdvertisementNode: ctx.base.caches.arpAdvertisements.get(adName)?.spec.nodeName,
+    currentAdvertisementNode: advertisement.current?.spec.nodeName,
   });
-  if (plan.finalize) return finalizeElasticIP(ctx, eip);
+  if (plan.finalize) return finalizeElasticIP(ctx, eip, owner);
   await ensureStatus(ctx, eip, plan);
-  await ensureAdvertisement(ctx, eip, adName, plan.advertisement);
+  await ensureAdvertisement(ctx, eip, owner, advertisement, plan.advertisement);
   recordEvents(ctx, eip, plan);
 }
 
@@ -101,30 +100,18 @@ async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: Elastic
   await applyStatus(ctx.base.rest, EIP, { namespace: eip.metadata.namespace, name: eip.metadata.name ?? '' }, plan.status, ctx.base.fieldManager);
 }
 
-/** EIP-17/18, ARP-3/7: create, move (only spec.nodeName) or delete `eip-<ns>-<name>`. */
-async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, name: string, desired: AdvertisementSpec | undefined): Promise<void> {
-  const existing = ctx.base.caches.arpAdvertisements.get(name);
-  if (existing && !ownedBy(existing.metadata.labels, eip)) {
-    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', { name, labels: existing.metadata.labels });
-    ctx.base.recorder?.warning(referenceTo(eip, EIP), 'ARPAdvertisementNameTaken', 'Advertise', `ARPAdvertisement ${name} exists for another owner (labels ${JSON.stringify(existing.metadata.labels ?? {})}); this ElasticIP's address is not advertised (EIP-17)`);
+/**
+ * EIP-17/18, ARP-3/7: create, move (only spec.nodeName) or delete the ElasticIP's ARPAdvertisement;
+ * written only while this ElasticIP holds the address's claim (ARP-4, ../arp/claim-guard.ts), and
+ * never another owner's object under this name (NAME-1).
+ */
+async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, owner: AdvertisementOwner, found: AdvertisementLookup, desired: AdvertisementSpec | undefined): Promise<void> {
+  if (found.foreign) {
+    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', { name: found.foreign.metadata?.name, labels: found.foreign.metadata?.labels });
+    ctx.base.recorder?.warning(referenceTo(eip, EIP), 'ARPAdvertisementNameTaken', 'Advertise', nameTakenMessage(owner, found.foreign));
     return;
   }
-  const current = existing && { name, externalNetwork: existing.spec.externalNetwork, address: existing.spec.address, nodeName: existing.spec.nodeName };
-  const action = advertisementAction(current, desired);
-  const { rest, fieldManager } = ctx.base;
-  if (action.action === 'none') return;
-  if (action.action === 'delete' || action.action === 'recreate') await deleteIgnoringNotFound(ctx, name);
-  if (action.action === 'delete') return;
-  const d = action.desired;
-  // ARP-4: written only while this ElasticIP holds the address's claim (../arp/claim-guard.ts).
-  if (action.action === 'move') return moveAdvertisement(rest, name, d.address, d.nodeName, holderOf(eip), fieldManager);
-  const labels = { [OWNER_LABELS.kind]: 'ElasticIP', [OWNER_LABELS.namespace]: eip.metadata.namespace ?? '', [OWNER_LABELS.name]: eip.metadata.name ?? '' };
-  const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
-  await createAdvertisement(rest, body, holderOf(eip), fieldManager);
-}
-
-function ownedBy(labels: Record<string, string> | undefined, eip: { metadata: { namespace?: string; name?: string } }): boolean {
-  return labels?.[OWNER_LABELS.kind] === 'ElasticIP' && labels[OWNER_LABELS.namespace] === eip.metadata.namespace && labels[OWNER_LABELS.name] === eip.metadata.name;
+  await writeAdvertisement(ctx.base, owner, holderOf(eip), found.current, desired);
 }
 
 function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): void {
@@ -133,10 +120,8 @@ function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan
 }
 
 /** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
-async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject): Promise<void> {
-  const name = eipAdvertisementName(eip.metadata.namespace ?? '', eip.metadata.name ?? '');
-  const existing = ctx.base.caches.arpAdvertisements.get(name);
-  if (!existing || ownedBy(existing.metadata.labels, eip)) await deleteIgnoringNotFound(ctx, name);
+async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject, owner: AdvertisementOwner): Promise<void> {
+  await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, owner);
   await ctx.base.allocator.releaseAll(holderOf(eip));
   try {
     await removeFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
@@ -152,17 +137,7 @@ async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject): Promise
 async function releaseForgotten(ctx: EipContext, namespace: string, name: string): Promise<void> {
   if (nicViewsOf(ctx.caches, namespace, name).length > 0) return;
   const holder: Holder = { kind: 'ElasticIP', namespace, name };
-  const adName = eipAdvertisementName(namespace, name);
-  const ad = ctx.base.caches.arpAdvertisements.get(adName);
-  if (ad && ownedBy(ad.metadata.labels, { metadata: { namespace, name } })) await deleteIgnoringNotFound(ctx, adName);
+  await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, { kind: 'ElasticIP', namespace, name });
   const released = await ctx.base.allocator.releaseAll(holder);
   if (released > 0) ctx.base.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', { elasticIP: `${namespace}/${name}`, claims: released });
-}
-
-async function deleteIgnoringNotFound(ctx: EipContext, name: string): Promise<void> {
-  try {
-    await ctx.base.rest.delete(ARP, undefined, name);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
 }

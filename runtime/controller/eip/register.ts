@@ -13,7 +13,7 @@ import { waitForCacheSync, type Informer as KubeInformer } from '../../kube/info
 import { WorkQueue, type KeyHandler } from '../../kube/workqueue';
 import { claimRecordOf } from '../allocator/claims';
 import type { ControllerContext } from '../context';
-import { OWNER_LABELS } from '../resources';
+import { ownerKeysOf } from '../arp/names';
 import { reconcilePod } from '../pods/reconcile-pod';
 import { allInformers, createEipCaches, INDEX, type EipCaches, type ElasticIPObject } from './caches';
 import { reconcileElasticIPAttachment, reconcileNetworkInterface } from './reconcile-dependents';
@@ -126,8 +126,6 @@ function mapEventsToKeys(ctx: EipContext, q: Queues): void {
     // A released address may be what a Pending ElasticIP waits for (NoFreeAddress, RequestedIPInUse).
     if (event === 'delete' && record?.pool.kind === 'AddressPool') caches.elasticIPs.list().filter((e) => e.status?.phase === 'Pending').forEach((e) => q.elasticIPs.add(objectKey(e)));
   });
-  shared.arpAdvertisements.on((_e, ad) => {
-    const l = ad.metadata.labels ?? {};
-    if (l[OWNER_LABELS.kind] === 'ElasticIP') add(q.elasticIPs, keyOf(l[OWNER_LABELS.namespace], l[OWNER_LABELS.name]));
-  });
+  // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
+  shared.arpAdvertisements.on((_e, ad) => ownerKeysOf(ad, 'ElasticIP').forEach((k) => add(q.elasticIPs, k)));
 }

@@ -9,19 +9,19 @@ import { applyObject, applyStatus, removeFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { Resources } from '../../kube/resources';
 import { isNotFound } from '../../kube/rest';
-import { splitKey, type KubeObject } from '../../kube/types';
+import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
 import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
-import { createAdvertisement, moveAdvertisement } from '../arp/claim-guard';
-import { asKube, JuneauResources, OWNER_LABELS } from '../resources';
-import { advertisementAction, advertisementName, planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
+import type { AdvertisementOwner } from '../arp/names';
+import { deleteOwnedAdvertisements, findAdvertisement, nameTakenMessage, writeAdvertisement, type AdvertisementLookup } from '../arp/owned';
+import { asKube, JuneauResources } from '../resources';
+import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
 import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec, unsupportedServiceReason } from '../slb/request';
 import { formatIPv4, parseIPv4 } from '../../../api/validation';
 
 type Slb = ServiceLoadBalancer & KubeObject;
 const SLB = JuneauResources.serviceLoadBalancers;
-const ARP = JuneauResources.arpAdvertisements;
 
 export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<void> {
   const service = ctx.caches.services.get(key);
@@ -33,6 +33,8 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
   const allocation = await ensureAllocation(ctx, service, slb);
+  const owner = ownerOf(key);
+  const advertisement = findAdvertisement(ctx.caches.arpAdvertisements, owner);
   const plan = planServiceLoadBalancer({
     service,
     slices: endpointSlicesOf(ctx, key),
@@ -40,9 +42,9 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     previous: slb.status,
     network: networkOf(ctx, slb),
     allocation,
-    currentAdvertisement: currentAdvertisement(ctx, key),
+    currentAdvertisement: advertisement.current?.spec,
   });
-  await ensureAdvertisement(ctx, slb, key, plan.advertisement);
+  await ensureAdvertisement(ctx, slb, owner, advertisement, plan.advertisement);
   await ensureStatus(ctx, slb, plan);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
   recordEvents(ctx, slb, plan);
@@ -105,26 +107,21 @@ function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp
   return network && { name: network.metadata.name ?? '', type: network.spec.type };
 }
 
-function currentAdvertisement(ctx: ControllerContext, key: string): AdvertisementSpec | undefined {
-  const { namespace, name } = splitKey(key);
-  const ad = ctx.caches.arpAdvertisements.get(advertisementName(namespace ?? '', name));
-  return ad && { name: ad.metadata.name ?? '', externalNetwork: ad.spec.externalNetwork, address: ad.spec.address, nodeName: ad.spec.nodeName };
+function ownerOf(key: string): AdvertisementOwner {
+  const { namespace = '', name } = splitKey(key);
+  return { kind: 'ServiceLoadBalancer', namespace, name };
 }
 
-/** SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement; writes only while the VIP's claim is held (ARP-4). */
-async function ensureAdvertisement(ctx: ControllerContext, slb: Slb, key: string, desired: AdvertisementSpec | undefined): Promise<void> {
-  const action = advertisementAction(currentAdvertisement(ctx, key), desired);
-  if (action.action === 'none') return;
-  if (action.action === 'delete' || action.action === 'recreate') {
-    await deleteIgnoringNotFound(ctx, ARP, undefined, action.action === 'delete' ? action.name : action.desired.name);
-    if (action.action === 'delete') return;
+/**
+ * SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement; writes only while
+ * the VIP's claim is held (ARP-4), and never another owner's object under this name (NAME-1).
+ */
+async function ensureAdvertisement(ctx: ControllerContext, slb: Slb, owner: AdvertisementOwner, found: AdvertisementLookup, desired: AdvertisementSpec | undefined): Promise<void> {
+  if (found.foreign) {
+    ctx.recorder?.warning(referenceTo(asKube(slb), SLB), 'ARPAdvertisementNameTaken', 'Advertise', nameTakenMessage(owner, found.foreign));
+    return;
   }
-  const d = action.desired;
-  if (action.action === 'move') return moveAdvertisement(ctx.rest, d.name, d.address, d.nodeName, holderOf(slb), ctx.fieldManager);
-  const { namespace, name } = splitKey(key);
-  const labels = { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: namespace ?? '', [OWNER_LABELS.name]: name };
-  const body = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: d.name, labels }, spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName } };
-  await createAdvertisement(ctx.rest, body, holderOf(slb), ctx.fieldManager);
+  await writeAdvertisement(ctx, owner, holderOf(slb), found.current, desired);
 }
 
 /** Status once per pass, through the status subresource, only when it changed. */
@@ -149,7 +146,7 @@ function recordEvents(ctx: ControllerContext, slb: Slb, plan: SlbPlan): void {
 /** ARP-6: a deleted ServiceLoadBalancer takes its ARPAdvertisement and claim with it, then lets go. */
 async function finalizeServiceLoadBalancer(ctx: ControllerContext, slb: Slb, service: ServiceObject | undefined): Promise<void> {
   if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return;
-  await deleteIgnoringNotFound(ctx, ARP, undefined, advertisementName(slb.metadata.namespace ?? '', slb.metadata.name ?? ''));
+  await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, ownerOf(objectKey(slb)));
   await ctx.allocator.releaseAll(holderOf(slb));
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) await ensureServiceIngress(ctx, service, []);
   try {

@@ -5,6 +5,7 @@
  */
 import type { ServiceLoadBalancer, ServiceLoadBalancerPhase } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { advertisementName } from '../arp/names';
 import { normalizePorts, summarizeBackends } from './backends';
 import type { NoAllocation } from './request';
 import { rendezvousNode } from './rendezvous';
@@ -25,15 +26,13 @@ export const REASONS = {
 /** The allocation as the reconciler found or made it this pass. */
 export type AllocationOutcome = { readonly allocated: true; readonly vip: string; readonly pool: string } | ({ readonly allocated: false } & NoAllocation);
 
-/** The ARPAdvertisement of a ServiceLoadBalancer: `slb-<namespace>-<name>` (SLB-6). */
+/** The ARPAdvertisement of a ServiceLoadBalancer (SLB-6), named by ../arp/names.ts (NAME-1). */
 export interface AdvertisementSpec {
   readonly name: string;
   readonly externalNetwork: string;
   readonly address: string;
   readonly nodeName: string;
 }
-
-export const advertisementName = (namespace: string, name: string): string => `slb-${namespace}-${name}`;
 
 export interface SlbObservation {
   readonly service: ServiceView;
@@ -67,7 +66,7 @@ export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date(
   const backends = summarizeBackends(o.slices);
   const { ports } = normalizePorts(o.service.spec?.ports ?? [], o.slices);
   const vip = o.allocation.allocated ? o.allocation.vip : undefined;
-  const advertisement = desiredAdvertisement(o, backends.advertisingNodes, advertisementName(namespace, name));
+  const advertisement = desiredAdvertisement(o, backends.advertisingNodes, advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }));
   const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
   const conditions = [allocatedCondition(o), availableCondition(o, backends.advertisingNodes, advertisement)].reduce<Condition[]>(
     (list, c) => setCondition(list, c, now),
@@ -139,7 +138,11 @@ function eventsOf(o: SlbObservation, phase: ServiceLoadBalancerPhase, status: Sl
   return events;
 }
 
-/** What to do about the ARPAdvertisement: ARP-3 makes address and network immutable, so a new VIP means delete and create. */
+/**
+ * What to do about the ARPAdvertisement: ARP-3 makes address and network immutable, so a new VIP
+ * means delete and create; so does an object under another name than today's (one written before
+ * NAME-1: delete it, then create the new one, so no two objects advertise the address at once).
+ */
 export type AdvertisementAction =
   | { readonly action: 'none' }
   | { readonly action: 'create'; readonly desired: AdvertisementSpec }
@@ -150,7 +153,7 @@ export type AdvertisementAction =
 export function advertisementAction(current: AdvertisementSpec | undefined, desired: AdvertisementSpec | undefined): AdvertisementAction {
   if (!desired) return current ? { action: 'delete', name: current.name } : { action: 'none' };
   if (!current) return { action: 'create', desired };
-  if (current.address !== desired.address || current.externalNetwork !== desired.externalNetwork) return { action: 'recreate', desired };
+  if (current.name !== desired.name || current.address !== desired.address || current.externalNetwork !== desired.externalNetwork) return { action: 'recreate', desired };
   if (current.nodeName !== desired.nodeName) return { action: 'move', desired, from: current.nodeName };
   return { action: 'none' };
 }

@@ -4,6 +4,7 @@
 import { WEBHOOK_PATHS } from '../../../api';
 import type { AdmissionRequest, Verdict } from './admission';
 import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
+import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
 import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
 import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
@@ -25,13 +26,17 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
       addressPools: await caches.addressPools.list(),
     }),
 
-  [WEBHOOK_PATHS.arpAdvertisement]: async (request, caches) =>
-    checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
+  [WEBHOOK_PATHS.arpAdvertisement]: async (request, caches) => {
+    // ARP-11 first: a write by anyone but the controller is refused before any list is read.
+    const writer = checkARPAdvertisementWriter(as<ARPAdvertisementObject>(request), caches.arpAdvertisementWriters?.() ?? []);
+    if (!writer.allowed) return writer;
+    return checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
       arpAdvertisements: await caches.arpAdvertisements.list(),
       externalNetworks: await caches.externalNetworks.list(),
       addressPools: await caches.addressPools.list(),
       nodes: await caches.nodes.list(),
-    }),
+    });
+  },
 
   [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) =>
     checkElasticIPAttachmentAdmission(as<ElasticIPAttachmentObject>(request), {

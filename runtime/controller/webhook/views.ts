@@ -65,6 +65,8 @@ export interface WebhookCaches {
    * start from a SelfSubjectReview. Absent: nobody is known yet, and every write is refused.
    */
   readonly serviceLoadBalancerWriters?: () => readonly string[];
+  /** The usernames allowed to create and change ARPAdvertisements: the controller's own (ARP-11); absent, every write is refused. */
+  readonly arpAdvertisementWriters?: () => readonly string[];
 }
 
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';

@@ -13,8 +13,8 @@ export interface ServiceLoadBalancerObject {
   readonly status?: unknown;
 }
 
-/** Only finalizers changed, on an object already being deleted. */
-function onlyReleasesFinalizers(request: AdmissionRequest<ServiceLoadBalancerObject>): boolean {
+/** Only finalizers changed, on an object already being deleted (also ARP-11's exception). */
+export function onlyReleasesFinalizers(request: AdmissionRequest<ServiceLoadBalancerObject>): boolean {
   const { object, oldObject } = request;
   if (request.operation !== 'UPDATE' || !isDeleting(oldObject) || request.subResource) return false;
   const strip = (o: ServiceLoadBalancerObject | undefined) => JSON.stringify({ spec: o?.spec, status: o?.status });
