@@ -6,6 +6,7 @@
 // VIP and the candidate nodes). Backends are 9 Pods on 6 Nodes whose status the test sets (no
 // kubelet); each Service selects one of three groups of 3 Pods, so it has 3 candidate nodes and the
 // real EndpointSlice controller makes one slice per Service.
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -269,7 +270,7 @@ describe('two juneau-controller processes, 300 Services', () => {
       const mismatched: string[] = [];
       for (const s of slbs) {
         const i = Number(s.metadata.name!.slice(1));
-        const ad = adByName.get(`slb-${namespace}-${s.metadata.name}`);
+        const ad = adByName.get(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name ?? '' }));
         expect([...(s.status!.advertisingNodes ?? [])].sort()).toEqual([...groups[groupOf(i)]].sort());
         expect(ad?.spec).toMatchObject({ address: s.status!.vip, nodeName: s.status!.arpAnnouncingNode, externalNetwork: NET });
         if (s.status!.arpAnnouncingNode !== highestRandomWeightNode(s.status!.vip!, groups[groupOf(i)])) mismatched.push(s.metadata.name!);

@@ -2,6 +2,7 @@
 // VIPs by claim creation, ARPAdvertisements that follow ready Local backends (SLB-1..10, ARP-6,
 // EN-7, ALLOC-1/2). Backends are Pods whose status the test sets; the real EndpointSlice
 // controller turns them into EndpointSlices.
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type ARPAdvertisement, type AllocationClaim, type ExternalNetwork, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
@@ -144,7 +145,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     expect(allocated.metadata.finalizers).toContain('juneau.loutres.me/service-load-balancer');
     expect(cond(allocated, 'Available')).toMatchObject({ status: 'False', reason: 'NoReadyBackends' });
     expect((await getClaim(`ipv4.${vip}`))?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: 'web', uid: allocated.metadata.uid });
-    expect(await getAd(`slb-${namespace}-web`)).toBeUndefined();
+    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
 
     // Backends on two nodes -> Ready, ARPAdvertisement on one of them.
     await createRunningPod({ namespace, name: 'web-1', labels: { app: 'web' }, nodeName: nodes[0], podIP: '10.244.1.10', ports });
@@ -154,7 +155,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       return s?.status?.phase === 'Ready' && s.status.advertisingNodes?.length === 2 ? s : undefined;
     }, { what: 'phase Ready with two advertising nodes' });
     expect(ready.status).toMatchObject({ vip, addressPool: POOL, advertisingNodes: [nodes[0], nodes[1]].sort(), backendSummary: { totalReady: 2, localReadyNodes: 2 }, ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] });
-    const ad = await waitFor(() => getAd(`slb-${namespace}-web`), { what: 'ARPAdvertisement' });
+    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), { what: 'ARPAdvertisement' });
     expect(ad.spec).toMatchObject({ externalNetwork: NET, address: vip });
     expect([nodes[0], nodes[1]]).toContain(ad.spec.nodeName);
     expect(ready.status?.arpAnnouncingNode).toBe(ad.spec.nodeName);
@@ -164,13 +165,13 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     // SLB-7: a new backend node does not move it.
     await createRunningPod({ namespace, name: 'web-3', labels: { app: 'web' }, nodeName: nodes[2], podIP: '10.244.3.10', ports });
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.advertisingNodes?.length === 3, { what: 'three advertising nodes' });
-    expect((await getAd(`slb-${namespace}-web`))?.spec.nodeName).toBe(ad.spec.nodeName);
+    expect((await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })))?.spec.nodeName).toBe(ad.spec.nodeName);
 
     // SLB-7: the chosen node's backend goes unready -> only spec.nodeName changes.
     const chosenPod = ad.spec.nodeName === nodes[0] ? 'web-1' : 'web-2';
     await setPodReady(namespace, chosenPod, false);
     const moved = await waitFor(async () => {
-      const a = await getAd(`slb-${namespace}-web`);
+      const a = await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }));
       return a && a.spec.nodeName !== ad.spec.nodeName ? a : undefined;
     }, { what: 'ARPAdvertisement moved' });
     expect(moved.metadata.uid).toBe(ad.metadata.uid);
@@ -186,15 +187,15 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     }, { what: 'phase Degraded' });
     expect(degraded.status).toMatchObject({ vip, advertisingNodes: [], arpAnnouncingNode: '' });
     expect(cond(degraded, 'Available')).toMatchObject({ status: 'False', reason: 'NoReadyBackends' });
-    await waitFor(async () => (await getAd(`slb-${namespace}-web`)) === undefined, { what: 'ARPAdvertisement deleted' });
+    await waitFor(async () => (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))) === undefined, { what: 'ARPAdvertisement deleted' });
 
     // ARP-6: deleting the Service removes the SLB, its claim and its ARPAdvertisement.
     await createRunningPod({ namespace, name: 'web-4', labels: { app: 'web' }, nodeName: nodes[0], podIP: '10.244.1.11', ports });
-    await waitFor(() => getAd(`slb-${namespace}-web`), { what: 'ARPAdvertisement again' });
+    await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), { what: 'ARPAdvertisement again' });
     await clients().core.deleteNamespacedService({ namespace, name: 'web' });
     await waitFor(async () => (await getSlb(namespace, 'web')) === undefined, { what: 'SLB gone', timeoutMs: 45_000 });
     expect(await getClaim(`ipv4.${vip}`)).toBeUndefined();
-    expect(await getAd(`slb-${namespace}-web`)).toBeUndefined();
+    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
   });
 
   it('SLB-2: a requested IP outside the pools -> Error, no VIP, the condition names the annotation', async () => {
@@ -258,7 +259,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     }, { what: 'bgp Ready' });
     expect(slb.status).toMatchObject({ advertisingNodes: [nodes[2]], arpAnnouncingNode: '' });
     expect(slb.status?.vip).toMatch(/^198\.18\.78\./);
-    expect(await getAd(`slb-${namespace}-bgp`)).toBeUndefined();
+    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'bgp' }))).toBeUndefined();
   });
 
   it('ALLOC-1: a restarted controller rebuilds the index from the claims and changes nothing', async () => {
@@ -269,14 +270,14 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       const s = await getSlb(namespace, 'keep');
       return s?.status?.phase === 'Ready' ? s : undefined;
     }, { what: 'Ready' });
-    const adBefore = await waitFor(() => getAd(`slb-${namespace}-keep`), { what: 'ad' });
+    const adBefore = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })), { what: 'ad' });
     await controller.stop();
     controller = newController();
     await controller.start();
     await new Promise((r) => setTimeout(r, 3_000));
     const after = await getSlb(namespace, 'keep');
     expect(after?.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-    expect((await getAd(`slb-${namespace}-keep`))?.metadata.resourceVersion).toBe(adBefore.metadata.resourceVersion);
+    expect((await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })))?.metadata.resourceVersion).toBe(adBefore.metadata.resourceVersion);
     // A new Service does not get the VIP already taken.
     await createLoadBalancerService(namespace, 'fresh', { network: NET });
     const fresh = await waitFor(async () => (await getSlb(namespace, 'fresh'))?.status?.vip, { what: 'fresh VIP' });

@@ -2,6 +2,7 @@
 // both Pod annotations (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18), the ARPAdvertisement
 // following a re-created Pod to another node (EIP-17), NAT through an ElasticIPAttachment
 // (EIPA-1, EIP-14), and a requestedIP that is already taken (EIP-3).
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { clients, deletePodNow, ensureNode, useNamespace, waitFor } from './fixture';
@@ -65,7 +66,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect(condition(available, 'Allocated')).toMatchObject({ status: 'True', reason: 'AddressAllocated', observedGeneration: 1 });
     expect(condition(available, 'Attached')).toMatchObject({ status: 'False', reason: 'NotInUse' });
     expect((await getClaim(`ipv4.${address}`))?.spec.holder).toMatchObject({ kind: 'ElasticIP', namespace, name: 'web-eip' });
-    const adName = `eip-${namespace}-web-eip`;
+    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'web-eip' });
     expect(await getAd(adName)).toBeUndefined();
 
     // NIC-1: the Pod's NetworkInterface, owned by it, with node, address and ElasticIP.
@@ -123,10 +124,10 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       return e?.status?.attachment?.name === 'api.net1' ? e : undefined;
     }, { what: 'api.net1 holds api-eip' });
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
-    expect(await getAd(`eip-${namespace}-api-eip`)).toBeUndefined();
+    expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
     // "Scheduling": a binding sets spec.nodeName.
     await clients().core.createNamespacedPodBinding({ namespace, name: 'api', body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } } });
-    const ad = await waitFor(() => getAd(`eip-${namespace}-api-eip`), { what: 'ARPAdvertisement after scheduling' });
+    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), { what: 'ARPAdvertisement after scheduling' });
     expect(ad.spec.nodeName).toBe(nodes[1]);
     expect((await getNic(namespace, 'api.eth0'))?.spec.nodeName).toBe(nodes[1]);
   });
@@ -167,7 +168,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     expect(eip?.status).toMatchObject({ phase: 'Attached', attachment: { kind: 'ElasticIPAttachment', name: 'nginx-attach' } });
     expect(condition(eip, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedThroughNAT' });
     const address = eip!.status!.address!;
-    const adName = `eip-${namespace}-nginx-eip`;
+    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'nginx-eip' });
     expect((await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' })).spec).toEqual({ externalNetwork: NET, address, nodeName: nodes[1] });
 
     // Detach: Available, no ARPAdvertisement (EIP-18).
@@ -191,7 +192,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await createPod(namespace, 'p1', { nodeName: nodes[0], annotations: networks([{ interface: 'eth0' }]) });
     await createPod(namespace, 'p2', { nodeName: nodes[1], annotations: networks([{ interface: 'eth0' }]) });
     await createAttachment(namespace, 'a1', 'eip', 'p1.eth0');
-    await waitFor(() => getAd(`eip-${namespace}-eip`), { what: 'ARPAdvertisement for a1' });
+    await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement for a1' });
     await createAttachment(namespace, 'a2', 'eip', 'p2.eth0');
     const error = await waitFor(async () => {
       const e = await getEip(namespace, 'eip');
@@ -200,7 +201,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'MultipleAttachments' });
     expect(condition(error, 'Attached')?.message).toContain('a1 and a2');
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(async () => (await getAd(`eip-${namespace}-eip`)) === undefined, { what: 'no ARPAdvertisement' });
+    await waitFor(async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined, { what: 'no ARPAdvertisement' });
     await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', { what: 'a1 Pending' });
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'a2');
     await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.phase === 'Attached', { what: 'a1 Attached again' });

@@ -2,6 +2,7 @@
 // in-process: the EIP-10 conflict and its recovery from either side, the EIP-11/12 handover
 // between a terminating Pod's NIC and its replacement, EIP-15/16 deletion that waits for NICs,
 // and the pod controller's EN-8 wait and malformed annotations (NIC-1).
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
@@ -71,7 +72,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'Conflict' });
     expect(condition(error, 'Attached')?.message).toMatch(/ElasticIPAttachment\(s\) nat-attach.*NetworkInterface\(s\) web\.eth0/);
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(async () => (await getAd(`eip-${namespace}-eip`)) === undefined, { what: 'no ARPAdvertisement during the conflict' });
+    await waitFor(async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined, { what: 'no ARPAdvertisement during the conflict' });
     const nic = await waitFor(async () => {
       const n = await getNic(namespace, 'web.eth0');
       return n?.status?.phase === 'Pending' ? n : undefined;
@@ -85,7 +86,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
     await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', { what: 'NIC Ready again' });
-    expect((await getAd(`eip-${namespace}-eip`))?.spec.nodeName).toBe(nodes[0]);
+    expect((await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })))?.spec.nodeName).toBe(nodes[0]);
   });
 
   it('EIP-10: recovery from the other side — deleting the Pod gives the attachment the address', async () => {
@@ -100,7 +101,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'ElasticIPAttachment', name: 'nat-attach' });
     await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', { what: 'attachment Attached' });
-    expect((await waitFor(() => getAd(`eip-${namespace}-eip`), { what: 'ARPAdvertisement' })).spec.nodeName).toBe(nodes[1]);
+    expect((await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement' })).spec.nodeName).toBe(nodes[1]);
   });
 });
 
@@ -112,7 +113,7 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'vm-old', { nodeName: nodes[0], annotations: direct('eip') });
     await eipIn(namespace, 'eip', 'Attached');
-    const adName = `eip-${namespace}-eip`;
+    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
     await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[0], { what: 'ARPAdvertisement on node a' });
 
     // The old Pod terminates (no kubelet: it stays Terminating); the replacement appears on node b.
@@ -163,7 +164,7 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
     const attached = await eipIn(namespace, 'eip', 'Attached');
     const address = attached.status!.address!;
-    const adName = `eip-${namespace}-eip`;
+    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
 
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
@@ -199,7 +200,7 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('eip') });
     await eipIn(namespace, 'eip', 'Attached');
-    const adName = `eip-${namespace}-eip`;
+    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
     await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces', { what: 'waiting' });

@@ -3,7 +3,9 @@
 // of this file's objects. Each rule: allowed cases allowed, and refusals whose message names the
 // conflicting object. EN-3, EN-4, EN-5, AP-2, ARP-2, ARP-4, ARP-5, EIP-5.
 import { ANNOTATIONS } from '../../api';
-import { clients, createNamespace, deleteNamespace, ensureNode, mergePatch } from './fixture';
+import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
+import { RestClient } from '../../runtime/kube/rest';
+import { clients, createNamespace, deleteNamespace, ensureNode, mergePatch, testKubeConfig } from './fixture';
 import {
   addressPool, apply, applyOk, arpAdvertisement, deleteClusterObjects, elasticIPAttachment, externalNetwork, juneauPath, networkInterface, pod, randomId, randomSubnet, startTestWebhook, type TestWebhook,
 } from './webhook-fixture';
@@ -19,7 +21,9 @@ const created: Record<string, string[]> = { addresspools: [], externalnetworks: 
 const track = (plural: string, n: string) => (created[plural].push(n), n);
 
 beforeAll(async () => {
-  webhook = await startTestWebhook('rules');
+  // These ARPAdvertisements are written as the controller would be: `admin` is the writer ARP-11 allows
+  // (test/cluster/webhook-arp.test.ts proves everyone else is refused).
+  webhook = await startTestWebhook('rules', { caches: { ...liveWebhookCaches(new RestClient(testKubeConfig())), arpAdvertisementWriters: () => ['admin'] } });
   L = webhook.labels;
 });
 
