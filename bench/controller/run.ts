@@ -13,7 +13,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
+import { advertisementName, ownerMetadata } from '../../runtime/controller/arp/names';
+import { JuneauResources } from '../../runtime/controller/resources';
 import { FieldManagers } from '../../runtime/kube/apply';
 import { EventRecorder } from '../../runtime/kube/events';
 import { toMicroTime } from '../../runtime/kube/conditions';
@@ -211,7 +212,7 @@ async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, 
       {
         apiVersion: API_VERSION,
         kind: 'ARPAdvertisement',
-        metadata: { name: `slb-${namespace}-${name}`, labels: { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: namespace, [OWNER_LABELS.name]: name } },
+        metadata: { name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }), ...ownerMetadata({ kind: 'ServiceLoadBalancer', namespace, name }) },
         spec: { externalNetwork: network, address: vip, nodeName: members[0] },
       } as KubeObject,
       { fieldManager: FIELD_MANAGER },
@@ -261,7 +262,7 @@ async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, 
 async function cleanRun(admin: RestClient, namespace: string, pool: string): Promise<void> {
   await forEachConcurrent(SERVICES, 16, async (i) => {
     const name = `s${i}`;
-    await ignoreNotFound(admin.delete(JuneauResources.arpAdvertisements, undefined, `slb-${namespace}-${name}`));
+    await ignoreNotFound(admin.delete(JuneauResources.arpAdvertisements, undefined, advertisementName({ kind: 'ServiceLoadBalancer', namespace, name })));
     await ignoreNotFound(admin.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } }));
     await ignoreNotFound(admin.delete(JuneauResources.serviceLoadBalancers, namespace, name));
     await ignoreNotFound(admin.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: null } } }, { subresource: 'status' }));

@@ -73,14 +73,17 @@ async function usedElasticIP(ns: string, name: string, node: string): Promise<vo
   } as KubeObject);
 }
 
-/** The owner's ARPAdvertisement under its NAME-1 name, owned by it and advertising its address. */
+/**
+ * The owner's ARPAdvertisement advertising its address, found by its owner marks whatever its name
+ * (so a wait fails on what the controller does, not on how the test spells a name).
+ */
 async function advertisedFor(owner: AdvertisementOwner): Promise<Ad | undefined> {
   const address =
     owner.kind === 'ServiceLoadBalancer'
       ? (await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, owner.namespace, owner.name))?.status?.vip
       : (await getAs<ElasticIP>(EipResources.elasticIPs, owner.namespace, owner.name))?.status?.address;
-  const ad = await getAd(advertisementName(owner));
-  return address && ad && ad.spec.address === address && isOwnedBy(ad, owner) ? ad : undefined;
+  const candidates = await rest.list<Ad>(ARP, { labelSelector: `${OWNER_LABELS.kind}=${owner.kind},${OWNER_LABELS.namespace}=${owner.namespace}` });
+  return candidates.items.find((ad) => address && ad.spec.address === address && isOwnedBy(ad, owner));
 }
 
 /** A hand-made ARPAdvertisement (no webhook runs in this file), deleted after the file. */
@@ -157,6 +160,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       const both = [await advertisedFor(slb(a, 'web')), await advertisedFor(slb(b, 'a-web'))];
       return both.every(Boolean) ? (both as Ad[]) : undefined;
     }, { what: 'both Services advertised under their own names' });
+    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(slb(a, 'web')), advertisementName(slb(b, 'a-web'))]);
     expect(adA.metadata?.name).not.toBe(adB.metadata?.name);
     expect(adA.spec.address).not.toBe(adB.spec.address);
 
@@ -177,6 +181,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       return both.every(Boolean) ? (both as Ad[]) : undefined;
     }, { what: 'both ElasticIPs advertised under their own names' });
     expect([adA.spec.nodeName, adB.spec.nodeName]).toEqual(nodes);
+    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(eip(a, 'db')), advertisementName(eip(b, 'a-db'))]);
 
     const events = await watchedWindow({ labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` }, async () => {
       await touch(EipResources.elasticIPs, a, 'db');
@@ -190,6 +195,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     const name = `long-${'x'.repeat(95)}`;
     await usedElasticIP(ns, name, nodes[0]);
     const ad = await waitFor(() => advertisedFor(eip(ns, name)), { what: 'the ARPAdvertisement of the long-named ElasticIP' });
+    expect(ad.metadata?.name).toBe(advertisementName(eip(ns, name)));
     expect(ad.spec.nodeName).toBe(nodes[0]);
     expect(ad.metadata?.annotations?.[OWNER_ANNOTATION]).toBe(`ElasticIP/${ns}/${name}`);
     expect(ad.metadata?.labels?.[OWNER_LABELS.name]).toBeUndefined();
@@ -238,6 +244,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     await rest.delete(ARP, undefined, eipName);
     const own = await waitFor(() => advertisedFor(slb(ns, 'a-web')), { what: 'the Service advertised once the name is free' });
     expect(own.spec.address).toBe(ready.status?.vip);
+    expect(own.metadata?.name).toBe(svcName);
     await waitFor(() => advertisedFor(eip(ns, 'a-db')), { what: 'the ElasticIP advertised once the name is free' });
   });
 
@@ -256,6 +263,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       return both.every(Boolean) ? (both as Ad[]) : undefined;
     }, { what: 'both Services advertised under their NAME-1 names' });
     const events = watch.stop();
+    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(slb(a, 'web')), legacy.metadata?.name]);
     expect(adA.spec.address).toBe(VIP);
     expect(adB.metadata?.uid).not.toBe(legacy.metadata?.uid);
 
