@@ -2,6 +2,9 @@
  * `juneau-controller`: flags -> kubeconfig -> health/metrics -> (Lease) -> JuneauController.
  * Losing the Lease exits with 1 so the Pod restarts as a clean standby (controller-runtime does
  * the same); SIGTERM/SIGINT stop the reconcilers, release the Lease and exit 0.
+ * The reconcilers and their Events write through a client fenced by the leadership: the instant
+ * the Lease is lost, requests in flight are aborted and no new one leaves the process, before the
+ * new leader can start (it waits out leaseDuration; we step down at renewDeadline).
  */
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -57,10 +60,12 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
 
 async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
   const rest = new RestClient(kubeConfig);
+  const leadership = new AbortController();
+  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
-  const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
-  const controller = new JuneauController({ rest, logger, recorder, metrics, workers: flags.workers });
+  const recorder = new EventRecorder(leaderRest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
+  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
@@ -71,6 +76,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   health.addReadinessCheck('caches-synced', () => (elector && !elector.isLeader) || controller.hasSynced);
   await health.start();
   let stopping = false;
+  let lostLease = false;
   const lost = new Promise<number>((resolve) => {
     const startController = () =>
       controller.start().catch((err: unknown) => {
@@ -88,7 +94,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       logger,
       onStartedLeading: () => void startController(),
       onStoppedLeading: () => {
+        leadership.abort();
         if (stopping) return;
+        lostLease = true;
         logger.error('lost the Lease; exiting so a clean standby takes over');
         resolve(1);
       },
@@ -98,7 +106,8 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   logger.info('started', { identity, leaderElect: flags.leaderElect, healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
-  await controller.stop();
+  // After a lost Lease the queued keys are the new leader's work now: drop them, do not drain.
+  await controller.stop({ dropQueued: lostLease });
   await webhook.stop({ keepRegistration: true });
   await elector?.release();
   await recorder.stop();
