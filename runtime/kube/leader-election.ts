@@ -124,6 +124,7 @@ export class LeaderElector {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private leading: AbortController | undefined;
   private stopped = false;
+  private renewedWhileStopping = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -151,6 +152,7 @@ export class LeaderElector {
   /** Starts campaigning in the background. */
   start(): void {
     this.stopped = false;
+    this.renewedWhileStopping = false;
     this.loop ??= this.run().finally(() => (this.loop = undefined));
   }
 
@@ -162,8 +164,10 @@ export class LeaderElector {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    if (!this.leading) return;
+    // Also when the write that took the Lease landed as release() began; never after losing it.
+    const held = this.leading !== undefined || this.renewedWhileStopping;
     this.stepDown();
+    if (!held) return;
     const lease = this.observed;
     if (!lease?.spec || lease.spec.holderIdentity !== this.options.identity) return;
     const stamp = toMicroTime(new Date());
@@ -181,7 +185,10 @@ export class LeaderElector {
       // The record written carries this instant; others count its lease from when they see it, later.
       const attemptStartMs = Date.now();
       const renewed = await this.tryAcquireOrRenew();
-      if (this.stopped) break;
+      if (this.stopped) {
+        this.renewedWhileStopping = renewed;
+        break;
+      }
       if (renewed) {
         this.lastRenewMs = attemptStartMs;
         if (!this.leading) this.startLeading();
