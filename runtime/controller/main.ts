@@ -17,8 +17,8 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { RestClient } from '../kube/rest';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
-import { liveWebhookCaches } from './webhook/listers';
-import { startWebhookServer, type WebhookServerHandle } from './webhook/start';
+import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
+import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
 export interface MainIO {
   readonly stdout: (text: string) => void;
@@ -69,8 +69,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
-  const webhook = await startWebhooks(flags, rest, logger, io);
-  // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set).
+  const webhookCaches = informerWebhookCaches(rest, logger);
+  const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
+  // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
   // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
   health.addReadinessCheck('caches-synced', () => (elector && !elector.isLeader) || controller.hasSynced);
@@ -109,6 +110,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   // After a lost Lease the queued keys are the new leader's work now: drop them, do not drain.
   await controller.stop({ dropQueued: lostLease });
   await webhook.stop({ keepRegistration: true });
+  await webhookCaches.stop();
   await elector?.release();
   await recorder.stop();
   await health.stop();
@@ -117,20 +119,22 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 }
 
 /**
- * The admission webhooks, read from live listers (every replica serves them, leader or not, so they
- * cannot lean on the leader's caches). Only this controller's own identity, learned from a
- * SelfSubjectReview, may write ServiceLoadBalancers (SLB-1).
+ * The admission webhooks, read from their own informers (every replica serves them, leader or not,
+ * so they cannot lean on the leader's caches; they run on standbys too, and are not started when no
+ * webhook is served). Only this controller's own identity, learned from a SelfSubjectReview, may
+ * write ServiceLoadBalancers (SLB-1).
  */
-async function startWebhooks(flags: ControllerFlags, rest: RestClient, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
+async function startWebhooks(flags: ControllerFlags, rest: RestClient, webhookCaches: WebhookCacheSet, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
   const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
   });
   const username = self.status?.userInfo?.username;
   if (!username) throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
+  if (resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !== 'disabled') webhookCaches.start();
   return startWebhookServer({
     rest,
     logger,
-    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [username] },
+    caches: { ...webhookCaches.caches, serviceLoadBalancerWriters: () => [username] },
     addr: flags.webhookAddr,
     urlBase: flags.webhookUrlBase,
     certificates: flags.webhookCertificates,

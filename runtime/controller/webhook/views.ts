@@ -65,6 +65,11 @@ export interface WebhookCaches {
    * start from a SelfSubjectReview. Absent: nobody is known yet, and every write is refused.
    */
   readonly serviceLoadBalancerWriters?: () => readonly string[];
+  /**
+   * Informer-backed caches: false until every cache has listed once. Until then the server answers
+   * no admission (an empty cache would allow what it should refuse); absent: always ready.
+   */
+  readonly hasSynced?: () => boolean;
 }
 
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';
