@@ -262,7 +262,12 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
       webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])]),
       webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
       // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
-      webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])]),
+      webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])], {
+        // The controller is the only writer SLB-1 allows, so its own writes (a status write every pass)
+        // need not wait for a call to itself. Safe here only: the other webhooks check what the
+        // controller writes too (ARP-4, ARP-5). matchConditions: GA in Kubernetes 1.30.
+        matchConditions: [{ name: 'not-the-controller', expression: `request.userInfo.username != 'system:serviceaccount:${o.namespace}:${INSTALL.controllerName}'` }],
+      }),
       webhook('pods', WEBHOOK_PATHS.pod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }], {
         // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
         // covers what slips through (both users are held Pending until one is gone).

@@ -59,6 +59,9 @@ export class JuneauController {
   private stopped = false;
   /** The start in flight: stop() waits for it, so nothing is started after stop() (an open watch would outlive the process's work). */
   private starting: Promise<void> | undefined;
+  /** Resolves when stop() is called: a start waiting for caches that cannot sync (API unreachable, client fenced) gives up. */
+  private requestStop: () => void = () => undefined;
+  private readonly stopRequested = new Promise<void>((resolve) => (this.requestStop = resolve));
 
   constructor(private readonly options: ControllerOptions) {
     const { rest } = options;
@@ -93,7 +96,7 @@ export class JuneauController {
   }
 
   private async startSteps(): Promise<void> {
-    await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.start()));
+    await Promise.race([Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.start())), this.stopRequested]);
     if (this.stopped) return;
     await this.ensureSubnetVniPool();
     if (this.stopped) return;
@@ -117,15 +120,19 @@ export class JuneauController {
     await this.duplicates.start();
   }
 
-  /** Stops the reconcilers (letting passes in flight finish) and the caches. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the reconcilers (letting passes in flight finish) and the caches. `dropQueued`: keys not
+   * yet taken are dropped instead of drained (leadership lost: they are the new leader's now).
+   */
+  async stop(options: { dropQueued?: boolean } = {}): Promise<void> {
     this.stopped = true;
+    this.requestStop();
     await this.starting?.catch(() => undefined);
     this.timers.forEach(clearInterval);
     this.timers = [];
     await this.duplicates.stop();
-    await this.elasticIPs.stop();
-    await Promise.all(Object.values(this.queues).map((q) => q.shutdown()));
+    await this.elasticIPs.stop(options);
+    await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
     await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.stop()));
   }
 

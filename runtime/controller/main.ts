@@ -2,6 +2,9 @@
  * `juneau-controller`: flags -> kubeconfig -> health/metrics -> (Lease) -> JuneauController.
  * Losing the Lease exits with 1 so the Pod restarts as a clean standby (controller-runtime does
  * the same); SIGTERM/SIGINT stop the reconcilers, release the Lease and exit 0.
+ * The reconcilers and their Events write through a client fenced by the leadership: the instant
+ * the Lease is lost, requests in flight are aborted and no new one leaves the process, before the
+ * new leader can start (it waits out leaseDuration; we step down at renewDeadline).
  */
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -14,8 +17,8 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { RestClient } from '../kube/rest';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
-import { liveWebhookCaches } from './webhook/listers';
-import { startWebhookServer, type WebhookServerHandle } from './webhook/start';
+import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
+import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
 export interface MainIO {
   readonly stdout: (text: string) => void;
@@ -57,20 +60,24 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
 
 async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
   const rest = new RestClient(kubeConfig);
+  const leadership = new AbortController();
+  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
-  const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
-  const controller = new JuneauController({ rest, logger, recorder, metrics, workers: flags.workers });
+  const recorder = new EventRecorder(leaderRest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
+  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
-  const webhook = await startWebhooks(flags, rest, logger, io);
-  // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set).
+  const webhookCaches = informerWebhookCaches(rest, logger);
+  const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
+  // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
   // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
   health.addReadinessCheck('caches-synced', () => (elector && !elector.isLeader) || controller.hasSynced);
   await health.start();
   let stopping = false;
+  let lostLease = false;
   const lost = new Promise<number>((resolve) => {
     const startController = () =>
       controller.start().catch((err: unknown) => {
@@ -88,7 +95,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       logger,
       onStartedLeading: () => void startController(),
       onStoppedLeading: () => {
+        leadership.abort();
         if (stopping) return;
+        lostLease = true;
         logger.error('lost the Lease; exiting so a clean standby takes over');
         resolve(1);
       },
@@ -98,8 +107,10 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   logger.info('started', { identity, leaderElect: flags.leaderElect, healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
-  await controller.stop();
+  // After a lost Lease the queued keys are the new leader's work now: drop them, do not drain.
+  await controller.stop({ dropQueued: lostLease });
   await webhook.stop({ keepRegistration: true });
+  await webhookCaches.stop();
   await elector?.release();
   await recorder.stop();
   await health.stop();
@@ -108,20 +119,22 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 }
 
 /**
- * The admission webhooks, read from live listers (every replica serves them, leader or not, so they
- * cannot lean on the leader's caches). Only this controller's own identity, learned from a
- * SelfSubjectReview, may write ServiceLoadBalancers (SLB-1) and ARPAdvertisements (ARP-11).
+ * The admission webhooks, read from their own informers (every replica serves them, leader or not,
+ * so they cannot lean on the leader's caches; they run on standbys too, and are not started when no
+ * webhook is served). Only this controller's own identity, learned from a SelfSubjectReview, may
+ * write ServiceLoadBalancers (SLB-1) and ARPAdvertisements (ARP-11).
  */
-async function startWebhooks(flags: ControllerFlags, rest: RestClient, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
+async function startWebhooks(flags: ControllerFlags, rest: RestClient, webhookCaches: WebhookCacheSet, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
   const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
   });
   const username = self.status?.userInfo?.username;
   if (!username) throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
+  if (resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !== 'disabled') webhookCaches.start();
   return startWebhookServer({
     rest,
     logger,
-    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [username], arpAdvertisementWriters: () => [username] },
+    caches: { ...webhookCaches.caches, serviceLoadBalancerWriters: () => [username], arpAdvertisementWriters: () => [username] },
     addr: flags.webhookAddr,
     urlBase: flags.webhookUrlBase,
     certificates: flags.webhookCertificates,

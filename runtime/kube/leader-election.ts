@@ -4,12 +4,14 @@
  *   its record has not changed for `leaseDuration` by the candidate's own clock (observed
  *   time, not the record's renewTime, so clock skew between nodes does not matter);
  * - the leader renews every `retryPeriod`; if it cannot renew for `renewDeadline` it stops
- *   leading, which is before anyone else may take over (renewDeadline < leaseDuration);
+ *   leading, which is before anyone else may take over (renewDeadline < leaseDuration). A timer
+ *   enforces the deadline, and every Lease call times out below it, so a hung connection to the
+ *   API server cannot keep a replica leading past it (client-go bounds each renew the same way);
  * - every write carries the resourceVersion read, so two candidates never both win.
  */
 import { toMicroTime } from './conditions';
 import { silentLogger, type Logger } from './log';
-import { Resources } from './resources';
+import { resourcePath, Resources } from './resources';
 import { isNotFound, type RestClient } from './rest';
 import type { KubeObject } from './types';
 
@@ -25,22 +27,24 @@ export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
-/** What the elector needs from the API; `restLeaseClient` is the real one. */
+/** What the elector needs from the API; `restLeaseClient` is the real one. Each call must end when `signal` aborts. */
 export interface LeaseClient {
-  get(namespace: string, name: string): Promise<Lease | undefined>;
-  create(lease: Lease): Promise<Lease>;
+  get(namespace: string, name: string, signal?: AbortSignal): Promise<Lease | undefined>;
+  create(lease: Lease, signal?: AbortSignal): Promise<Lease>;
   /** Must fail (409) when `lease.metadata.resourceVersion` is stale. */
-  update(lease: Lease): Promise<Lease>;
+  update(lease: Lease, signal?: AbortSignal): Promise<Lease>;
 }
 
 export function restLeaseClient(rest: RestClient): LeaseClient {
+  const path = (lease: Lease, named: boolean) => resourcePath(Resources.leases, lease.metadata?.namespace, named ? lease.metadata?.name : undefined);
   return {
-    get: (namespace, name) => rest.get<Lease>(Resources.leases, namespace, name).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }),
-    create: (lease) => rest.create(Resources.leases, lease),
-    update: (lease) => rest.replace(Resources.leases, lease),
+    get: (namespace, name, signal) =>
+      rest.request<Lease>('GET', resourcePath(Resources.leases, namespace, name), { signal }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }),
+    create: (lease, signal) => rest.request<Lease>('POST', path(lease, false), { body: lease, signal }),
+    update: (lease, signal) => rest.request<Lease>('PUT', path(lease, true), { body: lease, signal }),
   };
 }
 
@@ -85,6 +89,8 @@ export interface LeaderElectionOptions {
   readonly renewDeadlineMs?: number;
   /** @default 2_000 */
   readonly retryPeriodMs?: number;
+  /** Timeout of each Lease call; must be below renewDeadline. @default renewDeadline / 2 */
+  readonly callTimeoutMs?: number;
   /** Called on becoming leader; `signal` aborts when leadership is lost or released. */
   readonly onStartedLeading?: (signal: AbortSignal) => void;
   readonly onStoppedLeading?: () => void;
@@ -96,8 +102,9 @@ export interface LeaderElectionOptions {
 /** client-go's JitterFactor: candidates retry at a random point of [1, 2.2) x retryPeriod. */
 const JITTER = 1.2;
 
-export function validateTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+export function validateTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number, callTimeoutMs = renewDeadlineMs / 2): void {
   if (!(leaseDurationMs > renewDeadlineMs)) throw new Error(`leaseDuration (${leaseDurationMs} ms) must be greater than renewDeadline (${renewDeadlineMs} ms)`);
+  if (!(callTimeoutMs > 0 && callTimeoutMs < renewDeadlineMs)) throw new Error(`callTimeout (${callTimeoutMs} ms) must be greater than 0 and less than renewDeadline (${renewDeadlineMs} ms)`);
   if (!(renewDeadlineMs > JITTER * retryPeriodMs)) throw new Error(`renewDeadline (${renewDeadlineMs} ms) must be greater than ${JITTER} x retryPeriod (${retryPeriodMs} ms)`);
   if (!(retryPeriodMs >= 1)) throw new Error(`retryPeriod (${retryPeriodMs} ms) must be at least 1 ms`);
 }
@@ -106,14 +113,18 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly callTimeoutMs: number;
   private readonly logger: Logger;
   /** The Lease as last read or written, and when (our clock) its record last changed. */
   private observed: Lease | undefined;
   private observedAtMs = 0;
   private observedRecord = '';
   private lastRenewMs = 0;
+  /** Steps down at lastRenew + renewDeadline even while a Lease call is still in flight. */
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private leading: AbortController | undefined;
   private stopped = false;
+  private renewedWhileStopping = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
@@ -124,7 +135,8 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    validateTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.callTimeoutMs = options.callTimeoutMs ?? Math.floor(this.renewDeadlineMs / 2);
+    validateTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs, this.callTimeoutMs);
     this.logger = (options.logger ?? silentLogger).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
   }
 
@@ -140,6 +152,7 @@ export class LeaderElector {
   /** Starts campaigning in the background. */
   start(): void {
     this.stopped = false;
+    this.renewedWhileStopping = false;
     this.loop ??= this.run().finally(() => (this.loop = undefined));
   }
 
@@ -151,14 +164,16 @@ export class LeaderElector {
     this.stopped = true;
     this.wake?.();
     await this.loop;
-    if (!this.leading) return;
+    // Also when the write that took the Lease landed as release() began; never after losing it.
+    const held = this.leading !== undefined || this.renewedWhileStopping;
     this.stepDown();
+    if (!held) return;
     const lease = this.observed;
     if (!lease?.spec || lease.spec.holderIdentity !== this.options.identity) return;
     const stamp = toMicroTime(new Date());
     const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp };
     try {
-      this.remember(await this.client.update({ ...lease, spec }));
+      this.remember(await this.client.update({ ...lease, spec }, AbortSignal.timeout(this.callTimeoutMs)));
       this.logger.info('released lease');
     } catch (err) {
       this.logger.warn('could not release lease; a standby takes over when it expires', { err });
@@ -167,19 +182,22 @@ export class LeaderElector {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      // The record written carries this instant; others count its lease from when they see it, later.
+      const attemptStartMs = Date.now();
       const renewed = await this.tryAcquireOrRenew();
-      if (this.stopped) break;
-      const now = Date.now();
+      if (this.stopped) {
+        this.renewedWhileStopping = renewed;
+        break;
+      }
       if (renewed) {
-        this.lastRenewMs = now;
+        this.lastRenewMs = attemptStartMs;
         if (!this.leading) this.startLeading();
+        this.armDeadline();
       } else if (this.leading && this.leader !== this.options.identity && this.leader !== undefined) {
         this.logger.warn('lost lease: another candidate holds it', { holder: this.leader });
         this.stepDown();
-      } else if (this.leading && now - this.lastRenewMs >= this.renewDeadlineMs) {
-        this.logger.warn('lost lease: not renewed within renewDeadline', { renewDeadlineMs: this.renewDeadlineMs });
-        this.stepDown();
       }
+      // Not renewed for renewDeadline: armDeadline()'s timer steps down, even mid-call.
       await this.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
     }
   }
@@ -187,13 +205,14 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity } = this.options;
     try {
-      const current = await this.client.get(namespace, name);
+      const current = await this.client.get(namespace, name, AbortSignal.timeout(this.callTimeoutMs));
       if (current) this.remember(current);
       const seconds = Math.ceil(this.leaseDurationMs / 1000);
       const decision = decideLease(current?.spec, this.observedAtMs, identity, seconds, new Date());
       if (decision.action === 'wait') return false;
       const lease: Lease = { ...current, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...current?.metadata, namespace, name }, spec: decision.spec };
-      this.remember(decision.action === 'create' ? await this.client.create(lease) : await this.client.update(lease));
+      const signal = AbortSignal.timeout(this.callTimeoutMs);
+      this.remember(decision.action === 'create' ? await this.client.create(lease, signal) : await this.client.update(lease, signal));
       return true;
     } catch (err) {
       // 409 means another candidate wrote first; anything else is retried the same way.
@@ -220,7 +239,18 @@ export class LeaderElector {
     this.options.onStartedLeading?.(this.leading.signal);
   }
 
+  private armDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    const left = this.lastRenewMs + this.renewDeadlineMs - Date.now();
+    this.deadlineTimer = setTimeout(() => {
+      if (!this.leading) return;
+      this.logger.warn('lost lease: not renewed within renewDeadline', { renewDeadlineMs: this.renewDeadlineMs });
+      this.stepDown();
+    }, Math.max(0, left));
+  }
+
   private stepDown(): void {
+    clearTimeout(this.deadlineTimer);
     const leading = this.leading;
     if (!leading) return;
     this.leading = undefined;

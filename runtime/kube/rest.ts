@@ -32,6 +32,14 @@ export class KubeApiError extends Error {
 }
 
 /** HTTP status of an error from this client, client-node's ApiException or its Watch. */
+/** A request refused because the client's fence aborted (a replica that lost its Lease). */
+export class FencedError extends Error {
+  constructor(method: string, path: string) {
+    super(`${method} ${path} not sent: this client is fenced (leadership lost)`);
+    this.name = 'FencedError';
+  }
+}
+
 export function statusCodeOf(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { code?: unknown; statusCode?: unknown };
@@ -66,11 +74,19 @@ export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   /** Abort the request after this long. @default the client's requestTimeoutMs */
   readonly timeoutMs?: number;
+  /** Abort the request when this aborts (e.g. a Lease call past its deadline). */
+  readonly signal?: AbortSignal;
 }
 
 export interface RestClientOptions {
   /** Timeout of every non-watch request. @default 30_000 */
   readonly requestTimeoutMs?: number;
+  /**
+   * A fence: once aborted, every request in flight (watches too) is aborted and every new one is
+   * refused before it leaves the process. A leader's client is fenced by its leadership, so no
+   * write leaves a replica that lost its Lease.
+   */
+  readonly fence?: AbortSignal;
 }
 
 /** Watch events as the API server writes them, one JSON object a line. */
@@ -90,12 +106,19 @@ export class RestClient {
   private headers: { value: http.OutgoingHttpHeaders; at: number } | undefined;
 
   private readonly requestTimeoutMs: number;
+  private readonly fence: AbortSignal | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
     options: RestClientOptions = {},
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.fence = options.fence;
+  }
+
+  /** The same credentials and connection pool rules, behind `fence` (see RestClientOptions.fence). */
+  fenced(fence: AbortSignal): RestClient {
+    return new RestClient(this.kubeConfig, { requestTimeoutMs: this.requestTimeoutMs, fence });
   }
 
   get<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T> {
@@ -136,7 +159,7 @@ export class RestClient {
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const signal = AbortSignal.timeout(options.timeoutMs ?? this.requestTimeoutMs);
+    const signal = this.signalWith(AbortSignal.timeout(options.timeoutMs ?? this.requestTimeoutMs), options.signal);
     const res = await this.send(method, path, options, signal);
     const text = await readAll(res);
     const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined;
@@ -149,16 +172,23 @@ export class RestClient {
   /** Opens a watch stream; `onEvent` is called per line until the stream ends or aborts. */
   async watch<T>(path: string, query: RequestOptions['query'], onEvent: (e: WatchEvent<T>) => void): Promise<WatchHandle> {
     const controller = new AbortController();
-    const res = await this.send('GET', path, { query: { ...query, watch: true } }, controller.signal);
+    const signal = this.signalWith(controller.signal);
+    const res = await this.send('GET', path, { query: { ...query, watch: true } }, signal);
     if (res.statusCode !== 200) {
       const text = await readAll(res);
       throw apiError('WATCH', path, res.statusCode ?? 0, text ? safeJson(text) : undefined);
     }
-    const done = streamLines(res, (line) => onEvent(JSON.parse(line) as WatchEvent<T>), controller.signal);
+    const done = streamLines(res, (line) => onEvent(JSON.parse(line) as WatchEvent<T>), signal);
     return { done, abort: () => controller.abort() };
   }
 
+  private signalWith(...signals: Array<AbortSignal | undefined>): AbortSignal {
+    const all = [...signals, this.fence].filter((s): s is AbortSignal => s !== undefined);
+    return all.length === 1 ? all[0] : AbortSignal.any(all);
+  }
+
   private async send(method: string, path: string, options: RequestOptions, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    if (this.fence?.aborted) throw new FencedError(method, path);
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/$/, '') + path);

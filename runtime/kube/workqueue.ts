@@ -6,7 +6,8 @@
  * - failures back off exponentially per key (base * 2^n, capped) until `forget(key)`;
  * - `addAfter` keeps the earliest pending time per key;
  * - `shutdown()` refuses new work, lets workers drain what is queued, and resolves when
- *   every worker has finished.
+ *   every worker has finished; `shutdown({ drop: true })` drops what is queued instead (a
+ *   replica that lost its Lease: the new leader owns that work), so only passes in flight end.
  */
 
 export interface WorkQueueOptions {
@@ -49,6 +50,7 @@ export class WorkQueue {
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
+  private dropped = false;
   private workers: Promise<void>[] = [];
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -114,7 +116,7 @@ export class WorkQueue {
   /** Marks `key` processed; if it was added meanwhile, it is queued again now. */
   done(key: string): void {
     this.processing.delete(key);
-    if (!this.dirty.has(key)) return;
+    if (!this.dirty.has(key) || this.dropped) return;
     // A change seen before shutdown still gets its pass, so enqueue() and not add().
     this.dirty.delete(key);
     this.enqueue(key);
@@ -128,9 +130,15 @@ export class WorkQueue {
     for (let i = 0; i < workers; i++) this.workers.push(this.workerLoop(handler, onError));
   }
 
-  /** Refuses new keys, drops pending delays, drains queued keys, waits for workers. */
-  async shutdown(): Promise<void> {
+  /** Refuses new keys, drops pending delays, drains queued keys (or drops them), waits for workers. */
+  async shutdown(options: { drop?: boolean } = {}): Promise<void> {
     this.shuttingDown = true;
+    if (options.drop) {
+      this.dropped = true;
+      this.queue.length = 0;
+      this.dirty.clear();
+      this.reportDepth();
+    }
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
     for (const waiter of this.waiters.splice(0)) waiter(undefined);

@@ -30,8 +30,8 @@ export interface ElasticIPControllers {
   readonly queues: { readonly elasticIPs: WorkQueue; readonly attachments: WorkQueue; readonly networkInterfaces: WorkQueue; readonly pods: WorkQueue };
   /** Starts this feature's caches, waits for them and the shared ones, then runs the reconcilers. */
   start(): Promise<void>;
-  /** Stops the reconcilers (passes in flight finish) and this feature's caches. */
-  stop(): Promise<void>;
+  /** Stops the reconcilers (passes in flight finish; queued keys drained, or dropped with `dropQueued`) and this feature's caches. */
+  stop(options?: { dropQueued?: boolean }): Promise<void>;
   readonly hasSynced: boolean;
 }
 
@@ -73,8 +73,8 @@ export function registerElasticIPControllers(base: ControllerContext, options: E
         if (h?.kind === 'ElasticIP' && h.namespace) queues.elasticIPs.add(`${h.namespace}/${h.name}`);
       }
     },
-    async stop() {
-      await Promise.all(Object.values(queues).map((q) => q.shutdown()));
+    async stop(options = {}) {
+      await Promise.all(Object.values(queues).map((q) => q.shutdown({ drop: options.dropQueued })));
       await Promise.all(allInformers(caches).map((i) => i.stop()));
     },
   };

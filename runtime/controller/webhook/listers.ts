@@ -1,9 +1,18 @@
 /**
- * Listers that ask the API server at admission time instead of reading an informer: exact
- * (no watch lag), one request per admission. Used for Pods (read only when an ElasticIPAttachment
- * is created, for one namespace; a cluster-wide Pod informer would cost far more) and by tests.
+ * What the webhooks read, two ways:
+ * - `informerWebhookCaches`: informers (list once, then watch), started on every replica, leader
+ *   or not, because every replica serves admission. An admission reads memory, not the API server:
+ *   the cost no longer grows with the number of objects per request. The price is watch lag: an
+ *   object created a few milliseconds earlier may not be seen yet (ARP-4's duplicate check is a
+ *   second line behind the allocator's claims, ALLOC-1, and the duplicate detector reports what
+ *   slips through).
+ * - live listers, which ask the API server at admission time: exact, one LIST per read. Used for
+ *   Pods (read only when an ElasticIPAttachment is created, for one namespace; a cluster-wide Pod
+ *   informer would cost far more), and by tests and bench/admission as the baseline.
  */
 import { addressPoolKind, arpAdvertisementKind, elasticIPAttachmentKind, externalNetworkKind, networkInterfaceKind } from '../../../api';
+import { Informer, waitForCacheSync } from '../../kube/informer';
+import type { Logger } from '../../kube/log';
 import { juneauResource, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
@@ -42,5 +51,49 @@ export function liveWebhookCaches(rest: RestClient): WebhookCaches {
     elasticIPAttachments: liveLister(rest, WebhookResources.elasticIPAttachments),
     networkInterfaces: liveLister(rest, WebhookResources.networkInterfaces),
     pods: liveLister(rest, WebhookResources.pods),
+  };
+}
+
+/** Informer-backed webhook caches and their lifecycle. */
+export interface WebhookCacheSet {
+  /** Reads answer from memory; `hasSynced()` is false until every informer has listed once. */
+  readonly caches: WebhookCaches;
+  start(): void;
+  /** Resolves once every informer has synced; rejects after `timeoutMs` naming those that did not. */
+  waitForSync(timeoutMs?: number): Promise<void>;
+  hasSynced(): boolean;
+  stop(): Promise<void>;
+}
+
+/** One informer per kind the webhooks read cluster-wide; Pods stay a live lister (see above). */
+export function informerWebhookCaches(rest: RestClient, logger?: Logger): WebhookCacheSet {
+  const informer = (type: ResourceType) => new Informer<KubeObject>(rest, { type, logger });
+  const informers = {
+    addressPools: informer(WebhookResources.addressPools),
+    externalNetworks: informer(WebhookResources.externalNetworks),
+    arpAdvertisements: informer(WebhookResources.arpAdvertisements),
+    nodes: informer(WebhookResources.nodes),
+    elasticIPAttachments: informer(WebhookResources.elasticIPAttachments),
+    networkInterfaces: informer(WebhookResources.networkInterfaces),
+  };
+  const all = Object.values(informers);
+  const hasSynced = () => all.every((i) => i.hasSynced);
+  // The wire objects are the kinds' own shapes; the views name the fields the rules read.
+  const lister = <T>(i: Informer<KubeObject>): Lister<T> => ({ list: (namespace?: string) => i.list(namespace) as unknown as T[] });
+  return {
+    caches: {
+      addressPools: lister(informers.addressPools),
+      externalNetworks: lister(informers.externalNetworks),
+      arpAdvertisements: lister(informers.arpAdvertisements),
+      nodes: lister(informers.nodes),
+      elasticIPAttachments: lister(informers.elasticIPAttachments),
+      networkInterfaces: lister(informers.networkInterfaces),
+      pods: liveLister(rest, WebhookResources.pods),
+      hasSynced,
+    },
+    start: () => all.forEach((i) => i.start()),
+    waitForSync: (timeoutMs) => waitForCacheSync(all, timeoutMs),
+    hasSynced,
+    stop: async () => void (await Promise.all(all.map((i) => i.stop()))),
   };
 }

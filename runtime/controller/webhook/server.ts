@@ -96,6 +96,10 @@ export class AdmissionServer {
     const request = review?.request;
     if (review?.apiVersion !== 'admission.k8s.io/v1' || !request?.uid) return send(res, 400, 'expected an admission.k8s.io/v1 AdmissionReview with request.uid\n', 'text/plain');
 
+    if (this.options.caches.hasSynced && !this.options.caches.hasSynced()) {
+      // Not a verdict: an empty cache would allow duplicates. The API server applies the failurePolicy.
+      return send(res, 500, 'webhook caches not synced yet; the API server applies the failurePolicy\n', 'text/plain');
+    }
     const started = Date.now();
     try {
       const verdict = await handler(request, this.options.caches);

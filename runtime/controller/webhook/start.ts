@@ -9,7 +9,8 @@
  * - `disabled` (outside a cluster without `--webhook-url-base`): nothing is served or registered,
  *   and the log says so, so the API server is never pointed at a process that is not there.
  * Every replica serves (not only the leader). `ready` resolves once the server listens with a
- * certificate the API server trusts (Secret settled and caBundle written, or registered by URL).
+ * certificate the API server trusts (Secret settled and caBundle written, or registered by URL)
+ * and its caches have synced (`caches.hasSynced`); until they have, it answers no admission.
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -160,6 +161,8 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
     while (!stopped) {
       try {
         await step();
+        // Ready (the readiness probe, the Service's endpoints) only once the caches answer truly.
+        if (!ready && !(o.caches.hasSynced?.() ?? true)) throw new Error('webhook caches not synced yet');
         if (!ready) {
           ready = true;
           markReady();

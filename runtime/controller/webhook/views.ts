@@ -67,6 +67,11 @@ export interface WebhookCaches {
   readonly serviceLoadBalancerWriters?: () => readonly string[];
   /** The usernames allowed to create and change ARPAdvertisements: the controller's own (ARP-11); absent, every write is refused. */
   readonly arpAdvertisementWriters?: () => readonly string[];
+  /**
+   * Informer-backed caches: false until every cache has listed once. Until then the server answers
+   * no admission (an empty cache would allow what it should refuse); absent: always ready.
+   */
+  readonly hasSynced?: () => boolean;
 }
 
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';

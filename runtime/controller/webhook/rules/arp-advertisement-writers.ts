@@ -10,14 +10,14 @@ import { issue } from '../../../../api/validation';
 import { ownerOf } from '../../arp/names';
 import { allowed, forbidden, type AdmissionRequest, type Verdict } from '../admission';
 import type { ARPAdvertisementObject } from '../views';
-import { onlyReleasesFinalizers } from './service-load-balancer';
+import { onlyRemovesReferences } from './service-load-balancer';
 
 type Request = AdmissionRequest<ARPAdvertisementObject & { readonly metadata?: { finalizers?: string[] }; readonly status?: unknown }>;
 
 export function checkARPAdvertisementWriter(request: Request, writers: readonly string[]): Verdict {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   const user = request.userInfo?.username ?? '';
-  if (writers.includes(user) || onlyReleasesFinalizers(request)) return allowed();
+  if (writers.includes(user) || onlyRemovesReferences(request)) return allowed();
   const name = request.name || request.object?.metadata?.name || '';
   const field = request.subResource === 'status' ? 'status' : 'spec';
   return forbidden([issue(field, undefined, `of ARPAdvertisement ${name} is written by the Juneau controller only (ARP-11): ${insteadOf(request)} (request by ${user || 'an unknown user'})`)]);

@@ -1,0 +1,93 @@
+// Issue 11 item 8, on the real API server and its garbage collector: `kubectl delete svc
+// --cascade=orphan` of a Juneau Service completes. The garbage collector removes the Service's
+// ownerReference from the ServiceLoadBalancer before it lets the Service go; the SLB-1 webhook
+// used to refuse that write, so the Service hung with the `orphan` finalizer for ever.
+//
+// The test control plane's kube-controller-manager (the garbage collector) runs as `admin`, so
+// here the controller identity the webhook trusts is `juneau-controller-test` (impersonated), and
+// `admin` is "anyone else", as the garbage collector is in a real cluster.
+import { API_VERSION, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { JuneauController } from '../../runtime/controller/controller';
+import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
+import { RestClient } from '../../runtime/kube/rest';
+import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
+import { startTestWebhook, type TestWebhook } from './webhook-fixture';
+
+const WRITER = 'juneau-controller-test';
+const AS_WRITER = [`--as=${WRITER}`, '--as-group=system:masters'];
+const ALICE = ['--as=alice', '--as-group=system:masters'];
+const DENIED = 'admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request';
+
+let webhook: TestWebhook;
+let namespace: string;
+
+beforeAll(async () => {
+  const rest = new RestClient(testKubeConfig());
+  webhook = await startTestWebhook('orphan', { caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [WRITER] } });
+  namespace = await createNamespace('slb-orphan');
+});
+
+afterAll(async () => {
+  await kubectl(['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
+  await deleteNamespace(namespace);
+  await webhook?.stop();
+});
+
+const slbJson = (field: string) => kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', `jsonpath={${field}}`]);
+
+test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
+  const service = await clients().core.createNamespacedService({
+    namespace,
+    body: {
+      metadata: { name: 'web' },
+      spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ port: 80 }] },
+    },
+  });
+  // What the controller writes (reconcilers/service-load-balancer.ts ensureServiceLoadBalancer), by the controller's identity.
+  const slb = {
+    apiVersion: API_VERSION,
+    kind: 'ServiceLoadBalancer',
+    metadata: {
+      name: 'web',
+      namespace,
+      labels: webhook.labels,
+      finalizers: [FINALIZERS.serviceLoadBalancer],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: service.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: { externalNetwork: 'net-orphan' },
+  };
+  await kubectl([...AS_WRITER, 'apply', '-f', '-'], { input: JSON.stringify(slb) });
+
+  const deletion = await kubectl(['-n', namespace, 'delete', 'service', 'web', '--cascade=orphan', '--timeout=30s'], { allowFailure: true });
+  expect(`${deletion.stdout}${deletion.stderr}`).toContain('service "web" deleted');
+  expect(deletion.stderr).not.toContain('timed out');
+  expect(deletion.code).toBe(0);
+  const gone = await kubectl(['-n', namespace, 'get', 'service', 'web'], { allowFailure: true });
+  expect(gone.stderr).toContain('NotFound');
+
+  // Orphaned: still there, the garbage collector's only change is the ownerReference it removed.
+  expect((await slbJson('.metadata.ownerReferences')).stdout).toBe('');
+  expect((await slbJson('.spec.externalNetwork')).stdout).toBe('net-orphan');
+  expect((await slbJson('.metadata.finalizers[0]')).stdout).toBe(FINALIZERS.serviceLoadBalancer);
+
+  // SLB-1 still holds for the spec of the orphan.
+  const edit = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"spec":{"externalNetwork":"net-other"}}'], { allowFailure: true });
+  expect(edit.code).not.toBe(0);
+  expect(`${edit.stdout}${edit.stderr}`).toContain(DENIED);
+  expect(`${edit.stdout}${edit.stderr}`).toContain(`spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`);
+  // Removing what is not there any more (or adding an owner) is no exception either.
+  const adopt = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: slb.metadata.ownerReferences } })], { allowFailure: true });
+  expect(`${adopt.stdout}${adopt.stderr}`).toContain(DENIED);
+  expect((await slbJson('.spec.externalNetwork')).stdout).toBe('net-orphan');
+
+  // SLB-1: a ServiceLoadBalancer exists for a Service; without one the controller deletes it (its finalizer runs).
+  const controller = new JuneauController({ rest: new RestClient(testKubeConfig()) });
+  await controller.start();
+  try {
+    await waitFor(async () => (await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web'], { allowFailure: true })).stderr.includes('NotFound'), {
+      what: 'the controller deletes the orphaned ServiceLoadBalancer',
+    });
+  } finally {
+    await controller.stop();
+  }
+}, 90_000);

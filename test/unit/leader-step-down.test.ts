@@ -1,0 +1,120 @@
+// Issue 11 item 6, the pure parts: a leader whose Lease calls hang (a partition that holds the
+// connection open) steps down at renewDeadline anyway and every Lease call is aborted below it; a
+// work queue shut down with `drop` runs nothing more that was queued; a fenced RestClient sends
+// nothing after its fence aborted (here against a local HTTP server standing in for the API server).
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { LeaderElector, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
+import { FencedError, RestClient } from '../../runtime/kube/rest';
+import { WorkQueue } from '../../runtime/kube/workqueue';
+
+const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
+
+/** A Lease store whose calls can be made to hang until their signal aborts. */
+class HangingLeases implements LeaseClient {
+  lease: Lease | undefined;
+  hang = false;
+  aborted = 0;
+  private version = 0;
+  get(_ns: string, _name: string, signal?: AbortSignal): Promise<Lease | undefined> {
+    return this.maybeHang(signal, () => this.lease && structuredClone(this.lease));
+  }
+  create(lease: Lease, signal?: AbortSignal): Promise<Lease> {
+    return this.maybeHang(signal, () => this.store(lease));
+  }
+  update(lease: Lease, signal?: AbortSignal): Promise<Lease> {
+    return this.maybeHang(signal, () => this.store(lease));
+  }
+  private maybeHang<T>(signal: AbortSignal | undefined, answer: () => T): Promise<T> {
+    if (!this.hang) return Promise.resolve(answer());
+    return new Promise((_resolve, reject) => {
+      if (!signal) return; // hangs for ever: the elector must not depend on the call ending
+      signal.addEventListener('abort', () => {
+        this.aborted++;
+        reject(new Error('aborted'));
+      });
+    });
+  }
+  private store(lease: Lease): Lease {
+    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
+    return structuredClone(this.lease);
+  }
+}
+
+const timings = { namespace: 'juneau-system', name: 'juneau-controller', leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 40 };
+
+describe('issue 11 item 6: a leader cut off from the API server steps down at renewDeadline', () => {
+  it('steps down at renewDeadline while its Lease call hangs, before the Lease can expire for anyone else', async () => {
+    const leases = new HangingLeases();
+    let signal: AbortSignal | undefined;
+    const a = new LeaderElector(leases, { ...timings, identity: 'a', onStartedLeading: (s) => (signal = s) });
+    a.start();
+    while (!a.isLeader) await sleep(5);
+    const cut = Date.now();
+    leases.hang = true;
+    while (a.isLeader) await sleep(5);
+    const took = Date.now() - cut;
+    expect(signal?.aborted).toBe(true);
+    expect(took).toBeLessThan(timings.leaseDurationMs);
+    await a.release();
+  });
+
+  it('aborts every Lease call after callTimeout, which must be below renewDeadline', async () => {
+    expect(() => validateTimings(15_000, 10_000, 2_000, 10_000)).toThrow('callTimeout (10000 ms) must be greater than 0 and less than renewDeadline (10000 ms)');
+    const leases = new HangingLeases();
+    leases.hang = true;
+    const a = new LeaderElector(leases, { ...timings, identity: 'a', callTimeoutMs: 50 });
+    a.start();
+    const started = Date.now();
+    while (leases.aborted < 2) await sleep(5);
+    expect(Date.now() - started).toBeLessThan(timings.renewDeadlineMs);
+    await a.release();
+  });
+});
+
+describe('issue 11 item 6: WorkQueue.shutdown({ drop: true })', () => {
+  it('drops queued keys and keys added during a pass; the pass in flight ends', async () => {
+    const q = new WorkQueue();
+    const seen: string[] = [];
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    q.run(async (key) => {
+      seen.push(key);
+      if (key === 'a') await blocked;
+    });
+    q.add('a');
+    await sleep(5);
+    q.add('b');
+    q.add('a'); // changed during its pass: would run again after it
+    const shutdown = q.shutdown({ drop: true });
+    release();
+    await shutdown;
+    expect(seen).toEqual(['a']);
+    expect(q.length).toBe(0);
+  });
+});
+
+describe('issue 11 item 6: RestClient fenced by leadership', () => {
+  it('aborts the request in flight when the fence aborts and refuses new ones without sending them', async () => {
+    const received: string[] = [];
+    const server = http.createServer((req) => received.push(`${req.method} ${req.url}`)); // never answers
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const leadership = new AbortController();
+    const rest = new RestClient(kc).fenced(leadership.signal);
+    try {
+      const inFlight = rest.request('PUT', '/api/v1/namespaces/a', { body: {} });
+      while (received.length === 0) await sleep(5);
+      leadership.abort();
+      await expect(inFlight).rejects.toThrow();
+      await expect(rest.request('POST', '/api/v1/namespaces', { body: {} })).rejects.toBeInstanceOf(FencedError);
+      await sleep(20);
+      expect(received).toEqual(['PUT /api/v1/namespaces/a']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
