@@ -5,6 +5,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { ClusterStartError, CRD_MANIFEST, isAlive, startCluster } from './harness';
 import { parseAllDocuments } from 'yaml';
 import { kubectl, requireCrd, testBinDir } from './fixture';
+import { itWhen } from '../requirements';
 
 const goMod = fs.readFileSync(path.join(__dirname, 'go.mod'), 'utf8');
 const k8sVersion = /^\s*k8s\.io\/kubernetes (v\d+\.\d+\.\d+)\b/m.exec(goMod)![1];
@@ -41,7 +42,7 @@ describe('control plane built from the upstream modules', () => {
 });
 
 // The CRDs themselves (CEL rules, printer columns, selectable fields) are tested by their owners.
-(fs.existsSync(CRD_MANIFEST) ? it : it.skip)('the synthesized CRDs (dist/juneau-crds.k8s.yaml) are installed and Established', async () => {
+itWhen(fs.existsSync(CRD_MANIFEST), `${CRD_MANIFEST} missing: run \`npx cdk8s synth\``, 'the synthesized CRDs (dist/juneau-crds.k8s.yaml) are installed and Established', async () => {
   const crds = parseAllDocuments(fs.readFileSync(CRD_MANIFEST, 'utf8'))
     .map((d) => d.toJS() as { kind?: string; spec?: { group: string; names: { plural: string } } } | null)
     .filter((d) => d?.kind === 'CustomResourceDefinition');

@@ -9,6 +9,7 @@ import { JuneauController } from '../../runtime/controller/controller';
 import { main } from '../../runtime/controller/main';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import { clients, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import { watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -83,21 +84,43 @@ describe('juneau-controller binary (main)', () => {
       });
       return { stop, exit };
     };
-    const holder = async () => (await rest.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, leaseNamespace, lease).catch(() => undefined))?.spec?.holderIdentity;
+    type Lease = KubeObject & { spec?: { holderIdentity?: string } };
+    const holder = async () => {
+      try {
+        return (await rest.get<Lease>(Resources.leases, leaseNamespace, lease)).spec?.holderIdentity;
+      } catch (err) {
+        if (isNotFound(err)) return undefined; // not created yet
+        throw err;
+      }
+    };
     const a = run();
-    const first = await waitFor(holder, { what: 'a leader' });
-    const b = run();
-    await new Promise((r) => setTimeout(r, 3_000));
-    expect(await holder()).toBe(first); // the second candidate waits
-    a.stop('SIGTERM');
-    expect(await a.exit).toBe(0);
-    const second = await waitFor(async () => {
-      const h = await holder();
-      return h && h !== first ? h : undefined;
-    }, { what: 'the standby takes over', timeoutMs: 20_000 });
-    expect(second).not.toBe(first);
-    b.stop('SIGTERM');
-    expect(await b.exit).toBe(0);
-    expect(await holder()).toBe('');
+    let b: ReturnType<typeof run> | undefined;
+    try {
+      const first = await waitFor(holder, { what: 'a leader' });
+      // The second candidate waits: over 3 s (more than one retry period of the binary's 2 s) the
+      // Lease renews but never names another holder.
+      const leaderKept = await watchForChanges<Lease>({
+        type: Resources.leases, namespace: leaseNamespace, name: lease, project: (l) => l.spec?.holderIdentity, what: `Lease ${lease} holderIdentity`,
+      });
+      b = run();
+      await leaderKept.expectNoChangeFor(3_000);
+      a.stop('SIGTERM');
+      expect(await a.exit).toBe(0);
+      // Released, not left to expire: the moment a has exited the Lease no longer names it (a
+      // Lease that was only abandoned would name it for its whole 15 s duration).
+      expect(await holder()).not.toBe(first);
+      await waitFor(async () => {
+        const h = await holder();
+        return h && h !== first ? h : undefined;
+      }, { what: 'the standby takes over', timeoutMs: 20_000 });
+      b.stop('SIGTERM');
+      expect(await b.exit).toBe(0);
+      expect(await holder()).toBe('');
+    } finally {
+      // Also when an expectation failed: a replica left running would keep Jest alive.
+      a.stop('SIGTERM');
+      b?.stop('SIGTERM');
+      await Promise.all([a.exit, b?.exit]);
+    }
   }, 60_000);
 });

@@ -119,7 +119,14 @@ const listSlbs = () => listAs<Slb>(JuneauResources.serviceLoadBalancers, { names
 /** The ARPAdvertisements the controller keeps for this namespace's Services. */
 const listAds = () => listAs<Ad>(JuneauResources.arpAdvertisements, { labelSelector: `${OWNER_LABELS.namespace}=${namespace}` });
 const listClaims = async () => (await listAs<Claim>(JuneauResources.allocationClaims)).filter((c) => c.spec.pool.kind === 'AddressPool' && c.spec.pool.name === POOL);
-const leaseHolder = async () => (await rest.get<Lease>(Resources.leases, LEASE_NAMESPACE, LEASE).catch(() => undefined))?.spec?.holderIdentity || undefined;
+const leaseHolder = async () => {
+  try {
+    return (await rest.get<Lease>(Resources.leases, LEASE_NAMESPACE, LEASE)).spec?.holderIdentity || undefined;
+  } catch (err) {
+    if (isNotFound(err)) return undefined; // no Lease yet; any other error is the API server's and fails the wait that asked
+    throw err;
+  }
+};
 const isReady = (s: Slb) => s.status?.phase === 'Ready';
 
 function duplicates(values: readonly string[]): string[] {

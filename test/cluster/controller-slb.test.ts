@@ -12,6 +12,7 @@ import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import { clients, createRunningPod, deletePodNow, ensureNode, setPodReady, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
 
@@ -227,14 +228,16 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
   it.each([
     ['externalTrafficPolicy Cluster', { externalTrafficPolicy: 'Cluster' as const }, 'ExternalTrafficPolicyNotLocal'],
     ['an SCTP port', { ports: [{ name: 'x', port: 9, protocol: 'SCTP' }] }, 'UnsupportedProtocol'],
+    // The test API server is dual-stack (harness SERVICE_CLUSTER_IP_RANGE), so the Service exists
+    // with an IPv6 cluster IP and the controller's own check is what refuses it.
     ['IPv6-only', { ipFamilies: ['IPv6'] }, 'IPv4Required'],
   ])('SLB-10: %s -> Error with a clear condition and a Warning Event, no VIP', async (_t, options, reason) => {
     const namespace = ns();
-    const created = await createLoadBalancerService(namespace, 'odd', { network: NET, ...options }).then(() => true, (err: unknown) => err);
-    if (created !== true) {
-      // IPv6-only needs an IPv6 service CIDR; a single-stack IPv4 API server refuses it — nothing can be half-working then.
-      expect(reason).toBe('IPv4Required');
-      return;
+    await createLoadBalancerService(namespace, 'odd', { network: NET, ...options });
+    if ('ipFamilies' in options) {
+      const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+      expect(svc.spec?.ipFamilies).toEqual(['IPv6']);
+      expect(svc.spec?.clusterIP).toContain(':');
     }
     const slb = await waitFor(async () => {
       const s = await getSlb(namespace, 'odd');
@@ -247,6 +250,23 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       return e.length ? e : undefined;
     }, { what: `Event ${reason}` });
     expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringContaining('SLB-10') });
+    const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+    expect(svc.status?.loadBalancer?.ingress ?? []).toEqual([]);
+  });
+
+  it('SLB-10: a dual-stack Service (IPv6 first) gets an IPv4 VIP, and only that address is published', async () => {
+    const namespace = ns();
+    await createLoadBalancerService(namespace, 'dual', { network: NET, ipFamilies: ['IPv6', 'IPv4'] });
+    const svc = await clients().core.readNamespacedService({ namespace, name: 'dual' });
+    expect(svc.spec?.clusterIPs?.map((ip) => ip.includes(':'))).toEqual([true, false]);
+    const slb = await waitFor(async () => {
+      const s = await getSlb(namespace, 'dual');
+      return s?.status?.vip ? s : undefined;
+    }, { what: 'a VIP' });
+    expect(slb.status?.vip).toMatch(/^198\.18\.77\.\d+$/);
+    expect(cond(slb, 'Allocated')).toMatchObject({ status: 'True' });
+    const published = await waitFor(async () => (await clients().core.readNamespacedService({ namespace, name: 'dual' })).status?.loadBalancer?.ingress, { what: 'status.loadBalancer.ingress' });
+    expect(published.map((i) => i.ip)).toEqual([slb.status?.vip]);
   });
 
   it('SLB-5: a bgp network gets a VIP and advertisingNodes, but no ARPAdvertisement', async () => {
@@ -271,28 +291,52 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       return s?.status?.phase === 'Ready' ? s : undefined;
     }, { what: 'Ready' });
     const adBefore = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })), { what: 'ad' });
+    // Watched from before the stop: any write to the SLB, its ARPAdvertisement or its claim during
+    // the restart and the 3 s after it fails the test.
+    const quiet = await Promise.all([
+      watchForChanges({ type: JuneauResources.serviceLoadBalancers, namespace, name: 'keep' }),
+      watchForChanges({ type: JuneauResources.arpAdvertisements, name: adBefore.metadata.name! }),
+      watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${before.status!.vip}` }),
+    ]);
     await controller.stop();
     controller = newController();
     await controller.start();
-    await new Promise((r) => setTimeout(r, 3_000));
-    const after = await getSlb(namespace, 'keep');
-    expect(after?.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-    expect((await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })))?.metadata.resourceVersion).toBe(adBefore.metadata.resourceVersion);
+    await expectNoChangesFor(3_000, ...quiet);
     // A new Service does not get the VIP already taken.
     await createLoadBalancerService(namespace, 'fresh', { network: NET });
     const fresh = await waitFor(async () => (await getSlb(namespace, 'fresh'))?.status?.vip, { what: 'fresh VIP' });
     expect(fresh).not.toBe(before.status?.vip);
   });
 
-  it('ALLOC-2: a claim whose holder is gone is released by the sweep', async () => {
-    const name = 'ipv4.198.18.77.5';
-    await rest.create(JuneauResources.allocationClaims, asKube({
-      apiVersion: API_VERSION,
-      kind: 'AllocationClaim',
-      metadata: { name },
-      spec: { pool: { kind: 'AddressPool', name: POOL }, value: '198.18.77.5', holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' } },
-    })).catch(() => undefined);
-    await waitFor(async () => (await getClaim(name)) === undefined, { what: 'orphan released', timeoutMs: 20_000 });
+  it('ALLOC-2: a claim whose holder is gone is released by the sweep; a claim whose holder exists is kept', async () => {
+    const namespace = ns();
+    // A pool of its own, so the orphan's address is certainly free: its creation must succeed.
+    const pool = `ctl-orphan-${suffix}`;
+    await createPool(pool, 'arp', ['198.18.79.0/30']);
+    try {
+      // A live holder's claim, older than the orphan and watched until the orphan is gone: the
+      // sweep that releases the orphan has looked at it too, and must leave it alone.
+      await createLoadBalancerService(namespace, 'held', { network: NET });
+      const held = await waitFor(async () => (await getSlb(namespace, 'held'))?.status?.vip, { what: 'held VIP' });
+      const kept = await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${held}` });
+      try {
+        const name = 'ipv4.198.18.79.1';
+        const created = await rest.create(JuneauResources.allocationClaims, asKube({
+          apiVersion: API_VERSION,
+          kind: 'AllocationClaim',
+          metadata: { name },
+          spec: { pool: { kind: 'AddressPool', name: pool }, value: '198.18.79.1', holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' } },
+        }));
+        expect(created.metadata?.name).toBe(name);
+        await waitFor(async () => (await getClaim(name)) === undefined, { what: 'orphan released', timeoutMs: 20_000 });
+      } catch (err) {
+        kept.stop();
+        throw err;
+      }
+      kept.expectNoChange();
+    } finally {
+      await deleteClusterObject(JuneauResources.addressPools, pool);
+    }
   });
 });
 

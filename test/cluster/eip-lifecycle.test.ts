@@ -3,10 +3,11 @@
 // between a terminating Pod's NIC and its replacement, EIP-15/16 deletion that waits for NICs,
 // and the pod controller's EN-8 wait and malformed annotations (NIC-1).
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { ANNOTATIONS } from '../../api';
+import { ANNOTATIONS, type ElasticIP, type NetworkInterface } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { clients, deletePodNow, ensureNode, sleep, useNamespace, waitFor } from './fixture';
+import { clients, deletePodNow, ensureNode, useNamespace, waitFor } from './fixture';
+import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
   condition,
   createAttachment,
@@ -125,9 +126,13 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     }, { what: 'replacement NIC Pending' });
     expect(loser.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('vm-old.eth0') });
     // Rule 1: the recorded holder keeps it while terminating; the ARPAdvertisement stays.
-    await sleep(500);
     expect((await getEip(namespace, 'eip'))?.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'vm-old.eth0' });
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[0]);
+    await expectNoChangesFor(
+      1_000,
+      await watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project: (e) => e.status?.attachment }),
+      await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
+    );
 
     // The ElasticIP passes through Error (EIP-10), which clears status.attachment.
     await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
@@ -184,10 +189,17 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await deletePodNow(namespace, 'web');
     // The holder is gone but the late NIC remains: still waiting, nothing released, nobody answers.
     await waitFor(async () => (await getAd(adName)) === undefined, { what: 'no holder, no ARPAdvertisement' });
-    await sleep(500);
-    expect(await getEip(namespace, 'eip')).toBeDefined();
     expect((await getClaim(`ipv4.${address}`))?.spec.holder).toMatchObject({ kind: 'ElasticIP', name: 'eip' });
     expect((await getNic(namespace, 'late.eth0'))?.status?.phase).toBe('Pending');
+    // ... and stays so: the ElasticIP is not finalized, its claim not released, no ARPAdvertisement
+    // comes back, the late NIC stays Pending.
+    await expectNoChangesFor(
+      1_000,
+      await watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project: (e) => [e.metadata.finalizers, e.status?.address] }),
+      await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${address}` }),
+      await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
+      await watchForChanges<NetworkInterface>({ type: EipResources.networkInterfaces, namespace, name: 'late.eth0', project: (n) => n.status?.phase }),
+    );
 
     await deletePodNow(namespace, 'late');
     await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
@@ -204,9 +216,13 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
     await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces', { what: 'waiting' });
-    await sleep(500);
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[1]);
     expect((await getNic(namespace, 'web.eth0'))?.status?.phase).toBe('Ready');
+    await expectNoChangesFor(
+      1_000,
+      await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
+      await watchForChanges<NetworkInterface>({ type: EipResources.networkInterfaces, namespace, name: 'web.eth0', project: (n) => n.status?.phase }),
+    );
     await deletePodNow(namespace, 'web');
     await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
     expect(await getAd(adName)).toBeUndefined();

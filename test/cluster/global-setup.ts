@@ -2,8 +2,10 @@
 // workers through JUNEAU_TEST_KUBECONFIG. When that variable is already set (e.g. after
 // `eval "$(npm run -s cluster -- up)"` and `export JUNEAU_TEST_KUBECONFIG=$KUBECONFIG`), that
 // cluster is reused and left running. The synthesized CRDs (dist/juneau-crds.k8s.yaml, from
-// `npx cdk8s synth`) are applied when they exist.
+// `npx cdk8s synth`) are applied when they exist; under CI=true their absence fails the run (most
+// suites need them, and a run without them proves nothing about Juneau).
 import * as fs from 'node:fs';
+import { isCI } from '../requirements';
 import { applyCrds, Cluster, CRD_MANIFEST, resolveBinDir, startCluster } from './harness';
 
 export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
@@ -16,6 +18,9 @@ declare global {
 
 export default async function globalSetup(): Promise<void> {
   const crdFiles = fs.existsSync(CRD_MANIFEST) ? [CRD_MANIFEST] : [];
+  if (crdFiles.length === 0 && isCI) {
+    throw new Error(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\` first); under CI=true the cluster project does not run without the Juneau CRDs`);
+  }
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const given = process.env[KUBECONFIG_ENV];
   if (given && process.env[OWNED_ENV] !== '1') {

@@ -23,7 +23,9 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CRD_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-crds.k8s.yaml');
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'] as const;
 export const CONTROLLERS = 'garbage-collector-controller,endpointslice-controller,namespace-controller';
-export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
+/** Dual-stack, IPv4 first: Services default to IPv4 as on most clusters, and IPv6-only or
+ * dual-stack Services can be created, so the controller's SLB-10 handling of them runs for real. */
+export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16,fd00:10:96::/112';
 
 export interface StartClusterOptions {
   /** CRD manifests (multi-document YAML) applied and waited on until Established before

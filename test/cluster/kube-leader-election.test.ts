@@ -3,6 +3,7 @@ import { LeaderElector, restLeaseClient, type Lease } from '../../runtime/kube/l
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import { createNamespace, deleteNamespace, testKubeConfig, waitFor } from './fixture';
+import { expectNoChangeFor } from './quiet-watch';
 
 describe('LeaderElector on a real Lease', () => {
   const rest = new RestClient(testKubeConfig());
@@ -29,7 +30,8 @@ describe('LeaderElector on a real Lease', () => {
     await waitFor(() => first.isLeader, { what: 'replica-a leads', timeoutMs: 10_000 });
     second.start();
     await waitFor(() => second.leader === 'replica-a', { what: 'replica-b sees replica-a', timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 1_000)); // several renewals: leadership is stable
+    // Several renewals (retry period 300 ms) and not one change of holder: leadership is stable.
+    await expectNoChangeFor<Lease>(1_000, { type: Resources.leases, namespace: ns, name: 'juneau-controller', project: (l) => l.spec?.holderIdentity, rest });
     expect([first.isLeader, second.isLeader]).toEqual([true, false]);
 
     const lease = await rest.get<Lease>(Resources.leases, ns, 'juneau-controller');

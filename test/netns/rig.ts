@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
+import { describeWhen } from '../requirements';
 import { parsePcap, type Frame } from './pcap';
 
 const run = promisify(execFile);
@@ -24,15 +25,10 @@ export const XDP_PASS_OBJECT = path.join(REPO, 'build/bpf/xdp_pass.bpf.o');
 
 export const isRoot = process.getuid?.() === 0;
 
-/** describe() for suites that need root; otherwise skipped with the reason in the title. */
+/** describe() for suites that need root: on a developer's non-root run they are skipped with the
+ * reason in the title; under CI=true they fail with it (test/requirements.ts). */
 export function describeAsRoot(title: string, body: () => void): void {
-  if (isRoot) {
-    describe(title, body);
-    return;
-  }
-  // eslint-disable-next-line no-console
-  console.warn(`test/netns: skipping "${title}": needs root (network namespaces, XDP, bpffs)`);
-  describe.skip(`${title} [skipped: needs root]`, body);
+  describeWhen(isRoot, 'needs root (network namespaces, XDP, bpffs)', title, body);
 }
 
 export interface AttachResultJson {

@@ -78,10 +78,11 @@ describeAsRoot('XDP ARP responder on one node', () => {
       await rig.sendArp({ sip: '0.0.0.0', tip: rig.nodeIp(0) }); // the kernel answers this one
       await rig.sendArp({ sip: '0.0.0.0', tip: VIP }); // the XDP program answers this one
     });
+    expect(repliesFor(frames, rig.nodeIp(0))).toHaveLength(1);
+    expect(repliesFor(frames, VIP)).toHaveLength(1);
     const [linux] = repliesFor(frames, rig.nodeIp(0));
     const [ours] = repliesFor(frames, VIP);
-    expect(linux).toBeDefined();
-    expect(ours).toBeDefined();
+    expect(linux.arp?.sha).toBe(nodeMac);
     // Same shape: unicast to the prober, its MAC as target hw, 0.0.0.0 as target address.
     expect({ ...ours, arp: { ...ours.arp, sip: 'probed' } }).toEqual({ ...linux, arp: { ...linux.arp, sip: 'probed' } });
     expect(ours.arp).toEqual({ op: ARP_REPLY, sha: nodeMac, sip: VIP, tha: rig.clientMac, tip: '0.0.0.0' });

@@ -56,7 +56,7 @@ describeAsRoot('responder lifecycle: pinning, adoption, replacement without a ga
 
   test('a loader asked for another mode than the running one refuses instead of detaching (no gap)', async () => {
     await expect(rig.attach(0, { mode: 'native' })).rejects.toThrow(/generic mode, native was asked/);
-    expect(await rig.resolveFresh(VIP)).toBeDefined();
+    expect(await rig.resolveFresh(VIP)).toBe(await rig.mac(rig.node(0), 'eth0'));
   });
 
   test('detach removes the responder and its program pin; the maps stay pinned; the address is no longer answered', async () => {

@@ -7,6 +7,7 @@ import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 import type * as SharedInstall from '../../constructs/shared/install';
+import { registrationsSettled } from './pulumi-rpcs';
 
 // ---- mocks (set before the code under test is loaded) -------------------------------------------
 
@@ -48,7 +49,6 @@ const { juneauInstallObjects } = require('../../constructs/shared/install') as t
 // ---- helpers -------------------------------------------------------------------------------------
 
 const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
-const settle = () => new Promise((r) => setTimeout(r, 50));
 /** Registrations are asynchronous: the child named `name` of type `type`, once registered. */
 async function child(type: string, name: string): Promise<Registered> {
   for (let i = 0; i < 200; i++) {
@@ -109,7 +109,8 @@ describe('AddressPool', () => {
     expect((await child(CR('AddressPool'), 'ap-res')).inputs.metadata).toEqual({ name: 'edge-pool' });
   });
 
-  test('AP-1, AP-2: every problem in one error, each naming the field and the value', () => {
+  test('AP-1, AP-2: every problem in one error, each naming the field and the value', async () => {
+    await registrationsSettled();
     const count = registered.length;
     const err = thrown(() => new AddressPool('ap-bad', { advertiseMode: 'static' as 'arp', addresses: ['10.0.0.0/33', '10.0.0.20-10.0.0.10', '10.0.0.1/24'] }));
     expect(err).toBeInstanceOf(JuneauValidationError);
@@ -120,6 +121,7 @@ describe('AddressPool', () => {
     expect(err.message).toMatch(/spec\.addresses\[0\]: "10\.0\.0\.0\/33" .*prefix length/);
     expect(err.message).toMatch(/spec\.addresses\[1\]: "10\.0\.0\.20-10\.0\.0\.10" .*/);
     expect(err.message).toMatch(/spec\.addresses\[2\]: "10\.0\.0\.1\/24" .*host bits/);
+    await registrationsSettled(); // a registration the constructor started would land only now
     expect(registered.length).toBe(count); // nothing registered for an invalid component
   });
 
@@ -347,7 +349,7 @@ describe('JuneauInstall', () => {
 
   async function installChildren(install: Juneau.JuneauInstall) {
     const urns = await Promise.all(install.resources.map((r) => valueOf(r.urn)));
-    await settle();
+    await registrationsSettled();
     return urns.map((urn) => {
       const [, typeChain, name] = /::([^:]+(?::[^:]+)*)::([^:]+)$/.exec(urn.replace(/^urn:pulumi:unit::juneau-test/, ''))!;
       const type = typeChain.split('$').pop()!;

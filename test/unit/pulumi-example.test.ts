@@ -4,6 +4,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import type * as SharedInstall from '../../constructs/shared/install';
 import type * as Program from '../../examples/pulumi/index';
+import { registrationsSettled } from './pulumi-rpcs';
 
 interface Registered {
   readonly type: string;
@@ -58,11 +59,8 @@ let all: Registered[];
 
 beforeAll(async () => {
   program = require('../../examples/pulumi/index') as typeof Program;
-  // The stack outputs resolve once their resources are registered; the rest register alongside.
-  await Promise.all([valueOf(program.webEipAddress), valueOf(program.nginxEipAddress), valueOf(program.webVip)]);
-  const expected = 1 + install.length + EXAMPLE_RESOURCES.length;
-  for (let i = 0; i < 500 && registered.length < expected; i++) await new Promise((r) => setTimeout(r, 10));
-  await new Promise((r) => setTimeout(r, 100)); // so an unexpected extra registration is seen too
+  // Every registration the program started, finished: the list is complete, extras included.
+  await registrationsSettled();
   all = [...registered];
 });
 
