@@ -29,8 +29,8 @@ build() { # name package
   if [ -x "$out/$name" ]; then echo "cluster:build: $name cached at $out/$name"; return; fi
   local start=$SECONDS
   echo "cluster:build: building $name from $pkg (cold builds take minutes) ..."
-  (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$name.partial" "$pkg")
-  mv "$out/$name.partial" "$out/$name"
+  (cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$name.partial.$$" "$pkg")
+  mv "$out/$name.partial.$$" "$out/$name" # per-process name: two builds at once do not clobber each other
   echo "cluster:build: built $name in $((SECONDS - start))s"
 }
 build etcd go.etcd.io/etcd/server/v3
