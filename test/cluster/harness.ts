@@ -16,7 +16,9 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+// Loaded when a cluster starts, not on import: it takes seconds on a busy machine, and `cluster
+// down`/`status` never need it.
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The CRD manifest `npx cdk8s synth` writes; applied by the Jest global setup and `cluster up`. */
@@ -252,7 +254,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       for (const p of procs) p.child.unref();
     }
 
-    const kubeConfig = new KubeConfig();
+    const { KubeConfig: KubeConfigClass } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+    const kubeConfig = new KubeConfigClass();
     kubeConfig.loadFromFile(kubeconfigPath);
     return {
       dir,
