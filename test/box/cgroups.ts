@@ -1,23 +1,37 @@
 // One cgroup per node, the same relative path in every hierarchy of this cgroup v1 (cgroupfs,
-// no systemd) machine. It is the kubelet's cgroupRoot (kubepods below it) and holds the node's
-// daemons in `daemons/`, so containerd's shims — which leave containerd's process group — and
-// every container stay findable: `down` kills whatever is left in the tree, then removes it.
+// no systemd) machine — or in the one unified hierarchy of a cgroup v2 host (written for CI
+// runners, not tried here). It is the kubelet's cgroupRoot (kubepods below it) and holds the
+// node's daemons in `daemons/`, so containerd's shims — which leave containerd's process group —
+// and every container stay findable: `down` kills whatever is left in the tree, then removes it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAlive, sleep } from '../cluster/harness';
 
 const CGROUP_FS = '/sys/fs/cgroup';
 
-/** Mounted hierarchies (cpu, memory, pids, name=systemd, the unified v2 one, ...). */
+const UNIFIED = fs.existsSync(path.join(CGROUP_FS, 'cgroup.controllers'));
+
+/** Mounted hierarchies (v1: cpu, memory, pids, name=systemd, the hybrid unified one, ...). */
 function hierarchies(): string[] {
+  if (UNIFIED) return [CGROUP_FS];
   return fs
     .readdirSync(CGROUP_FS)
     .map((h) => path.join(CGROUP_FS, h))
     .filter((dir) => fs.existsSync(path.join(dir, 'cgroup.procs')));
 }
 
-/** Creates `<cgroup>/daemons` in every hierarchy; cpuset needs cpus/mems before it takes tasks. */
+/** Creates `<cgroup>/daemons` in every hierarchy; v1 cpuset needs cpus/mems before it takes
+ * tasks, v2 needs the controllers delegated to the node's children (it holds no process itself). */
 export function createNodeCgroup(cgroup: string): void {
+  if (UNIFIED) {
+    // The kubelet wants cpuset, cpu, memory and pids in its cgroupRoot; systemd may leave cpuset
+    // undelegated at the root (the root may have processes and still delegate, so this is safe).
+    delegateAll(CGROUP_FS);
+    const dir = path.join(CGROUP_FS, cgroup);
+    fs.mkdirSync(path.join(dir, 'daemons'), { recursive: true });
+    delegateAll(dir);
+    return;
+  }
   for (const h of hierarchies()) {
     let parent = h;
     for (const dir of [path.join(h, cgroup), path.join(h, cgroup, 'daemons')]) {
@@ -28,6 +42,12 @@ export function createNodeCgroup(cgroup: string): void {
       parent = dir;
     }
   }
+}
+
+/** v2: enables every controller a cgroup has for its children. */
+function delegateAll(dir: string): void {
+  const controllers = fs.readFileSync(path.join(dir, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean);
+  if (controllers.length) fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), controllers.map((c) => `+${c}`).join(' '));
 }
 
 /** A shell prefix that moves itself into the node's `daemons` cgroup, then execs the rest. */

@@ -37,6 +37,8 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
   left.push(...routes.map((r) => `route ${r.dst} dev ${r.dev}`));
   const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(box.dataDir) || l.includes(box.id));
   left.push(...mounts.map((m) => `mount ${m.split(' ')[4]}`));
+  // cgroup v2: the node cgroups sit at the top of the one hierarchy; v1: one level down in each.
+  left.push(...fs.readdirSync('/sys/fs/cgroup').filter((c) => c.includes(box.id)).map((c) => `cgroup ${c}`));
   for (const h of fs.readdirSync('/sys/fs/cgroup')) {
     const dir = path.join('/sys/fs/cgroup', h);
     if (!fs.existsSync(path.join(dir, 'cgroup.procs'))) continue;

@@ -19,6 +19,8 @@ async function ignoreMissing(p: Promise<unknown>): Promise<void> {
 }
 
 export async function createBridge(state: BoxState): Promise<void> {
+  // The nodes set bridge-nf-call-iptables (below); where br_netfilter is a module, load it.
+  if (!fs.existsSync('/proc/sys/net/bridge')) await cmd('modprobe', ['br_netfilter']);
   await cmd('ip', ['link', 'add', state.bridge, 'type', 'bridge']);
   await cmd('ip', ['addr', 'add', `${state.hostIp}/24`, 'dev', state.bridge]);
   await cmd('ip', ['link', 'set', state.bridge, 'up']);
