@@ -11,7 +11,7 @@ import { writePauseImage } from './images';
 import { clientKubeconfig } from './kubelet';
 import { createBridge, removeNetwork, restoreHostSysctls, saveHostSysctls } from './network';
 import { removeNode, startNode } from './node';
-import { BoxRecorder, BoxState, newBoxState, pauseBinaryName, ProcessRecord, readBoxState, releaseSubnet } from './state';
+import { BoxRecorder, BoxState, checkNodeCount, newBoxState, pauseBinaryName, ProcessRecord, readBoxState, releaseSubnet } from './state';
 
 /** Controllers a cluster with real nodes needs, on top of the harness's own. */
 export const NODE_CONTROLLERS = [
@@ -49,6 +49,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
   const t0 = Date.now();
   const log = opts.log ?? (() => {});
   const deadline = t0 + (opts.timeoutMs ?? 300_000);
+  checkNodeCount(opts.nodes); // before a build that may take many minutes
   const images = (opts.images ?? []).map((f) => path.resolve(f));
   for (const f of images) if (!fs.existsSync(f)) throw new Error(`--images: ${f} does not exist`);
   const binDir = buildNodeBinaries();

@@ -54,10 +54,14 @@ export interface BoxState {
   timings?: Record<string, number>;
 }
 
-export function newBoxState(nodeCount: number, stateFile: string): BoxState {
+export function checkNodeCount(nodeCount: number): void {
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > MAX_NODES) {
     throw new Error(`--nodes must be an integer from 1 to ${MAX_NODES}, got ${nodeCount}`);
   }
+}
+
+export function newBoxState(nodeCount: number, stateFile: string): BoxState {
+  checkNodeCount(nodeCount);
   const id = randomBytes(3).toString('hex');
   const subnet = claimSubnet(stateFile);
   const dataDir = path.join(DATA_ROOT, id);

@@ -123,7 +123,9 @@ async function up(opts: UpOptions): Promise<void> {
   const crdFiles = fs.existsSync(CRD_MANIFEST) ? [CRD_MANIFEST] : [];
   const existing = readState();
   const box = readBoxState(BOX_FILE);
-  const sameShape = opts.nodes === undefined ? !box : box?.nodes.length === opts.nodes;
+  // Plain `up` keeps a running box (it only prints the exports again); `up --nodes N` keeps it
+  // when it has N nodes, and replaces it otherwise.
+  const sameShape = opts.nodes === undefined || box?.nodes.length === opts.nodes;
   if (existing && existing.processes.every((p) => processAlive(existing, p)) && sameShape && (!box || boxAlive(box))) {
     process.stderr.write(`cluster: already running at ${existing.server}${box ? ` with ${box.nodes.length} node(s)` : ''}\n`);
     if (box && opts.images.length) {
