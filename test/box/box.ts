@@ -62,27 +62,9 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
   try {
     saveHostSysctls();
     await createBridge(state);
-    const pki = (f: string) => path.join(opts.dir, 'pki', f);
-    cluster = await startCluster({
-      dir: opts.dir,
-      binDir,
-      crdFiles: opts.crdFiles,
-      persistent: true,
-      keepDir: true,
-      log,
-      apiserverAddress: state.hostIp,
-      serviceAccountAdmission: true,
-      extraArgs: {
-        'kube-apiserver': ['--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`],
-        // --controllers is a list flag: these add to the harness's.
-        'kube-controller-manager': [`--controllers=${NODE_CONTROLLERS.join(',')}`, `--root-ca-file=${pki('ca.crt')}`],
-      },
-    });
+    cluster = await startControlPlane(rec, opts, binDir, log);
     const tControlPlane = Date.now() - t0;
-    // Default RBAC leaves system:node unbound (clusters use the Node authorizer); bind it to every node.
-    await kubectlOk(cluster, ['create', 'clusterrolebinding', 'juneau-box-nodes', '--clusterrole=system:node', '--group=system:nodes']);
     const controlPlane = { server: cluster.server, pkiDir: path.join(opts.dir, 'pki') };
-    await startScheduler(rec, cluster, opts.dir);
 
     const pauseArchive = path.join(state.dataDir, 'images', 'pause.tar');
     writePauseImage(pauseArchive, path.join(binDir, pauseBinaryName()));
@@ -98,6 +80,36 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
     await cluster?.stop();
     const failures = await downBox(opts.dir);
     if (failures.length) log(`box: cleanup after the failed start left problems:\n  ${failures.join('\n  ')}`);
+    throw err;
+  }
+}
+
+/** The harness's control plane, made for nodes: reachable on the box bridge, ServiceAccount
+ * admission, the node controllers, system:node bound to the nodes, and kube-scheduler. */
+async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: string, log: (line: string) => void): Promise<Cluster> {
+  const pki = (f: string) => path.join(opts.dir, 'pki', f);
+  const cluster = await startCluster({
+    dir: opts.dir,
+    binDir,
+    crdFiles: opts.crdFiles,
+    persistent: true,
+    keepDir: true,
+    log,
+    apiserverAddress: rec.state.hostIp,
+    serviceAccountAdmission: true,
+    extraArgs: {
+      'kube-apiserver': ['--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`],
+      // --controllers is a list flag: these add to the harness's.
+      'kube-controller-manager': [`--controllers=${NODE_CONTROLLERS.join(',')}`, `--root-ca-file=${pki('ca.crt')}`],
+    },
+  });
+  try {
+    // Default RBAC leaves system:node unbound (clusters use the Node authorizer); bind it to every node.
+    await kubectlOk(cluster, ['create', 'clusterrolebinding', 'juneau-box-nodes', '--clusterrole=system:node', '--group=system:nodes']);
+    await startScheduler(rec, cluster, opts.dir);
+    return cluster;
+  } catch (err) {
+    await cluster.stop();
     throw err;
   }
 }
