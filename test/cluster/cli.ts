@@ -20,7 +20,7 @@ const HELP = `Usage: npx tsx test/cluster/cli.ts <command> [options]   (or: npm 
 A real Kubernetes control plane on loopback (etcd, kube-apiserver, kube-controller-manager with
 the garbage-collector, endpointslice and namespace controllers), built from the upstream Go
 modules by \`npm run cluster:build\`. It runs in the background; state, logs and the kubeconfig
-are in .juneau/cluster/.
+are in .juneau/cluster/ (or $JUNEAU_CLUSTER_DIR).
 
 Commands:
   up       Start it (or, if it already runs, keep it) and print two lines for a shell to eval:
@@ -89,7 +89,7 @@ async function down(quiet = false): Promise<void> {
     const listed = fs.existsSync(PIDS_FILE) ? fs.readFileSync(PIDS_FILE, 'utf8').split(/\s+/).filter(Boolean).map(Number) : [];
     const pids = listed.filter((pid) => isAlive(pid) && (commandOf(pid) ?? '').includes(STATE_DIR));
     await stopProcesses([...pids].reverse());
-    if (!quiet) process.stderr.write(pids.length ? `cluster: stopped pids ${pids.join(', ')} of an incomplete start\n` : 'cluster: not running (no .juneau/cluster/state.json)\n');
+    if (!quiet) process.stderr.write(pids.length ? `cluster: stopped pids ${pids.join(', ')} of an incomplete start\n` : `cluster: not running (no ${STATE_FILE})\n`);
   }
   fs.rmSync(STATE_DIR, { recursive: true, force: true });
 }
@@ -189,7 +189,7 @@ async function status(json: boolean): Promise<number> {
   const state = readState();
   if (!state) {
     if (json) process.stdout.write(JSON.stringify({ running: false }) + '\n');
-    else process.stdout.write('cluster: not running (no .juneau/cluster/state.json; start it with `up`)\n');
+    else process.stdout.write(`cluster: not running (no ${STATE_FILE}; start it with \`up\`)\n`);
     return 1;
   }
   const procs = state.processes.map((p) => ({ ...p, alive: processAlive(state, p) }));
