@@ -82,9 +82,9 @@ export function writePauseImage(file: string, pauseBinary: string): string {
 }
 
 /** A busybox image from Debian's busybox-static (`/bin/busybox`), with a few applets linked. */
-export function writeBusyboxImage(file: string, busybox = '/bin/busybox'): string {
+export function writeBusyboxImage(file: string, name = BUSYBOX_IMAGE, busybox = '/bin/busybox'): string {
   return writeOciArchive(file, {
-    name: BUSYBOX_IMAGE,
+    name,
     entries: [
       { kind: 'dir', path: 'bin' },
       { kind: 'file', path: 'bin/busybox', mode: 0o755, content: fs.readFileSync(busybox) },

@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
-import { inNetns } from './exec';
+import { containerdPaths } from './containerd';
+import { cmd, inNetns } from './exec';
 import { BUSYBOX_IMAGE, writeBusyboxImage } from './images';
 import { leftovers, snapshotHost, HostSnapshot } from './leftovers';
 import { rssMiB } from './node';
@@ -205,6 +206,19 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     expect(api.serverAddressByClientCIDRs[0].serverAddress).toMatch(new RegExp(`^${box.hostIp.replace(/\./g, '\\.')}:\\d+$`));
     // The root-ca publisher's kube-root-ca.crt, projected next to the token.
     expect(await kubectl(['exec', pod.metadata.name, '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt'])).toContain('BEGIN CERTIFICATE');
+  });
+
+  test('`up` again keeps the running box and imports more --images into every node', async () => {
+    const image = path.join(work, 'busybox-2.tar');
+    writeBusyboxImage(image, 'juneau.box/busybox:2');
+    const again = await cli(dir, ['up', '--nodes', '3', '--images', image]);
+    expect(again.stderr).toContain('already running');
+    const pids = (b?: BoxState) => b?.processes.map((p) => `${p.node ?? 'host'}/${p.name}:${p.pid}`);
+    expect(pids(readBoxState(path.join(dir, 'box.json')))).toEqual(pids(box));
+    for (const node of box.nodes) {
+      const images = await cmd('ctr', ['--address', containerdPaths(node).socket, '-n', 'k8s.io', 'images', 'ls', '-q']);
+      expect(images.split('\n')).toEqual(expect.arrayContaining(['juneau.box/busybox:1', 'juneau.box/busybox:2', 'juneau.box/pause:1']));
+    }
   });
 
   test('down stops and removes everything up created', async () => {
