@@ -10,6 +10,7 @@ import { allSteps } from './exec';
 import { writePauseImage } from './images';
 import { clientKubeconfig } from './kubelet';
 import { createBridge, removeNetwork, restoreHostSysctls, saveHostSysctls } from './network';
+import { releaseMountNsDir } from './mounts';
 import { removeNode, startNode } from './node';
 import { BoxRecorder, BoxState, checkNodeCount, newBoxState, pauseBinaryName, ProcessRecord, readBoxState, releaseSubnet } from './state';
 
@@ -182,6 +183,7 @@ export async function downBox(dir: string): Promise<string[]> {
       [`remove ${state.dataDir}`, () => fs.rmSync(state.dataDir, { recursive: true, force: true })],
       ['subnet claim', () => releaseSubnet(state, stateFile)],
       ['host sysctls', () => restoreHostSysctls()],
+      ['mount namespace directory', () => releaseMountNsDir()],
     ])),
   );
   if (failures.length === 0) fs.rmSync(stateFile, { force: true });

@@ -54,6 +54,8 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
     if ([box.dataDir, box.id, ...alsoPaths].some((p) => cmdline.includes(p))) left.push(`process ${pid}: ${cmdline.slice(0, 160)}`);
   }
   if (fs.existsSync(box.dataDir)) left.push(`directory ${box.dataDir}`);
+  const mntns = path.join(HOST_DIR, 'mnt');
+  if (fs.existsSync(mntns)) left.push(...fs.readdirSync(mntns).filter((f) => f.includes(box.id)).map((f) => `mount namespace file ${mntns}/${f}`));
   const cniCache = '/var/lib/cni/results';
   if (fs.existsSync(cniCache)) left.push(...fs.readdirSync(cniCache).filter((f) => f.includes(box.id)).map((f) => `CNI cache ${cniCache}/${f}`));
   if (fs.existsSync(path.join(HOST_DIR, `subnet-${box.subnet}`))) left.push(`subnet claim ${HOST_DIR}/subnet-${box.subnet}`);

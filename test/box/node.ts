@@ -8,6 +8,7 @@ import { createNodeCgroup, joinCgroupCommand, killCgroupTree, removeCgroupTree }
 import { containerdPaths, importImages, shimSocketsOf, waitForContainerd, writeContainerdConfig } from './containerd';
 import { allSteps, cmd } from './exec';
 import { ControlPlaneAccess, kubeletArgs, writeKubeletFiles, writeKubeProxyConfig } from './kubelet';
+import { createNodeMountNs, mountNsFile, removeNodeMountNs } from './mounts';
 import { createNodeNetwork, writeCniConfig } from './network';
 import { BoxRecorder, NodeRecord } from './state';
 
@@ -25,6 +26,7 @@ export async function startNode(rec: BoxRecorder, node: NodeRecord, opts: NodeSt
   fs.mkdirSync(node.dir, { recursive: true });
   createNodeCgroup(node.cgroup);
   await createNodeNetwork(rec, node);
+  await createNodeMountNs(node);
 
   const containerd = writeContainerdConfig(node, writeCniConfig(node));
   const ctrd = startDaemon(rec, node, 'containerd', '/usr/bin/containerd', ['--config', containerd.config]);
@@ -44,11 +46,11 @@ function withLog(e: Error, m: Managed): Error {
   return new Error(`${e.message}\n--- last lines of ${m.logFile} ---\n${tail(m.logFile, 30)}`);
 }
 
-/** Starts `bin` in the node's network namespace and `daemons` cgroup, in its own process group. */
+/** Starts `bin` in the node's network and mount namespaces and `daemons` cgroup, in its own process group. */
 function startDaemon(rec: BoxRecorder, node: NodeRecord, name: string, bin: string, args: string[]): Managed {
   const logFile = path.join(node.dir, 'logs', `${name}.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const [sh, shArgs] = joinCgroupCommand(node.cgroup, ['nsenter', `--net=/var/run/netns/${node.netns}`, bin, ...args]);
+  const [sh, shArgs] = joinCgroupCommand(node.cgroup, ['nsenter', `--net=/var/run/netns/${node.netns}`, `--mount=${mountNsFile(node)}`, bin, ...args]);
   const m = spawnManaged(sh, name, shArgs, logFile, true);
   rec.record((s) => s.processes.push({ name, node: node.name, pid: m.child.pid!, bin, logFile }));
   return m;
@@ -80,13 +82,15 @@ export async function unmountUnder(dir: string): Promise<void> {
 
 /**
  * Everything of one node except its network namespace (removed with the box network): processes
- * left in its cgroup tree (containers, shims), mounts (rootfs, volumes, pod network namespaces),
+ * left in its cgroup tree (containers, shims), its mount namespace (with the rootfs, volume and
+ * pod network namespace mounts inside; anything under its directory on the host too),
  * shim sockets, the cgroup tree, the kubelet's /var/log/containers links into the node's logs.
  */
 export async function removeNode(node: NodeRecord): Promise<string[]> {
   const containerd = containerdPaths(node);
   return allSteps([
     [`${node.name}: kill processes in cgroup ${node.cgroup}`, () => killCgroupTree(node.cgroup)],
+    [`${node.name}: mount namespace`, () => removeNodeMountNs(node)],
     [`${node.name}: unmount under ${node.dir}`, () => unmountUnder(node.dir)],
     [`${node.name}: shim sockets`, () => shimSocketsOf(containerd).forEach((s) => fs.rmSync(s, { force: true }))],
     [`${node.name}: remove cgroup ${node.cgroup}`, () => removeCgroupTree(node.cgroup)],

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
 import { containerdPaths } from './containerd';
 import { cmd, inNetns } from './exec';
+import { mountNsFile } from './mounts';
 import { BUSYBOX_IMAGE, writeBusyboxImage } from './images';
 import { leftovers, snapshotHost, HostSnapshot } from './leftovers';
 import { rssMiB } from './node';
@@ -88,6 +89,8 @@ spec:
           image: ${BUSYBOX_IMAGE}
           imagePullPolicy: Never
           command: [sleep, '2147483647']
+          volumeMounts: [{ name: bpf, mountPath: /bpf }]
+      volumes: [{ name: bpf, hostPath: { path: /sys/fs/bpf, type: Directory } }]
 `;
 
 /** Network namespaces, cgroups and mounts need root; elsewhere the suite is skipped, saying so. */
@@ -177,6 +180,16 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
       expect((await kubectl(['exec', p.metadata.name, '--', 'hostname'])).trim()).toBe(p.metadata.name);
       expect(await kubectl(['logs', p.metadata.name])).toContain(`serving ${p.metadata.name}`);
     }
+  });
+
+  test('each node has its own /sys/fs/bpf: a hostPath into it shows that node\'s bpffs, not another\'s or the host\'s', async () => {
+    for (const node of box.nodes) await cmd('nsenter', [`--mount=${mountNsFile(node)}`, 'mkdir', `/sys/fs/bpf/${node.name}-${box.id}`]);
+    for (const p of await pods('hostnet')) {
+      // (A fresh bpffs also holds the kernel's maps.debug and progs.debug.)
+      const entries = (await kubectl(['exec', p.metadata.name, '--', 'ls', '/bpf'])).split('\n').filter((e) => e && !e.endsWith('.debug'));
+      expect(entries).toEqual([`${p.spec.nodeName}-${box.id}`]);
+    }
+    expect(fs.readdirSync('/sys/fs/bpf').filter((f) => f.includes(box.id))).toEqual([]);
   });
 
   test('a ClusterIP Service answers from a pod through kube-proxy (nftables): every backend, on every node, answers', async () => {
