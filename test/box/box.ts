@@ -10,7 +10,7 @@ import { allSteps } from './exec';
 import { writePauseImage } from './images';
 import { clientKubeconfig } from './kubelet';
 import { createBridge, removeNetwork, restoreHostSysctls, saveHostSysctls } from './network';
-import { releaseMountNsDir } from './mounts';
+import { ensureMountNsDir, releaseMountNsDir } from './mounts';
 import { removeNode, startNode } from './node';
 import { BoxRecorder, BoxState, checkNodeCount, newBoxState, pauseBinaryName, ProcessRecord, readBoxState, releaseSubnet } from './state';
 
@@ -70,6 +70,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
     const pauseArchive = path.join(state.dataDir, 'images', 'pause.tar');
     writePauseImage(pauseArchive, path.join(binDir, pauseBinaryName()));
     rec.record((s) => (s.images = images));
+    await ensureMountNsDir();
     await Promise.all(state.nodes.map((node) => startNode(rec, node, { binDir, controlPlane, images: [pauseArchive, ...images], deadline, log })));
     const tDaemons = Date.now() - t0;
     await waitForNodesReady(cluster, state, deadline, log);

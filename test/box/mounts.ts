@@ -21,12 +21,16 @@ function isMountPoint(dir: string): boolean {
     .some((l) => l.split(' ')[4] === dir);
 }
 
-export async function createNodeMountNs(node: NodeRecord): Promise<void> {
+/** Once per box, before its nodes start in parallel (two binds at once would stack). */
+export async function ensureMountNsDir(): Promise<void> {
   fs.mkdirSync(MNTNS_DIR, { recursive: true });
   if (!isMountPoint(MNTNS_DIR)) {
     await cmd('mount', ['--bind', MNTNS_DIR, MNTNS_DIR]);
     await cmd('mount', ['--make-private', MNTNS_DIR]);
   }
+}
+
+export async function createNodeMountNs(node: NodeRecord): Promise<void> {
   const file = mountNsFile(node);
   fs.writeFileSync(file, '');
   // Slave: the node still sees what the host mounts later; nothing it mounts reaches the host.
@@ -48,6 +52,6 @@ export async function removeNodeMountNs(node: NodeRecord): Promise<void> {
 /** Unmounts the shared /run/juneau-box/mnt once no node namespace is left in it. */
 export async function releaseMountNsDir(): Promise<void> {
   if (!fs.existsSync(MNTNS_DIR) || fs.readdirSync(MNTNS_DIR).length > 0) return;
-  if (isMountPoint(MNTNS_DIR)) await cmd('umount', [MNTNS_DIR]);
+  while (isMountPoint(MNTNS_DIR)) await cmd('umount', [MNTNS_DIR]); // stacked binds, if ever
   fs.rmdirSync(MNTNS_DIR);
 }
