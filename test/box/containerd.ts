@@ -86,6 +86,12 @@ export async function importImages(p: ContainerdPaths, archives: string[]): Prom
   }
 }
 
+/** Ids of the node's pod sandboxes (the CRI keeps a directory per sandbox in its root). */
+export function sandboxIdsOf(p: ContainerdPaths): string[] {
+  const dir = path.join(p.root, 'io.containerd.grpc.v1.cri', 'sandboxes');
+  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+}
+
 /** Shim sockets containerd 1.6 keeps in /run/containerd/s, named sha256(<grpc address>/<ns>/<id>)
  * for each sandbox; a SIGKILLed shim leaves its socket behind. */
 export function shimSocketsOf(p: ContainerdPaths): string[] {

@@ -7,11 +7,13 @@ import * as path from 'node:path';
 import { BoxState, HOST_DIR } from './state';
 
 const sh = (bin: string, args: string[]) => execFileSync(bin, args, { encoding: 'utf8' });
+const CNI_CACHE = '/var/lib/cni/results';
 const SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops'];
 
 export interface HostSnapshot {
   nftTables: string;
   shimSockets: string[];
+  cniCache: string[];
   sysctls: Record<string, string>;
 }
 
@@ -19,6 +21,7 @@ export function snapshotHost(): HostSnapshot {
   return {
     nftTables: sh('nft', ['list', 'tables']),
     shimSockets: fs.existsSync('/run/containerd/s') ? fs.readdirSync('/run/containerd/s').sort() : [],
+    cniCache: fs.existsSync(CNI_CACHE) ? fs.readdirSync(CNI_CACHE).sort() : [],
     sysctls: Object.fromEntries(SYSCTLS.map((k) => [k, fs.readFileSync(`/proc/sys/${k.replace(/\./g, '/')}`, 'utf8').trim()])),
   };
 }
@@ -56,12 +59,11 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
   if (fs.existsSync(box.dataDir)) left.push(`directory ${box.dataDir}`);
   const mntns = path.join(HOST_DIR, 'mnt');
   if (fs.existsSync(mntns)) left.push(...fs.readdirSync(mntns).filter((f) => f.includes(box.id)).map((f) => `mount namespace file ${mntns}/${f}`));
-  const cniCache = '/var/lib/cni/results';
-  if (fs.existsSync(cniCache)) left.push(...fs.readdirSync(cniCache).filter((f) => f.includes(box.id)).map((f) => `CNI cache ${cniCache}/${f}`));
   if (fs.existsSync(path.join(HOST_DIR, `subnet-${box.subnet}`))) left.push(`subnet claim ${HOST_DIR}/subnet-${box.subnet}`);
   const after = snapshotHost();
   if (after.nftTables !== before.nftTables) left.push(`host nftables tables changed:\n${before.nftTables}---\n${after.nftTables}`);
   left.push(...after.shimSockets.filter((s) => !before.shimSockets.includes(s)).map((s) => `shim socket /run/containerd/s/${s}`));
+  left.push(...after.cniCache.filter((f) => !before.cniCache.includes(f)).map((f) => `CNI result cache ${CNI_CACHE}/${f}`));
   for (const [k, v] of Object.entries(before.sysctls)) if (after.sysctls[k] !== v) left.push(`sysctl ${k} = ${after.sysctls[k]} (was ${v})`);
   return left;
 }

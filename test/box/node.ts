@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAlive, Managed, spawnManaged, tail } from '../cluster/harness';
 import { createNodeCgroup, joinCgroupCommand, killCgroupTree, removeCgroupTree } from './cgroups';
-import { containerdPaths, importImages, shimSocketsOf, waitForContainerd, writeContainerdConfig } from './containerd';
+import { containerdPaths, importImages, sandboxIdsOf, shimSocketsOf, waitForContainerd, writeContainerdConfig } from './containerd';
 import { allSteps, cmd } from './exec';
 import { ControlPlaneAccess, kubeletArgs, writeKubeletFiles, writeKubeProxyConfig } from './kubelet';
 import { createNodeMountNs, mountNsFile, removeNodeMountNs } from './mounts';
-import { createNodeNetwork, writeCniConfig } from './network';
+import { CNI_CACHE_DIR, createNodeNetwork, writeCniConfig } from './network';
 import { BoxRecorder, NodeRecord } from './state';
 
 export interface NodeStartOptions {
@@ -93,9 +93,16 @@ export async function removeNode(node: NodeRecord): Promise<string[]> {
     [`${node.name}: mount namespace`, () => removeNodeMountNs(node)],
     [`${node.name}: unmount under ${node.dir}`, () => unmountUnder(node.dir)],
     [`${node.name}: shim sockets`, () => shimSocketsOf(containerd).forEach((s) => fs.rmSync(s, { force: true }))],
+    [`${node.name}: CNI loopback results`, () => removeLoopbackResults(sandboxIdsOf(containerd))],
     [`${node.name}: remove cgroup ${node.cgroup}`, () => removeCgroupTree(node.cgroup)],
     [`${node.name}: /var/log/containers links`, () => removeLinksInto('/var/log/containers', node.dir)],
   ]);
+}
+
+/** containerd's go-cni also runs the `cni-loopback` network per sandbox; libcni caches its result
+ * as /var/lib/cni/results/cni-loopback-<sandbox>-lo, left behind when no CNI DEL ran. */
+function removeLoopbackResults(sandboxIds: string[]): void {
+  for (const id of sandboxIds) fs.rmSync(path.join(CNI_CACHE_DIR, `cni-loopback-${id}-lo`), { force: true });
 }
 
 function removeLinksInto(dir: string, target: string): void {
