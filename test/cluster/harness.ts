@@ -16,7 +16,9 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+// Loaded when a cluster starts, not on import: it takes seconds on a busy machine, and `cluster
+// down`/`status` never need it.
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The CRD manifest `npx cdk8s synth` writes; applied by the Jest global setup and `cluster up`. */
@@ -47,6 +49,14 @@ export interface StartClusterOptions {
   log?: (line: string) => void;
   /** Give up starting after this long (default 90 s). */
   timeoutMs?: number;
+  /** The address kube-apiserver binds to and advertises (the `kubernetes` Service's endpoint), also
+   * in its certificate. Real nodes in network namespaces need one they can reach.
+   * @default 127.0.0.1 */
+  apiserverAddress?: string;
+  /** Turn the ServiceAccount admission plugin on (pods get their token volume); real kubelets
+   * need it, tests without nodes do not (no serviceaccount controller creates `default`).
+   * @default false */
+  serviceAccountAdmission?: boolean;
 }
 
 export interface ProcessInfo {
@@ -161,7 +171,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
   try {
     const [etcdClient, etcdPeer, apiserverPort] = await freePorts(3);
-    const server = `https://127.0.0.1:${apiserverPort}`;
+    const address = opts.apiserverAddress ?? '127.0.0.1';
+    const server = `https://${address}:${apiserverPort}`;
 
     // etcd starts while the certificates are made.
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
@@ -178,7 +189,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       '--log-level=warn',
     ]);
     const tCerts = Date.now();
-    await makePki(path.join(dir, 'pki'));
+    await makePki(path.join(dir, 'pki'), address === '127.0.0.1' ? [] : [address]);
     const certsMs = Date.now() - tCerts;
     writeKubeconfig(kubeconfigPath, server, pki);
     log(`cluster: certificates in ${certsMs} ms`);
@@ -194,11 +205,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       `--tls-private-key-file=${pki('apiserver.key')}`,
       `--client-ca-file=${pki('ca.crt')}`,
       `--secure-port=${apiserverPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
       '--allow-privileged=true',
-      '--disable-admission-plugins=ServiceAccount',
+      ...(opts.serviceAccountAdmission ? [] : ['--disable-admission-plugins=ServiceAccount']),
       '--authorization-mode=RBAC',
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${pki('sa.pub')}`,
@@ -245,7 +256,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       for (const p of procs) p.child.unref();
     }
 
-    const kubeConfig = new KubeConfig();
+    const { KubeConfig: KubeConfigClass } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+    const kubeConfig = new KubeConfigClass();
     kubeConfig.loadFromFile(kubeconfigPath);
     return {
       dir,
@@ -269,14 +281,14 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 // ---------------------------------------------------------------------------------------------
 // processes
 
-interface Managed {
+export interface Managed {
   name: string;
   child: ChildProcess;
   logFile: string;
   exited?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
-function spawnManaged(bin: string, name: string, args: string[], logFile: string, persistent: boolean): Managed {
+export function spawnManaged(bin: string, name: string, args: string[], logFile: string, persistent: boolean): Managed {
   const fd = fs.openSync(logFile, 'a');
   fs.writeSync(fd, `# ${new Date().toISOString()} ${bin} ${args.join(' ')}\n`);
   // detached: its own process group, so a terminal's Ctrl-C reaches only us and stop() can kill the group.
@@ -453,7 +465,7 @@ async function openssl(cwd: string, args: string[]): Promise<void> {
   if (r.code !== 0) throw new ClusterStartError(`openssl ${args.join(' ')} failed (exit ${r.code})`, r.stderr.trim());
 }
 
-const OPENSSL_CNF = `[req]
+const opensslCnf = (extraIps: string[]) => `[req]
 distinguished_name = dn
 prompt = no
 [dn]
@@ -467,7 +479,7 @@ basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
 extendedKeyUsage = serverAuth
 authorityKeyIdentifier = keyid
-subjectAltName = IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+subjectAltName = IP:127.0.0.1,IP:10.96.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
 [client]
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
@@ -475,16 +487,13 @@ extendedKeyUsage = clientAuth
 authorityKeyIdentifier = keyid
 `;
 
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
 /** CA, apiserver serving cert, admin client cert (CN=admin, O=system:masters), service-account keys. */
-async function makePki(dir: string): Promise<void> {
-  fs.writeFileSync(path.join(dir, 'openssl.cnf'), OPENSSL_CNF);
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(dir, ['req', '-x509', '-config', 'openssl.cnf', '-extensions', 'ca', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=juneau-test-ca']);
-  const leaf = async (name: string, subj: string, ext: string) => {
-    await openssl(dir, ['req', '-new', '-config', 'openssl.cnf', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj]);
-    const serial = '0x' + require('node:crypto').randomBytes(8).toString('hex');
-    await openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', serial, '-days', '3650', '-out', `${name}.crt`, '-extfile', 'openssl.cnf', '-extensions', ext]);
-  };
+async function makePki(dir: string, extraIps: string[]): Promise<void> {
+  fs.writeFileSync(path.join(dir, 'openssl.cnf'), opensslCnf(extraIps));
+  await openssl(dir, ['req', '-x509', '-config', 'openssl.cnf', '-extensions', 'ca', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=juneau-test-ca']);
+  const leaf = (name: string, subj: string, ext: 'serving' | 'client') => issueCertificate(dir, name, subj, ext);
   const saKey = async () => {
     await openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key']);
     await openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
@@ -492,7 +501,18 @@ async function makePki(dir: string): Promise<void> {
   await Promise.all([leaf('apiserver', '/CN=kube-apiserver', 'serving'), leaf('admin', '/O=system:masters/CN=admin', 'client'), saKey()]);
 }
 
-function writeKubeconfig(file: string, server: string, pki: (f: string) => string): void {
+/**
+ * A key and certificate `<name>.key`/`<name>.crt` in a control plane's pki directory, signed by its
+ * CA, for subject `subj` (e.g. `/O=system:nodes/CN=system:node:node-0`).
+ */
+export async function issueCertificate(pkiDir: string, name: string, subj: string, ext: 'serving' | 'client'): Promise<void> {
+  await openssl(pkiDir, ['req', '-new', '-config', 'openssl.cnf', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj]);
+  const serial = '0x' + require('node:crypto').randomBytes(8).toString('hex');
+  await openssl(pkiDir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', serial, '-days', '3650', '-out', `${name}.crt`, '-extfile', 'openssl.cnf', '-extensions', ext]);
+}
+
+/** A kubeconfig for `server` authenticating with the client certificate `<user>.crt` of `pki`. */
+export function writeKubeconfig(file: string, server: string, pki: (f: string) => string, user = 'admin'): void {
   const b64 = (f: string) => fs.readFileSync(pki(f)).toString('base64');
   const yaml = `apiVersion: v1
 kind: Config
@@ -502,15 +522,15 @@ clusters:
     server: ${server}
     certificate-authority-data: ${b64('ca.crt')}
 users:
-- name: admin
+- name: ${user}
   user:
-    client-certificate-data: ${b64('admin.crt')}
-    client-key-data: ${b64('admin.key')}
+    client-certificate-data: ${b64(`${user}.crt`)}
+    client-key-data: ${b64(`${user}.key`)}
 contexts:
 - name: juneau-test
   context:
     cluster: juneau-test
-    user: admin
+    user: ${user}
     namespace: default
 current-context: juneau-test
 `;

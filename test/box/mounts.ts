@@ -1,0 +1,57 @@
+// Each node's own mount namespace, so what one node mounts — and what its pods see through
+// hostPath — is its own: above all /sys/fs/bpf, a fresh bpffs per node (an agent DaemonSet pins
+// its maps under the same hostPath on every node; on one kernel with one bpffs they would
+// collide). Container root filesystems, volumes and pod network namespaces are mounted inside it
+// too, and go away with it. The namespace is held by a bind mount on a file in
+// /run/juneau-box/mnt, a private mount (as `ip netns` does for /var/run/netns), so that hosts
+// whose / is a shared mount accept it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cmd, CommandError } from './exec';
+import { HOST_DIR, NodeRecord } from './state';
+
+const MNTNS_DIR = path.join(HOST_DIR, 'mnt');
+
+export const mountNsFile = (node: NodeRecord) => path.join(MNTNS_DIR, node.netns);
+
+function isMountPoint(dir: string): boolean {
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === dir);
+}
+
+/** Once per box, before its nodes start in parallel (two binds at once would stack). */
+export async function ensureMountNsDir(): Promise<void> {
+  fs.mkdirSync(MNTNS_DIR, { recursive: true });
+  if (!isMountPoint(MNTNS_DIR)) {
+    await cmd('mount', ['--bind', MNTNS_DIR, MNTNS_DIR]);
+    await cmd('mount', ['--make-private', MNTNS_DIR]);
+  }
+}
+
+export async function createNodeMountNs(node: NodeRecord): Promise<void> {
+  const file = mountNsFile(node);
+  fs.writeFileSync(file, '');
+  // Slave: the node still sees what the host mounts later; nothing it mounts reaches the host.
+  await cmd('unshare', [`--mount=${file}`, '--propagation', 'slave', 'mount', '-t', 'bpf', 'bpf', '/sys/fs/bpf']);
+}
+
+/** Drops the node's mount namespace (its mounts go when its last process has exited). */
+export async function removeNodeMountNs(node: NodeRecord): Promise<void> {
+  const file = mountNsFile(node);
+  if (!fs.existsSync(file)) return;
+  try {
+    await cmd('umount', [file]);
+  } catch (e) {
+    if (!(e instanceof CommandError && /not mounted/.test(e.stderr))) throw e;
+  }
+  fs.rmSync(file);
+}
+
+/** Unmounts the shared /run/juneau-box/mnt once no node namespace is left in it. */
+export async function releaseMountNsDir(): Promise<void> {
+  if (!fs.existsSync(MNTNS_DIR) || fs.readdirSync(MNTNS_DIR).length > 0) return;
+  while (isMountPoint(MNTNS_DIR)) await cmd('umount', [MNTNS_DIR]); // stacked binds, if ever
+  fs.rmdirSync(MNTNS_DIR);
+}
