@@ -2,7 +2,7 @@
  * An OCI image as one archive, without a registry, a daemon or root: the image layout
  * (https://github.com/opencontainers/image-spec/blob/main/image-layout.md) — `oci-layout`,
  * `index.json`, `blobs/sha256/<digest>` — tarred, which `ctr images import` (containerd) and
- * `skopeo copy oci-archive:` read. Gzipped layers, a config, a manifest; the
+ * `skopeo copy oci-archive:` read. Gzipped (or plain) layers, a config, a manifest; the
  * index names the image for containerd (`io.containerd.image.name`, the full reference) and for
  * the OCI tools (`org.opencontainers.image.ref.name`, the tag), as `docker save` does.
  * Every byte follows from the inputs: fixed mtime and owner, sorted entries, JSON objects built
@@ -19,6 +19,7 @@ export const MEDIA_TYPES = {
   manifest: 'application/vnd.oci.image.manifest.v1+json',
   config: 'application/vnd.oci.image.config.v1+json',
   layer: 'application/vnd.oci.image.layer.v1.tar+gzip',
+  uncompressedLayer: 'application/vnd.oci.image.layer.v1.tar',
 } as const;
 
 /** The part of an image config's `config` that Kubernetes and containerd read. */
@@ -50,6 +51,14 @@ export interface ImageSpec {
    * here). Replace it to reuse earlier output: it must return exactly what gzip would.
    */
   readonly compress?: (tar: Buffer, diffId: string) => Promise<Buffer>;
+  /**
+   * 'none' stores the layer tars as they are (digest = diff ID): for an archive imported on the
+   * machine that wrote it (the cluster in a box), where gzip would only cost time.
+   * @default 'gzip'
+   */
+  readonly compression?: 'gzip' | 'none';
+  /** The config's history `created_by`: what built the image. @default 'npm run images' */
+  readonly createdBy?: string;
 }
 
 export interface Descriptor {
@@ -88,17 +97,19 @@ export async function buildOciArchive(spec: ImageSpec): Promise<BuiltImage> {
   if (!architecture) throw new Error(`no OCI architecture for Node.js arch '${process.arch}'`);
   const tag = tagOf(spec.reference);
   if (!tag) throw new Error(`image reference '${spec.reference}' has no tag`);
-  const compress = spec.compress ?? gzipLayer;
+  const gzipped = (spec.compression ?? 'gzip') === 'gzip';
+  const compress = gzipped ? (spec.compress ?? gzipLayer) : async (tar: Buffer) => tar;
+  const mediaType = gzipped ? MEDIA_TYPES.layer : MEDIA_TYPES.uncompressedLayer;
 
   // Compressed concurrently: zlib runs in Node's thread pool.
   const layers = await Promise.all(spec.layers.map(async (files) => {
     const tar = writeTar(withParentDirs(files), { mtime: epoch });
     const diffId = sha256(tar);
     const gz = await compress(tar, diffId);
-    return { mediaType: MEDIA_TYPES.layer, digest: sha256(gz), size: gz.length, diffId, uncompressedSize: tar.length, gz };
+    return { mediaType, digest: sha256(gz), size: gz.length, diffId, uncompressedSize: tar.length, gz };
   }));
   const created = new Date(epoch * 1000).toISOString();
-  const configJson = json({ created, architecture, os: 'linux', config: spec.config, rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) }, history: layers.map(() => ({ created, created_by: 'npm run images' })) });
+  const configJson = json({ created, architecture, os: 'linux', config: spec.config, rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) }, history: layers.map(() => ({ created, created_by: spec.createdBy ?? 'npm run images' })) });
   const config = { mediaType: MEDIA_TYPES.config, digest: sha256(configJson), size: configJson.length };
   const manifestJson = json({ schemaVersion: 2, mediaType: MEDIA_TYPES.manifest, config, layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })) });
   const manifest = { mediaType: MEDIA_TYPES.manifest, digest: sha256(manifestJson), size: manifestJson.length };

@@ -68,7 +68,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
     const controlPlane = { server: cluster.server, pkiDir: path.join(opts.dir, 'pki') };
 
     const pauseArchive = path.join(state.dataDir, 'images', 'pause.tar');
-    writePauseImage(pauseArchive, path.join(binDir, pauseBinaryName()));
+    await writePauseImage(pauseArchive, path.join(binDir, pauseBinaryName()));
     rec.record((s) => (s.images = images));
     await ensureMountNsDir();
     await Promise.all(state.nodes.map((node) => startNode(rec, node, { binDir, controlPlane, images: [pauseArchive, ...images], deadline, log })));

@@ -117,7 +117,7 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
   beforeAll(async () => {
     before = snapshotHost();
     const image = path.join(work, 'busybox.tar');
-    writeBusyboxImage(image);
+    await writeBusyboxImage(image);
     const t0 = Date.now();
     const up = await cli(dir, ['up', '--nodes', '3', '--images', image]);
     log(`box figure: cluster up --nodes 3 = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -223,7 +223,7 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
 
   test('`up` again keeps the running box and imports more --images into every node', async () => {
     const image = path.join(work, 'busybox-2.tar');
-    writeBusyboxImage(image, 'juneau.box/busybox:2');
+    await writeBusyboxImage(image, 'juneau.box/busybox:2');
     const again = await cli(dir, ['up', '--nodes', '3', '--images', image]);
     expect(again.stderr).toContain('already running');
     const pids = (b?: BoxState) => b?.processes.map((p) => `${p.node ?? 'host'}/${p.name}:${p.pid}`);
