@@ -66,9 +66,14 @@ async function main(argv: string[]): Promise<number> {
 
     const vip = await rig.waitFor('the web Service VIP', async () => (await rig.serviceLoadBalancer('web', 'default'))?.vip, 60_000);
     await rig.net.addVipToAllNodes(vip); // what kube-proxy in ipvs mode does on every node (seed 004)
-    for (const ad of ['eip-default-web-eip', 'eip-default-nginx-eip', 'slb-default-web']) {
-      await rig.waitFor(`ARPAdvertisement ${ad}`, () => rig.advertisedNode(ad), 60_000);
-    }
+    // By owner, not by name (names may carry a hash); a timeout prints the owner's status and every
+    // ARPAdvertisement there is.
+    const owners = [
+      { kind: 'ElasticIP', namespace: 'default', name: 'web-eip' },
+      { kind: 'ElasticIP', namespace: 'default', name: 'nginx-eip' },
+      { kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' },
+    ] as const;
+    for (const owner of owners) await rig.waitForAdvertisement(owner, 60_000);
     await sleep(1500); // let the agents write their maps
 
     banner('kubectl get elasticip');
