@@ -11,7 +11,6 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { E2ERig } from '../test/e2e/rig';
-import { sleep } from '../test/e2e/network';
 
 const exec = promisify(execFile);
 const REPO = path.resolve(__dirname, '..');
@@ -73,8 +72,12 @@ async function main(argv: string[]): Promise<number> {
       { kind: 'ElasticIP', namespace: 'default', name: 'nginx-eip' },
       { kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' },
     ] as const;
-    for (const owner of owners) await rig.waitForAdvertisement(owner, 60_000);
-    await sleep(1500); // let the agents write their maps
+    for (const owner of owners) {
+      const ad = await rig.waitForAdvertisement(owner, 60_000);
+      // The answering node's agent has written it into its map (ARP-10).
+      const node = rig.nodeIndex(ad.nodeName);
+      await rig.waitFor(`${ad.address} in the external_arp_table of ${ad.nodeName}`, async () => (await rig.dumpArpTable(node)).includes(ad.address), 30_000, 200, () => rig.dumpArpTable(node));
+    }
 
     banner('kubectl get elasticip');
     say(await rig.kubectl('get', 'elasticip', '-n', 'default'));
