@@ -100,8 +100,6 @@ const labels = (component: string) => ({ ...commonLabels, 'app.kubernetes.io/nam
 const selector = (component: string) => ({ 'app.kubernetes.io/name': component, 'app.kubernetes.io/part-of': 'juneau' });
 const meta = (name: string, namespace?: string, component = name) => ({ name, ...(namespace ? { namespace } : {}), labels: labels(component) });
 const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]) => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) });
-const READ = ['get', 'list', 'watch'];
-const WRITE = ['create', 'update', 'patch', 'delete'];
 
 /**
  * Least privilege: the controller reads what it decides from and writes only what it owns. Each
@@ -112,23 +110,33 @@ function controllerRbac(ns: string): KubeObject[] {
   const name = INSTALL.controllerName;
   return [
     ...serviceAccountWithClusterRole(name, ns, [
-      // Informers (runtime/controller/controller.ts, eip/caches.ts); the webhooks' listers.
-      rule([GROUP], ['addresspools', 'externalnetworks', 'elasticipattachments'], READ),
+      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts) and the webhooks'
+      // listers (webhook/listers.ts: list). `get` only where the code reads one object by name.
+      rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
+      // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).
+      rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
       // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
-      rule([GROUP], ['elasticips'], [...READ, 'patch']),
-      // Written by the reconcilers: SLBs by server-side apply (patch, create on first apply),
-      // ARPAdvertisements (claim-guard.ts: create, JSON patch to move, delete), NetworkInterfaces
-      // (pods/reconcile-pod.ts: create, merge patch, delete), claims (create, delete).
-      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'networkinterfaces'], [...READ, ...WRITE]),
-      rule([GROUP], ['allocationclaims'], [...READ, 'create', 'delete']),
+      rule([GROUP], ['elasticips'], ['list', 'watch', 'patch']),
+      // ServiceLoadBalancers by server-side apply (patch; create is authorized inside the patch
+      // that creates one), deleted when their Service stops being Juneau's; get: claim sweep.
+      // ARPAdvertisements (arp/claim-guard.ts): create, get, JSON patch to move, delete.
+      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      // NetworkInterfaces of Pods (pods/reconcile-pod.ts): create, merge patch, delete.
+      rule([GROUP], ['networkinterfaces'], ['list', 'watch', 'create', 'patch', 'delete']),
+      // Claims (allocator/, arp/claim-guard.ts get): created to take a value, deleted to release it.
+      rule([GROUP], ['allocationclaims'], ['get', 'list', 'watch', 'create', 'delete']),
       // The subnet-vni AllocationPool is created once when absent (controller.ts) and never changed.
-      rule([GROUP], ['allocationpools'], [...READ, 'create']),
-      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status', 'arpadvertisements/status'], ['get', 'update', 'patch']),
-      rule([''], ['services', 'pods', 'nodes'], READ),
+      rule([GROUP], ['allocationpools'], ['list', 'watch', 'create']),
+      // Every status is written by server-side apply (kube/apply.ts applyStatus).
+      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'arpadvertisements/status'], ['patch']),
+      rule([''], ['services', 'pods'], ['list', 'watch']),
+      // The ARPAdvertisement webhook checks that spec.nodeName names a Node (ARP-5).
+      rule([''], ['nodes'], ['list']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
-      rule([''], ['services/status'], ['update', 'patch']),
-      rule(['discovery.k8s.io'], ['endpointslices'], READ),
+      // The Service's status.loadBalancer.ingress, by merge patch (reconcilers/service-load-balancer.ts).
+      rule([''], ['services/status'], ['patch']),
+      rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
       // kube/events.ts: a new Event is created, a repeat patches its series.
       rule(['events.k8s.io'], ['events'], ['create', 'patch']),
       // webhook/registration.ts ensureCaBundle: get and replace the installed configuration only.

@@ -168,7 +168,8 @@ export class E2ERig {
     const caps = `-all,${this.identity.agentCaps.map((c) => `+${c}`).join(',')}`;
     const args = [
       `--net=/var/run/netns/${this.net.node(i)}`, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', process.execPath, AGENT_BIN,
-      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.identity.agentKubeconfig}`, '--node-ingress-iface=eth0',
+      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.identity.agentKubeconfig}`,
+      // No --node-ingress-iface, as the DaemonSet: the agent finds eth0 from its Node's InternalIP (EN-12).
       `--bpffs=${this.pinRoot(i)}`, '--xdp-mode=generic', '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
       ...(this.options.guard === false ? ['--no-guard'] : []), ...extra,
     ];
@@ -347,8 +348,11 @@ ${ads.join('\n') || '  (none)'}`;
   async stop(): Promise<void> {
     for (let i = 0; i < this.agents.length; i++) await this.killAgent(i, 'SIGTERM');
     for (let k = 0; k < this.controllers.length; k++) await this.killController(k, 'SIGTERM');
+    this.log(`rig ${this.net.id}: agents and controllers stopped`);
     await this.forwarder?.stop();
+    this.log(`rig ${this.net.id}: API forwarders stopped`);
     await this.cluster?.stop();
+    this.log(`rig ${this.net.id}: control plane stopped`);
     await this.net.destroy();
     for (let i = 0; i < this.net.nodeCount; i++) {
       try {
