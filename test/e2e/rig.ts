@@ -251,10 +251,9 @@ export class E2ERig {
     });
   }
 
-  /** The node an ARPAdvertisement names, or undefined when it does not exist. */
-  async advertisedNode(name: string): Promise<string | undefined> {
-    const obj = (await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'arpadvertisements', name }).catch(() => undefined)) as { spec?: { nodeName?: string } } | undefined;
-    return obj?.spec?.nodeName;
+  /** The node advertising `owner`'s address, or undefined when nothing advertises it. */
+  async advertisedNode(owner: AdvertisementOwner): Promise<string | undefined> {
+    return (await this.advertisementOf(owner))?.nodeName;
   }
 
   /**
