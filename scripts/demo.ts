@@ -11,7 +11,6 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { E2ERig } from '../test/e2e/rig';
-import { sleep } from '../test/e2e/network';
 
 const exec = promisify(execFile);
 const REPO = path.resolve(__dirname, '..');
@@ -66,10 +65,19 @@ async function main(argv: string[]): Promise<number> {
 
     const vip = await rig.waitFor('the web Service VIP', async () => (await rig.serviceLoadBalancer('web', 'default'))?.vip, 60_000);
     await rig.net.addVipToAllNodes(vip); // what kube-proxy in ipvs mode does on every node (seed 004)
-    for (const ad of ['eip-default-web-eip', 'eip-default-nginx-eip', 'slb-default-web']) {
-      await rig.waitFor(`ARPAdvertisement ${ad}`, () => rig.advertisedNode(ad), 60_000);
+    // By owner, not by name (names may carry a hash); a timeout prints the owner's status and every
+    // ARPAdvertisement there is.
+    const owners = [
+      { kind: 'ElasticIP', namespace: 'default', name: 'web-eip' },
+      { kind: 'ElasticIP', namespace: 'default', name: 'nginx-eip' },
+      { kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' },
+    ] as const;
+    for (const owner of owners) {
+      const ad = await rig.waitForAdvertisement(owner, 60_000);
+      // The answering node's agent has written it into its map (ARP-10).
+      const node = rig.nodeIndex(ad.nodeName);
+      await rig.waitFor(`${ad.address} in the external_arp_table of ${ad.nodeName}`, async () => (await rig.dumpArpTable(node)).includes(ad.address), 30_000, 200, () => rig.dumpArpTable(node));
     }
-    await sleep(1500); // let the agents write their maps
 
     banner('kubectl get elasticip');
     say(await rig.kubectl('get', 'elasticip', '-n', 'default'));

@@ -8,8 +8,8 @@ export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
 /**
  * Everything Juneau needs on a cluster: namespace, CRDs, least-privilege RBAC, the controller
  * Deployment (2 replicas, leader election, PodDisruptionBudget), the webhook Service and
- * ValidatingWebhookConfiguration, and the agent DaemonSet (host network, CAP_BPF/CAP_NET_ADMIN/
- * CAP_PERFMON instead of privileged, bpffs mounted). The Pulumi JuneauInstall emits the same objects.
+ * ValidatingWebhookConfiguration, and the agent DaemonSet (host network, CAP_BPF and CAP_NET_ADMIN
+ * instead of privileged, its own bpffs directory mounted). The Pulumi JuneauInstall emits the same objects.
  */
 export class JuneauInstall extends Construct {
   /** The ApiObjects, in apply order. */

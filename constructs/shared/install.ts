@@ -102,50 +102,75 @@ const labels = (component: string) => ({ ...commonLabels, 'app.kubernetes.io/nam
 const selector = (component: string) => ({ 'app.kubernetes.io/name': component, 'app.kubernetes.io/part-of': 'juneau' });
 const meta = (name: string, namespace?: string, component = name) => ({ name, ...(namespace ? { namespace } : {}), labels: labels(component) });
 const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]) => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) });
-const READ = ['get', 'list', 'watch'];
-const WRITE = ['create', 'update', 'patch', 'delete'];
 
-/** Least privilege: the controller reads what it decides from and writes only what it owns. */
+/**
+ * Least privilege: the controller reads what it decides from and writes only what it owns. Each
+ * rule names the code that needs it; the e2e rig runs the controller with this ServiceAccount's
+ * token and test/e2e/rbac-audit.ts fails on a Forbidden request or a rule no request used.
+ */
 function controllerRbac(ns: string): KubeObject[] {
   const name = INSTALL.controllerName;
   return [
     ...serviceAccountWithClusterRole(name, ns, [
-      rule([GROUP], ['addresspools', 'externalnetworks', 'elasticipattachments'], READ),
+      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts) and the webhooks'
+      // listers (webhook/listers.ts: list). `get` only where the code reads one object by name.
+      rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
+      // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).
+      rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
       // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
-      rule([GROUP], ['elasticips'], [...READ, 'patch']),
-      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements', 'allocationclaims', 'allocationpools', 'networkinterfaces'], [...READ, ...WRITE]),
-      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'allocationpools/status', 'arpadvertisements/status'], ['get', 'update', 'patch']),
-      rule([GROUP], ['elasticips/finalizers', 'serviceloadbalancers/finalizers'], ['update']),
-      rule([''], ['services', 'pods', 'nodes'], READ),
+      rule([GROUP], ['elasticips'], ['list', 'watch', 'patch']),
+      // ServiceLoadBalancers by server-side apply (patch; create is authorized inside the patch
+      // that creates one), deleted when their Service stops being Juneau's; get: claim sweep.
+      // ARPAdvertisements (arp/claim-guard.ts): create, get, JSON patch to move, delete.
+      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      // NetworkInterfaces of Pods (pods/reconcile-pod.ts): create, merge patch, delete.
+      rule([GROUP], ['networkinterfaces'], ['list', 'watch', 'create', 'patch', 'delete']),
+      // Claims (allocator/, arp/claim-guard.ts get): created to take a value, deleted to release it.
+      rule([GROUP], ['allocationclaims'], ['get', 'list', 'watch', 'create', 'delete']),
+      // The subnet-vni AllocationPool is created once when absent (controller.ts) and never changed.
+      rule([GROUP], ['allocationpools'], ['list', 'watch', 'create']),
+      // Every status is written by server-side apply (kube/apply.ts applyStatus).
+      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'arpadvertisements/status'], ['patch']),
+      rule([''], ['services', 'pods'], ['list', 'watch']),
+      // The ARPAdvertisement webhook checks that spec.nodeName names a Node (ARP-5).
+      rule([''], ['nodes'], ['list']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
-      rule([''], ['services/status'], ['update', 'patch']),
-      rule(['discovery.k8s.io'], ['endpointslices'], READ),
-      rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
-      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], READ),
-      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['update', 'patch'], [INSTALL.webhookConfigurationName]),
+      // The Service's status.loadBalancer.ingress, by merge patch (reconcilers/service-load-balancer.ts).
+      rule([''], ['services/status'], ['patch']),
+      rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
+      // kube/events.ts: a new Event is created, a repeat patches its series.
+      rule(['events.k8s.io'], ['events'], ['create', 'patch']),
+      // webhook/registration.ts ensureCaBundle: get and replace the installed configuration only.
+      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['get', 'update'], [INSTALL.webhookConfigurationName]),
     ]),
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: meta(name, ns),
       rules: [
+        // kube/leader-election.ts: get, create when absent, replace to renew or take over.
         rule(['coordination.k8s.io'], ['leases'], ['create']),
-        rule(['coordination.k8s.io'], ['leases'], ['get', 'update', 'patch'], [INSTALL.leaseName]),
+        rule(['coordination.k8s.io'], ['leases'], ['get', 'update'], [INSTALL.leaseName]),
+        // webhook/cert-secret.ts: get, create when absent, replace to rotate (create cannot be
+        // limited by name: the name is not in the request's URL).
         rule([''], ['secrets'], ['create']),
-        rule([''], ['secrets'], ['get', 'update', 'patch', 'watch', 'list'], [INSTALL.webhookCertSecretName]),
+        rule([''], ['secrets'], ['get', 'update'], [INSTALL.webhookCertSecretName]),
       ],
     },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace: ns }] },
   ];
 }
 
-/** The agent only reads its node's ARPAdvertisements and the pools it guards, and reports Events. */
+/**
+ * The agent only reads its node's ARPAdvertisements and the pools it guards (informers: list and
+ * watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
+ */
 function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
-    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], READ),
-    rule([''], ['nodes'], ['get', 'list', 'watch']),
-    rule(['events.k8s.io'], ['events'], ['create', 'patch', 'update']),
+    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], ['list', 'watch']),
+    rule([''], ['nodes'], ['get']),
+    rule(['events.k8s.io'], ['events'], ['create', 'patch']),
   ]);
 }
 
@@ -169,7 +194,40 @@ const containerImage = (o: Required<JuneauInstallOptions>) => {
   return { image: imageReference(image), imagePullPolicy: image.pullPolicy };
 };
 const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
-const httpProbe = (path: string, port: string) => ({ httpGet: { path, port }, periodSeconds: 10, failureThreshold: 3 });
+const httpProbe = (path: string, port: string, host?: string) => ({ httpGet: { path, port, ...(host ? { host } : {}) }, periodSeconds: 10, failureThreshold: 3 });
+
+/**
+ * The host's bpffs directory given to the agent: only its own, never all of /sys/fs/bpf (other
+ * programs' pins stay out of reach). The kubelet creates it (DirectoryOrCreate) — which works only
+ * where the host has bpffs mounted on /sys/fs/bpf (systemd does at boot; elsewhere
+ * `mount -t bpf bpf /sys/fs/bpf`): /sys itself is sysfs, where mkdir fails, and the agent cannot
+ * mount bpffs without CAP_SYS_ADMIN. The container sees it at /sys/fs/bpf (a sysfs directory that
+ * always exists, so the runtime can mount onto it under a read-only /sys), and the agent keeps its
+ * pins in `<bpffs>/juneau` as everywhere: on the host, /sys/fs/bpf/juneau/juneau.
+ */
+export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
+
+/**
+ * The agent's capabilities, each used (checked on Linux 6.18 by running the agent with exactly
+ * these in the e2e rig, test/e2e/processes.ts):
+ * - BPF: create the maps, load the program, pin and open pins (bpf(2)).
+ * - NET_ADMIN: load an XDP program (a networking program type needs CAP_NET_ADMIN beside
+ *   CAP_BPF) and attach it to the interface over netlink.
+ * Not PERFMON: the verifier accepts the responder without it (it only relaxes pointer-leak and
+ * Spectre checks the program does not trip). Not SYS_RESOURCE: since Linux 5.11 BPF memory is
+ * charged to the memory cgroup, not RLIMIT_MEMLOCK, and libbpf then leaves the rlimit alone; many
+ * runtimes cannot grant it anyway. Not SYS_ADMIN: the agent finds its attached program through its
+ * pin, not by id (runtime/agent/bpf/responder.ts attachedProgram).
+ */
+export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN'] as const;
+
+/**
+ * Where the agent's metrics and health listen: loopback. The agent shares the host's network
+ * namespace, and the node's InternalIP (the pod IP of a hostNetwork pod) is on the external L2
+ * network Juneau answers on (EN-12), so binding it or all addresses would expose them there. The
+ * kubelet probes from the host's namespace, so `host: 127.0.0.1` in the probes reaches them.
+ */
+const AGENT_LISTEN_HOST = '127.0.0.1';
 
 function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
   const name = INSTALL.controllerName;
@@ -195,13 +253,19 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
               args: [
                 '--leader-elect=true',
                 `--leader-election-namespace=${o.namespace}`,
-                `--metrics-addr=:${p.controllerMetrics}`,
-                `--health-addr=:${p.controllerHealth}`,
+                // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
+                // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
+                `--metrics-addr=[$(POD_IP)]:${p.controllerMetrics}`,
+                `--health-addr=[$(POD_IP)]:${p.controllerHealth}`,
                 `--webhook-addr=:${p.webhook}`,
                 `--webhook-certificates=${o.certificates}`,
                 `--log-level=${o.logLevel}`,
               ],
-              env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              env: [
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              ],
               ports: [
                 { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
                 { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
@@ -302,7 +366,7 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
 function agent(o: Required<JuneauInstallOptions>): KubeObject {
   const name = INSTALL.agentName;
   const p = INSTALL.ports;
-  const args = [`--metrics-addr=:${p.agentMetrics}`, `--health-addr=:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`];
+  const args = [`--metrics-addr=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-addr=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`];
   if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
   return {
     apiVersion: 'apps/v1',
@@ -330,22 +394,23 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
               { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
               { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },
             ],
-            livenessProbe: httpProbe('/healthz', 'health'),
-            readinessProbe: httpProbe('/readyz', 'health'),
+            livenessProbe: httpProbe('/healthz', 'health', AGENT_LISTEN_HOST),
+            readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
             resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-            // Not privileged: exactly the capabilities loading XDP and writing maps need.
+            // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
             securityContext: {
               privileged: false,
               allowPrivilegeEscalation: false,
               readOnlyRootFilesystem: true,
               runAsUser: 0,
-              capabilities: { drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'PERFMON', 'SYS_RESOURCE'] },
+              capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
               seccompProfile: { type: 'RuntimeDefault' },
             },
-            // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts.
+            // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
+            // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
             volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
           }],
-          volumes: [{ name: 'bpffs', hostPath: { path: INSTALL.bpffsPath, type: 'DirectoryOrCreate' } }],
+          volumes: [{ name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } }],
         },
       },
     },

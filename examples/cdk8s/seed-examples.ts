@@ -32,6 +32,9 @@ export class SeedExamples extends Chart {
     });
 
     // A LoadBalancer Service: one node with a ready local backend answers ARP for its VIP (OPS-1).
-    new LoadBalancerService(this, 'web', { metadata: { namespace: 'default' }, externalNetwork: net, ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } });
+    // It asks for its address too: an address one object requests and the allocator may hand to
+    // another (the lowest free one) goes to whichever claims it first — a Service reconciled before
+    // web-eip took 10.225.32.241 and left web-eip Pending (RequestedIPInUse) in one demo run of four.
+    new LoadBalancerService(this, 'web', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.242', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } });
   }
 }

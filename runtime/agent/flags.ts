@@ -27,8 +27,10 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   nodeName: '',
   nodeIngressIface: undefined,
   kubeconfig: undefined,
-  metricsAddr: `:${INSTALL.ports.agentMetrics}`,
-  healthAddr: `:${INSTALL.ports.agentHealth}`,
+  // Loopback: the agent runs in the host's network namespace, where every other address may be on
+  // the external L2 network it answers on (constructs/shared/install.ts AGENT_LISTEN_HOST).
+  metricsAddr: `127.0.0.1:${INSTALL.ports.agentMetrics}`,
+  healthAddr: `127.0.0.1:${INSTALL.ports.agentHealth}`,
   xdpMode: 'auto',
   bpffs: INSTALL.bpffsPath,
   guard: true,
@@ -58,9 +60,11 @@ Flags:
                                      outside its subnets are refused with an Event
   --kubeconfig PATH                  kubeconfig file (default: in-cluster service
                                      account, else $KUBECONFIG or ~/.kube/config)
-  --metrics-addr HOST:PORT           /metrics listener, '0' to disable (default :${INSTALL.ports.agentMetrics})
+  --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
+                                     every address of the host, the external network's too
+                                     (default 127.0.0.1:${INSTALL.ports.agentMetrics})
   --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
-                                     (default :${INSTALL.ports.agentHealth})
+                                     (default 127.0.0.1:${INSTALL.ports.agentHealth})
   --xdp-mode auto|native|generic     XDP attach mode; auto tries native, falls back to
                                      generic, and keeps the mode of a responder already
                                      attached; an explicit mode other than the attached

@@ -106,7 +106,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   health.addReadinessCheck('informers-synced', () => agent.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
-  health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex) !== undefined);
+  health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   const ports = await health.start();
   logger.info('listening', ports);
   const started = agent.start().then(() => logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }));

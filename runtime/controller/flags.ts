@@ -20,8 +20,10 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   leaderElect: true,
   leaderElectionNamespace: 'juneau-system',
   leaderElectionId: 'juneau-controller',
-  metricsAddr: ':8080',
-  healthAddr: ':8081',
+  // Loopback unless told otherwise: the install manifest passes the pod's own IP (downward API),
+  // so nothing listens on a node's external network by default.
+  metricsAddr: '127.0.0.1:8080',
+  healthAddr: '127.0.0.1:8081',
   logLevel: 'info',
   workers: 4,
   webhookAddr: undefined,
@@ -46,9 +48,11 @@ Flags:
   --leader-election-namespace NS     namespace of the Lease (default $POD_NAMESPACE, else
                                      juneau-system)
   --leader-election-id NAME          name of the Lease (default juneau-controller)
-  --metrics-addr HOST:PORT           /metrics listener, '0' to disable (default :8080)
+  --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
+                                     every address (default 127.0.0.1:8080; the install
+                                     manifest passes [$(POD_IP)]:8080)
   --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
-                                     (default :8081)
+                                     (default 127.0.0.1:8081; the manifest: [$(POD_IP)]:8081)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --workers N                        concurrent ServiceLoadBalancer reconciles (default 4)
   --webhook-addr HOST:PORT           admission webhook listener (default :9443; with

@@ -3,13 +3,18 @@
 // network namespaces, each with its juneau-agent, a Node object whose InternalIP is its eth0
 // address, and pods as objects whose status the rig sets (there is no kubelet: the one mock, and
 // it says so). An "upstream router" namespace resolves addresses with ARP on the shared bridge.
+// The controllers and agents run as the install manifest makes them (./install-identity.ts): with
+// its ServiceAccounts' tokens and RBAC, and the agents with only the DaemonSet's capabilities.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ANNOTATIONS, API_VERSION, GROUP, LOAD_BALANCER_CLASS, VERSION } from '../../api';
-import { removePins } from '../../runtime/agent/bpf/responder';
+import { OWNER_LABELS } from '../../runtime/controller/resources';
+import { ensureBpffs, removePins } from '../../runtime/agent/bpf/responder';
+import { INSTALL } from '../../api/constants';
+import { agentCapabilities, auditOf, installManifest, rbacObjects, rulesOf, serviceAccountKubeconfig, writeAuditPolicy, type AuditReport } from './install-identity';
 import { CRD_MANIFEST, startCluster, type Cluster } from '../cluster/harness';
 import { E2ENetwork, POOL_RANGE, sleep } from './network';
 import { AGENT_BIN, ApiForwarder, CLI_BIN, CONTROLLER_BIN, startLogged, stopProcess, tailOf, type Managed } from './processes';
@@ -19,7 +24,15 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 export const NETWORK = 'e2e-net';
 export const POOL = 'e2e-pool';
 export const APP_NAMESPACE = 'shop';
-export const CONTROLLER_NAMESPACE = 'juneau-system';
+export const CONTROLLER_NAMESPACE = INSTALL.namespace;
+const RBAC_NAMESPACED = new Set(['ServiceAccount', 'Role', 'RoleBinding']);
+
+/** Whose address an ARPAdvertisement advertises. */
+export interface AdvertisementOwner {
+  readonly kind: 'ElasticIP' | 'ServiceLoadBalancer';
+  readonly namespace: string;
+  readonly name: string;
+}
 
 export interface RigOptions {
   readonly nodes?: number;
@@ -41,6 +54,9 @@ export class E2ERig {
   readonly agents: Array<Managed | undefined> = [];
   readonly controllers: Array<Managed | undefined> = [];
   private readonly logDir: string;
+  /** Kubeconfigs holding the install ServiceAccounts' tokens, and the agent's capabilities. */
+  private identity!: { controllerKubeconfig: string; agentKubeconfig: string; agentCaps: string[]; users: Record<string, string> };
+  private auditLog!: string;
 
   constructor(readonly options: RigOptions = {}) {
     this.net = new E2ENetwork(options.nodes ?? 3);
@@ -67,7 +83,15 @@ export class E2ERig {
       if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` (the e2e rig runs the bundled binaries)`);
     }
     fs.mkdirSync(this.logDir, { recursive: true });
-    this.cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => this.log(`cluster: ${l}`) });
+    const manifest = installManifest();
+    const auditPolicy = path.join(this.net.tmp, 'audit-policy.json');
+    this.auditLog = path.join(this.logDir, 'audit.log');
+    writeAuditPolicy(auditPolicy, CONTROLLER_NAMESPACE);
+    this.cluster = await startCluster({
+      crdFiles: [CRD_MANIFEST],
+      log: (l) => this.log(`cluster: ${l}`),
+      extraArgs: { 'kube-apiserver': [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${this.auditLog}`] },
+    });
     this.kc = this.cluster.kubeConfig;
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.custom = this.kc.makeApiClient(CustomObjectsApi);
@@ -80,11 +104,45 @@ export class E2ERig {
       await this.core.patchNodeStatus({ name: this.nodeName(i), body: { status: { addresses: [{ type: 'InternalIP', address: this.net.nodeIp(i) }] } } }, mergePatch);
     }
     for (const ns of [APP_NAMESPACE, CONTROLLER_NAMESPACE]) await this.core.createNamespace({ body: { metadata: { name: ns } } });
+    await this.installIdentities(manifest);
     if (this.options.network !== false) await this.createNetwork();
     for (let k = 0; k < (this.options.controllers ?? 2); k++) this.startController(k);
     for (let i = 0; i < this.net.nodeCount; i++) this.startAgent(i);
     this.log(`rig ${this.net.id}: ${this.net.nodeCount} nodes, ${this.controllers.length} controllers; logs in ${this.logDir}`);
     return this;
+  }
+
+  /**
+   * The manifest's ServiceAccounts, roles and bindings, applied as they are; a token for each
+   * ServiceAccount from the TokenRequest API (the control plane signs with its service-account
+   * key); and the host's bpffs with each agent's directory, as the kubelet's DirectoryOrCreate
+   * hostPath finds it on a node (the agent cannot mount bpffs without CAP_SYS_ADMIN).
+   */
+  private async installIdentities(manifest: ReturnType<typeof installManifest>): Promise<void> {
+    if (manifest.some((o) => o.metadata.namespace && o.metadata.namespace !== CONTROLLER_NAMESPACE && RBAC_NAMESPACED.has(o.kind))) {
+      throw new Error(`the install manifest's RBAC is not in namespace ${CONTROLLER_NAMESPACE}, the rig's controller namespace`);
+    }
+    const rbacFile = path.join(this.net.tmp, 'install-rbac.json');
+    fs.writeFileSync(rbacFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbacObjects(manifest) }));
+    await this.kubectl('apply', '--server-side', '-f', rbacFile);
+    const controllerKubeconfig = path.join(this.net.tmp, 'controller.kubeconfig');
+    const agentKubeconfig = path.join(this.net.tmp, 'agent.kubeconfig');
+    const controllerUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.controllerName, controllerKubeconfig);
+    const agentUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.agentName, agentKubeconfig);
+    this.identity = {
+      controllerKubeconfig,
+      agentKubeconfig,
+      agentCaps: agentCapabilities(manifest),
+      users: { [controllerUser]: INSTALL.controllerName, [agentUser]: INSTALL.agentName },
+    };
+    for (let i = 0; i < this.net.nodeCount; i++) ensureBpffs(this.pinRoot(i));
+  }
+
+  /** What the controller and agents asked the API server so far, against the manifest's rules. */
+  rbacAudit(): AuditReport {
+    const manifest = installManifest();
+    const rules = Object.fromEntries(Object.entries(this.identity.users).map(([user, sa]) => [user, rulesOf(manifest, sa)]));
+    return auditOf(this.auditLog, rules);
   }
 
   private async createNetwork(): Promise<void> {
@@ -95,7 +153,7 @@ export class E2ERig {
 
   startController(k: number): Managed {
     const args = [
-      CONTROLLER_BIN, `--kubeconfig=${this.cluster.kubeconfigPath}`, '--leader-elect=true',
+      CONTROLLER_BIN, `--kubeconfig=${this.identity.controllerKubeconfig}`, '--leader-elect=true',
       `--leader-election-namespace=${CONTROLLER_NAMESPACE}`, '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
     ];
     // POD_NAME makes the Lease holder identity (`controller-<k>_<random>`) say which replica leads.
@@ -105,9 +163,13 @@ export class E2ERig {
   }
 
   startAgent(i: number, extra: string[] = []): Managed {
+    // Only the DaemonSet's capabilities: setpriv empties the bounding set but for them, so root
+    // keeps exactly those across exec (no CAP_SYS_ADMIN, no CAP_DAC_OVERRIDE, ...).
+    const caps = `-all,${this.identity.agentCaps.map((c) => `+${c}`).join(',')}`;
     const args = [
-      `--net=/var/run/netns/${this.net.node(i)}`, process.execPath, AGENT_BIN,
-      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.cluster.kubeconfigPath}`, '--node-ingress-iface=eth0',
+      `--net=/var/run/netns/${this.net.node(i)}`, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', process.execPath, AGENT_BIN,
+      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.identity.agentKubeconfig}`,
+      // No --node-ingress-iface, as the DaemonSet: the agent finds eth0 from its Node's InternalIP (EN-12).
       `--bpffs=${this.pinRoot(i)}`, '--xdp-mode=generic', '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
       ...(this.options.guard === false ? ['--no-guard'] : []), ...extra,
     ];
@@ -189,10 +251,52 @@ export class E2ERig {
     });
   }
 
-  /** The node an ARPAdvertisement names, or undefined when it does not exist. */
-  async advertisedNode(name: string): Promise<string | undefined> {
-    const obj = (await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'arpadvertisements', name }).catch(() => undefined)) as { spec?: { nodeName?: string } } | undefined;
-    return obj?.spec?.nodeName;
+  /** The node advertising `owner`'s address, or undefined when nothing advertises it. */
+  async advertisedNode(owner: AdvertisementOwner): Promise<string | undefined> {
+    return (await this.advertisementOf(owner))?.nodeName;
+  }
+
+  /**
+   * The ARPAdvertisement that advertises `owner`'s address: found by its owner labels, or by the
+   * owner's current address — never by a name the controller derives (names may carry a hash).
+   */
+  async advertisementOf(owner: AdvertisementOwner): Promise<{ name: string; address: string; nodeName: string } | undefined> {
+    const ads = await this.arpAdvertisements();
+    const byLabels = ads.find((a) => a.labels[OWNER_LABELS.kind] === owner.kind && a.labels[OWNER_LABELS.namespace] === owner.namespace && a.labels[OWNER_LABELS.name] === owner.name);
+    if (byLabels) return byLabels;
+    const address = (await this.ownerStatus(owner))?.address;
+    return address ? ads.find((a) => a.address === address) : undefined;
+  }
+
+  /** Waits until `owner`'s address is advertised; on timeout says what there was instead. */
+  async waitForAdvertisement(owner: AdvertisementOwner, timeoutMs = 30_000): Promise<{ name: string; address: string; nodeName: string }> {
+    const what = `an ARPAdvertisement of ${owner.kind} ${owner.namespace}/${owner.name}`;
+    return this.waitFor(what, () => this.advertisementOf(owner), timeoutMs, 200, async () => {
+      const status = await this.ownerStatus(owner);
+      const ads = (await this.arpAdvertisements()).map((a) => `  ${a.name} ${a.address} on ${a.nodeName || '-'} (owner ${a.labels[OWNER_LABELS.kind] ?? '?'} ${a.labels[OWNER_LABELS.namespace] ?? '?'}/${a.labels[OWNER_LABELS.name] ?? '?'})`);
+      return `${owner.kind} ${owner.namespace}/${owner.name} status: ${JSON.stringify(status)}
+ARPAdvertisements:
+${ads.join('\n') || '  (none)'}`;
+    });
+  }
+
+  private async arpAdvertisements(): Promise<Array<{ name: string; address: string; nodeName: string; labels: Record<string, string> }>> {
+    const list = (await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'arpadvertisements' })) as {
+      items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { address: string; nodeName: string } }>;
+    };
+    return list.items.map((a) => ({ name: a.metadata.name, address: a.spec.address, nodeName: a.spec.nodeName, labels: a.metadata.labels ?? {} }));
+  }
+
+  /** The owner's status as the controller wrote it: address (ElasticIP) or vip (ServiceLoadBalancer), phase, conditions. */
+  private async ownerStatus(owner: AdvertisementOwner): Promise<{ address?: string; phase?: string; conditions?: unknown[] } | undefined> {
+    const plural = owner.kind === 'ElasticIP' ? 'elasticips' : 'serviceloadbalancers';
+    const obj = (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace: owner.namespace, name: owner.name }).catch((err: unknown) => {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    })) as { status?: { address?: string; vip?: string; phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } } | undefined;
+    const st = obj?.status;
+    if (!st) return undefined;
+    return { address: st.address ?? st.vip, phase: st.phase, conditions: st.conditions?.map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`) };
   }
 
   async serviceLoadBalancer(name: string, namespace = APP_NAMESPACE): Promise<{ phase?: string; vip?: string; arpAnnouncingNode?: string; advertisingNodes?: string[] } | undefined> {
@@ -200,12 +304,26 @@ export class E2ERig {
     return obj?.status;
   }
 
-  async waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+  /**
+   * Polls `fn` until it returns a value. On timeout the error says what the last poll saw (its
+   * value or error) and, given `seen`, what the cluster held instead — a wait that cannot say why
+   * it failed hid the demo's RequestedIPInUse for a while.
+   */
+  async waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 200, seen?: () => Promise<string>): Promise<T> {
     const until = Date.now() + timeoutMs;
+    let last: string = 'no poll finished';
     for (;;) {
-      const v = await fn().catch(() => undefined);
-      if (v !== undefined && v !== false) return v as T;
-      if (Date.now() > until) throw new Error(`e2e: timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTails()}`);
+      try {
+        const v = await fn();
+        if (v !== undefined && v !== false) return v as T;
+        last = `last poll: ${String(v)}`;
+      } catch (err) {
+        last = `last poll failed: ${err instanceof Error ? err.message : String(err)}`;
+      }
+      if (Date.now() > until) {
+        const state = seen ? await seen().catch((err: unknown) => `(could not read the state: ${String(err)})`) : '';
+        throw new Error(`e2e: timed out after ${timeoutMs} ms waiting for ${what}; ${last}\n${state}\n${this.logTails()}`);
+      }
       await sleep(intervalMs);
     }
   }
@@ -229,8 +347,11 @@ export class E2ERig {
   async stop(): Promise<void> {
     for (let i = 0; i < this.agents.length; i++) await this.killAgent(i, 'SIGTERM');
     for (let k = 0; k < this.controllers.length; k++) await this.killController(k, 'SIGTERM');
+    this.log(`rig ${this.net.id}: agents and controllers stopped`);
     await this.forwarder?.stop();
+    this.log(`rig ${this.net.id}: API forwarders stopped`);
     await this.cluster?.stop();
+    this.log(`rig ${this.net.id}: control plane stopped`);
     await this.net.destroy();
     for (let i = 0; i < this.net.nodeCount; i++) {
       try {

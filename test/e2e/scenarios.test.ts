@@ -4,9 +4,12 @@
 import { describeAsRoot } from '../netns/rig';
 import { elapsedSince, figure } from './figures';
 import { sleep } from './network';
-import { E2ERig } from './rig';
+import { APP_NAMESPACE, E2ERig } from './rig';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
+// ARPAdvertisements are found by whose address they advertise, not by a derived name.
+const slb = (name: string) => ({ kind: 'ServiceLoadBalancer', namespace: APP_NAMESPACE, name }) as const;
+const eip = (name: string) => ({ kind: 'ElasticIP', namespace: APP_NAMESPACE, name }) as const;
 // Scenarios wait on neighbour timers and Lease expiry: minutes, not seconds.
 jest.setTimeout(600_000);
 
@@ -32,7 +35,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
       await rig.createPod(`${name}-${i}`, i, { labels: { app: name } });
       await rig.net.serveOnNode(i);
     }
-    const node = rig.nodeIndex(await rig.waitFor(`ARPAdvertisement slb-shop-${name}`, () => rig.advertisedNode(`slb-shop-${name}`)));
+    const node = rig.nodeIndex(await rig.waitFor(`ARPAdvertisement slb-shop-${name}`, () => rig.advertisedNode(slb(name))));
     await rig.waitFor(`node-${node} answering ARP for ${vip}`, async () => (await rig.net.freshResolve(vip)).join() === mac(node));
     return node;
   }
@@ -53,7 +56,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
   });
 
   test('ARP-10: kubectl juneau bpf dump external_arp_table shows the VIP on the answering node only', async () => {
-    const node = rig.nodeIndex(await rig.advertisedNode('slb-shop-web'));
+    const node = rig.nodeIndex(await rig.advertisedNode(slb('web')));
     const dumps = await Promise.all([0, 1, 2].map((i) => rig.dumpArpTable(i)));
     dumps.forEach((dump, i) => (i === node ? expect(dump).toContain('10.225.32.200') : expect(dump).not.toContain('10.225.32.200')));
     log(`kubectl juneau bpf dump external_arp_table (node-${node}):\n${dumps[node]}`);
@@ -97,7 +100,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
       unready = Date.now();
       await rig.setPodReady(`api-${from}`, false);
       rig.net.stopServingOnNode(from); // externalTrafficPolicy Local: no local backend, no service
-      await rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode('slb-shop-api')) === rig.nodeName(to));
+      await rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode(slb('api'))) === rig.nodeName(to));
       moved = Date.now();
       await sleep(2000);
     });
@@ -115,16 +118,16 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
 
   test('SLB-7, SLB-8, ARP-7: a third backend does not move the VIP; all backends gone -> nobody answers, phase Degraded', async () => {
     const vip = '10.225.32.201';
-    const current = rig.nodeIndex(await rig.advertisedNode('slb-shop-api'));
+    const current = rig.nodeIndex(await rig.advertisedNode(slb('api')));
     await rig.createPod('api-2', 2, { labels: { app: 'api' } });
     await rig.net.serveOnNode(2);
     await rig.waitFor('node-2 among advertisingNodes', async () => (await rig.serviceLoadBalancer('api'))?.advertisingNodes?.includes(rig.nodeName(2)));
     const probes = await rig.net.probeFromFreshRouter(vip, 5, 500);
-    expect(rig.nodeIndex(await rig.advertisedNode('slb-shop-api'))).toBe(current);
+    expect(rig.nodeIndex(await rig.advertisedNode(slb('api')))).toBe(current);
     expect([...new Set(probes.flat())]).toEqual([mac(current)]);
 
     for (const i of [0, 1, 2]) await rig.deletePod(`api-${i}`);
-    await rig.waitFor('the ARPAdvertisement deleted', async () => (await rig.advertisedNode('slb-shop-api')) === undefined);
+    await rig.waitFor('the ARPAdvertisement deleted', async () => (await rig.advertisedNode(slb('api'))) === undefined);
     await rig.waitFor('phase Degraded', async () => (await rig.serviceLoadBalancer('api'))?.phase === 'Degraded');
     const silent = await rig.net.probeFromFreshRouter(vip, 5, 500);
     figure('all backends gone: probes answered', `${silent.filter((p) => p.length > 0).length}/${silent.length}`);
@@ -136,16 +139,16 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
     await rig.createElasticIP('web-eip', address);
     const annotations = { 'juneau.loutres.me/elastic-ip': 'web-eip' };
     await rig.createPod('eip-pod', 1, { annotations });
-    await rig.waitFor('eip-shop-web-eip on node-1', async () => (await rig.advertisedNode('eip-shop-web-eip')) === rig.nodeName(1), 60_000);
+    await rig.waitFor('eip-shop-web-eip on node-1', async () => (await rig.advertisedNode(eip('web-eip'))) === rig.nodeName(1), 60_000);
     await rig.waitFor('node-1 answering', async () => (await rig.net.freshResolve(address)).join() === mac(1));
 
     await rig.deletePod('eip-pod');
-    await rig.waitFor('no ARPAdvertisement while unused', async () => (await rig.advertisedNode('eip-shop-web-eip')) === undefined);
+    await rig.waitFor('no ARPAdvertisement while unused', async () => (await rig.advertisedNode(eip('web-eip'))) === undefined);
     expect(await rig.net.freshResolve(address)).toEqual([]);
 
     const moved = Date.now();
     await rig.createPod('eip-pod', 2, { annotations });
-    await rig.waitFor('eip-shop-web-eip on node-2', async () => (await rig.advertisedNode('eip-shop-web-eip')) === rig.nodeName(2), 60_000);
+    await rig.waitFor('eip-shop-web-eip on node-2', async () => (await rig.advertisedNode(eip('web-eip'))) === rig.nodeName(2), 60_000);
     await rig.waitFor('node-2 answering', async () => (await rig.net.freshResolve(address)).join() === mac(2));
     figure('ElasticIP: pod recreated on another node -> its node answering', elapsedSince(moved));
     const probes = await rig.net.probeFromFreshRouter(address, 10, 300);
@@ -169,7 +172,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
     expect(probes.filter((p) => p.join() !== mac(answering))).toEqual([]);
     // The new leader reconciles: a backend change is handled by it.
     await rig.setPodReady(`ha-${answering}`, false);
-    await rig.waitFor('the new leader to move the VIP', async () => rig.nodeIndex(await rig.advertisedNode('slb-shop-ha')) === (answering === 0 ? 1 : 0));
+    await rig.waitFor('the new leader to move the VIP', async () => rig.nodeIndex(await rig.advertisedNode(slb('ha'))) === (answering === 0 ? 1 : 0));
     rig.startController(leader);
     expect(next).not.toBe(leader);
   });
@@ -178,7 +181,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
     const vip = '10.225.32.201';
     await rig.createPod('api-0', 0, { labels: { app: 'api' } });
     await rig.net.serveOnNode(0);
-    await rig.waitFor('slb-shop-api on node-0', async () => (await rig.advertisedNode('slb-shop-api')) === rig.nodeName(0));
+    await rig.waitFor('slb-shop-api on node-0', async () => (await rig.advertisedNode(slb('api'))) === rig.nodeName(0));
     await rig.waitFor('node-0 answering', async () => (await rig.net.freshResolve(vip)).join() === mac(0));
     const probing = rig.net.probeFromFreshRouter(vip, 40, 250);
     await sleep(2000);
@@ -190,4 +193,37 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
     expect(probes).toHaveLength(40);
     expect(probes.filter((p) => p.join() !== mac(0))).toEqual([]);
   });
+
+  // Last: it reads what every scenario above asked of the API server.
+  test('RBAC (issue 11): the controller and agents ran with their install ServiceAccount tokens and the DaemonSet\'s capabilities; nothing was Forbidden and every reachable rule was used', () => {
+    const { forbidden, unused } = rig.rbacAudit();
+    log(`install RBAC: rules not used by the scenarios: ${unused.join(', ') || 'none'}`);
+    expect(forbidden).toEqual([]);
+    expect(unused.filter((r) => !(r in NOT_REACHED_IN_E2E))).toEqual([]);
+  });
 });
+
+/**
+ * Rules of the install manifest that the scenarios above cannot reach, each with the reason. A rule
+ * that becomes unused without being listed here fails the audit test (an extra rule); a listed
+ * one that the code no longer needs must be removed from the manifest, not from this table.
+ */
+const NOT_REACHED_IN_E2E: Record<string, string> = {
+  'juneau-controller: create juneau.loutres.me/serviceloadbalancers': 'server-side apply creates them: the API server authorizes create inside the patch request, and the audit log records the patch',
+  'juneau-controller: delete juneau.loutres.me/serviceloadbalancers': 'only when a Service stops being a Juneau LoadBalancer; no scenario changes a Service class',
+  'juneau-controller: get juneau.loutres.me/serviceloadbalancers': 'the orphan-claim sweep (ALLOC-2) reads a holder only for a claim whose holder left the cache',
+  'juneau-controller: get juneau.loutres.me/externalnetworks': 'the orphan-claim sweep, as above',
+  'juneau-controller: get juneau.loutres.me/arpadvertisements': 'read live before a claim is released (claim-guard withdrawBeforeRelease); no scenario releases an address',
+  'juneau-controller: delete juneau.loutres.me/allocationclaims': 'releasing an address; no scenario deletes a Service or an ElasticIP',
+  'juneau-controller: delete juneau.loutres.me/networkinterfaces': 'a Pod that stops naming an interface; Pods here are deleted whole (garbage collection)',
+  'juneau-controller: patch juneau.loutres.me/elasticipattachments/status': 'no scenario uses an ElasticIPAttachment (NAT)',
+  'juneau-controller: patch juneau.loutres.me/arpadvertisements/status': 'the duplicate detector writes it only for two advertisements of one address',
+  'juneau-controller: list core/nodes': 'the webhooks, which the rig does not serve (test/cluster/webhook-*.test.ts cover them)',
+  'juneau-controller: get admissionregistration.k8s.io/validatingwebhookconfigurations': 'in-cluster webhook caBundle, not served in the rig',
+  'juneau-controller: update admissionregistration.k8s.io/validatingwebhookconfigurations': 'in-cluster webhook caBundle, not served in the rig',
+  'juneau-controller: create core/secrets': 'the webhook certificate Secret, not served in the rig',
+  'juneau-controller: get core/secrets': 'the webhook certificate Secret, not served in the rig',
+  'juneau-controller: update core/secrets': 'the webhook certificate Secret (rotation), not served in the rig',
+  'juneau-agent: create events.k8s.io/events': 'agents report only address conflicts and refused addresses, which no scenario makes',
+  'juneau-agent: patch events.k8s.io/events': 'a repeated agent Event, as above',
+};

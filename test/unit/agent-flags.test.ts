@@ -8,7 +8,7 @@ const env = { NODE_NAME: 'node-a' };
 describe('juneau-agent flags', () => {
   test('the install manifest command line (constructs/shared/install.ts) parses', () => {
     const parsed = parseAgentFlags(
-      ['--metrics-addr=:9201', '--health-addr=:9202', '--xdp-mode=auto', '--bpffs=/sys/fs/bpf', '--log-level=info', '--node-ingress-iface=bond0'],
+      ['--metrics-addr=127.0.0.1:9201', '--health-addr=127.0.0.1:9202', '--xdp-mode=auto', '--bpffs=/sys/fs/bpf', '--log-level=info', '--node-ingress-iface=bond0'],
       env,
     );
     expect(parsed).toEqual({
@@ -25,8 +25,8 @@ describe('juneau-agent flags', () => {
       nodeName: 'node-a',
       nodeIngressIface: undefined,
       kubeconfig: undefined,
-      metricsAddr: `:${INSTALL.ports.agentMetrics}`,
-      healthAddr: `:${INSTALL.ports.agentHealth}`,
+      metricsAddr: `127.0.0.1:${INSTALL.ports.agentMetrics}`,
+      healthAddr: `127.0.0.1:${INSTALL.ports.agentHealth}`,
       xdpMode: 'auto',
       bpffs: INSTALL.bpffsPath,
       guard: true,
@@ -79,7 +79,8 @@ describe('juneau-agent flags', () => {
     for (const flag of ['--node-name', '--node-ingress-iface', '--kubeconfig', '--metrics-addr', '--health-addr', '--xdp-mode', '--bpffs', '--guard', '--no-guard', '--conflict-detection', '--no-conflict-detection', '--poll-interval', '--detach-on-exit', '--log-level']) {
       expect(AGENT_HELP).toContain(flag);
     }
-    expect(AGENT_HELP).toContain(`(default :${INSTALL.ports.agentMetrics})`);
+    expect(AGENT_HELP).toContain(`(default 127.0.0.1:${INSTALL.ports.agentMetrics})`);
+    expect(AGENT_HELP).toContain(`(default 127.0.0.1:${INSTALL.ports.agentHealth})`);
     expect(AGENT_HELP).toContain(`(default ${INSTALL.bpffsPath})`);
     expect(AGENT_HELP).toContain('(default 5s)');
   });

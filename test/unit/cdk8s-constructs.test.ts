@@ -125,13 +125,13 @@ describe('JuneauInstall', () => {
     expect(find('PodDisruptionBudget').spec).toMatchObject({ minAvailable: 1 });
   });
 
-  test('agent: host network, CAP_BPF/CAP_NET_ADMIN/CAP_PERFMON instead of privileged, bpffs, NODE_NAME from the downward API', () => {
+  test('agent: host network, exactly CAP_BPF and CAP_NET_ADMIN instead of privileged, only its own bpffs directory, loopback listeners, NODE_NAME from the downward API', () => {
     const ds = find('DaemonSet') as unknown as { spec: { template: { spec: { hostNetwork: boolean; volumes: object[]; containers: Array<{ env: object[]; securityContext: { privileged: boolean; capabilities: { add: string[] } }; ports: object[] }> } } } };
     const pod = ds.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.containers[0].securityContext.privileged).toBe(false);
-    expect(pod.containers[0].securityContext.capabilities.add).toEqual(expect.arrayContaining(['BPF', 'NET_ADMIN', 'PERFMON']));
-    expect(pod.volumes).toEqual([{ name: 'bpffs', hostPath: { path: '/sys/fs/bpf', type: 'DirectoryOrCreate' } }]);
+    expect(pod.containers[0].securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN'] });
+    expect(pod.volumes).toEqual([{ name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } }]);
     expect(pod.containers[0].env).toEqual([{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }]);
     expect(pod.containers[0].ports).toHaveLength(2);
   });
@@ -139,7 +139,7 @@ describe('JuneauInstall', () => {
   test('RBAC is least privilege: the agent cannot write Juneau objects; the controller cannot write ExternalNetworks', () => {
     const agentRole = find('ClusterRole', 'juneau-agent') as unknown as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
     const juneauRules = agentRole.rules.filter((r) => r.apiGroups.includes('juneau.loutres.me'));
-    expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['get', 'list', 'watch']);
+    expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['list', 'watch']);
     const ctrlRole = find('ClusterRole', 'juneau-controller') as unknown as typeof agentRole;
     const writesNetworks = ctrlRole.rules.some((r) => r.resources.includes('externalnetworks') && r.verbs.some((v) => ['create', 'update', 'delete'].includes(v)));
     expect(writesNetworks).toBe(false);

@@ -25,8 +25,8 @@ describe('juneau-controller flags', () => {
       expect(HELP).toContain(flag);
       if (flag !== '--leader-elect') expect(() => parseFlags([`${flag}=x`.replace('=x', flag === '--workers' ? '=1' : '=x')])).not.toThrow();
     }
-    expect(HELP).toContain('(default :8080)');
-    expect(HELP).toContain('(default :8081)');
+    expect(HELP).toContain('(default 127.0.0.1:8080;');
+    expect(HELP).toContain('(default 127.0.0.1:8081;');
     expect(HELP).toContain('4096-16777215');
   });
 

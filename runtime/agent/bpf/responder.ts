@@ -90,6 +90,14 @@ function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): 
   try {
     obj.load();
   } catch (err) {
+    if (err instanceof LibbpfError && err.code === 'EPERM') {
+      // libbpf raises RLIMIT_MEMLOCK by itself only on kernels that charge BPF memory to it (before
+      // 5.11; later ones charge the memory cgroup), and that needs CAP_SYS_RESOURCE, which the
+      // install manifest does not grant (README "Security and limits").
+      err.message += ' (the kernel refused to create a map or load the program: the agent needs CAP_BPF and CAP_NET_ADMIN, ' +
+        'and on kernels before 5.11, which charge BPF memory to RLIMIT_MEMLOCK, a memlock limit large enough for its maps: ' +
+        'Juneau supports Linux 5.11 and later)';
+    }
     if (err instanceof LibbpfError && adoptedMaps.length > 0) {
       err.message += ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
         'those pins are incompatible and must be removed, which drops their contents)';
@@ -117,15 +125,18 @@ function unpinOutgrownStats(pinDir: string): void {
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay
  * pinned; removePins() deletes them. Returns false when no responder was attached. */
 export function detachArpResponder(ifindex: number, pinDir: string = DEFAULT_PIN_DIR): boolean {
-  const attached = attachedProgram(ifindex);
-  unlinkIfPresent(programPinPath(pinDir, ifindex));
-  if (!attached || attached.name !== PROGRAM_NAME) return false;
-  const fd = libbpf.progGetFdById(attached.id);
+  const attached = attachedProgram(ifindex, pinDir);
+  if (!attached || attached.name !== PROGRAM_NAME) {
+    unlinkIfPresent(programPinPath(pinDir, ifindex));
+    return false;
+  }
+  const fd = openAttached(attached, pinDir, ifindex);
   try {
     libbpf.xdpDetach(ifindex, modeFlag(attached.mode) | XDP_FLAGS.REPLACE, fd);
   } finally {
     libbpf.closeFd(fd);
   }
+  unlinkIfPresent(programPinPath(pinDir, ifindex));
   return true;
 }
 
@@ -147,23 +158,49 @@ function unlinkIfPresent(file: string): void {
 
 export interface AttachedProgram {
   readonly id: number;
-  readonly name: string;
+  /** The program's name; undefined when it is not the responder pinned in the pin directory and
+   * the agent lacks CAP_SYS_ADMIN, which the kernel requires to open a program by id. */
+  readonly name: string | undefined;
   readonly mode: XdpMode;
 }
 
-/** The XDP program on `ifindex` and its mode, or undefined. */
-export function attachedProgram(ifindex: number): AttachedProgram | undefined {
+/**
+ * The XDP program on `ifindex` and its mode, or undefined. The agent runs with CAP_BPF and
+ * CAP_NET_ADMIN but not CAP_SYS_ADMIN, and BPF_PROG_GET_FD_BY_ID needs CAP_SYS_ADMIN: so the
+ * program is recognised through its pin in `pinDir` (opening a pin needs only access to the file),
+ * and only a program that is not our pin is opened by id — which fails without CAP_SYS_ADMIN and
+ * then leaves the name unknown.
+ */
+export function attachedProgram(ifindex: number, pinDir: string = DEFAULT_PIN_DIR): AttachedProgram | undefined {
   const q = libbpf.xdpQuery(ifindex);
   if (q.attachMode === XDP_ATTACHED.NONE) return undefined;
   if (q.attachMode !== XDP_ATTACHED.DRV && q.attachMode !== XDP_ATTACHED.SKB) {
     throw new Error(`ifindex ${ifindex}: XDP attach mode ${q.attachMode} (offload or several programs) is not supported`);
   }
-  const fd = libbpf.progGetFdById(q.progId);
+  const mode: XdpMode = q.attachMode === XDP_ATTACHED.DRV ? 'native' : 'generic';
+  let fd: number;
   try {
-    return { id: q.progId, name: libbpf.progInfo(fd).name, mode: q.attachMode === XDP_ATTACHED.DRV ? 'native' : 'generic' };
+    fd = openAttached({ id: q.progId }, pinDir, ifindex);
+  } catch (err) {
+    if (err instanceof LibbpfError && err.code === 'EPERM') return { id: q.progId, name: undefined, mode };
+    throw err;
+  }
+  try {
+    return { id: q.progId, name: libbpf.progInfo(fd).name, mode };
   } finally {
     libbpf.closeFd(fd);
   }
+}
+
+/** An fd of the attached program: its pin when the pin is that program, else by id (CAP_SYS_ADMIN). */
+function openAttached(attached: { readonly id: number }, pinDir: string, ifindex: number): number {
+  const pin = programPinPath(pinDir, ifindex);
+  if (fs.existsSync(pin)) {
+    const fd = libbpf.objGet(pin);
+    if (libbpf.progInfo(fd).id === attached.id) return fd;
+    libbpf.closeFd(fd);
+  }
+  return libbpf.progGetFdById(attached.id);
 }
 
 export function programPinPath(pinDir: string, ifindex: number): string {
@@ -172,8 +209,15 @@ export function programPinPath(pinDir: string, ifindex: number): string {
 
 function attachOrReplace(options: AttachOptions, progFd: number): { mode: XdpMode; replacedProgramId?: number } {
   const requested = options.mode ?? 'auto';
-  const current = attachedProgram(options.ifindex);
+  const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
+  const current = attachedProgram(options.ifindex, pinDir);
   if (!current) return { mode: attachFresh(options.ifindex, progFd, requested) };
+  if (current.name === undefined) {
+    throw new Error(
+      `ifindex ${options.ifindex} already runs XDP program id ${current.id}, which is not the responder pinned in ${pinDir}; ` +
+        'its name cannot be read without CAP_SYS_ADMIN, so it is not replaced: detach it (ip link set dev IFACE xdp off) and restart the agent',
+    );
+  }
   if (current.name !== PROGRAM_NAME && !options.replaceForeign) {
     throw new Error(`ifindex ${options.ifindex} already runs XDP program '${current.name}' (id ${current.id}); refusing to replace it`);
   }
@@ -183,7 +227,7 @@ function attachOrReplace(options: AttachOptions, progFd: number): { mode: XdpMod
         'switching modes cannot be done without a gap; detach first',
     );
   }
-  const oldFd = libbpf.progGetFdById(current.id);
+  const oldFd = openAttached(current, pinDir, options.ifindex);
   try {
     libbpf.xdpAttach(options.ifindex, progFd, modeFlag(current.mode) | XDP_FLAGS.REPLACE, oldFd);
   } finally {

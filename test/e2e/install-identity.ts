@@ -1,0 +1,130 @@
+// The install manifest's identities in the e2e rig: the controller and the agents run with the
+// ServiceAccount tokens and the capabilities that dist/juneau-install.k8s.yaml gives them, not as
+// admin and root. A rule missing from the manifest shows up as a Forbidden request (the scenarios
+// fail, and auditOf() lists it); a rule no request used shows up in auditOf().unused. The API
+// server's audit log records what the two ServiceAccounts did.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { INSTALL } from '../../api/constants';
+import { REPO_ROOT } from '../cluster/harness';
+
+export const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
+const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+
+interface ManifestObject {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** The objects of the synthesized install manifest (`npx cdk8s synth` writes it). */
+export function installManifest(file = INSTALL_MANIFEST): ManifestObject[] {
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npx cdk8s synth\` (the e2e rig takes its RBAC and capabilities from it)`);
+  return parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS() as ManifestObject).filter((o) => o && o.kind);
+}
+
+export const rbacObjects = (manifest: ManifestObject[]) => manifest.filter((o) => RBAC_KINDS.has(o.kind));
+
+/** The rules that bind to ServiceAccount `name`: its ClusterRole's and Role's (named like it). */
+export function rulesOf(manifest: ManifestObject[], name: string): PolicyRule[] {
+  return manifest.filter((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === name).flatMap((o) => o.rules as PolicyRule[]);
+}
+
+/** The capabilities the DaemonSet adds for the agent, as setpriv names them (`+bpf,+net_admin`). */
+export function agentCapabilities(manifest: ManifestObject[]): string[] {
+  const ds = manifest.find((o) => o.kind === 'DaemonSet' && o.metadata.name === INSTALL.agentName) as
+    | { spec: { template: { spec: { containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }> } } } }
+    | undefined;
+  const caps = ds?.spec.template.spec.containers[0].securityContext?.capabilities;
+  if (!caps || !caps.drop?.includes('ALL')) throw new Error(`the agent DaemonSet in ${INSTALL_MANIFEST} does not drop ALL capabilities`);
+  return (caps.add ?? []).map((c) => c.toLowerCase());
+}
+
+/** A kubeconfig for ServiceAccount `namespace/name` with a token from the TokenRequest API. */
+export async function serviceAccountKubeconfig(core: CoreV1Api, admin: KubeConfig, namespace: string, name: string, file: string): Promise<string> {
+  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } } });
+  const token = tr.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
+  const cluster = admin.getCurrentCluster()!;
+  const ca = cluster.caData ?? fs.readFileSync(cluster.caFile!).toString('base64');
+  const user = `system:serviceaccount:${namespace}:${name}`;
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'rig', cluster: { server: cluster.server, 'certificate-authority-data': ca } }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'rig', context: { cluster: 'rig', user } }],
+      'current-context': 'rig',
+    }),
+    { mode: 0o600 },
+  );
+  return user;
+}
+
+/** Audit only the install ServiceAccounts' requests, at Metadata level (who, verb, resource, code). */
+export function writeAuditPolicy(file: string, namespace: string): void {
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'audit.k8s.io/v1',
+      kind: 'Policy',
+      omitStages: ['RequestReceived'],
+      rules: [{ level: 'Metadata', userGroups: [`system:serviceaccounts:${namespace}`] }, { level: 'None' }],
+    }),
+  );
+}
+
+interface AuditEvent {
+  stage: string;
+  verb: string;
+  user: { username: string };
+  objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+  requestURI: string;
+}
+
+export interface AuditReport {
+  /** Requests answered 403, e.g. `system:serviceaccount:juneau-system:juneau-agent get nodes/worker-1`. */
+  readonly forbidden: string[];
+  /** `user: verb group/resource` of a manifest rule that no request of that user used. */
+  readonly unused: string[];
+}
+
+/** What the users did, against the rules the manifest gives them. */
+export function auditOf(auditLog: string, rulesByUser: Record<string, PolicyRule[]>): AuditReport {
+  const events = fs
+    .readFileSync(auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.stage === 'ResponseComplete' && e.user.username in rulesByUser && e.objectRef);
+  const resourceOf = (e: AuditEvent) => [e.objectRef!.resource, e.objectRef!.subresource].filter(Boolean).join('/');
+  const forbidden = events.filter((e) => e.responseStatus?.code === 403).map((e) => `${e.user.username} ${e.verb} ${resourceOf(e)}${e.objectRef!.name ? `/${e.objectRef!.name}` : ''}`);
+  const unused: string[] = [];
+  for (const [user, rules] of Object.entries(rulesByUser)) {
+    const mine = events.filter((e) => e.user.username === user);
+    for (const r of rules) {
+      for (const group of r.apiGroups) {
+        for (const resource of r.resources) {
+          for (const verb of r.verbs) {
+            const used = mine.some(
+              (e) => (e.objectRef!.apiGroup ?? '') === group && resourceOf(e) === resource && e.verb === verb && (!r.resourceNames || r.resourceNames.includes(e.objectRef!.name ?? '')),
+            );
+            if (!used) unused.push(`${user.split(':').pop()}: ${verb} ${group || 'core'}/${resource}`);
+          }
+        }
+      }
+    }
+  }
+  return { forbidden: [...new Set(forbidden)], unused: [...new Set(unused)] };
+}
