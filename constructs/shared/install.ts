@@ -112,8 +112,8 @@ function controllerRbac(ns: string): KubeObject[] {
   const name = INSTALL.controllerName;
   return [
     ...serviceAccountWithClusterRole(name, ns, [
-      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts) and the webhooks'
-      // listers (webhook/listers.ts: list). `get` only where the code reads one object by name.
+      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts, and the webhooks'
+      // informerWebhookCaches in webhook/listers.ts). `get` only where the code reads one object by name.
       rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
       // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).
       rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
@@ -132,8 +132,9 @@ function controllerRbac(ns: string): KubeObject[] {
       // Every status is written by server-side apply (kube/apply.ts applyStatus).
       rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'arpadvertisements/status'], ['patch']),
       rule([''], ['services', 'pods'], ['list', 'watch']),
-      // The ARPAdvertisement webhook checks that spec.nodeName names a Node (ARP-5).
-      rule([''], ['nodes'], ['list']),
+      // The ARPAdvertisement webhook checks spec.nodeName and node addresses (ARP-5) from an
+      // informer of Nodes (webhook/listers.ts informerWebhookCaches).
+      rule([''], ['nodes'], ['list', 'watch']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
       // The Service's status.loadBalancer.ingress, by merge patch (reconcilers/service-load-balancer.ts).

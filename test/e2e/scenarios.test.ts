@@ -219,6 +219,7 @@ const NOT_REACHED_IN_E2E: Record<string, string> = {
   'juneau-controller: patch juneau.loutres.me/elasticipattachments/status': 'no scenario uses an ElasticIPAttachment (NAT)',
   'juneau-controller: patch juneau.loutres.me/arpadvertisements/status': 'the duplicate detector writes it only for two advertisements of one address',
   'juneau-controller: list core/nodes': 'the webhooks, which the rig does not serve (test/cluster/webhook-*.test.ts cover them)',
+  'juneau-controller: watch core/nodes': 'the webhooks\' Node informer, not served in the rig (test/cluster/webhook-informer-caches.test.ts)',
   'juneau-controller: get admissionregistration.k8s.io/validatingwebhookconfigurations': 'in-cluster webhook caBundle, not served in the rig',
   'juneau-controller: update admissionregistration.k8s.io/validatingwebhookconfigurations': 'in-cluster webhook caBundle, not served in the rig',
   'juneau-controller: create core/secrets': 'the webhook certificate Secret, not served in the rig',
