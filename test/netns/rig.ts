@@ -205,9 +205,12 @@ export class Rig {
   /** Captures every frame the client's bridge sees while `during` runs, plus `settleMs`. */
   async capture(during: () => Promise<void>, settleMs = 300): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${this.client}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-i', this.bridge, '-U', '-n', '-w', file], {
+    // -B: a 64 MiB kernel buffer, so a capture on a loaded machine keeps up with a probe burst.
+    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${this.client}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-B', '65536', '-i', this.bridge, '-U', '-n', '-w', file], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    let stderr = '';
+    tcpdump.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       await waitForListening(tcpdump);
       await during();
@@ -215,6 +218,9 @@ export class Rig {
     } finally {
       await stop(tcpdump);
     }
+    // A frame the capture lost would read as a frame never sent or never answered: say so instead.
+    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
+    if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s) (tcpdump: dropped by kernel); what it saw cannot be judged`);
     return parsePcap(fs.readFileSync(file));
   }
 
