@@ -2,6 +2,21 @@
 // container image needs only Node.js and the package's build/ (the XDP object is in build/bpf).
 import { build } from 'esbuild';
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+
+// The package ships build/bin/*.js.map, so every source a map names must carry its text. esbuild
+// follows a dependency's own source map to that dependency's .ts files, which it does not publish
+// (the maps then hold `null` for them): read dependencies without their maps, so the bundle maps
+// to their published .js, text included (test/unit/package-resolution.test.ts).
+const dependenciesWithoutSourceMaps = {
+  name: 'dependencies-without-source-maps',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => ({
+      contents: (await readFile(args.path, 'utf8')).replace(/^\/\/# sourceMappingURL=.*$/gm, ''),
+      loader: 'js',
+    }));
+  },
+};
 
 const binaries = {
   'juneau-controller': 'runtime/controller/main.ts',
@@ -28,6 +43,7 @@ for (const [name, entry] of Object.entries(binaries)) {
     banner: { js: '#!/usr/bin/env node' },
     // koffi loads a native addon at run time: keep it (and its prebuilt binaries) outside the bundle.
     external: ['koffi'],
+    plugins: [dependenciesWithoutSourceMaps],
     logLevel: 'warning',
   });
   console.log(`bundle: build/bin/${name}.js`);

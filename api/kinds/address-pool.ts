@@ -23,6 +23,13 @@ export const REFUSED_BLOCKS_RULE =
 export const advertiseModes = ['bgp', 'arp'] as const;
 export type AdvertiseMode = (typeof advertiseModes)[number];
 
+/**
+ * What `bgp` means today, said in the CRD descriptions, the constructs' JSDoc and their synth-time
+ * warnings: the mode is accepted and addresses are allocated, but no component speaks BGP yet.
+ */
+export const BGP_NOT_ADVERTISED =
+  'Juneau has no BGP speaker yet: addresses of a bgp AddressPool or ExternalNetwork are allocated but never advertised, so nothing outside the cluster reaches them; use arp to have one node answer for each address.';
+
 /** AddressPool (AP): a cluster-scoped set of IPv4 addresses an ExternalNetwork hands out. */
 export const addressPoolKind = defineKind({
   kind: 'AddressPool',
@@ -30,10 +37,10 @@ export const addressPoolKind = defineKind({
   singular: 'addresspool',
   shortNames: ['ap'],
   scope: 'Cluster',
-  description: 'A set of external IPv4 addresses, advertised by BGP or answered over ARP (AP-1..3).',
+  description: 'A set of external IPv4 addresses, answered over ARP (advertiseMode arp) or allocated for BGP, which nothing advertises yet (see spec.advertiseMode) (AP-1..3).',
   spec: s.object(
     {
-      advertiseMode: s.enum(advertiseModes, { description: 'How addresses of this pool reach the outside: bgp or arp (AP-1).' }),
+      advertiseMode: s.enum(advertiseModes, { description: `How addresses of this pool reach the outside: arp or bgp (AP-1). ${BGP_NOT_ADVERTISED}` }),
       addresses: s.array(
         s.string({
           description: 'A CIDR (10.225.51.0/24) or an inclusive range (10.225.51.10-10.225.51.20).',

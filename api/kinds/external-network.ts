@@ -2,7 +2,7 @@ import { conditions, immutable, objectName } from '../common';
 import { LIMITS } from '../constants';
 import { AGE_COLUMN, defineKind, KindObject } from '../kind';
 import { s } from '../schema';
-import { advertiseModes } from './address-pool';
+import { advertiseModes, BGP_NOT_ADVERTISED } from './address-pool';
 
 /** Largest VXLAN VNI (24 bits). */
 export const MAX_VNI = 16777215;
@@ -14,11 +14,11 @@ export const externalNetworkKind = defineKind({
   singular: 'externalnetwork',
   shortNames: ['extnet'],
   scope: 'Cluster',
-  description: 'A connection to the outside: AddressPools of one advertise mode, handed out by ElasticIPs and LoadBalancer Services (EN-1..12).',
+  description: 'A connection to the outside: AddressPools of one advertise mode, handed out by ElasticIPs and LoadBalancer Services (EN-1..12). A bgp network is allocated from but not yet advertised (see spec.type).',
   spec: s.object(
     {
       type: s.enum(advertiseModes, {
-        description: 'bgp or arp; required at creation and immutable (EN-1).',
+        description: `arp or bgp; required at creation and immutable (EN-1). ${BGP_NOT_ADVERTISED}`,
         validations: [immutable('spec.type', 'EN-1')],
       }),
       addressPools: s.array(objectName('An AddressPool name.'), {

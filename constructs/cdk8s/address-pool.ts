@@ -1,8 +1,8 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
-import { AddressPool as AddressPoolObject, AdvertiseMode } from '../../api';
+import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
-import { defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
 
 export interface AddressPoolProps {
   /**
@@ -10,7 +10,11 @@ export interface AddressPoolProps {
    * @default name = the construct id
    */
   readonly metadata?: ApiObjectMetadata;
-  /** How the pool's addresses reach the outside: `bgp` or `arp` (AP-1). */
+  /**
+   * How the pool's addresses reach the outside: `arp` (one node answers ARP for each address) or
+   * `bgp` (AP-1). Juneau has no BGP speaker yet: a `bgp` pool's addresses are allocated but never
+   * advertised, and synth prints a warning saying so.
+   */
   readonly advertiseMode: AdvertiseMode;
   /**
    * CIDRs (`10.225.51.0/24`) and inclusive ranges (`10.225.51.10-10.225.51.20`); at least one,
@@ -48,6 +52,7 @@ export class AddressPool extends Construct {
         validateAddressPool(this.object, findAllInApp(this, AddressPool).filter((p) => p !== this).map((p) => p.toObject())),
       true,
     );
+    if (props.advertiseMode === 'bgp') addWarning(this, `AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }
 
   /** The AddressPool object as synthesized (a copy). */

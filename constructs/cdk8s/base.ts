@@ -22,6 +22,27 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
   return apiObject;
 }
 
+/** The construct metadata type of a Juneau warning (cdk8s has no Annotations, unlike aws-cdk-lib). */
+export const WARNING_METADATA = 'juneau:warning';
+
+/**
+ * A choice that is valid but does not do what a user would expect: recorded on the construct
+ * (metadata `juneau:warning`) and printed on stderr when the app synthesizes, next to the
+ * validation errors, so it is never silent and does not fail the synth. Printed once: cdk8s runs
+ * the validations again for every chart it renders.
+ */
+export function addWarning(scope: Construct, message: string): void {
+  scope.node.addMetadata(WARNING_METADATA, message);
+  let printed = false;
+  scope.node.addValidation({
+    validate: () => {
+      if (!printed) console.warn(`[warning] ${scope.node.path}: ${message}`);
+      printed = true;
+      return [];
+    },
+  });
+}
+
 /** All constructs of a class anywhere in the app: cross-object rules (EN-4, AP-2) look at the whole program. */
 export function findAllInApp<T extends IConstruct>(scope: IConstruct, type: abstract new (...args: never[]) => T): T[] {
   return scope.node.root.node.findAll().filter((c): c is T => c instanceof type);

@@ -1,10 +1,10 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
-import { AdvertiseMode, ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkObject } from '../../api';
 import { PoolView } from '../../api/validation';
 import { poolView, renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
-import { defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
 
 export interface ExternalNetworkProps {
   /**
@@ -12,7 +12,10 @@ export interface ExternalNetworkProps {
    * @default name = the construct id
    */
   readonly metadata?: ApiObjectMetadata;
-  /** `bgp` or `arp`; immutable once created (EN-1). */
+  /**
+   * `arp` or `bgp`; immutable once created (EN-1). Juneau has no BGP speaker yet: addresses of a
+   * `bgp` network are allocated but never advertised, and synth prints a warning saying so.
+   */
   readonly type: AdvertiseMode;
   /**
    * The pools of this network: AddressPool constructs, or names of pools declared elsewhere.
@@ -45,6 +48,7 @@ export class ExternalNetwork extends Construct {
         validateExternalNetwork(this.object, this.knownPools(), findAllInApp(this, ExternalNetwork).filter((n) => n !== this).map((n) => n.toObject())),
       true,
     );
+    if (props.type === 'bgp') addWarning(this, `ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }
 
   /** The pools this network lists whose definitions are in the app (by name), for synth-time checks. */

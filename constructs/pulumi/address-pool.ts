@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { AddressPool as AddressPoolObject, AdvertiseMode } from '../../api';
+import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
 import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
 import { declarations } from './declarations';
@@ -10,7 +10,11 @@ export interface AddressPoolArgs {
    * @default name = the component's resource name
    */
   readonly metadata?: JuneauMetadata;
-  /** How the pool's addresses reach the outside: `bgp` or `arp` (AP-1). */
+  /**
+   * How the pool's addresses reach the outside: `arp` (one node answers ARP for each address) or
+   * `bgp` (AP-1). Juneau has no BGP speaker yet: a `bgp` pool's addresses are allocated but never
+   * advertised, and the component logs a warning saying so.
+   */
   readonly advertiseMode: AdvertiseMode;
   /**
    * CIDRs (`10.225.51.0/24`) and inclusive ranges (`10.225.51.10-10.225.51.20`); at least one,
@@ -70,6 +74,7 @@ export class AddressPool extends pulumi.ComponentResource {
     this.size = fromStatus(this.resource, (s) => s.size);
     this.used = fromStatus(this.resource, (s) => s.used);
     this.registerOutputs({ size: this.size, used: this.used });
+    if (args.advertiseMode === 'bgp') void pulumi.log.warn(`AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`, this);
   }
 
   /** The AddressPool object as declared (a copy). */

@@ -1,5 +1,5 @@
 import * as pulumi from '@pulumi/pulumi';
-import { AdvertiseMode, ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkObject } from '../../api';
 import { PoolView } from '../../api/validation';
 import { renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
@@ -12,7 +12,10 @@ export interface ExternalNetworkArgs {
    * @default name = the component's resource name
    */
   readonly metadata?: JuneauMetadata;
-  /** `bgp` or `arp`; immutable once created (EN-1). */
+  /**
+   * `arp` or `bgp`; immutable once created (EN-1). Juneau has no BGP speaker yet: addresses of a
+   * `bgp` network are allocated but never advertised, and the component logs a warning saying so.
+   */
   readonly type: AdvertiseMode;
   /**
    * The pools of this network: AddressPool components, or names of pools declared elsewhere.
@@ -59,6 +62,7 @@ export class ExternalNetwork extends pulumi.ComponentResource {
     this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, poolComponents));
     this.networkID = fromStatus(this.resource, (s) => s.networkID);
     this.registerOutputs({ networkID: this.networkID });
+    if (args.type === 'bgp') void pulumi.log.warn(`ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`, this);
   }
 
   /** The pools this network lists that are declared in this program, by name (for EIP-3/SLB-2 checks). */
