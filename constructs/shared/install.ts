@@ -60,8 +60,9 @@ export interface JuneauInstallOptions {
 
 /**
  * This package's version, from its package.json wherever this file runs (sources, build/lib,
- * node_modules, a bundle next to the package). A bundle shipped without it (an image with only
- * build/bin) still runs: the webhook registration needs the rules, not the version label.
+ * node_modules, a bundle next to the package); 'unknown' where there is none. Only the constructs
+ * load this file: the binaries take the webhook list from api/webhooks.ts and never read
+ * package.json (test/unit/layers.test.ts).
  */
 function packageVersion(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
