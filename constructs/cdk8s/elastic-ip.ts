@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { ElasticIP as ElasticIPObject } from '../../api';
 import { renderElasticIP, validateElasticIP } from '../shared/kinds';
 import { defaultName, emit, metadataInput } from './base';
-import { externalNetworkOf, IExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export interface ElasticIPProps {
   /**

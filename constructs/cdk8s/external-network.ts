@@ -101,11 +101,3 @@ class ImportedExternalNetwork extends Construct implements IExternalNetwork {
     return new Map();
   }
 }
-
-/**
- * The network a prop names: the construct itself, or for a name the same reference as
- * `ExternalNetwork.fromName(scope, 'ExternalNetwork', name)`.
- * @internal the props' `IExternalNetwork | string`, resolved once per construct.
- */
-export const externalNetworkOf = (scope: Construct, network: IExternalNetwork | string): IExternalNetwork =>
-  typeof network === 'string' ? ExternalNetwork.fromName(scope, 'ExternalNetwork', network) : network;

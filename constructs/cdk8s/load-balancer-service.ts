@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { issue } from '../../api/validation';
 import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
 import { defaultName, emit, metadataInput } from './base';
-import { externalNetworkOf, IExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 

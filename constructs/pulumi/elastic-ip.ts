@@ -3,7 +3,8 @@ import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../..
 import { renderElasticIP, validateElasticIP } from '../shared/kinds';
 import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
 import { declaredPools } from './declarations';
-import { externalNetworkOf, IExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export interface ElasticIPArgs {
   /**

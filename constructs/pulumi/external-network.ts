@@ -87,13 +87,3 @@ export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec
     return this.toObject();
   }
 }
-
-/**
- * The network an argument names, as the components use it: its name, its declared object, and
- * what to create after (the component, none for a name).
- * @internal the arguments' `IExternalNetwork | string`, resolved once per component.
- */
-export function externalNetworkOf(network: IExternalNetwork | string): { name: string; object: ExternalNetworkObject | undefined; dependsOn: pulumi.Resource[] } {
-  const reference = typeof network === 'string' ? ExternalNetwork.fromName(network) : network;
-  return { name: reference.name, object: reference.definition(), dependsOn: pulumi.Resource.isInstance(reference) ? [reference] : [] };
-}

@@ -5,7 +5,8 @@ import { formatIssue, issue, ValidationIssue } from '../../api/validation';
 import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
 import { childOptions, JuneauMetadata, JuneauValidationError, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
 import { declaredPools } from './declarations';
-import { externalNetworkOf, IExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
