@@ -12,3 +12,4 @@ export * from './kinds/arp-advertisement';
 export * from './kinds/allocation-pool';
 export * from './kinds/allocation-claim';
 export * from './kinds/all';
+export * from './webhooks';

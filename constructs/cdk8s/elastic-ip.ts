@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { ElasticIP as ElasticIPObject } from '../../api';
 import { renderElasticIP, validateElasticIP } from '../shared/kinds';
 import { defaultName, emit, metadataInput } from './base';
-import { ExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export interface ElasticIPProps {
   /**
@@ -11,8 +12,11 @@ export interface ElasticIPProps {
    * @default name = the construct id; namespace = none (the namespace of the apply)
    */
   readonly metadata?: ApiObjectMetadata;
-  /** The ExternalNetwork the address comes from: a construct or the name of one (EIP-1). */
-  readonly externalNetwork: ExternalNetwork | string;
+  /**
+   * The ExternalNetwork the address comes from (EIP-1): an `ExternalNetwork` of this app,
+   * `ExternalNetwork.fromName()` for one declared elsewhere, or its name (the same as `fromName`).
+   */
+  readonly externalNetwork: IExternalNetwork | string;
   /**
    * The address to reserve; it must lie in one of the network's pools of the network's mode
    * (EIP-2, EIP-3). Checked at synth when the network and its pools are in the app.
@@ -34,16 +38,16 @@ export class ElasticIP extends Construct {
 
   constructor(scope: Construct, id: string, props: ElasticIPProps) {
     super(scope, id);
-    const network = props.externalNetwork;
+    const network = externalNetworkOf(this, props.externalNetwork);
     this.object = renderElasticIP(defaultName(this, props.metadata), {
-      externalNetwork: typeof network === 'string' ? network : network.name,
+      externalNetwork: network.name,
       requestedIP: props.requestedIP,
       metadata: metadataInput(props.metadata),
     });
     this.name = this.object.metadata.name!;
     this.namespace = this.object.metadata.namespace;
     this.apiObject = emit(this, this.object, () =>
-      validateElasticIP(this.object, typeof network === 'string' ? undefined : network.toObject(), typeof network === 'string' ? new Map() : network.knownPools()),
+      validateElasticIP(this.object, network.definition(), network.knownPools()),
     );
   }
 

@@ -1,5 +1,5 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkObject } from '../../api';
 import { PoolView } from '../../api/validation';
 import { poolView, renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
@@ -25,8 +25,32 @@ export interface ExternalNetworkProps {
   readonly addressPools: Array<AddressPool | string>;
 }
 
+/**
+ * An ExternalNetwork as the constructs that take one see it (ElasticIP, LoadBalancerService): its
+ * name, and what the app knows of it for the synth-time checks of EIP-3 and SLB-2. An
+ * `ExternalNetwork` construct is one; `ExternalNetwork.fromName()` makes one for a network declared
+ * elsewhere.
+ */
+export interface IExternalNetwork extends IConstruct {
+  /** The ExternalNetwork's name on the cluster. */
+  readonly name: string;
+  /** The ExternalNetwork object when this app declares it; undefined for a network declared elsewhere. */
+  definition(): ExternalNetworkObject | undefined;
+  /** The pools the network lists whose definitions are in the app, by name. */
+  knownPools(): Map<string, PoolView>;
+}
+
 /** A connection to the outside made of AddressPools of one advertise mode (EN-1..12). */
-export class ExternalNetwork extends Construct {
+export class ExternalNetwork extends Construct implements IExternalNetwork {
+  /**
+   * A reference to an ExternalNetwork declared outside this app (another chart, another tool), by
+   * its name on the cluster. It synthesizes nothing; what the app cannot check (EIP-3, SLB-2) the
+   * admission webhooks and the controller do.
+   */
+  public static fromName(scope: Construct, id: string, name: string): IExternalNetwork {
+    return new ImportedExternalNetwork(scope, id, name);
+  }
+
   /** The ExternalNetwork's name on the cluster. */
   public readonly name: string;
   public readonly type: AdvertiseMode;
@@ -60,5 +84,24 @@ export class ExternalNetwork extends Construct {
   /** The ExternalNetwork object as synthesized (a copy). */
   public toObject(): ExternalNetworkObject {
     return structuredClone(this.object);
+  }
+
+  public definition(): ExternalNetworkObject {
+    return this.toObject();
+  }
+}
+
+/** `ExternalNetwork.fromName()`: a name and nothing the app can check against. */
+class ImportedExternalNetwork extends Construct implements IExternalNetwork {
+  constructor(scope: Construct, id: string, public readonly name: string) {
+    super(scope, id);
+  }
+
+  public definition(): undefined {
+    return undefined;
+  }
+
+  public knownPools(): Map<string, PoolView> {
+    return new Map();
   }
 }

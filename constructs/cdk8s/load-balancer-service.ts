@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { issue } from '../../api/validation';
 import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
 import { defaultName, emit, metadataInput } from './base';
-import { ExternalNetwork } from './external-network';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
@@ -18,8 +19,11 @@ export interface LoadBalancerServiceProps {
    * @default name = the construct id; namespace = none (the namespace of the apply)
    */
   readonly metadata?: ApiObjectMetadata;
-  /** The ExternalNetwork the VIP comes from (SLB-2): a construct or a name. */
-  readonly externalNetwork: ExternalNetwork | string;
+  /**
+   * The ExternalNetwork the VIP comes from (SLB-2): an `ExternalNetwork` of this app,
+   * `ExternalNetwork.fromName()` for one declared elsewhere, or its name (the same as `fromName`).
+   */
+  readonly externalNetwork: IExternalNetwork | string;
   /**
    * The VIP to ask for; it must lie in one of the network's pools (SLB-2).
    * @default any free address of the network
@@ -51,9 +55,9 @@ export class LoadBalancerService extends Construct {
 
   constructor(scope: Construct, id: string, props: LoadBalancerServiceProps) {
     super(scope, id);
-    const network = props.externalNetwork;
+    const network = externalNetworkOf(this, props.externalNetwork);
     this.object = renderLoadBalancerService(defaultName(this, props.metadata), {
-      externalNetwork: typeof network === 'string' ? network : network.name,
+      externalNetwork: network.name,
       requestedIP: props.requestedIP,
       ports: props.ports,
       // cdk8s-plus workloads know their pod labels once constructed.
@@ -62,7 +66,7 @@ export class LoadBalancerService extends Construct {
     });
     this.name = this.object.metadata.name!;
     this.apiObject = emit(this, this.object, () => {
-      const issues = validateLoadBalancerService(this.object, typeof network === 'string' ? undefined : network.toObject(), typeof network === 'string' ? new Map() : network.knownPools());
+      const issues = validateLoadBalancerService(this.object, network.definition(), network.knownPools());
       if (props.selector !== undefined && props.workload !== undefined) {
         issues.unshift(issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`));
       }

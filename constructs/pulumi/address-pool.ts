@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
-import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
+import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
 import { declarations } from './declarations';
 
 export interface AddressPoolArgs {
@@ -42,20 +42,15 @@ type Status = NonNullable<AddressPoolObject['status']>;
  * @example
  * const pool = new AddressPool('arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.0/24'] });
  */
-export class AddressPool extends pulumi.ComponentResource {
+export class AddressPool extends JuneauComponent<AddressPoolObject, Spec, Status> {
   /** The component's type token; part of every URN, so it never changes. */
   public static readonly TYPE = `${TYPE_PREFIX}:AddressPool`;
 
-  /** The AddressPool's name on the cluster. */
-  public readonly name: string;
   public readonly advertiseMode: AdvertiseMode;
-  /** The AddressPool object on the cluster. */
-  public readonly resource: JuneauCustomResource<Spec, Status>;
   /** How many addresses the pool holds (`status.size`, AP-3); undefined until the controller writes it. */
   public readonly size: pulumi.Output<number | undefined>;
   /** How many addresses are allocated (`status.used`, AP-3) when Pulumi last read the object. */
   public readonly used: pulumi.Output<number | undefined>;
-  private readonly object: AddressPoolObject;
 
   /**
    * @throws JuneauValidationError listing every problem of `args`, including overlaps with the
@@ -63,22 +58,12 @@ export class AddressPool extends pulumi.ComponentResource {
    */
   constructor(name: string, args: AddressPoolArgs, opts?: pulumi.ComponentResourceOptions) {
     const object = renderAddressPool(args.metadata?.name ?? name, { ...args, metadata: metadataInput(args.metadata) });
-    throwIfInvalid(`AddressPool ${name}`, validateAddressPool(object, declarations().addressPools));
-    super(AddressPool.TYPE, name, {}, opts);
-    declarations().addressPools.push(object);
-
-    this.object = object;
-    this.name = object.metadata.name!;
+    const declared = declarations().addressPools;
+    super(AddressPool.TYPE, name, { object, issues: validateAddressPool(object, declared), declaredIn: declared }, opts);
     this.advertiseMode = args.advertiseMode;
-    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this));
     this.size = fromStatus(this.resource, (s) => s.size);
     this.used = fromStatus(this.resource, (s) => s.used);
     this.registerOutputs({ size: this.size, used: this.used });
     if (args.advertiseMode === 'bgp') void pulumi.log.warn(`AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`, this);
-  }
-
-  /** The AddressPool object as declared (a copy). */
-  public toObject(): AddressPoolObject {
-    return structuredClone(this.object);
   }
 }

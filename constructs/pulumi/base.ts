@@ -98,6 +98,54 @@ export class JuneauCustomResource<Spec, Status> extends k8s.apiextensions.Custom
   }
 }
 
+/** A component's rendered object and what its base does with it: check it, then record it. */
+export interface CheckedObject<O> {
+  /** The object as rendered from the component's arguments. */
+  readonly object: O;
+  /** Every problem of the object; the component throws them together and registers nothing unless this is empty. */
+  readonly issues: readonly ValidationIssue[];
+  /**
+   * The program's declarations of this kind (constructs/pulumi/declarations.ts), where the valid
+   * object is recorded so that later components are checked against it (AP-2, EN-4, EIPA-2).
+   * @default not recorded
+   */
+  readonly declaredIn?: O[];
+  /**
+   * Components the object's CustomResource is created after (the network of an ElasticIP…).
+   * @default none
+   */
+  readonly dependsOn?: readonly pulumi.Resource[];
+}
+
+/**
+ * The one path of every component that is one Juneau CustomResource: validate the rendered
+ * object (a JuneauValidationError before anything is registered, like a failing `cdk8s synth`),
+ * register the component, record the object for later cross-object checks, and create the
+ * CustomResource as its child. Subclasses add their outputs and call `registerOutputs`.
+ */
+export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status> extends pulumi.ComponentResource {
+  /** The object's name on the cluster. */
+  public readonly name: string;
+  /** The object on the cluster. */
+  public readonly resource: JuneauCustomResource<Spec, Status>;
+  protected readonly object: O;
+
+  /** @throws JuneauValidationError listing every problem of the object. */
+  protected constructor(type: string, name: string, checked: CheckedObject<O>, opts?: pulumi.ComponentResourceOptions) {
+    throwIfInvalid(`${checked.object.kind} ${name}`, checked.issues);
+    super(type, name, {}, opts);
+    checked.declaredIn?.push(checked.object);
+    this.object = checked.object;
+    this.name = checked.object.metadata.name!;
+    this.resource = new JuneauCustomResource<Spec, Status>(name, checked.object, childOptions(this, checked.dependsOn));
+  }
+
+  /** The object as declared (a copy). */
+  public toObject(): O {
+    return structuredClone(this.object);
+  }
+}
+
 /** Reads one field of a CustomResource's status; undefined until the controller has written it. */
 export const fromStatus = <Status, T>(resource: JuneauCustomResource<unknown, Status>, read: (status: Status) => T | undefined): pulumi.Output<T | undefined> =>
   resource.status.apply((s) => (s === undefined || s === null ? undefined : read(s)));

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ElasticIPAttachment as ElasticIPAttachmentObject } from '../../api';
 import { renderElasticIPAttachment, validateElasticIPAttachment } from '../shared/kinds';
-import { childOptions, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
+import { JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
 import { declarations } from './declarations';
 import { ElasticIP } from './elastic-ip';
 
@@ -29,13 +29,8 @@ type Status = NonNullable<ElasticIPAttachmentObject['status']>;
  * @example
  * new ElasticIPAttachment('nginx-eip-attach', { elasticIP: nginxEip, networkInterface: 'nginx.eth0' });
  */
-export class ElasticIPAttachment extends pulumi.ComponentResource {
+export class ElasticIPAttachment extends JuneauComponent<ElasticIPAttachmentObject, Spec, Status> {
   public static readonly TYPE = `${TYPE_PREFIX}:ElasticIPAttachment`;
-
-  /** The attachment's name on the cluster. */
-  public readonly name: string;
-  public readonly resource: JuneauCustomResource<Spec, Status>;
-  private readonly object: ElasticIPAttachmentObject;
 
   /** @throws JuneauValidationError listing every problem of `args` (names, EIPA-1, EIPA-2 within the program). */
   constructor(name: string, args: ElasticIPAttachmentArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -47,21 +42,8 @@ export class ElasticIPAttachment extends pulumi.ComponentResource {
       metadata: { ...metadata, namespace: metadata.namespace ?? (typeof eip === 'string' ? undefined : eip.namespace) },
     });
     const declared = declarations().elasticIPAttachments;
-    throwIfInvalid(
-      `ElasticIPAttachment ${name}`,
-      validateElasticIPAttachment(object, typeof eip === 'string' ? undefined : eip.namespace ?? 'default', [...declared, object]),
-    );
-    super(ElasticIPAttachment.TYPE, name, {}, opts);
-    declared.push(object);
-
-    this.object = object;
-    this.name = object.metadata.name!;
-    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, typeof eip === 'string' ? [] : [eip]));
+    const issues = validateElasticIPAttachment(object, typeof eip === 'string' ? undefined : eip.namespace ?? 'default', [...declared, object]);
+    super(ElasticIPAttachment.TYPE, name, { object, issues, declaredIn: declared, dependsOn: typeof eip === 'string' ? [] : [eip] }, opts);
     this.registerOutputs({});
-  }
-
-  /** The ElasticIPAttachment object as declared (a copy). */
-  public toObject(): ElasticIPAttachmentObject {
-    return structuredClone(this.object);
   }
 }

@@ -1,9 +1,10 @@
 import * as pulumi from '@pulumi/pulumi';
-import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase, ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../../api';
 import { renderElasticIP, validateElasticIP } from '../shared/kinds';
-import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
-import { declaredNetwork, declaredPools } from './declarations';
-import { ExternalNetwork } from './external-network';
+import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { declaredPools } from './declarations';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export interface ElasticIPArgs {
   /**
@@ -12,10 +13,11 @@ export interface ElasticIPArgs {
    */
   readonly metadata?: JuneauMetadata;
   /**
-   * The ExternalNetwork the address comes from (EIP-1): a component, or the name of a network.
-   * A name of a network declared in this program is checked like the component would be.
+   * The ExternalNetwork the address comes from (EIP-1): a component, `ExternalNetwork.fromName()`,
+   * or the name of a network (the same as `fromName`). A name of a network declared in this
+   * program is checked like the component would be.
    */
-  readonly externalNetwork: ExternalNetwork | string;
+  readonly externalNetwork: IExternalNetwork | string;
   /**
    * The address to reserve; it must lie in one of the network's pools of the network's mode
    * (EIP-2, EIP-3). Checked at construction when the network and its pools are declared in the
@@ -46,37 +48,28 @@ const WAIT_FOR = 'pulumi.com/waitFor';
  * const eip = new ElasticIP('web-eip', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.241' });
  * export const webAddress = eip.address;
  */
-export class ElasticIP extends pulumi.ComponentResource {
+export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
   public static readonly TYPE = `${TYPE_PREFIX}:ElasticIP`;
 
-  /** The ElasticIP's name on the cluster. */
-  public readonly name: string;
   /** The namespace given in metadata, if any. */
   public readonly namespace?: string;
-  public readonly resource: JuneauCustomResource<Spec, Status>;
   /** The reserved address (`status.address`); undefined until the controller has allocated one. */
   public readonly address: pulumi.Output<string | undefined>;
   /** `Pending`, `Available`, `Attached` or `Error` (`status.phase`, EIP-9). */
   public readonly phase: pulumi.Output<ElasticIPPhase | undefined>;
-  private readonly object: ElasticIPObject;
 
   /** @throws JuneauValidationError listing every problem of `args` (names, EIP-2/EIP-3). */
   constructor(name: string, args: ElasticIPArgs, opts?: pulumi.ComponentResourceOptions) {
-    const network = args.externalNetwork;
+    const network = externalNetworkOf(args.externalNetwork);
     const metadata = metadataInput(args.metadata);
     const object = renderElasticIP(args.metadata?.name ?? name, {
-      externalNetwork: typeof network === 'string' ? network : network.name,
+      externalNetwork: network.name,
       requestedIP: args.requestedIP,
       metadata: args.waitForAddress ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } } : metadata,
     });
-    const networkObject: ExternalNetworkObject | undefined = typeof network === 'string' ? declaredNetwork(network) : network.toObject();
-    throwIfInvalid(`ElasticIP ${name}`, validateElasticIP(object, networkObject, declaredPools(networkObject?.spec.addressPools ?? [])));
-    super(ElasticIP.TYPE, name, {}, opts);
-
-    this.object = object;
-    this.name = object.metadata.name!;
+    const issues = validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? []));
+    super(ElasticIP.TYPE, name, { object, issues, dependsOn: network.dependsOn }, opts);
     this.namespace = object.metadata.namespace;
-    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, typeof network === 'string' ? [] : [network]));
     this.address = fromStatus(this.resource, (s) => s.address);
     this.phase = fromStatus(this.resource, (s) => s.phase);
     this.registerOutputs({ address: this.address, phase: this.phase });
@@ -85,10 +78,5 @@ export class ElasticIP extends pulumi.ComponentResource {
   /** The Pod annotation that puts this ElasticIP directly on the Pod's eth0 (EIP-4). */
   public podAnnotation(): Record<string, string> {
     return { [ANNOTATIONS.elasticIP]: this.name };
-  }
-
-  /** The ElasticIP object as declared (a copy). */
-  public toObject(): ElasticIPObject {
-    return structuredClone(this.object);
   }
 }

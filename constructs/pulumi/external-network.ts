@@ -3,8 +3,8 @@ import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkOb
 import { PoolView } from '../../api/validation';
 import { renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
-import { childOptions, fromStatus, JuneauCustomResource, JuneauMetadata, metadataInput, throwIfInvalid, TYPE_PREFIX } from './base';
-import { declarations, declaredPools } from './declarations';
+import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { declarations, declaredNetwork, declaredPools } from './declarations';
 
 export interface ExternalNetworkArgs {
   /**
@@ -31,35 +31,52 @@ type Spec = ExternalNetworkObject['spec'];
 type Status = NonNullable<ExternalNetworkObject['status']>;
 
 /**
+ * An ExternalNetwork as the components that take one see it (ElasticIP, LoadBalancerService): its
+ * name, and its object when this program declares it, for the construction-time checks of EIP-3
+ * and SLB-2. An `ExternalNetwork` component is one (and those components are created after it);
+ * `ExternalNetwork.fromName()` makes one for a network known by name.
+ */
+export interface IExternalNetwork {
+  /** The ExternalNetwork's name on the cluster. */
+  readonly name: string;
+  /** The ExternalNetwork object when this program declares it; undefined otherwise. */
+  definition(): ExternalNetworkObject | undefined;
+}
+
+/**
  * A connection to the outside made of AddressPools of one advertise mode (EN-1..12).
  *
  * @example
  * const net = new ExternalNetwork('ext-net-arp', { type: 'arp', addressPools: [pool] });
  */
-export class ExternalNetwork extends pulumi.ComponentResource {
+export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec, Status> implements IExternalNetwork {
   public static readonly TYPE = `${TYPE_PREFIX}:ExternalNetwork`;
 
-  /** The ExternalNetwork's name on the cluster. */
-  public readonly name: string;
+  /**
+   * A reference to an ExternalNetwork by its name on the cluster. When this program declares a
+   * network of that name (at the time a component uses the reference), it is checked like the
+   * component; otherwise only the name is written and the controller checks the rest.
+   */
+  public static fromName(name: string): IExternalNetwork {
+    return { name, definition: () => declaredNetwork(name) };
+  }
+
   public readonly type: AdvertiseMode;
-  public readonly resource: JuneauCustomResource<Spec, Status>;
   /** The overlay identifier (`status.networkID`, EN-7); undefined until the controller writes it. */
   public readonly networkID: pulumi.Output<number | undefined>;
-  private readonly object: ExternalNetworkObject;
 
   /** @throws JuneauValidationError listing every problem of `args` (EN-1..4). */
   constructor(name: string, args: ExternalNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     const poolNames = args.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
     const object = renderExternalNetwork(args.metadata?.name ?? name, { type: args.type, addressPools: poolNames, metadata: metadataInput(args.metadata) });
-    throwIfInvalid(`ExternalNetwork ${name}`, validateExternalNetwork(object, declaredPools(poolNames), declarations().externalNetworks));
-    super(ExternalNetwork.TYPE, name, {}, opts);
-    declarations().externalNetworks.push(object);
-
-    this.object = object;
-    this.name = object.metadata.name!;
+    const declared = declarations().externalNetworks;
+    super(ExternalNetwork.TYPE, name, {
+      object,
+      issues: validateExternalNetwork(object, declaredPools(poolNames), declared),
+      declaredIn: declared,
+      dependsOn: args.addressPools.filter((p): p is AddressPool => p instanceof AddressPool),
+    }, opts);
     this.type = args.type;
-    const poolComponents = args.addressPools.filter((p): p is AddressPool => p instanceof AddressPool);
-    this.resource = new JuneauCustomResource<Spec, Status>(name, object, childOptions(this, poolComponents));
     this.networkID = fromStatus(this.resource, (s) => s.networkID);
     this.registerOutputs({ networkID: this.networkID });
     if (args.type === 'bgp') void pulumi.log.warn(`ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`, this);
@@ -70,8 +87,7 @@ export class ExternalNetwork extends pulumi.ComponentResource {
     return declaredPools(this.object.spec.addressPools);
   }
 
-  /** The ExternalNetwork object as declared (a copy). */
-  public toObject(): ExternalNetworkObject {
-    return structuredClone(this.object);
+  public definition(): ExternalNetworkObject {
+    return this.toObject();
   }
 }

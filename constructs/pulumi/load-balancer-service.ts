@@ -4,8 +4,9 @@ import { ExternalNetwork as ExternalNetworkObject } from '../../api';
 import { formatIssue, issue, ValidationIssue } from '../../api/validation';
 import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
 import { childOptions, JuneauMetadata, JuneauValidationError, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
-import { declaredNetwork, declaredPools } from './declarations';
-import { ExternalNetwork } from './external-network';
+import { declaredPools } from './declarations';
+import { IExternalNetwork } from './external-network';
+import { externalNetworkOf } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
@@ -20,8 +21,11 @@ export interface LoadBalancerServiceArgs {
    * @default name = the component's resource name; namespace = none (the provider's namespace)
    */
   readonly metadata?: JuneauMetadata;
-  /** The ExternalNetwork the VIP comes from (SLB-2): a component or a name. */
-  readonly externalNetwork: ExternalNetwork | string;
+  /**
+   * The ExternalNetwork the VIP comes from (SLB-2): a component, `ExternalNetwork.fromName()`, or
+   * the name of a network (the same as `fromName`).
+   */
+  readonly externalNetwork: IExternalNetwork | string;
   /**
    * The VIP to ask for; it must lie in one of the network's pools (SLB-2), checked at
    * construction when the network and its pools are declared in the program.
@@ -71,18 +75,18 @@ export class LoadBalancerService extends pulumi.ComponentResource {
 
   /** @throws JuneauValidationError listing every problem of `args` (names, ports, SLB-2, SLB-10). */
   constructor(name: string, args: LoadBalancerServiceArgs, opts?: pulumi.ComponentResourceOptions) {
-    const network = args.externalNetwork;
+    const network = externalNetworkOf(args.externalNetwork);
     const metadata = metadataInput(args.metadata);
     const plainSelector = knownNow(args.selector);
     const object = renderLoadBalancerService(args.metadata?.name ?? name, {
-      externalNetwork: typeof network === 'string' ? network : network.name,
+      externalNetwork: network.name,
       requestedIP: args.requestedIP,
       ports: args.ports,
       selector: plainSelector ?? {},
       metadata: args.skipAwait ? { ...metadata, annotations: { ...metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } : metadata,
     });
     const component = `LoadBalancerService ${name}`;
-    throwIfInvalid(component, checkService(object, args, typeof network === 'string' ? declaredNetwork(network) : network.toObject(), plainSelector !== undefined));
+    throwIfInvalid(component, checkService(object, args, network.object, plainSelector !== undefined));
     super(LoadBalancerService.TYPE, name, {}, opts);
 
     this.object = object;
@@ -91,7 +95,7 @@ export class LoadBalancerService extends pulumi.ComponentResource {
     this.service = new k8s.core.v1.Service(
       name,
       { metadata: writtenMetadata(object.metadata), spec: { ...object.spec, selector } },
-      childOptions(this, typeof network === 'string' ? [] : [network]),
+      childOptions(this, network.dependsOn),
     );
     this.vip = this.service.status.apply((s) => s?.loadBalancer?.ingress?.[0]?.ip || undefined);
     this.registerOutputs({ vip: this.vip });

@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { allCustomResourceDefinitions, ANNOTATIONS, GROUP, INSTALL, WEBHOOK_PATHS } from '../../api';
+import { allCustomResourceDefinitions, GROUP, INSTALL } from '../../api';
+import { juneauWebhooks } from '../../api/webhooks';
 import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
 import { imageReference, JuneauImageOptions, resolveImage, validateImage } from './image';
 
@@ -59,8 +60,9 @@ export interface JuneauInstallOptions {
 
 /**
  * This package's version, from its package.json wherever this file runs (sources, build/lib,
- * node_modules, a bundle next to the package). A bundle shipped without it (an image with only
- * build/bin) still runs: the webhook registration needs the rules, not the version label.
+ * node_modules, a bundle next to the package); 'unknown' where there is none. Only the constructs
+ * load this file: the binaries take the webhook list from api/webhooks.ts and never read
+ * package.json (test/unit/layers.test.ts).
  */
 function packageVersion(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
@@ -299,52 +301,16 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
 }
 
 /**
- * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1, ARP-11); everything else is
- * CEL. failurePolicy Fail for Juneau's kinds (a refused write is retried; a wrong one is not undone),
- * Ignore for Pods; timeouts 5 s, well under the API server's 10 s default.
+ * The ValidatingWebhookConfiguration of api/webhooks.ts (the controller registers the same list
+ * outside a cluster), plus, with cert-manager, the Issuer and Certificate of its serving certificate.
  */
 function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
-  const webhook = (name: string, path: string, rules: object[], extra: object = {}) => ({
-    name: `${name}.${GROUP}`,
-    admissionReviewVersions: ['v1'],
-    sideEffects: 'None',
-    failurePolicy: 'Fail',
-    timeoutSeconds: 5,
-    clientConfig: { service: { name: INSTALL.webhookServiceName, namespace: o.namespace, path, port: 443 } },
-    rules,
-    ...extra,
-  });
-  const juneau = (resources: string[], operations: string[]) => ({ apiGroups: [GROUP], apiVersions: ['v1alpha1'], resources, operations, scope: '*' });
   const annotations = o.certificates === 'cert-manager' ? { 'cert-manager.io/inject-ca-from': `${o.namespace}/${INSTALL.webhookCertSecretName}` } : undefined;
   const objects: KubeObject[] = [{
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
     metadata: { ...meta(INSTALL.webhookConfigurationName, undefined, INSTALL.controllerName), ...(annotations ? { annotations } : {}) },
-    webhooks: [
-      webhook('addresspools', WEBHOOK_PATHS.addressPool, [juneau(['addresspools'], ['CREATE', 'UPDATE'])]),
-      webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
-      // ARP-4/5 and ARP-11: only the controller writes ARPAdvertisements, status included.
-      webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])]),
-      webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
-      // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
-      webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])], {
-        // The controller is the only writer SLB-1 allows, so its own writes (a status write every pass)
-        // need not wait for a call to itself. Safe here only: the other webhooks check what the
-        // controller writes too (ARP-4, ARP-5). matchConditions: GA in Kubernetes 1.30.
-        matchConditions: [{ name: 'not-the-controller', expression: `request.userInfo.username != 'system:serviceaccount:${o.namespace}:${INSTALL.controllerName}'` }],
-      }),
-      webhook('pods', WEBHOOK_PATHS.pod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }], {
-        // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
-        // covers what slips through (both users are held Pending until one is gone).
-        failurePolicy: 'Ignore',
-        // Only Pods that name a Juneau ElasticIP reach the webhook (EIP-5); all others are never delayed by it.
-        matchConditions: [{
-          name: 'names-juneau-elastic-ip',
-          expression: `has(object.metadata.annotations) && ('${ANNOTATIONS.elasticIP}' in object.metadata.annotations || '${ANNOTATIONS.networks}' in object.metadata.annotations)`,
-        }],
-        namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', o.namespace] }] },
-      }),
-    ],
+    webhooks: juneauWebhooks(o.namespace),
   }];
   if (o.certificates === 'cert-manager') {
     objects.push(

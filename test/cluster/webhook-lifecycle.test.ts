@@ -9,7 +9,8 @@
 // once (connection refused), a hung one costs the client up to 5 s before the refusal.
 import { X509Certificate } from 'node:crypto';
 import { ANNOTATIONS } from '../../api';
-import { installedWebhooks, ensureCaBundle, ValidatingWebhookConfigurationResource, type ValidatingWebhookConfiguration } from '../../runtime/controller/webhook/registration';
+import { juneauWebhooks } from '../../api/webhooks';
+import { ensureCaBundle, ValidatingWebhookConfigurationResource, type ValidatingWebhookConfiguration } from '../../runtime/controller/webhook/registration';
 import { splitPem } from '../../runtime/controller/webhook/certificates';
 import { certificatesFromSecret, SecretResource, type SecretObject } from '../../runtime/controller/webhook/cert-secret';
 import { clients, createNamespace, deleteNamespace, mergePatch, sleep, waitFor } from './fixture';
@@ -159,7 +160,7 @@ describe('caBundle patching (in-cluster mode)', () => {
     const rest = webhook.rest;
     const configName = `juneau-test-cabundle-${u}`;
     try {
-      const webhooks = installedWebhooks().map((w) => ({ ...w, clientConfig: { url: `${webhook.urlBase}${w.clientConfig.service?.path}` }, objectSelector: { matchLabels: { 'juneau.test/none': u } } }));
+      const webhooks = juneauWebhooks().map((w) => ({ ...w, clientConfig: { url: `${webhook.urlBase}${w.clientConfig.service?.path}` }, objectSelector: { matchLabels: { 'juneau.test/none': u } } }));
       await rest.create(ValidatingWebhookConfigurationResource, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: configName }, webhooks });
       const material = certificatesFromSecret(await rest.get<SecretObject>(SecretResource, webhook.namespace, webhook.secretName));
       expect(await ensureCaBundle(rest, configName, material.caBundle)).toBe('patched');

@@ -5,7 +5,8 @@ import { X509Certificate } from 'node:crypto';
 import { WEBHOOK_PATHS } from '../../api';
 import { bundleOf, checkCertificates, DEFAULT_LIFETIMES, issueCertificates, serviceHostnames, splitPem, type WebhookCertificates } from '../../runtime/controller/webhook/certificates';
 import { certificatesFromSecret, secretOf } from '../../runtime/controller/webhook/cert-secret';
-import { installedWebhooks, urlWebhookConfiguration } from '../../runtime/controller/webhook/registration';
+import { juneauWebhooks } from '../../api/webhooks';
+import { urlWebhookConfiguration } from '../../runtime/controller/webhook/registration';
 import { AdmissionServer } from '../../runtime/controller/webhook/server';
 import { parseUrlBase, resolveWebhookMode, startWebhookServer } from '../../runtime/controller/webhook/start';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
@@ -63,7 +64,7 @@ describe('certificates', () => {
 
 describe('registration by URL', () => {
   it('registers the install manifest\'s webhooks (names, rules, matchConditions, failurePolicy) by URL with the CA', () => {
-    const installed = installedWebhooks();
+    const installed = juneauWebhooks();
     const config = urlWebhookConfiguration({ name: 'juneau-dev', urlBase: 'https://127.0.0.1:9443/', caBundle: material.caBundle, objectSelector: { matchLabels: { a: 'b' } } });
     expect(config.webhooks?.map((w) => w.name)).toEqual(installed.map((w) => w.name));
     for (const [i, w] of (config.webhooks ?? []).entries()) {

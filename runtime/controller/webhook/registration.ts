@@ -2,11 +2,10 @@
  * The ValidatingWebhookConfiguration: in a cluster the install manifest creates it and the
  * controller only keeps `caBundle` up to date; outside a cluster (`--webhook-url-base`) the
  * controller registers the same webhooks (names, rules, matchConditions, failurePolicy, timeouts
- * from constructs/shared/install.ts) with `clientConfig.url` and its own CA.
+ * from api/webhooks.ts, the list the install manifest ships) with `clientConfig.url` and its own CA.
  */
 import { createHash } from 'node:crypto';
-import { GROUP, INSTALL } from '../../../api';
-import { juneauInstallObjects } from '../../../constructs/shared/install';
+import { GROUP, INSTALL, juneauWebhooks, type LabelSelector, type ValidatingWebhook } from '../../../api';
 import type { RestClient } from '../../kube/rest';
 import { isAlreadyExists, isConflict, isNotFound } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
@@ -20,35 +19,11 @@ export const ValidatingWebhookConfigurationResource: ResourceType = {
   namespaced: false,
 };
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
-}
-
-export interface ValidatingWebhook {
-  name: string;
-  clientConfig: { url?: string; service?: { name: string; namespace: string; path?: string; port?: number }; caBundle?: string };
-  rules?: unknown[];
-  failurePolicy?: string;
-  timeoutSeconds?: number;
-  objectSelector?: LabelSelector;
-  namespaceSelector?: LabelSelector;
-  matchConditions?: Array<{ name: string; expression: string }>;
-  [field: string]: unknown;
-}
-
 export interface ValidatingWebhookConfiguration extends KubeObject {
   webhooks?: ValidatingWebhook[];
 }
 
 const HASH_ANNOTATION = `${GROUP}/registration-hash`;
-
-/** The webhooks the install manifest ships, for the controller's namespace. */
-export function installedWebhooks(namespace: string = INSTALL.namespace): ValidatingWebhook[] {
-  const config = juneauInstallObjects({ namespace, includeCrds: false }).find((o) => o.kind === 'ValidatingWebhookConfiguration');
-  if (!config) throw new Error('the install manifest has no ValidatingWebhookConfiguration');
-  return structuredClone((config as unknown as ValidatingWebhookConfiguration).webhooks ?? []);
-}
 
 export interface UrlRegistrationOptions {
   /** @default INSTALL.webhookConfigurationName */
@@ -69,7 +44,7 @@ export interface UrlRegistrationOptions {
 export function urlWebhookConfiguration(o: UrlRegistrationOptions): ValidatingWebhookConfiguration {
   const base = o.urlBase.replace(/\/+$/, '');
   const caBundle = Buffer.from(o.caBundle, 'utf8').toString('base64');
-  const webhooks = installedWebhooks(o.namespace).map((w) => ({
+  const webhooks = juneauWebhooks(o.namespace).map((w) => ({
     ...w,
     clientConfig: { url: `${base}${w.clientConfig.service?.path ?? ''}`, caBundle },
     ...(o.objectSelector ? { objectSelector: o.objectSelector } : {}),

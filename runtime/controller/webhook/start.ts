@@ -14,14 +14,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { INSTALL } from '../../../api';
+import { INSTALL, type LabelSelector } from '../../../api';
 import { parseListenAddress } from '../../kube/health';
 import type { Logger } from '../../kube/log';
 import { silentLogger } from '../../kube/log';
 import type { RestClient } from '../../kube/rest';
 import { ensureCertificateSecret } from './cert-secret';
 import { serviceHostnames, type CertificateLifetimes, type WebhookCertificates } from './certificates';
-import { ensureCaBundle, ensureUrlRegistration, removeRegistration, urlWebhookConfiguration, type LabelSelector } from './registration';
+import { ensureCaBundle, ensureUrlRegistration, removeRegistration, urlWebhookConfiguration } from './registration';
 import { AdmissionServer, type ServingCertificate } from './server';
 import type { WebhookCaches } from './views';
 

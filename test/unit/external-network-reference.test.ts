@@ -1,0 +1,93 @@
+// A network reference is an IExternalNetwork in both front-ends: the construct/component itself,
+// `ExternalNetwork.fromName()`, or a plain name (kept for compatibility, the same as fromName).
+// And the Pulumi components' one validate-then-register path (JuneauComponent): nothing invalid is
+// registered or recorded for later cross-object checks.
+import * as pulumi from '@pulumi/pulumi';
+import { App, Chart, Testing } from 'cdk8s';
+import * as cdk8s from '../../constructs/cdk8s';
+import type * as Juneau from '../../constructs/pulumi';
+import type * as Declarations from '../../constructs/pulumi/declarations';
+
+const registered: { type: string; name: string }[] = [];
+pulumi.runtime.setMocks(
+  {
+    newResource: (args) => {
+      registered.push({ type: args.type, name: args.name });
+      return { id: args.custom === false ? undefined : `${args.name}-id`, state: args.inputs };
+    },
+    call: (args) => args.inputs,
+  },
+  'juneau-test',
+  'unit',
+  false,
+);
+const { AddressPool, ElasticIP, ExternalNetwork, LoadBalancerService } = require('../../constructs/pulumi') as typeof Juneau;
+const { declarations, resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
+
+function synthErrors(app: App): string {
+  try {
+    app.synthYaml();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return '';
+}
+
+describe('cdk8s: IExternalNetwork', () => {
+  const build = (reference: (chart: Chart) => cdk8s.IExternalNetwork | string) => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'c');
+    const network = reference(chart);
+    new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: network, requestedIP: '10.9.9.9' });
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network, ports: [{ port: 80 }], selector: { app: 'web' } });
+    return app;
+  };
+
+  test('fromName and a plain name synthesize the same objects, and the reference itself nothing (EIP-1, SLB-2)', () => {
+    const byName = build(() => 'ext-net').synthYaml();
+    expect(build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'ext-net')).synthYaml()).toBe(byName);
+    expect(byName).toContain('externalNetwork: ext-net');
+    expect(byName.match(/^kind: \w+/gm)).toEqual(['kind: ElasticIP', 'kind: Service']);
+  });
+
+  test('an ExternalNetwork construct is one and keeps the synth-time EIP-3 check; a reference by name leaves it to the cluster', () => {
+    const declared = (c: Chart) => new cdk8s.ExternalNetwork(c, 'ext-net', { type: 'arp', addressPools: [new cdk8s.AddressPool(c, 'p', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })] });
+    expect(synthErrors(build(declared))).toContain('spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net');
+    expect(synthErrors(build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'ext-net')))).toBe('');
+  });
+});
+
+describe('Pulumi: IExternalNetwork and the shared validate-then-register path', () => {
+  beforeEach(() => resetDeclarations());
+
+  const thrown = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error('expected construction to throw, it did not');
+  };
+
+  test('fromName finds the network the program declares when the reference is used (EIP-3, SLB-2)', () => {
+    const reference = ExternalNetwork.fromName('net-a');
+    expect(reference.definition()).toBeUndefined();
+    new ElasticIP('before', { externalNetwork: reference, requestedIP: '10.9.9.9' });
+    const pool = new AddressPool('pool-a', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
+    new ExternalNetwork('net-a', { type: 'arp', addressPools: [pool] });
+    expect(reference.definition()?.spec.addressPools).toEqual(['pool-a']);
+    expect(thrown(() => new ElasticIP('after', { externalNetwork: reference, requestedIP: '10.9.9.9' }))).toContain('ElasticIP after is invalid');
+    expect(thrown(() => new LoadBalancerService('web', { externalNetwork: 'net-a', requestedIP: '10.9.9.9', ports: [{ port: 80 }], selector: { a: 'b' } }))).toContain('not inside any arp AddressPool of ExternalNetwork net-a');
+  });
+
+  test('an invalid component throws naming its kind, and is neither registered nor recorded (AP-2 against it does not fire)', () => {
+    const before = registered.length;
+    expect(thrown(() => new AddressPool('bad', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.0.0/33'] }))).toContain('AddressPool bad is invalid');
+    expect(declarations().addressPools).toEqual([]);
+    expect(registered.slice(before).filter((r) => r.name === 'bad')).toEqual([]);
+    const good = new AddressPool('good', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'] });
+    expect(declarations().addressPools.map((p) => p.metadata.name)).toEqual(['good']);
+    expect(good.name).toBe('good');
+    expect(good.toObject().spec.addresses).toEqual(['10.1.0.0/24']);
+  });
+});
