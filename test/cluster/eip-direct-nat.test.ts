@@ -5,14 +5,12 @@
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { clients, deletePodNow, ensureNode, useNamespace, waitFor } from './fixture';
+import { clients, deletePodNow, useNamespace, waitFor } from './fixture';
 import {
   condition,
   createAttachment,
   createEip,
-  createNetwork,
   createPod,
-  createPool,
   deleteObject,
   getAd,
   getAttachment,
@@ -20,33 +18,12 @@ import {
   getEip,
   getNic,
   listEvents,
-  startReplica,
-  type Replica,
+  useEipSetup,
 } from './eip-harness';
-import { JuneauResources } from '../../runtime/controller/resources';
 
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `eipt-a-${suffix}`;
-const NET = `eipt-net-${suffix}`;
-const nodes = [`eipt-${suffix}-a`, `eipt-${suffix}-b`];
+const { pool: POOL, network: NET, nodes } = useEipSetup('eipt', { addresses: ['198.18.90.0/28'], networkID: 5001 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const networks = (list: unknown) => ({ [ANNOTATIONS.networks]: JSON.stringify(list) });
-
-let replica: Replica;
-
-beforeAll(async () => {
-  await Promise.all(nodes.map((n) => ensureNode(n)));
-  await createPool(POOL, ['198.18.90.0/28']);
-  await createNetwork(NET, [POOL], { networkID: 5001 });
-  replica = await startReplica();
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
-});
 
 describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', () => {
   const ns = useNamespace();

@@ -12,7 +12,7 @@ import { createLogger, silentLogger } from '../../runtime/kube/log';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { testKubeConfig } from './fixture';
+import { ensureNode, testKubeConfig } from './fixture';
 
 export const rest = new RestClient(testKubeConfig());
 
@@ -40,6 +40,53 @@ export async function startReplica(name = 'test'): Promise<Replica> {
       await eip.stop();
       await Promise.all(used.map((c) => c.stop()));
       await recorder.stop();
+    },
+  };
+}
+
+export interface EipSetup {
+  /** The random part of every name, for the file's other cluster-scoped objects. */
+  readonly suffix: string;
+  readonly pool: string;
+  readonly network: string;
+  /** Node objects without a kubelet (ensureNode). */
+  readonly nodes: readonly string[];
+  /** The replica; it exists from beforeAll on. */
+  readonly replica: Replica;
+}
+
+/**
+ * Jest hooks for an ElasticIP test file: `nodes` Node objects, an AddressPool of `addresses`, an
+ * ExternalNetwork on it with status.networkID already written (EN-8), and a replica; all removed
+ * after the file. Names carry `prefix` and a random suffix, so files sharing the API server never
+ * collide (the address ranges must not overlap: each file passes its own).
+ */
+export function useEipSetup(prefix: string, o: { readonly addresses: string[]; readonly networkID: number; readonly nodes?: number }): EipSetup {
+  const suffix = Math.random().toString(36).slice(2, 7);
+  const pool = `${prefix}-a-${suffix}`;
+  const network = `${prefix}-net-${suffix}`;
+  const nodes = Array.from({ length: o.nodes ?? 2 }, (_, i) => `${prefix}-${suffix}-${String.fromCharCode(97 + i)}`);
+  let replica: Replica | undefined;
+  beforeAll(async () => {
+    await Promise.all(nodes.map((n) => ensureNode(n)));
+    await createPool(pool, o.addresses);
+    await createNetwork(network, [pool], { networkID: o.networkID });
+    replica = await startReplica(prefix);
+  });
+  afterAll(async () => {
+    await replica?.stop();
+    for (const n of nodes) await deleteObject(Resources.nodes, undefined, n);
+    await deleteObject(JuneauResources.externalNetworks, undefined, network);
+    await deleteObject(JuneauResources.addressPools, undefined, pool);
+  });
+  return {
+    suffix,
+    pool,
+    network,
+    nodes,
+    get replica() {
+      if (!replica) throw new Error('useEipSetup(): the replica exists from beforeAll on');
+      return replica;
     },
   };
 }
