@@ -12,7 +12,7 @@ import { createLogger, silentLogger } from '../../runtime/kube/log';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { ensureNode, testKubeConfig } from './fixture';
+import { ensureNode, testKubeConfig, waitFor } from './fixture';
 
 export const rest = new RestClient(testKubeConfig());
 
@@ -108,6 +108,12 @@ export const getNic = (ns: string, name: string) => getAs<NetworkInterface>(EipR
 export const getAttachment = (ns: string, name: string) => getAs<ElasticIPAttachment>(EipResources.elasticIPAttachments, ns, name);
 export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, name);
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
+/** Waits for the ElasticIP to reach `phase`; returns it as read then. */
+export const eipIn = (ns: string, name: string, phase: string) =>
+  waitFor(async () => {
+    const e = await getEip(ns, name);
+    return e?.status?.phase === phase ? e : undefined;
+  }, { what: `ElasticIP ${name} ${phase}` });
 export const condition = (o: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }> } } | undefined, type: string) =>
   o?.status?.conditions?.find((c) => c.type === type);
 

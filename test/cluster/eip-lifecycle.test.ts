@@ -16,6 +16,7 @@ import {
   createPod,
   createPool,
   deleteObject,
+  eipIn,
   getAd,
   getAttachment,
   getClaim,
@@ -30,13 +31,6 @@ import {
 const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
-
-async function eipIn(namespace: string, name: string, phase: string) {
-  return waitFor(async () => {
-    const e = await getEip(namespace, name);
-    return e?.status?.phase === phase ? e : undefined;
-  }, { what: `ElasticIP ${name} ${phase}` });
-}
 
 describe('EIP-10: an attachment and a NIC at once', () => {
   const ns = useNamespace();
