@@ -1,13 +1,19 @@
 /** What every reconciler shares: the REST client, the informer caches, the allocator, events, logs. */
 import type { AddressPool, AllocationClaim, AllocationPool, ARPAdvertisement, ExternalNetwork, ServiceLoadBalancer } from '../../api';
 import type { PoolView } from '../../api/validation';
+import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
-import type { Logger } from '../kube/log';
+import { Informer } from '../kube/informer';
+import { silentLogger, type Logger } from '../kube/log';
+import type { RuntimeMetrics } from '../kube/metrics';
+import { Resources, type ResourceType } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
-import type { Allocator } from './allocator/allocator';
-import type { AllocatorIndex } from './allocator/allocator-index';
-import type { Informer } from './informer';
+import { Allocator } from './allocator/allocator';
+import { AllocatorIndex } from './allocator/allocator-index';
+import { feedAllocatorIndex } from './allocator/index-feed';
+import { withdrawBeforeRelease } from './arp/claim-guard';
+import { JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
 import type { EndpointSliceView, ServiceView } from './slb/views';
 
 export type ServiceObject = ServiceView & KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
@@ -34,6 +40,48 @@ export interface ControllerContext {
   readonly logger: Logger;
   readonly fieldManager: 'juneau-controller';
 }
+
+/** The shared caches, not started: whoever runs reconcilers on them starts those it reads. */
+export function createCaches(rest: RestClient, logger: Logger): Caches {
+  const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) => new Informer<T>(rest, { type, labelSelector, logger });
+  return {
+    services: informer(Resources.services),
+    endpointSlices: informer(Resources.endpointSlices),
+    serviceLoadBalancers: informer(JuneauResources.serviceLoadBalancers),
+    // Only ours (an owner label): the duplicate detector watches every ARPAdvertisement itself.
+    arpAdvertisements: informer(JuneauResources.arpAdvertisements, OWNER_LABELS.kind),
+    externalNetworks: informer(JuneauResources.externalNetworks),
+    addressPools: informer(JuneauResources.addressPools),
+    allocationPools: informer(JuneauResources.allocationPools),
+    allocationClaims: informer(JuneauResources.allocationClaims),
+  };
+}
+
+export interface ControllerContextOptions {
+  readonly rest: RestClient;
+  readonly logger?: Logger;
+  readonly recorder?: EventRecorder;
+  /** Gets each AddressPool's usage as the index changes. */
+  readonly metrics?: RuntimeMetrics;
+}
+
+/**
+ * The context as a controller process builds it: the caches, the allocation index fed from them
+ * (ALLOC-1), and the allocator that withdraws a holder's ARPAdvertisement before releasing its
+ * address (ARP-4). Caches are not started.
+ */
+export function createControllerContext(options: ControllerContextOptions): ControllerContext {
+  const { rest } = options;
+  const logger = options.logger ?? silentLogger;
+  const caches = createCaches(rest, logger);
+  const index = new AllocatorIndex();
+  feedAllocatorIndex(caches, index, options.metrics);
+  const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
+  return { rest, caches, index, allocator, recorder: options.recorder, logger, fieldManager: FieldManagers.controller };
+}
+
+/** Every cache as a list, to start, stop or check them together. */
+export const allCaches = (caches: Caches): Array<Informer<KubeObject>> => Object.values(caches) as Array<Informer<KubeObject>>;
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {

@@ -4,30 +4,26 @@
  * `start()` waits for every cache before the first reconcile, so a pass never mistakes "not
  * loaded yet" for "gone" (which would release VIPs).
  */
-import { SUBNET_VNI_POOL, type AllocationPool } from '../../api';
-import { addressPoolRanges } from './allocator/claims';
+import { SUBNET_VNI_POOL, type AllocationClaim } from '../../api';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
-import { silentLogger, type Logger } from '../kube/log';
+import { waitForCacheSync } from '../kube/informer';
+import type { Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
-import { Resources, type ResourceType } from '../kube/resources';
 import { isAlreadyExists, type RestClient } from '../kube/rest';
 import { objectKey, type KubeObject } from '../kube/types';
 import { WorkQueue, type KeyHandler } from '../kube/workqueue';
-import { Allocator } from './allocator/allocator';
-import { withdrawBeforeRelease } from './arp/claim-guard';
 import { DuplicateDetector } from './arp/duplicate-detector';
-import { AllocatorIndex } from './allocator/allocator-index';
+import type { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
-import type { Caches, ControllerContext } from './context';
-import { Informer } from './informer';
+import { allCaches, createControllerContext, type Caches, type ControllerContext } from './context';
 import { reconcileAddressPool } from './reconcilers/address-pool';
 import { controllerHolderKinds, sweepOrphanClaims } from './reconcilers/claim-sweep';
 import { elasticIPHolderKind } from './eip/claim-sweep';
 import { reconcileExternalNetwork } from './reconcilers/external-network';
 import { reconcileServiceLoadBalancer } from './reconcilers/service-load-balancer';
 import { ownerKeysOf } from './arp/names';
-import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
+import { asKube, JuneauResources } from './resources';
 import { SERVICE_NAME_LABEL } from './slb/views';
 import { registerElasticIPControllers, type ElasticIPControllers } from './eip/register';
 
@@ -46,7 +42,7 @@ export interface ControllerOptions {
 
 export class JuneauController {
   readonly caches: Caches;
-  readonly index = new AllocatorIndex();
+  readonly index: AllocatorIndex;
   readonly queues: { readonly serviceLoadBalancers: WorkQueue; readonly externalNetworks: WorkQueue; readonly addressPools: WorkQueue };
   private readonly ctx: ControllerContext;
   /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
@@ -65,24 +61,13 @@ export class JuneauController {
 
   constructor(private readonly options: ControllerOptions) {
     const { rest } = options;
-    this.logger = options.logger ?? silentLogger;
+    this.ctx = createControllerContext(options);
+    this.caches = this.ctx.caches;
+    this.index = this.ctx.index;
+    this.logger = this.ctx.logger;
     this.queues = { serviceLoadBalancers: this.queue('serviceloadbalancer'), externalNetworks: this.queue('externalnetwork'), addressPools: this.queue('addresspool') };
-    const informer = <T extends KubeObject>(type: ResourceType) => new Informer<T>(rest, type, { logger: this.logger });
-    this.caches = {
-      services: informer(Resources.services),
-      endpointSlices: informer(Resources.endpointSlices),
-      serviceLoadBalancers: informer(JuneauResources.serviceLoadBalancers),
-      arpAdvertisements: new Informer(rest, JuneauResources.arpAdvertisements, { logger: this.logger, labelSelector: OWNER_LABELS.kind }),
-      externalNetworks: informer(JuneauResources.externalNetworks),
-      addressPools: informer(JuneauResources.addressPools),
-      allocationPools: informer(JuneauResources.allocationPools),
-      allocationClaims: informer(JuneauResources.allocationClaims),
-    } as Caches;
-    const allocator = new Allocator(this.index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
-    this.ctx = { rest, caches: this.caches, index: this.index, allocator, recorder: options.recorder, logger: this.logger, fieldManager: FieldManagers.controller };
     this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.duplicates = new DuplicateDetector({ rest, recorder: options.recorder, metrics: options.metrics, logger: this.logger });
-    this.feedIndex();
     this.mapEventsToKeys();
   }
 
@@ -96,7 +81,9 @@ export class JuneauController {
   }
 
   private async startSteps(): Promise<void> {
-    await Promise.race([Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.start())), this.stopRequested]);
+    allCaches(this.caches).forEach((c) => c.start());
+    // No timeout: a start that cannot sync (API unreachable, client fenced) waits until stopped.
+    await Promise.race([waitForCacheSync(allCaches(this.caches), Infinity), this.stopRequested]);
     if (this.stopped) return;
     await this.ensureSubnetVniPool();
     if (this.stopped) return;
@@ -133,12 +120,12 @@ export class JuneauController {
     await this.duplicates.stop();
     await this.elasticIPs.stop(options);
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
-    await Promise.all(Object.values(this.caches).map((c: Informer<KubeObject>) => c.stop()));
+    await Promise.all(allCaches(this.caches).map((c) => c.stop()));
   }
 
   /** True once every cache has listed (for /readyz). */
   get hasSynced(): boolean {
-    return Object.values(this.caches).every((c: Informer<KubeObject>) => c.hasSynced) && this.elasticIPs.hasSynced && this.duplicates.hasSynced;
+    return allCaches(this.caches).every((c) => c.hasSynced) && this.elasticIPs.hasSynced && this.duplicates.hasSynced;
   }
 
   private queue(name: string): WorkQueue {
@@ -147,7 +134,7 @@ export class JuneauController {
 
   /** EN-7: creates subnet-vni with the documented default range when absent; never changes one. */
   private async ensureSubnetVniPool(): Promise<void> {
-    if (this.caches.allocationPools.get(SUBNET_VNI_POOL)) return;
+    if (this.caches.allocationPools.get(undefined, SUBNET_VNI_POOL)) return;
     try {
       await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), { fieldManager: FieldManagers.controller });
       this.logger.info('created AllocationPool subnet-vni with the default range', { ...defaultSubnetVniPool().spec });
@@ -156,63 +143,35 @@ export class JuneauController {
     }
   }
 
-  /** Pools and claims go into the allocation index as they arrive (ALLOC-1: rebuilt at start). */
-  private feedIndex(): void {
-    const { addressPools, allocationPools, allocationClaims } = this.caches;
-    addressPools.on((event, pool) => {
-      const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
-      if (event === 'delete') this.index.deletePool(ref);
-      else this.index.setPool(ref, ...addressPoolRanges(pool.metadata.name ?? '', pool.spec));
-      this.reportUsage(ref.name);
-    });
-    allocationPools.on((event, pool: AllocationPool & KubeObject) => {
-      const ref = { kind: 'AllocationPool' as const, name: pool.metadata.name ?? '' };
-      if (event === 'delete') this.index.deletePool(ref);
-      else this.index.setPool(ref, pool.spec.start <= pool.spec.end ? [{ first: pool.spec.start, last: pool.spec.end }] : []);
-    });
-    allocationClaims.on((event, claim, old) => {
-      if (old && event !== 'delete') this.index.deleteClaim(old.metadata.name ?? '');
-      const record = claimRecordOf(claim);
-      if (event === 'delete') this.index.deleteClaim(claim.metadata.name ?? '');
-      else if (record) this.index.upsertClaim(record);
-      if (record?.pool.kind === 'AddressPool') this.reportUsage(record.pool.name);
-    });
-  }
-
-  private reportUsage(pool: string): void {
-    const usage = this.index.usage({ kind: 'AddressPool', name: pool });
-    if (usage) this.options.metrics?.setPoolUsage(pool, usage.used, usage.size);
-  }
-
-  /** Which keys a change affects. */
+  /** Which keys a change affects (level-triggered: both states of an update, see Informer.onChange). */
   private mapEventsToKeys(): void {
     const c = this.caches;
     const q = this.queues;
     const slbsOfNetwork = (network: string) => c.serviceLoadBalancers.list().filter((s) => s.spec.externalNetwork === network).forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
-    c.services.on((_e, s) => q.serviceLoadBalancers.add(objectKey(s)));
-    c.serviceLoadBalancers.on((_e, s) => q.serviceLoadBalancers.add(objectKey(s)));
-    c.endpointSlices.on((_e, s) => {
+    c.services.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
+    c.serviceLoadBalancers.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
+    c.endpointSlices.onChange((s) => {
       const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) q.serviceLoadBalancers.add(`${s.metadata?.namespace}/${service}`);
     });
     // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-    c.arpAdvertisements.on((_e, ad) => ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)));
-    c.externalNetworks.on((_e, n) => {
+    c.arpAdvertisements.onChange((ad) => ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)));
+    c.externalNetworks.onChange((n) => {
       q.externalNetworks.add(objectKey(n));
       n.spec.addressPools.forEach((p) => q.addressPools.add(p));
       slbsOfNetwork(objectKey(n));
     });
-    c.addressPools.on((_e, p) => {
+    c.addressPools.onChange((p) => {
       q.addressPools.add(objectKey(p));
       c.externalNetworks.list().filter((n) => n.spec.addressPools.includes(objectKey(p))).forEach((n) => {
         q.externalNetworks.add(objectKey(n));
         slbsOfNetwork(objectKey(n));
       });
     });
-    c.allocationPools.on((_e, p) => {
+    c.allocationPools.onChange((p) => {
       if (objectKey(p) === SUBNET_VNI_REF.name) c.externalNetworks.list().filter((n) => !n.status?.networkID).forEach((n) => q.externalNetworks.add(objectKey(n)));
     });
-    c.allocationClaims.on((event, claim) => {
+    const claimChanged = (claim: AllocationClaim & KubeObject, deleted: boolean) => {
       const record = claimRecordOf(claim);
       if (!record) return;
       // Pool status is batched: a burst of claims is one status write a second.
@@ -220,8 +179,9 @@ export class JuneauController {
       const h = record.holder;
       if (h.kind === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${h.namespace}/${h.name}`);
       // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
-      if (event === 'delete' && record.pool.kind === 'AddressPool') c.serviceLoadBalancers.list().filter((s) => s.status?.phase === 'Pending').forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
+      if (deleted && record.pool.kind === 'AddressPool') c.serviceLoadBalancers.list().filter((s) => s.status?.phase === 'Pending').forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
       if (h.kind === 'ExternalNetwork') q.externalNetworks.add(h.name);
-    });
+    };
+    c.allocationClaims.addHandlers({ onAdd: (o) => claimChanged(o, false), onUpdate: (_old, o) => claimChanged(o, false), onDelete: (o) => claimChanged(o, true) });
   }
 }

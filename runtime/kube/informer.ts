@@ -65,6 +65,11 @@ export class Informer<T extends KubeObject> {
     return this.store.get(namespace, name);
   }
 
+  /** By work-queue key: `namespace/name`, or `name` for a cluster-scoped kind. */
+  getByKey(key: string): T | undefined {
+    return this.store.getByKey(key);
+  }
+
   list(namespace?: string): T[] {
     return this.store.list(namespace);
   }
@@ -90,6 +95,15 @@ export class Informer<T extends KubeObject> {
     return () => this.handlers.delete(handlers);
   }
 
+  /**
+   * Level-triggered wiring: `fn` sees every object that changed — the added one, the deleted one,
+   * and both states of an update, since a reference the update removed (a pool, an owner) needs
+   * its pass as much as the one it added. Returns an unsubscribe.
+   */
+  onChange(fn: (object: T) => void): () => void {
+    return this.addHandlers({ onAdd: fn, onUpdate: (old, object) => (fn(old), fn(object)), onDelete: fn });
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
@@ -103,9 +117,13 @@ export class Informer<T extends KubeObject> {
     await this.loop;
   }
 
-  /** Resolves once synced; rejects after `timeoutMs` naming the resource. */
+  /**
+   * Resolves once synced; rejects after `timeoutMs` naming the resource. `Infinity` waits as long
+   * as it takes (a controller start that gives up only when stopped), without a timer.
+   */
   waitForSync(timeoutMs = 60_000): Promise<void> {
     if (this.synced) return Promise.resolve();
+    if (timeoutMs === Infinity) return new Promise((resolve) => this.syncWaiters.push(resolve));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`informer for ${this.describe()} not synced after ${timeoutMs} ms`)), timeoutMs);
       this.syncWaiters.push(() => {

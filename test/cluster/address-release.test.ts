@@ -6,7 +6,7 @@
 import { ANNOTATIONS, LOAD_BALANCER_CLASS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { Informer } from '../../runtime/controller/informer';
+import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { RestClient } from '../../runtime/kube/rest';
@@ -37,17 +37,21 @@ async function createService(namespace: string, name: string, requestedIP?: stri
 /** Every write to the named claims while it runs: any update or delete is a change (by resourceVersion). */
 class ClaimChanges {
   readonly changes: string[] = [];
-  private readonly informer = new Informer<Claim>(rest, JuneauResources.allocationClaims);
+  private readonly informer = new Informer<Claim>(rest, { type: JuneauResources.allocationClaims });
   constructor(private readonly watched: ReadonlyMap<string, { uid: string; resourceVersion: string }>) {
-    this.informer.on((event, claim) => {
+    const seen = (event: 'add' | 'update' | 'delete', claim: Claim) => {
       const name = claim.metadata.name ?? '';
       const before = this.watched.get(name);
       if (!before) return;
       if (event === 'delete') this.changes.push(`${name} deleted`);
       else if (claim.metadata.uid !== before.uid || claim.metadata.resourceVersion !== before.resourceVersion) this.changes.push(`${name} ${event} (uid ${claim.metadata.uid}, resourceVersion ${claim.metadata.resourceVersion})`);
-    });
+    };
+    this.informer.addHandlers({ onAdd: (c) => seen('add', c), onUpdate: (_old, c) => seen('update', c), onDelete: (c) => seen('delete', c) });
   }
-  start = () => this.informer.start();
+  start = async () => {
+    this.informer.start();
+    await this.informer.waitForSync();
+  };
   stop = () => this.informer.stop();
 }
 

@@ -5,48 +5,26 @@
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { clients, deletePodNow, ensureNode, useNamespace, waitFor } from './fixture';
+import { clients, deletePodNow, useNamespace, waitFor } from './fixture';
 import {
   condition,
   createAttachment,
   createEip,
-  createNetwork,
   createPod,
-  createPool,
   deleteObject,
+  eipIn,
   getAd,
   getAttachment,
   getClaim,
   getEip,
   getNic,
   listEvents,
-  startReplica,
-  type Replica,
+  useEipSetup,
 } from './eip-harness';
-import { JuneauResources } from '../../runtime/controller/resources';
 
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `eipt-a-${suffix}`;
-const NET = `eipt-net-${suffix}`;
-const nodes = [`eipt-${suffix}-a`, `eipt-${suffix}-b`];
+const { pool: POOL, network: NET, nodes } = useEipSetup('eipt', { addresses: ['198.18.90.0/28'], networkID: 5001 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const networks = (list: unknown) => ({ [ANNOTATIONS.networks]: JSON.stringify(list) });
-
-let replica: Replica;
-
-beforeAll(async () => {
-  await Promise.all(nodes.map((n) => ensureNode(n)));
-  await createPool(POOL, ['198.18.90.0/28']);
-  await createNetwork(NET, [POOL], { networkID: 5001 });
-  replica = await startReplica();
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
-});
 
 describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', () => {
   const ns = useNamespace();
@@ -55,10 +33,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     const namespace = ns();
     await createEip(namespace, 'web-eip', NET);
     // EIP-9 Available, EIP-3 a claim held by the ElasticIP, the finalizer (ARP-6, EIP-15), no ARPAdvertisement (EIP-18).
-    const available = await waitFor(async () => {
-      const e = await getEip(namespace, 'web-eip');
-      return e?.status?.phase === 'Available' ? e : undefined;
-    }, { what: 'ElasticIP Available' });
+    const available = await eipIn(namespace, 'web-eip', 'Available');
     const address = available.status!.address!;
     expect(address).toMatch(/^198\.18\.90\./);
     expect(available.status?.addressPool).toBe(POOL);
@@ -80,10 +55,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect(nic.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: pod.metadata!.uid, controller: true, blockOwnerDeletion: true }]);
 
     // EIP-7/9: Attached, status.attachment names the NIC; the NIC is Ready; EIP-17: the ARPAdvertisement is on the Pod's node.
-    const attached = await waitFor(async () => {
-      const e = await getEip(namespace, 'web-eip');
-      return e?.status?.phase === 'Attached' ? e : undefined;
-    }, { what: 'ElasticIP Attached' });
+    const attached = await eipIn(namespace, 'web-eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
     expect(condition(attached, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedDirectly' });
     await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', { what: 'NIC Ready' });
@@ -137,10 +109,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     await createEip(namespace, 'first', NET, '198.18.90.9');
     await waitFor(async () => (await getEip(namespace, 'first'))?.status?.address === '198.18.90.9', { what: 'first has .9' });
     await createEip(namespace, 'second', NET, '198.18.90.9');
-    const pending = await waitFor(async () => {
-      const e = await getEip(namespace, 'second');
-      return e?.status?.phase === 'Pending' ? e : undefined;
-    }, { what: 'second Pending' });
+    const pending = await eipIn(namespace, 'second', 'Pending');
     expect(condition(pending, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPInUse' });
     expect(condition(pending, 'Allocated')?.message).toContain(`ElasticIP ${namespace}/first`);
     expect(pending.status?.address).toBeUndefined();
@@ -194,10 +163,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await createAttachment(namespace, 'a1', 'eip', 'p1.eth0');
     await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement for a1' });
     await createAttachment(namespace, 'a2', 'eip', 'p2.eth0');
-    const error = await waitFor(async () => {
-      const e = await getEip(namespace, 'eip');
-      return e?.status?.phase === 'Error' ? e : undefined;
-    }, { what: 'Error' });
+    const error = await eipIn(namespace, 'eip', 'Error');
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'MultipleAttachments' });
     expect(condition(error, 'Attached')?.message).toContain('a1 and a2');
     expect(error.status?.attachment).toBeUndefined();

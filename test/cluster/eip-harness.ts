@@ -1,23 +1,18 @@
-// A controller replica for the ElasticIP cluster tests: the shared ControllerContext (caches, the
-// allocation index fed from AddressPools and AllocationClaims, the claim-creation allocator,
-// events) built here, plus this feature's reconcilers from registerElasticIPControllers. The
-// ExternalNetwork reconciler is not run, so a test decides when status.networkID is written (EN-8).
+// A controller replica for the ElasticIP cluster tests: the controller's own shared context
+// (createControllerContext: caches, the allocation index fed from them, the allocator) and this
+// feature's reconcilers from registerElasticIPControllers. The ExternalNetwork reconciler is not
+// run, so a test decides when status.networkID is written (EN-8).
 import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../api';
-import { Allocator } from '../../runtime/controller/allocator/allocator';
-import { AllocatorIndex } from '../../runtime/controller/allocator/allocator-index';
-import { addressPoolRanges, claimRecordOf } from '../../runtime/controller/allocator/claims';
-import type { Caches, ControllerContext } from '../../runtime/controller/context';
+import { createControllerContext, type ControllerContext } from '../../runtime/controller/context';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { registerElasticIPControllers, type ElasticIPControllers } from '../../runtime/controller/eip/register';
-import { Informer } from '../../runtime/controller/informer';
-import { asKube, JuneauResources, OWNER_LABELS, restClaimStore } from '../../runtime/controller/resources';
-import { FieldManagers } from '../../runtime/kube/apply';
+import { registerElasticIPControllers, sharedCachesRead, type ElasticIPControllers } from '../../runtime/controller/eip/register';
+import { asKube, JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { testKubeConfig } from './fixture';
+import { ensureNode, testKubeConfig, waitFor } from './fixture';
 
 export const rest = new RestClient(testKubeConfig());
 
@@ -31,24 +26,12 @@ export interface Replica {
 export async function startReplica(name = 'test'): Promise<Replica> {
   const client = new RestClient(testKubeConfig());
   const logger = process.env.JUNEAU_TEST_LOG ? createLogger({ component: `controller-${name}`, level: 'debug' }) : silentLogger;
-  const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) => new Informer<T>(client, type, { logger, labelSelector });
-  const caches = {
-    services: informer(Resources.services),
-    endpointSlices: informer(Resources.endpointSlices),
-    serviceLoadBalancers: informer(JuneauResources.serviceLoadBalancers),
-    arpAdvertisements: informer(JuneauResources.arpAdvertisements, OWNER_LABELS.kind),
-    externalNetworks: informer(JuneauResources.externalNetworks),
-    addressPools: informer(JuneauResources.addressPools),
-    allocationPools: informer(JuneauResources.allocationPools),
-    allocationClaims: informer(JuneauResources.allocationClaims),
-  } as Caches;
-  const index = new AllocatorIndex();
-  feedIndex(caches, index);
   const recorder = new EventRecorder(client, { reportingController: 'juneau.loutres.me/controller', reportingInstance: name, flushIntervalMs: 1_000 });
-  const ctx: ControllerContext = { rest: client, caches, index, allocator: new Allocator(index, restClaimStore(client, FieldManagers.controller)), recorder, logger, fieldManager: FieldManagers.controller };
-  const used = [caches.arpAdvertisements, caches.externalNetworks, caches.addressPools, caches.allocationClaims] as unknown as Array<Informer<KubeObject>>;
+  const ctx = createControllerContext({ rest: client, logger, recorder });
   const eip = registerElasticIPControllers(ctx);
-  await Promise.all(used.map((c) => c.start()));
+  // As the controller does, less the caches of features not run here; eip.start() waits for them.
+  const used = sharedCachesRead(ctx.caches);
+  used.forEach((c) => c.start());
   await eip.start();
   return {
     ctx,
@@ -61,19 +44,51 @@ export async function startReplica(name = 'test'): Promise<Replica> {
   };
 }
 
-/** As the controller does: pools and claims go into the allocation index as they arrive. */
-function feedIndex(caches: Caches, index: AllocatorIndex): void {
-  caches.addressPools.on((event, pool) => {
-    const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
-    if (event === 'delete') index.deletePool(ref);
-    else index.setPool(ref, ...addressPoolRanges(ref.name, pool.spec));
+export interface EipSetup {
+  /** The random part of every name, for the file's other cluster-scoped objects. */
+  readonly suffix: string;
+  readonly pool: string;
+  readonly network: string;
+  /** Node objects without a kubelet (ensureNode). */
+  readonly nodes: readonly string[];
+  /** The replica; it exists from beforeAll on. */
+  readonly replica: Replica;
+}
+
+/**
+ * Jest hooks for an ElasticIP test file: `nodes` Node objects, an AddressPool of `addresses`, an
+ * ExternalNetwork on it with status.networkID already written (EN-8), and a replica; all removed
+ * after the file. Names carry `prefix` and a random suffix, so files sharing the API server never
+ * collide (the address ranges must not overlap: each file passes its own).
+ */
+export function useEipSetup(prefix: string, o: { readonly addresses: string[]; readonly networkID: number; readonly nodes?: number }): EipSetup {
+  const suffix = Math.random().toString(36).slice(2, 7);
+  const pool = `${prefix}-a-${suffix}`;
+  const network = `${prefix}-net-${suffix}`;
+  const nodes = Array.from({ length: o.nodes ?? 2 }, (_, i) => `${prefix}-${suffix}-${String.fromCharCode(97 + i)}`);
+  let replica: Replica | undefined;
+  beforeAll(async () => {
+    await Promise.all(nodes.map((n) => ensureNode(n)));
+    await createPool(pool, o.addresses);
+    await createNetwork(network, [pool], { networkID: o.networkID });
+    replica = await startReplica(prefix);
   });
-  caches.allocationClaims.on((event, claim, old) => {
-    if (old && event !== 'delete') index.deleteClaim(old.metadata.name ?? '');
-    const record = claimRecordOf(claim);
-    if (event === 'delete') index.deleteClaim(claim.metadata.name ?? '');
-    else if (record) index.upsertClaim(record);
+  afterAll(async () => {
+    await replica?.stop();
+    for (const n of nodes) await deleteObject(Resources.nodes, undefined, n);
+    await deleteObject(JuneauResources.externalNetworks, undefined, network);
+    await deleteObject(JuneauResources.addressPools, undefined, pool);
   });
+  return {
+    suffix,
+    pool,
+    network,
+    nodes,
+    get replica() {
+      if (!replica) throw new Error('useEipSetup(): the replica exists from beforeAll on');
+      return replica;
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -93,6 +108,12 @@ export const getNic = (ns: string, name: string) => getAs<NetworkInterface>(EipR
 export const getAttachment = (ns: string, name: string) => getAs<ElasticIPAttachment>(EipResources.elasticIPAttachments, ns, name);
 export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, name);
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
+/** Waits for the ElasticIP to reach `phase`; returns it as read then. */
+export const eipIn = (ns: string, name: string, phase: string) =>
+  waitFor(async () => {
+    const e = await getEip(ns, name);
+    return e?.status?.phase === phase ? e : undefined;
+  }, { what: `ElasticIP ${name} ${phase}` });
 export const condition = (o: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }> } } | undefined, type: string) =>
   o?.status?.conditions?.find((c) => c.type === type);
 

@@ -6,7 +6,7 @@ import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, type ElasticIP, type NetworkInterface } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { clients, deletePodNow, ensureNode, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
   condition,
@@ -16,6 +16,7 @@ import {
   createPod,
   createPool,
   deleteObject,
+  eipIn,
   getAd,
   getAttachment,
   getClaim,
@@ -23,40 +24,13 @@ import {
   getNic,
   listEvents,
   setNetworkID,
-  startReplica,
   terminatePod,
-  type Replica,
+  useEipSetup,
 } from './eip-harness';
 
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `eipl-a-${suffix}`;
-const NET = `eipl-net-${suffix}`;
-const nodes = [`eipl-${suffix}-a`, `eipl-${suffix}-b`];
+const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
-
-let replica: Replica;
-
-beforeAll(async () => {
-  await Promise.all(nodes.map((n) => ensureNode(n)));
-  await createPool(POOL, ['198.18.91.0/28']);
-  await createNetwork(NET, [POOL], { networkID: 5002 });
-  replica = await startReplica();
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
-});
-
-async function eipIn(namespace: string, name: string, phase: string) {
-  return waitFor(async () => {
-    const e = await getEip(namespace, name);
-    return e?.status?.phase === phase ? e : undefined;
-  }, { what: `ElasticIP ${name} ${phase}` });
-}
 
 describe('EIP-10: an attachment and a NIC at once', () => {
   const ns = useNamespace();

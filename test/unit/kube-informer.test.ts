@@ -89,4 +89,41 @@ describe('Informer (scripted list/watch)', () => {
     expect(seen.sort()).toEqual(['a', 'b']);
     await informer.stop();
   });
+
+  it('waitForSync(Infinity) outlives any timer and resolves on the first list (a controller start waits until stopped)', async () => {
+    const { client } = scriptedClient([cm('a', '1')], 0);
+    let releaseList: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (releaseList = resolve));
+    const gated: ListWatchClient = { ...client, list: (async (...args: Parameters<ListWatchClient['list']>) => (await gate, client.list(...args))) as ListWatchClient['list'] };
+    const informer = new Informer(gated, { type: Resources.configMaps });
+    informer.start();
+    let outcome = 'pending';
+    informer.waitForSync(Infinity).then(
+      () => (outcome = 'synced'),
+      (err: Error) => (outcome = err.message),
+    );
+    // A finite timer of Infinity ms would fire at once (Node clamps it to 1 ms).
+    await new Promise((r) => setTimeout(r, 50));
+    expect(outcome).toBe('pending');
+    releaseList();
+    await until(() => outcome !== 'pending');
+    expect(outcome).toBe('synced');
+    await informer.stop();
+  });
+
+  it('onChange sees the added and deleted object and both states of an update; getByKey reads a queue key', async () => {
+    const { client, state } = scriptedClient([], 0);
+    const informer = new Informer(client, { type: Resources.configMaps });
+    const seen: string[] = [];
+    informer.onChange((o) => seen.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`));
+    informer.start();
+    await until(() => state.watchQueries.length === 1);
+    state.emit({ type: 'ADDED', object: cm('a', '11') });
+    state.emit({ type: 'MODIFIED', object: cm('a', '12') });
+    expect(informer.getByKey('ns/a')?.metadata?.resourceVersion).toBe('12');
+    state.emit({ type: 'DELETED', object: cm('a', '13') });
+    expect(seen).toEqual(['a@11', 'a@11', 'a@12', 'a@13']);
+    expect(informer.getByKey('ns/a')).toBeUndefined();
+    await informer.stop();
+  });
 });

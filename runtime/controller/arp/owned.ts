@@ -18,9 +18,9 @@ import { advertisementName, isOwnedBy, legacyAdvertisementName, ownerMetadata, t
 
 export type AdvertisementObject = KubeObject & { spec: { externalNetwork: string; address: string; nodeName: string } };
 
-/** What reconcilers read ARPAdvertisements from (an informer by name, or anything like it). */
+/** What reconcilers read ARPAdvertisements from (an informer, or anything like it; cluster-scoped, so the key is the name). */
 export interface AdvertisementReader {
-  get(name: string): AdvertisementObject | undefined;
+  getByKey(name: string): AdvertisementObject | undefined;
 }
 
 /** One of the owner's ARPAdvertisements: what it advertises and the uid every write is guarded by. */
@@ -44,11 +44,11 @@ const ownedOf = (ad: AdvertisementObject): OwnedAdvertisement => ({
 /** The owner's objects under its names (today's first), verified by their owner marks. */
 export function ownedAdvertisements(reader: AdvertisementReader, owner: AdvertisementOwner): OwnedAdvertisement[] {
   const names = [advertisementName(owner), legacyAdvertisementName(owner)].filter((n): n is string => n !== undefined);
-  return names.map((n) => reader.get(n)).filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner)).map(ownedOf);
+  return names.map((n) => reader.getByKey(n)).filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner)).map(ownedOf);
 }
 
 export function findAdvertisement(reader: AdvertisementReader, owner: AdvertisementOwner): AdvertisementLookup {
-  const atName = reader.get(advertisementName(owner));
+  const atName = reader.getByKey(advertisementName(owner));
   return { current: ownedAdvertisements(reader, owner)[0], foreign: atName && !isOwnedBy(atName, owner) ? atName : undefined };
 }
 

@@ -63,7 +63,7 @@ export function holderOf(eip: { metadata: { namespace?: string; name?: string; u
 }
 
 function requestOf(ctx: EipContext, eip: ElasticIPObject): RequestDecision {
-  const network = ctx.base.caches.externalNetworks.get(eip.spec.externalNetwork);
+  const network = ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
   const view = network && { name: network.metadata.name ?? '', type: network.spec.type, addressPools: network.spec.addressPools };
   return decideAddressRequest(eip.spec, view, poolViews(ctx.base.caches));
 }

@@ -7,12 +7,13 @@
  * starts those caches. `start()` waits for every cache it reads before the first pass, so "not
  * loaded yet" is never mistaken for "gone".
  */
+import type { AllocationClaim } from '../../../api';
 import { objectKey, type KubeObject } from '../../kube/types';
 import type { RuntimeMetrics } from '../../kube/metrics';
-import { waitForCacheSync, type Informer as KubeInformer } from '../../kube/informer';
+import { waitForCacheSync, type Informer } from '../../kube/informer';
 import { WorkQueue, type KeyHandler } from '../../kube/workqueue';
 import { claimRecordOf } from '../allocator/claims';
-import type { ControllerContext } from '../context';
+import type { Caches, ControllerContext } from '../context';
 import { ownerKeysOf } from '../arp/names';
 import { reconcilePod } from '../pods/reconcile-pod';
 import { allInformers, createEipCaches, INDEX, type EipCaches, type ElasticIPObject } from './caches';
@@ -35,6 +36,10 @@ export interface ElasticIPControllers {
   readonly hasSynced: boolean;
 }
 
+/** The shared caches this feature reads: the caller starts them (the controller starts all of its own). */
+export const sharedCachesRead = (shared: Caches): Array<Informer<KubeObject>> =>
+  [shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements] as unknown as Array<Informer<KubeObject>>;
+
 /** Call once per process, next to the other reconcilers, with the shared context. */
 export function registerElasticIPControllers(base: ControllerContext, options: ElasticIPControllerOptions = {}): ElasticIPControllers {
   const caches = createEipCaches(base.rest, base.logger);
@@ -54,9 +59,9 @@ export function registerElasticIPControllers(base: ControllerContext, options: E
       if (started) return;
       started = true;
       allInformers(caches).forEach((i) => i.start());
-      await waitForCacheSync(allInformers(caches) as Array<KubeInformer<KubeObject>>);
+      await waitForCacheSync(allInformers(caches));
+      await waitForCacheSync(sharedCachesRead(base.caches));
       const shared = base.caches;
-      await Promise.all([shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements].map((c) => c.waitForSync()));
       const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
         q.run(options.metrics ? options.metrics.instrument(name, handler) : handler, workers, (key, err) => base.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
       run(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), options.workers ?? 4);
@@ -97,35 +102,34 @@ function mapEventsToKeys(ctx: EipContext, q: Queues): void {
     caches.pods.byIndex(INDEX.byElasticIP, key).forEach((p) => q.pods.add(objectKey(p)));
   };
   const eipsOfNetwork = (network: string): ElasticIPObject[] => caches.elasticIPs.list().filter((e) => e.spec.externalNetwork === network);
-  const on = <T extends KubeObject>(informer: KubeInformer<T>, fn: (o: T) => void) => informer.addHandlers({ onAdd: fn, onUpdate: (old, o) => (fn(old), fn(o)), onDelete: fn });
-
-  on(caches.elasticIPs, (e) => elasticIPChanged(objectKey(e)));
-  on(caches.attachments, (a) => {
+  caches.elasticIPs.onChange((e) => elasticIPChanged(objectKey(e)));
+  caches.attachments.onChange((a) => {
     q.attachments.add(objectKey(a));
     elasticIPChanged(keyOf(a.metadata.namespace, a.spec.elasticIP));
   });
-  on(caches.nics, (n) => {
+  caches.nics.onChange((n) => {
     q.networkInterfaces.add(objectKey(n));
     elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP));
     caches.attachments.byIndex(INDEX.byNetworkInterface, objectKey(n)).forEach((a) => q.attachments.add(objectKey(a)));
     add(q.pods, keyOf(n.metadata.namespace, n.spec.podName));
   });
-  on(caches.pods, (p) => {
+  caches.pods.onChange((p) => {
     q.pods.add(objectKey(p));
     // A terminating Pod's NICs count as being deleted (EIP-11 rule 2).
     caches.nics.byIndex(INDEX.byPod, objectKey(p)).forEach((n) => elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP)));
   });
-  shared.externalNetworks.on((_e, n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => elasticIPChanged(objectKey(e))));
-  shared.addressPools.on((_e, p) => {
+  shared.externalNetworks.onChange((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => elasticIPChanged(objectKey(e))));
+  shared.addressPools.onChange((p) => {
     const pool = p.metadata.name ?? '';
     shared.externalNetworks.list().filter((n) => n.spec.addressPools.includes(pool)).forEach((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => q.elasticIPs.add(objectKey(e))));
   });
-  shared.allocationClaims.on((event, claim) => {
+  const claimChanged = (claim: AllocationClaim & KubeObject, deleted: boolean) => {
     const record = claimRecordOf(claim);
     if (record?.holder.kind === 'ElasticIP') add(q.elasticIPs, keyOf(record.holder.namespace, record.holder.name));
     // A released address may be what a Pending ElasticIP waits for (NoFreeAddress, RequestedIPInUse).
-    if (event === 'delete' && record?.pool.kind === 'AddressPool') caches.elasticIPs.list().filter((e) => e.status?.phase === 'Pending').forEach((e) => q.elasticIPs.add(objectKey(e)));
-  });
+    if (deleted && record?.pool.kind === 'AddressPool') caches.elasticIPs.list().filter((e) => e.status?.phase === 'Pending').forEach((e) => q.elasticIPs.add(objectKey(e)));
+  };
+  shared.allocationClaims.addHandlers({ onAdd: (c) => claimChanged(c, false), onUpdate: (_old, c) => claimChanged(c, false), onDelete: (c) => claimChanged(c, true) });
   // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-  shared.arpAdvertisements.on((_e, ad) => ownerKeysOf(ad, 'ElasticIP').forEach((k) => add(q.elasticIPs, k)));
+  shared.arpAdvertisements.onChange((ad) => ownerKeysOf(ad, 'ElasticIP').forEach((k) => add(q.elasticIPs, k)));
 }

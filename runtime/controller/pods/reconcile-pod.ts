@@ -45,7 +45,7 @@ function existingNic(nic: NicObject | undefined): ExistingNic | undefined {
 /** EN-8: the ElasticIP, its network and the network's ID, from the caches. */
 function readinessOf(ctx: EipContext, namespace: string, elasticIP: string) {
   const eip = ctx.caches.elasticIPs.get(namespace, elasticIP);
-  const network = eip ? ctx.base.caches.externalNetworks.get(eip.spec.externalNetwork) : undefined;
+  const network = eip ? ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork) : undefined;
   return directReadiness(elasticIP, eip && { externalNetwork: eip.spec.externalNetwork }, network && { networkID: network.status?.networkID });
 }
 

@@ -5,7 +5,7 @@ import { planPoolStatus } from '../network/plan';
 import { JuneauResources } from '../resources';
 
 export async function reconcileAddressPool(ctx: ControllerContext, name: string): Promise<void> {
-  const pool = ctx.caches.addressPools.get(name);
+  const pool = ctx.caches.addressPools.get(undefined, name);
   if (!pool || pool.metadata.deletionTimestamp) return;
   const views = poolViews(ctx.caches);
   const networks = ctx.caches.externalNetworks

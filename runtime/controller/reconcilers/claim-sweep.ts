@@ -34,8 +34,8 @@ export type SweptHolderKinds = Readonly<Record<string, SweptHolderKind>>;
 export function controllerHolderKinds(ctx: ControllerContext): SweptHolderKinds {
   const { caches } = ctx;
   return {
-    ServiceLoadBalancer: { type: JuneauResources.serviceLoadBalancers, uidInCache: (namespace, name) => caches.serviceLoadBalancers.get(`${namespace}/${name}`)?.metadata.uid },
-    ExternalNetwork: { type: JuneauResources.externalNetworks, uidInCache: (_namespace, name) => caches.externalNetworks.get(name)?.metadata.uid },
+    ServiceLoadBalancer: { type: JuneauResources.serviceLoadBalancers, uidInCache: (namespace, name) => caches.serviceLoadBalancers.get(namespace, name)?.metadata.uid },
+    ExternalNetwork: { type: JuneauResources.externalNetworks, uidInCache: (_namespace, name) => caches.externalNetworks.get(undefined, name)?.metadata.uid },
   };
 }
 
@@ -54,7 +54,7 @@ export function orphanCandidates(claims: readonly ClaimRecord[], kinds: SweptHol
 
 export async function sweepOrphanClaims(ctx: ControllerContext, graceMs: number, now = Date.now(), kinds: SweptHolderKinds = controllerHolderKinds(ctx)): Promise<string[]> {
   const createdAt = (name: string) => {
-    const t = ctx.caches.allocationClaims.get(name)?.metadata.creationTimestamp;
+    const t = ctx.caches.allocationClaims.get(undefined, name)?.metadata.creationTimestamp;
     return t ? Date.parse(String(t)) : undefined;
   };
   const released: string[] = [];

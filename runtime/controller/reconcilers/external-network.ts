@@ -15,7 +15,7 @@ import { JuneauResources } from '../resources';
 type Network = ExternalNetwork & KubeObject;
 
 export async function reconcileExternalNetwork(ctx: ControllerContext, name: string): Promise<void> {
-  const network = ctx.caches.externalNetworks.get(name);
+  const network = ctx.caches.externalNetworks.get(undefined, name);
   if (!network || network.metadata.deletionTimestamp) return;
   const networkID = await ensureNetworkID(ctx, network);
   const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID });

@@ -24,8 +24,8 @@ type Slb = ServiceLoadBalancer & KubeObject;
 const SLB = JuneauResources.serviceLoadBalancers;
 
 export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<void> {
-  const service = ctx.caches.services.get(key);
-  const existing = ctx.caches.serviceLoadBalancers.get(key);
+  const service = ctx.caches.services.getByKey(key);
+  const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
     if (existing) await deleteIgnoringNotFound(ctx, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
@@ -103,7 +103,7 @@ function endpointSlicesOf(ctx: ControllerContext, key: string) {
 }
 
 function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
-  const network = slb.spec.externalNetwork ? ctx.caches.externalNetworks.get(slb.spec.externalNetwork) : undefined;
+  const network = slb.spec.externalNetwork ? ctx.caches.externalNetworks.get(undefined, slb.spec.externalNetwork) : undefined;
   return network && { name: network.metadata.name ?? '', type: network.spec.type };
 }
 
