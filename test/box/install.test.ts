@@ -190,4 +190,33 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     expect(r.stderr).toContain('admission webhook "externalnetworks.juneau.loutres.me" denied the request');
     expect(r.stderr).toContain('arp-pool');
   });
+
+  test('a rolling restart of the agents keeps the responder attached and its pinned maps (adopted by the new agents, not recreated)', async () => {
+    const before = new Set((await pods(NS, 'app.kubernetes.io/name=juneau-agent')).map((p) => p.metadata.name));
+    await kubectl(['-n', NS, 'rollout', 'restart', 'daemonset/juneau-agent']);
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    const after = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
+    expect(after.filter((p) => before.has(p.metadata.name))).toEqual([]);
+    for (const p of after) {
+      // An agent that detached and unpinned on its stop would leave the next one nothing to adopt.
+      const attached = (await kubectl(['-n', NS, 'logs', p.metadata.name])).split('\n').filter((l) => l.includes('"responder attached"')).map((l) => JSON.parse(l) as { adoptedMaps: string[] });
+      expect(attached).toHaveLength(1);
+      expect(attached[0].adoptedMaps).toContain('external_arp_table');
+      expect(await xdpProgId(nodeOf(p.spec.nodeName!).netns)).toBeGreaterThan(0);
+    }
+  });
+
+  test('uninstall (kubectl delete -f of the examples, CRDs and install) detaches the responder and removes the pins on every node', async () => {
+    const t0 = Date.now();
+    await kubectl(['delete', '-f', DIST('examples.k8s.yaml')]);
+    await kubectl(['delete', ...INSTALL_FILES, '--timeout=300s']);
+    log(`install figure: kubectl delete of examples and install = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    expect((await kubectlRun(['get', 'namespace', NS])).stderr).toContain('NotFound');
+    for (const node of box.nodes) {
+      expect({ node: node.name, xdp: await xdpProgId(node.netns) }).toEqual({ node: node.name, xdp: 0 });
+      // The kubelet's hostPath directory stays (it never removes one); the agent's pins are gone.
+      const left = await cmd('nsenter', [`--mount=/run/juneau-box/mnt/${node.netns}`, 'ls', '-A', '/sys/fs/bpf/juneau']);
+      expect({ node: node.name, left: left.split('\n').filter(Boolean) }).toEqual({ node: node.name, left: [] });
+    }
+  });
 });
