@@ -118,7 +118,10 @@ export const s = {
   object<P extends Props, R extends keyof P & string = never>(props: P, opts: ObjectOptions<R> = {}): Schema<ObjectOf<P, R>> {
     const properties: Record<string, OpenAPISchema> = {};
     for (const [name, schema] of Object.entries(props)) properties[name] = schema.toOpenAPI();
-    const openAPI: OpenAPISchema = { type: 'object', properties };
+    // No empty `properties: {}`: the API server drops it from a stored CRD, so a second
+    // server-side applier of the same manifest (a user after the cluster in a box, Pulumi after
+    // kubectl) would see a value differing from the stored one and conflict on .spec.versions.
+    const openAPI: OpenAPISchema = { type: 'object', properties: Object.keys(properties).length ? properties : undefined };
     if (opts.required?.length) openAPI.required = [...opts.required];
     return node(openAPI, opts);
   },

@@ -174,6 +174,10 @@ function agentRbac(ns: string): KubeObject[] {
     rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], ['list', 'watch']),
     rule([''], ['nodes'], ['get']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
+    // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
+    // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).
+    rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
+    rule([''], ['namespaces'], ['list', 'watch'], [ns]),
   ]);
 }
 
@@ -333,7 +337,7 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
 function agent(o: Required<JuneauInstallOptions>): KubeObject {
   const name = INSTALL.agentName;
   const p = INSTALL.ports;
-  const args = [`--metrics-addr=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-addr=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`];
+  const args = [`--metrics-addr=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-addr=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`, `--owner-daemonset=${o.namespace}/${name}`];
   if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
   return {
     apiVersion: 'apps/v1',

@@ -20,7 +20,7 @@ export class SeedExamples extends Chart {
     const nginxEip = new ElasticIP(this, 'nginx-eip', { metadata: { namespace: 'default' }, externalNetwork: net });
     new kplus.Pod(this, 'nginx-pod', {
       metadata: { name: 'nginx', annotations: { 'juneau.loutres.me/networks': JSON.stringify([{ interface: 'eth0' }]) } },
-      containers: [{ image: 'nginx:1.27', portNumber: 80, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
+      containers: [{ image: 'nginx:1.27', imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT, portNumber: 80, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
     });
     new ElasticIPAttachment(this, 'nginx-eip-attach', { elasticIP: nginxEip, networkInterface: 'nginx.eth0' });
 
@@ -28,7 +28,7 @@ export class SeedExamples extends Chart {
     const webEip = new ElasticIP(this, 'web-eip', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.241' });
     new kplus.Pod(this, 'web-pod', {
       metadata: { name: 'web', labels: { app: 'web' }, annotations: webEip.podAnnotation() },
-      containers: [{ image: 'nginx:1.27', portNumber: 8080, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
+      containers: [{ image: 'nginx:1.27', imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT, portNumber: 8080, securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: false } }],
     });
 
     // A LoadBalancer Service: one node with a ready local backend answers ARP for its VIP (OPS-1).

@@ -1,6 +1,7 @@
 /** `juneau-agent` command-line flags, parsed purely so `--help` and errors are testable. */
 import { INSTALL } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
+import { parseOwnerDaemonSet } from './uninstall';
 
 export interface AgentFlags {
   /** The Node this agent answers for. @default $NODE_NAME */
@@ -19,6 +20,9 @@ export interface AgentFlags {
   readonly logLevel: string;
   /** Detach the program on SIGTERM (development only: production keeps answering). */
   readonly detachOnExit: boolean;
+  /** `NAMESPACE/NAME` of the agent's DaemonSet: a stop while it (or its namespace) is deleted
+   * is an uninstall (runtime/agent/uninstall.ts). @default undefined: never */
+  readonly ownerDaemonSet: string | undefined;
   /** How often the map's counters are read for conflicts and metrics, and the interface re-read. */
   readonly pollIntervalMs: number;
 }
@@ -37,6 +41,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   conflictDetection: true,
   logLevel: 'info',
   detachOnExit: false,
+  ownerDaemonSet: undefined,
   pollIntervalMs: 5_000,
 };
 
@@ -83,6 +88,11 @@ Flags:
                                      e.g. 5s or 500ms (default 5s)
   --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
                                      development only: the node stops answering
+  --owner-daemonset NAMESPACE/NAME   the DaemonSet running this agent: a stop while it
+                                     or its namespace is being deleted (an uninstall)
+                                     detaches the responder and removes the pins; a
+                                     restart or a rolling update keeps them (default:
+                                     none, never)
   --log-level LEVEL                  debug, info, warn or error (default info)
   -h, --help                         print this help and exit
 `;
@@ -99,6 +109,7 @@ const STRING_FLAGS = {
   'health-addr': 'healthAddr',
   bpffs: 'bpffs',
   'log-level': 'logLevel',
+  'owner-daemonset': 'ownerDaemonSet',
 } as const satisfies Record<string, keyof AgentFlags>;
 
 const BOOLEAN_FLAGS = {
@@ -135,6 +146,7 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
   if (!out.metricsAddr) out.metricsAddr = DEFAULT_AGENT_FLAGS.metricsAddr;
   if (!out.healthAddr) out.healthAddr = DEFAULT_AGENT_FLAGS.healthAddr;
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
+  if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
   return { help: false, flags: out };
 }
 

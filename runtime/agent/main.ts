@@ -13,11 +13,12 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
-import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, type AttachResult } from './bpf';
+import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, removePins, type AttachResult } from './bpf';
 import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
+import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
 export interface AgentIO {
   readonly stdout: (text: string) => void;
@@ -109,13 +110,23 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   const ports = await health.start();
   logger.info('listening', ports);
+  const uninstall = flags.ownerDaemonSet ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger) : undefined;
+  uninstall?.start();
   const started = agent.start().then(() => logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }));
   const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
-  logger.info('stopping', { signal, detach: flags.detachOnExit });
+  // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
+  const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
+  logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
+  await uninstall?.stop();
   await agent.stop();
   await recorder.stop();
   await health.stop();
-  if (flags.detachOnExit) {
+  if (stop.uninstall) {
+    const detached = detachArpResponder(r.ifindex, r.pinDir);
+    // Unlinking the pins frees the maps once the last descriptor (ours, closed by run()) goes.
+    removePins(r.pinDir);
+    logger.info('uninstalled: responder detached and pins removed', { detached, pinDir: r.pinDir, why: stop.why });
+  } else if (flags.detachOnExit) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     r.attached.maps.removeInterfaceConfig(r.ifindex);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });

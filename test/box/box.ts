@@ -32,6 +32,8 @@ export interface UpBoxOptions {
   /** OCI archives imported into every node's containerd (e.g. build/images/*.tar). */
   images?: string[];
   crdFiles?: string[];
+  /** The nodes' segment (`parseNodeSubnet`, e.g. `10.225.32`). @default 10.226.k, k the claimed subnet */
+  nodeSegment?: string;
   log?: (line: string) => void;
   /** @default 300 s: node binaries already built, a busy 2-core machine. */
   timeoutMs?: number;
@@ -56,7 +58,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
   const binDir = buildNodeBinaries();
   const stateFile = boxStateFile(opts.dir);
   fs.mkdirSync(opts.dir, { recursive: true });
-  const rec = new BoxRecorder(stateFile, newBoxState(opts.nodes, stateFile));
+  const rec = new BoxRecorder(stateFile, newBoxState(opts.nodes, stateFile, opts.nodeSegment));
   rec.save();
   const state = rec.state;
   let cluster: Cluster | undefined;
@@ -100,7 +102,11 @@ async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: s
     apiserverAddress: rec.state.hostIp,
     serviceAccountAdmission: true,
     extraArgs: {
-      'kube-apiserver': ['--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`],
+      // The host runs no kube-proxy, so a Service's ClusterIP is not routed here (it would leave by
+      // the host's default route): admission webhooks and aggregated APIs are called at one of
+      // their Service's ready endpoints instead (pod IPs, routed to their node), as on control
+      // planes without kube-proxy.
+      'kube-apiserver': ['--enable-aggregator-routing=true', '--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`],
       // --controllers is a list flag: these add to the harness's.
       'kube-controller-manager': [`--controllers=${NODE_CONTROLLERS.join(',')}`, `--root-ca-file=${pki('ca.crt')}`],
     },

@@ -35,7 +35,7 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
   const links = (JSON.parse(sh('ip', ['-j', 'link', 'show'])) as Array<{ ifname: string }>).filter((l) => l.ifname.includes(box.id));
   left.push(...links.map((l) => `link ${l.ifname}`));
   const routes = (JSON.parse(sh('ip', ['-j', 'route', 'show'])) as Array<{ dst: string; dev?: string }>).filter(
-    (r) => r.dev === box.bridge || box.nodes.some((n) => r.dst === n.podCidr) || r.dst.startsWith(`10.226.${box.subnet}.`),
+    (r) => r.dev === box.bridge || box.nodes.some((n) => r.dst === n.podCidr) || r.dst.startsWith(`${box.segment ?? `10.226.${box.subnet}`}.`),
   );
   left.push(...routes.map((r) => `route ${r.dst} dev ${r.dev}`));
   const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(box.dataDir) || l.includes(box.id));

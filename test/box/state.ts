@@ -39,8 +39,10 @@ export interface NodeRecord {
 
 export interface BoxState {
   id: string;
-  /** Index of the claimed subnet (see HOST_DIR/subnet-k). */
+  /** Index of the claimed subnet (see HOST_DIR/subnet-k): the pods' ranges, and the default segment. */
   subnet: number;
+  /** The nodes' L2 segment, a /24 given by its first three octets: `10.226.k` unless `up --node-subnet`. */
+  segment: string;
   bridge: string;
   hostIp: string;
   clusterCidr: string;
@@ -60,10 +62,24 @@ export function checkNodeCount(nodeCount: number): void {
   }
 }
 
-export function newBoxState(nodeCount: number, stateFile: string): BoxState {
+/**
+ * `--node-subnet A.B.C.0/24` -> `A.B.C`: the nodes' segment when a test or a user needs the nodes
+ * on a given network (the install examples' pool is 10.225.32.240-250, which must lie in the
+ * nodes' subnet, EN-12). Only a /24: the host takes .1, node i .11+i.
+ */
+export function parseNodeSubnet(cidr: string): string {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.0\/24$/.exec(cidr);
+  if (!m || m.slice(1).some((o) => Number(o) > 255)) throw new Error(`--node-subnet: expected an IPv4 /24 like 10.225.32.0/24, got ${JSON.stringify(cidr)}`);
+  return m.slice(1, 4).join('.');
+}
+
+export function newBoxState(nodeCount: number, stateFile: string, segmentOverride?: string): BoxState {
   checkNodeCount(nodeCount);
+  // A segment already routed on the host (another box's, a real network) would be shadowed.
+  if (segmentOverride && hostRoutes().some((r) => r.startsWith(`${segmentOverride}.`))) throw new Error(`--node-subnet: ${segmentOverride}.0/24 is already routed on this host (another box, or a real network)`);
   const id = randomBytes(3).toString('hex');
   const subnet = claimSubnet(stateFile);
+  const segment = segmentOverride ?? `10.226.${subnet}`;
   const dataDir = path.join(DATA_ROOT, id);
   const nodes = Array.from({ length: nodeCount }, (_, i): NodeRecord => {
     const name = `node-${i}`;
@@ -71,7 +87,7 @@ export function newBoxState(nodeCount: number, stateFile: string): BoxState {
       name,
       netns: `jb-${id}-${name}`,
       hostVeth: `jb${id}h${i}`,
-      ip: `10.226.${subnet}.${11 + i}`,
+      ip: `${segment}.${11 + i}`,
       podCidr: `10.227.${subnet * MAX_NODES + i}.0/24`,
       cgroup: `juneau-box-${id}-${name}`,
       dir: path.join(dataDir, name),
@@ -80,8 +96,9 @@ export function newBoxState(nodeCount: number, stateFile: string): BoxState {
   return {
     id,
     subnet,
+    segment,
     bridge: `jb${id}`,
-    hostIp: `10.226.${subnet}.1`,
+    hostIp: `${segment}.1`,
     clusterCidr: `10.227.${subnet * MAX_NODES}.0/21`,
     dataDir,
     nodes,

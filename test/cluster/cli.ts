@@ -6,7 +6,7 @@ import * as https from 'node:https';
 import * as path from 'node:path';
 import { downBox, processAlive as boxProcessAlive, upBox } from '../box/box';
 import { containerdPaths, importImages } from '../box/containerd';
-import { BoxState, readBoxState } from '../box/state';
+import { BoxState, parseNodeSubnet, readBoxState } from '../box/state';
 import { ClusterState, commandOf, CRD_MANIFEST, isAlive, REPO_ROOT, applyCrds, resolveBinDir, startCluster, stopProcesses } from './harness';
 
 /** JUNEAU_CLUSTER_DIR moves it (tests run their own box next to a developer's). */
@@ -40,6 +40,8 @@ Commands:
                        needed (\`npm run cluster:build -- --nodes\`, ~20 min cold).
            --images a.tar,b.tar  OCI archives imported into every node's containerd (use
                        imagePullPolicy IfNotPresent/Never); also into a box already running.
+           --node-subnet A.B.C.0/24  The nodes' segment (host .1, node i .11+i) instead of
+                       10.226.k.0/24, e.g. 10.225.32.0/24 where the install examples' pool lies.
   down     Stop it (SIGTERM, then SIGKILL) and delete .juneau/cluster/; with a box, first its nodes:
            daemons by recorded pid, what is left in their cgroups (containers, shims), mounts,
            cgroups, namespaces, links, routes, the subnet claim, and the kernel settings the
@@ -97,6 +99,7 @@ async function down(quiet = false): Promise<void> {
 interface UpOptions {
   nodes?: number;
   images: string[];
+  nodeSegment?: string;
 }
 
 function parseUpOptions(args: string[]): UpOptions {
@@ -110,12 +113,15 @@ function parseUpOptions(args: string[]): UpOptions {
       if (!/^\d+$/.test(v)) throw new Error(`--nodes: expected a number of nodes, got ${JSON.stringify(v)}`);
     } else if (flag === '--images') {
       opts.images.push(...value().split(',').filter(Boolean).map((f) => path.resolve(f)));
+    } else if (flag === '--node-subnet') {
+      opts.nodeSegment = parseNodeSubnet(value());
     } else {
-      throw new Error(`up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar)`);
+      throw new Error(`up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24)`);
     }
   }
   for (const f of opts.images) if (!fs.existsSync(f)) throw new Error(`--images: ${f} does not exist`);
   if (opts.images.length && opts.nodes === undefined) throw new Error('--images needs --nodes N (images go into the nodes)');
+  if (opts.nodeSegment && opts.nodes === undefined) throw new Error('--node-subnet needs --nodes N');
   return opts;
 }
 
@@ -147,7 +153,7 @@ async function up(opts: UpOptions): Promise<void> {
   if (opts.nodes !== undefined) {
     if (process.getuid?.() !== 0) throw new Error('up --nodes needs root (network namespaces, cgroups, mounts)');
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const { cluster } = await upBox({ dir: STATE_DIR, nodes: opts.nodes, images: opts.images, crdFiles, log });
+    const { cluster } = await upBox({ dir: STATE_DIR, nodes: opts.nodes, images: opts.images, nodeSegment: opts.nodeSegment, crdFiles, log });
     const { kubeConfig: _kc, stop: _stop, ...state } = cluster;
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2) + '\n');
     process.stdout.write(exportLines(state));

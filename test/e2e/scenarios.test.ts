@@ -203,12 +203,19 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
   });
 });
 
+/** The agent's uninstall detection watches its DaemonSet and namespace by name. */
+const OWNER_WATCH = 'the rig runs agents as processes, not as a DaemonSet, so it passes no --owner-daemonset; test/box/install.test.ts uses them (uninstall detection, runtime/agent/uninstall.ts)';
+
 /**
  * Rules of the install manifest that the scenarios above cannot reach, each with the reason. A rule
  * that becomes unused without being listed here fails the audit test (an extra rule); a listed
  * one that the code no longer needs must be removed from the manifest, not from this table.
  */
 const NOT_REACHED_IN_E2E: Record<string, string> = {
+  'juneau-agent: list apps/daemonsets': OWNER_WATCH,
+  'juneau-agent: watch apps/daemonsets': OWNER_WATCH,
+  'juneau-agent: list core/namespaces': OWNER_WATCH,
+  'juneau-agent: watch core/namespaces': OWNER_WATCH,
   'juneau-controller: create juneau.loutres.me/serviceloadbalancers': 'server-side apply creates them: the API server authorizes create inside the patch request, and the audit log records the patch',
   'juneau-controller: delete juneau.loutres.me/serviceloadbalancers': 'only when a Service stops being a Juneau LoadBalancer; no scenario changes a Service class',
   'juneau-controller: get juneau.loutres.me/serviceloadbalancers': 'the orphan-claim sweep (ALLOC-2) reads a holder only for a claim whose holder left the cache',

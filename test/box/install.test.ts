@@ -1,0 +1,222 @@
+// The install manifest applied as is on the cluster in a box (issue 13, item 5): `npm run images`
+// and `npx cdk8s synth` as a user runs them, `cluster up --nodes 3` with the image imported into
+// every node, then `kubectl apply --server-side -f dist/juneau-crds.k8s.yaml -f
+// dist/juneau-install.k8s.yaml` unchanged: both controller replicas Ready with one leader, the
+// webhooks called by the API server through their Service, the agent on every node with exactly
+// CAP_BPF + CAP_NET_ADMIN and its XDP responder attached to the node's eth0, `kubectl exec` into an
+// agent running kubectl-juneau; then dist/examples.k8s.yaml answered over ARP by exactly one MAC
+// per address, asked from a router namespace plugged into the box's bridge.
+//
+// Two things stand in for what this machine has not: the examples' `nginx:1.27` is a busybox
+// httpd image of that name imported into the nodes (no registry; the examples pull IfNotPresent),
+// and the nodes sit on 10.225.32.0/24 (`up --node-subnet`) because the examples' pool
+// 10.225.32.240-250 must lie in the nodes' subnet (EN-12).
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
+import { cmd, inNetns } from './exec';
+import { writeOciArchive } from './images';
+import { BoxState } from './state';
+
+jest.setTimeout(1_800_000);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
+const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
+const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
+const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
+const NODE_SUBNET = '10.225.32';
+const ROUTER_IP = `${NODE_SUBNET}.254`;
+const NS = 'juneau-system';
+/** CAP_NET_ADMIN (12) and CAP_BPF (39): the agent's effective set, nothing else. */
+const AGENT_CAP_EFF = (1n << 12n) | (1n << 39n);
+const XDP_PASS = path.join(REPO_ROOT, 'build', 'bpf', 'xdp_pass.bpf.o');
+
+const describeAsRoot = process.getuid?.() === 0 ? describe : (title: string, body: () => void) => describe.skip(`${title} [skipped: needs root]`, body);
+
+function cli(dir: string, args: string[]): string {
+  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+}
+
+/** The examples' `nginx:1.27` for a machine without a registry: busybox httpd on 80 and 8080. */
+function writeNginxStandIn(file: string): Promise<string> {
+  const applets = ['sh', 'httpd', 'mkdir', 'hostname'];
+  return writeOciArchive(file, {
+    name: 'docker.io/library/nginx:1.27',
+    entries: [
+      { type: 'file', path: 'bin/busybox', mode: 0o755, data: fs.readFileSync('/bin/busybox') },
+      ...applets.map((a) => ({ type: 'symlink' as const, path: `bin/${a}`, target: 'busybox' })),
+      { type: 'dir', path: 'tmp', mode: 0o1777 },
+    ],
+    entrypoint: ['/bin/sh', '-c', 'mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 80 -h /tmp/www && exec httpd -f -p 8080 -h /tmp/www'],
+  });
+}
+
+interface PodJson {
+  metadata: { name: string };
+  spec: { nodeName?: string; containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }>; volumes?: Array<{ hostPath?: { path: string } }> };
+  status: { phase: string; conditions?: Array<{ type: string; status: string }> };
+}
+
+describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 5)', () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-install-box-'));
+  const dir = path.join(work, 'cluster');
+  let box: BoxState;
+  let router = '';
+  let kubectlRun: (args: string[], input?: string) => ReturnType<typeof runKubectl>;
+  let kubectl: (args: string[], input?: string) => Promise<string>;
+  let tInstall = 0;
+  const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
+  const pods = async (ns: string, selector: string) => (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodJson[] }).items;
+  const ready = (p: PodJson) => p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  const macOf = async (netns: string, ifname: string) => (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show', 'dev', ifname])) as Array<{ address: string }>)[0].address;
+  const xdpProgId = async (netns: string) => (JSON.parse(await inNetns(netns, 'ip', ['-j', '-d', 'link', 'show', 'dev', 'eth0'])) as Array<{ xdp?: { prog?: { id: number } } }>)[0].xdp?.prog?.id ?? 0;
+
+  /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
+  async function answeringMacs(ip: string): Promise<string[]> {
+    const r = await cmd('nsenter', [`--net=/var/run/netns/${router}`, 'sh', '-c', `arping -c 3 -w 4 -I eth0 ${ip} || true`]);
+    return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
+  }
+
+  beforeAll(async () => {
+    // What the user builds: the image and the manifests, from this tree.
+    execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
+    execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    log(`install figure: image ${IMAGE} = ${(fs.statSync(IMAGE).size / 1e6).toFixed(1)} MB`);
+    const nginx = path.join(work, 'nginx.tar');
+    await writeNginxStandIn(nginx);
+    const t0 = Date.now();
+    cli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${nginx}`]);
+    log(`install figure: cluster up --nodes 3 (with the image imported) = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    box = status.box;
+    kubectlRun = (args, input) => runKubectl(status.binDir, status.kubeconfigPath, args, { input });
+    kubectl = async (args, input) => {
+      const r = await kubectlRun(args, input);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+    // A router on the nodes' L2 segment. The bridge ports get a pass-everything XDP program: a
+    // native XDP_TX on a veth (the agent's answer on a node's eth0) is dropped unless the peer
+    // has an XDP program — a veth quirk (FACTS.md), not something a NIC does.
+    router = `jr-${box.id}`;
+    await cmd('ip', ['netns', 'add', router]);
+    await cmd('ip', ['link', 'add', `jr${box.id}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', router]);
+    await cmd('ip', ['link', 'set', `jr${box.id}`, 'master', box.bridge, 'up']);
+    await inNetns(router, 'ip', ['addr', 'add', `${ROUTER_IP}/24`, 'dev', 'eth0']);
+    await inNetns(router, 'ip', ['link', 'set', 'eth0', 'up']);
+    for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'obj', XDP_PASS, 'sec', 'xdp']);
+  });
+
+  afterAll(async () => {
+    if (router) await cmd('ip', ['netns', 'del', router]);
+    if (fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  test('kubectl apply --server-side of the synthesized CRDs and install: both controllers Ready with one leader, the agent on every node', async () => {
+    tInstall = Date.now();
+    await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
+    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    log(`install figure: kubectl apply -> controller and agents rolled out = ${((Date.now() - tInstall) / 1000).toFixed(1)} s`);
+    const controllers = await pods(NS, 'app.kubernetes.io/name=juneau-controller');
+    expect(controllers.map(ready)).toEqual([true, true]);
+    const lease = JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as { spec: { holderIdentity: string } };
+    expect(controllers.filter((p) => lease.spec.holderIdentity.startsWith(`${p.metadata.name}_`))).toHaveLength(1);
+    const agents = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
+    expect(agents.map((p) => [p.spec.nodeName, ready(p)]).sort()).toEqual(box.nodes.map((n) => [n.name, true]));
+  });
+
+  test('the agent runs with CAP_BPF + CAP_NET_ADMIN only, its own bpffs directory, and its XDP responder attached to each node\'s eth0', async () => {
+    for (const p of await pods(NS, 'app.kubernetes.io/name=juneau-agent')) {
+      expect(p.spec.containers[0].securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN'] });
+      expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual(['/sys/fs/bpf/juneau']);
+      const node = nodeOf(p.spec.nodeName!);
+      expect(await xdpProgId(node.netns)).toBeGreaterThan(0);
+      // The running process's effective capabilities, read from the host (the image has no shell).
+      const netnsInode = fs.statSync(`/var/run/netns/${node.netns}`).ino;
+      const agentPids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('juneau-agent') && fs.statSync(`/proc/${pid}/ns/net`).ino === netnsInode;
+        } catch {
+          return false; // exited while listed
+        }
+      });
+      expect(agentPids).toHaveLength(1);
+      const capEff = /CapEff:\s*([0-9a-f]+)/.exec(fs.readFileSync(`/proc/${agentPids[0]}/status`, 'utf8'))![1];
+      expect(BigInt(`0x${capEff}`)).toBe(AGENT_CAP_EFF);
+      // The pins, in the node's own bpffs under the agent's directory.
+      const pins = await cmd('nsenter', [`--mount=/run/juneau-box/mnt/${node.netns}`, 'ls', '/sys/fs/bpf/juneau/juneau']);
+      expect(pins.split('\n')).toContain('external_arp_table');
+    }
+  });
+
+  test('kubectl exec into an agent runs kubectl-juneau bpf dump external_arp_table', async () => {
+    const [agent] = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
+    const r = await kubectlRun(['-n', NS, 'exec', agent.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', 'external_arp_table']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
+  });
+
+  test('the examples are answered over ARP from a router by exactly one MAC each, the MAC of the node their ARPAdvertisement names', async () => {
+    const tExamples = Date.now();
+    await kubectl(['apply', '--server-side', '-f', DIST('examples.k8s.yaml')]);
+    const macs = new Map(await Promise.all(box.nodes.map(async (n) => [n.name, await macOf(n.netns, 'eth0')] as const)));
+    // The examples' three addresses: two ElasticIPs and the LoadBalancer Service's VIP.
+    let adverts: Array<{ spec: { address: string; nodeName: string } }> = [];
+    for (const until = Date.now() + 300_000; Date.now() < until; await sleep(500)) {
+      adverts = (JSON.parse(await kubectl(['get', 'arpadvertisements', '-A', '-o', 'json'])) as { items: typeof adverts }).items;
+      if (adverts.length >= 3) break;
+    }
+    expect(adverts).toHaveLength(3);
+    const answered = new Map<string, string[]>();
+    for (const until = Date.now() + 120_000; Date.now() < until && answered.size < adverts.length; ) {
+      for (const a of adverts) if (!answered.has(a.spec.address)) {
+        const m = await answeringMacs(a.spec.address);
+        if (m.length) answered.set(a.spec.address, m);
+      }
+    }
+    log(`install figure: examples answered ${((Date.now() - tExamples) / 1000).toFixed(1)} s after their apply, ${((Date.now() - tInstall) / 1000).toFixed(1)} s after the install's kubectl apply`);
+    expect(Object.fromEntries(answered)).toEqual(Object.fromEntries(adverts.map((a) => [a.spec.address, [macs.get(a.spec.nodeName)]])));
+    for (const a of adverts) expect(a.spec.address.startsWith(`${NODE_SUBNET}.`)).toBe(true);
+  });
+
+  test('the API server calls the webhook through its Service: an ExternalNetwork sharing arp-pool (EN-4) is refused', async () => {
+    const second = `apiVersion: juneau.loutres.me/v1alpha1\nkind: ExternalNetwork\nmetadata: { name: second }\nspec: { type: arp, addressPools: [arp-pool] }\n`;
+    const r = await kubectlRun(['apply', '--server-side', '-f', '-'], second);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('admission webhook "externalnetworks.juneau.loutres.me" denied the request');
+    expect(r.stderr).toContain('arp-pool');
+  });
+
+  test('a rolling restart of the agents keeps the responder attached and its pinned maps (adopted by the new agents, not recreated)', async () => {
+    const before = new Set((await pods(NS, 'app.kubernetes.io/name=juneau-agent')).map((p) => p.metadata.name));
+    await kubectl(['-n', NS, 'rollout', 'restart', 'daemonset/juneau-agent']);
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    const after = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
+    expect(after.filter((p) => before.has(p.metadata.name))).toEqual([]);
+    for (const p of after) {
+      // An agent that detached and unpinned on its stop would leave the next one nothing to adopt.
+      const attached = (await kubectl(['-n', NS, 'logs', p.metadata.name])).split('\n').filter((l) => l.includes('"responder attached"')).map((l) => JSON.parse(l) as { adoptedMaps: string[] });
+      expect(attached).toHaveLength(1);
+      expect(attached[0].adoptedMaps).toContain('external_arp_table');
+      expect(await xdpProgId(nodeOf(p.spec.nodeName!).netns)).toBeGreaterThan(0);
+    }
+  });
+
+  test('uninstall (kubectl delete -f of the examples, CRDs and install) detaches the responder and removes the pins on every node', async () => {
+    const t0 = Date.now();
+    await kubectl(['delete', '-f', DIST('examples.k8s.yaml')]);
+    await kubectl(['delete', ...INSTALL_FILES, '--timeout=300s']);
+    log(`install figure: kubectl delete of examples and install = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    expect((await kubectlRun(['get', 'namespace', NS])).stderr).toContain('NotFound');
+    for (const node of box.nodes) {
+      expect({ node: node.name, xdp: await xdpProgId(node.netns) }).toEqual({ node: node.name, xdp: 0 });
+      // The kubelet's hostPath directory stays (it never removes one); the agent's pins are gone.
+      const left = await cmd('nsenter', [`--mount=/run/juneau-box/mnt/${node.netns}`, 'ls', '-A', '/sys/fs/bpf/juneau']);
+      expect({ node: node.name, left: left.split('\n').filter(Boolean) }).toEqual({ node: node.name, left: [] });
+    }
+  });
+});
