@@ -11,4 +11,7 @@ echo "test: build the XDP object"; bash bpf/build.sh
 echo "test: bundle the binaries (the e2e rig runs them)"; node scripts/bundle.mjs
 echo "test: control-plane binaries"; bash test/cluster/build.sh
 echo "test: synthesize CRDs and install manifest"; CDK8S_CHECK_UPGRADE=false npx cdk8s synth >/dev/null
-npx jest --ci "$@"
+# --forceExit: a fresh-clone run on the loaded 2-core machine reported every result and then
+# never exited (an esbuild service process and unidentified handles in the in-band main
+# process); results are final once reported, so a lingering handle must not hang CI.
+npx jest --ci --forceExit "$@"

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
-import { buildSync } from 'esbuild';
+import { build, stop as stopEsbuild } from 'esbuild';
 import { splitPem } from '../../runtime/controller/webhook/certificates';
 import { certificatesFromSecret, SecretResource, type SecretObject } from '../../runtime/controller/webhook/cert-secret';
 import { ValidatingWebhookConfigurationResource, type ValidatingWebhookConfiguration } from '../../runtime/controller/webhook/registration';
@@ -37,7 +37,7 @@ beforeAll(async () => {
   // A directory the non-root child can read but not write: the bundle and the kubeconfig.
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-restricted-'));
   fs.chmodSync(dir, 0o755);
-  buildSync({ entryPoints: [path.join(__dirname, 'webhook-restricted-child.ts')], outfile: path.join(dir, 'child.js'), bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['koffi'], logLevel: 'warning' });
+  await build({ entryPoints: [path.join(__dirname, 'webhook-restricted-child.ts')], outfile: path.join(dir, 'child.js'), bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['koffi'], logLevel: 'warning' });
   fs.copyFileSync(testKubeconfigPath(), path.join(dir, 'kubeconfig'));
   fs.chmodSync(path.join(dir, 'kubeconfig'), 0o644);
   namespace = await createNamespace('webhook-restricted');
@@ -85,6 +85,8 @@ afterAll(async () => {
   await deleteClusterObjects('addresspools', [`p-${id}`]);
   if (namespace) await deleteNamespace(namespace);
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  // esbuild's service process outlives the build and kept Jest (in band on 2 cores) from exiting.
+  await stopEsbuild();
 });
 
 test('the process really is restricted: uid 65532, no file writes, no child processes (so no openssl)', () => {
