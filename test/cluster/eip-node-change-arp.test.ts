@@ -8,11 +8,12 @@ import * as path from 'node:path';
 import { ANNOTATIONS, type ARPAdvertisement } from '../../api';
 import { ArpMaps, removePins } from '../../runtime/agent/bpf';
 import { JuneauResources } from '../../runtime/controller/resources';
+import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
-import { createEip, createNetwork, createPod, createPool, deleteObject, getEip, rest, startReplica, type Replica } from './eip-harness';
-import { clients, createNamespace, deleteNamespace, deletePodNow, ensureNode, requireCrd, testKubeconfigPath, waitFor } from './fixture';
+import { createEip, createNetwork, createPod, createPool, deleteObject, eipIn, rest, startReplica, type Replica } from './eip-harness';
+import { createNamespace, deleteNamespace, deletePodNow, ensureNode, requireCrd, testKubeconfigPath, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
 
@@ -65,7 +66,7 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
     if (namespace) await deleteNamespace(namespace);
     await deleteObject(JuneauResources.externalNetworks, undefined, names.network);
     await deleteObject(JuneauResources.addressPools, undefined, names.pool);
-    for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
+    for (const n of nodes) await deleteObject(Resources.nodes, undefined, n);
     try {
       for (let i = 0; i < 2; i++) if (fs.existsSync(pinDir(i))) removePins(pinDir(i));
     } finally {
@@ -76,10 +77,7 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
   test('EIP-19 ARP-8 EIP-17: the Pod moves from node 0 to node 1; during the move and after it neither node sends an ARP frame about the address; the new node answers when asked (OPS-3)', async () => {
     await createEip(namespace, 'web', names.network);
     await createPod(namespace, 'web-a', { nodeName: nodes[0], annotations: direct });
-    const address = await waitFor(async () => {
-      const e = await getEip(namespace, 'web');
-      return e?.status?.phase === 'Attached' ? e.status.address : undefined;
-    }, { what: 'ElasticIP Attached on node 0' });
+    const address = (await eipIn(namespace, 'web', 'Attached')).status!.address!;
     await waitFor(() => answering(0, address), { what: `node 0's agent answering ${address}` });
     expect(await rig.resolveFresh(address)).toBe(macs[0]);
 

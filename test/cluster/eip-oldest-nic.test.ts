@@ -6,31 +6,12 @@ import { ANNOTATIONS, type ARPAdvertisement, type NetworkInterface } from '../..
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, deletePodNow, ensureNode, sleep, useNamespace, waitFor } from './fixture';
-import { condition, createAttachment, createEip, createNetwork, createPod, createPool, deleteObject, getEip, getNic, rest, startReplica, type Replica } from './eip-harness';
+import { deletePodNow, sleep, useNamespace, waitFor } from './fixture';
+import { condition, createAttachment, createEip, createPod, deleteObject, eipIn, getEip, getNic, rest, useEipSetup } from './eip-harness';
 
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `eipo-${suffix}`;
-const NET = `eipo-net-${suffix}`;
-const nodes = [`eipo-${suffix}-a`, `eipo-${suffix}-b`];
+const { network: NET, nodes } = useEipSetup('eipo', { addresses: ['198.18.95.0/28'], networkID: 5011 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
-
-let replica: Replica;
-
-beforeAll(async () => {
-  await Promise.all(nodes.map((n) => ensureNode(n)));
-  await createPool(POOL, ['198.18.95.0/28']);
-  await createNetwork(NET, [POOL], { networkID: 5011 });
-  replica = await startReplica('eip-oldest');
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
-});
 
 const createdAt = (nic: NetworkInterface | undefined) => Date.parse(String(nic?.metadata.creationTimestamp));
 
@@ -49,20 +30,13 @@ async function nicOf(namespace: string, name: string): Promise<NetworkInterface>
 async function passThroughError(namespace: string, eip: string): Promise<void> {
   await createPod(namespace, `nat-${eip}`, { nodeName: nodes[1], annotations: plain });
   await createAttachment(namespace, `attach-${eip}`, eip, `nat-${eip}.eth0`);
-  const error = await waitFor(async () => {
-    const e = await getEip(namespace, eip);
-    return e?.status?.phase === 'Error' ? e : undefined;
-  }, { what: `ElasticIP ${eip} Error` });
+  const error = await eipIn(namespace, eip, 'Error');
   expect(error.status?.attachment).toBeUndefined();
   await deleteObject(EipResources.elasticIPAttachments, namespace, `attach-${eip}`);
 }
 
 async function holderAfterError(namespace: string, eip: string): Promise<string | undefined> {
-  const attached = await waitFor(async () => {
-    const e = await getEip(namespace, eip);
-    return e?.status?.phase === 'Attached' ? e : undefined;
-  }, { what: `ElasticIP ${eip} Attached again` });
-  return attached.status?.attachment?.name;
+  return (await eipIn(namespace, eip, 'Attached')).status?.attachment?.name;
 }
 
 describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
@@ -98,7 +72,7 @@ describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
     for (let attempt = 0; attempt < 6; attempt++) {
       const eip = `tie${attempt}`;
       await createEip(namespace, eip, NET);
-      await waitFor(async () => (await getEip(namespace, eip))?.status?.phase === 'Available', { what: `${eip} Available` });
+      await eipIn(namespace, eip, 'Available');
       await sleep(1_000 - (Date.now() % 1_000) + 20);
       // Created first, last by name: an order of arrival or of creation would pick it.
       await createPod(namespace, `${eip}-z`, { nodeName: nodes[0], annotations: direct(eip) });

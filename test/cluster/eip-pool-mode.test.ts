@@ -7,7 +7,7 @@ import type { AllocationClaim } from '../../api';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitFor } from './fixture';
-import { condition, createEip, createNetwork, createPool, deleteObject, getClaim, getEip, rest, startReplica, type Replica } from './eip-harness';
+import { condition, createEip, createNetwork, createPool, deleteObject, eipIn, getClaim, getEip, rest, startReplica, type Replica } from './eip-harness';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const ARP_POOL = `eipm-arp-${suffix}`;
@@ -48,10 +48,7 @@ describe('EIP-2: only pools of the network\'s mode are used', () => {
     const names = ['one', 'two', 'three'];
     for (const name of names) await createEip(namespace, name, MIXED);
     for (const name of names) {
-      const eip = await waitFor(async () => {
-        const e = await getEip(namespace, name);
-        return e?.status?.phase === 'Available' ? e : undefined;
-      }, { what: `ElasticIP ${name} Available` });
+      const eip = await eipIn(namespace, name, 'Available');
       expect(eip.status).toMatchObject({ addressPool: ARP_POOL, address: expect.stringMatching(/^198\.18\.93\.[0-7]$/) });
       expect((await getClaim(`ipv4.${eip.status!.address}`))?.spec).toMatchObject({ pool: { kind: 'AddressPool', name: ARP_POOL }, holder: { kind: 'ElasticIP', namespace, name } });
     }
@@ -76,10 +73,7 @@ describe('EIP-2: only pools of the network\'s mode are used', () => {
   it('EIP-2: an arp network whose only pool is bgp -> Error NoUsableAddressPool naming the pool and its mode; no address, no claim', async () => {
     const namespace = ns();
     await createEip(namespace, 'stranded', WRONG);
-    const eip = await waitFor(async () => {
-      const e = await getEip(namespace, 'stranded');
-      return e?.status?.phase === 'Error' ? e : undefined;
-    }, { what: 'ElasticIP Error' });
+    const eip = await eipIn(namespace, 'stranded', 'Error');
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({ status: 'False', reason: 'NoUsableAddressPool' });
     expect(condition(eip, 'Allocated')?.message).toContain(`ExternalNetwork ${WRONG} has no AddressPool with advertiseMode arp`);
