@@ -259,6 +259,15 @@ export class Rig {
   }
 }
 
+/** A Rig set up before the enclosing describe's tests and destroyed after them, for suites that
+ * need nothing more before their first test. */
+export function useRig(nodeCount = 1): Rig {
+  const rig = new Rig(nodeCount);
+  beforeAll(() => rig.setup(), 60_000);
+  afterAll(() => rig.destroy(), 60_000);
+  return rig;
+}
+
 /** ARP replies in `frames` answering for `address`, i.e. sent by whoever claims it. */
 export function repliesFor(frames: Frame[], address: string): Frame[] {
   return frames.filter((f) => f.arp?.op === 2 && f.arp.sip === address);

@@ -1,6 +1,6 @@
 // Lifecycle of the responder: pinned program and maps outlive their loader, a new loader adopts
 // them and swaps the program without a gap; native mode; detach.
-import { CLIENT_IP, Rig, SUBNET, XDP_PASS_OBJECT, describeAsRoot, repliesFor, sleep } from './rig';
+import { CLIENT_IP, type Rig, SUBNET, XDP_PASS_OBJECT, describeAsRoot, repliesFor, sleep, useRig } from './rig';
 import { programPinPath } from '../../runtime/agent/bpf/responder';
 import * as fs from 'node:fs';
 
@@ -10,15 +10,7 @@ jest.setTimeout(30_000);
 const VIP = `${SUBNET}.50`;
 
 describeAsRoot('responder lifecycle: pinning, adoption, replacement without a gap', () => {
-  const rig = new Rig(1);
-
-  beforeAll(async () => {
-    await rig.setup();
-  }, 60_000);
-
-  afterAll(async () => {
-    await rig.destroy();
-  }, 60_000);
+  const rig = useRig(1);
 
   test('OPS-1: program and maps survive the loading process exiting, and answering goes on', async () => {
     const first = await rig.attach(0, { mode: 'generic' }); // that process has exited now

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
-import { CLIENT_IP, Rig, SUBNET, describeAsRoot, repliesFor } from './rig';
+import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -18,7 +18,7 @@ const VIP = `${SUBNET}.50`;
 const SLOTS_BEFORE_ARP_12 = 13;
 
 describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', () => {
-  const rig = new Rig(1);
+  const rig = useRig(1);
   const statsPin = () => path.join(rig.pinDir(0), MAP_NAMES.stats);
   const slots = () => {
     const map = BpfMap.openPinned(statsPin());
@@ -36,14 +36,6 @@ describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', ()
       maps.close();
     }
   };
-
-  beforeAll(async () => {
-    await rig.setup();
-  }, 60_000);
-
-  afterAll(async () => {
-    await rig.destroy();
-  }, 60_000);
 
   test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
