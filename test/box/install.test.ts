@@ -19,6 +19,7 @@ import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
 import { cmd, inNetns } from './exec';
 import { writeOciArchive } from './images';
 import { BoxState } from './state';
+import { describeWhen } from '../requirements';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -33,7 +34,7 @@ const NS = 'juneau-system';
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 39n);
 const XDP_PASS = path.join(REPO_ROOT, 'build', 'bpf', 'xdp_pass.bpf.o');
 
-const describeAsRoot = process.getuid?.() === 0 ? describe : (title: string, body: () => void) => describe.skip(`${title} [skipped: needs root]`, body);
+const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
 
 function cli(dir: string, args: string[]): string {
   return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
