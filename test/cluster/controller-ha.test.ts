@@ -50,13 +50,19 @@ describe('two controllers at once', () => {
       );
       // Without a Lease both controllers reconcile every Service, so a status can name a VIP for a
       // moment after the other replica settled on the holder's lowest claim; wait for the settled state.
+      // What the last poll saw, for the failure message (a wait that times out says where it stood).
+      let seen = 'nothing listed yet';
       const settled = await waitFor(async () => {
         const slbs = (await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace })).items;
-        if (slbs.length !== SERVICES || !slbs.every((s) => s.status?.phase === 'Allocated')) return undefined;
         const claims = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
-        const consistent = slbs.every((s) => claims.find((c) => c.spec.value === s.status!.vip)?.spec.holder.uid === s.metadata.uid);
-        return claims.length === SERVICES && consistent ? { slbs, claims } : undefined;
-      }, { what: 'every Service allocated, one claim each, held by it', timeoutMs: 60_000 });
+        const unheld = slbs.filter((s) => claims.find((c) => c.spec.value === s.status?.vip)?.spec.holder.uid !== s.metadata.uid);
+        const phases = slbs.reduce<Record<string, number>>((n, s) => ({ ...n, [s.status?.phase ?? 'none']: (n[s.status?.phase ?? 'none'] ?? 0) + 1 }), {});
+        seen = `${slbs.length} ServiceLoadBalancers ${JSON.stringify(phases)}, ${claims.length} claims, VIP not held by its own claim: ${unheld.map((s) => `${s.metadata.name}=${s.status?.vip ?? '-'}`).join(' ') || 'none'}`;
+        if (slbs.length !== SERVICES || !slbs.every((s) => s.status?.phase === 'Allocated')) return undefined;
+        return claims.length === SERVICES && unheld.length === 0 ? { slbs, claims } : undefined;
+      }, { what: 'every Service allocated, one claim each, held by it', timeoutMs: 60_000 }).catch((err: Error) => {
+        throw new Error(`${err.message}; last seen: ${seen}`);
+      });
       expect(new Set(settled.slbs.map((s) => s.status!.vip)).size).toBe(SERVICES);
       for (const s of settled.slbs) {
         const claim = settled.claims.find((c) => c.spec.value === s.status!.vip);
