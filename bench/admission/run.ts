@@ -13,7 +13,6 @@
  * Needs the control-plane binaries (`npm run cluster:build`) and the CRDs (`npx cdk8s synth`).
  * See bench/README.md.
  */
-import * as net from 'node:net';
 import { API_VERSION } from '../../api';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { informerWebhookCaches, liveWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
@@ -23,6 +22,7 @@ import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CRD_MANIFEST, startCluster } from '../../test/cluster/harness';
+import { freePort } from '../../test/cluster/webhook-fixture';
 
 const POPULATION = Number(process.argv[2] ?? 10_000);
 const REQUESTS = Number(process.argv[3] ?? 200);
@@ -35,17 +35,6 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 const address = (i: number, base = 16) => `10.${base + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 const arp = (name: string, addr: string, labels: Record<string, string> = {}) =>
   ({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: NETWORK, address: addr, nodeName: 'bench-node' } }) as unknown as KubeObject;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function populate(rest: RestClient): Promise<void> {
   await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['10.0.0.0/8'] } } as unknown as KubeObject);
