@@ -31,15 +31,15 @@ export const OWNER_LABELS = {
 /** Annotation with the whole owner identity `<kind>/<namespace>/<name>`, checked against OWNER_LABELS. */
 export const OWNER_ANNOTATION = `${GROUP}/owner`;
 
-/** ClaimStore over the API server: AlreadyExists -> 'exists'; delete is idempotent and uid-guarded. */
+/** ClaimStore over the API server: AlreadyExists -> not created; delete is idempotent and uid-guarded. */
 export function restClaimStore(rest: RestClient, fieldManager: string): ClaimStore {
   return {
     async create(claim: AllocationClaim) {
       try {
-        await rest.create(JuneauResources.allocationClaims, asKube(claim), { fieldManager });
-        return 'created';
+        const created = await rest.create(JuneauResources.allocationClaims, asKube(claim), { fieldManager });
+        return { created: true, uid: created.metadata.uid };
       } catch (err) {
-        if (isAlreadyExists(err)) return 'exists';
+        if (isAlreadyExists(err)) return { created: false };
         throw err;
       }
     },

@@ -3,11 +3,11 @@
 // index the controller feeds from AddressPools, and the keep rule of the ServiceLoadBalancer path.
 import * as pulumi from '@pulumi/pulumi';
 import { Chart, Testing } from 'cdk8s';
-import type { AllocationClaim } from '../../api';
 import { findPoolForRequestedAddress, formatIPv4, parseIPv4, parsePoolAddresses, type PoolView } from '../../api/validation';
 import { AddressPool as Cdk8sAddressPool } from '../../constructs/cdk8s';
 import type * as Juneau from '../../constructs/pulumi';
-import { Allocator, type ClaimStore } from '../../runtime/controller/allocator/allocator';
+import { Allocator } from '../../runtime/controller/allocator/allocator';
+import { MemoryClaimStore } from './memory-claim-store';
 import { AllocatorIndex, type ClaimRecord, type Holder } from '../../runtime/controller/allocator/allocator-index';
 import { addressPoolRanges } from '../../runtime/controller/allocator/claims';
 import { mayKeepAddress, type RetainContext } from '../../runtime/controller/allocator/retain';
@@ -140,18 +140,6 @@ describe('ADDR-2: network and broadcast addresses, and avoidBuggyIPs', () => {
 });
 
 // ---- ADDR-3 ---------------------------------------------------------------------------------------
-
-class MemoryClaimStore implements ClaimStore {
-  readonly objects = new Map<string, AllocationClaim>();
-  async create(claim: AllocationClaim): Promise<'created' | 'exists'> {
-    if (this.objects.has(claim.metadata.name!)) return 'exists';
-    this.objects.set(claim.metadata.name!, claim);
-    return 'created';
-  }
-  async delete(name: string): Promise<void> {
-    this.objects.delete(name);
-  }
-}
 
 const LAN = { kind: 'AddressPool' as const, name: 'lan' };
 const claimOf = (value: string, pool = 'lan'): ClaimRecord => ({ claimName: `ipv4.${value}`, pool: { kind: 'AddressPool', name: pool }, value: ip(value), holder: { kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'web', uid: 'u1' } });

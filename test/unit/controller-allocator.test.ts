@@ -1,9 +1,9 @@
-import type { AllocationClaim } from '../../api';
 import { parseIPv4 } from '../../api/validation';
 import { SparseBitset } from '../../runtime/controller/allocator/sparse-bitset';
 import { ValuePool } from '../../runtime/controller/allocator/value-pool';
-import { AllocatorIndex, parseClaimValue, type PoolRef } from '../../runtime/controller/allocator/allocator-index';
-import { Allocator, type ClaimStore } from '../../runtime/controller/allocator/allocator';
+import { AllocatorIndex, parseClaimValue, type ClaimRecord, type PoolRef } from '../../runtime/controller/allocator/allocator-index';
+import { Allocator } from '../../runtime/controller/allocator/allocator';
+import { MemoryClaimStore } from './memory-claim-store';
 import { claimNameOf, claimObject, claimRecordOf, DEFAULT_SUBNET_VNI_RANGE, SUBNET_VNI_REF } from '../../runtime/controller/allocator/claims';
 
 const ip = (s: string) => parseIPv4(s)!;
@@ -151,23 +151,7 @@ describe('AllocatorIndex (ALLOC-1)', () => {
   });
 });
 
-/** An in-memory API server for claims: create is refused by name, like the real one. */
-class FakeClaimStore implements ClaimStore {
-  readonly objects = new Map<string, AllocationClaim>();
-  creates = 0;
-  async create(claim: AllocationClaim): Promise<'created' | 'exists'> {
-    this.creates++;
-    await Promise.resolve();
-    if (this.objects.has(claim.metadata.name!)) return 'exists';
-    this.objects.set(claim.metadata.name!, claim);
-    return 'created';
-  }
-  async delete(name: string): Promise<void> {
-    this.objects.delete(name);
-  }
-}
-
-function newAllocator(store = new FakeClaimStore()) {
+function newAllocator(store = new MemoryClaimStore()) {
   const index = new AllocatorIndex();
   index.setPool(A, [range('10.0.0.0', '10.0.0.3')]);
   index.setPool(B, [range('10.0.1.0', '10.0.1.1')]);
@@ -185,8 +169,33 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
     expect(store.creates).toBe(1);
   });
 
+  it('ALLOC-1: releasing its own extra claim never deletes or forgets a newer claim of that name (another replica took the value meanwhile)', async () => {
+    // Replica A holds .1 (its own create) and .0 (a racing replica's, delivered by the informer), so
+    // it keeps the lowest and releases .1. While that delete is in flight the other replica takes
+    // .1 for y and the informer delivers it to A: A's index must still know y holds .1, and A's
+    // delete must be guarded by its own claim's uid (a fixed two-controller run once left y's
+    // claim out of one index for good and the replicas fought over the address).
+    let other: ClaimRecord | undefined;
+    const store = new MemoryClaimStore(async (name) => {
+      if (name !== 'ipv4.10.0.0.1' || other) return;
+      store.objects.delete(name);
+      other = claimRecordOf({ ...claimObject(A, ip('10.0.0.1'), svc('y')), metadata: { name, uid: 'uid-of-ys-claim' } })!;
+      store.objects.set(name, { ...claimObject(A, ip('10.0.0.1'), svc('y')), metadata: { name, uid: other.uid } });
+      index.deleteClaim(name);
+      index.upsertClaim(other);
+    });
+    const { index, allocator } = newAllocator(store);
+    index.holdTentatively(A, ip('10.0.0.0'));
+    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({ ok: true, value: ip('10.0.0.1') });
+    index.upsertClaim({ ...claimRecordOf(claimObject(A, ip('10.0.0.0'), svc('x')))!, uid: 'uid-of-racing-claim' });
+    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({ ok: true, value: ip('10.0.0.0') });
+    expect(other).toBeDefined();
+    expect(index.claimsOf(svc('y'))).toEqual([other]);
+    expect(store.objects.get('ipv4.10.0.0.1')?.spec.holder.name).toBe('y');
+  });
+
   it('AlreadyExists means taken: takes the next (two replicas never double-book)', async () => {
-    const shared = new FakeClaimStore();
+    const shared = new MemoryClaimStore();
     const one = newAllocator(shared);
     const two = newAllocator(shared); // a second replica with its own, stale index
     const [r1, r2] = await Promise.all([one.allocator.ensureAddress(svc('x'), { pools: ['a'] }), two.allocator.ensureAddress(svc('y'), { pools: ['a'] })]);
@@ -215,7 +224,7 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
   });
 
   it('a requested address held by a claim the index has not seen yet is refused too', async () => {
-    const store = new FakeClaimStore();
+    const store = new MemoryClaimStore();
     store.objects.set('ipv4.10.0.0.2', claimObject(A, ip('10.0.0.2'), svc('other')));
     const { allocator } = newAllocator(store);
     const refused = await allocator.ensureAddress(svc('y'), { pools: ['a'], requested: { value: ip('10.0.0.2'), pool: 'a' } });
@@ -246,7 +255,7 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
   });
 
   it('a failed create frees the proposal', async () => {
-    const store = new FakeClaimStore();
+    const store = new MemoryClaimStore();
     store.create = async () => {
       throw new Error('boom');
     };

@@ -15,7 +15,7 @@ function setup(onDelete: (name: string) => void = () => undefined) {
   index.setPool(POOL, [{ first: ip('198.18.120.0'), last: ip('198.18.120.7') }]);
   const log: string[] = [];
   const store: ClaimStore = {
-    create: async (c: AllocationClaim) => (log.push(`create ${c.metadata.name}`), 'created'),
+    create: async (c: AllocationClaim) => (log.push(`create ${c.metadata.name}`), { created: true, uid: `uid-of-${c.metadata.name}` }),
     delete: async (name: string) => {
       log.push(`delete ${name}`);
       onDelete(name);

@@ -12,8 +12,12 @@ import { claimObject, heldBy, type OwnerRef } from './claims';
 
 /** The writes the allocator needs; the shell implements them with the REST client. */
 export interface ClaimStore {
-  /** Creates the claim; `exists` when a claim of that name is already there (AlreadyExists). */
-  create(claim: AllocationClaim): Promise<'created' | 'exists'>;
+  /**
+   * Creates the claim: `created: false` when a claim of that name is already there (AlreadyExists);
+   * else the new object's uid, so this holder's release is guarded by it (a later claim of the
+   * same name is someone else's).
+   */
+  create(claim: AllocationClaim): Promise<{ readonly created: false } | { readonly created: true; readonly uid: string | undefined }>;
   /** Deletes the claim (NotFound is success); `uid` guards against deleting a newer claim of the same name. */
   delete(name: string, uid?: string): Promise<void>;
 }
@@ -128,8 +132,7 @@ export class Allocator {
     const shown = pool.kind === 'AddressPool' ? formatIPv4(value) : String(value);
     this.index.holdTentatively(pool, value);
     const claim = claimObject(pool, value, holder, owner);
-    const outcome = await this.create(pool, value, claim);
-    if (outcome === 'created') return { ok: true, value, pool, claimName: claim.metadata.name! };
+    if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
     const other = this.index.claimOf(pool, value);
     const by = other ? `${describeHolder(other.holder)} (claim ${other.claimName})` : `another holder (claim ${claim.metadata.name} exists)`;
     return { ok: false, reason: 'RequestedIPInUse', message: `${pool.kind === 'AddressPool' ? 'requested address' : `value of ${pool.name}`} ${shown} is held by ${by}` };
@@ -153,24 +156,26 @@ export class Allocator {
       if (value === undefined) break;
       const claim = claimObject(pool, value, holder, owner);
       // On `exists` the value stays held tentatively until the other holder's claim arrives.
-      if ((await this.create(pool, value, claim)) === 'created') return { ok: true, value, pool, claimName: claim.metadata.name! };
+      if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
     }
     return { ok: false, reason: pool.kind === 'AddressPool' ? 'NoFreeAddress' : 'NoFreeValue', message: `no free value in ${pool.kind} ${pool.name}` };
   }
 
-  private async create(pool: PoolRef, value: number, claim: AllocationClaim): Promise<'created' | 'exists'> {
-    let outcome: 'created' | 'exists';
+  /** Whether the claim was created (false: AlreadyExists). */
+  private async create(pool: PoolRef, value: number, claim: AllocationClaim): Promise<boolean> {
+    let outcome: Awaited<ReturnType<ClaimStore['create']>>;
     try {
       outcome = await this.store.create(claim);
     } catch (err) {
       this.index.release(pool, value);
       throw err;
     }
-    if (outcome === 'created') {
-      // Known now rather than when the informer delivers it, so the next pass adopts it.
-      this.index.upsertClaim({ claimName: claim.metadata.name!, pool, value, holder: claim.spec.holder });
+    if (outcome.created) {
+      // Known now rather than when the informer delivers it, so the next pass adopts it; with its
+      // uid, so releasing it can never delete (or forget) a newer claim of the same name.
+      this.index.upsertClaim({ claimName: claim.metadata.name!, pool, value, holder: claim.spec.holder, uid: outcome.uid });
     }
-    return outcome;
+    return outcome.created;
   }
 
   private async releaseClaims(claims: readonly ClaimRecord[]): Promise<void> {
@@ -178,9 +183,9 @@ export class Allocator {
       await this.beforeRelease?.(c);
       await this.store.delete(c.claimName, c.uid);
       // The informer may already have delivered a newer claim of that name (another holder took
-      // the value meanwhile); forgetting it would make this index offer the value and miss the holder's claim.
-      const current = this.index.getClaim(c.claimName);
-      if (!current || !c.uid || !current.uid || current.uid === c.uid) this.index.deleteClaim(c.claimName);
+      // the value meanwhile); forgetting it would make this index offer the value and miss that
+      // holder's claim for good (two replicas then disagree on what the holder has: ALLOC-1).
+      if (this.index.getClaim(c.claimName)?.uid === c.uid) this.index.deleteClaim(c.claimName);
     }
   }
 }
