@@ -21,6 +21,9 @@ module.exports = {
       globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
     }),
     project('netns', { testTimeout: 60_000 }),
+    // The packed tarball (packed once by the global setup) installed into fresh user projects by
+    // npm from the registry: resolution, peers, what a constructs user downloads.
+    project('package', { testTimeout: 300_000, globalSetup: '<rootDir>/test/package/global-setup.ts', globalTeardown: '<rootDir>/test/package/global-teardown.ts' }),
     // The e2e rig starts its own control plane (its controllers must not meet the cluster
     // project's), so it has no global setup; scenarios wait on neighbour timers and take minutes.
     project('e2e', { testTimeout: 600_000 }),

@@ -1,5 +1,6 @@
-// The tarball as users get it: `npm pack` of a fresh build, extracted into a consumer's
-// node_modules/juneau (offline: the consumer's other packages are links to this repository's).
+// The tarball as users get it (`npm pack` of a fresh build, by the package project's global
+// setup), extracted into a consumer's node_modules/juneau (offline: the consumer's other packages
+// are links to this repository's; consumers.test.ts installs from the registry).
 // Every entry point type-checks under the resolutions stock templates use: node10 (`cdk8s init
 // typescript-app`: CommonJS without moduleResolution; Pulumi's template: "node"), node16 and
 // bundler. A source map in the tarball carries its sources or names files that ship, and the
@@ -9,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { packed } from './packed';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -50,25 +52,12 @@ describe('the packed package', () => {
   let checks: Record<keyof typeof RESOLUTIONS, Promise<string>>;
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-tarball-'));
-    const src = path.join(tmp, 'package');
-    fs.mkdirSync(src);
-    for (const f of ['package.json', 'README.md', 'LICENSE']) fs.copyFileSync(path.join(ROOT, f), path.join(src, f));
-    // The binaries are bundled as `npm run build:bin` does (paths relative to the working directory).
-    for (const d of ['api', 'constructs', 'runtime']) fs.symlinkSync(path.join(ROOT, d), path.join(src, d));
-    await Promise.all([
-      run(process.execPath, [TSC, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(src, 'build', 'lib')], { cwd: ROOT }),
-      run(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), '--strict'], { cwd: src }),
-    ]);
-
-    const env = { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: src, env, encoding: 'utf8' })) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    packedFiles = packed[0].files.map((f) => f.path);
-
+    tmp = fs.mkdtempSync(path.join(packed().dir, 'resolution-'));
+    packedFiles = [...packed().files];
     const consumer = path.join(tmp, 'consumer');
     installed = path.join(consumer, 'node_modules', 'juneau');
     fs.mkdirSync(installed, { recursive: true });
-    execFileSync('tar', ['xzf', path.join(tmp, packed[0].filename), '-C', installed, '--strip-components=1']);
+    execFileSync('tar', ['xzf', packed().tarball, '-C', installed, '--strip-components=1']);
     for (const dep of fs.readdirSync(path.join(ROOT, 'node_modules'))) {
       if (dep === 'juneau' || dep.startsWith('.')) continue;
       fs.symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(consumer, 'node_modules', dep));
@@ -90,7 +79,6 @@ describe('the packed package', () => {
     ) as typeof checks;
     await Promise.all(Object.values(checks));
   }, 180_000);
-  afterAll(() => tmp && fs.rmSync(tmp, { recursive: true, force: true }));
 
   test.each(Object.keys(RESOLUTIONS) as Array<keyof typeof RESOLUTIONS>)('juneau/cdk8s, juneau/pulumi, juneau/api and juneau/api/validation type-check under %s resolution', async (name) => {
     expect(await checks[name]).toBe('');
