@@ -22,6 +22,7 @@ import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CRD_MANIFEST, startCluster, type Cluster } from '../../test/cluster/harness';
+import { sleep } from '../../test/sleep';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -58,7 +59,6 @@ class CountingRestClient extends RestClient {
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
   try {

@@ -13,6 +13,7 @@ import { KubeApiError, isGone, type RestClient, type WatchEvent, type WatchHandl
 import { IndexedStore, type IndexFunc } from './store';
 import { objectKey, type KubeObject } from './types';
 import { backoffDelay } from './workqueue';
+import { Sleeper } from './sleep';
 
 export interface InformerHandlers<T> {
   onAdd?(object: T): void;
@@ -50,7 +51,7 @@ export class Informer<T extends KubeObject> {
   private synced = false;
   private stopped = true;
   private watchHandle: WatchHandle | undefined;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private loop: Promise<void> | undefined;
 
   constructor(
@@ -113,7 +114,7 @@ export class Informer<T extends KubeObject> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.watchHandle?.abort();
-    this.wake?.();
+    this.sleeper.wake();
     await this.loop;
   }
 
@@ -149,7 +150,7 @@ export class Informer<T extends KubeObject> {
         }
         const delay = backoffDelay(failures++, this.options.initialBackoffMs ?? 500, this.options.maxBackoffMs ?? 30_000);
         this.logger.warn('list/watch failed; retrying', { err, retryInMs: delay });
-        await this.sleep(delay);
+        await this.sleeper.sleep(delay);
       }
     }
   }
@@ -240,16 +241,6 @@ export class Informer<T extends KubeObject> {
     return `${type.plural}${type.group ? '.' + type.group : ''}${scope.length ? ` (${scope.join(', ')})` : ''}`;
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
 }
 
 /** Resolves when every informer has synced; the error names those that did not. */

@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from './log';
 import { resourcePath, Resources } from './resources';
 import { isNotFound, type RestClient } from './rest';
 import type { KubeObject } from './types';
+import { Sleeper } from './sleep';
 
 export interface LeaseSpec {
   holderIdentity?: string;
@@ -125,7 +126,7 @@ export class LeaderElector {
   private leading: AbortController | undefined;
   private stopped = false;
   private renewedWhileStopping = false;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private loop: Promise<void> | undefined;
 
   constructor(
@@ -162,7 +163,7 @@ export class LeaderElector {
    */
   async release(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.sleeper.wake();
     await this.loop;
     // Also when the write that took the Lease landed as release() began; never after losing it.
     const held = this.leading !== undefined || this.renewedWhileStopping;
@@ -198,7 +199,7 @@ export class LeaderElector {
         this.stepDown();
       }
       // Not renewed for renewDeadline: armDeadline()'s timer steps down, even mid-call.
-      await this.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
+      await this.sleeper.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
     }
   }
 
@@ -258,14 +259,4 @@ export class LeaderElector {
     this.options.onStoppedLeading?.();
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
 }

@@ -14,6 +14,7 @@ import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { clients, createRunningPod, deleteNamespace, ensureNode, TEST_NAMESPACE_LABEL, testKubeConfig, waitFor } from './fixture';
+import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
 const ARP = JuneauResources.arpAdvertisements;
@@ -124,7 +125,7 @@ class AdWatch {
 async function watchedWindow(selector: { labelSelector?: string; fieldSelector?: string }, poke: () => Promise<void>, ms = 4_000) {
   const watch = await new AdWatch(selector).start();
   await poke();
-  await new Promise((resolve) => setTimeout(resolve, ms));
+  await sleep(ms);
   return watch.stop();
 }
 

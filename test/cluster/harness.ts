@@ -19,6 +19,9 @@ import * as path from 'node:path';
 // Loaded when a cluster starts, not on import: it takes seconds on a busy machine, and `cluster
 // down`/`status` never need it.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { sleep } from '../sleep';
+
+export { sleep };
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The CRD manifest `npx cdk8s synth` writes; applied by the Jest global setup and `cluster up`. */
@@ -406,9 +409,6 @@ async function waitUntil(m: Managed, deadline: number, what: string, probe: () =
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(

@@ -14,6 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { parsePcap, type Frame } from '../netns/pcap';
+import { sleep } from '../sleep';
+
+export { sleep };
 
 const exec = promisify(execFile);
 export const SUBNET = '10.225.32';
@@ -21,8 +24,6 @@ export const ROUTER_IP = `${SUBNET}.254`;
 export const FRESH_CLIENT_IP = `${SUBNET}.253`;
 /** The AddressPool of the rig: inside the nodes' L2 subnet (EN-12). */
 export const POOL_RANGE = `${SUBNET}.200-${SUBNET}.239`;
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class E2ENetwork {
   readonly id = randomBytes(3).toString('hex');

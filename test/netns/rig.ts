@@ -16,6 +16,9 @@ import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
 import { describeWhen } from '../requirements';
 import { parsePcap, type Frame } from './pcap';
+import { sleep } from '../sleep';
+
+export { sleep };
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');
@@ -280,10 +283,6 @@ export function repliesFor(frames: Frame[], address: string): Frame[] {
  */
 export function arpFramesAbout(frames: Frame[], mac: string, addresses: readonly string[]): Frame[] {
   return frames.filter((f) => f.src === mac && f.arp && (addresses.includes(f.arp.sip) || addresses.includes(f.arp.tip)));
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function waitForListening(child: ChildProcess): Promise<void> {

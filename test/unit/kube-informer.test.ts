@@ -2,6 +2,7 @@ import { Informer, type ListWatchClient } from '../../runtime/kube/informer';
 import { Resources } from '../../runtime/kube/resources';
 import type { WatchEvent } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
+import { sleep } from '../sleep';
 
 const cm = (name: string, rv: string): KubeObject => ({ metadata: { namespace: 'ns', name, resourceVersion: rv } });
 
@@ -103,7 +104,7 @@ describe('Informer (scripted list/watch)', () => {
       (err: Error) => (outcome = err.message),
     );
     // A finite timer of Infinity ms would fire at once (Node clamps it to 1 ms).
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(outcome).toBe('pending');
     releaseList();
     await until(() => outcome !== 'pending');

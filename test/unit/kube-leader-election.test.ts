@@ -1,5 +1,6 @@
 import { LeaderElector, decideLease, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
 import { KubeApiError } from '../../runtime/kube/rest';
+import { sleep } from '../sleep';
 
 const now = new Date('2025-01-01T00:01:00.000Z');
 const ms = now.getTime();
@@ -77,7 +78,6 @@ class MemoryLeases implements LeaseClient {
 }
 
 const fast = { namespace: 'juneau-system', name: 'juneau-controller', leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 20 };
-const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
 
 describe('LeaderElector against an in-memory Lease', () => {
   it('elects exactly one of two candidates and hands over at once on release', async () => {

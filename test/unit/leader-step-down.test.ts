@@ -8,8 +8,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
 import { FencedError, RestClient } from '../../runtime/kube/rest';
 import { WorkQueue } from '../../runtime/kube/workqueue';
+import { sleep } from '../sleep';
 
-const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
 
 /** A Lease store whose calls can be made to hang until their signal aborts. */
 class HangingLeases implements LeaseClient {
