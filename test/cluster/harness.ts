@@ -9,7 +9,7 @@
 // Each process runs in its own process group with its log in <dir>/logs/. stop() kills the groups
 // and deletes the temporary directory; so do exit/SIGINT/SIGTERM/SIGHUP handlers, and a small shell
 // watchdog does it if the Node process dies without running them (SIGKILL, OOM).
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as http from 'node:http';
@@ -20,8 +20,14 @@ import * as path from 'node:path';
 // down`/`status` never need it.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { sleep } from '../sleep';
+import { applyCrds, runKubectl, type KubectlResult } from './kubectl';
+import { issueCertificate, makePki, writeKubeconfig } from './pki';
+import { ClusterStartError, commandOf, isAlive, registerExitHandlers, signalGroup, spawnManaged, spawnWatchdog, stopProcesses, unregisterExitHandler, type Managed } from './processes';
 
-export { sleep };
+// The harness is the entry point of the test control plane; its parts live by concern in
+// processes.ts, pki.ts and kubectl.ts.
+export { applyCrds, ClusterStartError, commandOf, isAlive, issueCertificate, runKubectl, sleep, spawnManaged, stopProcesses, writeKubeconfig };
+export type { KubectlResult, Managed };
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The CRD manifest `npx cdk8s synth` writes; applied by the Jest global setup and `cluster up`. */
@@ -94,12 +100,6 @@ export interface Cluster extends ClusterState {
   stop(): Promise<void>;
 }
 
-export class ClusterStartError extends Error {
-  constructor(message: string, readonly logTail?: string) {
-    super(logTail ? `${message}\n--- last lines of the log ---\n${logTail}` : message);
-    this.name = 'ClusterStartError';
-  }
-}
 
 export function resolveBinDir(binDir?: string): string {
   const dir =
@@ -155,7 +155,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    liveClusters.delete(killAllSync);
+    unregisterExitHandler(killAllSync);
     if (watchdog?.pid) signalGroup(watchdog.pid, 'SIGKILL');
     await stopProcesses(procs.map((p) => p.child.pid!).reverse());
     removeDir();
@@ -255,7 +255,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     const totalMs = Date.now() - t0;
     log(`cluster: control plane up in ${(totalMs / 1000).toFixed(1)} s (logs in ${path.join(dir, 'logs')})`);
     if (opts.persistent) {
-      liveClusters.delete(killAllSync);
+      unregisterExitHandler(killAllSync);
       for (const p of procs) p.child.unref();
     }
 
@@ -278,112 +278,6 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     await stop().catch(() => {});
     if (keepDir) log(`cluster: start failed; logs kept in ${path.join(dir, 'logs')}`);
     throw err;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// processes
-
-export interface Managed {
-  name: string;
-  child: ChildProcess;
-  logFile: string;
-  exited?: { code: number | null; signal: NodeJS.Signals | null };
-}
-
-export function spawnManaged(bin: string, name: string, args: string[], logFile: string, persistent: boolean): Managed {
-  const fd = fs.openSync(logFile, 'a');
-  fs.writeSync(fd, `# ${new Date().toISOString()} ${bin} ${args.join(' ')}\n`);
-  // detached: its own process group, so a terminal's Ctrl-C reaches only us and stop() can kill the group.
-  const child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd] });
-  fs.closeSync(fd);
-  const m: Managed = { name, child, logFile };
-  child.on('exit', (code, signal) => (m.exited = { code, signal }));
-  child.on('error', (err) => {
-    m.exited = { code: -1, signal: null };
-    fs.appendFileSync(logFile, `spawn error: ${err.message}\n`);
-  });
-  if (persistent) child.unref();
-  return m;
-}
-
-/** A shell that outlives us only to clean up: when our pid is gone it kills the process groups
- * listed in <dir>/.pids (SIGKILL, SIGINT to Jest, OOM: cases where no handler of ours runs). */
-function spawnWatchdog(dir: string, removeDir: boolean): ChildProcess {
-  const script = `
-    while kill -0 "$2" 2>/dev/null; do sleep 1; done
-    for p in $(cat "$1/.pids" 2>/dev/null); do kill -KILL "-$p" 2>/dev/null; done
-    if [ "$3" = 1 ]; then rm -rf "$1"; fi`;
-  const child = spawn('sh', ['-c', script, 'juneau-cluster-watchdog', dir, String(process.pid), removeDir ? '1' : '0'], {
-    detached: true,
-    stdio: 'ignore',
-  });
-  child.unref();
-  return child;
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-/** Alive and not a zombie (a zombie's group cannot be signalled usefully). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** The command line of a pid, to check that a recorded pid is still ours. */
-export function commandOf(pid: number): string | undefined {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** SIGTERM to each process group, SIGKILL after graceMs for any still alive. */
-export async function stopProcesses(pids: number[], graceMs = 3000): Promise<void> {
-  for (const pid of pids) signalGroup(pid, 'SIGTERM');
-  const until = Date.now() + graceMs;
-  while (pids.some(isAlive) && Date.now() < until) await sleep(50);
-  for (const pid of pids) if (isAlive(pid)) signalGroup(pid, 'SIGKILL');
-  const hard = Date.now() + 2000;
-  while (pids.some(isAlive) && Date.now() < hard) await sleep(20);
-}
-
-const liveClusters = new Set<() => void>();
-let handlersInstalled = false;
-function registerExitHandlers(killAllSync: () => void): void {
-  liveClusters.add(killAllSync);
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  const cleanup = () => {
-    for (const k of liveClusters) {
-      try {
-        k();
-      } catch {
-        /* best effort */
-      }
-    }
-    liveClusters.clear();
-  };
-  process.on('exit', cleanup);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = () => {
-      cleanup();
-      process.removeListener(sig, onSignal);
-      // If nobody else handles the signal, take the default action (terminate) as if we were not here.
-      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-    };
-    process.on(sig, onSignal);
   }
 }
 
@@ -445,118 +339,4 @@ function httpsGet(url: string, tls: { ca: Buffer; cert: Buffer; key: Buffer }): 
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// certificates and kubeconfig
-
-function run(cmd: string, args: string[], opts: { cwd?: string; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(cmd, args, { cwd: opts.cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err && typeof (err as NodeJS.ErrnoException).code === 'string') return reject(err); // ENOENT etc.
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    if (opts.input !== undefined) child.stdin!.end(opts.input);
-  });
-}
-
-async function openssl(cwd: string, args: string[]): Promise<void> {
-  const r = await run('openssl', args, { cwd });
-  if (r.code !== 0) throw new ClusterStartError(`openssl ${args.join(' ')} failed (exit ${r.code})`, r.stderr.trim());
-}
-
-const opensslCnf = (extraIps: string[]) => `[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = unused
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign,digitalSignature
-subjectKeyIdentifier = hash
-[serving]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = serverAuth
-authorityKeyIdentifier = keyid
-subjectAltName = IP:127.0.0.1,IP:10.96.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
-[client]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = clientAuth
-authorityKeyIdentifier = keyid
-`;
-
-const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-/** CA, apiserver serving cert, admin client cert (CN=admin, O=system:masters), service-account keys. */
-async function makePki(dir: string, extraIps: string[]): Promise<void> {
-  fs.writeFileSync(path.join(dir, 'openssl.cnf'), opensslCnf(extraIps));
-  await openssl(dir, ['req', '-x509', '-config', 'openssl.cnf', '-extensions', 'ca', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=juneau-test-ca']);
-  const leaf = (name: string, subj: string, ext: 'serving' | 'client') => issueCertificate(dir, name, subj, ext);
-  const saKey = async () => {
-    await openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key']);
-    await openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
-  };
-  await Promise.all([leaf('apiserver', '/CN=kube-apiserver', 'serving'), leaf('admin', '/O=system:masters/CN=admin', 'client'), saKey()]);
-}
-
-/**
- * A key and certificate `<name>.key`/`<name>.crt` in a control plane's pki directory, signed by its
- * CA, for subject `subj` (e.g. `/O=system:nodes/CN=system:node:node-0`).
- */
-export async function issueCertificate(pkiDir: string, name: string, subj: string, ext: 'serving' | 'client'): Promise<void> {
-  await openssl(pkiDir, ['req', '-new', '-config', 'openssl.cnf', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj]);
-  const serial = '0x' + require('node:crypto').randomBytes(8).toString('hex');
-  await openssl(pkiDir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', serial, '-days', '3650', '-out', `${name}.crt`, '-extfile', 'openssl.cnf', '-extensions', ext]);
-}
-
-/** A kubeconfig for `server` authenticating with the client certificate `<user>.crt` of `pki`. */
-export function writeKubeconfig(file: string, server: string, pki: (f: string) => string, user = 'admin'): void {
-  const b64 = (f: string) => fs.readFileSync(pki(f)).toString('base64');
-  const yaml = `apiVersion: v1
-kind: Config
-clusters:
-- name: juneau-test
-  cluster:
-    server: ${server}
-    certificate-authority-data: ${b64('ca.crt')}
-users:
-- name: ${user}
-  user:
-    client-certificate-data: ${b64(`${user}.crt`)}
-    client-key-data: ${b64(`${user}.key`)}
-contexts:
-- name: juneau-test
-  context:
-    cluster: juneau-test
-    user: ${user}
-    namespace: default
-current-context: juneau-test
-`;
-  fs.writeFileSync(file, yaml, { mode: 0o600 });
-}
-
-// ---------------------------------------------------------------------------------------------
-// kubectl
-
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs kubectl (the one in binDir) against kubeconfigPath. Does not throw on a non-zero exit. */
-export function runKubectl(binDir: string, kubeconfigPath: string, args: string[], opts: { input?: string } = {}): Promise<KubectlResult> {
-  return run(path.join(binDir, 'kubectl'), [`--kubeconfig=${kubeconfigPath}`, ...args], opts);
-}
-
-/** Server-side applies CRD manifests and waits until every CRD in them is Established. */
-export async function applyCrds(kubectl: string, kubeconfigPath: string, files: string[], timeoutS = 30): Promise<void> {
-  const binDir = path.dirname(kubectl);
-  const fileArgs = files.flatMap((f) => ['-f', f]);
-  const applied = await runKubectl(binDir, kubeconfigPath, ['apply', '--server-side', '--force-conflicts', '--field-manager=juneau-test-harness', ...fileArgs]);
-  if (applied.code !== 0) throw new ClusterStartError(`kubectl apply of ${files.join(', ')} failed`, (applied.stderr || applied.stdout).trim());
-  const waited = await runKubectl(binDir, kubeconfigPath, ['wait', '--for=condition=Established', `--timeout=${timeoutS}s`, ...fileArgs]);
-  if (waited.code !== 0) throw new ClusterStartError(`CRDs in ${files.join(', ')} did not become Established`, (waited.stderr || waited.stdout).trim());
 }
