@@ -2,16 +2,8 @@
 // Knows nothing of what the bytes mean; layout.ts does.
 import * as libbpf from './libbpf';
 
-export interface MapInfo {
-  readonly type: number;
-  readonly id: number;
-  readonly keySize: number;
-  readonly valueSize: number;
-  readonly maxEntries: number;
-  readonly flags: number;
-  /** The kernel's name, at most 15 characters (external_arp_table shows as external_arp_ta). */
-  readonly name: string;
-}
+/** What the kernel reports of a map (bpf_map_info); the name is at most 15 characters (external_arp_table shows as external_arp_ta). */
+export type MapInfo = libbpf.BpfMapInfo;
 
 export class BpfMap {
   /** Opens a map pinned on bpffs; the handle owns its own fd. */
