@@ -3,7 +3,7 @@
 // ExternalNetwork, create it again) and an AddressPool deleted and created again leave every
 // address with its holder — the very same AllocationClaim objects, never written meanwhile —
 // while the status says why nothing is served.
-import { ANNOTATIONS, LOAD_BALANCER_CLASS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { ANNOTATIONS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
@@ -12,7 +12,7 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { clients, mergePatch, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { clients, createLoadBalancerService, mergePatch, testKubeConfig, useNamespace, waitFor } from './fixture';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -23,16 +23,7 @@ const ADDRESSES = ['198.18.150.0/28'];
 type Claim = AllocationClaim & KubeObject;
 const getSlb = (ns: string, name: string) => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, name);
 
-async function createService(namespace: string, name: string, requestedIP?: string): Promise<void> {
-  const annotations: Record<string, string> = { [ANNOTATIONS.loadBalancerExternalNetwork]: NET, ...(requestedIP ? { [ANNOTATIONS.loadBalancerRequestedIP]: requestedIP } : {}) };
-  await clients().core.createNamespacedService({
-    namespace,
-    body: {
-      metadata: { name, annotations },
-      spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: name }, ports: [{ name: 'http', port: 80 }] },
-    },
-  });
-}
+const createService = (namespace: string, name: string, requestedIP?: string) => createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ name: 'http', port: 80 }] });
 
 /** Every write to the named claims while it runs: any update or delete is a change (by resourceVersion). */
 class ClaimChanges {

@@ -4,7 +4,7 @@
 // whose owner labels are someone else's is never changed or deleted; an object named and labelled
 // the old way is replaced under the new name with never two objects for one address. "Stays put"
 // and "never changed" are watches on the API server that record every event in the window.
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type ARPAdvertisement, type ElasticIP, type ServiceLoadBalancer } from '../../api';
+import { API_VERSION, ANNOTATIONS, type ARPAdvertisement, type ElasticIP, type ServiceLoadBalancer } from '../../api';
 import { advertisementName, isOwnedBy, type AdvertisementOwner } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
@@ -13,7 +13,7 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createRunningPod, deleteNamespace, ensureNode, TEST_NAMESPACE_LABEL, testKubeConfig, waitFor } from './fixture';
+import { clients, createLoadBalancerService, createRunningPod, deleteNamespace, ensureNode, TEST_NAMESPACE_LABEL, testKubeConfig, waitFor } from './fixture';
 import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
@@ -52,14 +52,7 @@ async function namespace(name: string): Promise<string> {
 
 /** A Juneau LoadBalancer Service with one ready Local backend on nodes[0]. */
 async function loadBalancer(ns: string, name: string, requestedIP?: string): Promise<void> {
-  const annotations: Record<string, string> = { [ANNOTATIONS.loadBalancerExternalNetwork]: NET, ...(requestedIP ? { [ANNOTATIONS.loadBalancerRequestedIP]: requestedIP } : {}) };
-  await clients().core.createNamespacedService({
-    namespace: ns,
-    body: {
-      metadata: { name, annotations },
-      spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-    },
-  });
+  await createLoadBalancerService(ns, name, { network: NET, requestedIP });
   await createRunningPod({ namespace: ns, name: `${name}-1`, labels: { app: name }, nodeName: nodes[0], podIP: `10.244.9.${10 + namespaces.length}`, ports: [{ name: 'http', containerPort: 8080 }] });
 }
 

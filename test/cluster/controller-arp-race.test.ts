@@ -4,7 +4,7 @@
 // webhook registered, Services and ElasticIPs created at once for a tiny pool and for the same
 // requested addresses, then churned. A watch on every ARPAdvertisement checks every state the API
 // server went through (watch events arrive in resourceVersion order), and a list samples it too.
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type AllocationClaim, type ARPAdvertisement } from '../../api';
+import { API_VERSION, ANNOTATIONS, type AllocationClaim, type ARPAdvertisement } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
@@ -12,7 +12,7 @@ import { Informer } from '../../runtime/kube/informer';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createRunningPod, deletePodNow, ensureNode, mergePatch, sleep, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { clients, createLoadBalancerService, createRunningPod, deletePodNow, ensureNode, mergePatch, sleep, testKubeConfig, useNamespace, waitFor } from './fixture';
 
 type Ad = ARPAdvertisement & KubeObject;
 const rest = new RestClient(testKubeConfig());
@@ -57,16 +57,7 @@ class DuplicateWatch {
   }
 }
 
-async function createService(namespace: string, name: string, requestedIP?: string): Promise<void> {
-  const annotations: Record<string, string> = { [ANNOTATIONS.loadBalancerExternalNetwork]: NET, ...(requestedIP ? { [ANNOTATIONS.loadBalancerRequestedIP]: requestedIP } : {}) };
-  await clients().core.createNamespacedService({
-    namespace,
-    body: {
-      metadata: { name, annotations },
-      spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: name }, ports: [{ port: 80 }] },
-    },
-  });
-}
+const createService = (namespace: string, name: string, requestedIP?: string) => createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ port: 80 }] });
 
 async function createEip(namespace: string, name: string, requestedIP?: string): Promise<void> {
   await rest.create(EipResources.elasticIPs, asKube({ apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name, namespace }, spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) } }));

@@ -1,14 +1,14 @@
 // Two controllers at once against one API server: allocation by claim creation never
 // double-books (EIP-3, ALLOC-1), and the binary's Lease gives one leader that releases the Lease
 // on SIGTERM so the other takes over.
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { API_VERSION, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauController } from '../../runtime/controller/controller';
 import { main } from '../../runtime/controller/main';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
-import { clients, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import { createLoadBalancerService, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
 import { watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -39,13 +39,7 @@ describe('two controllers at once', () => {
     try {
       await Promise.all(
         Array.from({ length: SERVICES }, (_, i) =>
-          clients().core.createNamespacedService({
-            namespace,
-            body: {
-              metadata: { name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
-              spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: `s${i}` }, ports: [{ port: 80 }] },
-            },
-          }),
+          createLoadBalancerService(namespace, `s${i}`, { network: NET, ports: [{ port: 80 }] }),
         ),
       );
       // Without a Lease both controllers reconcile every Service, so a status can name a VIP for a

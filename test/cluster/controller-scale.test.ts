@@ -11,13 +11,13 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
-import { clients, createNamespace, createRunningPod, ensureNode, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import { clients, createLoadBalancerService, createNamespace, createRunningPod, ensureNode, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');
@@ -203,20 +203,7 @@ describe('two juneau-controller processes, 300 Services', () => {
       const t0 = Date.now();
       const created = Promise.all(
         Array.from({ length: SERVICES }, (_, i) =>
-          clients().core.createNamespacedService({
-            namespace,
-            body: {
-              metadata: { name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
-              spec: {
-                type: 'LoadBalancer',
-                loadBalancerClass: LOAD_BALANCER_CLASS,
-                allocateLoadBalancerNodePorts: false,
-                externalTrafficPolicy: 'Local',
-                selector: { group: `g${groupOf(i)}` },
-                ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-              },
-            },
-          }),
+          createLoadBalancerService(namespace, `s${i}`, { network: NET, selector: { group: `g${groupOf(i)}` } }),
         ),
       );
 

@@ -3,7 +3,7 @@
 // EN-7, ALLOC-1/2). Backends are Pods whose status the test sets; the real EndpointSlice
 // controller turns them into EndpointSlices.
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, type ARPAdvertisement, type AllocationClaim, type ExternalNetwork, type ServiceLoadBalancer } from '../../api';
+import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ExternalNetwork, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -11,7 +11,7 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
-import { clients, createRunningPod, deletePodNow, ensureNode, setPodReady, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { clients, createLoadBalancerService, createRunningPod, deletePodNow, ensureNode, setPodReady, testKubeConfig, useNamespace, waitFor } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -39,34 +39,6 @@ async function createNetwork(name: string, type: 'arp' | 'bgp', addressPools: st
 async function deleteClusterObject(type: ResourceType, name: string) {
   await rest.delete(type, undefined, name).catch((err: unknown) => {
     if (!isNotFound(err)) throw err;
-  });
-}
-
-interface ServiceOptions {
-  network?: string;
-  requestedIP?: string;
-  externalTrafficPolicy?: 'Local' | 'Cluster';
-  ports?: Array<{ name?: string; port: number; targetPort?: number | string; protocol?: string }>;
-  ipFamilies?: string[];
-}
-async function createLoadBalancerService(namespace: string, name: string, o: ServiceOptions = {}) {
-  const annotations: Record<string, string> = {};
-  if (o.network) annotations[ANNOTATIONS.loadBalancerExternalNetwork] = o.network;
-  if (o.requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = o.requestedIP;
-  await clients().core.createNamespacedService({
-    namespace,
-    body: {
-      metadata: { name, annotations },
-      spec: {
-        type: 'LoadBalancer',
-        loadBalancerClass: LOAD_BALANCER_CLASS,
-        allocateLoadBalancerNodePorts: false,
-        externalTrafficPolicy: o.externalTrafficPolicy ?? 'Local',
-        selector: { app: name },
-        ports: o.ports ?? [{ name: 'http', port: 80, targetPort: 'http' }],
-        ...(o.ipFamilies ? { ipFamilies: o.ipFamilies, ipFamilyPolicy: o.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack' } : {}),
-      },
-    },
   });
 }
 

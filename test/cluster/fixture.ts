@@ -22,7 +22,9 @@ import {
   PatchStrategy,
   setHeaderOptions,
   V1Pod,
+  V1Service,
 } from '@kubernetes/client-node';
+import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
 
 export { CRD_MANIFEST, sleep };
@@ -346,4 +348,42 @@ export async function setPodReady(namespace: string, name: string, ready: boolea
 /** Deletes a Pod with grace period 0 (no kubelet would ever finish a graceful delete). */
 export async function deletePodNow(namespace: string, name: string): Promise<void> {
   await clients().core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+}
+
+export interface LoadBalancerServiceOptions {
+  /** The ExternalNetwork annotation (none: the Service names no network). */
+  readonly network?: string;
+  /** The requested-VIP annotation. */
+  readonly requestedIP?: string;
+  /** @default 'Local' */
+  readonly externalTrafficPolicy?: 'Local' | 'Cluster';
+  /** @default [{ name: 'http', port: 80, targetPort: 'http' }] */
+  readonly ports?: Array<{ name?: string; port: number; targetPort?: number | string; protocol?: string }>;
+  /** @default { app: <name> } */
+  readonly selector?: Record<string, string>;
+  readonly ipFamilies?: string[];
+}
+
+/** A LoadBalancer Service of Juneau's class, as a user writes it (no node ports). */
+export function loadBalancerService(name: string, o: LoadBalancerServiceOptions = {}): V1Service {
+  const annotations: Record<string, string> = {};
+  if (o.network) annotations[ANNOTATIONS.loadBalancerExternalNetwork] = o.network;
+  if (o.requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = o.requestedIP;
+  return {
+    metadata: { name, annotations },
+    spec: {
+      type: 'LoadBalancer',
+      loadBalancerClass: LOAD_BALANCER_CLASS,
+      allocateLoadBalancerNodePorts: false,
+      externalTrafficPolicy: o.externalTrafficPolicy ?? 'Local',
+      selector: o.selector ?? { app: name },
+      ports: o.ports ?? [{ name: 'http', port: 80, targetPort: 'http' }],
+      ...(o.ipFamilies ? { ipFamilies: o.ipFamilies, ipFamilyPolicy: o.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack' } : {}),
+    },
+  };
+}
+
+/** Creates `loadBalancerService(name, o)` in `namespace`. */
+export function createLoadBalancerService(namespace: string, name: string, o: LoadBalancerServiceOptions = {}): Promise<V1Service> {
+  return clients().core.createNamespacedService({ namespace, body: loadBalancerService(name, o) });
 }

@@ -13,14 +13,13 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { LOAD_BALANCER_CLASS } from '../../api';
 import { main } from '../../runtime/controller/main';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { Lease } from '../../runtime/kube/leader-election';
-import { clients, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import { clients, loadBalancerService, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
 
 const rest = new RestClient(testKubeConfig());
 const LEASE_NAMESPACE = 'default';
@@ -129,10 +128,7 @@ function replica(kubeconfig: string, podName: string, lease: string, sink: strin
 
 const leaseOf = async (name: string) => (await rest.get<Lease & KubeObject>(Resources.leases, LEASE_NAMESPACE, name)).spec ?? {};
 
-const service = (name: string) => ({
-  metadata: { name },
-  spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: name }, ports: [{ port: 80 }] },
-});
+const service = (name: string) => loadBalancerService(name, { ports: [{ port: 80 }] });
 
 describe('leader fencing (issue 11 item 6)', () => {
   const ns = useNamespace();

@@ -6,11 +6,11 @@
 // The test control plane's kube-controller-manager (the garbage collector) runs as `admin`, so
 // here the controller identity the webhook trusts is `juneau-controller-test` (impersonated), and
 // `admin` is "anyone else", as the garbage collector is in a real cluster.
-import { API_VERSION, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { API_VERSION, FINALIZERS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
-import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
+import { createLoadBalancerService, createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
 import { startTestWebhook, type TestWebhook } from './webhook-fixture';
 
 const WRITER = 'juneau-controller-test';
@@ -36,13 +36,7 @@ afterAll(async () => {
 const slbJson = (field: string) => kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', `jsonpath={${field}}`]);
 
 test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
-  const service = await clients().core.createNamespacedService({
-    namespace,
-    body: {
-      metadata: { name: 'web' },
-      spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ port: 80 }] },
-    },
-  });
+  const service = await createLoadBalancerService(namespace, 'web', { ports: [{ port: 80 }] });
   // What the controller writes (reconcilers/service-load-balancer.ts ensureServiceLoadBalancer), by the controller's identity.
   const slb = {
     apiVersion: API_VERSION,
