@@ -27,7 +27,7 @@ export function leaseProblemReporter(logger: Logger, lease: LeaseTarget): (err: 
     const problem = err === undefined ? undefined : leaseProblem(err, lease);
     if (problem === reported) return;
     if (problem !== undefined) logger.error(problem, { lease: `${lease.namespace}/${lease.name}` });
-    else logger.info('the Lease can be taken now', { lease: `${lease.namespace}/${lease.name}` });
+    else logger.info('the Lease is within reach now; campaigning for it', { lease: `${lease.namespace}/${lease.name}` });
     reported = problem;
   };
 }

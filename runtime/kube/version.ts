@@ -1,23 +1,16 @@
 /**
- * The package version the three binaries print for `--version`. scripts/bundle.mjs bakes it in
- * (the image carries build/bin but no package.json); run from the sources (tests, tsx), it is
- * read from the nearest package.json named juneau.
+ * The package version the three binaries print for `--version`. scripts/bundle.mjs bakes it into
+ * build/bin (the image carries no package manifest, and the binaries read none from disk:
+ * test/unit/layers.test.ts); run from the sources (tsx, Jest) there is no bundle, and it says so.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 declare const __JUNEAU_VERSION__: string | undefined;
 
+/** Unbundled: not a release, so no number that could be mistaken for one. */
+export const UNBUNDLED_VERSION = '0.0.0-unbundled';
+
 export function packageVersion(): string {
-  if (typeof __JUNEAU_VERSION__ === 'string') return __JUNEAU_VERSION__;
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const file = path.join(dir, 'package.json');
-    if (fs.existsSync(file)) {
-      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'juneau' && pkg.version) return pkg.version;
-    }
-    if (path.dirname(dir) === dir) return 'unknown';
-  }
+  return typeof __JUNEAU_VERSION__ === 'string' ? __JUNEAU_VERSION__ : UNBUNDLED_VERSION;
 }
 
 /** `--version` anywhere before a `--`: the binaries answer it before parsing anything else. */
