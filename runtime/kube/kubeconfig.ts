@@ -91,6 +91,7 @@ function fromFile(file: string, label: string, context: string | undefined): Kub
   try {
     kubeConfig.loadFromFile(file);
   } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') throw new Error(`${label} ${file}: cannot load kubeconfig: file not found`);
     throw new Error(`${label} ${file}: cannot load kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
   // With --context the current one does not matter; loadKubeConfig checks the chosen one.
