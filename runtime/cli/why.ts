@@ -48,6 +48,7 @@ export async function explain(rest: RestClient, namespace: string, target: strin
   const obj = await getOrUndefined<Obj>(rest, type, ns, name);
   const where = ns ? ` in namespace ${ns}` : '';
   if (!obj) {
+    if (viaService && !(await getOrUndefined<KubeObject>(rest, Resources.services, ns, name))) throw new Error(`Service ${name} not found${where}`);
     if (viaService) return `Service ${name}${where} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`;
     throw new Error(`${type.kind} ${name} not found${where}`);
   }

@@ -7,7 +7,8 @@ import { ANNOTATIONS } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { createRunningPod, deletePodNow, ensureNode, kubectlPath, testKubeconfigPath, useNamespace, waitFor } from './fixture';
 import { Resources } from '../../runtime/kube/resources';
-import { condition, createEip, createPod, deleteObject, eipIn, getAd, useEipSetup } from './eip-harness';
+import type { KubeObject } from '../../runtime/kube/types';
+import { condition, createEip, createPod, deleteObject, eipIn, getAd, rest, useEipSetup } from './eip-harness';
 
 const CLI = path.resolve(__dirname, '..', '..', 'build', 'bin', 'kubectl-juneau.js');
 /** One address: the second ElasticIP finds the pool exhausted. */
@@ -79,9 +80,15 @@ describe('kubectl juneau status and why', () => {
     expect(attached.stdout).toContain(`  ARPAdvertisement ${advertisementName({ kind: 'ElasticIP', namespace, name: 'web' })}: node ${nodes[0]} answers ARP for ${ADDRESS}`);
   });
 
-  it('why names what is missing: an unknown object, an unknown kind', async () => {
+  it('why names what is missing: an unknown object, a Service without a ServiceLoadBalancer, an unknown kind', async () => {
     const namespace = ns();
     expect(await plugin(['why', 'eip/nothing', '-n', namespace])).toMatchObject({ code: 1, stdout: '', stderr: `kubectl-juneau: ElasticIP nothing not found in namespace ${namespace}\n` });
+    expect(await plugin(['why', 'svc/nothing', '-n', namespace])).toMatchObject({ code: 1, stderr: `kubectl-juneau: Service nothing not found in namespace ${namespace}\n` });
+    await rest.create(Resources.services, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'plain', namespace }, spec: { ports: [{ port: 80 }] } } as KubeObject);
+    expect(await plugin(['why', 'svc/plain', '-n', namespace])).toMatchObject({
+      code: 0,
+      stdout: `Service plain in namespace ${namespace} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`,
+    });
     const bad = await plugin(['why', 'pods/x', '-n', namespace]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^kubectl-juneau: unknown kind 'pods': one of addresspool, externalnetwork, elasticip/);
