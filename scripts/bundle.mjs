@@ -24,6 +24,9 @@ const binaries = {
   'kubectl-juneau': 'runtime/cli/main.ts',
 };
 
+// `--version` (runtime/kube/version.ts): the image has build/bin but no package.json to read.
+const { version } = JSON.parse(await readFile('package.json', 'utf8'));
+
 mkdirSync('build/bin', { recursive: true });
 let missing = 0;
 for (const [name, entry] of Object.entries(binaries)) {
@@ -41,6 +44,7 @@ for (const [name, entry] of Object.entries(binaries)) {
     format: 'cjs',
     sourcemap: true,
     banner: { js: '#!/usr/bin/env node' },
+    define: { __JUNEAU_VERSION__: JSON.stringify(version) },
     // koffi loads a native addon at run time: keep it (and its prebuilt binaries) outside the bundle.
     external: ['koffi'],
     plugins: [dependenciesWithoutSourceMaps],

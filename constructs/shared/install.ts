@@ -262,8 +262,8 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
                 `--leader-election-namespace=${o.namespace}`,
                 // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
                 // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
-                `--metrics-addr=[$(POD_IP)]:${p.controllerMetrics}`,
-                `--health-addr=[$(POD_IP)]:${p.controllerHealth}`,
+                `--metrics-bind-address=[$(POD_IP)]:${p.controllerMetrics}`,
+                `--health-probe-bind-address=[$(POD_IP)]:${p.controllerHealth}`,
                 `--webhook-addr=:${p.webhook}`,
                 `--webhook-certificates=${o.certificates}`,
                 `--log-level=${o.logLevel}`,
@@ -337,7 +337,7 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
 function agent(o: Required<JuneauInstallOptions>): KubeObject {
   const name = INSTALL.agentName;
   const p = INSTALL.ports;
-  const args = [`--metrics-addr=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-addr=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`, `--owner-daemonset=${o.namespace}/${name}`];
+  const args = [`--metrics-bind-address=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-probe-bind-address=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`, `--owner-daemonset=${o.namespace}/${name}`];
   if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
   return {
     apiVersion: 'apps/v1',

@@ -18,6 +18,8 @@ export interface AgentFlags {
   readonly guard: boolean;
   readonly conflictDetection: boolean;
   readonly logLevel: string;
+  /** json or text (runtime/kube/log.ts). */
+  readonly logFormat: string;
   /** Detach the program on SIGTERM (development only: production keeps answering). */
   readonly detachOnExit: boolean;
   /** `NAMESPACE/NAME` of the agent's DaemonSet: a stop while it (or its namespace) is deleted
@@ -40,6 +42,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   guard: true,
   conflictDetection: true,
   logLevel: 'info',
+  logFormat: 'json',
   detachOnExit: false,
   ownerDaemonSet: undefined,
   pollIntervalMs: 5_000,
@@ -63,13 +66,14 @@ Flags:
   --node-ingress-iface IFACE         interface to answer on (default: the interface
                                      holding the Node's InternalIP, EN-12); addresses
                                      outside its subnets are refused with an Event
-  --kubeconfig PATH                  kubeconfig file (default: in-cluster service
-                                     account, else $KUBECONFIG or ~/.kube/config)
-  --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
+  --kubeconfig PATH                  kubeconfig file (default: $KUBECONFIG if set, else
+                                     the in-cluster service account, else ~/.kube/config)
+  --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address of the host, the external network's too
-                                     (default 127.0.0.1:${INSTALL.ports.agentMetrics})
-  --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
-                                     (default 127.0.0.1:${INSTALL.ports.agentHealth})
+                                     (default 127.0.0.1:${INSTALL.ports.agentMetrics}). Alias: --metrics-addr
+  --health-probe-bind-address HOST:PORT
+                                     /healthz and /readyz listener, '0' to disable
+                                     (default 127.0.0.1:${INSTALL.ports.agentHealth}). Alias: --health-addr
   --xdp-mode auto|native|generic     XDP attach mode; auto tries native, falls back to
                                      generic, and keeps the mode of a responder already
                                      attached; an explicit mode other than the attached
@@ -94,6 +98,8 @@ Flags:
                                      restart or a rolling update keeps them (default:
                                      none, never)
   --log-level LEVEL                  debug, info, warn or error (default info)
+  --log-format FORMAT                json (one object a line) or text (default json)
+  --version                          print the version and exit
   -h, --help                         print this help and exit
 `;
 
@@ -105,10 +111,11 @@ const STRING_FLAGS = {
   'node-name': 'nodeName',
   'node-ingress-iface': 'nodeIngressIface',
   kubeconfig: 'kubeconfig',
-  'metrics-addr': 'metricsAddr',
-  'health-addr': 'healthAddr',
+  'metrics-bind-address': 'metricsAddr',
+  'health-probe-bind-address': 'healthAddr',
   bpffs: 'bpffs',
   'log-level': 'logLevel',
+  'log-format': 'logFormat',
   'owner-daemonset': 'ownerDaemonSet',
 } as const satisfies Record<string, keyof AgentFlags>;
 
@@ -117,6 +124,12 @@ const BOOLEAN_FLAGS = {
   'conflict-detection': 'conflictDetection',
   'detach-on-exit': 'detachOnExit',
 } as const satisfies Record<string, keyof AgentFlags>;
+
+/** The names flags had before they took controller-runtime's; still accepted. */
+export const AGENT_FLAG_ALIASES: Readonly<Record<string, string>> = {
+  'metrics-addr': 'metrics-bind-address',
+  'health-addr': 'health-probe-bind-address',
+};
 
 const XDP_MODES: readonly XdpModeRequest[] = ['auto', 'native', 'generic'];
 
@@ -129,13 +142,14 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
     if (arg === '-h' || arg === '--help') return { help: true };
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
-    const [, name, inline] = match;
+    const [, given, inline] = match;
+    const name = AGENT_FLAG_ALIASES[given] ?? given;
     if (setBoolean(out, name, inline)) continue;
     const value = inline ?? argv[++i];
     if (name in STRING_FLAGS || name === 'xdp-mode' || name === 'poll-interval') {
-      if (value === undefined) throw new Error(`--${name} needs a value`);
+      if (value === undefined) throw new Error(`--${given} needs a value`);
     } else {
-      throw new Error(`unknown flag --${name} (see --help)`);
+      throw new Error(`unknown flag --${given} (see --help)`);
     }
     if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
     else if (name === 'poll-interval') out.pollIntervalMs = parseDurationMs(value, '--poll-interval');
@@ -146,6 +160,7 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
   if (!out.metricsAddr) out.metricsAddr = DEFAULT_AGENT_FLAGS.metricsAddr;
   if (!out.healthAddr) out.healthAddr = DEFAULT_AGENT_FLAGS.healthAddr;
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
+  if (!out.logFormat) out.logFormat = DEFAULT_AGENT_FLAGS.logFormat;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
   return { help: false, flags: out };
 }

@@ -5,14 +5,17 @@
  * upgrade (ARCHITECTURE.md "Answer"); `--detach-on-exit` is for development.
  */
 import * as path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { EventRecorder } from '../kube/events';
 import { HealthServer } from '../kube/health';
 import { loadKubeConfig } from '../kube/kubeconfig';
-import { createLogger, parseLogLevel, type Logger } from '../kube/log';
+import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
+import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
+import { versionLine, wantsVersion } from '../kube/version';
 import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, removePins, type AttachResult } from './bpf';
 import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
@@ -38,6 +41,10 @@ function processIO(): AgentIO {
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: AgentIO = processIO()): Promise<number> {
+  if (wantsVersion(argv)) {
+    io.stdout(versionLine('juneau-agent'));
+    return 0;
+  }
   let flags: AgentFlags;
   try {
     const parsed = parseAgentFlags(argv, io.env);
@@ -47,21 +54,25 @@ export async function main(argv: readonly string[], io: AgentIO = processIO()): 
     }
     flags = parsed.flags;
     parseLogLevel(flags.logLevel);
+    parseLogFormat(flags.logFormat);
   } catch (err) {
     io.stderr(`juneau-agent: ${message(err)}\n`);
     return 2;
   }
-  const logger = createLogger({ component: 'agent', level: parseLogLevel(flags.logLevel), sink: (line) => io.stderr(line + '\n') }).child({ node: flags.nodeName });
+  const logger = createLogger({ component: 'agent', level: parseLogLevel(flags.logLevel), format: parseLogFormat(flags.logFormat), sink: (line) => io.stderr(line + '\n') }).child({ node: flags.nodeName });
+  let server: string | undefined;
   try {
-    return await run(flags, logger, io);
+    const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });
+    server = serverOf(kubeConfig);
+    return await run(flags, logger, io, kubeConfig, source);
   } catch (err) {
-    logger.error('agent failed', { err });
+    // One line naming the problem (an unreachable API server, a missing file), not a stack.
+    logger.error(`agent failed: ${describeStartupError(err, server)}`);
     return 1;
   }
 }
 
-async function run(flags: AgentFlags, logger: Logger, io: AgentIO): Promise<number> {
-  const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });
+async function run(flags: AgentFlags, logger: Logger, io: AgentIO, kubeConfig: KubeConfig, source: string): Promise<number> {
   const rest = new RestClient(kubeConfig);
   const iface = await ingressInterface(flags, rest);
   const ifindex = ifNameToIndex(iface.name);

@@ -8,6 +8,7 @@ export interface ControllerFlags {
   readonly metricsAddr: string;
   readonly healthAddr: string;
   readonly logLevel: string;
+  readonly logFormat: string;
   readonly workers: number;
   readonly webhookAddr: string | undefined;
   readonly webhookUrlBase: string | undefined;
@@ -25,6 +26,7 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   metricsAddr: '127.0.0.1:8080',
   healthAddr: '127.0.0.1:8081',
   logLevel: 'info',
+  logFormat: 'json',
   workers: 4,
   webhookAddr: undefined,
   webhookUrlBase: undefined,
@@ -41,19 +43,23 @@ from the subnet-vni AllocationPool (creating it with 4096-16777215 when absent),
 reports AddressPool size and use. Exits 0 on SIGTERM/SIGINT after releasing the Lease.
 
 Flags:
-  --kubeconfig PATH                  kubeconfig file; default: in-cluster service account
-                                     (KUBECONFIG is not read)
+  --kubeconfig PATH                  kubeconfig file (default: $KUBECONFIG if set, else
+                                     the in-cluster service account, else ~/.kube/config)
   --leader-elect[=true|false]        elect one active replica with a coordination.k8s.io
                                      Lease (default true)
   --leader-election-namespace NS     namespace of the Lease (default $POD_NAMESPACE, else
-                                     juneau-system)
+                                     juneau-system); while it does not exist the log says
+                                     so once and the controller keeps trying
   --leader-election-id NAME          name of the Lease (default juneau-controller)
-  --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
+  --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
-                                     manifest passes [$(POD_IP)]:8080)
-  --health-addr HOST:PORT            /healthz and /readyz listener, '0' to disable
-                                     (default 127.0.0.1:8081; the manifest: [$(POD_IP)]:8081)
+                                     manifest passes [$(POD_IP)]:8080). Alias: --metrics-addr
+  --health-probe-bind-address HOST:PORT
+                                     /healthz and /readyz listener, '0' to disable
+                                     (default 127.0.0.1:8081; the manifest: [$(POD_IP)]:8081).
+                                     Alias: --health-addr
   --log-level LEVEL                  debug, info, warn or error (default info)
+  --log-format FORMAT                json (one object a line) or text (default json)
   --workers N                        concurrent ServiceLoadBalancer reconciles (default 4)
   --webhook-addr HOST:PORT           admission webhook listener (default :9443; with
                                      --webhook-url-base, that URL's host:port). Every
@@ -67,6 +73,7 @@ Flags:
                                      or cert-manager (read from --webhook-cert-dir)
   --webhook-cert-dir DIR             tls.crt/tls.key in cert-manager mode
                                      (default /var/run/juneau/webhook)
+  --version                          print the version and exit
   -h, --help                         print this help and exit
 `;
 
@@ -76,14 +83,21 @@ const STRING_FLAGS: Record<string, keyof ControllerFlags> = {
   kubeconfig: 'kubeconfig',
   'leader-election-namespace': 'leaderElectionNamespace',
   'leader-election-id': 'leaderElectionId',
-  'metrics-addr': 'metricsAddr',
-  'health-addr': 'healthAddr',
+  'metrics-bind-address': 'metricsAddr',
+  'health-probe-bind-address': 'healthAddr',
   'log-level': 'logLevel',
+  'log-format': 'logFormat',
   workers: 'workers',
   'webhook-addr': 'webhookAddr',
   'webhook-url-base': 'webhookUrlBase',
   'webhook-certificates': 'webhookCertificates',
   'webhook-cert-dir': 'webhookCertDir',
+};
+
+/** The names flags had before they took controller-runtime's; still accepted. */
+export const FLAG_ALIASES: Readonly<Record<string, string>> = {
+  'metrics-addr': 'metrics-bind-address',
+  'health-addr': 'health-probe-bind-address',
 };
 
 /** Parses `--flag value` and `--flag=value`; an error names the flag and the bad value. */
@@ -94,16 +108,17 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     if (arg === '-h' || arg === '--help') return { help: true };
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
-    const [, name, inline] = match;
+    const [, given, inline] = match;
+    const name = FLAG_ALIASES[given] ?? given;
     if (name === 'leader-elect') {
       if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new Error(`--leader-elect must be true or false, not '${inline}'`);
       out.leaderElect = inline !== 'false';
       continue;
     }
     const key = STRING_FLAGS[name];
-    if (!key) throw new Error(`unknown flag --${name} (see --help)`);
+    if (!key) throw new Error(`unknown flag --${given} (see --help)`);
     const value = inline ?? argv[++i];
-    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (value === undefined) throw new Error(`--${given} needs a value`);
     if (key === 'workers') {
       if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);
       out.workers = Number(value);

@@ -8,15 +8,19 @@
  */
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { EventRecorder } from '../kube/events';
 import { HealthServer } from '../kube/health';
 import { LeaderElector, restLeaseClient } from '../kube/leader-election';
-import { createLogger, parseLogLevel, type Logger } from '../kube/log';
+import { loadKubeConfig } from '../kube/kubeconfig';
+import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { RestClient } from '../kube/rest';
+import { describeStartupError, serverOf } from '../kube/startup-errors';
+import { versionLine, wantsVersion } from '../kube/version';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
+import { leaseProblemReporter } from './lease-report';
 import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
 import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
@@ -36,8 +40,15 @@ function processIO(): MainIO {
   return { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env, stopSignal };
 }
 
-/** Runs the controller until stopped; resolves with the exit code. */
+/**
+ * Runs the controller until stopped; resolves with the exit code (2: bad flags, 1: cannot start or
+ * lost the Lease). Whatever stops it from starting is one log line naming the problem.
+ */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
+  if (wantsVersion(argv)) {
+    io.stdout(versionLine('juneau-controller'));
+    return 0;
+  }
   let flags: ControllerFlags;
   try {
     const parsed = parseFlags(argv, io.env);
@@ -47,15 +58,20 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
     }
     flags = parsed.flags;
     parseLogLevel(flags.logLevel);
+    parseLogFormat(flags.logFormat);
   } catch (err) {
     io.stderr(`juneau-controller: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const logger = createLogger({ component: 'controller', level: parseLogLevel(flags.logLevel), sink: (line) => io.stderr(line + '\n') });
-  const kubeConfig = new KubeConfig();
-  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
-  else kubeConfig.loadFromCluster();
-  return run(flags, kubeConfig, logger, io);
+  const logger = createLogger({ component: 'controller', level: parseLogLevel(flags.logLevel), format: parseLogFormat(flags.logFormat), sink: (line) => io.stderr(line + '\n') });
+  let kubeConfig: KubeConfig | undefined;
+  try {
+    kubeConfig = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env }).kubeConfig;
+    return await run(flags, kubeConfig, logger, io);
+  } catch (err) {
+    logger.error(`cannot start: ${describeStartupError(err, kubeConfig && serverOf(kubeConfig))}`);
+    return 1;
+  }
 }
 
 async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
@@ -93,6 +109,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       name: flags.leaderElectionId,
       identity,
       logger,
+      onAttempt: leaseProblemReporter(logger, { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, server: serverOf(kubeConfig) }),
       onStartedLeading: () => void startController(),
       onStoppedLeading: () => {
         leadership.abort();

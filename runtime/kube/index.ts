@@ -10,6 +10,8 @@ export * from './log';
 export * from './metrics';
 export * from './resources';
 export * from './rest';
+export * from './startup-errors';
 export * from './store';
 export * from './types';
+export * from './version';
 export * from './workqueue';

@@ -12,7 +12,7 @@
 import { toMicroTime } from './conditions';
 import { silentLogger, type Logger } from './log';
 import { resourcePath, Resources } from './resources';
-import { isNotFound, type RestClient } from './rest';
+import { isNotFound, statusCodeOf, type RestClient } from './rest';
 import type { KubeObject } from './types';
 import { Sleeper } from './sleep';
 
@@ -97,6 +97,9 @@ export interface LeaderElectionOptions {
   readonly onStoppedLeading?: () => void;
   /** Called when the observed holder changes (including to ''). */
   readonly onNewLeader?: (identity: string) => void;
+  /** Called after every attempt to take or renew the Lease: with its error, or undefined when the
+   * API server answered (taken, renewed, or held by another). For operator-facing reports. */
+  readonly onAttempt?: (err: unknown) => void;
   readonly logger?: Logger;
 }
 
@@ -210,14 +213,19 @@ export class LeaderElector {
       if (current) this.remember(current);
       const seconds = Math.ceil(this.leaseDurationMs / 1000);
       const decision = decideLease(current?.spec, this.observedAtMs, identity, seconds, new Date());
-      if (decision.action === 'wait') return false;
+      if (decision.action === 'wait') {
+        this.options.onAttempt?.(undefined);
+        return false;
+      }
       const lease: Lease = { ...current, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...current?.metadata, namespace, name }, spec: decision.spec };
       const signal = AbortSignal.timeout(this.callTimeoutMs);
       this.remember(decision.action === 'create' ? await this.client.create(lease, signal) : await this.client.update(lease, signal));
+      this.options.onAttempt?.(undefined);
       return true;
     } catch (err) {
       // 409 means another candidate wrote first; anything else is retried the same way.
       this.logger.debug('lease attempt failed', { err });
+      this.options.onAttempt?.(statusCodeOf(err) === 409 ? undefined : err);
       return false;
     }
   }

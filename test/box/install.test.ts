@@ -11,7 +11,7 @@
 // httpd image of that name imported into the nodes (no registry; the examples pull IfNotPresent),
 // and the nodes sit on 10.225.32.0/24 (`up --node-subnet`) because the examples' pool
 // 10.225.32.240-250 must lie in the nodes' subnet (EN-12).
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -68,6 +68,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
   let kubectlRun: (args: string[], input?: string) => ReturnType<typeof runKubectl>;
   let kubectl: (args: string[], input?: string) => Promise<string>;
   let tInstall = 0;
+  let plugin: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
   const pods = async (ns: string, selector: string) => (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodJson[] }).items;
   const ready = (p: PodJson) => p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
@@ -93,6 +94,13 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
     box = status.box;
     kubectlRun = (args, input) => runKubectl(status.binDir, status.kubeconfigPath, args, { input });
+    // The bundled plugin beside the box's kubectl, as `kubectl juneau` runs it on a workstation.
+    plugin = (args) =>
+      new Promise((resolve) =>
+        execFile(process.execPath, [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), '--kubeconfig', status.kubeconfigPath, ...args], { env: { ...process.env, KUBECTL: path.join(status.binDir, 'kubectl') } }, (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
+        ),
+      );
     kubectl = async (args, input) => {
       const r = await kubectlRun(args, input);
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
@@ -159,6 +167,14 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     const r = await kubectlRun(['-n', NS, 'exec', agent.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', 'external_arp_table']);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
+  });
+
+  test('kubectl juneau bpf dump --node NAME runs the dump in that node\'s agent Pod (issue 17 item 6)', async () => {
+    const node = box.nodes[1].name;
+    const agent = (await pods(NS, 'app.kubernetes.io/name=juneau-agent')).find((p) => p.spec.nodeName === node)!;
+    const r = await plugin(['bpf', 'dump', 'external_arp_table', '--node', node, '-o', 'json']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: `kubectl-juneau: running in Pod ${NS}/${agent.metadata.name} on node ${node}\n` });
+    expect(Array.isArray(JSON.parse(r.stdout))).toBe(true);
   });
 
   test('the examples are answered over ARP from a router by exactly one MAC each, the MAC of the node their ARPAdvertisement names', async () => {

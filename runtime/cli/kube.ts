@@ -1,0 +1,52 @@
+/** The plugin's API access: kubectl's flags through the binaries' one kubeconfig loader, and the kinds it reads. */
+import {
+  addressPoolKind,
+  arpAdvertisementKind,
+  elasticIPAttachmentKind,
+  elasticIPKind,
+  externalNetworkKind,
+  networkInterfaceKind,
+  serviceLoadBalancerKind,
+} from '../../api';
+import { loadKubeConfig } from '../kube/kubeconfig';
+import { juneauResource, type ResourceType } from '../kube/resources';
+import { isNotFound, RestClient } from '../kube/rest';
+import type { KubeObject } from '../kube/types';
+import type { KubeFlags } from './args';
+
+export const CliResources = {
+  elasticIPs: juneauResource(elasticIPKind),
+  serviceLoadBalancers: juneauResource(serviceLoadBalancerKind),
+  arpAdvertisements: juneauResource(arpAdvertisementKind),
+  addressPools: juneauResource(addressPoolKind),
+  externalNetworks: juneauResource(externalNetworkKind),
+  elasticIPAttachments: juneauResource(elasticIPAttachmentKind),
+  networkInterfaces: juneauResource(networkInterfaceKind),
+} as const;
+
+export interface CliKube {
+  readonly rest: RestClient;
+  /** `-n`, else the context's namespace, else `default` (kubectl's rule). */
+  readonly namespace: string;
+  readonly server: string;
+}
+
+export function connect(flags: KubeFlags, env: NodeJS.ProcessEnv = process.env): CliKube {
+  const { kubeConfig } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, context: flags.context, env });
+  const context = kubeConfig.getContextObject(kubeConfig.getCurrentContext());
+  return {
+    rest: new RestClient(kubeConfig, { requestTimeoutMs: 15_000 }),
+    namespace: flags.namespace ?? (context?.namespace || 'default'),
+    server: kubeConfig.getCurrentCluster()?.server ?? '(no server)',
+  };
+}
+
+/** The object, or undefined when it does not exist. */
+export async function getOrUndefined<T extends KubeObject>(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  try {
+    return await rest.get<T>(type, namespace, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * `kubectl juneau why <kind>/<name>`: a few readable lines on why an object is where it is — its
+ * phase, the conditions that are not satisfied, its recent Warning Events, and the objects it
+ * depends on (network, pools and how full they are, attachment, ARPAdvertisement) with what is
+ * wrong with each. Read-only; every line comes from an object the API server holds now.
+ */
+import { ALL_KINDS, type AddressPool, type ARPAdvertisement, type ExternalNetwork } from '../../api';
+import type { KubeEvent } from '../kube/events';
+import { Resources, type ResourceType } from '../kube/resources';
+import type { RestClient } from '../kube/rest';
+import type { KubeObject } from '../kube/types';
+import { CliResources, getOrUndefined } from './kube';
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** Any Juneau object as the explanation reads it. */
+type Obj = KubeObject & {
+  metadata: NonNullable<KubeObject['metadata']>;
+  spec?: Record<string, unknown>;
+  status?: { phase?: string; reason?: string; message?: string; conditions?: Condition[]; address?: string; vip?: string; addressPool?: string; attachment?: { kind: string; name: string } } & Record<string, unknown>;
+};
+
+interface Target {
+  readonly type: ResourceType;
+  /** `svc/web` explains the ServiceLoadBalancer of Service web. */
+  readonly viaService: boolean;
+}
+
+/** `eip`, `elasticip`, `elasticips`, `ElasticIP`, `svc`, `service` ... -> the resource to read. */
+export function resolveKind(word: string): Target {
+  const lower = word.toLowerCase();
+  if (lower === 'svc' || lower === 'service' || lower === 'services') return { type: CliResources.serviceLoadBalancers, viaService: true };
+  const def = ALL_KINDS.find((k) => [k.kind.toLowerCase(), k.singular, k.plural, ...(('shortNames' in k ? k.shortNames : undefined) ?? [])].includes(lower));
+  if (!def) throw new Error(`unknown kind '${word}': one of ${ALL_KINDS.map((k) => k.singular).join(', ')}, or service`);
+  return { type: Object.values(CliResources).find((r) => r.kind === def.kind) ?? { group: '', version: '', plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' }, viaService: false };
+}
+
+export async function explain(rest: RestClient, namespace: string, target: string): Promise<string> {
+  const slash = target.indexOf('/');
+  const { type, viaService } = resolveKind(target.slice(0, slash));
+  const name = target.slice(slash + 1);
+  const ns = type.namespaced ? namespace : undefined;
+  const obj = await getOrUndefined<Obj>(rest, type, ns, name);
+  const where = ns ? ` in namespace ${ns}` : '';
+  if (!obj) {
+    if (viaService && !(await getOrUndefined<KubeObject>(rest, Resources.services, ns, name))) throw new Error(`Service ${name} not found${where}`);
+    if (viaService) return `Service ${name}${where} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`;
+    throw new Error(`${type.kind} ${name} not found${where}`);
+  }
+  const lines = [headline(type.kind, obj), ...conditionLines(obj), ...(await eventLines(rest, type.kind, obj)), ...(await dependencyLines(rest, type.kind, obj))];
+  return lines.join('\n') + '\n';
+}
+
+/** The kinds with a status.phase (the others say what they are through their status fields). */
+const PHASED = new Set(['ElasticIP', 'ServiceLoadBalancer', 'ElasticIPAttachment', 'NetworkInterface']);
+
+/** The first condition that is not True: the reason the object is not done, if it says one. */
+const blocking = (o: Obj): Condition | undefined => o.status?.conditions?.find((c) => c.status !== 'True' && c.message);
+
+function headline(kind: string, o: Obj): string {
+  const id = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+  const address = o.status?.address ?? o.status?.vip ?? (typeof o.spec?.address === 'string' ? o.spec.address : undefined);
+  const phase = !PHASED.has(kind) ? '' : `: ${o.status?.phase ?? 'no status yet (is the controller running?)'}`;
+  const why = blocking(o)?.message ?? o.status?.message;
+  return `${kind} ${id}${phase}${address ? `, address ${address}` : ''}${why ? `\n  because: ${why}` : ''}`;
+}
+
+/** The conditions besides the one the headline already gave as the reason. */
+function conditionLines(o: Obj): string[] {
+  const shown = blocking(o);
+  const lines = (o.status?.conditions ?? []).filter((c) => c !== shown).map((c) => `  condition ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`);
+  if (o.status?.reason) lines.push(`  reason ${o.status.reason}`);
+  return lines;
+}
+
+/** The last Warning Events about the object (Events of a cluster-scoped object live in `default`). */
+async function eventLines(rest: RestClient, kind: string, o: Obj): Promise<string[]> {
+  const events = await rest.list<KubeEvent>(Resources.events, { namespace: o.metadata.namespace || 'default' });
+  const about = events.items
+    .filter((e) => e.regarding?.kind === kind && e.regarding?.name === o.metadata.name && e.type === 'Warning')
+    .sort((a, b) => time(b).localeCompare(time(a)))
+    .slice(0, 3);
+  return about.map((e) => `  event ${e.reason}${e.series?.count ? ` (x${e.series.count})` : ''}: ${e.note}`);
+}
+
+const time = (e: KubeEvent): string => e.series?.lastObservedTime ?? e.eventTime ?? e.metadata?.creationTimestamp ?? '';
+
+async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<string[]> {
+  const ns = o.metadata.namespace;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  switch (kind) {
+    case 'ElasticIP':
+      return [
+        ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
+        ...(await usersOfElasticIP(rest, ns ?? '', o.metadata.name ?? '')),
+        ...(await advertisementLines(rest, o.status?.address)),
+      ];
+    case 'ServiceLoadBalancer': {
+      const service = await getOrUndefined<KubeObject>(rest, Resources.services, ns, o.metadata.name ?? '');
+      return [
+        service ? `  Service ${ns}/${o.metadata.name}: exists` : `  Service ${ns}/${o.metadata.name}: does not exist (the controller deletes this ServiceLoadBalancer)`,
+        ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
+        ...(await advertisementLines(rest, o.status?.vip)),
+      ];
+    }
+    case 'ElasticIPAttachment':
+      return [
+        await peerLine(rest, CliResources.elasticIPs, ns, str(o.spec?.elasticIP)),
+        await peerLine(rest, CliResources.networkInterfaces, ns, str(o.spec?.networkInterface)),
+      ];
+    case 'NetworkInterface':
+      return [
+        `  Pod ${ns}/${str(o.spec?.podName) ?? '?'} on node ${str(o.spec?.nodeName) ?? '(not scheduled yet)'}`,
+        ...(str(o.spec?.elasticIP) ? [await peerLine(rest, CliResources.elasticIPs, ns, str(o.spec?.elasticIP))] : []),
+      ];
+    case 'AddressPool':
+      return poolLines(o as AddressPool & KubeObject);
+    case 'ExternalNetwork':
+      return networkLines(rest, o.metadata.name, undefined);
+    case 'ARPAdvertisement': {
+      const node = str(o.spec?.nodeName);
+      const exists = node ? await getOrUndefined<KubeObject>(rest, Resources.nodes, undefined, node) : undefined;
+      return [`  node ${node ?? '?'}: ${exists ? 'exists' : 'does not exist'}`, ...(await networkLines(rest, str(o.spec?.externalNetwork), undefined, false))];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The network, then its pools (or only `onlyPool`, the one the address came from) and how full they are. */
+async function networkLines(rest: RestClient, name: string | undefined, onlyPool: string | undefined, withPools = true): Promise<string[]> {
+  if (!name) return ['  ExternalNetwork: none named'];
+  const net = await getOrUndefined<ExternalNetwork & KubeObject>(rest, CliResources.externalNetworks, undefined, name);
+  if (!net) return [`  ExternalNetwork ${name}: does not exist`];
+  const id = net.status?.networkID ? `networkID ${net.status.networkID}` : 'no networkID yet (EN-8: nothing can use its addresses until the controller gives it one)';
+  const lines = [`  ExternalNetwork ${name}: type ${net.spec.type}, ${id}, pools ${net.spec.addressPools.join(', ')}`];
+  if (!withPools) return lines;
+  for (const poolName of onlyPool ? [onlyPool] : net.spec.addressPools) {
+    const pool = await getOrUndefined<AddressPool & KubeObject>(rest, CliResources.addressPools, undefined, poolName);
+    lines.push(...(pool ? poolLines(pool) : [`  AddressPool ${poolName}: does not exist`]));
+  }
+  return lines;
+}
+
+function poolLines(pool: AddressPool & KubeObject): string[] {
+  const { size, used } = pool.status ?? {};
+  const usage = size === undefined ? 'size not reported yet' : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? ' — exhausted: no address left to allocate' : ''}`;
+  return [`  AddressPool ${pool.metadata.name}: ${pool.spec.advertiseMode}, ${usage}`];
+}
+
+/** ElasticIPAttachments and NetworkInterfaces naming the ElasticIP, with their phase. */
+async function usersOfElasticIP(rest: RestClient, ns: string, name: string): Promise<string[]> {
+  const [attachments, nics] = await Promise.all([rest.list<Obj>(CliResources.elasticIPAttachments, { namespace: ns }), rest.list<Obj>(CliResources.networkInterfaces, { namespace: ns })]);
+  const users = [...attachments.items.filter((a) => a.spec?.elasticIP === name), ...nics.items.filter((n) => n.spec?.elasticIP === name)];
+  if (users.length === 0) return ['  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)'];
+  return users.map((u) => `  used by ${u.kind} ${u.metadata.name}: ${u.status?.phase ?? 'no status'}${u.status?.reason ? ` (${u.status.reason})` : ''}${typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : ''}`);
+}
+
+async function advertisementLines(rest: RestClient, address: string | undefined): Promise<string[]> {
+  if (!address) return [];
+  const ads = (await rest.list<ARPAdvertisement & KubeObject>(CliResources.arpAdvertisements)).items.filter((a) => a.spec.address === address);
+  if (ads.length === 0) return [`  ARPAdvertisement for ${address}: none, so no node answers ARP for it (unused, bgp, or no node can serve it)`];
+  return ads.map((a) => `  ARPAdvertisement ${a.metadata.name}: node ${a.spec.nodeName} answers ARP for ${address}`);
+}
+
+async function peerLine(rest: RestClient, type: ResourceType, ns: string | undefined, name: string | undefined): Promise<string> {
+  if (!name) return `  ${type.kind}: none named`;
+  const peer = await getOrUndefined<Obj>(rest, type, ns, name);
+  if (!peer) return `  ${type.kind} ${name}: does not exist`;
+  const address = peer.status?.address ?? (typeof peer.spec?.address === 'string' ? peer.spec.address : undefined);
+  return `  ${type.kind} ${name}: ${peer.status?.phase ?? 'no status'}${peer.status?.reason ? ` (${peer.status.reason})` : ''}${address ? `, address ${address}` : ''}`;
+}
