@@ -2,11 +2,12 @@
 /* Copyright Juneau authors */
 
 /*
- * The one header with the map layouts shared by the XDP program and the agent.
+ * The one header with the map layouts shared by the eBPF programs (the XDP
+ * ARP responder, the TC ElasticIP NAT) and the agent.
  *
  * runtime/agent/bpf/layout.ts mirrors every struct and constant below, and
- * test/unit/bpf-layout.test.ts compares the two against the BTF of the built
- * object. Change both together.
+ * test/unit/bpf-layout.test.ts (ARP) and bpf-layout-nat.test.ts (NAT) compare
+ * the two against the BTF of the built objects. Change both together.
  *
  * Rules: fixed-width types only, every hole is an explicit `pad` field the
  * writer zeroes, and every size is asserted so that a change shows up here
@@ -147,9 +148,15 @@ struct juneau_nat_counters {
 
 /* juneau_nat_cfg[0]: the external interface, where tc_nat_pod sends what it
  * translated. 0 = not set: tc_nat_pod translates nothing. */
+enum juneau_nat_config_flags {
+	/* Inbound: hand the translated packet to the kernel's forwarding
+	 * (netfilter sees it, conntrack tracks it) instead of redirecting. */
+	JUNEAU_NAT_CFG_KERNEL_FORWARD	= 1 << 0,
+};
+
 struct juneau_nat_config {
 	__u32 ext_ifindex;
-	__u32 flags;			/* none yet; zero */
+	__u32 flags;			/* enum juneau_nat_config_flags */
 };
 
 /* juneau_nat_skip: LPM trie of destinations inside the cluster (pod and
@@ -175,7 +182,8 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_SNAT_REDIRECT	= 11,	/* tc_nat_pod: translated, sent to the external interface */
 	JUNEAU_NAT_EVENT_FRAGMENT	= 12,	/* counted besides: a fragment was translated */
 	JUNEAU_NAT_EVENT_ICMP_ERROR	= 13,	/* counted besides: embedded header rewritten */
-	JUNEAU_NAT_REASON_MAX		= 14,
+	JUNEAU_NAT_DNAT_REDIRECT	= 14,	/* tc_nat_in: translated, sent to the pod's device */
+	JUNEAU_NAT_REASON_MAX		= 15,
 };
 
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");

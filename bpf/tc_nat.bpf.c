@@ -6,8 +6,11 @@
  * hash maps hold each binding in both directions, nothing is tracked per flow.
  *
  *  - tc_nat_in   (clsact ingress of the external interface): destination
- *                ElasticIP -> NIC address (DNAT); the kernel then routes the
- *                packet to the pod. The client's source stays (NAT-1).
+ *                ElasticIP -> NIC address (DNAT), then a redirect to the
+ *                device that routes to the pod, past the node's netfilter
+ *                (no conntrack entry; JUNEAU_NAT_CFG_KERNEL_FORWARD hands it
+ *                to the kernel's forwarding instead). The client's source
+ *                stays (NAT-1).
  *  - tc_nat_out  (clsact egress of the external interface): source NIC address
  *                -> ElasticIP (SNAT) for what leaves through it (NAT-2).
  *  - tc_nat_pod  (clsact ingress of the device that routes to the pods): the
@@ -406,16 +409,35 @@ static __always_inline int nat(struct __sk_buff *skb, enum nat_dir dir)
 	return exit_with(translate(skb, &p, dir));
 }
 
-SEC("tc")
-int tc_nat_in(struct __sk_buff *skb)
+/* Forwards a translated packet to the interface the route names, without the
+ * kernel's forwarding path: no netfilter (no conntrack entry, no masquerade),
+ * TTL decremented as forwarding would. Returns -1 when the kernel must decide
+ * (no route, TTL expiring, too big for the MTU, forwarding off): it then sends
+ * the ICMP error itself. `want_ifindex` 0 accepts any interface. */
+static __always_inline int route(struct __sk_buff *skb, struct pkt *p, __be32 saddr,
+				 __be32 daddr, __u32 want_ifindex, __u32 *ifindex)
 {
-	return nat(skb, NAT_IN);
-}
+	struct bpf_fib_lookup fib = {};
+	int rc;
 
-SEC("tc")
-int tc_nat_out(struct __sk_buff *skb)
-{
-	return nat(skb, NAT_OUT);
+	if (p->ip.ttl <= 1)
+		return -1;
+	fib.family = AF_INET_;
+	fib.l4_protocol = p->ip.protocol;
+	fib.tos = p->ip.tos;
+	fib.ipv4_src = saddr;
+	fib.ipv4_dst = daddr;
+	fib.ifindex = skb->ingress_ifindex;
+	/* tot_len 0: the kernel checks the skb itself against the MTU, GSO
+	 * included. */
+	fib.tot_len = 0;
+	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+		return -1;
+	*ifindex = fib.ifindex;
+	if (want_ifindex && fib.ifindex != want_ifindex)
+		return 1;
+	return 0;
 }
 
 /* Decrements the TTL as forwarding would (the redirect skips ip_forward). */
@@ -431,12 +453,48 @@ static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt
 }
 
 SEC("tc")
-int tc_nat_pod(struct __sk_buff *skb)
+int tc_nat_in(struct __sk_buff *skb)
 {
-	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
-	__u32 zero = 0;
+	__u32 zero = 0, ifindex = 0;
+	int reason = parse_ipv4(skb, &p);
+	__be32 daddr;
+
+	if (reason >= 0)
+		return exit_with(reason);
+	reason = translate(skb, &p, NAT_IN);
+	if (reason != JUNEAU_NAT_DNAT)
+		return exit_with(reason);
+	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
+	if (!cfg || (cfg->flags & JUNEAU_NAT_CFG_KERNEL_FORWARD))
+		return exit_with(reason);
+	/* The destination is now the NIC address (ICMP errors whose outer
+	 * destination is not ours were rewritten inside only: they keep
+	 * theirs and the kernel routes them). */
+	if (bpf_skb_load_bytes(skb, p.l3 + IP_OFF_DADDR, &daddr, 4) < 0 ||
+	    route(skb, &p, p.ip.saddr, daddr, 0, &ifindex) != 0 ||
+	    ifindex == skb->ingress_ifindex)
+		return exit_with(reason);
+	if (decrement_ttl(skb, &p) < 0)
+		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
+	count(JUNEAU_NAT_DNAT_REDIRECT);
+	return bpf_redirect_neigh(ifindex, 0, 0, 0);
+}
+
+SEC("tc")
+int tc_nat_out(struct __sk_buff *skb)
+{
+	return nat(skb, NAT_OUT);
+}
+
+
+SEC("tc")
+int tc_nat_pod(struct __sk_buff *skb)
+{
+	struct juneau_nat_config *cfg;
+	struct pkt p = {};
+	__u32 zero = 0, ifindex = 0;
 	int reason = parse_ipv4(skb, &p), rc;
 
 	if (reason >= 0)
@@ -446,23 +504,13 @@ int tc_nat_pod(struct __sk_buff *skb)
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
 	if (!cfg || !cfg->ext_ifindex)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
-	/* TTL expiring here: the kernel sends the time-exceeded (traceroute). */
-	if (p.ip.ttl <= 1)
+	/* Not routable here (TTL expiring: traceroute; too big: the kernel
+	 * fragments or sends the pod a fragmentation-needed naming its own
+	 * address): the kernel decides, and tc_nat_out translates on the way. */
+	rc = route(skb, &p, p.ip.saddr, p.ip.daddr, cfg->ext_ifindex, &ifindex);
+	if (rc < 0)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
-	fib.family = AF_INET_;
-	fib.l4_protocol = p.ip.protocol;
-	fib.tos = p.ip.tos;
-	fib.ipv4_src = p.ip.saddr;
-	fib.ipv4_dst = p.ip.daddr;
-	fib.ifindex = skb->ingress_ifindex;
-	/* tot_len 0: the kernel checks the skb itself against the MTU, GSO
-	 * included; too big goes to the kernel, which fragments or sends the
-	 * pod a fragmentation-needed naming its own address. */
-	fib.tot_len = 0;
-	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH)
-		return exit_with(JUNEAU_NAT_PASS_ROUTE);
-	if (fib.ifindex != cfg->ext_ifindex)
+	if (rc > 0)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
 	reason = translate(skb, &p, NAT_OUT);
 	if (reason != JUNEAU_NAT_SNAT)
@@ -470,8 +518,8 @@ int tc_nat_pod(struct __sk_buff *skb)
 	if (decrement_ttl(skb, &p) < 0)
 		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
 	count(JUNEAU_NAT_SNAT_REDIRECT);
-	/* The neighbour is resolved by the kernel; no netfilter on the way, so
-	 * no masquerade and no conntrack entry. */
+	/* The kernel resolves the neighbour; no netfilter on the way, so no
+	 * masquerade and no conntrack entry. */
 	return bpf_redirect_neigh(cfg->ext_ifindex, 0, 0, 0);
 }
 
