@@ -137,6 +137,10 @@ struct juneau_nat_value {
 	__be32 addr;			/* the other side of the binding */
 };
 
+/* juneau_nat_direct (DIR-1): a direct ElasticIP (held by a NIC on this
+ * node) -> the NIC's address, the next hop towards the pod that holds it.
+ * Same key and value as juneau_nat_in; nothing is rewritten. */
+
 /* juneau_nat_cnt: per-CPU counters per ElasticIP, summed by the reader.
  * Packets count GSO segments, bytes count skb->len (L2, as the hook saw it). */
 struct juneau_nat_counters {
@@ -183,7 +187,9 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_EVENT_FRAGMENT	= 12,	/* counted besides: a fragment was translated */
 	JUNEAU_NAT_EVENT_ICMP_ERROR	= 13,	/* counted besides: embedded header rewritten */
 	JUNEAU_NAT_DNAT_REDIRECT	= 14,	/* tc_nat_in: translated, sent to the pod's device */
-	JUNEAU_NAT_REASON_MAX		= 15,
+	JUNEAU_NAT_DIRECT_IN		= 15,	/* direct ElasticIP: sent to the pod holding it */
+	JUNEAU_NAT_DIRECT_OUT		= 16,	/* direct ElasticIP: sent to the external interface */
+	JUNEAU_NAT_REASON_MAX		= 17,
 };
 
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");

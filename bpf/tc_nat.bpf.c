@@ -22,6 +22,10 @@
  *                the masquerade rule. tc_nat_out stays as the catch-all for
  *                nodes where tc_nat_pod is not attached.
  *
+ * Direct ElasticIPs (DIR-1, no NAT) ride the same hooks: tc_nat_in sends a
+ * packet for one to the pod that holds it, tc_nat_pod sends the pod's replies
+ * to the external interface (juneau_nat_direct).
+ *
  * Addresses are rewritten with every checksum kept right: the IP header, the
  * TCP/UDP checksum (its pseudo header holds the addresses; a zero UDP checksum
  * stays zero), and for ICMP errors the embedded original header too (EIP-6):
@@ -93,6 +97,13 @@ struct {
 	__type(value, struct juneau_nat_value);
 	__uint(max_entries, JUNEAU_NAT_MAX);
 } juneau_nat_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_value);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_direct SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -452,9 +463,36 @@ static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt
 	return bpf_skb_store_bytes(skb, p->l3 + IP_OFF_TTL, &ttl, 1, 0);
 }
 
+static __always_inline struct juneau_nat_value *direct(__be32 eip)
+{
+	struct juneau_nat_key key = { .addr = eip };
+
+	return bpf_map_lookup_elem(&juneau_nat_direct, &key);
+}
+
+/* DIR-1: a packet for a direct ElasticIP goes, unchanged, to the device that
+ * routes to the NIC holding it, with that NIC's address as the next hop: the
+ * node needs no route for the ElasticIP. */
+static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
+				     struct juneau_nat_value *nic)
+{
+	struct bpf_redir_neigh nh = { .nh_family = AF_INET_, .ipv4_nh = nic->addr };
+	__u32 ifindex = 0;
+
+	if (route(skb, p, p->ip.saddr, nic->addr, 0, &ifindex) != 0 ||
+	    ifindex == skb->ingress_ifindex)
+		return exit_with(JUNEAU_NAT_PASS_ROUTE);
+	if (decrement_ttl(skb, p) < 0)
+		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
+	count_bytes(skb, p->ip.daddr, NAT_IN);
+	count(JUNEAU_NAT_DIRECT_IN);
+	return bpf_redirect_neigh(ifindex, &nh, sizeof(nh), 0);
+}
+
 SEC("tc")
 int tc_nat_in(struct __sk_buff *skb)
 {
+	struct juneau_nat_value *nic;
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
 	__u32 zero = 0, ifindex = 0;
@@ -464,6 +502,8 @@ int tc_nat_in(struct __sk_buff *skb)
 	if (reason >= 0)
 		return exit_with(reason);
 	reason = translate(skb, &p, NAT_IN);
+	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
+		return direct_in(skb, &p, nic);
 	if (reason != JUNEAU_NAT_DNAT)
 		return exit_with(reason);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
@@ -495,11 +535,12 @@ int tc_nat_pod(struct __sk_buff *skb)
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
 	__u32 zero = 0, ifindex = 0;
-	int reason = parse_ipv4(skb, &p), rc;
+	int reason = parse_ipv4(skb, &p), rc, is_direct;
 
 	if (reason >= 0)
 		return exit_with(reason);
-	if (!binding(NAT_OUT, p.ip.saddr))
+	is_direct = direct(p.ip.saddr) != 0;
+	if (!is_direct && !binding(NAT_OUT, p.ip.saddr))
 		return exit_with(JUNEAU_NAT_PASS_UNMAPPED);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
 	if (!cfg || !cfg->ext_ifindex)
@@ -512,6 +553,15 @@ int tc_nat_pod(struct __sk_buff *skb)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
 	if (rc > 0)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
+	if (is_direct) {
+		/* DIR-1 return path: sent on unchanged, past a reverse-path
+		 * filter that knows no route for the ElasticIP via the pod. */
+		if (decrement_ttl(skb, &p) < 0)
+			return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
+		count_bytes(skb, p.ip.saddr, NAT_OUT);
+		count(JUNEAU_NAT_DIRECT_OUT);
+		return bpf_redirect_neigh(cfg->ext_ifindex, 0, 0, 0);
+	}
 	reason = translate(skb, &p, NAT_OUT);
 	if (reason != JUNEAU_NAT_SNAT)
 		return exit_with(reason);

@@ -34,6 +34,8 @@ export const ROUTER_EXT = '192.0.2.100';
 export const NODE_EXT = '192.0.2.1';
 export const NODE_POD = '10.0.0.1';
 export const POD = '10.0.0.2';
+export const NODE_POD2 = '10.0.1.1';
+export const POD2 = '10.0.1.2';
 export const ROUTER_SRV = '203.0.113.1';
 export const SERVER = '203.0.113.2';
 export const SERVER_MTU = 1280;
@@ -44,6 +46,9 @@ export class NatRig {
   readonly node = `jn${this.id}n`;
   readonly pod = `jn${this.id}p`;
   readonly server = `jn${this.id}s`;
+  /** A second pod, behind the node's pod1, after addSecondPod(). */
+  readonly pod2 = `jn${this.id}q`;
+  private hasPod2 = false;
   readonly pinDir = `/sys/fs/bpf/juneau-test-${this.id}-nat`;
   private readonly tmp = fs.mkdtempSync(path.join(os.tmpdir(), `juneau-nat-${this.id}-`));
   private readonly children = new Set<ChildProcess>();
@@ -80,6 +85,17 @@ export class NatRig {
     await this.in(this.node, 'ip', 'route', 'add', 'blackhole', `${EIP}/32`);
   }
 
+  /** Adds the second pod (10.0.1.2 behind the node's pod1, 10.0.1.1). */
+  async addSecondPod(): Promise<void> {
+    await run('ip', ['netns', 'add', this.pod2]);
+    this.hasPod2 = true;
+    await this.in(this.pod2, 'ip', 'link', 'set', 'lo', 'up');
+    await this.link(this.node, 'pod1', this.pod2, 'eth0');
+    await this.addr(this.node, 'pod1', `${NODE_POD2}/24`);
+    await this.addr(this.pod2, 'eth0', `${POD2}/24`);
+    await this.in(this.pod2, 'ip', 'route', 'add', 'default', 'via', NODE_POD2);
+  }
+
   private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
     const a = `jn${this.id}${randomBytes(2).toString('hex')}`;
     const b = `jn${this.id}${randomBytes(2).toString('hex')}`;
@@ -105,7 +121,8 @@ export class NatRig {
   async destroy(): Promise<void> {
     for (const child of this.children) child.kill('SIGKILL');
     this.openMaps?.close();
-    for (const ns of [this.router, this.node, this.pod, this.server]) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
+    const namespaces = [this.router, this.node, this.pod, this.server, ...(this.hasPod2 ? [this.pod2] : [])];
+    for (const ns of namespaces) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
     removePins(this.pinDir);
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }

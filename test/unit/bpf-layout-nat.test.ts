@@ -57,6 +57,7 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
   test.each([
     [layout.NAT_MAP_NAMES.in, 'juneau_nat_key', 'juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
     [layout.NAT_MAP_NAMES.out, 'juneau_nat_key', 'juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
+    [layout.NAT_MAP_NAMES.direct, 'juneau_nat_key', 'juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
     [layout.NAT_MAP_NAMES.counters, 'juneau_nat_key', 'juneau_nat_counters', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
     [layout.NAT_MAP_NAMES.config, '__u32', 'juneau_nat_config', 1],
     [layout.NAT_MAP_NAMES.skip, 'juneau_guard_key', 'juneau_nat_skip_value', layout.NAT_LIMITS.JUNEAU_NAT_SKIP_MAX],

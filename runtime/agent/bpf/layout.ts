@@ -275,6 +275,7 @@ function alignUp(n: number, to: number): number {
 export const NAT_MAP_NAMES = {
   in: 'juneau_nat_in',
   out: 'juneau_nat_out',
+  direct: 'juneau_nat_direct',
   counters: 'juneau_nat_cnt',
   config: 'juneau_nat_cfg',
   skip: 'juneau_nat_skip',
@@ -304,7 +305,9 @@ export const NAT_REASONS = {
   JUNEAU_NAT_EVENT_FRAGMENT: 12,
   JUNEAU_NAT_EVENT_ICMP_ERROR: 13,
   JUNEAU_NAT_DNAT_REDIRECT: 14,
-  JUNEAU_NAT_REASON_MAX: 15,
+  JUNEAU_NAT_DIRECT_IN: 15,
+  JUNEAU_NAT_DIRECT_OUT: 16,
+  JUNEAU_NAT_REASON_MAX: 17,
 } as const;
 
 export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;

@@ -32,7 +32,10 @@ export interface NatBinding {
   readonly address: string;
 }
 
-export interface NatEntry extends NatBinding, NatCounters {}
+export interface NatEntry extends NatBinding, NatCounters {
+  /** 'nat': translated (EIP-4 NAT); 'direct': held by the NIC itself, forwarded unchanged (DIR-1). */
+  readonly kind: 'nat' | 'direct';
+}
 
 export interface NatAttachOptions {
   /** The external (ingress) interface: tc_nat_in on its ingress, tc_nat_out on its egress. */
@@ -158,6 +161,8 @@ function unlinkIfPresent(file: string): void {
 export interface NatSyncResult {
   readonly added: NatBinding[];
   readonly removed: NatBinding[];
+  readonly directAdded: NatBinding[];
+  readonly directRemoved: NatBinding[];
 }
 
 const key = (address: string): Buffer => ipv4ToBytes(address);
@@ -180,6 +185,7 @@ export class NatMaps {
       return new NatMaps(
         open(n.in, layout.NAT_KEY.size, layout.NAT_VALUE.size),
         open(n.out, layout.NAT_KEY.size, layout.NAT_VALUE.size),
+        open(n.direct, layout.NAT_KEY.size, layout.NAT_VALUE.size),
         open(n.counters, layout.NAT_KEY.size, layout.NAT_COUNTERS.size),
         open(n.config, 4, layout.NAT_CONFIG.size),
         open(n.skip, layout.GUARD_KEY.size, layout.NAT_SKIP_VALUE.size),
@@ -196,6 +202,7 @@ export class NatMaps {
   private constructor(
     readonly inMap: BpfMap,
     readonly outMap: BpfMap,
+    readonly directMap: BpfMap,
     readonly countersMap: BpfMap,
     readonly configMap: BpfMap,
     readonly skipMap: BpfMap,
@@ -211,13 +218,18 @@ export class NatMaps {
     return this.inMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
   }
 
+  /** The direct ElasticIPs (DIR-1), from juneau_nat_direct (ElasticIP -> NIC address). */
+  directBindings(): NatBinding[] {
+    return this.directMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
+  }
+
   /**
    * Makes the maps hold exactly `desired`. Added: counters (kept when present), then the outbound
    * direction, then the inbound one, so the first translated packet of either direction finds the
    * other. Removed in the opposite order. Stale juneau_nat_out keys (an ElasticIP whose address
    * changed) and counters of ElasticIPs no longer bound go too: nothing is left behind (NAT-4).
    */
-  sync(desired: readonly NatBinding[]): NatSyncResult {
+  sync(desired: readonly NatBinding[], direct: readonly NatBinding[] = []): NatSyncResult {
     const want = new Map<string, string>();
     const byAddress = new Map<string, string>();
     for (const b of desired) {
@@ -244,8 +256,33 @@ export class NatMaps {
       added.push({ elasticIP, address });
     }
     for (const k of this.outMap.keys()) if (byAddress.get(addr(k)) !== addr(this.outMap.lookup(k) ?? Buffer.alloc(4))) this.outMap.delete(k);
-    for (const k of this.countersMap.keys()) if (!want.has(addr(k))) this.countersMap.delete(k);
-    return { added, removed };
+    const { directAdded, directRemoved } = this.syncDirect(direct, want);
+    const counted = new Set([...want.keys(), ...direct.map((d) => d.elasticIP)]);
+    for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
+    return { added, removed, directAdded, directRemoved };
+  }
+
+  private syncDirect(direct: readonly NatBinding[], nat: ReadonlyMap<string, string>): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
+    const want = new Map<string, string>();
+    for (const d of direct) {
+      if (nat.has(d.elasticIP)) throw new Error(`ElasticIP ${d.elasticIP} is both translated (to ${nat.get(d.elasticIP)}) and held directly by ${d.address} (EIP-5)`);
+      want.set(d.elasticIP, d.address);
+    }
+    const have = new Map(this.directBindings().map((b) => [b.elasticIP, b.address]));
+    const directAdded: NatBinding[] = [];
+    const directRemoved: NatBinding[] = [];
+    for (const [elasticIP, address] of have) {
+      if (want.has(elasticIP)) continue;
+      this.directMap.delete(key(elasticIP));
+      directRemoved.push({ elasticIP, address });
+    }
+    for (const [elasticIP, address] of want) {
+      if (have.get(elasticIP) === address) continue;
+      this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
+      this.directMap.update(key(elasticIP), key(address));
+      directAdded.push({ elasticIP, address });
+    }
+    return { directAdded, directRemoved };
   }
 
   /** Bindings with their counters, summed over CPUs. */
@@ -254,7 +291,7 @@ export class NatMaps {
       this.countersMap.entries(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)).map(([k, v]) => [addr(k), layout.sumNatCounters(v, this.cpus)]),
     );
     const zero: NatCounters = { inPackets: 0n, inBytes: 0n, outPackets: 0n, outBytes: 0n };
-    return this.bindings()
+    return [...this.bindings().map((b) => ({ ...b, kind: 'nat' as const })), ...this.directBindings().map((b) => ({ ...b, kind: 'direct' as const }))]
       .map((b) => ({ ...b, ...(counters.get(b.elasticIP) ?? zero) }))
       .sort((a, b) => a.elasticIP.localeCompare(b.elasticIP, undefined, { numeric: true }));
   }
@@ -279,6 +316,6 @@ export class NatMaps {
   }
 
   close(): void {
-    for (const map of [this.inMap, this.outMap, this.countersMap, this.configMap, this.skipMap, this.statsMap]) map.close();
+    for (const map of [this.inMap, this.outMap, this.directMap, this.countersMap, this.configMap, this.skipMap, this.statsMap]) map.close();
   }
 }
