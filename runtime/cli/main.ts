@@ -8,6 +8,7 @@ import { INSTALL } from '../../api/constants';
 import { ArpMaps } from '../agent/bpf';
 import { PIN_SUBDIR } from '../agent/flags';
 import { arpTableRows, guardRows, renderArpTable, renderGuard, renderStats, statsRows } from './format';
+import { renderNatCommand } from './nat';
 
 export const CLI_HELP = `Usage: kubectl juneau bpf <command> [flags]
 
@@ -22,6 +23,10 @@ Commands:
   bpf dump guard                the guard's prefixes (drop: arp AddressPools) and
                                 allowed addresses (the interface's own), with hits
   bpf stats                     packets the XDP program saw, by reason
+  bpf dump nat                  the ElasticIPs this node translates (nat: to the NIC
+                                address) or forwards (direct), with packets and bytes
+                                in and out (NAT-5)
+  bpf stats nat                 packets the NAT programs saw, by reason
 
 Flags:
   --bpffs DIR          bpffs mount the agent pins under (its --bpffs); maps are read
@@ -35,7 +40,7 @@ export interface CliIO {
   readonly stderr: (text: string) => void;
 }
 
-type Command = 'dump-arp-table' | 'dump-guard' | 'stats';
+type Command = 'dump-arp-table' | 'dump-guard' | 'stats' | 'dump-nat' | 'nat-stats';
 
 export interface CliRequest {
   readonly command: Command;
@@ -69,6 +74,8 @@ export function parseCliArgs(argv: readonly string[]): CliRequest | 'help' {
   if (command === 'bpf dump external_arp_table') return { command: 'dump-arp-table', bpffs, output };
   if (command === 'bpf dump guard') return { command: 'dump-guard', bpffs, output };
   if (command === 'bpf stats') return { command: 'stats', bpffs, output };
+  if (command === 'bpf dump nat') return { command: 'dump-nat', bpffs, output };
+  if (command === 'bpf stats nat') return { command: 'nat-stats', bpffs, output };
   throw new Error(`unknown command '${command}' (see --help)`);
 }
 
@@ -85,6 +92,15 @@ export function main(argv: readonly string[], io: CliIO = { stdout: (t) => proce
     return 0;
   }
   const pinDir = path.join(request.bpffs, PIN_SUBDIR);
+  if (request.command === 'dump-nat' || request.command === 'nat-stats') {
+    try {
+      io.stdout(renderNatCommand(request.command, pinDir, request.output));
+      return 0;
+    } catch (err) {
+      io.stderr(`kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+  }
   let maps: ArpMaps;
   try {
     maps = ArpMaps.openPinned(pinDir);
@@ -116,6 +132,8 @@ function render(request: CliRequest, maps: ArpMaps): string {
       const rows = statsRows(maps.stats());
       return request.output === 'json' ? json(rows) : renderStats(rows);
     }
+    default:
+      throw new Error(`${request.command} is not an ARP map command`);
   }
 }
 
