@@ -420,35 +420,40 @@ static __always_inline int nat(struct __sk_buff *skb, enum nat_dir dir)
 	return exit_with(translate(skb, &p, dir));
 }
 
-/* Forwards a translated packet to the interface the route names, without the
- * kernel's forwarding path: no netfilter (no conntrack entry, no masquerade),
- * TTL decremented as forwarding would. Returns -1 when the kernel must decide
- * (no route, TTL expiring, too big for the MTU, forwarding off): it then sends
- * the ICMP error itself. `want_ifindex` 0 accepts any interface. */
+/* route() results. */
+enum route_result {
+	ROUTE_KERNEL	= -1,	/* no route, TTL expiring, too big, forwarding off:
+				 * the kernel decides (and sends the ICMP error) */
+	ROUTE_MACS	= 0,	/* routed, next hop's MAC known */
+	ROUTE_ELSEWHERE	= 1,	/* routed, but not through want_ifindex */
+	ROUTE_NEIGH	= 2,	/* routed, next hop's MAC not resolved yet */
+};
+
+/* Where a translated packet goes without the kernel's forwarding path: no
+ * netfilter (no conntrack entry, no masquerade). Fills `fib` (egress ifindex,
+ * next hop, MACs). `want_ifindex` 0 accepts any interface. */
 static __always_inline int route(struct __sk_buff *skb, struct pkt *p, __be32 saddr,
-				 __be32 daddr, __u32 want_ifindex, __u32 *ifindex)
+				 __be32 daddr, __u32 want_ifindex, struct bpf_fib_lookup *fib)
 {
-	struct bpf_fib_lookup fib = {};
 	int rc;
 
 	if (p->ip.ttl <= 1)
 		return -1;
-	fib.family = AF_INET_;
-	fib.l4_protocol = p->ip.protocol;
-	fib.tos = p->ip.tos;
-	fib.ipv4_src = saddr;
-	fib.ipv4_dst = daddr;
-	fib.ifindex = skb->ingress_ifindex;
+	fib->family = AF_INET_;
+	fib->l4_protocol = p->ip.protocol;
+	fib->tos = p->ip.tos;
+	fib->ipv4_src = saddr;
+	fib->ipv4_dst = daddr;
+	fib->ifindex = skb->ingress_ifindex;
 	/* tot_len 0: the kernel checks the skb itself against the MTU, GSO
 	 * included. */
-	fib.tot_len = 0;
-	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+	fib->tot_len = 0;
+	rc = bpf_fib_lookup(skb, fib, sizeof(*fib), 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH)
-		return -1;
-	*ifindex = fib.ifindex;
-	if (want_ifindex && fib.ifindex != want_ifindex)
-		return 1;
-	return 0;
+		return ROUTE_KERNEL;
+	if (want_ifindex && fib->ifindex != want_ifindex)
+		return ROUTE_ELSEWHERE;
+	return rc == BPF_FIB_LKUP_RET_SUCCESS ? ROUTE_MACS : ROUTE_NEIGH;
 }
 
 /* Decrements the TTL as forwarding would (the redirect skips ip_forward). */
@@ -461,6 +466,24 @@ static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt
 	if (bpf_l3_csum_replace(skb, p->l3 + IP_OFF_CHECK, old, new, 2) < 0)
 		return -1;
 	return bpf_skb_store_bytes(skb, p->l3 + IP_OFF_TTL, &ttl, 1, 0);
+}
+
+/* Sends the packet out of fib->ifindex, TTL decremented as forwarding
+ * would. With the next hop's MAC known, a plain redirect; else the kernel
+ * resolves the neighbour (bpf_redirect_neigh). */
+static __always_inline int forward(struct __sk_buff *skb, struct pkt *p, struct bpf_fib_lookup *fib,
+				   int routed, enum juneau_nat_reason reason)
+{
+	struct bpf_redir_neigh nh = { .nh_family = AF_INET_, .ipv4_nh = fib->ipv4_dst };
+
+	if (decrement_ttl(skb, p) < 0)
+		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
+	count(reason);
+	if (routed == ROUTE_MACS &&
+	    bpf_skb_store_bytes(skb, 0, fib->dmac, ETH_ALEN, 0) == 0 &&
+	    bpf_skb_store_bytes(skb, ETH_ALEN, fib->smac, ETH_ALEN, 0) == 0)
+		return bpf_redirect(fib->ifindex, 0);
+	return bpf_redirect_neigh(fib->ifindex, &nh, sizeof(nh), 0);
 }
 
 static __always_inline struct juneau_nat_value *direct(__be32 eip)
@@ -476,27 +499,24 @@ static __always_inline struct juneau_nat_value *direct(__be32 eip)
 static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
 				     struct juneau_nat_value *nic)
 {
-	struct bpf_redir_neigh nh = { .nh_family = AF_INET_, .ipv4_nh = nic->addr };
-	__u32 ifindex = 0;
+	struct bpf_fib_lookup fib = {};
+	int routed = route(skb, p, p->ip.saddr, nic->addr, 0, &fib);
 
-	if (route(skb, p, p->ip.saddr, nic->addr, 0, &ifindex) != 0 ||
-	    ifindex == skb->ingress_ifindex)
+	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
-	if (decrement_ttl(skb, p) < 0)
-		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
 	count_bytes(skb, p->ip.daddr, NAT_IN);
-	count(JUNEAU_NAT_DIRECT_IN);
-	return bpf_redirect_neigh(ifindex, &nh, sizeof(nh), 0);
+	return forward(skb, p, &fib, routed, JUNEAU_NAT_DIRECT_IN);
 }
 
 SEC("tc")
 int tc_nat_in(struct __sk_buff *skb)
 {
+	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_value *nic;
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
-	__u32 zero = 0, ifindex = 0;
-	int reason = parse_ipv4(skb, &p);
+	__u32 zero = 0;
+	int reason = parse_ipv4(skb, &p), routed;
 	__be32 daddr;
 
 	if (reason >= 0)
@@ -512,14 +532,12 @@ int tc_nat_in(struct __sk_buff *skb)
 	/* The destination is now the NIC address (ICMP errors whose outer
 	 * destination is not ours were rewritten inside only: they keep
 	 * theirs and the kernel routes them). */
-	if (bpf_skb_load_bytes(skb, p.l3 + IP_OFF_DADDR, &daddr, 4) < 0 ||
-	    route(skb, &p, p.ip.saddr, daddr, 0, &ifindex) != 0 ||
-	    ifindex == skb->ingress_ifindex)
+	if (bpf_skb_load_bytes(skb, p.l3 + IP_OFF_DADDR, &daddr, 4) < 0)
 		return exit_with(reason);
-	if (decrement_ttl(skb, &p) < 0)
-		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
-	count(JUNEAU_NAT_DNAT_REDIRECT);
-	return bpf_redirect_neigh(ifindex, 0, 0, 0);
+	routed = route(skb, &p, p.ip.saddr, daddr, 0, &fib);
+	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
+		return exit_with(reason);
+	return forward(skb, &p, &fib, routed, JUNEAU_NAT_DNAT_REDIRECT);
 }
 
 SEC("tc")
@@ -532,10 +550,11 @@ int tc_nat_out(struct __sk_buff *skb)
 SEC("tc")
 int tc_nat_pod(struct __sk_buff *skb)
 {
+	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
-	__u32 zero = 0, ifindex = 0;
-	int reason = parse_ipv4(skb, &p), rc, is_direct;
+	__u32 zero = 0;
+	int reason = parse_ipv4(skb, &p), routed, is_direct;
 
 	if (reason >= 0)
 		return exit_with(reason);
@@ -548,29 +567,22 @@ int tc_nat_pod(struct __sk_buff *skb)
 	/* Not routable here (TTL expiring: traceroute; too big: the kernel
 	 * fragments or sends the pod a fragmentation-needed naming its own
 	 * address): the kernel decides, and tc_nat_out translates on the way. */
-	rc = route(skb, &p, p.ip.saddr, p.ip.daddr, cfg->ext_ifindex, &ifindex);
-	if (rc < 0)
+	routed = route(skb, &p, p.ip.saddr, p.ip.daddr, cfg->ext_ifindex, &fib);
+	if (routed == ROUTE_KERNEL)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
-	if (rc > 0)
+	if (routed == ROUTE_ELSEWHERE)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
 	if (is_direct) {
 		/* DIR-1 return path: sent on unchanged, past a reverse-path
 		 * filter that knows no route for the ElasticIP via the pod. */
-		if (decrement_ttl(skb, &p) < 0)
-			return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
 		count_bytes(skb, p.ip.saddr, NAT_OUT);
-		count(JUNEAU_NAT_DIRECT_OUT);
-		return bpf_redirect_neigh(cfg->ext_ifindex, 0, 0, 0);
+		return forward(skb, &p, &fib, routed, JUNEAU_NAT_DIRECT_OUT);
 	}
 	reason = translate(skb, &p, NAT_OUT);
 	if (reason != JUNEAU_NAT_SNAT)
 		return exit_with(reason);
-	if (decrement_ttl(skb, &p) < 0)
-		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
-	count(JUNEAU_NAT_SNAT_REDIRECT);
-	/* The kernel resolves the neighbour; no netfilter on the way, so no
-	 * masquerade and no conntrack entry. */
-	return bpf_redirect_neigh(cfg->ext_ifindex, 0, 0, 0);
+	/* No netfilter on the way: no masquerade, no conntrack entry. */
+	return forward(skb, &p, &fib, routed, JUNEAU_NAT_SNAT_REDIRECT);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";
