@@ -371,8 +371,6 @@ static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum 
 
 	if (v)
 		outer_to = v->addr;
-	if (dir == NAT_OUT && in_cluster(p->ip.daddr))
-		return JUNEAU_NAT_PASS_IN_CLUSTER;
 	l4_check = l4_check_offset(p, &l4_flags);
 	if (p->ip.protocol == IPPROTO_ICMP_ && !p->frag) {
 		if (p->l4 + ICMP_HLEN > p->end || bpf_skb_load_bytes(skb, p->l4, &type, 1) < 0)
@@ -391,6 +389,10 @@ static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum 
 	}
 	if (!v && !iv)
 		return JUNEAU_NAT_PASS_UNMAPPED;
+	/* Looked up only for packets of a binding: the LPM trie costs more
+	 * than the hash lookups every other packet stops at. */
+	if (dir == NAT_OUT && in_cluster(p->ip.daddr))
+		return JUNEAU_NAT_PASS_IN_CLUSTER;
 	if (v && l4_check < 0)
 		return JUNEAU_NAT_PASS_TRUNCATED;
 	if (iv && rewrite_inner(skb, p, &in, inner_from, inner_to) < 0)
