@@ -4,7 +4,7 @@
 // sockets prove what the kernel accepted (checksums verified in software: offloads are off);
 // captures prove the bytes (every checksum recomputed here).
 import { describeAsRoot } from './rig';
-import { EIP, NODE_EXT, POD, ROUTER_EXT, SERVER, SERVER_MTU, useNatRig } from './nat-rig';
+import { EIP, NODE_EXT, NODE_POD, POD, ROUTER_EXT, SERVER, SERVER_MTU, useNatRig } from './nat-rig';
 import { checkPacket, craftFrame, parseIcmpError, parseIpv4, type Ipv4Packet } from './ipv4';
 import type { NatEntry } from '../../runtime/agent/bpf/nat';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
@@ -148,6 +148,20 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
       await rig.in(rig.node, 'ip', 'link', 'set', 'pod0', 'mtu', '1500');
       await rig.in(rig.router, 'ip', 'route', 'flush', 'cache');
     }
+  });
+
+  test('EIP-6: traceroute from the pod shows the node and the router, and ends at the server; traceroute to the ElasticIP ends at the pod', async () => {
+    type Hops = { hops: Array<{ ttl: number; from: string | null; type: number | null }> };
+    // TTL 1 expires at the node (its own error to the pod), TTL 2 at the router: its error goes to
+    // the ElasticIP and reaches the pod's socket only with the embedded header naming the pod.
+    expect(await rig.tool<Hops>(rig.pod, 'trace', SERVER, '33434', '5')).toEqual({
+      hops: [{ ttl: 1, from: NODE_POD, type: 11, code: 0 }, { ttl: 2, from: ROUTER_EXT, type: 11, code: 0 }, { ttl: 3, from: SERVER, type: 3, code: 3 }],
+    });
+    // From the router, TTL 1 expires at the node, whose error names the ElasticIP inside (tc_nat_out);
+    // TTL 2 reaches the pod, which answers port-unreachable from the ElasticIP.
+    expect(await rig.tool<Hops>(rig.router, 'trace', EIP, '33434', '5')).toEqual({
+      hops: [{ ttl: 1, from: NODE_EXT, type: 11, code: 0 }, { ttl: 2, from: EIP, type: 3, code: 3 }],
+    });
   });
 
   test('NAT-3: IP fragments (DF off, 3000 bytes) are translated one by one, the first with its UDP checksum; both kernels reassemble', async () => {

@@ -143,6 +143,41 @@ def tcp_client(dst, port, nbytes):
     out({'banner': banner.decode().strip(), 'sent': sent, 'echoed': len(echoed), 'intact': bytes(echoed) == expected})
 
 
+IP_RECVERR = 11
+MSG_ERRQUEUE = 0x2000
+
+
+def trace(dst, port, max_ttl):
+    """traceroute over UDP: for each TTL one datagram; the ICMP error the kernel queues on the
+    socket (IP_RECVERR) names the hop that sent it. Stops at the first port-unreachable."""
+    hops = []
+    for ttl in range(1, max_ttl + 1):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, ttl)
+        s.connect((dst, port))
+        s.send(b'trace')
+        hop = {'ttl': ttl, 'from': None, 'type': None, 'code': None}
+        deadline = time.time() + 2.0
+        while time.time() < deadline:
+            try:
+                _, anc, _, _ = s.recvmsg(512, 512, MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                time.sleep(0.01)
+                continue
+            # struct sock_extended_err (16 bytes), then the offender's sockaddr_in.
+            for level, kind, data in anc:
+                if level == socket.IPPROTO_IP and kind == IP_RECVERR:
+                    _, _, icmp_type, icmp_code = struct.unpack('=IBBB', data[:7])
+                    hop.update({'from': socket.inet_ntoa(data[20:24]), 'type': icmp_type, 'code': icmp_code})
+            break
+        s.close()
+        hops.append(hop)
+        if hop['type'] == 3:
+            break
+    out({'hops': hops})
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == 'ping':
@@ -153,6 +188,8 @@ def main():
         udp_send(args[0], int(args[1]), int(args[2]), int(args[3]), args[4] == 'df', int(args[5]) if len(args) > 5 else 0)
     elif cmd == 'udp-raw':
         udp_raw(args[0], args[1], int(args[2]), int(args[3]), int(args[4]), args[5] == 'zero', int(args[6]))
+    elif cmd == 'trace':
+        trace(args[0], int(args[1]), int(args[2]))
     elif cmd == 'tcp-server':
         tcp_server(int(args[0]))
     elif cmd == 'tcp-client':
