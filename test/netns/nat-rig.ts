@@ -56,6 +56,10 @@ export class NatRig {
   nodeExtMac = '';
   routerMac = '';
 
+  /** `offloads`: keep the veths' defaults (checksum offload, GSO/GRO, TSO) instead of turning them
+   * off, so packets cross the NAT as GSO super-packets with CHECKSUM_PARTIAL, as from real NICs. */
+  constructor(private readonly options: { readonly offloads?: boolean } = {}) {}
+
   async setup(): Promise<void> {
     await run('bash', [path.join(REPO, 'bpf/build.sh')]);
     for (const ns of [this.router, this.node, this.pod, this.server]) {
@@ -105,7 +109,7 @@ export class NatRig {
     await this.in(nsA, 'ip', 'link', 'set', a, 'name', devA);
     await this.in(nsB, 'ip', 'link', 'set', b, 'name', devB);
     for (const [ns, dev] of [[nsA, devA], [nsB, devB]]) {
-      await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
+      if (!this.options.offloads) await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
       await this.in(ns, 'ip', 'link', 'set', dev, 'up');
     }
   }
@@ -228,8 +232,8 @@ export class NatRig {
 }
 
 /** A NatRig set up before the enclosing describe's tests and destroyed after them. */
-export function useNatRig(): NatRig {
-  const rig = new NatRig();
+export function useNatRig(options: { readonly offloads?: boolean } = {}): NatRig {
+  const rig = new NatRig(options);
   beforeAll(() => rig.setup(), 60_000);
   afterAll(() => rig.destroy(), 60_000);
   return rig;
