@@ -21,7 +21,7 @@ import { AgentMetrics } from './metrics';
 import { NatSync } from './nat';
 import { attachNatDataplane, detachNatDataplane } from './nat-attach';
 import { NatMetrics } from './nat-metrics';
-import type { NatMaps } from './bpf/nat';
+import { natFilters, type NatMaps } from './bpf/nat';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
 export interface AgentIO {
@@ -123,6 +123,8 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   health.addReadinessCheck('informers-synced', () => agent.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
   if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
+  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
+  if (r.nat) health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   const ports = await health.start();

@@ -103,6 +103,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     expect(metrics).toMatch(/juneau_agent_nat_bytes_total\{elastic_ip="192\.0\.2\.50",direction="in"\} [1-9]/);
     expect(metrics).toContain('juneau_agent_nat_bindings{kind="nat"} 1');
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
+    expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/livez')).toContain('[+]nat-attached ok');
   });
 
   test('NAT-4: an agent SIGKILLed during a transfer: the transfer completes; the next agent adopts the maps with their counters', async () => {
