@@ -476,8 +476,14 @@ static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt
 static __always_inline int forward(struct __sk_buff *skb, struct pkt *p, struct bpf_fib_lookup *fib,
 				   int routed, enum juneau_nat_reason reason)
 {
-	struct bpf_redir_neigh nh = { .nh_family = AF_INET_, .ipv4_nh = fib->ipv4_dst };
+	struct bpf_redir_neigh nh;
 
+	/* Every byte set, the IPv6 part of the union too: without CAP_PERFMON
+	 * (the agent has only CAP_BPF and CAP_NET_ADMIN) the verifier refuses
+	 * a helper reading uninitialised stack. */
+	__builtin_memset(&nh, 0, sizeof(nh));
+	nh.nh_family = AF_INET_;
+	nh.ipv4_nh = fib->ipv4_dst;
 	if (decrement_ttl(skb, p) < 0)
 		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
 	count(reason);

@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
@@ -141,9 +142,13 @@ export class NatRig {
     return link.address;
   }
 
-  /** Loads the NAT programs onto the node from a separate process that exits. */
+  /** Loads the NAT programs onto the node from a separate process that exits, holding only the
+   * agent's capabilities (AGENT_CAPABILITIES of the install manifest): the verifier is stricter
+   * without CAP_PERFMON, and a program only root can load would not load in the DaemonSet. */
   async attach(pods: string[] = ['pod0']): Promise<{ filters: { in: number; out: number } }> {
-    return JSON.parse(await this.in(this.node, TSX, LOADER, 'attach', JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir }))) as { filters: { in: number; out: number } };
+    const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir });
+    return JSON.parse(await this.in(this.node, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', TSX, LOADER, 'attach', request)) as { filters: { in: number; out: number } };
   }
 
   async detach(pods: string[] = ['pod0']): Promise<void> {
