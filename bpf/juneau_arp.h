@@ -151,7 +151,7 @@ struct juneau_nat_counters {
 };
 
 /* juneau_nat_cfg[0]: the external interface, where tc_nat_pod sends what it
- * translated. 0 = not set: tc_nat_pod translates nothing. */
+ * translated (0 = not set: tc_nat_pod translates nothing), and flags. */
 enum juneau_nat_config_flags {
 	/* Inbound: hand the translated packet to the kernel's forwarding
 	 * (netfilter sees it, conntrack tracks it) instead of redirecting. */

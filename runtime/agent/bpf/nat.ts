@@ -255,7 +255,11 @@ export class NatMaps {
       this.inMap.update(key(elasticIP), key(address));
       added.push({ elasticIP, address });
     }
-    for (const k of this.outMap.keys()) if (byAddress.get(addr(k)) !== addr(this.outMap.lookup(k) ?? Buffer.alloc(4))) this.outMap.delete(k);
+    // juneau_nat_out keys no binding wants: an address whose ElasticIP changed or went.
+    for (const k of this.outMap.keys()) {
+      const value = this.outMap.lookup(k);
+      if (!value || byAddress.get(addr(k)) !== addr(value)) this.outMap.delete(k);
+    }
     const { directAdded, directRemoved } = this.syncDirect(direct, want);
     const counted = new Set([...want.keys(), ...direct.map((d) => d.elasticIP)]);
     for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
