@@ -2,11 +2,12 @@
 /* Copyright Juneau authors */
 
 /*
- * The one header with the map layouts shared by the XDP program and the agent.
+ * The one header with the map layouts shared by the eBPF programs (the XDP
+ * ARP responder, the TC ElasticIP NAT) and the agent.
  *
  * runtime/agent/bpf/layout.ts mirrors every struct and constant below, and
- * test/unit/bpf-layout.test.ts compares the two against the BTF of the built
- * object. Change both together.
+ * test/unit/bpf-layout.test.ts (ARP) and bpf-layout-nat.test.ts (NAT) compare
+ * the two against the BTF of the built objects. Change both together.
  *
  * Rules: fixed-width types only, every hole is an explicit `pad` field the
  * writer zeroes, and every size is asserted so that a change shows up here
@@ -120,5 +121,81 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_valu
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 12, "juneau_config_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
+
+/* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------
+ * Pinned next to the ARP maps; runtime/agent/nat-maps.ts writes them. */
+#define JUNEAU_NAT_MAX		65536
+#define JUNEAU_NAT_SKIP_MAX	256
+
+/* juneau_nat_in (ElasticIP -> NIC address) and juneau_nat_out (NIC address
+ * -> ElasticIP): the two directions of one binding, always written together. */
+struct juneau_nat_key {
+	__be32 addr;
+};
+
+struct juneau_nat_value {
+	__be32 addr;			/* the other side of the binding */
+};
+
+/* juneau_nat_direct (DIR-1): a direct ElasticIP (held by a NIC on this
+ * node) -> the NIC's address, the next hop towards the pod that holds it.
+ * Same key and value as juneau_nat_in; nothing is rewritten. */
+
+/* juneau_nat_cnt: per-CPU counters per ElasticIP, summed by the reader.
+ * Packets count GSO segments, bytes count skb->len (L2, as the hook saw it). */
+struct juneau_nat_counters {
+	__u64 in_packets;
+	__u64 in_bytes;
+	__u64 out_packets;
+	__u64 out_bytes;
+};
+
+/* juneau_nat_cfg[0]: the external interface, where tc_nat_pod sends what it
+ * translated (0 = not set: tc_nat_pod translates nothing), and flags. */
+enum juneau_nat_config_flags {
+	/* Inbound: hand the translated packet to the kernel's forwarding
+	 * (netfilter sees it, conntrack tracks it) instead of redirecting. */
+	JUNEAU_NAT_CFG_KERNEL_FORWARD	= 1 << 0,
+};
+
+struct juneau_nat_config {
+	__u32 ext_ifindex;
+	__u32 flags;			/* enum juneau_nat_config_flags */
+};
+
+/* juneau_nat_skip: LPM trie of destinations inside the cluster (pod and
+ * service CIDRs, the nodes): a packet to them keeps the pod address (NAT-2).
+ * Same key layout as juneau_guard_key. */
+struct juneau_nat_skip_value {
+	__u64 hits;
+};
+
+/* juneau_nat_stats: per-CPU, one slot per reason, like juneau_stats. */
+enum juneau_nat_reason {
+	JUNEAU_NAT_PASS_NOT_IPV4	= 0,	/* not an IPv4 frame */
+	JUNEAU_NAT_PASS_TRUNCATED	= 1,	/* ends inside a header it announces */
+	JUNEAU_NAT_PASS_MALFORMED	= 2,	/* bad version/ihl/total length */
+	JUNEAU_NAT_PASS_UNMAPPED	= 3,	/* no binding for the address */
+	JUNEAU_NAT_PASS_ICMP_MALFORMED	= 4,	/* ICMP error, embedded header bad */
+	JUNEAU_NAT_PASS_REWRITE_FAILED	= 5,	/* a helper refused to write */
+	JUNEAU_NAT_DNAT			= 6,	/* inbound translated */
+	JUNEAU_NAT_SNAT			= 7,	/* outbound translated */
+	JUNEAU_NAT_PASS_IN_CLUSTER	= 8,	/* destination in juneau_nat_skip */
+	JUNEAU_NAT_PASS_NOT_EXTERNAL	= 9,	/* tc_nat_pod: route is not the external interface */
+	JUNEAU_NAT_PASS_ROUTE		= 10,	/* tc_nat_pod: no route, TTL, MTU: the kernel decides */
+	JUNEAU_NAT_SNAT_REDIRECT	= 11,	/* tc_nat_pod: translated, sent to the external interface */
+	JUNEAU_NAT_EVENT_FRAGMENT	= 12,	/* counted besides: a fragment was translated */
+	JUNEAU_NAT_EVENT_ICMP_ERROR	= 13,	/* counted besides: embedded header rewritten */
+	JUNEAU_NAT_DNAT_REDIRECT	= 14,	/* tc_nat_in: translated, sent to the pod's device */
+	JUNEAU_NAT_DIRECT_IN		= 15,	/* direct ElasticIP: sent to the pod holding it */
+	JUNEAU_NAT_DIRECT_OUT		= 16,	/* direct ElasticIP: sent to the external interface */
+	JUNEAU_NAT_REASON_MAX		= 17,
+};
+
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_value) == 4, "juneau_nat_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_counters) == 32, "juneau_nat_counters size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_config) == 8, "juneau_nat_config size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_skip_value) == 8, "juneau_nat_skip_value size");
 
 #endif /* __JUNEAU_ARP_H */

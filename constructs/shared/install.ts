@@ -166,12 +166,14 @@ function controllerRbac(ns: string): KubeObject[] {
 }
 
 /**
- * The agent only reads its node's ARPAdvertisements and the pools it guards (informers: list and
- * watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
+ * The agent only reads its node's ARPAdvertisements and the pools it guards, and the ElasticIPs,
+ * attachments and NetworkInterfaces that place NAT on it (informers: list and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
  */
 function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
-    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools'], ['list', 'watch']),
+    // The last three: the ElasticIP data plane (runtime/agent/nat.ts), which ElasticIPs this node
+    // translates or carries directly, read from their attachments' and NICs' status.
+    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools', 'elasticips', 'elasticipattachments', 'networkinterfaces'], ['list', 'watch']),
     rule([''], ['nodes'], ['get']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an

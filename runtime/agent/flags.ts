@@ -27,6 +27,12 @@ export interface AgentFlags {
   readonly ownerDaemonSet: string | undefined;
   /** How often the map's counters are read for conflicts and metrics, and the interface re-read. */
   readonly pollIntervalMs: number;
+  /** Devices that route to the pods, comma-separated: tc_nat_pod on their ingress (runtime/agent/
+   * nat-attach.ts). @default undefined: none, SNAT at the external interface's egress only */
+  readonly natPodIfaces: string | undefined;
+  /** In-cluster destination prefixes, comma-separated CIDRs: traffic to them keeps the pod
+   * address (NAT-2). @default undefined: none */
+  readonly natClusterCidrs: string | undefined;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -46,6 +52,8 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   detachOnExit: false,
   ownerDaemonSet: undefined,
   pollIntervalMs: 5_000,
+  natPodIfaces: undefined,
+  natClusterCidrs: undefined,
 };
 
 /** The directory under `bpffs` holding the agent's maps and programs. */
@@ -97,6 +105,13 @@ Flags:
                                      detaches the responder and removes the pins; a
                                      restart or a rolling update keeps them (default:
                                      none, never)
+  --nat-pod-ifaces IFACE[,IFACE]     devices that route to the pods (a CNI bridge such as
+                                     cni0): ElasticIP SNAT happens as packets enter them,
+                                     before a CNI masquerade could (default: none, SNAT
+                                     at the ingress interface's egress only)
+  --nat-cluster-cidrs CIDR[,CIDR]    pod, service and node prefixes: traffic from a pod
+                                     with an ElasticIP to them keeps the pod address
+                                     (NAT-2) (default: none)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -117,6 +132,8 @@ const STRING_FLAGS = {
   'log-level': 'logLevel',
   'log-format': 'logFormat',
   'owner-daemonset': 'ownerDaemonSet',
+  'nat-pod-ifaces': 'natPodIfaces',
+  'nat-cluster-cidrs': 'natClusterCidrs',
 } as const satisfies Record<string, keyof AgentFlags>;
 
 const BOOLEAN_FLAGS = {

@@ -21,6 +21,10 @@ import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
+import { NatSync } from './nat';
+import { attachNatDataplane, detachNatDataplane } from './nat-attach';
+import { NatMetrics } from './nat-metrics';
+import { natFilters, type NatMaps } from './bpf/nat';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
 export interface AgentIO {
@@ -82,9 +86,19 @@ async function run(flags: AgentFlags, logger: Logger, io: AgentIO, kubeConfig: K
     kubeconfig: source, iface: iface.name, ifindex, mac: iface.mac, addresses: iface.addresses, mode: attached.mode, programId: attached.programId,
     replacedProgramId: attached.replacedProgramId, adoptedMaps: attached.adoptedMaps, pinDir, entries: attached.maps.addresses().size,
   });
+  let nat: NatMaps | undefined;
   try {
-    return await serve(flags, logger, io, { rest, iface, ifindex, pinDir, attached });
+    // The ElasticIP NAT data plane on the same interface (NAT-1..NAT-5, DIR-1). A failure here
+    // leaves ARP answering (the promise of every address) running and is reported, not fatal.
+    try {
+      nat = attachNatDataplane(flags, ifindex, pinDir);
+      logger.info('NAT programs attached', { iface: iface.name, podIfaces: flags.natPodIfaces, bindings: nat.bindings().length, direct: nat.directBindings().length });
+    } catch (err) {
+      logger.error('NAT programs not attached: this node translates no ElasticIP', { err });
+    }
+    return await serve(flags, logger, io, { rest, iface, ifindex, pinDir, attached, nat });
   } finally {
+    nat?.close();
     attached.maps.close();
   }
 }
@@ -95,6 +109,7 @@ interface Running {
   readonly ifindex: number;
   readonly pinDir: string;
   readonly attached: AttachResult;
+  readonly nat: NatMaps | undefined;
 }
 
 async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running): Promise<number> {
@@ -114,15 +129,20 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
     metrics,
     logger,
   });
+  const natSync = r.nat && new NatSync({ client: r.rest, nodeName: flags.nodeName, datapath: r.nat, pollIntervalMs: flags.pollIntervalMs, metrics: new NatMetrics(runtimeMetrics), logger });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics: runtimeMetrics });
   health.addReadinessCheck('informers-synced', () => agent.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
+  if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
+  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
+  if (r.nat) health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   const ports = await health.start();
   logger.info('listening', ports);
   const uninstall = flags.ownerDaemonSet ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger) : undefined;
   uninstall?.start();
+  void natSync?.start();
   const started = agent.start().then(() => logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }));
   const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
   // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
@@ -130,16 +150,19 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
   await uninstall?.stop();
   await agent.stop();
+  await natSync?.stop();
   await recorder.stop();
   await health.stop();
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
+    if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
     // Unlinking the pins frees the maps once the last descriptor (ours, closed by run()) goes.
     removePins(r.pinDir);
     logger.info('uninstalled: responder detached and pins removed', { detached, pinDir: r.pinDir, why: stop.why });
   } else if (flags.detachOnExit) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     r.attached.maps.removeInterfaceConfig(r.ifindex);
+    if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
   } else {
     logger.info('responder left attached; the pinned maps keep answering', { entries: r.attached.maps.addresses().size });

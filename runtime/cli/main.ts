@@ -13,6 +13,7 @@ import { versionLine } from '../kube/version';
 import { parseCommandLine, type CommandLine } from './args';
 import { arpTableRows, guardRows, renderArpTable, renderGuard, renderStats, statsRows } from './format';
 import { connect } from './kube';
+import { renderNatCommand } from './nat';
 import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
 import { readStatus, renderStatus } from './status';
 import { explain } from './why';
@@ -42,6 +43,10 @@ Juneau's namespace, default ${INSTALL.namespace}).
   bpf dump guard                the guard's prefixes (drop: arp AddressPools) and
                                 allowed addresses (the interface's own), with hits
   bpf stats                     packets the XDP program saw, by reason
+  bpf dump nat                  the ElasticIPs this node translates (nat: to the NIC
+                                address) or forwards (direct), with packets and bytes
+                                in and out (NAT-5)
+  bpf stats nat                 packets the NAT programs saw, by reason
 
 Flags:
   --node NAME              bpf: run in the juneau-agent Pod of node NAME
@@ -64,7 +69,7 @@ export interface CliIO {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-type Command = 'dump-arp-table' | 'dump-guard' | 'stats';
+type Command = 'dump-arp-table' | 'dump-guard' | 'stats' | 'dump-nat' | 'nat-stats';
 
 export interface CliRequest {
   readonly command: Command;
@@ -98,6 +103,8 @@ export function parseCliArgs(argv: readonly string[]): CliRequest | 'help' {
   if (command === 'bpf dump external_arp_table') return { command: 'dump-arp-table', bpffs, output };
   if (command === 'bpf dump guard') return { command: 'dump-guard', bpffs, output };
   if (command === 'bpf stats') return { command: 'stats', bpffs, output };
+  if (command === 'bpf dump nat') return { command: 'dump-nat', bpffs, output };
+  if (command === 'bpf stats nat') return { command: 'nat-stats', bpffs, output };
   throw new Error(`unknown command '${command}' (see --help)`);
 }
 
@@ -161,6 +168,15 @@ async function remote(line: Exclude<CommandLine, { command: 'help' | 'version' }
 /** bpf on this node: the pinned maps read directly. */
 function dumpLocal(request: CliRequest, io: CliIO): number {
   const pinDir = path.join(request.bpffs, PIN_SUBDIR);
+  if (request.command === 'dump-nat' || request.command === 'nat-stats') {
+    try {
+      io.stdout(renderNatCommand(request.command, pinDir, request.output));
+      return 0;
+    } catch (err) {
+      io.stderr(`kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+  }
   let maps: ArpMaps;
   try {
     maps = ArpMaps.openPinned(pinDir);
@@ -192,6 +208,8 @@ function render(request: CliRequest, maps: ArpMaps): string {
       const rows = statsRows(maps.stats());
       return request.output === 'json' ? json(rows) : renderStats(rows);
     }
+    default:
+      throw new Error(`${request.command} is not an ARP map command`);
   }
 }
 

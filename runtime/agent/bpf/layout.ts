@@ -269,3 +269,94 @@ export function perCpuValueSize(valueSize: number, cpus: number): number {
 function alignUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
+
+// ---- ElasticIP 1:1 NAT (bpf/tc_nat.bpf.c) ------------------------------------------------
+
+export const NAT_MAP_NAMES = {
+  in: 'juneau_nat_in',
+  out: 'juneau_nat_out',
+  direct: 'juneau_nat_direct',
+  counters: 'juneau_nat_cnt',
+  config: 'juneau_nat_cfg',
+  skip: 'juneau_nat_skip',
+  stats: 'juneau_nat_stats',
+} as const;
+
+export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_pod' } as const;
+
+export const NAT_CONFIG_FLAGS = { JUNEAU_NAT_CFG_KERNEL_FORWARD: 1 << 0 } as const;
+
+export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 256 } as const;
+
+/** enum juneau_nat_reason: slot numbers of juneau_nat_stats. */
+export const NAT_REASONS = {
+  JUNEAU_NAT_PASS_NOT_IPV4: 0,
+  JUNEAU_NAT_PASS_TRUNCATED: 1,
+  JUNEAU_NAT_PASS_MALFORMED: 2,
+  JUNEAU_NAT_PASS_UNMAPPED: 3,
+  JUNEAU_NAT_PASS_ICMP_MALFORMED: 4,
+  JUNEAU_NAT_PASS_REWRITE_FAILED: 5,
+  JUNEAU_NAT_DNAT: 6,
+  JUNEAU_NAT_SNAT: 7,
+  JUNEAU_NAT_PASS_IN_CLUSTER: 8,
+  JUNEAU_NAT_PASS_NOT_EXTERNAL: 9,
+  JUNEAU_NAT_PASS_ROUTE: 10,
+  JUNEAU_NAT_SNAT_REDIRECT: 11,
+  JUNEAU_NAT_EVENT_FRAGMENT: 12,
+  JUNEAU_NAT_EVENT_ICMP_ERROR: 13,
+  JUNEAU_NAT_DNAT_REDIRECT: 14,
+  JUNEAU_NAT_DIRECT_IN: 15,
+  JUNEAU_NAT_DIRECT_OUT: 16,
+  JUNEAU_NAT_REASON_MAX: 17,
+} as const;
+
+export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;
+
+export const NAT_KEY: StructLayout = { name: 'juneau_nat_key', size: 4, fields: { addr: { offset: 0, size: 4 } } };
+export const NAT_VALUE: StructLayout = { name: 'juneau_nat_value', size: 4, fields: { addr: { offset: 0, size: 4 } } };
+export const NAT_COUNTERS: StructLayout = {
+  name: 'juneau_nat_counters',
+  size: 32,
+  fields: {
+    in_packets: { offset: 0, size: 8 },
+    in_bytes: { offset: 8, size: 8 },
+    out_packets: { offset: 16, size: 8 },
+    out_bytes: { offset: 24, size: 8 },
+  },
+};
+export const NAT_CONFIG: StructLayout = {
+  name: 'juneau_nat_config',
+  size: 8,
+  fields: { ext_ifindex: { offset: 0, size: 4 }, flags: { offset: 4, size: 4 } },
+};
+export const NAT_SKIP_VALUE: StructLayout = { name: 'juneau_nat_skip_value', size: 8, fields: { hits: { offset: 0, size: 8 } } };
+
+/** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
+export const NAT_STRUCTS: readonly StructLayout[] = [NAT_KEY, NAT_VALUE, NAT_COUNTERS, NAT_CONFIG, NAT_SKIP_VALUE];
+
+export interface NatCounters {
+  readonly inPackets: bigint;
+  readonly inBytes: bigint;
+  readonly outPackets: bigint;
+  readonly outBytes: bigint;
+}
+
+/** Sums a per-CPU juneau_nat_counters value (one 32-byte slot per possible CPU). */
+export function sumNatCounters(value: Buffer, cpus: number): NatCounters {
+  const stride = alignUp(NAT_COUNTERS.size, 8);
+  const sum = (field: string): bigint => {
+    let total = 0n;
+    for (let cpu = 0; cpu < cpus; cpu++) total += value.readBigUInt64LE(cpu * stride + f(NAT_COUNTERS, field));
+    return total;
+  };
+  return { inPackets: sum('in_packets'), inBytes: sum('in_bytes'), outPackets: sum('out_packets'), outBytes: sum('out_bytes') };
+}
+
+/** juneau_nat_cfg[0]. `kernelForward`: inbound goes through the kernel's forwarding (netfilter,
+ * conntrack) instead of a redirect. */
+export function encodeNatConfig(extIfindex: number, kernelForward = false): Buffer {
+  const value = Buffer.alloc(NAT_CONFIG.size);
+  value.writeUInt32LE(extIfindex, f(NAT_CONFIG, 'ext_ifindex'));
+  value.writeUInt32LE(kernelForward ? NAT_CONFIG_FLAGS.JUNEAU_NAT_CFG_KERNEL_FORWARD : 0, f(NAT_CONFIG, 'flags'));
+  return value;
+}

@@ -107,6 +107,10 @@ function declare(lib: LibraryHandle) {
     bpf_obj_get: lib.func('int bpf_obj_get(str path)'),
     bpf_prog_get_fd_by_id: lib.func('int bpf_prog_get_fd_by_id(uint32_t id)'),
     bpf_obj_get_info_by_fd: lib.func('int bpf_obj_get_info_by_fd(int fd, void *info, void *info_len)'),
+    bpf_tc_hook_create: lib.func('int bpf_tc_hook_create(void *hook)'),
+    bpf_tc_attach: lib.func('int bpf_tc_attach(void *hook, void *opts)'),
+    bpf_tc_detach: lib.func('int bpf_tc_detach(void *hook, void *opts)'),
+    bpf_tc_query: lib.func('int bpf_tc_query(void *hook, void *opts)'),
   };
 }
 
@@ -368,4 +372,72 @@ export function xdpQuery(ifindex: number): XdpQuery {
     skbProgId: opts.readUInt32LE(20),
     attachMode: opts.readUInt8(24),
   };
+}
+
+// ---- TC (clsact direct-action filters) ---------------------------------------------------
+
+/** enum bpf_tc_attach_point (libbpf.h). */
+export const TC_ATTACH = { INGRESS: 1, EGRESS: 2 } as const;
+export type TcAttachPoint = (typeof TC_ATTACH)[keyof typeof TC_ATTACH];
+
+/** Where a filter sits: interface, direction, and the handle/priority that name it. */
+export interface TcFilter {
+  readonly ifindex: number;
+  readonly attachPoint: TcAttachPoint;
+  readonly handle: number;
+  readonly priority: number;
+}
+
+// struct bpf_tc_hook { size_t sz; int ifindex; enum attach_point; __u32 parent; size_t :0; } -> 24.
+function tcHook(ifindex: number, attachPoint: number): Buffer {
+  const hook = Buffer.alloc(24);
+  hook.writeBigUInt64LE(24n, 0);
+  hook.writeInt32LE(ifindex, 8);
+  hook.writeUInt32LE(attachPoint, 12);
+  return hook;
+}
+
+// struct bpf_tc_opts { size_t sz; int prog_fd; __u32 flags, prog_id, handle, priority; size_t :0; } -> 32.
+function tcOpts(filter: TcFilter, progFd = 0, flags = 0): Buffer {
+  const opts = Buffer.alloc(32);
+  opts.writeBigUInt64LE(32n, 0);
+  opts.writeInt32LE(progFd, 8);
+  opts.writeUInt32LE(flags, 12);
+  opts.writeUInt32LE(filter.handle, 20);
+  opts.writeUInt32LE(filter.priority, 24);
+  return opts;
+}
+
+const BPF_TC_F_REPLACE = 1;
+
+/** Creates the clsact qdisc on `ifindex` unless it is there (it holds both directions). */
+export function tcHookCreate(ifindex: number): void {
+  const rc = lib().bpf.bpf_tc_hook_create(tcHook(ifindex, TC_ATTACH.INGRESS | TC_ATTACH.EGRESS)) as number;
+  if (rc === -osConstants.errno.EEXIST) return;
+  check('bpf_tc_hook_create', rc, `ifindex ${ifindex}`);
+}
+
+/** bpf_tc_attach(): a direct-action filter, replacing atomically whatever program holds the same
+ * handle and priority. Returns the attached program's id. */
+export function tcAttach(filter: TcFilter, progFd: number): number {
+  const opts = tcOpts(filter, progFd, BPF_TC_F_REPLACE);
+  check('bpf_tc_attach', lib().bpf.bpf_tc_attach(tcHook(filter.ifindex, filter.attachPoint), opts), `ifindex ${filter.ifindex}`);
+  return opts.readUInt32LE(16);
+}
+
+/** Removes the filter; false when it was not there. */
+export function tcDetach(filter: TcFilter): boolean {
+  const rc = lib().bpf.bpf_tc_detach(tcHook(filter.ifindex, filter.attachPoint), tcOpts(filter)) as number;
+  if (rc === -osConstants.errno.ENOENT || rc === -osConstants.errno.EINVAL) return false;
+  check('bpf_tc_detach', rc, `ifindex ${filter.ifindex}`);
+  return true;
+}
+
+/** The program id of the filter, or 0 when there is none (or no clsact qdisc). */
+export function tcQuery(filter: TcFilter): number {
+  const opts = tcOpts(filter);
+  const rc = lib().bpf.bpf_tc_query(tcHook(filter.ifindex, filter.attachPoint), opts) as number;
+  if (rc === -osConstants.errno.ENOENT || rc === -osConstants.errno.EINVAL) return 0;
+  check('bpf_tc_query', rc, `ifindex ${filter.ifindex}`);
+  return opts.readUInt32LE(16);
 }

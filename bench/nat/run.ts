@@ -1,0 +1,174 @@
+// The ElasticIP 1:1 NAT (bpf/tc_nat.bpf.c) against the kernel's own 1:1 NAT with nftables
+// (`dnat to` / `snat to`, conntrack), side by side in one run on one rig (bench/README.md). Not a
+// test: prints numbers.
+//
+//   sudo npx tsx bench/nat/run.ts [seconds-per-flood=3] [rounds=3] [rtt-probes=2000]
+//
+// Rig: test/netns/nat-rig.ts (router -> node -> pod, offloads off). Variants, switched on the
+// same node between measurements, the order rotating each round:
+//   ebpf - tc_nat_in/out on ext0, tc_nat_pod on pod0, the binding ElasticIP -> pod in the maps
+//   nft  - no TC program; an nftables table on the node: prerouting `dnat to` the pod,
+//          postrouting `snat to` the ElasticIP (conntrack does the reverse direction)
+// Figures per variant (median over rounds):
+//   pps      - trafgen floods 64-byte UDP frames to the ElasticIP from the router on one CPU,
+//              source port random per frame (many clients, as on the internet); the pod's eth0
+//              rx_packets delta per second is what went through the node
+//   conntrack entries on the node after the flood (`conntrack -C`)
+//   RTT p50/p99 - sequential 64-byte UDP ping-pong router -> ElasticIP -> pod echo (Python
+//              sockets at both ends: the same overhead for both variants)
+//   TCP      - one connection router -> pod for a few seconds, bytes per second
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { EIP, NatRig, POD, ROUTER_EXT } from '../../test/netns/nat-rig';
+
+const SECONDS = Number(process.argv[2] ?? 3);
+const ROUNDS = Number(process.argv[3] ?? 3);
+const PROBES = Number(process.argv[4] ?? 2000);
+const TRAFFIC = path.join(__dirname, 'traffic.py');
+
+type Variant = 'ebpf' | 'nft';
+const VARIANTS: Variant[] = ['ebpf', 'nft'];
+
+interface Sample {
+  pps: number;
+  conntrack: number;
+  p50: number;
+  p99: number;
+  lost: number;
+  tcp: number;
+  /** Average time inside tc_nat_in per packet during the flood (kernel.bpf_stats_enabled); NaN for nft. */
+  nsPerPacket: number;
+}
+
+const hex = (bytes: number[]) => bytes.map((b) => `0x${b.toString(16).padStart(2, '0')}`);
+const ipBytes = (a: string) => a.split('.').map(Number);
+const macBytes = (m: string) => m.split(':').map((x) => parseInt(x, 16));
+
+function checksum(bytes: number[]): number {
+  let sum = 0;
+  for (let i = 0; i < bytes.length; i += 2) sum += (bytes[i] << 8) + (bytes[i + 1] ?? 0);
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+  return ~sum & 0xffff;
+}
+
+/** A 60-byte frame (64 with the FCS): UDP to the ElasticIP, port 9, a random source port per frame
+ * (trafgen drnd), UDP checksum 0 (none: valid for IPv4). */
+function floodConfig(rig: NatRig): string {
+  const ip = [0x45, 0, 0, 46, 0x4a, 0x4e, 0, 0, 64, 17, 0, 0, ...ipBytes(ROUTER_EXT), ...ipBytes(EIP)];
+  const sum = checksum(ip);
+  ip[10] = sum >> 8;
+  ip[11] = sum & 0xff;
+  const eth = [...macBytes(rig.nodeExtMac), ...macBytes(rig.routerMac), 0x08, 0x00];
+  return `{ ${hex([...eth, ...ip]).join(', ')}, drnd(2), ${hex([0, 9, 0, 26, 0, 0, ...Array(18).fill(0x78)]).join(', ')} }\n`;
+}
+
+async function rxPackets(rig: NatRig): Promise<number> {
+  const [link] = JSON.parse(await rig.in(rig.pod, 'ip', '-s', '-j', 'link', 'show', 'dev', 'eth0')) as Array<{ stats64: { rx: { packets: number } } }>;
+  return link.stats64.rx.packets;
+}
+
+/** run_time_ns / run_cnt of a program (kernel.bpf_stats_enabled must be on). */
+function programStats(id: number): { ns: number; count: number } {
+  const info = JSON.parse(execFileSync('bpftool', ['-j', 'prog', 'show', 'id', String(id)], { encoding: 'utf8' })) as { run_time_ns?: number; run_cnt?: number };
+  return { ns: info.run_time_ns ?? 0, count: info.run_cnt ?? 0 };
+}
+
+let inProgramId = 0;
+
+async function use(rig: NatRig, variant: Variant): Promise<void> {
+  await rig.in(rig.node, 'nft', 'delete', 'table', 'ip', 'benchnat').catch(() => undefined); // absent in the first round
+  await rig.detach();
+  await rig.in(rig.node, 'conntrack', '-F').catch(() => undefined); // an empty table answers non-zero
+  if (variant === 'ebpf') {
+    inProgramId = (await rig.attach()).filters.in;
+    rig.maps().sync([{ elasticIP: EIP, address: POD }]);
+  } else {
+    rig.maps().sync([]);
+    await rig.in(rig.node, 'nft', 'add table ip benchnat');
+    await rig.in(rig.node, 'nft', 'add chain ip benchnat pre { type nat hook prerouting priority dstnat; }');
+    await rig.in(rig.node, 'nft', 'add chain ip benchnat post { type nat hook postrouting priority srcnat; }');
+    await rig.in(rig.node, 'nft', `add rule ip benchnat pre ip daddr ${EIP} dnat to ${POD}`);
+    await rig.in(rig.node, 'nft', `add rule ip benchnat post ip saddr ${POD} oifname "ext0" snat to ${EIP}`);
+  }
+}
+
+function background(ns: string, ...args: string[]): Promise<ChildProcess> {
+  const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TRAFFIC, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`traffic.py ${args.join(' ')} exited ${code}`)));
+  });
+}
+
+async function measure(rig: NatRig, variant: Variant, config: string): Promise<Sample> {
+  await use(rig, variant);
+  // Latency and TCP first, on a clean conntrack table; the flood (which fills it) last.
+  const rtt = JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as { rtts: number[]; lost: number };
+  const sorted = [...rtt.rtts].sort((a, b) => a - b);
+  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const tcp = JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'tcp-blast', EIP, '5001', String(SECONDS))) as { bytesPerSecond: number };
+  const before = await rxPackets(rig);
+  const progBefore = variant === 'ebpf' ? programStats(inProgramId) : undefined;
+  const t0 = process.hrtime.bigint();
+  await rig.in(rig.router, 'timeout', '-s', 'INT', String(SECONDS), 'taskset', '-c', '1', 'trafgen', '--dev', 'r0', '--conf', config, '--cpus', '1', '-q').catch((err: { code?: number }) => {
+    if (err.code !== 124 && err.code !== 0) throw err;
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const pps = ((await rxPackets(rig)) - before) / seconds;
+  const conntrack = Number((await rig.in(rig.node, 'conntrack', '-C')).trim());
+  let nsPerPacket = NaN;
+  if (progBefore) {
+    const after = programStats(inProgramId);
+    nsPerPacket = (after.ns - progBefore.ns) / Math.max(1, after.count - progBefore.count);
+  }
+  return { pps, conntrack, p50: pct(50), p99: pct(99), lost: rtt.lost, tcp: tcp.bytesPerSecond, nsPerPacket };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const rig = new NatRig();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-bench-nat-'));
+  const servers: ChildProcess[] = [];
+  const statsWere = fs.readFileSync('/proc/sys/kernel/bpf_stats_enabled', 'utf8').trim();
+  try {
+    fs.writeFileSync('/proc/sys/kernel/bpf_stats_enabled', '1');
+    await rig.setup();
+    // The pod drops the flood before its UDP stack (no port-unreachable storm back through the
+    // node); rx_packets on its eth0 has counted each frame by then. No conntrack in the pod.
+    await rig.in(rig.pod, 'nft', 'add table ip sink');
+    await rig.in(rig.pod, 'nft', 'add chain ip sink pre { type filter hook prerouting priority -400; }');
+    await rig.in(rig.pod, 'nft', 'add rule ip sink pre udp dport 9 drop');
+    servers.push(await background(rig.pod, 'udp-echo', '7'), await background(rig.pod, 'tcp-sink', '5001'));
+    const config = path.join(dir, 'flood.cfg');
+    fs.writeFileSync(config, floodConfig(rig));
+    const samples: Record<Variant, Sample[]> = { ebpf: [], nft: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const variant = VARIANTS[(k + round) % VARIANTS.length];
+        const s = await measure(rig, variant, config);
+        samples[variant].push(s);
+        console.log(`round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${(s.tcp * 8 / 1e9).toFixed(2)} Gbit/s`);
+      }
+    }
+    const m = (v: Variant, f: keyof Sample) => median(samples[v].map((s) => s[f]));
+    console.log('\nmedian over rounds:');
+    for (const v of VARIANTS) {
+      console.log(`  ${v.padEnd(4)}  ${Math.round(m(v, 'pps'))} pps   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${(m(v, 'tcp') * 8 / 1e9).toFixed(2)} Gbit/s`);
+    }
+    console.log(`  tc_nat_in: ${Math.round(m('ebpf', 'nsPerPacket'))} ns per packet inside the program`);
+    console.log(`  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x, p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`);
+  } finally {
+    fs.writeFileSync('/proc/sys/kernel/bpf_stats_enabled', statsWere);
+    for (const s of servers) s.kill('SIGKILL');
+    await rig.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

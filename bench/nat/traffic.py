@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# Traffic for bench/nat/run.ts, run inside a namespace. Each client prints one JSON line.
+#   udp-echo PORT                  answer every datagram (background)
+#   udp-rtt DST PORT COUNT         sequential 64-byte... (18-byte payload) ping-pong: RTTs
+#   tcp-sink PORT                  accept connections and discard (background)
+#   tcp-blast DST PORT SECONDS     send as fast as possible for SECONDS: bytes per second
+import json
+import socket
+import sys
+import time
+
+
+def udp_echo(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('0.0.0.0', port))
+    print('listening', flush=True)
+    while True:
+        data, addr = s.recvfrom(2048)
+        s.sendto(data, addr)
+
+
+def udp_rtt(dst, port, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((dst, port))
+    s.settimeout(1.0)
+    payload = b'x' * 18  # 14 + 20 + 8 + 18 = 60 bytes on the wire, 64 with the FCS
+    rtts, lost = [], 0
+    for _ in range(count):
+        t0 = time.perf_counter_ns()
+        s.send(payload)
+        try:
+            s.recv(2048)
+        except socket.timeout:
+            lost += 1
+            continue
+        rtts.append((time.perf_counter_ns() - t0) / 1000.0)
+    print(json.dumps({'rtts': rtts, 'lost': lost}), flush=True)
+
+
+def tcp_sink(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('0.0.0.0', port))
+    s.listen(8)
+    print('listening', flush=True)
+    while True:
+        conn, _ = s.accept()
+        while conn.recv(1 << 20):
+            pass
+        conn.close()
+
+
+def tcp_blast(dst, port, seconds):
+    s = socket.create_connection((dst, port), timeout=5)
+    chunk = b'\0' * (1 << 16)
+    sent = 0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        sent += s.send(chunk)
+    s.close()
+    print(json.dumps({'bytesPerSecond': sent / (time.monotonic() - t0)}), flush=True)
+
+
+if __name__ == '__main__':
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {'udp-echo': lambda: udp_echo(int(args[0])),
+     'udp-rtt': lambda: udp_rtt(args[0], int(args[1]), int(args[2])),
+     'tcp-sink': lambda: tcp_sink(int(args[0])),
+     'tcp-blast': lambda: tcp_blast(args[0], int(args[1]), float(args[2]))}[cmd]()

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Copyright Juneau authors */
+
+/*
+ * ElasticIP 1:1 NAT at TC (EIP-4 NAT, EIP-6, NAT-1..NAT-5). Stateless: two
+ * hash maps hold each binding in both directions, nothing is tracked per flow.
+ *
+ *  - tc_nat_in   (clsact ingress of the external interface): destination
+ *                ElasticIP -> NIC address (DNAT), then a redirect to the
+ *                device that routes to the pod, past the node's netfilter
+ *                (no conntrack entry; JUNEAU_NAT_CFG_KERNEL_FORWARD hands it
+ *                to the kernel's forwarding instead). The client's source
+ *                stays (NAT-1).
+ *  - tc_nat_out  (clsact egress of the external interface): source NIC address
+ *                -> ElasticIP (SNAT) for what leaves through it (NAT-2).
+ *  - tc_nat_pod  (clsact ingress of the device that routes to the pods): the
+ *                same SNAT before the node's netfilter runs, then a redirect
+ *                to the external interface. This is the hook that wins over a
+ *                CNI that masquerades pod traffic: tc_nat_out runs after
+ *                POSTROUTING, where a MASQUERADE has already replaced the pod
+ *                address; here the packet still carries it and never meets
+ *                the masquerade rule. tc_nat_out stays as the catch-all for
+ *                nodes where tc_nat_pod is not attached.
+ *
+ * Direct ElasticIPs (DIR-1, no NAT) ride the same hooks: tc_nat_in sends a
+ * packet for one to the pod that holds it, tc_nat_pod sends the pod's replies
+ * to the external interface (juneau_nat_direct).
+ *
+ * Addresses are rewritten with every checksum kept right: the IP header, the
+ * TCP/UDP checksum (its pseudo header holds the addresses; a zero UDP checksum
+ * stays zero), and for ICMP errors the embedded original header too (EIP-6):
+ * its address, its IP checksum, its TCP/UDP checksum when the error carries
+ * it, and the outer ICMP checksum that covers all of those. Fragments: only
+ * the first (offset 0) carries the L4 header, and its checksum covers the
+ * whole datagram, so it is updated there; later fragments change only in the
+ * IP header.
+ *
+ * Packets are read with bpf_skb_load_bytes and written with the checksum
+ * helpers, which work on non-linear skbs and keep CHECKSUM_COMPLETE/PARTIAL
+ * right. Everything that is not a complete, well-formed IPv4 packet with a
+ * binding passes untouched (TC_ACT_OK); every exit is counted with a reason
+ * in juneau_nat_stats.
+ */
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "juneau_arp.h"
+
+#define IPPROTO_ICMP_	1
+#define IPPROTO_TCP_	6
+#define IPPROTO_UDP_	17
+#define AF_INET_	2
+
+#define IP_MF		0x2000
+#define IP_OFFSET	0x1fff
+
+#define IP_OFF_TTL	8
+#define IP_OFF_CHECK	10
+#define IP_OFF_SADDR	12
+#define IP_OFF_DADDR	16
+#define TCP_OFF_CHECK	16
+#define UDP_OFF_CHECK	6
+#define ICMP_OFF_CHECK	2
+#define ICMP_HLEN	8
+
+enum nat_dir { NAT_IN = 0, NAT_OUT = 1 };
+
+struct ipv4_hdr {
+	__u8   ver_ihl;
+	__u8   tos;
+	__be16 tot_len;
+	__be16 id;
+	__be16 frag_off;
+	__u8   ttl;
+	__u8   protocol;
+	__sum16 check;
+	__be32 saddr;
+	__be32 daddr;
+};
+
+_Static_assert(sizeof(struct ipv4_hdr) == 20, "ipv4_hdr size");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_value);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_in SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_value);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_value);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_direct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_counters);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_cnt SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_nat_config);
+	__uint(max_entries, 1);
+} juneau_nat_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct juneau_guard_key);
+	__type(value, struct juneau_nat_skip_value);
+	__uint(max_entries, JUNEAU_NAT_SKIP_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} juneau_nat_skip SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_stats_value);
+	__uint(max_entries, JUNEAU_NAT_REASON_MAX);
+} juneau_nat_stats SEC(".maps");
+
+static __always_inline void count(enum juneau_nat_reason reason)
+{
+	__u32 key = reason;
+	struct juneau_stats_value *v = bpf_map_lookup_elem(&juneau_nat_stats, &key);
+
+	if (v)
+		v->packets++;	/* per-CPU slot: no atomic needed */
+}
+
+static __always_inline int exit_with(enum juneau_nat_reason reason)
+{
+	count(reason);
+	return TC_ACT_OK;
+}
+
+static __always_inline struct juneau_nat_value *binding(enum nat_dir dir, __be32 addr)
+{
+	struct juneau_nat_key key = { .addr = addr };
+
+	if (dir == NAT_IN)
+		return bpf_map_lookup_elem(&juneau_nat_in, &key);
+	return bpf_map_lookup_elem(&juneau_nat_out, &key);
+}
+
+/* A parsed IPv4 packet: offsets from skb->data (the Ethernet header). */
+struct pkt {
+	struct ipv4_hdr ip;
+	__u32 l3;
+	__u32 l4;
+	__u32 end;		/* l3 + tot_len: bytes after it are padding */
+	__u16 frag;		/* fragment offset, 8-byte units */
+	__u8  more;		/* MF */
+};
+
+/* Returns -1 for a complete IPv4 header, else the reason to pass. */
+static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
+{
+	__u32 ihl;
+
+	if (skb->protocol != bpf_htons(ETH_P_IP))
+		return JUNEAU_NAT_PASS_NOT_IPV4;
+	p->l3 = ETH_HLEN;
+	if (bpf_skb_load_bytes(skb, p->l3, &p->ip, sizeof(p->ip)) < 0)
+		return JUNEAU_NAT_PASS_TRUNCATED;
+	ihl = (p->ip.ver_ihl & 0x0f) * 4;
+	if ((p->ip.ver_ihl >> 4) != 4 || ihl < sizeof(p->ip))
+		return JUNEAU_NAT_PASS_MALFORMED;
+	if (bpf_ntohs(p->ip.tot_len) < ihl)
+		return JUNEAU_NAT_PASS_MALFORMED;
+	p->l4 = p->l3 + ihl;
+	p->end = p->l3 + bpf_ntohs(p->ip.tot_len);
+	if (p->end > skb->len)
+		return JUNEAU_NAT_PASS_TRUNCATED;
+	p->frag = bpf_ntohs(p->ip.frag_off) & IP_OFFSET;
+	p->more = (bpf_ntohs(p->ip.frag_off) & IP_MF) != 0;
+	return -1;
+}
+
+/* RFC 1624 incremental update of a 16-bit one's complement checksum. */
+static __always_inline __u16 csum_fold32(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+static __always_inline __sum16 csum_replace4(__sum16 check, __be32 from, __be32 to)
+{
+	__u32 sum = (__u16)~check;
+
+	sum += (__u16)~(from & 0xffff) + (__u16)~(from >> 16);
+	sum += (to & 0xffff) + (to >> 16);
+	return (__sum16)~csum_fold32(sum);
+}
+
+/* Where the L4 checksum of this (outer) packet is, and the flags to update it
+ * with; 0 when there is none to update (ICMP: no pseudo header; later
+ * fragments: no L4 header). -1 when the first fragment ends inside it. */
+static __always_inline int l4_check_offset(const struct pkt *p, __u64 *flags)
+{
+	if (p->frag)
+		return 0;
+	if (p->ip.protocol == IPPROTO_TCP_) {
+		if (p->l4 + TCP_OFF_CHECK + 2 > p->end)
+			return -1;
+		*flags = BPF_F_PSEUDO_HDR;
+		return p->l4 + TCP_OFF_CHECK;
+	}
+	if (p->ip.protocol == IPPROTO_UDP_) {
+		if (p->l4 + 8 > p->end)
+			return -1;
+		/* A zero checksum (none sent) stays zero; a result of zero is
+		 * written as 0xffff. */
+		*flags = BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0;
+		return p->l4 + UDP_OFF_CHECK;
+	}
+	return 0;
+}
+
+static __always_inline int icmp_is_error(__u8 type)
+{
+	/* destination unreachable, source quench, redirect, time exceeded,
+	 * parameter problem: each embeds the offending packet's header. */
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+/* The embedded packet of an ICMP error and what to write into it. */
+struct inner {
+	struct ipv4_hdr ip;
+	__u32 l3;
+	__u32 addr_off;		/* offset of the address to rewrite */
+	__u32 l4_check;		/* offset of its TCP/UDP checksum, 0: none */
+	__sum16 l4_old;
+	__u8  udp;
+};
+
+/* Parses the embedded header: -1 when it is complete, else a pass reason. */
+static __always_inline int parse_inner(struct __sk_buff *skb, const struct pkt *p,
+				       enum nat_dir dir, struct inner *in)
+{
+	__u32 ihl, l4;
+	__u16 frag;
+
+	in->l3 = p->l4 + ICMP_HLEN;
+	if (in->l3 + sizeof(in->ip) > p->end ||
+	    bpf_skb_load_bytes(skb, in->l3, &in->ip, sizeof(in->ip)) < 0)
+		return JUNEAU_NAT_PASS_ICMP_MALFORMED;
+	ihl = (in->ip.ver_ihl & 0x0f) * 4;
+	if ((in->ip.ver_ihl >> 4) != 4 || ihl < sizeof(in->ip) || in->l3 + ihl > p->end)
+		return JUNEAU_NAT_PASS_ICMP_MALFORMED;
+	/* Inbound errors answer a packet we sent out (its source was the
+	 * ElasticIP); outbound errors answer one we let in (its destination
+	 * was the NIC address). */
+	in->addr_off = in->l3 + (dir == NAT_IN ? IP_OFF_SADDR : IP_OFF_DADDR);
+	in->l4_check = 0;
+	in->udp = 0;
+	frag = bpf_ntohs(in->ip.frag_off) & IP_OFFSET;
+	l4 = in->l3 + ihl;
+	if (frag)
+		return -1;
+	if (in->ip.protocol == IPPROTO_TCP_ && l4 + TCP_OFF_CHECK + 2 <= p->end)
+		in->l4_check = l4 + TCP_OFF_CHECK;
+	else if (in->ip.protocol == IPPROTO_UDP_ && l4 + UDP_OFF_CHECK + 2 <= p->end) {
+		in->l4_check = l4 + UDP_OFF_CHECK;
+		in->udp = 1;
+	}
+	if (in->l4_check && bpf_skb_load_bytes(skb, in->l4_check, &in->l4_old, 2) < 0)
+		return JUNEAU_NAT_PASS_ICMP_MALFORMED;
+	return -1;
+}
+
+/* Rewrites the embedded header's address from `from` to `to`, its IP and L4
+ * checksums, and moves the outer ICMP checksum by exactly what changed, so the
+ * sum over the ICMP message (and skb->csum) stays consistent. */
+static __always_inline int rewrite_inner(struct __sk_buff *skb, const struct pkt *p,
+					 const struct inner *in, __be32 from, __be32 to)
+{
+	__u32 icmp_check = p->l4 + ICMP_OFF_CHECK;
+	__sum16 ip_new = csum_replace4(in->ip.check, from, to);
+
+	if (bpf_skb_store_bytes(skb, in->addr_off, &to, 4, 0) < 0 ||
+	    bpf_l4_csum_replace(skb, icmp_check, from, to, 4) < 0)
+		return -1;
+	if (bpf_skb_store_bytes(skb, in->l3 + IP_OFF_CHECK, &ip_new, 2, 0) < 0 ||
+	    bpf_l4_csum_replace(skb, icmp_check, in->ip.check, ip_new, 2) < 0)
+		return -1;
+	if (in->l4_check && !(in->udp && in->l4_old == 0)) {
+		__sum16 l4_new = csum_replace4(in->l4_old, from, to);
+
+		if (in->udp && l4_new == 0)
+			l4_new = 0xffff;
+		if (bpf_skb_store_bytes(skb, in->l4_check, &l4_new, 2, 0) < 0 ||
+		    bpf_l4_csum_replace(skb, icmp_check, in->l4_old, l4_new, 2) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Rewrites the outer address at `off` (source or destination) with its IP
+ * checksum and, where the packet carries one, its L4 checksum. */
+static __always_inline int rewrite_outer(struct __sk_buff *skb, const struct pkt *p,
+					 __u32 off, __be32 from, __be32 to,
+					 int l4_check, __u64 l4_flags)
+{
+	if (l4_check > 0 &&
+	    bpf_l4_csum_replace(skb, l4_check, from, to, l4_flags | 4) < 0)
+		return -1;
+	if (bpf_l3_csum_replace(skb, p->l3 + IP_OFF_CHECK, from, to, 4) < 0)
+		return -1;
+	return bpf_skb_store_bytes(skb, p->l3 + off, &to, 4, 0) < 0 ? -1 : 0;
+}
+
+static __always_inline void count_bytes(struct __sk_buff *skb, __be32 eip, enum nat_dir dir)
+{
+	struct juneau_nat_key key = { .addr = eip };
+	struct juneau_nat_counters *c = bpf_map_lookup_elem(&juneau_nat_cnt, &key);
+	__u64 packets = skb->gso_segs ? skb->gso_segs : 1;
+
+	if (!c)
+		return;
+	if (dir == NAT_IN) {
+		c->in_packets += packets;
+		c->in_bytes += skb->len;
+	} else {
+		c->out_packets += packets;
+		c->out_bytes += skb->len;
+	}
+}
+
+/* In-cluster destinations keep the pod address (NAT-2). */
+static __always_inline int in_cluster(__be32 daddr)
+{
+	struct juneau_guard_key key = { .prefixlen = 32, .addr = daddr };
+	struct juneau_nat_skip_value *v = bpf_map_lookup_elem(&juneau_nat_skip, &key);
+
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->hits, 1);
+	return 1;
+}
+
+/* One translation in direction `dir`; returns the reason to count (DNAT or
+ * SNAT when something was rewritten). Nothing is written unless every check
+ * passed, so a packet that is passed is passed untouched. */
+static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum nat_dir dir)
+{
+	__u32 off = dir == NAT_IN ? IP_OFF_DADDR : IP_OFF_SADDR;
+	__be32 outer = dir == NAT_IN ? p->ip.daddr : p->ip.saddr;
+	struct juneau_nat_value *v = binding(dir, outer), *iv = 0;
+	__be32 outer_to = 0, inner_from = 0, inner_to = 0, eip;
+	struct inner in = {};
+	__u64 l4_flags = 0;
+	int l4_check, icmp_error = 0;
+	__u8 type;
+
+	if (v)
+		outer_to = v->addr;
+	l4_check = l4_check_offset(p, &l4_flags);
+	if (p->ip.protocol == IPPROTO_ICMP_ && !p->frag) {
+		if (p->l4 + ICMP_HLEN > p->end || bpf_skb_load_bytes(skb, p->l4, &type, 1) < 0)
+			return v ? JUNEAU_NAT_PASS_TRUNCATED : JUNEAU_NAT_PASS_UNMAPPED;
+		icmp_error = icmp_is_error(type);
+	}
+	if (icmp_error) {
+		int reason = parse_inner(skb, p, dir, &in);
+
+		if (reason >= 0)
+			return reason;
+		bpf_skb_load_bytes(skb, in.addr_off, &inner_from, 4);
+		iv = binding(dir, inner_from);
+		if (iv)
+			inner_to = iv->addr;
+	}
+	if (!v && !iv)
+		return JUNEAU_NAT_PASS_UNMAPPED;
+	/* Looked up only for packets of a binding: the LPM trie costs more
+	 * than the hash lookups every other packet stops at. */
+	if (dir == NAT_OUT && in_cluster(p->ip.daddr))
+		return JUNEAU_NAT_PASS_IN_CLUSTER;
+	if (v && l4_check < 0)
+		return JUNEAU_NAT_PASS_TRUNCATED;
+	if (iv && rewrite_inner(skb, p, &in, inner_from, inner_to) < 0)
+		return JUNEAU_NAT_PASS_REWRITE_FAILED;
+	if (v && rewrite_outer(skb, p, off, outer, outer_to, l4_check, l4_flags) < 0)
+		return JUNEAU_NAT_PASS_REWRITE_FAILED;
+	/* Counted against the ElasticIP of the binding that matched. */
+	if (dir == NAT_IN)
+		eip = v ? outer : inner_from;
+	else
+		eip = v ? outer_to : inner_to;
+	count_bytes(skb, eip, dir);
+	if (p->frag || p->more)
+		count(JUNEAU_NAT_EVENT_FRAGMENT);
+	if (iv)
+		count(JUNEAU_NAT_EVENT_ICMP_ERROR);
+	return dir == NAT_IN ? JUNEAU_NAT_DNAT : JUNEAU_NAT_SNAT;
+}
+
+static __always_inline int nat(struct __sk_buff *skb, enum nat_dir dir)
+{
+	struct pkt p = {};
+	int reason = parse_ipv4(skb, &p);
+
+	if (reason >= 0)
+		return exit_with(reason);
+	return exit_with(translate(skb, &p, dir));
+}
+
+/* route() results. */
+enum route_result {
+	ROUTE_KERNEL	= -1,	/* no route, TTL expiring, too big, forwarding off:
+				 * the kernel decides (and sends the ICMP error) */
+	ROUTE_MACS	= 0,	/* routed, next hop's MAC known */
+	ROUTE_ELSEWHERE	= 1,	/* routed, but not through want_ifindex */
+	ROUTE_NEIGH	= 2,	/* routed, next hop's MAC not resolved yet */
+};
+
+/* Where a translated packet goes without the kernel's forwarding path: no
+ * netfilter (no conntrack entry, no masquerade). Fills `fib` (egress ifindex,
+ * next hop, MACs). `want_ifindex` 0 accepts any interface. */
+static __always_inline int route(struct __sk_buff *skb, struct pkt *p, __be32 saddr,
+				 __be32 daddr, __u32 want_ifindex, struct bpf_fib_lookup *fib)
+{
+	int rc;
+
+	if (p->ip.ttl <= 1)
+		return -1;
+	fib->family = AF_INET_;
+	fib->l4_protocol = p->ip.protocol;
+	fib->tos = p->ip.tos;
+	fib->ipv4_src = saddr;
+	fib->ipv4_dst = daddr;
+	fib->ifindex = skb->ingress_ifindex;
+	/* tot_len 0: the kernel checks the skb itself against the MTU, GSO
+	 * included. */
+	fib->tot_len = 0;
+	rc = bpf_fib_lookup(skb, fib, sizeof(*fib), 0);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+		return ROUTE_KERNEL;
+	if (want_ifindex && fib->ifindex != want_ifindex)
+		return ROUTE_ELSEWHERE;
+	return rc == BPF_FIB_LKUP_RET_SUCCESS ? ROUTE_MACS : ROUTE_NEIGH;
+}
+
+/* Decrements the TTL as forwarding would (the redirect skips ip_forward). */
+static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt *p)
+{
+	__u8 ttl = p->ip.ttl - 1;
+	__be16 old = bpf_htons((__u16)p->ip.ttl << 8);
+	__be16 new = bpf_htons((__u16)ttl << 8);
+
+	if (bpf_l3_csum_replace(skb, p->l3 + IP_OFF_CHECK, old, new, 2) < 0)
+		return -1;
+	return bpf_skb_store_bytes(skb, p->l3 + IP_OFF_TTL, &ttl, 1, 0);
+}
+
+/* Sends the packet out of fib->ifindex, TTL decremented as forwarding
+ * would. With the next hop's MAC known, a plain redirect; else the kernel
+ * resolves the neighbour (bpf_redirect_neigh). */
+static __always_inline int forward(struct __sk_buff *skb, struct pkt *p, struct bpf_fib_lookup *fib,
+				   int routed, enum juneau_nat_reason reason)
+{
+	struct bpf_redir_neigh nh;
+
+	/* Every byte set, the IPv6 part of the union too: without CAP_PERFMON
+	 * (the agent has only CAP_BPF and CAP_NET_ADMIN) the verifier refuses
+	 * a helper reading uninitialised stack. */
+	__builtin_memset(&nh, 0, sizeof(nh));
+	nh.nh_family = AF_INET_;
+	nh.ipv4_nh = fib->ipv4_dst;
+	if (decrement_ttl(skb, p) < 0)
+		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
+	count(reason);
+	if (routed == ROUTE_MACS &&
+	    bpf_skb_store_bytes(skb, 0, fib->dmac, ETH_ALEN, 0) == 0 &&
+	    bpf_skb_store_bytes(skb, ETH_ALEN, fib->smac, ETH_ALEN, 0) == 0)
+		return bpf_redirect(fib->ifindex, 0);
+	return bpf_redirect_neigh(fib->ifindex, &nh, sizeof(nh), 0);
+}
+
+static __always_inline struct juneau_nat_value *direct(__be32 eip)
+{
+	struct juneau_nat_key key = { .addr = eip };
+
+	return bpf_map_lookup_elem(&juneau_nat_direct, &key);
+}
+
+/* DIR-1: a packet for a direct ElasticIP goes, unchanged, to the device that
+ * routes to the NIC holding it, with that NIC's address as the next hop: the
+ * node needs no route for the ElasticIP. */
+static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
+				     struct juneau_nat_value *nic)
+{
+	struct bpf_fib_lookup fib = {};
+	int routed = route(skb, p, p->ip.saddr, nic->addr, 0, &fib);
+
+	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
+		return exit_with(JUNEAU_NAT_PASS_ROUTE);
+	count_bytes(skb, p->ip.daddr, NAT_IN);
+	return forward(skb, p, &fib, routed, JUNEAU_NAT_DIRECT_IN);
+}
+
+SEC("tc")
+int tc_nat_in(struct __sk_buff *skb)
+{
+	struct bpf_fib_lookup fib = {};
+	struct juneau_nat_value *nic;
+	struct juneau_nat_config *cfg;
+	struct pkt p = {};
+	__u32 zero = 0;
+	int reason = parse_ipv4(skb, &p), routed;
+	__be32 daddr;
+
+	if (reason >= 0)
+		return exit_with(reason);
+	reason = translate(skb, &p, NAT_IN);
+	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
+		return direct_in(skb, &p, nic);
+	if (reason != JUNEAU_NAT_DNAT)
+		return exit_with(reason);
+	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
+	if (!cfg || (cfg->flags & JUNEAU_NAT_CFG_KERNEL_FORWARD))
+		return exit_with(reason);
+	/* The destination is now the NIC address (ICMP errors whose outer
+	 * destination is not ours were rewritten inside only: they keep
+	 * theirs and the kernel routes them). */
+	if (bpf_skb_load_bytes(skb, p.l3 + IP_OFF_DADDR, &daddr, 4) < 0)
+		return exit_with(reason);
+	routed = route(skb, &p, p.ip.saddr, daddr, 0, &fib);
+	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
+		return exit_with(reason);
+	return forward(skb, &p, &fib, routed, JUNEAU_NAT_DNAT_REDIRECT);
+}
+
+SEC("tc")
+int tc_nat_out(struct __sk_buff *skb)
+{
+	return nat(skb, NAT_OUT);
+}
+
+
+SEC("tc")
+int tc_nat_pod(struct __sk_buff *skb)
+{
+	struct bpf_fib_lookup fib = {};
+	struct juneau_nat_config *cfg;
+	struct pkt p = {};
+	__u32 zero = 0;
+	int reason = parse_ipv4(skb, &p), routed, is_direct;
+
+	if (reason >= 0)
+		return exit_with(reason);
+	is_direct = direct(p.ip.saddr) != 0;
+	if (!is_direct && !binding(NAT_OUT, p.ip.saddr))
+		return exit_with(JUNEAU_NAT_PASS_UNMAPPED);
+	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
+	if (!cfg || !cfg->ext_ifindex)
+		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
+	/* Not routable here (TTL expiring: traceroute; too big: the kernel
+	 * fragments or sends the pod a fragmentation-needed naming its own
+	 * address): the kernel decides, and tc_nat_out translates on the way. */
+	routed = route(skb, &p, p.ip.saddr, p.ip.daddr, cfg->ext_ifindex, &fib);
+	if (routed == ROUTE_KERNEL)
+		return exit_with(JUNEAU_NAT_PASS_ROUTE);
+	if (routed == ROUTE_ELSEWHERE)
+		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);
+	if (is_direct) {
+		/* DIR-1 return path: sent on unchanged, past a reverse-path
+		 * filter that knows no route for the ElasticIP via the pod. */
+		count_bytes(skb, p.ip.saddr, NAT_OUT);
+		return forward(skb, &p, &fib, routed, JUNEAU_NAT_DIRECT_OUT);
+	}
+	reason = translate(skb, &p, NAT_OUT);
+	if (reason != JUNEAU_NAT_SNAT)
+		return exit_with(reason);
+	/* No netfilter on the way: no masquerade, no conntrack entry. */
+	return forward(skb, &p, &fib, routed, JUNEAU_NAT_SNAT_REDIRECT);
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,325 @@
+// The ElasticIP 1:1 NAT datapath (bpf/tc_nat.bpf.c): loading and attaching its TC programs, and
+// its pinned maps, typed. Knows no Kubernetes: it takes ElasticIP/address pairs and ifindexes.
+//
+// Hook: clsact direct-action filters through libbpf's bpf_tc_attach (netlink), not tcx. Debian
+// 12's libbpf 1.1.2 has no tcx API and its headers no BPF_TCX_* (FACTS.md "TC / tcx"); tcx needs
+// Linux 6.6 while Juneau supports 5.11; and a clsact filter holds its program like a netlink XDP
+// attachment does: it stays after the agent exits, so translation continues while the agent
+// restarts (NAT-4) with no link pin to manage. The maps are pinned beside the ARP maps and the
+// programs pinned per interface, so the next agent adopts both and replaces each filter in place
+// (same handle and priority: atomic replace, no gap).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ipv4FromBytes, ipv4ToBytes } from './addr';
+import { BpfMap } from './map';
+import { BpfObject } from './object';
+import * as libbpf from './libbpf';
+import { TC_ATTACH, type TcFilter } from './libbpf';
+import * as layout from './layout';
+import type { NatCounters, NatReasonName, Prefix } from './layout';
+import { ensureBpffs, findBuiltObject } from './responder';
+
+/** Handles and priority of the Juneau NAT filters: priority 1 runs them before filters others add
+ * at the default priorities. 0x4a4e is "JN"; tc_nat_pod has its own handle, so an interface that
+ * is both external and pod-facing keeps the two apart. */
+export const NAT_TC_HANDLE = 0x4a4e;
+export const NAT_TC_POD_HANDLE = 0x4a4f;
+export const NAT_TC_PRIORITY = 1;
+
+/** One binding: the ElasticIP and the NIC address it is translated to. */
+export interface NatBinding {
+  readonly elasticIP: string;
+  readonly address: string;
+}
+
+export interface NatEntry extends NatBinding, NatCounters {
+  /** 'nat': translated (EIP-4 NAT); 'direct': held by the NIC itself, forwarded unchanged (DIR-1). */
+  readonly kind: 'nat' | 'direct';
+}
+
+export interface NatAttachOptions {
+  /** The external (ingress) interface: tc_nat_in on its ingress, tc_nat_out on its egress. */
+  readonly extIfindex: number;
+  /** Devices that route to the pods: tc_nat_pod on their ingress (the SNAT that a CNI's masquerade
+   * cannot undo). @default [] */
+  readonly podIfindexes?: readonly number[];
+  /** @default '/sys/fs/bpf/juneau' */
+  readonly pinDir: string;
+  /** @default build/bpf/tc_nat.bpf.o of this package */
+  readonly objectPath?: string;
+  /** Inbound packets go through the kernel's forwarding (netfilter, conntrack) after the DNAT
+   * instead of being redirected to the pod's device. @default false */
+  readonly kernelForward?: boolean;
+}
+
+type Role = keyof typeof layout.NAT_PROGRAMS;
+
+function filterFor(role: Role, ifindex: number): TcFilter {
+  return { ifindex, attachPoint: role === 'out' ? TC_ATTACH.EGRESS : TC_ATTACH.INGRESS, handle: role === 'pod' ? NAT_TC_POD_HANDLE : NAT_TC_HANDLE, priority: NAT_TC_PRIORITY };
+}
+
+export function natProgramPinPath(pinDir: string, role: Role, ifindex: number): string {
+  return path.join(pinDir, `${layout.NAT_PROGRAMS[role]}_if${ifindex}`);
+}
+
+/** Loads tc_nat.bpf.o (adopting its pinned maps), attaches or replaces its filters, pins the
+ * programs, and returns the maps. */
+export function attachNat(options: NatAttachOptions): NatMaps {
+  ensureBpffs(options.pinDir);
+  unpinOutgrownNatStats(options.pinDir);
+  const obj = BpfObject.open(options.objectPath ?? findBuiltObject('tc_nat.bpf.o'));
+  try {
+    obj.setPinDir(options.pinDir);
+    obj.load();
+    const maps = NatMaps.openPinned(options.pinDir);
+    try {
+      maps.setExternalInterface(options.extIfindex, options.kernelForward ?? false);
+      const attach = (role: Role, ifindex: number) => {
+        const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
+        libbpf.tcHookCreate(ifindex);
+        libbpf.tcAttach(filterFor(role, ifindex), fd);
+        pin(fd, natProgramPinPath(options.pinDir, role, ifindex));
+      };
+      attach('in', options.extIfindex);
+      attach('out', options.extIfindex);
+      for (const ifindex of options.podIfindexes ?? []) attach('pod', ifindex);
+      return maps;
+    } catch (err) {
+      maps.close();
+      throw err;
+    }
+  } finally {
+    obj.close();
+  }
+}
+
+/** juneau_nat_stats grows when a reason is appended; it holds only counters, so a pin of another
+ * size is dropped rather than refusing to load (like juneau_stats in responder.ts). */
+function unpinOutgrownNatStats(pinDir: string): void {
+  const pinPath = path.join(pinDir, layout.NAT_MAP_NAMES.stats);
+  if (!fs.existsSync(pinPath)) return;
+  const map = BpfMap.openPinned(pinPath);
+  const slots = map.info.maxEntries;
+  map.close();
+  if (slots !== layout.NAT_REASONS.JUNEAU_NAT_REASON_MAX) unlinkIfPresent(pinPath);
+}
+
+/** Removes the NAT filters from `ifindex` (whichever roles are there) and unpins their programs.
+ * Returns the roles that were attached. The maps stay pinned. */
+export function detachNat(ifindex: number, pinDir: string): Role[] {
+  const removed: Role[] = [];
+  for (const role of Object.keys(layout.NAT_PROGRAMS) as Role[]) {
+    const attached = libbpf.tcQuery(filterFor(role, ifindex));
+    if (attached === 0) {
+      unlinkIfPresent(natProgramPinPath(pinDir, role, ifindex));
+      continue;
+    }
+    // Only our own filter: same handle and priority, and (when pinned) the pinned program.
+    const pinned = pinnedProgramId(natProgramPinPath(pinDir, role, ifindex));
+    if (pinned !== undefined && pinned !== attached) continue;
+    if (libbpf.tcDetach(filterFor(role, ifindex))) removed.push(role);
+    unlinkIfPresent(natProgramPinPath(pinDir, role, ifindex));
+  }
+  return removed;
+}
+
+/** The program ids of the NAT filters on `ifindex` (0: none), for health checks and tests. */
+export function natFilters(ifindex: number): Record<Role, number> {
+  return {
+    in: libbpf.tcQuery(filterFor('in', ifindex)),
+    out: libbpf.tcQuery(filterFor('out', ifindex)),
+    pod: libbpf.tcQuery(filterFor('pod', ifindex)),
+  };
+}
+
+function pinnedProgramId(pinPath: string): number | undefined {
+  if (!fs.existsSync(pinPath)) return undefined;
+  const fd = libbpf.objGet(pinPath);
+  try {
+    return libbpf.progInfo(fd).id;
+  } finally {
+    libbpf.closeFd(fd);
+  }
+}
+
+/** Pins under a temporary name and renames over the old pin, so the path always names a program. */
+function pin(progFd: number, pinPath: string): void {
+  const tmp = `${pinPath}_new`;
+  unlinkIfPresent(tmp);
+  libbpf.objPin(progFd, tmp);
+  fs.renameSync(tmp, pinPath);
+}
+
+function unlinkIfPresent(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+export interface NatSyncResult {
+  readonly added: NatBinding[];
+  readonly removed: NatBinding[];
+  readonly directAdded: NatBinding[];
+  readonly directRemoved: NatBinding[];
+}
+
+const key = (address: string): Buffer => ipv4ToBytes(address);
+const addr = (bytes: Buffer): string => ipv4FromBytes(bytes);
+
+/** The pinned NAT maps. */
+export class NatMaps {
+  static openPinned(pinDir: string): NatMaps {
+    const opened: BpfMap[] = [];
+    const open = (name: string, keySize: number, valueSize: number) => {
+      const map = BpfMap.openPinned(path.join(pinDir, name));
+      opened.push(map);
+      if (map.keySize !== keySize || map.valueSize !== valueSize) {
+        throw new Error(`${map.path}: key/value ${map.keySize}/${map.valueSize} bytes, layout.ts expects ${keySize}/${valueSize}`);
+      }
+      return map;
+    };
+    try {
+      const n = layout.NAT_MAP_NAMES;
+      return new NatMaps(
+        open(n.in, layout.NAT_KEY.size, layout.NAT_VALUE.size),
+        open(n.out, layout.NAT_KEY.size, layout.NAT_VALUE.size),
+        open(n.direct, layout.NAT_KEY.size, layout.NAT_VALUE.size),
+        open(n.counters, layout.NAT_KEY.size, layout.NAT_COUNTERS.size),
+        open(n.config, 4, layout.NAT_CONFIG.size),
+        open(n.skip, layout.GUARD_KEY.size, layout.NAT_SKIP_VALUE.size),
+        open(n.stats, 4, layout.STATS_VALUE.size),
+      );
+    } catch (err) {
+      for (const map of opened) map.close();
+      throw err;
+    }
+  }
+
+  private readonly cpus = libbpf.numPossibleCpus();
+
+  private constructor(
+    readonly inMap: BpfMap,
+    readonly outMap: BpfMap,
+    readonly directMap: BpfMap,
+    readonly countersMap: BpfMap,
+    readonly configMap: BpfMap,
+    readonly skipMap: BpfMap,
+    readonly statsMap: BpfMap,
+  ) {}
+
+  setExternalInterface(ifindex: number, kernelForward = false): void {
+    this.configMap.update(layout.encodeStatsKey(0), layout.encodeNatConfig(ifindex, kernelForward));
+  }
+
+  /** The bindings, from juneau_nat_in (ElasticIP -> address). */
+  bindings(): NatBinding[] {
+    return this.inMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
+  }
+
+  /** The direct ElasticIPs (DIR-1), from juneau_nat_direct (ElasticIP -> NIC address). */
+  directBindings(): NatBinding[] {
+    return this.directMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
+  }
+
+  /**
+   * Makes the maps hold exactly `desired`. Added: counters (kept when present), then the outbound
+   * direction, then the inbound one, so the first translated packet of either direction finds the
+   * other. Removed in the opposite order. Stale juneau_nat_out keys (an ElasticIP whose address
+   * changed) and counters of ElasticIPs no longer bound go too: nothing is left behind (NAT-4).
+   */
+  sync(desired: readonly NatBinding[], direct: readonly NatBinding[] = []): NatSyncResult {
+    const want = new Map<string, string>();
+    const byAddress = new Map<string, string>();
+    for (const b of desired) {
+      const clash = byAddress.get(b.address);
+      if (clash !== undefined && clash !== b.elasticIP) {
+        throw new Error(`NIC address ${b.address} is bound to two ElasticIPs (${clash}, ${b.elasticIP}); a 1:1 NAT cannot translate it to both`);
+      }
+      want.set(b.elasticIP, b.address);
+      byAddress.set(b.address, b.elasticIP);
+    }
+    const have = new Map(this.bindings().map((b) => [b.elasticIP, b.address]));
+    const added: NatBinding[] = [];
+    const removed: NatBinding[] = [];
+    for (const [elasticIP, address] of have) {
+      if (want.get(elasticIP) === address) continue;
+      this.inMap.delete(key(elasticIP));
+      removed.push({ elasticIP, address });
+    }
+    for (const [elasticIP, address] of want) {
+      if (have.get(elasticIP) === address) continue;
+      this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
+      this.outMap.update(key(address), key(elasticIP));
+      this.inMap.update(key(elasticIP), key(address));
+      added.push({ elasticIP, address });
+    }
+    // juneau_nat_out keys no binding wants: an address whose ElasticIP changed or went.
+    for (const k of this.outMap.keys()) {
+      const value = this.outMap.lookup(k);
+      if (!value || byAddress.get(addr(k)) !== addr(value)) this.outMap.delete(k);
+    }
+    const { directAdded, directRemoved } = this.syncDirect(direct, want);
+    const counted = new Set([...want.keys(), ...direct.map((d) => d.elasticIP)]);
+    for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
+    return { added, removed, directAdded, directRemoved };
+  }
+
+  private syncDirect(direct: readonly NatBinding[], nat: ReadonlyMap<string, string>): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
+    const want = new Map<string, string>();
+    for (const d of direct) {
+      if (nat.has(d.elasticIP)) throw new Error(`ElasticIP ${d.elasticIP} is both translated (to ${nat.get(d.elasticIP)}) and held directly by ${d.address} (EIP-5)`);
+      want.set(d.elasticIP, d.address);
+    }
+    const have = new Map(this.directBindings().map((b) => [b.elasticIP, b.address]));
+    const directAdded: NatBinding[] = [];
+    const directRemoved: NatBinding[] = [];
+    for (const [elasticIP, address] of have) {
+      if (want.has(elasticIP)) continue;
+      this.directMap.delete(key(elasticIP));
+      directRemoved.push({ elasticIP, address });
+    }
+    for (const [elasticIP, address] of want) {
+      if (have.get(elasticIP) === address) continue;
+      this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
+      this.directMap.update(key(elasticIP), key(address));
+      directAdded.push({ elasticIP, address });
+    }
+    return { directAdded, directRemoved };
+  }
+
+  /** Bindings with their counters, summed over CPUs. */
+  entries(): NatEntry[] {
+    const counters = new Map(
+      this.countersMap.entries(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)).map(([k, v]) => [addr(k), layout.sumNatCounters(v, this.cpus)]),
+    );
+    const zero: NatCounters = { inPackets: 0n, inBytes: 0n, outPackets: 0n, outBytes: 0n };
+    return [...this.bindings().map((b) => ({ ...b, kind: 'nat' as const })), ...this.directBindings().map((b) => ({ ...b, kind: 'direct' as const }))]
+      .map((b) => ({ ...b, ...(counters.get(b.elasticIP) ?? zero) }))
+      .sort((a, b) => a.elasticIP.localeCompare(b.elasticIP, undefined, { numeric: true }));
+  }
+
+  /** Destinations that keep the pod address (NAT-2): replaces the whole set. */
+  setInClusterPrefixes(prefixes: readonly Prefix[]): void {
+    const want = new Map(prefixes.map((p) => [layout.encodeGuardKey(p).toString('hex'), p]));
+    for (const k of this.skipMap.keys()) if (!want.has(k.toString('hex'))) this.skipMap.delete(k);
+    for (const p of want.values()) this.skipMap.insert(layout.encodeGuardKey(p), Buffer.alloc(layout.NAT_SKIP_VALUE.size));
+  }
+
+  /** Exit reasons of the NAT programs, summed over CPUs. */
+  stats(): Record<NatReasonName, bigint> {
+    const out = {} as Record<NatReasonName, bigint>;
+    const size = layout.perCpuValueSize(layout.STATS_VALUE.size, this.cpus);
+    for (const [name, slot] of Object.entries(layout.NAT_REASONS)) {
+      if (name === 'JUNEAU_NAT_REASON_MAX') continue;
+      const value = this.statsMap.lookup(layout.encodeStatsKey(slot), size);
+      out[name as NatReasonName] = value ? layout.sumPerCpuStats(value, this.cpus) : 0n;
+    }
+    return out;
+  }
+
+  close(): void {
+    for (const map of [this.inMap, this.outMap, this.directMap, this.countersMap, this.configMap, this.skipMap, this.statsMap]) map.close();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The agent's NAT programs on this node (bpf/tc_nat.bpf.c through bpf/nat.ts): attached beside the
+ * ARP responder, on the same ingress interface, with its maps pinned in the same directory, so
+ * that translation goes on while the agent restarts (NAT-4) and the next agent adopts the maps.
+ *
+ * What a CNI must not do, and why the pod-facing hook exists: a CNI that masquerades pod traffic
+ * leaving the node rewrites the pod address in POSTROUTING, before tc_nat_out at the ingress
+ * interface's egress could see it. `--nat-pod-ifaces` names the devices packets from the pods
+ * enter the node by (a bridge such as cni0; per-pod veths are not enumerated here): tc_nat_pod
+ * translates there and sends the packet straight to the ingress interface, so it never meets the
+ * masquerade rule (NAT-2). Without it, the CNI must exclude the pods' NAT addresses from its
+ * masquerade (README "ElasticIP data plane").
+ */
+import { ifNameToIndex } from './bpf';
+import { attachNat, detachNat, type NatMaps } from './bpf/nat';
+import { poolItemsToPrefixes } from './bpf/prefixes';
+import type { AgentFlags } from './flags';
+
+const list = (value: string | undefined): string[] => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+
+/** The pod-facing devices' ifindexes; an error names the flag and the device. */
+function podIfindexes(flags: Pick<AgentFlags, 'natPodIfaces'>): number[] {
+  return list(flags.natPodIfaces).map((name) => {
+    try {
+      return ifNameToIndex(name);
+    } catch (err) {
+      throw new Error(`--nat-pod-ifaces: no interface '${name}' on this node (${(err as Error).message})`);
+    }
+  });
+}
+
+export function attachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs'>, extIfindex: number, pinDir: string): NatMaps {
+  let prefixes;
+  try {
+    prefixes = poolItemsToPrefixes(list(flags.natClusterCidrs).map((c) => (c.includes('/') ? c : `${c}/32`)));
+  } catch (err) {
+    throw new Error(`--nat-cluster-cidrs: ${(err as Error).message}`);
+  }
+  const pods = podIfindexes(flags);
+  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir });
+  try {
+    maps.setInClusterPrefixes(prefixes);
+  } catch (err) {
+    maps.close();
+    throw err;
+  }
+  return maps;
+}
+
+/** Removes the NAT filters (uninstall, --detach-on-exit); the maps stay until the pins go. */
+export function detachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces'>, extIfindex: number, pinDir: string): void {
+  detachNat(extIfindex, pinDir);
+  for (const ifindex of podIfindexes(flags)) detachNat(ifindex, pinDir);
+}

@@ -1,0 +1,222 @@
+/**
+ * The agent's ElasticIP data plane (EIP-4, NAT-1..NAT-5, DIR-1): three informers (ElasticIPs,
+ * ElasticIPAttachments, NetworkInterfaces) feed one level-triggered pass that computes this node's
+ * bindings (desiredNat) and makes the pinned NAT maps equal to them (NatMaps.sync). Same shape as
+ * NodeAgent: passes coalesced, nothing written before every informer has synced (an agent that
+ * restarts with an empty cache must not empty the maps the running programs translate with:
+ * NAT-4), and a failed pass retried at the next poll, which also feeds the per-ElasticIP metrics.
+ *
+ * A binding is on this node when the cluster says so, each side from its owner:
+ *  - NAT: an ElasticIPAttachment in phase Attached whose status.nodeName is this node; the
+ *    ElasticIP's status names that attachment (EIP-7) and has an address; the NetworkInterface
+ *    has an address. An attachment moved to another node leaves this node's maps at the next pass.
+ *  - direct: a Ready NetworkInterface of this node with spec.elasticIP, the ElasticIP's status
+ *    naming that NetworkInterface, and the NIC's address as the next hop.
+ */
+import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind } from '../../api';
+import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../api';
+import { Informer, waitForCacheSync, type ListWatchClient } from '../kube/informer';
+import { silentLogger, type Logger } from '../kube/log';
+import { juneauResource } from '../kube/resources';
+import type { KubeObject } from '../kube/types';
+import type { NatBinding, NatEntry, NatSyncResult } from './bpf/nat';
+import type { NatReasonName } from './bpf/layout';
+import type { NatMetrics } from './nat-metrics';
+
+export const NatResources = {
+  elasticIPs: juneauResource(elasticIPKind),
+  attachments: juneauResource(elasticIPAttachmentKind),
+  networkInterfaces: juneauResource(networkInterfaceKind),
+} as const;
+
+export type ElasticIPObject = ElasticIP & KubeObject;
+export type AttachmentObject = ElasticIPAttachment & KubeObject;
+export type NetworkInterfaceObject = NetworkInterface & KubeObject;
+
+/** What the agent writes through: the pinned NAT maps (bpf/nat.ts NatMaps). */
+export interface NatDatapath {
+  sync(nat: readonly NatBinding[], direct: readonly NatBinding[]): NatSyncResult;
+  entries(): NatEntry[];
+  stats(): Record<NatReasonName, bigint>;
+}
+
+export interface DesiredNat {
+  readonly nat: NatBinding[];
+  readonly direct: NatBinding[];
+  /** Objects of this node left out, with why (logged once per change). */
+  readonly waiting: string[];
+}
+
+export interface NatInputs {
+  readonly nodeName: string;
+  readonly elasticIPs: readonly ElasticIP[];
+  readonly attachments: readonly ElasticIPAttachment[];
+  readonly networkInterfaces: readonly NetworkInterface[];
+}
+
+const keyOf = (o: { metadata?: { namespace?: string; name?: string } }, name = o.metadata?.name ?? '') => `${o.metadata?.namespace ?? ''}/${name}`;
+
+/** This node's bindings, from the cluster's objects. Pure. */
+export function desiredNat(input: NatInputs): DesiredNat {
+  const eips = new Map(input.elasticIPs.map((e) => [keyOf(e), e]));
+  const nics = new Map(input.networkInterfaces.map((n) => [keyOf(n), n]));
+  const nat: NatBinding[] = [];
+  const direct: NatBinding[] = [];
+  const waiting: string[] = [];
+  const usedAddresses = new Map<string, string>();
+  const take = (list: NatBinding[], what: string, binding: NatBinding) => {
+    // One NIC address, one ElasticIP: a second claim waits (the controller's EIP-5/EIP-10 keep
+    // this from happening; the maps must never hold it).
+    const holder = usedAddresses.get(binding.address) ?? usedAddresses.get(binding.elasticIP);
+    if (holder) return waiting.push(`${what}: address ${binding.address} or ElasticIP ${binding.elasticIP} already used by ${holder}`);
+    usedAddresses.set(binding.address, what);
+    usedAddresses.set(binding.elasticIP, what);
+    list.push(binding);
+  };
+  const sorted = <T extends { metadata?: { namespace?: string; name?: string } }>(items: readonly T[]) => [...items].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+  for (const a of sorted(input.attachments)) {
+    if (a.status?.phase !== 'Attached' || a.status.nodeName !== input.nodeName) continue;
+    const what = `ElasticIPAttachment ${keyOf(a)}`;
+    const eip = eips.get(keyOf(a, a.spec?.elasticIP));
+    const nic = nics.get(keyOf(a, a.spec?.networkInterface));
+    const holder = eip?.status?.attachment;
+    if (!eip?.status?.address || holder?.kind !== 'ElasticIPAttachment' || holder.name !== a.metadata?.name) {
+      waiting.push(`${what}: ElasticIP ${a.spec?.elasticIP} has no address or does not name this attachment in status.attachment`);
+    } else if (!nic?.spec?.address) {
+      waiting.push(`${what}: NetworkInterface ${a.spec?.networkInterface} has no address`);
+    } else {
+      take(nat, what, { elasticIP: eip.status.address, address: nic.spec.address });
+    }
+  }
+  for (const n of sorted(input.networkInterfaces)) {
+    if (!n.spec?.elasticIP || n.spec.nodeName !== input.nodeName || n.status?.phase !== 'Ready') continue;
+    const what = `NetworkInterface ${keyOf(n)}`;
+    const eip = eips.get(keyOf(n, n.spec.elasticIP));
+    const holder = eip?.status?.attachment;
+    if (!eip?.status?.address || holder?.kind !== 'NetworkInterface' || holder.name !== n.metadata?.name) {
+      waiting.push(`${what}: ElasticIP ${n.spec.elasticIP} has no address or does not name this NetworkInterface in status.attachment`);
+    } else if (!n.spec.address) {
+      waiting.push(`${what}: no address to reach the pod by`);
+    } else {
+      take(direct, what, { elasticIP: eip.status.address, address: n.spec.address });
+    }
+  }
+  return { nat, direct, waiting };
+}
+
+export interface NatSyncOptions {
+  readonly client: ListWatchClient;
+  readonly nodeName: string;
+  readonly datapath: NatDatapath;
+  /** @default 5000 */
+  readonly pollIntervalMs?: number;
+  readonly metrics?: NatMetrics;
+  readonly logger?: Logger;
+}
+
+export class NatSync {
+  readonly elasticIPs: Informer<ElasticIPObject>;
+  readonly attachments: Informer<AttachmentObject>;
+  readonly networkInterfaces: Informer<NetworkInterfaceObject>;
+  private readonly logger: Logger;
+  private synced = false;
+  private reconciled = false;
+  private scheduled = false;
+  private stopped = false;
+  private lastPassFailed = false;
+  private reportedWaiting = '';
+  private pollTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: NatSyncOptions) {
+    this.logger = (options.logger ?? silentLogger).child({ component: 'nat' });
+    const common = { logger: this.logger };
+    this.elasticIPs = new Informer(options.client, { ...common, type: NatResources.elasticIPs });
+    this.attachments = new Informer(options.client, { ...common, type: NatResources.attachments });
+    this.networkInterfaces = new Informer(options.client, { ...common, type: NatResources.networkInterfaces });
+    const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
+    for (const informer of this.informers()) informer.addHandlers(schedule);
+  }
+
+  /** Starts the informers, waits for them (the pinned maps translate meanwhile), writes the first
+   * pass, then polls. Resolves early when stopped. */
+  async start(): Promise<void> {
+    for (const informer of this.informers()) informer.start();
+    while (!this.stopped) {
+      try {
+        await waitForCacheSync(this.informers(), 30_000);
+        break;
+      } catch (err) {
+        this.logger.warn('still waiting for the informers; the pinned NAT maps keep translating meanwhile', { err });
+      }
+    }
+    if (this.stopped) return;
+    this.synced = true;
+    this.reconcile();
+    this.poll();
+    this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs ?? 5_000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    await Promise.all(this.informers().map((i) => i.stop()));
+  }
+
+  get informersSynced(): boolean {
+    return this.informers().every((i) => i.hasSynced);
+  }
+
+  get reconciledOnce(): boolean {
+    return this.reconciled;
+  }
+
+  reconcile(): DesiredNat | undefined {
+    if (!this.synced || this.stopped) return undefined;
+    const desired = desiredNat({
+      nodeName: this.options.nodeName,
+      elasticIPs: this.elasticIPs.list(),
+      attachments: this.attachments.list(),
+      networkInterfaces: this.networkInterfaces.list(),
+    });
+    try {
+      const r = this.options.datapath.sync(desired.nat, desired.direct);
+      if (r.added.length || r.removed.length || r.directAdded.length || r.directRemoved.length) {
+        this.logger.info('NAT maps reconciled', { added: r.added, removed: r.removed, directAdded: r.directAdded, directRemoved: r.directRemoved });
+      }
+      this.options.metrics?.bindings.set({ kind: 'nat' }, desired.nat.length);
+      this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
+      this.reconciled = true;
+      this.lastPassFailed = false;
+    } catch (err) {
+      this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
+      this.lastPassFailed = true;
+    }
+    const waiting = desired.waiting.join('\n');
+    if (waiting && waiting !== this.reportedWaiting) this.logger.info('ElasticIPs of this node not translated yet', { waiting: desired.waiting });
+    this.reportedWaiting = waiting;
+    return desired;
+  }
+
+  poll(): void {
+    if (!this.synced || this.stopped) return;
+    if (this.lastPassFailed) this.reconcile();
+    try {
+      this.options.metrics?.observe(this.options.datapath.entries(), this.options.datapath.stats());
+    } catch (err) {
+      this.logger.error('reading the NAT maps failed', { err });
+    }
+  }
+
+  private schedule(): void {
+    if (!this.synced || this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.reconcile();
+    });
+  }
+
+  private informers(): Array<Informer<ElasticIPObject> | Informer<AttachmentObject> | Informer<NetworkInterfaceObject>> {
+    return [this.elasticIPs, this.attachments, this.networkInterfaces];
+  }
+}

@@ -1,0 +1,142 @@
+// The real juneau-agent programs the ElasticIP data plane from the real API server (NAT-1, NAT-4,
+// NAT-5, DIR-1): the NAT rig of test/netns (router, node, pod, server namespaces), the agent in
+// the node namespace with the node's InternalIP on ext0. No Juneau controller runs in the cluster
+// project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
+// ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { removePins } from '../../runtime/agent/bpf';
+import { NatResources } from '../../runtime/agent/nat';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import { describeAsRoot } from '../netns/rig';
+import { EIP, NODE_EXT, POD, ROUTER_EXT, NatRig } from '../netns/nat-rig';
+import { AgentProcess, ApiBridge } from './agent-harness';
+import { createNamespace, deleteNamespace, ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import { REPO_ROOT } from './harness';
+
+const run = promisify(execFile);
+jest.setTimeout(120_000);
+
+const EIP_DIRECT = '192.0.2.51';
+const API = 'juneau.loutres.me/v1alpha1';
+
+describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT-1, NAT-4, NAT-5, DIR-1)', () => {
+  const rig = new NatRig();
+  const node = `nat-${rig.id}`;
+  const pinDir = path.join(rig.pinDir, 'juneau');
+  const rest = new RestClient(testKubeConfig());
+  let ns = '';
+  let bridge: ApiBridge | undefined;
+  let agent: AgentProcess;
+  let maps: NatMaps | undefined;
+  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir}`, '--xdp-mode=generic', '--poll-interval=200ms', '--nat-pod-ifaces=pod0'];
+
+  const create = (type: typeof NatResources.elasticIPs, object: object) => rest.create(type, { apiVersion: API, metadata: { namespace: ns }, ...object } as KubeObject);
+  const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) => rest.patch(type, ns, name, 'merge', { status }, { subresource: 'status' });
+  const bindings = () => JSON.stringify({ nat: maps!.bindings(), direct: maps!.directBindings() });
+  const waitForBindings = (nat: object[], direct: object[] = []) => waitFor(() => bindings() === JSON.stringify({ nat, direct }), { what: `NAT maps = ${JSON.stringify({ nat, direct })}` });
+
+  beforeAll(async () => {
+    await requireCrd('elasticipattachments');
+    await rig.setup();
+    await ensureNode(node, { internalIP: NODE_EXT });
+    ns = await createNamespace('agent-nat');
+    // The pod network's job for a direct ElasticIP: the pod holds the address itself.
+    await rig.in(rig.pod, 'ip', 'addr', 'add', `${EIP_DIRECT}/32`, 'dev', 'lo');
+    await rig.in(rig.router, 'ip', 'neigh', 'replace', EIP_DIRECT, 'lladdr', rig.nodeExtMac, 'dev', 'r0', 'nud', 'permanent');
+    await create(NatResources.elasticIPs, { kind: 'ElasticIP', metadata: { namespace: ns, name: 'web' }, spec: { externalNetwork: 'ext' } });
+    await patchStatus(NatResources.elasticIPs, 'web', { phase: 'Attached', address: EIP, attachment: { kind: 'ElasticIPAttachment', name: 'web' } });
+    await create(NatResources.networkInterfaces, { kind: 'NetworkInterface', metadata: { namespace: ns, name: 'web.eth0' }, spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD } });
+    await create(NatResources.attachments, { kind: 'ElasticIPAttachment', metadata: { namespace: ns, name: 'web' }, spec: { elasticIP: 'web', networkInterface: 'web.eth0' } });
+    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
+    await bridge.start(rig.node);
+    agent = new AgentProcess(rig.node, agentArgs);
+    await agent.startReady();
+    maps = NatMaps.openPinned(pinDir);
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop('SIGKILL');
+    maps?.close();
+    await bridge?.stop();
+    if (ns) await deleteNamespace(ns);
+    await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
+    try {
+      if (fs.existsSync(pinDir)) removePins(pinDir);
+    } finally {
+      await rig.destroy();
+    }
+  }, 60_000);
+
+  test('NAT-1: nothing is translated until the attachment is Attached on this node; then a connection to the ElasticIP reaches the pod', async () => {
+    // Reconciled once with everything listed (readiness), and the Pending attachment left out.
+    expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
+    expect(bindings()).toBe(JSON.stringify({ nat: [], direct: [] }));
+    await patchStatus(NatResources.attachments, 'web', { phase: 'Attached', nodeName: node });
+    await waitForBindings([{ elasticIP: EIP, address: POD }]);
+    const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
+    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({ banner: `client=${ROUTER_EXT}`, sent: 100000, echoed: 100000, intact: true });
+    expect(await server.result).toEqual({ client: ROUTER_EXT, received: 100000 });
+  });
+
+  test('NAT-5: kubectl juneau bpf dump nat shows the binding with its counters, and the agent exports them as metrics', async () => {
+    const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
+    const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
+    const rows = JSON.parse(json.stdout) as Array<{ elasticIP: string; address: string; kind: string; inPackets: number; outPackets: number; inBytes: number; outBytes: number }>;
+    expect(rows).toEqual([expect.objectContaining({ elasticIP: EIP, address: POD, kind: 'nat' })]);
+    const [row] = rows;
+    const [entry] = maps!.entries();
+    expect(row.inPackets).toBeGreaterThan(0);
+    expect(row.inPackets).toBeLessThanOrEqual(Number(entry.inPackets));
+    const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
+    expect(text.stdout).toMatch(/^ELASTIC IP\s+ADDRESS\s+KIND\s+IN PACKETS\s+IN BYTES\s+OUT PACKETS\s+OUT BYTES/);
+    expect(text.stdout).toContain(EIP);
+    const metrics = await waitFor(async () => {
+      const out = await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics');
+      return /juneau_agent_nat_packets_total\{elastic_ip="192\.0\.2\.50",direction="out"\} [1-9]/.test(out) && out;
+    });
+    expect(metrics).toMatch(/juneau_agent_nat_bytes_total\{elastic_ip="192\.0\.2\.50",direction="in"\} [1-9]/);
+    expect(metrics).toContain('juneau_agent_nat_bindings{kind="nat"} 1');
+    expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
+    expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/livez')).toContain('[+]nat-attached ok');
+  });
+
+  test('NAT-4: an agent SIGKILLed during a transfer: the transfer completes; the next agent adopts the maps with their counters', async () => {
+    const before = maps!.entries()[0];
+    const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8081');
+    const transfer = rig.tool<{ intact: boolean; echoed: number }>(rig.router, 'tcp-client', EIP, '8081', '20000000');
+    await waitFor(() => maps!.entries()[0].inPackets > before.inPackets + 1000n, { what: 'the transfer under way' });
+    expect(await agent.stop('SIGKILL')).toBeNull();
+    expect(await transfer).toMatchObject({ intact: true, echoed: 20000000 });
+    expect((await server.result).received).toBe(20000000);
+    agent = new AgentProcess(rig.node, agentArgs);
+    await agent.startReady();
+    expect(bindings()).toBe(JSON.stringify({ nat: [{ elasticIP: EIP, address: POD }], direct: [] }));
+    expect(maps!.entries()[0].inPackets).toBeGreaterThan(before.inPackets + 1000n);
+  });
+
+  test('NAT-4: the attachment moved to another node: this node stops translating and keeps no entry of it', async () => {
+    await patchStatus(NatResources.attachments, 'web', { nodeName: 'another-node' });
+    await waitForBindings([]);
+    expect([maps!.outMap.keys(), maps!.countersMap.keys()]).toEqual([[], []]);
+    expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [] });
+  });
+
+  test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
+    await create(NatResources.elasticIPs, { kind: 'ElasticIP', metadata: { namespace: ns, name: 'direct' }, spec: { externalNetwork: 'ext' } });
+    await patchStatus(NatResources.elasticIPs, 'direct', { phase: 'Attached', address: EIP_DIRECT, attachment: { kind: 'NetworkInterface', name: 'direct.eth0' } });
+    await create(NatResources.networkInterfaces, { kind: 'NetworkInterface', metadata: { namespace: ns, name: 'direct.eth0' }, spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' } });
+    await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
+    await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
+    const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
+    expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({ banner: `client=${ROUTER_EXT}`, intact: true });
+    expect((await server.result).client).toBe(ROUTER_EXT);
+    await rest.delete(NatResources.networkInterfaces, ns, 'direct.eth0');
+    await waitForBindings([]);
+  });
+});

@@ -1,0 +1,245 @@
+// A rig for the ElasticIP NAT (test/netns/nat-*.test.ts), real network namespaces and veths:
+//
+//   server (203.0.113.2) ==MTU 1280== router (203.0.113.1 | 192.0.2.100)
+//                                        |  external segment 192.0.2.0/24
+//                                      node (ext0 192.0.2.1, tc_nat_in/out)
+//                                        |  pod0 10.0.0.1 (tc_nat_pod)
+//                                      pod (eth0 10.0.0.2, default via the node)
+//
+// The router has no route to 10.0.0.0/24: the pod is reachable only through the ElasticIP.
+// The router's neighbour entry for the ElasticIP is static (the node's ext0 MAC): answering ARP
+// for it is the XDP responder's job, tested elsewhere. Every veth has checksum offloads off, so
+// every checksum is computed in software and verified by the receiving kernel (a veth would
+// otherwise hand CHECKSUM_PARTIAL packets over unchecked), and GRO/GSO off so a packet counted
+// is a packet on the wire.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
+import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { removePins } from '../../runtime/agent/bpf/responder';
+import { pcapFrames } from './ipv4';
+import { sleep } from './rig';
+
+const run = promisify(execFile);
+const REPO = path.resolve(__dirname, '../..');
+const TSX = path.join(REPO, 'node_modules/.bin/tsx');
+const LOADER = path.join(__dirname, 'nat-loader.ts');
+const TOOL = path.join(__dirname, 'nat_tool.py');
+
+export const EIP = '192.0.2.50';
+export const ROUTER_EXT = '192.0.2.100';
+export const NODE_EXT = '192.0.2.1';
+export const NODE_POD = '10.0.0.1';
+export const POD = '10.0.0.2';
+export const NODE_POD2 = '10.0.1.1';
+export const POD2 = '10.0.1.2';
+export const ROUTER_SRV = '203.0.113.1';
+export const SERVER = '203.0.113.2';
+export const SERVER_MTU = 1280;
+
+export class NatRig {
+  readonly id = randomBytes(3).toString('hex');
+  readonly router = `jn${this.id}r`;
+  readonly node = `jn${this.id}n`;
+  readonly pod = `jn${this.id}p`;
+  readonly server = `jn${this.id}s`;
+  /** A second pod, behind the node's pod1, after addSecondPod(). */
+  readonly pod2 = `jn${this.id}q`;
+  private hasPod2 = false;
+  readonly pinDir = `/sys/fs/bpf/juneau-test-${this.id}-nat`;
+  private readonly tmp = fs.mkdtempSync(path.join(os.tmpdir(), `juneau-nat-${this.id}-`));
+  private readonly children = new Set<ChildProcess>();
+  private openMaps: NatMaps | undefined;
+  nodeExtMac = '';
+  routerMac = '';
+
+  /** `offloads`: keep the veths' defaults (checksum offload, GSO/GRO, TSO) instead of turning them
+   * off, so packets cross the NAT as GSO super-packets with CHECKSUM_PARTIAL, as from real NICs. */
+  constructor(private readonly options: { readonly offloads?: boolean } = {}) {}
+
+  async setup(): Promise<void> {
+    await run('bash', [path.join(REPO, 'bpf/build.sh')]);
+    for (const ns of [this.router, this.node, this.pod, this.server]) {
+      await run('ip', ['netns', 'add', ns]);
+      await this.in(ns, 'ip', 'link', 'set', 'lo', 'up');
+      for (const scope of ['all', 'default']) await this.sysctl(ns, `net.ipv6.conf.${scope}.disable_ipv6`, '1');
+    }
+    await this.link(this.router, 'r0', this.node, 'ext0');
+    await this.link(this.node, 'pod0', this.pod, 'eth0');
+    await this.link(this.router, 's0', this.server, 'eth0');
+    await this.addr(this.router, 'r0', `${ROUTER_EXT}/24`);
+    await this.addr(this.router, 's0', `${ROUTER_SRV}/24`);
+    await this.addr(this.node, 'ext0', `${NODE_EXT}/24`);
+    await this.addr(this.node, 'pod0', `${NODE_POD}/24`);
+    await this.addr(this.pod, 'eth0', `${POD}/24`);
+    await this.addr(this.server, 'eth0', `${SERVER}/24`);
+    for (const [ns, dev] of [[this.router, 's0'], [this.server, 'eth0']]) await this.in(ns, 'ip', 'link', 'set', dev, 'mtu', String(SERVER_MTU));
+    for (const ns of [this.router, this.node]) await this.sysctl(ns, 'net.ipv4.ip_forward', '1');
+    await this.in(this.node, 'ip', 'route', 'add', 'default', 'via', ROUTER_EXT);
+    await this.in(this.pod, 'ip', 'route', 'add', 'default', 'via', NODE_POD);
+    await this.in(this.server, 'ip', 'route', 'add', 'default', 'via', ROUTER_SRV);
+    this.nodeExtMac = await this.mac(this.node, 'ext0');
+    this.routerMac = await this.mac(this.router, 'r0');
+    await this.in(this.router, 'ip', 'neigh', 'replace', EIP, 'lladdr', this.nodeExtMac, 'dev', 'r0', 'nud', 'permanent');
+    // What the NAT passes untouched to the ElasticIP stops at the node instead of bouncing
+    // between node and router until its TTL runs out (the router sends the ElasticIP to the node).
+    await this.in(this.node, 'ip', 'route', 'add', 'blackhole', `${EIP}/32`);
+  }
+
+  /** Adds the second pod (10.0.1.2 behind the node's pod1, 10.0.1.1). */
+  async addSecondPod(): Promise<void> {
+    await run('ip', ['netns', 'add', this.pod2]);
+    this.hasPod2 = true;
+    await this.in(this.pod2, 'ip', 'link', 'set', 'lo', 'up');
+    await this.link(this.node, 'pod1', this.pod2, 'eth0');
+    await this.addr(this.node, 'pod1', `${NODE_POD2}/24`);
+    await this.addr(this.pod2, 'eth0', `${POD2}/24`);
+    await this.in(this.pod2, 'ip', 'route', 'add', 'default', 'via', NODE_POD2);
+  }
+
+  private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
+    const a = `jn${this.id}${randomBytes(2).toString('hex')}`;
+    const b = `jn${this.id}${randomBytes(2).toString('hex')}`;
+    await run('ip', ['link', 'add', a, 'type', 'veth', 'peer', 'name', b]);
+    await run('ip', ['link', 'set', a, 'netns', nsA]);
+    await run('ip', ['link', 'set', b, 'netns', nsB]);
+    await this.in(nsA, 'ip', 'link', 'set', a, 'name', devA);
+    await this.in(nsB, 'ip', 'link', 'set', b, 'name', devB);
+    for (const [ns, dev] of [[nsA, devA], [nsB, devB]]) {
+      if (!this.options.offloads) await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
+      await this.in(ns, 'ip', 'link', 'set', dev, 'up');
+    }
+  }
+
+  private async addr(ns: string, dev: string, cidr: string): Promise<void> {
+    await this.in(ns, 'ip', 'addr', 'add', cidr, 'dev', dev);
+  }
+
+  async sysctl(ns: string, key: string, value: string): Promise<void> {
+    await this.in(ns, 'sh', '-c', `echo ${value} > /proc/sys/${key.replace(/\./g, '/')}`);
+  }
+
+  async destroy(): Promise<void> {
+    for (const child of this.children) child.kill('SIGKILL');
+    this.openMaps?.close();
+    const namespaces = [this.router, this.node, this.pod, this.server, ...(this.hasPod2 ? [this.pod2] : [])];
+    for (const ns of namespaces) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
+    removePins(this.pinDir);
+    fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+
+  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
+    return stdout;
+  }
+
+  async mac(ns: string, dev: string): Promise<string> {
+    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', dev)) as Array<{ address: string }>;
+    return link.address;
+  }
+
+  /** Loads the NAT programs onto the node from a separate process that exits, holding only the
+   * agent's capabilities (AGENT_CAPABILITIES of the install manifest): the verifier is stricter
+   * without CAP_PERFMON, and a program only root can load would not load in the DaemonSet. */
+  async attach(pods: string[] = ['pod0']): Promise<{ filters: { in: number; out: number } }> {
+    const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir });
+    return JSON.parse(await this.in(this.node, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', TSX, LOADER, 'attach', request)) as { filters: { in: number; out: number } };
+  }
+
+  async detach(pods: string[] = ['pod0']): Promise<void> {
+    await this.in(this.node, TSX, LOADER, 'detach', JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir }));
+  }
+
+  /** The pinned maps, opened from the test process (bpffs is not per namespace). */
+  maps(): NatMaps {
+    this.openMaps ??= NatMaps.openPinned(this.pinDir);
+    return this.openMaps;
+  }
+
+  /** Runs nat_tool.py to completion and parses its JSON line. */
+  async tool<T>(ns: string, ...args: string[]): Promise<T> {
+    const out = await this.in(ns, 'python3', TOOL, ...args);
+    return JSON.parse(out.trim().split('\n').pop()!) as T;
+  }
+
+  /** Starts nat_tool.py as a server; resolves once it listens; `result` resolves with its JSON. */
+  async serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
+    const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const result = new Promise<T>((resolve, reject) => {
+      child.once('exit', (code) => {
+        this.children.delete(child);
+        if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').pop()!) as T);
+        else reject(new Error(`nat_tool ${args.join(' ')} exited ${code}: ${stderr}`));
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('listening')) resolve();
+      });
+      result.catch(reject);
+    });
+    return { result };
+  }
+
+  /** Every frame `dev` in `ns` sees while `during` runs (tcpdump, optional filter). */
+  async capture(ns: string, dev: string, during: () => Promise<void>, filter: string[] = []): Promise<Buffer[]> {
+    const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
+    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-B', '16384', '-i', dev, '-U', '-n', '-w', file, ...filter], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`tcpdump did not start: ${stderr}`)), 10_000);
+      tcpdump.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('listening on')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      tcpdump.once('exit', (code) => reject(new Error(`tcpdump exited ${code}: ${stderr}`)));
+    });
+    try {
+      await during();
+      await sleep(200);
+    } finally {
+      await new Promise<void>((resolve) => {
+        if (tcpdump.exitCode !== null) return resolve();
+        tcpdump.once('exit', () => resolve());
+        tcpdump.kill('SIGINT');
+      });
+    }
+    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
+    if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s); what it saw cannot be judged`);
+    return pcapFrames(fs.readFileSync(file));
+  }
+
+  /** Sends one frame, byte by byte, from the router's r0 (mausezahn raw mode). */
+  async sendFrame(frame: Buffer): Promise<void> {
+    const hex = [...frame].map((b) => b.toString(16).padStart(2, '0')).join(':');
+    await this.in(this.router, 'mausezahn', 'r0', '-q', '-c', '1', hex);
+  }
+
+  /** The route MTU the kernel of `ns` learned for `address` (PMTU cache), or undefined. */
+  async learnedMtu(ns: string, address: string): Promise<number | undefined> {
+    const out = await this.in(ns, 'ip', 'route', 'get', address);
+    const m = /\bmtu (\d+)/.exec(out);
+    return m ? Number(m[1]) : undefined;
+  }
+}
+
+/** A NatRig set up before the enclosing describe's tests and destroyed after them. */
+export function useNatRig(options: { readonly offloads?: boolean } = {}): NatRig {
+  const rig = new NatRig(options);
+  beforeAll(() => rig.setup(), 60_000);
+  afterAll(() => rig.destroy(), 60_000);
+  return rig;
+}
