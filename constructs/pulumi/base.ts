@@ -5,7 +5,9 @@
  */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { formatIssue, ValidationIssue } from '../../api/validation';
+import { ALL_KINDS } from '../../api';
+import { checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import { declarations } from './declarations';
 import { ObjectMetadataInput } from '../shared/metadata';
 
 /** The package part of every type token: `juneau:index:<Component>`. Never change a token: it is part of every URN. */
@@ -132,8 +134,10 @@ export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status
 
   /** @throws JuneauValidationError listing every problem of the object. */
   protected constructor(type: string, name: string, checked: CheckedObject<O>, opts?: pulumi.ComponentResourceOptions) {
-    throwIfInvalid(`${checked.object.kind} ${name}`, checked.issues);
+    const declared = declaredObject(type, name, checked.object);
+    throwIfInvalid(`${checked.object.kind} ${name}`, [...checked.issues, ...checkDuplicateDeclaration(declared, declarations().objects)]);
     super(type, name, {}, opts);
+    declarations().objects.push(declared);
     checked.declaredIn?.push(checked.object);
     this.object = checked.object;
     this.name = checked.object.metadata.name!;
@@ -153,4 +157,11 @@ export const fromStatus = <Status, T>(resource: JuneauCustomResource<unknown, St
 /** The component options for children: parented to the component, after the components they name. */
 export function childOptions(parent: pulumi.ComponentResource, dependsOn: readonly pulumi.Resource[] = []): pulumi.CustomResourceOptions {
   return dependsOn.length ? { parent, dependsOn: [...dependsOn] } : { parent };
+}
+
+const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
+
+/** A component's object as the program-wide checks see it; its path is the component's type and resource name. */
+export function declaredObject(type: string, name: string, object: { readonly kind: string; readonly metadata: WrittenMetadata }): DeclaredObject {
+  return { kind: object.kind, namespace: CLUSTER_SCOPED.has(object.kind) ? '' : object.metadata.namespace ?? '', name: object.metadata.name ?? name, path: `${type}::${name}` };
 }

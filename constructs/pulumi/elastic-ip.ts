@@ -1,8 +1,9 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../../api';
-import { renderElasticIP, validateElasticIP } from '../shared/kinds';
+import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
+import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
 import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
-import { declaredPools } from './declarations';
+import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -67,8 +68,14 @@ export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
       requestedIP: args.requestedIP,
       metadata: args.waitForAddress ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } } : metadata,
     });
-    const issues = validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? []));
+    const request = addressRequestOf(object, `${ElasticIP.TYPE}::${name}`);
+    const issues = [
+      ...validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? [])),
+      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
+    ];
     super(ElasticIP.TYPE, name, { object, issues, dependsOn: network.dependsOn }, opts);
+    if (request) declarations().addressRequests.push(request);
+    if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name), this);
     this.namespace = object.metadata.namespace;
     this.address = fromStatus(this.resource, (s) => s.address);
     this.phase = fromStatus(this.resource, (s) => s.phase);

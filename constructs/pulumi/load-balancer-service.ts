@@ -1,10 +1,10 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
-import { formatIssue, issue, ValidationIssue } from '../../api/validation';
-import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
-import { childOptions, JuneauMetadata, JuneauValidationError, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
-import { declaredPools } from './declarations';
+import { checkDuplicateDeclaration, checkRequestedAddressClash, formatIssue, issue, undeclaredNetworkWarning, ValidationIssue } from '../../api/validation';
+import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, serviceAddressRequestOf, validateLoadBalancerService } from '../shared/load-balancer-service';
+import { childOptions, declaredObject, JuneauMetadata, JuneauValidationError, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
+import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -86,8 +86,17 @@ export class LoadBalancerService extends pulumi.ComponentResource {
       metadata: args.skipAwait ? { ...metadata, annotations: { ...metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } : metadata,
     });
     const component = `LoadBalancerService ${name}`;
-    throwIfInvalid(component, checkService(object, args, network.object, plainSelector !== undefined));
+    const declared = declaredObject(LoadBalancerService.TYPE, name, object);
+    const request = serviceAddressRequestOf(object, declared.path);
+    throwIfInvalid(component, [
+      ...checkService(object, args, network.object, plainSelector !== undefined),
+      ...checkDuplicateDeclaration(declared, declarations().objects),
+      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
+    ]);
     super(LoadBalancerService.TYPE, name, {}, opts);
+    declarations().objects.push(declared);
+    if (request) declarations().addressRequests.push(request);
+    if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`Service ${object.metadata.name}`, network.name), this);
 
     this.object = object;
     this.name = object.metadata.name!;
