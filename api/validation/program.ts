@@ -6,8 +6,13 @@
  */
 import { issue, ValidationIssue } from './issue';
 
+/** The API group of an apiVersion: `juneau.loutres.me/v1alpha1` -> `juneau.loutres.me`, `v1` -> ''. */
+export const apiGroupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
+
 /** One declared object, as the program-wide checks see it. */
 export interface DeclaredObject {
+  /** The API group (`juneau.loutres.me`; '' for core objects such as Service): a Knative Service is not a Service. */
+  readonly group: string;
   readonly kind: string;
   /** Empty for cluster-scoped kinds and for namespaced objects without a namespace (the namespace of the apply). */
   readonly namespace: string;
@@ -20,12 +25,12 @@ const describe = (o: DeclaredObject): string => `${o.kind} ${o.namespace ? `${o.
 
 /**
  * Two objects of one kind with one name (and namespace) are one object on the cluster: the second
- * apply overwrites the first. Returns an issue for `object` naming both declarations when an
- * earlier one in `all` (declaration order) has its identity; the first declaration gets none.
+ * apply overwrites the first. Returns an issue for `object` naming both declarations when another
+ * one in `all` (declared elsewhere: another path) has its identity.
  */
 export function checkDuplicateDeclaration(object: DeclaredObject, all: readonly DeclaredObject[]): ValidationIssue[] {
-  const same = all.find((o) => o.kind === object.kind && o.namespace === object.namespace && o.name === object.name);
-  if (!same || same.path === object.path) return [];
+  const same = all.find((o) => o.path !== object.path && o.group === object.group && o.kind === object.kind && o.namespace === object.namespace && o.name === object.name);
+  if (!same) return [];
   return [
     issue(
       'metadata.name',

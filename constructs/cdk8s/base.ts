@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectMetadata, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { ALL_KINDS } from '../../api';
-import { AddressRequestDeclaration, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import { AddressRequestDeclaration, apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
 
 /**
  * Adds the object as an ApiObject child named 'Resource' and registers its validation, so every
@@ -29,7 +29,7 @@ const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').ma
 function declaredObject(o: ApiObject): DeclaredObject {
   const owner = o.node.id === 'Resource' && o.node.scope ? o.node.scope : o;
   const namespace = CLUSTER_SCOPED.has(o.kind) ? '' : o.metadata.namespace ?? '';
-  return { kind: o.kind, namespace, name: o.name, path: owner.node.path };
+  return { group: apiGroupOf(o.apiVersion), kind: o.kind, namespace, name: o.name, path: owner.node.path };
 }
 
 /** Every ApiObject of the app (any construct library), in tree order: two with one identity overwrite each other on apply. */

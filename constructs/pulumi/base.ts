@@ -6,7 +6,7 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ALL_KINDS } from '../../api';
-import { checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import { apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
 import { declarations } from './declarations';
 import { ObjectMetadataInput } from '../shared/metadata';
 
@@ -210,6 +210,6 @@ export function childOptions(parent: pulumi.ComponentResource, dependsOn: readon
 const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
 
 /** A component's object as the program-wide checks see it; its path is the component's type and resource name. */
-export function declaredObject(type: string, name: string, object: { readonly kind: string; readonly metadata: WrittenMetadata }): DeclaredObject {
-  return { kind: object.kind, namespace: CLUSTER_SCOPED.has(object.kind) ? '' : object.metadata.namespace ?? '', name: object.metadata.name ?? name, path: `${type}::${name}` };
+export function declaredObject(type: string, name: string, object: { readonly apiVersion: string; readonly kind: string; readonly metadata: WrittenMetadata }): DeclaredObject {
+  return { group: apiGroupOf(object.apiVersion), kind: object.kind, namespace: CLUSTER_SCOPED.has(object.kind) ? '' : object.metadata.namespace ?? '', name: object.metadata.name ?? name, path: `${type}::${name}` };
 }

@@ -3,7 +3,7 @@
 // network given by name resolved against the program, and a warning when the program does not
 // declare it. The Pulumi registry is per stack and reset through the public resetDeclarations().
 import * as pulumi from '@pulumi/pulumi';
-import { App, Chart, Testing } from 'cdk8s';
+import { ApiObject, App, Chart, Testing } from 'cdk8s';
 import { checkDuplicateDeclaration, checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import * as cdk8s from '../../constructs/cdk8s';
 import { WARNING_METADATA } from '../../constructs/cdk8s/base';
@@ -34,13 +34,14 @@ function thrown(fn: () => unknown): string {
 const DUPLICATE = 'one would overwrite the other on apply, so give them different names';
 
 describe('the shared checks (api/validation/program.ts)', () => {
-  const pool = (path: string, name = 'pool', namespace = '') => ({ kind: 'AddressPool', namespace, name, path });
+  const pool = (path: string, name = 'pool', namespace = '') => ({ group: 'juneau.loutres.me', kind: 'AddressPool', namespace, name, path });
 
   test('a second declaration of one kind, namespace and name names both paths; the first and other identities pass', () => {
     const all = [pool('a/pool'), pool('b/other', 'other')];
     expect(checkDuplicateDeclaration(pool('a/pool'), all)).toEqual([]);
     expect(checkDuplicateDeclaration(pool('c/x', 'pool', 'team-a'), all)).toEqual([]);
     expect(checkDuplicateDeclaration({ ...pool('c/x'), kind: 'ExternalNetwork' }, all)).toEqual([]);
+    expect(checkDuplicateDeclaration({ ...pool('c/x'), group: 'example.com' }, all)).toEqual([]);
     expect(checkDuplicateDeclaration(pool('b/pool'), all)).toEqual([
       { field: 'metadata.name', value: 'pool', message: `is declared twice: AddressPool pool at b/pool and at a/pool; ${DUPLICATE}` },
     ]);
@@ -81,6 +82,16 @@ describe('cdk8s', () => {
     expect(synthErrors(app)).toBe('');
     new cdk8s.ElasticIP(new Chart(app, 'c'), 'eip', { externalNetwork: net, metadata: { namespace: 'team-a' } });
     expect(synthErrors(app)).toContain('metadata.name: "eip" is declared twice: ElasticIP team-a/eip at c/eip and at a/eip');
+  });
+
+  test('a LoadBalancerService collides with another core Service of its name in the app, not with another group\'s Service', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'c');
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network(chart), ports: [{ port: 80 }], selector: { app: 'web' } });
+    new ApiObject(chart, 'knative', { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'web' } });
+    expect(synthErrors(app)).toBe('');
+    new ApiObject(chart, 'plain', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' } });
+    expect(synthErrors(app)).toContain('metadata.name: "web" is declared twice: Service web at');
   });
 
   test('EIP-3: the same requestedIP on two ElasticIPs fails naming both', () => {
