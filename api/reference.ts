@@ -29,12 +29,17 @@ function rows(s: OpenAPISchema, prefix: string, out: string[]): void {
   }
 }
 
-function kindReference(def: AnyKind): string {
+/** The field table of a kind and its rules across spec fields (also rendered into docs/, api/docs-reference.ts). */
+export function kindFields(def: AnyKind): string[] {
   const schema = objectSchema(def);
   const table = ['| Field | Type | Required | Description |', '|---|---|---|---|'];
   rows(schema.properties!.spec, 'spec', table);
   rows(schema.properties!.status, 'status', table);
   const specRules = (schema.properties!.spec['x-kubernetes-validations'] ?? []).map((r) => `- ${r.message}`);
+  return [...table, ...(specRules.length ? ['', 'Rules across spec fields:', ...specRules] : [])];
+}
+
+function kindReference(def: AnyKind): string {
   const columns = ['NAME', ...def.printerColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase())].join(', ');
   return [
     `### ${def.kind}`,
@@ -44,8 +49,7 @@ function kindReference(def: AnyKind): string {
     `\`${def.plural}.${GROUP}\`, ${def.scope === 'Cluster' ? 'cluster-scoped' : 'namespaced'}${def.shortNames?.length ? `, short name \`${def.shortNames.join('`, `')}\`` : ''}. \`kubectl get ${def.singular}\` shows ${columns}.`,
     ...(def.selectableFields?.length ? ['', `Selectable fields: ${def.selectableFields.map((f) => `\`${f}\``).join(', ')}.`] : []),
     '',
-    ...table,
-    ...(specRules.length ? ['', 'Rules across spec fields:', ...specRules] : []),
+    ...kindFields(def),
     '',
   ].join('\n');
 }

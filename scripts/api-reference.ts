@@ -1,8 +1,16 @@
-// Writes the API reference (rendered from api/) into README.md between its markers.
+// Writes the API reference (rendered from api/) into README.md between its markers, and the
+// generated field sections of the pages in docs/.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KIND_PAGES, withAllKindFields } from '../api/docs-reference';
 import { withApiReference } from '../api/reference';
 
-const before = fs.readFileSync('README.md', 'utf8');
-const after = withApiReference(before);
-fs.writeFileSync('README.md', after);
-console.log(before === after ? 'api-reference: README.md already current' : 'api-reference: README.md updated');
+const write = (file: string, update: (text: string) => string): void => {
+  const before = fs.readFileSync(file, 'utf8');
+  const after = update(before);
+  if (before !== after) fs.writeFileSync(file, after);
+  console.log(`api-reference: ${file} ${before === after ? 'already current' : 'updated'}`);
+};
+
+write('README.md', withApiReference);
+for (const page of new Set(Object.values(KIND_PAGES))) write(path.join('docs', page), (text) => withAllKindFields(text, page));

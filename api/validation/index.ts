@@ -4,3 +4,4 @@ export * from './address-pool';
 export * from './names';
 export * from './external-network';
 export * from './pod-networks';
+export * from './program';

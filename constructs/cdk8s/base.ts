@@ -1,6 +1,7 @@
 import { ApiObject, ApiObjectMetadata, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { formatIssue, ValidationIssue } from '../../api/validation';
+import { ALL_KINDS } from '../../api';
+import { AddressRequestDeclaration, apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
 
 /**
  * Adds the object as an ApiObject child named 'Resource' and registers its validation, so every
@@ -18,9 +19,33 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
     // A chart's namespace is meant for namespaced objects; the API server refuses it on cluster-scoped ones.
     apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
   }
-  scope.node.addValidation({ validate: () => validate().map(formatIssue) });
+  scope.node.addValidation({ validate: () => [...validate(), ...checkDuplicateDeclaration(declaredObject(apiObject), declaredObjectsInApp(scope))].map(formatIssue) });
   return apiObject;
 }
+
+const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
+
+/** An ApiObject as the program-wide checks see it; a Juneau construct's object carries the construct's path. */
+function declaredObject(o: ApiObject): DeclaredObject {
+  const owner = o.node.id === 'Resource' && o.node.scope ? o.node.scope : o;
+  const namespace = CLUSTER_SCOPED.has(o.kind) ? '' : o.metadata.namespace ?? '';
+  return { group: apiGroupOf(o.apiVersion), kind: o.kind, namespace, name: o.name, path: owner.node.path };
+}
+
+/** Every ApiObject of the app (any construct library), in tree order: two with one identity overwrite each other on apply. */
+const declaredObjectsInApp = (scope: IConstruct): DeclaredObject[] =>
+  scope.node.root.node.findAll().filter((c): c is ApiObject => c instanceof ApiObject).map(declaredObject);
+
+const addressRequests = new WeakMap<IConstruct, AddressRequestDeclaration>();
+
+/** Records the address a construct asks for, for the EIP-3/SLB-2 check across the app. */
+export function registerAddressRequest(scope: IConstruct, request: AddressRequestDeclaration | undefined): void {
+  if (request) addressRequests.set(scope, request);
+}
+
+/** The addresses the constructs of the app ask for, in tree order. */
+export const addressRequestsInApp = (scope: IConstruct): AddressRequestDeclaration[] =>
+  scope.node.root.node.findAll().flatMap((c) => addressRequests.get(c) ?? []);
 
 /** The construct metadata type of a Juneau warning (cdk8s has no Annotations, unlike aws-cdk-lib). */
 export const WARNING_METADATA = 'juneau:warning';
@@ -33,11 +58,23 @@ export const WARNING_METADATA = 'juneau:warning';
  */
 export function addWarning(scope: Construct, message: string): void {
   scope.node.addMetadata(WARNING_METADATA, message);
+  addWarningAtSynth(scope, () => message, false);
+}
+
+/**
+ * A warning that depends on the whole app (a network named but declared nowhere): decided when
+ * the app synthesizes, then recorded and printed like addWarning's.
+ */
+export function addWarningAtSynth(scope: Construct, decide: () => string | undefined, record = true): void {
   let printed = false;
   scope.node.addValidation({
     validate: () => {
-      if (!printed) console.warn(`[warning] ${scope.node.path}: ${message}`);
-      printed = true;
+      const message = printed ? undefined : decide();
+      if (message !== undefined) {
+        if (record) scope.node.addMetadata(WARNING_METADATA, message);
+        console.warn(`[warning] ${scope.node.path}: ${message}`);
+        printed = true;
+      }
       return [];
     },
   });

@@ -1,8 +1,9 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ElasticIP as ElasticIPObject } from '../../api';
-import { renderElasticIP, validateElasticIP } from '../shared/kinds';
-import { defaultName, emit, metadataInput } from './base';
+import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
+import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
+import { addressRequestsInApp, addWarningAtSynth, defaultName, emit, metadataInput, registerAddressRequest } from './base';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -46,9 +47,13 @@ export class ElasticIP extends Construct {
     });
     this.name = this.object.metadata.name!;
     this.namespace = this.object.metadata.namespace;
-    this.apiObject = emit(this, this.object, () =>
-      validateElasticIP(this.object, network.definition(), network.knownPools()),
-    );
+    const request = addressRequestOf(this.object, this.node.path);
+    registerAddressRequest(this, request);
+    this.apiObject = emit(this, this.object, () => [
+      ...validateElasticIP(this.object, network.definition(), network.knownPools()),
+      ...(request ? checkRequestedAddressClash(request, addressRequestsInApp(this)) : []),
+    ]);
+    addWarningAtSynth(this, () => (network.definition() ? undefined : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name)));
   }
 
   /** The Pod annotation that puts this ElasticIP directly on the Pod's eth0 (EIP-4). */

@@ -43,9 +43,10 @@ export interface IExternalNetwork extends IConstruct {
 /** A connection to the outside made of AddressPools of one advertise mode (EN-1..12). */
 export class ExternalNetwork extends Construct implements IExternalNetwork {
   /**
-   * A reference to an ExternalNetwork declared outside this app (another chart, another tool), by
-   * its name on the cluster. It synthesizes nothing; what the app cannot check (EIP-3, SLB-2) the
-   * admission webhooks and the controller do.
+   * A reference to an ExternalNetwork by its name on the cluster. It synthesizes nothing. When the
+   * app declares a network of that name, users of the reference are checked against it (EIP-3,
+   * SLB-2); otherwise synth prints a warning that the cluster will check them (the admission
+   * webhooks and the controller).
    */
   public static fromName(scope: Construct, id: string, name: string): IExternalNetwork {
     return new ImportedExternalNetwork(scope, id, name);
@@ -91,17 +92,25 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
   }
 }
 
-/** `ExternalNetwork.fromName()`: a name and nothing the app can check against. */
+/**
+ * `ExternalNetwork.fromName()`, and a network prop given as a string: when the app declares an
+ * ExternalNetwork of that name (anywhere, before or after), it is checked like that construct,
+ * as the Pulumi reference does; otherwise there is nothing the app can check against.
+ */
 class ImportedExternalNetwork extends Construct implements IExternalNetwork {
   constructor(scope: Construct, id: string, public readonly name: string) {
     super(scope, id);
   }
 
-  public definition(): undefined {
-    return undefined;
+  private declared(): ExternalNetwork | undefined {
+    return findAllInApp(this, ExternalNetwork).find((n) => n.name === this.name);
+  }
+
+  public definition(): ExternalNetworkObject | undefined {
+    return this.declared()?.definition();
   }
 
   public knownPools(): Map<string, PoolView> {
-    return new Map();
+    return this.declared()?.knownPools() ?? new Map();
   }
 }

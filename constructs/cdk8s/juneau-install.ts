@@ -1,9 +1,11 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
+import { formatIssue } from '../../api/validation';
 import { JuneauInstallOptions, juneauInstallObjects, validateInstallOptions } from '../shared/install';
 
 export type JuneauInstallProps = JuneauInstallOptions;
 export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
+export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from '../shared/install-pods';
 
 /**
  * Everything Juneau needs on a cluster: namespace, CRDs, least-privilege RBAC, the controller
@@ -21,6 +23,6 @@ export class JuneauInstall extends Construct {
       const { apiVersion, kind, metadata, ...rest } = object;
       return new ApiObject(this, `${index}-${kind}-${metadata.name}`, { apiVersion, kind, metadata: metadata as ApiObjectMetadata, ...rest });
     });
-    this.node.addValidation({ validate: () => validateInstallOptions(props).map((i) => `JuneauInstall ${this.node.path}: ${i.field}: ${JSON.stringify(i.value)} ${i.message}`) });
+    this.node.addValidation({ validate: () => validateInstallOptions(props).map((i) => `JuneauInstall ${this.node.path}: ${formatIssue(i)}`) });
   }
 }

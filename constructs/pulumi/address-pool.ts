@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
-import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { deferredMetadata, fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
 import { declarations } from './declarations';
 
 export interface AddressPoolArgs {
@@ -59,7 +59,7 @@ export class AddressPool extends JuneauComponent<AddressPoolObject, Spec, Status
   constructor(name: string, args: AddressPoolArgs, opts?: pulumi.ComponentResourceOptions) {
     const object = renderAddressPool(args.metadata?.name ?? name, { ...args, metadata: metadataInput(args.metadata) });
     const declared = declarations().addressPools;
-    super(AddressPool.TYPE, name, { object, issues: validateAddressPool(object, declared), declaredIn: declared }, opts);
+    super(AddressPool.TYPE, name, { object, issues: validateAddressPool(object, declared), declaredIn: declared, deferred: deferredMetadata(args.metadata, false) }, opts);
     this.advertiseMode = args.advertiseMode;
     this.size = fromStatus(this.resource, (s) => s.size);
     this.used = fromStatus(this.resource, (s) => s.used);

@@ -5,15 +5,20 @@
  */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { formatIssue, ValidationIssue } from '../../api/validation';
+import { ALL_KINDS } from '../../api';
+import { apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import { declarations } from './declarations';
 import { ObjectMetadataInput } from '../shared/metadata';
 
 /** The package part of every type token: `juneau:index:<Component>`. Never change a token: it is part of every URN. */
 export const TYPE_PREFIX = 'juneau:index';
 
 /**
- * The metadata a component accepts. Plain values, not `pulumi.Input`s: the name and namespace are
- * validated and cross-referenced while the program runs, before anything reaches the cluster.
+ * The metadata a component accepts. `namespace`, `labels` and `annotations` may be Inputs (another
+ * resource's output, a config secret): what is known when the component is constructed is checked
+ * then, the rest is written as it resolves. `name` is a plain string: other objects refer to an
+ * object by its name (a network's pools, an ElasticIP's network), and the checks across the
+ * program (duplicate names, EN-4, EIPA-2) need it before anything is registered.
  */
 export interface JuneauMetadata {
   /**
@@ -22,19 +27,50 @@ export interface JuneauMetadata {
    */
   readonly name?: string;
   /**
-   * Namespace of a namespaced object (ignored on cluster-scoped ones).
+   * Namespace of a namespaced object (ignored on cluster-scoped ones). An Output is written when it
+   * resolves; the checks that compare namespaces (duplicate names, EIPA-1) then leave it to the cluster.
    * @default none: the Kubernetes provider's namespace
    */
-  readonly namespace?: string;
+  readonly namespace?: pulumi.Input<string>;
   /** @default no labels */
-  readonly labels?: Record<string, string>;
-  /** @default no annotations */
-  readonly annotations?: Record<string, string>;
+  readonly labels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** @default no annotations; Juneau's own annotations (SLB-2, waitFor) win over one of the same key */
+  readonly annotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
 
-/** The metadata fields the shared renderers read. */
+/** The value if it is known now: not an Output or a Promise. */
+export function knownNow<T>(value: pulumi.Input<T> | undefined): T | undefined {
+  if (value === undefined || pulumi.Output.isInstance(value) || value instanceof Promise) return undefined;
+  return value as T;
+}
+
+/** A map known now, with every value known now; undefined otherwise. */
+function knownMap(map: pulumi.Input<Record<string, pulumi.Input<string>>> | undefined): Record<string, string> | undefined {
+  const known = knownNow(map);
+  if (known === undefined) return undefined;
+  return Object.values(known).every((v) => typeof v === 'string') ? (known as Record<string, string>) : undefined;
+}
+
+/** The metadata fields the shared renderers read: the ones known now. */
 export const metadataInput = (m?: JuneauMetadata): ObjectMetadataInput | undefined =>
-  m ? { name: m.name, namespace: m.namespace, labels: m.labels, annotations: m.annotations } : undefined;
+  m ? { name: m.name, namespace: knownNow(m.namespace), labels: knownMap(m.labels), annotations: knownMap(m.annotations) } : undefined;
+
+/** The metadata fields known only when the program is deployed; written, not checked at construction. */
+export interface DeferredMetadata {
+  readonly namespace?: pulumi.Input<string>;
+  readonly labels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  readonly annotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+}
+
+/** The fields of `m` that metadataInput() could not read now (namespace only for namespaced kinds). */
+export function deferredMetadata(m: JuneauMetadata | undefined, namespaced: boolean): DeferredMetadata {
+  if (!m) return {};
+  return {
+    ...(namespaced && m.namespace !== undefined && knownNow(m.namespace) === undefined ? { namespace: m.namespace } : {}),
+    ...(m.labels !== undefined && knownMap(m.labels) === undefined ? { labels: m.labels } : {}),
+    ...(m.annotations !== undefined && knownMap(m.annotations) === undefined ? { annotations: m.annotations } : {}),
+  };
+}
 
 /**
  * Every problem of one component's arguments, reported together when the component is
@@ -73,13 +109,21 @@ export interface JuneauObject<Spec> {
   readonly spec: Spec;
 }
 
-/** Only the metadata fields Juneau writes, without the empty ones. */
-export function writtenMetadata(m: WrittenMetadata): k8s.types.input.meta.v1.ObjectMeta {
+/**
+ * Only the metadata fields Juneau writes, without the empty ones, with the deferred ones added as
+ * they resolve (Juneau's own labels and annotations win over a deferred one of the same key).
+ */
+export function writtenMetadata(m: WrittenMetadata, deferred: DeferredMetadata = {}): k8s.types.input.meta.v1.ObjectMeta {
+  const merged = (later: DeferredMetadata['labels'], known: Record<string, string> | undefined) =>
+    later === undefined ? known : pulumi.output(later).apply((l) => ({ ...l, ...known }));
+  const namespace = m.namespace ?? deferred.namespace;
+  const labels = merged(deferred.labels, m.labels);
+  const annotations = merged(deferred.annotations, m.annotations);
   return {
     ...(m.name !== undefined ? { name: m.name } : {}),
-    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-    ...(m.labels !== undefined ? { labels: m.labels } : {}),
-    ...(m.annotations !== undefined ? { annotations: m.annotations } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(labels !== undefined ? { labels } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
   };
 }
 
@@ -93,8 +137,8 @@ export class JuneauCustomResource<Spec, Status> extends k8s.apiextensions.Custom
   declare public readonly spec: pulumi.Output<Spec>;
   declare public readonly status: pulumi.Output<Status | undefined>;
 
-  constructor(name: string, object: JuneauObject<Spec>, opts: pulumi.CustomResourceOptions) {
-    super(name, { apiVersion: object.apiVersion, kind: object.kind, metadata: writtenMetadata(object.metadata), spec: object.spec, status: undefined }, opts);
+  constructor(name: string, object: JuneauObject<Spec>, opts: pulumi.CustomResourceOptions, deferred: DeferredMetadata = {}) {
+    super(name, { apiVersion: object.apiVersion, kind: object.kind, metadata: writtenMetadata(object.metadata, deferred), spec: object.spec, status: undefined }, opts);
   }
 }
 
@@ -115,6 +159,11 @@ export interface CheckedObject<O> {
    * @default none
    */
   readonly dependsOn?: readonly pulumi.Resource[];
+  /**
+   * Metadata known only at deployment (JuneauMetadata Inputs), written to the CustomResource.
+   * @default none
+   */
+  readonly deferred?: DeferredMetadata;
 }
 
 /**
@@ -132,12 +181,15 @@ export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status
 
   /** @throws JuneauValidationError listing every problem of the object. */
   protected constructor(type: string, name: string, checked: CheckedObject<O>, opts?: pulumi.ComponentResourceOptions) {
-    throwIfInvalid(`${checked.object.kind} ${name}`, checked.issues);
+    // A namespace known only at deployment cannot be compared: the cluster refuses a duplicate then.
+    const declared = checked.deferred?.namespace === undefined ? declaredObject(type, name, checked.object) : undefined;
+    throwIfInvalid(`${checked.object.kind} ${name}`, [...checked.issues, ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : [])]);
     super(type, name, {}, opts);
+    if (declared) declarations().objects.push(declared);
     checked.declaredIn?.push(checked.object);
     this.object = checked.object;
     this.name = checked.object.metadata.name!;
-    this.resource = new JuneauCustomResource<Spec, Status>(name, checked.object, childOptions(this, checked.dependsOn));
+    this.resource = new JuneauCustomResource<Spec, Status>(name, checked.object, childOptions(this, checked.dependsOn), checked.deferred);
   }
 
   /** The object as declared (a copy). */
@@ -153,4 +205,11 @@ export const fromStatus = <Status, T>(resource: JuneauCustomResource<unknown, St
 /** The component options for children: parented to the component, after the components they name. */
 export function childOptions(parent: pulumi.ComponentResource, dependsOn: readonly pulumi.Resource[] = []): pulumi.CustomResourceOptions {
   return dependsOn.length ? { parent, dependsOn: [...dependsOn] } : { parent };
+}
+
+const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
+
+/** A component's object as the program-wide checks see it; its path is the component's type and resource name. */
+export function declaredObject(type: string, name: string, object: { readonly apiVersion: string; readonly kind: string; readonly metadata: WrittenMetadata }): DeclaredObject {
+  return { group: apiGroupOf(object.apiVersion), kind: object.kind, namespace: CLUSTER_SCOPED.has(object.kind) ? '' : object.metadata.namespace ?? '', name: object.metadata.name ?? name, path: `${type}::${name}` };
 }

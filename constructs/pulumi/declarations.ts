@@ -11,20 +11,24 @@
  */
 import * as pulumi from '@pulumi/pulumi';
 import { AddressPool, ElasticIPAttachment, ExternalNetwork } from '../../api';
-import { PoolView } from '../../api/validation';
+import { AddressRequestDeclaration, DeclaredObject, PoolView } from '../../api/validation';
 import { poolView } from '../shared/kinds';
 
 export interface Declarations {
   readonly addressPools: AddressPool[];
   readonly externalNetworks: ExternalNetwork[];
   readonly elasticIPAttachments: ElasticIPAttachment[];
+  /** Every object the components declared, for the duplicate-name check. */
+  readonly objects: DeclaredObject[];
+  /** Every requested address (ElasticIPs, Services), for EIP-3/SLB-2 across the program. */
+  readonly addressRequests: AddressRequestDeclaration[];
 }
 
 const byStack = new WeakMap<object, Declarations>();
 /** Used while no stack resource exists (unit tests with mocks, or before the program's stack is registered). */
 const noStack = {};
 
-const empty = (): Declarations => ({ addressPools: [], externalNetworks: [], elasticIPAttachments: [] });
+const empty = (): Declarations => ({ addressPools: [], externalNetworks: [], elasticIPAttachments: [], objects: [], addressRequests: [] });
 
 /** The declarations of the program running now. */
 export function declarations(): Declarations {
@@ -35,8 +39,12 @@ export function declarations(): Declarations {
 }
 
 /**
- * Forgets every declaration of the program running now.
- * @internal for unit tests that declare several independent programs in one process.
+ * Forgets every declaration of the program running now (the current stack's), so that the next
+ * components are checked as if they were the first. For unit tests that declare several
+ * independent programs under Pulumi's mocks in one process; a real program never needs it.
+ *
+ * @example
+ * beforeEach(() => resetDeclarations());
  */
 export function resetDeclarations(): void {
   byStack.set(pulumi.runtime.getStackResource() ?? noStack, empty());

@@ -1,7 +1,7 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ElasticIPAttachment as ElasticIPAttachmentObject } from '../../api';
 import { renderElasticIPAttachment, validateElasticIPAttachment } from '../shared/kinds';
-import { JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { deferredMetadata, JuneauComponent, JuneauMetadata, knownNow, metadataInput, TYPE_PREFIX } from './base';
 import { declarations } from './declarations';
 import { ElasticIP } from './elastic-ip';
 
@@ -42,8 +42,14 @@ export class ElasticIPAttachment extends JuneauComponent<ElasticIPAttachmentObje
       metadata: { ...metadata, namespace: metadata.namespace ?? (typeof eip === 'string' ? undefined : eip.namespace) },
     });
     const declared = declarations().elasticIPAttachments;
-    const issues = validateElasticIPAttachment(object, typeof eip === 'string' ? undefined : eip.namespace ?? 'default', [...declared, object]);
-    super(ElasticIPAttachment.TYPE, name, { object, issues, declaredIn: declared, dependsOn: typeof eip === 'string' ? [] : [eip] }, opts);
+    // A namespace known only at deployment (the attachment's, or the ElasticIP's it defaults to) is
+    // written as it resolves; EIPA-1's namespace comparison is then the cluster's.
+    const own = deferredMetadata(args.metadata, true);
+    const inherited = args.metadata?.namespace === undefined && typeof eip !== 'string' && eip.namespace === undefined ? eip.namespaceInput : undefined;
+    const deferred = inherited !== undefined ? { ...own, namespace: inherited } : own;
+    const comparable = typeof eip !== 'string' && deferred.namespace === undefined && (eip.namespaceInput === undefined || knownNow(eip.namespaceInput) !== undefined);
+    const issues = validateElasticIPAttachment(object, comparable ? eip.namespace ?? 'default' : undefined, [...declared, object]);
+    super(ElasticIPAttachment.TYPE, name, { object, issues, declaredIn: declared, dependsOn: typeof eip === 'string' ? [] : [eip], deferred }, opts);
     this.registerOutputs({});
   }
 }

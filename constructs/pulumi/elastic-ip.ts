@@ -1,8 +1,9 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../../api';
-import { renderElasticIP, validateElasticIP } from '../shared/kinds';
-import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
-import { declaredPools } from './declarations';
+import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
+import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
+import { deferredMetadata, DeferredMetadata, fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -51,8 +52,10 @@ const WAIT_FOR = 'pulumi.com/waitFor';
 export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
   public static readonly TYPE = `${TYPE_PREFIX}:ElasticIP`;
 
-  /** The namespace given in metadata, if any. */
+  /** The namespace given in metadata, if any and known at construction (see `namespaceInput`). */
   public readonly namespace?: string;
+  /** The namespace as given in metadata, an Input when it is known only at deployment. */
+  public readonly namespaceInput?: pulumi.Input<string>;
   /** The reserved address (`status.address`); undefined until the controller has allocated one. */
   public readonly address: pulumi.Output<string | undefined>;
   /** `Pending`, `Available`, `Attached` or `Error` (`status.phase`, EIP-9). */
@@ -67,9 +70,17 @@ export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
       requestedIP: args.requestedIP,
       metadata: args.waitForAddress ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } } : metadata,
     });
-    const issues = validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? []));
-    super(ElasticIP.TYPE, name, { object, issues, dependsOn: network.dependsOn }, opts);
+    const request = addressRequestOf(object, `${ElasticIP.TYPE}::${name}`);
+    const issues = [
+      ...validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? [])),
+      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
+    ];
+    const deferred: DeferredMetadata = deferredMetadata(args.metadata, true);
+    super(ElasticIP.TYPE, name, { object, issues, dependsOn: network.dependsOn, deferred }, opts);
+    if (request) declarations().addressRequests.push(request);
+    if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name), this);
     this.namespace = object.metadata.namespace;
+    this.namespaceInput = object.metadata.namespace ?? deferred.namespace;
     this.address = fromStatus(this.resource, (s) => s.address);
     this.phase = fromStatus(this.resource, (s) => s.phase);
     this.registerOutputs({ address: this.address, phase: this.phase });

@@ -3,7 +3,7 @@ import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkOb
 import { PoolView } from '../../api/validation';
 import { renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
-import { fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import { deferredMetadata, fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
 import { declarations, declaredNetwork, declaredPools } from './declarations';
 
 export interface ExternalNetworkArgs {
@@ -75,6 +75,7 @@ export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec
       issues: validateExternalNetwork(object, declaredPools(poolNames), declared),
       declaredIn: declared,
       dependsOn: args.addressPools.filter((p): p is AddressPool => p instanceof AddressPool),
+      deferred: deferredMetadata(args.metadata, false),
     }, opts);
     this.type = args.type;
     this.networkID = fromStatus(this.resource, (s) => s.networkID);

@@ -5,6 +5,7 @@
  */
 export { JuneauValidationError, TYPE_PREFIX } from './base';
 export type { JuneauMetadata } from './base';
+export { resetDeclarations } from './declarations';
 export * from './address-pool';
 export * from './external-network';
 export * from './elastic-ip';

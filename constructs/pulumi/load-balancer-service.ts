@@ -1,10 +1,10 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
-import { formatIssue, issue, ValidationIssue } from '../../api/validation';
-import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, validateLoadBalancerService } from '../shared/load-balancer-service';
-import { childOptions, JuneauMetadata, JuneauValidationError, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
-import { declaredPools } from './declarations';
+import { checkDuplicateDeclaration, checkRequestedAddressClash, formatIssue, issue, undeclaredNetworkWarning, ValidationIssue } from '../../api/validation';
+import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, serviceAddressRequestOf, validateLoadBalancerService } from '../shared/load-balancer-service';
+import { childOptions, declaredObject, deferredMetadata, JuneauMetadata, JuneauValidationError, knownNow, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
+import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -86,15 +86,25 @@ export class LoadBalancerService extends pulumi.ComponentResource {
       metadata: args.skipAwait ? { ...metadata, annotations: { ...metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } : metadata,
     });
     const component = `LoadBalancerService ${name}`;
-    throwIfInvalid(component, checkService(object, args, network.object, plainSelector !== undefined));
+    const deferred = deferredMetadata(args.metadata, true);
+    const declared = deferred.namespace === undefined ? declaredObject(LoadBalancerService.TYPE, name, object) : undefined;
+    const request = serviceAddressRequestOf(object, `${LoadBalancerService.TYPE}::${name}`);
+    throwIfInvalid(component, [
+      ...checkService(object, args, network.object, plainSelector !== undefined),
+      ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : []),
+      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
+    ]);
     super(LoadBalancerService.TYPE, name, {}, opts);
+    if (declared) declarations().objects.push(declared);
+    if (request) declarations().addressRequests.push(request);
+    if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`Service ${object.metadata.name}`, network.name), this);
 
     this.object = object;
     this.name = object.metadata.name!;
     const selector = plainSelector ?? resolvedSelector(component, object, args);
     this.service = new k8s.core.v1.Service(
       name,
-      { metadata: writtenMetadata(object.metadata), spec: { ...object.spec, selector } },
+      { metadata: writtenMetadata(object.metadata, deferred), spec: { ...object.spec, selector } },
       childOptions(this, network.dependsOn),
     );
     this.vip = this.service.status.apply((s) => s?.loadBalancer?.ingress?.[0]?.ip || undefined);
@@ -105,12 +115,6 @@ export class LoadBalancerService extends pulumi.ComponentResource {
   public toObject(): ServiceObject {
     return structuredClone(this.object);
   }
-}
-
-/** The selector if it is a plain map now (not an Output or a Promise). */
-function knownNow(selector: pulumi.Input<Record<string, string>> | undefined): Record<string, string> | undefined {
-  if (selector === undefined || pulumi.Output.isInstance(selector) || selector instanceof Promise) return undefined;
-  return selector as Record<string, string>;
 }
 
 /** The shared checks, less the selector's when it is not known yet, plus selector XOR workload. */

@@ -9,6 +9,11 @@ import { allCustomResourceDefinitions, GROUP, INSTALL } from '../../api';
 import { juneauWebhooks } from '../../api/webhooks';
 import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
 import { imageReference, JuneauImageOptions, resolveImage, validateImage } from './image';
+import {
+  checkImagePullSecrets, checkLabels, Component, containerResources, JuneauWorkloadOptions, podScheduling, RESERVED_LABELS, validateWorkloadOptions, withExtraLabels,
+} from './install-pods';
+
+export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from './install-pods';
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>;
 
@@ -56,6 +61,30 @@ export interface JuneauInstallOptions {
    * @default 'info'
    */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Secrets (`kubernetes.io/dockerconfigjson`, in the install's namespace) the kubelet uses to pull
+   * the image, for a private registry; given to the controller and the agent pods.
+   * @default none
+   */
+  readonly imagePullSecrets?: readonly string[];
+  /**
+   * Labels added to every object of the install and to the pods (for example a team or cost
+   * label). The install's own keys (`app.kubernetes.io/name`, `part-of`, `version`, the
+   * namespace's pod-security label) cannot be replaced.
+   * @default none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The controller Deployment's image, node selector, tolerations, resources and priority class.
+   * @default see JuneauWorkloadOptions
+   */
+  readonly controller?: JuneauWorkloadOptions;
+  /**
+   * The agent DaemonSet's image, node selector, tolerations, resources and priority class. The
+   * agent must run on every node that may answer ARP for a Juneau address.
+   * @default see JuneauWorkloadOptions
+   */
+  readonly agent?: JuneauWorkloadOptions;
 }
 
 /**
@@ -87,6 +116,10 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     xdpMode: o.xdpMode ?? 'auto',
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
+    imagePullSecrets: o.imagePullSecrets ?? [],
+    labels: o.labels ?? {},
+    controller: o.controller ?? {},
+    agent: o.agent ?? {},
   };
 }
 
@@ -97,6 +130,9 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
   issues.push(...validateImage(o.image, PACKAGE_VERSION));
   if (r.nodeIngressInterface && !/^[A-Za-z0-9_.:@-]{1,15}$/.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
   if (!['auto', 'native', 'generic'].includes(r.xdpMode)) issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
+  issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
+  const image = (field: string, i: JuneauImageOptions | undefined) => validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);
+  issues.push(...validateWorkloadOptions('controller', o.controller, image), ...validateWorkloadOptions('agent', o.agent, image));
   return issues;
 }
 
@@ -198,8 +234,8 @@ function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]
   ];
 }
 
-const containerImage = (o: Required<JuneauInstallOptions>) => {
-  const image = resolveImage(o.image, PACKAGE_VERSION);
+const containerImage = (o: Required<JuneauInstallOptions>, component: Component) => {
+  const image = resolveImage({ ...o.image, ...o[component].image }, PACKAGE_VERSION);
   return { image: imageReference(image), imagePullPolicy: image.pullPolicy };
 };
 const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
@@ -255,9 +291,10 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
             serviceAccountName: name,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
             affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector(name) } } }] } },
+            ...podScheduling('controller', o.controller, o.imagePullSecrets),
             containers: [{
               name: 'controller',
-              ...containerImage(o),
+              ...containerImage(o, 'controller'),
               command: ['juneau-controller'],
               args: [
                 '--leader-elect=true',
@@ -282,7 +319,7 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
               ],
               livenessProbe: httpProbe('/healthz', 'health'),
               readinessProbe: httpProbe('/readyz', 'health'),
-              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              resources: containerResources('controller', o.controller),
               securityContext: restrictedContainerSecurity,
               ...(o.certificates === 'cert-manager' ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] } : {}),
             }],
@@ -355,11 +392,10 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
           // The agent attaches XDP to the node's own interface, so it lives in the host network namespace.
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
-          priorityClassName: 'system-node-critical',
-          tolerations: [{ operator: 'Exists' }],
+          ...podScheduling('agent', o.agent, o.imagePullSecrets),
           containers: [{
             name: 'agent',
-            ...containerImage(o),
+            ...containerImage(o, 'agent'),
             command: ['juneau-agent'],
             args,
             env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
@@ -369,7 +405,7 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
             ],
             livenessProbe: httpProbe('/healthz', 'health', AGENT_LISTEN_HOST),
             readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
-            resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            resources: containerResources('agent', o.agent),
             // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
             securityContext: {
               privileged: false,
@@ -402,5 +438,5 @@ export function juneauInstallObjects(options: JuneauInstallOptions = {}): KubeOb
     ...controller(o),
     ...webhookConfiguration(o),
     agent(o),
-  ];
+  ].map((object) => withExtraLabels(object, o.labels));
 }

@@ -7,7 +7,7 @@ import {
   AddressPool, API_VERSION, ElasticIP, ElasticIPAttachment, ExternalNetwork, AdvertiseMode,
 } from '../../api';
 import {
-  checkNetworkSpec, checkObjectName, checkPoolModes, findOverlapsWithOtherPools, findPoolForRequestedAddress,
+  AddressRequestDeclaration, checkNetworkSpec, checkObjectName, checkPoolModes, findOverlapsWithOtherPools, findPoolForRequestedAddress,
   issue, parsePoolAddresses, PoolView, ValidationIssue,
 } from '../../api/validation';
 import { ObjectMetadataInput, renderMetadata } from './metadata';
@@ -104,6 +104,12 @@ export function validateElasticIP(eip: ElasticIP, network: ExternalNetwork | und
   issues.push(...checkRequestedAddress('spec.requestedIP', eip.spec.requestedIP, network, knownPools));
   return about(`ElasticIP ${eip.metadata.namespace ?? 'default'}/${eip.metadata.name}`, issues);
 }
+
+/** The address an ElasticIP asks for, for the check across the program (EIP-3); `path` says where it is declared. */
+export const addressRequestOf = (eip: ElasticIP, path: string): AddressRequestDeclaration | undefined =>
+  eip.spec.requestedIP === undefined
+    ? undefined
+    : { field: 'spec.requestedIP', address: eip.spec.requestedIP, owner: `ElasticIP ${eip.metadata.namespace ?? 'default'}/${eip.metadata.name}`, path };
 
 /** A requested address must be IPv4, and inside a usable pool when the pools are known (EIP-3, SLB-2). */
 export function checkRequestedAddress(

@@ -1,5 +1,5 @@
 import { ANNOTATIONS, ExternalNetwork, LOAD_BALANCER_CLASS } from '../../api';
-import { checkLabelName, checkObjectName, issue, PoolView, ValidationIssue } from '../../api/validation';
+import { AddressRequestDeclaration, checkLabelName, checkObjectName, issue, PoolView, ValidationIssue } from '../../api/validation';
 import { about, checkRequestedAddress } from './kinds';
 import { ObjectMetadataInput, renderMetadata } from './metadata';
 
@@ -119,4 +119,12 @@ export function validateLoadBalancerService(
     issues.push(issue('spec.selector', {}, 'must select the backend pods: Juneau serves only Services whose backends are pods it manages (SLB-10)'));
   }
   return about(`Service ${service.metadata.namespace ?? 'default'}/${service.metadata.name}`, issues);
+}
+
+/** The VIP a Service asks for, for the check across the program (SLB-2); `path` says where it is declared. */
+export function serviceAddressRequestOf(service: ServiceObject, path: string): AddressRequestDeclaration | undefined {
+  const address = service.metadata.annotations?.[ANNOTATIONS.loadBalancerRequestedIP];
+  if (address === undefined) return undefined;
+  const owner = `Service ${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
+  return { field: `metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]`, address, owner, path };
 }
