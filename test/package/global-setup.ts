@@ -17,9 +17,10 @@ export default async function globalSetup(): Promise<void> {
   const src = path.join(tmp, 'package');
   fs.mkdirSync(src);
   for (const f of ['package.json', 'README.md', 'LICENSE']) fs.copyFileSync(path.join(ROOT, f), path.join(src, f));
-  for (const d of ['api', 'constructs', 'runtime', 'bpf']) if (fs.existsSync(path.join(ROOT, d))) fs.symlinkSync(path.join(ROOT, d), path.join(src, d));
-  // Copied, not linked: npm pack does not follow a symlinked directory, and docs/ ships as it is.
-  fs.cpSync(path.join(ROOT, 'docs'), path.join(src, 'docs'), { recursive: true });
+  // The sources the build reads are linked; what ships as it is (bpf/ sources, docs/) is copied:
+  // npm pack does not follow a symlinked directory.
+  for (const d of ['api', 'constructs', 'runtime']) fs.symlinkSync(path.join(ROOT, d), path.join(src, d));
+  for (const d of ['bpf', 'docs']) fs.cpSync(path.join(ROOT, d), path.join(src, d), { recursive: true });
   // The binaries are bundled as `npm run build:bin` does (paths relative to the working directory),
   // and build/bpf is the XDP object `npm run build:bpf` wrote (bpf/build.sh runs before the tests).
   await Promise.all([

@@ -111,6 +111,10 @@ describe('the packed package', () => {
     expect(packedFiles).toEqual(expect.arrayContaining(['build/lib/constructs/cdk8s/index.js.map', 'build/bin/juneau-controller.js.map']));
   });
 
+  test('the tarball ships the eBPF sources and objects, the docs and the binaries', () => {
+    expect(packedFiles).toEqual(expect.arrayContaining(['bpf/xdp_arp.bpf.c', 'bpf/juneau_arp.h', 'build/bpf/xdp_arp.bpf.o', 'docs/README.md', 'build/bin/kubectl-juneau.js']));
+  });
+
   test('LICENSE ships and is the license package.json declares', () => {
     expect(pkg.license).toBe('Apache-2.0');
     expect(packedFiles).toContain('LICENSE');
