@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { allCustomResourceDefinitions, GROUP, INSTALL } from '../../api';
 import { juneauWebhooks } from '../../api/webhooks';
-import { issue, ValidationIssue, checkLabelName } from '../../api/validation';
+import { issue, ValidationIssue, checkLabelName, parseAddressItem } from '../../api/validation';
 import { imageReference, JuneauImageOptions, resolveImage, validateImage } from './image';
 import {
   checkImagePullSecrets, checkLabels, Component, containerResources, JuneauWorkloadOptions, podScheduling, RESERVED_LABELS, validateWorkloadOptions, withExtraLabels,
@@ -51,6 +51,20 @@ export interface JuneauInstallOptions {
    * @default 'auto' (native, falling back to generic)
    */
   readonly xdpMode?: 'auto' | 'native' | 'generic';
+  /**
+   * Devices through which each node routes to its pods (a CNI bridge such as `cni0`): the agent
+   * rewrites an ElasticIP pod's source address as packets enter them, before a CNI masquerade
+   * rule can (NAT-2; the agent's `--nat-pod-ifaces`). Without them the source is rewritten at the
+   * ingress interface's egress, after netfilter: a CNI that masquerades there wins.
+   * @default none
+   */
+  readonly natPodInterfaces?: readonly string[];
+  /**
+   * The cluster's pod, service and node prefixes: traffic from an ElasticIP pod to them keeps the
+   * pod address (NAT-2; the agent's `--nat-cluster-cidrs`).
+   * @default none
+   */
+  readonly natClusterCidrs?: readonly string[];
   /**
    * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
    * @default true
@@ -106,6 +120,9 @@ function packageVersion(): string {
 const PACKAGE_VERSION = packageVersion();
 const commonLabels = { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/version': PACKAGE_VERSION };
 
+/** What the kernel accepts as an interface name (IFNAMSIZ - 1 characters). */
+const INTERFACE_NAME = /^[A-Za-z0-9_.:@-]{1,15}$/;
+
 export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<JuneauInstallOptions> {
   return {
     namespace: o.namespace ?? INSTALL.namespace,
@@ -114,6 +131,8 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     certificates: o.certificates ?? 'self-managed',
     nodeIngressInterface: o.nodeIngressInterface ?? '',
     xdpMode: o.xdpMode ?? 'auto',
+    natPodInterfaces: o.natPodInterfaces ?? [],
+    natClusterCidrs: o.natClusterCidrs ?? [],
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
     imagePullSecrets: o.imagePullSecrets ?? [],
@@ -128,8 +147,15 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
   const issues = [...checkLabelName('namespace', r.namespace)];
   if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1) issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
   issues.push(...validateImage(o.image, PACKAGE_VERSION));
-  if (r.nodeIngressInterface && !/^[A-Za-z0-9_.:@-]{1,15}$/.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
+  if (r.nodeIngressInterface && !INTERFACE_NAME.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
   if (!['auto', 'native', 'generic'].includes(r.xdpMode)) issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
+  r.natPodInterfaces.forEach((name, i) => {
+    if (!INTERFACE_NAME.test(name)) issues.push(issue(`natPodInterfaces[${i}]`, name, 'is not a Linux interface name (1-15 characters)'));
+  });
+  r.natClusterCidrs.forEach((cidr, i) => {
+    const parsed = cidr.includes('/') ? parseAddressItem(cidr) : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
+    if (!parsed.ok) issues.push(issue(`natClusterCidrs[${i}]`, cidr, parsed.reason));
+  });
   issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
   const image = (field: string, i: JuneauImageOptions | undefined) => validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);
   issues.push(...validateWorkloadOptions('controller', o.controller, image), ...validateWorkloadOptions('agent', o.agent, image));
@@ -378,6 +404,8 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
   const p = INSTALL.ports;
   const args = [`--metrics-bind-address=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-probe-bind-address=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`, `--owner-daemonset=${o.namespace}/${name}`];
   if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
+  if (o.natPodInterfaces.length > 0) args.push(`--nat-pod-ifaces=${o.natPodInterfaces.join(',')}`);
+  if (o.natClusterCidrs.length > 0) args.push(`--nat-cluster-cidrs=${o.natClusterCidrs.join(',')}`);
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',

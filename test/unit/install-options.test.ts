@@ -99,6 +99,15 @@ describe('options', () => {
   });
 });
 
+describe('NAT options (NAT-2: the agent\'s --nat-pod-ifaces and --nat-cluster-cidrs)', () => {
+  const agentArgs = (props: JuneauInstallProps) => pod(juneauInstallObjects(props), 'DaemonSet').containers[0].args as string[];
+  test('given, they reach the agent\'s command line; unset, the agent runs without them', () => {
+    const args = agentArgs({ natPodInterfaces: ['cni0', 'flannel.1'], natClusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'] });
+    expect(args).toEqual(expect.arrayContaining(['--nat-pod-ifaces=cni0,flannel.1', '--nat-cluster-cidrs=10.244.0.0/16,10.96.0.0/12']));
+    expect(agentArgs({}).filter((a) => a.startsWith('--nat-'))).toEqual([]);
+  });
+});
+
 describe('invalid options fail synthesis and construction, naming the field', () => {
   test.each<[string, JuneauInstallProps, string]>([
     ['a pull secret that is not a name', { imagePullSecrets: ['Reg Cred'] }, 'imagePullSecrets[0]: "Reg Cred" must consist of lower case alphanumeric characters'],
@@ -115,6 +124,9 @@ describe('invalid options fail synthesis and construction, naming the field', ()
     ['a priority class that is not a name', { controller: { priorityClassName: 'High' } }, 'controller.priorityClassName: "High" must consist of lower case alphanumeric characters'],
     ['a workload image tag that is not one', { agent: { image: { tag: '-x' } } }, 'agent.image.tag: "-x" must be 1-128 letters'],
     ['a workload that is not an object', { agent: 'edge' as never }, 'agent: "edge" must be an object'],
+    ['a NAT pod interface that is not an interface name', { natPodInterfaces: ['cni0', 'a very long bridge name'] }, 'natPodInterfaces[1]: "a very long bridge name" is not a Linux interface name'],
+    ['a NAT cluster prefix that is an address', { natClusterCidrs: ['10.244.0.1'] }, 'natClusterCidrs[0]: "10.244.0.1" is not an IPv4 CIDR'],
+    ['a NAT cluster prefix with host bits', { natClusterCidrs: ['10.244.0.1/16'] }, 'natClusterCidrs[0]: "10.244.0.1/16" has host bits set'],
   ])('%s', (_, props, message) => {
     expect(synth(props).error).toContain(message);
     expect(() => new juneauPulumi.JuneauInstall('bad', props)).toThrow(message);
