@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import { REPO_ROOT } from '../cluster/harness';
 
 export const ENGINE_BINARIES = ['pulumi', 'pulumi-language-nodejs', 'pulumi-resource-kubernetes'] as const;
+/** The provider build.sh builds, and the @pulumi/kubernetes (devDependency) that asks for it. */
+export const KUBERNETES_PROVIDER_VERSION = '4.25.0';
 
 /** Where build.sh puts (or has put) the engine, keyed by the versions its go.mods pin. */
 export function engineDir(): string {
@@ -46,9 +48,8 @@ export interface StackOptions {
 }
 
 /**
- * One stack of the repository's project in a local file backend. The engine finds its plugins on
- * PATH (the language host and the Kubernetes provider next to the CLI), and PULUMI_HOME is private,
- * so nothing of the user's ~/.pulumi is read or written.
+ * One stack of the repository's project in a local file backend. PULUMI_HOME is private (the
+ * provider plugin is installed there), so nothing of the user's ~/.pulumi is read or written.
  */
 export class PulumiStack {
   readonly name = `jt-${randomBytes(3).toString('hex')}`;
@@ -58,9 +59,15 @@ export class PulumiStack {
   private readonly env: NodeJS.ProcessEnv;
 
   private constructor(private readonly opts: StackOptions) {
+    // On PATH only the language host; the provider is installed as a plugin (create()), as the
+    // engine would download it: an ambient provider on PATH is used whatever version the program
+    // asks for, with a warning on every command.
+    const bin = path.join(this.tmp, 'bin');
+    fs.mkdirSync(bin);
+    fs.symlinkSync(path.join(opts.binDir, 'pulumi-language-nodejs'), path.join(bin, 'pulumi-language-nodejs'));
     this.env = {
       ...process.env,
-      PATH: `${opts.binDir}:${process.env.PATH}`,
+      PATH: `${bin}:${process.env.PATH}`,
       PULUMI_HOME: path.join(this.tmp, 'home'),
       // A user exports it; a run without one gets a random one (the state lives only as long as the test).
       PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? randomBytes(12).toString('hex'),
@@ -76,6 +83,7 @@ export class PulumiStack {
     const state = path.join(stack.tmp, 'state');
     fs.mkdirSync(state); // the file backend does not create its directory
     await stack.run(['login', `file://${state}`]);
+    await stack.run(['plugin', 'install', 'resource', 'kubernetes', KUBERNETES_PROVIDER_VERSION, '--file', path.join(opts.binDir, 'pulumi-resource-kubernetes')]);
     // `stack init` writes the passphrase's salt to Pulumi.<stack>.yaml in the project directory
     // (it has no --config-file); the file moves out of the repository at once.
     await stack.run(['stack', 'init', stack.name, '--no-select']);

@@ -144,7 +144,9 @@ describeWhen(missing.length === 0, `the Pulumi engine is not built (${missing.jo
   }, 300_000);
 
   test('EIP-1, EIP-3, SLB-4: `pulumi up` creates every object, and its outputs are the addresses the controller wrote', async () => {
-    timed('up', await stack.up());
+    const up = timed('up', await stack.up());
+    // The provider is the version @pulumi/kubernetes asks for: no "expected version" or "from $PATH" warning.
+    expect(up.stdout + up.stderr).not.toContain('warning');
     expect(await programObjects()).toEqual({
       addressPools: ['arp-pool'],
       externalNetworks: ['ext-net-arp'],
