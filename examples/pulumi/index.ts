@@ -20,5 +20,5 @@ const examples = declareSeedExamples(install ? { dependsOn: [install] } : {}, {
 export const webEipAddress = examples.webEip.address;
 /** nginx-eip's address, any free one of ext-net-arp. */
 export const nginxEipAddress = examples.nginxEip.address;
-/** The VIP of the `web` LoadBalancer Service. */
+/** The VIP of the `web` LoadBalancer Service (requested: 10.225.32.242). */
 export const webVip = examples.web.vip;

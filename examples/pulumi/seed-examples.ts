@@ -59,7 +59,9 @@ export function declareSeedExamples(opts: pulumi.ComponentResourceOptions = {}, 
   }, pulumi.mergeOptions(opts, { dependsOn: [webEip] }));
 
   // A LoadBalancer Service: one node with a ready local backend answers ARP for its VIP (OPS-1).
-  const web = new LoadBalancerService('web', { metadata: { namespace }, externalNetwork: network, ports: [{ port: settings.webPort ?? 80, targetPort: 8080 }], selector: { app: 'web' } }, opts);
+  // Its VIP is requested, as in the cdk8s example: "any free address" is allocated as soon as the
+  // Service exists and could take 10.225.32.241 before web-eip has reserved it.
+  const web = new LoadBalancerService('web', { metadata: { namespace }, externalNetwork: network, requestedIP: '10.225.32.242', ports: [{ port: settings.webPort ?? 80, targetPort: 8080 }], selector: { app: 'web' } }, opts);
 
   return { pool, network, nginxEip, nginxAttachment, webEip, web, pods: [nginx, webPod] };
 }

@@ -143,7 +143,7 @@ describeWhen(missing.length === 0, `the Pulumi engine is not built (${missing.jo
     await stack.run(['config', 'rm', 'juneau-examples:webEipAddress', '--stack', stack.name, '--config-file', stack.configFile]);
   }, 300_000);
 
-  test('EIP-1, EIP-3, SLB-4: `pulumi up` creates every object, and its outputs are the addresses the controller wrote', async () => {
+  test('EIP-1, EIP-3, SLB-2, SLB-4: `pulumi up` creates every object, and its outputs are the addresses the controller wrote', async () => {
     const up = timed('up', await stack.up());
     // The provider is the version @pulumi/kubernetes asks for: no "expected version" or "from $PATH" warning.
     expect(up.stdout + up.stderr).not.toContain('warning');
@@ -169,6 +169,7 @@ describeWhen(missing.length === 0, `the Pulumi engine is not built (${missing.jo
       webVip: service.status?.loadBalancer?.ingress?.[0]?.ip,
     });
     expect(outputs.webEipAddress).toBe('10.225.32.241'); // requested (EIP-3)
+    expect(outputs.webVip).toBe('10.225.32.242'); // requested (SLB-2)
     expect(outputs.webVip).toBe(slb?.status?.vip); // the ServiceLoadBalancer's VIP, published as the Service's ingress (SLB-4)
     expect(new Set(Object.values(outputs)).size).toBe(3); // three distinct addresses of the pool
   }, 600_000);
