@@ -65,5 +65,7 @@ if [ ! -x "$out/pulumi-resource-kubernetes" ]; then
   (cd "$stage/provider/cmd/pulumi-resource-kubernetes" && VERSION=$kubernetes_version go run -modfile="$stage/go.mod" generate.go)
   build pulumi-resource-kubernetes "$stage" "$provider_module/cmd/pulumi-resource-kubernetes" \
     "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$kubernetes_version"
+else
+  echo "pulumi:build: pulumi-resource-kubernetes cached at $out/pulumi-resource-kubernetes"
 fi
 echo "pulumi:build: binaries in $out"
