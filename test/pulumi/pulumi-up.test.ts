@@ -198,6 +198,20 @@ describeWhen(missing.length === 0, `the Pulumi engine is not built (${missing.jo
     await stack.run(['config', 'rm', 'juneau-examples:webPort', '--stack', stack.name, '--config-file', stack.configFile]);
   }, 300_000);
 
+  test('EIP-3: a new address for an existing ElasticIP (spec.requestedIP is immutable) fails `pulumi preview` with the API server\'s reason', async () => {
+    await stack.setConfig('juneau-examples:webEipAddress', '10.225.32.245');
+    const result = await stack.preview('--diff').then(
+      (r) => r,
+      (err: unknown) => { if (err instanceof PulumiCommandError) return err.result; throw err; },
+    );
+    // The provider previews the update as a server-side dry run, so the CRD's rule answers before anything is written.
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain('spec.requestedIP is immutable: recreate the ElasticIP to reserve another address (EIP-3)');
+    const webEip = (await list(EipResources.elasticIPs, NAMESPACE)).find((e) => e.metadata.name === 'web-eip');
+    expect({ requestedIP: webEip?.spec?.requestedIP, address: webEip?.status?.address }).toEqual({ requestedIP: '10.225.32.241', address: '10.225.32.241' });
+    await stack.run(['config', 'rm', 'juneau-examples:webEipAddress', '--stack', stack.name, '--config-file', stack.configFile]);
+  }, 300_000);
+
   test('EIP-14, ARP-6: `pulumi destroy` removes every object, finalizers included, and returns; nothing is left', async () => {
     timed('destroy', await stack.destroy());
     destroyed = true;
