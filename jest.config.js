@@ -31,5 +31,10 @@ module.exports = {
     // node binaries first (~20 min), so `npm test`, which runs every project, leaves it out: it
     // runs with `--selectProjects box` (npm run test:box) or JUNEAU_TEST_BOX=1.
     ...(process.argv.includes('box') || process.env.JUNEAU_TEST_BOX === '1' ? [project('box', { testTimeout: 1_800_000 })] : []),
+    // A real `pulumi up` (test/pulumi): the engine is built from Go modules first, ~1 GB of modules
+    // and tens of minutes cold, so like the box it runs only when asked (npm run test:pulumi).
+    ...(process.argv.includes('pulumi') || process.env.JUNEAU_TEST_PULUMI === '1'
+      ? [project('pulumi', { testTimeout: 600_000, globalSetup: '<rootDir>/test/pulumi/global-setup.ts', globalTeardown: '<rootDir>/test/cluster/global-teardown.ts' })]
+      : []),
   ],
 };
