@@ -225,8 +225,11 @@ export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
  * charged to the memory cgroup, not RLIMIT_MEMLOCK, and libbpf then leaves the rlimit alone; many
  * runtimes cannot grant it anyway. Not SYS_ADMIN: the agent finds its attached program through its
  * pin, not by id (runtime/agent/bpf/responder.ts attachedProgram).
+ * - NET_RAW: the AF_PACKET socket of FO-1's probes and announcements
+ *   (runtime/agent/announce/packet-socket.ts); opened only for a network with
+ *   `spec.arp.announceOnMove`, so with the default nothing uses it.
  */
-export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN'] as const;
+export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN', 'NET_RAW'] as const;
 
 /**
  * Where the agent's metrics and health listen: loopback. The agent shares the host's network

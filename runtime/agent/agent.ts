@@ -18,6 +18,7 @@ import { sameInterface, type LocalInterface } from './interface';
 import type { AgentMetrics } from './metrics';
 import { AgentResources, advertisementView, type AddressPoolObject, type AdvertisementObject, type ExternalNetworkObject, networkView, nodeFieldSelector, poolView } from './resources';
 import { writeDesired, type ArpDatapath } from './writer';
+import type { MoveAnnouncements } from './announce/handovers';
 
 export const EVENT_REASONS = {
   conflict: 'AddressConflict',
@@ -37,6 +38,8 @@ export interface NodeAgentOptions {
   readonly conflictDetection?: boolean;
   readonly metrics?: AgentMetrics;
   readonly logger?: Logger;
+  /** FO-1: announces addresses this node gains on networks that ask for it. @default none */
+  readonly announcements?: Pick<MoveAnnouncements, 'observe' | 'stop'>;
 }
 
 export class NodeAgent {
@@ -92,6 +95,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.pollTimer);
+    await this.options.announcements?.stop();
     await Promise.all(this.informers().map((i) => i.stop()));
   }
 
@@ -123,6 +127,8 @@ export class NodeAgent {
       if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
         this.logger.info('maps reconciled', { added: result.added, removed: result.removed, guardAdded: result.guard.added, guardRemoved: result.guard.removed, entries: result.entries });
       }
+      // FO-1: after the write, so the address is answered before it is announced.
+      this.options.announcements?.observe(result.added, result.removed, desired.announce);
       this.options.metrics?.reconciles.inc({ result: 'success' });
       this.options.metrics?.tableEntries.set(result.entries);
       this.options.metrics?.guardEntries.set(desired.guard.drop.length + desired.guard.allow.length);

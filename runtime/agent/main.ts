@@ -18,6 +18,10 @@ import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
+import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
+import { ArpPacketSocket } from './announce/packet-socket';
+import { AgentResources } from './resources';
+import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
 export interface AgentIO {
@@ -91,7 +95,14 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   const metrics = new AgentMetrics(runtimeMetrics);
   metrics.setMode(r.attached.mode);
   const recorder = new EventRecorder(r.rest, { reportingController: 'juneau.loutres.me/agent', reportingInstance: flags.nodeName, logger });
-  const agent = new NodeAgent({
+  // FO-1: opens its ARP socket only while an address of an announcing network is being handed over.
+  const announcements: MoveAnnouncements = new MoveAnnouncements({
+    nodeName: flags.nodeName, ifname: r.iface.name, mac: r.iface.mac, recorder, logger, metrics: new AnnounceMetrics(runtimeMetrics),
+    openSocket: () => new ArpPacketSocket(r.ifindex),
+    advertisementsFor: (address) => agent.advertisements.list().filter((ad) => ad.spec?.address === address).map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
+  });
+  const agent: NodeAgent = new NodeAgent({
+    announcements,
     client: r.rest,
     nodeName: flags.nodeName,
     datapath: r.attached.maps,
