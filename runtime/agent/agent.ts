@@ -38,6 +38,8 @@ export interface NodeAgentOptions {
   readonly conflictDetection?: boolean;
   readonly metrics?: AgentMetrics;
   readonly logger?: Logger;
+  /** FO-2: a watch silent for this long (no event, no bookmark) is broken: relist. @default none */
+  readonly watchIdleTimeoutMs?: number;
   /** FO-1: announces addresses this node gains on networks that ask for it. @default none */
   readonly announcements?: Pick<MoveAnnouncements, 'observe' | 'stop'>;
 }
@@ -63,7 +65,7 @@ export class NodeAgent {
   constructor(private readonly options: NodeAgentOptions) {
     this.logger = options.logger ?? silentLogger;
     this.iface = options.iface;
-    const common = { logger: this.logger };
+    const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
     this.advertisements = new Informer(options.client, { ...common, type: AgentResources.arpAdvertisements, fieldSelector: nodeFieldSelector(options.nodeName) });
     this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
     this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
@@ -101,6 +103,14 @@ export class NodeAgent {
 
   get informersSynced(): boolean {
     return this.informers().every((i) => i.hasSynced);
+  }
+
+  /**
+   * FO-2: the maps hold what the API server says now: every informer is current (synced, its
+   * watch open and not idle) and the last pass wrote its result. The heartbeat moves only then.
+   */
+  get viewIsCurrent(): boolean {
+    return this.reconciled && !this.lastPassFailed && !this.stopped && this.informers().every((i) => i.isCurrent);
   }
 
   /** True once a pass has made the maps equal to the desired state (readiness). */

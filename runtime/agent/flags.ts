@@ -25,6 +25,10 @@ export interface AgentFlags {
   readonly ownerDaemonSet: string | undefined;
   /** How often the map's counters are read for conflicts and metrics, and the interface re-read. */
   readonly pollIntervalMs: number;
+  /** FO-2: answers stop this long after the agent last proved its view current. */
+  readonly answerExpiryMs: number;
+  /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
+  readonly watchIdleTimeoutMs: number;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -43,7 +47,16 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   detachOnExit: false,
   ownerDaemonSet: undefined,
   pollIntervalMs: 5_000,
+  answerExpiryMs: 10_000,
+  watchIdleTimeoutMs: 90_000,
 };
+
+/** Duration flags: name -> field (values parsed by parseDurationMs). */
+const DURATION_FLAGS = {
+  'poll-interval': 'pollIntervalMs',
+  'answer-expiry': 'answerExpiryMs',
+  'watch-idle-timeout': 'watchIdleTimeoutMs',
+} as const satisfies Record<string, keyof AgentFlags>;
 
 /** The directory under `bpffs` holding the agent's maps and programs. */
 export const PIN_SUBDIR = 'juneau';
@@ -56,7 +69,11 @@ external_arp_table equal to this node's ARPAdvertisements (ARP-10), so the node
 answers ARP for exactly those addresses. Programs and maps stay pinned in
 <bpffs>/juneau: answering goes on while the agent restarts or upgrades, and a new
 agent adopts and reconciles them. SIGTERM/SIGINT stop the agent and leave the
-responder attached. No gratuitous ARP is ever sent (ARP-8).
+responder attached. No gratuitous ARP is sent (ARP-8) unless an ExternalNetwork
+asks for it with spec.arp.announceOnMove (FO-1): then a node that gains one of its
+addresses probes until no other host answers and sends two RFC 5227 announcements.
+Answers expire with the agent (FO-2): the program stops answering (and keeps
+guarding) when the agent has not proven its view current for --answer-expiry.
 
 Flags:
   --node-name NAME                   the Node this agent serves (default $NODE_NAME)
@@ -86,6 +103,18 @@ Flags:
   --poll-interval DURATION           how often counters are read for conflicts and
                                      metrics, and the interface's addresses re-read,
                                      e.g. 5s or 500ms (default 5s)
+  --answer-expiry DURATION           FO-2: the node stops answering ARP this long after
+                                     the agent last proved its view of the API server
+                                     current (synced, watches live); a restart shorter
+                                     than this loses no answer. Shorter: a dead or cut-off
+                                     agent's node falls silent sooner; longer: slower
+                                     restarts survive. 10s covers a restart by the
+                                     kubelet or a rolling update on a loaded node
+                                     (default 10s)
+  --watch-idle-timeout DURATION      FO-2: a watch that delivers nothing, not even a
+                                     bookmark, this long is broken and is relisted; the
+                                     API server sends a bookmark about once a minute
+                                     (default 90s)
   --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
                                      development only: the node stops answering
   --owner-daemonset NAMESPACE/NAME   the DaemonSet running this agent: a stop while it
@@ -132,13 +161,13 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
     const [, name, inline] = match;
     if (setBoolean(out, name, inline)) continue;
     const value = inline ?? argv[++i];
-    if (name in STRING_FLAGS || name === 'xdp-mode' || name === 'poll-interval') {
+    if (name in STRING_FLAGS || name === 'xdp-mode' || name in DURATION_FLAGS) {
       if (value === undefined) throw new Error(`--${name} needs a value`);
     } else {
       throw new Error(`unknown flag --${name} (see --help)`);
     }
     if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
-    else if (name === 'poll-interval') out.pollIntervalMs = parseDurationMs(value, '--poll-interval');
+    else if (name in DURATION_FLAGS) out[DURATION_FLAGS[name as keyof typeof DURATION_FLAGS]] = parseDurationMs(value, `--${name}`);
     else (out as Record<string, unknown>)[STRING_FLAGS[name as keyof typeof STRING_FLAGS]] = value || undefined;
   }
   if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
@@ -147,6 +176,7 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
   if (!out.healthAddr) out.healthAddr = DEFAULT_AGENT_FLAGS.healthAddr;
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
+  checkExpiryFlags(out);
   return { help: false, flags: out };
 }
 
@@ -174,4 +204,11 @@ export function parseDurationMs(value: string, flag: string): number {
   const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
   if (!(ms >= 10)) throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
   return Math.round(ms);
+}
+
+/** FO-2: the heartbeat is checked five times per expiry (runtime/agent/heartbeat.ts); an expiry
+ * below 500 ms would expire answers on a single slow event-loop turn of a loaded node. */
+function checkExpiryFlags(flags: AgentFlags): void {
+  if (flags.answerExpiryMs < 500) throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
+  if (flags.watchIdleTimeoutMs < 1_000) throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
 }

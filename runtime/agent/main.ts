@@ -13,11 +13,12 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
-import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, removePins, type AttachResult } from './bpf';
+import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, monotonicNowNs, removePins, type AttachResult } from './bpf';
 import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
+import { AnswerHeartbeat } from './heartbeat';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
 import { ArpPacketSocket } from './announce/packet-socket';
 import { AgentResources } from './resources';
@@ -70,7 +71,7 @@ async function run(flags: AgentFlags, logger: Logger, io: AgentIO): Promise<numb
   const iface = await ingressInterface(flags, rest);
   const ifindex = ifNameToIndex(iface.name);
   const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
-  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection });
+  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection, answerExpiryMs: flags.answerExpiryMs });
   logger.info('responder attached', {
     kubeconfig: source, iface: iface.name, ifindex, mac: iface.mac, addresses: iface.addresses, mode: attached.mode, programId: attached.programId,
     replacedProgramId: attached.replacedProgramId, adoptedMaps: attached.adoptedMaps, pinDir, entries: attached.maps.addresses().size,
@@ -103,6 +104,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   });
   const agent: NodeAgent = new NodeAgent({
     announcements,
+    watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
     client: r.rest,
     nodeName: flags.nodeName,
     datapath: r.attached.maps,
@@ -119,6 +121,9 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
+  // FO-2: the heartbeat moves while the agent's view is current (heartbeat.ts).
+  const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs: () => (agent.viewIsCurrent ? monotonicNowNs() : undefined) });
+  heartbeat.start();
   const ports = await health.start();
   logger.info('listening', ports);
   const uninstall = flags.ownerDaemonSet ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger) : undefined;
@@ -129,6 +134,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
   logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
   await uninstall?.stop();
+  heartbeat.stop();
   await agent.stop();
   await recorder.stop();
   await health.stop();
