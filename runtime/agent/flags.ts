@@ -29,6 +29,12 @@ export interface AgentFlags {
   readonly answerExpiryMs: number;
   /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
   readonly watchIdleTimeoutMs: number;
+  /** FO-3: namespace of the node's agent Lease; '' runs without one (development). */
+  readonly leaseNamespace: string;
+  /** FO-3: the Lease's leaseDurationSeconds: the controller moves this node's addresses when it has not seen a renewal for this long. */
+  readonly leaseDurationMs: number;
+  /** FO-3: how often the Lease is renewed. */
+  readonly leaseRenewIntervalMs: number;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -49,6 +55,9 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   pollIntervalMs: 5_000,
   answerExpiryMs: 10_000,
   watchIdleTimeoutMs: 90_000,
+  leaseNamespace: INSTALL.namespace,
+  leaseDurationMs: 15_000,
+  leaseRenewIntervalMs: 2_000,
 };
 
 /** Duration flags: name -> field (values parsed by parseDurationMs). */
@@ -56,6 +65,8 @@ const DURATION_FLAGS = {
   'poll-interval': 'pollIntervalMs',
   'answer-expiry': 'answerExpiryMs',
   'watch-idle-timeout': 'watchIdleTimeoutMs',
+  'lease-duration': 'leaseDurationMs',
+  'lease-renew-interval': 'leaseRenewIntervalMs',
 } as const satisfies Record<string, keyof AgentFlags>;
 
 /** The directory under `bpffs` holding the agent's maps and programs. */
@@ -115,6 +126,20 @@ Flags:
                                      bookmark, this long is broken and is relisted; the
                                      API server sends a bookmark about once a minute
                                      (default 90s)
+  --lease-namespace NAMESPACE        FO-3: where the node's Lease juneau-agent-<node>
+                                     lives; '' runs without one (development only: the
+                                     heartbeat then needs only current watches)
+                                     (default ${INSTALL.namespace})
+  --lease-duration DURATION          FO-3: the Lease's duration: the controller moves this
+                                     node's addresses when it has not seen a renewal for
+                                     this long. At least --answer-expiry, so the node has
+                                     stopped answering before another starts (FO-4).
+                                     Shorter: faster failover of a dead node; longer:
+                                     fewer false failovers on a slow API server
+                                     (default 15s)
+  --lease-renew-interval DURATION    FO-3: how often the Lease is renewed; each renewal
+                                     moves the FO-2 heartbeat, so it must be well under
+                                     --answer-expiry (default 2s)
   --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
                                      development only: the node stops answering
   --owner-daemonset NAMESPACE/NAME   the DaemonSet running this agent: a stop while it
@@ -139,6 +164,7 @@ const STRING_FLAGS = {
   bpffs: 'bpffs',
   'log-level': 'logLevel',
   'owner-daemonset': 'ownerDaemonSet',
+  'lease-namespace': 'leaseNamespace',
 } as const satisfies Record<string, keyof AgentFlags>;
 
 const BOOLEAN_FLAGS = {
@@ -176,6 +202,7 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
   if (!out.healthAddr) out.healthAddr = DEFAULT_AGENT_FLAGS.healthAddr;
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
+  if (out.leaseNamespace === undefined) out.leaseNamespace = '';
   checkExpiryFlags(out);
   return { help: false, flags: out };
 }
@@ -211,4 +238,12 @@ export function parseDurationMs(value: string, flag: string): number {
 function checkExpiryFlags(flags: AgentFlags): void {
   if (flags.answerExpiryMs < 500) throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
   if (flags.watchIdleTimeoutMs < 1_000) throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
+  if (!flags.leaseNamespace) return;
+  if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
+    throw new Error(`--lease-renew-interval (${flags.leaseRenewIntervalMs}ms) must be at most half of --answer-expiry (${flags.answerExpiryMs}ms): each renewal moves the heartbeat, and one late renewal must not expire the answers`);
+  }
+  if (flags.answerExpiryMs > flags.leaseDurationMs) {
+    throw new Error(`--answer-expiry (${flags.answerExpiryMs}ms) must not exceed --lease-duration (${flags.leaseDurationMs}ms): the node must stop answering before the controller gives its addresses to another (FO-4)`);
+  }
+  if (flags.leaseDurationMs % 1000 !== 0) throw new Error(`--lease-duration must be whole seconds (a Lease counts seconds), not ${flags.leaseDurationMs}ms`);
 }

@@ -19,6 +19,7 @@ import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flag
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
 import { AnswerHeartbeat } from './heartbeat';
+import { AgentLease } from './lease';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
 import { ArpPacketSocket } from './announce/packet-socket';
 import { AgentResources } from './resources';
@@ -121,8 +122,14 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
-  // FO-2: the heartbeat moves while the agent's view is current (heartbeat.ts).
-  const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs: () => (agent.viewIsCurrent ? monotonicNowNs() : undefined) });
+  // FO-3: the node's Lease; FO-2: the heartbeat moves while the agent's view is current, never
+  // past the last renewal the API server accepted (lease.ts says why).
+  const lease = flags.leaseNamespace
+    ? new AgentLease({ rest: r.rest, namespace: flags.leaseNamespace, nodeName: flags.nodeName, leaseDurationMs: flags.leaseDurationMs, renewIntervalMs: flags.leaseRenewIntervalMs, logger })
+    : undefined;
+  lease?.start();
+  const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
+  const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs });
   heartbeat.start();
   const ports = await health.start();
   logger.info('listening', ports);
@@ -135,6 +142,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
   await uninstall?.stop();
   heartbeat.stop();
+  await lease?.stop();
   await agent.stop();
   await recorder.stop();
   await health.stop();
