@@ -1,4 +1,5 @@
 /** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
+import { validateTimings } from '../kube/leader-election';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -13,6 +14,10 @@ export interface ControllerFlags {
   readonly webhookUrlBase: string | undefined;
   readonly webhookCertificates: 'self-managed' | 'cert-manager';
   readonly webhookCertDir: string | undefined;
+  /** Leader election (FO, issue 15 item 4): the Lease's duration, the leader's renew deadline, the retry period. */
+  readonly leaderElectionLeaseDurationMs: number;
+  readonly leaderElectionRenewDeadlineMs: number;
+  readonly leaderElectionRetryPeriodMs: number;
 }
 
 export const DEFAULT_FLAGS: ControllerFlags = {
@@ -30,6 +35,9 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   webhookUrlBase: undefined,
   webhookCertificates: 'self-managed',
   webhookCertDir: undefined,
+  leaderElectionLeaseDurationMs: 15_000,
+  leaderElectionRenewDeadlineMs: 10_000,
+  leaderElectionRetryPeriodMs: 2_000,
 };
 
 export const HELP = `Usage: juneau-controller [flags]
@@ -48,6 +56,21 @@ Flags:
   --leader-election-namespace NS     namespace of the Lease (default $POD_NAMESPACE, else
                                      juneau-system)
   --leader-election-id NAME          name of the Lease (default juneau-controller)
+  --leader-election-lease-duration DURATION
+                                     how long a standby waits, after it last saw the
+                                     leader's Lease change, before it takes over: a killed
+                                     leader is replaced after about this plus up to 2.2 x
+                                     the retry period (15s gives the measured 16-19 s).
+                                     Shorter: faster takeover; too short: a leader slowed
+                                     by a loaded API server is replaced while it still
+                                     works (it steps down first, so never two leaders)
+                                     (default 15s)
+  --leader-election-renew-deadline DURATION
+                                     the leader steps down when it could not renew for this
+                                     long; below the lease duration (default 10s)
+  --leader-election-retry-period DURATION
+                                     how often the leader renews and standbys retry; the
+                                     renew deadline must exceed 1.2 x this (default 2s)
   --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
                                      manifest passes [$(POD_IP)]:8080)
@@ -100,6 +123,13 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
       out.leaderElect = inline !== 'false';
       continue;
     }
+    const duration = DURATION_FLAGS[name];
+    if (duration) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new Error(`--${name} needs a value`);
+      out[duration] = parseDuration(value, `--${name}`);
+      continue;
+    }
     const key = STRING_FLAGS[name];
     if (!key) throw new Error(`unknown flag --${name} (see --help)`);
     const value = inline ?? argv[++i];
@@ -114,5 +144,24 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
       (out as Record<string, unknown>)[key] = value;
     }
   }
+  try {
+    validateTimings(out.leaderElectionLeaseDurationMs, out.leaderElectionRenewDeadlineMs, out.leaderElectionRetryPeriodMs);
+  } catch (err) {
+    throw new Error(`leader election flags: ${(err as Error).message} (--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period)`);
+  }
   return { help: false, flags: out };
+}
+
+const DURATION_FLAGS: Record<string, 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs'> = {
+  'leader-election-lease-duration': 'leaderElectionLeaseDurationMs',
+  'leader-election-renew-deadline': 'leaderElectionRenewDeadlineMs',
+  'leader-election-retry-period': 'leaderElectionRetryPeriodMs',
+};
+
+/** `500ms`, `5s`, `1m` -> milliseconds (at least 100 ms). */
+function parseDuration(value: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
+  if (!(ms >= 100)) throw new Error(`${flag} must be a duration of at least 100ms such as 500ms, 5s or 1m, not '${value}'`);
+  return Math.round(ms);
 }

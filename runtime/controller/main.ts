@@ -92,6 +92,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       namespace: flags.leaderElectionNamespace,
       name: flags.leaderElectionId,
       identity,
+      leaseDurationMs: flags.leaderElectionLeaseDurationMs,
+      renewDeadlineMs: flags.leaderElectionRenewDeadlineMs,
+      retryPeriodMs: flags.leaderElectionRetryPeriodMs,
       logger,
       onStartedLeading: () => void startController(),
       onStoppedLeading: () => {
