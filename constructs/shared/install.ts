@@ -184,8 +184,8 @@ function agentRbac(ns: string): KubeObject[] {
 }
 
 /**
- * FO-3: each agent renews its node's Lease `juneau-agent-<node>` (runtime/agent/lease.ts): create
- * when absent, merge patch to renew. RBAC cannot say "only its own": every agent shares one
+ * FO-3: each agent renews its node's Lease `juneau-agent-<node>` (runtime/agent/lease.ts): merge
+ * patch to renew, create when the patch finds none. RBAC cannot say "only its own": every agent shares one
  * ServiceAccount, and resourceNames cannot restrict create (the name is not in the URL). The
  * node is in the request, though: a pod's bound ServiceAccount token carries the node it runs on
  * (user extra `authentication.kubernetes.io/node-name`), and a ValidatingAdmissionPolicy,
@@ -202,7 +202,7 @@ function agentLeaseRbac(ns: string): KubeObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: meta(name, ns, INSTALL.agentName),
-      rules: [rule(['coordination.k8s.io'], ['leases'], ['create', 'get', 'patch'])],
+      rules: [rule(['coordination.k8s.io'], ['leases'], ['create', 'patch'])],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
