@@ -71,6 +71,8 @@ export interface ControllerContextOptions {
   readonly recorder?: EventRecorder;
   /** Gets each AddressPool's usage as the index changes. */
   readonly metrics?: RuntimeMetrics;
+  /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
+  readonly agentLeaseGraceMs?: number;
 }
 
 /**
@@ -85,7 +87,7 @@ export function createControllerContext(options: ControllerContextOptions): Cont
   const index = new AllocatorIndex();
   feedAllocatorIndex(caches, index, options.metrics);
   const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
-  const agentLiveness = new AgentLeaseTracker(caches.agentLeases);
+  const agentLiveness = new AgentLeaseTracker(caches.agentLeases, undefined, options.agentLeaseGraceMs ?? 0);
   return { rest, caches, index, allocator, recorder: options.recorder, logger, fieldManager: FieldManagers.controller, agentLiveness };
 }
 

@@ -38,6 +38,8 @@ export interface ControllerOptions {
   readonly sweepIntervalMs?: number;
   /** A claim younger than this is never swept. @default 30_000 */
   readonly sweepGraceMs?: number;
+  /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
+  readonly agentLeaseGraceMs?: number;
 }
 
 export class JuneauController {

@@ -18,6 +18,8 @@ export interface ControllerFlags {
   readonly leaderElectionLeaseDurationMs: number;
   readonly leaderElectionRenewDeadlineMs: number;
   readonly leaderElectionRetryPeriodMs: number;
+  /** FO-3: added to each agent Lease's own duration before its node counts as dead. */
+  readonly agentLeaseGraceMs: number;
 }
 
 export const DEFAULT_FLAGS: ControllerFlags = {
@@ -38,6 +40,7 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   leaderElectionLeaseDurationMs: 15_000,
   leaderElectionRenewDeadlineMs: 10_000,
   leaderElectionRetryPeriodMs: 2_000,
+  agentLeaseGraceMs: 0,
 };
 
 export const HELP = `Usage: juneau-controller [flags]
@@ -71,6 +74,14 @@ Flags:
   --leader-election-retry-period DURATION
                                      how often the leader renews and standbys retry; the
                                      renew deadline must exceed 1.2 x this (default 2s)
+  --agent-lease-grace DURATION       FO-3: a node counts as dead when its agent's Lease
+                                     (juneau-agent-<node>) has not been seen renewed for
+                                     the Lease's own duration (the agent's
+                                     --lease-duration, 15s by default) plus this. Longer:
+                                     fewer handovers when the API server is slow to write
+                                     renewals; shorter: a dead node is replaced sooner.
+                                     Never below 0, so a node is never judged dead before
+                                     its answers expired (FO-4) (default 0s)
   --metrics-addr HOST:PORT           /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
                                      manifest passes [$(POD_IP)]:8080)
@@ -127,7 +138,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     if (duration) {
       const value = inline ?? argv[++i];
       if (value === undefined) throw new Error(`--${name} needs a value`);
-      out[duration] = parseDuration(value, `--${name}`);
+      out[duration] = duration === 'agentLeaseGraceMs' ? parseGrace(value) : parseDuration(value, `--${name}`);
       continue;
     }
     const key = STRING_FLAGS[name];
@@ -152,11 +163,19 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
   return { help: false, flags: out };
 }
 
-const DURATION_FLAGS: Record<string, 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs'> = {
+const DURATION_FLAGS: Record<string, 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs' | 'agentLeaseGraceMs'> = {
+  'agent-lease-grace': 'agentLeaseGraceMs',
   'leader-election-lease-duration': 'leaderElectionLeaseDurationMs',
   'leader-election-renew-deadline': 'leaderElectionRenewDeadlineMs',
   'leader-election-retry-period': 'leaderElectionRetryPeriodMs',
 };
+
+/** FO-3: `0s` to `5m`; a negative grace cannot be written, so FO-4 cannot be undone from here. */
+function parseGrace(value: string): number {
+  const ms = value === '0' ? 0 : /^0(ms|s|m)$/.test(value) ? 0 : parseDuration(value, '--agent-lease-grace');
+  if (ms > 300_000) throw new Error(`--agent-lease-grace must be at most 5m, not '${value}'`);
+  return ms;
+}
 
 /** `500ms`, `5s`, `1m` -> milliseconds (at least 100 ms). */
 function parseDuration(value: string, flag: string): number {

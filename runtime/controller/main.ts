@@ -65,7 +65,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
   const recorder = new EventRecorder(leaderRest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
-  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers });
+  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers, agentLeaseGraceMs: flags.agentLeaseGraceMs });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);

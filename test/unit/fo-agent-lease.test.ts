@@ -16,6 +16,8 @@ describe('FO-3 agent Lease expiry', () => {
     expect(seen).toMatchObject({ node: 'n1', durationMs: 10_000, observedAtMs: 1_000 });
     expect(leaseExpired(seen, 11_000)).toBe(false);
     expect(leaseExpired(seen, 11_001)).toBe(true);
+    expect(leaseExpired(seen, 11_001, 2_000)).toBe(false); // the controller's --agent-lease-grace
+    expect(leaseExpired(seen, 13_001, 2_000)).toBe(true);
     // The same record seen again restarts nothing; a new renewTime does.
     expect(observeLease(seen, lease('n1', '1999-01-01T00:00:00.000000Z'), 9_000)).toBe(seen);
     expect(observeLease(seen, lease('n1', '1999-01-01T00:00:02.000000Z'), 9_000)?.observedAtMs).toBe(9_000);

@@ -28,3 +28,14 @@ describe('controller leader election timings', () => {
     expect(HELP).toMatch(/--leader-election-retry-period DURATION[\s\S]*\(default 2s\)/);
   });
 });
+
+describe('FO-3 controller agent-lease grace', () => {
+  test('FO-3: --agent-lease-grace defaults to 0s, parses durations, refuses nonsense and more than 5m', () => {
+    expect(flags().agentLeaseGraceMs).toBe(0);
+    expect(flags('--agent-lease-grace=5s').agentLeaseGraceMs).toBe(5_000);
+    expect(flags('--agent-lease-grace=0s').agentLeaseGraceMs).toBe(0);
+    expect(() => flags('--agent-lease-grace=-1s')).toThrow("--agent-lease-grace must be a duration of at least 100ms such as 500ms, 5s or 1m, not '-1s'");
+    expect(() => flags('--agent-lease-grace=10m')).toThrow("--agent-lease-grace must be at most 5m, not '10m'");
+    expect(HELP).toMatch(/--agent-lease-grace DURATION[\s\S]*\(default 0s\)/);
+  });
+});

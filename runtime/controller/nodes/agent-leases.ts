@@ -28,9 +28,10 @@ export interface LeaseRecord {
   readonly observedAtMs: number;
 }
 
-/** Pure: the node's agent is dead when its record has not changed for its duration. */
-export function leaseExpired(record: LeaseRecord, nowMs: number): boolean {
-  return nowMs - record.observedAtMs > record.durationMs;
+/** Pure: the node's agent is dead when its record has not changed for its duration (plus the
+ * controller's `--agent-lease-grace`). */
+export function leaseExpired(record: LeaseRecord, nowMs: number, graceMs = 0): boolean {
+  return nowMs - record.observedAtMs > record.durationMs + graceMs;
 }
 
 /** Pure: the record after seeing `lease` at `nowMs` (a new renewTime restarts the clock). */
@@ -62,6 +63,7 @@ export class AgentLeaseTracker implements AgentLiveness {
   constructor(
     informer: Pick<Informer<Lease>, 'addHandlers'>,
     private readonly now: () => number = () => performance.now(),
+    private readonly graceMs = 0,
   ) {
     informer.addHandlers({
       onAdd: (lease) => this.observe(lease),
@@ -79,7 +81,7 @@ export class AgentLeaseTracker implements AgentLiveness {
   unavailableNodes(): ReadonlyMap<string, string> {
     const now = this.now();
     const out = new Map<string, string>();
-    for (const record of this.records.values()) if (leaseExpired(record, now)) out.set(record.node, expiryReason(record, now));
+    for (const record of this.records.values()) if (leaseExpired(record, now, this.graceMs)) out.set(record.node, expiryReason(record, now));
     return out;
   }
 
@@ -94,7 +96,7 @@ export class AgentLeaseTracker implements AgentLiveness {
     const previous = this.records.get(node);
     const next = observeLease(previous, lease, now);
     if (!next || next === previous) return;
-    const wasExpired = previous !== undefined && leaseExpired(previous, now);
+    const wasExpired = previous !== undefined && leaseExpired(previous, now, this.graceMs);
     this.records.set(node, next);
     if (wasExpired) this.notify(node);
     this.schedule(next);
@@ -107,13 +109,13 @@ export class AgentLeaseTracker implements AgentLiveness {
     this.records.delete(node);
     clearTimeout(this.timers.get(node));
     this.timers.delete(node);
-    if (leaseExpired(record, this.now())) this.notify(node);
+    if (leaseExpired(record, this.now(), this.graceMs)) this.notify(node);
   }
 
   /** Expiry is a moment, not an event: a timer fires just after it. */
   private schedule(record: LeaseRecord): void {
     clearTimeout(this.timers.get(record.node));
-    const delay = Math.max(0, record.observedAtMs + record.durationMs - this.now()) + 1;
+    const delay = Math.max(0, record.observedAtMs + record.durationMs + this.graceMs - this.now()) + 1;
     const timer = setTimeout(() => {
       this.timers.delete(record.node);
       if (this.records.get(record.node) === record) this.notify(record.node);
