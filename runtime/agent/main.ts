@@ -128,6 +128,9 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
     ? new AgentLease({ rest: r.rest, namespace: flags.leaseNamespace, nodeName: flags.nodeName, leaseDurationMs: flags.leaseDurationMs, renewIntervalMs: flags.leaseRenewIntervalMs, logger })
     : undefined;
   lease?.start();
+  // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has
+  // nothing to prove its view with, and its answers expire (FO-2): not ready says so at rollout.
+  health.addReadinessCheck('lease-renewed', () => !lease || lease.lastRenewSentNs !== undefined);
   const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
   const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs });
   heartbeat.start();
