@@ -77,10 +77,19 @@ enum juneau_config_flags {
 	JUNEAU_CFG_CONFLICT_OFF	= 1 << 1,
 };
 
+/* FO-2: answers expire with their agent. The agent writes heartbeat_ns
+ * (CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns()) while it can prove its
+ * view of the API server is current; once now - heartbeat_ns > expiry_ns the
+ * program answers nothing on the interface and still guards, so neither it
+ * nor the kernel answers for a pool address. expiry_ns 0: never expires (an
+ * entry written by an agent that predates FO-2 reads as zeroes). */
 struct juneau_config_value {
 	__u8  mac[JUNEAU_ETH_ALEN];	/* the interface's MAC: our sender hw */
 	__u8  pad[2];
 	__u32 flags;			/* enum juneau_config_flags */
+	__u32 pad2;
+	__u64 heartbeat_ns;		/* bpf_ktime_get_ns() time of the agent's last proof */
+	__u64 expiry_ns;		/* answers stop this long after heartbeat_ns; 0: never */
 };
 
 /* juneau_stats: per-CPU packet counters, one slot per reason. Every exit of
@@ -105,7 +114,10 @@ enum juneau_reason {
 	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_MAX_DEPTH */
 	JUNEAU_PASS_VLAN_OURS		= 14,	/* another VLAN, our address: the kernel decides */
 	JUNEAU_DROP_GUARDED_VLAN	= 15,	/* another VLAN, guarded, not ours */
-	JUNEAU_REASON_MAX		= 16,
+	/* FO-2: the interface's heartbeat expired; nothing is answered. */
+	JUNEAU_PASS_EXPIRED		= 16,	/* not guarded: the kernel decides */
+	JUNEAU_DROP_EXPIRED		= 17,	/* guarded: nobody on this node answers */
+	JUNEAU_REASON_MAX		= 18,
 };
 
 struct juneau_stats_value {
@@ -119,7 +131,7 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value si
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 12, "juneau_config_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 32, "juneau_config_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
 
 /* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------

@@ -33,8 +33,16 @@
  * seed 004 would answer it through the VLAN sub-interface. Conflict detection
  * looks only at our network: a claim on another VLAN is not a conflict on it.
  *
- * Juneau never sends anything unsolicited (ARP-8): the only transmit path is
- * the reply to a request.
+ * Answers expire with their agent (FO-2): the datapath distrusts a stale
+ * agent. An agent that is gone, or cannot prove its view of the API server is
+ * current, stops refreshing the interface's heartbeat; once it is older than
+ * the configured expiry, the controller may already have moved the address to
+ * another node (FO-3), so this node answers nothing and keeps guarding: two
+ * MACs never answer one address (FO-4).
+ *
+ * This program never sends anything unsolicited (ARP-8): the only transmit
+ * path is the reply to a request. FO-1's opt-in announcements are sent by the
+ * agent, not from here.
  *
  * Every exit has a reason in enum juneau_reason, counted in juneau_stats.
  */
@@ -210,6 +218,16 @@ static __always_inline void detect_conflict(const struct arp_eth_ipv4 *arp,
 	count(JUNEAU_EVENT_CONFLICT);
 }
 
+/* FO-2: the agent's heartbeat is older than its expiry (0: never expires).
+ * Unsigned arithmetic: a heartbeat from the future (never written so) reads
+ * as a huge age and expires, failing towards not answering. */
+static __always_inline int answers_expired(const struct juneau_config_value *cfg)
+{
+	if (!cfg->expiry_ns)
+		return 0;
+	return bpf_ktime_get_ns() - cfg->heartbeat_ns > cfg->expiry_ns;
+}
+
 /* Requests for a guarded address that is not ours are dropped so that no
  * kernel on this node can answer them (seed 004). The node's own addresses
  * inside a pool are /32 ALLOW entries, which win the longest match. */
@@ -258,6 +276,11 @@ static __always_inline int answer_request(struct ethhdr *eth,
 	struct juneau_arp_value *entry;
 	int probe = sip == 0;
 
+	if (answers_expired(cfg)) {
+		if (guard_drops(key.addr, cfg))
+			return exit_with(JUNEAU_DROP_EXPIRED, XDP_DROP);
+		return exit_with(JUNEAU_PASS_EXPIRED, XDP_PASS);
+	}
 	entry = bpf_map_lookup_elem(&external_arp_table, &key);
 	if (!entry) {
 		if (guard_drops(key.addr, cfg))
@@ -283,7 +306,8 @@ static __always_inline int guard_tagged_request(const struct arp_eth_ipv4 *arp,
 {
 	struct juneau_arp_key key = { .addr = load_ip(arp->tip) };
 
-	if (bpf_map_lookup_elem(&external_arp_table, &key))
+	/* Expired (FO-2): nothing is ours any more, so the guard decides. */
+	if (!answers_expired(cfg) && bpf_map_lookup_elem(&external_arp_table, &key))
 		return exit_with(JUNEAU_PASS_VLAN_OURS, XDP_PASS);
 	if (guard_drops(key.addr, cfg))
 		return exit_with(JUNEAU_DROP_GUARDED_VLAN, XDP_DROP);

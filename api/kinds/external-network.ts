@@ -33,8 +33,21 @@ export const externalNetworkKind = defineKind({
           },
         ],
       }),
+      arp: s.object(
+        {
+          announceOnMove: s.boolean({
+            description:
+              'FO-1, opt-in: when a node gains one of this network\'s addresses, its agent sends RFC 5227 section 3 ARP announcements ' +
+              '(2, 2 s apart), only after no other host answers a probe for the address. Absent or false: no unsolicited ARP (ARP-8).',
+          }),
+        },
+        { description: 'Options of a type arp network (FO-1); refused on type bgp.' },
+      ),
     },
-    { required: ['type', 'addressPools'] },
+    {
+      required: ['type', 'addressPools'],
+      validations: [{ rule: "self.type == 'arp' || !has(self.arp)", message: 'spec.arp is for type arp networks only (FO-1)' }],
+    },
   ),
   status: s.object({
     networkID: s.integer({

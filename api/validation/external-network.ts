@@ -8,6 +8,8 @@ export interface NetworkView {
   readonly name: string;
   readonly type: string;
   readonly addressPools: readonly string[];
+  /** FO-1: `spec.arp`, present only on type arp. */
+  readonly arp?: { readonly announceOnMove?: boolean };
 }
 
 /** The parts of an AddressPool validation reads. */
@@ -31,6 +33,9 @@ export function checkNetworkSpec(network: NetworkView): ValidationIssue[] {
     if (first !== undefined) issues.push(issue(`spec.addressPools[${index}]`, pool, `duplicates spec.addressPools[${first}]: the list is a set (EN-2)`));
     else seen.set(pool, index);
   });
+  if (network.arp !== undefined && network.type !== 'arp') {
+    issues.push(issue('spec.arp', network.arp, `of ExternalNetwork ${network.name} is for type arp networks only, and this one has type ${network.type} (FO-1)`));
+  }
   return issues;
 }
 

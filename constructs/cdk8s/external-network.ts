@@ -23,6 +23,15 @@ export interface ExternalNetworkProps {
    * network only (EN-4). Items can be added later but never removed (EN-6).
    */
   readonly addressPools: Array<AddressPool | string>;
+  /**
+   * FO-1, `arp` networks only: when a node gains one of this network's addresses (a Service's
+   * backends moved, a pod moved, a node's agent died), its agent sends two RFC 5227 section 3
+   * ARP announcements, 2 s apart, once no other host answers a probe for the address, so the
+   * upstream router switches to the new node in well under a second instead of waiting for its
+   * neighbour cache to expire (tens of seconds, ARP-8). Refused on a `bgp` network.
+   * @default false: no unsolicited ARP is ever sent (ARP-8)
+   */
+  readonly announceOnMove?: boolean;
 }
 
 /**
@@ -63,7 +72,7 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
     super(scope, id);
     this.poolConstructs = props.addressPools.filter((p): p is AddressPool => p instanceof AddressPool);
     const poolNames = props.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
-    this.object = renderExternalNetwork(defaultName(this, props.metadata), { type: props.type, addressPools: poolNames, metadata: metadataInput(props.metadata) });
+    this.object = renderExternalNetwork(defaultName(this, props.metadata), { type: props.type, addressPools: poolNames, announceOnMove: props.announceOnMove, metadata: metadataInput(props.metadata) });
     this.name = this.object.metadata.name!;
     this.type = props.type;
     this.apiObject = emit(

@@ -25,6 +25,15 @@ export interface ExternalNetworkArgs {
    * also orders creation (the pools first).
    */
   readonly addressPools: Array<AddressPool | string>;
+  /**
+   * FO-1, `arp` networks only: when a node gains one of this network's addresses (a Service's
+   * backends moved, a pod moved, a node's agent died), its agent sends two RFC 5227 section 3
+   * ARP announcements, 2 s apart, once no other host answers a probe for the address, so the
+   * upstream router switches to the new node in well under a second instead of waiting for its
+   * neighbour cache to expire (tens of seconds, ARP-8). Refused on a `bgp` network.
+   * @default false: no unsolicited ARP is ever sent (ARP-8)
+   */
+  readonly announceOnMove?: boolean;
 }
 
 type Spec = ExternalNetworkObject['spec'];
@@ -68,7 +77,7 @@ export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec
   /** @throws JuneauValidationError listing every problem of `args` (EN-1..4). */
   constructor(name: string, args: ExternalNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     const poolNames = args.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
-    const object = renderExternalNetwork(args.metadata?.name ?? name, { type: args.type, addressPools: poolNames, metadata: metadataInput(args.metadata) });
+    const object = renderExternalNetwork(args.metadata?.name ?? name, { type: args.type, addressPools: poolNames, announceOnMove: args.announceOnMove, metadata: metadataInput(args.metadata) });
     const declared = declarations().externalNetworks;
     super(ExternalNetwork.TYPE, name, {
       object,

@@ -34,6 +34,11 @@ const FACTORIES: Readonly<Record<string, Factory>> = {
   'apps/v1/Deployment': (n, o, opts) => new k8s.apps.v1.Deployment(n, args<k8s.apps.v1.DeploymentArgs>(o), opts),
   'apps/v1/DaemonSet': (n, o, opts) => new k8s.apps.v1.DaemonSet(n, args<k8s.apps.v1.DaemonSetArgs>(o), opts),
   'policy/v1/PodDisruptionBudget': (n, o, opts) => new k8s.policy.v1.PodDisruptionBudget(n, args<k8s.policy.v1.PodDisruptionBudgetArgs>(o), opts),
+  // FO-3: the policy that lets each agent write only its own node's Lease.
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': (n, o, opts) =>
+    new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(n, args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyArgs>(o), opts),
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': (n, o, opts) =>
+    new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(n, args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingArgs>(o), opts),
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': (n, o, opts) =>
     new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(n, args<k8s.admissionregistration.v1.ValidatingWebhookConfigurationArgs>(o), opts),
 };

@@ -217,6 +217,8 @@ function controllerRbac(ns: string): KubeObject[] {
         // kube/leader-election.ts: get, create when absent, replace to renew or take over.
         rule(['coordination.k8s.io'], ['leases'], ['create']),
         rule(['coordination.k8s.io'], ['leases'], ['get', 'update'], [INSTALL.leaseName]),
+        // FO-3: the agents' Leases, read through an informer (nodes/agent-leases.ts).
+        rule(['coordination.k8s.io'], ['leases'], ['list', 'watch']),
         // webhook/cert-secret.ts: get, create when absent, replace to rotate (create cannot be
         // limited by name: the name is not in the request's URL).
         rule([''], ['secrets'], ['create']),
@@ -242,8 +244,68 @@ function agentRbac(ns: string): KubeObject[] {
     // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).
     rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
     rule([''], ['namespaces'], ['list', 'watch'], [ns]),
-  ]);
+  ]).concat(agentLeaseRbac(ns));
 }
+
+/**
+ * FO-3: each agent renews its node's Lease `juneau-agent-<node>` (runtime/agent/lease.ts): merge
+ * patch to renew, create when the patch finds none. RBAC cannot say "only its own": every agent shares one
+ * ServiceAccount, and resourceNames cannot restrict create (the name is not in the URL). The
+ * node is in the request, though: a pod's bound ServiceAccount token carries the node it runs on
+ * (user extra `authentication.kubernetes.io/node-name`), and a ValidatingAdmissionPolicy,
+ * evaluated inside the API server (no webhook whose outage would stop every renewal and with it
+ * every node's answers, FO-2), lets the agent's ServiceAccount write only the Lease of that node.
+ * The agent never deletes a Lease (an uninstall removes the namespace).
+ */
+function agentLeaseRbac(ns: string): KubeObject[] {
+  const name = `${INSTALL.agentName}-lease`;
+  const agentUser = `system:serviceaccount:${ns}:${INSTALL.agentName}`;
+  const nodeKey = 'authentication.kubernetes.io/node-name';
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(name, ns, INSTALL.agentName),
+      rules: [rule(['coordination.k8s.io'], ['leases'], ['create', 'patch'])],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(name, ns, INSTALL.agentName),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name: INSTALL.agentName, namespace: ns }],
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: meta(name, undefined, INSTALL.agentName),
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['leases'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        },
+        matchConditions: [{ name: 'the-agent', expression: `request.userInfo.username == '${agentUser}'` }],
+        validations: [
+          {
+            expression: `request.operation != 'DELETE' && has(request.userInfo.extra) && '${nodeKey}' in request.userInfo.extra && object.metadata.name == '${AGENT_LEASE_NAME_PREFIX}' + request.userInfo.extra['${nodeKey}'][0]`,
+            messageExpression: `"the agent may write only its own node's Lease ${AGENT_LEASE_NAME_PREFIX}<node> (FO-3): " + (has(request.userInfo.extra) && '${nodeKey}' in request.userInfo.extra ? 'node ' + request.userInfo.extra['${nodeKey}'][0] : 'its token names no node') + ', Lease ' + (request.operation == 'DELETE' ? oldObject.metadata.name + ' (delete)' : object.metadata.name)`,
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: meta(name, undefined, INSTALL.agentName),
+      spec: { policyName: name, validationActions: ['Deny'] },
+    },
+  ];
+}
+
+/** runtime/agent/lease.ts agentLeaseName(): the one Lease each agent may write (FO-3). */
+export const AGENT_LEASE_NAME_PREFIX = 'juneau-agent-';
 
 /** A ServiceAccount, a ClusterRole of `rules` and the binding between them, all named `name`. */
 function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]): KubeObject[] {
@@ -289,8 +351,11 @@ export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
  * charged to the memory cgroup, not RLIMIT_MEMLOCK, and libbpf then leaves the rlimit alone; many
  * runtimes cannot grant it anyway. Not SYS_ADMIN: the agent finds its attached program through its
  * pin, not by id (runtime/agent/bpf/responder.ts attachedProgram).
+ * - NET_RAW: the AF_PACKET socket of FO-1's probes and announcements
+ *   (runtime/agent/announce/packet-socket.ts); opened only for a network with
+ *   `spec.arp.announceOnMove`, so with the default nothing uses it.
  */
-export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN'] as const;
+export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN', 'NET_RAW'] as const;
 
 /**
  * Where the agent's metrics and health listen: loopback. The agent shares the host's network

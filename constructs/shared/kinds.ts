@@ -55,6 +55,8 @@ export interface ExternalNetworkInput {
   readonly type: AdvertiseMode;
   /** Pool names, in order. */
   readonly addressPools: readonly string[];
+  /** FO-1: rendered as `spec.arp.announceOnMove` when set (true or false); absent otherwise. */
+  readonly announceOnMove?: boolean;
 }
 
 export function renderExternalNetwork(name: string, input: ExternalNetworkInput): ExternalNetwork {
@@ -62,7 +64,11 @@ export function renderExternalNetwork(name: string, input: ExternalNetworkInput)
     apiVersion: API_VERSION,
     kind: 'ExternalNetwork',
     metadata: renderMetadata(name, input.metadata, false),
-    spec: { type: input.type, addressPools: [...input.addressPools] },
+    spec: {
+      type: input.type,
+      addressPools: [...input.addressPools],
+      ...(input.announceOnMove !== undefined ? { arp: { announceOnMove: input.announceOnMove } } : {}),
+    },
   };
 }
 
@@ -75,7 +81,7 @@ export function validateExternalNetwork(
   knownPools: ReadonlyMap<string, PoolView>,
   otherNetworks: readonly ExternalNetwork[],
 ): ValidationIssue[] {
-  const view = { name: network.metadata.name!, type: network.spec.type, addressPools: network.spec.addressPools };
+  const view = { name: network.metadata.name!, type: network.spec.type, addressPools: network.spec.addressPools, arp: network.spec.arp };
   const issues = [...checkObjectName('metadata.name', view.name), ...checkNetworkSpec(view), ...checkPoolModes(view, knownPools)];
   view.addressPools.forEach((pool, index) => {
     const holder = otherNetworks.find((o) => o.metadata.name !== view.name && o.spec.addressPools.includes(pool));

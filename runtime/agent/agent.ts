@@ -18,6 +18,7 @@ import { sameInterface, type LocalInterface } from './interface';
 import type { AgentMetrics } from './metrics';
 import { AgentResources, advertisementView, type AddressPoolObject, type AdvertisementObject, type ExternalNetworkObject, networkView, nodeFieldSelector, poolView } from './resources';
 import { writeDesired, type ArpDatapath } from './writer';
+import type { MoveAnnouncements } from './announce/handovers';
 
 export const EVENT_REASONS = {
   conflict: 'AddressConflict',
@@ -37,6 +38,10 @@ export interface NodeAgentOptions {
   readonly conflictDetection?: boolean;
   readonly metrics?: AgentMetrics;
   readonly logger?: Logger;
+  /** FO-2: a watch silent for this long (no event, no bookmark) is broken: relist. @default none */
+  readonly watchIdleTimeoutMs?: number;
+  /** FO-1: announces addresses this node gains on networks that ask for it. @default none */
+  readonly announcements?: Pick<MoveAnnouncements, 'observe' | 'stop'>;
 }
 
 export class NodeAgent {
@@ -60,7 +65,7 @@ export class NodeAgent {
   constructor(private readonly options: NodeAgentOptions) {
     this.logger = options.logger ?? silentLogger;
     this.iface = options.iface;
-    const common = { logger: this.logger };
+    const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
     this.advertisements = new Informer(options.client, { ...common, type: AgentResources.arpAdvertisements, fieldSelector: nodeFieldSelector(options.nodeName) });
     this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
     this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
@@ -92,11 +97,20 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.pollTimer);
+    await this.options.announcements?.stop();
     await Promise.all(this.informers().map((i) => i.stop()));
   }
 
   get informersSynced(): boolean {
     return this.informers().every((i) => i.hasSynced);
+  }
+
+  /**
+   * FO-2: the maps hold what the API server says now: every informer is current (synced, its
+   * watch open and not idle) and the last pass wrote its result. The heartbeat moves only then.
+   */
+  get viewIsCurrent(): boolean {
+    return this.reconciled && !this.lastPassFailed && !this.stopped && this.informers().every((i) => i.isCurrent);
   }
 
   /** True once a pass has made the maps equal to the desired state (readiness). */
@@ -123,6 +137,8 @@ export class NodeAgent {
       if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
         this.logger.info('maps reconciled', { added: result.added, removed: result.removed, guardAdded: result.guard.added, guardRemoved: result.guard.removed, entries: result.entries });
       }
+      // FO-1: after the write, so the address is answered before it is announced.
+      this.options.announcements?.observe(result.added, result.removed, desired.announce);
       this.options.metrics?.reconciles.inc({ result: 'success' });
       this.options.metrics?.tableEntries.set(result.entries);
       this.options.metrics?.guardEntries.set(desired.guard.drop.length + desired.guard.allow.length);

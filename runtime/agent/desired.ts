@@ -27,6 +27,8 @@ export interface NetworkView {
   readonly name: string;
   readonly type: string;
   readonly addressPools: readonly string[];
+  /** FO-1: `spec.arp.announceOnMove`. @default false */
+  readonly announceOnMove?: boolean;
 }
 
 export interface DesiredInput {
@@ -61,6 +63,8 @@ export interface DesiredState {
   readonly guard: GuardRules;
   /** Pool items that could not be turned into prefixes, named (the schema should prevent them). */
   readonly guardProblems: readonly string[];
+  /** FO-1: answered addresses whose network has `spec.arp.announceOnMove`; empty by default. */
+  readonly announce: ReadonlySet<string>;
 }
 
 export function desiredState(input: DesiredInput): DesiredState {
@@ -78,7 +82,9 @@ export function desiredState(input: DesiredInput): DesiredState {
     owners.set(ad.address, [...(owners.get(ad.address) ?? []), ad.name]);
   }
   const { guard, problems } = guardRules(input);
-  return { addresses: [...owners.keys()].sort(compareAddresses), owners, refused, guard, guardProblems: problems };
+  const announcing = new Set(input.networks.filter((n) => n.type === 'arp' && n.announceOnMove === true).map((n) => n.name));
+  const announce = new Set(input.advertisements.filter((ad) => owners.get(ad.address)?.includes(ad.name) && announcing.has(ad.externalNetwork)).map((ad) => ad.address));
+  return { addresses: [...owners.keys()].sort(compareAddresses), owners, refused, guard, guardProblems: problems, announce };
 }
 
 function refuse(ad: AdvertisementView, subnets: readonly Prefix[], ifname: string): Refusal | undefined {

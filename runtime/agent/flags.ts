@@ -33,6 +33,16 @@ export interface AgentFlags {
   /** In-cluster destination prefixes, comma-separated CIDRs: traffic to them keeps the pod
    * address (NAT-2). @default undefined: none */
   readonly natClusterCidrs: string | undefined;
+  /** FO-2: answers stop this long after the agent last proved its view current. */
+  readonly answerExpiryMs: number;
+  /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
+  readonly watchIdleTimeoutMs: number;
+  /** FO-3: namespace of the node's agent Lease; '' runs without one (development). */
+  readonly leaseNamespace: string;
+  /** FO-3: the Lease's leaseDurationSeconds: the controller moves this node's addresses when it has not seen a renewal for this long. */
+  readonly leaseDurationMs: number;
+  /** FO-3: how often the Lease is renewed. */
+  readonly leaseRenewIntervalMs: number;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -54,7 +64,21 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   pollIntervalMs: 5_000,
   natPodIfaces: undefined,
   natClusterCidrs: undefined,
+  answerExpiryMs: 10_000,
+  watchIdleTimeoutMs: 90_000,
+  leaseNamespace: INSTALL.namespace,
+  leaseDurationMs: 15_000,
+  leaseRenewIntervalMs: 2_000,
 };
+
+/** Duration flags: name -> field (values parsed by parseDurationMs). */
+const DURATION_FLAGS = {
+  'poll-interval': 'pollIntervalMs',
+  'answer-expiry': 'answerExpiryMs',
+  'watch-idle-timeout': 'watchIdleTimeoutMs',
+  'lease-duration': 'leaseDurationMs',
+  'lease-renew-interval': 'leaseRenewIntervalMs',
+} as const satisfies Record<string, keyof AgentFlags>;
 
 /** The directory under `bpffs` holding the agent's maps and programs. */
 export const PIN_SUBDIR = 'juneau';
@@ -67,7 +91,11 @@ external_arp_table equal to this node's ARPAdvertisements (ARP-10), so the node
 answers ARP for exactly those addresses. Programs and maps stay pinned in
 <bpffs>/juneau: answering goes on while the agent restarts or upgrades, and a new
 agent adopts and reconciles them. SIGTERM/SIGINT stop the agent and leave the
-responder attached. No gratuitous ARP is ever sent (ARP-8).
+responder attached. No gratuitous ARP is sent (ARP-8) unless an ExternalNetwork
+asks for it with spec.arp.announceOnMove (FO-1): then a node that gains one of its
+addresses probes until no other host answers and sends two RFC 5227 announcements.
+Answers expire with the agent (FO-2): the program stops answering (and keeps
+guarding) when the agent has not proven its view current for --answer-expiry.
 
 Flags:
   --node-name NAME                   the Node this agent serves (default $NODE_NAME)
@@ -98,6 +126,32 @@ Flags:
   --poll-interval DURATION           how often counters are read for conflicts and
                                      metrics, and the interface's addresses re-read,
                                      e.g. 5s or 500ms (default 5s)
+  --answer-expiry DURATION           FO-2: the node stops answering ARP this long after
+                                     the agent last proved its view of the API server
+                                     current (synced, watches live); a restart shorter
+                                     than this loses no answer. Shorter: a dead or cut-off
+                                     agent's node falls silent sooner; longer: slower
+                                     restarts survive. 10s covers a restart by the
+                                     kubelet or a rolling update on a loaded node
+                                     (default 10s)
+  --watch-idle-timeout DURATION      FO-2: a watch that delivers nothing, not even a
+                                     bookmark, this long is broken and is relisted; the
+                                     API server sends a bookmark about once a minute
+                                     (default 90s)
+  --lease-namespace NAMESPACE        FO-3: where the node's Lease juneau-agent-<node>
+                                     lives; '' runs without one (development only: the
+                                     heartbeat then needs only current watches)
+                                     (default ${INSTALL.namespace})
+  --lease-duration DURATION          FO-3: the Lease's duration: the controller moves this
+                                     node's addresses when it has not seen a renewal for
+                                     this long. At least --answer-expiry, so the node has
+                                     stopped answering before another starts (FO-4).
+                                     Shorter: faster failover of a dead node; longer:
+                                     fewer false failovers on a slow API server
+                                     (default 15s)
+  --lease-renew-interval DURATION    FO-3: how often the Lease is renewed; each renewal
+                                     moves the FO-2 heartbeat, so it must be well under
+                                     --answer-expiry (default 2s)
   --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
                                      development only: the node stops answering
   --owner-daemonset NAMESPACE/NAME   the DaemonSet running this agent: a stop while it
@@ -134,6 +188,7 @@ const STRING_FLAGS = {
   'owner-daemonset': 'ownerDaemonSet',
   'nat-pod-ifaces': 'natPodIfaces',
   'nat-cluster-cidrs': 'natClusterCidrs',
+  'lease-namespace': 'leaseNamespace',
 } as const satisfies Record<string, keyof AgentFlags>;
 
 const BOOLEAN_FLAGS = {
@@ -163,13 +218,13 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
     const name = AGENT_FLAG_ALIASES[given] ?? given;
     if (setBoolean(out, name, inline)) continue;
     const value = inline ?? argv[++i];
-    if (name in STRING_FLAGS || name === 'xdp-mode' || name === 'poll-interval') {
+    if (name in STRING_FLAGS || name === 'xdp-mode' || name in DURATION_FLAGS) {
       if (value === undefined) throw new Error(`--${given} needs a value`);
     } else {
       throw new Error(`unknown flag --${given} (see --help)`);
     }
     if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
-    else if (name === 'poll-interval') out.pollIntervalMs = parseDurationMs(value, '--poll-interval');
+    else if (name in DURATION_FLAGS) out[DURATION_FLAGS[name as keyof typeof DURATION_FLAGS]] = parseDurationMs(value, `--${name}`);
     else (out as Record<string, unknown>)[STRING_FLAGS[name as keyof typeof STRING_FLAGS]] = value || undefined;
   }
   if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
@@ -179,6 +234,8 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
   if (!out.logFormat) out.logFormat = DEFAULT_AGENT_FLAGS.logFormat;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
+  if (out.leaseNamespace === undefined) out.leaseNamespace = '';
+  checkExpiryFlags(out);
   return { help: false, flags: out };
 }
 
@@ -206,4 +263,19 @@ export function parseDurationMs(value: string, flag: string): number {
   const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
   if (!(ms >= 10)) throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
   return Math.round(ms);
+}
+
+/** FO-2: the heartbeat is checked five times per expiry (runtime/agent/heartbeat.ts); an expiry
+ * below 500 ms would expire answers on a single slow event-loop turn of a loaded node. */
+function checkExpiryFlags(flags: AgentFlags): void {
+  if (flags.answerExpiryMs < 500) throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
+  if (flags.watchIdleTimeoutMs < 1_000) throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
+  if (!flags.leaseNamespace) return;
+  if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
+    throw new Error(`--lease-renew-interval (${flags.leaseRenewIntervalMs}ms) must be at most half of --answer-expiry (${flags.answerExpiryMs}ms): each renewal moves the heartbeat, and one late renewal must not expire the answers`);
+  }
+  if (flags.answerExpiryMs > flags.leaseDurationMs) {
+    throw new Error(`--answer-expiry (${flags.answerExpiryMs}ms) must not exceed --lease-duration (${flags.leaseDurationMs}ms): the node must stop answering before the controller gives its addresses to another (FO-4)`);
+  }
+  if (flags.leaseDurationMs % 1000 !== 0) throw new Error(`--lease-duration must be whole seconds (a Lease counts seconds), not ${flags.leaseDurationMs}ms`);
 }

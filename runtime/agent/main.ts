@@ -16,7 +16,7 @@ import { RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
 import { versionLine, wantsVersion } from '../kube/version';
-import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, removePins, type AttachResult } from './bpf';
+import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, monotonicNowNs, removePins, type AttachResult } from './bpf';
 import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
@@ -25,6 +25,12 @@ import { NatSync } from './nat';
 import { attachNatDataplane, detachNatDataplane } from './nat-attach';
 import { NatMetrics } from './nat-metrics';
 import { natFilters, type NatMaps } from './bpf/nat';
+import { AnswerHeartbeat } from './heartbeat';
+import { AgentLease } from './lease';
+import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
+import { ArpPacketSocket } from './announce/packet-socket';
+import { AgentResources } from './resources';
+import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
 export interface AgentIO {
@@ -81,7 +87,7 @@ async function run(flags: AgentFlags, logger: Logger, io: AgentIO, kubeConfig: K
   const iface = await ingressInterface(flags, rest);
   const ifindex = ifNameToIndex(iface.name);
   const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
-  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection });
+  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection, answerExpiryMs: flags.answerExpiryMs });
   logger.info('responder attached', {
     kubeconfig: source, iface: iface.name, ifindex, mac: iface.mac, addresses: iface.addresses, mode: attached.mode, programId: attached.programId,
     replacedProgramId: attached.replacedProgramId, adoptedMaps: attached.adoptedMaps, pinDir, entries: attached.maps.addresses().size,
@@ -117,7 +123,15 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   const metrics = new AgentMetrics(runtimeMetrics);
   metrics.setMode(r.attached.mode);
   const recorder = new EventRecorder(r.rest, { reportingController: 'juneau.loutres.me/agent', reportingInstance: flags.nodeName, logger });
-  const agent = new NodeAgent({
+  // FO-1: opens its ARP socket only while an address of an announcing network is being handed over.
+  const announcements: MoveAnnouncements = new MoveAnnouncements({
+    nodeName: flags.nodeName, ifname: r.iface.name, mac: r.iface.mac, recorder, logger, metrics: new AnnounceMetrics(runtimeMetrics),
+    openSocket: () => new ArpPacketSocket(r.ifindex),
+    advertisementsFor: (address) => agent.advertisements.list().filter((ad) => ad.spec?.address === address).map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
+  });
+  const agent: NodeAgent = new NodeAgent({
+    announcements,
+    watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
     client: r.rest,
     nodeName: flags.nodeName,
     datapath: r.attached.maps,
@@ -138,6 +152,18 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   if (r.nat) health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
+  // FO-3: the node's Lease; FO-2: the heartbeat moves while the agent's view is current, never
+  // past the last renewal the API server accepted (lease.ts says why).
+  const lease = flags.leaseNamespace
+    ? new AgentLease({ rest: r.rest, namespace: flags.leaseNamespace, nodeName: flags.nodeName, leaseDurationMs: flags.leaseDurationMs, renewIntervalMs: flags.leaseRenewIntervalMs, logger })
+    : undefined;
+  lease?.start();
+  // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has
+  // nothing to prove its view with, and its answers expire (FO-2): not ready says so at rollout.
+  health.addReadinessCheck('lease-renewed', () => !lease || lease.lastRenewSentNs !== undefined);
+  const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
+  const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs });
+  heartbeat.start();
   const ports = await health.start();
   logger.info('listening', ports);
   const uninstall = flags.ownerDaemonSet ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger) : undefined;
@@ -149,6 +175,8 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
   logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
   await uninstall?.stop();
+  heartbeat.stop();
+  await lease?.stop();
   await agent.stop();
   await natSync?.stop();
   await recorder.stop();

@@ -34,5 +34,5 @@ export function poolView(pool: AddressPool): PoolView {
 }
 
 export function networkView(network: ExternalNetwork): NetworkView {
-  return { name: network.metadata?.name ?? '', type: network.spec?.type ?? '', addressPools: network.spec?.addressPools ?? [] };
+  return { name: network.metadata?.name ?? '', type: network.spec?.type ?? '', addressPools: network.spec?.addressPools ?? [], announceOnMove: network.spec?.arp?.announceOnMove === true };
 }

@@ -15,6 +15,9 @@ import { feedAllocatorIndex } from './allocator/index-feed';
 import { withdrawBeforeRelease } from './arp/claim-guard';
 import { JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
 import type { EndpointSliceView, ServiceView } from './slb/views';
+import type { Lease } from '../kube/leader-election';
+import { INSTALL } from '../../api/constants';
+import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 
 export type ServiceObject = ServiceView & KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
@@ -29,6 +32,8 @@ export interface Caches {
   readonly addressPools: Informer<K<AddressPool>>;
   readonly allocationPools: Informer<K<AllocationPool>>;
   readonly allocationClaims: Informer<K<AllocationClaim>>;
+  /** FO-3: the agents' per-node Leases in the install namespace. */
+  readonly agentLeases: Informer<Lease>;
 }
 
 export interface ControllerContext {
@@ -39,6 +44,8 @@ export interface ControllerContext {
   readonly recorder: EventRecorder | undefined;
   readonly logger: Logger;
   readonly fieldManager: 'juneau-controller';
+  /** FO-3: nodes whose agent Lease expired (nodes/agent-leases.ts). */
+  readonly agentLiveness: AgentLeaseTracker;
 }
 
 /** The shared caches, not started: whoever runs reconcilers on them starts those it reads. */
@@ -54,6 +61,7 @@ export function createCaches(rest: RestClient, logger: Logger): Caches {
     addressPools: informer(JuneauResources.addressPools),
     allocationPools: informer(JuneauResources.allocationPools),
     allocationClaims: informer(JuneauResources.allocationClaims),
+    agentLeases: new Informer<Lease>(rest, { type: Resources.leases, namespace: INSTALL.namespace, labelSelector: AGENT_LEASE_SELECTOR, logger }),
   };
 }
 
@@ -63,6 +71,8 @@ export interface ControllerContextOptions {
   readonly recorder?: EventRecorder;
   /** Gets each AddressPool's usage as the index changes. */
   readonly metrics?: RuntimeMetrics;
+  /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
+  readonly agentLeaseGraceMs?: number;
 }
 
 /**
@@ -77,7 +87,8 @@ export function createControllerContext(options: ControllerContextOptions): Cont
   const index = new AllocatorIndex();
   feedAllocatorIndex(caches, index, options.metrics);
   const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
-  return { rest, caches, index, allocator, recorder: options.recorder, logger, fieldManager: FieldManagers.controller };
+  const agentLiveness = new AgentLeaseTracker(caches.agentLeases, undefined, options.agentLeaseGraceMs ?? 0);
+  return { rest, caches, index, allocator, recorder: options.recorder, logger, fieldManager: FieldManagers.controller, agentLiveness };
 }
 
 /** Every cache as a list, to start, stop or check them together. */

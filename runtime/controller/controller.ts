@@ -38,6 +38,8 @@ export interface ControllerOptions {
   readonly sweepIntervalMs?: number;
   /** A claim younger than this is never swept. @default 30_000 */
   readonly sweepGraceMs?: number;
+  /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
+  readonly agentLeaseGraceMs?: number;
 }
 
 export class JuneauController {
@@ -117,6 +119,7 @@ export class JuneauController {
     await this.starting?.catch(() => undefined);
     this.timers.forEach(clearInterval);
     this.timers = [];
+    this.ctx.agentLiveness.stop();
     await this.duplicates.stop();
     await this.elasticIPs.stop(options);
     await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
@@ -149,6 +152,9 @@ export class JuneauController {
     const q = this.queues;
     const slbsOfNetwork = (network: string) => c.serviceLoadBalancers.list().filter((s) => s.spec.externalNetwork === network).forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
     c.services.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
+    // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
+    // pass that changes nothing writes nothing).
+    this.ctx.agentLiveness.onLivenessChange(() => c.serviceLoadBalancers.list().forEach((s) => q.serviceLoadBalancers.add(objectKey(s))));
     c.serviceLoadBalancers.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
     c.endpointSlices.onChange((s) => {
       const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];

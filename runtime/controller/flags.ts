@@ -1,4 +1,5 @@
 /** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
+import { validateTimings } from '../kube/leader-election';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -14,6 +15,12 @@ export interface ControllerFlags {
   readonly webhookUrlBase: string | undefined;
   readonly webhookCertificates: 'self-managed' | 'cert-manager';
   readonly webhookCertDir: string | undefined;
+  /** Leader election (FO, issue 15 item 4): the Lease's duration, the leader's renew deadline, the retry period. */
+  readonly leaderElectionLeaseDurationMs: number;
+  readonly leaderElectionRenewDeadlineMs: number;
+  readonly leaderElectionRetryPeriodMs: number;
+  /** FO-3: added to each agent Lease's own duration before its node counts as dead. */
+  readonly agentLeaseGraceMs: number;
 }
 
 export const DEFAULT_FLAGS: ControllerFlags = {
@@ -32,6 +39,10 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   webhookUrlBase: undefined,
   webhookCertificates: 'self-managed',
   webhookCertDir: undefined,
+  leaderElectionLeaseDurationMs: 15_000,
+  leaderElectionRenewDeadlineMs: 10_000,
+  leaderElectionRetryPeriodMs: 2_000,
+  agentLeaseGraceMs: 0,
 };
 
 export const HELP = `Usage: juneau-controller [flags]
@@ -51,6 +62,29 @@ Flags:
                                      juneau-system); while it does not exist the log says
                                      so once and the controller keeps trying
   --leader-election-id NAME          name of the Lease (default juneau-controller)
+  --leader-election-lease-duration DURATION
+                                     how long a standby waits, after it last saw the
+                                     leader's Lease change, before it takes over: a killed
+                                     leader is replaced after about this plus up to 2.2 x
+                                     the retry period (15s gives the measured 16-19 s).
+                                     Shorter: faster takeover; too short: a leader slowed
+                                     by a loaded API server is replaced while it still
+                                     works (it steps down first, so never two leaders)
+                                     (default 15s)
+  --leader-election-renew-deadline DURATION
+                                     the leader steps down when it could not renew for this
+                                     long; below the lease duration (default 10s)
+  --leader-election-retry-period DURATION
+                                     how often the leader renews and standbys retry; the
+                                     renew deadline must exceed 1.2 x this (default 2s)
+  --agent-lease-grace DURATION       FO-3: a node counts as dead when its agent's Lease
+                                     (juneau-agent-<node>) has not been seen renewed for
+                                     the Lease's own duration (the agent's
+                                     --lease-duration, 15s by default) plus this. Longer:
+                                     fewer handovers when the API server is slow to write
+                                     renewals; shorter: a dead node is replaced sooner.
+                                     Never below 0, so a node is never judged dead before
+                                     its answers expired (FO-4) (default 0s)
   --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
                                      manifest passes [$(POD_IP)]:8080). Alias: --metrics-addr
@@ -115,6 +149,13 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
       out.leaderElect = inline !== 'false';
       continue;
     }
+    const duration = DURATION_FLAGS[name];
+    if (duration) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new Error(`--${name} needs a value`);
+      out[duration] = duration === 'agentLeaseGraceMs' ? parseGrace(value) : parseDuration(value, `--${name}`);
+      continue;
+    }
     const key = STRING_FLAGS[name];
     if (!key) throw new Error(`unknown flag --${given} (see --help)`);
     const value = inline ?? argv[++i];
@@ -129,5 +170,32 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
       (out as Record<string, unknown>)[key] = value;
     }
   }
+  try {
+    validateTimings(out.leaderElectionLeaseDurationMs, out.leaderElectionRenewDeadlineMs, out.leaderElectionRetryPeriodMs);
+  } catch (err) {
+    throw new Error(`leader election flags: ${(err as Error).message} (--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period)`);
+  }
   return { help: false, flags: out };
+}
+
+const DURATION_FLAGS: Record<string, 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs' | 'agentLeaseGraceMs'> = {
+  'agent-lease-grace': 'agentLeaseGraceMs',
+  'leader-election-lease-duration': 'leaderElectionLeaseDurationMs',
+  'leader-election-renew-deadline': 'leaderElectionRenewDeadlineMs',
+  'leader-election-retry-period': 'leaderElectionRetryPeriodMs',
+};
+
+/** FO-3: `0s` to `5m`; a negative grace cannot be written, so FO-4 cannot be undone from here. */
+function parseGrace(value: string): number {
+  const ms = value === '0' ? 0 : /^0(ms|s|m)$/.test(value) ? 0 : parseDuration(value, '--agent-lease-grace');
+  if (ms > 300_000) throw new Error(`--agent-lease-grace must be at most 5m, not '${value}'`);
+  return ms;
+}
+
+/** `500ms`, `5s`, `1m` -> milliseconds (at least 100 ms). */
+function parseDuration(value: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
+  if (!(ms >= 100)) throw new Error(`${flag} must be a duration of at least 100ms such as 500ms, 5s or 1m, not '${value}'`);
+  return Math.round(ms);
 }

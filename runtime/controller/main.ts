@@ -81,7 +81,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
   const recorder = new EventRecorder(leaderRest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
-  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers });
+  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers, agentLeaseGraceMs: flags.agentLeaseGraceMs });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
@@ -108,6 +108,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       namespace: flags.leaderElectionNamespace,
       name: flags.leaderElectionId,
       identity,
+      leaseDurationMs: flags.leaderElectionLeaseDurationMs,
+      renewDeadlineMs: flags.leaderElectionRenewDeadlineMs,
+      retryPeriodMs: flags.leaderElectionRetryPeriodMs,
       logger,
       onAttempt: leaseProblemReporter(logger, { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, server: serverOf(kubeConfig) }),
       onStartedLeading: () => void startController(),

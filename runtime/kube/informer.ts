@@ -4,7 +4,10 @@
  * - a watch that ends cleanly (server timeout) resumes from the last resourceVersion;
  * - 410 Gone (resourceVersion too old) relists, and the relist's differences reach the
  *   handlers as adds, updates and deletes, so nothing is missed across the gap;
- * - any other error retries with exponential backoff (capped), resuming where it was.
+ * - any other error retries with exponential backoff (capped), resuming where it was;
+ * - with `idleTimeoutMs`, a watch that delivers nothing, not even a bookmark, for that long is
+ *   treated as broken (a connection a middlebox silently dropped still looks open) and the
+ *   informer relists (FO-2).
  * Works for any kind, core or custom, given its ResourceType.
  */
 import { silentLogger, type Logger } from './log';
@@ -36,6 +39,13 @@ export interface InformerOptions<T> {
   readonly initialBackoffMs?: number;
   /** @default 30_000 */
   readonly maxBackoffMs?: number;
+  /**
+   * Client-side idle bound of a watch (FO-2): no event and no bookmark for this long and the
+   * watch is aborted and the informer relists, since it can no longer prove its cache is current.
+   * kube-apiserver sends a bookmark to every watch that asked for them about once a minute, so a
+   * bound above that (plus its jitter) fires only on a broken stream. @default none
+   */
+  readonly idleTimeoutMs?: number;
   readonly logger?: Logger;
 }
 
@@ -53,6 +63,9 @@ export class Informer<T extends KubeObject> {
   private watchHandle: WatchHandle | undefined;
   private readonly sleeper = new Sleeper();
   private loop: Promise<void> | undefined;
+  /** True while a watch is open and has not gone idle (FO-2: `isCurrent`). */
+  private watching = false;
+  private idleRelists = 0;
 
   constructor(
     private readonly client: ListWatchClient,
@@ -82,6 +95,20 @@ export class Informer<T extends KubeObject> {
   /** True once the first list is in the cache. */
   get hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * FO-2: the cache can be trusted to be current: synced, and a watch is open that has delivered
+   * something (an event or a bookmark) within `idleTimeoutMs`. False while listing, between a
+   * failed watch and its retry, and after a watch went idle until the relist is done.
+   */
+  get isCurrent(): boolean {
+    return this.synced && this.watching && !this.stopped;
+  }
+
+  /** How many times a watch was found idle and the informer relisted (FO-2). */
+  get idleRelistCount(): number {
+    return this.idleRelists;
   }
 
   /** The resourceVersion the next watch resumes from ('' means relist). */
@@ -190,11 +217,28 @@ export class Informer<T extends KubeObject> {
       // Like client-go: 5-10 minutes, so watches of many replicas do not all end at once.
       timeoutSeconds: Math.floor(300 * (1 + Math.random())),
     };
-    this.watchHandle = await this.client.watch<T>(path, query, (event) => this.onEvent(event));
-    if (this.stopped) this.watchHandle.abort();
-    const err = await this.watchHandle.done;
-    this.watchHandle = undefined;
-    if (err) throw err;
+    const idle = new IdleTimer(this.options.idleTimeoutMs, () => this.watchHandle?.abort());
+    try {
+      this.watchHandle = await this.client.watch<T>(path, query, (event) => {
+        idle.touch();
+        this.onEvent(event);
+      });
+      if (this.stopped) this.watchHandle.abort();
+      this.watching = true;
+      idle.touch();
+      const err = await this.watchHandle.done;
+      if (idle.fired && !this.stopped) {
+        this.idleRelists++;
+        this.logger.warn('watch delivered nothing, not even a bookmark; treating it as broken and relisting', { idleTimeoutMs: this.options.idleTimeoutMs });
+        this.resourceVersion = '';
+        return;
+      }
+      if (err) throw err;
+    } finally {
+      idle.cancel();
+      this.watching = false;
+      this.watchHandle = undefined;
+    }
   }
 
   private onEvent(event: WatchEvent<T>): void {
@@ -241,6 +285,30 @@ export class Informer<T extends KubeObject> {
     return `${type.plural}${type.group ? '.' + type.group : ''}${scope.length ? ` (${scope.join(', ')})` : ''}`;
   }
 
+}
+
+/** Calls `onIdle` once when `touch()` has not been called for `ms` (undefined: never). */
+class IdleTimer {
+  private timer: NodeJS.Timeout | undefined;
+  fired = false;
+
+  constructor(
+    private readonly ms: number | undefined,
+    private readonly onIdle: () => void,
+  ) {}
+
+  touch(): void {
+    if (this.ms === undefined || this.fired) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.onIdle();
+    }, this.ms);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 /** Resolves when every informer has synced; the error names those that did not. */

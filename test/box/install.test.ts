@@ -30,8 +30,8 @@ const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-in
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
 const NS = 'juneau-system';
-/** CAP_NET_ADMIN (12) and CAP_BPF (39): the agent's effective set, nothing else. */
-const AGENT_CAP_EFF = (1n << 12n) | (1n << 39n);
+/** CAP_NET_ADMIN (12), CAP_NET_RAW (13, FO-1 announcements) and CAP_BPF (39): the agent's effective set, nothing else. */
+const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
 const XDP_PASS = path.join(REPO_ROOT, 'build', 'bpf', 'xdp_pass.bpf.o');
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
@@ -140,7 +140,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
 
   test('the agent runs with CAP_BPF + CAP_NET_ADMIN only, its own bpffs directory, and its XDP responder attached to each node\'s eth0', async () => {
     for (const p of await pods(NS, 'app.kubernetes.io/name=juneau-agent')) {
-      expect(p.spec.containers[0].securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN'] });
+      expect(p.spec.containers[0].securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'NET_RAW'] });
       expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual(['/sys/fs/bpf/juneau']);
       const node = nodeOf(p.spec.nodeName!);
       expect(await xdpProgId(node.netns)).toBeGreaterThan(0);

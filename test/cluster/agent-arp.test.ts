@@ -46,7 +46,10 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     });
   const table = () => [...maps!.addresses().keys()].sort();
   const waitForTable = (expected: string[]) => waitFor(() => JSON.stringify(table()) === JSON.stringify([...expected].sort()), { what: `external_arp_table = ${expected.join(', ')}` });
-  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(0)}`, '--xdp-mode=generic', '--poll-interval=200ms', '--log-level=debug'];
+  // FO-2: answers survive a restart shorter than --answer-expiry. Here the agent restarts from
+  // TypeScript sources (tsx) inside a loaded test run, which took 12 s once; a generous expiry
+  // keeps this test about adoption. test/netns/fo-expiry proves the expiry itself.
+  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(0)}`, '--xdp-mode=generic', '--poll-interval=200ms', '--log-level=debug', '--answer-expiry=60s', '--lease-duration=60s'];
   const warningsFor = async (address: string, reason: string) => {
     const events = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(Resources.events, { namespace: 'default' });
     return events.items.filter((e) => e.regarding?.name === adName(address) && e.reason === reason);

@@ -4,7 +4,9 @@
 // cluster is reused and left running. The synthesized CRDs (dist/juneau-crds.k8s.yaml, from
 // `npx cdk8s synth`) are applied when they exist; under CI=true their absence fails the run (most
 // suites need them, and a run without them proves nothing about Juneau).
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { INSTALL } from '../../api/constants';
 import { isCI } from '../requirements';
 import { applyCrds, Cluster, CRD_MANIFEST, resolveBinDir, startCluster } from './harness';
 
@@ -30,13 +32,27 @@ export default async function globalSetup(): Promise<void> {
       await applyCrds(`${binDir}/kubectl`, given, crdFiles);
       log(`cluster: applied ${crdFiles.join(', ')} (its garbage collector notices new kinds within ~30 s)`);
     }
+    ensureInstallNamespace(`${resolveBinDir()}/kubectl`, given);
     return;
   }
   if (crdFiles.length === 0) log(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs`);
   const cluster = await startCluster({ crdFiles, log });
+  ensureInstallNamespace(`${cluster.binDir}/kubectl`, cluster.kubeconfigPath);
   globalThis.__juneauTestCluster = cluster;
   process.env[KUBECONFIG_ENV] = cluster.kubeconfigPath;
   process.env[OWNED_ENV] = '1';
   process.env.JUNEAU_K8S_BIN_DIR = cluster.binDir;
   process.env.JUNEAU_TEST_CLUSTER_START_MS = String(cluster.timings.totalMs);
+}
+
+/** The install namespace, where agents keep their Leases (FO-3) as on a real install. Created,
+ * not applied: a client-side apply would leave an annotation that conflicts with the tests'
+ * server-side applies of the install manifest. */
+function ensureInstallNamespace(kubectl: string, kubeconfig: string): void {
+  try {
+    execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', INSTALL.namespace], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (err) {
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
+    if (!stderr.includes('AlreadyExists')) throw new Error(`creating namespace ${INSTALL.namespace}: ${stderr}`);
+  }
 }

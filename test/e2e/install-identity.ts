@@ -11,7 +11,8 @@ import { INSTALL } from '../../api/constants';
 import { REPO_ROOT } from '../cluster/harness';
 
 export const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
-const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+// With the policy that narrows the agent's Lease writes to its own node (FO-3).
+const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 interface ManifestObject {
   kind: string;
@@ -33,9 +34,14 @@ export function installManifest(file = INSTALL_MANIFEST): ManifestObject[] {
 
 export const rbacObjects = (manifest: ManifestObject[]) => manifest.filter((o) => RBAC_KINDS.has(o.kind));
 
-/** The rules that bind to ServiceAccount `name`: its ClusterRole's and Role's (named like it). */
+/** The rules that bind to ServiceAccount `name`: its ClusterRole's and Role's (named like it, or bound to it). */
 export function rulesOf(manifest: ManifestObject[], name: string): PolicyRule[] {
-  return manifest.filter((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === name).flatMap((o) => o.rules as PolicyRule[]);
+  const bound = new Set(
+    manifest
+      .filter((o) => o.kind === 'RoleBinding' && (o as unknown as { subjects?: Array<{ kind: string; name: string }> }).subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === name))
+      .map((o) => (o as unknown as { roleRef: { name: string } }).roleRef.name),
+  );
+  return manifest.filter((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && (o.metadata.name === name || (o.kind === 'Role' && bound.has(o.metadata.name)))).flatMap((o) => o.rules as PolicyRule[]);
 }
 
 /** The capabilities the DaemonSet adds for the agent, as setpriv names them (`+bpf,+net_admin`). */
@@ -49,8 +55,18 @@ export function agentCapabilities(manifest: ManifestObject[]): string[] {
 }
 
 /** A kubeconfig for ServiceAccount `namespace/name` with a token from the TokenRequest API. */
-export async function serviceAccountKubeconfig(core: CoreV1Api, admin: KubeConfig, namespace: string, name: string, file: string): Promise<string> {
-  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } } });
+export async function serviceAccountKubeconfig(
+  core: CoreV1Api,
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+  file: string,
+  boundPod?: { name: string; uid: string },
+): Promise<string> {
+  // Bound to a Pod, the token carries the Pod's node (user extra authentication.kubernetes.io/node-name),
+  // as the kubelet's projected token of a DaemonSet pod does: the agent's Lease policy needs it (FO-3).
+  const boundObjectRef = boundPod ? { apiVersion: 'v1', kind: 'Pod', name: boundPod.name, uid: boundPod.uid } : undefined;
+  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600, boundObjectRef } } });
   const token = tr.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
   const cluster = admin.getCurrentCluster()!;

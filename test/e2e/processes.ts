@@ -78,6 +78,12 @@ export class ApiForwarder {
     }
   }
 
+  /** FO-4: cuts namespace `ns` off the API server (its forwarder killed, its connections with it). */
+  async cut(ns: string): Promise<void> {
+    const p = this.inNamespaces.find((f) => f.name === `forward-${ns}` && f.child.exitCode === null && f.child.signalCode === null);
+    if (p) await stopProcess(p, 'SIGKILL');
+  }
+
   async stop(): Promise<void> {
     for (const p of this.inNamespaces) await stopProcess(p, 'SIGKILL');
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

@@ -55,7 +55,7 @@ export class E2ERig {
   readonly controllers: Array<Managed | undefined> = [];
   private readonly logDir: string;
   /** Kubeconfigs holding the install ServiceAccounts' tokens, and the agent's capabilities. */
-  private identity!: { controllerKubeconfig: string; agentKubeconfig: string; agentCaps: string[]; users: Record<string, string> };
+  private identity!: { controllerKubeconfig: string; agentKubeconfigs: string[]; agentCaps: string[]; users: Record<string, string> };
   private auditLog!: string;
 
   constructor(readonly options: RigOptions = {}) {
@@ -126,12 +126,22 @@ export class E2ERig {
     fs.writeFileSync(rbacFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbacObjects(manifest) }));
     await this.kubectl('apply', '--server-side', '-f', rbacFile);
     const controllerKubeconfig = path.join(this.net.tmp, 'controller.kubeconfig');
-    const agentKubeconfig = path.join(this.net.tmp, 'agent.kubeconfig');
     const controllerUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.controllerName, controllerKubeconfig);
-    const agentUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.agentName, agentKubeconfig);
+    // One token per node, bound to a stand-in for the DaemonSet's pod on that node (never run: the
+    // rig has no kubelet), so the agent's token names its node as in a cluster (FO-3 Lease policy).
+    const agentKubeconfigs: string[] = [];
+    let agentUser = '';
+    for (let i = 0; i < this.net.nodeCount; i++) {
+      const pod = await this.core.createNamespacedPod({
+        namespace: CONTROLLER_NAMESPACE,
+        body: { metadata: { name: `${INSTALL.agentName}-${this.nodeName(i)}` }, spec: { nodeName: this.nodeName(i), serviceAccountName: INSTALL.agentName, containers: [{ name: 'agent', image: 'registry.invalid/juneau-agent' }] } },
+      });
+      agentKubeconfigs[i] = path.join(this.net.tmp, `agent-${i}.kubeconfig`);
+      agentUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.agentName, agentKubeconfigs[i], { name: pod.metadata!.name!, uid: pod.metadata!.uid! });
+    }
     this.identity = {
       controllerKubeconfig,
-      agentKubeconfig,
+      agentKubeconfigs,
       agentCaps: agentCapabilities(manifest),
       users: { [controllerUser]: INSTALL.controllerName, [agentUser]: INSTALL.agentName },
     };
@@ -168,7 +178,7 @@ export class E2ERig {
     const caps = `-all,${this.identity.agentCaps.map((c) => `+${c}`).join(',')}`;
     const args = [
       `--net=/var/run/netns/${this.net.node(i)}`, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', process.execPath, AGENT_BIN,
-      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.identity.agentKubeconfig}`,
+      `--node-name=${this.nodeName(i)}`, `--kubeconfig=${this.identity.agentKubeconfigs[i]}`,
       // No --node-ingress-iface, as the DaemonSet: the agent finds eth0 from its Node's InternalIP (EN-12).
       `--bpffs=${this.pinRoot(i)}`, '--xdp-mode=generic', '--metrics-addr=0', '--health-addr=0', '--log-level=debug',
       ...(this.options.guard === false ? ['--no-guard'] : []), ...extra,
@@ -176,6 +186,20 @@ export class E2ERig {
     const p = startLogged(`agent-${i}`, 'nsenter', args, path.join(this.logDir, `agent-${i}.log`));
     this.agents[i] = p;
     return p;
+  }
+
+  /** FO-4: node i loses its path to the API server (its link to the router stays up). */
+  async cutFromApiServer(i: number): Promise<void> {
+    await this.forwarder.cut(this.net.node(i));
+  }
+
+  async reconnectToApiServer(i: number): Promise<void> {
+    await this.forwarder.into(this.net.node(i), path.join(this.logDir, `forward-${i}-again-${Date.now()}.log`));
+  }
+
+  /** FO-1: switches `spec.arp.announceOnMove` of the rig's network. */
+  async setAnnounceOnMove(on: boolean): Promise<void> {
+    await this.custom.patchClusterCustomObject({ group: GROUP, version: VERSION, plural: 'externalnetworks', name: NETWORK, body: { spec: { arp: { announceOnMove: on } } } }, mergePatch);
   }
 
   async killAgent(i: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

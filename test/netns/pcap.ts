@@ -24,6 +24,8 @@ export interface Frame {
   readonly vlans: readonly VlanTag[];
   /** Present for Ethernet/IPv4 ARP frames, tagged or not. */
   readonly arp?: ArpFields;
+  /** When the capture saw it: ms since the epoch (pcap's seconds and microseconds). */
+  readonly timeMs: number;
 }
 
 const ETH_P_ARP = 0x0806;
@@ -43,14 +45,16 @@ export function parsePcap(file: Buffer): Frame[] {
   const frames: Frame[] = [];
   for (let at = 24; at + 16 <= file.length; ) {
     const captured = u32(at + 8);
+    const timeMs = u32(at) * 1000 + u32(at + 4) / 1000;
     const data = file.subarray(at + 16, at + 16 + captured);
     at += 16 + captured;
-    if (data.length >= 14) frames.push(parseFrame(data));
+    // Not enumerable: tests compare frames by value, where the capture time would differ.
+    if (data.length >= 14) frames.push(Object.defineProperty(parseFrame(data), 'timeMs', { value: timeMs, enumerable: false }) as Frame);
   }
   return frames;
 }
 
-function parseFrame(data: Buffer): Frame {
+function parseFrame(data: Buffer): Omit<Frame, 'timeMs'> {
   // libpcap puts a tag the kernel kept out of band (VLAN offload) back into the frame.
   let at = 12;
   let ethertype = data.readUInt16BE(at);

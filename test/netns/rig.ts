@@ -47,6 +47,8 @@ export interface LoaderOptions {
   readonly mode?: XdpModeRequest;
   readonly guard?: boolean;
   readonly conflictDetection?: boolean;
+  /** FO-2: the interface's answers expire this long after its heartbeat. @default never */
+  readonly answerExpiryMs?: number;
 }
 
 export interface ArpToSend {

@@ -169,8 +169,15 @@ describe('bpf map encoders', () => {
 
   test('config values: protections are on when their OFF flag is clear', () => {
     const value = layout.encodeConfigValue({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true });
-    expect(value).toEqual(Buffer.from([2, 0, 0, 0, 0, 1, 0, 0, layout.CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF, 0, 0, 0]));
-    expect(layout.decodeConfigValue(value)).toEqual({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true });
+    expect(value).toEqual(Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 1, 0, 0, layout.CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF, 0, 0, 0]), Buffer.alloc(20)]));
+    expect(layout.decodeConfigValue(value)).toEqual({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true, heartbeatNs: 0n, expiryNs: 0n });
+  });
+
+  test('FO-2: config values carry the heartbeat and the expiry as little-endian u64 at 16 and 24; zero expiry means never', () => {
+    const value = layout.encodeConfigValue({ mac: '02:00:00:00:00:01', guard: true, conflictDetection: true, heartbeatNs: 123_456_789_012n, expiryNs: 10_000_000_000n });
+    expect(value.readBigUInt64LE(16)).toBe(123_456_789_012n);
+    expect(value.readBigUInt64LE(24)).toBe(10_000_000_000n);
+    expect(layout.decodeConfigValue(value)).toMatchObject({ heartbeatNs: 123_456_789_012n, expiryNs: 10_000_000_000n });
   });
 
   test('guard values carry the action; an unknown action is an error, not a guess', () => {

@@ -125,12 +125,12 @@ describe('JuneauInstall', () => {
     expect(find('PodDisruptionBudget').spec).toMatchObject({ minAvailable: 1 });
   });
 
-  test('agent: host network, exactly CAP_BPF and CAP_NET_ADMIN instead of privileged, only its own bpffs directory, loopback listeners, NODE_NAME from the downward API', () => {
+  test('agent: host network, exactly CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1 announcements) instead of privileged, only its own bpffs directory, loopback listeners, NODE_NAME from the downward API', () => {
     const ds = find('DaemonSet') as unknown as { spec: { template: { spec: { hostNetwork: boolean; volumes: object[]; containers: Array<{ env: object[]; securityContext: { privileged: boolean; capabilities: { add: string[] } }; ports: object[] }> } } } };
     const pod = ds.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.containers[0].securityContext.privileged).toBe(false);
-    expect(pod.containers[0].securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN'] });
+    expect(pod.containers[0].securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'NET_RAW'] });
     expect(pod.volumes).toEqual([{ name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } }]);
     expect(pod.containers[0].env).toEqual([{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }]);
     expect(pod.containers[0].ports).toHaveLength(2);

@@ -343,6 +343,8 @@ describe('JuneauInstall', () => {
     'apps/v1/DaemonSet': 'kubernetes:apps/v1:DaemonSet',
     'policy/v1/PodDisruptionBudget': 'kubernetes:policy/v1:PodDisruptionBudget',
     'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration',
+    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy',
+    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding',
     'cert-manager.io/v1/Issuer': 'kubernetes:cert-manager.io/v1:Issuer',
     'cert-manager.io/v1/Certificate': 'kubernetes:cert-manager.io/v1:Certificate',
   };

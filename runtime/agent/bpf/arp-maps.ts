@@ -138,6 +138,15 @@ export class ArpMaps {
     return value && layout.decodeConfigValue(value);
   }
 
+  /** FO-2: moves the interface's heartbeat to `nowNs` (CLOCK_MONOTONIC, see clock.ts), keeping
+   * the rest of its config; false when the interface has no config. The agent is its only writer. */
+  refreshHeartbeat(ifindex: number, nowNs: bigint): boolean {
+    const current = this.interfaceConfig(ifindex);
+    if (!current) return false;
+    this.setInterfaceConfig(ifindex, { ...current, heartbeatNs: nowNs });
+    return true;
+  }
+
   removeInterfaceConfig(ifindex: number): boolean {
     return this.configMap.delete(layout.encodeConfigKey(ifindex));
   }

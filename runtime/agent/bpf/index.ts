@@ -2,6 +2,7 @@
 export { attachArpResponder, detachArpResponder, attachedProgram, removePins, ensureBpffs, findBuiltObject, programPinPath, DEFAULT_PIN_DIR } from './responder';
 export type { AttachOptions, AttachResult, AttachedProgram, XdpMode, XdpModeRequest } from './responder';
 export { ArpMaps } from './arp-maps';
+export { monotonicNowNs } from './clock';
 export type { GuardRules, GuardListing, SyncResult } from './arp-maps';
 export { BpfMap } from './map';
 export { BpfObject } from './object';

@@ -44,7 +44,9 @@ export const REASONS = {
   JUNEAU_PASS_VLAN_TOO_DEEP: 13,
   JUNEAU_PASS_VLAN_OURS: 14,
   JUNEAU_DROP_GUARDED_VLAN: 15,
-  JUNEAU_REASON_MAX: 16,
+  JUNEAU_PASS_EXPIRED: 16,
+  JUNEAU_DROP_EXPIRED: 17,
+  JUNEAU_REASON_MAX: 18,
 } as const;
 
 export type ReasonName = Exclude<keyof typeof REASONS, 'JUNEAU_REASON_MAX'>;
@@ -100,8 +102,15 @@ export const CONFIG_KEY: StructLayout = {
 
 export const CONFIG_VALUE: StructLayout = {
   name: 'juneau_config_value',
-  size: 12,
-  fields: { mac: { offset: 0, size: 6 }, pad: { offset: 6, size: 2 }, flags: { offset: 8, size: 4 } },
+  size: 32,
+  fields: {
+    mac: { offset: 0, size: 6 },
+    pad: { offset: 6, size: 2 },
+    flags: { offset: 8, size: 4 },
+    pad2: { offset: 12, size: 4 },
+    heartbeat_ns: { offset: 16, size: 8 },
+    expiry_ns: { offset: 24, size: 8 },
+  },
 };
 
 export const STATS_VALUE: StructLayout = {
@@ -225,6 +234,10 @@ export interface InterfaceConfig {
   readonly guard: boolean;
   /** Count RFC 5227 conflicts. @default true */
   readonly conflictDetection: boolean;
+  /** FO-2: CLOCK_MONOTONIC ns (bpf_ktime_get_ns) of the agent's last heartbeat. @default 0n */
+  readonly heartbeatNs?: bigint;
+  /** FO-2: answers stop this long after the heartbeat; 0n never. @default 0n */
+  readonly expiryNs?: bigint;
 }
 
 export function encodeConfigValue(config: InterfaceConfig): Buffer {
@@ -233,6 +246,8 @@ export function encodeConfigValue(config: InterfaceConfig): Buffer {
   const flags = (config.guard ? 0 : CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) |
     (config.conflictDetection ? 0 : CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF);
   value.writeUInt32LE(flags, f(CONFIG_VALUE, 'flags'));
+  value.writeBigUInt64LE(config.heartbeatNs ?? 0n, f(CONFIG_VALUE, 'heartbeat_ns'));
+  value.writeBigUInt64LE(config.expiryNs ?? 0n, f(CONFIG_VALUE, 'expiry_ns'));
   return value;
 }
 
@@ -243,6 +258,8 @@ export function decodeConfigValue(value: Buffer): InterfaceConfig {
     mac: macFromBytes(value.subarray(at, at + 6)),
     guard: (flags & CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) === 0,
     conflictDetection: (flags & CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF) === 0,
+    heartbeatNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'heartbeat_ns')),
+    expiryNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'expiry_ns')),
   };
 }
 

@@ -15,7 +15,8 @@ import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
 import { BpfObject } from './object';
 import { BpfMap } from './map';
-import { MAP_NAMES, PROGRAM_NAME, REASONS } from './layout';
+import { CONFIG_VALUE, MAP_NAMES, PROGRAM_NAME, REASONS } from './layout';
+import { monotonicNowNs } from './clock';
 
 export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
 const BPF_FS_MAGIC = 0xcafe4a11;
@@ -41,6 +42,11 @@ export interface AttachOptions {
   readonly conflictDetection?: boolean;
   /** Replace an XDP program that is not a Juneau responder. @default false */
   readonly replaceForeign?: boolean;
+  /** FO-2: the program stops answering on the interface this long after the agent's last
+   * heartbeat (ArpMaps.refreshHeartbeat). A heartbeat already pinned is kept, so a restarted
+   * agent does not extend the answers of one that could not prove its view; a fresh entry starts
+   * with one expiry of grace for the first sync. @default 0: never expires */
+  readonly answerExpiryMs?: number;
 }
 
 export interface AttachResult {
@@ -58,6 +64,7 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
   const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
   ensureBpffs(pinDir);
   unpinOutgrownStats(pinDir);
+  unpinOutgrownConfig(pinDir);
   const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
@@ -71,6 +78,8 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
         mac: options.mac,
         guard: options.guard ?? true,
         conflictDetection: options.conflictDetection ?? true,
+        heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
+        expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
       });
       const { mode, replacedProgramId } = attachOrReplace(options, progFd);
       pinProgram(progFd, programPinPath(pinDir, options.ifindex));
@@ -120,6 +129,21 @@ function unpinOutgrownStats(pinDir: string): void {
   const slots = map.info.maxEntries;
   map.close();
   if (slots !== REASONS.JUNEAU_REASON_MAX) unlinkIfPresent(pin);
+}
+
+/**
+ * juneau_config grew for FO-2 (heartbeat and expiry). Its entries are written by the agent at
+ * every attach (MAC and flags come from the agent's options), so an older pin is dropped like an
+ * outgrown stats map: the running older program keeps its map until it is replaced without a gap,
+ * and the new entry starts with a fresh heartbeat (an older agent had none to keep).
+ */
+function unpinOutgrownConfig(pinDir: string): void {
+  const pin = path.join(pinDir, MAP_NAMES.config);
+  if (!fs.existsSync(pin)) return;
+  const map = BpfMap.openPinned(pin);
+  const valueSize = map.valueSize;
+  map.close();
+  if (valueSize !== CONFIG_VALUE.size) unlinkIfPresent(pin);
 }
 
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay

@@ -43,6 +43,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     network: networkOf(ctx, slb),
     allocation,
     currentAdvertisement: advertisement.current?.spec,
+    unavailableNodes: ctx.agentLiveness.unavailableNodes(),
   });
   await ensureAdvertisement(ctx, slb, owner, advertisement, plan.advertisement);
   await ensureStatus(ctx, slb, plan);

@@ -6,7 +6,7 @@
 import type { ServiceLoadBalancer, ServiceLoadBalancerPhase } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
 import { advertisementName } from '../arp/names';
-import { normalizePorts, summarizeBackends } from './backends';
+import { normalizePorts, summarizeBackends, type BackendSummary } from './backends';
 import type { NoAllocation } from './request';
 import { rendezvousNode } from './rendezvous';
 import type { EndpointSliceView, ServiceView } from './views';
@@ -21,6 +21,8 @@ export const REASONS = {
   noReadyBackends: 'NoReadyBackends',
   notAllocated: 'NotAllocated',
   announcingNodeChanged: 'AnnouncingNodeChanged',
+  /** FO-3: every node with ready backends has an expired agent Lease. */
+  agentLeaseExpired: 'AgentLeaseExpired',
 } as const;
 
 /** The allocation as the reconciler found or made it this pass. */
@@ -45,6 +47,8 @@ export interface SlbObservation {
   readonly allocation: AllocationOutcome;
   /** The ARPAdvertisement that exists now, if any. */
   readonly currentAdvertisement: AdvertisementSpec | undefined;
+  /** FO-3: nodes that cannot answer (agent Lease expired), with why. @default none */
+  readonly unavailableNodes?: ReadonlyMap<string, string>;
 }
 
 export interface SlbEvent {
@@ -63,12 +67,12 @@ export interface SlbPlan {
 
 export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date()): SlbPlan {
   const { namespace = '', name = '' } = o.service.metadata;
-  const backends = summarizeBackends(o.slices);
+  const backends = liveBackends(summarizeBackends(o.slices), o.unavailableNodes);
   const { ports } = normalizePorts(o.service.spec?.ports ?? [], o.slices);
   const vip = o.allocation.allocated ? o.allocation.vip : undefined;
   const advertisement = desiredAdvertisement(o, backends.advertisingNodes, advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }));
   const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
-  const conditions = [allocatedCondition(o), availableCondition(o, backends.advertisingNodes, advertisement)].reduce<Condition[]>(
+  const conditions = [allocatedCondition(o), availableCondition(o, backends.advertisingNodes, advertisement, backends.leftOut)].reduce<Condition[]>(
     (list, c) => setCondition(list, c, now),
     [...((o.previous?.conditions ?? []) as Condition[])],
   );
@@ -84,6 +88,14 @@ export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date(
   };
   return { status: dropUndefined(status), advertisement, ingressIPs: vip ? [vip] : [], events: eventsOf(o, phase, status, advertisement) };
 }
+
+/** SLB-4 with FO-3: nodes whose agent cannot answer leave advertisingNodes; `leftOut` says why. */
+function liveBackends(backends: BackendSummary, unavailable: ReadonlyMap<string, string> | undefined): BackendSummary & { leftOut: Array<[string, string]> } {
+  const leftOut = backends.advertisingNodes.filter((n) => unavailable?.has(n)).map((n): [string, string] => [n, unavailable!.get(n)!]);
+  return { ...backends, advertisingNodes: backends.advertisingNodes.filter((n) => !unavailable?.has(n)), leftOut };
+}
+
+const describeLeftOut = (leftOut: ReadonlyArray<[string, string]>) => leftOut.map(([n, why]) => `node ${n}: ${why}`).join('; ');
 
 /**
  * SLB-3. Allocated vs Degraded when no node can advertise: `Allocated` means no Local backend
@@ -112,19 +124,24 @@ function allocatedCondition(o: SlbObservation): ConditionInput {
     : { type: CONDITIONS.allocated, status: 'False', reason: a.reason, message: a.message, observedGeneration: o.generation };
 }
 
-function availableCondition(o: SlbObservation, nodes: readonly string[], ad: AdvertisementSpec | undefined): ConditionInput {
+function availableCondition(o: SlbObservation, nodes: readonly string[], ad: AdvertisementSpec | undefined, leftOut: ReadonlyArray<[string, string]>): ConditionInput {
   const base = { type: CONDITIONS.available, observedGeneration: o.generation };
   const svc = `${o.service.metadata.namespace}/${o.service.metadata.name}`;
+  if (nodes.length === 0 && leftOut.length > 0) {
+    return { ...base, status: 'False', reason: REASONS.agentLeaseExpired, message: `every node with a ready endpoint of Service ${svc} was left out, so nobody answers for the VIP: ${describeLeftOut(leftOut)}` };
+  }
   if (nodes.length === 0) {
     return { ...base, status: 'False', reason: REASONS.noReadyBackends, message: `no node has a Ready, Serving, non-terminating endpoint of Service ${svc}; nobody answers for the VIP (SLB-8)` };
   }
   if (!o.allocation.allocated) return { ...base, status: 'Unknown', reason: REASONS.notAllocated, message: `${nodes.length} node(s) could advertise, but there is no VIP: ${o.allocation.message}` };
   const how = ad ? `answered over ARP by node ${ad.nodeName}` : `advertised over BGP by ${nodes.length} node(s)`;
-  return { ...base, status: 'True', reason: REASONS.advertised, message: `VIP ${o.allocation.vip} ${how}` };
+  const left = leftOut.length > 0 ? `; left out: ${describeLeftOut(leftOut)}` : '';
+  return { ...base, status: 'True', reason: REASONS.advertised, message: `VIP ${o.allocation.vip} ${how}${left}` };
 }
 
 /** One Event per phase transition (SLB-3), plus one when the answering node moves (SLB-7). */
 function eventsOf(o: SlbObservation, phase: ServiceLoadBalancerPhase, status: SlbStatus, ad: AdvertisementSpec | undefined): SlbEvent[] {
+  const why = (node: string) => (o.unavailableNodes?.has(node) ? `whose agent cannot answer: ${o.unavailableNodes.get(node)}` : 'which has no ready Local endpoint');
   const events: SlbEvent[] = [];
   if (o.previous?.phase !== phase) {
     const cause = phase === 'Ready' || phase === 'Degraded' ? status.conditions?.find((c) => c.type === CONDITIONS.available) : status.conditions?.find((c) => c.type === CONDITIONS.allocated);
@@ -133,7 +150,7 @@ function eventsOf(o: SlbObservation, phase: ServiceLoadBalancerPhase, status: Sl
   }
   const before = o.currentAdvertisement?.nodeName;
   if (ad && before && before !== ad.nodeName) {
-    events.push({ type: 'Normal', reason: REASONS.announcingNodeChanged, message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, which has no ready Local endpoint) (SLB-7)` });
+    events.push({ type: 'Normal', reason: REASONS.announcingNodeChanged, message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, ${why(before)}) (SLB-7)` });
   }
   return events;
 }

@@ -1,0 +1,91 @@
+// An AF_PACKET socket for ARP on one interface, through koffi over libc: Node.js has no raw
+// sockets. It sends whole Ethernet frames and reads ARP frames without blocking (SOCK_NONBLOCK:
+// the event loop never waits in recv). Needs CAP_NET_RAW (constructs/shared/install.ts
+// AGENT_CAPABILITIES says why the agent has it). Opened only when an address is to be announced
+// (FO-1), so an agent whose networks all leave it off never opens one.
+import { constants as osConstants } from 'node:os';
+import koffi, { type LibraryHandle } from 'koffi';
+import { LibbpfError } from '../bpf/libbpf';
+import { ETH_P_ARP } from './frames';
+
+const AF_PACKET = 17;
+const SOCK_RAW = 3;
+const SOCK_NONBLOCK = 0o4000;
+const SOCK_CLOEXEC = 0o2000000;
+const MSG_DONTWAIT = 0x40;
+/** struct sockaddr_ll: family u16, protocol be16, ifindex i32, hatype u16, pkttype u8, halen u8, addr[8]. */
+const SOCKADDR_LL_SIZE = 20;
+const MAX_FRAME = 1518;
+
+function declareLibc(lib: LibraryHandle) {
+  return {
+    socket: lib.func('int socket(int domain, int type, int protocol)'),
+    bind: lib.func('int bind(int fd, void *addr, uint32_t len)'),
+    send: lib.func('intptr_t send(int fd, void *buf, size_t len, int flags)'),
+    recv: lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)'),
+    close: lib.func('int close(int fd)'),
+  };
+}
+
+// One binding per process, shared by every copy of this module (Jest evaluates modules per file).
+const LOADED = Symbol.for('juneau.agent.announce.libc');
+function libc(): ReturnType<typeof declareLibc> {
+  const store = globalThis as { [LOADED]?: ReturnType<typeof declareLibc> };
+  store[LOADED] ??= declareLibc(koffi.load('libc.so.6'));
+  return store[LOADED];
+}
+
+const htons = (n: number) => ((n & 0xff) << 8) | ((n >> 8) & 0xff);
+
+/** The socket interface the announcer needs; tests of the ordering pass a fake. */
+export interface FrameSocket {
+  send(frame: Buffer): void;
+  /** Every frame queued since the last call, without waiting. */
+  drain(): Buffer[];
+  close(): void;
+}
+
+export class ArpPacketSocket implements FrameSocket {
+  private fd: number;
+
+  /** Opens and binds an ARP socket on `ifindex` (in the caller's network namespace). */
+  constructor(readonly ifindex: number) {
+    const lc = libc();
+    const fd = lc.socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP)) as number;
+    if (fd < 0) throw new LibbpfError('socket(AF_PACKET)', koffi.errno(), `ifindex ${ifindex}: sending ARP announcements needs CAP_NET_RAW`);
+    const addr = Buffer.alloc(SOCKADDR_LL_SIZE);
+    addr.writeUInt16LE(AF_PACKET, 0);
+    addr.writeUInt16BE(ETH_P_ARP, 2);
+    addr.writeInt32LE(ifindex, 4);
+    if ((lc.bind(fd, addr, SOCKADDR_LL_SIZE) as number) < 0) {
+      const errno = koffi.errno();
+      lc.close(fd);
+      throw new LibbpfError('bind(AF_PACKET)', errno, `ifindex ${ifindex}`);
+    }
+    this.fd = fd;
+  }
+
+  send(frame: Buffer): void {
+    const sent = Number(libc().send(this.fd, frame, frame.length, 0));
+    if (sent !== frame.length) throw new LibbpfError('send(AF_PACKET)', sent < 0 ? koffi.errno() : osConstants.errno.EMSGSIZE, `ifindex ${this.ifindex}`);
+  }
+
+  drain(): Buffer[] {
+    const frames: Buffer[] = [];
+    for (;;) {
+      const buf = Buffer.alloc(MAX_FRAME);
+      const n = Number(libc().recv(this.fd, buf, buf.length, MSG_DONTWAIT));
+      if (n < 0) {
+        const errno = koffi.errno();
+        if (errno === osConstants.errno.EAGAIN || errno === osConstants.errno.EWOULDBLOCK) return frames;
+        throw new LibbpfError('recv(AF_PACKET)', errno, `ifindex ${this.ifindex}`);
+      }
+      frames.push(buf.subarray(0, n));
+    }
+  }
+
+  close(): void {
+    if (this.fd >= 0) libc().close(this.fd);
+    this.fd = -1;
+  }
+}
