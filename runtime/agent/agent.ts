@@ -10,7 +10,7 @@
  * answering for a moment (ARP-10, OPS-1). No packet is ever sent from here (ARP-8).
  */
 import { referenceTo, type EventRecorder } from '../kube/events';
-import { Informer, waitForCacheSync, type ListWatchClient } from '../kube/informer';
+import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
 import { silentLogger, type Logger } from '../kube/log';
 import { ConflictTracker, type ConflictReport } from './conflicts';
 import { desiredState, type DesiredState, type Refusal } from './desired';
@@ -79,15 +79,7 @@ export class NodeAgent {
    * the first pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
     for (const informer of this.informers()) informer.start();
-    while (!this.stopped) {
-      try {
-        await waitForCacheSync(this.informers(), 30_000);
-        break;
-      } catch (err) {
-        this.logger.warn('still waiting for the informers; the pinned maps keep answering meanwhile', { err });
-      }
-    }
-    if (this.stopped) return;
+    if (!(await waitUntilSynced(this.informers(), () => this.stopped, this.logger, 'still waiting for the informers; the pinned maps keep answering meanwhile'))) return;
     this.synced = true;
     this.reconcile();
     this.poll();

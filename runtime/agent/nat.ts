@@ -15,7 +15,7 @@
  */
 import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind } from '../../api';
 import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../api';
-import { Informer, waitForCacheSync, type ListWatchClient } from '../kube/informer';
+import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
 import { silentLogger, type Logger } from '../kube/log';
 import { juneauResource } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
@@ -141,15 +141,7 @@ export class NatSync {
    * pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
     for (const informer of this.informers()) informer.start();
-    while (!this.stopped) {
-      try {
-        await waitForCacheSync(this.informers(), 30_000);
-        break;
-      } catch (err) {
-        this.logger.warn('still waiting for the informers; the pinned NAT maps keep translating meanwhile', { err });
-      }
-    }
-    if (this.stopped) return;
+    if (!(await waitUntilSynced(this.informers(), () => this.stopped, this.logger, 'still waiting for the informers; the pinned NAT maps keep translating meanwhile'))) return;
     this.synced = true;
     this.reconcile();
     this.poll();

@@ -315,3 +315,26 @@ class IdleTimer {
 export async function waitForCacheSync(informers: ReadonlyArray<Pick<Informer<KubeObject>, 'waitForSync'>>, timeoutMs = 60_000): Promise<void> {
   await Promise.all(informers.map((informer) => informer.waitForSync(timeoutMs)));
 }
+
+/**
+ * Waits for the informers however long it takes, logging `meanwhile` every `logEveryMs` while
+ * they have not synced (a node daemon keeps serving from its pinned state meanwhile). Resolves
+ * true once synced, false when `stopped()` turned true first.
+ */
+export async function waitUntilSynced(
+  informers: ReadonlyArray<Pick<Informer<KubeObject>, 'waitForSync'>>,
+  stopped: () => boolean,
+  logger: Logger,
+  meanwhile: string,
+  logEveryMs = 30_000,
+): Promise<boolean> {
+  while (!stopped()) {
+    try {
+      await waitForCacheSync(informers, logEveryMs);
+      return !stopped();
+    } catch (err) {
+      logger.warn(meanwhile, { err });
+    }
+  }
+  return false;
+}
