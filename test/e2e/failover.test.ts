@@ -113,12 +113,18 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     const vip = '10.225.32.214';
     const from = await serviceWithBackends('fo4', vip, [0, 1]);
     const to = from === 0 ? 1 : 0;
-    const cut = Date.now();
-    await rig.cutFromApiServer(from);
+    let cut = 0;
     let moved = 0;
-    const waitMove = rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode(slb('fo4'))) === rig.nodeName(to), 120_000, 200).then(() => (moved = Date.now()));
-    // Fresh-router probes every 250 ms across the expiry, the move and the new node's start.
-    const probes = await rig.net.probeFromFreshRouter(vip, 120, 250);
+    let waitMove: Promise<unknown> = Promise.resolve();
+    // Fresh-router probes every 250 ms across the expiry, the move and the new node's start. The
+    // node is cut after the fourth probe, so the capture runs and the old node's answers are seen
+    // before it (under load, starting the capture took longer than the expiry once).
+    const probes = await rig.net.probeFromFreshRouter(vip, 124, 250, async (n) => {
+      if (n !== 3) return;
+      cut = Date.now();
+      await rig.cutFromApiServer(from);
+      waitMove = rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode(slb('fo4'))) === rig.nodeName(to), 120_000, 200).then(() => (moved = Date.now()));
+    });
     await waitMove;
     const twoMacs = probes.filter((p) => p.length > 1);
     const silent = probes.filter((p) => p.length === 0);

@@ -159,13 +159,14 @@ export class E2ENetwork {
    * never saw the address). Returns, per probe, every MAC that answered — an honest count needs all
    * answers, not the first one, so the whole run is captured and split at each request.
    */
-  async probeFromFreshRouter(vip: string, count: number, intervalMs = 1000): Promise<string[][]> {
+  async probeFromFreshRouter(vip: string, count: number, intervalMs = 1000, afterProbe?: (n: number) => Promise<void>): Promise<string[][]> {
     const routerMac = (await this.mac(this.router, 'br0')).toLowerCase();
     const frames = await this.capture(this.router, 'br0', async () => {
       for (let n = 0; n < count; n++) {
         const started = Date.now();
         await this.in(this.router, 'ip', 'neigh', 'del', vip, 'dev', 'br0').catch(() => '');
         await this.in(this.router, 'arping', '-q', '-c', '1', '-w', '1', '-I', 'br0', vip).catch(() => '');
+        await afterProbe?.(n);
         await sleep(Math.max(0, intervalMs - (Date.now() - started)));
       }
     }, 300);

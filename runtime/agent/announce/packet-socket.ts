@@ -4,7 +4,8 @@
 // AGENT_CAPABILITIES says why the agent has it). Opened only when an address is to be announced
 // (FO-1), so an agent whose networks all leave it off never opens one.
 import { constants as osConstants } from 'node:os';
-import koffi, { type LibraryHandle } from 'koffi';
+import type { LibraryHandle } from 'koffi';
+import { koffi } from '../koffi';
 import { LibbpfError } from '../bpf/libbpf';
 import { ETH_P_ARP } from './frames';
 

@@ -3,25 +3,8 @@
 // only the calls the agent needs. Every failure throws a LibbpfError naming the libbpf call and
 // the errno. libbpf >= 1.0 returns -errno from int functions and NULL + errno from pointer ones.
 import { constants as osConstants } from 'node:os';
-import type * as Koffi from 'koffi';
 import type { LibraryHandle } from 'koffi';
-
-/**
- * koffi (a native addon) loads on first use, not with this module: kubectl-juneau bundles this
- * module but runs most commands on a laptop without libbpf, and koffi is an optional peer
- * dependency of the package (a user of the constructs does not install it; the image has it).
- */
-const koffi = new Proxy({} as typeof Koffi, { get: (_target, name) => (loadKoffi() as unknown as Record<string | symbol, unknown>)[name] });
-let koffiModule: typeof Koffi | undefined;
-function loadKoffi(): typeof Koffi {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, see above
-    koffiModule ??= require('koffi') as typeof Koffi;
-  } catch (err) {
-    throw new Error(`the eBPF binding needs the koffi package (npm install koffi; the juneau image includes it): ${(err as Error).message}`);
-  }
-  return koffiModule;
-}
+import { koffi } from '../koffi';
 
 /** bpf_xdp_attach() flags, from linux/if_link.h. */
 export const XDP_FLAGS = {
