@@ -19,6 +19,7 @@ import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
 import { cmd, inNetns } from './exec';
 import { writeOciArchive } from './images';
 import { BoxState } from './state';
+import { addRouter, pidsInNetns } from './upstream';
 import { describeWhen } from '../requirements';
 
 jest.setTimeout(1_800_000);
@@ -32,7 +33,6 @@ const ROUTER_IP = `${NODE_SUBNET}.254`;
 const NS = 'juneau-system';
 /** CAP_NET_ADMIN (12), CAP_NET_RAW (13, FO-1 announcements) and CAP_BPF (39): the agent's effective set, nothing else. */
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
-const XDP_PASS = path.join(REPO_ROOT, 'build', 'bpf', 'xdp_pass.bpf.o');
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
 
@@ -106,16 +106,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
       return r.stdout;
     };
-    // A router on the nodes' L2 segment. The bridge ports get a pass-everything XDP program: a
-    // native XDP_TX on a veth (the agent's answer on a node's eth0) is dropped unless the peer
-    // has an XDP program — a veth quirk (FACTS.md), not something a NIC does.
-    router = `jr-${box.id}`;
-    await cmd('ip', ['netns', 'add', router]);
-    await cmd('ip', ['link', 'add', `jr${box.id}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', router]);
-    await cmd('ip', ['link', 'set', `jr${box.id}`, 'master', box.bridge, 'up']);
-    await inNetns(router, 'ip', ['addr', 'add', `${ROUTER_IP}/24`, 'dev', 'eth0']);
-    await inNetns(router, 'ip', ['link', 'set', 'eth0', 'up']);
-    for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'obj', XDP_PASS, 'sec', 'xdp']);
+    router = await addRouter(box, ROUTER_IP);
   });
 
   afterAll(async () => {
@@ -145,14 +136,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
       const node = nodeOf(p.spec.nodeName!);
       expect(await xdpProgId(node.netns)).toBeGreaterThan(0);
       // The running process's effective capabilities, read from the host (the image has no shell).
-      const netnsInode = fs.statSync(`/var/run/netns/${node.netns}`).ino;
-      const agentPids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
-        try {
-          return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('juneau-agent') && fs.statSync(`/proc/${pid}/ns/net`).ino === netnsInode;
-        } catch {
-          return false; // exited while listed
-        }
-      });
+      const agentPids = pidsInNetns(node.netns, 'juneau-agent');
       expect(agentPids).toHaveLength(1);
       const capEff = /CapEff:\s*([0-9a-f]+)/.exec(fs.readFileSync(`/proc/${agentPids[0]}/status`, 'utf8'))![1];
       expect(BigInt(`0x${capEff}`)).toBe(AGENT_CAP_EFF);

@@ -1,5 +1,5 @@
 // One node of the box: its cgroup, network namespace, containerd (with the pause image and any
-// extra images imported), kubelet and kube-proxy — each daemon started inside the node's network
+// extra images imported), kubelet, kube-proxy and the kube-ipvs0 loop (ipvs.ts) — each daemon started inside the node's network
 // namespace and `daemons` cgroup, and recorded before anything waits on it. Also its teardown.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -7,6 +7,7 @@ import { isAlive, Managed, spawnManaged, tail } from '../cluster/harness';
 import { createNodeCgroup, joinCgroupCommand, killCgroupTree, removeCgroupTree } from './cgroups';
 import { containerdPaths, importImages, sandboxIdsOf, shimSocketsOf, waitForContainerd, writeContainerdConfig } from './containerd';
 import { allSteps, cmd } from './exec';
+import { createKubeIpvs0, KUBE_IPVS0, writeIpvsSyncScript } from './ipvs';
 import { ControlPlaneAccess, kubeletArgs, writeKubeletFiles, writeKubeProxyConfig } from './kubelet';
 import { createNodeMountNs, mountNsFile, removeNodeMountNs } from './mounts';
 import { CNI_CACHE_DIR, createNodeNetwork, writeCniConfig } from './network';
@@ -40,6 +41,9 @@ export async function startNode(rec: BoxRecorder, node: NodeRecord, opts: NodeSt
   startDaemon(rec, node, 'kubelet', path.join(opts.binDir, 'kubelet'), kubeletArgs(node, kubelet));
   const proxyConfig = await writeKubeProxyConfig(opts.controlPlane, node, rec.state.clusterCidr);
   startDaemon(rec, node, 'kube-proxy', path.join(opts.binDir, 'kube-proxy'), [`--config=${proxyConfig}`]);
+  // ipvs mode's kube-ipvs0 beside the nftables proxier (ipvs.ts says why), with kube-proxy's identity.
+  await createKubeIpvs0(node);
+  startDaemon(rec, node, KUBE_IPVS0, '/bin/sh', [writeIpvsSyncScript(node), path.join(opts.binDir, 'kubectl'), path.join(node.dir, 'kube-proxy', 'kubeconfig')]);
 }
 
 function withLog(e: Error, m: Managed): Error {
