@@ -5,10 +5,10 @@
 import { describeAsRoot } from '../netns/rig';
 import { elapsedSince, figure } from './figures';
 import { sleep } from './network';
-import { APP_NAMESPACE, E2ERig } from './rig';
+import { E2ERig, serviceLoadBalancerRef } from './rig';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const slb = (name: string) => ({ kind: 'ServiceLoadBalancer', namespace: APP_NAMESPACE, name }) as const;
+const slb = serviceLoadBalancerRef;
 jest.setTimeout(600_000);
 
 describeAsRoot('e2e failover (FO-1..FO-4)', () => {
@@ -23,18 +23,6 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     await rig?.stop();
   });
 
-  async function serviceWithBackends(name: string, vip: string, nodes: number[]): Promise<number> {
-    await rig.net.addVipToAllNodes(vip);
-    await rig.createService(name, vip);
-    for (const i of nodes) {
-      await rig.createPod(`${name}-${i}`, i, { labels: { app: name } });
-      await rig.net.serveOnNode(i);
-    }
-    const node = rig.nodeIndex(await rig.waitFor(`ARPAdvertisement of ${name}`, () => rig.advertisedNode(slb(name))));
-    await rig.waitFor(`the router reaching node-${node} for ${vip}`, async () => (await rig.net.routerReaches(vip)) === node, 30_000, 250);
-    return node;
-  }
-
   /** Polls the router's own path (its cache never flushed) until it reaches `node`. */
   const routerReachesNode = (vip: string, node: number, timeoutMs = 180_000) =>
     rig.waitFor(`the router to reach node-${node}`, async () => (await rig.net.routerReaches(vip)) === node, timeoutMs, 100);
@@ -42,7 +30,7 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
   test('FO-1: backend unready with announceOnMove on — the router (default neighbour timers, no flush) reaches the new node after the announcement', async () => {
     await rig.setAnnounceOnMove(true);
     const vip = '10.225.32.210';
-    const from = await serviceWithBackends('fo1', vip, [0, 1]);
+    const from = await rig.serviceWithBackends('fo1', vip, [0, 1], 'router');
     const to = from === 0 ? 1 : 0;
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from));
     let unready = 0;
@@ -63,7 +51,7 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
 
   test('FO-2: agent gone longer than --answer-expiry: that node answers 0 of 20 probes while its ARPAdvertisement still names it', async () => {
     const vip = '10.225.32.211';
-    const node = await serviceWithBackends('fo2', vip, [2]);
+    const node = await rig.serviceWithBackends('fo2', vip, [2], 'router');
     expect(node).toBe(2);
     // A short expiry and a long Lease for this agent, so the probes (an unanswered one waits 1 s)
     // end before the controller withdraws the address (FO-3): the silence below is FO-2's alone.
@@ -89,7 +77,7 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       await rig.setAnnounceOnMove(announce);
       const vip = announce ? '10.225.32.212' : '10.225.32.213';
       const name = announce ? 'fo3on' : 'fo3off';
-      const from = await serviceWithBackends(name, vip, [0, 1]);
+      const from = await rig.serviceWithBackends(name, vip, [0, 1], 'router');
       const to = from === 0 ? 1 : 0;
       const crashed = Date.now();
       await rig.killAgent(from, 'SIGKILL');
@@ -111,7 +99,7 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
   test('FO-4: a node cut off from the API server (link up) while the controller moves its address: never two MACs for one address', async () => {
     await rig.setAnnounceOnMove(true);
     const vip = '10.225.32.214';
-    const from = await serviceWithBackends('fo4', vip, [0, 1]);
+    const from = await rig.serviceWithBackends('fo4', vip, [0, 1], 'router');
     const to = from === 0 ? 1 : 0;
     let cut = 0;
     let moved = 0;

@@ -24,6 +24,9 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 export const NETWORK = 'e2e-net';
 export const POOL = 'e2e-pool';
 export const APP_NAMESPACE = 'shop';
+
+/** The ServiceLoadBalancer of the app namespace's Service `name`, as an ARPAdvertisement owner. */
+export const serviceLoadBalancerRef = (name: string) => ({ kind: 'ServiceLoadBalancer', namespace: APP_NAMESPACE, name }) as const;
 export const CONTROLLER_NAMESPACE = INSTALL.namespace;
 const RBAC_NAMESPACED = new Set(['ServiceAccount', 'Role', 'RoleBinding']);
 
@@ -226,6 +229,24 @@ export class E2ERig {
   // ---- objects -------------------------------------------------------------------------------
 
   /** A Juneau LoadBalancer Service (ETP Local) on port 80 for pods labelled app=<name>. */
+  /**
+   * A Service `name` in the app namespace with ready backends on `nodes`, its VIP on every node's
+   * kube-ipvs0 (the seed-004 setup); resolves to the answering node once `until` reaches it: a
+   * fresh resolver (the router's cache flushed) or the router's own path (its cache kept).
+   */
+  async serviceWithBackends(name: string, vip: string, nodes: readonly number[], until: 'fresh-resolver' | 'router' = 'fresh-resolver'): Promise<number> {
+    await this.net.addVipToAllNodes(vip);
+    await this.createService(name, vip);
+    for (const i of nodes) {
+      await this.createPod(`${name}-${i}`, i, { labels: { app: name } });
+      await this.net.serveOnNode(i);
+    }
+    const node = this.nodeIndex(await this.waitFor(`the ARPAdvertisement of Service ${name}`, () => this.advertisedNode(serviceLoadBalancerRef(name))));
+    if (until === 'router') await this.waitFor(`the router reaching node-${node} for ${vip}`, async () => (await this.net.routerReaches(vip)) === node, 30_000, 250);
+    else await this.waitFor(`node-${node} answering ARP for ${vip}`, async () => (await this.net.freshResolve(vip)).join() === this.net.macs[node]);
+    return node;
+  }
+
   async createService(name: string, requestedIP?: string): Promise<void> {
     const annotations: Record<string, string> = { [ANNOTATIONS.loadBalancerExternalNetwork]: NETWORK };
     if (requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = requestedIP;

@@ -4,11 +4,11 @@
 import { describeAsRoot } from '../netns/rig';
 import { elapsedSince, figure } from './figures';
 import { sleep } from './network';
-import { APP_NAMESPACE, E2ERig } from './rig';
+import { APP_NAMESPACE, E2ERig, serviceLoadBalancerRef } from './rig';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 // ARPAdvertisements are found by whose address they advertise, not by a derived name.
-const slb = (name: string) => ({ kind: 'ServiceLoadBalancer', namespace: APP_NAMESPACE, name }) as const;
+const slb = serviceLoadBalancerRef;
 const eip = (name: string) => ({ kind: 'ElasticIP', namespace: APP_NAMESPACE, name }) as const;
 // Scenarios wait on neighbour timers and Lease expiry: minutes, not seconds.
 jest.setTimeout(600_000);
@@ -27,22 +27,9 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
     await rig?.stop();
   });
 
-  /** A Service with ready backends on `nodes`, its VIP on every node's kube-ipvs0; resolves to the answering node. */
-  async function serviceWithBackends(name: string, vip: string, nodes: number[]): Promise<number> {
-    await rig.net.addVipToAllNodes(vip);
-    await rig.createService(name, vip);
-    for (const i of nodes) {
-      await rig.createPod(`${name}-${i}`, i, { labels: { app: name } });
-      await rig.net.serveOnNode(i);
-    }
-    const node = rig.nodeIndex(await rig.waitFor(`ARPAdvertisement slb-shop-${name}`, () => rig.advertisedNode(slb(name))));
-    await rig.waitFor(`node-${node} answering ARP for ${vip}`, async () => (await rig.net.freshResolve(vip)).join() === mac(node));
-    return node;
-  }
-
   test('OPS-1, OPS-2, OPS-3, SLB-5, EN-11: the seed-004 replay — VIP on every kernel, 60 fresh probes, exactly one MAC, a node with a ready backend', async () => {
     const vip = '10.225.32.200';
-    const answering = await serviceWithBackends('web', vip, [0, 1]);
+    const answering = await rig.serviceWithBackends('web', vip, [0, 1]);
     expect([0, 1]).toContain(answering);
 
     const probes = await rig.net.probeFromFreshRouter(vip, 60, 1000);
@@ -89,7 +76,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
 
   test('SLB-7, SLB-9, ARP-8: failover moves the answer to the other backend node; no gratuitous ARP; the router follows once its entry expires', async () => {
     const vip = '10.225.32.201';
-    const from = await serviceWithBackends('api', vip, [0, 1]);
+    const from = await rig.serviceWithBackends('api', vip, [0, 1]);
     const to = from === 0 ? 1 : 0;
     expect(await rig.net.routerReaches(vip)).toBe(from);
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from));
@@ -157,7 +144,7 @@ describeAsRoot('e2e: one answer per address, from a node that can serve it', () 
 
   test('HA: the leader controller is killed mid-scenario; the standby takes over and no answer changes', async () => {
     const vip = '10.225.32.202';
-    const answering = await serviceWithBackends('ha', vip, [0, 1]);
+    const answering = await rig.serviceWithBackends('ha', vip, [0, 1]);
     const leader = await rig.waitFor('a leader', () => rig.leader());
     const killedAt = Date.now();
     const probing = rig.net.probeFromFreshRouter(vip, 25, 1000);
