@@ -16,7 +16,7 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, NODE_EXT, POD, ROUTER_EXT, NatRig } from '../netns/nat-rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
-import { createNamespace, deleteNamespace, ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import { createNamespace, deleteNamespace, ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 import { REPO_ROOT } from './harness';
 
 const run = promisify(execFile);
@@ -65,7 +65,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     maps?.close();
     await bridge?.stop();
     if (ns) await deleteNamespace(ns);
-    await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
+    await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
     try {
       if (fs.existsSync(pinDir)) removePins(pinDir);
     } finally {

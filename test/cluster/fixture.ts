@@ -25,6 +25,7 @@ import {
   V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { isNotFound as isRestNotFound } from '../../runtime/kube/rest';
 import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
 
 export { CRD_MANIFEST, sleep };
@@ -214,8 +215,9 @@ export async function rejection(call: Promise<unknown>): Promise<ApiError> {
   throw new Error(`expected the API server to refuse the request, but it succeeded: ${JSON.stringify(result)?.slice(0, 500)}`);
 }
 
+/** NotFound from either client (client-node's ApiException, runtime/kube's RestClient). */
 export function isNotFound(err: unknown): boolean {
-  return apiError(err)?.code === 404;
+  return apiError(err)?.code === 404 || isRestNotFound(err);
 }
 
 export function ignoreNotFound(err: unknown): void {

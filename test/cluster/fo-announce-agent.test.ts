@@ -13,7 +13,7 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { ARP_REPLY, ARP_REQUEST, type Frame } from '../netns/pcap';
 import { Rig, SUBNET, describeAsRoot, sleep } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
-import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import { ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
 
@@ -71,9 +71,9 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
         if (!isNotFound(err)) throw err;
       });
     }
-    for (const n of [names.on, names.off]) await rest.delete(AgentResources.externalNetworks, undefined, n).catch(() => undefined);
-    for (const p of [names.poolOn, names.poolOff]) await rest.delete(AgentResources.addressPools, undefined, p).catch(() => undefined);
-    await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
+    for (const n of [names.on, names.off]) await rest.delete(AgentResources.externalNetworks, undefined, n).catch(ignoreNotFound);
+    for (const p of [names.poolOn, names.poolOff]) await rest.delete(AgentResources.addressPools, undefined, p).catch(ignoreNotFound);
+    await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
     try {
       if (fs.existsSync(pinDir)) removePins(pinDir);
     } finally {

@@ -12,7 +12,7 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createRunningPod, ensureNode, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { clients, createRunningPod, ensureNode, ignoreNotFound, testKubeConfig, useNamespace, waitFor } from './fixture';
 import { watchForChanges } from './quiet-watch';
 
 jest.setTimeout(120_000);
@@ -53,11 +53,11 @@ afterAll(async () => {
   await recorder.stop();
   for (const lease of leases.values()) await lease.stop();
   for (const n of nodes) {
-    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(() => undefined);
-    await clients().core.deleteNode({ name: n }).catch(() => undefined);
+    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
+    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
   }
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(() => undefined);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(() => undefined);
+  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
+  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
 });
 
 describe('FO-3 dead nodes handed over (controller, real API server)', () => {
