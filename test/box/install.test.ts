@@ -129,7 +129,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     expect(agents.map((p) => [p.spec.nodeName, ready(p)]).sort()).toEqual(box.nodes.map((n) => [n.name, true]));
   });
 
-  test('the agent runs with CAP_BPF + CAP_NET_ADMIN only, its own bpffs directory, and its XDP responder attached to each node\'s eth0', async () => {
+  test('the agent runs with CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1) only, its own bpffs directory, and its XDP responder attached to each node\'s eth0', async () => {
     for (const p of await pods(NS, 'app.kubernetes.io/name=juneau-agent')) {
       expect(p.spec.containers[0].securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'NET_RAW'] });
       expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual(['/sys/fs/bpf/juneau']);
