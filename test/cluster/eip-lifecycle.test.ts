@@ -61,7 +61,8 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
     await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', { what: 'NIC Ready again' });
-    expect((await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })))?.spec.nodeName).toBe(nodes[0]);
+    // The status is written before the ARPAdvertisement (one pass, two writes): wait for it to exist.
+    expect((await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement recreated' })).spec.nodeName).toBe(nodes[0]);
   });
 
   it('EIP-10: recovery from the other side — deleting the Pod gives the attachment the address', async () => {
