@@ -201,7 +201,7 @@ function controllerRbac(ns: string): KubeObject[] {
       rule([''], ['nodes'], ['list', 'watch']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
-      // The Service's status.loadBalancer.ingress, by merge patch (reconcilers/service-load-balancer.ts).
+      // The Service's status.loadBalancer.ingress, by merge patch (runtime/controller/slb/reconcile.ts).
       rule([''], ['services/status'], ['patch']),
       rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
       // kube/events.ts: a new Event is created, a repeat patches its series.

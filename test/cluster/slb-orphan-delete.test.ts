@@ -37,7 +37,7 @@ const slbJson = (field: string) => kubectl(['-n', namespace, 'get', 'serviceload
 
 test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
   const service = await createLoadBalancerService(namespace, 'web', { ports: [{ port: 80 }] });
-  // What the controller writes (reconcilers/service-load-balancer.ts ensureServiceLoadBalancer), by the controller's identity.
+  // What the controller writes (runtime/controller/slb/reconcile.ts ensureServiceLoadBalancer), by the controller's identity.
   const slb = {
     apiVersion: API_VERSION,
     kind: 'ServiceLoadBalancer',

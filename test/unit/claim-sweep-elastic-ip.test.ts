@@ -2,7 +2,7 @@
 // holder's uid; a kind whose caches have not synced is left alone; a claim whose value may still be
 // in use (EIP-15) waits.
 import type { ClaimRecord } from '../../runtime/controller/allocator/allocator-index';
-import { orphanCandidates, type SweptHolderKinds } from '../../runtime/controller/reconcilers/claim-sweep';
+import { orphanCandidates, type SweptHolderKinds } from '../../runtime/controller/allocator/claim-sweep';
 import { JuneauResources } from '../../runtime/controller/resources';
 
 const claim = (name: string, holderUid: string, kind = 'ElasticIP'): ClaimRecord => ({ claimName: name, pool: { kind: 'AddressPool', name: 'p' }, value: 1, holder: { kind, namespace: 'ns', name: 'web', uid: holderUid } });

@@ -1,5 +1,5 @@
 /**
- * ALLOC-2 for ElasticIPs: how the claim sweep (../reconcilers/claim-sweep.ts) sees an
+ * ALLOC-2 for ElasticIPs: how the claim sweep (../allocator/claim-sweep.ts) sees an
  * ElasticIP holder. EIP-15 still holds for a holder that is gone: its address may be in use by a
  * NetworkInterface that named the ElasticIP before it went (a NIC records the ElasticIP's name,
  * not its uid), so the claim waits while such a NIC exists — any NIC naming it when no object of
@@ -7,7 +7,7 @@
  * times have one-second resolution, so a tie counts as older).
  */
 import type { ClaimRecord } from '../allocator/allocator-index';
-import type { SweptHolderKind } from '../reconcilers/claim-sweep';
+import type { SweptHolderKind } from '../allocator/claim-sweep';
 import { allInformers, EipResources, INDEX, type EipCaches } from './caches';
 
 export function elasticIPHolderKind(caches: EipCaches): SweptHolderKind {

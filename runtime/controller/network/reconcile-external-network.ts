@@ -9,7 +9,7 @@ import type { KubeObject } from '../../kube/types';
 import type { AllocationResult } from '../allocator/allocator';
 import { SUBNET_VNI_REF } from '../allocator/claims';
 import { poolViews, sameJson, type ControllerContext } from '../context';
-import { planNetworkStatus } from '../network/plan';
+import { planNetworkStatus } from './plan';
 import { JuneauResources } from '../resources';
 
 type Network = ExternalNetwork & KubeObject;

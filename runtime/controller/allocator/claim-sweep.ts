@@ -13,7 +13,7 @@
  */
 import { isNotFound } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
-import type { ClaimRecord } from '../allocator/allocator-index';
+import type { ClaimRecord } from './allocator-index';
 import type { ControllerContext } from '../context';
 import { JuneauResources } from '../resources';
 

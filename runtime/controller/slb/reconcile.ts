@@ -16,8 +16,8 @@ import { poolViews, sameJson, type ControllerContext, type ServiceObject } from 
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, findAdvertisement, nameTakenMessage, writeAdvertisement, type AdvertisementLookup } from '../arp/owned';
 import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from '../slb/plan';
-import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec, unsupportedServiceReason } from '../slb/request';
+import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
+import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec, unsupportedServiceReason } from './request';
 import { formatIPv4, parseIPv4 } from '../../../api/validation';
 
 type Slb = ServiceLoadBalancer & KubeObject;

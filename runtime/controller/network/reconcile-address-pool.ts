@@ -1,7 +1,7 @@
 /** AddressPool status (AP-2, AP-3). Key: the pool's name. */
 import { applyStatus } from '../../kube/apply';
 import { poolViews, sameJson, type ControllerContext } from '../context';
-import { planPoolStatus } from '../network/plan';
+import { planPoolStatus } from './plan';
 import { JuneauResources } from '../resources';
 
 export async function reconcileAddressPool(ctx: ControllerContext, name: string): Promise<void> {
