@@ -9,9 +9,8 @@ import {
   serviceLoadBalancerKind,
 } from '../../api';
 import { loadKubeConfig } from '../kube/kubeconfig';
-import { juneauResource, type ResourceType } from '../kube/resources';
-import { isNotFound, RestClient } from '../kube/rest';
-import type { KubeObject } from '../kube/types';
+import { juneauResource } from '../kube/resources';
+import { RestClient } from '../kube/rest';
 import type { KubeFlags } from './args';
 
 export const CliResources = {
@@ -39,14 +38,4 @@ export function connect(flags: KubeFlags, env: NodeJS.ProcessEnv = process.env):
     namespace: flags.namespace ?? (context?.namespace || 'default'),
     server: kubeConfig.getCurrentCluster()?.server ?? '(no server)',
   };
-}
-
-/** The object, or undefined when it does not exist. */
-export async function getOrUndefined<T extends KubeObject>(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
-  try {
-    return await rest.get<T>(type, namespace, name);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
 }

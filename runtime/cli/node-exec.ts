@@ -7,10 +7,9 @@
 import { spawn } from 'node:child_process';
 import { INSTALL } from '../../api/constants';
 import { Resources } from '../kube/resources';
-import type { RestClient } from '../kube/rest';
+import { getOrUndefined, type RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
 import type { KubeFlags } from './args';
-import { getOrUndefined } from './kube';
 
 /** The labels the install manifest gives the agent's Pods (constructs/shared/install.ts selector()). */
 export const AGENT_POD_SELECTOR = `app.kubernetes.io/name=${INSTALL.agentName},app.kubernetes.io/part-of=juneau`;

@@ -7,9 +7,9 @@
 import { ALL_KINDS, type AddressPool, type ARPAdvertisement, type ExternalNetwork } from '../../api';
 import type { KubeEvent } from '../kube/events';
 import { Resources, type ResourceType } from '../kube/resources';
-import type { RestClient } from '../kube/rest';
+import { getOrUndefined, type RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
-import { CliResources, getOrUndefined } from './kube';
+import { CliResources } from './kube';
 
 interface Condition {
   readonly type: string;

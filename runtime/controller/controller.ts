@@ -12,7 +12,7 @@ import type { Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { isAlreadyExists, type RestClient } from '../kube/rest';
 import { objectKey, type KubeObject } from '../kube/types';
-import { WorkQueue, type KeyHandler } from '../kube/workqueue';
+import { runQueue, WorkQueue } from '../kube/workqueue';
 import { DuplicateDetector } from './arp/duplicate-detector';
 import type { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
@@ -89,12 +89,10 @@ export class JuneauController {
     if (this.stopped) return;
     await this.ensureSubnetVniPool();
     if (this.stopped) return;
-    const { metrics } = this.options;
-    const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
-      q.run(metrics ? metrics.instrument(name, handler) : handler, workers, (key, err) => this.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
-    run(this.queues.serviceLoadBalancers, 'serviceloadbalancer', async (k) => reconcileServiceLoadBalancer(this.ctx, k), this.options.workers ?? 4);
-    run(this.queues.externalNetworks, 'externalnetwork', async (k) => reconcileExternalNetwork(this.ctx, k), 1);
-    run(this.queues.addressPools, 'addresspool', async (k) => reconcileAddressPool(this.ctx, k), 1);
+    const run = { logger: this.logger, metrics: this.options.metrics };
+    runQueue(this.queues.serviceLoadBalancers, 'serviceloadbalancer', async (k) => reconcileServiceLoadBalancer(this.ctx, k), this.options.workers ?? 4, run);
+    runQueue(this.queues.externalNetworks, 'externalnetwork', async (k) => reconcileExternalNetwork(this.ctx, k), 1, run);
+    runQueue(this.queues.addressPools, 'addresspool', async (k) => reconcileAddressPool(this.ctx, k), 1, run);
     for (const s of this.caches.services.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));

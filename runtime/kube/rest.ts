@@ -287,3 +287,24 @@ function streamLines(res: http.IncomingMessage, onLine: (line: string) => void, 
     res.on('close', () => resolve(undefined));
   });
 }
+
+/** The object, or undefined when it does not exist (404); every other error is thrown. */
+export async function getOrUndefined<T extends KubeObject>(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+  try {
+    return await rest.get<T>(type, namespace, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes the object; one already gone (404) is what the caller wanted. Returns whether it existed. */
+export async function deleteIgnoringNotFound(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string, body?: unknown): Promise<boolean> {
+  try {
+    await rest.delete(type, namespace, name, body);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}

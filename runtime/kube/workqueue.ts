@@ -184,3 +184,15 @@ export class WorkQueue {
     this.options.onDepthChange?.(this.queue.length);
   }
 }
+
+/** What `runQueue` needs around a handler: where failures are logged and, optionally, reconcile metrics. */
+export interface QueueRunContext {
+  readonly logger: { warn(message: string, fields?: Record<string, unknown>): void };
+  readonly metrics?: { instrument(controller: string, handler: KeyHandler): KeyHandler };
+}
+
+/** Runs `workers` loops of a named controller's handler, instrumented when metrics are on; failures are logged and retried. */
+export function runQueue(queue: WorkQueue, name: string, handler: KeyHandler, workers: number, context: QueueRunContext): void {
+  const instrumented = context.metrics ? context.metrics.instrument(name, handler) : handler;
+  queue.run(instrumented, workers, (key, err) => context.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
+}

@@ -11,7 +11,7 @@
  * is released, never re-adopted — the new object chose its own address when it was created
  * (maybe another requestedIP or network), so adopting would give it two, or one it did not ask for.
  */
-import { isNotFound } from '../../kube/rest';
+import { getOrUndefined } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { ClaimRecord } from './allocator-index';
 import type { ControllerContext } from '../context';
@@ -68,11 +68,6 @@ export async function sweepOrphanClaims(ctx: ControllerContext, graceMs: number,
 }
 
 async function holderIsGone(ctx: ControllerContext, type: ResourceType, claim: ClaimRecord): Promise<boolean> {
-  try {
-    const live = await ctx.rest.get(type, claim.holder.namespace, claim.holder.name);
-    return claim.holder.uid !== undefined && live.metadata?.uid !== claim.holder.uid;
-  } catch (err) {
-    if (isNotFound(err)) return true;
-    throw err;
-  }
+  const live = await getOrUndefined(ctx.rest, type, claim.holder.namespace, claim.holder.name);
+  return !live || (claim.holder.uid !== undefined && live.metadata?.uid !== claim.holder.uid);
 }

@@ -20,7 +20,7 @@
  */
 import { addressClaimName, type AllocationClaim } from '../../../api';
 import { formatIPv4 } from '../../../api/validation';
-import { isNotFound, statusCodeOf, type RestClient } from '../../kube/rest';
+import { getOrUndefined, isNotFound, statusCodeOf, type RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
@@ -44,13 +44,8 @@ export class ClaimNotHeldError extends Error {
 
 /** Why `holder` does not hold `ipv4.<address>` right now, read live; undefined when it does. */
 export async function claimProblem(rest: RestClient, address: string, holder: Holder): Promise<string | undefined> {
-  let claim: AllocationClaim & KubeObject;
-  try {
-    claim = await rest.get<AllocationClaim & KubeObject>(CLAIMS, undefined, addressClaimName(address));
-  } catch (err) {
-    if (isNotFound(err)) return `claim ${addressClaimName(address)} does not exist`;
-    throw err;
-  }
+  const claim = await getOrUndefined<AllocationClaim & KubeObject>(rest, CLAIMS, undefined, addressClaimName(address));
+  if (!claim) return `claim ${addressClaimName(address)} does not exist`;
   const record = claimRecordOf(claim);
   if (!record || !heldBy(record, holder)) return `claim ${addressClaimName(address)} is held by ${claim.spec?.holder?.kind} ${claim.spec?.holder?.namespace ?? ''}/${claim.spec?.holder?.name}`;
   if (claim.metadata.deletionTimestamp) return `claim ${addressClaimName(address)} is being deleted`;
@@ -99,13 +94,8 @@ export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) =>
     // Today's name and the one before NAME-1 (an object not replaced yet): either may advertise it.
     for (const adName of [advertisementName(owner), legacyAdvertisementName(owner)]) {
       if (!adName) continue;
-      let ad: AdObject;
-      try {
-        ad = await rest.get<AdObject>(ARP, undefined, adName);
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        throw err;
-      }
+      const ad = await getOrUndefined<AdObject>(rest, ARP, undefined, adName);
+      if (!ad) continue;
       if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value)) await deleteAdvertisement(rest, adName, ad.metadata?.uid);
     }
   };

@@ -11,7 +11,7 @@ import type { AllocationClaim } from '../../../api';
 import { objectKey, type KubeObject } from '../../kube/types';
 import type { RuntimeMetrics } from '../../kube/metrics';
 import { waitForCacheSync, type Informer } from '../../kube/informer';
-import { WorkQueue, type KeyHandler } from '../../kube/workqueue';
+import { runQueue, WorkQueue } from '../../kube/workqueue';
 import { claimRecordOf } from '../allocator/claims';
 import type { Caches, ControllerContext } from '../context';
 import { ownerKeysOf } from '../arp/names';
@@ -62,12 +62,11 @@ export function registerElasticIPControllers(base: ControllerContext, options: E
       await waitForCacheSync(allInformers(caches));
       await waitForCacheSync(sharedCachesRead(base.caches));
       const shared = base.caches;
-      const run = (q: WorkQueue, name: string, handler: KeyHandler, workers: number) =>
-        q.run(options.metrics ? options.metrics.instrument(name, handler) : handler, workers, (key, err) => base.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
-      run(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), options.workers ?? 4);
-      run(queues.attachments, 'elasticipattachment', async (k) => reconcileElasticIPAttachment(ctx, k), 2);
-      run(queues.networkInterfaces, 'networkinterface', async (k) => reconcileNetworkInterface(ctx, k), 2);
-      run(queues.pods, 'pod', async (k) => reconcilePod(ctx, k), 2);
+      const run = { logger: base.logger, metrics: options.metrics };
+      runQueue(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), options.workers ?? 4, run);
+      runQueue(queues.attachments, 'elasticipattachment', async (k) => reconcileElasticIPAttachment(ctx, k), 2, run);
+      runQueue(queues.networkInterfaces, 'networkinterface', async (k) => reconcileNetworkInterface(ctx, k), 2, run);
+      runQueue(queues.pods, 'pod', async (k) => reconcilePod(ctx, k), 2, run);
       caches.elasticIPs.list().forEach((o) => queues.elasticIPs.add(objectKey(o)));
       caches.attachments.list().forEach((o) => queues.attachments.add(objectKey(o)));
       caches.nics.list().forEach((o) => queues.networkInterfaces.add(objectKey(o)));

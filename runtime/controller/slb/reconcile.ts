@@ -8,7 +8,7 @@ import { API_VERSION, FINALIZERS, type ServiceLoadBalancer } from '../../../api'
 import { applyObject, applyStatus, removeFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { Resources } from '../../kube/resources';
-import { isNotFound } from '../../kube/rest';
+import { deleteIgnoringNotFound, isNotFound } from '../../kube/rest';
 import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
@@ -28,7 +28,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
-    if (existing) await deleteIgnoringNotFound(ctx, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
+    if (existing) await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
     return;
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
@@ -152,14 +152,6 @@ async function finalizeServiceLoadBalancer(ctx: ControllerContext, slb: Slb, ser
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) await ensureServiceIngress(ctx, service, []);
   try {
     await removeFinalizer(ctx.rest, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer, ctx.fieldManager);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-}
-
-async function deleteIgnoringNotFound(ctx: ControllerContext, type: typeof SLB, namespace: string | undefined, name: string): Promise<void> {
-  try {
-    await ctx.rest.delete(type, namespace, name);
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

@@ -4,8 +4,7 @@
  * the winner's) or a resourceVersion-guarded replace (Conflict: read again), so replicas converge
  * on one CA and one serving certificate.
  */
-import type { RestClient } from '../../kube/rest';
-import { isAlreadyExists, isConflict, isNotFound } from '../../kube/rest';
+import { getOrUndefined, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 import { checkCertificates, DEFAULT_LIFETIMES, issueCertificates, type CertificateLifetimes, type WebhookCertificates } from './certificates';
@@ -68,12 +67,7 @@ export async function ensureCertificateSecret(rest: RestClient, o: CertificateSe
   const lifetimes = o.lifetimes ?? DEFAULT_LIFETIMES;
   const now = o.now ?? (() => new Date());
   for (let attempt = 0; attempt < 5; attempt++) {
-    let secret: SecretObject | undefined;
-    try {
-      secret = await rest.get<SecretObject>(SecretResource, o.namespace, o.name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    const secret = await getOrUndefined<SecretObject>(rest, SecretResource, o.namespace, o.name);
     if (!secret) {
       const material = await issueCertificates(o.hosts, { lifetimes, previousCaBundle: o.current?.caBundle, now: now() });
       try {

@@ -6,8 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GROUP, INSTALL, juneauWebhooks, type LabelSelector, type ValidatingWebhook } from '../../../api';
-import type { RestClient } from '../../kube/rest';
-import { isAlreadyExists, isConflict, isNotFound } from '../../kube/rest';
+import { deleteIgnoringNotFound, getOrUndefined, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 
@@ -62,12 +61,7 @@ export function urlWebhookConfiguration(o: UrlRegistrationOptions): ValidatingWe
 export async function ensureUrlRegistration(rest: RestClient, desired: ValidatingWebhookConfiguration): Promise<'created' | 'replaced' | 'unchanged'> {
   const name = desired.metadata?.name ?? '';
   for (let attempt = 0; attempt < 5; attempt++) {
-    let current: ValidatingWebhookConfiguration | undefined;
-    try {
-      current = await rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    const current = await getOrUndefined<ValidatingWebhookConfiguration>(rest, ValidatingWebhookConfigurationResource, undefined, name);
     try {
       if (!current) {
         await rest.create(ValidatingWebhookConfigurationResource, desired);
@@ -104,9 +98,5 @@ export async function ensureCaBundle(rest: RestClient, name: string, caBundlePem
 }
 
 export async function removeRegistration(rest: RestClient, name: string): Promise<void> {
-  try {
-    await rest.delete(ValidatingWebhookConfigurationResource, undefined, name);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await deleteIgnoringNotFound(rest, ValidatingWebhookConfigurationResource, undefined, name);
 }
