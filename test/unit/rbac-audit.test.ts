@@ -49,6 +49,12 @@ describe('the e2e RBAC audit', () => {
     expect(report.unused.sort()).toEqual(['juneau-agent: create events.k8s.io/events', 'juneau-controller: list juneau.loutres.me/elasticips', 'juneau-controller: patch juneau.loutres.me/elasticips']);
   });
 
+  test('a watch still open (logged at ResponseStarted only) uses its rule; another verb needs its response complete', () => {
+    const rules = { [AGENT]: [{ apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['watch', 'list'] }] };
+    const started = (verb: string) => event(AGENT, verb, { apiGroup: 'apps', resource: 'daemonsets' }, 200, 'ResponseStarted');
+    expect(audit([started('watch'), started('list')], rules).unused).toEqual(['juneau-agent: list apps/daemonsets']);
+  });
+
   test('a rule naming resourceNames is used only by a request for one of them', () => {
     const rules = { [CONTROLLER]: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['update'], resourceNames: ['juneau-controller'] }] };
     expect(audit([event(CONTROLLER, 'update', { apiGroup: 'coordination.k8s.io', resource: 'leases', name: 'other' })], rules).unused).toEqual(['juneau-controller: update coordination.k8s.io/leases']);
