@@ -34,12 +34,16 @@ export interface UpBoxOptions {
   crdFiles?: string[];
   /** The nodes' segment (`parseNodeSubnet`, e.g. `10.225.32`). @default 10.226.k, k the claimed subnet */
   nodeSegment?: string;
+  /** An API server audit policy file: the audit log is written to `<dir>/logs/audit.log` (test/box/scenarios.test.ts reads what the install's ServiceAccounts asked). @default no audit log */
+  auditPolicy?: string;
   log?: (line: string) => void;
   /** @default 300 s: node binaries already built, a busy 2-core machine. */
   timeoutMs?: number;
 }
 
 export const boxStateFile = (dir: string) => path.join(dir, 'box.json');
+/** Where `up --audit-policy` makes the API server write its audit log. */
+export const auditLogPath = (dir: string) => path.join(dir, 'logs', 'audit.log');
 
 /** Builds (or finds in the cache) the node binaries: `build.sh --nodes`, progress to stderr. */
 export function buildNodeBinaries(): string {
@@ -106,7 +110,10 @@ async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: s
       // the host's default route): admission webhooks and aggregated APIs are called at one of
       // their Service's ready endpoints instead (pod IPs, routed to their node), as on control
       // planes without kube-proxy.
-      'kube-apiserver': ['--enable-aggregator-routing=true', '--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`],
+      'kube-apiserver': [
+        '--enable-aggregator-routing=true', '--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`,
+        ...(opts.auditPolicy ? [`--audit-policy-file=${path.resolve(opts.auditPolicy)}`, `--audit-log-path=${auditLogPath(opts.dir)}`] : []),
+      ],
       // --controllers is a list flag: these add to the harness's.
       'kube-controller-manager': [`--controllers=${NODE_CONTROLLERS.join(',')}`, `--root-ca-file=${pki('ca.crt')}`],
     },

@@ -42,6 +42,8 @@ Commands:
                        imagePullPolicy IfNotPresent/Never); also into a box already running.
            --node-subnet A.B.C.0/24  The nodes' segment (host .1, node i .11+i) instead of
                        10.226.k.0/24, e.g. 10.225.32.0/24 where the install examples' pool lies.
+           --audit-policy FILE  The API server writes an audit log with this policy to
+                       logs/audit.log of the cluster directory.
   down     Stop it (SIGTERM, then SIGKILL) and delete .juneau/cluster/; with a box, first its nodes:
            daemons by recorded pid, what is left in their cgroups (containers, shims), mounts,
            cgroups, namespaces, links, routes, the subnet claim, and the kernel settings the
@@ -100,6 +102,7 @@ interface UpOptions {
   nodes?: number;
   images: string[];
   nodeSegment?: string;
+  auditPolicy?: string;
 }
 
 function parseUpOptions(args: string[]): UpOptions {
@@ -115,13 +118,17 @@ function parseUpOptions(args: string[]): UpOptions {
       opts.images.push(...value().split(',').filter(Boolean).map((f) => path.resolve(f)));
     } else if (flag === '--node-subnet') {
       opts.nodeSegment = parseNodeSubnet(value());
+    } else if (flag === '--audit-policy') {
+      opts.auditPolicy = path.resolve(value());
+      if (!fs.existsSync(opts.auditPolicy)) throw new Error(`--audit-policy: ${opts.auditPolicy} does not exist`);
     } else {
-      throw new Error(`up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24)`);
+      throw new Error(`up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24, --audit-policy FILE)`);
     }
   }
   for (const f of opts.images) if (!fs.existsSync(f)) throw new Error(`--images: ${f} does not exist`);
   if (opts.images.length && opts.nodes === undefined) throw new Error('--images needs --nodes N (images go into the nodes)');
   if (opts.nodeSegment && opts.nodes === undefined) throw new Error('--node-subnet needs --nodes N');
+  if (opts.auditPolicy && opts.nodes === undefined) throw new Error('--audit-policy needs --nodes N');
   return opts;
 }
 
@@ -153,7 +160,7 @@ async function up(opts: UpOptions): Promise<void> {
   if (opts.nodes !== undefined) {
     if (process.getuid?.() !== 0) throw new Error('up --nodes needs root (network namespaces, cgroups, mounts)');
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const { cluster } = await upBox({ dir: STATE_DIR, nodes: opts.nodes, images: opts.images, nodeSegment: opts.nodeSegment, crdFiles, log });
+    const { cluster } = await upBox({ dir: STATE_DIR, nodes: opts.nodes, images: opts.images, nodeSegment: opts.nodeSegment, auditPolicy: opts.auditPolicy, crdFiles, log });
     const { kubeConfig: _kc, stop: _stop, ...state } = cluster;
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2) + '\n');
     process.stdout.write(exportLines(state));

@@ -123,7 +123,10 @@ export function auditOf(auditLog: string, rulesByUser: Record<string, PolicyRule
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as AuditEvent)
-    .filter((e) => e.stage === 'ResponseComplete' && e.user.username in rulesByUser && e.objectRef);
+    // A watch is logged at ResponseStarted and completes only when it ends: one still open when
+    // the log is read (a box's informers, never restarted) is used all the same. A refused request
+    // completes without starting a response.
+    .filter((e) => (e.stage === 'ResponseComplete' || (e.stage === 'ResponseStarted' && e.verb === 'watch')) && e.user.username in rulesByUser && e.objectRef);
   const resourceOf = (e: AuditEvent) => [e.objectRef!.resource, e.objectRef!.subresource].filter(Boolean).join('/');
   const forbidden = events.filter((e) => e.responseStatus?.code === 403).map((e) => `${e.user.username} ${e.verb} ${resourceOf(e)}${e.objectRef!.name ? `/${e.objectRef!.name}` : ''}`);
   const unused: string[] = [];

@@ -1,6 +1,6 @@
 // The e2e RBAC audit (test/e2e/install-identity.ts auditOf) on a hand-written audit log: a 403 is
 // reported as Forbidden, a rule is "used" only by its own user, verb, group, resource/subresource
-// and (when it names them) resourceNames. The e2e scenarios rely on it to catch missing and extra
+// and (when it names them) resourceNames. The box scenarios (test/box/scenarios.test.ts) rely on it to catch missing and extra
 // rules, so it must not call a rule used on a near miss.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -47,6 +47,12 @@ describe('the e2e RBAC audit', () => {
       rules,
     );
     expect(report.unused.sort()).toEqual(['juneau-agent: create events.k8s.io/events', 'juneau-controller: list juneau.loutres.me/elasticips', 'juneau-controller: patch juneau.loutres.me/elasticips']);
+  });
+
+  test('a watch still open (logged at ResponseStarted only) uses its rule; another verb needs its response complete', () => {
+    const rules = { [AGENT]: [{ apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['watch', 'list'] }] };
+    const started = (verb: string) => event(AGENT, verb, { apiGroup: 'apps', resource: 'daemonsets' }, 200, 'ResponseStarted');
+    expect(audit([started('watch'), started('list')], rules).unused).toEqual(['juneau-agent: list apps/daemonsets']);
   });
 
   test('a rule naming resourceNames is used only by a request for one of them', () => {
