@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
+import { REPO_ROOT, runKubectl, SERVICE_CLUSTER_IP_RANGE, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
 import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
@@ -93,7 +93,7 @@ describeAsRoot('the ElasticIP data plane with real pods on real nodes, real traf
   let natEip = '';
   let directEip = '';
 
-  const inRouter = (script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script], { timeoutMs });
+  const inRouter = (script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
   const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
   const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
   /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
@@ -102,10 +102,12 @@ describeAsRoot('the ElasticIP data plane with real pods on real nodes, real traf
     expect(pids).toHaveLength(1);
     return `/proc/${pids[0]}/ns/net`;
   };
-  const inPod = (netns: string, script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=${netns}`, 'bash', '-c', script], { timeoutMs });
+  const inPod = (netns: string, script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
   /** The echo image's own Node.js in the pod: one PEER end. */
   const peerInPod = (name: string, args: string[]) => new Running(kubectlBin, [...kubectlArgs, 'exec', '-i', name, '--', 'node', '-e', PEER, ...args]);
   const peerIn = (netns: string, args: string[]) => runningIn(netns, process.execPath, ['-e', PEER, ...args]);
+  /** An HTTP GET by the echo image's Node.js in the pod `web`. */
+  const peerHttpFromWeb = (url: string) => kubectl(['exec', 'web', '--', 'node', '-e', `require('node:http').get(${JSON.stringify(url)}, (r) => r.pipe(process.stdout)).on('error', (e) => { console.error(e.message); process.exit(1); })`]);
   const podLog = async (name: string) => (await kubectl(['logs', name])).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; client?: string });
   /** `kubectl juneau bpf dump nat` in the agent Pod of `node`. */
   async function natTable(node: string): Promise<NatRow[]> {
@@ -379,5 +381,36 @@ send(); setInterval(send, 1000);`;
     await listener.waitFor(/"listening":true/);
     const [heard] = await Promise.all([listener.result<PeerResult>(), peerInPod('web', ['connect', routerIp, '9300', '10']).result<PeerResult>()]);
     expect(heard.peer).toBe(natEip);
+  });
+
+  test('NAT-2, NAT-4 with the agents\' --nat-pod-ifaces=cni0 and --nat-cluster-cidrs, and a CNI-like masquerade on every node: in-cluster traffic keeps the pod address, the ElasticIP still wins over the masquerade, and the node keeps no conntrack entry for the translated flows', async () => {
+    const node = (await pod('web')).spec.nodeName;
+    const other = box.nodes.find((n) => n.name !== node)!;
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', other.name, {}));
+    const peer = await running('peer');
+    const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
+    const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
+    await kubectl(['-n', NS, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value })))]);
+    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
+    for (const n of box.nodes) {
+      await inNetns(n.netns, 'nft', ['-f', '-'], { input: `table ip cni-masq {\n chain post { type nat hook postrouting priority 100; ip saddr ${box.clusterCidr} ip daddr != ${box.clusterCidr} oifname "eth0" masquerade; }\n}\n` });
+    }
+    const { netns } = nodeRecord(node);
+    await inNetns(netns, 'conntrack', ['-F']);
+
+    // In the cluster: the pod on the other node sees the ElasticIP pod's own address.
+    const web = (await pod('web')).status.podIP!;
+    const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
+    expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
+    // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
+    const listener = peerIn(router, ['listen', routerIp, '9400', '10']);
+    await listener.waitFor(/"listening":true/);
+    const [heard] = await Promise.all([listener.result<PeerResult>(), peerInPod('web', ['connect', routerIp, '9400', '10']).result<PeerResult>()]);
+    expect(heard.peer).toBe(natEip);
+    expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
+    // Stateless both ways: no conntrack entry on the node for either translated flow.
+    const tracked = (await inNetns(netns, 'conntrack', ['-L'])).split('\n').filter((l) => l.includes(natEip) || (l.includes(web) && l.includes(routerIp)));
+    expect(tracked).toEqual([]);
   });
 });
