@@ -1,115 +1,160 @@
 /**
- * `npm run demo`: Juneau end to end on this machine. Brings up the e2e rig (a real control plane,
- * two controllers, three "worker" network namespaces with their agents, an upstream router),
- * applies the cdk8s examples (dist/examples.k8s.yaml), plays the kubelet for their two pods, and
- * prints the seeds' own views: `kubectl get elasticip`, `kubectl get arpadvertisement`,
- * `kubectl juneau bpf dump external_arp_table`, and an arping from the router showing the one MAC
- * that answers each address. Tears everything down, or keeps it with --keep until Ctrl-C.
+ * `npm run demo`: Juneau end to end on this machine, on the cluster in a box (test/box): a real
+ * control plane and three real nodes (kubelet, containerd, kube-proxy in nftables mode, kube-ipvs0
+ * holding every VIP), Juneau installed from the built image and the synthesized manifest, the
+ * cdk8s examples (dist/examples.k8s.yaml) applied as a user applies them, and an upstream router
+ * namespace on the nodes' segment. Prints the seeds' own views (`kubectl get elasticip`,
+ * `kubectl get arpadvertisement`, `kubectl juneau bpf dump` on every node, an arping showing the
+ * one MAC that answers each address) and ends with `curl` through the ElasticIPs and the VIP.
+ * Tears everything down, or keeps it with --keep until Ctrl-C.
  */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { E2ERig } from '../test/e2e/rig';
+import { runKubectl } from '../test/cluster/harness';
+import { cmd, inNetns } from '../test/box/exec';
+import { writeNginxStandIn } from '../test/box/images';
+import type { BoxState } from '../test/box/state';
+import { addRouter, pidsOf } from '../test/box/upstream';
 
 const exec = promisify(execFile);
 const REPO = path.resolve(__dirname, '..');
+/** The examples' pool is 10.225.32.240-250: the nodes must sit in that subnet (EN-12). */
+const SEGMENT = '10.225.32';
+const ROUTER_IP = `${SEGMENT}.254`;
 const HELP = `Usage: npm run demo [-- --keep]
 
-Runs Juneau end to end in network namespaces on this machine and prints what an operator sees.
-Needs root (network namespaces, XDP, bpffs), Go and the Debian packages of scripts/install-system-deps.sh.
-  --keep   leave the rig running until Ctrl-C (prints how to reach it)
+Runs Juneau end to end on a cluster in a box on this machine and prints what an operator sees.
+Needs root (network namespaces, kubelets, containerd, XDP), Go and the Debian packages of
+scripts/install-system-deps.sh; the nodes take 10.225.32.0/24, the examples' subnet.
+  --keep   leave the box running until Ctrl-C (prints how to reach it)
 `;
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const banner = (title: string) => say(`\n\x1b[1m== ${title}\x1b[0m`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function prepare(): Promise<void> {
-  say('preparing: control-plane binaries, XDP object, bundled binaries, synthesized manifests ...');
-  await exec('bash', ['test/cluster/build.sh'], { cwd: REPO });
+  say('preparing: control-plane and node binaries, eBPF objects, bundled binaries, image, synthesized manifests ...');
+  await exec('bash', ['test/cluster/build.sh', '--nodes'], { cwd: REPO, maxBuffer: 64 << 20 });
   await exec('bash', ['bpf/build.sh'], { cwd: REPO });
   await exec(process.execPath, ['scripts/bundle.mjs'], { cwd: REPO });
+  await exec('npm', ['run', '-s', 'images'], { cwd: REPO, maxBuffer: 64 << 20 });
   await exec('npx', ['cdk8s', 'synth'], { cwd: REPO, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' } });
 }
 
-/** What a scheduler and a kubelet would do: bind the pod to a node, then report it running and ready. */
-async function runPodOn(rig: E2ERig, name: string, node: number, podIP: string): Promise<void> {
-  await rig.core.createNamespacedBinding({ namespace: 'default', body: { metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: rig.nodeName(node) } } });
-  const now = new Date().toISOString();
-  await rig.core.patchNamespacedPodStatus(
-    { namespace: 'default', name, body: { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now })) } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  for (const end = Date.now() + timeoutMs; ; await sleep(500)) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('-h') || argv.includes('--help')) return (say(HELP), 0);
   if (process.getuid?.() !== 0) {
-    process.stderr.write('npm run demo needs root: it creates network namespaces and loads XDP programs. Run it as root (e.g. `sudo npm run demo`).\n');
+    process.stderr.write('npm run demo needs root: it creates network namespaces, runs kubelets and loads eBPF programs. Run it as root (e.g. `sudo npm run demo`).\n');
     return 1;
   }
   const keep = argv.includes('--keep');
   await prepare();
-  const rig = new E2ERig({ network: false, log: (l) => say(`  ${l}`) });
-  const stop = async () => {
-    say('\ntearing down ...');
-    await rig.stop();
-  };
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-demo-'));
+  const dir = path.join(work, 'cluster');
+  const cli = (args: string[]) => exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'cluster', 'cli.ts'), ...args], { cwd: REPO, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, maxBuffer: 64 << 20 }).then((r) => r.stdout);
+  let router = '';
   try {
-    await rig.start();
+    const nginx = path.join(work, 'nginx.tar');
+    await writeNginxStandIn(nginx);
+    say(`cluster up --nodes 3 --node-subnet ${SEGMENT}.0/24 (the Juneau image and a busybox httpd standing in for the examples' nginx:1.27 imported; no registry here) ...`);
+    await cli(['up', '--nodes', '3', '--node-subnet', `${SEGMENT}.0/24`, '--images', `${path.join(REPO, 'build', 'images', 'juneau.oci.tar')},${nginx}`]);
+    const status = JSON.parse(await cli(['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    const box = status.box;
+    const kubectl = async (...args: string[]) => {
+      const r = await runKubectl(status.binDir, status.kubeconfigPath, args);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout.trimEnd();
+    };
+    router = await addRouter(box, ROUTER_IP);
+    const inRouter = (script: string) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script]);
+
+    banner('kubectl apply --server-side -f dist/juneau-crds.k8s.yaml -f dist/juneau-install.k8s.yaml');
+    say(await kubectl('apply', '--server-side', '-f', path.join(REPO, 'dist', 'juneau-crds.k8s.yaml'), '-f', path.join(REPO, 'dist', 'juneau-install.k8s.yaml')));
+    await kubectl('-n', 'juneau-system', 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s');
+    await kubectl('-n', 'juneau-system', 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s');
+
     banner('kubectl apply --server-side -f dist/examples.k8s.yaml');
-    say(await rig.kubectl('apply', '--server-side', '-f', path.join(REPO, 'dist', 'examples.k8s.yaml')));
-    await runPodOn(rig, 'web', 0, '10.244.1.10');
-    await runPodOn(rig, 'nginx', 1, '10.244.2.10');
-    say('(playing the kubelet: pod web runs on worker-1, pod nginx on worker-2)');
+    say(await kubectl('apply', '--server-side', '-f', path.join(REPO, 'dist', 'examples.k8s.yaml')));
+    await kubectl('wait', '-n', 'default', 'pod/web', 'pod/nginx', '--for=condition=Ready', '--timeout=300s');
+    // web-eip is used directly (EIP-4): the pod holds the address itself. Putting it there is the
+    // pod network's job, which this box's CNI (bridge + host-local) does not do: the demo does it.
+    const webEip = JSON.parse(await kubectl('get', 'elasticip', 'web-eip', '-n', 'default', '-o', 'json')) as { status?: { address?: string } };
+    const [webPid] = pidsOf('httpd', (pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('HOSTNAME=web'));
+    if (!webPid || !webEip.status?.address) throw new Error('pod web or the address of ElasticIP web-eip not found');
+    await cmd('nsenter', [`--net=/proc/${webPid}/ns/net`, 'ip', 'addr', 'add', `${webEip.status.address}/32`, 'dev', 'lo']);
+    say(`(the pod network's job, done by the demo: ${webEip.status.address} put on pod web's lo)`);
 
-    const vip = await rig.waitFor('the web Service VIP', async () => (await rig.serviceLoadBalancer('web', 'default'))?.vip, 60_000);
-    await rig.net.addVipToAllNodes(vip); // what kube-proxy in ipvs mode does on every node (seed 004)
-    // By owner, not by name (names may carry a hash); a timeout prints the owner's status and every
-    // ARPAdvertisement there is.
-    const owners = [
-      { kind: 'ElasticIP', namespace: 'default', name: 'web-eip' },
-      { kind: 'ElasticIP', namespace: 'default', name: 'nginx-eip' },
-      { kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' },
-    ] as const;
-    for (const owner of owners) {
-      const ad = await rig.waitForAdvertisement(owner, 60_000);
-      // The answering node's agent has written it into its map (ARP-10).
-      const node = rig.nodeIndex(ad.nodeName);
-      await rig.waitFor(`${ad.address} in the external_arp_table of ${ad.nodeName}`, async () => (await rig.dumpArpTable(node)).includes(ad.address), 30_000, 200, () => rig.dumpArpTable(node));
-    }
-
+    await waitFor('the three ARPAdvertisements', async () => {
+      const items = (JSON.parse(await kubectl('get', 'arpadvertisements', '-o', 'json')) as { items: Array<{ spec: { address: string; nodeName: string } }> }).items;
+      return items.length >= 3 ? items : undefined;
+    });
     banner('kubectl get elasticip');
-    say(await rig.kubectl('get', 'elasticip', '-n', 'default'));
+    say(await kubectl('get', 'elasticip', '-n', 'default'));
     banner('kubectl get arpadvertisement');
-    say(await rig.kubectl('get', 'arpadvertisement'));
+    say(await kubectl('get', 'arpadvertisement'));
     banner('kubectl get svc web');
-    say(await rig.kubectl('get', 'svc', 'web', '-n', 'default'));
-    for (let i = 0; i < rig.net.nodeCount; i++) {
-      banner(`${rig.nodeName(i)}: kubectl juneau bpf dump external_arp_table`);
-      say(await rig.dumpArpTable(i));
+    say(await kubectl('get', 'svc', 'web', '-n', 'default'));
+    const agents = (JSON.parse(await kubectl('-n', 'juneau-system', 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '-o', 'json')) as { items: Array<{ metadata: { name: string }; spec: { nodeName: string } }> }).items;
+    for (const a of agents.sort((x, y) => x.spec.nodeName.localeCompare(y.spec.nodeName))) {
+      for (const table of ['external_arp_table', 'nat']) {
+        banner(`${a.spec.nodeName}: kubectl juneau bpf dump ${table}`);
+        say(await kubectl('-n', 'juneau-system', 'exec', a.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', table));
+      }
     }
 
-    const eips = JSON.parse(await rig.kubectl('get', 'elasticip', '-n', 'default', '-o', 'json')) as { items: Array<{ metadata: { name: string }; status?: { address?: string } }> };
-    const addresses = [...eips.items.map((e) => [e.metadata.name, e.status?.address] as const), ['Service web (VIP, on every kube-ipvs0)', vip] as const];
+    const macs = new Map(await Promise.all(box.nodes.map(async (n) => [(JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address, n.name] as const)));
+    const vip = await waitFor('the web Service VIP', async () => (JSON.parse(await kubectl('get', 'svc', 'web', '-n', 'default', '-o', 'json')) as { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } }).status?.loadBalancer?.ingress?.[0]?.ip);
+    const eips = (JSON.parse(await kubectl('get', 'elasticip', '-n', 'default', '-o', 'json')) as { items: Array<{ metadata: { name: string }; status?: { address?: string } }> }).items;
+    const addresses = [...eips.map((e) => [`ElasticIP ${e.metadata.name}`, e.status?.address ?? ''] as const), ['Service web (VIP, on every kube-ipvs0)', vip] as const];
     banner('arping from the upstream router, a fresh neighbour table for every probe');
     for (const [what, address] of addresses) {
-      if (!address) continue;
-      const probes = await rig.net.probeFromFreshRouter(address, 5, 300);
-      const macs = [...new Set(probes.flat())];
-      const who = macs.map((m) => `${m} (${rig.nodeName(rig.net.nodeOfMac(m))})`).join(', ') || 'nobody';
-      say(`${address.padEnd(15)} ${what.padEnd(40)} ${probes.filter((p) => p.length === 1).length}/${probes.length} probes answered by exactly one MAC: ${who}`);
+      const seen: string[][] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await inRouter(`ip neigh flush to ${address} dev eth0; arping -c 1 -w 2 -I eth0 ${address} || true`);
+        seen.push([...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))]);
+      }
+      const who = [...new Set(seen.flat())].map((m) => `${m} (${macs.get(m) ?? '?'})`).join(', ') || 'nobody';
+      say(`${address.padEnd(15)} ${what.padEnd(40)} ${seen.filter((s) => s.length === 1).length}/${seen.length} probes answered by exactly one MAC: ${who}`);
     }
+
+    // The pages are the pods' hostnames: which pod answered.
+    const nat = eips.find((e) => e.metadata.name === 'nginx-eip')?.status?.address;
+    banner('curl from the upstream router');
+    for (const [what, url] of [
+      ['ElasticIP nginx-eip (1:1 NAT to pod nginx)', `http://${nat}/`],
+      ['ElasticIP web-eip (held by pod web)', `http://${webEip.status.address}:8080/`],
+      ['Service web VIP (kube-proxy -> pod web)', `http://${vip}/`],
+    ]) {
+      const line = `curl -s -m 5 ${url}`;
+      const page = await waitFor(`${line} from the router`, async () => (await inRouter(`${line} || true`)).trim() || undefined, 60_000);
+      say(`$ ${line.padEnd(40)} # ${what}\n${page}`);
+    }
+
     if (keep) {
-      banner('the rig keeps running (Ctrl-C to tear down)');
-      say(`export KUBECONFIG=${rig.cluster.kubeconfigPath}`);
-      say(`export PATH=${rig.cluster.binDir}:$PATH`);
-      say(`router: nsenter --net=/var/run/netns/${rig.net.router} arping -I br0 ${vip}`);
+      banner('the box keeps running (Ctrl-C to tear down)');
+      say(`export KUBECONFIG=${status.kubeconfigPath}`);
+      say(`export PATH=${status.binDir}:$PATH`);
+      say(`router: nsenter --net=/var/run/netns/${router} curl http://${vip}/`);
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
     }
     return 0;
   } finally {
-    await stop();
+    say('\ntearing down ...');
+    if (router) await cmd('ip', ['netns', 'del', router]);
+    if (fs.existsSync(path.join(dir, 'box.json'))) await cli(['down']);
+    fs.rmSync(work, { recursive: true, force: true });
   }
 }
 

@@ -64,3 +64,18 @@ export function writeBusyboxImage(file: string, name = BUSYBOX_IMAGE, busybox = 
     entrypoint: ['/bin/sh'],
   });
 }
+
+/** The examples' `nginx:1.27` for a machine without a registry (install.test.ts, `npm run demo`):
+ * busybox httpd on 80 and 8080 serving the pod's hostname (its name). */
+export function writeNginxStandIn(file: string): Promise<string> {
+  const applets = ['sh', 'httpd', 'mkdir', 'hostname'];
+  return writeOciArchive(file, {
+    name: 'docker.io/library/nginx:1.27',
+    entries: [
+      { type: 'file', path: 'bin/busybox', mode: 0o755, data: fs.readFileSync('/bin/busybox') },
+      ...applets.map((a) => ({ type: 'symlink' as const, path: `bin/${a}`, target: 'busybox' })),
+      { type: 'dir', path: 'tmp', mode: 0o1777 },
+    ],
+    entrypoint: ['/bin/sh', '-c', 'mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 80 -h /tmp/www && exec httpd -f -p 8080 -h /tmp/www'],
+  });
+}

@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
 import { cmd, inNetns } from './exec';
-import { writeOciArchive } from './images';
+import { writeNginxStandIn } from './images';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns } from './upstream';
 import { describeWhen } from '../requirements';
@@ -38,20 +38,6 @@ const describeAsRoot = (title: string, body: () => void) => describeWhen(process
 
 function cli(dir: string, args: string[]): string {
   return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-}
-
-/** The examples' `nginx:1.27` for a machine without a registry: busybox httpd on 80 and 8080. */
-function writeNginxStandIn(file: string): Promise<string> {
-  const applets = ['sh', 'httpd', 'mkdir', 'hostname'];
-  return writeOciArchive(file, {
-    name: 'docker.io/library/nginx:1.27',
-    entries: [
-      { type: 'file', path: 'bin/busybox', mode: 0o755, data: fs.readFileSync('/bin/busybox') },
-      ...applets.map((a) => ({ type: 'symlink' as const, path: `bin/${a}`, target: 'busybox' })),
-      { type: 'dir', path: 'tmp', mode: 0o1777 },
-    ],
-    entrypoint: ['/bin/sh', '-c', 'mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 80 -h /tmp/www && exec httpd -f -p 8080 -h /tmp/www'],
-  });
 }
 
 interface PodJson {

@@ -118,7 +118,7 @@ describeAsRoot('the e2e scenarios on real nodes: one answer per address, from a 
   const macs = new Map<string, string>();
   let routerMac = '';
   const nodeNames = () => box.nodes.map((n) => n.name);
-  const inRouter = (script: string) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script]);
+  const inRouter = (script: string) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script]);
 
   /** Polls `fn` until it returns a value; on timeout says what the last poll saw. */
   async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 120_000, intervalMs = 250): Promise<T> {

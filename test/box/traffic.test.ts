@@ -114,7 +114,7 @@ describeAsRoot('real pods and kube-proxy (nftables) behind a Juneau VIP: seed 00
   let kubectl: (args: string[], input?: string) => Promise<string>;
   let backendNodes: string[] = [];
 
-  const inRouter = (script: string, timeoutMs = 900_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script], { timeoutMs });
+  const inRouter = (script: string, timeoutMs = 900_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
 
   /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
   async function answeringMacs(ip: string): Promise<string[]> {
@@ -122,13 +122,29 @@ describeAsRoot('real pods and kube-proxy (nftables) behind a Juneau VIP: seed 00
     return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
   }
 
-  /** `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the router's neighbour entry flushed every `FLUSH_EVERY`. */
+  /**
+   * `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the
+   * router's neighbour entry flushed every `flushEvery`. The connections between two flushes run
+   * at once: the first SYN starts the one ARP resolution and the others wait on the same incomplete
+   * neighbour entry, so every connection of a group goes to the one MAC the router cached — what
+   * the same connections made one after another would do (later replies to that one request fall
+   * within the entry's 1 s locktime and do not replace it) — without a failing group costing 2 s
+   * per connection.
+   */
   async function replay(n: number, flushEvery = FLUSH_EVERY): Promise<Connection[]> {
-    const out = await inRouter(`for i in $(seq 0 ${n - 1}); do
-  [ $((i % ${flushEvery})) -eq 0 ] && ip neigh flush to ${VIP} dev eth0
-  page=$(curl -s -m 2 http://${VIP}/) && r="ok $page" || r="FAIL $?"
+    const out = await inRouter(`dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+for g in $(seq 0 ${flushEvery} ${n - 1}); do
+  ip neigh flush to ${VIP} dev eth0
+  for i in $(seq $g $((g + ${flushEvery} - 1))); do
+    [ $i -lt ${n} ] || break
+    ( page=$(curl -s -m 2 http://${VIP}/) && echo "ok $page" > "$dir/$i" || echo "FAIL $?" > "$dir/$i" ) &
+  done
+  wait
   mac=$(ip neigh show to ${VIP} dev eth0 | grep -o 'lladdr [0-9a-f:]*' | cut -d' ' -f2)
-  echo "\${r%% *} \${mac:-none} \${r#* }"
+  for i in $(seq $g $((g + ${flushEvery} - 1))); do
+    [ $i -lt ${n} ] || break
+    r=$(cat "$dir/$i"); echo "\${r%% *} \${mac:-none} \${r#* }"
+  done
 done`);
     const lines = out.split('\n').filter(Boolean);
     return lines.map((l) => {
