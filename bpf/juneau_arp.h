@@ -210,4 +210,22 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_counters) == 32, "juneau_nat_count
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_config) == 8, "juneau_nat_config size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_skip_value) == 8, "juneau_nat_skip_value size");
 
+/* ---- FO-1 announcements (juneau_announce.bpf.c) ----------------------------
+ * Written by the agent only (no program reads it): per address this node
+ * gained on a network with spec.arp.announceOnMove, what its handover sent,
+ * so `kubectl juneau bpf dump announcements` reads it from the pins like the
+ * other maps. Key: struct juneau_arp_key. An entry goes with its address.
+ * Mirrored in runtime/agent/announce/counters.ts (its own file, checked by
+ * test/unit/bpf-layout-announce.test.ts against juneau_announce.bpf.o). */
+#define JUNEAU_ANNOUNCE_MAX	JUNEAU_ARP_TABLE_MAX
+
+struct juneau_announce_value {
+	__u64 probes;			/* RFC 5227 probes sent before announcing */
+	__u64 announcements;		/* RFC 5227 section 3 announcements sent */
+	__u64 last_announce_ns;		/* CLOCK_MONOTONIC of the last one; 0: none */
+	__u64 gave_up;			/* handovers that announced nothing: another MAC kept answering */
+};
+
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_announce_value) == 32, "juneau_announce_value size");
+
 #endif /* __JUNEAU_ARP_H */

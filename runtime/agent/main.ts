@@ -29,6 +29,7 @@ import { AnswerHeartbeat } from './heartbeat';
 import { AgentLease } from './lease';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
 import { ArpPacketSocket } from './announce/packet-socket';
+import { AnnounceCounters } from './announce/counters';
 import { AgentResources } from './resources';
 import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
@@ -124,8 +125,9 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   metrics.setMode(r.attached.mode);
   const recorder = new EventRecorder(r.rest, { reportingController: 'juneau.loutres.me/agent', reportingInstance: flags.nodeName, logger });
   // FO-1: opens its ARP socket only while an address of an announcing network is being handed over.
+  const counters = openAnnounceCounters(r.pinDir, logger);
   const announcements: MoveAnnouncements = new MoveAnnouncements({
-    nodeName: flags.nodeName, ifname: r.iface.name, mac: r.iface.mac, recorder, logger, metrics: new AnnounceMetrics(runtimeMetrics),
+    nodeName: flags.nodeName, ifname: r.iface.name, mac: r.iface.mac, recorder, logger, metrics: new AnnounceMetrics(runtimeMetrics), counters,
     openSocket: () => new ArpPacketSocket(r.ifindex),
     advertisementsFor: (address) => agent.advertisements.list().filter((ad) => ad.spec?.address === address).map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
   });
@@ -181,6 +183,7 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   await natSync?.stop();
   await recorder.stop();
   await health.stop();
+  counters?.close();
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
@@ -196,6 +199,16 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
     logger.info('responder left attached; the pinned maps keep answering', { entries: r.attached.maps.addresses().size });
   }
   return 0;
+}
+
+/** FO-1: the pinned per-address announcement counters; without them announcing still works. */
+function openAnnounceCounters(pinDir: string, logger: Logger): AnnounceCounters | undefined {
+  try {
+    return AnnounceCounters.openOrCreate(pinDir);
+  } catch (err) {
+    logger.error('announcement counters map not pinned: bpf dump announcements shows nothing for this node', { err });
+    return undefined;
+  }
 }
 
 /** `--node-ingress-iface`, else the interface holding the Node's InternalIP (EN-12). */

@@ -70,7 +70,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 
-function formatAgo(seconds: number): string {
+export function formatAgo(seconds: number): string {
   if (seconds < 120) return `${Math.floor(seconds)}s`;
   if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 172800) return `${Math.floor(seconds / 3600)}h`;

@@ -4,6 +4,7 @@
  * datapath itself holds (ARP-10), not what the API server says should be there; that needs root
  * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server.
  */
+import { renderAnnounceCommand } from './announce';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ArpMaps } from '../agent/bpf';
@@ -47,6 +48,9 @@ Juneau's namespace, default ${INSTALL.namespace}).
                                 address) or forwards (direct), with packets and bytes
                                 in and out (NAT-5)
   bpf stats nat                 packets the NAT programs saw, by reason
+  bpf dump announcements        FO-1: per address this node gained on an announceOnMove
+                                network, the RFC 5227 probes and announcements it sent,
+                                handovers that gave up (another MAC kept answering)
 
 Flags:
   --node NAME              bpf: run in the juneau-agent Pod of node NAME
@@ -69,7 +73,7 @@ export interface CliIO {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-type Command = 'dump-arp-table' | 'dump-guard' | 'stats' | 'dump-nat' | 'nat-stats';
+type Command = 'dump-arp-table' | 'dump-guard' | 'stats' | 'dump-nat' | 'nat-stats' | 'dump-announcements';
 
 export interface CliRequest {
   readonly command: Command;
@@ -105,6 +109,7 @@ export function parseCliArgs(argv: readonly string[]): CliRequest | 'help' {
   if (command === 'bpf stats') return { command: 'stats', bpffs, output };
   if (command === 'bpf dump nat') return { command: 'dump-nat', bpffs, output };
   if (command === 'bpf stats nat') return { command: 'nat-stats', bpffs, output };
+  if (command === 'bpf dump announcements') return { command: 'dump-announcements', bpffs, output };
   throw new Error(`unknown command '${command}' (see --help)`);
 }
 
@@ -174,6 +179,15 @@ function dumpLocal(request: CliRequest, io: CliIO): number {
       return 0;
     } catch (err) {
       io.stderr(`kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+  }
+  if (request.command === 'dump-announcements') {
+    try {
+      io.stdout(renderAnnounceCommand(pinDir, request.output));
+      return 0;
+    } catch (err) {
+      io.stderr(`kubectl-juneau: cannot read the announcement counters in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
       return 1;
     }
   }

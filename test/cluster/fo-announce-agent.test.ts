@@ -4,6 +4,8 @@
 // gone). The client namespace's bridge is the segment; its capture is the router's view.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { ArpMaps, removePins } from '../../runtime/agent/bpf';
 import { RFC5227 } from '../../runtime/agent/announce/announcer';
 import { AgentResources } from '../../runtime/agent/resources';
@@ -16,6 +18,9 @@ import { AgentProcess, ApiBridge } from './agent-harness';
 import { ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
+
+const execFileAsync = promisify(execFile);
+const CLI_BIN = path.resolve(__dirname, '../../build/bin/kubectl-juneau.js');
 
 const ORDER_VIP = `${SUBNET}.70`; // still answered by node 0 when it moves to node 1
 const ON_VIP = `${SUBNET}.72`;
@@ -121,5 +126,25 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
       return found.length > 0 && found;
     }, { what: 'an Announced Event' });
     expect(events[0].note).toContain(`announced it on eth0 (MAC ${newMac})`);
+  });
+
+  test('FO-1: counted per address in the pinned map juneau_announce, as kubectl juneau bpf dump announcements shows it', async () => {
+    // Runs after the two tests above: ON_VIP was announced at once, ORDER_VIP after node 0's
+    // answers stopped, OFF_VIP (announceOnMove off) never.
+    const { stdout } = await execFileAsync(process.execPath, [CLI_BIN, 'bpf', 'dump', 'announcements', `--bpffs=${rig.pinDir(1)}`, '-o', 'json']);
+    const rows = JSON.parse(stdout) as Array<{ address: string; probes: number; announcements: number; gaveUp: number; lastAnnouncementSecondsAgo: number | null }>;
+    const row = (address: string) => rows.find((r) => r.address === address);
+    expect(rows.map((r) => r.address).sort()).toEqual([ORDER_VIP, ON_VIP].sort());
+    expect(row(ON_VIP)).toMatchObject({ probes: 1, announcements: RFC5227.ANNOUNCE_NUM, gaveUp: 0 });
+    // At least the two probes node 0 answered and the one nobody did.
+    expect(row(ORDER_VIP)).toMatchObject({ announcements: RFC5227.ANNOUNCE_NUM, gaveUp: 0 });
+    expect(row(ORDER_VIP)!.probes).toBeGreaterThanOrEqual(3);
+    expect(row(ORDER_VIP)!.lastAnnouncementSecondsAgo).toBeGreaterThanOrEqual(0);
+    // The address leaves the node: its counters go with it.
+    await rest.delete(AgentResources.arpAdvertisements, undefined, adName(ON_VIP));
+    await waitFor(async () => {
+      const { stdout: after } = await execFileAsync(process.execPath, [CLI_BIN, 'bpf', 'dump', 'announcements', `--bpffs=${rig.pinDir(1)}`, '-o', 'json']);
+      return !(JSON.parse(after) as Array<{ address: string }>).some((r) => r.address === ON_VIP);
+    }, { what: `${ON_VIP} gone from bpf dump announcements` });
   });
 });

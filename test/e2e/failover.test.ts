@@ -1,11 +1,17 @@
 // Issue 15 end to end (FO-1..FO-4): failover as the upstream router sees it. One rig (control
 // plane, two controllers, three node namespaces with agents running the install's identities, a
 // router with default Linux neighbour timers that is never flushed unless a probe says so).
-// Agents run with their defaults: --answer-expiry 10s, --lease-duration 15s, renewal every 2s.
+// Agents run with their defaults (--answer-expiry 10s, --lease-duration 10s, renewal every 2s)
+// except where a test says otherwise: the node crash is also measured with FAST_FAILOVER_FLAGS.
 import { describeAsRoot } from '../netns/rig';
 import { elapsedSince, figure } from './figures';
 import { sleep } from './network';
-import { E2ERig, serviceLoadBalancerRef } from './rig';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../api';
+import { DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS } from '../../runtime/agent/flags';
+import { agentLeaseName } from '../../runtime/agent/lease';
+import { APP_NAMESPACE, CONTROLLER_NAMESPACE, E2ERig, serviceLoadBalancerRef } from './rig';
+import { after, firstWatchEvent, handoverFrames } from './timeline';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const slb = serviceLoadBalancerRef;
@@ -23,9 +29,53 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     await rig?.stop();
   });
 
-  /** Polls the router's own path (its cache never flushed) until it reaches `node`. */
-  const routerReachesNode = (vip: string, node: number, timeoutMs = 180_000) =>
-    rig.waitFor(`the router to reach node-${node}`, async () => (await rig.net.routerReaches(vip)) === node, timeoutMs, 100);
+  /**
+   * The first moment the router's own path reaches `node`: an attempt (1 s timeout) starts every
+   * 100 ms without waiting for the one before, so a SYN sent to a dead MAC just before the
+   * announcement does not hide the success right after it (a sequential poll would add up to 1 s).
+   */
+  const firstRouterReach = (vip: string, node: number, timeoutMs: number) =>
+    new Promise<number>((resolve, reject) => {
+      const started = Date.now();
+      let inFlight = 0;
+      const timer = setInterval(() => {
+        if (Date.now() - started > timeoutMs) {
+          clearInterval(timer);
+          void rig.net.routerNeighbour(vip).then((n) => reject(new Error(`the router did not reach node-${node} for ${vip} within ${timeoutMs} ms; its neighbour entry: ${JSON.stringify(n)}; node MACs ${rig.net.macs.join(' ')}`)), reject);
+        } else if (inFlight < 12) {
+          inFlight++;
+          rig.net.routerReaches(vip).then((n) => {
+            inFlight--;
+            if (n !== node) return;
+            clearInterval(timer);
+            resolve(Date.now());
+          }, (err) => {
+            clearInterval(timer);
+            reject(err);
+          });
+        }
+      }, 100);
+    });
+
+  /** The node's agent Lease renewTime (ms since the epoch; the agent's clock is this host's). */
+  const leaseRenewTime = async (i: number) => {
+    const lease = await rig.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: agentLeaseName(rig.nodeName(i)) });
+    return new Date(lease.spec!.renewTime!).getTime();
+  };
+
+  /** Restarts every agent with `flags` (SIGTERM: answering goes on) and waits for their Leases to carry the new duration. */
+  const restartAgents = async (flags: string[]) => {
+    const seconds = Number(/--lease-duration=(\d+)s/.exec(flags.join(' '))?.[1] ?? DEFAULT_AGENT_FLAGS.leaseDurationMs / 1000);
+    for (let i = 0; i < rig.net.nodeCount; i++) {
+      await rig.killAgent(i, 'SIGTERM');
+      rig.startAgent(i, flags);
+    }
+    const coordination = rig.kc.makeApiClient(CoordinationV1Api);
+    for (let i = 0; i < rig.net.nodeCount; i++) {
+      await rig.waitFor(`node-${i}'s Lease with ${seconds} s`, async () =>
+        (await coordination.readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: agentLeaseName(rig.nodeName(i)) })).spec?.leaseDurationSeconds === seconds, 30_000, 250);
+    }
+  };
 
   test('FO-1: backend unready with announceOnMove on — the router (default neighbour timers, no flush) reaches the new node after the announcement', async () => {
     await rig.setAnnounceOnMove(true);
@@ -33,17 +83,28 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     const from = await rig.serviceWithBackends('fo1', vip, [0, 1], 'router');
     const to = from === 0 ? 1 : 0;
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from));
+    // Each step of the handover as the API server delivered it (watches opened before the change).
+    const slice = firstWatchEvent(rig.kc, `/apis/discovery.k8s.io/v1/namespaces/${APP_NAMESPACE}/endpointslices`, (s) =>
+      (s.endpoints ?? []).some((e: any) => e.targetRef?.name === `fo1-${from}` && e.conditions?.ready === false));
+    const moved = firstWatchEvent(rig.kc, `/apis/${GROUP}/${VERSION}/arpadvertisements`, (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to));
+    await Promise.all([slice.ready, moved.ready]);
     let unready = 0;
     let reached = 0;
     const frames = await rig.net.capture(rig.net.router, 'br0', async () => {
       unready = Date.now();
       await rig.setPodReady(`fo1-${from}`, false);
       rig.net.stopServingOnNode(from);
-      await routerReachesNode(vip, to, 60_000);
-      reached = Date.now();
+      reached = await firstRouterReach(vip, to, 60_000);
       await sleep(2_500); // the second announcement, 2 s after the first
     });
+    const [sliceAt, movedAt] = await Promise.all([slice.at, moved.at]).finally(() => [slice, moved].forEach((w) => w.stop()));
+    const wire = handoverFrames(frames, vip, mac(to));
     figure('FO-1 announce on: backend unready -> router reaches the new node (default neighbour timers)', `${((reached - unready) / 1000).toFixed(2)} s`);
+    figure('FO-1 breakdown: pod unready -> EndpointSlice not ready (kube-controller-manager)', after(unready, sliceAt));
+    figure('FO-1 breakdown: EndpointSlice -> ARPAdvertisement moved (juneau-controller)', after(sliceAt, movedAt));
+    figure('FO-1 breakdown: ARPAdvertisement moved -> first probe on the wire (agent watch, map write)', after(movedAt, wire.probes[0]));
+    figure('FO-1 breakdown: first probe -> first announcement (probes until nobody else answers)', `${after(wire.probes[0], wire.announcements[0])} (${wire.probes.filter((t) => t <= wire.announcements[0]).length} probe(s))`);
+    figure('FO-1 breakdown: first announcement -> router reaches the new node', after(wire.announcements[0], reached));
     const announcements = frames.filter((f) => f.arp?.op === 1 && f.arp.sip === vip && f.arp.tip === vip);
     expect(announcements.map((f) => f.arp!.sha)).toEqual([mac(to), mac(to)]);
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(to));
@@ -72,27 +133,52 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     await rig.waitFor('node-2 answering after its agent is back', async () => (await rig.net.freshResolve(vip)).join() === mac(2), 60_000, 500);
   });
 
-  for (const announce of [true, false]) {
-    test(`FO-3: node crash (agent SIGKILLed, link cut), announceOnMove ${announce ? 'on' : 'off'}: time until the router reaches a surviving node`, async () => {
+  // The default Lease (10 s, renewed every 2 s: 0.5 writes a second per node) and the documented
+  // fast profile (FAST_FAILOVER_FLAGS: 2 s, every 0.5 s: 2 writes a second per node).
+  const crashes = [
+    { announce: true, fast: true, vip: '10.225.32.215', name: 'fo3fast' },
+    { announce: true, fast: false, vip: '10.225.32.212', name: 'fo3on' },
+    { announce: false, fast: false, vip: '10.225.32.213', name: 'fo3off' },
+  ];
+  for (const { announce, fast, vip, name } of crashes) {
+    const profile = `announce ${announce ? 'on' : 'off'}, ${fast ? `agents ${FAST_FAILOVER_FLAGS.join(' ')}` : 'default Lease'}`;
+    test(`FO-3: node crash (agent SIGKILLed, link cut), ${profile}: time until the router reaches a surviving node`, async () => {
       await rig.setAnnounceOnMove(announce);
-      const vip = announce ? '10.225.32.212' : '10.225.32.213';
-      const name = announce ? 'fo3on' : 'fo3off';
+      if (fast) await restartAgents([...FAST_FAILOVER_FLAGS]);
       const from = await rig.serviceWithBackends(name, vip, [0, 1], 'router');
       const to = from === 0 ? 1 : 0;
-      const crashed = Date.now();
-      await rig.killAgent(from, 'SIGKILL');
-      await rig.net.in(rig.net.node(from), 'ip', 'link', 'set', 'eth0', 'down');
-      let moved = 0;
-      const waitMove = rig.waitFor('the ARPAdvertisement to leave the crashed node', async () => (await rig.advertisedNode(slb(name))) === rig.nodeName(to), 120_000, 200).then(() => (moved = Date.now()));
-      await routerReachesNode(vip, to);
-      const reached = Date.now();
-      await waitMove;
-      figure(`FO-3 node crash, announce ${announce ? 'on' : 'off'}: crash -> ARPAdvertisement moved (Lease expiry)`, `${((moved - crashed) / 1000).toFixed(1)} s`);
-      figure(`FO-3 node crash, announce ${announce ? 'on' : 'off'}: crash -> router reaches a surviving node`, `${((reached - crashed) / 1000).toFixed(1)} s`);
+      const moved = firstWatchEvent(rig.kc, `/apis/${GROUP}/${VERSION}/arpadvertisements`, (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to));
+      await moved.ready;
+      let crashed = 0;
+      let reached = 0;
+      let lastRenewal = 0;
+      const frames = await rig.net.capture(rig.net.router, 'br0', async () => {
+        crashed = Date.now();
+        await rig.killAgent(from, 'SIGKILL');
+        await rig.net.in(rig.net.node(from), 'ip', 'link', 'set', 'eth0', 'down');
+        lastRenewal = await leaseRenewTime(from);
+        reached = await firstRouterReach(vip, to, 120_000);
+      });
+      const movedAt = await moved.at.finally(() => moved.stop());
+      const wire = handoverFrames(frames, vip, mac(to));
+      const leaseSeconds = fast ? 2 : DEFAULT_AGENT_FLAGS.leaseDurationMs / 1000;
+      figure(`FO-3 node crash, ${profile}: crash -> ARPAdvertisement moved (Lease expiry)`, after(crashed, movedAt));
+      figure(`FO-3 node crash, ${profile}: crash -> router reaches a surviving node`, after(crashed, reached));
+      figure(`FO-3 breakdown, ${profile}: last Lease renewal -> crash (where in the renewal cycle it died)`, after(lastRenewal, crashed));
+      figure(`FO-3 breakdown, ${profile}: last Lease renewal -> ARPAdvertisement moved (Lease ${leaseSeconds} s + controller)`, after(lastRenewal, movedAt));
+      if (announce) {
+        figure(`FO-3 breakdown, ${profile}: ARPAdvertisement moved -> first probe on the wire`, after(movedAt, wire.probes[0]));
+        figure(`FO-3 breakdown, ${profile}: first probe -> first announcement`, after(wire.probes[0], wire.announcements[0]));
+        figure(`FO-3 breakdown, ${profile}: first announcement -> router reaches the survivor`, after(wire.announcements[0], reached));
+        expect(wire.announcements.length).toBeGreaterThan(0);
+      } else {
+        expect(wire.announcements).toEqual([]); // ARP-8
+      }
       await rig.net.in(rig.net.node(from), 'ip', 'link', 'set', 'eth0', 'up');
-      rig.startAgent(from);
+      rig.startAgent(from, fast ? [...FAST_FAILOVER_FLAGS] : []);
       await rig.waitFor('the crashed node advertising again', async () => (await rig.serviceLoadBalancer(name))?.advertisingNodes?.includes(rig.nodeName(from)), 60_000, 500);
       expect(await rig.advertisedNode(slb(name))).toBe(rig.nodeName(to)); // SLB-7: it stays
+      if (fast) await restartAgents([]);
     });
   }
 

@@ -108,19 +108,28 @@ export class E2ENetwork {
    * externalTrafficPolicy Local amounts to: a node without one does not serve the VIP.
    */
   async serveOnNode(i: number): Promise<void> {
-    if (this.servers.has(i)) return;
-    const script = `require('net').createServer((s) => s.end('node-${i}\\n')).listen(80, '0.0.0.0', () => console.log('up'))`;
+    const running = this.servers.get(i);
+    if (running && running.exitCode === null && running.signalCode === null) return;
+    // A client killed mid-connection (a probe's `timeout 1`) resets it: ECONNRESET on that socket
+    // is no reason for the server to die (unhandled, it exited with code 1 and the node looked
+    // unreachable to every later scenario).
+    const script = `require('net').createServer((s) => { s.on('error', () => {}); s.end('node-${i}\\n'); }).listen(80, '0.0.0.0', () => console.log('up'))`;
     const child = spawn('nsenter', [`--net=/var/run/netns/${this.node(i)}`, process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     this.servers.set(i, child);
     await new Promise<void>((resolve, reject) => {
       child.stdout!.once('data', () => resolve());
       child.once('exit', (code) => reject(new Error(`server on node ${i} exited ${code}`)));
     });
+    // A server that dies on its own would make the node look unreachable to every later scenario.
+    child.once('exit', (code, signal) => {
+      if (this.servers.get(i) === child) process.stderr.write(`e2e: the server on node ${i} exited unasked (code ${code}, signal ${signal}); serveOnNode starts it again\n`);
+    });
   }
 
   stopServingOnNode(i: number): void {
-    this.servers.get(i)?.kill('SIGKILL');
+    const child = this.servers.get(i);
     this.servers.delete(i);
+    child?.kill('SIGKILL');
   }
 
   /**
@@ -199,7 +208,9 @@ export class E2ENetwork {
   }
 
   async destroy(): Promise<void> {
-    for (const s of this.servers.values()) s.kill('SIGKILL');
+    const servers = [...this.servers.values()];
+    this.servers.clear();
+    for (const s of servers) s.kill('SIGKILL');
     for (const ns of [this.router, this.freshClient, ...Array.from({ length: this.nodeCount }, (_, i) => this.node(i))]) {
       await exec('ip', ['netns', 'del', ns]).catch(() => undefined);
     }

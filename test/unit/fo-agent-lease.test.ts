@@ -86,7 +86,7 @@ describe('FO-3 ServiceLoadBalancer plan with expired agents', () => {
 describe('FO-2/FO-3/FO-4 agent timing flags', () => {
   const parse = (...argv: string[]) => () => parseAgentFlags(['--node-name', 'n1', ...argv]);
   test('FO-4: the answer expiry may not exceed the lease duration (the node must be silent before another node answers)', () => {
-    expect(parse('--answer-expiry=20s')).toThrow(/--answer-expiry \(20000ms\) must not exceed --lease-duration \(15000ms\).*FO-4/);
+    expect(parse('--answer-expiry=20s')).toThrow(/--answer-expiry \(20000ms\) must not exceed --lease-duration \(10000ms\).*FO-4/);
     expect(parse('--answer-expiry=20s', '--lease-duration=20s')).not.toThrow();
   });
   test('FO-2: the renewal, which moves the heartbeat, must come at least twice per expiry; durations are bounded', () => {

@@ -3,7 +3,7 @@
 // announcements ANNOUNCE_INTERVAL apart, sends nothing once cancelled, and gives up naming the
 // MAC that still answers. The socket is a fake standing for the wire (the netns test
 // fo-announce-wire sends real frames); it plays the previous node, answering probes until told.
-import { Announcer, RFC5227, type AnnounceOutcome } from '../../runtime/agent/announce/announcer';
+import { Announcer, DEFAULT_ANSWER_WAIT_MS, RFC5227, type AnnounceOutcome } from '../../runtime/agent/announce/announcer';
 import { parseArpFrame, type ArpPacket } from '../../runtime/agent/announce/frames';
 import type { FrameSocket } from '../../runtime/agent/announce/packet-socket';
 
@@ -67,11 +67,13 @@ describe('FO-1 announce ordering (pure, virtual clock)', () => {
     while (s.outcomes.length === 0) await new Promise((res) => setImmediate(res));
     const ann = announcements(s.sent);
     expect(ann).toHaveLength(RFC5227.ANNOUNCE_NUM);
-    // Probes at 0, 100, 200, 300 were answered; the one at 400 was not: announce at 500.
-    expect(probes(s.sent).map((p) => p.at)).toEqual([0, 100, 200, 300, 400]);
-    expect(ann.map((a) => a.at)).toEqual([500, 500 + RFC5227.ANNOUNCE_INTERVAL_MS]);
+    // An answer ends the wait at the next read (5 ms); the next probe follows after 10 ms, doubling
+    // up to the 50 ms window: probes at 0..305 were answered; the one at 360 was not, and its
+    // window of silence ends at 410.
+    expect(probes(s.sent).map((p) => p.at)).toEqual([0, 15, 40, 85, 140, 195, 250, 305, 360]);
+    expect(ann.map((a) => a.at)).toEqual([410, 410 + RFC5227.ANNOUNCE_INTERVAL_MS]);
     expect(ann.every((a) => a.packet.op === 'request' && a.packet.senderMac === OUR_MAC && a.packet.targetMac === '00:00:00:00:00:00')).toBe(true);
-    expect(s.outcomes).toEqual([{ address: ADDRESS, result: 'announced', probes: 5, waitedMs: 500, announcements: 2 }]);
+    expect(s.outcomes).toEqual([{ address: ADDRESS, result: 'announced', probes: 9, waitedMs: 410, announcements: 2 }]);
     expect(s.counts()).toEqual({ opened: 1, closed: 1 });
   });
 
@@ -80,7 +82,7 @@ describe('FO-1 announce ordering (pure, virtual clock)', () => {
     s.announcer.start(ADDRESS);
     while (s.outcomes.length === 0) await new Promise((res) => setImmediate(res));
     expect(probes(s.sent)).toHaveLength(1);
-    expect(announcements(s.sent).map((a) => a.at)).toEqual([100, 2100]);
+    expect(announcements(s.sent).map((a) => a.at)).toEqual([DEFAULT_ANSWER_WAIT_MS, DEFAULT_ANSWER_WAIT_MS + RFC5227.ANNOUNCE_INTERVAL_MS]);
   });
 
   test('FO-1: an address that leaves the node before its turn is never announced', async () => {

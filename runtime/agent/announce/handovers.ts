@@ -1,7 +1,7 @@
 /**
  * FO-1 glue between the agent's passes and the Announcer: which addresses this node just gained
  * on a network with `spec.arp.announceOnMove` (and which it lost), and what is reported about
- * them — a counter per address, a Normal Event `Announced` on the ARPAdvertisement when the first
+ * them — a counter per address (metrics, and the pinned map juneau_announce), a Normal Event `Announced` on the ARPAdvertisement when the first
  * announcement leaves, a Warning `AnnouncementSkipped` when another host kept answering.
  *
  * "Gained" is what a pass inserted into external_arp_table. An agent that restarts adopts the
@@ -15,6 +15,8 @@ import { silentLogger, type Logger } from '../../kube/log';
 import type { RuntimeMetrics } from '../../kube/metrics';
 import { Announcer, RFC5227, type AnnounceOutcome, type AnnounceTimings } from './announcer';
 import type { FrameSocket } from './packet-socket';
+import type { AnnounceCounters } from './counters';
+import { monotonicNowNs } from '../bpf/clock';
 
 export const ANNOUNCE_EVENT_REASONS = { announced: 'Announced', skipped: 'AnnouncementSkipped' } as const;
 
@@ -44,6 +46,8 @@ export interface MoveAnnouncementsOptions extends AnnounceTimings {
   /** The ARPAdvertisement(s) this node holds for `address`, for Events. */
   readonly advertisementsFor: (address: string) => readonly ObjectReference[];
   readonly metrics?: AnnounceMetrics;
+  /** The pinned per-address counters (`kubectl juneau bpf dump announcements`). */
+  readonly counters?: Pick<AnnounceCounters, 'add' | 'forget'>;
   readonly logger?: Logger;
 }
 
@@ -66,6 +70,7 @@ export class MoveAnnouncements {
     for (const address of removed) {
       this.announcer.cancel(address);
       this.options.metrics?.forget(address);
+      this.count(address, (c) => c.forget(address));
     }
     for (const address of added) if (announce.has(address)) this.announcer.start(address);
   }
@@ -78,9 +83,20 @@ export class MoveAnnouncements {
     return this.announcer.stop();
   }
 
+  /** A counter write that fails is logged: the announcement itself has been sent. */
+  private count(address: string, write: (c: Pick<AnnounceCounters, 'add' | 'forget'>) => void): void {
+    if (!this.options.counters) return;
+    try {
+      write(this.options.counters);
+    } catch (err) {
+      this.logger.error('writing the announcement counters failed', { address, err });
+    }
+  }
+
   private announced(address: string, n: number, sinceStartMs: number, probes: number): void {
     this.options.metrics?.announcements.inc({ address });
     if (n === 1) this.options.metrics?.probes.inc({ address }, probes);
+    this.count(address, (c) => c.add(address, { announcements: 1, probes: n === 1 ? probes : 0, announcedAtNs: monotonicNowNs() }));
     this.logger.info('announced', { address, n, sinceStartMs: Math.round(sinceStartMs), probes });
     if (n !== 1) return;
     const note =
@@ -93,6 +109,7 @@ export class MoveAnnouncements {
   private finished(outcome: AnnounceOutcome): void {
     this.options.metrics?.handovers.inc({ result: outcome.result });
     if (outcome.result !== 'gave-up') return;
+    this.count(outcome.address, (c) => c.add(outcome.address, { probes: outcome.probes, gaveUp: 1 }));
     const note =
       `node ${this.options.nodeName} gained ${outcome.address} but MAC ${outcome.holderMac} still answered ${outcome.probes} probe(s) over ` +
       `${Math.round(outcome.waitedMs / 1000)} s, so no announcement was sent (it would start a race between two answering hosts, EN-11): find the host with that MAC`;

@@ -1,0 +1,45 @@
+/** `kubectl juneau bpf dump announcements`: FO-1's per-address counters (the pinned map juneau_announce). */
+import { AnnounceCounters, type AnnounceEntry } from '../agent/announce/counters';
+import { compareAddresses } from '../agent/desired';
+import { formatAgo, table } from './format';
+
+export interface AnnounceRow {
+  readonly address: string;
+  readonly probes: number;
+  readonly announcements: number;
+  readonly gaveUp: number;
+  /** Seconds since the last announcement; null when none was sent. */
+  readonly lastAnnouncementSecondsAgo: number | null;
+}
+
+/** `nowNs`: CLOCK_MONOTONIC, the clock the agent stamps announcements with. */
+export function announceRows(entries: ReadonlyMap<string, AnnounceEntry>, nowNs: bigint): AnnounceRow[] {
+  return [...entries]
+    .sort(([a], [b]) => compareAddresses(a, b))
+    .map(([address, e]) => ({
+      address,
+      probes: Number(e.probes),
+      announcements: Number(e.announcements),
+      gaveUp: Number(e.gaveUp),
+      lastAnnouncementSecondsAgo: e.lastAnnounceNs === 0n ? null : Math.max(0, Number(nowNs - e.lastAnnounceNs) / 1e9),
+    }));
+}
+
+export function renderAnnounce(rows: readonly AnnounceRow[]): string {
+  return table(
+    ['ADDRESS', 'PROBES', 'ANNOUNCEMENTS', 'GAVE UP', 'LAST ANNOUNCEMENT'],
+    rows.map((r) => [r.address, String(r.probes), String(r.announcements), String(r.gaveUp), r.lastAnnouncementSecondsAgo === null ? '-' : `${formatAgo(r.lastAnnouncementSecondsAgo)} ago`]),
+  );
+}
+
+/** Renders the dump from the map pinned in `pinDir`. */
+export function renderAnnounceCommand(pinDir: string, output: 'table' | 'json'): string {
+  const counters = AnnounceCounters.openPinned(pinDir);
+  try {
+    // process.hrtime is CLOCK_MONOTONIC on Linux.
+    const rows = announceRows(counters.entries(), process.hrtime.bigint());
+    return output === 'json' ? JSON.stringify(rows, null, 2) + '\n' : renderAnnounce(rows);
+  } finally {
+    counters.close();
+  }
+}
