@@ -31,7 +31,15 @@
  * one, or two for QinQ. A frame with more is passed to the kernel unparsed. */
 #define JUNEAU_VLAN_MAX_DEPTH	2
 
-/* external_arp_table (ARP-10): the addresses this node answers for. */
+/* external_arp_table (ARP-10): the addresses this node answers for.
+ * BPF_MAP_TYPE_PERCPU_HASH (BPF_F_NO_PREALLOC): every CPU counts into its own
+ * copy of the value, so a request costs no atomic on a shared cache line; the
+ * reader (runtime/agent/bpf/layout.ts sumArpValues) sums the counters and
+ * takes the last conflict from the CPU that saw the latest one. Not
+ * preallocated: a per-CPU value costs its size times the CPUs, so only the
+ * addresses present take memory. An older agent pinned this map as a plain
+ * HASH with the same sizes; the agent recognises it by its type and moves
+ * its entries over (runtime/agent/bpf/responder.ts). */
 struct juneau_arp_key {
 	__be32 addr;			/* IPv4, network byte order */
 };
@@ -44,6 +52,26 @@ struct juneau_arp_value {
 	__u8  last_conflict_mac[JUNEAU_ETH_ALEN];
 	__u8  pad[2];
 };
+
+/* juneau_arp_filter[0]: one bit per hash of every address in
+ * external_arp_table, written by the agent before it inserts an address and
+ * cleared only after it removed one, so a clear bit proves the address is not
+ * in the table (set bits may be shared: a false positive costs only the table
+ * lookup it would have cost anyway). The program tests the sender address
+ * here before the conflict lookup and the target before the answer lookup: an
+ * array lookup the verifier inlines, where each hash lookup is a call. */
+#define JUNEAU_ARP_FILTER_BITS	65536
+
+struct juneau_arp_filter {
+	__u64 bits[JUNEAU_ARP_FILTER_BITS / 64];
+};
+
+/* The bit of an address: the top 16 bits of a multiplicative hash of its four
+ * bytes read as one host-order (little-endian) word. */
+static inline __u32 juneau_arp_filter_bit(__be32 addr)
+{
+	return ((__u32)addr * 0x9e3779b1u) >> 16;
+}
 
 /* juneau_guard: LPM trie of the arp AddressPools' prefixes (drop) and the
  * node's own addresses inside them (allow, as /32s that win the longest
@@ -128,6 +156,7 @@ struct juneau_stats_value {
 
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_key) == 4, "juneau_arp_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_filter) == 8192, "juneau_arp_filter size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");

@@ -86,11 +86,19 @@ struct vlan_tag {
 _Static_assert(sizeof(struct vlan_tag) == 4, "vlan_tag size");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__type(key, struct juneau_arp_key);
 	__type(value, struct juneau_arp_value);
 	__uint(max_entries, JUNEAU_ARP_TABLE_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } external_arp_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_arp_filter);
+	__uint(max_entries, 1);
+} juneau_arp_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -135,6 +143,30 @@ static __always_inline __be32 load_ip(const __u8 *p)
 
 	__builtin_memcpy(&ip, p, sizeof(ip));
 	return ip;
+}
+
+/* False only when addr is certainly not in external_arp_table (see
+ * juneau_arp_filter): spares the hash lookup, a call, for every ARP packet
+ * about addresses that are not ours. No filter (cannot happen: an array
+ * entry always exists) reads as "maybe". */
+static __always_inline int maybe_ours(__be32 addr)
+{
+	__u32 zero = 0, bit = juneau_arp_filter_bit(addr);
+	struct juneau_arp_filter *filter = bpf_map_lookup_elem(&juneau_arp_filter, &zero);
+
+	if (!filter)
+		return 1;
+	return (filter->bits[(bit >> 6) & (JUNEAU_ARP_FILTER_BITS / 64 - 1)] >> (bit & 63)) & 1;
+}
+
+/* The address's entry: this CPU's copy of its counters, or NULL. */
+static __always_inline struct juneau_arp_value *lookup_ours(__be32 addr)
+{
+	struct juneau_arp_key key = { .addr = addr };
+
+	if (!maybe_ours(addr))
+		return 0;
+	return bpf_map_lookup_elem(&external_arp_table, &key);
 }
 
 static __always_inline void store_ip(__u8 *p, __be32 ip)
@@ -202,17 +234,17 @@ static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
 static __always_inline void detect_conflict(const struct arp_eth_ipv4 *arp,
 					    const struct juneau_config_value *cfg)
 {
-	struct juneau_arp_key key = { .addr = load_ip(arp->sip) };
+	__be32 sip = load_ip(arp->sip);
 	struct juneau_arp_value *entry;
 
 	if (cfg->flags & JUNEAU_CFG_CONFLICT_OFF)
 		return;
-	if (key.addr == 0 || mac_equal(arp->sha, cfg->mac))
+	if (sip == 0 || mac_equal(arp->sha, cfg->mac))
 		return;
-	entry = bpf_map_lookup_elem(&external_arp_table, &key);
+	entry = lookup_ours(sip);
 	if (!entry)
 		return;
-	__sync_fetch_and_add(&entry->conflicts, 1);
+	entry->conflicts++;	/* this CPU's copy: no atomic needed */
 	entry->last_conflict_ns = bpf_ktime_get_ns();
 	__builtin_memcpy(entry->last_conflict_mac, arp->sha, ETH_ALEN);
 	count(JUNEAU_EVENT_CONFLICT);
@@ -271,31 +303,33 @@ static __always_inline int answer_request(struct ethhdr *eth,
 					  struct arp_eth_ipv4 *arp,
 					  const struct juneau_config_value *cfg)
 {
-	struct juneau_arp_key key = { .addr = load_ip(arp->tip) };
+	__be32 tip = load_ip(arp->tip);
 	__be32 sip = load_ip(arp->sip);
 	struct juneau_arp_value *entry;
 	int probe = sip == 0;
 
 	if (answers_expired(cfg)) {
-		if (guard_drops(key.addr, cfg))
+		if (guard_drops(tip, cfg))
 			return exit_with(JUNEAU_DROP_EXPIRED, XDP_DROP);
 		return exit_with(JUNEAU_PASS_EXPIRED, XDP_PASS);
 	}
-	entry = bpf_map_lookup_elem(&external_arp_table, &key);
+	entry = lookup_ours(tip);
 	if (!entry) {
-		if (guard_drops(key.addr, cfg))
+		if (guard_drops(tip, cfg))
 			return exit_with(JUNEAU_DROP_GUARDED, XDP_DROP);
 		return exit_with(JUNEAU_PASS_UNMAPPED, XDP_PASS);
 	}
-	__sync_fetch_and_add(&entry->requests, 1);
+	/* This CPU's copy of the entry's counters (external_arp_table is
+	 * per-CPU): plain increments, exact once the reader sums the CPUs. */
+	entry->requests++;
 
 	/* An announcement states the sender's own address; there is nothing to
 	 * answer (and answering would be a gratuitous reply of our own). */
-	if (sip == key.addr)
+	if (sip == tip)
 		return exit_with(JUNEAU_PASS_GRATUITOUS, XDP_PASS);
 
 	write_reply(eth, arp, cfg->mac);
-	__sync_fetch_and_add(&entry->replies, 1);
+	entry->replies++;
 	return exit_with(probe ? JUNEAU_TX_PROBE_REPLY : JUNEAU_TX_REPLY, XDP_TX);
 }
 
@@ -304,12 +338,12 @@ static __always_inline int answer_request(struct ethhdr *eth,
 static __always_inline int guard_tagged_request(const struct arp_eth_ipv4 *arp,
 						const struct juneau_config_value *cfg)
 {
-	struct juneau_arp_key key = { .addr = load_ip(arp->tip) };
+	__be32 tip = load_ip(arp->tip);
 
 	/* Expired (FO-2): nothing is ours any more, so the guard decides. */
-	if (!answers_expired(cfg) && bpf_map_lookup_elem(&external_arp_table, &key))
+	if (!answers_expired(cfg) && lookup_ours(tip))
 		return exit_with(JUNEAU_PASS_VLAN_OURS, XDP_PASS);
-	if (guard_drops(key.addr, cfg))
+	if (guard_drops(tip, cfg))
 		return exit_with(JUNEAU_DROP_GUARDED_VLAN, XDP_DROP);
 	return exit_with(JUNEAU_PASS_UNMAPPED, XDP_PASS);
 }

@@ -9,6 +9,8 @@
 //   ebpf - tc_nat_in/out on ext0, tc_nat_pod on pod0, the binding ElasticIP -> pod in the maps
 //   nft  - no TC program; an nftables table on the node: prerouting `dnat to` the pod,
 //          postrouting `snat to` the ElasticIP (conntrack does the reverse direction)
+//   floor - no NAT at all: bench/nat/tc_floor.bpf.c on ext0 sends every frame unparsed to the
+//          pod (pps only): the rig's own cost per packet, measured in the same rounds
 // Figures per variant (median over rounds):
 //   pps      - trafgen floods 64-byte UDP frames to the ElasticIP from the router on one CPU,
 //              source port random per frame (many clients, as on the internet); the pod's eth0
@@ -17,6 +19,9 @@
 //   RTT p50/p99 - sequential 64-byte UDP ping-pong router -> ElasticIP -> pod echo (Python
 //              sockets at both ends: the same overhead for both variants)
 //   TCP      - one connection router -> pod for a few seconds, bytes per second
+//   node cost - per packet, 1/pps of the variant minus 1/pps of the floor: what the node's
+//              translation and forwarding add to the generator, the veths and the pod, which
+//              share the one core and dominate the end-to-end rate (bench/README.md)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -28,11 +33,15 @@ const ROUNDS = Number(process.argv[3] ?? 3);
 const PROBES = Number(process.argv[4] ?? 2000);
 const TRAFFIC = path.join(__dirname, 'traffic.py');
 
-type Variant = 'ebpf' | 'nft';
-const VARIANTS: Variant[] = ['ebpf', 'nft'];
+type Variant = 'ebpf' | 'nft' | 'floor';
+const VARIANTS: Variant[] = ['ebpf', 'nft', 'floor'];
+const FLOOR_SOURCE = path.join(__dirname, 'tc_floor.bpf.c');
+let floorObject = '';
 
 interface Sample {
   pps: number;
+  /** CPU time per packet of the flood (trafgen with the softirq work in its context, ksoftirqd). */
+  cpuUs: number;
   conntrack: number;
   p50: number;
   p99: number;
@@ -40,6 +49,8 @@ interface Sample {
   tcp: number;
   /** Average time inside tc_nat_in per packet during the flood (kernel.bpf_stats_enabled); NaN for nft. */
   nsPerPacket: number;
+  /** CPU µs per packet over the same round's floor (set after the round). */
+  nodeUs: number;
 }
 
 const hex = (bytes: number[]) => bytes.map((b) => `0x${b.toString(16).padStart(2, '0')}`);
@@ -77,11 +88,36 @@ function programStats(id: number): { ns: number; count: number } {
 
 let inProgramId = 0;
 
+/** Run time of ksoftirqd on the flood's CPU (1), ns (/proc/PID/schedstat). */
+function ksoftirqdNs(): number {
+  const pid = execFileSync('pgrep', ['-x', 'ksoftirqd/1'], { encoding: 'utf8' }).trim();
+  return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/** Compiles the floor with the pod device's ifindex and the MACs of the pod0 -> eth0 hop. */
+async function buildFloor(rig: NatRig, dir: string): Promise<string> {
+  const [link] = JSON.parse(await rig.in(rig.node, 'ip', '-j', 'link', 'show', 'dev', 'pod0')) as Array<{ ifindex: number; address: string }>;
+  const podMac = await rig.mac(rig.pod, 'eth0');
+  const bytes = (mac: string) => mac.split(':').map((b) => `0x${b}`).join(',');
+  const out = path.join(dir, 'tc_floor.bpf.o');
+  const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
+  execFileSync('clang', [
+    '-O2', '-g', '-target', 'bpf', `-I${arch}`, `-DFLOOR_IFINDEX=${link.ifindex}`, `-DFLOOR_DMAC=${bytes(podMac)}`,
+    `-DFLOOR_SMAC=${bytes(link.address)}`, '-c', FLOOR_SOURCE, '-o', out,
+  ]);
+  return out;
+}
+
 async function use(rig: NatRig, variant: Variant): Promise<void> {
   await rig.in(rig.node, 'nft', 'delete', 'table', 'ip', 'benchnat').catch(() => undefined); // absent in the first round
   await rig.detach();
+  await rig.in(rig.node, 'tc', 'filter', 'del', 'dev', 'ext0', 'ingress').catch(() => undefined); // the floor's, if any
   await rig.in(rig.node, 'conntrack', '-F').catch(() => undefined); // an empty table answers non-zero
-  if (variant === 'ebpf') {
+  if (variant === 'floor') {
+    rig.maps().sync([]);
+    await rig.in(rig.node, 'tc', 'qdisc', 'replace', 'dev', 'ext0', 'clsact');
+    await rig.in(rig.node, 'tc', 'filter', 'add', 'dev', 'ext0', 'ingress', 'bpf', 'direct-action', 'obj', floorObject, 'sec', 'tc');
+  } else if (variant === 'ebpf') {
     inProgramId = (await rig.attach()).filters.in;
     rig.maps().sync([{ elasticIP: EIP, address: POD }]);
   } else {
@@ -104,26 +140,41 @@ function background(ns: string, ...args: string[]): Promise<ChildProcess> {
 
 async function measure(rig: NatRig, variant: Variant, config: string): Promise<Sample> {
   await use(rig, variant);
-  // Latency and TCP first, on a clean conntrack table; the flood (which fills it) last.
-  const rtt = JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as { rtts: number[]; lost: number };
+  // Latency and TCP first, on a clean conntrack table; the flood (which fills it) last. The floor
+  // forwards one way only: it has no round trip.
+  const rtt = variant === 'floor'
+    ? { rtts: [NaN], lost: 0 }
+    : JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as { rtts: number[]; lost: number };
   const sorted = [...rtt.rtts].sort((a, b) => a - b);
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  const tcp = JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'tcp-blast', EIP, '5001', String(SECONDS))) as { bytesPerSecond: number };
+  const tcp = variant === 'floor'
+    ? { bytesPerSecond: NaN }
+    : JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'tcp-blast', EIP, '5001', String(SECONDS))) as { bytesPerSecond: number };
   const before = await rxPackets(rig);
   const progBefore = variant === 'ebpf' ? programStats(inProgramId) : undefined;
+  const softirqBefore = ksoftirqdNs();
+  const rusage = path.join(os.tmpdir(), `juneau-bench-nat-rusage-${process.pid}`);
   const t0 = process.hrtime.bigint();
-  await rig.in(rig.router, 'timeout', '-s', 'INT', String(SECONDS), 'taskset', '-c', '1', 'trafgen', '--dev', 'r0', '--conf', config, '--cpus', '1', '-q').catch((err: { code?: number }) => {
-    if (err.code !== 124 && err.code !== 0) throw err;
+  await rig.in(rig.router, '/usr/bin/time', '-o', rusage, '-f', '%U %S', 'timeout', '-s', 'INT', String(SECONDS), 'taskset', '-c', '1', 'trafgen', '--dev', 'r0', '--conf', config, '--cpus', '1', '-q').catch((err: { code?: number }) => {
+    if (err.code !== 124 && err.code !== 0 && err.code !== 1) throw err; // time(1) exits 1 when its child was interrupted
   });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const pps = ((await rxPackets(rig)) - before) / seconds;
+  const packets = (await rxPackets(rig)) - before;
+  const pps = packets / seconds;
+  // CPU time spent on the flood: trafgen's own (its syscalls, and the softirq work the kernel runs
+  // in its context: the veths, the node, the pod) plus ksoftirqd's on that CPU (softirq work
+  // deferred there under load). Per packet, it does not depend on how much of the CPU the other
+  // jobs of the machine left to the flood, which the packet rate does.
+  const [user, sys] = fs.readFileSync(rusage, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  fs.rmSync(rusage, { force: true });
+  const cpuUs = ((user + sys) * 1e6 + (ksoftirqdNs() - softirqBefore) / 1e3) / Math.max(1, packets);
   const conntrack = Number((await rig.in(rig.node, 'conntrack', '-C')).trim());
   let nsPerPacket = NaN;
   if (progBefore) {
     const after = programStats(inProgramId);
     nsPerPacket = (after.ns - progBefore.ns) / Math.max(1, after.count - progBefore.count);
   }
-  return { pps, conntrack, p50: pct(50), p99: pct(99), lost: rtt.lost, tcp: tcp.bytesPerSecond, nsPerPacket };
+  return { pps, cpuUs, conntrack, p50: pct(50), p99: pct(99), lost: rtt.lost, tcp: tcp.bytesPerSecond, nsPerPacket, nodeUs: NaN };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -142,24 +193,40 @@ async function main(): Promise<void> {
     await rig.in(rig.pod, 'nft', 'add chain ip sink pre { type filter hook prerouting priority -400; }');
     await rig.in(rig.pod, 'nft', 'add rule ip sink pre udp dport 9 drop');
     servers.push(await background(rig.pod, 'udp-echo', '7'), await background(rig.pod, 'tcp-sink', '5001'));
+    floorObject = await buildFloor(rig, dir);
     const config = path.join(dir, 'flood.cfg');
     fs.writeFileSync(config, floodConfig(rig));
-    const samples: Record<Variant, Sample[]> = { ebpf: [], nft: [] };
+    const samples: Record<Variant, Sample[]> = { ebpf: [], nft: [], floor: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const variant = VARIANTS[(k + round) % VARIANTS.length];
         const s = await measure(rig, variant, config);
         samples[variant].push(s);
-        console.log(`round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${(s.tcp * 8 / 1e9).toFixed(2)} Gbit/s`);
+        const rest = variant === 'floor' ? '' : `, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${(s.tcp * 8 / 1e9).toFixed(2)} Gbit/s`;
+        console.log(`round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}${rest}`);
       }
+      // The node's cost this round: the variant's CPU time per packet over the floor's, same round.
+      const floorUs = samples.floor[round].cpuUs;
+      for (const v of ['ebpf', 'nft'] as const) samples[v][round].nodeUs = samples[v][round].cpuUs - floorUs;
+      console.log(`round ${round + 1} CPU per packet: ebpf ${samples.ebpf[round].cpuUs.toFixed(2)} µs, nft ${samples.nft[round].cpuUs.toFixed(2)} µs, floor ${floorUs.toFixed(2)} µs; node cost ebpf ${samples.ebpf[round].nodeUs.toFixed(2)} µs, nft ${samples.nft[round].nodeUs.toFixed(2)} µs`);
     }
     const m = (v: Variant, f: keyof Sample) => median(samples[v].map((s) => s[f]));
     console.log('\nmedian over rounds:');
     for (const v of VARIANTS) {
-      console.log(`  ${v.padEnd(4)}  ${Math.round(m(v, 'pps'))} pps   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${(m(v, 'tcp') * 8 / 1e9).toFixed(2)} Gbit/s`);
+      if (v === 'floor') {
+        console.log(`  floor ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet (generator, veths, pod)`);
+        continue;
+      }
+      console.log(`  ${v.padEnd(5)} ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet, node cost ${m(v, 'nodeUs').toFixed(2)} µs (${Math.round(1e6 / m(v, 'nodeUs')).toLocaleString('en')} packets per CPU-second)   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${(m(v, 'tcp') * 8 / 1e9).toFixed(2)} Gbit/s`);
     }
     console.log(`  tc_nat_in: ${Math.round(m('ebpf', 'nsPerPacket'))} ns per packet inside the program`);
-    console.log(`  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x, p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`);
+    // Node cost from the medians: a round's own difference is too close to the noise of one flood
+    // for ebpf (the floor's CPU per packet moves by ±0.3 µs between rounds), and the ratio of two
+    // small differences would amplify it. tc_nat_in's own time (bpf_stats, steady) bounds the
+    // ebpf side from below.
+    const nodeUs = (v: Variant) => m(v, 'cpuUs') - m('floor', 'cpuUs');
+    console.log(`  node cost from the medians: ebpf ${nodeUs('ebpf').toFixed(2)} µs (tc_nat_in alone ${(m('ebpf', 'nsPerPacket') / 1e3).toFixed(2)} µs), nft ${nodeUs('nft').toFixed(2)} µs per packet`);
+    console.log(`  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x end to end, ${(m('nft', 'cpuUs') / m('ebpf', 'cpuUs')).toFixed(2)}x by CPU per packet, ${(nodeUs('nft') / Math.max(nodeUs('ebpf'), m('ebpf', 'nsPerPacket') / 1e3)).toFixed(2)}x by node cost (ebpf's taken as at least tc_nat_in's own time), p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`);
   } finally {
     fs.writeFileSync('/proc/sys/kernel/bpf_stats_enabled', statsWere);
     for (const s of servers) s.kill('SIGKILL');

@@ -10,7 +10,7 @@ import type { ArpMaps, SyncResult } from './bpf';
 import { planTable, type DesiredState } from './desired';
 
 /** The map operations the agent needs; ArpMaps is one, tests pass a fake. */
-export type ArpDatapath = Pick<ArpMaps, 'addresses' | 'addAddress' | 'removeAddress' | 'syncGuard' | 'stats'>;
+export type ArpDatapath = Pick<ArpMaps, 'addresses' | 'addAddress' | 'removeAddress' | 'rebuildFilter' | 'syncGuard' | 'stats'>;
 
 export interface WriteResult {
   readonly added: readonly string[];
@@ -26,6 +26,8 @@ export function writeDesired(datapath: ArpDatapath, desired: Pick<DesiredState, 
   // it consults the guard, so the guard never drops an address we answer for.
   const removed = plan.remove.filter((a) => datapath.removeAddress(a));
   const added = plan.add.filter((a) => datapath.addAddress(a));
+  // The filter bits of removed addresses go in one rebuild (a walk of the table), not one each.
+  if (removed.length > 0) datapath.rebuildFilter();
   const guard = datapath.syncGuard(desired.guard);
   return { added, removed, guard, entries: plan.keep.length + added.length };
 }

@@ -41,7 +41,7 @@ describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbea
     const before = monotonicNowNs();
     const second = await rig.attach(0, { mode: 'auto', answerExpiryMs: 5_000 });
     expect(second.replacedProgramId).toBe(first.programId);
-    expect(second.adoptedMaps.sort()).toEqual([MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats].sort());
+    expect(second.adoptedMaps.sort()).toEqual([MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats, MAP_NAMES.filter].sort());
     expect(valueSize()).toBe(CONFIG_VALUE.size);
     const config = rig.maps(0).interfaceConfig(second.ifindex)!;
     expect(config.expiryNs).toBe(5_000_000_000n);

@@ -59,6 +59,9 @@ class FakeDatapath implements ArpDatapath {
     this.writes++;
     return this.table.delete(a);
   }
+  rebuildFilter() {
+    // The in-memory table has no filter to keep.
+  }
   syncGuard(rules: GuardRules) {
     this.guard = rules;
     return { added: [], removed: [] };

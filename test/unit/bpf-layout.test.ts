@@ -116,12 +116,20 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     [layout.MAP_NAMES.guard, 'juneau_guard_key', 'juneau_guard_value', layout.LIMITS.JUNEAU_GUARD_MAX],
     [layout.MAP_NAMES.config, 'juneau_config_key', 'juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
     [layout.MAP_NAMES.stats, '__u32', 'juneau_stats_value', layout.REASONS.JUNEAU_REASON_MAX],
+    [layout.MAP_NAMES.filter, '__u32', 'juneau_arp_filter', 1],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) => {
     const keyType = btf.mapMember(map, 'key');
     if (key === '__u32') expect(keyType).toMatchObject({ kind: 'INT', size: 4 });
     else expect(keyType).toMatchObject({ kind: 'STRUCT', name: key });
     expect(btf.mapMember(map, 'value')).toMatchObject({ kind: 'STRUCT', name: value });
     expect(btf.mapMember(map, 'max_entries').nr_elems).toBe(maxEntries);
+  });
+
+  test('external_arp_table is a per-CPU hash without preallocation, as the agent checks on its pin; the filter an array', () => {
+    expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'type').nr_elems).toBe(layout.ARP_TABLE_TYPE);
+    expect(layout.ARP_TABLE_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH);
+    expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'map_flags').nr_elems).toBe(layout.BPF_F_NO_PREALLOC);
+    expect(btf.mapMember(layout.MAP_NAMES.filter, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
   test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
@@ -165,6 +173,46 @@ describe('bpf map encoders', () => {
     const entry = { requests: 3n, replies: 2n, conflicts: 1n, lastConflictNs: 123456789n, lastConflictMac: '02:00:00:00:0c:0f' };
     expect(layout.decodeArpValue(layout.encodeArpValue(entry))).toEqual(entry);
     expect(layout.decodeArpValue(Buffer.alloc(40)).lastConflictMac).toBeUndefined();
+  });
+
+  test('per-CPU arp values: counters summed over 40-byte slots, the last conflict from the CPU that saw the latest', () => {
+    const cpus = 3;
+    const value = Buffer.alloc(layout.perCpuValueSize(layout.ARP_VALUE.size, cpus));
+    layout.encodeArpValue({ requests: 5n, replies: 4n, conflicts: 1n, lastConflictNs: 900n, lastConflictMac: '02:00:00:00:00:0a' }).copy(value, 0);
+    layout.encodeArpValue({ requests: 7n, replies: 7n }).copy(value, 40);
+    layout.encodeArpValue({ requests: 1n, conflicts: 2n, lastConflictNs: 1000n, lastConflictMac: '02:00:00:00:00:0b' }).copy(value, 80);
+    expect(layout.sumArpValues(value, cpus)).toEqual({ requests: 13n, replies: 11n, conflicts: 3n, lastConflictNs: 1000n, lastConflictMac: '02:00:00:00:00:0b' });
+    expect(layout.sumArpValues(layout.encodeArpValues(cpus), cpus)).toEqual({ requests: 0n, replies: 0n, conflicts: 0n, lastConflictNs: 0n, lastConflictMac: undefined });
+    const carried = { requests: 9n, replies: 8n, conflicts: 1n, lastConflictNs: 77n, lastConflictMac: '02:00:00:00:00:0c' };
+    expect(layout.sumArpValues(layout.encodeArpValues(cpus, carried), cpus)).toEqual(carried);
+    expect(() => layout.sumArpValues(Buffer.alloc(40), cpus)).toThrow(/3 CPUs need 120/);
+  });
+
+  test('the arp filter sets exactly the bits juneau_arp_filter_bit() computes (clang evaluates the C side)', () => {
+    const addresses = ['192.0.2.50', '10.225.51.7', '0.0.0.1', '255.255.255.255'];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-filter-'));
+    try {
+      const file = path.join(dir, 'filter_check.c');
+      const asserts = addresses.map((a) => {
+        const raw = layout.encodeArpKey(a).readUInt32LE(0);
+        return `_Static_assert(((__u32)${raw}u * 0x9e3779b1u) >> 16 == ${layout.arpFilterBit(a)}, "${a}");`;
+      });
+      // juneau_arp_filter_bit itself is an inline function; its expression is repeated here and
+      // compared with the header's text so that a change there fails this test.
+      const header = fs.readFileSync(path.join(REPO, 'bpf/juneau_arp.h'), 'utf8');
+      expect(header).toContain('return ((__u32)addr * 0x9e3779b1u) >> 16;');
+      fs.writeFileSync(file, `#include <linux/types.h>\n${asserts.join('\n')}\n`);
+      const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
+      execFileSync('clang', ['-target', 'bpf', '-fsyntax-only', `-I${arch}`, file], { stdio: 'pipe' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const filter = layout.encodeArpFilter(addresses);
+    expect(filter.length).toBe(8192);
+    for (const a of addresses) expect(layout.arpFilterHas(filter, a)).toBe(true);
+    const set = [...filter].reduce((n, byte) => n + byte.toString(2).split('1').length - 1, 0);
+    expect(set).toBe(new Set(addresses.map(layout.arpFilterBit)).size);
+    expect(layout.arpFilterHas(layout.encodeArpFilter([]), '192.0.2.50')).toBe(false);
   });
 
   test('config values: protections are on when their OFF flag is clear', () => {

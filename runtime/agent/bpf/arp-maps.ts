@@ -25,7 +25,9 @@ export interface GuardRules {
 export type GuardListing = Prefix & GuardEntry;
 
 export class ArpMaps {
-  /** Opens the four maps pinned in `pinDir`; checks their sizes against layout.ts. */
+  /** Opens the five maps pinned in `pinDir`; checks their sizes against layout.ts, and the table's
+   * type: an older agent's plain-hash table has the same sizes but one value per key, and read as
+   * per-CPU it would be misread. */
   static openPinned(pinDir: string): ArpMaps {
     const opened: BpfMap[] = [];
     try {
@@ -35,11 +37,19 @@ export class ArpMaps {
         assertSizes(map, typeof key === 'number' ? key : key.size, value.size);
         return map;
       };
+      const table = open(layout.MAP_NAMES.arpTable, layout.ARP_KEY, layout.ARP_VALUE);
+      if (table.info.type !== layout.ARP_TABLE_TYPE) {
+        throw new Error(
+          `${table.path}: pinned map has type ${table.info.type}, this agent expects ${layout.ARP_TABLE_TYPE} (per-CPU hash): ` +
+            'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
+        );
+      }
       return new ArpMaps(
-        open(layout.MAP_NAMES.arpTable, layout.ARP_KEY, layout.ARP_VALUE),
+        table,
         open(layout.MAP_NAMES.guard, layout.GUARD_KEY, layout.GUARD_VALUE),
         open(layout.MAP_NAMES.config, layout.CONFIG_KEY, layout.CONFIG_VALUE),
         open(layout.MAP_NAMES.stats, 4, layout.STATS_VALUE),
+        open(layout.MAP_NAMES.filter, 4, layout.ARP_FILTER),
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -54,26 +64,40 @@ export class ArpMaps {
     readonly guardMap: BpfMap,
     readonly configMap: BpfMap,
     readonly statsMap: BpfMap,
+    readonly filterMap: BpfMap,
   ) {}
 
   // ---- external_arp_table ----------------------------------------------------------------
+  // Every write keeps juneau_arp_filter a superset of the table (bpf/juneau_arp.h): a bit is set
+  // before its address is inserted, and cleared only by a rebuild from the table after deletes.
+  // A stale set bit only costs the program the lookup it would have made anyway. The agent is the
+  // one writer (the bit is set by read-modify-write of the filter).
 
-  /** Starts answering for `address`; an existing entry (and its counters) is kept. */
-  addAddress(address: string): boolean {
-    return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValue());
+  /** Starts answering for `address`; an existing entry (and its counters) is kept. `counters`
+   * start the new entry's sums (an older agent's table moved over). */
+  addAddress(address: string, counters?: Partial<ArpEntry>): boolean {
+    const filter = this.filter();
+    if (!layout.arpFilterHas(filter, address)) {
+      const bit = layout.arpFilterBit(address);
+      filter[bit >> 3] |= 1 << (bit & 7);
+      this.filterMap.update(layout.encodeStatsKey(0), filter);
+    }
+    return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus, counters));
   }
 
+  /** Stops answering for `address`. Its filter bit stays until rebuildFilter(). */
   removeAddress(address: string): boolean {
     return this.arpTableMap.delete(layout.encodeArpKey(address));
   }
 
   lookupAddress(address: string): ArpEntry | undefined {
-    const value = this.arpTableMap.lookup(layout.encodeArpKey(address));
-    return value && layout.decodeArpValue(value);
+    const value = this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
+    return value && layout.sumArpValues(value, this.cpus);
   }
 
+  /** Every address with its counters summed over the CPUs. */
   addresses(): Map<string, ArpEntry> {
-    return new Map(this.arpTableMap.entries().map(([k, v]) => [layout.decodeArpKey(k), layout.decodeArpValue(v)]));
+    return new Map(this.arpTableMap.entries(this.arpValueBytes()).map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]));
   }
 
   /** Makes the table hold exactly `wanted`, touching only the difference: kept addresses keep
@@ -81,10 +105,37 @@ export class ArpMaps {
    * (an insert into a map at max_entries fails). */
   syncAddresses(wanted: Iterable<string>): SyncResult {
     const want = new Set(wanted);
-    const have = new Set(this.arpTableMap.keys().map(layout.decodeArpKey));
-    const removed = [...have].filter((a) => !want.has(a) && this.removeAddress(a));
-    const added = [...want].filter((a) => !have.has(a) && this.addAddress(a));
+    const have = new Set(this.tableAddresses());
+    const gone = [...have].filter((a) => !want.has(a));
+    const fresh = [...want].filter((a) => !have.has(a));
+    if (fresh.length > 0) this.writeFilter([...have, ...want]);
+    const removed = gone.filter((a) => this.arpTableMap.delete(layout.encodeArpKey(a)));
+    const added = fresh.filter((a) => this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus)));
+    if (gone.length > 0) this.writeFilter(this.tableAddresses());
     return { added, removed };
+  }
+
+  /** Rewrites juneau_arp_filter from the table: after a new filter map was created, and after
+   * removals, to clear the bits of addresses that left. */
+  rebuildFilter(): void {
+    this.writeFilter(this.tableAddresses());
+  }
+
+  /** juneau_arp_filter[0] as the program reads it. */
+  filter(): Buffer {
+    return this.filterMap.lookup(layout.encodeStatsKey(0))!;
+  }
+
+  private tableAddresses(): string[] {
+    return this.arpTableMap.keys().map(layout.decodeArpKey);
+  }
+
+  private writeFilter(addresses: Iterable<string>): void {
+    this.filterMap.update(layout.encodeStatsKey(0), layout.encodeArpFilter(addresses));
+  }
+
+  private arpValueBytes(): number {
+    return layout.perCpuValueSize(layout.ARP_VALUE.size, this.cpus);
   }
 
   // ---- juneau_guard ----------------------------------------------------------------------
@@ -166,7 +217,7 @@ export class ArpMaps {
   }
 
   close(): void {
-    for (const map of [this.arpTableMap, this.guardMap, this.configMap, this.statsMap]) map.close();
+    for (const map of [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap]) map.close();
   }
 }
 

@@ -12,7 +12,15 @@ export const MAP_NAMES = {
   guard: 'juneau_guard',
   config: 'juneau_config',
   stats: 'juneau_stats',
+  filter: 'juneau_arp_filter',
 } as const;
+
+/** enum bpf_map_type values of the maps whose type the agent checks on a pin (linux/bpf.h). */
+export const MAP_TYPES = { BPF_MAP_TYPE_HASH: 1, BPF_MAP_TYPE_ARRAY: 2, BPF_MAP_TYPE_PERCPU_HASH: 5 } as const;
+
+/** external_arp_table's type and flags: per-CPU values (no shared-line atomics), not preallocated. */
+export const ARP_TABLE_TYPE = MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH;
+export const BPF_F_NO_PREALLOC = 1 << 0;
 
 export const PROGRAM_NAME = 'xdp_arp';
 
@@ -20,6 +28,7 @@ export const LIMITS = {
   JUNEAU_ARP_TABLE_MAX: 65536,
   JUNEAU_GUARD_MAX: 4096,
   JUNEAU_CONFIG_MAX: 64,
+  JUNEAU_ARP_FILTER_BITS: 65536,
 } as const;
 
 export const GUARD_ACTION = { JUNEAU_GUARD_DROP: 1, JUNEAU_GUARD_ALLOW: 2 } as const;
@@ -119,8 +128,14 @@ export const STATS_VALUE: StructLayout = {
   fields: { packets: { offset: 0, size: 8 } },
 };
 
+export const ARP_FILTER: StructLayout = {
+  name: 'juneau_arp_filter',
+  size: LIMITS.JUNEAU_ARP_FILTER_BITS / 8,
+  fields: { bits: { offset: 0, size: LIMITS.JUNEAU_ARP_FILTER_BITS / 8 } },
+};
+
 export const STRUCTS: readonly StructLayout[] = [
-  ARP_KEY, ARP_VALUE, GUARD_KEY, GUARD_VALUE, CONFIG_KEY, CONFIG_VALUE, STATS_VALUE,
+  ARP_KEY, ARP_VALUE, GUARD_KEY, GUARD_VALUE, CONFIG_KEY, CONFIG_VALUE, STATS_VALUE, ARP_FILTER,
 ];
 
 const f = (s: StructLayout, field: string): number => s.fields[field].offset;
@@ -168,6 +183,56 @@ export function decodeArpValue(value: Buffer): ArpEntry {
     lastConflictNs: value.readBigUInt64LE(f(ARP_VALUE, 'last_conflict_ns')),
     lastConflictMac: conflicts > 0n ? macFromBytes(value.subarray(macAt, macAt + 6)) : undefined,
   };
+}
+
+/**
+ * Sums a per-CPU external_arp_table value (one 40-byte slot per possible CPU): the counters add
+ * up; the last conflict is the one with the latest timestamp, with that CPU's MAC.
+ */
+export function sumArpValues(value: Buffer, cpus: number): ArpEntry {
+  const stride = alignUp(ARP_VALUE.size, 8);
+  if (value.length < stride * cpus) throw new Error(`per-CPU arp value is ${value.length} bytes, ${cpus} CPUs need ${stride * cpus}`);
+  let requests = 0n, replies = 0n, conflicts = 0n, latest: ArpEntry | undefined;
+  for (let cpu = 0; cpu < cpus; cpu++) {
+    const slot = decodeArpValue(value.subarray(cpu * stride, cpu * stride + ARP_VALUE.size));
+    requests += slot.requests;
+    replies += slot.replies;
+    conflicts += slot.conflicts;
+    if (slot.conflicts > 0n && (!latest || slot.lastConflictNs > latest.lastConflictNs)) latest = slot;
+  }
+  return { requests, replies, conflicts, lastConflictNs: latest?.lastConflictNs ?? 0n, lastConflictMac: latest?.lastConflictMac };
+}
+
+/** A per-CPU value holding `entry` in CPU 0's slot and zeros elsewhere: its sums are `entry`
+ * (moving an older agent's counters into the per-CPU table keeps them exact). */
+export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer {
+  const value = Buffer.alloc(perCpuValueSize(ARP_VALUE.size, cpus));
+  encodeArpValue(entry).copy(value, 0);
+  return value;
+}
+
+// ---- juneau_arp_filter -------------------------------------------------------------------
+
+/** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_arp.h (the key's four
+ * bytes read as a little-endian word, times 0x9e3779b1 mod 2^32, top 16 bits). */
+export function arpFilterBit(address: string): number {
+  return (Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 16) & 0xffff;
+}
+
+/** juneau_arp_filter[0] with the bit of every address set. */
+export function encodeArpFilter(addresses: Iterable<string>): Buffer {
+  const value = Buffer.alloc(ARP_FILTER.size);
+  for (const address of addresses) {
+    const bit = arpFilterBit(address);
+    value[bit >> 3] |= 1 << (bit & 7);
+  }
+  return value;
+}
+
+/** Whether the filter may hold `address` (its bit is set). */
+export function arpFilterHas(filter: Buffer, address: string): boolean {
+  const bit = arpFilterBit(address);
+  return (filter[bit >> 3] & (1 << (bit & 7))) !== 0;
 }
 
 // ---- juneau_guard ------------------------------------------------------------------------

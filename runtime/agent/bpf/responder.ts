@@ -15,7 +15,10 @@ import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
 import { BpfObject } from './object';
 import { BpfMap } from './map';
-import { CONFIG_VALUE, MAP_NAMES, PROGRAM_NAME, REASONS } from './layout';
+import {
+  ARP_KEY, ARP_TABLE_TYPE, ARP_VALUE, CONFIG_VALUE, MAP_NAMES, MAP_TYPES, PROGRAM_NAME, REASONS, decodeArpKey, decodeArpValue,
+} from './layout';
+import type { ArpEntry } from './layout';
 import { monotonicNowNs } from './clock';
 
 export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
@@ -65,6 +68,18 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
   ensureBpffs(pinDir);
   unpinOutgrownStats(pinDir);
   unpinOutgrownConfig(pinDir);
+  const older = setAsideOlderTable(pinDir);
+  try {
+    const result = attachWith(options, pinDir, older.entries);
+    older.drop();
+    return result;
+  } catch (err) {
+    older.restore();
+    throw err;
+  }
+}
+
+function attachWith(options: AttachOptions, pinDir: string, carried: ReadonlyMap<string, ArpEntry>): AttachResult {
   const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
@@ -73,6 +88,11 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
     const progFd = obj.programFd(PROGRAM_NAME);
     const maps = ArpMaps.openPinned(pinDir);
     try {
+      // Before the program attaches: the older table's addresses (with their counters) in the
+      // new one, and the filter matching the table (a new filter map starts empty, and an empty
+      // filter answers nothing).
+      for (const [address, entry] of carried) maps.addAddress(address, entry);
+      maps.rebuildFilter();
       // Configure before attaching, so the program answers from its first packet.
       maps.setInterfaceConfig(options.ifindex, {
         mac: options.mac,
@@ -144,6 +164,44 @@ function unpinOutgrownConfig(pinDir: string): void {
   const valueSize = map.valueSize;
   map.close();
   if (valueSize !== CONFIG_VALUE.size) unlinkIfPresent(pin);
+}
+
+/**
+ * external_arp_table became per-CPU (no shared-line atomics per request). An older agent pinned it
+ * as a plain hash with the same key and value sizes, which libbpf would refuse to reuse (another
+ * type) and which must never be read as per-CPU. Its entries are read here with their counters
+ * and its pin set aside; attachArpResponder writes them into the new table before the new program
+ * replaces the old one, which keeps answering from the old map until that moment (OPS-1).
+ * Requests the old program counts between this read and the replace are not carried over.
+ */
+function setAsideOlderTable(pinDir: string): { entries: Map<string, ArpEntry>; drop(): void; restore(): void } {
+  const pin = path.join(pinDir, MAP_NAMES.arpTable);
+  const aside = `${pin}_older`; // bpffs refuses dots in names
+  const entries = new Map<string, ArpEntry>();
+  const nothing = { entries, drop: () => undefined, restore: () => undefined };
+  if (!fs.existsSync(pin)) return nothing;
+  const map = BpfMap.openPinned(pin);
+  try {
+    if (map.info.type === ARP_TABLE_TYPE) return nothing;
+    if (map.info.type !== MAP_TYPES.BPF_MAP_TYPE_HASH || map.keySize !== ARP_KEY.size || map.valueSize !== ARP_VALUE.size) {
+      throw new Error(
+        `${pin}: pinned map has type ${map.info.type} and key/value ${map.keySize}/${map.valueSize} bytes, ` +
+          `which no Juneau agent wrote; remove it (its addresses are re-added from the ARPAdvertisements)`,
+      );
+    }
+    for (const [key, value] of map.entries()) entries.set(decodeArpKey(key), decodeArpValue(value));
+  } finally {
+    map.close();
+  }
+  // Renamed, not removed, until the new responder is attached: a failed attach puts it back.
+  fs.renameSync(pin, aside);
+  return {
+    entries,
+    drop: () => unlinkIfPresent(aside),
+    restore: () => {
+      if (!fs.existsSync(pin)) fs.renameSync(aside, pin);
+    },
+  };
 }
 
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay
