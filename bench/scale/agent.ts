@@ -23,7 +23,7 @@ import { fail, forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, wait
 const AGENT_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-agent.js');
 const NETWORK = 'agent-net';
 /** A /17 on eth0 next to the rig's /24, so N addresses are on the interface's subnet (EN-12). */
-const BASE = '10.96.0.0';
+const BASE = '10.112.0.0';
 
 export interface AgentFigures {
   readonly count: number;

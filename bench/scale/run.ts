@@ -44,7 +44,8 @@ async function main(): Promise<void> {
   const profileDir = flags.profile && path.resolve(flags.profile);
   if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
   log(`bench/scale: ${COUNT} Services + ${COUNT} ElasticIPs; ${os.cpus().length} CPUs, load average ${load()}`);
-  const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`), timeoutMs: 180_000 });
+  // Each Service with externalTrafficPolicy Local takes a health-check NodePort: 2 x N need a wider range than the default 2,768.
+  const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`), timeoutMs: 180_000, extraArgs: { 'kube-apiserver': ['--service-node-port-range=20000-49999'] } });
   process.once('SIGINT', () => void cluster.stop().then(() => process.exit(130)));
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-bench-scale-'));
   const lines: string[] = [];
