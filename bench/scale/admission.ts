@@ -2,7 +2,8 @@
  * Admission latency with the run's ARPAdvertisements present: the webhook server code the
  * controller runs (informer caches), registered by URL, against the same server over caches that
  * hold only the network and pool (the cost of the webhook call itself), requests interleaved.
- * As bench/admission does, with the population the controller just wrote.
+ * As bench/admission does, with the population the controller just wrote; `walk` is the same
+ * informer caches without the address index (what ARP-4 read before issue 16).
  */
 import { API_VERSION } from '../../api';
 import { informerWebhookCaches } from '../../runtime/controller/webhook/listers';
@@ -12,7 +13,7 @@ import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { freePort, ipv4, log, percentile } from './common';
+import { forEachConcurrent, freePort, ipv4, log, percentile } from './common';
 import { sides } from './control-plane';
 
 const VARIANT_LABEL = 'bench.juneau/variant';
@@ -40,6 +41,8 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
   const writers = [review.status?.userInfo?.username ?? ''];
   const variants: Record<string, WebhookCaches> = {
     informer: { ...cacheSet.caches, arpAdvertisementWriters: () => writers },
+    // The same informers without the address index: ARP-4 walks every cached ARPAdvertisement (before issue 16).
+    walk: { ...cacheSet.caches, arpAdvertisementsAt: undefined, arpAdvertisementWriters: () => writers },
     empty: {
       addressPools: fixed([{ metadata: { name: slbNetwork }, spec: { advertiseMode: 'arp', addresses: [`${slbBase}/16`] } }]),
       externalNetworks: fixed([{ metadata: { name: slbNetwork }, spec: { type: 'arp', addressPools: [slbNetwork] } }]),
@@ -90,4 +93,16 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
     await cacheSet.stop();
     for (const name of Object.keys(variants)) await rest.delete(Resources.namespaces, undefined, `bench-${name}`).catch(() => log(`  (namespace bench-${name} not deleted)`));
   }
+}
+
+/** For `--admission-only`: N ARPAdvertisements in the controllers' network, as the controllers would write them. */
+export async function populateAdvertisements(rest: RestClient, count: number): Promise<Set<string>> {
+  const { slbNetwork, slbBase } = sides.controller;
+  const used = new Set<string>();
+  await forEachConcurrent(count, 32, async (i) => {
+    const address = ipv4(slbBase, i + 1);
+    used.add(address);
+    await rest.create(JuneauResources.arpAdvertisements, { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: `pop-${i}` }, spec: { externalNetwork: slbNetwork, address, nodeName: `scale-n${(i % 6) + 1}` } } as unknown as KubeObject);
+  });
+  return used;
 }

@@ -234,9 +234,10 @@ function startReplica(cluster: Cluster, name: string, logDir: string, profileDir
   return { name, child, exited, peak: trackPeak(child.pid!) };
 }
 
-async function stopReplica(r: Replica, signal: NodeJS.Signals): Promise<void> {
+/** Signals, then SIGKILL after `graceMs` (long when profiling: a heap snapshot of a 400 MB heap takes a while, and the CPU profile is written at exit). */
+async function stopReplica(r: Replica, signal: NodeJS.Signals, graceMs = 20_000): Promise<void> {
   if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill(signal);
-  const timer = setTimeout(() => r.child.kill('SIGKILL'), 20_000);
+  const timer = setTimeout(() => r.child.kill('SIGKILL'), graceMs);
   await r.exited;
   clearTimeout(timer);
   r.peak.stop();
@@ -291,7 +292,7 @@ export async function runControllers(admin: RestClient, cluster: Cluster, count:
     adWatch.abort();
     for (const r of replicas) if (profileDir && r.child.exitCode === null) r.child.kill('SIGUSR2');
     if (profileDir) await new Promise((r) => setTimeout(r, 5_000)); // the heap snapshot is written synchronously on the signal
-    await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM')));
+    await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM', profileDir ? 180_000 : 20_000)));
   }
 }
 
