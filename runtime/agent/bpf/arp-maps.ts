@@ -72,6 +72,12 @@ export class ArpMaps {
     return value && layout.decodeArpValue(value);
   }
 
+  /** The table's addresses without their counters: one syscall per key instead of two (the
+   * per-CPU value lookup), for the agent's pass, which only diffs the keys (bench/scale). */
+  addressKeys(): string[] {
+    return this.arpTableMap.keys().map(layout.decodeArpKey);
+  }
+
   addresses(): Map<string, ArpEntry> {
     return new Map(this.arpTableMap.entries().map(([k, v]) => [layout.decodeArpKey(k), layout.decodeArpValue(v)]));
   }
