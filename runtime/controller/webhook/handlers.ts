@@ -31,7 +31,8 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
     const writer = checkARPAdvertisementWriter(as<ARPAdvertisementObject>(request), caches.arpAdvertisementWriters?.() ?? []);
     if (!writer.allowed) return writer;
     return checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
-      arpAdvertisements: await caches.arpAdvertisements.list(),
+      // The index when the caches have one (informers): ARP-4 only compares objects of this address.
+      arpAdvertisements: caches.arpAdvertisementsAt ? caches.arpAdvertisementsAt(as<ARPAdvertisementObject>(request).object?.spec?.address ?? '') : await caches.arpAdvertisements.list(),
       externalNetworks: await caches.externalNetworks.list(),
       addressPools: await caches.addressPools.list(),
       nodes: await caches.nodes.list(),

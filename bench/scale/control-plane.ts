@@ -1,0 +1,326 @@
+/**
+ * The control-plane half of bench/scale: N LoadBalancer Services with ready endpoints and N
+ * ElasticIPs, brought to Ready/Available first by the floor (a client loop doing the controller's
+ * writes, nothing decided), then by two juneau-controller processes (the bundled binary, leader
+ * election on) with the leader SIGKILLed halfway.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { advertisementName, ownerMetadata } from '../../runtime/controller/arp/names';
+import { EipResources } from '../../runtime/controller/eip/caches';
+import { JuneauResources } from '../../runtime/controller/resources';
+import { FieldManagers } from '../../runtime/kube/apply';
+import { toMicroTime } from '../../runtime/kube/conditions';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import { REPO_ROOT, type Cluster } from '../../test/cluster/harness';
+import { duplicates, fail, forEachConcurrent, ignoreNotFound, ipv4, log, seconds, trackPeak, watchCount } from './common';
+
+const FIELD_MANAGER = FieldManagers.controller;
+const REPORTER = 'juneau.loutres.me/controller';
+/** The controller's default `--workers`; the floor keeps as many writes in flight per kind. */
+const WORKERS = 4;
+const CONTROLLER_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-controller.js');
+const LEASE = 'juneau-bench-scale';
+
+export const nodes = [1, 2, 3, 4, 5, 6].map((i) => `scale-n${i}`);
+/** Backend groups: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
+const groups = [
+  [nodes[0], nodes[1], nodes[2]],
+  [nodes[2], nodes[3], nodes[4]],
+  [nodes[4], nodes[5], nodes[0]],
+];
+
+/** One side of the run: its namespace, and the pools and networks its Services and ElasticIPs draw from. */
+export interface Side {
+  readonly namespace: string;
+  readonly slbNetwork: string;
+  readonly slbBase: string;
+  readonly eipNetwork: string;
+  readonly eipBase: string;
+  readonly loadBalancerClass: string;
+}
+/** Each pool a /16: 10,000 of each fit, and the floor's never overlap the controller's. */
+export const sides: Record<'floor' | 'controller', Side> = {
+  floor: { namespace: 'scale-floor', slbNetwork: 'floor-slb', slbBase: '10.65.0.0', eipNetwork: 'floor-eip', eipBase: '10.67.0.0', loadBalancerClass: 'bench.juneau.invalid/floor' },
+  controller: { namespace: 'scale-ctl', slbNetwork: 'ctl-slb', slbBase: '10.64.0.0', eipNetwork: 'ctl-eip', eipBase: '10.66.0.0', loadBalancerClass: LOAD_BALANCER_CLASS },
+};
+
+const slbReady = (o: KubeObject & { status?: { phase?: string } }) => o.status?.phase === 'Ready';
+const eipAvailable = (o: KubeObject & { status?: { phase?: string; address?: string } }) => o.status?.phase === 'Available' && !!o.status.address;
+
+async function createPoolAndNetwork(rest: RestClient, name: string, base: string): Promise<void> {
+  await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode: 'arp', addresses: [`${base}/16`] } } as KubeObject);
+  await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type: 'arp', addressPools: [name] } } as KubeObject);
+}
+
+/** Nodes (no kubelet: their status is written here), pools and networks, namespaces and 9 ready Pods each. */
+export async function setupSides(rest: RestClient): Promise<void> {
+  for (const [i, name] of nodes.entries()) {
+    await rest.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
+    await rest.patch(Resources.nodes, undefined, name, 'merge', { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } }, { subresource: 'status' });
+  }
+  for (const [s, side] of Object.values(sides).entries()) {
+    await createPoolAndNetwork(rest, side.slbNetwork, side.slbBase);
+    await createPoolAndNetwork(rest, side.eipNetwork, side.eipBase);
+    await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: side.namespace } });
+    const now = new Date().toISOString();
+    for (const [g, members] of groups.entries()) {
+      for (const [j, node] of members.entries()) {
+        const name = `g${g}-${j}`;
+        await rest.create(Resources.pods, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { namespace: side.namespace, name, labels: { group: `g${g}` } },
+          spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+        } as KubeObject);
+        const podIP = `10.${200 + s}.${g}.${10 + j}`;
+        const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
+        await rest.patch(Resources.pods, side.namespace, name, 'merge', { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } }, { subresource: 'status' });
+      }
+    }
+  }
+}
+
+/** N Services (ETP Local) and N ElasticIPs in the side's namespace; waits until every Service has a ready EndpointSlice. */
+export async function createObjects(rest: RestClient, side: Side, count: number): Promise<void> {
+  await forEachConcurrent(count, 32, async (i) => {
+    await rest.create(Resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { namespace: side.namespace, name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: side.slbNetwork } },
+      spec: {
+        type: 'LoadBalancer',
+        loadBalancerClass: side.loadBalancerClass,
+        allocateLoadBalancerNodePorts: false,
+        externalTrafficPolicy: 'Local',
+        selector: { group: `g${i % groups.length}` },
+        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+      },
+    } as KubeObject);
+    await rest.create(EipResources.elasticIPs, { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace: side.namespace, name: `e${i}` }, spec: { externalNetwork: side.eipNetwork } } as KubeObject);
+  });
+  for (;;) {
+    const slices = (await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(Resources.endpointSlices, { namespace: side.namespace })).items;
+    const ready = new Set(slices.filter((s) => s.endpoints?.some((e) => e.conditions?.ready)).map((s) => s.metadata?.labels?.['kubernetes.io/service-name']));
+    if (ready.size >= count) return;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
+
+/** Watches a side until all N ServiceLoadBalancers are Ready and all N ElasticIPs Available. */
+export async function watchSide(rest: RestClient, side: Side, count: number) {
+  const slbs = await watchCount(rest, JuneauResources.serviceLoadBalancers, side.namespace, count, slbReady);
+  const eips = await watchCount(rest, EipResources.elasticIPs, side.namespace, count, eipAvailable);
+  return {
+    all: Promise.all([slbs.all, eips.all]).then(([a, b]) => Math.max(a, b)),
+    ready: () => slbs.size() + eips.size(),
+    abort: () => (slbs.abort(), eips.abort()),
+  };
+}
+
+/**
+ * The floor: per Service the controller's first-pass writes (ServiceLoadBalancer apply with owner
+ * and finalizer, AllocationClaim, ARPAdvertisement, status apply, Service status, one Event) and
+ * per ElasticIP its writes (finalizer, AllocationClaim, status apply, one Event), the address the
+ * i-th of the pool and the node the group's first: nothing read, nothing decided. WORKERS in
+ * flight for each kind, both kinds at once, as the controller's two queues run.
+ */
+export async function runFloor(admin: RestClient, cluster: Cluster, count: number): Promise<number> {
+  const side = sides.floor;
+  const { namespace } = side;
+  const rest = new RestClient(cluster.kubeConfig);
+  const uidOf = new Map((await admin.list(Resources.services, { namespace })).items.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
+  const eipUid = new Map((await admin.list(EipResources.elasticIPs, { namespace })).items.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
+  const watch = await watchSide(admin, side, count);
+  const t0 = Date.now();
+  const event = (name: string, kind: string, uid: string | undefined, note: string) =>
+    rest.create(Resources.events, {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { namespace, name: `${name}.${Date.now().toString(16)}` },
+      eventTime: toMicroTime(new Date()),
+      reportingController: REPORTER,
+      reportingInstance: 'bench-floor',
+      action: 'Reconcile',
+      reason: 'Advertised',
+      type: 'Normal',
+      note,
+      regarding: { apiVersion: API_VERSION, kind, namespace, name, uid },
+    } as KubeObject);
+  const services = forEachConcurrent(count, WORKERS, async (i) => {
+    const name = `s${i}`;
+    const vip = ipv4(side.slbBase, i + 1);
+    const members = groups[i % groups.length];
+    const owner = { apiVersion: 'v1', kind: 'Service', name, uid: uidOf.get(name) ?? '', controller: true, blockOwnerDeletion: true };
+    const slb = await rest.patch<KubeObject>(
+      JuneauResources.serviceLoadBalancers,
+      namespace,
+      name,
+      'apply',
+      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec: { externalNetwork: side.slbNetwork } },
+      { fieldManager: FIELD_MANAGER, force: true },
+    );
+    const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
+    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${vip}` }, spec: { pool: { kind: 'AddressPool', name: side.slbNetwork }, value: vip, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    const ownerRef = { kind: 'ServiceLoadBalancer', namespace, name } as const;
+    await rest.create(JuneauResources.arpAdvertisements, { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: advertisementName(ownerRef), ...ownerMetadata(ownerRef) }, spec: { externalNetwork: side.slbNetwork, address: vip, nodeName: members[0] } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    const now = new Date().toISOString();
+    const status = {
+      phase: 'Ready',
+      vip,
+      addressPool: side.slbNetwork,
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
+      advertisingNodes: [...members].sort(),
+      arpAnnouncingNode: members[0],
+      backendSummary: { totalReady: 3, localReadyNodes: 3 },
+      observedGeneration: 1,
+      conditions: [
+        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `VIP ${vip} from AddressPool ${side.slbNetwork}`, observedGeneration: 1, lastTransitionTime: now },
+        { type: 'Available', status: 'True', reason: 'Advertised', message: `VIP ${vip} answered over ARP by node ${members[0]}`, observedGeneration: 1, lastTransitionTime: now },
+      ],
+    };
+    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status }, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
+    await rest.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } }, { fieldManager: FIELD_MANAGER, subresource: 'status' });
+    await event(name, 'ServiceLoadBalancer', slb.metadata?.uid, `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`);
+  });
+  const eips = forEachConcurrent(count, WORKERS, async (i) => {
+    const name = `e${i}`;
+    const address = ipv4(side.eipBase, i + 1);
+    const eip = await rest.patch<KubeObject>(EipResources.elasticIPs, namespace, name, 'merge', { metadata: { finalizers: [FINALIZERS.elasticIP] } }, { fieldManager: FIELD_MANAGER });
+    const holder = { apiVersion: API_VERSION, kind: 'ElasticIP', namespace, name, uid: eipUid.get(name) };
+    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${address}` }, spec: { pool: { kind: 'AddressPool', name: side.eipNetwork }, value: address, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    const now = new Date().toISOString();
+    const status = {
+      phase: 'Available',
+      address,
+      addressPool: side.eipNetwork,
+      observedGeneration: eip.metadata?.generation ?? 1,
+      conditions: [
+        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `${address} from AddressPool ${side.eipNetwork}`, observedGeneration: 1, lastTransitionTime: now },
+        { type: 'Attached', status: 'False', reason: 'NotAttached', message: 'no ElasticIPAttachment names this ElasticIP', observedGeneration: 1, lastTransitionTime: now },
+      ],
+    };
+    await rest.patch(EipResources.elasticIPs, namespace, name, 'apply', { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace, name }, status }, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
+    await event(name, 'ElasticIP', eip.metadata?.uid, `phase Available: ${address}`);
+  });
+  await Promise.all([services, eips]);
+  const t1 = await watch.all;
+  watch.abort();
+  return t1 - t0;
+}
+
+export interface Replica {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<unknown>;
+  readonly peak: ReturnType<typeof trackPeak>;
+}
+
+function startReplica(cluster: Cluster, name: string, logDir: string, profileDir: string | undefined): Replica {
+  const fd = fs.openSync(path.join(logDir, `${name}.log`), 'a');
+  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: name };
+  // Outside a cluster the binary serves no webhooks: admission is measured on its own below.
+  delete env.KUBERNETES_SERVICE_HOST;
+  delete env.POD_NAMESPACE;
+  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=controller-${name}.cpuprofile`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`] : [];
+  const args = [...nodeFlags, CONTROLLER_BIN, '--kubeconfig', cluster.kubeconfigPath, '--leader-elect=true', '--leader-election-namespace', 'default', '--leader-election-id', LEASE, '--metrics-addr=0', '--health-addr=0', '--log-level=info'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
+  fs.closeSync(fd);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return { name, child, exited, peak: trackPeak(child.pid!) };
+}
+
+/** Signals, then SIGKILL after `graceMs` (long when profiling: a heap snapshot of a 400 MB heap takes a while, and the CPU profile is written at exit). */
+async function stopReplica(r: Replica, signal: NodeJS.Signals, graceMs = 20_000): Promise<void> {
+  if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill(signal);
+  const timer = setTimeout(() => r.child.kill('SIGKILL'), graceMs);
+  await r.exited;
+  clearTimeout(timer);
+  r.peak.stop();
+}
+
+export interface ControllerRun {
+  readonly ms: number;
+  readonly killedAtMs: number;
+  readonly takeoverMs: number;
+  readonly peakKiB: Record<string, number>;
+  readonly adDuplicates: string[];
+}
+
+/**
+ * Two replicas started at t0 on the existing Services and ElasticIPs; the leader is SIGKILLed when
+ * half of the 2N objects are Ready; the run ends when all are. A watch on ARPAdvertisements records
+ * any moment two of them name one address (ARP-4) over the whole run.
+ */
+export async function runControllers(admin: RestClient, cluster: Cluster, count: number, logDir: string, profileDir: string | undefined, timeoutMs: number): Promise<ControllerRun> {
+  const side = sides.controller;
+  const watch = await watchSide(admin, side, count);
+  const byAddress = new Map<string, Set<string>>();
+  const adDuplicates = new Set<string>();
+  const ads = await admin.list<KubeObject & { spec: { address: string } }>(JuneauResources.arpAdvertisements);
+  const adWatch = await admin.watch<KubeObject & { spec: { address: string } }>('/apis/juneau.loutres.me/v1alpha1/arpadvertisements', { resourceVersion: ads.metadata?.resourceVersion }, (e) => {
+    const names = byAddress.get(e.object.spec.address) ?? new Set<string>();
+    if (e.type === 'DELETED') names.delete(e.object.metadata?.name ?? '');
+    else names.add(e.object.metadata?.name ?? '');
+    byAddress.set(e.object.spec.address, names);
+    if (names.size > 1) adDuplicates.add(`${e.object.spec.address}: ${[...names].join(', ')}`);
+  });
+  const leaseHolder = async () => (await ignoreNotFound(admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, 'default', LEASE)))?.spec?.holderIdentity || undefined;
+  const t0 = Date.now();
+  const replicas = [startReplica(cluster, 'scale-a', logDir, profileDir), startReplica(cluster, 'scale-b', logDir, profileDir)];
+  const deadline = t0 + timeoutMs;
+  try {
+    const holder = await poll(deadline, 'a leader', leaseHolder);
+    const leader = replicas.find((r) => holder.startsWith(`${r.name}_`))!;
+    await poll(deadline, `${count} of ${2 * count} objects Ready`, () => watch.ready() >= count || undefined, 100);
+    await stopReplica(leader, 'SIGKILL');
+    const killedAt = Date.now();
+    log(`  leader ${leader.name} SIGKILLed at ${seconds(killedAt - t0)} with ${watch.ready()} of ${2 * count} Ready`);
+    const next = await poll(deadline, 'the standby to take the Lease', async () => ((await leaseHolder()) !== holder ? leaseHolder() : undefined), 250);
+    const takeoverMs = Date.now() - killedAt;
+    log(`  standby leading (${next}) after ${seconds(takeoverMs)}`);
+    const t1 = await Promise.race([watch.all, new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, deadline - Date.now())))]);
+    if (t1 === undefined) fail(`${2 * count - watch.ready()} of ${2 * count} objects never became Ready/Available within ${seconds(timeoutMs)}`);
+    const peakKiB = Object.fromEntries(replicas.map((r) => [r.name, r.peak.peak()]));
+    return { ms: (t1 ?? Date.now()) - t0, killedAtMs: killedAt - t0, takeoverMs, peakKiB, adDuplicates: [...adDuplicates] };
+  } finally {
+    watch.abort();
+    adWatch.abort();
+    for (const r of replicas) if (profileDir && r.child.exitCode === null) r.child.kill('SIGUSR2');
+    if (profileDir) await new Promise((r) => setTimeout(r, 5_000)); // the heap snapshot is written synchronously on the signal
+    await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM', profileDir ? 180_000 : 20_000)));
+  }
+}
+
+async function poll<T>(deadline: number, what: string, check: () => T | undefined | Promise<T | undefined>, intervalMs = 250): Promise<T> {
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** After the run: every VIP and address distinct, one claim each, one ARPAdvertisement per address (cluster-wide). */
+export async function checkAddresses(admin: RestClient, count: number): Promise<string[]> {
+  const { namespace } = sides.controller;
+  const slbs = (await admin.list<KubeObject & { status?: { phase?: string; vip?: string } }>(JuneauResources.serviceLoadBalancers, { namespace })).items;
+  const eips = (await admin.list<KubeObject & { status?: { phase?: string; address?: string } }>(EipResources.elasticIPs, { namespace })).items;
+  const claims = (await admin.list<KubeObject & { spec: { value: string } }>(JuneauResources.allocationClaims)).items;
+  const ads = (await admin.list<KubeObject & { spec: { address: string } }>(JuneauResources.arpAdvertisements)).items;
+  const addresses = [...slbs.map((s) => s.status?.vip ?? ''), ...eips.map((e) => e.status?.address ?? '')];
+  const notReady = slbs.filter((s) => !slbReady(s)).length + eips.filter((e) => !eipAvailable(e)).length + (2 * count - slbs.length - eips.length);
+  if (notReady > 0) fail(`${notReady} ServiceLoadBalancers/ElasticIPs not Ready/Available at the end`);
+  const dup = duplicates(addresses.filter(Boolean));
+  if (dup.length) fail(`addresses held twice: ${dup.slice(0, 10).join(', ')}${dup.length > 10 ? ` (+${dup.length - 10})` : ''}`);
+  const dupClaims = duplicates(claims.map((c) => c.spec.value));
+  if (dupClaims.length) fail(`AllocationClaims with one value twice: ${dupClaims.slice(0, 10).join(', ')}`);
+  const dupAds = duplicates(ads.map((a) => a.spec.address));
+  if (dupAds.length) fail(`ARPAdvertisements for one address twice: ${dupAds.slice(0, 10).join(', ')}`);
+  log(`  checked: ${slbs.length} ServiceLoadBalancers, ${eips.length} ElasticIPs, ${claims.length} claims, ${ads.length} ARPAdvertisements; ${dup.length + dupClaims.length + dupAds.length} duplicates`);
+  return addresses;
+}
