@@ -26,6 +26,8 @@ export interface MetalLB {
   readonly controller: ChildProcess;
   /** One speaker per node, by node name. */
   readonly speakers: Map<string, ChildProcess>;
+  /** Starts `node`'s speaker again (after a crash the bench caused). */
+  restartSpeaker(node: string): void;
   stop(): Promise<void>;
 }
 
@@ -108,23 +110,26 @@ export async function startMetalLB(opts: { box: BoxState; kubectl: Kubectl; kube
   const env = { KUBECONFIG: kubeconfig };
   const controller = launch(path.join(binDir, 'controller'), [`--namespace=${METALLB_NS}`, '--webhook-mode=disabled', '--disable-cert-rotation', `--port=${17472 + box.subnet}`], env, path.join(work, 'metallb-controller.log'));
   const speakers = new Map<string, ChildProcess>();
-  for (const n of box.nodes) {
+  const startSpeaker = (name: string) => {
+    const n = box.nodes.find((x) => x.name === name)!;
     speakers.set(n.name, launch('nsenter', [
       `--net=/var/run/netns/${n.netns}`, path.join(binDir, 'speaker'),
       `--namespace=${METALLB_NS}`, `--node-name=${n.name}`, `--pod-name=speaker-${n.name}`, `--host=${n.ip}`,
       `--ml-bindaddr=${n.ip}`, `--ml-bindport=${ML_PORT}`, '--ml-labels=app=metallb,component=speaker', `--ml-secret-key-path=${keyDir}`,
     ], env, path.join(work, `metallb-speaker-${n.name}.log`)));
-  }
-  const all = [controller, ...speakers.values()];
+  };
+  for (const n of box.nodes) startSpeaker(n.name);
+  const all = () => [controller, ...speakers.values()];
   await sleep(2000);
-  const dead = all.filter((c) => c.exitCode !== null || c.signalCode !== null);
-  if (dead.length > 0) throw new Error(`MetalLB exited at start (${dead.length} of ${all.length} processes); logs in ${work}`);
+  const dead = all().filter((c) => c.exitCode !== null || c.signalCode !== null);
+  if (dead.length > 0) throw new Error(`MetalLB exited at start (${dead.length} of ${all().length} processes); logs in ${work}`);
   return {
     version,
     controller,
     speakers,
+    restartSpeaker: startSpeaker,
     async stop() {
-      await Promise.all(all.map(stopChild));
+      await Promise.all(all().map(stopChild));
       await kubectl(['delete', 'namespace', METALLB_NS, '--wait=true', '--timeout=120s']);
     },
   };

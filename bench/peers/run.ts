@@ -2,7 +2,7 @@
 // One box, one echo Deployment (backends on 2 of 3 nodes), one `externalTrafficPolicy: Local`
 // Service on the same VIP, the same router namespace and the same probes: first MetalLB (its
 // speaker and controller from the Go module), then Juneau (the install manifest), each phase on
-// the same nodes. Usage: npx tsx bench/peers/run.ts [--box DIR] [--idle SECONDS] [--flood SECONDS]
+// the same nodes. Usage: npx tsx bench/peers/run.ts [--box DIR] [--phase metallb|juneau] [--idle SECONDS] [--flood SECONDS]
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,7 +12,7 @@ import { REPO_ROOT, runKubectl, sleep } from '../../test/cluster/harness';
 import { cmd, inNetns } from '../../test/box/exec';
 import { BoxState } from '../../test/box/state';
 import { addRouter, pidsInNetns, pidsOf } from '../../test/box/upstream';
-import { backendGone } from './failover';
+import { backendGone, nodeCrash } from './failover';
 import { Kubectl, startMetalLB } from './metallb';
 import { arpFlood, arpLatency, cpuDuring, Latency, Prober, summary } from './probes';
 
@@ -220,6 +220,12 @@ async function idleCpu(pids: Record<string, number>, res: PhaseResult): Promise<
 
 const newResult = (): PhaseResult => ({ seed: {}, latency: {}, flood: {}, cpuIdle: {}, cpuFlood: {}, failover: {} });
 
+async function crash(rig: Rig, label: string, res: PhaseResult, kill: (node: string) => Promise<void>, restore: (node: string) => Promise<void>): Promise<void> {
+  const r = await nodeCrash(rig, kill, restore);
+  res.failover[label] = r.seconds;
+  log(`(c) ${label}: ${r.from} crashed -> the router served by ${r.to} after ${r.seconds.toFixed(2)} s`);
+}
+
 async function failover(rig: Rig, label: string, res: PhaseResult): Promise<void> {
   const r = await backendGone(rig);
   res.failover[label] = r.seconds;
@@ -244,6 +250,12 @@ async function metallbPhase(rig: Rig, work: string): Promise<PhaseResult> {
     await arpFigures(rig, { 'MetalLB speaker': rig.vip, kernel: kernelIp }, res, { 'MetalLB speaker': speakerPids });
     await idleCpu({ ...speakerPids, 'MetalLB controller': mlb.controller.pid! }, res);
     await failover(rig, 'MetalLB (strictARP true), backend unready on the answering node', res);
+    await crash(rig, 'MetalLB (strictARP true), node crash (speaker SIGKILLed, link cut)', res, async (node) => {
+      mlb.speakers.get(node)!.kill('SIGKILL');
+    }, async (node) => {
+      mlb.restartSpeaker(node);
+      await rig.kubectl(['wait', '--for=condition=Ready', `node/${node}`, '--timeout=180s']);
+    });
   } finally {
     await strictArp(rig, false);
     await rig.kubectl(['delete', 'service', 'echo', '--wait=true']);
@@ -281,11 +293,27 @@ spec: { addressPools: [bench-pool], type: arp }
   const kernelIp = rig.box.nodes.find((n) => n.name === kernelNode)!.ip;
   await arpFigures(rig, { 'Juneau XDP': rig.vip, 'kernel behind Juneau XDP': kernelIp }, res, { 'Juneau XDP': agentPids });
   if (res.latency['Juneau XDP'].lost > 0) failures.push(`Juneau: ${res.latency['Juneau XDP'].lost} paced ARP probes unanswered (none may be)`);
-  const controllers = pidsOf('juneau-controller', (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('tsx'));
+  // This box's controller replicas: other boxes on the machine run juneau-controller too; a box's
+  // containers live under its nodes' cgroups (juneau-box-<id>-node-i).
+  const controllers = pidsOf('juneau-controller', (pid) => fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(`juneau-box-${rig.box.id}-`));
   await idleCpu({ ...agentPids, ...Object.fromEntries(controllers.map((p, i) => [`Juneau controller ${i}`, Number(p)])) }, res);
   await failover(rig, 'Juneau, backend unready on the answering node', res);
   await rig.kubectl(['patch', 'externalnetwork', 'bench-net', '--type=merge', '-p', '{"spec":{"arp":{"announceOnMove":true}}}']);
   await failover(rig, 'Juneau with spec.arp.announceOnMove, backend unready on the answering node', res);
+  const killAgent = async (node: string) => {
+    const pids = pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent');
+    for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
+  };
+  const agentBack = async (node: string) => {
+    await rig.kubectl(['wait', '--for=condition=Ready', `node/${node}`, '--timeout=180s']);
+    for (const until = Date.now() + 180_000; pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent').length !== 1; await sleep(500)) {
+      if (Date.now() > until) throw new Error(`the agent on ${node} did not come back within 180 s`);
+    }
+    await rig.kubectl(['-n', 'juneau-system', 'wait', '--for=condition=Ready', 'pod', '-l', 'app.kubernetes.io/name=juneau-agent', '--field-selector', `spec.nodeName=${node}`, '--timeout=180s']);
+  };
+  await crash(rig, 'Juneau with spec.arp.announceOnMove, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
+  await rig.kubectl(['patch', 'externalnetwork', 'bench-net', '--type=merge', '-p', '{"spec":{"arp":{"announceOnMove":false}}}']);
+  await crash(rig, 'Juneau, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
   return res;
 }
 
@@ -316,7 +344,10 @@ async function main(): Promise<void> {
     const nodeKubeconfig = path.join(work, 'nodes.kubeconfig');
     fs.writeFileSync(nodeKubeconfig, fs.readFileSync(status.kubeconfigPath, 'utf8').replace(/server: \S+/, `server: https://${box.hostIp}:${port}`));
     const routerIp = `${box.segment}.254`;
-    router = await addRouter(box, routerIp);
+    // A box kept up from an earlier run still has the bridge ports' xdp_pass that addRouter attaches.
+    if (!ownBox) for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'off']);
+    router = `jr-${box.id}`; // addRouter's name, set first so that a failure inside it is cleaned up too
+    await addRouter(box, routerIp);
     const mac = (JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address;
     const rig: Rig = {
       box, kubectl, nodeKubeconfig, router, routerIp,
@@ -332,13 +363,15 @@ async function main(): Promise<void> {
     await kubectl(['rollout', 'status', 'deployment/echo', '--timeout=300s']);
     log(`echo backends on ${rig.backendNodes.join(', ')}; ${first} has none`);
 
-    const metallb = await metallbPhase(rig, work);
-    const juneau = await juneauPhase(rig);
+    // --phase metallb|juneau: one side only, to iterate on a box kept up with --box.
+    const phase = arg('--phase', 'both');
+    const metallb = phase === 'juneau' ? newResult() : await metallbPhase(rig, work);
+    const juneau = phase === 'metallb' ? newResult() : await juneauPhase(rig);
     report(metallb, juneau);
     const third = metallb.seed['MetalLB, strictARP false'];
-    if (third.macs < 2) failures.push(`rig: only ${third.macs} MAC answered the MetalLB VIP with strictARP false (kube-ipvs0 on every node should make every kernel answer)`);
+    if (third && third.macs < 2) failures.push(`rig: only ${third.macs} MAC answered the MetalLB VIP with strictARP false (kube-ipvs0 on every node should make every kernel answer)`);
   } finally {
-    if (router) await cmd('ip', ['netns', 'del', router]);
+    if (router && fs.existsSync(`/var/run/netns/${router}`)) await cmd('ip', ['netns', 'del', router]);
     if (ownBox && fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
     if (ownBox) fs.rmSync(work, { recursive: true, force: true });
     else log(`logs in ${work}`);
