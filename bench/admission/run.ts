@@ -22,7 +22,7 @@ import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CRD_MANIFEST, startCluster } from '../../test/cluster/harness';
-import { freePort } from '../../test/cluster/webhook-fixture';
+import { freePort } from '../../test/cluster/harness';
 
 const POPULATION = Number(process.argv[2] ?? 10_000);
 const REQUESTS = Number(process.argv[3] ?? 200);

@@ -3,7 +3,6 @@
  * counts objects in a state, and a process's resident memory from /proc.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, type RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -117,13 +116,4 @@ export async function waitUntil<T>(what: string, timeoutMs: number, check: () =>
   }
 }
 
-/** A free TCP port on 127.0.0.1 (test/cluster/webhook-fixture.ts has one, but loads Jest). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../test/cluster/harness';

@@ -303,8 +303,8 @@ async function waitUntil(m: Managed, deadline: number, what: string, probe: () =
   }
 }
 
-
-async function freePorts(n: number): Promise<number[]> {
+/** `n` distinct free TCP ports on loopback (each closed again before they are returned). */
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
       const s = net.createServer();
@@ -316,6 +316,9 @@ async function freePorts(n: number): Promise<number[]> {
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   return ports;
 }
+
+/** A free TCP port on loopback (closed again before it is returned). */
+export const freePort = async (): Promise<number> => (await freePorts(1))[0];
 
 function httpGet(url: string): Promise<string> {
   return new Promise((resolve, reject) => {

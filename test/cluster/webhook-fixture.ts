@@ -3,29 +3,20 @@
 // every webhook has objectSelector `juneau.test/webhook=<id>`, so other test files sharing the
 // control plane never reach it. The objects it READS are every object of the cluster, so tests use
 // unique names and addresses from a random /24 of 100.64.0.0/10.
-import * as net from 'node:net';
 import { API_VERSION, GROUP, VERSION } from '../../api';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { startWebhookServer, type WebhookServerHandle, type WebhookServerOptions } from '../../runtime/controller/webhook/start';
 import { RestClient } from '../../runtime/kube/rest';
 import { createLogger } from '../../runtime/kube/log';
 import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig } from './fixture';
+import { freePort } from './harness';
 
 export const WEBHOOK_LABEL = 'juneau.test/webhook';
 
+export { freePort };
+
 export const randomId = () => Math.random().toString(36).slice(2, 8);
 
-/** A free TCP port on loopback (closed again before it is returned). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface TestWebhook {
   readonly id: string;
