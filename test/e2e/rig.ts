@@ -14,7 +14,7 @@ import { ANNOTATIONS, API_VERSION, GROUP, LOAD_BALANCER_CLASS, VERSION } from '.
 import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { ensureBpffs, removePins } from '../../runtime/agent/bpf/responder';
 import { INSTALL } from '../../api/constants';
-import { agentCapabilities, auditOf, installManifest, rbacObjects, rulesOf, serviceAccountKubeconfig, writeAuditPolicy, type AuditReport } from './install-identity';
+import { agentCapabilities, installManifest, rbacObjects, serviceAccountKubeconfig } from './install-identity';
 import { CRD_MANIFEST, startCluster, type Cluster } from '../cluster/harness';
 import { E2ENetwork, POOL_RANGE, sleep } from './network';
 import { AGENT_BIN, ApiForwarder, CLI_BIN, CONTROLLER_BIN, startLogged, stopProcess, tailOf, type Managed } from './processes';
@@ -58,8 +58,7 @@ export class E2ERig {
   readonly controllers: Array<Managed | undefined> = [];
   private readonly logDir: string;
   /** Kubeconfigs holding the install ServiceAccounts' tokens, and the agent's capabilities. */
-  private identity!: { controllerKubeconfig: string; agentKubeconfigs: string[]; agentCaps: string[]; users: Record<string, string> };
-  private auditLog!: string;
+  private identity!: { controllerKubeconfig: string; agentKubeconfigs: string[]; agentCaps: string[] };
 
   constructor(readonly options: RigOptions = {}) {
     this.net = new E2ENetwork(options.nodes ?? 3);
@@ -87,13 +86,9 @@ export class E2ERig {
     }
     fs.mkdirSync(this.logDir, { recursive: true });
     const manifest = installManifest();
-    const auditPolicy = path.join(this.net.tmp, 'audit-policy.json');
-    this.auditLog = path.join(this.logDir, 'audit.log');
-    writeAuditPolicy(auditPolicy, CONTROLLER_NAMESPACE);
     this.cluster = await startCluster({
       crdFiles: [CRD_MANIFEST],
       log: (l) => this.log(`cluster: ${l}`),
-      extraArgs: { 'kube-apiserver': [`--audit-policy-file=${auditPolicy}`, `--audit-log-path=${this.auditLog}`] },
     });
     this.kc = this.cluster.kubeConfig;
     this.core = this.kc.makeApiClient(CoreV1Api);
@@ -129,33 +124,24 @@ export class E2ERig {
     fs.writeFileSync(rbacFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbacObjects(manifest) }));
     await this.kubectl('apply', '--server-side', '-f', rbacFile);
     const controllerKubeconfig = path.join(this.net.tmp, 'controller.kubeconfig');
-    const controllerUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.controllerName, controllerKubeconfig);
+    await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.controllerName, controllerKubeconfig);
     // One token per node, bound to a stand-in for the DaemonSet's pod on that node (never run: the
     // rig has no kubelet), so the agent's token names its node as in a cluster (FO-3 Lease policy).
     const agentKubeconfigs: string[] = [];
-    let agentUser = '';
     for (let i = 0; i < this.net.nodeCount; i++) {
       const pod = await this.core.createNamespacedPod({
         namespace: CONTROLLER_NAMESPACE,
         body: { metadata: { name: `${INSTALL.agentName}-${this.nodeName(i)}` }, spec: { nodeName: this.nodeName(i), serviceAccountName: INSTALL.agentName, containers: [{ name: 'agent', image: 'registry.invalid/juneau-agent' }] } },
       });
       agentKubeconfigs[i] = path.join(this.net.tmp, `agent-${i}.kubeconfig`);
-      agentUser = await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.agentName, agentKubeconfigs[i], { name: pod.metadata!.name!, uid: pod.metadata!.uid! });
+      await serviceAccountKubeconfig(this.core, this.kc, CONTROLLER_NAMESPACE, INSTALL.agentName, agentKubeconfigs[i], { name: pod.metadata!.name!, uid: pod.metadata!.uid! });
     }
     this.identity = {
       controllerKubeconfig,
       agentKubeconfigs,
       agentCaps: agentCapabilities(manifest),
-      users: { [controllerUser]: INSTALL.controllerName, [agentUser]: INSTALL.agentName },
     };
     for (let i = 0; i < this.net.nodeCount; i++) ensureBpffs(this.pinRoot(i));
-  }
-
-  /** What the controller and agents asked the API server so far, against the manifest's rules. */
-  rbacAudit(): AuditReport {
-    const manifest = installManifest();
-    const rules = Object.fromEntries(Object.entries(this.identity.users).map(([user, sa]) => [user, rulesOf(manifest, sa)]));
-    return auditOf(this.auditLog, rules);
   }
 
   private async createNetwork(): Promise<void> {
@@ -285,17 +271,6 @@ export class E2ERig {
     await this.core.patchNamespacedPodStatus({ namespace: APP_NAMESPACE, name, body: { status: body } }, mergePatch);
   }
 
-  async deletePod(name: string): Promise<void> {
-    await this.core.deleteNamespacedPod({ namespace: APP_NAMESPACE, name, gracePeriodSeconds: 0 }).catch(() => undefined);
-  }
-
-  async createElasticIP(name: string, requestedIP?: string): Promise<void> {
-    await this.custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, plural: 'elasticips', namespace: APP_NAMESPACE,
-      body: { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name }, spec: { externalNetwork: NETWORK, ...(requestedIP ? { requestedIP } : {}) } },
-    });
-  }
-
   /** The node advertising `owner`'s address, or undefined when nothing advertises it. */
   async advertisedNode(owner: AdvertisementOwner): Promise<string | undefined> {
     return (await this.advertisementOf(owner))?.nodeName;
@@ -311,18 +286,6 @@ export class E2ERig {
     if (byLabels) return byLabels;
     const address = (await this.ownerStatus(owner))?.address;
     return address ? ads.find((a) => a.address === address) : undefined;
-  }
-
-  /** Waits until `owner`'s address is advertised; on timeout says what there was instead. */
-  async waitForAdvertisement(owner: AdvertisementOwner, timeoutMs = 30_000): Promise<{ name: string; address: string; nodeName: string }> {
-    const what = `an ARPAdvertisement of ${owner.kind} ${owner.namespace}/${owner.name}`;
-    return this.waitFor(what, () => this.advertisementOf(owner), timeoutMs, 200, async () => {
-      const status = await this.ownerStatus(owner);
-      const ads = (await this.arpAdvertisements()).map((a) => `  ${a.name} ${a.address} on ${a.nodeName || '-'} (owner ${a.labels[OWNER_LABELS.kind] ?? '?'} ${a.labels[OWNER_LABELS.namespace] ?? '?'}/${a.labels[OWNER_LABELS.name] ?? '?'})`);
-      return `${owner.kind} ${owner.namespace}/${owner.name} status: ${JSON.stringify(status)}
-ARPAdvertisements:
-${ads.join('\n') || '  (none)'}`;
-    });
   }
 
   private async arpAdvertisements(): Promise<Array<{ name: string; address: string; nodeName: string; labels: Record<string, string> }>> {
@@ -371,12 +334,6 @@ ${ads.join('\n') || '  (none)'}`;
       }
       await sleep(intervalMs);
     }
-  }
-
-  /** `kubectl juneau bpf dump external_arp_table` on node i (ARP-10). */
-  async dumpArpTable(i: number): Promise<string> {
-    const { stdout } = await exec('nsenter', [`--net=/var/run/netns/${this.net.node(i)}`, process.execPath, CLI_BIN, 'bpf', 'dump', 'external_arp_table', `--bpffs=${this.pinRoot(i)}`]);
-    return stdout;
   }
 
   /** Runs the bundled kubectl of the control plane against it. */
