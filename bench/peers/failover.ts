@@ -3,7 +3,7 @@
 // figure is the time from the event to the first connection served by the other backend node.
 import { cmd, inNetns } from '../../test/box/exec';
 import { BoxState } from '../../test/box/state';
-import { Kubectl } from './metallb';
+import type { Kubectl } from '../../test/box/session';
 
 export interface FailoverRig {
   box: BoxState;

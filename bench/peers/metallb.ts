@@ -14,12 +14,11 @@ import * as path from 'node:path';
 import { sleep } from '../../test/cluster/harness';
 import { PAUSE_IMAGE } from '../../test/box/images';
 import { BoxState } from '../../test/box/state';
+import type { Kubectl } from '../../test/box/session';
 
 export const METALLB_NS = 'metallb-system';
 const BUILD = path.join(__dirname, 'build.sh');
 const ML_PORT = 7946;
-
-export type Kubectl = (args: string[], input?: string) => Promise<string>;
 
 export interface MetalLB {
   readonly version: string;

@@ -3,22 +3,19 @@
 // Service on the same VIP, the same router namespace and the same probes: first MetalLB (its
 // speaker and controller from the Go module), then Juneau (the install manifest), each phase on
 // the same nodes. Usage: npx tsx bench/peers/run.ts [--box DIR] [--phase metallb|juneau] [--idle SECONDS] [--flood SECONDS]
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl, sleep } from '../../test/cluster/harness';
+import { buildEchoImage, ECHO_HTTP_PORT } from '../../scripts/images/echo';
+import { REPO_ROOT, sleep } from '../../test/cluster/harness';
 import { cmd, inNetns } from '../../test/box/exec';
 import { BoxState } from '../../test/box/state';
 import { addRouter, pidsInNetns, pidsOf } from '../../test/box/upstream';
 import { backendGone, nodeCrash } from './failover';
-import { Kubectl, startMetalLB } from './metallb';
+import { startMetalLB } from './metallb';
 import { arpFlood, arpLatency, cpuDuring, Latency, Prober, summary } from './probes';
+import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor, type Kubectl } from '../../test/box/session';
 
-const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
-const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
-const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
 const CONNECTIONS = 200;
 const FLUSH_EVERY = 10;
 const LATENCY_BATCHES = 8;
@@ -31,10 +28,6 @@ const arg = (name: string, fallback: string) => {
 const IDLE_SECONDS = Number(arg('--idle', '60'));
 const FLOOD_SECONDS = Number(arg('--flood', '3'));
 const log = (line: string) => process.stdout.write(`${line}\n`);
-
-function cli(dir: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
-}
 
 /** Everything a phase needs of the box. */
 interface Rig {
@@ -105,34 +98,6 @@ async function firstKernelToAnswer(rig: Rig): Promise<string> {
   log(`first kernel to answer a broadcast request, 3 probes: ${firsts.join(', ')}`);
   if (new Set(firsts).size !== 1 || firsts[0] === 'none') throw new Error(`no single first answerer on this bridge: ${firsts.join(', ')}`);
   return firsts[0];
-}
-
-function echoDeployment(nodes: string[]): string {
-  return `apiVersion: apps/v1
-kind: Deployment
-metadata: { name: echo, namespace: default }
-spec:
-  replicas: ${nodes.length}
-  selector: { matchLabels: { app: echo } }
-  template:
-    metadata: { labels: { app: echo } }
-    spec:
-      affinity:
-        nodeAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-            nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: In, values: ${JSON.stringify(nodes)} }] }]
-        podAntiAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: kubernetes.io/hostname, labelSelector: { matchLabels: { app: echo } } }]
-      containers:
-        - name: echo
-          image: ${ECHO_IMAGE}
-          imagePullPolicy: Never
-          env:
-            - { name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadata.name } } }
-            - { name: NODE_NAME, valueFrom: { fieldRef: { fieldPath: spec.nodeName } } }
-          ports: [{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
-          readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
-`;
 }
 
 /** The one Service both peers serve: only what selects the implementation differs. */
@@ -266,9 +231,7 @@ async function metallbPhase(rig: Rig, work: string): Promise<PhaseResult> {
 
 async function juneauPhase(rig: Rig): Promise<PhaseResult> {
   const res = newResult();
-  await rig.kubectl(['apply', '--server-side', '-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')]);
-  await rig.kubectl(['-n', 'juneau-system', 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
-  await rig.kubectl(['-n', 'juneau-system', 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+  await installJuneau(rig.kubectl);
   await rig.kubectl(['apply', '--server-side', '-f', '-'], `apiVersion: juneau.loutres.me/v1alpha1
 kind: AddressPool
 metadata: { name: bench-pool }
@@ -327,19 +290,14 @@ async function main(): Promise<void> {
   let router = '';
   try {
     if (ownBox) {
-      execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-      execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+      buildUserArtifacts();
       const echo = path.join(work, 'echo.oci.tar');
       fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      cli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
+      boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`], 'inherit');
     }
-    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; server: string; box: BoxState };
+    const status = boxStatus(dir, 'inherit');
     const box = status.box;
-    const kubectl: Kubectl = async (args, input) => {
-      const r = await runKubectl(status.binDir, status.kubeconfigPath, args, { input });
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    const kubectl: Kubectl = kubectlFor(status);
     const port = new URL(status.server).port;
     const nodeKubeconfig = path.join(work, 'nodes.kubeconfig');
     fs.writeFileSync(nodeKubeconfig, fs.readFileSync(status.kubeconfigPath, 'utf8').replace(/server: \S+/, `server: https://${box.hostIp}:${port}`));
@@ -359,7 +317,7 @@ async function main(): Promise<void> {
     log(`box ${box.id}: nodes ${box.nodes.map((n) => `${n.name}=${n.ip}`).join(' ')}; VIP ${rig.vip}; router ${routerIp}; machine load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     const first = await firstKernelToAnswer(rig);
     rig.backendNodes = box.nodes.map((n) => n.name).filter((n) => n !== first);
-    await kubectl(['apply', '--server-side', '-f', '-'], echoDeployment(rig.backendNodes));
+    await kubectl(['apply', '--server-side', '-f', '-'], echoDeployment({ nodes: rig.backendNodes }));
     await kubectl(['rollout', 'status', 'deployment/echo', '--timeout=300s']);
     log(`echo backends on ${rig.backendNodes.join(', ')}; ${first} has none`);
 
@@ -372,7 +330,7 @@ async function main(): Promise<void> {
     if (third && third.macs < 2) failures.push(`rig: only ${third.macs} MAC answered the MetalLB VIP with strictARP false (kube-ipvs0 on every node should make every kernel answer)`);
   } finally {
     if (router && fs.existsSync(`/var/run/netns/${router}`)) await cmd('ip', ['netns', 'del', router]);
-    if (ownBox && fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    if (ownBox && fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down'], 'inherit');
     if (ownBox) fs.rmSync(work, { recursive: true, force: true });
     else log(`logs in ${work}`);
   }

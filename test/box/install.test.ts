@@ -11,7 +11,7 @@
 // httpd image of that name imported into the nodes (no registry; the examples pull IfNotPresent),
 // and the nodes sit on 10.225.32.0/24 (`up --node-subnet`) because the examples' pool
 // 10.225.32.240-250 must lie in the nodes' subnet (EN-12).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,13 +21,10 @@ import { writeNginxStandIn } from './images';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns } from './upstream';
 import { describeWhen } from '../requirements';
+import { boxCli, boxStatus, buildUserArtifacts, DIST, IMAGE, INSTALL_FILES, installJuneau } from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
-const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
-const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
-const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
 const NS = 'juneau-system';
@@ -35,10 +32,6 @@ const NS = 'juneau-system';
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
-
-function cli(dir: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-}
 
 interface PodJson {
   metadata: { name: string };
@@ -69,15 +62,14 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
 
   beforeAll(async () => {
     // What the user builds: the image and the manifests, from this tree.
-    execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-    execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    buildUserArtifacts();
     log(`install figure: image ${IMAGE} = ${(fs.statSync(IMAGE).size / 1e6).toFixed(1)} MB`);
     const nginx = path.join(work, 'nginx.tar');
     await writeNginxStandIn(nginx);
     const t0 = Date.now();
-    cli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${nginx}`]);
+    boxCli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${nginx}`]);
     log(`install figure: cluster up --nodes 3 (with the image imported) = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    const status = boxStatus(dir);
     box = status.box;
     kubectlRun = (args, input) => runKubectl(status.binDir, status.kubeconfigPath, args, { input });
     // The bundled plugin beside the box's kubectl, as `kubectl juneau` runs it on a workstation.
@@ -97,15 +89,13 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
 
   afterAll(async () => {
     if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
     fs.rmSync(work, { recursive: true, force: true });
   });
 
   test('kubectl apply --server-side of the synthesized CRDs and install: both controllers Ready with one leader, the agent on every node', async () => {
     tInstall = Date.now();
-    await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    await installJuneau(kubectl);
     log(`install figure: kubectl apply -> controller and agents rolled out = ${((Date.now() - tInstall) / 1000).toFixed(1)} s`);
     const controllers = await pods(NS, 'app.kubernetes.io/name=juneau-controller');
     expect(controllers.map(ready)).toEqual([true, true]);

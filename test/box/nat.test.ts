@@ -9,23 +9,20 @@
 // Node.js through `kubectl exec` for TCP transfers); what the image lacks (tcpdump, ip, ping,
 // traceroute from Debian's `traceroute` and `iputils-ping`, scripts/install-system-deps.sh) runs
 // from the host inside the pod's network namespace, found through the echo server's process.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl, SERVICE_CLUSTER_IP_RANGE, sleep } from '../cluster/harness';
+import { REPO_ROOT, SERVICE_CLUSTER_IP_RANGE, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
 import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
 import { addServerBehind, PEER, type PeerResult, Running, runningIn } from './peers';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns, pidsOf } from './upstream';
+import { boxCli, boxStatus, buildUserArtifacts, IMAGE, installJuneau, kubectlFor } from './session';
 
 jest.setTimeout(1_800_000);
-const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
-const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
-const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
 const NS = 'juneau-system';
 /** The server's side of the narrow link (TEST-NET-2, only inside the router and server namespaces and the nodes' routes). */
 const SERVER_PREFIX = '198.51.100';
@@ -33,10 +30,6 @@ const LINK_MTU = 1280;
 const MiB = 1 << 20;
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
-
-function cli(dir: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-}
 
 /** An echo Pod on `node`; `annotations` make it a Juneau NIC (networks) or a direct ElasticIP holder. */
 function echoPod(name: string, node: string, annotations: Record<string, string>): string {
@@ -135,30 +128,23 @@ describeAsRoot('the ElasticIP data plane with real pods on real nodes, real traf
   const advertisedNode = async (eip: string) => (JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as { items: Array<{ spec: { address: string; nodeName: string } }> }).items.filter((a) => a.spec.address === eip).map((a) => a.spec.nodeName);
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-    execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    buildUserArtifacts();
     const echo = path.join(work, 'echo.oci.tar');
     fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
     const t0 = Date.now();
-    cli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
+    boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
     figure('nat box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    const status = boxStatus(dir);
     box = status.box;
     kubectlBin = path.join(status.binDir, 'kubectl');
     kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-    kubectl = async (args, input) => {
-      const r = await runKubectl(status.binDir, status.kubeconfigPath, args, { input });
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    kubectl = kubectlFor(status);
     routerIp = `${box.segment}.254`;
     router = await addRouter(box, routerIp);
     ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
 
     const tInstall = Date.now();
-    await kubectl(['apply', '--server-side', '-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    await installJuneau(kubectl);
     figure('nat box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
 
     // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
@@ -197,7 +183,7 @@ spec: { externalNetwork: box-net }
 
   afterAll(async () => {
     for (const ns of [server, router]) if (ns) await cmd('ip', ['netns', 'del', ns]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
     fs.rmSync(work, { recursive: true, force: true });
   });
 

@@ -8,13 +8,12 @@
 // The box picks its own subnet (slot b, beside install/traffic.test.ts on 10.225.32.0/24): the pool
 // is taken from the nodes' segment, as EN-12 requires. The API server writes an audit log of the
 // install's ServiceAccounts (`up --audit-policy`), read by the last test.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
 import { INSTALL } from '../../api/constants';
-import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
+import { REPO_ROOT, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
 import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../e2e/install-identity';
 import { describeWhen } from '../requirements';
@@ -25,51 +24,15 @@ import { ARP_REPLY } from '../netns/pcap';
 import { answeringMacs, captureArp, firstBroadcastAsk, gratuitousFor, neighbourMac, watchLines } from './router-view';
 import { BoxState } from './state';
 import { addRouter } from './upstream';
+import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor } from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
-const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
-const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
-const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
 const NS = INSTALL.namespace;
 /** One line per ARPAdvertisement event: any write changes its resourceVersion. */
 const ADVERT_COLUMNS = 'custom-columns=NAME:.metadata.name,ADDRESS:.spec.address,NODE:.spec.nodeName,RV:.metadata.resourceVersion';
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
-
-function cli(dir: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-}
-
-/** A Deployment of the echo image labelled app=echo, one pod per node of `nodes` at most. */
-function echoDeployment(name: string, nodes: string[], replicas: number): string {
-  return `apiVersion: apps/v1
-kind: Deployment
-metadata: { name: ${name}, namespace: default }
-spec:
-  replicas: ${replicas}
-  selector: { matchLabels: { app: echo, deployment: ${name} } }
-  template:
-    metadata: { labels: { app: echo, deployment: ${name} } }
-    spec:
-      affinity:
-        nodeAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-            nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: In, values: ${JSON.stringify(nodes)} }] }]
-        podAntiAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: kubernetes.io/hostname, labelSelector: { matchLabels: { app: echo } } }]
-      containers:
-        - name: echo
-          image: ${ECHO_IMAGE}
-          imagePullPolicy: Never
-          env:
-            - { name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadata.name } } }
-            - { name: NODE_NAME, valueFrom: { fieldRef: { fieldPath: spec.nodeName } } }
-          ports: [{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
-          readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
-`;
-}
 
 /** A pool in the nodes' segment (EN-12), its network, and the Local LoadBalancer Service echo on `vip`. */
 function network(segment: string, vip: string): string {
@@ -144,46 +107,39 @@ describeAsRoot('the e2e scenarios on real nodes: one answer per address, from a 
 
   beforeAll(async () => {
     // What the user builds (the image and the manifests, from this tree), and the echo image.
-    execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-    execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    buildUserArtifacts();
     const echo = path.join(work, 'echo.oci.tar');
     fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
     const policy = path.join(work, 'audit-policy.json');
     writeAuditPolicy(policy, NS);
     const t0 = Date.now();
-    cli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`, '--audit-policy', policy]);
+    boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`, '--audit-policy', policy]);
     figure('box scenarios: cluster up --nodes 3 (images imported, audit log on)', elapsedSince(t0));
-    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    const status = boxStatus(dir);
     box = status.box;
     kubectlBin = path.join(status.binDir, 'kubectl');
     kubeconfig = status.kubeconfigPath;
-    kubectl = async (args, input) => {
-      const r = await runKubectl(status.binDir, status.kubeconfigPath, args, { input });
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    kubectl = kubectlFor(status);
     vip = `${box.segment}.241`;
     router = await addRouter(box, `${box.segment}.254`);
     routerMac = (JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address;
     for (const n of box.nodes) macs.set(n.name, (JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address);
 
     const tInstall = Date.now();
-    await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    await installJuneau(kubectl);
     figure('box scenarios: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
   });
 
   afterAll(async () => {
     if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
     fs.rmSync(work, { recursive: true, force: true });
   });
 
   test('SLB-5, SLB-6, OPS-2, ARP-10: echo on node-0 and node-1 behind a Local Service -> one MAC answers, the node the ARPAdvertisement names; kubectl exec kubectl-juneau bpf dump external_arp_table shows the VIP on that node only', async () => {
     const [n0, n1] = nodeNames();
     const tApply = Date.now();
-    await kubectl(['apply', '--server-side', '-f', '-'], `${network(box.segment, vip)}---\n${echoDeployment('echo', [n0, n1], 2)}`);
+    await kubectl(['apply', '--server-side', '-f', '-'], `${network(box.segment, vip)}---\n${echoDeployment({ name: 'echo', nodes: [n0, n1], replicas: 2, labels: { deployment: 'echo' } })}`);
     const [node] = await waitFor('the VIP\'s ARPAdvertisement', async () => ((await advertised()).length ? advertised() : undefined));
     expect([n0, n1]).toContain(node);
     const answering = await waitFor(`${node} answering ARP for ${vip}`, async () => {
@@ -253,7 +209,7 @@ describeAsRoot('the e2e scenarios on real nodes: one answer per address, from a 
     let changes: string[] = [];
     try {
       for (const n of [n0, n1]) await kubectl(['uncordon', n]);
-      await kubectl(['apply', '--server-side', '-f', '-'], echoDeployment('echo-extra', [n2], 1));
+      await kubectl(['apply', '--server-side', '-f', '-'], echoDeployment({ name: 'echo-extra', nodes: [n2], replicas: 1, labels: { deployment: 'echo-extra' } }));
       await kubectl(['-n', 'default', 'rollout', 'status', 'deployment/echo', '--timeout=300s']);
       await kubectl(['-n', 'default', 'rollout', 'status', 'deployment/echo-extra', '--timeout=300s']);
       await waitFor('all three nodes in advertisingNodes', async () => ((await slbStatus()).advertisingNodes ?? []).slice().sort().join() === nodeNames().join());

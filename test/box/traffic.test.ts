@@ -10,25 +10,21 @@
 // connection lands on a node with a backend. Guard off (`--no-guard`: every kernel answers ARP
 // for the VIP, as under MetalLB L2 with ipvs and strictARP off): whichever MAC the router caches,
 // a node without a backend drops the connection.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl, sleep } from '../cluster/harness';
+import { buildEchoImage, ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
+import { REPO_ROOT, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
 import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns, pidsOf } from './upstream';
+import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor } from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
-const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
-const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
-const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
 const VIP = `${NODE_SUBNET}.245`;
@@ -37,10 +33,6 @@ const CONNECTIONS = 200;
 const FLUSH_EVERY = 10;
 
 const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
-
-function cli(dir: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-}
 
 /** The pool and network of the examples, the echo Deployment on `nodes` (one pod each) and its Service. */
 function manifest(nodes: string[]): string {
@@ -54,31 +46,7 @@ kind: ExternalNetwork
 metadata: { name: ext-net-arp }
 spec: { addressPools: [arp-pool], type: arp }
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: { name: echo, namespace: default }
-spec:
-  replicas: ${nodes.length}
-  selector: { matchLabels: { app: echo } }
-  template:
-    metadata: { labels: { app: echo } }
-    spec:
-      affinity:
-        nodeAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-            nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: In, values: ${JSON.stringify(nodes)} }] }]
-        podAntiAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: kubernetes.io/hostname, labelSelector: { matchLabels: { app: echo } } }]
-      containers:
-        - name: echo
-          image: ${ECHO_IMAGE}
-          imagePullPolicy: Never
-          env:
-            - { name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadata.name } } }
-            - { name: NODE_NAME, valueFrom: { fieldRef: { fieldPath: spec.nodeName } } }
-          ports: [{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }, { containerPort: ${ECHO_UDP_PORT}, protocol: UDP }]
-          readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
----
+${echoDeployment({ nodes, udp: true })}---
 apiVersion: v1
 kind: Service
 metadata:
@@ -203,32 +171,25 @@ done`);
 
   beforeAll(async () => {
     // What the user builds (the image and the manifests, from this tree), and the echo image.
-    execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-    execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    buildUserArtifacts();
     const echo = path.join(work, 'echo.oci.tar');
     fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
     const t0 = Date.now();
-    cli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${echo}`]);
+    boxCli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${echo}`]);
     figure('box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-    const status = JSON.parse(cli(dir, ['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    const status = boxStatus(dir);
     box = status.box;
-    kubectl = async (args, input) => {
-      const r = await runKubectl(status.binDir, status.kubeconfigPath, args, { input });
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    kubectl = kubectlFor(status);
     router = await addRouter(box, ROUTER_IP);
 
     const tInstall = Date.now();
-    await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+    await installJuneau(kubectl);
     figure('box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
   });
 
   afterAll(async () => {
     if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) cli(dir, ['down']);
+    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
     fs.rmSync(work, { recursive: true, force: true });
   });
 

@@ -1,0 +1,100 @@
+/**
+ * What every user of a box (the box tests, bench/peers) does around it, once: build what a user
+ * builds (`npm run images`, `npx cdk8s synth`), drive the box CLI, talk to the box with its kubectl,
+ * install Juneau from the synthesized manifests as a user does, and run the project's echo image.
+ */
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
+import { REPO_ROOT, runKubectl } from '../cluster/harness';
+import type { BoxState } from './state';
+
+const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
+/** The archive `npm run images` writes. */
+export const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
+export const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
+/** `kubectl apply`'s file arguments for the install as `npx cdk8s synth` writes it. */
+export const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
+
+/** kubectl against a box: stdout, or an error carrying stderr. */
+export type Kubectl = (args: string[], input?: string) => Promise<string>;
+
+/** What `cluster status --json` prints. */
+export interface BoxStatus {
+  readonly binDir: string;
+  readonly kubeconfigPath: string;
+  readonly server: string;
+  readonly box: BoxState;
+}
+
+/** The box CLI (test/cluster/cli.ts) on the box in `dir`, as a user runs it; its stdout. */
+export function boxCli(dir: string, args: string[], stderr: 'pipe' | 'inherit' = 'pipe'): string {
+  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', stderr], maxBuffer: 64 << 20 });
+}
+
+export const boxStatus = (dir: string, stderr: 'pipe' | 'inherit' = 'pipe'): BoxStatus => JSON.parse(boxCli(dir, ['status', '--json'], stderr)) as BoxStatus;
+
+/** What a user builds from this tree before installing: the image archive and the manifests. */
+export function buildUserArtifacts(): void {
+  execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
+  execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export function kubectlFor(status: Pick<BoxStatus, 'binDir' | 'kubeconfigPath'>): Kubectl {
+  return async (args, input) => {
+    const r = await runKubectl(status.binDir, status.kubeconfigPath, args, { input });
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+}
+
+/** `kubectl apply --server-side` of the synthesized install, then both rollouts. */
+export async function installJuneau(kubectl: Kubectl, namespace = 'juneau-system'): Promise<void> {
+  await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
+  await kubectl(['-n', namespace, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
+  await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+}
+
+export interface EchoDeploymentOptions {
+  /** @default 'echo' */
+  readonly name?: string;
+  /** The nodes its pods may run on, at most one per node (anti-affinity on `app: echo`). */
+  readonly nodes: readonly string[];
+  /** @default nodes.length */
+  readonly replicas?: number;
+  /** Labels its pods and selector carry besides `app: echo`. @default none */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Whether the UDP echo port is declared too. @default false */
+  readonly udp?: boolean;
+}
+
+/** A Deployment of the project's echo image (scripts/images/echo.ts) in `default`, ready once it listens. */
+export function echoDeployment(o: EchoDeploymentOptions): string {
+  const labels = JSON.stringify({ app: 'echo', ...o.labels });
+  const ports = [`{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }`, ...(o.udp ? [`{ containerPort: ${ECHO_UDP_PORT}, protocol: UDP }`] : [])];
+  return `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ${o.name ?? 'echo'}, namespace: default }
+spec:
+  replicas: ${o.replicas ?? o.nodes.length}
+  selector: { matchLabels: ${labels} }
+  template:
+    metadata: { labels: ${labels} }
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: In, values: ${JSON.stringify(o.nodes)} }] }]
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: kubernetes.io/hostname, labelSelector: { matchLabels: { app: echo } } }]
+      containers:
+        - name: echo
+          image: ${ECHO_IMAGE}
+          imagePullPolicy: Never
+          env:
+            - { name: POD_NAME, valueFrom: { fieldRef: { fieldPath: metadata.name } } }
+            - { name: NODE_NAME, valueFrom: { fieldRef: { fieldPath: spec.nodeName } } }
+          ports: [${ports.join(', ')}]
+          readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
+`;
+}
