@@ -6,9 +6,6 @@ import { s } from '../schema';
 export const serviceLoadBalancerPhases = ['Pending', 'Allocated', 'Ready', 'Degraded', 'Error'] as const;
 export type ServiceLoadBalancerPhase = (typeof serviceLoadBalancerPhases)[number];
 
-const nodeList = (description: string) =>
-  s.array(s.string({ maxLength: LIMITS.nameLength }), { maxItems: LIMITS.nodes, listType: 'set', description });
-
 /** ServiceLoadBalancer (SLB): derived by the controller from a Juneau LoadBalancer Service. */
 export const serviceLoadBalancerKind = defineKind({
   kind: 'ServiceLoadBalancer',
@@ -40,7 +37,13 @@ export const serviceLoadBalancerKind = defineKind({
       ),
       { maxItems: LIMITS.ports, listType: 'atomic', description: 'The Service ports normalized for the data plane (SLB-4).' },
     ),
-    advertisingNodes: nodeList('Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4).'),
+    // Atomic, not a set: the controller alone writes it, and server-side apply (SMD before
+    // Kubernetes 1.36) drops a set emptied by an apply instead of storing [] (kubernetes#117447).
+    advertisingNodes: s.array(s.string({ maxLength: LIMITS.nameLength }), {
+      maxItems: LIMITS.nodes,
+      listType: 'atomic',
+      description: 'Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4).',
+    }),
     arpAnnouncingNode: s.string({ maxLength: LIMITS.nameLength, description: 'type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).' }),
     backendSummary: s.object({
       totalReady: s.integer({ minimum: 0, description: 'Ready endpoints of the whole Service.' }),

@@ -1,6 +1,7 @@
 // Server-side apply with per-component field managers, the status subresource, and finalizers.
 import { FieldManagers, addFinalizer, applyObject, applyStatus, patchStatus, removeFinalizer, updateStatus } from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources } from '../../runtime/controller/resources';
 import { KubeApiError, RestClient, isConflict } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createNamespace, deleteNamespace, testKubeConfig } from './fixture';
@@ -72,5 +73,16 @@ describe('apply helpers on a real API server', () => {
     const removed = await removeFinalizer(rest, Resources.configMaps, added, 'juneau.io/cleanup', FieldManagers.controller);
     expect(removed.metadata?.finalizers).toEqual(['example.com/other']);
     await removeFinalizer(rest, Resources.configMaps, removed, 'example.com/other', FieldManagers.controller);
+  });
+
+  it('SLB-4: a ServiceLoadBalancer whose advertisingNodes is emptied by an apply reads [] (atomic list; an emptied set would vanish)', async () => {
+    const SLB = JuneauResources.serviceLoadBalancers;
+    await rest.create(SLB, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ServiceLoadBalancer', metadata: { name: 'web', namespace: ns }, spec: {} } as KubeObject);
+    const seen: unknown[] = [];
+    for (const advertisingNodes of [['node-a', 'node-b'], ['node-b'], []]) {
+      const r = await applyStatus<{ advertisingNodes: string[] }, KubeObject & { status?: { advertisingNodes?: string[] } }>(rest, SLB, { namespace: ns, name: 'web' }, { advertisingNodes }, FieldManagers.controller);
+      seen.push(r.status?.advertisingNodes);
+    }
+    expect(seen).toEqual([['node-a', 'node-b'], ['node-b'], []]);
   });
 });
