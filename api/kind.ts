@@ -39,7 +39,6 @@ export type KindObject<D> = D extends KindDefinition<infer Spec, infer Status>
   ? { apiVersion: typeof API_VERSION; kind: string; metadata: ObjectMeta; spec: Infer<Spec>; status?: Infer<Status> }
   : never;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyKind = KindDefinition<Schema<any>, Schema<any>>;
 
 export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };

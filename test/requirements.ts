@@ -30,7 +30,6 @@ export function describeWhen(met: boolean, reason: string, title: string, body: 
     });
     return;
   }
-  // eslint-disable-next-line no-console
   console.warn(`skipping "${title}": ${reason}`);
   describe.skip(skippedTitle(title, reason), body);
 }
@@ -47,7 +46,6 @@ export function itWhen(met: boolean, reason: string, title: string, fn: () => Pr
     });
     return;
   }
-  // eslint-disable-next-line no-console
   console.warn(`skipping "${title}": ${reason}`);
   it.skip(skippedTitle(title, reason), fn, timeoutMs);
 }

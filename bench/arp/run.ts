@@ -29,7 +29,6 @@ const ROUNDS = Number(process.argv[3] ?? 5);
 const PROBES = Number(process.argv[4] ?? 500);
 const BATCH = 25; // probes per turn of a variant; each variant's first batch is a warm-up, left out
 const PROBE_GAP = '1ms';
-const XDP_MODE = 'xdpgeneric'; // native veth XDP needs an XDP program on the sender's side too
 
 type Variant = 'kernel' | 'noop' | 'juneau' | 'reflect';
 const VARIANTS: Variant[] = ['kernel', 'noop', 'juneau', 'reflect'];
@@ -84,6 +83,7 @@ async function prepare(rig: Rig, i: number, variant: Variant, reflectObject: str
   // in arp_rcv whatever it is (a reply, a reflected request): only the node's side differs.
   await rig.in(rig.client, 'ip', 'link', 'set', 'dev', rig.port(i), 'nomaster', 'arp', 'off');
   if (variant === 'kernel' || variant === 'noop') await rig.in(node, 'ip', 'addr', 'add', `${VIP}/32`, 'dev', 'eth0');
+  // Generic XDP: native veth XDP needs an XDP program on the sender's side too.
   if (variant === 'noop') await rig.attachObject(node, 'eth0', XDP_PASS_OBJECT, 'xdp_pass', 'generic');
   if (variant === 'reflect') await rig.attachObject(node, 'eth0', reflectObject, 'xdp_reflect', 'generic');
   if (variant === 'juneau') {

@@ -10,7 +10,7 @@ let loaded: typeof Koffi | undefined;
 
 function load(): typeof Koffi {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, see above
+    // Loaded lazily, see above.
     loaded ??= require('koffi') as typeof Koffi;
   } catch (err) {
     throw new Error(`calling C from the agent needs the koffi package (npm install koffi; the juneau image includes it): ${(err as Error).message}`);

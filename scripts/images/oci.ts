@@ -127,7 +127,7 @@ export async function buildOciArchive(spec: ImageSpec): Promise<BuiltImage> {
     blob(config.digest, configJson),
     blob(manifest.digest, manifestJson),
   ]), { mtime: epoch });
-  return { archive, digest: manifest.digest, manifest, config, layers: layers.map(({ gz, ...descriptor }) => descriptor) };
+  return { archive, digest: manifest.digest, manifest, config, layers: layers.map(({ gz: _gz, ...descriptor }) => descriptor) };
 }
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

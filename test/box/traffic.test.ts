@@ -24,7 +24,6 @@ import { addRouter, pidsInNetns, pidsOf } from './upstream';
 import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor } from './session';
 
 jest.setTimeout(1_800_000);
-const log = (line: string) => process.stdout.write(`${line}\n`);
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
 const VIP = `${NODE_SUBNET}.245`;

@@ -13,7 +13,7 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ARP_REPLY, ARP_REQUEST, type Frame } from '../netns/pcap';
-import { Rig, SUBNET, describeAsRoot, sleep } from '../netns/rig';
+import { Rig, SUBNET, describeAsRoot } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
 import { ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 

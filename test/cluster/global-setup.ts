@@ -14,7 +14,6 @@ export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
 const OWNED_ENV = 'JUNEAU_TEST_CLUSTER_OWNED';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __juneauTestCluster: Cluster | undefined;
 }
 

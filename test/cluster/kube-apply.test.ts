@@ -80,7 +80,7 @@ describe('apply helpers on a real API server', () => {
     await rest.create(SLB, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ServiceLoadBalancer', metadata: { name: 'web', namespace: ns }, spec: {} } as KubeObject);
     const seen: unknown[] = [];
     for (const advertisingNodes of [['node-a', 'node-b'], ['node-b'], []]) {
-      const r = await applyStatus<{ advertisingNodes: string[] }, KubeObject & { status?: { advertisingNodes?: string[] } }>(rest, SLB, { namespace: ns, name: 'web' }, { advertisingNodes }, FieldManagers.controller);
+      const r = await applyStatus<{ advertisingNodes?: string[] }, KubeObject & { status?: { advertisingNodes?: string[] } }>(rest, SLB, { namespace: ns, name: 'web' }, { advertisingNodes }, FieldManagers.controller);
       seen.push(r.status?.advertisingNodes);
     }
     expect(seen).toEqual([['node-a', 'node-b'], ['node-b'], []]);

@@ -7,7 +7,6 @@
 // LICENSE is the one package.json declares.
 import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { packed } from './packed';

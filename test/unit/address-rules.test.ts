@@ -15,7 +15,7 @@ import { decideAddressRequest } from '../../runtime/controller/eip/request';
 import { toAdmissionResponse } from '../../runtime/controller/webhook/admission';
 import { checkAddressPoolAdmission } from '../../runtime/controller/webhook/rules/networks';
 
-pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
 const { AddressPool: PulumiAddressPool } = require('../../constructs/pulumi') as typeof Juneau;
 
 const ip = (s: string) => parseIPv4(s)!;

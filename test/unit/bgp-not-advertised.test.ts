@@ -11,7 +11,7 @@ import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 
 // Mocks: no engine runs here (set before the Pulumi components are loaded).
-pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
 const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
 const { resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
 

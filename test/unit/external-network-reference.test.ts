@@ -9,7 +9,7 @@ import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 
 const registered: { type: string; name: string }[] = [];
-pulumi.runtime.setMocks(
+void pulumi.runtime.setMocks(
   {
     newResource: (args) => {
       registered.push({ type: args.type, name: args.name });

@@ -9,7 +9,7 @@ import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
 import { juneauInstallObjects, KubeObject } from '../../constructs/shared/install';
 import type * as Juneau from '../../constructs/pulumi';
 
-pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
 const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
 
 type PodSpec = Record<string, unknown> & { containers: Array<Record<string, unknown>> };

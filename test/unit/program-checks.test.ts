@@ -10,7 +10,7 @@ import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
 
 // Mocks: no Pulumi engine runs in unit tests (set before the components are loaded).
-pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
 const juneau = require('../../constructs/pulumi') as typeof Juneau;
 
 function synthErrors(app: App): string {

@@ -27,7 +27,7 @@ const STATUS: Record<string, Record<string, unknown>> = {
   'kubernetes:core/v1:Service': { loadBalancer: { ingress: [{ ip: '10.225.32.7', ipMode: 'VIP' }] } },
 };
 
-pulumi.runtime.setMocks(
+void pulumi.runtime.setMocks(
   {
     newResource: (args) => {
       registered.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });

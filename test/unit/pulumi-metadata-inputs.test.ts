@@ -8,7 +8,7 @@ import type * as Juneau from '../../constructs/pulumi';
 
 // Mocks: no Pulumi engine runs in unit tests; the mock records what each resource is registered with.
 const inputs = new Map<string, Record<string, unknown>>();
-pulumi.runtime.setMocks(
+void pulumi.runtime.setMocks(
   {
     newResource: (args) => {
       inputs.set(`${args.type}::${args.name}`, args.inputs as Record<string, unknown>);

@@ -83,7 +83,7 @@ export function planElasticIP(o: ElasticIPObservation, now: Date = new Date()): 
   if (o.deleting && o.nics.length === 0) return { status: undefined, usage, advertisement: undefined, finalize: true, events: [] };
   const phase = phaseOf(o, usage);
   const allocated = allocatedCondition(o);
-  const attached = attachedCondition(o, usage, phase);
+  const attached = attachedCondition(o, usage);
   const conditions = [allocated, attached].reduce<Condition[]>((list, c) => setCondition(list, c, now), [...((o.previous?.conditions ?? []) as Condition[])]);
   const inUse = phase === 'Attached' ? attachmentOf(usage) : undefined;
   const status: ElasticIPStatus = {
@@ -122,7 +122,7 @@ function allocatedCondition(o: ElasticIPObservation): ConditionInput {
   return { ...base, status: 'True', reason: EIP_REASONS.addressAllocated, message: `address ${o.allocation.address} from AddressPool ${o.allocation.pool} of ExternalNetwork ${o.resolution.network}` };
 }
 
-function attachedCondition(o: ElasticIPObservation, usage: Usage, phase: ElasticIPPhase): ConditionInput {
+function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInput {
   const base = { type: EIP_CONDITIONS.attached, observedGeneration: o.generation };
   const no = (reason: string, message: string): ConditionInput => ({ ...base, status: 'False', reason, message });
   if (usage.kind === 'conflict') {
