@@ -23,7 +23,11 @@ module.exports = {
     project('netns', { testTimeout: 60_000 }),
     // The packed tarball (packed once by the global setup) installed into fresh user projects by
     // npm from the registry: resolution, peers, what a constructs user downloads.
-    project('package', { testTimeout: 300_000, globalSetup: '<rootDir>/test/package/global-setup.ts', globalTeardown: '<rootDir>/test/package/global-teardown.ts' }),
+    project('package', {
+      testTimeout: 300_000,
+      globalSetup: '<rootDir>/test/package/global-setup.ts',
+      globalTeardown: '<rootDir>/test/package/global-teardown.ts',
+    }),
     // The e2e rig starts its own control plane (its controllers must not meet the cluster
     // project's), so it has no global setup; scenarios wait on neighbour timers and take minutes.
     project('e2e', { testTimeout: 600_000 }),
@@ -34,7 +38,13 @@ module.exports = {
     // A real `pulumi up` (test/pulumi): the engine is built from Go modules first, ~1 GB of modules
     // and tens of minutes cold, so like the box it runs only when asked (npm run test:pulumi).
     ...(process.argv.includes('pulumi') || process.env.JUNEAU_TEST_PULUMI === '1'
-      ? [project('pulumi', { testTimeout: 600_000, globalSetup: '<rootDir>/test/pulumi/global-setup.ts', globalTeardown: '<rootDir>/test/cluster/global-teardown.ts' })]
+      ? [
+          project('pulumi', {
+            testTimeout: 600_000,
+            globalSetup: '<rootDir>/test/pulumi/global-setup.ts',
+            globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
+          }),
+        ]
       : []),
   ],
 };

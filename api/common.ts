@@ -2,7 +2,8 @@ import { LIMITS } from './constants';
 import { Infer, s } from './schema';
 
 /** An object name (DNS-1123 subdomain); used for references to other objects. */
-export const objectName = (description: string) => s.string({ description, minLength: 1, maxLength: LIMITS.nameLength });
+export const objectName = (description: string) =>
+  s.string({ description, minLength: 1, maxLength: LIMITS.nameLength });
 
 /** A dotted-quad IPv4 address; the API server checks the format. */
 export const ipv4 = (description: string) => s.string({ description, format: 'ipv4', maxLength: 15 });

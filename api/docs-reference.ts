@@ -21,7 +21,8 @@ export const KIND_PAGES: Readonly<Record<string, string>> = {
   AllocationClaim: 'allocation.md',
 };
 
-const start = (kind: string) => `<!-- fields:start ${kind} (generated from api/ by scripts/api-reference.ts; do not edit) -->`;
+const start = (kind: string) =>
+  `<!-- fields:start ${kind} (generated from api/ by scripts/api-reference.ts; do not edit) -->`;
 const END = '<!-- fields:end -->';
 
 /** The `kubectl get` header of a kind: NAME and the printer columns, the wide ones only with `-o wide`. */
@@ -37,7 +38,9 @@ function generated(def: AnyKind): string {
     `\`${def.plural}.juneau.loutres.me\`, ${def.scope === 'Cluster' ? 'cluster-scoped' : 'namespaced'}` +
       `${def.shortNames?.length ? `, short name \`${def.shortNames.join('`, `')}\`` : ''}. ` +
       `\`kubectl get ${def.singular}\` shows ${getColumns(def).join(', ')}${wide.length ? `; \`-o wide\` adds ${wide.join(', ')}` : ''}.`,
-    ...(def.selectableFields?.length ? ['', `Selectable fields (\`--field-selector\`): ${def.selectableFields.map((f) => `\`${f}\``).join(', ')}.`] : []),
+    ...(def.selectableFields?.length
+      ? ['', `Selectable fields (\`--field-selector\`): ${def.selectableFields.map((f) => `\`${f}\``).join(', ')}.`]
+      : []),
     '',
     ...kindFields(def),
     '',

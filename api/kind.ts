@@ -35,9 +35,10 @@ export function defineKind<Spec extends Schema<unknown>, Status extends Schema<u
 }
 
 /** The typed object of a kind: `{ apiVersion, kind, metadata, spec, status? }`. */
-export type KindObject<D> = D extends KindDefinition<infer Spec, infer Status>
-  ? { apiVersion: typeof API_VERSION; kind: string; metadata: ObjectMeta; spec: Infer<Spec>; status?: Infer<Status> }
-  : never;
+export type KindObject<D> =
+  D extends KindDefinition<infer Spec, infer Status>
+    ? { apiVersion: typeof API_VERSION; kind: string; metadata: ObjectMeta; spec: Infer<Spec>; status?: Infer<Status> }
+    : never;
 
 export type AnyKind = KindDefinition<Schema<any>, Schema<any>>;
 

@@ -22,10 +22,16 @@ function rows(s: OpenAPISchema, prefix: string, out: string[]): void {
   const required = new Set(s.required ?? []);
   for (const [name, prop] of Object.entries(s.properties ?? {})) {
     const path = `${prefix}.${name}`;
-    const notes = [prop.description ?? '', ...(prop['x-kubernetes-validations'] ?? []).map((r) => `Rule: ${r.message}.`)].filter(Boolean).join(' ');
+    const notes = [
+      prop.description ?? '',
+      ...(prop['x-kubernetes-validations'] ?? []).map((r) => `Rule: ${r.message}.`),
+    ]
+      .filter(Boolean)
+      .join(' ');
     out.push(`| \`${path}\` | ${typeOf(prop)} | ${required.has(name) ? 'yes' : ''} | ${notes.replace(/\|/g, '\\|')} |`);
     if (prop.type === 'object' && prop.properties && name !== 'conditions') rows(prop, path, out);
-    if (prop.type === 'array' && prop.items?.type === 'object' && name !== 'conditions') rows(prop.items, `${path}[]`, out);
+    if (prop.type === 'array' && prop.items?.type === 'object' && name !== 'conditions')
+      rows(prop.items, `${path}[]`, out);
   }
 }
 
@@ -40,14 +46,18 @@ export function kindFields(def: AnyKind): string[] {
 }
 
 function kindReference(def: AnyKind): string {
-  const columns = ['NAME', ...def.printerColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase())].join(', ');
+  const columns = ['NAME', ...def.printerColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase())].join(
+    ', ',
+  );
   return [
     `### ${def.kind}`,
     '',
     `${def.description}`,
     '',
     `\`${def.plural}.${GROUP}\`, ${def.scope === 'Cluster' ? 'cluster-scoped' : 'namespaced'}${def.shortNames?.length ? `, short name \`${def.shortNames.join('`, `')}\`` : ''}. \`kubectl get ${def.singular}\` shows ${columns}.`,
-    ...(def.selectableFields?.length ? ['', `Selectable fields: ${def.selectableFields.map((f) => `\`${f}\``).join(', ')}.`] : []),
+    ...(def.selectableFields?.length
+      ? ['', `Selectable fields: ${def.selectableFields.map((f) => `\`${f}\``).join(', ')}.`]
+      : []),
     '',
     ...kindFields(def),
     '',
@@ -55,7 +65,14 @@ function kindReference(def: AnyKind): string {
 }
 
 export function apiReferenceMarkdown(): string {
-  return [REFERENCE_START, '', `Group \`${GROUP}\`, version \`${VERSION}\`. Conditions are standard \`metav1.Condition\`s with \`observedGeneration\`.`, '', ...ALL_KINDS.map(kindReference), REFERENCE_END].join('\n');
+  return [
+    REFERENCE_START,
+    '',
+    `Group \`${GROUP}\`, version \`${VERSION}\`. Conditions are standard \`metav1.Condition\`s with \`observedGeneration\`.`,
+    '',
+    ...ALL_KINDS.map(kindReference),
+    REFERENCE_END,
+  ].join('\n');
 }
 
 /** README text with the reference section replaced by the current one. */

@@ -110,18 +110,29 @@ export const s = {
     return node({ type: 'string', format: 'date-time' }, opts);
   },
   array<I>(items: Schema<I>, opts: ArrayOptions): Schema<I[]> {
-    const openAPI: OpenAPISchema = { type: 'array', items: items.toOpenAPI(), minItems: opts.minItems, maxItems: opts.maxItems };
+    const openAPI: OpenAPISchema = {
+      type: 'array',
+      items: items.toOpenAPI(),
+      minItems: opts.minItems,
+      maxItems: opts.maxItems,
+    };
     if (opts.listType) openAPI['x-kubernetes-list-type'] = opts.listType;
     if (opts.listMapKeys) openAPI['x-kubernetes-list-map-keys'] = [...opts.listMapKeys];
     return node(openAPI, opts);
   },
-  object<P extends Props, R extends keyof P & string = never>(props: P, opts: ObjectOptions<R> = {}): Schema<ObjectOf<P, R>> {
+  object<P extends Props, R extends keyof P & string = never>(
+    props: P,
+    opts: ObjectOptions<R> = {},
+  ): Schema<ObjectOf<P, R>> {
     const properties: Record<string, OpenAPISchema> = {};
     for (const [name, schema] of Object.entries(props)) properties[name] = schema.toOpenAPI();
     // No empty `properties: {}`: the API server drops it from a stored CRD, so a second
     // server-side applier of the same manifest (a user after the cluster in a box, Pulumi after
     // kubectl) would see a value differing from the stored one and conflict on .spec.versions.
-    const openAPI: OpenAPISchema = { type: 'object', properties: Object.keys(properties).length ? properties : undefined };
+    const openAPI: OpenAPISchema = {
+      type: 'object',
+      properties: Object.keys(properties).length ? properties : undefined,
+    };
     if (opts.required?.length) openAPI.required = [...opts.required];
     return node(openAPI, opts);
   },

@@ -19,7 +19,11 @@ export interface LabelSelector {
 /** One entry of a ValidatingWebhookConfiguration's `webhooks` (admissionregistration.k8s.io/v1). */
 export interface ValidatingWebhook {
   name: string;
-  clientConfig: { url?: string; service?: { name: string; namespace: string; path?: string; port?: number }; caBundle?: string };
+  clientConfig: {
+    url?: string;
+    service?: { name: string; namespace: string; path?: string; port?: number };
+    caBundle?: string;
+  };
   rules?: unknown[];
   failurePolicy?: string;
   timeoutSeconds?: number;
@@ -44,30 +48,59 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
     rules,
     ...extra,
   });
-  const juneau = (resources: string[], operations: string[]) => ({ apiGroups: [GROUP], apiVersions: [VERSION], resources, operations, scope: '*' });
+  const juneau = (resources: string[], operations: string[]) => ({
+    apiGroups: [GROUP],
+    apiVersions: [VERSION],
+    resources,
+    operations,
+    scope: '*',
+  });
   return [
     webhook('addresspools', WEBHOOK_PATHS.addressPool, [juneau(['addresspools'], ['CREATE', 'UPDATE'])]),
     webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
     // ARP-4/5 and ARP-11: only the controller writes ARPAdvertisements, status included.
-    webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])]),
+    webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [
+      juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE']),
+    ]),
     webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
     // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
-    webhook('serviceloadbalancers', WEBHOOK_PATHS.serviceLoadBalancer, [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])], {
-      // The controller is the only writer SLB-1 allows, so its own writes (a status write every pass)
-      // need not wait for a call to itself. Safe here only: the other webhooks check what the
-      // controller writes too (ARP-4, ARP-5). matchConditions: GA in Kubernetes 1.30.
-      matchConditions: [{ name: 'not-the-controller', expression: `request.userInfo.username != 'system:serviceaccount:${namespace}:${INSTALL.controllerName}'` }],
-    }),
-    webhook('pods', WEBHOOK_PATHS.pod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }], {
-      // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
-      // covers what slips through (both users are held Pending until one is gone).
-      failurePolicy: 'Ignore',
-      // Only Pods that name a Juneau ElasticIP reach the webhook (EIP-5); all others are never delayed by it.
-      matchConditions: [{
-        name: 'names-juneau-elastic-ip',
-        expression: `has(object.metadata.annotations) && ('${ANNOTATIONS.elasticIP}' in object.metadata.annotations || '${ANNOTATIONS.networks}' in object.metadata.annotations)`,
-      }],
-      namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', namespace] }] },
-    }),
+    webhook(
+      'serviceloadbalancers',
+      WEBHOOK_PATHS.serviceLoadBalancer,
+      [juneau(['serviceloadbalancers', 'serviceloadbalancers/status'], ['CREATE', 'UPDATE'])],
+      {
+        // The controller is the only writer SLB-1 allows, so its own writes (a status write every pass)
+        // need not wait for a call to itself. Safe here only: the other webhooks check what the
+        // controller writes too (ARP-4, ARP-5). matchConditions: GA in Kubernetes 1.30.
+        matchConditions: [
+          {
+            name: 'not-the-controller',
+            expression: `request.userInfo.username != 'system:serviceaccount:${namespace}:${INSTALL.controllerName}'`,
+          },
+        ],
+      },
+    ),
+    webhook(
+      'pods',
+      WEBHOOK_PATHS.pod,
+      [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+      {
+        // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
+        // covers what slips through (both users are held Pending until one is gone).
+        failurePolicy: 'Ignore',
+        // Only Pods that name a Juneau ElasticIP reach the webhook (EIP-5); all others are never delayed by it.
+        matchConditions: [
+          {
+            name: 'names-juneau-elastic-ip',
+            expression: `has(object.metadata.annotations) && ('${ANNOTATIONS.elasticIP}' in object.metadata.annotations || '${ANNOTATIONS.networks}' in object.metadata.annotations)`,
+          },
+        ],
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', namespace] },
+          ],
+        },
+      },
+    ),
   ];
 }

@@ -13,4 +13,5 @@ const write = (file: string, update: (text: string) => string): void => {
 };
 
 write('README.md', withApiReference);
-for (const page of new Set(Object.values(KIND_PAGES))) write(path.join('docs', page), (text) => withAllKindFields(text, page));
+for (const page of new Set(Object.values(KIND_PAGES)))
+  write(path.join('docs', page), (text) => withAllKindFields(text, page));

@@ -56,21 +56,42 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('-h') || argv.includes('--help')) return (say(HELP), 0);
   if (process.getuid?.() !== 0) {
-    process.stderr.write('npm run demo needs root: it creates network namespaces, runs kubelets and loads eBPF programs. Run it as root (e.g. `sudo npm run demo`).\n');
+    process.stderr.write(
+      'npm run demo needs root: it creates network namespaces, runs kubelets and loads eBPF programs. Run it as root (e.g. `sudo npm run demo`).\n',
+    );
     return 1;
   }
   const keep = argv.includes('--keep');
   await prepare();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-demo-'));
   const dir = path.join(work, 'cluster');
-  const cli = (args: string[]) => exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'cluster', 'cli.ts'), ...args], { cwd: REPO, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, maxBuffer: 64 << 20 }).then((r) => r.stdout);
+  const cli = (args: string[]) =>
+    exec(process.execPath, ['--import', 'tsx', path.join(REPO, 'test', 'cluster', 'cli.ts'), ...args], {
+      cwd: REPO,
+      env: { ...process.env, JUNEAU_CLUSTER_DIR: dir },
+      maxBuffer: 64 << 20,
+    }).then((r) => r.stdout);
   let router = '';
   try {
     const nginx = path.join(work, 'nginx.tar');
     await writeNginxStandIn(nginx);
-    say(`cluster up --nodes 3 --node-subnet ${SEGMENT}.0/24 (the Juneau image and a busybox httpd standing in for the examples' nginx:1.27 imported; no registry here) ...`);
-    await cli(['up', '--nodes', '3', '--node-subnet', `${SEGMENT}.0/24`, '--images', `${path.join(REPO, 'build', 'images', 'juneau.oci.tar')},${nginx}`]);
-    const status = JSON.parse(await cli(['status', '--json'])) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    say(
+      `cluster up --nodes 3 --node-subnet ${SEGMENT}.0/24 (the Juneau image and a busybox httpd standing in for the examples' nginx:1.27 imported; no registry here) ...`,
+    );
+    await cli([
+      'up',
+      '--nodes',
+      '3',
+      '--node-subnet',
+      `${SEGMENT}.0/24`,
+      '--images',
+      `${path.join(REPO, 'build', 'images', 'juneau.oci.tar')},${nginx}`,
+    ]);
+    const status = JSON.parse(await cli(['status', '--json'])) as {
+      binDir: string;
+      kubeconfigPath: string;
+      box: BoxState;
+    };
     const box = status.box;
     const kubectl = async (...args: string[]) => {
       const r = await runKubectl(status.binDir, status.kubeconfigPath, args);
@@ -78,10 +99,20 @@ async function main(argv: string[]): Promise<number> {
       return r.stdout.trimEnd();
     };
     router = await addRouter(box, ROUTER_IP);
-    const inRouter = (script: string) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script]);
+    const inRouter = (script: string) =>
+      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script]);
 
     banner('kubectl apply --server-side -f dist/juneau-crds.k8s.yaml -f dist/juneau-install.k8s.yaml');
-    say(await kubectl('apply', '--server-side', '-f', path.join(REPO, 'dist', 'juneau-crds.k8s.yaml'), '-f', path.join(REPO, 'dist', 'juneau-install.k8s.yaml')));
+    say(
+      await kubectl(
+        'apply',
+        '--server-side',
+        '-f',
+        path.join(REPO, 'dist', 'juneau-crds.k8s.yaml'),
+        '-f',
+        path.join(REPO, 'dist', 'juneau-install.k8s.yaml'),
+      ),
+    );
     await kubectl('-n', 'juneau-system', 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s');
     await kubectl('-n', 'juneau-system', 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s');
 
@@ -90,14 +121,30 @@ async function main(argv: string[]): Promise<number> {
     await kubectl('wait', '-n', 'default', 'pod/web', 'pod/nginx', '--for=condition=Ready', '--timeout=300s');
     // web-eip is used directly (EIP-4): the pod holds the address itself. Putting it there is the
     // pod network's job, which this box's CNI (bridge + host-local) does not do: the demo does it.
-    const webEip = JSON.parse(await kubectl('get', 'elasticip', 'web-eip', '-n', 'default', '-o', 'json')) as { status?: { address?: string } };
-    const [webPid] = pidsOf('httpd', (pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('HOSTNAME=web'));
+    const webEip = JSON.parse(await kubectl('get', 'elasticip', 'web-eip', '-n', 'default', '-o', 'json')) as {
+      status?: { address?: string };
+    };
+    const [webPid] = pidsOf('httpd', (pid) =>
+      fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('HOSTNAME=web'),
+    );
     if (!webPid || !webEip.status?.address) throw new Error('pod web or the address of ElasticIP web-eip not found');
-    await cmd('nsenter', [`--net=/proc/${webPid}/ns/net`, 'ip', 'addr', 'add', `${webEip.status.address}/32`, 'dev', 'lo']);
+    await cmd('nsenter', [
+      `--net=/proc/${webPid}/ns/net`,
+      'ip',
+      'addr',
+      'add',
+      `${webEip.status.address}/32`,
+      'dev',
+      'lo',
+    ]);
     say(`(the pod network's job, done by the demo: ${webEip.status.address} put on pod web's lo)`);
 
     await waitFor('the three ARPAdvertisements', async () => {
-      const items = (JSON.parse(await kubectl('get', 'arpadvertisements', '-o', 'json')) as { items: Array<{ spec: { address: string; nodeName: string } }> }).items;
+      const items = (
+        JSON.parse(await kubectl('get', 'arpadvertisements', '-o', 'json')) as {
+          items: Array<{ spec: { address: string; nodeName: string } }>;
+        }
+      ).items;
       return items.length >= 3 ? items : undefined;
     });
     banner('kubectl get elasticip');
@@ -106,27 +153,66 @@ async function main(argv: string[]): Promise<number> {
     say(await kubectl('get', 'arpadvertisement'));
     banner('kubectl get svc web');
     say(await kubectl('get', 'svc', 'web', '-n', 'default'));
-    const agents = (JSON.parse(await kubectl('-n', 'juneau-system', 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '-o', 'json')) as { items: Array<{ metadata: { name: string }; spec: { nodeName: string } }> }).items;
+    const agents = (
+      JSON.parse(
+        await kubectl('-n', 'juneau-system', 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '-o', 'json'),
+      ) as { items: Array<{ metadata: { name: string }; spec: { nodeName: string } }> }
+    ).items;
     for (const a of agents.sort((x, y) => x.spec.nodeName.localeCompare(y.spec.nodeName))) {
       for (const table of ['external_arp_table', 'nat']) {
         banner(`${a.spec.nodeName}: kubectl juneau bpf dump ${table}`);
-        say(await kubectl('-n', 'juneau-system', 'exec', a.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', table));
+        say(
+          await kubectl('-n', 'juneau-system', 'exec', a.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', table),
+        );
       }
     }
 
-    const macs = new Map(await Promise.all(box.nodes.map(async (n) => [(JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address, n.name] as const)));
-    const vip = await waitFor('the web Service VIP', async () => (JSON.parse(await kubectl('get', 'svc', 'web', '-n', 'default', '-o', 'json')) as { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } }).status?.loadBalancer?.ingress?.[0]?.ip);
-    const eips = (JSON.parse(await kubectl('get', 'elasticip', '-n', 'default', '-o', 'json')) as { items: Array<{ metadata: { name: string }; status?: { address?: string } }> }).items;
-    const addresses = [...eips.map((e) => [`ElasticIP ${e.metadata.name}`, e.status?.address ?? ''] as const), ['Service web (VIP, on every kube-ipvs0)', vip] as const];
+    const macs = new Map(
+      await Promise.all(
+        box.nodes.map(
+          async (n) =>
+            [
+              (
+                JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
+                  address: string;
+                }>
+              )[0].address,
+              n.name,
+            ] as const,
+        ),
+      ),
+    );
+    const vip = await waitFor(
+      'the web Service VIP',
+      async () =>
+        (
+          JSON.parse(await kubectl('get', 'svc', 'web', '-n', 'default', '-o', 'json')) as {
+            status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } };
+          }
+        ).status?.loadBalancer?.ingress?.[0]?.ip,
+    );
+    const eips = (
+      JSON.parse(await kubectl('get', 'elasticip', '-n', 'default', '-o', 'json')) as {
+        items: Array<{ metadata: { name: string }; status?: { address?: string } }>;
+      }
+    ).items;
+    const addresses = [
+      ...eips.map((e) => [`ElasticIP ${e.metadata.name}`, e.status?.address ?? ''] as const),
+      ['Service web (VIP, on every kube-ipvs0)', vip] as const,
+    ];
     banner('arping from the upstream router, a fresh neighbour table for every probe');
     for (const [what, address] of addresses) {
       const seen: string[][] = [];
       for (let i = 0; i < 5; i++) {
         const r = await inRouter(`ip neigh flush to ${address} dev eth0; arping -c 1 -w 2 -I eth0 ${address} || true`);
-        seen.push([...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))]);
+        seen.push([
+          ...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase())),
+        ]);
       }
       const who = [...new Set(seen.flat())].map((m) => `${m} (${macs.get(m) ?? '?'})`).join(', ') || 'nobody';
-      say(`${address.padEnd(15)} ${what.padEnd(40)} ${seen.filter((s) => s.length === 1).length}/${seen.length} probes answered by exactly one MAC: ${who}`);
+      say(
+        `${address.padEnd(15)} ${what.padEnd(40)} ${seen.filter((s) => s.length === 1).length}/${seen.length} probes answered by exactly one MAC: ${who}`,
+      );
     }
 
     // The pages are the pods' hostnames: which pod answered.
@@ -138,7 +224,11 @@ async function main(argv: string[]): Promise<number> {
       ['Service web VIP (kube-proxy -> pod web)', `http://${vip}/`],
     ]) {
       const line = `curl -s -m 5 ${url}`;
-      const page = await waitFor(`${line} from the router`, async () => (await inRouter(`${line} || true`)).trim() || undefined, 60_000);
+      const page = await waitFor(
+        `${line} from the router`,
+        async () => (await inRouter(`${line} || true`)).trim() || undefined,
+        60_000,
+      );
       say(`$ ${line.padEnd(40)} # ${what}\n${page}`);
     }
 
@@ -161,7 +251,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`demo failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },
 );

@@ -49,10 +49,17 @@ async function main(): Promise<void> {
   }
   const started = process.hrtime.bigint();
   const epoch = process.env.SOURCE_DATE_EPOCH ? Number(process.env.SOURCE_DATE_EPOCH) : 0;
-  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new Error(`SOURCE_DATE_EPOCH '${process.env.SOURCE_DATE_EPOCH}' is not a number of seconds`);
+  if (!Number.isSafeInteger(epoch) || epoch < 0)
+    throw new Error(`SOURCE_DATE_EPOCH '${process.env.SOURCE_DATE_EPOCH}' is not a number of seconds`);
   const rootfs = juneauRootfs(REPO);
   const cache = new LayerCache(path.join(args.out, '.cache'));
-  const image = await buildOciArchive({ reference: args.reference, layers: rootfs.layers, config: rootfs.config, epoch, compress: (tar, diffId) => cache.gzip(tar, diffId) });
+  const image = await buildOciArchive({
+    reference: args.reference,
+    layers: rootfs.layers,
+    config: rootfs.config,
+    epoch,
+    compress: (tar, diffId) => cache.gzip(tar, diffId),
+  });
   cache.prune();
   fs.mkdirSync(args.out, { recursive: true });
   const file = path.join(args.out, 'juneau.oci.tar');
@@ -97,7 +104,8 @@ class LayerCache {
   /** Keeps only the layers of this build. */
   prune(): void {
     if (!fs.existsSync(this.dir)) return;
-    for (const f of fs.readdirSync(this.dir)) if (!this.used.has(path.join(this.dir, f))) fs.rmSync(path.join(this.dir, f), { force: true });
+    for (const f of fs.readdirSync(this.dir))
+      if (!this.used.has(path.join(this.dir, f))) fs.rmSync(path.join(this.dir, f), { force: true });
   }
 }
 

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "test: system packages"; bash scripts/install-system-deps.sh
 echo "test: type-check"; npx tsc --noEmit -p tsconfig.json
+echo "test: lint (ESLint, Prettier)"; npm run -s lint
 echo "test: build the XDP object"; bash bpf/build.sh
 echo "test: bundle the binaries (the e2e rig runs them)"; node scripts/bundle.mjs
 echo "test: control-plane and node binaries (the cluster in a box)"; bash test/cluster/build.sh --nodes

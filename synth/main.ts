@@ -10,11 +10,19 @@ import { allCustomResourceDefinitions } from '../api';
 import { JuneauInstall } from '../constructs/cdk8s';
 import { SeedExamples } from '../examples/cdk8s/seed-examples';
 
-const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'dist', outputFileExtension: '.k8s.yaml', yamlOutputType: YamlOutputType.FILE_PER_CHART });
+const app = new App({
+  outdir: process.env.CDK8S_OUTDIR ?? 'dist',
+  outputFileExtension: '.k8s.yaml',
+  yamlOutputType: YamlOutputType.FILE_PER_CHART,
+});
 
 const crds = new Chart(app, 'juneau-crds', { disableResourceNameHashes: true });
 for (const crd of allCustomResourceDefinitions()) {
-  const { apiVersion, kind, metadata, ...rest } = crd as { apiVersion: string; kind: string; metadata: { name: string } };
+  const { apiVersion, kind, metadata, ...rest } = crd as {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string };
+  };
   new ApiObject(crds, metadata.name, { apiVersion, kind, metadata, ...rest });
 }
 

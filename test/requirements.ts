@@ -10,7 +10,9 @@ const skippedTitle = (title: string, reason: string) => `${title} [skipped: ${re
 
 /** The failure a CI run reports instead of skipping. */
 function missingRequirement(title: string, reason: string): Error {
-  return new Error(`"${title}" cannot run: ${reason}. Under CI=true a missing requirement fails the run instead of skipping it.`);
+  return new Error(
+    `"${title}" cannot run: ${reason}. Under CI=true a missing requirement fails the run instead of skipping it.`,
+  );
 }
 
 /**
@@ -35,7 +37,13 @@ export function describeWhen(met: boolean, reason: string, title: string, body: 
 }
 
 /** it() when `met`; otherwise skipped with the reason (CI unset) or failing with it (CI set). */
-export function itWhen(met: boolean, reason: string, title: string, fn: () => Promise<unknown>, timeoutMs?: number): void {
+export function itWhen(
+  met: boolean,
+  reason: string,
+  title: string,
+  fn: () => Promise<unknown>,
+  timeoutMs?: number,
+): void {
   if (met) {
     it(title, fn, timeoutMs);
     return;

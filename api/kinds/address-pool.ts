@@ -37,10 +37,13 @@ export const addressPoolKind = defineKind({
   singular: 'addresspool',
   shortNames: ['ap'],
   scope: 'Cluster',
-  description: 'A set of external IPv4 addresses, answered over ARP (advertiseMode arp) or allocated for BGP, which nothing advertises yet (see spec.advertiseMode) (AP-1..3).',
+  description:
+    'A set of external IPv4 addresses, answered over ARP (advertiseMode arp) or allocated for BGP, which nothing advertises yet (see spec.advertiseMode) (AP-1..3).',
   spec: s.object(
     {
-      advertiseMode: s.enum(advertiseModes, { description: `How addresses of this pool reach the outside: arp or bgp (AP-1). ${BGP_NOT_ADVERTISED}` }),
+      advertiseMode: s.enum(advertiseModes, {
+        description: `How addresses of this pool reach the outside: arp or bgp (AP-1). ${BGP_NOT_ADVERTISED}`,
+      }),
       addresses: s.array(
         s.string({
           description: 'A CIDR (10.225.51.0/24) or an inclusive range (10.225.51.10-10.225.51.20).',
@@ -53,7 +56,8 @@ export const addressPoolKind = defineKind({
             },
             {
               rule: REFUSED_BLOCKS_RULE,
-              message: 'an item of spec.addresses must not overlap 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4 or 255.255.255.255: no host can use those addresses (ADDR-1)',
+              message:
+                'an item of spec.addresses must not overlap 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4 or 255.255.255.255: no host can use those addresses (ADDR-1)',
             },
           ],
         }),
@@ -66,7 +70,8 @@ export const addressPoolKind = defineKind({
         },
       ),
       avoidBuggyIPs: s.boolean({
-        description: 'Never hand out an address ending in .0 or .255 (some clients and routers drop traffic to them, as with MetalLB avoidBuggyIPs) (ADDR-2). Default false.',
+        description:
+          'Never hand out an address ending in .0 or .255 (some clients and routers drop traffic to them, as with MetalLB avoidBuggyIPs) (ADDR-2). Default false.',
       }),
     },
     { required: ['advertiseMode', 'addresses'] },
@@ -74,7 +79,10 @@ export const addressPoolKind = defineKind({
   status: s.object({
     size: s.integer({ minimum: 0, description: 'How many addresses the pool can hand out (AP-3, ADDR-2).' }),
     used: s.integer({ minimum: 0, description: 'How many addresses are allocated now (AP-3).' }),
-    externalNetwork: s.string({ maxLength: LIMITS.nameLength, description: 'The ExternalNetwork that lists this pool.' }),
+    externalNetwork: s.string({
+      maxLength: LIMITS.nameLength,
+      description: 'The ExternalNetwork that lists this pool.',
+    }),
     conditions,
   }),
   printerColumns: [

@@ -12,7 +12,8 @@ export const allocationClaimKind = defineKind({
   plural: 'allocationclaims',
   singular: 'allocationclaim',
   scope: 'Cluster',
-  description: 'One value or address reserved for one holder; the name is derived from the value, so creating it is the reservation (ALLOC-1, ALLOC-2, EIP-3).',
+  description:
+    'One value or address reserved for one holder; the name is derived from the value, so creating it is the reservation (ALLOC-1, ALLOC-2, EIP-3).',
   spec: s.object(
     {
       pool: s.object(
@@ -36,7 +37,9 @@ export const allocationClaimKind = defineKind({
     },
     { required: ['pool', 'value', 'holder'] },
   ),
-  specValidations: [{ rule: 'self == oldSelf', message: 'spec is immutable: release the claim by deleting it (ALLOC-1)' }],
+  specValidations: [
+    { rule: 'self == oldSelf', message: 'spec is immutable: release the claim by deleting it (ALLOC-1)' },
+  ],
   status: s.object({}),
   printerColumns: [
     { name: 'Pool', type: 'string', jsonPath: '.spec.pool.name' },

@@ -8,7 +8,8 @@ export const allocationPoolKind = defineKind({
   plural: 'allocationpools',
   singular: 'allocationpool',
   scope: 'Cluster',
-  description: 'A named range of integers handed out by AllocationClaims; subnet-vni holds the VNIs of Subnets, L2Networks and ExternalNetworks (ALLOC-1, EN-7).',
+  description:
+    'A named range of integers handed out by AllocationClaims; subnet-vni holds the VNIs of Subnets, L2Networks and ExternalNetworks (ALLOC-1, EN-7).',
   spec: s.object(
     {
       start: s.integer({ minimum: 0, maximum: 4294967295, description: 'First value, inclusive.' }),
@@ -18,7 +19,10 @@ export const allocationPoolKind = defineKind({
   ),
   specValidations: [
     { rule: 'self.start <= self.end', message: 'spec.start must not be greater than spec.end (ALLOC-1)' },
-    { rule: 'self.start == oldSelf.start && self.end == oldSelf.end', message: 'spec.start and spec.end are immutable: values already handed out would fall outside (ALLOC-1)' },
+    {
+      rule: 'self.start == oldSelf.start && self.end == oldSelf.end',
+      message: 'spec.start and spec.end are immutable: values already handed out would fall outside (ALLOC-1)',
+    },
   ],
   status: s.object({
     size: s.integer({ minimum: 0 }),

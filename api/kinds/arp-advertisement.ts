@@ -10,7 +10,8 @@ export const arpAdvertisementKind = defineKind({
   singular: 'arpadvertisement',
   shortNames: ['arpad'],
   scope: 'Cluster',
-  description: 'Which node answers ARP requests for one address of a type arp ExternalNetwork; created by the controllers, not by users (ARP-1..10).',
+  description:
+    'Which node answers ARP requests for one address of a type arp ExternalNetwork; created by the controllers, not by users (ARP-1..10).',
   spec: s.object(
     {
       externalNetwork: s.string({
@@ -22,10 +23,14 @@ export const arpAdvertisementKind = defineKind({
       address: s.string({
         format: 'ipv4',
         maxLength: 15,
-        description: 'The IPv4 address answered, inside one of the network\'s pools; immutable (ARP-2, ARP-3).',
+        description: "The IPv4 address answered, inside one of the network's pools; immutable (ARP-2, ARP-3).",
         validations: [immutable('spec.address', 'ARP-3')],
       }),
-      nodeName: s.string({ minLength: 1, maxLength: LIMITS.nameLength, description: 'The node that answers; the only field that changes (ARP-3).' }),
+      nodeName: s.string({
+        minLength: 1,
+        maxLength: LIMITS.nameLength,
+        description: 'The node that answers; the only field that changes (ARP-3).',
+      }),
     },
     { required: ['externalNetwork', 'address', 'nodeName'] },
   ),

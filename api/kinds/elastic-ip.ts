@@ -14,11 +14,14 @@ export const elasticIPKind = defineKind({
   singular: 'elasticip',
   shortNames: ['eip'],
   scope: 'Namespaced',
-  description: 'One externally reachable IPv4 address from an ExternalNetwork, used by 1:1 NAT or directly on a Pod NIC (EIP-1..19).',
+  description:
+    'One externally reachable IPv4 address from an ExternalNetwork, used by 1:1 NAT or directly on a Pod NIC (EIP-1..19).',
   spec: s.object(
     {
       externalNetwork: objectName('The ExternalNetwork the address comes from (EIP-1); immutable.'),
-      requestedIP: ipv4('The address to reserve; must lie in one of the network\'s pools (EIP-3). Omitted: any free address. Immutable.'),
+      requestedIP: ipv4(
+        "The address to reserve; must lie in one of the network's pools (EIP-3). Omitted: any free address. Immutable.",
+      ),
     },
     { required: ['externalNetwork'] },
   ),

@@ -14,7 +14,8 @@ export const externalNetworkKind = defineKind({
   singular: 'externalnetwork',
   shortNames: ['extnet'],
   scope: 'Cluster',
-  description: 'A connection to the outside: AddressPools of one advertise mode, handed out by ElasticIPs and LoadBalancer Services (EN-1..12). A bgp network is allocated from but not yet advertised (see spec.type).',
+  description:
+    'A connection to the outside: AddressPools of one advertise mode, handed out by ElasticIPs and LoadBalancer Services (EN-1..12). A bgp network is allocated from but not yet advertised (see spec.type).',
   spec: s.object(
     {
       type: s.enum(advertiseModes, {
@@ -25,11 +26,13 @@ export const externalNetworkKind = defineKind({
         minItems: 1,
         maxItems: LIMITS.poolsPerNetwork,
         listType: 'set',
-        description: 'AddressPool names: a set, at least one (EN-2); append-only (EN-6); each pool used by this network only (EN-4).',
+        description:
+          'AddressPool names: a set, at least one (EN-2); append-only (EN-6); each pool used by this network only (EN-4).',
         validations: [
           {
             rule: 'oldSelf.all(p, p in self)',
-            message: 'spec.addressPools is append-only: items cannot be removed; recreate the ExternalNetwork to stop using a pool (EN-6)',
+            message:
+              'spec.addressPools is append-only: items cannot be removed; recreate the ExternalNetwork to stop using a pool (EN-6)',
           },
         ],
       }),
@@ -37,7 +40,7 @@ export const externalNetworkKind = defineKind({
         {
           announceOnMove: s.boolean({
             description:
-              'FO-1, opt-in: when a node gains one of this network\'s addresses, its agent sends RFC 5227 section 3 ARP announcements ' +
+              "FO-1, opt-in: when a node gains one of this network's addresses, its agent sends RFC 5227 section 3 ARP announcements " +
               '(2, 2 s apart), only after no other host answers a probe for the address. Absent or false: no unsolicited ARP (ARP-8).',
           }),
         },
@@ -46,15 +49,20 @@ export const externalNetworkKind = defineKind({
     },
     {
       required: ['type', 'addressPools'],
-      validations: [{ rule: "self.type == 'arp' || !has(self.arp)", message: 'spec.arp is for type arp networks only (FO-1)' }],
+      validations: [
+        { rule: "self.type == 'arp' || !has(self.arp)", message: 'spec.arp is for type arp networks only (FO-1)' },
+      ],
     },
   ),
   status: s.object({
     networkID: s.integer({
       minimum: 0,
       maximum: MAX_VNI,
-      description: 'Overlay identifier (VXLAN VNI) from the subnet-vni AllocationPool; 0 until written, never changed once written (EN-7).',
-      validations: [{ rule: 'oldSelf == 0 || self == oldSelf', message: 'status.networkID never changes once written (EN-7)' }],
+      description:
+        'Overlay identifier (VXLAN VNI) from the subnet-vni AllocationPool; 0 until written, never changed once written (EN-7).',
+      validations: [
+        { rule: 'oldSelf == 0 || self == oldSelf', message: 'status.networkID never changes once written (EN-7)' },
+      ],
     }),
     conditions,
   }),

@@ -12,19 +12,23 @@ export const networkInterfaceKind = defineKind({
   singular: 'networkinterface',
   shortNames: ['nic'],
   scope: 'Namespaced',
-  description: 'A Juneau NIC of a Pod, named <pod>.<interface>; created by the pod controller and owned by the Pod (NIC-1).',
+  description:
+    'A Juneau NIC of a Pod, named <pod>.<interface>; created by the pod controller and owned by the Pod (NIC-1).',
   spec: s.object(
     {
       podName: objectName('The Pod this interface belongs to.'),
       interface: s.string({ minLength: 1, maxLength: 15, description: 'Interface name inside the pod, e.g. eth0.' }),
       nodeName: s.string({ maxLength: LIMITS.nameLength, description: 'The node the pod runs on, once scheduled.' }),
-      address: ipv4('The pod\'s own address on this interface: what a NAT attachment translates to.'),
+      address: ipv4("The pod's own address on this interface: what a NAT attachment translates to."),
       elasticIP: objectName('The ElasticIP this interface holds directly (EIP-4); absent for NAT use.'),
     },
     { required: ['podName', 'interface'] },
   ),
   specValidations: [
-    { rule: 'self.podName == oldSelf.podName && self.interface == oldSelf.interface', message: 'spec.podName and spec.interface are immutable (NIC-1)' },
+    {
+      rule: 'self.podName == oldSelf.podName && self.interface == oldSelf.interface',
+      message: 'spec.podName and spec.interface are immutable (NIC-1)',
+    },
     {
       rule: 'has(self.elasticIP) == has(oldSelf.elasticIP) && (!has(self.elasticIP) || self.elasticIP == oldSelf.elasticIP)',
       message: 'spec.elasticIP is immutable: it comes from the Pod annotation at creation (NIC-1)',

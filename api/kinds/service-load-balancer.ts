@@ -13,11 +13,18 @@ export const serviceLoadBalancerKind = defineKind({
   singular: 'serviceloadbalancer',
   shortNames: ['slb'],
   scope: 'Namespaced',
-  description: 'The VIP of a Service of type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer; created and kept by the controller, not by users (SLB-1..10).',
+  description:
+    'The VIP of a Service of type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer; created and kept by the controller, not by users (SLB-1..10).',
   spec: s.object(
     {
-      externalNetwork: s.string({ maxLength: LIMITS.nameLength, description: 'From the Service annotation juneau.loutres.me/load-balancer-external-network (SLB-2).' }),
-      requestedIP: s.string({ maxLength: 64, description: 'From the Service annotation juneau.loutres.me/load-balancer-requested-ip (SLB-2).' }),
+      externalNetwork: s.string({
+        maxLength: LIMITS.nameLength,
+        description: 'From the Service annotation juneau.loutres.me/load-balancer-external-network (SLB-2).',
+      }),
+      requestedIP: s.string({
+        maxLength: 64,
+        description: 'From the Service annotation juneau.loutres.me/load-balancer-requested-ip (SLB-2).',
+      }),
     },
     {},
   ),
@@ -31,11 +38,20 @@ export const serviceLoadBalancerKind = defineKind({
           name: s.string({ maxLength: 63 }),
           protocol: s.enum(['TCP', 'UDP'] as const),
           port: s.integer({ minimum: 1, maximum: 65535, format: 'int32' }),
-          targetPort: s.integer({ minimum: 1, maximum: 65535, format: 'int32', description: 'Named targetPorts resolved to numbers.' }),
+          targetPort: s.integer({
+            minimum: 1,
+            maximum: 65535,
+            format: 'int32',
+            description: 'Named targetPorts resolved to numbers.',
+          }),
         },
         { required: ['protocol', 'port', 'targetPort'] },
       ),
-      { maxItems: LIMITS.ports, listType: 'atomic', description: 'The Service ports normalized for the data plane (SLB-4).' },
+      {
+        maxItems: LIMITS.ports,
+        listType: 'atomic',
+        description: 'The Service ports normalized for the data plane (SLB-4).',
+      },
     ),
     // Atomic, not a set: the controller alone writes it, and server-side apply (SMD before
     // Kubernetes 1.36) drops a set emptied by an apply instead of storing [] (kubernetes#117447).
@@ -44,7 +60,10 @@ export const serviceLoadBalancerKind = defineKind({
       listType: 'atomic',
       description: 'Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4).',
     }),
-    arpAnnouncingNode: s.string({ maxLength: LIMITS.nameLength, description: 'type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).' }),
+    arpAnnouncingNode: s.string({
+      maxLength: LIMITS.nameLength,
+      description: 'type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).',
+    }),
     backendSummary: s.object({
       totalReady: s.integer({ minimum: 0, description: 'Ready endpoints of the whole Service.' }),
       localReadyNodes: s.integer({ minimum: 0, description: 'The number of advertisingNodes.' }),

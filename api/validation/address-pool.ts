@@ -6,14 +6,19 @@ import { issue, ValidationIssue } from './issue';
  * handed out: a CIDR shorter than /31 loses its network and broadcast addresses (ADDR-2), because
  * hosts on that segment treat them as the segment itself, not as a host.
  */
-export type ParsedItem = { ok: true; range: AddressRange; usable: AddressRange | undefined } | { ok: false; reason: string };
+export type ParsedItem =
+  { ok: true; range: AddressRange; usable: AddressRange | undefined } | { ok: false; reason: string };
 
 /**
  * ADDR-1: blocks no AddressPool may contain — "this network", loopback, link-local, multicast,
  * reserved (240/4, which holds the limited broadcast 255.255.255.255). An address from these is
  * never reachable as a unicast host address from outside, so a pool holding one is a mistake.
  */
-export const REFUSED_BLOCKS: ReadonlyArray<{ readonly cidr: string; readonly what: string; readonly range: AddressRange }> = [
+export const REFUSED_BLOCKS: ReadonlyArray<{
+  readonly cidr: string;
+  readonly what: string;
+  readonly range: AddressRange;
+}> = [
   ['0.0.0.0/8', '"this network"'],
   ['127.0.0.0/8', 'loopback'],
   ['169.254.0.0/16', 'link-local'],
@@ -38,7 +43,8 @@ export function refusedBlockOf(range: AddressRange): string | undefined {
  * widened, because the user most likely meant something else.
  */
 export function parseAddressItem(item: string): ParsedItem {
-  if (typeof item !== 'string' || item.trim() !== item || item === '') return { ok: false, reason: 'is not a CIDR or an a-b range of IPv4 addresses' };
+  if (typeof item !== 'string' || item.trim() !== item || item === '')
+    return { ok: false, reason: 'is not a CIDR or an a-b range of IPv4 addresses' };
   if (item.includes('/')) return parseCidr(item);
   if (item.includes('-')) return parseRange(item);
   return { ok: false, reason: 'is not a CIDR (a.b.c.d/n) or an inclusive range (a.b.c.d-e.f.g.h)' };
@@ -47,12 +53,15 @@ export function parseAddressItem(item: string): ParsedItem {
 function parseCidr(item: string): ParsedItem {
   const [addressText, prefixText, ...rest] = item.split('/');
   const address = parseIPv4(addressText);
-  if (address === undefined || rest.length) return { ok: false, reason: `is not a valid IPv4 CIDR: ${JSON.stringify(addressText)} is not an IPv4 address` };
-  if (!/^(0|[1-9][0-9]?)$/.test(prefixText) || Number(prefixText) > 32) return { ok: false, reason: 'is not a valid IPv4 CIDR: the prefix length must be 0..32' };
+  if (address === undefined || rest.length)
+    return { ok: false, reason: `is not a valid IPv4 CIDR: ${JSON.stringify(addressText)} is not an IPv4 address` };
+  if (!/^(0|[1-9][0-9]?)$/.test(prefixText) || Number(prefixText) > 32)
+    return { ok: false, reason: 'is not a valid IPv4 CIDR: the prefix length must be 0..32' };
   const hostBits = 32 - Number(prefixText);
   const size = 2 ** hostBits;
   const first = address - (address % size);
-  if (first !== address) return { ok: false, reason: `has host bits set: write the network address ${formatIPv4(first)}/${prefixText}` };
+  if (first !== address)
+    return { ok: false, reason: `has host bits set: write the network address ${formatIPv4(first)}/${prefixText}` };
   const last = first + size - 1;
   // ADDR-2: /31 (RFC 3021) and /32 have no network or broadcast address to skip.
   const usable = hostBits < 2 ? { first, last } : { first: first + 1, last: last - 1 };
@@ -64,8 +73,10 @@ function parseRange(item: string): ParsedItem {
   if (parts.length !== 2) return { ok: false, reason: 'is not an inclusive range a.b.c.d-e.f.g.h' };
   const first = parseIPv4(parts[0]);
   const last = parseIPv4(parts[1]);
-  if (first === undefined) return { ok: false, reason: `is not a valid range: ${JSON.stringify(parts[0])} is not an IPv4 address` };
-  if (last === undefined) return { ok: false, reason: `is not a valid range: ${JSON.stringify(parts[1])} is not an IPv4 address` };
+  if (first === undefined)
+    return { ok: false, reason: `is not a valid range: ${JSON.stringify(parts[0])} is not an IPv4 address` };
+  if (last === undefined)
+    return { ok: false, reason: `is not a valid range: ${JSON.stringify(parts[1])} is not an IPv4 address` };
   if (first > last) return { ok: false, reason: `is reversed: ${parts[0]} comes after ${parts[1]}` };
   return { ok: true, range: { first, last }, usable: { first, last } };
 }
@@ -104,7 +115,10 @@ export function parsePoolAddresses(pool: PoolAddresses, field = 'spec.addresses'
     const refused = refusedBlockOf(result.range);
     if (refused) return issues.push(issue(`${field}[${index}]`, item, refused));
     const clash = parsed.find((p) => rangesOverlap(p.range, result.range));
-    if (clash) return issues.push(issue(`${field}[${index}]`, item, `overlaps ${field}[${clash.index}] ${JSON.stringify(clash.item)} (AP-2)`));
+    if (clash)
+      return issues.push(
+        issue(`${field}[${index}]`, item, `overlaps ${field}[${clash.index}] ${JSON.stringify(clash.item)} (AP-2)`),
+      );
     parsed.push({ index, item, range: result.range });
     if (result.usable) usable.push(result.usable);
   });
@@ -125,7 +139,8 @@ export function refusalOf(pool: ParsedPool, address: number): string | undefined
     const which = address === item.first ? 'network' : 'broadcast';
     return `is the ${which} address of ${formatIPv4(item.first)}/${32 - Math.log2(item.last - item.first + 1)} in AddressPool ${pool.name}, which is never handed out (ADDR-2)`;
   }
-  if (pool.avoidBuggyIPs && isBuggyIP(address)) return `ends in .${address & 255}, which AddressPool ${pool.name} skips (spec.avoidBuggyIPs, ADDR-2)`;
+  if (pool.avoidBuggyIPs && isBuggyIP(address))
+    return `ends in .${address & 255}, which AddressPool ${pool.name} skips (spec.avoidBuggyIPs, ADDR-2)`;
   return undefined;
 }
 
@@ -133,7 +148,11 @@ export function refusalOf(pool: ParsedPool, address: number): string | undefined
  * AP-2 across pools: an item of `pool` must not overlap an item of any other pool, or two pools
  * could hand out one address. The message names the other pool and its item.
  */
-export function findOverlapsWithOtherPools(pool: PoolAddresses, others: readonly PoolAddresses[], field = 'spec.addresses'): ValidationIssue[] {
+export function findOverlapsWithOtherPools(
+  pool: PoolAddresses,
+  others: readonly PoolAddresses[],
+  field = 'spec.addresses',
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const mine = pool.addresses.map((item) => parseAddressItem(item));
   for (const other of others) {
@@ -143,7 +162,13 @@ export function findOverlapsWithOtherPools(pool: PoolAddresses, others: readonly
       if (!theirs.ok) return;
       mine.forEach((m, index) => {
         if (m.ok && rangesOverlap(m.range, theirs.range)) {
-          issues.push(issue(`${field}[${index}]`, pool.addresses[index], `overlaps ${JSON.stringify(otherItem)} of AddressPool ${other.name} (AP-2)`));
+          issues.push(
+            issue(
+              `${field}[${index}]`,
+              pool.addresses[index],
+              `overlaps ${JSON.stringify(otherItem)} of AddressPool ${other.name} (AP-2)`,
+            ),
+          );
         }
       });
     });
@@ -152,4 +177,5 @@ export function findOverlapsWithOtherPools(pool: PoolAddresses, others: readonly
 }
 
 /** Whether an address lies in any of the ranges. */
-export const rangesContain = (ranges: readonly AddressRange[], address: number): boolean => ranges.some((r) => rangeContains(r, address));
+export const rangesContain = (ranges: readonly AddressRange[], address: number): boolean =>
+  ranges.some((r) => rangeContains(r, address));

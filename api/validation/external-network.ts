@@ -24,17 +24,34 @@ export interface PoolView {
 /** EN-1 and EN-2: type is bgp or arp; addressPools is a non-empty set of valid names. */
 export function checkNetworkSpec(network: NetworkView): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  if (network.type !== 'bgp' && network.type !== 'arp') issues.push(issue('spec.type', network.type, 'must be "bgp" or "arp" (EN-1)'));
-  if (!network.addressPools?.length) issues.push(issue('spec.addressPools', undefined, `of ExternalNetwork ${network.name} must name at least one AddressPool (EN-2)`));
+  if (network.type !== 'bgp' && network.type !== 'arp')
+    issues.push(issue('spec.type', network.type, 'must be "bgp" or "arp" (EN-1)'));
+  if (!network.addressPools?.length)
+    issues.push(
+      issue(
+        'spec.addressPools',
+        undefined,
+        `of ExternalNetwork ${network.name} must name at least one AddressPool (EN-2)`,
+      ),
+    );
   const seen = new Map<string, number>();
   (network.addressPools ?? []).forEach((pool, index) => {
     issues.push(...checkObjectName(`spec.addressPools[${index}]`, pool));
     const first = seen.get(pool);
-    if (first !== undefined) issues.push(issue(`spec.addressPools[${index}]`, pool, `duplicates spec.addressPools[${first}]: the list is a set (EN-2)`));
+    if (first !== undefined)
+      issues.push(
+        issue(`spec.addressPools[${index}]`, pool, `duplicates spec.addressPools[${first}]: the list is a set (EN-2)`),
+      );
     else seen.set(pool, index);
   });
   if (network.arp !== undefined && network.type !== 'arp') {
-    issues.push(issue('spec.arp', network.arp, `of ExternalNetwork ${network.name} is for type arp networks only, and this one has type ${network.type} (FO-1)`));
+    issues.push(
+      issue(
+        'spec.arp',
+        network.arp,
+        `of ExternalNetwork ${network.name} is for type arp networks only, and this one has type ${network.type} (FO-1)`,
+      ),
+    );
   }
   return issues;
 }
@@ -46,7 +63,13 @@ export function checkPoolModes(network: NetworkView, pools: ReadonlyMap<string, 
     const pool = pools.get(name);
     if (!pool) return;
     if (pool.advertiseMode !== network.type) {
-      issues.push(issue(`spec.addressPools[${index}]`, name, `is an AddressPool with advertiseMode ${pool.advertiseMode}, but ExternalNetwork ${network.name} has type ${network.type} (EN-3)`));
+      issues.push(
+        issue(
+          `spec.addressPools[${index}]`,
+          name,
+          `is an AddressPool with advertiseMode ${pool.advertiseMode}, but ExternalNetwork ${network.name} has type ${network.type} (EN-3)`,
+        ),
+      );
     }
   });
   return issues;
@@ -54,7 +77,9 @@ export function checkPoolModes(network: NetworkView, pools: ReadonlyMap<string, 
 
 /** The pools of a network that can hand out addresses: listed, existing, and of the network's mode (EIP-2, SLB-2). */
 export function usablePools(network: NetworkView, pools: ReadonlyMap<string, PoolView>): PoolView[] {
-  return network.addressPools.map((n) => pools.get(n)).filter((p): p is PoolView => !!p && p.advertiseMode === network.type);
+  return network.addressPools
+    .map((n) => pools.get(n))
+    .filter((p): p is PoolView => !!p && p.advertiseMode === network.type);
 }
 
 /**
@@ -77,5 +102,11 @@ export function findPoolForRequestedAddress(
     return refused ? { issue: issue(field, requested, refused) } : { pool };
   }
   const searched = usable.map((p) => `${p.name} (${p.addresses.join(', ')})`).join('; ') || 'none usable';
-  return { issue: issue(field, requested, `is not inside any ${network.type} AddressPool of ExternalNetwork ${network.name}: ${searched}`) };
+  return {
+    issue: issue(
+      field,
+      requested,
+      `is not inside any ${network.type} AddressPool of ExternalNetwork ${network.name}: ${searched}`,
+    ),
+  };
 }

@@ -32,4 +32,5 @@ export interface AddressRange {
 export const rangeSize = (r: AddressRange): number => r.last - r.first + 1;
 export const rangesOverlap = (a: AddressRange, b: AddressRange): boolean => a.first <= b.last && b.first <= a.last;
 export const rangeContains = (r: AddressRange, address: number): boolean => address >= r.first && address <= r.last;
-export const formatRange = (r: AddressRange): string => (r.first === r.last ? formatIPv4(r.first) : `${formatIPv4(r.first)}-${formatIPv4(r.last)}`);
+export const formatRange = (r: AddressRange): string =>
+  r.first === r.last ? formatIPv4(r.first) : `${formatIPv4(r.first)}-${formatIPv4(r.last)}`;

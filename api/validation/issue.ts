@@ -9,7 +9,9 @@ export interface ValidationIssue {
 
 /** `spec.addresses[1]: "10.0.0.0/33" is not ...` — the form every Juneau error takes. */
 export function formatIssue(issue: ValidationIssue): string {
-  return issue.value === undefined ? `${issue.field}: ${issue.message}` : `${issue.field}: ${JSON.stringify(issue.value)} ${issue.message}`;
+  return issue.value === undefined
+    ? `${issue.field}: ${issue.message}`
+    : `${issue.field}: ${JSON.stringify(issue.value)} ${issue.message}`;
 }
 
 export const issue = (field: string, value: unknown, message: string): ValidationIssue => ({ field, value, message });

@@ -34,7 +34,8 @@ export interface PodInterface {
 }
 
 /** Why the annotations cannot be used; CamelCase, also the reason of the Event on the Pod. */
-export type AnnotationErrorReason = 'InvalidNetworksAnnotation' | 'InvalidElasticIPAnnotation' | 'ConflictingNetworkAnnotations';
+export type AnnotationErrorReason =
+  'InvalidNetworksAnnotation' | 'InvalidElasticIPAnnotation' | 'ConflictingNetworkAnnotations';
 
 export interface AnnotationError {
   readonly reason: AnnotationErrorReason;
@@ -44,7 +45,8 @@ export interface AnnotationError {
   readonly message: string;
 }
 
-export type ParsedPodNetworks = { readonly ok: true; readonly interfaces: readonly PodInterface[] } | ({ readonly ok: false } & AnnotationError);
+export type ParsedPodNetworks =
+  { readonly ok: true; readonly interfaces: readonly PodInterface[] } | ({ readonly ok: false } & AnnotationError);
 
 /** The interface the shorthand annotation gives its ElasticIP to. */
 export const SHORTHAND_INTERFACE = 'eth0';
@@ -77,7 +79,11 @@ function parseShorthand(value: string): ParsedPodNetworks {
   const name = value.trim();
   const issues = checkObjectName(ANNOTATIONS.elasticIP, name);
   if (issues.length > 0) {
-    return fail('InvalidElasticIPAnnotation', ANNOTATIONS.elasticIP, `annotation ${ANNOTATIONS.elasticIP}: ${JSON.stringify(value)} ${issues[0].message}; it names an ElasticIP in the Pod's namespace (EIP-4)`);
+    return fail(
+      'InvalidElasticIPAnnotation',
+      ANNOTATIONS.elasticIP,
+      `annotation ${ANNOTATIONS.elasticIP}: ${JSON.stringify(value)} ${issues[0].message}; it names an ElasticIP in the Pod's namespace (EIP-4)`,
+    );
   }
   return { ok: true, interfaces: [{ interface: SHORTHAND_INTERFACE, elasticIP: name }] };
 }
@@ -90,15 +96,22 @@ function parseNetworksList(text: string): ParsedPodNetworks {
     return invalid(`is not valid JSON (${(err as Error).message}); expected ${FORMAT}`);
   }
   if (!Array.isArray(value)) return invalid(`must be ${FORMAT}, got ${describe(value)}`);
-  if (value.length > MAX_INTERFACES) return invalid(`lists ${value.length} interfaces; at most ${MAX_INTERFACES} are allowed`);
+  if (value.length > MAX_INTERFACES)
+    return invalid(`lists ${value.length} interfaces; at most ${MAX_INTERFACES} are allowed`);
   const interfaces: PodInterface[] = [];
   for (let i = 0; i < value.length; i++) {
     const item = parseItem(value[i], i);
     if (typeof item === 'string') return invalid(item);
     const sameInterface = interfaces.findIndex((x) => x.interface === item.interface);
-    if (sameInterface >= 0) return invalid(`[${i}].interface ${JSON.stringify(item.interface)} repeats [${sameInterface}].interface: each interface once`);
+    if (sameInterface >= 0)
+      return invalid(
+        `[${i}].interface ${JSON.stringify(item.interface)} repeats [${sameInterface}].interface: each interface once`,
+      );
     const sameEip = item.elasticIP === undefined ? -1 : interfaces.findIndex((x) => x.elasticIP === item.elasticIP);
-    if (sameEip >= 0) return invalid(`[${i}].elasticIP ${JSON.stringify(item.elasticIP)} is already given to [${sameEip}] (interface ${interfaces[sameEip].interface}): one ElasticIP is held by one NIC (EIP-11)`);
+    if (sameEip >= 0)
+      return invalid(
+        `[${i}].elasticIP ${JSON.stringify(item.elasticIP)} is already given to [${sameEip}] (interface ${interfaces[sameEip].interface}): one ElasticIP is held by one NIC (EIP-11)`,
+      );
     interfaces.push(item);
   }
   return { ok: true, interfaces };
@@ -107,24 +120,32 @@ function parseNetworksList(text: string): ParsedPodNetworks {
 /** One list item, or a message saying what is wrong with it. */
 function parseItem(item: unknown, index: number): PodInterface | string {
   const at = `[${index}]`;
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return `${at} must be an object {"interface": ..., "elasticIP"?: ...}, got ${describe(item)}`;
+  if (typeof item !== 'object' || item === null || Array.isArray(item))
+    return `${at} must be an object {"interface": ..., "elasticIP"?: ...}, got ${describe(item)}`;
   const record = item as Record<string, unknown>;
   const unknown = Object.keys(record).filter((k) => !KNOWN_KEYS.has(k));
-  if (unknown.length > 0) return `${at} has unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: "interface", "elasticIP"`;
+  if (unknown.length > 0)
+    return `${at} has unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: "interface", "elasticIP"`;
   const name = record.interface;
-  if (typeof name !== 'string' || name === '') return `${at}.interface is required: the interface name inside the Pod, e.g. "eth0"`;
+  if (typeof name !== 'string' || name === '')
+    return `${at}.interface is required: the interface name inside the Pod, e.g. "eth0"`;
   if (name.length > MAX_INTERFACE_NAME || !INTERFACE_NAME.test(name)) {
     return `${at}.interface ${JSON.stringify(name)} must be 1-${MAX_INTERFACE_NAME} lower case letters, digits or "-", starting and ending with a letter or digit (it becomes part of the NetworkInterface name <pod>.<interface>)`;
   }
   if (!('elasticIP' in record)) return { interface: name };
   const eip = record.elasticIP;
   const issues = checkObjectName(`${at}.elasticIP`, eip);
-  if (typeof eip !== 'string' || issues.length > 0) return `${at}.elasticIP ${JSON.stringify(eip)} ${issues[0]?.message ?? 'must be a string'}; it names an ElasticIP in the Pod's namespace`;
+  if (typeof eip !== 'string' || issues.length > 0)
+    return `${at}.elasticIP ${JSON.stringify(eip)} ${issues[0]?.message ?? 'must be a string'}; it names an ElasticIP in the Pod's namespace`;
   return { interface: name, elasticIP: eip };
 }
 
 function invalid(detail: string): ParsedPodNetworks {
-  return fail('InvalidNetworksAnnotation', ANNOTATIONS.networks, `annotation ${ANNOTATIONS.networks}${detail.startsWith('[') ? '' : ' '}${detail} (NIC-1)`);
+  return fail(
+    'InvalidNetworksAnnotation',
+    ANNOTATIONS.networks,
+    `annotation ${ANNOTATIONS.networks}${detail.startsWith('[') ? '' : ' '}${detail} (NIC-1)`,
+  );
 }
 
 function fail(reason: AnnotationErrorReason, annotation: string, message: string): ParsedPodNetworks {

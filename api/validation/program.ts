@@ -7,7 +7,8 @@
 import { issue, ValidationIssue } from './issue';
 
 /** The API group of an apiVersion: `juneau.loutres.me/v1alpha1` -> `juneau.loutres.me`, `v1` -> ''. */
-export const apiGroupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
+export const apiGroupOf = (apiVersion: string): string =>
+  apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
 
 /** One declared object, as the program-wide checks see it. */
 export interface DeclaredObject {
@@ -29,7 +30,14 @@ const describe = (o: DeclaredObject): string => `${o.kind} ${o.namespace ? `${o.
  * one in `all` (declared elsewhere: another path) has its identity.
  */
 export function checkDuplicateDeclaration(object: DeclaredObject, all: readonly DeclaredObject[]): ValidationIssue[] {
-  const same = all.find((o) => o.path !== object.path && o.group === object.group && o.kind === object.kind && o.namespace === object.namespace && o.name === object.name);
+  const same = all.find(
+    (o) =>
+      o.path !== object.path &&
+      o.group === object.group &&
+      o.kind === object.kind &&
+      o.namespace === object.namespace &&
+      o.name === object.name,
+  );
   if (!same) return [];
   return [
     issue(
@@ -54,7 +62,10 @@ export interface AddressRequestDeclaration {
  * same address in one program would leave one of them Pending forever. Returns an issue for
  * `request` naming the earlier request of the same address in `all`, if any.
  */
-export function checkRequestedAddressClash(request: AddressRequestDeclaration, all: readonly AddressRequestDeclaration[]): ValidationIssue[] {
+export function checkRequestedAddressClash(
+  request: AddressRequestDeclaration,
+  all: readonly AddressRequestDeclaration[],
+): ValidationIssue[] {
   const other = all.find((r) => r.address === request.address && r.path !== request.path);
   if (!other) return [];
   return [

@@ -15,7 +15,11 @@
  */
 import { API_VERSION } from '../../api';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { informerWebhookCaches, liveWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
+import {
+  informerWebhookCaches,
+  liveWebhookCaches,
+  type WebhookCacheSet,
+} from '../../runtime/controller/webhook/listers';
 import { startWebhookServer, type WebhookServerHandle } from '../../runtime/controller/webhook/start';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
@@ -34,11 +38,26 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 /** 10.(i / 65536 + 16).x.y: population from 10.16.0.0, probes from 10.200.0.0, all in the pool. */
 const address = (i: number, base = 16) => `10.${base + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 const arp = (name: string, addr: string, labels: Record<string, string> = {}) =>
-  ({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: NETWORK, address: addr, nodeName: 'bench-node' } }) as unknown as KubeObject;
+  ({
+    apiVersion: API_VERSION,
+    kind: 'ARPAdvertisement',
+    metadata: { name, labels },
+    spec: { externalNetwork: NETWORK, address: addr, nodeName: 'bench-node' },
+  }) as unknown as KubeObject;
 
 async function populate(rest: RestClient): Promise<void> {
-  await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['10.0.0.0/8'] } } as unknown as KubeObject);
-  await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NETWORK }, spec: { type: 'arp', addressPools: [POOL] } } as unknown as KubeObject);
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name: POOL },
+    spec: { advertiseMode: 'arp', addresses: ['10.0.0.0/8'] },
+  } as unknown as KubeObject);
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name: NETWORK },
+    spec: { type: 'arp', addressPools: [POOL] },
+  } as unknown as KubeObject);
   const started = Date.now();
   let next = 0;
   const worker = async () => {
@@ -67,7 +86,8 @@ async function variant(rest: RestClient, name: string, caches: WebhookCaches): P
   return handle;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main(): Promise<void> {
   const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`) });
@@ -117,13 +137,17 @@ async function main(): Promise<void> {
         if (round >= 0) samples[name].push(ms);
       }
     }
-    log(`\nARPAdvertisement create (dry run) latency with ${POPULATION} ARPAdvertisements, ${REQUESTS} requests per variant:`);
+    log(
+      `\nARPAdvertisement create (dry run) latency with ${POPULATION} ARPAdvertisements, ${REQUESTS} requests per variant:`,
+    );
     log('| variant  | p50 ms | p99 ms | mean ms |');
     log('|----------|-------:|-------:|--------:|');
     for (const [name, values] of Object.entries(samples)) {
       const sorted = [...values].sort((a, b) => a - b);
       const mean = values.reduce((a, b) => a + b, 0) / values.length;
-      log(`| ${name.padEnd(8)} | ${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 99).toFixed(1)} | ${mean.toFixed(1)} |`);
+      log(
+        `| ${name.padEnd(8)} | ${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 99).toFixed(1)} | ${mean.toFixed(1)} |`,
+      );
     }
   } finally {
     await Promise.all(handles.map((h) => h.stop()));

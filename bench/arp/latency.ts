@@ -32,11 +32,14 @@ export function readTimedPcap(file: Buffer): TimedFrame[] {
   }
   const u32 = (at: number) => (le ? file.readUInt32LE(at) : file.readUInt32BE(at));
   const frames: TimedFrame[] = [];
-  for (let at = 24; at + 16 <= file.length; ) {
+  for (let at = 24; at + 16 <= file.length;) {
     const sec = BigInt(u32(at));
     const frac = BigInt(u32(at + 4));
     const captured = u32(at + 8);
-    frames.push({ ns: sec * 1_000_000_000n + (nano ? frac : frac * 1000n), data: file.subarray(at + 16, at + 16 + captured) });
+    frames.push({
+      ns: sec * 1_000_000_000n + (nano ? frac : frac * 1000n),
+      data: file.subarray(at + 16, at + 16 + captured),
+    });
     at += 16 + captured;
   }
   return frames;

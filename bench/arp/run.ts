@@ -36,12 +36,27 @@ const VARIANTS: Variant[] = ['kernel', 'noop', 'juneau', 'reflect'];
 function buildReflect(dir: string): string {
   const out = path.join(dir, 'xdp_reflect.bpf.o');
   const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
-  execFileSync('clang', ['-O2', '-g', '-target', 'bpf', `-I${arch}`, '-c', path.join(__dirname, 'xdp_reflect.bpf.c'), '-o', out]);
+  execFileSync('clang', [
+    '-O2',
+    '-g',
+    '-target',
+    'bpf',
+    `-I${arch}`,
+    '-c',
+    path.join(__dirname, 'xdp_reflect.bpf.c'),
+    '-o',
+    out,
+  ]);
   return out;
 }
 
 function hexBytes(text: string, sep: RegExp): string[] {
-  return text.split(sep).map((b) => `0x${Number.parseInt(b, sep.source === '\\.' ? 10 : 16).toString(16).padStart(2, '0')}`);
+  return text.split(sep).map(
+    (b) =>
+      `0x${Number.parseInt(b, sep.source === '\\.' ? 10 : 16)
+        .toString(16)
+        .padStart(2, '0')}`,
+  );
 }
 
 /** A trafgen packet: broadcast ARP request "who has VIP, tell CLIENT_IP" from `mac`, with
@@ -49,10 +64,22 @@ function hexBytes(text: string, sep: RegExp): string[] {
 function trafgenConfig(mac: string, sha: string[] = hexBytes(mac, /:/)): string {
   const macBytes = hexBytes(mac, /:/);
   const bytes = [
-    ...Array(6).fill('0xff'), ...macBytes, '0x08', '0x06', // Ethernet: broadcast, ARP
-    '0x00', '0x01', '0x08', '0x00', '6', '4', '0x00', '0x01', // Ethernet/IPv4, request
-    ...sha, ...hexBytes(CLIENT_IP, /\./), // sender
-    ...Array(6).fill('0x00'), ...hexBytes(VIP, /\./), // target
+    ...Array(6).fill('0xff'),
+    ...macBytes,
+    '0x08',
+    '0x06', // Ethernet: broadcast, ARP
+    '0x00',
+    '0x01',
+    '0x08',
+    '0x00',
+    '6',
+    '4',
+    '0x00',
+    '0x01', // Ethernet/IPv4, request
+    ...sha,
+    ...hexBytes(CLIENT_IP, /\./), // sender
+    ...Array(6).fill('0x00'),
+    ...hexBytes(VIP, /\./), // target
   ];
   return `{ ${bytes.join(', ')} }\n`;
 }
@@ -116,26 +143,66 @@ async function programStats(rig: Rig, i: number): Promise<{ runTimeNs: number; r
  * millisecond apart, taking the variants in turn batch by batch, so that whatever else the
  * machine does lands on all of them alike.
  */
-async function measureLatency(rig: Rig, probeConfigs: string[][], dir: string, round: number): Promise<Array<{ micros: number[]; lost: number }>> {
-  const captures = VARIANTS.map((variant, i) => ({ file: path.join(dir, `r${round}-${variant}.pcap`), port: rig.port(i), stderr: '' }));
+async function measureLatency(
+  rig: Rig,
+  probeConfigs: string[][],
+  dir: string,
+  round: number,
+): Promise<Array<{ micros: number[]; lost: number }>> {
+  const captures = VARIANTS.map((variant, i) => ({
+    file: path.join(dir, `r${round}-${variant}.pcap`),
+    port: rig.port(i),
+    stderr: '',
+  }));
   const tcpdumps = captures.map((c) => {
     // Not --immediate-mode: waking tcpdump for every frame would put a wake-up (an IPI when it
     // sleeps on the other CPU) between a request's timestamp and its transmission. Buffered,
     // libpcap takes a block of frames when it fills or after its 1 s timeout.
-    const child = spawn('nsenter', [
-      `--net=/var/run/netns/${rig.client}`, 'tcpdump', '-Z', 'root', '-B', '8192', '-n', '-i', c.port,
-      '--time-stamp-precision=nano', '-w', c.file, 'arp',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${rig.client}`,
+        'tcpdump',
+        '-Z',
+        'root',
+        '-B',
+        '8192',
+        '-n',
+        '-i',
+        c.port,
+        '--time-stamp-precision=nano',
+        '-w',
+        c.file,
+        'arp',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     child.stderr.on('data', (chunk: Buffer) => (c.stderr += chunk.toString()));
     return child;
   });
   try {
-    await Promise.all(tcpdumps.map((t, i) => waitFor(t, () => captures[i].stderr.includes('listening on'), 'tcpdump did not start')));
+    await Promise.all(
+      tcpdumps.map((t, i) => waitFor(t, () => captures[i].stderr.includes('listening on'), 'tcpdump did not start')),
+    );
     for (let batch = 0; batch < probeConfigs[0].length; batch++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + batch) % VARIANTS.length;
         const config = probeConfigs[i][batch];
-        await rig.in(rig.client, 'trafgen', '--dev', rig.port(i), '--conf', config, '--cpus', '1', '-q', '-n', String(BATCH), '--gap', PROBE_GAP);
+        await rig.in(
+          rig.client,
+          'trafgen',
+          '--dev',
+          rig.port(i),
+          '--conf',
+          config,
+          '--cpus',
+          '1',
+          '-q',
+          '-n',
+          String(BATCH),
+          '--gap',
+          PROBE_GAP,
+        );
       }
     }
     await sleep(1300); // a block still open at SIGINT is lost: let the last one retire (1 s)
@@ -147,8 +214,11 @@ async function measureLatency(rig: Rig, probeConfigs: string[][], dir: string, r
   for (let i = 0; i < VARIANTS.length; i++) {
     const { file, stderr } = captures[i];
     const dropped = /(\d+) packets? dropped by kernel/.exec(stderr);
-    if (dropped && dropped[1] !== '0') console.warn(`  ${VARIANTS[i]}: tcpdump dropped ${dropped[1]} frames; probes it missed count as lost`);
-    const clientMac = Buffer.from((await rig.mac(rig.client, rig.port(i))).split(':').map((b) => Number.parseInt(b, 16)));
+    if (dropped && dropped[1] !== '0')
+      console.warn(`  ${VARIANTS[i]}: tcpdump dropped ${dropped[1]} frames; probes it missed count as lost`);
+    const clientMac = Buffer.from(
+      (await rig.mac(rig.client, rig.port(i))).split(':').map((b) => Number.parseInt(b, 16)),
+    );
     const { micros } = pairProbes(readTimedPcap(fs.readFileSync(file)), clientMac, vip, BATCH);
     results.push({ micros, lost: PROBES - micros.length });
     fs.rmSync(file, { force: true });
@@ -183,16 +253,37 @@ function stop(child: ChildProcess): Promise<void> {
 }
 
 /** A flood of requests at node i for SECONDS; its replies counted on the client's port. */
-async function measureRate(rig: Rig, i: number, config: string): Promise<Pick<Sample, 'repliesPerSecond' | 'nsPerPacket'>> {
+async function measureRate(
+  rig: Rig,
+  i: number,
+  config: string,
+): Promise<Pick<Sample, 'repliesPerSecond' | 'nsPerPacket'>> {
   const before = await rxPackets(rig, i);
   const statsBefore = await programStats(rig, i);
   const started = process.hrtime.bigint();
-  await rig.in(rig.client, 'timeout', '-s', 'INT', String(SECONDS), 'trafgen', '--dev', rig.port(i), '--conf', config, '--cpus', '1', '-q').catch(() => undefined);
+  await rig
+    .in(
+      rig.client,
+      'timeout',
+      '-s',
+      'INT',
+      String(SECONDS),
+      'trafgen',
+      '--dev',
+      rig.port(i),
+      '--conf',
+      config,
+      '--cpus',
+      '1',
+      '-q',
+    )
+    .catch(() => undefined);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const statsAfter = await programStats(rig, i);
-  const nsPerPacket = statsBefore && statsAfter
-    ? (statsAfter.runTimeNs - statsBefore.runTimeNs) / Math.max(1, statsAfter.runCount - statsBefore.runCount)
-    : Number.NaN;
+  const nsPerPacket =
+    statsBefore && statsAfter
+      ? (statsAfter.runTimeNs - statsBefore.runTimeNs) / Math.max(1, statsAfter.runCount - statsBefore.runCount)
+      : Number.NaN;
   return { repliesPerSecond: ((await rxPackets(rig, i)) - before) / seconds, nsPerPacket };
 }
 
@@ -240,7 +331,7 @@ async function main(): Promise<void> {
           const ns = Number.isNaN(sample.nsPerPacket) ? '' : `, ${sample.nsPerPacket.toFixed(0)} ns/packet in XDP`;
           console.log(
             `round ${round} ${variant.padEnd(8)} ${Math.round(sample.repliesPerSecond).toLocaleString('en').padStart(10)} replies/s` +
-            `, p50 ${us(percentile(sample.micros, 50))} p99 ${us(percentile(sample.micros, 99))} µs (${sample.micros.length} probes, ${sample.lost} lost)${ns}`,
+              `, p50 ${us(percentile(sample.micros, 50))} p99 ${us(percentile(sample.micros, 99))} µs (${sample.micros.length} probes, ${sample.lost} lost)${ns}`,
           );
         }
       }
@@ -267,19 +358,23 @@ function report(results: Map<Variant, Sample[]>): void {
   const m = (v: Variant) => median(results.get(v)!.map((s) => s.repliesPerSecond));
   const ns = (v: Variant) => median(results.get(v)!.map((s) => s.nsPerPacket));
   // Latency: all rounds' probes pooled (they were interleaved batch by batch, so pooling is fair).
-  const p = (v: Variant, q: number) => percentile(results.get(v)!.flatMap((s) => s.micros), q);
+  const p = (v: Variant, q: number) =>
+    percentile(
+      results.get(v)!.flatMap((s) => s.micros),
+      q,
+    );
   const count = (v: Variant) => results.get(v)!.reduce((n, s) => n + s.micros.length, 0);
   const lost = (v: Variant) => results.get(v)!.reduce((n, s) => n + s.lost, 0);
   console.log(
     `\n${ROUNDS} round(s): replies/s the median of ${SECONDS}s floods; latency over all ${ROUNDS * PROBES} probes per variant,` +
-    ` ${PROBE_GAP} apart; generic XDP on a veth, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}`,
+      ` ${PROBE_GAP} apart; generic XDP on a veth, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}`,
   );
   console.log(`  variant   replies/s   p50 µs   p99 µs   answered/lost   ns/packet in XDP`);
   for (const v of VARIANTS) {
     const inXdp = Number.isNaN(ns(v)) ? '-' : ns(v).toFixed(0);
     console.log(
       `  ${v.padEnd(8)} ${Math.round(m(v)).toLocaleString('en').padStart(10)} ${us(p(v, 50)).padStart(8)} ${us(p(v, 99)).padStart(8)}` +
-      `   ${`${count(v)}/${lost(v)}`.padStart(13)}   ${inXdp}`,
+        `   ${`${count(v)}/${lost(v)}`.padStart(13)}   ${inXdp}`,
     );
   }
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
@@ -287,7 +382,7 @@ function report(results: Map<Variant, Sample[]>): void {
   for (const [base, note] of [
     ['kernel', ''],
     ['noop', '   (noop = kernel ARP behind a no-op XDP program)'],
-    ['reflect', '   (reflect = the rig\'s ceiling)'],
+    ['reflect', "   (reflect = the rig's ceiling)"],
   ] as Array<[Variant, string]>) {
     console.log(
       `  juneau / ${base.padEnd(8)} replies/s ${ratio(m('juneau'), m(base))}, p50 ${ratio(p('juneau', 50), p(base, 50))}, p99 ${ratio(p('juneau', 99), p(base, 99))}${note}`,

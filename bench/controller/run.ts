@@ -44,7 +44,10 @@ class CountingRestClient extends RestClient {
   readonly writes = new Map<string, number>();
   override async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     if (method !== 'GET') {
-      const resource = path.replace(/^\/apis?\/(?:[^/]+\/)?v[0-9a-z]+\//, '').replace(/namespaces\/[^/]+\//, '').split('/');
+      const resource = path
+        .replace(/^\/apis?\/(?:[^/]+\/)?v[0-9a-z]+\//, '')
+        .replace(/namespaces\/[^/]+\//, '')
+        .split('/');
       const key = `${method} ${resource[0]}${resource.length > 2 ? `/${resource[2]}` : ''}`;
       this.writes.set(key, (this.writes.get(key) ?? 0) + 1);
     }
@@ -54,7 +57,10 @@ class CountingRestClient extends RestClient {
     return [...this.writes.values()].reduce((a, b) => a + b, 0);
   }
   summary(): string {
-    return [...this.writes.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+    return [...this.writes.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
   }
 }
 
@@ -92,8 +98,19 @@ async function createNamespace(rest: RestClient, name: string): Promise<void> {
 /** Nodes, then 9 ready Pods per namespace (no kubelet: the status is written here). */
 async function ensureNodes(rest: RestClient): Promise<void> {
   for (const [i, name] of nodes.entries()) {
-    await rest.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
-    await rest.patch(Resources.nodes, undefined, name, 'merge', { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } }, { subresource: 'status' });
+    await rest.create(Resources.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    });
+    await rest.patch(
+      Resources.nodes,
+      undefined,
+      name,
+      'merge',
+      { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } },
+      { subresource: 'status' },
+    );
   }
 }
 
@@ -106,17 +123,38 @@ async function createBackends(rest: RestClient, namespace: string, podNet: numbe
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { namespace, name, labels: { group: `g${g}` } },
-        spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+        spec: {
+          nodeName: node,
+          containers: [
+            { name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] },
+          ],
+        },
       } as KubeObject);
       const podIP = `10.${podNet}.${g}.${10 + j}`;
-      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
-      await rest.patch(Resources.pods, namespace, name, 'merge', { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } }, { subresource: 'status' });
+      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: now,
+      }));
+      await rest.patch(
+        Resources.pods,
+        namespace,
+        name,
+        'merge',
+        { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } },
+        { subresource: 'status' },
+      );
     }
   }
 }
 
 /** N Services (externalTrafficPolicy Local) and waits until each has an EndpointSlice with a ready endpoint. */
-async function createServices(rest: RestClient, namespace: string, network: string, loadBalancerClass: string): Promise<void> {
+async function createServices(
+  rest: RestClient,
+  namespace: string,
+  network: string,
+  loadBalancerClass: string,
+): Promise<void> {
   await forEachConcurrent(SERVICES, 16, async (i) => {
     await rest.create(Resources.services, {
       apiVersion: 'v1',
@@ -133,20 +171,42 @@ async function createServices(rest: RestClient, namespace: string, network: stri
     } as KubeObject);
   });
   for (;;) {
-    const slices = (await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(Resources.endpointSlices, { namespace })).items;
-    const ready = new Set(slices.filter((s) => s.endpoints?.some((e) => e.conditions?.ready)).map((s) => s.metadata?.labels?.['kubernetes.io/service-name']));
+    const slices = (
+      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
+        Resources.endpointSlices,
+        { namespace },
+      )
+    ).items;
+    const ready = new Set(
+      slices
+        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
+        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
+    );
     if (ready.size >= SERVICES) return;
     await sleep(500);
   }
 }
 
 async function createPoolAndNetwork(rest: RestClient, pool: string, network: string, cidr: string): Promise<void> {
-  await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: pool }, spec: { advertiseMode: 'arp', addresses: [cidr] } } as KubeObject);
-  await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: network }, spec: { type: 'arp', addressPools: [pool] } } as KubeObject);
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name: pool },
+    spec: { advertiseMode: 'arp', addresses: [cidr] },
+  } as KubeObject);
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name: network },
+    spec: { type: 'arp', addressPools: [pool] },
+  } as KubeObject);
 }
 
 /** Resolves with the time at which a watch on the namespace's ServiceLoadBalancers has seen all N Ready. */
-async function watchAllReady(rest: RestClient, namespace: string): Promise<{ done: Promise<number>; abort: () => void }> {
+async function watchAllReady(
+  rest: RestClient,
+  namespace: string,
+): Promise<{ done: Promise<number>; abort: () => void }> {
   const list = await rest.list(JuneauResources.serviceLoadBalancers, { namespace });
   const ready = new Set<string>();
   let resolve!: (t: number) => void;
@@ -166,7 +226,11 @@ async function watchAllReady(rest: RestClient, namespace: string): Promise<{ don
 }
 
 /** The controller, in-process (what `juneau-controller` runs once it leads), with its Event recorder. */
-async function runController(admin: RestClient, cluster: Cluster, namespace: string): Promise<{ ms: number; writes: CountingRestClient }> {
+async function runController(
+  admin: RestClient,
+  cluster: Cluster,
+  namespace: string,
+): Promise<{ ms: number; writes: CountingRestClient }> {
   const rest = new CountingRestClient(cluster.kubeConfig);
   const recorder = new EventRecorder(rest, { reportingController: REPORTER, reportingInstance: 'bench' });
   const controller = new JuneauController({ rest, recorder, workers: WORKERS });
@@ -186,7 +250,14 @@ async function runController(admin: RestClient, cluster: Cluster, namespace: str
  * the ARPAdvertisement, the status (server-side apply), the Service's status.loadBalancer, and
  * one Event. The VIP is the i-th address and the node the group's first: no index, no cache.
  */
-async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, pool: string, network: string, base: string): Promise<{ ms: number; writes: CountingRestClient }> {
+async function runFloor(
+  admin: RestClient,
+  cluster: Cluster,
+  namespace: string,
+  pool: string,
+  network: string,
+  base: string,
+): Promise<{ ms: number; writes: CountingRestClient }> {
   const rest = new CountingRestClient(cluster.kubeConfig);
   const services = (await admin.list(Resources.services, { namespace })).items;
   const uidOf = new Map(services.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
@@ -196,23 +267,47 @@ async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, 
     const name = `s${i}`;
     const vip = ipv4(base, i + 1);
     const members = groups[i % groups.length];
-    const owner = { apiVersion: 'v1', kind: 'Service', name, uid: uidOf.get(name) ?? '', controller: true, blockOwnerDeletion: true };
+    const owner = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      name,
+      uid: uidOf.get(name) ?? '',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
     const slb = await rest.patch<KubeObject>(
       JuneauResources.serviceLoadBalancers,
       namespace,
       name,
       'apply',
-      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec: { externalNetwork: network } },
+      {
+        apiVersion: API_VERSION,
+        kind: 'ServiceLoadBalancer',
+        metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
+        spec: { externalNetwork: network },
+      },
       { fieldManager: FIELD_MANAGER, force: true },
     );
     const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
-    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${vip}` }, spec: { pool: { kind: 'AddressPool', name: pool }, value: vip, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    await rest.create(
+      JuneauResources.allocationClaims,
+      {
+        apiVersion: API_VERSION,
+        kind: 'AllocationClaim',
+        metadata: { name: `ipv4.${vip}` },
+        spec: { pool: { kind: 'AddressPool', name: pool }, value: vip, holder },
+      } as KubeObject,
+      { fieldManager: FIELD_MANAGER },
+    );
     await rest.create(
       JuneauResources.arpAdvertisements,
       {
         apiVersion: API_VERSION,
         kind: 'ARPAdvertisement',
-        metadata: { name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }), ...ownerMetadata({ kind: 'ServiceLoadBalancer', namespace, name }) },
+        metadata: {
+          name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
+          ...ownerMetadata({ kind: 'ServiceLoadBalancer', namespace, name }),
+        },
         spec: { externalNetwork: network, address: vip, nodeName: members[0] },
       } as KubeObject,
       { fieldManager: FIELD_MANAGER },
@@ -228,13 +323,38 @@ async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, 
       backendSummary: { totalReady: 3, localReadyNodes: 3 },
       observedGeneration: 1,
       conditions: [
-        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `VIP ${vip} from AddressPool ${pool}`, observedGeneration: 1, lastTransitionTime: now },
-        { type: 'Available', status: 'True', reason: 'Advertised', message: `VIP ${vip} answered over ARP by node ${members[0]}`, observedGeneration: 1, lastTransitionTime: now },
+        {
+          type: 'Allocated',
+          status: 'True',
+          reason: 'AddressAllocated',
+          message: `VIP ${vip} from AddressPool ${pool}`,
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'Available',
+          status: 'True',
+          reason: 'Advertised',
+          message: `VIP ${vip} answered over ARP by node ${members[0]}`,
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
       ],
     };
     const path = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status };
-    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', path, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
-    await rest.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } }, { fieldManager: FIELD_MANAGER, subresource: 'status' });
+    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', path, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      subresource: 'status',
+    });
+    await rest.patch(
+      Resources.services,
+      namespace,
+      name,
+      'merge',
+      { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } },
+      { fieldManager: FIELD_MANAGER, subresource: 'status' },
+    );
     await rest.create(Resources.events, {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -262,19 +382,52 @@ async function runFloor(admin: RestClient, cluster: Cluster, namespace: string, 
 async function cleanRun(admin: RestClient, namespace: string, pool: string): Promise<void> {
   await forEachConcurrent(SERVICES, 16, async (i) => {
     const name = `s${i}`;
-    await ignoreNotFound(admin.delete(JuneauResources.arpAdvertisements, undefined, advertisementName({ kind: 'ServiceLoadBalancer', namespace, name })));
-    await ignoreNotFound(admin.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } }));
+    await ignoreNotFound(
+      admin.delete(
+        JuneauResources.arpAdvertisements,
+        undefined,
+        advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
+      ),
+    );
+    await ignoreNotFound(
+      admin.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } }),
+    );
     await ignoreNotFound(admin.delete(JuneauResources.serviceLoadBalancers, namespace, name));
-    await ignoreNotFound(admin.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: null } } }, { subresource: 'status' }));
+    await ignoreNotFound(
+      admin.patch(
+        Resources.services,
+        namespace,
+        name,
+        'merge',
+        { status: { loadBalancer: { ingress: null } } },
+        { subresource: 'status' },
+      ),
+    );
   });
-  const claims = (await admin.list<KubeObject & { spec: { pool: { name: string } } }>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === pool);
-  await forEachConcurrent(claims.length, 16, async (i) => void (await ignoreNotFound(admin.delete(JuneauResources.allocationClaims, undefined, claims[i].metadata?.name ?? ''))));
+  const claims = (
+    await admin.list<KubeObject & { spec: { pool: { name: string } } }>(JuneauResources.allocationClaims)
+  ).items.filter((c) => c.spec.pool.name === pool);
+  await forEachConcurrent(
+    claims.length,
+    16,
+    async (i) =>
+      void (await ignoreNotFound(
+        admin.delete(JuneauResources.allocationClaims, undefined, claims[i].metadata?.name ?? ''),
+      )),
+  );
 }
 
 /** Deletes a namespace (Pods first, grace 0: no kubelet) and waits until it is gone. */
 async function deleteNamespace(admin: RestClient, namespace: string): Promise<void> {
   const pods = (await admin.list(Resources.pods, { namespace })).items;
-  for (const p of pods) await ignoreNotFound(admin.delete(Resources.pods, namespace, p.metadata?.name ?? '', { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 }));
+  for (const p of pods)
+    await ignoreNotFound(
+      admin.delete(Resources.pods, namespace, p.metadata?.name ?? '', {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        gracePeriodSeconds: 0,
+      }),
+    );
   await ignoreNotFound(admin.delete(Resources.namespaces, undefined, namespace));
   while (await ignoreNotFound(admin.get(Resources.namespaces, undefined, namespace))) await sleep(500);
 }
@@ -289,7 +442,12 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 async function main(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);
-  log(`bench/controller: ${SERVICES} Services, ${ROUNDS} round(s), ${WORKERS} workers; ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `bench/controller: ${SERVICES} Services, ${ROUNDS} round(s), ${WORKERS} workers; ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`) });
   const stop = () => void cluster.stop().then(() => process.exit(130));
   process.once('SIGINT', stop);
@@ -315,20 +473,29 @@ async function main(): Promise<void> {
       await createPoolAndNetwork(admin, ctlPool, ctlPool, ctlCidr);
       await createPoolAndNetwork(admin, floorPool, floorPool, `${floorBase}/21`);
       const setup0 = Date.now();
-      for (const [ns, net] of [[ctlNs, 1], [floorNs, 2]] as const) {
+      for (const [ns, net] of [
+        [ctlNs, 1],
+        [floorNs, 2],
+      ] as const) {
         await createNamespace(admin, ns);
         await createBackends(admin, ns, 100 + round * 2 + net);
       }
       await createServices(admin, floorNs, floorPool, 'bench.juneau.invalid/floor');
       await createServices(admin, ctlNs, ctlPool, LOAD_BALANCER_CLASS);
-      log(`round ${round}: ${2 * SERVICES} Services with ready EndpointSlices in ${seconds(Date.now() - setup0)} (untimed)`);
+      log(
+        `round ${round}: ${2 * SERVICES} Services with ready EndpointSlices in ${seconds(Date.now() - setup0)} (untimed)`,
+      );
 
       const floorA = await runFloor(admin, cluster, floorNs, floorPool, floorPool, floorBase);
-      log(`round ${round}: floor      ${seconds(floorA.ms)}  (${floorA.writes.total()} writes: ${floorA.writes.summary()})`);
+      log(
+        `round ${round}: floor      ${seconds(floorA.ms)}  (${floorA.writes.total()} writes: ${floorA.writes.summary()})`,
+      );
       await cleanRun(admin, floorNs, floorPool);
       await sleep(2_000);
       const controller = await runController(admin, cluster, ctlNs);
-      log(`round ${round}: controller ${seconds(controller.ms)}  (${controller.writes.total()} writes: ${controller.writes.summary()})`);
+      log(
+        `round ${round}: controller ${seconds(controller.ms)}  (${controller.writes.total()} writes: ${controller.writes.summary()})`,
+      );
       await cleanRun(admin, ctlNs, ctlPool);
       await sleep(2_000);
       const floorB = await runFloor(admin, cluster, floorNs, floorPool, floorPool, floorBase);
@@ -347,10 +514,16 @@ async function main(): Promise<void> {
     log('');
     log(`| ${SERVICES} Services -> all Ready (median) | time | writes/Service |`);
     log('|---|---:|---:|');
-    log(`| floor: tight client loop, ${WORKERS} in flight | ${seconds(f)} | ${((floorWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`);
-    log(`| controller: JuneauController, ${WORKERS} workers | ${seconds(c)} | ${((controllerWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`);
+    log(
+      `| floor: tight client loop, ${WORKERS} in flight | ${seconds(f)} | ${((floorWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`,
+    );
+    log(
+      `| controller: JuneauController, ${WORKERS} workers | ${seconds(c)} | ${((controllerWrites?.total() ?? 0) / SERVICES).toFixed(2)} |`,
+    );
     log('');
-    log(`controller / floor = ${ratio.toFixed(2)}x (median of the rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')})`);
+    log(
+      `controller / floor = ${ratio.toFixed(2)}x (median of the rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')})`,
+    );
   } finally {
     await cluster.stop();
   }
@@ -363,4 +536,3 @@ main().then(
     process.exit(1);
   },
 );
-

@@ -76,13 +76,18 @@ function floodConfig(rig: NatRig): string {
 }
 
 async function rxPackets(rig: NatRig): Promise<number> {
-  const [link] = JSON.parse(await rig.in(rig.pod, 'ip', '-s', '-j', 'link', 'show', 'dev', 'eth0')) as Array<{ stats64: { rx: { packets: number } } }>;
+  const [link] = JSON.parse(await rig.in(rig.pod, 'ip', '-s', '-j', 'link', 'show', 'dev', 'eth0')) as Array<{
+    stats64: { rx: { packets: number } };
+  }>;
   return link.stats64.rx.packets;
 }
 
 /** run_time_ns / run_cnt of a program (kernel.bpf_stats_enabled must be on). */
 function programStats(id: number): { ns: number; count: number } {
-  const info = JSON.parse(execFileSync('bpftool', ['-j', 'prog', 'show', 'id', String(id)], { encoding: 'utf8' })) as { run_time_ns?: number; run_cnt?: number };
+  const info = JSON.parse(execFileSync('bpftool', ['-j', 'prog', 'show', 'id', String(id)], { encoding: 'utf8' })) as {
+    run_time_ns?: number;
+    run_cnt?: number;
+  };
   return { ns: info.run_time_ns ?? 0, count: info.run_cnt ?? 0 };
 }
 
@@ -96,14 +101,31 @@ function ksoftirqdNs(): number {
 
 /** Compiles the floor with the pod device's ifindex and the MACs of the pod0 -> eth0 hop. */
 async function buildFloor(rig: NatRig, dir: string): Promise<string> {
-  const [link] = JSON.parse(await rig.in(rig.node, 'ip', '-j', 'link', 'show', 'dev', 'pod0')) as Array<{ ifindex: number; address: string }>;
+  const [link] = JSON.parse(await rig.in(rig.node, 'ip', '-j', 'link', 'show', 'dev', 'pod0')) as Array<{
+    ifindex: number;
+    address: string;
+  }>;
   const podMac = await rig.mac(rig.pod, 'eth0');
-  const bytes = (mac: string) => mac.split(':').map((b) => `0x${b}`).join(',');
+  const bytes = (mac: string) =>
+    mac
+      .split(':')
+      .map((b) => `0x${b}`)
+      .join(',');
   const out = path.join(dir, 'tc_floor.bpf.o');
   const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
   execFileSync('clang', [
-    '-O2', '-g', '-target', 'bpf', `-I${arch}`, `-DFLOOR_IFINDEX=${link.ifindex}`, `-DFLOOR_DMAC=${bytes(podMac)}`,
-    `-DFLOOR_SMAC=${bytes(link.address)}`, '-c', FLOOR_SOURCE, '-o', out,
+    '-O2',
+    '-g',
+    '-target',
+    'bpf',
+    `-I${arch}`,
+    `-DFLOOR_IFINDEX=${link.ifindex}`,
+    `-DFLOOR_DMAC=${bytes(podMac)}`,
+    `-DFLOOR_SMAC=${bytes(link.address)}`,
+    '-c',
+    FLOOR_SOURCE,
+    '-o',
+    out,
   ]);
   return out;
 }
@@ -116,7 +138,21 @@ async function use(rig: NatRig, variant: Variant): Promise<void> {
   if (variant === 'floor') {
     rig.maps().sync([]);
     await rig.in(rig.node, 'tc', 'qdisc', 'replace', 'dev', 'ext0', 'clsact');
-    await rig.in(rig.node, 'tc', 'filter', 'add', 'dev', 'ext0', 'ingress', 'bpf', 'direct-action', 'obj', floorObject, 'sec', 'tc');
+    await rig.in(
+      rig.node,
+      'tc',
+      'filter',
+      'add',
+      'dev',
+      'ext0',
+      'ingress',
+      'bpf',
+      'direct-action',
+      'obj',
+      floorObject,
+      'sec',
+      'tc',
+    );
   } else if (variant === 'ebpf') {
     inProgramId = (await rig.attach()).filters.in;
     rig.maps().sync([{ elasticIP: EIP, address: POD }]);
@@ -131,7 +167,9 @@ async function use(rig: NatRig, variant: Variant): Promise<void> {
 }
 
 function background(ns: string, ...args: string[]): Promise<ChildProcess> {
-  const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TRAFFIC, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TRAFFIC, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`traffic.py ${args.join(' ')} exited ${code}`)));
@@ -142,22 +180,53 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
   await use(rig, variant);
   // Latency and TCP first, on a clean conntrack table; the flood (which fills it) last. The floor
   // forwards one way only: it has no round trip.
-  const rtt = variant === 'floor'
-    ? { rtts: [NaN], lost: 0 }
-    : JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as { rtts: number[]; lost: number };
+  const rtt =
+    variant === 'floor'
+      ? { rtts: [NaN], lost: 0 }
+      : (JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as {
+          rtts: number[];
+          lost: number;
+        });
   const sorted = [...rtt.rtts].sort((a, b) => a - b);
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  const tcp = variant === 'floor'
-    ? { bytesPerSecond: NaN }
-    : JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'tcp-blast', EIP, '5001', String(SECONDS))) as { bytesPerSecond: number };
+  const tcp =
+    variant === 'floor'
+      ? { bytesPerSecond: NaN }
+      : (JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'tcp-blast', EIP, '5001', String(SECONDS))) as {
+          bytesPerSecond: number;
+        });
   const before = await rxPackets(rig);
   const progBefore = variant === 'ebpf' ? programStats(inProgramId) : undefined;
   const softirqBefore = ksoftirqdNs();
   const rusage = path.join(os.tmpdir(), `juneau-bench-nat-rusage-${process.pid}`);
   const t0 = process.hrtime.bigint();
-  await rig.in(rig.router, '/usr/bin/time', '-o', rusage, '-f', '%U %S', 'timeout', '-s', 'INT', String(SECONDS), 'taskset', '-c', '1', 'trafgen', '--dev', 'r0', '--conf', config, '--cpus', '1', '-q').catch((err: { code?: number }) => {
-    if (err.code !== 124 && err.code !== 0 && err.code !== 1) throw err; // time(1) exits 1 when its child was interrupted
-  });
+  await rig
+    .in(
+      rig.router,
+      '/usr/bin/time',
+      '-o',
+      rusage,
+      '-f',
+      '%U %S',
+      'timeout',
+      '-s',
+      'INT',
+      String(SECONDS),
+      'taskset',
+      '-c',
+      '1',
+      'trafgen',
+      '--dev',
+      'r0',
+      '--conf',
+      config,
+      '--cpus',
+      '1',
+      '-q',
+    )
+    .catch((err: { code?: number }) => {
+      if (err.code !== 124 && err.code !== 0 && err.code !== 1) throw err; // time(1) exits 1 when its child was interrupted
+    });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const packets = (await rxPackets(rig)) - before;
   const pps = packets / seconds;
@@ -174,7 +243,17 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
     const after = programStats(inProgramId);
     nsPerPacket = (after.ns - progBefore.ns) / Math.max(1, after.count - progBefore.count);
   }
-  return { pps, cpuUs, conntrack, p50: pct(50), p99: pct(99), lost: rtt.lost, tcp: tcp.bytesPerSecond, nsPerPacket, nodeUs: NaN };
+  return {
+    pps,
+    cpuUs,
+    conntrack,
+    p50: pct(50),
+    p99: pct(99),
+    lost: rtt.lost,
+    tcp: tcp.bytesPerSecond,
+    nsPerPacket,
+    nodeUs: NaN,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -202,22 +281,33 @@ async function main(): Promise<void> {
         const variant = VARIANTS[(k + round) % VARIANTS.length];
         const s = await measure(rig, variant, config);
         samples[variant].push(s);
-        const rest = variant === 'floor' ? '' : `, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${(s.tcp * 8 / 1e9).toFixed(2)} Gbit/s`;
-        console.log(`round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}${rest}`);
+        const rest =
+          variant === 'floor'
+            ? ''
+            : `, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${((s.tcp * 8) / 1e9).toFixed(2)} Gbit/s`;
+        console.log(
+          `round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}${rest}`,
+        );
       }
       // The node's cost this round: the variant's CPU time per packet over the floor's, same round.
       const floorUs = samples.floor[round].cpuUs;
       for (const v of ['ebpf', 'nft'] as const) samples[v][round].nodeUs = samples[v][round].cpuUs - floorUs;
-      console.log(`round ${round + 1} CPU per packet: ebpf ${samples.ebpf[round].cpuUs.toFixed(2)} µs, nft ${samples.nft[round].cpuUs.toFixed(2)} µs, floor ${floorUs.toFixed(2)} µs; node cost ebpf ${samples.ebpf[round].nodeUs.toFixed(2)} µs, nft ${samples.nft[round].nodeUs.toFixed(2)} µs`);
+      console.log(
+        `round ${round + 1} CPU per packet: ebpf ${samples.ebpf[round].cpuUs.toFixed(2)} µs, nft ${samples.nft[round].cpuUs.toFixed(2)} µs, floor ${floorUs.toFixed(2)} µs; node cost ebpf ${samples.ebpf[round].nodeUs.toFixed(2)} µs, nft ${samples.nft[round].nodeUs.toFixed(2)} µs`,
+      );
     }
     const m = (v: Variant, f: keyof Sample) => median(samples[v].map((s) => s[f]));
     console.log('\nmedian over rounds:');
     for (const v of VARIANTS) {
       if (v === 'floor') {
-        console.log(`  floor ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet (generator, veths, pod)`);
+        console.log(
+          `  floor ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet (generator, veths, pod)`,
+        );
         continue;
       }
-      console.log(`  ${v.padEnd(5)} ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet, node cost ${m(v, 'nodeUs').toFixed(2)} µs (${Math.round(1e6 / m(v, 'nodeUs')).toLocaleString('en')} packets per CPU-second)   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${(m(v, 'tcp') * 8 / 1e9).toFixed(2)} Gbit/s`);
+      console.log(
+        `  ${v.padEnd(5)} ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet, node cost ${m(v, 'nodeUs').toFixed(2)} µs (${Math.round(1e6 / m(v, 'nodeUs')).toLocaleString('en')} packets per CPU-second)   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${((m(v, 'tcp') * 8) / 1e9).toFixed(2)} Gbit/s`,
+      );
     }
     console.log(`  tc_nat_in: ${Math.round(m('ebpf', 'nsPerPacket'))} ns per packet inside the program`);
     // Node cost from the medians: a round's own difference is too close to the noise of one flood
@@ -225,8 +315,12 @@ async function main(): Promise<void> {
     // small differences would amplify it. tc_nat_in's own time (bpf_stats, steady) bounds the
     // ebpf side from below.
     const nodeUs = (v: Variant) => m(v, 'cpuUs') - m('floor', 'cpuUs');
-    console.log(`  node cost from the medians: ebpf ${nodeUs('ebpf').toFixed(2)} µs (tc_nat_in alone ${(m('ebpf', 'nsPerPacket') / 1e3).toFixed(2)} µs), nft ${nodeUs('nft').toFixed(2)} µs per packet`);
-    console.log(`  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x end to end, ${(m('nft', 'cpuUs') / m('ebpf', 'cpuUs')).toFixed(2)}x by CPU per packet, ${(nodeUs('nft') / Math.max(nodeUs('ebpf'), m('ebpf', 'nsPerPacket') / 1e3)).toFixed(2)}x by node cost (ebpf's taken as at least tc_nat_in's own time), p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`);
+    console.log(
+      `  node cost from the medians: ebpf ${nodeUs('ebpf').toFixed(2)} µs (tc_nat_in alone ${(m('ebpf', 'nsPerPacket') / 1e3).toFixed(2)} µs), nft ${nodeUs('nft').toFixed(2)} µs per packet`,
+    );
+    console.log(
+      `  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x end to end, ${(m('nft', 'cpuUs') / m('ebpf', 'cpuUs')).toFixed(2)}x by CPU per packet, ${(nodeUs('nft') / Math.max(nodeUs('ebpf'), m('ebpf', 'nsPerPacket') / 1e3)).toFixed(2)}x by node cost (ebpf's taken as at least tc_nat_in's own time), p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`,
+    );
   } finally {
     fs.writeFileSync('/proc/sys/kernel/bpf_stats_enabled', statsWere);
     for (const s of servers) s.kill('SIGKILL');

@@ -31,10 +31,17 @@ export async function settledNode(rig: FailoverRig): Promise<string> {
 
 /** The node whose MAC the router's neighbour entry for the VIP holds, after one connection (from a flushed entry with `flush`). */
 export async function cachedNode(rig: FailoverRig, flush = false): Promise<string> {
-  const out = await cmd('nsenter', [`--net=/var/run/netns/${rig.router}`, 'bash', '-c', `${flush ? `ip neigh flush to ${rig.vip} dev eth0; ` : ''}curl -s -m 2 -o /dev/null http://${rig.vip}/; ip neigh show to ${rig.vip} dev eth0`]);
+  const out = await cmd('nsenter', [
+    `--net=/var/run/netns/${rig.router}`,
+    'bash',
+    '-c',
+    `${flush ? `ip neigh flush to ${rig.vip} dev eth0; ` : ''}curl -s -m 2 -o /dev/null http://${rig.vip}/; ip neigh show to ${rig.vip} dev eth0`,
+  ]);
   const mac = /lladdr ([0-9a-f:]{17})/.exec(out)?.[1];
   for (const n of rig.box.nodes) {
-    const [link] = JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>;
+    const [link] = JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
+      address: string;
+    }>;
     if (link.address === mac) return n.name;
   }
   throw new Error(`the router's entry for ${rig.vip} (${out.trim()}) names no node`);
@@ -45,23 +52,41 @@ export async function cachedNode(rig: FailoverRig, flush = false): Promise<strin
  * node has no ready local endpoint); seconds until a connection from the router is served by the
  * other backend node. The node is uncordoned and the Deployment whole again before returning.
  */
-export async function backendGone(rig: FailoverRig, limitSeconds = 120): Promise<{ from: string; to: string; seconds: number }> {
+export async function backendGone(
+  rig: FailoverRig,
+  limitSeconds = 120,
+): Promise<{ from: string; to: string; seconds: number }> {
   const from = await settledNode(rig);
   const to = rig.backendNodes.find((n) => n !== from);
-  if (!to || !rig.backendNodes.includes(from)) throw new Error(`the router caches ${from}, not one of the backend nodes ${rig.backendNodes.join(', ')}`);
-  const pods = JSON.parse(await rig.kubectl(['get', 'pods', '-l', 'app=echo', '--field-selector', `spec.nodeName=${from}`, '-o', 'json'])) as { items: Array<{ metadata: { name: string } }> };
+  if (!to || !rig.backendNodes.includes(from))
+    throw new Error(`the router caches ${from}, not one of the backend nodes ${rig.backendNodes.join(', ')}`);
+  const pods = JSON.parse(
+    await rig.kubectl(['get', 'pods', '-l', 'app=echo', '--field-selector', `spec.nodeName=${from}`, '-o', 'json']),
+  ) as { items: Array<{ metadata: { name: string } }> };
   await rig.kubectl(['cordon', from]);
   try {
-    const loop = cmd('nsenter', [`--net=/var/run/netns/${rig.router}`, 'bash', '-c', `end=$(( $(date +%s) + ${limitSeconds} ))
+    const loop = cmd(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${rig.router}`,
+        'bash',
+        '-c',
+        `end=$(( $(date +%s) + ${limitSeconds} ))
 while [ $(date +%s) -lt $end ]; do
   page=$(curl -s -m 1 http://${rig.vip}/); t=$(date +%s.%N)
   case "$page" in *"node=${to}"*) echo "$t"; exit 0;; esac
   sleep 0.1
-done; echo never`], { timeoutMs: (limitSeconds + 30) * 1000 });
+done; echo never`,
+      ],
+      { timeoutMs: (limitSeconds + 30) * 1000 },
+    );
     const t0 = Date.now() / 1000;
     await rig.kubectl(['delete', 'pod', pods.items[0].metadata.name, '--wait=false']);
     const out = (await loop).trim();
-    if (out === 'never') throw new Error(`no connection to ${rig.vip} was served by ${to} within ${limitSeconds} s of the backend's removal on ${from}`);
+    if (out === 'never')
+      throw new Error(
+        `no connection to ${rig.vip} was served by ${to} within ${limitSeconds} s of the backend's removal on ${from}`,
+      );
     return { from, to, seconds: Number(out) - t0 };
   } finally {
     await rig.kubectl(['uncordon', from]);
@@ -75,23 +100,39 @@ done; echo never`], { timeoutMs: (limitSeconds + 30) * 1000 });
  * its veth down). Seconds until a connection from the router is served by the other backend node.
  * The link comes back and `restore` brings the component back before returning.
  */
-export async function nodeCrash(rig: FailoverRig, kill: (node: string) => Promise<void>, restore: (node: string) => Promise<void>, limitSeconds = 180): Promise<{ from: string; to: string; seconds: number }> {
+export async function nodeCrash(
+  rig: FailoverRig,
+  kill: (node: string) => Promise<void>,
+  restore: (node: string) => Promise<void>,
+  limitSeconds = 180,
+): Promise<{ from: string; to: string; seconds: number }> {
   const from = await settledNode(rig);
   const to = rig.backendNodes.find((n) => n !== from);
-  if (!to || !rig.backendNodes.includes(from)) throw new Error(`the router caches ${from}, not one of the backend nodes ${rig.backendNodes.join(', ')}`);
+  if (!to || !rig.backendNodes.includes(from))
+    throw new Error(`the router caches ${from}, not one of the backend nodes ${rig.backendNodes.join(', ')}`);
   const hostVeth = rig.box.nodes.find((n) => n.name === from)!.hostVeth;
   try {
-    const loop = cmd('nsenter', [`--net=/var/run/netns/${rig.router}`, 'bash', '-c', `end=$(( $(date +%s) + ${limitSeconds} ))
+    const loop = cmd(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${rig.router}`,
+        'bash',
+        '-c',
+        `end=$(( $(date +%s) + ${limitSeconds} ))
 while [ $(date +%s) -lt $end ]; do
   page=$(curl -s -m 1 http://${rig.vip}/); t=$(date +%s.%N)
   case "$page" in *"node=${to}"*) echo "$t"; exit 0;; esac
   sleep 0.1
-done; echo never`], { timeoutMs: (limitSeconds + 30) * 1000 });
+done; echo never`,
+      ],
+      { timeoutMs: (limitSeconds + 30) * 1000 },
+    );
     const t0 = Date.now() / 1000;
     await kill(from);
     await cmd('ip', ['link', 'set', 'dev', hostVeth, 'down']);
     const out = (await loop).trim();
-    if (out === 'never') throw new Error(`no connection to ${rig.vip} was served by ${to} within ${limitSeconds} s of ${from}'s crash`);
+    if (out === 'never')
+      throw new Error(`no connection to ${rig.vip} was served by ${to} within ${limitSeconds} s of ${from}'s crash`);
     return { from, to, seconds: Number(out) - t0 };
   } finally {
     await cmd('ip', ['link', 'set', 'dev', hostVeth, 'up']);

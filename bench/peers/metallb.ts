@@ -39,7 +39,9 @@ export function buildMetalLB(): { binDir: string; moduleDir: string; version: st
 }
 
 function speakerPods(box: BoxState): string {
-  return box.nodes.map((n) => `apiVersion: v1
+  return box.nodes
+    .map(
+      (n) => `apiVersion: v1
 kind: Pod
 metadata:
   name: speaker-${n.name}
@@ -50,7 +52,9 @@ spec:
   hostNetwork: true
   tolerations: [{ operator: Exists }]
   containers: [{ name: identity, image: ${PAUSE_IMAGE}, imagePullPolicy: Never }]
-`).join('---\n');
+`,
+    )
+    .join('---\n');
 }
 
 function poolManifest(addresses: string): string {
@@ -88,15 +92,30 @@ async function stopChild(child: ChildProcess): Promise<void> {
  * Installs MetalLB's CRDs, pool and advertisement and starts its controller and one speaker per
  * node. `kubeconfig` must name a server the nodes can reach (the box's API server address).
  */
-export async function startMetalLB(opts: { box: BoxState; kubectl: Kubectl; kubeconfig: string; addresses: string; work: string }): Promise<MetalLB> {
+export async function startMetalLB(opts: {
+  box: BoxState;
+  kubectl: Kubectl;
+  kubeconfig: string;
+  addresses: string;
+  work: string;
+}): Promise<MetalLB> {
   const { box, kubectl, kubeconfig, work } = opts;
   const { binDir, moduleDir, version } = buildMetalLB();
   await kubectl(['create', 'namespace', METALLB_NS]);
   const crdDir = path.join(moduleDir, 'config', 'crd', 'bases');
-  for (const f of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const f of fs
+    .readdirSync(crdDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     await kubectl(['apply', '--server-side', '-f', path.join(crdDir, f)]);
   }
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/ipaddresspools.metallb.io', 'crd/l2advertisements.metallb.io']);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/ipaddresspools.metallb.io',
+    'crd/l2advertisements.metallb.io',
+  ]);
   await kubectl(['apply', '--server-side', '-f', '-'], poolManifest(opts.addresses));
   await kubectl(['apply', '--server-side', '-f', '-'], speakerPods(box));
   await kubectl(['-n', METALLB_NS, 'wait', '--for=condition=Ready', '--timeout=180s', 'pod', '-l', 'app=metallb']);
@@ -107,21 +126,42 @@ export async function startMetalLB(opts: { box: BoxState; kubectl: Kubectl; kube
   fs.writeFileSync(path.join(keyDir, 'secretkey'), randomBytes(16).toString('hex'));
 
   const env = { KUBECONFIG: kubeconfig };
-  const controller = launch(path.join(binDir, 'controller'), [`--namespace=${METALLB_NS}`, '--webhook-mode=disabled', '--disable-cert-rotation', `--port=${17472 + box.subnet}`], env, path.join(work, 'metallb-controller.log'));
+  const controller = launch(
+    path.join(binDir, 'controller'),
+    [`--namespace=${METALLB_NS}`, '--webhook-mode=disabled', '--disable-cert-rotation', `--port=${17472 + box.subnet}`],
+    env,
+    path.join(work, 'metallb-controller.log'),
+  );
   const speakers = new Map<string, ChildProcess>();
   const startSpeaker = (name: string) => {
     const n = box.nodes.find((x) => x.name === name)!;
-    speakers.set(n.name, launch('nsenter', [
-      `--net=/var/run/netns/${n.netns}`, path.join(binDir, 'speaker'),
-      `--namespace=${METALLB_NS}`, `--node-name=${n.name}`, `--pod-name=speaker-${n.name}`, `--host=${n.ip}`,
-      `--ml-bindaddr=${n.ip}`, `--ml-bindport=${ML_PORT}`, '--ml-labels=app=metallb,component=speaker', `--ml-secret-key-path=${keyDir}`,
-    ], env, path.join(work, `metallb-speaker-${n.name}.log`)));
+    speakers.set(
+      n.name,
+      launch(
+        'nsenter',
+        [
+          `--net=/var/run/netns/${n.netns}`,
+          path.join(binDir, 'speaker'),
+          `--namespace=${METALLB_NS}`,
+          `--node-name=${n.name}`,
+          `--pod-name=speaker-${n.name}`,
+          `--host=${n.ip}`,
+          `--ml-bindaddr=${n.ip}`,
+          `--ml-bindport=${ML_PORT}`,
+          '--ml-labels=app=metallb,component=speaker',
+          `--ml-secret-key-path=${keyDir}`,
+        ],
+        env,
+        path.join(work, `metallb-speaker-${n.name}.log`),
+      ),
+    );
   };
   for (const n of box.nodes) startSpeaker(n.name);
   const all = () => [controller, ...speakers.values()];
   await sleep(2000);
   const dead = all().filter((c) => c.exitCode !== null || c.signalCode !== null);
-  if (dead.length > 0) throw new Error(`MetalLB exited at start (${dead.length} of ${all().length} processes); logs in ${work}`);
+  if (dead.length > 0)
+    throw new Error(`MetalLB exited at start (${dead.length} of ${all().length} processes); logs in ${work}`);
   return {
     version,
     controller,

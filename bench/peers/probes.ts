@@ -21,10 +21,22 @@ function hexMac(mac: string): string[] {
 /** One trafgen packet: broadcast "who has `target`, tell `senderIp`" from `mac`, sender hardware address `sha`. */
 function request(mac: string, sha: string[], senderIp: string, target: string): string {
   return `{ ${[
-    ...Array(6).fill('0xff'), ...hexMac(mac), '0x08', '0x06',
-    '0x00', '0x01', '0x08', '0x00', '6', '4', '0x00', '0x01',
-    ...sha, ...hexIp(senderIp),
-    ...Array(6).fill('0x00'), ...hexIp(target),
+    ...Array(6).fill('0xff'),
+    ...hexMac(mac),
+    '0x08',
+    '0x06',
+    '0x00',
+    '0x01',
+    '0x08',
+    '0x00',
+    '6',
+    '4',
+    '0x00',
+    '0x01',
+    ...sha,
+    ...hexIp(senderIp),
+    ...Array(6).fill('0x00'),
+    ...hexIp(target),
   ].join(', ')} }\n`;
 }
 
@@ -48,7 +60,25 @@ export interface Latency {
 export async function arpLatency(p: Prober, targets: string[], batches: number): Promise<Latency[]> {
   const file = path.join(p.dir, `latency-${Date.now()}.pcap`);
   let stderr = '';
-  const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${p.router}`, 'tcpdump', '-Z', 'root', '-B', '8192', '-n', '-i', 'eth0', '--time-stamp-precision=nano', '-w', file, 'arp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tcpdump = spawn(
+    'nsenter',
+    [
+      `--net=/var/run/netns/${p.router}`,
+      'tcpdump',
+      '-Z',
+      'root',
+      '-B',
+      '8192',
+      '-n',
+      '-i',
+      'eth0',
+      '--time-stamp-precision=nano',
+      '-w',
+      file,
+      'arp',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   tcpdump.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   try {
     for (const until = Date.now() + 10_000; !stderr.includes('listening on'); await sleep(20)) {
@@ -59,10 +89,23 @@ export async function arpLatency(p: Prober, targets: string[], batches: number):
       for (let k = 0; k < targets.length; k++) {
         const target = targets[(k + b) % targets.length];
         let conf = '';
-        for (let i = b * BATCH; i < (b + 1) * BATCH; i++) conf += request(p.mac, [...PROBE_OUI, i >> 8, i & 0xff].map(hex), p.senderIp, target);
+        for (let i = b * BATCH; i < (b + 1) * BATCH; i++)
+          conf += request(p.mac, [...PROBE_OUI, i >> 8, i & 0xff].map(hex), p.senderIp, target);
         const f = path.join(p.dir, 'probe.cfg');
         fs.writeFileSync(f, conf);
-        await inNetns(p.router, 'trafgen', ['--dev', 'eth0', '--conf', f, '--cpus', '1', '-q', '-n', String(BATCH), '--gap', PROBE_GAP]);
+        await inNetns(p.router, 'trafgen', [
+          '--dev',
+          'eth0',
+          '--conf',
+          f,
+          '--cpus',
+          '1',
+          '-q',
+          '-n',
+          String(BATCH),
+          '--gap',
+          PROBE_GAP,
+        ]);
       }
     }
     await sleep(1300); // libpcap's open block retires after 1 s
@@ -88,7 +131,9 @@ function concerns({ data }: TimedFrame, clientMac: Buffer, ip: Buffer): boolean 
 }
 
 async function rxPackets(router: string): Promise<number> {
-  const [link] = JSON.parse(await inNetns(router, 'ip', ['-s', '-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ stats64: { rx: { packets: number } } }>;
+  const [link] = JSON.parse(await inNetns(router, 'ip', ['-s', '-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
+    stats64: { rx: { packets: number } };
+  }>;
   return link.stats64.rx.packets;
 }
 
@@ -100,7 +145,10 @@ export function cpuSeconds(pid: number): number {
 }
 
 /** CPU seconds each pid used while `during` ran. */
-export async function cpuDuring(pids: Record<string, number>, during: () => Promise<void>): Promise<Record<string, number>> {
+export async function cpuDuring(
+  pids: Record<string, number>,
+  during: () => Promise<void>,
+): Promise<Record<string, number>> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
   await during();
   return Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - before[k]]));
@@ -113,7 +161,25 @@ export async function arpFlood(p: Prober, target: string, seconds: number): Prom
   const sentBefore = await rxPackets(p.router);
   const t0 = process.hrtime.bigint();
   // trafgen exits non-zero on SIGINT: the flood's end, not a failure.
-  await cmd('nsenter', [`--net=/var/run/netns/${p.router}`, 'timeout', '-s', 'INT', String(seconds), 'trafgen', '--dev', 'eth0', '--conf', f, '--cpus', '1', '-q'], { timeoutMs: (seconds + 30) * 1000 }).catch((e: Error) => {
+  await cmd(
+    'nsenter',
+    [
+      `--net=/var/run/netns/${p.router}`,
+      'timeout',
+      '-s',
+      'INT',
+      String(seconds),
+      'trafgen',
+      '--dev',
+      'eth0',
+      '--conf',
+      f,
+      '--cpus',
+      '1',
+      '-q',
+    ],
+    { timeoutMs: (seconds + 30) * 1000 },
+  ).catch((e: Error) => {
     if (!/\(124\)|\(1\)/.test(e.message)) throw e;
   });
   const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;

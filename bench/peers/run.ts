@@ -14,7 +14,16 @@ import { addRouter, pidsInNetns, pidsOf } from '../../test/box/upstream';
 import { backendGone, nodeCrash } from './failover';
 import { startMetalLB } from './metallb';
 import { arpFlood, arpLatency, cpuDuring, Latency, Prober, summary } from './probes';
-import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor, type Kubectl } from '../../test/box/session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  echoDeployment,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  type Kubectl,
+} from '../../test/box/session';
 
 const CONNECTIONS = 200;
 const FLUSH_EVERY = 10;
@@ -58,14 +67,31 @@ async function replay(rig: Rig, n: number, flushEvery = FLUSH_EVERY): Promise<Co
   mac=$(ip neigh show to ${rig.vip} dev eth0 | grep -o 'lladdr [0-9a-f:]*' | cut -d' ' -f2)
   echo "\${r%% *} \${mac:-none} \${r#* }"
 done`);
-  return out.split('\n').filter(Boolean).map((l) => {
-    const [status, mac, ...rest] = l.split(' ');
-    return { ok: status === 'ok', mac, out: rest.join(' ') };
-  });
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [status, mac, ...rest] = l.split(' ');
+      return { ok: status === 'ok', mac, out: rest.join(' ') };
+    });
 }
 
 async function macsOfNodes(box: BoxState): Promise<Map<string, string>> {
-  return new Map(await Promise.all(box.nodes.map(async (n) => [(JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address, n.name] as const)));
+  return new Map(
+    await Promise.all(
+      box.nodes.map(
+        async (n) =>
+          [
+            (
+              JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
+                address: string;
+              }>
+            )[0].address,
+            n.name,
+          ] as const,
+      ),
+    ),
+  );
 }
 
 async function tally(rig: Rig, conns: Connection[]): Promise<Record<string, number>> {
@@ -96,15 +122,17 @@ async function firstKernelToAnswer(rig: Rig): Promise<string> {
   }
   for (const n of rig.box.nodes) await inNetns(n.netns, 'ip', ['addr', 'del', `${probe}/32`, 'dev', 'lo']);
   log(`first kernel to answer a broadcast request, 3 probes: ${firsts.join(', ')}`);
-  if (new Set(firsts).size !== 1 || firsts[0] === 'none') throw new Error(`no single first answerer on this bridge: ${firsts.join(', ')}`);
+  if (new Set(firsts).size !== 1 || firsts[0] === 'none')
+    throw new Error(`no single first answerer on this bridge: ${firsts.join(', ')}`);
   return firsts[0];
 }
 
 /** The one Service both peers serve: only what selects the implementation differs. */
 function echoService(rig: Rig, peer: 'metallb' | 'juneau'): string {
-  const select = peer === 'metallb'
-    ? `  annotations: { metallb.io/loadBalancerIPs: "${rig.vip}" }\nspec:\n`
-    : `  annotations:\n    juneau.loutres.me/load-balancer-external-network: bench-net\n    juneau.loutres.me/load-balancer-requested-ip: "${rig.vip}"\nspec:\n  loadBalancerClass: juneau.loutres.me/load-balancer\n`;
+  const select =
+    peer === 'metallb'
+      ? `  annotations: { metallb.io/loadBalancerIPs: "${rig.vip}" }\nspec:\n`
+      : `  annotations:\n    juneau.loutres.me/load-balancer-external-network: bench-net\n    juneau.loutres.me/load-balancer-requested-ip: "${rig.vip}"\nspec:\n  loadBalancerClass: juneau.loutres.me/load-balancer\n`;
   return `apiVersion: v1
 kind: Service
 metadata:
@@ -130,7 +158,10 @@ async function waitForHttp(rig: Rig, what: string): Promise<void> {
 /** arp_ignore/arp_announce as kube-proxy's ipvs mode sets them with `strictARP: true` (1/2) or leaves them (0/0). */
 async function strictArp(rig: Rig, on: boolean): Promise<void> {
   for (const n of rig.box.nodes) {
-    await inNetns(n.netns, 'sh', ['-c', `sysctl -qw net.ipv4.conf.all.arp_ignore=${on ? 1 : 0} net.ipv4.conf.all.arp_announce=${on ? 2 : 0}`]);
+    await inNetns(n.netns, 'sh', [
+      '-c',
+      `sysctl -qw net.ipv4.conf.all.arp_ignore=${on ? 1 : 0} net.ipv4.conf.all.arp_announce=${on ? 2 : 0}`,
+    ]);
   }
 }
 
@@ -149,14 +180,25 @@ async function seedReplay(rig: Rig, label: string, res: PhaseResult): Promise<Co
   const byNode = await tally(rig, conns);
   const failed = conns.filter((c) => !c.ok).length;
   res.seed[label] = { failed, byNode, macs: macs.length };
-  log(`(a) ${label}: ${failed}/${CONNECTIONS} connections failed; MACs answering one arping: ${macs.length}; by the node the router cached: ${JSON.stringify(byNode)}`);
+  log(
+    `(a) ${label}: ${failed}/${CONNECTIONS} connections failed; MACs answering one arping: ${macs.length}; by the node the router cached: ${JSON.stringify(byNode)}`,
+  );
   return conns;
 }
 
 /** Latency of `targets` interleaved, then FLOOD_ROUNDS floods of each, the order rotating. */
-async function arpFigures(rig: Rig, targets: Record<string, string>, res: PhaseResult, cpuOf: Record<string, Record<string, number>>): Promise<void> {
+async function arpFigures(
+  rig: Rig,
+  targets: Record<string, string>,
+  res: PhaseResult,
+  cpuOf: Record<string, Record<string, number>>,
+): Promise<void> {
   const names = Object.keys(targets);
-  const lat = await arpLatency(rig.prober, names.map((n) => targets[n]), LATENCY_BATCHES);
+  const lat = await arpLatency(
+    rig.prober,
+    names.map((n) => targets[n]),
+    LATENCY_BATCHES,
+  );
   names.forEach((n, i) => {
     res.latency[n] = lat[i];
     log(`(b) ARP latency, ${n}: ${summary(lat[i])}`);
@@ -169,8 +211,17 @@ async function arpFigures(rig: Rig, targets: Record<string, string>, res: PhaseR
         rate = await arpFlood(rig.prober, targets[n], FLOOD_SECONDS);
       });
       (res.flood[n] ??= []).push(rate);
-      for (const [c, s] of Object.entries(cpu)) res.cpuFlood[`${c} (flood of ${n})`] = (res.cpuFlood[`${c} (flood of ${n})`] ?? 0) + s / FLOOD_ROUNDS;
-      log(`(b) flood round ${r + 1}, ${n}: ${Math.round(rate).toLocaleString('en-US')} replies/s${Object.keys(cpu).length ? `; CPU ${Object.entries(cpu).map(([c, s]) => `${c} ${s.toFixed(2)} s`).join(', ')}` : ''}`);
+      for (const [c, s] of Object.entries(cpu))
+        res.cpuFlood[`${c} (flood of ${n})`] = (res.cpuFlood[`${c} (flood of ${n})`] ?? 0) + s / FLOOD_ROUNDS;
+      log(
+        `(b) flood round ${r + 1}, ${n}: ${Math.round(rate).toLocaleString('en-US')} replies/s${
+          Object.keys(cpu).length
+            ? `; CPU ${Object.entries(cpu)
+                .map(([c, s]) => `${c} ${s.toFixed(2)} s`)
+                .join(', ')}`
+            : ''
+        }`,
+      );
     }
   }
 }
@@ -185,7 +236,13 @@ async function idleCpu(pids: Record<string, number>, res: PhaseResult): Promise<
 
 const newResult = (): PhaseResult => ({ seed: {}, latency: {}, flood: {}, cpuIdle: {}, cpuFlood: {}, failover: {} });
 
-async function crash(rig: Rig, label: string, res: PhaseResult, kill: (node: string) => Promise<void>, restore: (node: string) => Promise<void>): Promise<void> {
+async function crash(
+  rig: Rig,
+  label: string,
+  res: PhaseResult,
+  kill: (node: string) => Promise<void>,
+  restore: (node: string) => Promise<void>,
+): Promise<void> {
   const r = await nodeCrash(rig, kill, restore);
   res.failover[label] = r.seconds;
   log(`(c) ${label}: ${r.from} crashed -> the router served by ${r.to} after ${r.seconds.toFixed(2)} s`);
@@ -199,8 +256,16 @@ async function failover(rig: Rig, label: string, res: PhaseResult): Promise<void
 
 async function metallbPhase(rig: Rig, work: string): Promise<PhaseResult> {
   const res = newResult();
-  const mlb = await startMetalLB({ box: rig.box, kubectl: rig.kubectl, kubeconfig: rig.nodeKubeconfig, addresses: rig.pool, work });
-  log(`MetalLB ${mlb.version}: controller pid ${mlb.controller.pid}, speakers ${[...mlb.speakers].map(([n, c]) => `${n}=${c.pid}`).join(' ')}`);
+  const mlb = await startMetalLB({
+    box: rig.box,
+    kubectl: rig.kubectl,
+    kubeconfig: rig.nodeKubeconfig,
+    addresses: rig.pool,
+    work,
+  });
+  log(
+    `MetalLB ${mlb.version}: controller pid ${mlb.controller.pid}, speakers ${[...mlb.speakers].map(([n, c]) => `${n}=${c.pid}`).join(' ')}`,
+  );
   try {
     await rig.kubectl(['apply', '--server-side', '-f', '-'], echoService(rig, 'metallb'));
     await waitForHttp(rig, 'MetalLB');
@@ -215,12 +280,18 @@ async function metallbPhase(rig: Rig, work: string): Promise<PhaseResult> {
     await arpFigures(rig, { 'MetalLB speaker': rig.vip, kernel: kernelIp }, res, { 'MetalLB speaker': speakerPids });
     await idleCpu({ ...speakerPids, 'MetalLB controller': mlb.controller.pid! }, res);
     await failover(rig, 'MetalLB (strictARP true), backend unready on the answering node', res);
-    await crash(rig, 'MetalLB (strictARP true), node crash (speaker SIGKILLed, link cut)', res, async (node) => {
-      mlb.speakers.get(node)!.kill('SIGKILL');
-    }, async (node) => {
-      mlb.restartSpeaker(node);
-      await rig.kubectl(['wait', '--for=condition=Ready', `node/${node}`, '--timeout=180s']);
-    });
+    await crash(
+      rig,
+      'MetalLB (strictARP true), node crash (speaker SIGKILLed, link cut)',
+      res,
+      async (node) => {
+        mlb.speakers.get(node)!.kill('SIGKILL');
+      },
+      async (node) => {
+        mlb.restartSpeaker(node);
+        await rig.kubectl(['wait', '--for=condition=Ready', `node/${node}`, '--timeout=180s']);
+      },
+    );
   } finally {
     await strictArp(rig, false);
     await rig.kubectl(['delete', 'service', 'echo', '--wait=true']);
@@ -232,7 +303,9 @@ async function metallbPhase(rig: Rig, work: string): Promise<PhaseResult> {
 async function juneauPhase(rig: Rig): Promise<PhaseResult> {
   const res = newResult();
   await installJuneau(rig.kubectl);
-  await rig.kubectl(['apply', '--server-side', '-f', '-'], `apiVersion: juneau.loutres.me/v1alpha1
+  await rig.kubectl(
+    ['apply', '--server-side', '-f', '-'],
+    `apiVersion: juneau.loutres.me/v1alpha1
 kind: AddressPool
 metadata: { name: bench-pool }
 spec: { addresses: ["${rig.pool}"], advertiseMode: arp }
@@ -241,27 +314,49 @@ apiVersion: juneau.loutres.me/v1alpha1
 kind: ExternalNetwork
 metadata: { name: bench-net }
 spec: { addressPools: [bench-pool], type: arp }
-`);
+`,
+  );
   await rig.kubectl(['apply', '--server-side', '-f', '-'], echoService(rig, 'juneau'));
   await waitForHttp(rig, 'Juneau');
   const conns = await seedReplay(rig, 'Juneau (guard on), strictARP false', res);
-  if (conns.some((c) => !c.ok)) failures.push(`Juneau: ${conns.filter((c) => !c.ok).length}/${CONNECTIONS} seed-004 connections failed (none may)`);
-  if (res.seed['Juneau (guard on), strictARP false'].macs !== 1) failures.push(`Juneau: ${res.seed['Juneau (guard on), strictARP false'].macs} MACs answered one arping for ${rig.vip} (exactly one must)`);
-  const agentPids = Object.fromEntries(rig.box.nodes.map((n) => {
-    const pids = pidsInNetns(n.netns, 'juneau-agent');
-    if (pids.length !== 1) throw new Error(`expected one juneau-agent on ${n.name}, found ${pids.length}`);
-    return [`agent ${n.name}`, Number(pids[0])];
-  }));
+  if (conns.some((c) => !c.ok))
+    failures.push(`Juneau: ${conns.filter((c) => !c.ok).length}/${CONNECTIONS} seed-004 connections failed (none may)`);
+  if (res.seed['Juneau (guard on), strictARP false'].macs !== 1)
+    failures.push(
+      `Juneau: ${res.seed['Juneau (guard on), strictARP false'].macs} MACs answered one arping for ${rig.vip} (exactly one must)`,
+    );
+  const agentPids = Object.fromEntries(
+    rig.box.nodes.map((n) => {
+      const pids = pidsInNetns(n.netns, 'juneau-agent');
+      if (pids.length !== 1) throw new Error(`expected one juneau-agent on ${n.name}, found ${pids.length}`);
+      return [`agent ${n.name}`, Number(pids[0])];
+    }),
+  );
   const kernelNode = rig.backendNodes[0];
   const kernelIp = rig.box.nodes.find((n) => n.name === kernelNode)!.ip;
-  await arpFigures(rig, { 'Juneau XDP': rig.vip, 'kernel behind Juneau XDP': kernelIp }, res, { 'Juneau XDP': agentPids });
-  if (res.latency['Juneau XDP'].lost > 0) failures.push(`Juneau: ${res.latency['Juneau XDP'].lost} paced ARP probes unanswered (none may be)`);
+  await arpFigures(rig, { 'Juneau XDP': rig.vip, 'kernel behind Juneau XDP': kernelIp }, res, {
+    'Juneau XDP': agentPids,
+  });
+  if (res.latency['Juneau XDP'].lost > 0)
+    failures.push(`Juneau: ${res.latency['Juneau XDP'].lost} paced ARP probes unanswered (none may be)`);
   // This box's controller replicas: other boxes on the machine run juneau-controller too; a box's
   // containers live under its nodes' cgroups (juneau-box-<id>-node-i).
-  const controllers = pidsOf('juneau-controller', (pid) => fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(`juneau-box-${rig.box.id}-`));
-  await idleCpu({ ...agentPids, ...Object.fromEntries(controllers.map((p, i) => [`Juneau controller ${i}`, Number(p)])) }, res);
+  const controllers = pidsOf('juneau-controller', (pid) =>
+    fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(`juneau-box-${rig.box.id}-`),
+  );
+  await idleCpu(
+    { ...agentPids, ...Object.fromEntries(controllers.map((p, i) => [`Juneau controller ${i}`, Number(p)])) },
+    res,
+  );
   await failover(rig, 'Juneau, backend unready on the answering node', res);
-  await rig.kubectl(['patch', 'externalnetwork', 'bench-net', '--type=merge', '-p', '{"spec":{"arp":{"announceOnMove":true}}}']);
+  await rig.kubectl([
+    'patch',
+    'externalnetwork',
+    'bench-net',
+    '--type=merge',
+    '-p',
+    '{"spec":{"arp":{"announceOnMove":true}}}',
+  ]);
   await failover(rig, 'Juneau with spec.arp.announceOnMove, backend unready on the answering node', res);
   const killAgent = async (node: string) => {
     const pids = pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent');
@@ -269,13 +364,41 @@ spec: { addressPools: [bench-pool], type: arp }
   };
   const agentBack = async (node: string) => {
     await rig.kubectl(['wait', '--for=condition=Ready', `node/${node}`, '--timeout=180s']);
-    for (const until = Date.now() + 180_000; pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent').length !== 1; await sleep(500)) {
+    for (
+      const until = Date.now() + 180_000;
+      pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent').length !== 1;
+      await sleep(500)
+    ) {
       if (Date.now() > until) throw new Error(`the agent on ${node} did not come back within 180 s`);
     }
-    await rig.kubectl(['-n', 'juneau-system', 'wait', '--for=condition=Ready', 'pod', '-l', 'app.kubernetes.io/name=juneau-agent', '--field-selector', `spec.nodeName=${node}`, '--timeout=180s']);
+    await rig.kubectl([
+      '-n',
+      'juneau-system',
+      'wait',
+      '--for=condition=Ready',
+      'pod',
+      '-l',
+      'app.kubernetes.io/name=juneau-agent',
+      '--field-selector',
+      `spec.nodeName=${node}`,
+      '--timeout=180s',
+    ]);
   };
-  await crash(rig, 'Juneau with spec.arp.announceOnMove, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
-  await rig.kubectl(['patch', 'externalnetwork', 'bench-net', '--type=merge', '-p', '{"spec":{"arp":{"announceOnMove":false}}}']);
+  await crash(
+    rig,
+    'Juneau with spec.arp.announceOnMove, node crash (agent SIGKILLed, link cut)',
+    res,
+    killAgent,
+    agentBack,
+  );
+  await rig.kubectl([
+    'patch',
+    'externalnetwork',
+    'bench-net',
+    '--type=merge',
+    '-p',
+    '{"spec":{"arp":{"announceOnMove":false}}}',
+  ]);
   await crash(rig, 'Juneau, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
   return res;
 }
@@ -300,21 +423,37 @@ async function main(): Promise<void> {
     const kubectl: Kubectl = kubectlFor(status);
     const port = new URL(status.server).port;
     const nodeKubeconfig = path.join(work, 'nodes.kubeconfig');
-    fs.writeFileSync(nodeKubeconfig, fs.readFileSync(status.kubeconfigPath, 'utf8').replace(/server: \S+/, `server: https://${box.hostIp}:${port}`));
+    fs.writeFileSync(
+      nodeKubeconfig,
+      fs.readFileSync(status.kubeconfigPath, 'utf8').replace(/server: \S+/, `server: https://${box.hostIp}:${port}`),
+    );
     const routerIp = `${box.segment}.254`;
     // A box kept up from an earlier run still has the bridge ports' xdp_pass that addRouter attaches.
     if (!ownBox) for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'off']);
     router = `jr-${box.id}`; // addRouter's name, set first so that a failure inside it is cleaned up too
     await addRouter(box, routerIp);
-    const mac = (JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address;
+    const mac = (
+      JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>
+    )[0].address;
     const rig: Rig = {
-      box, kubectl, nodeKubeconfig, router, routerIp,
-      vip: `${box.segment}.245`, pool: `${box.segment}.240-${box.segment}.250`,
+      box,
+      kubectl,
+      nodeKubeconfig,
+      router,
+      routerIp,
+      vip: `${box.segment}.245`,
+      pool: `${box.segment}.240-${box.segment}.250`,
       prober: { router, mac, senderIp: `${box.segment}.253`, dir: work },
       backendNodes: [],
-      inRouter: (script) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script], { timeoutMs: 900_000 }),
+      inRouter: (script) =>
+        cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script], { timeoutMs: 900_000 }),
     };
-    log(`box ${box.id}: nodes ${box.nodes.map((n) => `${n.name}=${n.ip}`).join(' ')}; VIP ${rig.vip}; router ${routerIp}; machine load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    log(
+      `box ${box.id}: nodes ${box.nodes.map((n) => `${n.name}=${n.ip}`).join(' ')}; VIP ${rig.vip}; router ${routerIp}; machine load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     const first = await firstKernelToAnswer(rig);
     rig.backendNodes = box.nodes.map((n) => n.name).filter((n) => n !== first);
     await kubectl(['apply', '--server-side', '-f', '-'], echoDeployment({ nodes: rig.backendNodes }));
@@ -327,7 +466,10 @@ async function main(): Promise<void> {
     const juneau = phase === 'metallb' ? newResult() : await juneauPhase(rig);
     report(metallb, juneau);
     const third = metallb.seed['MetalLB, strictARP false'];
-    if (third && third.macs < 2) failures.push(`rig: only ${third.macs} MAC answered the MetalLB VIP with strictARP false (kube-ipvs0 on every node should make every kernel answer)`);
+    if (third && third.macs < 2)
+      failures.push(
+        `rig: only ${third.macs} MAC answered the MetalLB VIP with strictARP false (kube-ipvs0 on every node should make every kernel answer)`,
+      );
   } finally {
     if (router && fs.existsSync(`/var/run/netns/${router}`)) await cmd('ip', ['netns', 'del', router]);
     if (ownBox && fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down'], 'inherit');
@@ -340,17 +482,28 @@ function report(m: PhaseResult, j: PhaseResult): void {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   log('\n== bench/peers: MetalLB L2 and Juneau on the same box ==');
   log('(a) seed-004 replay: TCP connections failed out of 200');
-  for (const [k, v] of Object.entries({ ...m.seed, ...j.seed })) log(`  ${k.padEnd(58)} ${String(v.failed).padStart(3)}/200   MACs answering: ${v.macs}`);
+  for (const [k, v] of Object.entries({ ...m.seed, ...j.seed }))
+    log(`  ${k.padEnd(58)} ${String(v.failed).padStart(3)}/200   MACs answering: ${v.macs}`);
   log('(b) ARP from the router: paced latency and flood');
   const lat = { ...m.latency, ...j.latency };
   const flood = { ...m.flood, ...j.flood };
-  for (const k of Object.keys(lat)) log(`  ${k.padEnd(26)} ${summary(lat[k])}; median flood ${Math.round(median(flood[k])).toLocaleString('en-US')} replies/s`);
+  for (const k of Object.keys(lat))
+    log(
+      `  ${k.padEnd(26)} ${summary(lat[k])}; median flood ${Math.round(median(flood[k])).toLocaleString('en-US')} replies/s`,
+    );
   log('(d) CPU seconds');
-  for (const [k, v] of Object.entries({ ...m.cpuIdle, ...j.cpuIdle })) log(`  idle ${IDLE_SECONDS} s, ${k}: ${v.toFixed(2)}`);
-  for (const [k, v] of Object.entries({ ...m.cpuFlood, ...j.cpuFlood })) log(`  ${FLOOD_SECONDS} s flood, ${k}: ${v.toFixed(2)}`);
+  for (const [k, v] of Object.entries({ ...m.cpuIdle, ...j.cpuIdle }))
+    log(`  idle ${IDLE_SECONDS} s, ${k}: ${v.toFixed(2)}`);
+  for (const [k, v] of Object.entries({ ...m.cpuFlood, ...j.cpuFlood }))
+    log(`  ${FLOOD_SECONDS} s flood, ${k}: ${v.toFixed(2)}`);
   log('(c) failover as the router sees it: seconds to the first connection served by the other backend node');
   for (const [k, v] of Object.entries({ ...m.failover, ...j.failover })) log(`  ${k.padEnd(80)} ${v.toFixed(2)} s`);
-  log(`machine load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  log(
+    `machine load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 main().then(
@@ -365,4 +518,3 @@ main().then(
     process.exit(2);
   },
 );
-

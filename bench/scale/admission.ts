@@ -24,7 +24,11 @@ export interface AdmissionFigures {
   readonly variants: Record<string, { p50: number; p99: number; mean: number }>;
 }
 
-export async function measureAdmission(rest: RestClient, used: ReadonlySet<string>, requests: number): Promise<AdmissionFigures> {
+export async function measureAdmission(
+  rest: RestClient,
+  used: ReadonlySet<string>,
+  requests: number,
+): Promise<AdmissionFigures> {
   const { slbNetwork, slbBase } = sides.controller;
   const population = (await rest.list(JuneauResources.arpAdvertisements)).items.length;
   const cacheSet = informerWebhookCaches(rest);
@@ -35,16 +39,22 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
   const fixed = (items: unknown[]) => ({ list: () => items as never[] });
   const empty = fixed([]);
   // ARP-11: only the controller's identity may write ARPAdvertisements; here the bench's own is.
-  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } as unknown as KubeObject,
-  });
+  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } as unknown as KubeObject,
+    },
+  );
   const writers = [review.status?.userInfo?.username ?? ''];
   const variants: Record<string, WebhookCaches> = {
     informer: { ...cacheSet.caches, arpAdvertisementWriters: () => writers },
     // The same informers without the address index: ARP-4 walks every cached ARPAdvertisement (before issue 16).
     walk: { ...cacheSet.caches, arpAdvertisementsAt: undefined, arpAdvertisementWriters: () => writers },
     empty: {
-      addressPools: fixed([{ metadata: { name: slbNetwork }, spec: { advertiseMode: 'arp', addresses: [`${slbBase}/16`] } }]),
+      addressPools: fixed([
+        { metadata: { name: slbNetwork }, spec: { advertiseMode: 'arp', addresses: [`${slbBase}/16`] } },
+      ]),
       externalNetworks: fixed([{ metadata: { name: slbNetwork }, spec: { type: 'arp', addressPools: [slbNetwork] } }]),
       arpAdvertisements: empty,
       nodes: empty,
@@ -59,7 +69,16 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
     for (const [name, caches] of Object.entries(variants)) {
       const namespace = `bench-${name}`;
       await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      const handle = startWebhookServer({ rest, caches, urlBase: `https://127.0.0.1:${await freePort()}`, inCluster: false, namespace, configurationName: `bench-${name}`, objectSelector: { matchLabels: { [VARIANT_LABEL]: name } }, checkIntervalMs: 60_000 });
+      const handle = startWebhookServer({
+        rest,
+        caches,
+        urlBase: `https://127.0.0.1:${await freePort()}`,
+        inCluster: false,
+        namespace,
+        configurationName: `bench-${name}`,
+        objectSelector: { matchLabels: { [VARIANT_LABEL]: name } },
+        checkIntervalMs: 60_000,
+      });
       handles.push(handle);
       await handle.ready;
     }
@@ -77,7 +96,12 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
     for (let round = -1; round < requests; round++) {
       for (const [k] of names.entries()) {
         const name = names[(k + Math.max(round, 0)) % names.length];
-        const object = { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: `probe-${round + 1}-${name}`, labels: { [VARIANT_LABEL]: name } }, spec: { externalNetwork: slbNetwork, address: nextAddress(), nodeName: 'scale-n1' } };
+        const object = {
+          apiVersion: API_VERSION,
+          kind: 'ARPAdvertisement',
+          metadata: { name: `probe-${round + 1}-${name}`, labels: { [VARIANT_LABEL]: name } },
+          spec: { externalNetwork: slbNetwork, address: nextAddress(), nodeName: 'scale-n1' },
+        };
         const t = process.hrtime.bigint();
         // Every variant must allow it: a refusal would be a different (shorter) path, so it stops the run.
         await rest.request('POST', path, { body: object as unknown as KubeObject });
@@ -85,13 +109,23 @@ export async function measureAdmission(rest: RestClient, used: ReadonlySet<strin
       }
     }
     const figures = Object.fromEntries(
-      Object.entries(samples).map(([name, values]) => [name, { p50: percentile(values, 50), p99: percentile(values, 99), mean: values.reduce((a, b) => a + b, 0) / values.length }]),
+      Object.entries(samples).map(([name, values]) => [
+        name,
+        {
+          p50: percentile(values, 50),
+          p99: percentile(values, 99),
+          mean: values.reduce((a, b) => a + b, 0) / values.length,
+        },
+      ]),
     );
     return { population, syncMs, variants: figures };
   } finally {
     await Promise.all(handles.map((h) => h.stop()));
     await cacheSet.stop();
-    for (const name of Object.keys(variants)) await rest.delete(Resources.namespaces, undefined, `bench-${name}`).catch(() => log(`  (namespace bench-${name} not deleted)`));
+    for (const name of Object.keys(variants))
+      await rest
+        .delete(Resources.namespaces, undefined, `bench-${name}`)
+        .catch(() => log(`  (namespace bench-${name} not deleted)`));
   }
 }
 
@@ -102,7 +136,12 @@ export async function populateAdvertisements(rest: RestClient, count: number): P
   await forEachConcurrent(count, 32, async (i) => {
     const address = ipv4(slbBase, i + 1);
     used.add(address);
-    await rest.create(JuneauResources.arpAdvertisements, { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: `pop-${i}` }, spec: { externalNetwork: slbNetwork, address, nodeName: `scale-n${(i % 6) + 1}` } } as unknown as KubeObject);
+    await rest.create(JuneauResources.arpAdvertisements, {
+      apiVersion: API_VERSION,
+      kind: 'ARPAdvertisement',
+      metadata: { name: `pop-${i}` },
+      spec: { externalNetwork: slbNetwork, address, nodeName: `scale-n${(i % 6) + 1}` },
+    } as unknown as KubeObject);
   });
   return used;
 }

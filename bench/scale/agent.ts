@@ -55,17 +55,26 @@ class Agent {
   start(): void {
     this.out = '';
     // nsenter execs node: the pid is the agent's own (its /proc/status, its signals).
-    this.child = spawn('nsenter', [`--net=/var/run/netns/${this.netns}`, process.execPath, ...this.nodeFlags, AGENT_BIN, ...this.args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = spawn(
+      'nsenter',
+      [`--net=/var/run/netns/${this.netns}`, process.execPath, ...this.nodeFlags, AGENT_BIN, ...this.args],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     this.child.stderr!.on('data', (d: Buffer) => (this.out = (this.out + d.toString()).slice(-200_000)));
     const child = this.child;
     this.exited = new Promise((resolve) => child.once('exit', resolve));
   }
   /** Resolves when the agent logs `ready` (its informers synced and the maps reconciled). */
   ready(timeoutMs: number): Promise<true> {
-    return waitUntil('the agent to log ready', timeoutMs, () => {
-      if (this.child?.exitCode !== null) throw new Error(`agent exited:\n${this.out.slice(-3000)}`);
-      return this.out.includes('"msg":"ready');
-    }, 20);
+    return waitUntil(
+      'the agent to log ready',
+      timeoutMs,
+      () => {
+        if (this.child?.exitCode !== null) throw new Error(`agent exited:\n${this.out.slice(-3000)}`);
+        return this.out.includes('"msg":"ready');
+      },
+      20,
+    );
   }
   async stop(signal: NodeJS.Signals): Promise<void> {
     if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
@@ -73,7 +82,13 @@ class Agent {
   }
 }
 
-export async function measureAgent(rest: RestClient, cluster: Cluster, count: number, samples: number, profileDir: string | undefined): Promise<AgentFigures> {
+export async function measureAgent(
+  rest: RestClient,
+  cluster: Cluster,
+  count: number,
+  samples: number,
+  profileDir: string | undefined,
+): Promise<AgentFigures> {
   const rig = new Rig(1);
   const node = `scale-agent-${rig.id}`;
   const pinDir = path.join(rig.pinDir(0), 'juneau');
@@ -85,10 +100,33 @@ export async function measureAgent(rest: RestClient, cluster: Cluster, count: nu
     const ns = rig.node(0);
     await rig.in(ns, 'ip', 'addr', 'add', `${ipv4(BASE, 1)}/17`, 'dev', 'eth0');
     await rest.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: node } });
-    await rest.patch(Resources.nodes, undefined, node, 'merge', { status: { addresses: [{ type: 'InternalIP', address: rig.nodeIp(0) }] } }, { subresource: 'status' });
-    await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: NETWORK }, spec: { advertiseMode: 'arp', addresses: [`${BASE}/17`] } } as KubeObject);
-    await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NETWORK }, spec: { type: 'arp', addressPools: [NETWORK] } } as KubeObject);
-    const ad = (i: number) => ({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: `agent-${i}` }, spec: { externalNetwork: NETWORK, address: ipv4(BASE, 16 + i), nodeName: node } }) as unknown as KubeObject;
+    await rest.patch(
+      Resources.nodes,
+      undefined,
+      node,
+      'merge',
+      { status: { addresses: [{ type: 'InternalIP', address: rig.nodeIp(0) }] } },
+      { subresource: 'status' },
+    );
+    await rest.create(JuneauResources.addressPools, {
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: NETWORK },
+      spec: { advertiseMode: 'arp', addresses: [`${BASE}/17`] },
+    } as KubeObject);
+    await rest.create(JuneauResources.externalNetworks, {
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NETWORK },
+      spec: { type: 'arp', addressPools: [NETWORK] },
+    } as KubeObject);
+    const ad = (i: number) =>
+      ({
+        apiVersion: API_VERSION,
+        kind: 'ARPAdvertisement',
+        metadata: { name: `agent-${i}` },
+        spec: { externalNetwork: NETWORK, address: ipv4(BASE, 16 + i), nodeName: node },
+      }) as unknown as KubeObject;
     const t = Date.now();
     await forEachConcurrent(count, 32, async (i) => void (await rest.create(JuneauResources.arpAdvertisements, ad(i))));
     log(`  ${count} ARPAdvertisements for node ${node} in ${seconds(Date.now() - t)} (untimed)`);
@@ -98,7 +136,20 @@ export async function measureAgent(rest: RestClient, cluster: Cluster, count: nu
     // No --cpu-prof for the agent: the profiler's SIGPROF interrupts the kernel's verifier, which
     // then fails the program load with EAGAIN (seen twice here on a loaded machine); a heap snapshot only.
     const nodeFlags = profileDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`] : [];
-    const args = ['--node-name', node, '--kubeconfig', cluster.kubeconfigPath, `--bpffs=${rig.pinDir(0)}`, '--xdp-mode=generic', '--lease-namespace=default', '--metrics-addr=0', '--health-addr=0', '--answer-expiry=120s', '--lease-duration=120s', '--log-level=info'];
+    const args = [
+      '--node-name',
+      node,
+      '--kubeconfig',
+      cluster.kubeconfigPath,
+      `--bpffs=${rig.pinDir(0)}`,
+      '--xdp-mode=generic',
+      '--lease-namespace=default',
+      '--metrics-addr=0',
+      '--health-addr=0',
+      '--answer-expiry=120s',
+      '--lease-duration=120s',
+      '--log-level=info',
+    ];
     agent = new Agent(ns, args, nodeFlags);
     const t0 = Date.now();
     agent.start();
@@ -117,7 +168,9 @@ export async function measureAgent(rest: RestClient, cluster: Cluster, count: nu
       const i = count + k;
       const address = ipv4(BASE, 16 + i);
       const t1 = process.hrtime.bigint();
-      const posted = rest.create(JuneauResources.arpAdvertisements, ad(i)).then(() => apiWrite.push(Number(process.hrtime.bigint() - t1) / 1e6));
+      const posted = rest
+        .create(JuneauResources.arpAdvertisements, ad(i))
+        .then(() => apiWrite.push(Number(process.hrtime.bigint() - t1) / 1e6));
       await waitUntil(`${address} in the map`, 30_000, () => maps!.lookupAddress(address) !== undefined, 0);
       create.push(Number(process.hrtime.bigint() - t1) / 1e6);
       await posted;
@@ -137,7 +190,8 @@ export async function measureAgent(rest: RestClient, cluster: Cluster, count: nu
     await agent.ready(600_000);
     const readoptMs = Date.now() - t3;
     const entriesAfterRestart = maps.arpTableMap.keys().length;
-    if (entriesAfterRestart !== count) fail(`agent map holds ${entriesAfterRestart} entries after the restart, not ${count}`);
+    if (entriesAfterRestart !== count)
+      fail(`agent map holds ${entriesAfterRestart} entries after the restart, not ${count}`);
     await agent.stop('SIGTERM');
     return {
       count,

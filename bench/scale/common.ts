@@ -69,12 +69,16 @@ export async function watchCount<T extends KubeObject>(
   let resolve!: (t: number) => void;
   const all = new Promise<number>((r) => (resolve = r));
   if (inState.size >= count) resolve(Date.now());
-  const handle = await rest.watch<T>(resourcePath(type, namespace), { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: false }, (e) => {
-    const name = e.object.metadata?.name ?? '';
-    if (e.type !== 'DELETED' && done(e.object)) inState.add(name);
-    else inState.delete(name);
-    if (inState.size >= count) resolve(Date.now());
-  });
+  const handle = await rest.watch<T>(
+    resourcePath(type, namespace),
+    { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: false },
+    (e) => {
+      const name = e.object.metadata?.name ?? '';
+      if (e.type !== 'DELETED' && done(e.object)) inState.add(name);
+      else inState.delete(name);
+      if (inState.size >= count) resolve(Date.now());
+    },
+  );
   void handle.done.then((err) => err && log(`watch on ${type.plural} ended: ${String(err)}`));
   return { all, size: () => inState.size, abort: handle.abort };
 }
@@ -106,7 +110,12 @@ export function trackPeak(pid: number): { peak: () => number; stop: () => void }
 }
 
 /** Waits until `check` returns a value, or throws after `timeoutMs` naming `what`. */
-export async function waitUntil<T>(what: string, timeoutMs: number, check: () => T | undefined | false | Promise<T | undefined | false>, intervalMs = 100): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  intervalMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -17,7 +17,17 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { REPO_ROOT, type Cluster } from '../../test/cluster/harness';
-import { duplicates, fail, forEachConcurrent, ignoreNotFound, ipv4, log, seconds, trackPeak, watchCount } from './common';
+import {
+  duplicates,
+  fail,
+  forEachConcurrent,
+  ignoreNotFound,
+  ipv4,
+  log,
+  seconds,
+  trackPeak,
+  watchCount,
+} from './common';
 
 const FIELD_MANAGER = FieldManagers.controller;
 const REPORTER = 'juneau.loutres.me/controller';
@@ -45,28 +55,68 @@ export interface Side {
 }
 /** Each pool a /16: 10,000 of each fit, and the floor's never overlap the controller's. */
 export const sides: Record<'floor' | 'controller', Side> = {
-  floor: { namespace: 'scale-floor', slbNetwork: 'floor-slb', slbBase: '10.65.0.0', eipNetwork: 'floor-eip', eipBase: '10.67.0.0', loadBalancerClass: 'bench.juneau.invalid/floor' },
-  controller: { namespace: 'scale-ctl', slbNetwork: 'ctl-slb', slbBase: '10.64.0.0', eipNetwork: 'ctl-eip', eipBase: '10.66.0.0', loadBalancerClass: LOAD_BALANCER_CLASS },
+  floor: {
+    namespace: 'scale-floor',
+    slbNetwork: 'floor-slb',
+    slbBase: '10.65.0.0',
+    eipNetwork: 'floor-eip',
+    eipBase: '10.67.0.0',
+    loadBalancerClass: 'bench.juneau.invalid/floor',
+  },
+  controller: {
+    namespace: 'scale-ctl',
+    slbNetwork: 'ctl-slb',
+    slbBase: '10.64.0.0',
+    eipNetwork: 'ctl-eip',
+    eipBase: '10.66.0.0',
+    loadBalancerClass: LOAD_BALANCER_CLASS,
+  },
 };
 
 const slbReady = (o: KubeObject & { status?: { phase?: string } }) => o.status?.phase === 'Ready';
-const eipAvailable = (o: KubeObject & { status?: { phase?: string; address?: string } }) => o.status?.phase === 'Available' && !!o.status.address;
+const eipAvailable = (o: KubeObject & { status?: { phase?: string; address?: string } }) =>
+  o.status?.phase === 'Available' && !!o.status.address;
 
 async function createPoolAndNetwork(rest: RestClient, name: string, base: string): Promise<void> {
-  await rest.create(JuneauResources.addressPools, { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode: 'arp', addresses: [`${base}/16`] } } as KubeObject);
-  await rest.create(JuneauResources.externalNetworks, { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type: 'arp', addressPools: [name] } } as KubeObject);
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name },
+    spec: { advertiseMode: 'arp', addresses: [`${base}/16`] },
+  } as KubeObject);
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name },
+    spec: { type: 'arp', addressPools: [name] },
+  } as KubeObject);
 }
 
 /** Nodes (no kubelet: their status is written here), pools and networks, namespaces and 9 ready Pods each. */
 export async function setupSides(rest: RestClient): Promise<void> {
   for (const [i, name] of nodes.entries()) {
-    await rest.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
-    await rest.patch(Resources.nodes, undefined, name, 'merge', { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } }, { subresource: 'status' });
+    await rest.create(Resources.nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    });
+    await rest.patch(
+      Resources.nodes,
+      undefined,
+      name,
+      'merge',
+      { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } },
+      { subresource: 'status' },
+    );
   }
   for (const [s, side] of Object.values(sides).entries()) {
     await createPoolAndNetwork(rest, side.slbNetwork, side.slbBase);
     await createPoolAndNetwork(rest, side.eipNetwork, side.eipBase);
-    await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: side.namespace } });
+    await rest.create(Resources.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: side.namespace },
+    });
     const now = new Date().toISOString();
     for (const [g, members] of groups.entries()) {
       for (const [j, node] of members.entries()) {
@@ -75,11 +125,27 @@ export async function setupSides(rest: RestClient): Promise<void> {
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { namespace: side.namespace, name, labels: { group: `g${g}` } },
-          spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] }] },
+          spec: {
+            nodeName: node,
+            containers: [
+              { name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] },
+            ],
+          },
         } as KubeObject);
         const podIP = `10.${200 + s}.${g}.${10 + j}`;
-        const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
-        await rest.patch(Resources.pods, side.namespace, name, 'merge', { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } }, { subresource: 'status' });
+        const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+          type,
+          status: 'True',
+          lastTransitionTime: now,
+        }));
+        await rest.patch(
+          Resources.pods,
+          side.namespace,
+          name,
+          'merge',
+          { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } },
+          { subresource: 'status' },
+        );
       }
     }
   }
@@ -91,7 +157,11 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
     await rest.create(Resources.services, {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { namespace: side.namespace, name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: side.slbNetwork } },
+      metadata: {
+        namespace: side.namespace,
+        name: `s${i}`,
+        annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: side.slbNetwork },
+      },
       spec: {
         type: 'LoadBalancer',
         loadBalancerClass: side.loadBalancerClass,
@@ -101,11 +171,25 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
         ports: [{ name: 'http', port: 80, targetPort: 'http' }],
       },
     } as KubeObject);
-    await rest.create(EipResources.elasticIPs, { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace: side.namespace, name: `e${i}` }, spec: { externalNetwork: side.eipNetwork } } as KubeObject);
+    await rest.create(EipResources.elasticIPs, {
+      apiVersion: API_VERSION,
+      kind: 'ElasticIP',
+      metadata: { namespace: side.namespace, name: `e${i}` },
+      spec: { externalNetwork: side.eipNetwork },
+    } as KubeObject);
   });
   for (;;) {
-    const slices = (await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(Resources.endpointSlices, { namespace: side.namespace })).items;
-    const ready = new Set(slices.filter((s) => s.endpoints?.some((e) => e.conditions?.ready)).map((s) => s.metadata?.labels?.['kubernetes.io/service-name']));
+    const slices = (
+      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
+        Resources.endpointSlices,
+        { namespace: side.namespace },
+      )
+    ).items;
+    const ready = new Set(
+      slices
+        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
+        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
+    );
     if (ready.size >= count) return;
     await new Promise((r) => setTimeout(r, 1_000));
   }
@@ -133,8 +217,18 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
   const side = sides.floor;
   const { namespace } = side;
   const rest = new RestClient(cluster.kubeConfig);
-  const uidOf = new Map((await admin.list(Resources.services, { namespace })).items.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
-  const eipUid = new Map((await admin.list(EipResources.elasticIPs, { namespace })).items.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
+  const uidOf = new Map(
+    (await admin.list(Resources.services, { namespace })).items.map((s) => [
+      s.metadata?.name ?? '',
+      s.metadata?.uid ?? '',
+    ]),
+  );
+  const eipUid = new Map(
+    (await admin.list(EipResources.elasticIPs, { namespace })).items.map((s) => [
+      s.metadata?.name ?? '',
+      s.metadata?.uid ?? '',
+    ]),
+  );
   const watch = await watchSide(admin, side, count);
   const t0 = Date.now();
   const event = (name: string, kind: string, uid: string | undefined, note: string) =>
@@ -155,19 +249,49 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
     const name = `s${i}`;
     const vip = ipv4(side.slbBase, i + 1);
     const members = groups[i % groups.length];
-    const owner = { apiVersion: 'v1', kind: 'Service', name, uid: uidOf.get(name) ?? '', controller: true, blockOwnerDeletion: true };
+    const owner = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      name,
+      uid: uidOf.get(name) ?? '',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
     const slb = await rest.patch<KubeObject>(
       JuneauResources.serviceLoadBalancers,
       namespace,
       name,
       'apply',
-      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec: { externalNetwork: side.slbNetwork } },
+      {
+        apiVersion: API_VERSION,
+        kind: 'ServiceLoadBalancer',
+        metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
+        spec: { externalNetwork: side.slbNetwork },
+      },
       { fieldManager: FIELD_MANAGER, force: true },
     );
     const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
-    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${vip}` }, spec: { pool: { kind: 'AddressPool', name: side.slbNetwork }, value: vip, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    await rest.create(
+      JuneauResources.allocationClaims,
+      {
+        apiVersion: API_VERSION,
+        kind: 'AllocationClaim',
+        metadata: { name: `ipv4.${vip}` },
+        spec: { pool: { kind: 'AddressPool', name: side.slbNetwork }, value: vip, holder },
+      } as KubeObject,
+      { fieldManager: FIELD_MANAGER },
+    );
     const ownerRef = { kind: 'ServiceLoadBalancer', namespace, name } as const;
-    await rest.create(JuneauResources.arpAdvertisements, { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name: advertisementName(ownerRef), ...ownerMetadata(ownerRef) }, spec: { externalNetwork: side.slbNetwork, address: vip, nodeName: members[0] } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    await rest.create(
+      JuneauResources.arpAdvertisements,
+      {
+        apiVersion: API_VERSION,
+        kind: 'ARPAdvertisement',
+        metadata: { name: advertisementName(ownerRef), ...ownerMetadata(ownerRef) },
+        spec: { externalNetwork: side.slbNetwork, address: vip, nodeName: members[0] },
+      } as KubeObject,
+      { fieldManager: FIELD_MANAGER },
+    );
     const now = new Date().toISOString();
     const status = {
       phase: 'Ready',
@@ -179,20 +303,69 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
       backendSummary: { totalReady: 3, localReadyNodes: 3 },
       observedGeneration: 1,
       conditions: [
-        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `VIP ${vip} from AddressPool ${side.slbNetwork}`, observedGeneration: 1, lastTransitionTime: now },
-        { type: 'Available', status: 'True', reason: 'Advertised', message: `VIP ${vip} answered over ARP by node ${members[0]}`, observedGeneration: 1, lastTransitionTime: now },
+        {
+          type: 'Allocated',
+          status: 'True',
+          reason: 'AddressAllocated',
+          message: `VIP ${vip} from AddressPool ${side.slbNetwork}`,
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'Available',
+          status: 'True',
+          reason: 'Advertised',
+          message: `VIP ${vip} answered over ARP by node ${members[0]}`,
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
       ],
     };
-    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status }, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
-    await rest.patch(Resources.services, namespace, name, 'merge', { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } }, { fieldManager: FIELD_MANAGER, subresource: 'status' });
-    await event(name, 'ServiceLoadBalancer', slb.metadata?.uid, `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`);
+    await rest.patch(
+      JuneauResources.serviceLoadBalancers,
+      namespace,
+      name,
+      'apply',
+      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status },
+      { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
+    );
+    await rest.patch(
+      Resources.services,
+      namespace,
+      name,
+      'merge',
+      { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } },
+      { fieldManager: FIELD_MANAGER, subresource: 'status' },
+    );
+    await event(
+      name,
+      'ServiceLoadBalancer',
+      slb.metadata?.uid,
+      `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`,
+    );
   });
   const eips = forEachConcurrent(count, WORKERS, async (i) => {
     const name = `e${i}`;
     const address = ipv4(side.eipBase, i + 1);
-    const eip = await rest.patch<KubeObject>(EipResources.elasticIPs, namespace, name, 'merge', { metadata: { finalizers: [FINALIZERS.elasticIP] } }, { fieldManager: FIELD_MANAGER });
+    const eip = await rest.patch<KubeObject>(
+      EipResources.elasticIPs,
+      namespace,
+      name,
+      'merge',
+      { metadata: { finalizers: [FINALIZERS.elasticIP] } },
+      { fieldManager: FIELD_MANAGER },
+    );
     const holder = { apiVersion: API_VERSION, kind: 'ElasticIP', namespace, name, uid: eipUid.get(name) };
-    await rest.create(JuneauResources.allocationClaims, { apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name: `ipv4.${address}` }, spec: { pool: { kind: 'AddressPool', name: side.eipNetwork }, value: address, holder } } as KubeObject, { fieldManager: FIELD_MANAGER });
+    await rest.create(
+      JuneauResources.allocationClaims,
+      {
+        apiVersion: API_VERSION,
+        kind: 'AllocationClaim',
+        metadata: { name: `ipv4.${address}` },
+        spec: { pool: { kind: 'AddressPool', name: side.eipNetwork }, value: address, holder },
+      } as KubeObject,
+      { fieldManager: FIELD_MANAGER },
+    );
     const now = new Date().toISOString();
     const status = {
       phase: 'Available',
@@ -200,11 +373,32 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
       addressPool: side.eipNetwork,
       observedGeneration: eip.metadata?.generation ?? 1,
       conditions: [
-        { type: 'Allocated', status: 'True', reason: 'AddressAllocated', message: `${address} from AddressPool ${side.eipNetwork}`, observedGeneration: 1, lastTransitionTime: now },
-        { type: 'Attached', status: 'False', reason: 'NotAttached', message: 'no ElasticIPAttachment names this ElasticIP', observedGeneration: 1, lastTransitionTime: now },
+        {
+          type: 'Allocated',
+          status: 'True',
+          reason: 'AddressAllocated',
+          message: `${address} from AddressPool ${side.eipNetwork}`,
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'Attached',
+          status: 'False',
+          reason: 'NotAttached',
+          message: 'no ElasticIPAttachment names this ElasticIP',
+          observedGeneration: 1,
+          lastTransitionTime: now,
+        },
       ],
     };
-    await rest.patch(EipResources.elasticIPs, namespace, name, 'apply', { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace, name }, status }, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' });
+    await rest.patch(
+      EipResources.elasticIPs,
+      namespace,
+      name,
+      'apply',
+      { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace, name }, status },
+      { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
+    );
     await event(name, 'ElasticIP', eip.metadata?.uid, `phase Available: ${address}`);
   });
   await Promise.all([services, eips]);
@@ -226,8 +420,29 @@ function startReplica(cluster: Cluster, name: string, logDir: string, profileDir
   // Outside a cluster the binary serves no webhooks: admission is measured on its own below.
   delete env.KUBERNETES_SERVICE_HOST;
   delete env.POD_NAMESPACE;
-  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=controller-${name}.cpuprofile`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`] : [];
-  const args = [...nodeFlags, CONTROLLER_BIN, '--kubeconfig', cluster.kubeconfigPath, '--leader-elect=true', '--leader-election-namespace', 'default', '--leader-election-id', LEASE, '--metrics-addr=0', '--health-addr=0', '--log-level=info'];
+  const nodeFlags = profileDir
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${profileDir}`,
+        `--cpu-prof-name=controller-${name}.cpuprofile`,
+        '--heapsnapshot-signal=SIGUSR2',
+        `--diagnostic-dir=${profileDir}`,
+      ]
+    : [];
+  const args = [
+    ...nodeFlags,
+    CONTROLLER_BIN,
+    '--kubeconfig',
+    cluster.kubeconfigPath,
+    '--leader-elect=true',
+    '--leader-election-namespace',
+    'default',
+    '--leader-election-id',
+    LEASE,
+    '--metrics-addr=0',
+    '--health-addr=0',
+    '--log-level=info',
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
   fs.closeSync(fd);
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -256,22 +471,41 @@ export interface ControllerRun {
  * half of the 2N objects are Ready; the run ends when all are. A watch on ARPAdvertisements records
  * any moment two of them name one address (ARP-4) over the whole run.
  */
-export async function runControllers(admin: RestClient, cluster: Cluster, count: number, logDir: string, profileDir: string | undefined, timeoutMs: number): Promise<ControllerRun> {
+export async function runControllers(
+  admin: RestClient,
+  cluster: Cluster,
+  count: number,
+  logDir: string,
+  profileDir: string | undefined,
+  timeoutMs: number,
+): Promise<ControllerRun> {
   const side = sides.controller;
   const watch = await watchSide(admin, side, count);
   const byAddress = new Map<string, Set<string>>();
   const adDuplicates = new Set<string>();
   const ads = await admin.list<KubeObject & { spec: { address: string } }>(JuneauResources.arpAdvertisements);
-  const adWatch = await admin.watch<KubeObject & { spec: { address: string } }>('/apis/juneau.loutres.me/v1alpha1/arpadvertisements', { resourceVersion: ads.metadata?.resourceVersion }, (e) => {
-    const names = byAddress.get(e.object.spec.address) ?? new Set<string>();
-    if (e.type === 'DELETED') names.delete(e.object.metadata?.name ?? '');
-    else names.add(e.object.metadata?.name ?? '');
-    byAddress.set(e.object.spec.address, names);
-    if (names.size > 1) adDuplicates.add(`${e.object.spec.address}: ${[...names].join(', ')}`);
-  });
-  const leaseHolder = async () => (await ignoreNotFound(admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, 'default', LEASE)))?.spec?.holderIdentity || undefined;
+  const adWatch = await admin.watch<KubeObject & { spec: { address: string } }>(
+    '/apis/juneau.loutres.me/v1alpha1/arpadvertisements',
+    { resourceVersion: ads.metadata?.resourceVersion },
+    (e) => {
+      const names = byAddress.get(e.object.spec.address) ?? new Set<string>();
+      if (e.type === 'DELETED') names.delete(e.object.metadata?.name ?? '');
+      else names.add(e.object.metadata?.name ?? '');
+      byAddress.set(e.object.spec.address, names);
+      if (names.size > 1) adDuplicates.add(`${e.object.spec.address}: ${[...names].join(', ')}`);
+    },
+  );
+  const leaseHolder = async () =>
+    (
+      await ignoreNotFound(
+        admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, 'default', LEASE),
+      )
+    )?.spec?.holderIdentity || undefined;
   const t0 = Date.now();
-  const replicas = [startReplica(cluster, 'scale-a', logDir, profileDir), startReplica(cluster, 'scale-b', logDir, profileDir)];
+  const replicas = [
+    startReplica(cluster, 'scale-a', logDir, profileDir),
+    startReplica(cluster, 'scale-b', logDir, profileDir),
+  ];
   const deadline = t0 + timeoutMs;
   try {
     const holder = await poll(deadline, 'a leader', leaseHolder);
@@ -280,13 +514,30 @@ export async function runControllers(admin: RestClient, cluster: Cluster, count:
     await stopReplica(leader, 'SIGKILL');
     const killedAt = Date.now();
     log(`  leader ${leader.name} SIGKILLed at ${seconds(killedAt - t0)} with ${watch.ready()} of ${2 * count} Ready`);
-    const next = await poll(deadline, 'the standby to take the Lease', async () => ((await leaseHolder()) !== holder ? leaseHolder() : undefined), 250);
+    const next = await poll(
+      deadline,
+      'the standby to take the Lease',
+      async () => ((await leaseHolder()) !== holder ? leaseHolder() : undefined),
+      250,
+    );
     const takeoverMs = Date.now() - killedAt;
     log(`  standby leading (${next}) after ${seconds(takeoverMs)}`);
-    const t1 = await Promise.race([watch.all, new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, deadline - Date.now())))]);
-    if (t1 === undefined) fail(`${2 * count - watch.ready()} of ${2 * count} objects never became Ready/Available within ${seconds(timeoutMs)}`);
+    const t1 = await Promise.race([
+      watch.all,
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, deadline - Date.now()))),
+    ]);
+    if (t1 === undefined)
+      fail(
+        `${2 * count - watch.ready()} of ${2 * count} objects never became Ready/Available within ${seconds(timeoutMs)}`,
+      );
     const peakKiB = Object.fromEntries(replicas.map((r) => [r.name, r.peak.peak()]));
-    return { ms: (t1 ?? Date.now()) - t0, killedAtMs: killedAt - t0, takeoverMs, peakKiB, adDuplicates: [...adDuplicates] };
+    return {
+      ms: (t1 ?? Date.now()) - t0,
+      killedAtMs: killedAt - t0,
+      takeoverMs,
+      peakKiB,
+      adDuplicates: [...adDuplicates],
+    };
   } finally {
     watch.abort();
     adWatch.abort();
@@ -296,7 +547,12 @@ export async function runControllers(admin: RestClient, cluster: Cluster, count:
   }
 }
 
-async function poll<T>(deadline: number, what: string, check: () => T | undefined | Promise<T | undefined>, intervalMs = 250): Promise<T> {
+async function poll<T>(
+  deadline: number,
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  intervalMs = 250,
+): Promise<T> {
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
@@ -308,19 +564,33 @@ async function poll<T>(deadline: number, what: string, check: () => T | undefine
 /** After the run: every VIP and address distinct, one claim each, one ARPAdvertisement per address (cluster-wide). */
 export async function checkAddresses(admin: RestClient, count: number): Promise<string[]> {
   const { namespace } = sides.controller;
-  const slbs = (await admin.list<KubeObject & { status?: { phase?: string; vip?: string } }>(JuneauResources.serviceLoadBalancers, { namespace })).items;
-  const eips = (await admin.list<KubeObject & { status?: { phase?: string; address?: string } }>(EipResources.elasticIPs, { namespace })).items;
+  const slbs = (
+    await admin.list<KubeObject & { status?: { phase?: string; vip?: string } }>(JuneauResources.serviceLoadBalancers, {
+      namespace,
+    })
+  ).items;
+  const eips = (
+    await admin.list<KubeObject & { status?: { phase?: string; address?: string } }>(EipResources.elasticIPs, {
+      namespace,
+    })
+  ).items;
   const claims = (await admin.list<KubeObject & { spec: { value: string } }>(JuneauResources.allocationClaims)).items;
   const ads = (await admin.list<KubeObject & { spec: { address: string } }>(JuneauResources.arpAdvertisements)).items;
   const addresses = [...slbs.map((s) => s.status?.vip ?? ''), ...eips.map((e) => e.status?.address ?? '')];
-  const notReady = slbs.filter((s) => !slbReady(s)).length + eips.filter((e) => !eipAvailable(e)).length + (2 * count - slbs.length - eips.length);
+  const notReady =
+    slbs.filter((s) => !slbReady(s)).length +
+    eips.filter((e) => !eipAvailable(e)).length +
+    (2 * count - slbs.length - eips.length);
   if (notReady > 0) fail(`${notReady} ServiceLoadBalancers/ElasticIPs not Ready/Available at the end`);
   const dup = duplicates(addresses.filter(Boolean));
-  if (dup.length) fail(`addresses held twice: ${dup.slice(0, 10).join(', ')}${dup.length > 10 ? ` (+${dup.length - 10})` : ''}`);
+  if (dup.length)
+    fail(`addresses held twice: ${dup.slice(0, 10).join(', ')}${dup.length > 10 ? ` (+${dup.length - 10})` : ''}`);
   const dupClaims = duplicates(claims.map((c) => c.spec.value));
   if (dupClaims.length) fail(`AllocationClaims with one value twice: ${dupClaims.slice(0, 10).join(', ')}`);
   const dupAds = duplicates(ads.map((a) => a.spec.address));
   if (dupAds.length) fail(`ARPAdvertisements for one address twice: ${dupAds.slice(0, 10).join(', ')}`);
-  log(`  checked: ${slbs.length} ServiceLoadBalancers, ${eips.length} ElasticIPs, ${claims.length} claims, ${ads.length} ARPAdvertisements; ${dup.length + dupClaims.length + dupAds.length} duplicates`);
+  log(
+    `  checked: ${slbs.length} ServiceLoadBalancers, ${eips.length} ElasticIPs, ${claims.length} claims, ${ads.length} ARPAdvertisements; ${dup.length + dupClaims.length + dupAds.length} duplicates`,
+  );
   return addresses;
 }

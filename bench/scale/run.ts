@@ -38,7 +38,11 @@ const { values: flags } = parseArgs({
   },
 });
 const COUNT = Number(flags.count);
-const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 async function main(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);
@@ -46,7 +50,12 @@ async function main(): Promise<void> {
   if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
   log(`bench/scale: ${COUNT} Services + ${COUNT} ElasticIPs; ${os.cpus().length} CPUs, load average ${load()}`);
   // Each Service with externalTrafficPolicy Local takes a health-check NodePort: 2 x N need a wider range than the default 2,768.
-  const cluster = await startCluster({ crdFiles: [CRD_MANIFEST], log: (l) => log(`  ${l}`), timeoutMs: 180_000, extraArgs: { 'kube-apiserver': ['--service-node-port-range=20000-49999'] } });
+  const cluster = await startCluster({
+    crdFiles: [CRD_MANIFEST],
+    log: (l) => log(`  ${l}`),
+    timeoutMs: 180_000,
+    extraArgs: { 'kube-apiserver': ['--service-node-port-range=20000-49999'] },
+  });
   process.once('SIGINT', () => void cluster.stop().then(() => process.exit(130)));
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-bench-scale-'));
   const lines: string[] = [];
@@ -57,19 +66,29 @@ async function main(): Promise<void> {
       await setupSides(admin);
       const used = await populateAdvertisements(admin, COUNT);
       const adm = await measureAdmission(admin, used, Number(flags.requests));
-      lines.push(`admission (ARPAdvertisement create, dry run) with ${adm.population} ARPAdvertisements; webhook informers synced in ${adm.syncMs} ms:`, '| variant | p50 ms | p99 ms | mean ms |', '|---|---:|---:|---:|');
-      for (const [name, v] of Object.entries(adm.variants)) lines.push(`| ${name} | ${v.p50.toFixed(1)} | ${v.p99.toFixed(1)} | ${v.mean.toFixed(1)} |`);
+      lines.push(
+        `admission (ARPAdvertisement create, dry run) with ${adm.population} ARPAdvertisements; webhook informers synced in ${adm.syncMs} ms:`,
+        '| variant | p50 ms | p99 ms | mean ms |',
+        '|---|---:|---:|---:|',
+      );
+      for (const [name, v] of Object.entries(adm.variants))
+        lines.push(`| ${name} | ${v.p50.toFixed(1)} | ${v.p99.toFixed(1)} | ${v.mean.toFixed(1)} |`);
       return;
     }
     if (!flags['no-controller']) {
       await setupSides(admin);
       let t = Date.now();
       await createObjects(admin, sides.controller, COUNT);
-      log(`setup: ${COUNT} Services with ready EndpointSlices and ${COUNT} ElasticIPs in ${seconds(Date.now() - t)} (untimed); load ${load()}`);
+      log(
+        `setup: ${COUNT} Services with ready EndpointSlices and ${COUNT} ElasticIPs in ${seconds(Date.now() - t)} (untimed); load ${load()}`,
+      );
       const run = await runControllers(admin, cluster, COUNT, logDir, profileDir, 3_600_000);
       log(`controllers: ${2 * COUNT} objects Ready in ${seconds(run.ms)}; load ${load()}`);
-      if (run.adDuplicates.length) for (const d of run.adDuplicates.slice(0, 10)) log(`FAIL: two ARPAdvertisements for one address during the run: ${d}`);
-      if (run.adDuplicates.length) failures.push(`${run.adDuplicates.length} addresses had two ARPAdvertisements during the run`);
+      if (run.adDuplicates.length)
+        for (const d of run.adDuplicates.slice(0, 10))
+          log(`FAIL: two ARPAdvertisements for one address during the run: ${d}`);
+      if (run.adDuplicates.length)
+        failures.push(`${run.adDuplicates.length} addresses had two ARPAdvertisements during the run`);
       const addresses = await checkAddresses(admin, COUNT);
       const adm = await measureAdmission(admin, new Set(addresses), Number(flags.requests));
       log(`admission measured; load ${load()}`);
@@ -78,7 +97,9 @@ async function main(): Promise<void> {
       // least as much during the floor as during the controllers' run.
       t = Date.now();
       await createObjects(admin, sides.floor, COUNT);
-      log(`setup: the floor's ${COUNT} Services and ${COUNT} ElasticIPs in ${seconds(Date.now() - t)} (untimed); load ${load()}`);
+      log(
+        `setup: the floor's ${COUNT} Services and ${COUNT} ElasticIPs in ${seconds(Date.now() - t)} (untimed); load ${load()}`,
+      );
       const floorMs = await runFloor(admin, cluster, COUNT);
       log(`floor: ${2 * COUNT} objects Ready in ${seconds(floorMs)}; load ${load()}`);
       const working = run.ms - run.takeoverMs;
@@ -89,14 +110,23 @@ async function main(): Promise<void> {
         `| two controllers, leader SIGKILLed at ${seconds(run.killedAtMs)} | ${seconds(run.ms)} | ${(run.ms / floorMs).toFixed(2)} |`,
         `| ... less the Lease takeover (${seconds(run.takeoverMs)}) | ${seconds(working)} | ${(working / floorMs).toFixed(2)} |`,
         '',
-        `controller peak RSS: ${Object.entries(run.peakKiB).map(([n, k]) => `${n} ${mib(k)}`).join(', ')}`,
+        `controller peak RSS: ${Object.entries(run.peakKiB)
+          .map(([n, k]) => `${n} ${mib(k)}`)
+          .join(', ')}`,
         `ARPAdvertisement duplicates seen during the run: ${run.adDuplicates.length}`,
       );
-      lines.push('', `admission (ARPAdvertisement create, dry run) with ${adm.population} ARPAdvertisements; webhook informers synced in ${adm.syncMs} ms:`, '| variant | p50 ms | p99 ms | mean ms |', '|---|---:|---:|---:|');
-      for (const [name, v] of Object.entries(adm.variants)) lines.push(`| ${name} | ${v.p50.toFixed(1)} | ${v.p99.toFixed(1)} | ${v.mean.toFixed(1)} |`);
+      lines.push(
+        '',
+        `admission (ARPAdvertisement create, dry run) with ${adm.population} ARPAdvertisements; webhook informers synced in ${adm.syncMs} ms:`,
+        '| variant | p50 ms | p99 ms | mean ms |',
+        '|---|---:|---:|---:|',
+      );
+      for (const [name, v] of Object.entries(adm.variants))
+        lines.push(`| ${name} | ${v.p50.toFixed(1)} | ${v.p99.toFixed(1)} | ${v.mean.toFixed(1)} |`);
     }
     if (!flags['no-agent']) {
-      if (process.getuid?.() !== 0) throw new Error('the agent part needs root (network namespaces, XDP); run with sudo or pass --no-agent');
+      if (process.getuid?.() !== 0)
+        throw new Error('the agent part needs root (network namespaces, XDP); run with sudo or pass --no-agent');
       const a: AgentFigures = await measureAgent(admin, cluster, COUNT, Number(flags.samples), profileDir);
       lines.push(
         '',

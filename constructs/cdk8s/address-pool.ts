@@ -42,14 +42,22 @@ export class AddressPool extends Construct {
 
   constructor(scope: Construct, id: string, props: AddressPoolProps) {
     super(scope, id);
-    this.object = renderAddressPool(defaultName(this, props.metadata), { ...props, metadata: metadataInput(props.metadata) });
+    this.object = renderAddressPool(defaultName(this, props.metadata), {
+      ...props,
+      metadata: metadataInput(props.metadata),
+    });
     this.name = this.object.metadata.name!;
     this.advertiseMode = props.advertiseMode;
     this.apiObject = emit(
       this,
       this.object,
       () =>
-        validateAddressPool(this.object, findAllInApp(this, AddressPool).filter((p) => p !== this).map((p) => p.toObject())),
+        validateAddressPool(
+          this.object,
+          findAllInApp(this, AddressPool)
+            .filter((p) => p !== this)
+            .map((p) => p.toObject()),
+        ),
       true,
     );
     if (props.advertiseMode === 'bgp') addWarning(this, `AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`);

@@ -1,7 +1,14 @@
 import { ApiObject, ApiObjectMetadata, Chart, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { ALL_KINDS } from '../../api';
-import { AddressRequestDeclaration, apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import {
+  AddressRequestDeclaration,
+  apiGroupOf,
+  checkDuplicateDeclaration,
+  DeclaredObject,
+  formatIssue,
+  ValidationIssue,
+} from '../../api/validation';
 
 /**
  * Adds the object as an ApiObject child named 'Resource' and registers its validation, so every
@@ -14,12 +21,22 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
   clusterScoped = false,
 ): ApiObject {
   const { apiVersion, kind, metadata, ...rest } = object as T & Record<string, unknown>;
-  const apiObject = new ApiObject(scope, 'Resource', { apiVersion, kind, metadata: metadata as ApiObjectMetadata, ...rest });
+  const apiObject = new ApiObject(scope, 'Resource', {
+    apiVersion,
+    kind,
+    metadata: metadata as ApiObjectMetadata,
+    ...rest,
+  });
   if (clusterScoped && Chart.of(scope).namespace !== undefined) {
     // A chart's namespace is meant for namespaced objects; the API server refuses it on cluster-scoped ones.
     apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
   }
-  scope.node.addValidation({ validate: () => [...validate(), ...checkDuplicateDeclaration(declaredObject(apiObject), declaredObjectsInApp(scope))].map(formatIssue) });
+  scope.node.addValidation({
+    validate: () =>
+      [...validate(), ...checkDuplicateDeclaration(declaredObject(apiObject), declaredObjectsInApp(scope))].map(
+        formatIssue,
+      ),
+  });
   return apiObject;
 }
 
@@ -28,13 +45,16 @@ const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').ma
 /** An ApiObject as the program-wide checks see it; a Juneau construct's object carries the construct's path. */
 function declaredObject(o: ApiObject): DeclaredObject {
   const owner = o.node.id === 'Resource' && o.node.scope ? o.node.scope : o;
-  const namespace = CLUSTER_SCOPED.has(o.kind) ? '' : o.metadata.namespace ?? '';
+  const namespace = CLUSTER_SCOPED.has(o.kind) ? '' : (o.metadata.namespace ?? '');
   return { group: apiGroupOf(o.apiVersion), kind: o.kind, namespace, name: o.name, path: owner.node.path };
 }
 
 /** Every ApiObject of the app (any construct library), in tree order: two with one identity overwrite each other on apply. */
 const declaredObjectsInApp = (scope: IConstruct): DeclaredObject[] =>
-  scope.node.root.node.findAll().filter((c): c is ApiObject => c instanceof ApiObject).map(declaredObject);
+  scope.node.root.node
+    .findAll()
+    .filter((c): c is ApiObject => c instanceof ApiObject)
+    .map(declaredObject);
 
 const addressRequests = new WeakMap<IConstruct, AddressRequestDeclaration>();
 

@@ -41,7 +41,7 @@ export class ElasticIPAttachment extends Construct {
     this.apiObject = emit(this, this.object, () =>
       validateElasticIPAttachment(
         this.object,
-        typeof eip === 'string' ? undefined : eip.namespace ?? 'default',
+        typeof eip === 'string' ? undefined : (eip.namespace ?? 'default'),
         findAllInApp(this, ElasticIPAttachment).map((a) => (a === this ? this.object : a.toObject())),
       ),
     );

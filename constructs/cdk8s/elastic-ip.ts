@@ -3,7 +3,14 @@ import { Construct } from 'constructs';
 import { ElasticIP as ElasticIPObject } from '../../api';
 import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
-import { addressRequestsInApp, addWarningAtSynth, defaultName, emit, metadataInput, registerAddressRequest } from './base';
+import {
+  addressRequestsInApp,
+  addWarningAtSynth,
+  defaultName,
+  emit,
+  metadataInput,
+  registerAddressRequest,
+} from './base';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -53,7 +60,9 @@ export class ElasticIP extends Construct {
       ...validateElasticIP(this.object, network.definition(), network.knownPools()),
       ...(request ? checkRequestedAddressClash(request, addressRequestsInApp(this)) : []),
     ]);
-    addWarningAtSynth(this, () => (network.definition() ? undefined : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name)));
+    addWarningAtSynth(this, () =>
+      network.definition() ? undefined : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name),
+    );
   }
 
   /** The Pod annotation that puts this ElasticIP directly on the Pod's eth0 (EIP-4). */

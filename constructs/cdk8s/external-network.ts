@@ -72,14 +72,25 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
     super(scope, id);
     this.poolConstructs = props.addressPools.filter((p): p is AddressPool => p instanceof AddressPool);
     const poolNames = props.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
-    this.object = renderExternalNetwork(defaultName(this, props.metadata), { type: props.type, addressPools: poolNames, announceOnMove: props.announceOnMove, metadata: metadataInput(props.metadata) });
+    this.object = renderExternalNetwork(defaultName(this, props.metadata), {
+      type: props.type,
+      addressPools: poolNames,
+      announceOnMove: props.announceOnMove,
+      metadata: metadataInput(props.metadata),
+    });
     this.name = this.object.metadata.name!;
     this.type = props.type;
     this.apiObject = emit(
       this,
       this.object,
       () =>
-        validateExternalNetwork(this.object, this.knownPools(), findAllInApp(this, ExternalNetwork).filter((n) => n !== this).map((n) => n.toObject())),
+        validateExternalNetwork(
+          this.object,
+          this.knownPools(),
+          findAllInApp(this, ExternalNetwork)
+            .filter((n) => n !== this)
+            .map((n) => n.toObject()),
+        ),
       true,
     );
     if (props.type === 'bgp') addWarning(this, `ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`);
@@ -88,7 +99,9 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
   /** The pools this network lists whose definitions are in the app (by name), for synth-time checks. */
   public knownPools(): Map<string, PoolView> {
     const all = findAllInApp(this, AddressPool);
-    return new Map(all.filter((p) => this.object.spec.addressPools.includes(p.name)).map((p) => [p.name, poolView(p.toObject())]));
+    return new Map(
+      all.filter((p) => this.object.spec.addressPools.includes(p.name)).map((p) => [p.name, poolView(p.toObject())]),
+    );
   }
 
   /** The ExternalNetwork object as synthesized (a copy). */
@@ -107,7 +120,11 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
  * as the Pulumi reference does; otherwise there is nothing the app can check against.
  */
 class ImportedExternalNetwork extends Construct implements IExternalNetwork {
-  constructor(scope: Construct, id: string, public readonly name: string) {
+  constructor(
+    scope: Construct,
+    id: string,
+    public readonly name: string,
+  ) {
     super(scope, id);
   }
 

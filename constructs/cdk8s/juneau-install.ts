@@ -21,8 +21,15 @@ export class JuneauInstall extends Construct {
     super(scope, id);
     this.apiObjects = juneauInstallObjects(props).map((object, index) => {
       const { apiVersion, kind, metadata, ...rest } = object;
-      return new ApiObject(this, `${index}-${kind}-${metadata.name}`, { apiVersion, kind, metadata: metadata as ApiObjectMetadata, ...rest });
+      return new ApiObject(this, `${index}-${kind}-${metadata.name}`, {
+        apiVersion,
+        kind,
+        metadata: metadata as ApiObjectMetadata,
+        ...rest,
+      });
     });
-    this.node.addValidation({ validate: () => validateInstallOptions(props).map((i) => `JuneauInstall ${this.node.path}: ${formatIssue(i)}`) });
+    this.node.addValidation({
+      validate: () => validateInstallOptions(props).map((i) => `JuneauInstall ${this.node.path}: ${formatIssue(i)}`),
+    });
   }
 }

@@ -1,8 +1,21 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkRequestedAddressClash, issue, undeclaredNetworkWarning } from '../../api/validation';
-import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, serviceAddressRequestOf, validateLoadBalancerService } from '../shared/load-balancer-service';
-import { addressRequestsInApp, addWarningAtSynth, defaultName, emit, metadataInput, registerAddressRequest } from './base';
+import {
+  LoadBalancerPort,
+  renderLoadBalancerService,
+  ServiceObject,
+  serviceAddressRequestOf,
+  validateLoadBalancerService,
+} from '../shared/load-balancer-service';
+import {
+  addressRequestsInApp,
+  addWarningAtSynth,
+  defaultName,
+  emit,
+  metadataInput,
+  registerAddressRequest,
+} from './base';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
 
@@ -70,12 +83,16 @@ export class LoadBalancerService extends Construct {
     this.apiObject = emit(this, this.object, () => {
       const issues = validateLoadBalancerService(this.object, network.definition(), network.knownPools());
       if (props.selector !== undefined && props.workload !== undefined) {
-        issues.unshift(issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`));
+        issues.unshift(
+          issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`),
+        );
       }
       if (request) issues.push(...checkRequestedAddressClash(request, addressRequestsInApp(this)));
       return issues;
     });
-    addWarningAtSynth(this, () => (network.definition() ? undefined : undeclaredNetworkWarning(`Service ${this.name}`, network.name)));
+    addWarningAtSynth(this, () =>
+      network.definition() ? undefined : undeclaredNetworkWarning(`Service ${this.name}`, network.name),
+    );
   }
 
   /** The Service object as synthesized (a copy). */

@@ -59,7 +59,17 @@ export class AddressPool extends JuneauComponent<AddressPoolObject, Spec, Status
   constructor(name: string, args: AddressPoolArgs, opts?: pulumi.ComponentResourceOptions) {
     const object = renderAddressPool(args.metadata?.name ?? name, { ...args, metadata: metadataInput(args.metadata) });
     const declared = declarations().addressPools;
-    super(AddressPool.TYPE, name, { object, issues: validateAddressPool(object, declared), declaredIn: declared, deferred: deferredMetadata(args.metadata, false) }, opts);
+    super(
+      AddressPool.TYPE,
+      name,
+      {
+        object,
+        issues: validateAddressPool(object, declared),
+        declaredIn: declared,
+        deferred: deferredMetadata(args.metadata, false),
+      },
+      opts,
+    );
     this.advertiseMode = args.advertiseMode;
     this.size = fromStatus(this.resource, (s) => s.size);
     this.used = fromStatus(this.resource, (s) => s.used);

@@ -6,7 +6,13 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ALL_KINDS } from '../../api';
-import { apiGroupOf, checkDuplicateDeclaration, DeclaredObject, formatIssue, ValidationIssue } from '../../api/validation';
+import {
+  apiGroupOf,
+  checkDuplicateDeclaration,
+  DeclaredObject,
+  formatIssue,
+  ValidationIssue,
+} from '../../api/validation';
 import { declarations } from './declarations';
 import { ObjectMetadataInput } from '../shared/metadata';
 
@@ -45,7 +51,9 @@ export function knownNow<T>(value: pulumi.Input<T> | undefined): T | undefined {
 }
 
 /** A map known now, with every value known now; undefined otherwise. */
-function knownMap(map: pulumi.Input<Record<string, pulumi.Input<string>>> | undefined): Record<string, string> | undefined {
+function knownMap(
+  map: pulumi.Input<Record<string, pulumi.Input<string>>> | undefined,
+): Record<string, string> | undefined {
   const known = knownNow(map);
   if (known === undefined) return undefined;
   return Object.values(known).every((v) => typeof v === 'string') ? (known as Record<string, string>) : undefined;
@@ -53,7 +61,14 @@ function knownMap(map: pulumi.Input<Record<string, pulumi.Input<string>>> | unde
 
 /** The metadata fields the shared renderers read: the ones known now. */
 export const metadataInput = (m?: JuneauMetadata): ObjectMetadataInput | undefined =>
-  m ? { name: m.name, namespace: knownNow(m.namespace), labels: knownMap(m.labels), annotations: knownMap(m.annotations) } : undefined;
+  m
+    ? {
+        name: m.name,
+        namespace: knownNow(m.namespace),
+        labels: knownMap(m.labels),
+        annotations: knownMap(m.annotations),
+      }
+    : undefined;
 
 /** The metadata fields known only when the program is deployed; written, not checked at construction. */
 export interface DeferredMetadata {
@@ -66,7 +81,9 @@ export interface DeferredMetadata {
 export function deferredMetadata(m: JuneauMetadata | undefined, namespaced: boolean): DeferredMetadata {
   if (!m) return {};
   return {
-    ...(namespaced && m.namespace !== undefined && knownNow(m.namespace) === undefined ? { namespace: m.namespace } : {}),
+    ...(namespaced && m.namespace !== undefined && knownNow(m.namespace) === undefined
+      ? { namespace: m.namespace }
+      : {}),
     ...(m.labels !== undefined && knownMap(m.labels) === undefined ? { labels: m.labels } : {}),
     ...(m.annotations !== undefined && knownMap(m.annotations) === undefined ? { annotations: m.annotations } : {}),
   };
@@ -82,7 +99,9 @@ export class JuneauValidationError extends pulumi.RunError {
   public readonly problems: readonly string[];
 
   constructor(component: string, problems: readonly string[]) {
-    super(`${component} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      `${component} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'JuneauValidationError';
     this.problems = problems;
   }
@@ -113,7 +132,10 @@ export interface JuneauObject<Spec> {
  * Only the metadata fields Juneau writes, without the empty ones, with the deferred ones added as
  * they resolve (Juneau's own labels and annotations win over a deferred one of the same key).
  */
-export function writtenMetadata(m: WrittenMetadata, deferred: DeferredMetadata = {}): k8s.types.input.meta.v1.ObjectMeta {
+export function writtenMetadata(
+  m: WrittenMetadata,
+  deferred: DeferredMetadata = {},
+): k8s.types.input.meta.v1.ObjectMeta {
   const merged = (later: DeferredMetadata['labels'], known: Record<string, string> | undefined) =>
     later === undefined ? known : pulumi.output(later).apply((l) => ({ ...l, ...known }));
   const namespace = m.namespace ?? deferred.namespace;
@@ -137,8 +159,23 @@ export class JuneauCustomResource<Spec, Status> extends k8s.apiextensions.Custom
   declare public readonly spec: pulumi.Output<Spec>;
   declare public readonly status: pulumi.Output<Status | undefined>;
 
-  constructor(name: string, object: JuneauObject<Spec>, opts: pulumi.CustomResourceOptions, deferred: DeferredMetadata = {}) {
-    super(name, { apiVersion: object.apiVersion, kind: object.kind, metadata: writtenMetadata(object.metadata, deferred), spec: object.spec, status: undefined }, opts);
+  constructor(
+    name: string,
+    object: JuneauObject<Spec>,
+    opts: pulumi.CustomResourceOptions,
+    deferred: DeferredMetadata = {},
+  ) {
+    super(
+      name,
+      {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        metadata: writtenMetadata(object.metadata, deferred),
+        spec: object.spec,
+        status: undefined,
+      },
+      opts,
+    );
   }
 }
 
@@ -183,13 +220,21 @@ export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status
   protected constructor(type: string, name: string, checked: CheckedObject<O>, opts?: pulumi.ComponentResourceOptions) {
     // A namespace known only at deployment cannot be compared: the cluster refuses a duplicate then.
     const declared = checked.deferred?.namespace === undefined ? declaredObject(type, name, checked.object) : undefined;
-    throwIfInvalid(`${checked.object.kind} ${name}`, [...checked.issues, ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : [])]);
+    throwIfInvalid(`${checked.object.kind} ${name}`, [
+      ...checked.issues,
+      ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : []),
+    ]);
     super(type, name, {}, opts);
     if (declared) declarations().objects.push(declared);
     checked.declaredIn?.push(checked.object);
     this.object = checked.object;
     this.name = checked.object.metadata.name!;
-    this.resource = new JuneauCustomResource<Spec, Status>(name, checked.object, childOptions(this, checked.dependsOn), checked.deferred);
+    this.resource = new JuneauCustomResource<Spec, Status>(
+      name,
+      checked.object,
+      childOptions(this, checked.dependsOn),
+      checked.deferred,
+    );
   }
 
   /** The object as declared (a copy). */
@@ -199,17 +244,32 @@ export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status
 }
 
 /** Reads one field of a CustomResource's status; undefined until the controller has written it. */
-export const fromStatus = <Status, T>(resource: JuneauCustomResource<unknown, Status>, read: (status: Status) => T | undefined): pulumi.Output<T | undefined> =>
-  resource.status.apply((s) => (s === undefined || s === null ? undefined : read(s)));
+export const fromStatus = <Status, T>(
+  resource: JuneauCustomResource<unknown, Status>,
+  read: (status: Status) => T | undefined,
+): pulumi.Output<T | undefined> => resource.status.apply((s) => (s === undefined || s === null ? undefined : read(s)));
 
 /** The component options for children: parented to the component, after the components they name. */
-export function childOptions(parent: pulumi.ComponentResource, dependsOn: readonly pulumi.Resource[] = []): pulumi.CustomResourceOptions {
+export function childOptions(
+  parent: pulumi.ComponentResource,
+  dependsOn: readonly pulumi.Resource[] = [],
+): pulumi.CustomResourceOptions {
   return dependsOn.length ? { parent, dependsOn: [...dependsOn] } : { parent };
 }
 
 const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
 
 /** A component's object as the program-wide checks see it; its path is the component's type and resource name. */
-export function declaredObject(type: string, name: string, object: { readonly apiVersion: string; readonly kind: string; readonly metadata: WrittenMetadata }): DeclaredObject {
-  return { group: apiGroupOf(object.apiVersion), kind: object.kind, namespace: CLUSTER_SCOPED.has(object.kind) ? '' : object.metadata.namespace ?? '', name: object.metadata.name ?? name, path: `${type}::${name}` };
+export function declaredObject(
+  type: string,
+  name: string,
+  object: { readonly apiVersion: string; readonly kind: string; readonly metadata: WrittenMetadata },
+): DeclaredObject {
+  return {
+    group: apiGroupOf(object.apiVersion),
+    kind: object.kind,
+    namespace: CLUSTER_SCOPED.has(object.kind) ? '' : (object.metadata.namespace ?? ''),
+    name: object.metadata.name ?? name,
+    path: `${type}::${name}`,
+  };
 }

@@ -28,7 +28,13 @@ const byStack = new WeakMap<object, Declarations>();
 /** Used while no stack resource exists (unit tests with mocks, or before the program's stack is registered). */
 const noStack = {};
 
-const empty = (): Declarations => ({ addressPools: [], externalNetworks: [], elasticIPAttachments: [], objects: [], addressRequests: [] });
+const empty = (): Declarations => ({
+  addressPools: [],
+  externalNetworks: [],
+  elasticIPAttachments: [],
+  objects: [],
+  addressRequests: [],
+});
 
 /** The declarations of the program running now. */
 export function declarations(): Declarations {

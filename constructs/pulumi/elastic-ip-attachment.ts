@@ -45,11 +45,25 @@ export class ElasticIPAttachment extends JuneauComponent<ElasticIPAttachmentObje
     // A namespace known only at deployment (the attachment's, or the ElasticIP's it defaults to) is
     // written as it resolves; EIPA-1's namespace comparison is then the cluster's.
     const own = deferredMetadata(args.metadata, true);
-    const inherited = args.metadata?.namespace === undefined && typeof eip !== 'string' && eip.namespace === undefined ? eip.namespaceInput : undefined;
+    const inherited =
+      args.metadata?.namespace === undefined && typeof eip !== 'string' && eip.namespace === undefined
+        ? eip.namespaceInput
+        : undefined;
     const deferred = inherited !== undefined ? { ...own, namespace: inherited } : own;
-    const comparable = typeof eip !== 'string' && deferred.namespace === undefined && (eip.namespaceInput === undefined || knownNow(eip.namespaceInput) !== undefined);
-    const issues = validateElasticIPAttachment(object, comparable ? eip.namespace ?? 'default' : undefined, [...declared, object]);
-    super(ElasticIPAttachment.TYPE, name, { object, issues, declaredIn: declared, dependsOn: typeof eip === 'string' ? [] : [eip], deferred }, opts);
+    const comparable =
+      typeof eip !== 'string' &&
+      deferred.namespace === undefined &&
+      (eip.namespaceInput === undefined || knownNow(eip.namespaceInput) !== undefined);
+    const issues = validateElasticIPAttachment(object, comparable ? (eip.namespace ?? 'default') : undefined, [
+      ...declared,
+      object,
+    ]);
+    super(
+      ElasticIPAttachment.TYPE,
+      name,
+      { object, issues, declaredIn: declared, dependsOn: typeof eip === 'string' ? [] : [eip], deferred },
+      opts,
+    );
     this.registerOutputs({});
   }
 }

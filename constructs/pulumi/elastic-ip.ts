@@ -2,7 +2,15 @@ import * as pulumi from '@pulumi/pulumi';
 import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../../api';
 import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
-import { deferredMetadata, DeferredMetadata, fromStatus, JuneauComponent, JuneauMetadata, metadataInput, TYPE_PREFIX } from './base';
+import {
+  deferredMetadata,
+  DeferredMetadata,
+  fromStatus,
+  JuneauComponent,
+  JuneauMetadata,
+  metadataInput,
+  TYPE_PREFIX,
+} from './base';
 import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
@@ -68,7 +76,9 @@ export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
     const object = renderElasticIP(args.metadata?.name ?? name, {
       externalNetwork: network.name,
       requestedIP: args.requestedIP,
-      metadata: args.waitForAddress ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } } : metadata,
+      metadata: args.waitForAddress
+        ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } }
+        : metadata,
     });
     const request = addressRequestOf(object, `${ElasticIP.TYPE}::${name}`);
     const issues = [

@@ -77,15 +77,25 @@ export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec
   /** @throws JuneauValidationError listing every problem of `args` (EN-1..4). */
   constructor(name: string, args: ExternalNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     const poolNames = args.addressPools.map((p) => (typeof p === 'string' ? p : p.name));
-    const object = renderExternalNetwork(args.metadata?.name ?? name, { type: args.type, addressPools: poolNames, announceOnMove: args.announceOnMove, metadata: metadataInput(args.metadata) });
+    const object = renderExternalNetwork(args.metadata?.name ?? name, {
+      type: args.type,
+      addressPools: poolNames,
+      announceOnMove: args.announceOnMove,
+      metadata: metadataInput(args.metadata),
+    });
     const declared = declarations().externalNetworks;
-    super(ExternalNetwork.TYPE, name, {
-      object,
-      issues: validateExternalNetwork(object, declaredPools(poolNames), declared),
-      declaredIn: declared,
-      dependsOn: args.addressPools.filter((p): p is AddressPool => p instanceof AddressPool),
-      deferred: deferredMetadata(args.metadata, false),
-    }, opts);
+    super(
+      ExternalNetwork.TYPE,
+      name,
+      {
+        object,
+        issues: validateExternalNetwork(object, declaredPools(poolNames), declared),
+        declaredIn: declared,
+        dependsOn: args.addressPools.filter((p): p is AddressPool => p instanceof AddressPool),
+        deferred: deferredMetadata(args.metadata, false),
+      },
+      opts,
+    );
     this.type = args.type;
     this.networkID = fromStatus(this.resource, (s) => s.networkID);
     this.registerOutputs({ networkID: this.networkID });

@@ -1,6 +1,12 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { JuneauInstallOptions, juneauInstallObjects, KubeObject, resolveInstallOptions, validateInstallOptions } from '../shared/install';
+import {
+  JuneauInstallOptions,
+  juneauInstallObjects,
+  KubeObject,
+  resolveInstallOptions,
+  validateInstallOptions,
+} from '../shared/install';
 import { throwIfInvalid, TYPE_PREFIX } from './base';
 
 /** The install's options: the very ones of the cdk8s JuneauInstall (plain values, checked at construction). */
@@ -26,21 +32,41 @@ const FACTORIES: Readonly<Record<string, Factory>> = {
   'v1/ServiceAccount': (n, o, opts) => new k8s.core.v1.ServiceAccount(n, args<k8s.core.v1.ServiceAccountArgs>(o), opts),
   'v1/Service': (n, o, opts) => new k8s.core.v1.Service(n, args<k8s.core.v1.ServiceArgs>(o), opts),
   'apiextensions.k8s.io/v1/CustomResourceDefinition': (n, o, opts) =>
-    new k8s.apiextensions.v1.CustomResourceDefinition(n, args<k8s.apiextensions.v1.CustomResourceDefinitionArgs>(o), opts),
-  'rbac.authorization.k8s.io/v1/ClusterRole': (n, o, opts) => new k8s.rbac.v1.ClusterRole(n, args<k8s.rbac.v1.ClusterRoleArgs>(o), opts),
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (n, o, opts) => new k8s.rbac.v1.ClusterRoleBinding(n, args<k8s.rbac.v1.ClusterRoleBindingArgs>(o), opts),
+    new k8s.apiextensions.v1.CustomResourceDefinition(
+      n,
+      args<k8s.apiextensions.v1.CustomResourceDefinitionArgs>(o),
+      opts,
+    ),
+  'rbac.authorization.k8s.io/v1/ClusterRole': (n, o, opts) =>
+    new k8s.rbac.v1.ClusterRole(n, args<k8s.rbac.v1.ClusterRoleArgs>(o), opts),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (n, o, opts) =>
+    new k8s.rbac.v1.ClusterRoleBinding(n, args<k8s.rbac.v1.ClusterRoleBindingArgs>(o), opts),
   'rbac.authorization.k8s.io/v1/Role': (n, o, opts) => new k8s.rbac.v1.Role(n, args<k8s.rbac.v1.RoleArgs>(o), opts),
-  'rbac.authorization.k8s.io/v1/RoleBinding': (n, o, opts) => new k8s.rbac.v1.RoleBinding(n, args<k8s.rbac.v1.RoleBindingArgs>(o), opts),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (n, o, opts) =>
+    new k8s.rbac.v1.RoleBinding(n, args<k8s.rbac.v1.RoleBindingArgs>(o), opts),
   'apps/v1/Deployment': (n, o, opts) => new k8s.apps.v1.Deployment(n, args<k8s.apps.v1.DeploymentArgs>(o), opts),
   'apps/v1/DaemonSet': (n, o, opts) => new k8s.apps.v1.DaemonSet(n, args<k8s.apps.v1.DaemonSetArgs>(o), opts),
-  'policy/v1/PodDisruptionBudget': (n, o, opts) => new k8s.policy.v1.PodDisruptionBudget(n, args<k8s.policy.v1.PodDisruptionBudgetArgs>(o), opts),
+  'policy/v1/PodDisruptionBudget': (n, o, opts) =>
+    new k8s.policy.v1.PodDisruptionBudget(n, args<k8s.policy.v1.PodDisruptionBudgetArgs>(o), opts),
   // FO-3: the policy that lets each agent write only its own node's Lease.
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': (n, o, opts) =>
-    new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(n, args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyArgs>(o), opts),
+    new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+      n,
+      args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyArgs>(o),
+      opts,
+    ),
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': (n, o, opts) =>
-    new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(n, args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingArgs>(o), opts),
+    new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+      n,
+      args<k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingArgs>(o),
+      opts,
+    ),
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': (n, o, opts) =>
-    new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(n, args<k8s.admissionregistration.v1.ValidatingWebhookConfigurationArgs>(o), opts),
+    new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
+      n,
+      args<k8s.admissionregistration.v1.ValidatingWebhookConfigurationArgs>(o),
+      opts,
+    ),
 };
 
 const customResource: Factory = (n, o, opts) => new k8s.apiextensions.CustomResource(n, o, opts);
@@ -80,7 +106,11 @@ export class JuneauInstall extends pulumi.ComponentResource {
       const id = metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name;
       const factory = FACTORIES[`${apiVersion}/${kind}`] ?? customResource;
       // Namespaced objects wait for their namespace: the API server refuses them before it exists.
-      const resource = factory(`${name}-${id}`, object, metadata.namespace && namespace ? { parent: this, dependsOn: [namespace] } : { parent: this });
+      const resource = factory(
+        `${name}-${id}`,
+        object,
+        metadata.namespace && namespace ? { parent: this, dependsOn: [namespace] } : { parent: this },
+      );
       if (kind === 'Namespace' && apiVersion === 'v1') namespace = resource;
       resources.push(resource);
     }

@@ -1,9 +1,33 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
-import { checkDuplicateDeclaration, checkRequestedAddressClash, formatIssue, issue, undeclaredNetworkWarning, ValidationIssue } from '../../api/validation';
-import { LoadBalancerPort, renderLoadBalancerService, ServiceObject, serviceAddressRequestOf, validateLoadBalancerService } from '../shared/load-balancer-service';
-import { childOptions, declaredObject, deferredMetadata, JuneauMetadata, JuneauValidationError, knownNow, metadataInput, throwIfInvalid, TYPE_PREFIX, writtenMetadata } from './base';
+import {
+  checkDuplicateDeclaration,
+  checkRequestedAddressClash,
+  formatIssue,
+  issue,
+  undeclaredNetworkWarning,
+  ValidationIssue,
+} from '../../api/validation';
+import {
+  LoadBalancerPort,
+  renderLoadBalancerService,
+  ServiceObject,
+  serviceAddressRequestOf,
+  validateLoadBalancerService,
+} from '../shared/load-balancer-service';
+import {
+  childOptions,
+  declaredObject,
+  deferredMetadata,
+  JuneauMetadata,
+  JuneauValidationError,
+  knownNow,
+  metadataInput,
+  throwIfInvalid,
+  TYPE_PREFIX,
+  writtenMetadata,
+} from './base';
 import { declarations, declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
 import { externalNetworkOf } from './network-reference';
@@ -83,11 +107,14 @@ export class LoadBalancerService extends pulumi.ComponentResource {
       requestedIP: args.requestedIP,
       ports: args.ports,
       selector: plainSelector ?? {},
-      metadata: args.skipAwait ? { ...metadata, annotations: { ...metadata?.annotations, 'pulumi.com/skipAwait': 'true' } } : metadata,
+      metadata: args.skipAwait
+        ? { ...metadata, annotations: { ...metadata?.annotations, 'pulumi.com/skipAwait': 'true' } }
+        : metadata,
     });
     const component = `LoadBalancerService ${name}`;
     const deferred = deferredMetadata(args.metadata, true);
-    const declared = deferred.namespace === undefined ? declaredObject(LoadBalancerService.TYPE, name, object) : undefined;
+    const declared =
+      deferred.namespace === undefined ? declaredObject(LoadBalancerService.TYPE, name, object) : undefined;
     const request = serviceAddressRequestOf(object, `${LoadBalancerService.TYPE}::${name}`);
     throwIfInvalid(component, [
       ...checkService(object, args, network.object, plainSelector !== undefined),
@@ -97,7 +124,8 @@ export class LoadBalancerService extends pulumi.ComponentResource {
     super(LoadBalancerService.TYPE, name, {}, opts);
     if (declared) declarations().objects.push(declared);
     if (request) declarations().addressRequests.push(request);
-    if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`Service ${object.metadata.name}`, network.name), this);
+    if (!network.object)
+      void pulumi.log.warn(undeclaredNetworkWarning(`Service ${object.metadata.name}`, network.name), this);
 
     this.object = object;
     this.name = object.metadata.name!;
@@ -118,21 +146,41 @@ export class LoadBalancerService extends pulumi.ComponentResource {
 }
 
 /** The shared checks, less the selector's when it is not known yet, plus selector XOR workload. */
-function checkService(object: ServiceObject, args: LoadBalancerServiceArgs, network: ExternalNetworkObject | undefined, selectorKnown: boolean): ValidationIssue[] {
+function checkService(
+  object: ServiceObject,
+  args: LoadBalancerServiceArgs,
+  network: ExternalNetworkObject | undefined,
+  selectorKnown: boolean,
+): ValidationIssue[] {
   const issues = validateLoadBalancerService(object, network, declaredPools(network?.spec.addressPools ?? []));
   const noSelector = args.selector === undefined && args.workload === undefined;
   const checked = selectorKnown || noSelector ? issues : issues.filter((i) => i.field !== 'spec.selector');
   if (args.selector !== undefined && args.workload !== undefined) {
-    checked.unshift(issue('selector', selectorKnown ? args.selector : '(an Output)', `and workload are both set on Service ${object.metadata.name}: give one of them`));
+    checked.unshift(
+      issue(
+        'selector',
+        selectorKnown ? args.selector : '(an Output)',
+        `and workload are both set on Service ${object.metadata.name}: give one of them`,
+      ),
+    );
   }
   return checked;
 }
 
 /** A selector known only at deployment: checked once it resolves, like the construction-time check. */
-function resolvedSelector(component: string, object: ServiceObject, args: LoadBalancerServiceArgs): pulumi.Output<Record<string, string>> {
-  const source: pulumi.Input<Record<string, string>> = args.selector ?? args.workload!.spec.apply((s) => ({ ...s.selector.matchLabels }));
+function resolvedSelector(
+  component: string,
+  object: ServiceObject,
+  args: LoadBalancerServiceArgs,
+): pulumi.Output<Record<string, string>> {
+  const source: pulumi.Input<Record<string, string>> =
+    args.selector ?? args.workload!.spec.apply((s) => ({ ...s.selector.matchLabels }));
   return pulumi.output(source).apply((selector) => {
-    const issues = validateLoadBalancerService({ ...object, spec: { ...object.spec, selector } }, undefined, new Map()).filter((i) => i.field === 'spec.selector');
+    const issues = validateLoadBalancerService(
+      { ...object, spec: { ...object.spec, selector } },
+      undefined,
+      new Map(),
+    ).filter((i) => i.field === 'spec.selector');
     if (issues.length) throw new JuneauValidationError(component, issues.map(formatIssue));
     return selector;
   });

@@ -10,12 +10,24 @@ import { juneauWebhooks } from '../../api/webhooks';
 import { issue, ValidationIssue, checkLabelName, parseAddressItem } from '../../api/validation';
 import { imageReference, JuneauImageOptions, resolveImage, validateImage } from './image';
 import {
-  checkImagePullSecrets, checkLabels, Component, containerResources, JuneauWorkloadOptions, podScheduling, RESERVED_LABELS, validateWorkloadOptions, withExtraLabels,
+  checkImagePullSecrets,
+  checkLabels,
+  Component,
+  containerResources,
+  JuneauWorkloadOptions,
+  podScheduling,
+  RESERVED_LABELS,
+  validateWorkloadOptions,
+  withExtraLabels,
 } from './install-pods';
 
 export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from './install-pods';
 
-export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>;
+export type KubeObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+} & Record<string, unknown>;
 
 export interface JuneauInstallOptions {
   /**
@@ -145,27 +157,51 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
 export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue[] {
   const r = resolveInstallOptions(o);
   const issues = [...checkLabelName('namespace', r.namespace)];
-  if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1) issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
+  if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1)
+    issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
   issues.push(...validateImage(o.image, PACKAGE_VERSION));
-  if (r.nodeIngressInterface && !INTERFACE_NAME.test(r.nodeIngressInterface)) issues.push(issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'));
-  if (!['auto', 'native', 'generic'].includes(r.xdpMode)) issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
+  if (r.nodeIngressInterface && !INTERFACE_NAME.test(r.nodeIngressInterface))
+    issues.push(
+      issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'),
+    );
+  if (!['auto', 'native', 'generic'].includes(r.xdpMode))
+    issues.push(issue('xdpMode', r.xdpMode, 'must be auto, native or generic'));
   r.natPodInterfaces.forEach((name, i) => {
-    if (!INTERFACE_NAME.test(name)) issues.push(issue(`natPodInterfaces[${i}]`, name, 'is not a Linux interface name (1-15 characters)'));
+    if (!INTERFACE_NAME.test(name))
+      issues.push(issue(`natPodInterfaces[${i}]`, name, 'is not a Linux interface name (1-15 characters)'));
   });
   r.natClusterCidrs.forEach((cidr, i) => {
-    const parsed = cidr.includes('/') ? parseAddressItem(cidr) : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
+    const parsed = cidr.includes('/')
+      ? parseAddressItem(cidr)
+      : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
     if (!parsed.ok) issues.push(issue(`natClusterCidrs[${i}]`, cidr, parsed.reason));
   });
   issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
-  const image = (field: string, i: JuneauImageOptions | undefined) => validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);
-  issues.push(...validateWorkloadOptions('controller', o.controller, image), ...validateWorkloadOptions('agent', o.agent, image));
+  const image = (field: string, i: JuneauImageOptions | undefined) =>
+    validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);
+  issues.push(
+    ...validateWorkloadOptions('controller', o.controller, image),
+    ...validateWorkloadOptions('agent', o.agent, image),
+  );
   return issues;
 }
 
 const labels = (component: string) => ({ ...commonLabels, 'app.kubernetes.io/name': component });
-const selector = (component: string) => ({ 'app.kubernetes.io/name': component, 'app.kubernetes.io/part-of': 'juneau' });
-const meta = (name: string, namespace?: string, component = name) => ({ name, ...(namespace ? { namespace } : {}), labels: labels(component) });
-const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]) => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) });
+const selector = (component: string) => ({
+  'app.kubernetes.io/name': component,
+  'app.kubernetes.io/part-of': 'juneau',
+});
+const meta = (name: string, namespace?: string, component = name) => ({
+  name,
+  ...(namespace ? { namespace } : {}),
+  labels: labels(component),
+});
+const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]) => ({
+  apiGroups,
+  resources,
+  verbs,
+  ...(resourceNames ? { resourceNames } : {}),
+});
 
 /**
  * Least privilege: the controller reads what it decides from and writes only what it owns. Each
@@ -186,7 +222,11 @@ function controllerRbac(ns: string): KubeObject[] {
       // ServiceLoadBalancers by server-side apply (patch; create is authorized inside the patch
       // that creates one), deleted when their Service stops being Juneau's; get: claim sweep.
       // ARPAdvertisements (arp/claim-guard.ts): create, get, JSON patch to move, delete.
-      rule([GROUP], ['serviceloadbalancers', 'arpadvertisements'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      rule(
+        [GROUP],
+        ['serviceloadbalancers', 'arpadvertisements'],
+        ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      ),
       // NetworkInterfaces of Pods (pods/reconcile-pod.ts): create, merge patch, delete.
       rule([GROUP], ['networkinterfaces'], ['list', 'watch', 'create', 'patch', 'delete']),
       // Claims (allocator/, arp/claim-guard.ts get): created to take a value, deleted to release it.
@@ -194,7 +234,19 @@ function controllerRbac(ns: string): KubeObject[] {
       // The subnet-vni AllocationPool is created once when absent (controller.ts) and never changed.
       rule([GROUP], ['allocationpools'], ['list', 'watch', 'create']),
       // Every status is written by server-side apply (kube/apply.ts applyStatus).
-      rule([GROUP], ['addresspools/status', 'externalnetworks/status', 'elasticips/status', 'elasticipattachments/status', 'networkinterfaces/status', 'serviceloadbalancers/status', 'arpadvertisements/status'], ['patch']),
+      rule(
+        [GROUP],
+        [
+          'addresspools/status',
+          'externalnetworks/status',
+          'elasticips/status',
+          'elasticipattachments/status',
+          'networkinterfaces/status',
+          'serviceloadbalancers/status',
+          'arpadvertisements/status',
+        ],
+        ['patch'],
+      ),
       rule([''], ['services', 'pods'], ['list', 'watch']),
       // The ARPAdvertisement webhook checks spec.nodeName and node addresses (ARP-5) from an
       // informer of Nodes (webhook/listers.ts informerWebhookCaches).
@@ -207,7 +259,12 @@ function controllerRbac(ns: string): KubeObject[] {
       // kube/events.ts: a new Event is created, a repeat patches its series.
       rule(['events.k8s.io'], ['events'], ['create', 'patch']),
       // webhook/registration.ts ensureCaBundle: get and replace the installed configuration only.
-      rule(['admissionregistration.k8s.io'], ['validatingwebhookconfigurations'], ['get', 'update'], [INSTALL.webhookConfigurationName]),
+      rule(
+        ['admissionregistration.k8s.io'],
+        ['validatingwebhookconfigurations'],
+        ['get', 'update'],
+        [INSTALL.webhookConfigurationName],
+      ),
     ]),
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -225,7 +282,13 @@ function controllerRbac(ns: string): KubeObject[] {
         rule([''], ['secrets'], ['get', 'update'], [INSTALL.webhookCertSecretName]),
       ],
     },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(name, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace: ns }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(name, ns),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
   ];
 }
 
@@ -237,7 +300,18 @@ function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
     // The last three: the ElasticIP data plane (runtime/agent/nat.ts), which ElasticIPs this node
     // translates or carries directly, read from their attachments' and NICs' status.
-    rule([GROUP], ['arpadvertisements', 'externalnetworks', 'addresspools', 'elasticips', 'elasticipattachments', 'networkinterfaces'], ['list', 'watch']),
+    rule(
+      [GROUP],
+      [
+        'arpadvertisements',
+        'externalnetworks',
+        'addresspools',
+        'elasticips',
+        'elasticipattachments',
+        'networkinterfaces',
+      ],
+      ['list', 'watch'],
+    ),
     rule([''], ['nodes'], ['get']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
@@ -282,7 +356,14 @@ function agentLeaseRbac(ns: string): KubeObject[] {
       spec: {
         failurePolicy: 'Fail',
         matchConstraints: {
-          resourceRules: [{ apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['leases'] }],
+          resourceRules: [
+            {
+              apiGroups: ['coordination.k8s.io'],
+              apiVersions: ['v1'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: ['leases'],
+            },
+          ],
           namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
         },
         matchConditions: [{ name: 'the-agent', expression: `request.userInfo.username == '${agentUser}'` }],
@@ -326,8 +407,18 @@ const containerImage = (o: Required<JuneauInstallOptions>, component: Component)
   const image = resolveImage({ ...o.image, ...o[component].image }, PACKAGE_VERSION);
   return { image: imageReference(image), imagePullPolicy: image.pullPolicy };
 };
-const restrictedContainerSecurity = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
-const httpProbe = (path: string, port: string, host?: string) => ({ httpGet: { path, port, ...(host ? { host } : {}) }, periodSeconds: 10, failureThreshold: 3 });
+const restrictedContainerSecurity = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+const httpProbe = (path: string, port: string, host?: string) => ({
+  httpGet: { path, port, ...(host ? { host } : {}) },
+  periodSeconds: 10,
+  failureThreshold: 3,
+});
 
 /**
  * The host's bpffs directory given to the agent: only its own, never all of /sys/fs/bpf (other
@@ -381,40 +472,58 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
           spec: {
             serviceAccountName: name,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
-            affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector(name) } } }] } },
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  {
+                    weight: 100,
+                    podAffinityTerm: {
+                      topologyKey: 'kubernetes.io/hostname',
+                      labelSelector: { matchLabels: selector(name) },
+                    },
+                  },
+                ],
+              },
+            },
             ...podScheduling('controller', o.controller, o.imagePullSecrets),
-            containers: [{
-              name: 'controller',
-              ...containerImage(o, 'controller'),
-              command: ['juneau-controller'],
-              args: [
-                '--leader-elect=true',
-                `--leader-election-namespace=${o.namespace}`,
-                // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
-                // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
-                `--metrics-bind-address=[$(POD_IP)]:${p.controllerMetrics}`,
-                `--health-probe-bind-address=[$(POD_IP)]:${p.controllerHealth}`,
-                `--webhook-addr=:${p.webhook}`,
-                `--webhook-certificates=${o.certificates}`,
-                `--log-level=${o.logLevel}`,
-              ],
-              env: [
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-              ],
-              ports: [
-                { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
-                { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
-                { name: 'health', containerPort: p.controllerHealth, protocol: 'TCP' },
-              ],
-              livenessProbe: httpProbe('/healthz', 'health'),
-              readinessProbe: httpProbe('/readyz', 'health'),
-              resources: containerResources('controller', o.controller),
-              securityContext: restrictedContainerSecurity,
-              ...(o.certificates === 'cert-manager' ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] } : {}),
-            }],
-            ...(o.certificates === 'cert-manager' ? { volumes: [{ name: 'webhook-cert', secret: { secretName: INSTALL.webhookCertSecretName } }] } : {}),
+            containers: [
+              {
+                name: 'controller',
+                ...containerImage(o, 'controller'),
+                command: ['juneau-controller'],
+                args: [
+                  '--leader-elect=true',
+                  `--leader-election-namespace=${o.namespace}`,
+                  // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
+                  // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
+                  `--metrics-bind-address=[$(POD_IP)]:${p.controllerMetrics}`,
+                  `--health-probe-bind-address=[$(POD_IP)]:${p.controllerHealth}`,
+                  `--webhook-addr=:${p.webhook}`,
+                  `--webhook-certificates=${o.certificates}`,
+                  `--log-level=${o.logLevel}`,
+                ],
+                env: [
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+                ],
+                ports: [
+                  { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
+                  { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
+                  { name: 'health', containerPort: p.controllerHealth, protocol: 'TCP' },
+                ],
+                livenessProbe: httpProbe('/healthz', 'health'),
+                readinessProbe: httpProbe('/readyz', 'health'),
+                resources: containerResources('controller', o.controller),
+                securityContext: restrictedContainerSecurity,
+                ...(o.certificates === 'cert-manager'
+                  ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] }
+                  : {}),
+              },
+            ],
+            ...(o.certificates === 'cert-manager'
+              ? { volumes: [{ name: 'webhook-cert', secret: { secretName: INSTALL.webhookCertSecretName } }] }
+              : {}),
           },
         },
       },
@@ -429,7 +538,10 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: meta(INSTALL.webhookServiceName, o.namespace, name),
-      spec: { selector: selector(name), ports: [{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }] },
+      spec: {
+        selector: selector(name),
+        ports: [{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }],
+      },
     },
   ];
 }
@@ -439,23 +551,39 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
  * outside a cluster), plus, with cert-manager, the Issuer and Certificate of its serving certificate.
  */
 function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
-  const annotations = o.certificates === 'cert-manager' ? { 'cert-manager.io/inject-ca-from': `${o.namespace}/${INSTALL.webhookCertSecretName}` } : undefined;
-  const objects: KubeObject[] = [{
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { ...meta(INSTALL.webhookConfigurationName, undefined, INSTALL.controllerName), ...(annotations ? { annotations } : {}) },
-    webhooks: juneauWebhooks(o.namespace),
-  }];
+  const annotations =
+    o.certificates === 'cert-manager'
+      ? { 'cert-manager.io/inject-ca-from': `${o.namespace}/${INSTALL.webhookCertSecretName}` }
+      : undefined;
+  const objects: KubeObject[] = [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: {
+        ...meta(INSTALL.webhookConfigurationName, undefined, INSTALL.controllerName),
+        ...(annotations ? { annotations } : {}),
+      },
+      webhooks: juneauWebhooks(o.namespace),
+    },
+  ];
   if (o.certificates === 'cert-manager') {
     objects.push(
-      { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta('juneau-selfsigned', o.namespace, INSTALL.controllerName), spec: { selfSigned: {} } },
+      {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: meta('juneau-selfsigned', o.namespace, INSTALL.controllerName),
+        spec: { selfSigned: {} },
+      },
       {
         apiVersion: 'cert-manager.io/v1',
         kind: 'Certificate',
         metadata: meta(INSTALL.webhookCertSecretName, o.namespace, INSTALL.controllerName),
         spec: {
           secretName: INSTALL.webhookCertSecretName,
-          dnsNames: [`${INSTALL.webhookServiceName}.${o.namespace}.svc`, `${INSTALL.webhookServiceName}.${o.namespace}.svc.cluster.local`],
+          dnsNames: [
+            `${INSTALL.webhookServiceName}.${o.namespace}.svc`,
+            `${INSTALL.webhookServiceName}.${o.namespace}.svc.cluster.local`,
+          ],
           issuerRef: { name: 'juneau-selfsigned', kind: 'Issuer' },
         },
       },
@@ -467,7 +595,14 @@ function webhookConfiguration(o: Required<JuneauInstallOptions>): KubeObject[] {
 function agent(o: Required<JuneauInstallOptions>): KubeObject {
   const name = INSTALL.agentName;
   const p = INSTALL.ports;
-  const args = [`--metrics-bind-address=${AGENT_LISTEN_HOST}:${p.agentMetrics}`, `--health-probe-bind-address=${AGENT_LISTEN_HOST}:${p.agentHealth}`, `--xdp-mode=${o.xdpMode}`, `--bpffs=${INSTALL.bpffsPath}`, `--log-level=${o.logLevel}`, `--owner-daemonset=${o.namespace}/${name}`];
+  const args = [
+    `--metrics-bind-address=${AGENT_LISTEN_HOST}:${p.agentMetrics}`,
+    `--health-probe-bind-address=${AGENT_LISTEN_HOST}:${p.agentHealth}`,
+    `--xdp-mode=${o.xdpMode}`,
+    `--bpffs=${INSTALL.bpffsPath}`,
+    `--log-level=${o.logLevel}`,
+    `--owner-daemonset=${o.namespace}/${name}`,
+  ];
   if (o.nodeIngressInterface) args.push(`--node-ingress-iface=${o.nodeIngressInterface}`);
   if (o.natPodInterfaces.length > 0) args.push(`--nat-pod-ifaces=${o.natPodInterfaces.join(',')}`);
   if (o.natClusterCidrs.length > 0) args.push(`--nat-cluster-cidrs=${o.natClusterCidrs.join(',')}`);
@@ -486,32 +621,34 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
           ...podScheduling('agent', o.agent, o.imagePullSecrets),
-          containers: [{
-            name: 'agent',
-            ...containerImage(o, 'agent'),
-            command: ['juneau-agent'],
-            args,
-            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
-            ports: [
-              { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
-              { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },
-            ],
-            livenessProbe: httpProbe('/healthz', 'health', AGENT_LISTEN_HOST),
-            readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
-            resources: containerResources('agent', o.agent),
-            // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
-            securityContext: {
-              privileged: false,
-              allowPrivilegeEscalation: false,
-              readOnlyRootFilesystem: true,
-              runAsUser: 0,
-              capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
-              seccompProfile: { type: 'RuntimeDefault' },
+          containers: [
+            {
+              name: 'agent',
+              ...containerImage(o, 'agent'),
+              command: ['juneau-agent'],
+              args,
+              env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+              ports: [
+                { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
+                { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },
+              ],
+              livenessProbe: httpProbe('/healthz', 'health', AGENT_LISTEN_HOST),
+              readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
+              resources: containerResources('agent', o.agent),
+              // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
+              securityContext: {
+                privileged: false,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                runAsUser: 0,
+                capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+              // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
+              // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
+              volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
             },
-            // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
-            // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
-            volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
-          }],
+          ],
           volumes: [{ name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } }],
         },
       },
@@ -522,7 +659,11 @@ function agent(o: Required<JuneauInstallOptions>): KubeObject {
 /** Every object of a Juneau installation, in apply order (namespace and CRDs first). */
 export function juneauInstallObjects(options: JuneauInstallOptions = {}): KubeObject[] {
   const o = resolveInstallOptions(options);
-  const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace, labels: { ...commonLabels, 'pod-security.kubernetes.io/enforce': 'privileged' } } };
+  const namespace: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: o.namespace, labels: { ...commonLabels, 'pod-security.kubernetes.io/enforce': 'privileged' } },
+  };
   return [
     namespace,
     ...(o.includeCrds ? (allCustomResourceDefinitions() as KubeObject[]) : []),

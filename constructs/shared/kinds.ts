@@ -3,12 +3,18 @@
  * Each function takes plain values and returns the object or the list of problems; the front-ends
  * only decide how to report them (cdk8s: node.addValidation at synth; Pulumi: an error at preview).
  */
+import { AddressPool, API_VERSION, ElasticIP, ElasticIPAttachment, ExternalNetwork, AdvertiseMode } from '../../api';
 import {
-  AddressPool, API_VERSION, ElasticIP, ElasticIPAttachment, ExternalNetwork, AdvertiseMode,
-} from '../../api';
-import {
-  AddressRequestDeclaration, checkNetworkSpec, checkObjectName, checkPoolModes, findOverlapsWithOtherPools, findPoolForRequestedAddress,
-  issue, parsePoolAddresses, PoolView, ValidationIssue,
+  AddressRequestDeclaration,
+  checkNetworkSpec,
+  checkObjectName,
+  checkPoolModes,
+  findOverlapsWithOtherPools,
+  findPoolForRequestedAddress,
+  issue,
+  parsePoolAddresses,
+  PoolView,
+  ValidationIssue,
 } from '../../api/validation';
 import { ObjectMetadataInput, renderMetadata } from './metadata';
 
@@ -30,7 +36,11 @@ export function renderAddressPool(name: string, input: AddressPoolInput): Addres
     apiVersion: API_VERSION,
     kind: 'AddressPool',
     metadata: renderMetadata(name, input.metadata, false),
-    spec: { advertiseMode: input.advertiseMode, addresses: [...input.addresses], ...(input.avoidBuggyIPs ? { avoidBuggyIPs: true } : {}) },
+    spec: {
+      advertiseMode: input.advertiseMode,
+      addresses: [...input.addresses],
+      ...(input.avoidBuggyIPs ? { avoidBuggyIPs: true } : {}),
+    },
   };
 }
 
@@ -42,11 +52,21 @@ export function validateAddressPool(pool: AddressPool, otherPools: readonly Addr
   }
   const view = { name: pool.metadata.name!, addresses: pool.spec.addresses };
   issues.push(...parsePoolAddresses(view).issues);
-  issues.push(...findOverlapsWithOtherPools(view, otherPools.map((p) => ({ name: p.metadata.name!, addresses: p.spec.addresses }))));
+  issues.push(
+    ...findOverlapsWithOtherPools(
+      view,
+      otherPools.map((p) => ({ name: p.metadata.name!, addresses: p.spec.addresses })),
+    ),
+  );
   return about(`AddressPool ${pool.metadata.name}`, issues);
 }
 
-export const poolView = (p: AddressPool): PoolView => ({ name: p.metadata.name!, advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses, avoidBuggyIPs: p.spec.avoidBuggyIPs });
+export const poolView = (p: AddressPool): PoolView => ({
+  name: p.metadata.name!,
+  advertiseMode: p.spec.advertiseMode,
+  addresses: p.spec.addresses,
+  avoidBuggyIPs: p.spec.avoidBuggyIPs,
+});
 
 // ---- ExternalNetwork ----------------------------------------------------------------------------
 
@@ -81,11 +101,27 @@ export function validateExternalNetwork(
   knownPools: ReadonlyMap<string, PoolView>,
   otherNetworks: readonly ExternalNetwork[],
 ): ValidationIssue[] {
-  const view = { name: network.metadata.name!, type: network.spec.type, addressPools: network.spec.addressPools, arp: network.spec.arp };
-  const issues = [...checkObjectName('metadata.name', view.name), ...checkNetworkSpec(view), ...checkPoolModes(view, knownPools)];
+  const view = {
+    name: network.metadata.name!,
+    type: network.spec.type,
+    addressPools: network.spec.addressPools,
+    arp: network.spec.arp,
+  };
+  const issues = [
+    ...checkObjectName('metadata.name', view.name),
+    ...checkNetworkSpec(view),
+    ...checkPoolModes(view, knownPools),
+  ];
   view.addressPools.forEach((pool, index) => {
     const holder = otherNetworks.find((o) => o.metadata.name !== view.name && o.spec.addressPools.includes(pool));
-    if (holder) issues.push(issue(`spec.addressPools[${index}]`, pool, `is already used by ExternalNetwork ${holder.metadata.name}; a pool belongs to one network only (EN-4)`));
+    if (holder)
+      issues.push(
+        issue(
+          `spec.addressPools[${index}]`,
+          pool,
+          `is already used by ExternalNetwork ${holder.metadata.name}; a pool belongs to one network only (EN-4)`,
+        ),
+      );
   });
   return about(`ExternalNetwork ${view.name}`, issues);
 }
@@ -105,8 +141,15 @@ export function renderElasticIP(name: string, input: ElasticIPInput): ElasticIP 
 }
 
 /** EIP-2/EIP-3 when the network and its pools are declared in the same program. */
-export function validateElasticIP(eip: ElasticIP, network: ExternalNetwork | undefined, knownPools: ReadonlyMap<string, PoolView>): ValidationIssue[] {
-  const issues = [...checkObjectName('metadata.name', eip.metadata.name), ...checkObjectName('spec.externalNetwork', eip.spec.externalNetwork)];
+export function validateElasticIP(
+  eip: ElasticIP,
+  network: ExternalNetwork | undefined,
+  knownPools: ReadonlyMap<string, PoolView>,
+): ValidationIssue[] {
+  const issues = [
+    ...checkObjectName('metadata.name', eip.metadata.name),
+    ...checkObjectName('spec.externalNetwork', eip.spec.externalNetwork),
+  ];
   issues.push(...checkRequestedAddress('spec.requestedIP', eip.spec.requestedIP, network, knownPools));
   return about(`ElasticIP ${eip.metadata.namespace ?? 'default'}/${eip.metadata.name}`, issues);
 }
@@ -115,7 +158,12 @@ export function validateElasticIP(eip: ElasticIP, network: ExternalNetwork | und
 export const addressRequestOf = (eip: ElasticIP, path: string): AddressRequestDeclaration | undefined =>
   eip.spec.requestedIP === undefined
     ? undefined
-    : { field: 'spec.requestedIP', address: eip.spec.requestedIP, owner: `ElasticIP ${eip.metadata.namespace ?? 'default'}/${eip.metadata.name}`, path };
+    : {
+        field: 'spec.requestedIP',
+        address: eip.spec.requestedIP,
+        owner: `ElasticIP ${eip.metadata.namespace ?? 'default'}/${eip.metadata.name}`,
+        path,
+      };
 
 /** A requested address must be IPv4, and inside a usable pool when the pools are known (EIP-3, SLB-2). */
 export function checkRequestedAddress(
@@ -166,11 +214,25 @@ export function validateElasticIPAttachment(
     ...checkObjectName('spec.networkInterface', attachment.spec.networkInterface),
   ];
   if (elasticIPNamespace !== undefined && elasticIPNamespace !== ns) {
-    issues.push(issue('spec.elasticIP', attachment.spec.elasticIP, `is in namespace ${elasticIPNamespace}, but the attachment is in ${ns}; both must be in one namespace (EIPA-1)`));
+    issues.push(
+      issue(
+        'spec.elasticIP',
+        attachment.spec.elasticIP,
+        `is in namespace ${elasticIPNamespace}, but the attachment is in ${ns}; both must be in one namespace (EIPA-1)`,
+      ),
+    );
   }
   const rival = otherAttachments.find(
-    (o) => o !== attachment && (o.metadata.namespace ?? 'default') === ns && o.spec.elasticIP === attachment.spec.elasticIP,
+    (o) =>
+      o !== attachment && (o.metadata.namespace ?? 'default') === ns && o.spec.elasticIP === attachment.spec.elasticIP,
   );
-  if (rival) issues.push(issue('spec.elasticIP', attachment.spec.elasticIP, `is already used by ElasticIPAttachment ${rival.metadata.name}; one ElasticIP has at most one attachment (EIPA-2)`));
+  if (rival)
+    issues.push(
+      issue(
+        'spec.elasticIP',
+        attachment.spec.elasticIP,
+        `is already used by ElasticIPAttachment ${rival.metadata.name}; one ElasticIP has at most one attachment (EIPA-2)`,
+      ),
+    );
   return about(`ElasticIPAttachment ${ns}/${attachment.metadata.name}`, issues);
 }

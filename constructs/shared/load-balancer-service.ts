@@ -1,5 +1,12 @@
 import { ANNOTATIONS, ExternalNetwork, LOAD_BALANCER_CLASS } from '../../api';
-import { AddressRequestDeclaration, checkLabelName, checkObjectName, issue, PoolView, ValidationIssue } from '../../api/validation';
+import {
+  AddressRequestDeclaration,
+  checkLabelName,
+  checkObjectName,
+  issue,
+  PoolView,
+  ValidationIssue,
+} from '../../api/validation';
 import { about, checkRequestedAddress } from './kinds';
 import { ObjectMetadataInput, renderMetadata } from './metadata';
 
@@ -88,11 +95,23 @@ function checkPorts(ports: ServiceObject['spec']['ports']): ValidationIssue[] {
   ports.forEach((p, i) => {
     const at = `spec.ports[${i}]`;
     if (!isPort(p.port)) issues.push(issue(`${at}.port`, p.port, 'must be an integer from 1 to 65535'));
-    if (typeof p.targetPort === 'number' ? !isPort(p.targetPort) : !(p.targetPort.length <= 15 && IANA_SVC_NAME.test(p.targetPort))) {
-      issues.push(issue(`${at}.targetPort`, p.targetPort, 'must be a port number from 1 to 65535 or a container port name (at most 15 lower-case letters, digits and "-")'));
+    if (
+      typeof p.targetPort === 'number'
+        ? !isPort(p.targetPort)
+        : !(p.targetPort.length <= 15 && IANA_SVC_NAME.test(p.targetPort))
+    ) {
+      issues.push(
+        issue(
+          `${at}.targetPort`,
+          p.targetPort,
+          'must be a port number from 1 to 65535 or a container port name (at most 15 lower-case letters, digits and "-")',
+        ),
+      );
     }
-    if (p.protocol !== 'TCP' && p.protocol !== 'UDP') issues.push(issue(`${at}.protocol`, p.protocol, 'is not supported: Juneau serves TCP and UDP only (SLB-10)'));
-    if (ports.length > 1 && !p.name) issues.push(issue(`${at}.name`, undefined, 'is required when a Service has more than one port'));
+    if (p.protocol !== 'TCP' && p.protocol !== 'UDP')
+      issues.push(issue(`${at}.protocol`, p.protocol, 'is not supported: Juneau serves TCP and UDP only (SLB-10)'));
+    if (ports.length > 1 && !p.name)
+      issues.push(issue(`${at}.name`, undefined, 'is required when a Service has more than one port'));
     if (p.name) issues.push(...checkLabelName(`${at}.name`, p.name));
     const key = `${p.port}/${p.protocol}`;
     if (seen.has(key)) issues.push(issue(`${at}.port`, p.port, `duplicates spec.ports[${seen.get(key)}] (${key})`));
@@ -113,10 +132,21 @@ export function validateLoadBalancerService(
     ...checkLabelName('metadata.name', service.metadata.name),
     ...checkObjectName(`metadata.annotations[${ANNOTATIONS.loadBalancerExternalNetwork}]`, networkName),
     ...checkPorts(service.spec.ports),
-    ...checkRequestedAddress(`metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]`, annotations[ANNOTATIONS.loadBalancerRequestedIP], network, knownPools),
+    ...checkRequestedAddress(
+      `metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]`,
+      annotations[ANNOTATIONS.loadBalancerRequestedIP],
+      network,
+      knownPools,
+    ),
   ];
   if (Object.keys(service.spec.selector).length === 0) {
-    issues.push(issue('spec.selector', {}, 'must select the backend pods: Juneau serves only Services whose backends are pods it manages (SLB-10)'));
+    issues.push(
+      issue(
+        'spec.selector',
+        {},
+        'must select the backend pods: Juneau serves only Services whose backends are pods it manages (SLB-10)',
+      ),
+    );
   }
   return about(`Service ${service.metadata.namespace ?? 'default'}/${service.metadata.name}`, issues);
 }

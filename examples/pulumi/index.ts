@@ -10,7 +10,7 @@ import { JuneauInstall } from '../../constructs/pulumi';
 import { declareSeedExamples } from './seed-examples';
 
 const config = new pulumi.Config();
-const install = config.getBoolean('install') ?? true ? new JuneauInstall('juneau', {}) : undefined;
+const install = (config.getBoolean('install') ?? true) ? new JuneauInstall('juneau', {}) : undefined;
 const examples = declareSeedExamples(install ? { dependsOn: [install] } : {}, {
   webEipAddress: config.get('webEipAddress'),
   webPort: config.getNumber('webPort'),

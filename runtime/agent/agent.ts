@@ -16,7 +16,16 @@ import { ConflictTracker, type ConflictReport } from './conflicts';
 import { desiredState, type DesiredState, type Refusal } from './desired';
 import { sameInterface, type LocalInterface } from './interface';
 import type { AgentMetrics } from './metrics';
-import { AgentResources, advertisementView, type AddressPoolObject, type AdvertisementObject, type ExternalNetworkObject, networkView, nodeFieldSelector, poolView } from './resources';
+import {
+  AgentResources,
+  advertisementView,
+  type AddressPoolObject,
+  type AdvertisementObject,
+  type ExternalNetworkObject,
+  networkView,
+  nodeFieldSelector,
+  poolView,
+} from './resources';
 import { writeDesired, type ArpDatapath } from './writer';
 import type { MoveAnnouncements } from './announce/handovers';
 
@@ -66,7 +75,11 @@ export class NodeAgent {
     this.logger = options.logger ?? silentLogger;
     this.iface = options.iface;
     const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
-    this.advertisements = new Informer(options.client, { ...common, type: AgentResources.arpAdvertisements, fieldSelector: nodeFieldSelector(options.nodeName) });
+    this.advertisements = new Informer(options.client, {
+      ...common,
+      type: AgentResources.arpAdvertisements,
+      fieldSelector: nodeFieldSelector(options.nodeName),
+    });
     this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
     this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
     const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
@@ -79,7 +92,15 @@ export class NodeAgent {
    * the first pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
     for (const informer of this.informers()) informer.start();
-    if (!(await waitUntilSynced(this.informers(), () => this.stopped, this.logger, 'still waiting for the informers; the pinned maps keep answering meanwhile'))) return;
+    if (
+      !(await waitUntilSynced(
+        this.informers(),
+        () => this.stopped,
+        this.logger,
+        'still waiting for the informers; the pinned maps keep answering meanwhile',
+      ))
+    )
+      return;
     this.synced = true;
     this.reconcile();
     this.poll();
@@ -127,7 +148,13 @@ export class NodeAgent {
     try {
       const result = writeDesired(this.options.datapath, desired);
       if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
-        this.logger.info('maps reconciled', { added: result.added, removed: result.removed, guardAdded: result.guard.added, guardRemoved: result.guard.removed, entries: result.entries });
+        this.logger.info('maps reconciled', {
+          added: result.added,
+          removed: result.removed,
+          guardAdded: result.guard.added,
+          guardRemoved: result.guard.removed,
+          entries: result.entries,
+        });
       }
       // FO-1: after the write, so the address is answered before it is announced.
       this.options.announcements?.observe(result.added, result.removed, desired.announce);
@@ -143,7 +170,8 @@ export class NodeAgent {
       this.lastPassFailed = true;
     }
     const problems = desired.guardProblems.join('\n');
-    if (problems && problems !== this.reportedGuardProblems) this.logger.warn('pool items not guarded', { problems: desired.guardProblems });
+    if (problems && problems !== this.reportedGuardProblems)
+      this.logger.warn('pool items not guarded', { problems: desired.guardProblems });
     this.reportedGuardProblems = problems;
     this.reportRefusals(desired.refused);
     return desired;
@@ -156,7 +184,10 @@ export class NodeAgent {
     // A link that is down is absent; the last known subnets stay in force meanwhile, so a flap
     // never empties the table.
     if (!current !== this.interfaceMissing) {
-      if (!current) this.logger.error('ingress interface is down, gone, or has no IPv4 address; keeping its last known addresses', { iface: this.iface.name });
+      if (!current)
+        this.logger.error('ingress interface is down, gone, or has no IPv4 address; keeping its last known addresses', {
+          iface: this.iface.name,
+        });
       else this.logger.info('ingress interface is back', { iface: current.name });
     }
     this.interfaceMissing = !current;
@@ -196,7 +227,13 @@ export class NodeAgent {
       this.reportedRefusals.set(refusal.advertisement, key);
       this.logger.warn('ARPAdvertisement refused', { ...refusal });
       const ad = this.advertisements.get(undefined, refusal.advertisement);
-      if (ad) this.options.recorder.warning(referenceTo(ad, AgentResources.arpAdvertisements), refusal.reason, 'Answer', `node ${this.options.nodeName}: ${refusal.message}`);
+      if (ad)
+        this.options.recorder.warning(
+          referenceTo(ad, AgentResources.arpAdvertisements),
+          refusal.reason,
+          'Answer',
+          `node ${this.options.nodeName}: ${refusal.message}`,
+        );
     }
     for (const name of [...this.reportedRefusals.keys()]) if (!current.has(name)) this.reportedRefusals.delete(name);
     this.options.metrics?.refusedAdvertisements.set(refused.length);
@@ -211,10 +248,18 @@ export class NodeAgent {
     this.logger.warn('address conflict', { address: report.address, foreignMac: mac, count: Number(report.count) });
     this.options.metrics?.conflictReports.inc({ address: report.address });
     const owners = this.advertisements.list().filter((ad) => ad.spec?.address === report.address);
-    for (const ad of owners) this.options.recorder.warning(referenceTo(ad, AgentResources.arpAdvertisements), EVENT_REASONS.conflict, 'DetectConflict', note);
+    for (const ad of owners)
+      this.options.recorder.warning(
+        referenceTo(ad, AgentResources.arpAdvertisements),
+        EVENT_REASONS.conflict,
+        'DetectConflict',
+        note,
+      );
   }
 
-  private informers(): Array<Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>> {
+  private informers(): Array<
+    Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>
+  > {
     return [this.advertisements, this.pools, this.networks];
   }
 }

@@ -32,7 +32,8 @@ export class ConflictTracker {
       this.seen.set(address, entry.conflicts);
       // A smaller value means the entry was deleted and re-added in between: all of it is new.
       const count = entry.conflicts >= before ? entry.conflicts - before : entry.conflicts;
-      if (this.primed && count > 0n) reports.push({ address, count, foreignMac: entry.lastConflictMac, total: entry.conflicts });
+      if (this.primed && count > 0n)
+        reports.push({ address, count, foreignMac: entry.lastConflictMac, total: entry.conflicts });
     }
     for (const address of [...this.seen.keys()]) if (!entries.has(address)) this.seen.delete(address);
     this.primed = true;

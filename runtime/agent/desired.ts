@@ -82,14 +82,32 @@ export function desiredState(input: DesiredInput): DesiredState {
     owners.set(ad.address, [...(owners.get(ad.address) ?? []), ad.name]);
   }
   const { guard, problems } = guardRules(input);
-  const announcing = new Set(input.networks.filter((n) => n.type === 'arp' && n.announceOnMove === true).map((n) => n.name));
-  const announce = new Set(input.advertisements.filter((ad) => owners.get(ad.address)?.includes(ad.name) && announcing.has(ad.externalNetwork)).map((ad) => ad.address));
-  return { addresses: [...owners.keys()].sort(compareAddresses), owners, refused, guard, guardProblems: problems, announce };
+  const announcing = new Set(
+    input.networks.filter((n) => n.type === 'arp' && n.announceOnMove === true).map((n) => n.name),
+  );
+  const announce = new Set(
+    input.advertisements
+      .filter((ad) => owners.get(ad.address)?.includes(ad.name) && announcing.has(ad.externalNetwork))
+      .map((ad) => ad.address),
+  );
+  return {
+    addresses: [...owners.keys()].sort(compareAddresses),
+    owners,
+    refused,
+    guard,
+    guardProblems: problems,
+    announce,
+  };
 }
 
 function refuse(ad: AdvertisementView, subnets: readonly Prefix[], ifname: string): Refusal | undefined {
   if (!isIpv4(ad.address)) {
-    return { advertisement: ad.name, address: ad.address, reason: REFUSAL_REASONS.invalidAddress, message: `spec.address '${ad.address}' is not an IPv4 address; not answered` };
+    return {
+      advertisement: ad.name,
+      address: ad.address,
+      reason: REFUSAL_REASONS.invalidAddress,
+      message: `spec.address '${ad.address}' is not an IPv4 address; not answered`,
+    };
   }
   if (subnets.some((s) => prefixContains(s, ad.address))) return undefined;
   const where = subnets.length > 0 ? subnets.map(formatPrefix).join(', ') : 'no IPv4 subnet';
@@ -143,6 +161,7 @@ export function planTable(desired: readonly string[], actual: Iterable<string>):
 
 /** Numeric order of dotted quads (non-addresses last, by text). */
 export function compareAddresses(a: string, b: string): number {
-  const key = (x: string) => (isIpv4(x) ? x.split('.').reduce((n, o) => n * 256 + Number(o), 0) : Number.MAX_SAFE_INTEGER);
+  const key = (x: string) =>
+    isIpv4(x) ? x.split('.').reduce((n, o) => n * 256 + Number(o), 0) : Number.MAX_SAFE_INTEGER;
   return key(a) - key(b) || a.localeCompare(b);
 }

@@ -76,7 +76,11 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
  * FO-3: the documented profile for a node crash handed over in under 3 s end to end (issue 15):
  * detection ~2 s, at 2 Lease writes a second per node (the default: ~10 s at 0.5 a second).
  */
-export const FAST_FAILOVER_FLAGS: readonly string[] = ['--lease-duration=2s', '--lease-renew-interval=500ms', '--answer-expiry=2s'];
+export const FAST_FAILOVER_FLAGS: readonly string[] = [
+  '--lease-duration=2s',
+  '--lease-renew-interval=500ms',
+  '--answer-expiry=2s',
+];
 
 /** Duration flags: name -> field (values parsed by parseDurationMs). */
 const DURATION_FLAGS = {
@@ -223,7 +227,10 @@ const XDP_MODES: readonly XdpModeRequest[] = ['auto', 'native', 'generic'];
 
 /** Parses `--flag value`, `--flag=value`, `--bool`, `--no-bool`, `--bool=false`; an error names
  * the flag and the bad value. */
-export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedAgentFlags {
+export function parseAgentFlags(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): ParsedAgentFlags {
   const out: Mutable<AgentFlags> = { ...DEFAULT_AGENT_FLAGS, nodeName: env.NODE_NAME ?? '' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -240,7 +247,8 @@ export function parseAgentFlags(argv: readonly string[], env: Readonly<Record<st
       throw new Error(`unknown flag --${given} (see --help)`);
     }
     if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
-    else if (name in DURATION_FLAGS) out[DURATION_FLAGS[name as keyof typeof DURATION_FLAGS]] = parseDurationMs(value, `--${name}`);
+    else if (name in DURATION_FLAGS)
+      out[DURATION_FLAGS[name as keyof typeof DURATION_FLAGS]] = parseDurationMs(value, `--${name}`);
     else (out as Record<string, unknown>)[STRING_FLAGS[name as keyof typeof STRING_FLAGS]] = value || undefined;
   }
   if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
@@ -262,7 +270,9 @@ function setBoolean(out: Mutable<AgentFlags>, name: string, inline: string | und
   const key = BOOLEAN_FLAGS[base as keyof typeof BOOLEAN_FLAGS];
   if (!key) return false;
   if (inline !== undefined && (negated || (inline !== 'true' && inline !== 'false'))) {
-    throw new Error(negated ? `--${name} takes no value, got '${inline}'` : `--${name} must be true or false, not '${inline}'`);
+    throw new Error(
+      negated ? `--${name} takes no value, got '${inline}'` : `--${name} must be true or false, not '${inline}'`,
+    );
   }
   out[key] = negated ? false : inline !== 'false';
   return true;
@@ -277,21 +287,29 @@ export function parseXdpMode(value: string): XdpModeRequest {
 export function parseDurationMs(value: string, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
   const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
-  if (!(ms >= 10)) throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
+  if (!(ms >= 10))
+    throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
   return Math.round(ms);
 }
 
 /** FO-2: the heartbeat is checked five times per expiry (runtime/agent/heartbeat.ts); an expiry
  * below 500 ms would expire answers on a single slow event-loop turn of a loaded node. */
 function checkExpiryFlags(flags: AgentFlags): void {
-  if (flags.answerExpiryMs < 500) throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
-  if (flags.watchIdleTimeoutMs < 1_000) throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
+  if (flags.answerExpiryMs < 500)
+    throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
+  if (flags.watchIdleTimeoutMs < 1_000)
+    throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
   if (!flags.leaseNamespace) return;
   if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
-    throw new Error(`--lease-renew-interval (${flags.leaseRenewIntervalMs}ms) must be at most half of --answer-expiry (${flags.answerExpiryMs}ms): each renewal moves the heartbeat, and one late renewal must not expire the answers`);
+    throw new Error(
+      `--lease-renew-interval (${flags.leaseRenewIntervalMs}ms) must be at most half of --answer-expiry (${flags.answerExpiryMs}ms): each renewal moves the heartbeat, and one late renewal must not expire the answers`,
+    );
   }
   if (flags.answerExpiryMs > flags.leaseDurationMs) {
-    throw new Error(`--answer-expiry (${flags.answerExpiryMs}ms) must not exceed --lease-duration (${flags.leaseDurationMs}ms): the node must stop answering before the controller gives its addresses to another (FO-4)`);
+    throw new Error(
+      `--answer-expiry (${flags.answerExpiryMs}ms) must not exceed --lease-duration (${flags.leaseDurationMs}ms): the node must stop answering before the controller gives its addresses to another (FO-4)`,
+    );
   }
-  if (flags.leaseDurationMs % 1000 !== 0) throw new Error(`--lease-duration must be whole seconds (a Lease counts seconds), not ${flags.leaseDurationMs}ms`);
+  if (flags.leaseDurationMs % 1000 !== 0)
+    throw new Error(`--lease-duration must be whole seconds (a Lease counts seconds), not ${flags.leaseDurationMs}ms`);
 }

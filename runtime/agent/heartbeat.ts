@@ -60,11 +60,16 @@ export class AnswerHeartbeat {
   tick(): void {
     const proven = this.options.provenAtNs();
     if (proven === undefined) {
-      if (this.proving) this.logger.warn('view of the API server not proven current; the heartbeat stops and answers expire after --answer-expiry', { expiryMs: this.options.expiryMs });
+      if (this.proving)
+        this.logger.warn(
+          'view of the API server not proven current; the heartbeat stops and answers expire after --answer-expiry',
+          { expiryMs: this.options.expiryMs },
+        );
       this.proving = false;
       return;
     }
-    if (!this.proving) this.logger.info('view proven current; the heartbeat moves', { expiryMs: this.options.expiryMs });
+    if (!this.proving)
+      this.logger.info('view proven current; the heartbeat moves', { expiryMs: this.options.expiryMs });
     this.proving = true;
     if (proven <= this.lastNs) return;
     try {

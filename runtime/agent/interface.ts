@@ -21,7 +21,12 @@ export interface LocalInterface {
 }
 
 /** What os.networkInterfaces() returns (the subset read here), so tests can feed their own. */
-export type InterfaceTable = Readonly<Record<string, ReadonlyArray<Pick<os.NetworkInterfaceInfo, 'address' | 'netmask' | 'family' | 'mac' | 'internal'>> | undefined>>;
+export type InterfaceTable = Readonly<
+  Record<
+    string,
+    ReadonlyArray<Pick<os.NetworkInterfaceInfo, 'address' | 'netmask' | 'family' | 'mac' | 'internal'>> | undefined
+  >
+>;
 
 /** IPv4 interfaces of `table` (default: this network namespace), loopback excluded. libuv lists only
  * interfaces that are up and running (carrier), so a link that is down is absent. */
@@ -30,7 +35,11 @@ export function localInterfaces(table: InterfaceTable = os.networkInterfaces()):
   for (const [name, entries] of Object.entries(table)) {
     const v4 = (entries ?? []).filter((e) => isIpv4Family(e.family) && !e.internal && isIpv4(e.address));
     if (v4.length === 0) continue;
-    out.push({ name, mac: v4[0].mac, addresses: v4.map((e) => ({ address: e.address, prefixLength: netmaskLength(e.netmask) })) });
+    out.push({
+      name,
+      mac: v4[0].mac,
+      addresses: v4.map((e) => ({ address: e.address, prefixLength: netmaskLength(e.netmask) })),
+    });
   }
   return out;
 }
@@ -49,8 +58,12 @@ export function netmaskLength(netmask: string): number {
 }
 
 /** The Node's InternalIP addresses (IPv4), in the order the Node lists them. */
-export function nodeInternalIPs(node: { status?: { addresses?: ReadonlyArray<{ type?: string; address?: string }> } }): string[] {
-  return (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' && a.address && isIpv4(a.address)).map((a) => a.address as string);
+export function nodeInternalIPs(node: {
+  status?: { addresses?: ReadonlyArray<{ type?: string; address?: string }> };
+}): string[] {
+  return (node.status?.addresses ?? [])
+    .filter((a) => a.type === 'InternalIP' && a.address && isIpv4(a.address))
+    .map((a) => a.address as string);
 }
 
 export interface InterfaceQuery {
@@ -66,7 +79,10 @@ export function chooseInterface(query: InterfaceQuery): LocalInterface {
   const names = query.interfaces.map((i) => i.name).join(', ') || 'none';
   if (query.requested) {
     const found = query.interfaces.find((i) => i.name === query.requested);
-    if (!found) throw new Error(`--node-ingress-iface ${query.requested}: no such interface that is up with an IPv4 address (up with IPv4: ${names})`);
+    if (!found)
+      throw new Error(
+        `--node-ingress-iface ${query.requested}: no such interface that is up with an IPv4 address (up with IPv4: ${names})`,
+      );
     return found;
   }
   if (query.internalIPs.length === 0) {
@@ -93,6 +109,10 @@ export function interfaceSubnets(iface: Pick<LocalInterface, 'addresses'>): Pref
 
 /** Whether two reads of an interface differ in what the agent uses. */
 export function sameInterface(a: LocalInterface, b: LocalInterface): boolean {
-  const key = (i: LocalInterface) => `${i.name} ${i.mac} ${i.addresses.map((x) => `${x.address}/${x.prefixLength}`).sort().join(',')}`;
+  const key = (i: LocalInterface) =>
+    `${i.name} ${i.mac} ${i.addresses
+      .map((x) => `${x.address}/${x.prefixLength}`)
+      .sort()
+      .join(',')}`;
   return key(a) === key(b);
 }

@@ -13,9 +13,13 @@ function load(): typeof Koffi {
     // Loaded lazily, see above.
     loaded ??= require('koffi') as typeof Koffi;
   } catch (err) {
-    throw new Error(`calling C from the agent needs the koffi package (npm install koffi; the juneau image includes it): ${(err as Error).message}`);
+    throw new Error(
+      `calling C from the agent needs the koffi package (npm install koffi; the juneau image includes it): ${(err as Error).message}`,
+    );
   }
   return loaded;
 }
 
-export const koffi = new Proxy({} as typeof Koffi, { get: (_target, name) => (load() as unknown as Record<string | symbol, unknown>)[name] });
+export const koffi = new Proxy({} as typeof Koffi, {
+  get: (_target, name) => (load() as unknown as Record<string | symbol, unknown>)[name],
+});

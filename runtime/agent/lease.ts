@@ -76,27 +76,43 @@ export class AgentLease {
   async renew(): Promise<void> {
     const sentNs = monotonicNowNs();
     const now = toMicroTime(new Date());
-    const spec = { holderIdentity: this.options.nodeName, leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000), renewTime: now };
+    const spec = {
+      holderIdentity: this.options.nodeName,
+      leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
+      renewTime: now,
+    };
     const timeoutMs = this.options.requestTimeoutMs ?? this.options.renewIntervalMs;
     try {
       try {
         const path = resourcePath(Resources.leases, this.options.namespace, this.name);
-        await this.options.rest.request('PATCH', path, { body: { spec }, contentType: 'application/merge-patch+json', timeoutMs });
+        await this.options.rest.request('PATCH', path, {
+          body: { spec },
+          contentType: 'application/merge-patch+json',
+          timeoutMs,
+        });
       } catch (err) {
         if (!isNotFound(err)) throw err;
         const lease: Lease = {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name: this.name, namespace: this.options.namespace, labels: { [AGENT_LEASE_LABEL.key]: AGENT_LEASE_LABEL.value } },
+          metadata: {
+            name: this.name,
+            namespace: this.options.namespace,
+            labels: { [AGENT_LEASE_LABEL.key]: AGENT_LEASE_LABEL.value },
+          },
           spec: { ...spec, acquireTime: now },
         };
-        await this.options.rest.request('POST', resourcePath(Resources.leases, this.options.namespace), { body: lease, timeoutMs });
+        await this.options.rest.request('POST', resourcePath(Resources.leases, this.options.namespace), {
+          body: lease,
+          timeoutMs,
+        });
       }
       this.lastSentNs = sentNs;
       if (this.failing) this.logger.info('agent Lease renewed again', { lease: this.name });
       this.failing = false;
     } catch (err) {
-      if (!this.failing) this.logger.warn('agent Lease not renewed; the heartbeat stops with it (FO-2)', { lease: this.name, err });
+      if (!this.failing)
+        this.logger.warn('agent Lease not renewed; the heartbeat stops with it (FO-2)', { lease: this.name, err });
       this.failing = true;
     }
   }

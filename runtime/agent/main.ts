@@ -16,7 +16,15 @@ import { RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
 import { versionLine, wantsVersion } from '../kube/version';
-import { attachArpResponder, attachedProgram, detachArpResponder, ifNameToIndex, monotonicNowNs, removePins, type AttachResult } from './bpf';
+import {
+  attachArpResponder,
+  attachedProgram,
+  detachArpResponder,
+  ifNameToIndex,
+  monotonicNowNs,
+  removePins,
+  type AttachResult,
+} from './bpf';
 import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
@@ -47,7 +55,12 @@ function processIO(): AgentIO {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  return { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env, stopSignal };
+  return {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    env: process.env,
+    stopSignal,
+  };
 }
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
@@ -70,7 +83,12 @@ export async function main(argv: readonly string[], io: AgentIO = processIO()): 
     io.stderr(`juneau-agent: ${message(err)}\n`);
     return 2;
   }
-  const logger = createLogger({ component: 'agent', level: parseLogLevel(flags.logLevel), format: parseLogFormat(flags.logFormat), sink: (line) => io.stderr(line + '\n') }).child({ node: flags.nodeName });
+  const logger = createLogger({
+    component: 'agent',
+    level: parseLogLevel(flags.logLevel),
+    format: parseLogFormat(flags.logFormat),
+    sink: (line) => io.stderr(line + '\n'),
+  }).child({ node: flags.nodeName });
   let server: string | undefined;
   try {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });
@@ -83,15 +101,38 @@ export async function main(argv: readonly string[], io: AgentIO = processIO()): 
   }
 }
 
-async function run(flags: AgentFlags, logger: Logger, io: AgentIO, kubeConfig: KubeConfig, source: string): Promise<number> {
+async function run(
+  flags: AgentFlags,
+  logger: Logger,
+  io: AgentIO,
+  kubeConfig: KubeConfig,
+  source: string,
+): Promise<number> {
   const rest = new RestClient(kubeConfig);
   const iface = await ingressInterface(flags, rest);
   const ifindex = ifNameToIndex(iface.name);
   const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
-  const attached = attachArpResponder({ ifindex, mac: iface.mac, pinDir, mode: flags.xdpMode, guard: flags.guard, conflictDetection: flags.conflictDetection, answerExpiryMs: flags.answerExpiryMs });
+  const attached = attachArpResponder({
+    ifindex,
+    mac: iface.mac,
+    pinDir,
+    mode: flags.xdpMode,
+    guard: flags.guard,
+    conflictDetection: flags.conflictDetection,
+    answerExpiryMs: flags.answerExpiryMs,
+  });
   logger.info('responder attached', {
-    kubeconfig: source, iface: iface.name, ifindex, mac: iface.mac, addresses: iface.addresses, mode: attached.mode, programId: attached.programId,
-    replacedProgramId: attached.replacedProgramId, adoptedMaps: attached.adoptedMaps, pinDir, entries: attached.maps.addresses().size,
+    kubeconfig: source,
+    iface: iface.name,
+    ifindex,
+    mac: iface.mac,
+    addresses: iface.addresses,
+    mode: attached.mode,
+    programId: attached.programId,
+    replacedProgramId: attached.replacedProgramId,
+    adoptedMaps: attached.adoptedMaps,
+    pinDir,
+    entries: attached.maps.addresses().size,
   });
   let nat: NatMaps | undefined;
   try {
@@ -99,7 +140,12 @@ async function run(flags: AgentFlags, logger: Logger, io: AgentIO, kubeConfig: K
     // leaves ARP answering (the promise of every address) running and is reported, not fatal.
     try {
       nat = attachNatDataplane(flags, ifindex, pinDir);
-      logger.info('NAT programs attached', { iface: iface.name, podIfaces: flags.natPodIfaces, bindings: nat.bindings().length, direct: nat.directBindings().length });
+      logger.info('NAT programs attached', {
+        iface: iface.name,
+        podIfaces: flags.natPodIfaces,
+        bindings: nat.bindings().length,
+        direct: nat.directBindings().length,
+      });
     } catch (err) {
       logger.error('NAT programs not attached: this node translates no ElasticIP', { err });
     }
@@ -123,13 +169,27 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
   const runtimeMetrics = new RuntimeMetrics();
   const metrics = new AgentMetrics(runtimeMetrics);
   metrics.setMode(r.attached.mode);
-  const recorder = new EventRecorder(r.rest, { reportingController: 'juneau.loutres.me/agent', reportingInstance: flags.nodeName, logger });
+  const recorder = new EventRecorder(r.rest, {
+    reportingController: 'juneau.loutres.me/agent',
+    reportingInstance: flags.nodeName,
+    logger,
+  });
   // FO-1: opens its ARP socket only while an address of an announcing network is being handed over.
   const counters = openAnnounceCounters(r.pinDir, logger);
   const announcements: MoveAnnouncements = new MoveAnnouncements({
-    nodeName: flags.nodeName, ifname: r.iface.name, mac: r.iface.mac, recorder, logger, metrics: new AnnounceMetrics(runtimeMetrics), counters,
+    nodeName: flags.nodeName,
+    ifname: r.iface.name,
+    mac: r.iface.mac,
+    recorder,
+    logger,
+    metrics: new AnnounceMetrics(runtimeMetrics),
+    counters,
     openSocket: () => new ArpPacketSocket(r.ifindex),
-    advertisementsFor: (address) => agent.advertisements.list().filter((ad) => ad.spec?.address === address).map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
+    advertisementsFor: (address) =>
+      agent.advertisements
+        .list()
+        .filter((ad) => ad.spec?.address === address)
+        .map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
   });
   const agent: NodeAgent = new NodeAgent({
     announcements,
@@ -145,33 +205,66 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
     metrics,
     logger,
   });
-  const natSync = r.nat && new NatSync({ client: r.rest, nodeName: flags.nodeName, datapath: r.nat, pollIntervalMs: flags.pollIntervalMs, metrics: new NatMetrics(runtimeMetrics), logger });
-  const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics: runtimeMetrics });
+  const natSync =
+    r.nat &&
+    new NatSync({
+      client: r.rest,
+      nodeName: flags.nodeName,
+      datapath: r.nat,
+      pollIntervalMs: flags.pollIntervalMs,
+      metrics: new NatMetrics(runtimeMetrics),
+      logger,
+    });
+  const health = new HealthServer({
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+    metrics: runtimeMetrics,
+  });
   health.addReadinessCheck('informers-synced', () => agent.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
   if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
   // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
-  if (r.nat) health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
+  if (r.nat)
+    health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   // FO-3: the node's Lease; FO-2: the heartbeat moves while the agent's view is current, never
   // past the last renewal the API server accepted (lease.ts says why).
   const lease = flags.leaseNamespace
-    ? new AgentLease({ rest: r.rest, namespace: flags.leaseNamespace, nodeName: flags.nodeName, leaseDurationMs: flags.leaseDurationMs, renewIntervalMs: flags.leaseRenewIntervalMs, logger })
+    ? new AgentLease({
+        rest: r.rest,
+        namespace: flags.leaseNamespace,
+        nodeName: flags.nodeName,
+        leaseDurationMs: flags.leaseDurationMs,
+        renewIntervalMs: flags.leaseRenewIntervalMs,
+        logger,
+      })
     : undefined;
   lease?.start();
   // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has
   // nothing to prove its view with, and its answers expire (FO-2): not ready says so at rollout.
   health.addReadinessCheck('lease-renewed', () => !lease || lease.lastRenewSentNs !== undefined);
   const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
-  const heartbeat = new AnswerHeartbeat({ maps: r.attached.maps, ifindex: r.ifindex, expiryMs: flags.answerExpiryMs, logger, provenAtNs });
+  const heartbeat = new AnswerHeartbeat({
+    maps: r.attached.maps,
+    ifindex: r.ifindex,
+    expiryMs: flags.answerExpiryMs,
+    logger,
+    provenAtNs,
+  });
   heartbeat.start();
   const ports = await health.start();
   logger.info('listening', ports);
-  const uninstall = flags.ownerDaemonSet ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger) : undefined;
+  const uninstall = flags.ownerDaemonSet
+    ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
+    : undefined;
   uninstall?.start();
   void natSync?.start();
-  const started = agent.start().then(() => logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }));
+  const started = agent
+    .start()
+    .then(() =>
+      logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
+    );
   const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
   // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
   const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
@@ -196,7 +289,9 @@ async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running)
     if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
   } else {
-    logger.info('responder left attached; the pinned maps keep answering', { entries: r.attached.maps.addresses().size });
+    logger.info('responder left attached; the pinned maps keep answering', {
+      entries: r.attached.maps.addresses().size,
+    });
   }
   return 0;
 }
@@ -214,8 +309,18 @@ function openAnnounceCounters(pinDir: string, logger: Logger): AnnounceCounters 
 /** `--node-ingress-iface`, else the interface holding the Node's InternalIP (EN-12). */
 async function ingressInterface(flags: AgentFlags, rest: RestClient): Promise<LocalInterface> {
   const interfaces = localInterfaces();
-  if (flags.nodeIngressIface) return chooseInterface({ requested: flags.nodeIngressIface, nodeName: flags.nodeName, internalIPs: [], interfaces });
-  const node = await rest.get<KubeObject & { status?: { addresses?: Array<{ type?: string; address?: string }> } }>(Resources.nodes, undefined, flags.nodeName);
+  if (flags.nodeIngressIface)
+    return chooseInterface({
+      requested: flags.nodeIngressIface,
+      nodeName: flags.nodeName,
+      internalIPs: [],
+      interfaces,
+    });
+  const node = await rest.get<KubeObject & { status?: { addresses?: Array<{ type?: string; address?: string }> } }>(
+    Resources.nodes,
+    undefined,
+    flags.nodeName,
+  );
   return chooseInterface({ nodeName: flags.nodeName, internalIPs: nodeInternalIPs(node), interfaces });
 }
 

@@ -22,16 +22,49 @@ export class AgentMetrics {
   private readonly deltas = new CounterDeltas();
 
   constructor(metrics: RuntimeMetrics) {
-    this.tableEntries = metrics.registerGauge('agent_arp_table_entries', 'Addresses in external_arp_table on this node (ARP-10).');
-    this.guardEntries = metrics.registerGauge('agent_guard_entries', 'Prefixes and allowed addresses in the guard trie.');
-    this.refusedAdvertisements = metrics.registerGauge('agent_refused_advertisements', 'ARPAdvertisements of this node not answered (EN-12: outside the interface subnet).');
-    this.xdpMode = metrics.registerGauge('agent_xdp_mode', 'XDP attach mode of the responder: 1 for the mode in use.', ['mode']);
-    this.packets = metrics.registerCounter('agent_xdp_packets_total', 'Packets seen by the XDP program, by reason (bpf/juneau_arp.h enum juneau_reason).', ['reason']);
-    this.requests = metrics.registerCounter('agent_arp_requests_total', 'ARP requests for an answered address that reached the program.', ['address']);
-    this.replies = metrics.registerCounter('agent_arp_replies_total', 'ARP replies transmitted for an address.', ['address']);
-    this.conflicts = metrics.registerCounter('agent_arp_conflicts_total', 'ARP packets from another MAC claiming an address this node answers for (RFC 5227 2.4).', ['address']);
-    this.conflictReports = metrics.registerCounter('agent_arp_conflict_events_total', 'Warning Events written for address conflicts.', ['address']);
-    this.reconciles = metrics.registerCounter('agent_reconcile_total', 'Passes that made the maps equal to the desired state, by result.', ['result']);
+    this.tableEntries = metrics.registerGauge(
+      'agent_arp_table_entries',
+      'Addresses in external_arp_table on this node (ARP-10).',
+    );
+    this.guardEntries = metrics.registerGauge(
+      'agent_guard_entries',
+      'Prefixes and allowed addresses in the guard trie.',
+    );
+    this.refusedAdvertisements = metrics.registerGauge(
+      'agent_refused_advertisements',
+      'ARPAdvertisements of this node not answered (EN-12: outside the interface subnet).',
+    );
+    this.xdpMode = metrics.registerGauge('agent_xdp_mode', 'XDP attach mode of the responder: 1 for the mode in use.', [
+      'mode',
+    ]);
+    this.packets = metrics.registerCounter(
+      'agent_xdp_packets_total',
+      'Packets seen by the XDP program, by reason (bpf/juneau_arp.h enum juneau_reason).',
+      ['reason'],
+    );
+    this.requests = metrics.registerCounter(
+      'agent_arp_requests_total',
+      'ARP requests for an answered address that reached the program.',
+      ['address'],
+    );
+    this.replies = metrics.registerCounter('agent_arp_replies_total', 'ARP replies transmitted for an address.', [
+      'address',
+    ]);
+    this.conflicts = metrics.registerCounter(
+      'agent_arp_conflicts_total',
+      'ARP packets from another MAC claiming an address this node answers for (RFC 5227 2.4).',
+      ['address'],
+    );
+    this.conflictReports = metrics.registerCounter(
+      'agent_arp_conflict_events_total',
+      'Warning Events written for address conflicts.',
+      ['address'],
+    );
+    this.reconciles = metrics.registerCounter(
+      'agent_reconcile_total',
+      'Passes that made the maps equal to the desired state, by result.',
+      ['result'],
+    );
   }
 
   setMode(mode: XdpMode): void {
@@ -54,9 +87,12 @@ export class AgentMetrics {
       this.conflicts.inc({ address }, this.deltas.delta(`conflicts/${address}`, entry.conflicts));
     }
     // An address that left the map leaves the metrics too (no unbounded label sets).
-    const dropped = this.deltas.retain((key) => key.startsWith('reason/') || entries.has(key.slice(key.indexOf('/') + 1)));
+    const dropped = this.deltas.retain(
+      (key) => key.startsWith('reason/') || entries.has(key.slice(key.indexOf('/') + 1)),
+    );
     for (const address of new Set(dropped.map((key) => key.slice(key.indexOf('/') + 1)))) {
-      for (const counter of [this.requests, this.replies, this.conflicts, this.conflictReports]) counter.remove({ address });
+      for (const counter of [this.requests, this.replies, this.conflicts, this.conflictReports])
+        counter.remove({ address });
     }
   }
 }

@@ -16,7 +16,11 @@ import { attachNat, detachNat, type NatMaps } from './bpf/nat';
 import { poolItemsToPrefixes } from './bpf/prefixes';
 import type { AgentFlags } from './flags';
 
-const list = (value: string | undefined): string[] => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The pod-facing devices' ifindexes; an error names the flag and the device. */
 function podIfindexes(flags: Pick<AgentFlags, 'natPodIfaces'>): number[] {
@@ -29,7 +33,11 @@ function podIfindexes(flags: Pick<AgentFlags, 'natPodIfaces'>): number[] {
   });
 }
 
-export function attachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs'>, extIfindex: number, pinDir: string): NatMaps {
+export function attachNatDataplane(
+  flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs'>,
+  extIfindex: number,
+  pinDir: string,
+): NatMaps {
   let prefixes;
   try {
     prefixes = poolItemsToPrefixes(list(flags.natClusterCidrs).map((c) => (c.includes('/') ? c : `${c}/32`)));

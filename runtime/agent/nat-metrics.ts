@@ -18,15 +18,34 @@ export class NatMetrics {
   private readonly deltas = new CounterDeltas();
 
   constructor(metrics: RuntimeMetrics) {
-    this.bindings = metrics.registerGauge('agent_nat_bindings', 'ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1) or direct (DIR-1).', ['kind']);
-    this.packets = metrics.registerCounter('agent_nat_packets_total', 'Packets of an ElasticIP through the NAT programs, by direction (in, out).', ['elastic_ip', 'direction']);
-    this.bytes = metrics.registerCounter('agent_nat_bytes_total', 'Bytes (as the TC hook saw them, L2 included) of an ElasticIP, by direction.', ['elastic_ip', 'direction']);
-    this.reasons = metrics.registerCounter('agent_nat_program_packets_total', 'Packets seen by the NAT programs, by exit reason (enum juneau_nat_reason).', ['reason']);
+    this.bindings = metrics.registerGauge(
+      'agent_nat_bindings',
+      'ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1) or direct (DIR-1).',
+      ['kind'],
+    );
+    this.packets = metrics.registerCounter(
+      'agent_nat_packets_total',
+      'Packets of an ElasticIP through the NAT programs, by direction (in, out).',
+      ['elastic_ip', 'direction'],
+    );
+    this.bytes = metrics.registerCounter(
+      'agent_nat_bytes_total',
+      'Bytes (as the TC hook saw them, L2 included) of an ElasticIP, by direction.',
+      ['elastic_ip', 'direction'],
+    );
+    this.reasons = metrics.registerCounter(
+      'agent_nat_program_packets_total',
+      'Packets seen by the NAT programs, by exit reason (enum juneau_nat_reason).',
+      ['reason'],
+    );
   }
 
   observe(entries: readonly NatEntry[], stats: Readonly<Record<NatReasonName, bigint>>): void {
     for (const [reason, value] of Object.entries(stats)) {
-      this.reasons.inc({ reason: reason.replace(/^JUNEAU_NAT_/, '').toLowerCase() }, this.deltas.delta(`reason/${reason}`, value));
+      this.reasons.inc(
+        { reason: reason.replace(/^JUNEAU_NAT_/, '').toLowerCase() },
+        this.deltas.delta(`reason/${reason}`, value),
+      );
     }
     const present = new Set<string>();
     for (const e of entries) {
@@ -37,7 +56,9 @@ export class NatMetrics {
       this.bytes.inc(at('in'), this.deltas.delta(`in_bytes/${e.elasticIP}`, e.inBytes));
       this.bytes.inc(at('out'), this.deltas.delta(`out_bytes/${e.elasticIP}`, e.outBytes));
     }
-    const dropped = this.deltas.retain((key) => key.startsWith('reason/') || present.has(key.slice(key.indexOf('/') + 1)));
+    const dropped = this.deltas.retain(
+      (key) => key.startsWith('reason/') || present.has(key.slice(key.indexOf('/') + 1)),
+    );
     for (const elasticIP of new Set(dropped.map((key) => key.slice(key.indexOf('/') + 1)))) {
       for (const direction of ['in', 'out']) {
         this.packets.remove({ elastic_ip: elasticIP, direction });

@@ -54,7 +54,8 @@ export interface NatInputs {
   readonly networkInterfaces: readonly NetworkInterface[];
 }
 
-const keyOf = (o: { metadata?: { namespace?: string; name?: string } }, name = o.metadata?.name ?? '') => `${o.metadata?.namespace ?? ''}/${name}`;
+const keyOf = (o: { metadata?: { namespace?: string; name?: string } }, name = o.metadata?.name ?? '') =>
+  `${o.metadata?.namespace ?? ''}/${name}`;
 
 /** This node's bindings, from the cluster's objects. Pure. */
 export function desiredNat(input: NatInputs): DesiredNat {
@@ -68,12 +69,16 @@ export function desiredNat(input: NatInputs): DesiredNat {
     // One NIC address, one ElasticIP: a second claim waits (the controller's EIP-5/EIP-10 keep
     // this from happening; the maps must never hold it).
     const holder = usedAddresses.get(binding.address) ?? usedAddresses.get(binding.elasticIP);
-    if (holder) return waiting.push(`${what}: address ${binding.address} or ElasticIP ${binding.elasticIP} already used by ${holder}`);
+    if (holder)
+      return waiting.push(
+        `${what}: address ${binding.address} or ElasticIP ${binding.elasticIP} already used by ${holder}`,
+      );
     usedAddresses.set(binding.address, what);
     usedAddresses.set(binding.elasticIP, what);
     list.push(binding);
   };
-  const sorted = <T extends { metadata?: { namespace?: string; name?: string } }>(items: readonly T[]) => [...items].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+  const sorted = <T extends { metadata?: { namespace?: string; name?: string } }>(items: readonly T[]) =>
+    [...items].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
   for (const a of sorted(input.attachments)) {
     if (a.status?.phase !== 'Attached' || a.status.nodeName !== input.nodeName) continue;
     const what = `ElasticIPAttachment ${keyOf(a)}`;
@@ -81,7 +86,9 @@ export function desiredNat(input: NatInputs): DesiredNat {
     const nic = nics.get(keyOf(a, a.spec?.networkInterface));
     const holder = eip?.status?.attachment;
     if (!eip?.status?.address || holder?.kind !== 'ElasticIPAttachment' || holder.name !== a.metadata?.name) {
-      waiting.push(`${what}: ElasticIP ${a.spec?.elasticIP} has no address or does not name this attachment in status.attachment`);
+      waiting.push(
+        `${what}: ElasticIP ${a.spec?.elasticIP} has no address or does not name this attachment in status.attachment`,
+      );
     } else if (!nic?.spec?.address) {
       waiting.push(`${what}: NetworkInterface ${a.spec?.networkInterface} has no address`);
     } else {
@@ -94,7 +101,9 @@ export function desiredNat(input: NatInputs): DesiredNat {
     const eip = eips.get(keyOf(n, n.spec.elasticIP));
     const holder = eip?.status?.attachment;
     if (!eip?.status?.address || holder?.kind !== 'NetworkInterface' || holder.name !== n.metadata?.name) {
-      waiting.push(`${what}: ElasticIP ${n.spec.elasticIP} has no address or does not name this NetworkInterface in status.attachment`);
+      waiting.push(
+        `${what}: ElasticIP ${n.spec.elasticIP} has no address or does not name this NetworkInterface in status.attachment`,
+      );
     } else if (!n.spec.address) {
       waiting.push(`${what}: no address to reach the pod by`);
     } else {
@@ -141,7 +150,15 @@ export class NatSync {
    * pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
     for (const informer of this.informers()) informer.start();
-    if (!(await waitUntilSynced(this.informers(), () => this.stopped, this.logger, 'still waiting for the informers; the pinned NAT maps keep translating meanwhile'))) return;
+    if (
+      !(await waitUntilSynced(
+        this.informers(),
+        () => this.stopped,
+        this.logger,
+        'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
+      ))
+    )
+      return;
     this.synced = true;
     this.reconcile();
     this.poll();
@@ -173,7 +190,12 @@ export class NatSync {
     try {
       const r = this.options.datapath.sync(desired.nat, desired.direct);
       if (r.added.length || r.removed.length || r.directAdded.length || r.directRemoved.length) {
-        this.logger.info('NAT maps reconciled', { added: r.added, removed: r.removed, directAdded: r.directAdded, directRemoved: r.directRemoved });
+        this.logger.info('NAT maps reconciled', {
+          added: r.added,
+          removed: r.removed,
+          directAdded: r.directAdded,
+          directRemoved: r.directRemoved,
+        });
       }
       this.options.metrics?.bindings.set({ kind: 'nat' }, desired.nat.length);
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
@@ -184,7 +206,8 @@ export class NatSync {
       this.lastPassFailed = true;
     }
     const waiting = desired.waiting.join('\n');
-    if (waiting && waiting !== this.reportedWaiting) this.logger.info('ElasticIPs of this node not translated yet', { waiting: desired.waiting });
+    if (waiting && waiting !== this.reportedWaiting)
+      this.logger.info('ElasticIPs of this node not translated yet', { waiting: desired.waiting });
     this.reportedWaiting = waiting;
     return desired;
   }
@@ -208,7 +231,9 @@ export class NatSync {
     });
   }
 
-  private informers(): Array<Informer<ElasticIPObject> | Informer<AttachmentObject> | Informer<NetworkInterfaceObject>> {
+  private informers(): Array<
+    Informer<ElasticIPObject> | Informer<AttachmentObject> | Informer<NetworkInterfaceObject>
+  > {
     return [this.elasticIPs, this.attachments, this.networkInterfaces];
   }
 }

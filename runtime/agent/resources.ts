@@ -26,13 +26,27 @@ export function nodeFieldSelector(nodeName: string): string {
 // Objects come from the API server, whose schema has validated them; the views still tolerate a
 // missing field so that one odd object cannot stop the agent.
 export function advertisementView(ad: ARPAdvertisement): AdvertisementView {
-  return { name: ad.metadata?.name ?? '', address: ad.spec?.address ?? '', nodeName: ad.spec?.nodeName ?? '', externalNetwork: ad.spec?.externalNetwork ?? '' };
+  return {
+    name: ad.metadata?.name ?? '',
+    address: ad.spec?.address ?? '',
+    nodeName: ad.spec?.nodeName ?? '',
+    externalNetwork: ad.spec?.externalNetwork ?? '',
+  };
 }
 
 export function poolView(pool: AddressPool): PoolView {
-  return { name: pool.metadata?.name ?? '', advertiseMode: pool.spec?.advertiseMode ?? '', addresses: pool.spec?.addresses ?? [] };
+  return {
+    name: pool.metadata?.name ?? '',
+    advertiseMode: pool.spec?.advertiseMode ?? '',
+    addresses: pool.spec?.addresses ?? [],
+  };
 }
 
 export function networkView(network: ExternalNetwork): NetworkView {
-  return { name: network.metadata?.name ?? '', type: network.spec?.type ?? '', addressPools: network.spec?.addressPools ?? [], announceOnMove: network.spec?.arp?.announceOnMove === true };
+  return {
+    name: network.metadata?.name ?? '',
+    type: network.spec?.type ?? '',
+    addressPools: network.spec?.addressPools ?? [],
+    announceOnMove: network.spec?.arp?.announceOnMove === true,
+  };
 }

@@ -23,7 +23,13 @@ import { Resources, type ResourceType } from '../kube/resources';
 import type { ListWatchClient } from '../kube/informer';
 import type { KubeObject } from '../kube/types';
 
-export const DAEMONSETS: ResourceType = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true };
+export const DAEMONSETS: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'daemonsets',
+  kind: 'DaemonSet',
+  namespaced: true,
+};
 
 /** `NAMESPACE/NAME` of the agent's DaemonSet (`--owner-daemonset`). */
 export interface OwnerRef {
@@ -37,7 +43,8 @@ export function parseOwnerDaemonSet(value: string): OwnerRef {
   return { namespace: m[1], name: m[3] };
 }
 
-export type StopKind = { readonly uninstall: true; readonly why: string } | { readonly uninstall: false; readonly why: string };
+export type StopKind =
+  { readonly uninstall: true; readonly why: string } | { readonly uninstall: false; readonly why: string };
 
 /** Watches the DaemonSet and its namespace; `stopKind()` says whether a stop now is an uninstall. */
 export class UninstallWatch {
@@ -50,8 +57,17 @@ export class UninstallWatch {
     logger?: Logger,
   ) {
     const byName = `metadata.name=${owner.name}`;
-    this.daemonSet = new KubeInformer<KubeObject>(client, { type: DAEMONSETS, namespace: owner.namespace, fieldSelector: byName, logger });
-    this.namespace = new KubeInformer<KubeObject>(client, { type: Resources.namespaces, fieldSelector: `metadata.name=${owner.namespace}`, logger });
+    this.daemonSet = new KubeInformer<KubeObject>(client, {
+      type: DAEMONSETS,
+      namespace: owner.namespace,
+      fieldSelector: byName,
+      logger,
+    });
+    this.namespace = new KubeInformer<KubeObject>(client, {
+      type: Resources.namespaces,
+      fieldSelector: `metadata.name=${owner.namespace}`,
+      logger,
+    });
   }
 
   start(): void {
@@ -61,7 +77,9 @@ export class UninstallWatch {
 
   /** Resolves once both objects have been listed (tests; the agent never waits on it). */
   waitForSync(timeoutMs?: number): Promise<void> {
-    return Promise.all([this.daemonSet.waitForSync(timeoutMs), this.namespace.waitForSync(timeoutMs)]).then(() => undefined);
+    return Promise.all([this.daemonSet.waitForSync(timeoutMs), this.namespace.waitForSync(timeoutMs)]).then(
+      () => undefined,
+    );
   }
 
   async stop(): Promise<void> {
@@ -70,11 +88,14 @@ export class UninstallWatch {
 
   stopKind(): StopKind {
     const what = `DaemonSet ${this.owner.namespace}/${this.owner.name}`;
-    if (!this.daemonSet.hasSynced || !this.namespace.hasSynced) return { uninstall: false, why: `${what} or its namespace never seen (not synced)` };
+    if (!this.daemonSet.hasSynced || !this.namespace.hasSynced)
+      return { uninstall: false, why: `${what} or its namespace never seen (not synced)` };
     const ns = this.namespace.get(undefined, this.owner.namespace);
-    if (!ns || ns.metadata?.deletionTimestamp) return { uninstall: true, why: `namespace ${this.owner.namespace} ${ns ? 'is being deleted' : 'is gone'}` };
+    if (!ns || ns.metadata?.deletionTimestamp)
+      return { uninstall: true, why: `namespace ${this.owner.namespace} ${ns ? 'is being deleted' : 'is gone'}` };
     const ds = this.daemonSet.get(this.owner.namespace, this.owner.name);
-    if (!ds || ds.metadata?.deletionTimestamp) return { uninstall: true, why: `${what} ${ds ? 'is being deleted' : 'is gone'}` };
+    if (!ds || ds.metadata?.deletionTimestamp)
+      return { uninstall: true, why: `${what} ${ds ? 'is being deleted' : 'is gone'}` };
     return { uninstall: false, why: `${what} is in place (a restart or an update)` };
   }
 }

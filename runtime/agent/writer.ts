@@ -10,7 +10,11 @@ import type { ArpMaps, SyncResult } from './bpf';
 import { planTable, type DesiredState } from './desired';
 
 /** The map operations the agent needs; ArpMaps is one, tests pass a fake. */
-export type ArpDatapath = Pick<ArpMaps, 'addresses' | 'addAddress' | 'removeAddress' | 'rebuildFilter' | 'syncGuard' | 'stats'> & Partial<Pick<ArpMaps, 'addressKeys'>>;
+export type ArpDatapath = Pick<
+  ArpMaps,
+  'addresses' | 'addAddress' | 'removeAddress' | 'rebuildFilter' | 'syncGuard' | 'stats'
+> &
+  Partial<Pick<ArpMaps, 'addressKeys'>>;
 
 export interface WriteResult {
   readonly added: readonly string[];
@@ -21,7 +25,10 @@ export interface WriteResult {
 
 export function writeDesired(datapath: ArpDatapath, desired: Pick<DesiredState, 'addresses' | 'guard'>): WriteResult {
   // Keys only when the datapath can: a pass diffs addresses, counters are the poll's business.
-  const plan = planTable(desired.addresses, datapath.addressKeys ? datapath.addressKeys() : datapath.addresses().keys());
+  const plan = planTable(
+    desired.addresses,
+    datapath.addressKeys ? datapath.addressKeys() : datapath.addresses().keys(),
+  );
   // Remove before add, so a full table converges (see above). Nothing is lost by the order: the
   // removed and added addresses are different keys, and the datapath answers a table hit before
   // it consults the guard, so the guard never drops an address we answer for.

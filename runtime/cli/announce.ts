@@ -28,7 +28,13 @@ export function announceRows(entries: ReadonlyMap<string, AnnounceEntry>, nowNs:
 export function renderAnnounce(rows: readonly AnnounceRow[]): string {
   return table(
     ['ADDRESS', 'PROBES', 'ANNOUNCEMENTS', 'GAVE UP', 'LAST ANNOUNCEMENT'],
-    rows.map((r) => [r.address, String(r.probes), String(r.announcements), String(r.gaveUp), r.lastAnnouncementSecondsAgo === null ? '-' : `${formatAgo(r.lastAnnouncementSecondsAgo)} ago`]),
+    rows.map((r) => [
+      r.address,
+      String(r.probes),
+      String(r.announcements),
+      String(r.gaveUp),
+      r.lastAnnouncementSecondsAgo === null ? '-' : `${formatAgo(r.lastAnnouncementSecondsAgo)} ago`,
+    ]),
   );
 }
 

@@ -56,7 +56,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       passThrough.push(arg);
     }
   }
-  const kube: KubeFlags = { kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace, allNamespaces };
+  const kube: KubeFlags = {
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+    namespace: values.namespace,
+    allNamespaces,
+  };
   const [command, ...rest] = words;
   if (command === undefined || passThrough.includes('-h') || passThrough.includes('--help')) {
     if (command === 'bpf') return { command: 'bpf', rest: passThrough, node: values.node, kube };
@@ -73,7 +78,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { command: 'status', output, kube };
   }
   if (command === 'why') {
-    if (rest.length !== 1 || !rest[0].includes('/')) throw new Error(`why takes one <kind>/<name>, e.g. why elasticip/web (got '${rest.join(' ')}')`);
+    if (rest.length !== 1 || !rest[0].includes('/'))
+      throw new Error(`why takes one <kind>/<name>, e.g. why elasticip/web (got '${rest.join(' ')}')`);
     if (allNamespaces) throw new Error('why explains one object: -A does not apply');
     return { command: 'why', target: rest[0], kube };
   }

@@ -22,14 +22,22 @@ export function arpTableRows(entries: ReadonlyMap<string, ArpEntry>, nowNs: bigi
       replies: Number(e.replies),
       conflicts: Number(e.conflicts),
       lastConflictMac: e.lastConflictMac ?? null,
-      lastConflictSecondsAgo: e.conflicts > 0n && e.lastConflictNs > 0n ? Number((nowNs - e.lastConflictNs) / 1_000_000n) / 1000 : null,
+      lastConflictSecondsAgo:
+        e.conflicts > 0n && e.lastConflictNs > 0n ? Number((nowNs - e.lastConflictNs) / 1_000_000n) / 1000 : null,
     }));
 }
 
 export function renderArpTable(rows: readonly ArpTableRow[]): string {
   return table(
     ['ADDRESS', 'REQUESTS', 'REPLIES', 'CONFLICTS', 'LAST CONFLICT MAC', 'LAST CONFLICT'],
-    rows.map((r) => [r.address, String(r.requests), String(r.replies), String(r.conflicts), r.lastConflictMac ?? '-', r.lastConflictSecondsAgo === null ? '-' : `${formatAgo(r.lastConflictSecondsAgo)} ago`]),
+    rows.map((r) => [
+      r.address,
+      String(r.requests),
+      String(r.replies),
+      String(r.conflicts),
+      r.lastConflictMac ?? '-',
+      r.lastConflictSecondsAgo === null ? '-' : `${formatAgo(r.lastConflictSecondsAgo)} ago`,
+    ]),
   );
 }
 
@@ -46,7 +54,10 @@ export function guardRows(entries: readonly GuardListing[]): GuardRow[] {
 }
 
 export function renderGuard(rows: readonly GuardRow[]): string {
-  return table(['PREFIX', 'ACTION', 'HITS'], rows.map((r) => [r.prefix, r.action, String(r.hits)]));
+  return table(
+    ['PREFIX', 'ACTION', 'HITS'],
+    rows.map((r) => [r.prefix, r.action, String(r.hits)]),
+  );
 }
 
 export interface StatsRow {
@@ -56,17 +67,27 @@ export interface StatsRow {
 }
 
 export function statsRows(stats: Readonly<Record<ReasonName, bigint>>): StatsRow[] {
-  return Object.entries(stats).map(([reason, packets]) => ({ reason: reason.replace(/^JUNEAU_/, '').toLowerCase(), packets: Number(packets) }));
+  return Object.entries(stats).map(([reason, packets]) => ({
+    reason: reason.replace(/^JUNEAU_/, '').toLowerCase(),
+    packets: Number(packets),
+  }));
 }
 
 export function renderStats(rows: readonly StatsRow[]): string {
-  return table(['REASON', 'PACKETS'], rows.map((r) => [r.reason, String(r.packets)]));
+  return table(
+    ['REASON', 'PACKETS'],
+    rows.map((r) => [r.reason, String(r.packets)]),
+  );
 }
 
 /** kubectl-style columns: left-aligned, three spaces apart, header always printed. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 

@@ -147,7 +147,9 @@ async function remote(line: Exclude<CommandLine, { command: 'help' | 'version' }
     switch (line.command) {
       case 'status': {
         const rows = await readStatus(kube.rest, line.kube.allNamespaces ? undefined : kube.namespace);
-        io.stdout(line.output === 'json' ? JSON.stringify(rows, null, 2) + '\n' : renderStatus(rows, line.kube.allNamespaces));
+        io.stdout(
+          line.output === 'json' ? JSON.stringify(rows, null, 2) + '\n' : renderStatus(rows, line.kube.allNamespaces),
+        );
         return 0;
       }
       case 'why':
@@ -178,7 +180,9 @@ function dumpLocal(request: CliRequest, io: CliIO): number {
       io.stdout(renderNatCommand(request.command, pinDir, request.output));
       return 0;
     } catch (err) {
-      io.stderr(`kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+      io.stderr(
+        `kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       return 1;
     }
   }
@@ -187,7 +191,9 @@ function dumpLocal(request: CliRequest, io: CliIO): number {
       io.stdout(renderAnnounceCommand(pinDir, request.output));
       return 0;
     } catch (err) {
-      io.stderr(`kubectl-juneau: cannot read the announcement counters in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+      io.stderr(
+        `kubectl-juneau: cannot read the announcement counters in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       return 1;
     }
   }
@@ -195,7 +201,9 @@ function dumpLocal(request: CliRequest, io: CliIO): number {
   try {
     maps = ArpMaps.openPinned(pinDir);
   } catch (err) {
-    io.stderr(`kubectl-juneau: cannot open the responder's maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr(
+      `kubectl-juneau: cannot open the responder's maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return 1;
   }
   try {

@@ -19,20 +19,36 @@ export function natRows(entries: readonly NatEntry[]): NatRow[] {
   return [...entries]
     .sort((a, b) => compareAddresses(a.elasticIP, b.elasticIP))
     .map((e) => ({
-      elasticIP: e.elasticIP, address: e.address, kind: e.kind,
-      inPackets: Number(e.inPackets), inBytes: Number(e.inBytes), outPackets: Number(e.outPackets), outBytes: Number(e.outBytes),
+      elasticIP: e.elasticIP,
+      address: e.address,
+      kind: e.kind,
+      inPackets: Number(e.inPackets),
+      inBytes: Number(e.inBytes),
+      outPackets: Number(e.outPackets),
+      outBytes: Number(e.outBytes),
     }));
 }
 
 export function renderNat(rows: readonly NatRow[]): string {
   return table(
     ['ELASTIC IP', 'ADDRESS', 'KIND', 'IN PACKETS', 'IN BYTES', 'OUT PACKETS', 'OUT BYTES'],
-    rows.map((r) => [r.elasticIP, r.address, r.kind, String(r.inPackets), String(r.inBytes), String(r.outPackets), String(r.outBytes)]),
+    rows.map((r) => [
+      r.elasticIP,
+      r.address,
+      r.kind,
+      String(r.inPackets),
+      String(r.inBytes),
+      String(r.outPackets),
+      String(r.outBytes),
+    ]),
   );
 }
 
 export function natStatsRows(stats: Readonly<Record<NatReasonName, bigint>>): StatsRow[] {
-  return Object.entries(stats).map(([reason, packets]) => ({ reason: reason.replace(/^JUNEAU_NAT_/, '').toLowerCase(), packets: Number(packets) }));
+  return Object.entries(stats).map(([reason, packets]) => ({
+    reason: reason.replace(/^JUNEAU_NAT_/, '').toLowerCase(),
+    packets: Number(packets),
+  }));
 }
 
 /** Renders one NAT command from the maps pinned in `pinDir`. */
@@ -41,7 +57,12 @@ export function renderNatCommand(command: 'dump-nat' | 'nat-stats', pinDir: stri
   try {
     const rows = command === 'dump-nat' ? natRows(maps.entries()) : natStatsRows(maps.stats());
     if (output === 'json') return JSON.stringify(rows, null, 2) + '\n';
-    return command === 'dump-nat' ? renderNat(rows as NatRow[]) : table(['REASON', 'PACKETS'], (rows as StatsRow[]).map((r) => [r.reason, String(r.packets)]));
+    return command === 'dump-nat'
+      ? renderNat(rows as NatRow[])
+      : table(
+          ['REASON', 'PACKETS'],
+          (rows as StatsRow[]).map((r) => [r.reason, String(r.packets)]),
+        );
   } finally {
     maps.close();
   }

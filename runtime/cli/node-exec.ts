@@ -15,13 +15,22 @@ import type { KubeFlags } from './args';
 export const AGENT_POD_SELECTOR = `app.kubernetes.io/name=${INSTALL.agentName},app.kubernetes.io/part-of=juneau`;
 export const AGENT_CONTAINER = 'agent';
 
-type Pod = KubeObject & { metadata: NonNullable<KubeObject['metadata']>; spec?: { nodeName?: string }; status?: { phase?: string } };
+type Pod = KubeObject & {
+  metadata: NonNullable<KubeObject['metadata']>;
+  spec?: { nodeName?: string };
+  status?: { phase?: string };
+};
 
-export type AgentPodLookup = { readonly ok: true; readonly pod: string } | { readonly ok: false; readonly message: string };
+export type AgentPodLookup =
+  { readonly ok: true; readonly pod: string } | { readonly ok: false; readonly message: string };
 
 /** The agent Pod on `node` in `namespace`: a running one not being deleted first. */
 export async function findAgentPod(rest: RestClient, namespace: string, node: string): Promise<AgentPodLookup> {
-  const pods = await rest.list<Pod>(Resources.pods, { namespace, labelSelector: AGENT_POD_SELECTOR, fieldSelector: `spec.nodeName=${node}` });
+  const pods = await rest.list<Pod>(Resources.pods, {
+    namespace,
+    labelSelector: AGENT_POD_SELECTOR,
+    fieldSelector: `spec.nodeName=${node}`,
+  });
   const rank = (p: Pod) => (p.metadata.deletionTimestamp ? 2 : p.status?.phase === 'Running' ? 0 : 1);
   const pod = [...pods.items].sort((a, b) => rank(a) - rank(b))[0];
   if (pod) return { ok: true, pod: pod.metadata.name ?? '' };
@@ -55,7 +64,9 @@ export function runKubectl(args: readonly string[], env: NodeJS.ProcessEnv = pro
   const kubectl = env.KUBECTL || 'kubectl';
   return new Promise((resolve, reject) => {
     const child = spawn(kubectl, args, { stdio: 'inherit', env });
-    child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(`${kubectl} not found on PATH (set KUBECTL to its path)`) : err));
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'ENOENT' ? new Error(`${kubectl} not found on PATH (set KUBECTL to its path)`) : err),
+    );
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
 }

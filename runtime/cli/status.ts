@@ -54,7 +54,7 @@ export function statusRows(eips: readonly Eip[], slbs: readonly Slb[], ads: read
       network: e.spec.externalNetwork,
       owner: e.status?.attachment ? `${e.status.attachment.kind}/${e.status.attachment.name}` : '',
       phase: e.status?.phase ?? '',
-      nodes: e.status?.address ? nodesOf.get(e.status.address) ?? [] : [],
+      nodes: e.status?.address ? (nodesOf.get(e.status.address) ?? []) : [],
     })),
     ...slbs.map((s) => ({
       namespace: s.metadata.namespace ?? '',
@@ -65,16 +65,32 @@ export function statusRows(eips: readonly Eip[], slbs: readonly Slb[], ads: read
       // A ServiceLoadBalancer is its Service's, named alike (SLB-1).
       owner: `Service/${s.metadata.ownerReferences?.find((o) => o.kind === 'Service')?.name ?? s.metadata.name}`,
       phase: s.status?.phase ?? '',
-      nodes: s.status?.vip ? nodesOf.get(s.status.vip) ?? [] : [],
+      nodes: s.status?.vip ? (nodesOf.get(s.status.vip) ?? []) : [],
     })),
   ];
-  return rows.sort((a, b) => (a.address && b.address ? compareAddresses(a.address, b.address) : a.address ? -1 : b.address ? 1 : 0) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  return rows.sort(
+    (a, b) =>
+      (a.address && b.address ? compareAddresses(a.address, b.address) : a.address ? -1 : b.address ? 1 : 0) ||
+      a.namespace.localeCompare(b.namespace) ||
+      a.name.localeCompare(b.name),
+  );
 }
 
 export function renderStatus(rows: readonly AddressRow[], allNamespaces: boolean): string {
   const dash = (s: string) => s || '-';
   const header = ['ADDRESS', 'KIND', 'NAME', 'NETWORK', 'OWNER', 'PHASE', 'NODE'];
-  const cells = rows.map((r) => [dash(r.address), r.kind, r.name, dash(r.network), dash(r.owner), dash(r.phase), r.nodes.length ? r.nodes.join(',') : '-']);
+  const cells = rows.map((r) => [
+    dash(r.address),
+    r.kind,
+    r.name,
+    dash(r.network),
+    dash(r.owner),
+    dash(r.phase),
+    r.nodes.length ? r.nodes.join(',') : '-',
+  ]);
   if (!allNamespaces) return table(header, cells);
-  return table(['NAMESPACE', ...header], cells.map((c, i) => [rows[i].namespace, ...c]));
+  return table(
+    ['NAMESPACE', ...header],
+    cells.map((c, i) => [rows[i].namespace, ...c]),
+  );
 }

@@ -22,7 +22,16 @@ interface Condition {
 type Obj = KubeObject & {
   metadata: NonNullable<KubeObject['metadata']>;
   spec?: Record<string, unknown>;
-  status?: { phase?: string; reason?: string; message?: string; conditions?: Condition[]; address?: string; vip?: string; addressPool?: string; attachment?: { kind: string; name: string } } & Record<string, unknown>;
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    conditions?: Condition[];
+    address?: string;
+    vip?: string;
+    addressPool?: string;
+    attachment?: { kind: string; name: string };
+  } & Record<string, unknown>;
 };
 
 interface Target {
@@ -34,10 +43,25 @@ interface Target {
 /** `eip`, `elasticip`, `elasticips`, `ElasticIP`, `svc`, `service` ... -> the resource to read. */
 export function resolveKind(word: string): Target {
   const lower = word.toLowerCase();
-  if (lower === 'svc' || lower === 'service' || lower === 'services') return { type: CliResources.serviceLoadBalancers, viaService: true };
-  const def = ALL_KINDS.find((k) => [k.kind.toLowerCase(), k.singular, k.plural, ...(('shortNames' in k ? k.shortNames : undefined) ?? [])].includes(lower));
-  if (!def) throw new Error(`unknown kind '${word}': one of ${ALL_KINDS.map((k) => k.singular).join(', ')}, or service`);
-  return { type: Object.values(CliResources).find((r) => r.kind === def.kind) ?? { group: '', version: '', plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' }, viaService: false };
+  if (lower === 'svc' || lower === 'service' || lower === 'services')
+    return { type: CliResources.serviceLoadBalancers, viaService: true };
+  const def = ALL_KINDS.find((k) =>
+    [k.kind.toLowerCase(), k.singular, k.plural, ...(('shortNames' in k ? k.shortNames : undefined) ?? [])].includes(
+      lower,
+    ),
+  );
+  if (!def)
+    throw new Error(`unknown kind '${word}': one of ${ALL_KINDS.map((k) => k.singular).join(', ')}, or service`);
+  return {
+    type: Object.values(CliResources).find((r) => r.kind === def.kind) ?? {
+      group: '',
+      version: '',
+      plural: def.plural,
+      kind: def.kind,
+      namespaced: def.scope === 'Namespaced',
+    },
+    viaService: false,
+  };
 }
 
 export async function explain(rest: RestClient, namespace: string, target: string): Promise<string> {
@@ -48,11 +72,18 @@ export async function explain(rest: RestClient, namespace: string, target: strin
   const obj = await getOrUndefined<Obj>(rest, type, ns, name);
   const where = ns ? ` in namespace ${ns}` : '';
   if (!obj) {
-    if (viaService && !(await getOrUndefined<KubeObject>(rest, Resources.services, ns, name))) throw new Error(`Service ${name} not found${where}`);
-    if (viaService) return `Service ${name}${where} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`;
+    if (viaService && !(await getOrUndefined<KubeObject>(rest, Resources.services, ns, name)))
+      throw new Error(`Service ${name} not found${where}`);
+    if (viaService)
+      return `Service ${name}${where} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`;
     throw new Error(`${type.kind} ${name} not found${where}`);
   }
-  const lines = [headline(type.kind, obj), ...conditionLines(obj), ...(await eventLines(rest, type.kind, obj)), ...(await dependencyLines(rest, type.kind, obj))];
+  const lines = [
+    headline(type.kind, obj),
+    ...conditionLines(obj),
+    ...(await eventLines(rest, type.kind, obj)),
+    ...(await dependencyLines(rest, type.kind, obj)),
+  ];
   return lines.join('\n') + '\n';
 }
 
@@ -64,7 +95,8 @@ const blocking = (o: Obj): Condition | undefined => o.status?.conditions?.find((
 
 function headline(kind: string, o: Obj): string {
   const id = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
-  const address = o.status?.address ?? o.status?.vip ?? (typeof o.spec?.address === 'string' ? o.spec.address : undefined);
+  const address =
+    o.status?.address ?? o.status?.vip ?? (typeof o.spec?.address === 'string' ? o.spec.address : undefined);
   const phase = !PHASED.has(kind) ? '' : `: ${o.status?.phase ?? 'no status yet (is the controller running?)'}`;
   const why = blocking(o)?.message ?? o.status?.message;
   return `${kind} ${id}${phase}${address ? `, address ${address}` : ''}${why ? `\n  because: ${why}` : ''}`;
@@ -73,7 +105,11 @@ function headline(kind: string, o: Obj): string {
 /** The conditions besides the one the headline already gave as the reason. */
 function conditionLines(o: Obj): string[] {
   const shown = blocking(o);
-  const lines = (o.status?.conditions ?? []).filter((c) => c !== shown).map((c) => `  condition ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`);
+  const lines = (o.status?.conditions ?? [])
+    .filter((c) => c !== shown)
+    .map(
+      (c) => `  condition ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}`,
+    );
   if (o.status?.reason) lines.push(`  reason ${o.status.reason}`);
   return lines;
 }
@@ -103,7 +139,9 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
     case 'ServiceLoadBalancer': {
       const service = await getOrUndefined<KubeObject>(rest, Resources.services, ns, o.metadata.name ?? '');
       return [
-        service ? `  Service ${ns}/${o.metadata.name}: exists` : `  Service ${ns}/${o.metadata.name}: does not exist (the controller deletes this ServiceLoadBalancer)`,
+        service
+          ? `  Service ${ns}/${o.metadata.name}: exists`
+          : `  Service ${ns}/${o.metadata.name}: does not exist (the controller deletes this ServiceLoadBalancer)`,
         ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
         ...(await advertisementLines(rest, o.status?.vip)),
       ];
@@ -125,7 +163,10 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
     case 'ARPAdvertisement': {
       const node = str(o.spec?.nodeName);
       const exists = node ? await getOrUndefined<KubeObject>(rest, Resources.nodes, undefined, node) : undefined;
-      return [`  node ${node ?? '?'}: ${exists ? 'exists' : 'does not exist'}`, ...(await networkLines(rest, str(o.spec?.externalNetwork), undefined, false))];
+      return [
+        `  node ${node ?? '?'}: ${exists ? 'exists' : 'does not exist'}`,
+        ...(await networkLines(rest, str(o.spec?.externalNetwork), undefined, false)),
+      ];
     }
     default:
       return [];
@@ -133,11 +174,18 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
 }
 
 /** The network, then its pools (or only `onlyPool`, the one the address came from) and how full they are. */
-async function networkLines(rest: RestClient, name: string | undefined, onlyPool: string | undefined, withPools = true): Promise<string[]> {
+async function networkLines(
+  rest: RestClient,
+  name: string | undefined,
+  onlyPool: string | undefined,
+  withPools = true,
+): Promise<string[]> {
   if (!name) return ['  ExternalNetwork: none named'];
   const net = await getOrUndefined<ExternalNetwork & KubeObject>(rest, CliResources.externalNetworks, undefined, name);
   if (!net) return [`  ExternalNetwork ${name}: does not exist`];
-  const id = net.status?.networkID ? `networkID ${net.status.networkID}` : 'no networkID yet (EN-8: nothing can use its addresses until the controller gives it one)';
+  const id = net.status?.networkID
+    ? `networkID ${net.status.networkID}`
+    : 'no networkID yet (EN-8: nothing can use its addresses until the controller gives it one)';
   const lines = [`  ExternalNetwork ${name}: type ${net.spec.type}, ${id}, pools ${net.spec.addressPools.join(', ')}`];
   if (!withPools) return lines;
   for (const poolName of onlyPool ? [onlyPool] : net.spec.addressPools) {
@@ -149,26 +197,48 @@ async function networkLines(rest: RestClient, name: string | undefined, onlyPool
 
 function poolLines(pool: AddressPool & KubeObject): string[] {
   const { size, used } = pool.status ?? {};
-  const usage = size === undefined ? 'size not reported yet' : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? ' — exhausted: no address left to allocate' : ''}`;
+  const usage =
+    size === undefined
+      ? 'size not reported yet'
+      : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? ' — exhausted: no address left to allocate' : ''}`;
   return [`  AddressPool ${pool.metadata.name}: ${pool.spec.advertiseMode}, ${usage}`];
 }
 
 /** ElasticIPAttachments and NetworkInterfaces naming the ElasticIP, with their phase. */
 async function usersOfElasticIP(rest: RestClient, ns: string, name: string): Promise<string[]> {
-  const [attachments, nics] = await Promise.all([rest.list<Obj>(CliResources.elasticIPAttachments, { namespace: ns }), rest.list<Obj>(CliResources.networkInterfaces, { namespace: ns })]);
-  const users = [...attachments.items.filter((a) => a.spec?.elasticIP === name), ...nics.items.filter((n) => n.spec?.elasticIP === name)];
+  const [attachments, nics] = await Promise.all([
+    rest.list<Obj>(CliResources.elasticIPAttachments, { namespace: ns }),
+    rest.list<Obj>(CliResources.networkInterfaces, { namespace: ns }),
+  ]);
+  const users = [
+    ...attachments.items.filter((a) => a.spec?.elasticIP === name),
+    ...nics.items.filter((n) => n.spec?.elasticIP === name),
+  ];
   if (users.length === 0) return ['  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)'];
-  return users.map((u) => `  used by ${u.kind} ${u.metadata.name}: ${u.status?.phase ?? 'no status'}${u.status?.reason ? ` (${u.status.reason})` : ''}${typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : ''}`);
+  return users.map(
+    (u) =>
+      `  used by ${u.kind} ${u.metadata.name}: ${u.status?.phase ?? 'no status'}${u.status?.reason ? ` (${u.status.reason})` : ''}${typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : ''}`,
+  );
 }
 
 async function advertisementLines(rest: RestClient, address: string | undefined): Promise<string[]> {
   if (!address) return [];
-  const ads = (await rest.list<ARPAdvertisement & KubeObject>(CliResources.arpAdvertisements)).items.filter((a) => a.spec.address === address);
-  if (ads.length === 0) return [`  ARPAdvertisement for ${address}: none, so no node answers ARP for it (unused, bgp, or no node can serve it)`];
+  const ads = (await rest.list<ARPAdvertisement & KubeObject>(CliResources.arpAdvertisements)).items.filter(
+    (a) => a.spec.address === address,
+  );
+  if (ads.length === 0)
+    return [
+      `  ARPAdvertisement for ${address}: none, so no node answers ARP for it (unused, bgp, or no node can serve it)`,
+    ];
   return ads.map((a) => `  ARPAdvertisement ${a.metadata.name}: node ${a.spec.nodeName} answers ARP for ${address}`);
 }
 
-async function peerLine(rest: RestClient, type: ResourceType, ns: string | undefined, name: string | undefined): Promise<string> {
+async function peerLine(
+  rest: RestClient,
+  type: ResourceType,
+  ns: string | undefined,
+  name: string | undefined,
+): Promise<string> {
   if (!name) return `  ${type.kind}: none named`;
   const peer = await getOrUndefined<Obj>(rest, type, ns, name);
   if (!peer) return `  ${type.kind} ${name}: does not exist`;

@@ -1,5 +1,12 @@
 /** What every reconciler shares: the REST client, the informer caches, the allocator, events, logs. */
-import type { AddressPool, AllocationClaim, AllocationPool, ARPAdvertisement, ExternalNetwork, ServiceLoadBalancer } from '../../api';
+import type {
+  AddressPool,
+  AllocationClaim,
+  AllocationPool,
+  ARPAdvertisement,
+  ExternalNetwork,
+  ServiceLoadBalancer,
+} from '../../api';
 import type { PoolView } from '../../api/validation';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
@@ -19,7 +26,8 @@ import type { Lease } from '../kube/leader-election';
 import { INSTALL } from '../../api/constants';
 import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 
-export type ServiceObject = ServiceView & KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
+export type ServiceObject = ServiceView &
+  KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
 type K<T> = T & KubeObject;
 
@@ -50,7 +58,8 @@ export interface ControllerContext {
 
 /** The shared caches, not started: whoever runs reconcilers on them starts those it reads. */
 export function createCaches(rest: RestClient, logger: Logger): Caches {
-  const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) => new Informer<T>(rest, { type, labelSelector, logger });
+  const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) =>
+    new Informer<T>(rest, { type, labelSelector, logger });
   return {
     services: informer(Resources.services),
     endpointSlices: informer(Resources.endpointSlices),
@@ -61,7 +70,12 @@ export function createCaches(rest: RestClient, logger: Logger): Caches {
     addressPools: informer(JuneauResources.addressPools),
     allocationPools: informer(JuneauResources.allocationPools),
     allocationClaims: informer(JuneauResources.allocationClaims),
-    agentLeases: new Informer<Lease>(rest, { type: Resources.leases, namespace: INSTALL.namespace, labelSelector: AGENT_LEASE_SELECTOR, logger }),
+    agentLeases: new Informer<Lease>(rest, {
+      type: Resources.leases,
+      namespace: INSTALL.namespace,
+      labelSelector: AGENT_LEASE_SELECTOR,
+      logger,
+    }),
   };
 }
 
@@ -88,15 +102,35 @@ export function createControllerContext(options: ControllerContextOptions): Cont
   feedAllocatorIndex(caches, index, options.metrics);
   const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
   const agentLiveness = new AgentLeaseTracker(caches.agentLeases, undefined, options.agentLeaseGraceMs ?? 0);
-  return { rest, caches, index, allocator, recorder: options.recorder, logger, fieldManager: FieldManagers.controller, agentLiveness };
+  return {
+    rest,
+    caches,
+    index,
+    allocator,
+    recorder: options.recorder,
+    logger,
+    fieldManager: FieldManagers.controller,
+    agentLiveness,
+  };
 }
 
 /** Every cache as a list, to start, stop or check them together. */
-export const allCaches = (caches: Caches): Array<Informer<KubeObject>> => Object.values(caches) as Array<Informer<KubeObject>>;
+export const allCaches = (caches: Caches): Array<Informer<KubeObject>> =>
+  Object.values(caches) as Array<Informer<KubeObject>>;
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {
-  return new Map(caches.addressPools.list().map((p) => [p.metadata.name ?? '', { name: p.metadata.name ?? '', advertiseMode: p.spec.advertiseMode, addresses: p.spec.addresses, avoidBuggyIPs: p.spec.avoidBuggyIPs }]));
+  return new Map(
+    caches.addressPools.list().map((p) => [
+      p.metadata.name ?? '',
+      {
+        name: p.metadata.name ?? '',
+        advertiseMode: p.spec.advertiseMode,
+        addresses: p.spec.addresses,
+        avoidBuggyIPs: p.spec.avoidBuggyIPs,
+      },
+    ]),
+  );
 }
 
 /** Order-insensitive deep equality of JSON values, to skip writes that change nothing. */
@@ -107,7 +141,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([x], [y]) => (x < y ? -1 : 1));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

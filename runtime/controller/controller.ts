@@ -45,7 +45,11 @@ export interface ControllerOptions {
 export class JuneauController {
   readonly caches: Caches;
   readonly index: AllocatorIndex;
-  readonly queues: { readonly serviceLoadBalancers: WorkQueue; readonly externalNetworks: WorkQueue; readonly addressPools: WorkQueue };
+  readonly queues: {
+    readonly serviceLoadBalancers: WorkQueue;
+    readonly externalNetworks: WorkQueue;
+    readonly addressPools: WorkQueue;
+  };
   private readonly ctx: ControllerContext;
   /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
   readonly elasticIPs: ElasticIPControllers;
@@ -67,9 +71,18 @@ export class JuneauController {
     this.caches = this.ctx.caches;
     this.index = this.ctx.index;
     this.logger = this.ctx.logger;
-    this.queues = { serviceLoadBalancers: this.queue('serviceloadbalancer'), externalNetworks: this.queue('externalnetwork'), addressPools: this.queue('addresspool') };
+    this.queues = {
+      serviceLoadBalancers: this.queue('serviceloadbalancer'),
+      externalNetworks: this.queue('externalnetwork'),
+      addressPools: this.queue('addresspool'),
+    };
     this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
-    this.duplicates = new DuplicateDetector({ rest, recorder: options.recorder, metrics: options.metrics, logger: this.logger });
+    this.duplicates = new DuplicateDetector({
+      rest,
+      recorder: options.recorder,
+      metrics: options.metrics,
+      logger: this.logger,
+    });
     this.mapEventsToKeys();
   }
 
@@ -90,16 +103,34 @@ export class JuneauController {
     await this.ensureSubnetVniPool();
     if (this.stopped) return;
     const run = { logger: this.logger, metrics: this.options.metrics };
-    runQueue(this.queues.serviceLoadBalancers, 'serviceloadbalancer', async (k) => reconcileServiceLoadBalancer(this.ctx, k), this.options.workers ?? 4, run);
-    runQueue(this.queues.externalNetworks, 'externalnetwork', async (k) => reconcileExternalNetwork(this.ctx, k), 1, run);
+    runQueue(
+      this.queues.serviceLoadBalancers,
+      'serviceloadbalancer',
+      async (k) => reconcileServiceLoadBalancer(this.ctx, k),
+      this.options.workers ?? 4,
+      run,
+    );
+    runQueue(
+      this.queues.externalNetworks,
+      'externalnetwork',
+      async (k) => reconcileExternalNetwork(this.ctx, k),
+      1,
+      run,
+    );
     runQueue(this.queues.addressPools, 'addresspool', async (k) => reconcileAddressPool(this.ctx, k), 1, run);
     for (const s of this.caches.services.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
     for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
     const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
-    const sweep = () => void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds).catch((err: unknown) => this.logger.warn('claim sweep failed', { err: String(err) }));
-    this.timers.push(setInterval(sweep, this.options.sweepIntervalMs ?? 60_000), setInterval(() => this.index.expireTentative(60_000), 30_000));
+    const sweep = () =>
+      void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds).catch((err: unknown) =>
+        this.logger.warn('claim sweep failed', { err: String(err) }),
+      );
+    this.timers.push(
+      setInterval(sweep, this.options.sweepIntervalMs ?? 60_000),
+      setInterval(() => this.index.expireTentative(60_000), 30_000),
+    );
     this.timers.forEach((t) => t.unref());
     sweep();
     await this.elasticIPs.start();
@@ -137,7 +168,9 @@ export class JuneauController {
   private async ensureSubnetVniPool(): Promise<void> {
     if (this.caches.allocationPools.get(undefined, SUBNET_VNI_POOL)) return;
     try {
-      await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), { fieldManager: FieldManagers.controller });
+      await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), {
+        fieldManager: FieldManagers.controller,
+      });
       this.logger.info('created AllocationPool subnet-vni with the default range', { ...defaultSubnetVniPool().spec });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
@@ -148,18 +181,26 @@ export class JuneauController {
   private mapEventsToKeys(): void {
     const c = this.caches;
     const q = this.queues;
-    const slbsOfNetwork = (network: string) => c.serviceLoadBalancers.list().filter((s) => s.spec.externalNetwork === network).forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
+    const slbsOfNetwork = (network: string) =>
+      c.serviceLoadBalancers
+        .list()
+        .filter((s) => s.spec.externalNetwork === network)
+        .forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
     c.services.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
     // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
     // pass that changes nothing writes nothing).
-    this.ctx.agentLiveness.onLivenessChange(() => c.serviceLoadBalancers.list().forEach((s) => q.serviceLoadBalancers.add(objectKey(s))));
+    this.ctx.agentLiveness.onLivenessChange(() =>
+      c.serviceLoadBalancers.list().forEach((s) => q.serviceLoadBalancers.add(objectKey(s))),
+    );
     c.serviceLoadBalancers.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
     c.endpointSlices.onChange((s) => {
       const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) q.serviceLoadBalancers.add(`${s.metadata?.namespace}/${service}`);
     });
     // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-    c.arpAdvertisements.onChange((ad) => ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)));
+    c.arpAdvertisements.onChange((ad) =>
+      ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)),
+    );
     c.externalNetworks.onChange((n) => {
       q.externalNetworks.add(objectKey(n));
       n.spec.addressPools.forEach((p) => q.addressPools.add(p));
@@ -167,13 +208,20 @@ export class JuneauController {
     });
     c.addressPools.onChange((p) => {
       q.addressPools.add(objectKey(p));
-      c.externalNetworks.list().filter((n) => n.spec.addressPools.includes(objectKey(p))).forEach((n) => {
-        q.externalNetworks.add(objectKey(n));
-        slbsOfNetwork(objectKey(n));
-      });
+      c.externalNetworks
+        .list()
+        .filter((n) => n.spec.addressPools.includes(objectKey(p)))
+        .forEach((n) => {
+          q.externalNetworks.add(objectKey(n));
+          slbsOfNetwork(objectKey(n));
+        });
     });
     c.allocationPools.onChange((p) => {
-      if (objectKey(p) === SUBNET_VNI_REF.name) c.externalNetworks.list().filter((n) => !n.status?.networkID).forEach((n) => q.externalNetworks.add(objectKey(n)));
+      if (objectKey(p) === SUBNET_VNI_REF.name)
+        c.externalNetworks
+          .list()
+          .filter((n) => !n.status?.networkID)
+          .forEach((n) => q.externalNetworks.add(objectKey(n)));
     });
     const claimChanged = (claim: AllocationClaim & KubeObject, deleted: boolean) => {
       const record = claimRecordOf(claim);
@@ -183,9 +231,17 @@ export class JuneauController {
       const h = record.holder;
       if (h.kind === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${h.namespace}/${h.name}`);
       // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
-      if (deleted && record.pool.kind === 'AddressPool') c.serviceLoadBalancers.list().filter((s) => s.status?.phase === 'Pending').forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
+      if (deleted && record.pool.kind === 'AddressPool')
+        c.serviceLoadBalancers
+          .list()
+          .filter((s) => s.status?.phase === 'Pending')
+          .forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
       if (h.kind === 'ExternalNetwork') q.externalNetworks.add(h.name);
     };
-    c.allocationClaims.addHandlers({ onAdd: (o) => claimChanged(o, false), onUpdate: (_old, o) => claimChanged(o, false), onDelete: (o) => claimChanged(o, true) });
+    c.allocationClaims.addHandlers({
+      onAdd: (o) => claimChanged(o, false),
+      onUpdate: (_old, o) => claimChanged(o, false),
+      onDelete: (o) => claimChanged(o, true),
+    });
   }
 }

@@ -135,8 +135,14 @@ export const FLAG_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** Parses `--flag value` and `--flag=value`; an error names the flag and the bad value. */
-export function parseFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ParsedFlags {
-  const out: { -readonly [K in keyof ControllerFlags]: ControllerFlags[K] } = { ...DEFAULT_FLAGS, leaderElectionNamespace: env.POD_NAMESPACE || DEFAULT_FLAGS.leaderElectionNamespace };
+export function parseFlags(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): ParsedFlags {
+  const out: { -readonly [K in keyof ControllerFlags]: ControllerFlags[K] } = {
+    ...DEFAULT_FLAGS,
+    leaderElectionNamespace: env.POD_NAMESPACE || DEFAULT_FLAGS.leaderElectionNamespace,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '-h' || arg === '--help') return { help: true };
@@ -145,7 +151,8 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     const [, given, inline] = match;
     const name = FLAG_ALIASES[given] ?? given;
     if (name === 'leader-elect') {
-      if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new Error(`--leader-elect must be true or false, not '${inline}'`);
+      if (inline !== undefined && inline !== 'true' && inline !== 'false')
+        throw new Error(`--leader-elect must be true or false, not '${inline}'`);
       out.leaderElect = inline !== 'false';
       continue;
     }
@@ -164,21 +171,34 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
       if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);
       out.workers = Number(value);
     } else if (key === 'webhookCertificates') {
-      if (value !== 'self-managed' && value !== 'cert-manager') throw new Error(`--webhook-certificates must be self-managed or cert-manager, not '${value}'`);
+      if (value !== 'self-managed' && value !== 'cert-manager')
+        throw new Error(`--webhook-certificates must be self-managed or cert-manager, not '${value}'`);
       out.webhookCertificates = value;
     } else {
       (out as Record<string, unknown>)[key] = value;
     }
   }
   try {
-    validateTimings(out.leaderElectionLeaseDurationMs, out.leaderElectionRenewDeadlineMs, out.leaderElectionRetryPeriodMs);
+    validateTimings(
+      out.leaderElectionLeaseDurationMs,
+      out.leaderElectionRenewDeadlineMs,
+      out.leaderElectionRetryPeriodMs,
+    );
   } catch (err) {
-    throw new Error(`leader election flags: ${(err as Error).message} (--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period)`);
+    throw new Error(
+      `leader election flags: ${(err as Error).message} (--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period)`,
+    );
   }
   return { help: false, flags: out };
 }
 
-const DURATION_FLAGS: Record<string, 'leaderElectionLeaseDurationMs' | 'leaderElectionRenewDeadlineMs' | 'leaderElectionRetryPeriodMs' | 'agentLeaseGraceMs'> = {
+const DURATION_FLAGS: Record<
+  string,
+  | 'leaderElectionLeaseDurationMs'
+  | 'leaderElectionRenewDeadlineMs'
+  | 'leaderElectionRetryPeriodMs'
+  | 'agentLeaseGraceMs'
+> = {
   'agent-lease-grace': 'agentLeaseGraceMs',
   'leader-election-lease-duration': 'leaderElectionLeaseDurationMs',
   'leader-election-renew-deadline': 'leaderElectionRenewDeadlineMs',
@@ -196,6 +216,7 @@ function parseGrace(value: string): number {
 function parseDuration(value: string, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
   const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
-  if (!(ms >= 100)) throw new Error(`${flag} must be a duration of at least 100ms such as 500ms, 5s or 1m, not '${value}'`);
+  if (!(ms >= 100))
+    throw new Error(`${flag} must be a duration of at least 100ms such as 500ms, 5s or 1m, not '${value}'`);
   return Math.round(ms);
 }

@@ -27,7 +27,8 @@ export function leaseProblemReporter(logger: Logger, lease: LeaseTarget): (err: 
     const problem = err === undefined ? undefined : leaseProblem(err, lease);
     if (problem === reported) return;
     if (problem !== undefined) logger.error(problem, { lease: `${lease.namespace}/${lease.name}` });
-    else logger.info('the Lease is within reach now; campaigning for it', { lease: `${lease.namespace}/${lease.name}` });
+    else
+      logger.info('the Lease is within reach now; campaigning for it', { lease: `${lease.namespace}/${lease.name}` });
     reported = problem;
   };
 }
@@ -39,6 +40,7 @@ export function leaseProblem(err: unknown, lease: LeaseTarget): string {
   if (code === 404) {
     return `cannot take the Lease: namespace "${lease.namespace}" does not exist; create it (the install manifest does) or pass --leader-election-namespace; reconciling nothing until then, retrying`;
   }
-  if (code === 403) return `cannot take the Lease ${lease.namespace}/${lease.name}: forbidden (RBAC: the controller needs get, create and update on coordination.k8s.io leases there); retrying`;
+  if (code === 403)
+    return `cannot take the Lease ${lease.namespace}/${lease.name}: forbidden (RBAC: the controller needs get, create and update on coordination.k8s.io leases there); retrying`;
   return `cannot take the Lease ${lease.namespace}/${lease.name}: ${describeStartupError(err, lease.server)}; retrying`;
 }

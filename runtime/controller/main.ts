@@ -37,7 +37,12 @@ function processIO(): MainIO {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  return { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env, stopSignal };
+  return {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    env: process.env,
+    stopSignal,
+  };
 }
 
 /**
@@ -63,7 +68,12 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
     io.stderr(`juneau-controller: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const logger = createLogger({ component: 'controller', level: parseLogLevel(flags.logLevel), format: parseLogFormat(flags.logFormat), sink: (line) => io.stderr(line + '\n') });
+  const logger = createLogger({
+    component: 'controller',
+    level: parseLogLevel(flags.logLevel),
+    format: parseLogFormat(flags.logFormat),
+    sink: (line) => io.stderr(line + '\n'),
+  });
   let kubeConfig: KubeConfig | undefined;
   try {
     kubeConfig = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env }).kubeConfig;
@@ -80,8 +90,19 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
-  const recorder = new EventRecorder(leaderRest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: identity, logger });
-  const controller = new JuneauController({ rest: leaderRest, logger, recorder, metrics, workers: flags.workers, agentLeaseGraceMs: flags.agentLeaseGraceMs });
+  const recorder = new EventRecorder(leaderRest, {
+    reportingController: 'juneau.loutres.me/controller',
+    reportingInstance: identity,
+    logger,
+  });
+  const controller = new JuneauController({
+    rest: leaderRest,
+    logger,
+    recorder,
+    metrics,
+    workers: flags.workers,
+    agentLeaseGraceMs: flags.agentLeaseGraceMs,
+  });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
@@ -112,7 +133,11 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       renewDeadlineMs: flags.leaderElectionRenewDeadlineMs,
       retryPeriodMs: flags.leaderElectionRetryPeriodMs,
       logger,
-      onAttempt: leaseProblemReporter(logger, { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, server: serverOf(kubeConfig) }),
+      onAttempt: leaseProblemReporter(logger, {
+        namespace: flags.leaderElectionNamespace,
+        name: flags.leaderElectionId,
+        server: serverOf(kubeConfig),
+      }),
       onStartedLeading: () => void startController(),
       onStoppedLeading: () => {
         leadership.abort();
@@ -124,7 +149,12 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     });
     elector.start();
   });
-  logger.info('started', { identity, leaderElect: flags.leaderElect, healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr });
+  logger.info('started', {
+    identity,
+    leaderElect: flags.leaderElect,
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+  });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   // After a lost Lease the queued keys are the new leader's work now: drop them, do not drain.
@@ -144,17 +174,36 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
  * webhook is served). Only this controller's own identity, learned from a SelfSubjectReview, may
  * write ServiceLoadBalancers (SLB-1) and ARPAdvertisements (ARP-11).
  */
-async function startWebhooks(flags: ControllerFlags, rest: RestClient, webhookCaches: WebhookCacheSet, logger: Logger, io: MainIO): Promise<WebhookServerHandle> {
-  const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  });
+async function startWebhooks(
+  flags: ControllerFlags,
+  rest: RestClient,
+  webhookCaches: WebhookCacheSet,
+  logger: Logger,
+  io: MainIO,
+): Promise<WebhookServerHandle> {
+  const self = await rest.request<{ status?: { userInfo?: { username?: string } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    },
+  );
   const username = self.status?.userInfo?.username;
-  if (!username) throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
-  if (resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !== 'disabled') webhookCaches.start();
+  if (!username)
+    throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
+  if (
+    resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !==
+    'disabled'
+  )
+    webhookCaches.start();
   return startWebhookServer({
     rest,
     logger,
-    caches: { ...webhookCaches.caches, serviceLoadBalancerWriters: () => [username], arpAdvertisementWriters: () => [username] },
+    caches: {
+      ...webhookCaches.caches,
+      serviceLoadBalancerWriters: () => [username],
+      arpAdvertisementWriters: () => [username],
+    },
     addr: flags.webhookAddr,
     urlBase: flags.webhookUrlBase,
     certificates: flags.webhookCertificates,

@@ -1,5 +1,14 @@
 /** The Juneau kinds the controller reads and writes, as REST resource types, and the claim writes. */
-import { allocationClaimKind, allocationPoolKind, addressPoolKind, arpAdvertisementKind, externalNetworkKind, GROUP, serviceLoadBalancerKind, type AllocationClaim } from '../../api';
+import {
+  allocationClaimKind,
+  allocationPoolKind,
+  addressPoolKind,
+  arpAdvertisementKind,
+  externalNetworkKind,
+  GROUP,
+  serviceLoadBalancerKind,
+  type AllocationClaim,
+} from '../../api';
 import { juneauResource } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import { isAlreadyExists, isNotFound, type RestClient } from '../kube/rest';
@@ -49,7 +58,8 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
         await rest.delete(JuneauResources.allocationClaims, undefined, name, body);
       } catch (err) {
         // NotFound: already released. 409 on a uid precondition: a newer claim of that name is someone else's.
-        if (!isNotFound(err) && !(typeof err === 'object' && err !== null && (err as { code?: number }).code === 409)) throw err;
+        if (!isNotFound(err) && !(typeof err === 'object' && err !== null && (err as { code?: number }).code === 409))
+          throw err;
       }
     },
   };

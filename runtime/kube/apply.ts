@@ -47,15 +47,29 @@ export function applyStatus<S, T extends WithStatus<S>>(
   status: S,
   fieldManager: FieldManager,
 ): Promise<T> {
-  const body = { apiVersion: apiVersionOf(type), kind: type.kind, metadata: { name: ref.name, namespace: ref.namespace }, status };
-  return rest.patch<T>(type, ref.namespace, ref.name, 'apply', body, { fieldManager, force: true, subresource: 'status' });
+  const body = {
+    apiVersion: apiVersionOf(type),
+    kind: type.kind,
+    metadata: { name: ref.name, namespace: ref.namespace },
+    status,
+  };
+  return rest.patch<T>(type, ref.namespace, ref.name, 'apply', body, {
+    fieldManager,
+    force: true,
+    subresource: 'status',
+  });
 }
 
 /**
  * PUT of the status subresource with the object's resourceVersion: a stale object gets
  * 409 Conflict and the reconciler retries from the cache. Spec changes are ignored.
  */
-export function updateStatus<T extends KubeObject>(rest: RestClient, type: ResourceType, object: T, fieldManager: FieldManager): Promise<T> {
+export function updateStatus<T extends KubeObject>(
+  rest: RestClient,
+  type: ResourceType,
+  object: T,
+  fieldManager: FieldManager,
+): Promise<T> {
   requireName(type, object);
   return rest.replace<T>(type, object, { fieldManager, subresource: 'status' });
 }
@@ -69,7 +83,14 @@ export function patchStatus<S, T extends WithStatus<S>>(
   fieldManager: FieldManager,
 ): Promise<T> {
   const metadata = ref.resourceVersion ? { resourceVersion: ref.resourceVersion } : undefined;
-  return rest.patch<T>(type, ref.namespace, ref.name, 'merge', { metadata, status }, { fieldManager, subresource: 'status' });
+  return rest.patch<T>(
+    type,
+    ref.namespace,
+    ref.name,
+    'merge',
+    { metadata, status },
+    { fieldManager, subresource: 'status' },
+  );
 }
 
 export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
@@ -81,18 +102,42 @@ export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
  * the whole list: without it a concurrent writer's finalizer could be lost. Returns the
  * object unchanged when there is nothing to do.
  */
-export async function addFinalizer<T extends KubeObject>(rest: RestClient, type: ResourceType, object: T, finalizer: string, fieldManager: FieldManager): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(
+  rest: RestClient,
+  type: ResourceType,
+  object: T,
+  finalizer: string,
+  fieldManager: FieldManager,
+): Promise<T> {
   if (hasFinalizer(object, finalizer)) return object;
   return writeFinalizers(rest, type, object, [...(object.metadata?.finalizers ?? []), finalizer], fieldManager);
 }
 
 /** Removes `finalizer` if present; the same precondition as addFinalizer. */
-export async function removeFinalizer<T extends KubeObject>(rest: RestClient, type: ResourceType, object: T, finalizer: string, fieldManager: FieldManager): Promise<T> {
+export async function removeFinalizer<T extends KubeObject>(
+  rest: RestClient,
+  type: ResourceType,
+  object: T,
+  finalizer: string,
+  fieldManager: FieldManager,
+): Promise<T> {
   if (!hasFinalizer(object, finalizer)) return object;
-  return writeFinalizers(rest, type, object, (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer), fieldManager);
+  return writeFinalizers(
+    rest,
+    type,
+    object,
+    (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer),
+    fieldManager,
+  );
 }
 
-function writeFinalizers<T extends KubeObject>(rest: RestClient, type: ResourceType, object: T, finalizers: string[], fieldManager: FieldManager): Promise<T> {
+function writeFinalizers<T extends KubeObject>(
+  rest: RestClient,
+  type: ResourceType,
+  object: T,
+  finalizers: string[],
+  fieldManager: FieldManager,
+): Promise<T> {
   const { namespace, name } = requireName(type, object);
   const metadata = { finalizers, resourceVersion: object.metadata?.resourceVersion };
   return rest.patch<T>(type, namespace, name, 'merge', { metadata }, { fieldManager });
@@ -102,6 +147,7 @@ function requireName(type: ResourceType, object: KubeObject): { namespace: strin
   const name = object.metadata?.name;
   const namespace = object.metadata?.namespace;
   if (!name) throw new Error(`${type.kind}: metadata.name is required`);
-  if (type.namespaced && !namespace) throw new Error(`${type.kind} ${name}: metadata.namespace is required (namespaced kind)`);
+  if (type.namespaced && !namespace)
+    throw new Error(`${type.kind} ${name}: metadata.namespace is required (namespaced kind)`);
   return { namespace, name };
 }

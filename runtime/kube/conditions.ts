@@ -26,7 +26,11 @@ const CAMEL_CASE = /^[A-Z][A-Za-z0-9]*$/;
  * Returns a new list with `input` set: appended if its type is new; otherwise replaced,
  * keeping the old `lastTransitionTime` unless the status changed. Order is preserved.
  */
-export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date = new Date()): Condition[] {
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  now: Date = new Date(),
+): Condition[] {
   if (!CAMEL_CASE.test(input.reason)) {
     throw new Error(`condition ${input.type}: reason '${input.reason}' must be CamelCase (e.g. 'NoFreeAddress')`);
   }

@@ -130,7 +130,8 @@ export class EventSeriesCache {
 }
 
 function seriesKey(spec: EventSpec): string {
-  const ref = (r: ObjectReference | undefined): string => (r ? [r.apiVersion, r.kind, r.namespace, r.name, r.uid].join('/') : '');
+  const ref = (r: ObjectReference | undefined): string =>
+    r ? [r.apiVersion, r.kind, r.namespace, r.name, r.uid].join('/') : '';
   return [ref(spec.regarding), ref(spec.related), spec.action, spec.reason].join('|');
 }
 
@@ -162,7 +163,10 @@ export class EventRecorder {
     private readonly sink: EventSink,
     options: EventRecorderOptions,
   ) {
-    this.cache = new EventSeriesCache({ controller: options.reportingController, instance: options.reportingInstance }, options.seriesWindowMs);
+    this.cache = new EventSeriesCache(
+      { controller: options.reportingController, instance: options.reportingInstance },
+      options.seriesWindowMs,
+    );
     this.clock = options.clock ?? (() => new Date());
     this.logger = options.logger ?? silentLogger;
     this.timer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 30_000);
@@ -186,7 +190,8 @@ export class EventRecorder {
 
   /** Writes series counts observed since the last flush, and waits for writes in flight. */
   async flush(): Promise<void> {
-    for (const { key, event } of this.cache.takeDirty(this.clock())) this.enqueue(key, () => this.patchSeries(key, event));
+    for (const { key, event } of this.cache.takeDirty(this.clock()))
+      this.enqueue(key, () => this.patchSeries(key, event));
     await Promise.all([...this.writes.values()]);
   }
 

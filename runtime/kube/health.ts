@@ -31,7 +31,8 @@ const DISABLED = '0';
 export function parseListenAddress(addr: string): ListenAddress {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr);
   const port = match ? Number(match[3]) : NaN;
-  if (!match || port > 65535) throw new Error(`listen address '${addr}' is not host:port (e.g. ':8081' or '127.0.0.1:8081')`);
+  if (!match || port > 65535)
+    throw new Error(`listen address '${addr}' is not host:port (e.g. ':8081' or '127.0.0.1:8081')`);
   const host = match[1] ?? (match[2] || undefined);
   return { host, port };
 }
@@ -59,7 +60,10 @@ export class HealthServer {
     const metricsAddr = this.options.metricsAddr;
     // Port 0 means "any free port", so two ':0' addresses are two listeners.
     const metricsOff = metricsAddr === DISABLED;
-    const separateMetrics = metricsAddr !== undefined && !metricsOff && (metricsAddr !== healthAddr || parseListenAddress(metricsAddr).port === 0);
+    const separateMetrics =
+      metricsAddr !== undefined &&
+      !metricsOff &&
+      (metricsAddr !== healthAddr || parseListenAddress(metricsAddr).port === 0);
     const metricsOnHealth = !separateMetrics && !metricsOff;
     const result: { healthPort?: number; metricsPort?: number } = {};
     if (healthAddr !== DISABLED) {
@@ -73,10 +77,15 @@ export class HealthServer {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.servers.splice(0).map((s) => new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    })));
+    await Promise.all(
+      this.servers.splice(0).map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
   }
 
   private listen(addr: string, handler: http.RequestListener): Promise<number> {

@@ -72,7 +72,10 @@ export class Informer<T extends KubeObject> {
     private readonly options: InformerOptions<T>,
   ) {
     this.store = new IndexedStore<T>(options.indexers);
-    this.logger = (options.logger ?? silentLogger).child({ informer: options.type.plural, namespace: options.namespace });
+    this.logger = (options.logger ?? silentLogger).child({
+      informer: options.type.plural,
+      namespace: options.namespace,
+    });
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
@@ -153,7 +156,10 @@ export class Informer<T extends KubeObject> {
     if (this.synced) return Promise.resolve();
     if (timeoutMs === Infinity) return new Promise((resolve) => this.syncWaiters.push(resolve));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`informer for ${this.describe()} not synced after ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`informer for ${this.describe()} not synced after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       this.syncWaiters.push(() => {
         clearTimeout(timer);
         resolve();
@@ -175,7 +181,11 @@ export class Informer<T extends KubeObject> {
           this.resourceVersion = '';
           continue;
         }
-        const delay = backoffDelay(failures++, this.options.initialBackoffMs ?? 500, this.options.maxBackoffMs ?? 30_000);
+        const delay = backoffDelay(
+          failures++,
+          this.options.initialBackoffMs ?? 500,
+          this.options.maxBackoffMs ?? 30_000,
+        );
         this.logger.warn('list/watch failed; retrying', { err, retryInMs: delay });
         await this.sleeper.sleep(delay);
       }
@@ -229,7 +239,9 @@ export class Informer<T extends KubeObject> {
       const err = await this.watchHandle.done;
       if (idle.fired && !this.stopped) {
         this.idleRelists++;
-        this.logger.warn('watch delivered nothing, not even a bookmark; treating it as broken and relisting', { idleTimeoutMs: this.options.idleTimeoutMs });
+        this.logger.warn('watch delivered nothing, not even a bookmark; treating it as broken and relisting', {
+          idleTimeoutMs: this.options.idleTimeoutMs,
+        });
         this.resourceVersion = '';
         return;
       }
@@ -244,7 +256,12 @@ export class Informer<T extends KubeObject> {
   private onEvent(event: WatchEvent<T>): void {
     if (event.type === 'ERROR') {
       const status = event.object as { code?: number; reason?: string; message?: string };
-      throw new KubeApiError(status.code ?? 0, status.reason ?? '', `watch ${this.describe()}: ${status.message ?? 'error'}`, status);
+      throw new KubeApiError(
+        status.code ?? 0,
+        status.reason ?? '',
+        `watch ${this.describe()}: ${status.message ?? 'error'}`,
+        status,
+      );
     }
     const object = withoutManagedFields(event.object);
     if (event.type === 'ADDED' || event.type === 'MODIFIED') {
@@ -281,10 +298,13 @@ export class Informer<T extends KubeObject> {
 
   private describe(): string {
     const { type, namespace, labelSelector, fieldSelector } = this.options;
-    const scope = [namespace && `namespace=${namespace}`, labelSelector && `labels=${labelSelector}`, fieldSelector && `fields=${fieldSelector}`].filter(Boolean);
+    const scope = [
+      namespace && `namespace=${namespace}`,
+      labelSelector && `labels=${labelSelector}`,
+      fieldSelector && `fields=${fieldSelector}`,
+    ].filter(Boolean);
     return `${type.plural}${type.group ? '.' + type.group : ''}${scope.length ? ` (${scope.join(', ')})` : ''}`;
   }
-
 }
 
 /** Calls `onIdle` once when `touch()` has not been called for `ms` (undefined: never). */
@@ -312,7 +332,10 @@ class IdleTimer {
 }
 
 /** Resolves when every informer has synced; the error names those that did not. */
-export async function waitForCacheSync(informers: ReadonlyArray<Pick<Informer<KubeObject>, 'waitForSync'>>, timeoutMs = 60_000): Promise<void> {
+export async function waitForCacheSync(
+  informers: ReadonlyArray<Pick<Informer<KubeObject>, 'waitForSync'>>,
+  timeoutMs = 60_000,
+): Promise<void> {
   await Promise.all(informers.map((informer) => informer.waitForSync(timeoutMs)));
 }
 

@@ -36,17 +36,23 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeC
   if (options.context === undefined) return loaded;
   if (!loaded.kubeConfig.getContextObject(options.context)) {
     const known = loaded.kubeConfig.getContexts().map((c) => c.name);
-    throw new Error(`--context ${options.context}: no such context in ${loaded.source} (it has: ${known.join(', ') || 'none'})`);
+    throw new Error(
+      `--context ${options.context}: no such context in ${loaded.source} (it has: ${known.join(', ') || 'none'})`,
+    );
   }
   loaded.kubeConfig.setCurrentContext(options.context);
-  if (!loaded.kubeConfig.getCurrentCluster()) throw new Error(`--context ${options.context}: its cluster is not in ${loaded.source}`);
+  if (!loaded.kubeConfig.getCurrentCluster())
+    throw new Error(`--context ${options.context}: its cluster is not in ${loaded.source}`);
   return loaded;
 }
 
 function loadWithoutContext(options: LoadKubeConfigOptions): LoadedKubeConfig {
   const env = options.env ?? process.env;
   if (options.kubeconfigPath) {
-    return { kubeConfig: fromFile(options.kubeconfigPath, '--kubeconfig', options.context), source: `--kubeconfig ${options.kubeconfigPath}` };
+    return {
+      kubeConfig: fromFile(options.kubeconfigPath, '--kubeconfig', options.context),
+      source: `--kubeconfig ${options.kubeconfigPath}`,
+    };
   }
   const fromEnv = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
   if (fromEnv.length > 0) return fromFiles(fromEnv, 'KUBECONFIG', [], options.context);
@@ -56,12 +62,21 @@ function loadWithoutContext(options: LoadKubeConfigOptions): LoadedKubeConfig {
   if (inCluster && fs.existsSync(path.join(saDir, 'token'))) {
     return { kubeConfig: inClusterConfig(env, saDir), source: 'in-cluster' };
   }
-  tried.push(inCluster ? `in-cluster (no token at ${path.join(saDir, 'token')})` : 'in-cluster (KUBERNETES_SERVICE_HOST/PORT not set)');
+  tried.push(
+    inCluster
+      ? `in-cluster (no token at ${path.join(saDir, 'token')})`
+      : 'in-cluster (KUBERNETES_SERVICE_HOST/PORT not set)',
+  );
   return fromFiles([path.join(options.homeDir ?? os.homedir(), '.kube', 'config')], 'default', tried, options.context);
 }
 
 /** The files that exist, merged in order (kubectl's rule for a KUBECONFIG list); an error if none. */
-function fromFiles(candidates: readonly string[], label: string, tried: string[], context: string | undefined): LoadedKubeConfig {
+function fromFiles(
+  candidates: readonly string[],
+  label: string,
+  tried: string[],
+  context: string | undefined,
+): LoadedKubeConfig {
   const existing = candidates.filter((file) => fs.existsSync(file));
   if (existing.length === 0) {
     tried.push(`${label} ${candidates.join(path.delimiter)} (not found)`);
@@ -91,10 +106,12 @@ function fromFile(file: string, label: string, context: string | undefined): Kub
   try {
     kubeConfig.loadFromFile(file);
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT') throw new Error(`${label} ${file}: cannot load kubeconfig: file not found`);
+    if ((err as { code?: unknown }).code === 'ENOENT')
+      throw new Error(`${label} ${file}: cannot load kubeconfig: file not found`);
     throw new Error(`${label} ${file}: cannot load kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
   // With --context the current one does not matter; loadKubeConfig checks the chosen one.
-  if (context === undefined && !kubeConfig.getCurrentCluster()) throw new Error(`${label} ${file}: kubeconfig has no current context/cluster`);
+  if (context === undefined && !kubeConfig.getCurrentCluster())
+    throw new Error(`${label} ${file}: kubeconfig has no current context/cluster`);
   return kubeConfig;
 }

@@ -37,7 +37,8 @@ export interface LeaseClient {
 }
 
 export function restLeaseClient(rest: RestClient): LeaseClient {
-  const path = (lease: Lease, named: boolean) => resourcePath(Resources.leases, lease.metadata?.namespace, named ? lease.metadata?.name : undefined);
+  const path = (lease: Lease, named: boolean) =>
+    resourcePath(Resources.leases, lease.metadata?.namespace, named ? lease.metadata?.name : undefined);
   return {
     get: (namespace, name, signal) =>
       rest.request<Lease>('GET', resourcePath(Resources.leases, namespace, name), { signal }).catch((err: unknown) => {
@@ -66,7 +67,16 @@ export function decideLease(
 ): LeaseDecision {
   const stamp = toMicroTime(now);
   if (current === undefined) {
-    return { action: 'create', spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 } };
+    return {
+      action: 'create',
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds,
+        acquireTime: stamp,
+        renewTime: stamp,
+        leaseTransitions: 0,
+      },
+    };
   }
   const holder = current.holderIdentity ?? '';
   const duration = (current.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
@@ -76,7 +86,16 @@ export function decideLease(
     return { action: 'update', spec: { ...current, leaseDurationSeconds, renewTime: stamp } };
   }
   const transitions = (current.leaseTransitions ?? 0) + 1;
-  return { action: 'update', spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: transitions } };
+  return {
+    action: 'update',
+    spec: {
+      holderIdentity: identity,
+      leaseDurationSeconds,
+      acquireTime: stamp,
+      renewTime: stamp,
+      leaseTransitions: transitions,
+    },
+  };
 }
 
 export interface LeaderElectionOptions {
@@ -106,10 +125,22 @@ export interface LeaderElectionOptions {
 /** client-go's JitterFactor: candidates retry at a random point of [1, 2.2) x retryPeriod. */
 const JITTER = 1.2;
 
-export function validateTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number, callTimeoutMs = renewDeadlineMs / 2): void {
-  if (!(leaseDurationMs > renewDeadlineMs)) throw new Error(`leaseDuration (${leaseDurationMs} ms) must be greater than renewDeadline (${renewDeadlineMs} ms)`);
-  if (!(callTimeoutMs > 0 && callTimeoutMs < renewDeadlineMs)) throw new Error(`callTimeout (${callTimeoutMs} ms) must be greater than 0 and less than renewDeadline (${renewDeadlineMs} ms)`);
-  if (!(renewDeadlineMs > JITTER * retryPeriodMs)) throw new Error(`renewDeadline (${renewDeadlineMs} ms) must be greater than ${JITTER} x retryPeriod (${retryPeriodMs} ms)`);
+export function validateTimings(
+  leaseDurationMs: number,
+  renewDeadlineMs: number,
+  retryPeriodMs: number,
+  callTimeoutMs = renewDeadlineMs / 2,
+): void {
+  if (!(leaseDurationMs > renewDeadlineMs))
+    throw new Error(`leaseDuration (${leaseDurationMs} ms) must be greater than renewDeadline (${renewDeadlineMs} ms)`);
+  if (!(callTimeoutMs > 0 && callTimeoutMs < renewDeadlineMs))
+    throw new Error(
+      `callTimeout (${callTimeoutMs} ms) must be greater than 0 and less than renewDeadline (${renewDeadlineMs} ms)`,
+    );
+  if (!(renewDeadlineMs > JITTER * retryPeriodMs))
+    throw new Error(
+      `renewDeadline (${renewDeadlineMs} ms) must be greater than ${JITTER} x retryPeriod (${retryPeriodMs} ms)`,
+    );
   if (!(retryPeriodMs >= 1)) throw new Error(`retryPeriod (${retryPeriodMs} ms) must be at least 1 ms`);
 }
 
@@ -141,7 +172,10 @@ export class LeaderElector {
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.callTimeoutMs = options.callTimeoutMs ?? Math.floor(this.renewDeadlineMs / 2);
     validateTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs, this.callTimeoutMs);
-    this.logger = (options.logger ?? silentLogger).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.logger = (options.logger ?? silentLogger).child({
+      lease: `${options.namespace}/${options.name}`,
+      identity: options.identity,
+    });
   }
 
   get isLeader(): boolean {
@@ -175,7 +209,13 @@ export class LeaderElector {
     const lease = this.observed;
     if (!lease?.spec || lease.spec.holderIdentity !== this.options.identity) return;
     const stamp = toMicroTime(new Date());
-    const spec: LeaseSpec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp };
+    const spec: LeaseSpec = {
+      ...lease.spec,
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: stamp,
+      renewTime: stamp,
+    };
     try {
       this.remember(await this.client.update({ ...lease, spec }, AbortSignal.timeout(this.callTimeoutMs)));
       this.logger.info('released lease');
@@ -217,9 +257,19 @@ export class LeaderElector {
         this.options.onAttempt?.(undefined);
         return false;
       }
-      const lease: Lease = { ...current, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...current?.metadata, namespace, name }, spec: decision.spec };
+      const lease: Lease = {
+        ...current,
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { ...current?.metadata, namespace, name },
+        spec: decision.spec,
+      };
       const signal = AbortSignal.timeout(this.callTimeoutMs);
-      this.remember(decision.action === 'create' ? await this.client.create(lease, signal) : await this.client.update(lease, signal));
+      this.remember(
+        decision.action === 'create'
+          ? await this.client.create(lease, signal)
+          : await this.client.update(lease, signal),
+      );
       this.options.onAttempt?.(undefined);
       return true;
     } catch (err) {
@@ -251,11 +301,14 @@ export class LeaderElector {
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
     const left = this.lastRenewMs + this.renewDeadlineMs - Date.now();
-    this.deadlineTimer = setTimeout(() => {
-      if (!this.leading) return;
-      this.logger.warn('lost lease: not renewed within renewDeadline', { renewDeadlineMs: this.renewDeadlineMs });
-      this.stepDown();
-    }, Math.max(0, left));
+    this.deadlineTimer = setTimeout(
+      () => {
+        if (!this.leading) return;
+        this.logger.warn('lost lease: not renewed within renewDeadline', { renewDeadlineMs: this.renewDeadlineMs });
+        this.stepDown();
+      },
+      Math.max(0, left),
+    );
   }
 
   private stepDown(): void {
@@ -266,5 +319,4 @@ export class LeaderElector {
     leading.abort();
     this.options.onStoppedLeading?.();
   }
-
 }

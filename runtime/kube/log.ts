@@ -132,7 +132,9 @@ const oneLine = (text: string): string => text.replace(/\r?\n/g, '\\n');
 function serializable(value: unknown): unknown {
   if (value instanceof Error) {
     const code = (value as { code?: unknown }).code;
-    return code === undefined ? { name: value.name, message: value.message } : { name: value.name, message: value.message, code };
+    return code === undefined
+      ? { name: value.name, message: value.message }
+      : { name: value.name, message: value.message, code };
   }
   return value;
 }

@@ -39,9 +39,24 @@ export class RuntimeMetrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.queueDepth = new Gauge({ name: this.name('workqueue_depth'), help: 'Keys waiting in a work queue.', labelNames: ['queue'], registers });
-    this.poolAllocated = new Gauge({ name: this.name('pool_allocated_addresses'), help: 'Addresses allocated from a pool.', labelNames: ['pool'], registers });
-    this.poolSize = new Gauge({ name: this.name('pool_size_addresses'), help: 'Addresses a pool can hand out.', labelNames: ['pool'], registers });
+    this.queueDepth = new Gauge({
+      name: this.name('workqueue_depth'),
+      help: 'Keys waiting in a work queue.',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.poolAllocated = new Gauge({
+      name: this.name('pool_allocated_addresses'),
+      help: 'Addresses allocated from a pool.',
+      labelNames: ['pool'],
+      registers,
+    });
+    this.poolSize = new Gauge({
+      name: this.name('pool_size_addresses'),
+      help: 'Addresses a pool can hand out.',
+      labelNames: ['pool'],
+      registers,
+    });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: `${this.prefix}_` });
   }
 
@@ -58,7 +73,12 @@ export class RuntimeMetrics {
     return new Gauge({ name: this.name(suffix), help, labelNames, registers: [this.registry] });
   }
 
-  registerHistogram<L extends string>(suffix: string, help: string, labelNames: readonly L[] = [], buckets?: number[]): Histogram<L> {
+  registerHistogram<L extends string>(
+    suffix: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    buckets?: number[],
+  ): Histogram<L> {
     return new Histogram({ name: this.name(suffix), help, labelNames, buckets, registers: [this.registry] });
   }
 

@@ -11,7 +11,11 @@ export interface ResourceType {
 }
 
 /** The REST resource type of a Juneau kind, from its one definition in api/. */
-export const juneauResource = (def: { readonly kind: string; readonly plural: string; readonly scope: 'Cluster' | 'Namespaced' }): ResourceType => ({
+export const juneauResource = (def: {
+  readonly kind: string;
+  readonly plural: string;
+  readonly scope: 'Cluster' | 'Namespaced';
+}): ResourceType => ({
   group: GROUP,
   version: VERSION,
   plural: def.plural,
@@ -19,7 +23,8 @@ export const juneauResource = (def: { readonly kind: string; readonly plural: st
   namespaced: def.scope === 'Namespaced',
 });
 
-export const apiVersionOf = (type: ResourceType): string => (type.group ? `${type.group}/${type.version}` : type.version);
+export const apiVersionOf = (type: ResourceType): string =>
+  type.group ? `${type.group}/${type.version}` : type.version;
 
 /**
  * `/api/v1/namespaces/ns/pods/name/status` and the like. Without a namespace a namespaced
@@ -37,7 +42,13 @@ export function resourcePath(type: ResourceType, namespace?: string, name?: stri
   return path;
 }
 
-const core = (plural: string, kind: string, namespaced = true): ResourceType => ({ group: '', version: 'v1', plural, kind, namespaced });
+const core = (plural: string, kind: string, namespaced = true): ResourceType => ({
+  group: '',
+  version: 'v1',
+  plural,
+  kind,
+  namespaced,
+});
 
 /** The built-in kinds Juneau reads or writes. Juneau's own kinds are described in api/. */
 export const Resources = {
@@ -46,7 +57,13 @@ export const Resources = {
   nodes: core('nodes', 'Node', false),
   namespaces: core('namespaces', 'Namespace', false),
   configMaps: core('configmaps', 'ConfigMap'),
-  endpointSlices: { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', kind: 'EndpointSlice', namespaced: true },
+  endpointSlices: {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    plural: 'endpointslices',
+    kind: 'EndpointSlice',
+    namespaced: true,
+  },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
 } as const satisfies Record<string, ResourceType>;

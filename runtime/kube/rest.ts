@@ -170,7 +170,11 @@ export class RestClient {
   }
 
   /** Opens a watch stream; `onEvent` is called per line until the stream ends or aborts. */
-  async watch<T>(path: string, query: RequestOptions['query'], onEvent: (e: WatchEvent<T>) => void): Promise<WatchHandle> {
+  async watch<T>(
+    path: string,
+    query: RequestOptions['query'],
+    onEvent: (e: WatchEvent<T>) => void,
+  ): Promise<WatchHandle> {
     const controller = new AbortController();
     const signal = this.signalWith(controller.signal);
     const res = await this.send('GET', path, { query: { ...query, watch: true } }, signal);
@@ -187,7 +191,12 @@ export class RestClient {
     return all.length === 1 ? all[0] : AbortSignal.any(all);
   }
 
-  private async send(method: string, path: string, options: RequestOptions, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  private async send(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    signal?: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     if (this.fence?.aborted) throw new FencedError(method, path);
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
@@ -262,7 +271,11 @@ function readAll(res: http.IncomingMessage): Promise<string> {
   });
 }
 
-function streamLines(res: http.IncomingMessage, onLine: (line: string) => void, signal: AbortSignal): Promise<Error | undefined> {
+function streamLines(
+  res: http.IncomingMessage,
+  onLine: (line: string) => void,
+  signal: AbortSignal,
+): Promise<Error | undefined> {
   return new Promise((resolve) => {
     let buffered = '';
     res.setEncoding('utf8');
@@ -289,7 +302,12 @@ function streamLines(res: http.IncomingMessage, onLine: (line: string) => void, 
 }
 
 /** The object, or undefined when it does not exist (404); every other error is thrown. */
-export async function getOrUndefined<T extends KubeObject>(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+export async function getOrUndefined<T extends KubeObject>(
+  rest: RestClient,
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+): Promise<T | undefined> {
   try {
     return await rest.get<T>(type, namespace, name);
   } catch (err) {
@@ -299,7 +317,13 @@ export async function getOrUndefined<T extends KubeObject>(rest: RestClient, typ
 }
 
 /** Deletes the object; one already gone (404) is what the caller wanted. Returns whether it existed. */
-export async function deleteIgnoringNotFound(rest: RestClient, type: ResourceType, namespace: string | undefined, name: string, body?: unknown): Promise<boolean> {
+export async function deleteIgnoringNotFound(
+  rest: RestClient,
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  body?: unknown,
+): Promise<boolean> {
   try {
     await rest.delete(type, namespace, name, body);
     return true;

@@ -38,11 +38,15 @@ export function describeStartupError(err: unknown, server?: string): string {
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const at = server ? ` at ${server}` : '';
   let text: string;
-  if (err instanceof KubeApiError && err.code === 401) text = `the API server${at} refused the credentials (401 Unauthorized): check the kubeconfig's user or the service account token`;
-  else if (err instanceof KubeApiError && err.code === 403) text = `the API server${at} forbids it (403): ${err.message}`;
+  if (err instanceof KubeApiError && err.code === 401)
+    text = `the API server${at} refused the credentials (401 Unauthorized): check the kubeconfig's user or the service account token`;
+  else if (err instanceof KubeApiError && err.code === 403)
+    text = `the API server${at} forbids it (403): ${err.message}`;
   else if (err instanceof KubeApiError) text = `the API server${at} answered ${err.message}`;
-  else if (code && NETWORK[code]) text = `cannot reach the API server${at}: ${NETWORK[code]}${typeof e?.hostname === 'string' ? ` (${e.hostname})` : ''}`;
-  else if (code && TLS.has(code)) text = `cannot reach the API server${at}: TLS: ${e?.message} (check the kubeconfig's certificate-authority)`;
+  else if (code && NETWORK[code])
+    text = `cannot reach the API server${at}: ${NETWORK[code]}${typeof e?.hostname === 'string' ? ` (${e.hostname})` : ''}`;
+  else if (code && TLS.has(code))
+    text = `cannot reach the API server${at}: TLS: ${e?.message} (check the kubeconfig's certificate-authority)`;
   else if (e?.name === 'TimeoutError') text = `cannot reach the API server${at}: no answer in time`;
   else if (code === 'ENOENT' && typeof e?.path === 'string') text = `file not found: ${e.path}`;
   else if (code === 'EACCES' && typeof e?.path === 'string') text = `permission denied: ${e.path}`;
@@ -53,6 +57,7 @@ export function describeStartupError(err: unknown, server?: string): string {
 /** fetch-style errors wrap the socket's in `cause`; the socket's code is the one that explains. */
 function rootCause(err: unknown): NodeError | undefined {
   let e = err instanceof Error ? (err as NodeError) : undefined;
-  for (let depth = 0; e && depth < 5 && e.code === undefined && e.cause instanceof Error; depth++) e = e.cause as NodeError;
+  for (let depth = 0; e && depth < 5 && e.code === undefined && e.cause instanceof Error; depth++)
+    e = e.cause as NodeError;
   return e;
 }

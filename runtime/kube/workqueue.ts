@@ -192,7 +192,15 @@ export interface QueueRunContext {
 }
 
 /** Runs `workers` loops of a named controller's handler, instrumented when metrics are on; failures are logged and retried. */
-export function runQueue(queue: WorkQueue, name: string, handler: KeyHandler, workers: number, context: QueueRunContext): void {
+export function runQueue(
+  queue: WorkQueue,
+  name: string,
+  handler: KeyHandler,
+  workers: number,
+  context: QueueRunContext,
+): void {
   const instrumented = context.metrics ? context.metrics.instrument(name, handler) : handler;
-  queue.run(instrumented, workers, (key, err) => context.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }));
+  queue.run(instrumented, workers, (key, err) =>
+    context.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }),
+  );
 }

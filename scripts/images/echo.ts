@@ -44,11 +44,18 @@ for (const s of ['SIGTERM', 'SIGINT']) process.on(s, () => process.exit(0));
 /** The echo image: Juneau's runtime layer and the server. Needs what `npm run images` needs (build/bin, build/bpf). */
 export function buildEchoImage(repoRoot: string, reference = ECHO_IMAGE): Promise<BuiltImage> {
   const [runtime] = juneauRootfs(repoRoot).layers;
-  const app: TarEntry[] = [{ path: 'usr/lib/juneau-echo/server.js', type: 'file', mode: 0o644, data: Buffer.from(ECHO_SERVER) }];
+  const app: TarEntry[] = [
+    { path: 'usr/lib/juneau-echo/server.js', type: 'file', mode: 0o644, data: Buffer.from(ECHO_SERVER) },
+  ];
   return buildOciArchive({
     reference,
     layers: [runtime, app],
-    config: { User: `${NONROOT}:${NONROOT}`, Env: ['PATH=/usr/bin'], Entrypoint: ['/usr/bin/node', '/usr/lib/juneau-echo/server.js'], WorkingDir: '/' },
+    config: {
+      User: `${NONROOT}:${NONROOT}`,
+      Env: ['PATH=/usr/bin'],
+      Entrypoint: ['/usr/bin/node', '/usr/lib/juneau-echo/server.js'],
+      WorkingDir: '/',
+    },
     // Imported on the machine that wrote it: gzip would only cost time.
     compression: 'none',
     createdBy: 'scripts/images/echo.ts',

@@ -43,7 +43,12 @@ export function juneauImageReference(version: string): string {
 }
 
 export function juneauRootfs(repoRoot: string): JuneauRootfs {
-  const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string; license: string; description: string };
+  const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+    license: string;
+    description: string;
+  };
   const triplet = TRIPLETS[process.arch];
   if (!triplet) throw new Error(`images: no Debian multiarch triplet for Node.js arch '${process.arch}'`);
   const files = new HostFiles();
@@ -51,36 +56,75 @@ export function juneauRootfs(repoRoot: string): JuneauRootfs {
   const node = fs.realpathSync(process.execPath);
   files.copyTo(node, { path: 'usr/bin/node', type: 'file', mode: 0o755 });
   const libbpf = `/usr/lib/${triplet}/libbpf.so.1`;
-  if (!fs.existsSync(libbpf)) throw new Error(`images: ${libbpf} is missing: install Debian's libbpf1 (scripts/install-system-deps.sh)`);
+  if (!fs.existsSync(libbpf))
+    throw new Error(`images: ${libbpf} is missing: install Debian's libbpf1 (scripts/install-system-deps.sh)`);
   files.copy(libbpf);
   const koffi = koffiFiles(repoRoot);
-  for (const [hostPath, imagePath] of koffi) files.add({ path: imagePath, type: 'file', mode: 0o644, data: fs.readFileSync(hostPath) });
+  for (const [hostPath, imagePath] of koffi)
+    files.add({ path: imagePath, type: 'file', mode: 0o644, data: fs.readFileSync(hostPath) });
   const addons = [...koffi.keys()].filter((f) => f.endsWith('.node'));
   for (const lib of sharedLibraries([node, libbpf, ...addons])) files.copy(lib);
 
   const app = 'usr/lib/juneau';
   const juneau: TarEntry[] = [];
-  juneau.push({ path: `${app}/package.json`, type: 'file', mode: 0o644, data: Buffer.from(`${JSON.stringify({ name: pkg.name, version: pkg.version, license: pkg.license, description: pkg.description }, null, 2)}\n`) });
+  juneau.push({
+    path: `${app}/package.json`,
+    type: 'file',
+    mode: 0o644,
+    data: Buffer.from(
+      `${JSON.stringify({ name: pkg.name, version: pkg.version, license: pkg.license, description: pkg.description }, null, 2)}\n`,
+    ),
+  });
   for (const name of BINARIES) {
     const bundle = path.join(repoRoot, 'build', 'bin', `${name}.js`);
     if (!fs.existsSync(bundle)) throw new Error(`images: ${bundle} is missing: run node scripts/bundle.mjs`);
     // No /usr/bin/env in the image: the kernel runs node directly.
     const source = fs.readFileSync(bundle, 'utf8').replace(/^#!.*\n/, '');
-    juneau.push({ path: `${app}/build/bin/${name}.js`, type: 'file', mode: 0o755, data: Buffer.from(`#!/usr/bin/node\n${source}`) });
+    juneau.push({
+      path: `${app}/build/bin/${name}.js`,
+      type: 'file',
+      mode: 0o755,
+      data: Buffer.from(`#!/usr/bin/node\n${source}`),
+    });
     juneau.push({ path: `usr/local/bin/${name}`, type: 'symlink', target: `/${app}/build/bin/${name}.js` });
   }
   const bpfDir = path.join(repoRoot, 'build', 'bpf');
-  const objects = fs.existsSync(bpfDir) ? fs.readdirSync(bpfDir).filter((f) => f.endsWith('.bpf.o')).sort() : [];
-  if (!objects.includes('xdp_arp.bpf.o')) throw new Error(`images: ${bpfDir}/xdp_arp.bpf.o is missing: run bash bpf/build.sh`);
-  for (const o of objects) juneau.push({ path: `${app}/build/bpf/${o}`, type: 'file', mode: 0o644, data: fs.readFileSync(path.join(bpfDir, o)) });
+  const objects = fs.existsSync(bpfDir)
+    ? fs
+        .readdirSync(bpfDir)
+        .filter((f) => f.endsWith('.bpf.o'))
+        .sort()
+    : [];
+  if (!objects.includes('xdp_arp.bpf.o'))
+    throw new Error(`images: ${bpfDir}/xdp_arp.bpf.o is missing: run bash bpf/build.sh`);
+  for (const o of objects)
+    juneau.push({
+      path: `${app}/build/bpf/${o}`,
+      type: 'file',
+      mode: 0o644,
+      data: fs.readFileSync(path.join(bpfDir, o)),
+    });
 
   const packages = files.debianPackages();
   for (const p of packages) {
     const copyright = `/usr/share/doc/${p}/copyright`;
-    if (fs.existsSync(copyright)) files.add({ path: copyright.slice(1), type: 'file', mode: 0o644, data: fs.readFileSync(copyright) });
+    if (fs.existsSync(copyright))
+      files.add({ path: copyright.slice(1), type: 'file', mode: 0o644, data: fs.readFileSync(copyright) });
   }
-  for (const [link, target] of [['bin', 'usr/bin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64']]) files.add({ path: link, type: 'symlink', target });
-  files.add({ path: 'etc/passwd', type: 'file', mode: 0o644, data: Buffer.from(`root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${NONROOT}:${NONROOT}:nonroot:/home/nonroot:/sbin/nologin\n`) });
+  for (const [link, target] of [
+    ['bin', 'usr/bin'],
+    ['lib', 'usr/lib'],
+    ['lib64', 'usr/lib64'],
+  ])
+    files.add({ path: link, type: 'symlink', target });
+  files.add({
+    path: 'etc/passwd',
+    type: 'file',
+    mode: 0o644,
+    data: Buffer.from(
+      `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${NONROOT}:${NONROOT}:nonroot:/home/nonroot:/sbin/nologin\n`,
+    ),
+  });
   files.add({ path: 'etc/group', type: 'file', mode: 0o644, data: Buffer.from(`root:x:0:\nnonroot:x:${NONROOT}:\n`) });
   files.add({ path: 'etc/nsswitch.conf', type: 'file', mode: 0o644, data: Buffer.from('hosts: files dns\n') });
   files.add({ path: 'tmp', type: 'dir', mode: 0o1777 });
@@ -110,7 +154,8 @@ class HostFiles {
 
   add(entry: TarEntry): void {
     const existing = this.byPath.get(entry.path);
-    if (existing && JSON.stringify(existing) !== JSON.stringify(entry)) throw new Error(`images: two different files for /${entry.path}`);
+    if (existing && JSON.stringify(existing) !== JSON.stringify(entry))
+      throw new Error(`images: two different files for /${entry.path}`);
     this.byPath.set(entry.path, entry);
   }
 
@@ -173,7 +218,8 @@ export function sharedLibraries(elfFiles: readonly string[]): string[] {
     for (const line of out.split('\n')) {
       const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
       if (m) libs.add(m[1]);
-      else if (/not found/.test(line)) throw new Error(`images: ${file} needs a library this machine lacks: ${line.trim()}`);
+      else if (/not found/.test(line))
+        throw new Error(`images: ${file} needs a library this machine lacks: ${line.trim()}`);
     }
   }
   return [...libs].sort();
@@ -186,7 +232,9 @@ export function sharedLibraries(elfFiles: readonly string[]): string[] {
  */
 function koffiFiles(repoRoot: string): Map<string, string> {
   const script = "require('koffi'); process.stdout.write(JSON.stringify(Object.keys(require.cache)))";
-  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as string[];
+  const loaded = JSON.parse(
+    execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' }),
+  ) as string[];
   const modules = fs.realpathSync(path.join(repoRoot, 'node_modules'));
   const out = new Map<string, string>();
   const put = (file: string) => out.set(file, `usr/lib/juneau/node_modules/${path.relative(modules, file)}`);
@@ -195,7 +243,8 @@ function koffiFiles(repoRoot: string): Map<string, string> {
     put(file);
     const rel = path.relative(modules, file).split('/');
     const root = path.join(modules, ...rel.slice(0, rel[0].startsWith('@') ? 2 : 1));
-    for (const extra of fs.readdirSync(root).filter((f) => f === 'package.json' || /^licen[cs]e/i.test(f))) put(path.join(root, extra));
+    for (const extra of fs.readdirSync(root).filter((f) => f === 'package.json' || /^licen[cs]e/i.test(f)))
+      put(path.join(root, extra));
   }
   return out;
 }

@@ -102,32 +102,66 @@ export async function buildOciArchive(spec: ImageSpec): Promise<BuiltImage> {
   const mediaType = gzipped ? MEDIA_TYPES.layer : MEDIA_TYPES.uncompressedLayer;
 
   // Compressed concurrently: zlib runs in Node's thread pool.
-  const layers = await Promise.all(spec.layers.map(async (files) => {
-    const tar = writeTar(withParentDirs(files), { mtime: epoch });
-    const diffId = sha256(tar);
-    const gz = await compress(tar, diffId);
-    return { mediaType, digest: sha256(gz), size: gz.length, diffId, uncompressedSize: tar.length, gz };
-  }));
+  const layers = await Promise.all(
+    spec.layers.map(async (files) => {
+      const tar = writeTar(withParentDirs(files), { mtime: epoch });
+      const diffId = sha256(tar);
+      const gz = await compress(tar, diffId);
+      return { mediaType, digest: sha256(gz), size: gz.length, diffId, uncompressedSize: tar.length, gz };
+    }),
+  );
   const created = new Date(epoch * 1000).toISOString();
-  const configJson = json({ created, architecture, os: 'linux', config: spec.config, rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) }, history: layers.map(() => ({ created, created_by: spec.createdBy ?? 'npm run images' })) });
+  const configJson = json({
+    created,
+    architecture,
+    os: 'linux',
+    config: spec.config,
+    rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) },
+    history: layers.map(() => ({ created, created_by: spec.createdBy ?? 'npm run images' })),
+  });
   const config = { mediaType: MEDIA_TYPES.config, digest: sha256(configJson), size: configJson.length };
-  const manifestJson = json({ schemaVersion: 2, mediaType: MEDIA_TYPES.manifest, config, layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })) });
+  const manifestJson = json({
+    schemaVersion: 2,
+    mediaType: MEDIA_TYPES.manifest,
+    config,
+    layers: layers.map(({ mediaType, digest, size }) => ({ mediaType, digest, size })),
+  });
   const manifest = { mediaType: MEDIA_TYPES.manifest, digest: sha256(manifestJson), size: manifestJson.length };
   const index = json({
     schemaVersion: 2,
     mediaType: MEDIA_TYPES.index,
-    manifests: [{ ...manifest, platform: { architecture, os: 'linux' }, annotations: { 'io.containerd.image.name': spec.reference, 'org.opencontainers.image.ref.name': tag } }],
+    manifests: [
+      {
+        ...manifest,
+        platform: { architecture, os: 'linux' },
+        annotations: { 'io.containerd.image.name': spec.reference, 'org.opencontainers.image.ref.name': tag },
+      },
+    ],
   });
-  const blob = (digest: string, data: Buffer): TarEntry => ({ path: `blobs/sha256/${digest.slice('sha256:'.length)}`, type: 'file', mode: 0o644, data });
-  const archive = writeTar(withParentDirs([
-    { path: 'oci-layout', type: 'file', mode: 0o644, data: json({ imageLayoutVersion: '1.0.0' }) },
-    { path: 'index.json', type: 'file', mode: 0o644, data: index },
-    // One blob per digest: two equal layers are stored once.
-    ...[...new Map(layers.map((l) => [l.digest, l.gz])).entries()].map(([digest, gz]) => blob(digest, gz)),
-    blob(config.digest, configJson),
-    blob(manifest.digest, manifestJson),
-  ]), { mtime: epoch });
-  return { archive, digest: manifest.digest, manifest, config, layers: layers.map(({ gz: _gz, ...descriptor }) => descriptor) };
+  const blob = (digest: string, data: Buffer): TarEntry => ({
+    path: `blobs/sha256/${digest.slice('sha256:'.length)}`,
+    type: 'file',
+    mode: 0o644,
+    data,
+  });
+  const archive = writeTar(
+    withParentDirs([
+      { path: 'oci-layout', type: 'file', mode: 0o644, data: json({ imageLayoutVersion: '1.0.0' }) },
+      { path: 'index.json', type: 'file', mode: 0o644, data: index },
+      // One blob per digest: two equal layers are stored once.
+      ...[...new Map(layers.map((l) => [l.digest, l.gz])).entries()].map(([digest, gz]) => blob(digest, gz)),
+      blob(config.digest, configJson),
+      blob(manifest.digest, manifestJson),
+    ]),
+    { mtime: epoch },
+  );
+  return {
+    archive,
+    digest: manifest.digest,
+    manifest,
+    config,
+    layers: layers.map(({ gz: _gz, ...descriptor }) => descriptor),
+  };
 }
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));

@@ -27,7 +27,9 @@ const TYPE_FLAG = { file: '0', symlink: '2', dir: '5' } as const;
 
 /** The archive: entries sorted by path (byte order), each parent directory listed before its children. */
 export function writeTar(entries: readonly TarEntry[], options: TarOptions = {}): Buffer {
-  const sorted = entries.map((e) => ({ ...e, path: e.path.replace(/\/+$/, '') })).sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  const sorted = entries
+    .map((e) => ({ ...e, path: e.path.replace(/\/+$/, '') }))
+    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   const chunks: Buffer[] = [];
   for (const [i, entry] of sorted.entries()) {
     if (i > 0 && sorted[i - 1].path === entry.path) throw new Error(`tar: '${entry.path}' is listed twice`);
@@ -42,7 +44,8 @@ export function writeTar(entries: readonly TarEntry[], options: TarOptions = {})
 function header(entry: TarEntry, size: number, o: TarOptions): Buffer {
   const h = Buffer.alloc(BLOCK);
   const name = entry.type === 'dir' ? `${entry.path}/` : entry.path;
-  if (name.startsWith('/') || name.split('/').includes('..')) throw new Error(`tar: '${entry.path}' must be a relative path without '..'`);
+  if (name.startsWith('/') || name.split('/').includes('..'))
+    throw new Error(`tar: '${entry.path}' must be a relative path without '..'`);
   const [prefix, base] = splitPath(name);
   const mode = entry.type === 'symlink' ? 0o777 : entry.mode;
   h.write(base, 0, 100, 'utf8');
@@ -53,7 +56,8 @@ function header(entry: TarEntry, size: number, o: TarOptions): Buffer {
   octal(h, 136, 12, o.mtime ?? 0);
   h.write(TYPE_FLAG[entry.type], 156, 1, 'ascii');
   if (entry.type === 'symlink') {
-    if (Buffer.byteLength(entry.target) > 100) throw new Error(`tar: the target of '${entry.path}' is longer than 100 bytes`);
+    if (Buffer.byteLength(entry.target) > 100)
+      throw new Error(`tar: the target of '${entry.path}' is longer than 100 bytes`);
     h.write(entry.target, 157, 100, 'utf8');
   }
   h.write('ustar\0', 257, 6, 'ascii');
@@ -82,7 +86,8 @@ function splitPath(path: string): [string, string] {
 
 function octal(h: Buffer, offset: number, width: number, value: number): void {
   const digits = value.toString(8);
-  if (!Number.isSafeInteger(value) || value < 0 || digits.length > width - 1) throw new Error(`tar: ${value} does not fit in ${width - 1} octal digits`);
+  if (!Number.isSafeInteger(value) || value < 0 || digits.length > width - 1)
+    throw new Error(`tar: ${value} does not fit in ${width - 1} octal digits`);
   h.write(`${digits.padStart(width - 1, '0')}\0`, offset, width, 'ascii');
 }
 
@@ -101,9 +106,13 @@ export interface TarRecord {
 /** Reads a ustar archive (this writer's output, or any ustar without extensions). */
 export function readTar(archive: Buffer): TarRecord[] {
   const out: TarRecord[] = [];
-  const text = (h: Buffer, at: number, len: number) => h.subarray(at, at + len).toString('utf8').replace(/\0.*$/s, '');
+  const text = (h: Buffer, at: number, len: number) =>
+    h
+      .subarray(at, at + len)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
   const num = (h: Buffer, at: number, len: number) => parseInt(text(h, at, len).trim() || '0', 8);
-  for (let at = 0; at + BLOCK <= archive.length; ) {
+  for (let at = 0; at + BLOCK <= archive.length;) {
     const h = archive.subarray(at, at + BLOCK);
     if (h.every((b) => b === 0)) break;
     const flag = String.fromCharCode(h[156]);
@@ -112,7 +121,16 @@ export function readTar(archive: Buffer): TarRecord[] {
     const prefix = text(h, 345, 155);
     const size = num(h, 124, 12);
     const name = (prefix ? `${prefix}/` : '') + text(h, 0, 100);
-    out.push({ path: name, type, mode: num(h, 100, 8), uid: num(h, 108, 8), gid: num(h, 116, 8), mtime: num(h, 136, 12), target: text(h, 157, 100), data: archive.subarray(at + BLOCK, at + BLOCK + size) });
+    out.push({
+      path: name,
+      type,
+      mode: num(h, 100, 8),
+      uid: num(h, 108, 8),
+      gid: num(h, 116, 8),
+      mtime: num(h, 136, 12),
+      target: text(h, 157, 100),
+      data: archive.subarray(at + BLOCK, at + BLOCK + size),
+    });
     at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   return out;

@@ -5,14 +5,33 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Cluster, commandOf, isAlive, REPO_ROOT, runKubectl, sleep, spawnManaged, startCluster, stopProcesses } from '../cluster/harness';
+import {
+  Cluster,
+  commandOf,
+  isAlive,
+  REPO_ROOT,
+  runKubectl,
+  sleep,
+  spawnManaged,
+  startCluster,
+  stopProcesses,
+} from '../cluster/harness';
 import { allSteps } from './exec';
 import { writePauseImage } from './images';
 import { clientKubeconfig } from './kubelet';
 import { createBridge, removeNetwork, restoreHostSysctls, saveHostSysctls } from './network';
 import { ensureMountNsDir, releaseMountNsDir } from './mounts';
 import { removeNode, startNode } from './node';
-import { BoxRecorder, BoxState, checkNodeCount, newBoxState, pauseBinaryName, ProcessRecord, readBoxState, releaseSubnet } from './state';
+import {
+  BoxRecorder,
+  BoxState,
+  checkNodeCount,
+  newBoxState,
+  pauseBinaryName,
+  ProcessRecord,
+  readBoxState,
+  releaseSubnet,
+} from './state';
 
 /** Controllers a cluster with real nodes needs, on top of the harness's own. */
 export const NODE_CONTROLLERS = [
@@ -77,11 +96,19 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
     await writePauseImage(pauseArchive, path.join(binDir, pauseBinaryName()));
     rec.record((s) => (s.images = images));
     await ensureMountNsDir();
-    await Promise.all(state.nodes.map((node) => startNode(rec, node, { binDir, controlPlane, images: [pauseArchive, ...images], deadline, log })));
+    await Promise.all(
+      state.nodes.map((node) =>
+        startNode(rec, node, { binDir, controlPlane, images: [pauseArchive, ...images], deadline, log }),
+      ),
+    );
     const tDaemons = Date.now() - t0;
     await waitForNodesReady(cluster, state, deadline, log);
-    rec.record((s) => (s.timings = { controlPlaneMs: tControlPlane, nodesStartedMs: tDaemons, totalMs: Date.now() - t0 }));
-    log(`box: ${state.nodes.length} node(s) Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (control plane ${(tControlPlane / 1000).toFixed(1)} s)`);
+    rec.record(
+      (s) => (s.timings = { controlPlaneMs: tControlPlane, nodesStartedMs: tDaemons, totalMs: Date.now() - t0 }),
+    );
+    log(
+      `box: ${state.nodes.length} node(s) Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (control plane ${(tControlPlane / 1000).toFixed(1)} s)`,
+    );
     return { cluster, box: state };
   } catch (err) {
     log(`box: start failed, removing what was created (${(err as Error).message.split('\n')[0]})`);
@@ -94,7 +121,12 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
 
 /** The harness's control plane, made for nodes: reachable on the box bridge, ServiceAccount
  * admission, the node controllers, system:node bound to the nodes, and kube-scheduler. */
-async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: string, log: (line: string) => void): Promise<Cluster> {
+async function startControlPlane(
+  rec: BoxRecorder,
+  opts: UpBoxOptions,
+  binDir: string,
+  log: (line: string) => void,
+): Promise<Cluster> {
   const pki = (f: string) => path.join(opts.dir, 'pki', f);
   const cluster = await startCluster({
     dir: opts.dir,
@@ -111,8 +143,13 @@ async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: s
       // their Service's ready endpoints instead (pod IPs, routed to their node), as on control
       // planes without kube-proxy.
       'kube-apiserver': [
-        '--enable-aggregator-routing=true', '--kubelet-preferred-address-types=InternalIP', `--kubelet-client-certificate=${pki('admin.crt')}`, `--kubelet-client-key=${pki('admin.key')}`,
-        ...(opts.auditPolicy ? [`--audit-policy-file=${path.resolve(opts.auditPolicy)}`, `--audit-log-path=${auditLogPath(opts.dir)}`] : []),
+        '--enable-aggregator-routing=true',
+        '--kubelet-preferred-address-types=InternalIP',
+        `--kubelet-client-certificate=${pki('admin.crt')}`,
+        `--kubelet-client-key=${pki('admin.key')}`,
+        ...(opts.auditPolicy
+          ? [`--audit-policy-file=${path.resolve(opts.auditPolicy)}`, `--audit-log-path=${auditLogPath(opts.dir)}`]
+          : []),
       ],
       // --controllers is a list flag: these add to the harness's.
       'kube-controller-manager': [`--controllers=${NODE_CONTROLLERS.join(',')}`, `--root-ca-file=${pki('ca.crt')}`],
@@ -120,7 +157,13 @@ async function startControlPlane(rec: BoxRecorder, opts: UpBoxOptions, binDir: s
   });
   try {
     // Default RBAC leaves system:node unbound (clusters use the Node authorizer); bind it to every node.
-    await kubectlOk(cluster, ['create', 'clusterrolebinding', 'juneau-box-nodes', '--clusterrole=system:node', '--group=system:nodes']);
+    await kubectlOk(cluster, [
+      'create',
+      'clusterrolebinding',
+      'juneau-box-nodes',
+      '--clusterrole=system:node',
+      '--group=system:nodes',
+    ]);
     await startScheduler(rec, cluster, opts.dir);
     return cluster;
   } catch (err) {
@@ -136,10 +179,21 @@ async function kubectlOk(cluster: Cluster, args: string[]): Promise<string> {
 }
 
 async function startScheduler(rec: BoxRecorder, cluster: Cluster, dir: string): Promise<void> {
-  const kubeconfig = await clientKubeconfig({ server: cluster.server, pkiDir: path.join(dir, 'pki') }, 'kube-scheduler', '/CN=system:kube-scheduler', path.join(dir, 'kube-scheduler.kubeconfig'));
+  const kubeconfig = await clientKubeconfig(
+    { server: cluster.server, pkiDir: path.join(dir, 'pki') },
+    'kube-scheduler',
+    '/CN=system:kube-scheduler',
+    path.join(dir, 'kube-scheduler.kubeconfig'),
+  );
   const bin = path.join(cluster.binDir, 'kube-scheduler');
   const logFile = path.join(dir, 'logs', 'kube-scheduler.log');
-  const m = spawnManaged(bin, 'kube-scheduler', [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false'], logFile, true);
+  const m = spawnManaged(
+    bin,
+    'kube-scheduler',
+    [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false'],
+    logFile,
+    true,
+  );
   rec.record((s) => s.processes.push({ name: 'kube-scheduler', pid: m.child.pid!, bin, logFile }));
 }
 
@@ -150,7 +204,12 @@ interface NodeJson {
 }
 
 /** Every node registered, Ready, and without the not-ready taint (removed by node-lifecycle). */
-async function waitForNodesReady(cluster: Cluster, state: BoxState, deadline: number, log: (l: string) => void): Promise<void> {
+async function waitForNodesReady(
+  cluster: Cluster,
+  state: BoxState,
+  deadline: number,
+  log: (l: string) => void,
+): Promise<void> {
   let last = '';
   for (;;) {
     const r = await runKubectl(cluster.binDir, cluster.kubeconfigPath, ['get', 'nodes', '-o', 'json']);
@@ -159,14 +218,19 @@ async function waitForNodesReady(cluster: Cluster, state: BoxState, deadline: nu
       .map((n) => {
         const node = nodes.find((o) => o.metadata.name === n.name);
         if (!node) return `${n.name}: not registered`;
-        if (!node.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return `${n.name}: not Ready`;
-        if (node.spec.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')) return `${n.name}: still tainted not-ready`;
+        if (!node.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+          return `${n.name}: not Ready`;
+        if (node.spec.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready'))
+          return `${n.name}: still tainted not-ready`;
         return '';
       })
       .filter(Boolean);
     if (pending.length === 0) return;
     const dead = state.processes.filter((p) => !processAlive(p));
-    if (dead.length) throw new Error(`box: ${dead.map((p) => `${p.node ?? 'host'}/${p.name} (log ${p.logFile})`).join(', ')} exited while waiting for nodes`);
+    if (dead.length)
+      throw new Error(
+        `box: ${dead.map((p) => `${p.node ?? 'host'}/${p.name} (log ${p.logFile})`).join(', ')} exited while waiting for nodes`,
+      );
     if (Date.now() > deadline) throw new Error(`box: nodes not Ready in time: ${pending.join('; ')}`);
     if (pending.join() !== last) log(`box: waiting: ${(last = pending.join()).replace(/,/g, '; ')}`);
     await sleep(500);
@@ -189,7 +253,9 @@ export async function downBox(dir: string): Promise<string[]> {
   if (!state) return [];
   const order = ['kube-proxy', 'kubelet', 'kube-scheduler', 'containerd'];
   const byOrder = [...state.processes].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
-  const failures = await allSteps([['stop daemons', () => stopProcesses(byOrder.filter(processAlive).map((p) => p.pid))]]);
+  const failures = await allSteps([
+    ['stop daemons', () => stopProcesses(byOrder.filter(processAlive).map((p) => p.pid))],
+  ]);
   for (const node of state.nodes) failures.push(...(await removeNode(node)));
   failures.push(
     ...(await allSteps([

@@ -37,7 +37,8 @@ export function createNodeCgroup(cgroup: string): void {
     for (const dir of [path.join(h, cgroup), path.join(h, cgroup, 'daemons')]) {
       fs.mkdirSync(dir, { recursive: true });
       for (const f of ['cpuset.cpus', 'cpuset.mems']) {
-        if (fs.existsSync(path.join(dir, f))) fs.writeFileSync(path.join(dir, f), fs.readFileSync(path.join(parent, f), 'utf8').trim());
+        if (fs.existsSync(path.join(dir, f)))
+          fs.writeFileSync(path.join(dir, f), fs.readFileSync(path.join(parent, f), 'utf8').trim());
       }
       parent = dir;
     }
@@ -47,7 +48,8 @@ export function createNodeCgroup(cgroup: string): void {
 /** v2: enables every controller a cgroup has for its children. */
 function delegateAll(dir: string): void {
   const controllers = fs.readFileSync(path.join(dir, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean);
-  if (controllers.length) fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), controllers.map((c) => `+${c}`).join(' '));
+  if (controllers.length)
+    fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), controllers.map((c) => `+${c}`).join(' '));
 }
 
 /** A shell prefix that moves itself into the node's `daemons` cgroup, then execs the rest. */
@@ -82,13 +84,15 @@ function pidsIn(cgroup: string): number[] {
 /** SIGKILLs every process in the node's tree (thawing frozen cgroups first) until none is left. */
 export async function killCgroupTree(cgroup: string, timeoutMs = 10_000): Promise<void> {
   for (const dir of treeDeepestFirst(path.join(CGROUP_FS, 'freezer', cgroup))) {
-    if (fs.readFileSync(path.join(dir, 'freezer.state'), 'utf8').trim() !== 'THAWED') fs.writeFileSync(path.join(dir, 'freezer.state'), 'THAWED');
+    if (fs.readFileSync(path.join(dir, 'freezer.state'), 'utf8').trim() !== 'THAWED')
+      fs.writeFileSync(path.join(dir, 'freezer.state'), 'THAWED');
   }
   const until = Date.now() + timeoutMs;
   for (;;) {
     const pids = pidsIn(cgroup).filter(isAlive);
     if (pids.length === 0) return;
-    if (Date.now() > until) throw new Error(`processes ${pids.join(', ')} in cgroup ${cgroup} survived SIGKILL for ${timeoutMs} ms`);
+    if (Date.now() > until)
+      throw new Error(`processes ${pids.join(', ')} in cgroup ${cgroup} survived SIGKILL for ${timeoutMs} ms`);
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -111,7 +115,8 @@ export async function removeCgroupTree(cgroup: string): Promise<void> {
           break;
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === 'ENOENT') break;
-          if ((e as NodeJS.ErrnoException).code !== 'EBUSY' || attempt >= 40) throw new Error(`cannot remove cgroup ${dir}: ${(e as Error).message}`);
+          if ((e as NodeJS.ErrnoException).code !== 'EBUSY' || attempt >= 40)
+            throw new Error(`cannot remove cgroup ${dir}: ${(e as Error).message}`);
           await sleep(50);
         }
       }

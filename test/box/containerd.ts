@@ -20,7 +20,12 @@ export interface ContainerdPaths {
 
 export function containerdPaths(node: NodeRecord): ContainerdPaths {
   const dir = path.join(node.dir, 'containerd');
-  return { config: path.join(dir, 'config.toml'), socket: path.join(dir, 'containerd.sock'), root: path.join(dir, 'root'), state: path.join(dir, 'state') };
+  return {
+    config: path.join(dir, 'config.toml'),
+    socket: path.join(dir, 'containerd.sock'),
+    root: path.join(dir, 'root'),
+    state: path.join(dir, 'state'),
+  };
 }
 
 export function writeContainerdConfig(node: NodeRecord, cniConfDir: string): ContainerdPaths {
@@ -98,5 +103,12 @@ export function shimSocketsOf(p: ContainerdPaths): string[] {
   const tasks = path.join(p.state, 'io.containerd.runtime.v2.task', 'k8s.io');
   if (!fs.existsSync(tasks)) return [];
   const { createHash } = require('node:crypto') as typeof import('node:crypto');
-  return fs.readdirSync(tasks).map((id) => path.join('/run/containerd/s', createHash('sha256').update(path.join(p.socket, 'k8s.io', id)).digest('hex')));
+  return fs.readdirSync(tasks).map((id) =>
+    path.join(
+      '/run/containerd/s',
+      createHash('sha256')
+        .update(path.join(p.socket, 'k8s.io', id))
+        .digest('hex'),
+    ),
+  );
 }

@@ -14,16 +14,33 @@ export class CommandError extends Error {
 
 export function cmd(bin: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(bin, args, { maxBuffer: 64 << 20, timeout: opts.timeoutMs ?? 120_000 }, (err, stdout, stderr) => {
-      if (err) reject(new CommandError(`${bin} ${args.join(' ')}`, (err as NodeJS.ErrnoException).code ?? err.name, stderr || err.message));
-      else resolve(stdout);
-    });
+    const child = execFile(
+      bin,
+      args,
+      { maxBuffer: 64 << 20, timeout: opts.timeoutMs ?? 120_000 },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new CommandError(
+              `${bin} ${args.join(' ')}`,
+              (err as NodeJS.ErrnoException).code ?? err.name,
+              stderr || err.message,
+            ),
+          );
+        else resolve(stdout);
+      },
+    );
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }
 
 /** A command in a network namespace only (`ip netns exec` would also remount /sys). */
-export function inNetns(netns: string, bin: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<string> {
+export function inNetns(
+  netns: string,
+  bin: string,
+  args: string[],
+  opts: { input?: string; timeoutMs?: number } = {},
+): Promise<string> {
   return cmd('nsenter', [`--net=/var/run/netns/${netns}`, bin, ...args], opts);
 }
 

@@ -12,7 +12,24 @@ import type { TarEntry } from '../../scripts/images/ustar';
 export const PAUSE_IMAGE = 'juneau.box/pause:1';
 /** A busybox image (Debian's busybox-static, /bin/sh and a few applets linked) for tests. */
 export const BUSYBOX_IMAGE = 'juneau.box/busybox:1';
-const BUSYBOX_APPLETS = ['sh', 'cat', 'echo', 'env', 'grep', 'hostname', 'httpd', 'ip', 'ls', 'mkdir', 'nc', 'seq', 'sleep', 'ssl_client', 'timeout', 'wget'];
+const BUSYBOX_APPLETS = [
+  'sh',
+  'cat',
+  'echo',
+  'env',
+  'grep',
+  'hostname',
+  'httpd',
+  'ip',
+  'ls',
+  'mkdir',
+  'nc',
+  'seq',
+  'sleep',
+  'ssl_client',
+  'timeout',
+  'wget',
+];
 
 export interface BoxImageSpec {
   /** Full reference with a tag, e.g. `juneau.box/pause:1`. */
@@ -76,6 +93,10 @@ export function writeNginxStandIn(file: string): Promise<string> {
       ...applets.map((a) => ({ type: 'symlink' as const, path: `bin/${a}`, target: 'busybox' })),
       { type: 'dir', path: 'tmp', mode: 0o1777 },
     ],
-    entrypoint: ['/bin/sh', '-c', 'mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 80 -h /tmp/www && exec httpd -f -p 8080 -h /tmp/www'],
+    entrypoint: [
+      '/bin/sh',
+      '-c',
+      'mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 80 -h /tmp/www && exec httpd -f -p 8080 -h /tmp/www',
+    ],
   });
 }

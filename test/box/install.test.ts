@@ -31,11 +31,21 @@ const NS = 'juneau-system';
 /** CAP_NET_ADMIN (12), CAP_NET_RAW (13, FO-1 announcements) and CAP_BPF (39): the agent's effective set, nothing else. */
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
 
-const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
+const describeAsRoot = (title: string, body: () => void) =>
+  describeWhen(
+    process.getuid?.() === 0,
+    'needs root (network and mount namespaces, kubelets, containerd)',
+    title,
+    body,
+  );
 
 interface PodJson {
   metadata: { name: string };
-  spec: { nodeName?: string; containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }>; volumes?: Array<{ hostPath?: { path: string } }> };
+  spec: {
+    nodeName?: string;
+    containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }>;
+    volumes?: Array<{ hostPath?: { path: string } }>;
+  };
   status: { phase: string; conditions?: Array<{ type: string; status: string }> };
 }
 
@@ -49,14 +59,28 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
   let tInstall = 0;
   let plugin: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
-  const pods = async (ns: string, selector: string) => (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodJson[] }).items;
-  const ready = (p: PodJson) => p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  const macOf = async (netns: string, ifname: string) => (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show', 'dev', ifname])) as Array<{ address: string }>)[0].address;
-  const xdpProgId = async (netns: string) => (JSON.parse(await inNetns(netns, 'ip', ['-j', '-d', 'link', 'show', 'dev', 'eth0'])) as Array<{ xdp?: { prog?: { id: number } } }>)[0].xdp?.prog?.id ?? 0;
+  const pods = async (ns: string, selector: string) =>
+    (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodJson[] }).items;
+  const ready = (p: PodJson) =>
+    p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  const macOf = async (netns: string, ifname: string) =>
+    (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show', 'dev', ifname])) as Array<{ address: string }>)[0]
+      .address;
+  const xdpProgId = async (netns: string) =>
+    (
+      JSON.parse(await inNetns(netns, 'ip', ['-j', '-d', 'link', 'show', 'dev', 'eth0'])) as Array<{
+        xdp?: { prog?: { id: number } };
+      }>
+    )[0].xdp?.prog?.id ?? 0;
 
   /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
   async function answeringMacs(ip: string): Promise<string[]> {
-    const r = await cmd('nsenter', [`--net=/var/run/netns/${router}`, 'sh', '-c', `arping -c 3 -w 4 -I eth0 ${ip} || true`]);
+    const r = await cmd('nsenter', [
+      `--net=/var/run/netns/${router}`,
+      'sh',
+      '-c',
+      `arping -c 3 -w 4 -I eth0 ${ip} || true`,
+    ]);
     return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
   }
 
@@ -75,8 +99,12 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     // The bundled plugin beside the box's kubectl, as `kubectl juneau` runs it on a workstation.
     plugin = (args) =>
       new Promise((resolve) =>
-        execFile(process.execPath, [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), '--kubeconfig', status.kubeconfigPath, ...args], { env: { ...process.env, KUBECTL: path.join(status.binDir, 'kubectl') } }, (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
+        execFile(
+          process.execPath,
+          [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), '--kubeconfig', status.kubeconfigPath, ...args],
+          { env: { ...process.env, KUBECTL: path.join(status.binDir, 'kubectl') } },
+          (err, stdout, stderr) =>
+            resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
         ),
       );
     kubectl = async (args, input) => {
@@ -96,18 +124,25 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
   test('kubectl apply --server-side of the synthesized CRDs and install: both controllers Ready with one leader, the agent on every node', async () => {
     tInstall = Date.now();
     await installJuneau(kubectl);
-    log(`install figure: kubectl apply -> controller and agents rolled out = ${((Date.now() - tInstall) / 1000).toFixed(1)} s`);
+    log(
+      `install figure: kubectl apply -> controller and agents rolled out = ${((Date.now() - tInstall) / 1000).toFixed(1)} s`,
+    );
     const controllers = await pods(NS, 'app.kubernetes.io/name=juneau-controller');
     expect(controllers.map(ready)).toEqual([true, true]);
-    const lease = JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as { spec: { holderIdentity: string } };
+    const lease = JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as {
+      spec: { holderIdentity: string };
+    };
     expect(controllers.filter((p) => lease.spec.holderIdentity.startsWith(`${p.metadata.name}_`))).toHaveLength(1);
     const agents = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
     expect(agents.map((p) => [p.spec.nodeName, ready(p)]).sort()).toEqual(box.nodes.map((n) => [n.name, true]));
   });
 
-  test('the agent runs with CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1) only, its own bpffs directory, and its XDP responder attached to each node\'s eth0', async () => {
+  test("the agent runs with CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1) only, its own bpffs directory, and its XDP responder attached to each node's eth0", async () => {
     for (const p of await pods(NS, 'app.kubernetes.io/name=juneau-agent')) {
-      expect(p.spec.containers[0].securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'NET_RAW'] });
+      expect(p.spec.containers[0].securityContext?.capabilities).toEqual({
+        drop: ['ALL'],
+        add: ['BPF', 'NET_ADMIN', 'NET_RAW'],
+      });
       expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual(['/sys/fs/bpf/juneau']);
       const node = nodeOf(p.spec.nodeName!);
       expect(await xdpProgId(node.netns)).toBeGreaterThan(0);
@@ -117,46 +152,72 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
       const capEff = /CapEff:\s*([0-9a-f]+)/.exec(fs.readFileSync(`/proc/${agentPids[0]}/status`, 'utf8'))![1];
       expect(BigInt(`0x${capEff}`)).toBe(AGENT_CAP_EFF);
       // The pins, in the node's own bpffs under the agent's directory.
-      const pins = await cmd('nsenter', [`--mount=/run/juneau-box/mnt/${node.netns}`, 'ls', '/sys/fs/bpf/juneau/juneau']);
+      const pins = await cmd('nsenter', [
+        `--mount=/run/juneau-box/mnt/${node.netns}`,
+        'ls',
+        '/sys/fs/bpf/juneau/juneau',
+      ]);
       expect(pins.split('\n')).toContain('external_arp_table');
     }
   });
 
   test('kubectl exec into an agent runs kubectl-juneau bpf dump external_arp_table', async () => {
     const [agent] = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
-    const r = await kubectlRun(['-n', NS, 'exec', agent.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', 'external_arp_table']);
+    const r = await kubectlRun([
+      '-n',
+      NS,
+      'exec',
+      agent.metadata.name,
+      '--',
+      'kubectl-juneau',
+      'bpf',
+      'dump',
+      'external_arp_table',
+    ]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
   });
 
-  test('kubectl juneau bpf dump --node NAME runs the dump in that node\'s agent Pod (issue 17 item 6)', async () => {
+  test("kubectl juneau bpf dump --node NAME runs the dump in that node's agent Pod (issue 17 item 6)", async () => {
     const node = box.nodes[1].name;
     const agent = (await pods(NS, 'app.kubernetes.io/name=juneau-agent')).find((p) => p.spec.nodeName === node)!;
     const r = await plugin(['bpf', 'dump', 'external_arp_table', '--node', node, '-o', 'json']);
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: `kubectl-juneau: running in Pod ${NS}/${agent.metadata.name} on node ${node}\n` });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({
+      code: 0,
+      stderr: `kubectl-juneau: running in Pod ${NS}/${agent.metadata.name} on node ${node}\n`,
+    });
     expect(Array.isArray(JSON.parse(r.stdout))).toBe(true);
   });
 
   test('the examples are answered over ARP from a router by exactly one MAC each, the MAC of the node their ARPAdvertisement names', async () => {
     const tExamples = Date.now();
     await kubectl(['apply', '--server-side', '-f', DIST('examples.k8s.yaml')]);
-    const macs = new Map(await Promise.all(box.nodes.map(async (n) => [n.name, await macOf(n.netns, 'eth0')] as const)));
+    const macs = new Map(
+      await Promise.all(box.nodes.map(async (n) => [n.name, await macOf(n.netns, 'eth0')] as const)),
+    );
     // The examples' three addresses: two ElasticIPs and the LoadBalancer Service's VIP.
     let adverts: Array<{ spec: { address: string; nodeName: string } }> = [];
     for (const until = Date.now() + 300_000; Date.now() < until; await sleep(500)) {
-      adverts = (JSON.parse(await kubectl(['get', 'arpadvertisements', '-A', '-o', 'json'])) as { items: typeof adverts }).items;
+      adverts = (
+        JSON.parse(await kubectl(['get', 'arpadvertisements', '-A', '-o', 'json'])) as { items: typeof adverts }
+      ).items;
       if (adverts.length >= 3) break;
     }
     expect(adverts).toHaveLength(3);
     const answered = new Map<string, string[]>();
-    for (const until = Date.now() + 120_000; Date.now() < until && answered.size < adverts.length; ) {
-      for (const a of adverts) if (!answered.has(a.spec.address)) {
-        const m = await answeringMacs(a.spec.address);
-        if (m.length) answered.set(a.spec.address, m);
-      }
+    for (const until = Date.now() + 120_000; Date.now() < until && answered.size < adverts.length;) {
+      for (const a of adverts)
+        if (!answered.has(a.spec.address)) {
+          const m = await answeringMacs(a.spec.address);
+          if (m.length) answered.set(a.spec.address, m);
+        }
     }
-    log(`install figure: examples answered ${((Date.now() - tExamples) / 1000).toFixed(1)} s after their apply, ${((Date.now() - tInstall) / 1000).toFixed(1)} s after the install's kubectl apply`);
-    expect(Object.fromEntries(answered)).toEqual(Object.fromEntries(adverts.map((a) => [a.spec.address, [macs.get(a.spec.nodeName)]])));
+    log(
+      `install figure: examples answered ${((Date.now() - tExamples) / 1000).toFixed(1)} s after their apply, ${((Date.now() - tInstall) / 1000).toFixed(1)} s after the install's kubectl apply`,
+    );
+    expect(Object.fromEntries(answered)).toEqual(
+      Object.fromEntries(adverts.map((a) => [a.spec.address, [macs.get(a.spec.nodeName)]])),
+    );
     for (const a of adverts) expect(a.spec.address.startsWith(`${NODE_SUBNET}.`)).toBe(true);
   });
 
@@ -176,7 +237,10 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     expect(after.filter((p) => before.has(p.metadata.name))).toEqual([]);
     for (const p of after) {
       // An agent that detached and unpinned on its stop would leave the next one nothing to adopt.
-      const attached = (await kubectl(['-n', NS, 'logs', p.metadata.name])).split('\n').filter((l) => l.includes('"responder attached"')).map((l) => JSON.parse(l) as { adoptedMaps: string[] });
+      const attached = (await kubectl(['-n', NS, 'logs', p.metadata.name]))
+        .split('\n')
+        .filter((l) => l.includes('"responder attached"'))
+        .map((l) => JSON.parse(l) as { adoptedMaps: string[] });
       expect(attached).toHaveLength(1);
       expect(attached[0].adoptedMaps).toContain('external_arp_table');
       expect(await xdpProgId(nodeOf(p.spec.nodeName!).netns)).toBeGreaterThan(0);
@@ -192,7 +256,12 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
     for (const node of box.nodes) {
       expect({ node: node.name, xdp: await xdpProgId(node.netns) }).toEqual({ node: node.name, xdp: 0 });
       // The kubelet's hostPath directory stays (it never removes one); the agent's pins are gone.
-      const left = await cmd('nsenter', [`--mount=/run/juneau-box/mnt/${node.netns}`, 'ls', '-A', '/sys/fs/bpf/juneau']);
+      const left = await cmd('nsenter', [
+        `--mount=/run/juneau-box/mnt/${node.netns}`,
+        'ls',
+        '-A',
+        '/sys/fs/bpf/juneau',
+      ]);
       expect({ node: node.name, left: left.split('\n').filter(Boolean) }).toEqual({ node: node.name, left: [] });
     }
   });

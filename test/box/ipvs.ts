@@ -29,7 +29,9 @@ export async function createKubeIpvs0(node: NodeRecord): Promise<void> {
  */
 export function writeIpvsSyncScript(node: NodeRecord): string {
   const file = path.join(node.dir, 'kube-ipvs0-sync.sh');
-  fs.writeFileSync(file, `#!/bin/sh
+  fs.writeFileSync(
+    file,
+    `#!/bin/sh
 # usage: kube-ipvs0-sync.sh KUBECTL KUBECONFIG
 set -u
 K="$1"; C="$2"
@@ -43,6 +45,8 @@ while :; do
   "$K" --kubeconfig "$C" get services -A --watch -o name | while read -r _; do sync; done
   sleep 1
 done
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   return file;
 }

@@ -15,7 +15,12 @@ export interface ControlPlaneAccess {
 }
 
 /** A client certificate and kubeconfig for `subj`, named `<name>.{crt,key,kubeconfig}`. */
-export async function clientKubeconfig(cp: ControlPlaneAccess, name: string, subj: string, file: string): Promise<string> {
+export async function clientKubeconfig(
+  cp: ControlPlaneAccess,
+  name: string,
+  subj: string,
+  file: string,
+): Promise<string> {
   await issueCertificate(cp.pkiDir, name, subj, 'client');
   writeKubeconfig(file, cp.server, (f) => path.join(cp.pkiDir, f), name);
   return file;
@@ -27,15 +32,28 @@ export interface KubeletFiles {
   rootDir: string;
 }
 
-export async function writeKubeletFiles(cp: ControlPlaneAccess, node: NodeRecord, containerd: ContainerdPaths): Promise<KubeletFiles> {
+export async function writeKubeletFiles(
+  cp: ControlPlaneAccess,
+  node: NodeRecord,
+  containerd: ContainerdPaths,
+): Promise<KubeletFiles> {
   const dir = path.join(node.dir, 'kubelet');
   fs.mkdirSync(dir, { recursive: true });
-  const kubeconfig = await clientKubeconfig(cp, `kubelet-${node.name}`, `/O=system:nodes/CN=system:node:${node.name}`, path.join(dir, 'kubeconfig'));
+  const kubeconfig = await clientKubeconfig(
+    cp,
+    `kubelet-${node.name}`,
+    `/O=system:nodes/CN=system:node:${node.name}`,
+    path.join(dir, 'kubeconfig'),
+  );
   const config = {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     // The API server authenticates to the kubelet (exec, logs) with a client certificate of this CA.
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: path.join(cp.pkiDir, 'ca.crt') } },
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: true },
+      x509: { clientCAFile: path.join(cp.pkiDir, 'ca.crt') },
+    },
     authorization: { mode: 'Webhook' },
     address: node.ip,
     port: 10250,
@@ -55,7 +73,12 @@ export async function writeKubeletFiles(cp: ControlPlaneAccess, node: NodeRecord
     resolvConf: '/etc/resolv.conf',
     clusterDomain: 'cluster.local',
     // A shared, busy machine: other work must not make a node evict its pods or drop its images.
-    evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    evictionHard: {
+      'memory.available': '1Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
     serializeImagePulls: false,
@@ -76,11 +99,20 @@ export function kubeletArgs(node: NodeRecord, files: KubeletFiles): string[] {
   ];
 }
 
-export async function writeKubeProxyConfig(cp: ControlPlaneAccess, node: NodeRecord, clusterCidr: string): Promise<string> {
+export async function writeKubeProxyConfig(
+  cp: ControlPlaneAccess,
+  node: NodeRecord,
+  clusterCidr: string,
+): Promise<string> {
   const dir = path.join(node.dir, 'kube-proxy');
   fs.mkdirSync(dir, { recursive: true });
   // One identity for every node's kube-proxy, bound to system:node-proxier by default RBAC.
-  const kubeconfig = await clientKubeconfig(cp, `kube-proxy-${node.name}`, '/CN=system:kube-proxy', path.join(dir, 'kubeconfig'));
+  const kubeconfig = await clientKubeconfig(
+    cp,
+    `kube-proxy-${node.name}`,
+    '/CN=system:kube-proxy',
+    path.join(dir, 'kubeconfig'),
+  );
   const config = {
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',

@@ -22,7 +22,9 @@ export function snapshotHost(): HostSnapshot {
     nftTables: sh('nft', ['list', 'tables']),
     shimSockets: fs.existsSync('/run/containerd/s') ? fs.readdirSync('/run/containerd/s').sort() : [],
     cniCache: fs.existsSync(CNI_CACHE) ? fs.readdirSync(CNI_CACHE).sort() : [],
-    sysctls: Object.fromEntries(SYSCTLS.map((k) => [k, fs.readFileSync(`/proc/sys/${k.replace(/\./g, '/')}`, 'utf8').trim()])),
+    sysctls: Object.fromEntries(
+      SYSCTLS.map((k) => [k, fs.readFileSync(`/proc/sys/${k.replace(/\./g, '/')}`, 'utf8').trim()]),
+    ),
   };
 }
 
@@ -30,22 +32,42 @@ export function snapshotHost(): HostSnapshot {
  * more directories (the control plane's) no process may still name on its command line. */
 export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string[] = []): string[] {
   const left: string[] = [];
-  const netns = sh('ip', ['netns', 'list']).split('\n').filter((l) => l.includes(box.id));
+  const netns = sh('ip', ['netns', 'list'])
+    .split('\n')
+    .filter((l) => l.includes(box.id));
   left.push(...netns.map((n) => `netns ${n}`));
-  const links = (JSON.parse(sh('ip', ['-j', 'link', 'show'])) as Array<{ ifname: string }>).filter((l) => l.ifname.includes(box.id));
+  const links = (JSON.parse(sh('ip', ['-j', 'link', 'show'])) as Array<{ ifname: string }>).filter((l) =>
+    l.ifname.includes(box.id),
+  );
   left.push(...links.map((l) => `link ${l.ifname}`));
   const routes = (JSON.parse(sh('ip', ['-j', 'route', 'show'])) as Array<{ dst: string; dev?: string }>).filter(
-    (r) => r.dev === box.bridge || box.nodes.some((n) => r.dst === n.podCidr) || r.dst.startsWith(`${box.segment ?? `10.226.${box.subnet}`}.`),
+    (r) =>
+      r.dev === box.bridge ||
+      box.nodes.some((n) => r.dst === n.podCidr) ||
+      r.dst.startsWith(`${box.segment ?? `10.226.${box.subnet}`}.`),
   );
   left.push(...routes.map((r) => `route ${r.dst} dev ${r.dev}`));
-  const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(box.dataDir) || l.includes(box.id));
+  const mounts = fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(box.dataDir) || l.includes(box.id));
   left.push(...mounts.map((m) => `mount ${m.split(' ')[4]}`));
   // cgroup v2: the node cgroups sit at the top of the one hierarchy; v1: one level down in each.
-  left.push(...fs.readdirSync('/sys/fs/cgroup').filter((c) => c.includes(box.id)).map((c) => `cgroup ${c}`));
+  left.push(
+    ...fs
+      .readdirSync('/sys/fs/cgroup')
+      .filter((c) => c.includes(box.id))
+      .map((c) => `cgroup ${c}`),
+  );
   for (const h of fs.readdirSync('/sys/fs/cgroup')) {
     const dir = path.join('/sys/fs/cgroup', h);
     if (!fs.existsSync(path.join(dir, 'cgroup.procs'))) continue;
-    left.push(...fs.readdirSync(dir).filter((c) => c.includes(box.id)).map((c) => `cgroup ${h}/${c}`));
+    left.push(
+      ...fs
+        .readdirSync(dir)
+        .filter((c) => c.includes(box.id))
+        .map((c) => `cgroup ${h}/${c}`),
+    );
   }
   for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let cmdline = '';
@@ -54,16 +76,32 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
     } catch {
       continue; // exited
     }
-    if ([box.dataDir, box.id, ...alsoPaths].some((p) => cmdline.includes(p))) left.push(`process ${pid}: ${cmdline.slice(0, 160)}`);
+    if ([box.dataDir, box.id, ...alsoPaths].some((p) => cmdline.includes(p)))
+      left.push(`process ${pid}: ${cmdline.slice(0, 160)}`);
   }
   if (fs.existsSync(box.dataDir)) left.push(`directory ${box.dataDir}`);
   const mntns = path.join(HOST_DIR, 'mnt');
-  if (fs.existsSync(mntns)) left.push(...fs.readdirSync(mntns).filter((f) => f.includes(box.id)).map((f) => `mount namespace file ${mntns}/${f}`));
-  if (fs.existsSync(path.join(HOST_DIR, `subnet-${box.subnet}`))) left.push(`subnet claim ${HOST_DIR}/subnet-${box.subnet}`);
+  if (fs.existsSync(mntns))
+    left.push(
+      ...fs
+        .readdirSync(mntns)
+        .filter((f) => f.includes(box.id))
+        .map((f) => `mount namespace file ${mntns}/${f}`),
+    );
+  if (fs.existsSync(path.join(HOST_DIR, `subnet-${box.subnet}`)))
+    left.push(`subnet claim ${HOST_DIR}/subnet-${box.subnet}`);
   const after = snapshotHost();
-  if (after.nftTables !== before.nftTables) left.push(`host nftables tables changed:\n${before.nftTables}---\n${after.nftTables}`);
-  left.push(...after.shimSockets.filter((s) => !before.shimSockets.includes(s)).map((s) => `shim socket /run/containerd/s/${s}`));
-  left.push(...after.cniCache.filter((f) => !before.cniCache.includes(f)).map((f) => `CNI result cache ${CNI_CACHE}/${f}`));
-  for (const [k, v] of Object.entries(before.sysctls)) if (after.sysctls[k] !== v) left.push(`sysctl ${k} = ${after.sysctls[k]} (was ${v})`);
+  if (after.nftTables !== before.nftTables)
+    left.push(`host nftables tables changed:\n${before.nftTables}---\n${after.nftTables}`);
+  left.push(
+    ...after.shimSockets
+      .filter((s) => !before.shimSockets.includes(s))
+      .map((s) => `shim socket /run/containerd/s/${s}`),
+  );
+  left.push(
+    ...after.cniCache.filter((f) => !before.cniCache.includes(f)).map((f) => `CNI result cache ${CNI_CACHE}/${f}`),
+  );
+  for (const [k, v] of Object.entries(before.sysctls))
+    if (after.sysctls[k] !== v) left.push(`sysctl ${k} = ${after.sysctls[k]} (was ${v})`);
   return left;
 }

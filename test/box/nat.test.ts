@@ -29,7 +29,13 @@ const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const MiB = 1 << 20;
 
-const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
+const describeAsRoot = (title: string, body: () => void) =>
+  describeWhen(
+    process.getuid?.() === 0,
+    'needs root (network and mount namespaces, kubelets, containerd)',
+    title,
+    body,
+  );
 
 /** An echo Pod on `node`; `annotations` make it a Juneau NIC (networks) or a direct ElasticIP holder. */
 function echoPod(name: string, node: string, annotations: Record<string, string>): string {
@@ -71,85 +77,149 @@ interface NatRow {
   outBytes: number;
 }
 
-describeAsRoot('the ElasticIP data plane with real pods on real nodes, real traffic from a router (issue 14 proof)', () => {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-box-'));
-  const dir = path.join(work, 'cluster');
-  let box: BoxState;
-  let router = '';
-  let server = '';
-  let serverIp = '';
-  let routerIp = '';
-  let kubectlArgs: string[] = [];
-  let kubectlBin = '';
-  let kubectl: (args: string[], input?: string) => Promise<string>;
-  /** The NAT ElasticIP (through the attachment `web` to the pod `web`) and the direct one (pod `direct`). */
-  let natEip = '';
-  let directEip = '';
+describeAsRoot(
+  'the ElasticIP data plane with real pods on real nodes, real traffic from a router (issue 14 proof)',
+  () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-box-'));
+    const dir = path.join(work, 'cluster');
+    let box: BoxState;
+    let router = '';
+    let server = '';
+    let serverIp = '';
+    let routerIp = '';
+    let kubectlArgs: string[] = [];
+    let kubectlBin = '';
+    let kubectl: (args: string[], input?: string) => Promise<string>;
+    /** The NAT ElasticIP (through the attachment `web` to the pod `web`) and the direct one (pod `direct`). */
+    let natEip = '';
+    let directEip = '';
 
-  const inRouter = (script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
-  const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
-  const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
-  /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
-  const podNetns = (name: string) => {
-    const pids = pidsOf('juneau-echo/server.js', (pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`POD_NAME=${name}`));
-    expect(pids).toHaveLength(1);
-    return `/proc/${pids[0]}/ns/net`;
-  };
-  const inPod = (netns: string, script: string, timeoutMs = 120_000) => cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
-  /** The echo image's own Node.js in the pod: one PEER end. */
-  const peerInPod = (name: string, args: string[]) => new Running(kubectlBin, [...kubectlArgs, 'exec', '-i', name, '--', 'node', '-e', PEER, ...args]);
-  const peerIn = (netns: string, args: string[]) => runningIn(netns, process.execPath, ['-e', PEER, ...args]);
-  /** An HTTP GET by the echo image's Node.js in the pod `web`. */
-  const peerHttpFromWeb = (url: string) => kubectl(['exec', 'web', '--', 'node', '-e', `require('node:http').get(${JSON.stringify(url)}, (r) => r.pipe(process.stdout)).on('error', (e) => { console.error(e.message); process.exit(1); })`]);
-  const podLog = async (name: string) => (await kubectl(['logs', name])).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; client?: string });
-  /** `kubectl juneau bpf dump nat` in the agent Pod of `node`. */
-  async function natTable(node: string): Promise<NatRow[]> {
-    const agent = (JSON.parse(await kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '--field-selector', `spec.nodeName=${node}`, '-o', 'json'])) as { items: PodJson[] }).items[0];
-    return JSON.parse(await kubectl(['-n', NS, 'exec', agent.metadata.name, '--', 'kubectl-juneau', 'bpf', 'dump', 'nat', '-o', 'json'])) as NatRow[];
-  }
-  /** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-    for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    const inRouter = (script: string, timeoutMs = 120_000) =>
+      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
+    const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
+    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
+    /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
+    const podNetns = (name: string) => {
+      const pids = pidsOf('juneau-echo/server.js', (pid) =>
+        fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`POD_NAME=${name}`),
+      );
+      expect(pids).toHaveLength(1);
+      return `/proc/${pids[0]}/ns/net`;
+    };
+    const inPod = (netns: string, script: string, timeoutMs = 120_000) =>
+      cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
+    /** The echo image's own Node.js in the pod: one PEER end. */
+    const peerInPod = (name: string, args: string[]) =>
+      new Running(kubectlBin, [...kubectlArgs, 'exec', '-i', name, '--', 'node', '-e', PEER, ...args]);
+    const peerIn = (netns: string, args: string[]) => runningIn(netns, process.execPath, ['-e', PEER, ...args]);
+    /** An HTTP GET by the echo image's Node.js in the pod `web`. */
+    const peerHttpFromWeb = (url: string) =>
+      kubectl([
+        'exec',
+        'web',
+        '--',
+        'node',
+        '-e',
+        `require('node:http').get(${JSON.stringify(url)}, (r) => r.pipe(process.stdout)).on('error', (e) => { console.error(e.message); process.exit(1); })`,
+      ]);
+    const podLog = async (name: string) =>
+      (await kubectl(['logs', name]))
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg: string; client?: string });
+    /** `kubectl juneau bpf dump nat` in the agent Pod of `node`. */
+    async function natTable(node: string): Promise<NatRow[]> {
+      const agent = (
+        JSON.parse(
+          await kubectl([
+            '-n',
+            NS,
+            'get',
+            'pods',
+            '-l',
+            'app.kubernetes.io/name=juneau-agent',
+            '--field-selector',
+            `spec.nodeName=${node}`,
+            '-o',
+            'json',
+          ]),
+        ) as { items: PodJson[] }
+      ).items[0];
+      return JSON.parse(
+        await kubectl([
+          '-n',
+          NS,
+          'exec',
+          agent.metadata.name,
+          '--',
+          'kubectl-juneau',
+          'bpf',
+          'dump',
+          'nat',
+          '-o',
+          'json',
+        ]),
+      ) as NatRow[];
     }
-  }
-  const running = (name: string) => until(`pod ${name} Ready`, async () => {
-    const p = await pod(name);
-    return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-  });
-  /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
-  const freshGet = (ip: string) => inRouter(`ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`).then((s) => s.trim());
-  const eipAddress = (name: string) => until(`ElasticIP ${name} Attached with an address`, async () => {
-    const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as { status?: { phase?: string; address?: string } };
-    return e.status?.phase === 'Attached' ? e.status.address : undefined;
-  });
-  const advertisedNode = async (eip: string) => (JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as { items: Array<{ spec: { address: string; nodeName: string } }> }).items.filter((a) => a.spec.address === eip).map((a) => a.spec.nodeName);
+    /** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
+    async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+      for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
+        const v = await probe();
+        if (v !== undefined) return v;
+        if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+      }
+    }
+    const running = (name: string) =>
+      until(`pod ${name} Ready`, async () => {
+        const p = await pod(name);
+        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+      });
+    /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
+    const freshGet = (ip: string) =>
+      inRouter(`ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`).then((s) =>
+        s.trim(),
+      );
+    const eipAddress = (name: string) =>
+      until(`ElasticIP ${name} Attached with an address`, async () => {
+        const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as {
+          status?: { phase?: string; address?: string };
+        };
+        return e.status?.phase === 'Attached' ? e.status.address : undefined;
+      });
+    const advertisedNode = async (eip: string) =>
+      (
+        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
+          items: Array<{ spec: { address: string; nodeName: string } }>;
+        }
+      ).items
+        .filter((a) => a.spec.address === eip)
+        .map((a) => a.spec.nodeName);
 
-  beforeAll(async () => {
-    buildUserArtifacts();
-    const echo = path.join(work, 'echo.oci.tar');
-    fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-    const t0 = Date.now();
-    boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
-    figure('nat box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-    const status = boxStatus(dir);
-    box = status.box;
-    kubectlBin = path.join(status.binDir, 'kubectl');
-    kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-    kubectl = kubectlFor(status);
-    routerIp = `${box.segment}.254`;
-    router = await addRouter(box, routerIp);
-    ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
+    beforeAll(async () => {
+      buildUserArtifacts();
+      const echo = path.join(work, 'echo.oci.tar');
+      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
+      const t0 = Date.now();
+      boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
+      figure('nat box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
+      const status = boxStatus(dir);
+      box = status.box;
+      kubectlBin = path.join(status.binDir, 'kubectl');
+      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
+      kubectl = kubectlFor(status);
+      routerIp = `${box.segment}.254`;
+      router = await addRouter(box, routerIp);
+      ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
 
-    const tInstall = Date.now();
-    await installJuneau(kubectl);
-    figure('nat box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
+      const tInstall = Date.now();
+      await installJuneau(kubectl);
+      figure('nat box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
 
-    // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
-    const tApply = Date.now();
-    await kubectl(['apply', '--server-side', '-f', '-'], `apiVersion: juneau.loutres.me/v1alpha1
+      // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
+      const tApply = Date.now();
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        `apiVersion: juneau.loutres.me/v1alpha1
 kind: AddressPool
 metadata: { name: box-pool }
 spec: { addresses: ["${box.segment}.240-${box.segment}.250"], advertiseMode: arp }
@@ -173,230 +243,363 @@ apiVersion: juneau.loutres.me/v1alpha1
 kind: ElasticIP
 metadata: { name: direct, namespace: default }
 spec: { externalNetwork: box-net }
-`);
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', box.nodes[1].name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }));
-    natEip = await eipAddress('web');
-    await running('web');
-    await until(`HTTP through ElasticIP ${natEip}`, async () => ((await freshGet(natEip)) || undefined));
-    figure('nat box: ElasticIP, attachment and pod applied -> HTTP answered through the ElasticIP', elapsedSince(tApply));
-  });
+`,
+      );
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('web', box.nodes[1].name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+      );
+      natEip = await eipAddress('web');
+      await running('web');
+      await until(`HTTP through ElasticIP ${natEip}`, async () => (await freshGet(natEip)) || undefined);
+      figure(
+        'nat box: ElasticIP, attachment and pod applied -> HTTP answered through the ElasticIP',
+        elapsedSince(tApply),
+      );
+    });
 
-  afterAll(async () => {
-    for (const ns of [server, router]) if (ns) await cmd('ip', ['netns', 'del', ns]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-    fs.rmSync(work, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      for (const ns of [server, router]) if (ns) await cmd('ip', ['netns', 'del', ns]);
+      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+      fs.rmSync(work, { recursive: true, force: true });
+    });
 
-  test('EIP-4 (NAT), NAT-1: HTTP GET to the ElasticIP returns the pod\'s page; the pod saw (and logged) the router\'s address as the client', async () => {
-    const page = await freshGet(natEip);
-    expect(page).toBe(`client=${routerIp} pod=web node=${box.nodes[1].name}`);
-    expect((await podLog('web')).filter((l) => l.msg === 'http').map((l) => l.client)).toContain(routerIp);
-    expect((await podLog('web')).filter((l) => l.msg === 'http' && l.client !== routerIp)).toEqual([]);
-  });
+    test("EIP-4 (NAT), NAT-1: HTTP GET to the ElasticIP returns the pod's page; the pod saw (and logged) the router's address as the client", async () => {
+      const page = await freshGet(natEip);
+      expect(page).toBe(`client=${routerIp} pod=web node=${box.nodes[1].name}`);
+      expect((await podLog('web')).filter((l) => l.msg === 'http').map((l) => l.client)).toContain(routerIp);
+      expect((await podLog('web')).filter((l) => l.msg === 'http' && l.client !== routerIp)).toEqual([]);
+    });
 
-  test('NAT-2: a connection the pod opens to a server in the router namespace arrives from the ElasticIP', async () => {
-    const listener = peerIn(router, ['listen', routerIp, '9000', '1000']);
-    await listener.waitFor(/"listening":true/);
-    const client = peerInPod('web', ['connect', routerIp, '9000', '1000']);
-    const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
-    expect(heard.peer).toBe(natEip);
-    expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 1000, sha: said.sentSha256 });
-    expect({ received: said.received, sha: said.receivedSha256 }).toEqual({ received: 1000, sha: heard.sentSha256 });
-  });
+    test('NAT-2: a connection the pod opens to a server in the router namespace arrives from the ElasticIP', async () => {
+      const listener = peerIn(router, ['listen', routerIp, '9000', '1000']);
+      await listener.waitFor(/"listening":true/);
+      const client = peerInPod('web', ['connect', routerIp, '9000', '1000']);
+      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      expect(heard.peer).toBe(natEip);
+      expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 1000, sha: said.sentSha256 });
+      expect({ received: said.received, sha: said.receivedSha256 }).toEqual({ received: 1000, sha: heard.sentSha256 });
+    });
 
-  test('NAT-3: ping to the ElasticIP is answered (ICMP echo both ways), and UDP echo through it returns each datagram from the ElasticIP to the router', async () => {
-    const ping = await inRouter(`ping -c 3 -i 0.2 -W 2 ${natEip}`);
-    expect(ping).toMatch(/3 packets transmitted, 3 received/);
-    const script = `const s = require('node:dgram').createSocket('udp4'); const msg = require('node:crypto').randomBytes(1200);
+    test('NAT-3: ping to the ElasticIP is answered (ICMP echo both ways), and UDP echo through it returns each datagram from the ElasticIP to the router', async () => {
+      const ping = await inRouter(`ping -c 3 -i 0.2 -W 2 ${natEip}`);
+      expect(ping).toMatch(/3 packets transmitted, 3 received/);
+      const script = `const s = require('node:dgram').createSocket('udp4'); const msg = require('node:crypto').randomBytes(1200);
 let tries = 0; const send = () => { if (++tries > 10) { console.log('NO ANSWER'); process.exit(1); } s.send(msg, ${ECHO_UDP_PORT}, '${natEip}'); };
 s.on('message', (m, r) => { console.log(JSON.stringify({ same: m.equals(msg), from: r.address + ':' + r.port })); process.exit(0); });
 send(); setInterval(send, 1000);`;
-    const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], { timeoutMs: 30_000 });
-    expect(JSON.parse(out)).toEqual({ same: true, from: `${natEip}:${ECHO_UDP_PORT}` });
-    expect((await podLog('web')).filter((l) => l.msg === 'udp').map((l) => l.client)).toContain(routerIp);
-  });
-
-  test('NAT-1, NAT-2, NAT-5: 10 MiB each way on one connection from the router to the ElasticIP, checksums equal on both ends; the node\'s per-ElasticIP counters grew by at least that', async () => {
-    const node = box.nodes[1].name;
-    const row = async () => (await natTable(node)).find((r) => r.elasticIP === natEip)!;
-    const before = await row();
-    const t0 = Date.now();
-    const listener = peerInPod('web', ['listen', '0.0.0.0', '9100', String(10 * MiB)]);
-    await listener.waitFor(/"listening":true/);
-    const client = peerIn(router, ['connect', natEip, '9100', String(10 * MiB)]);
-    const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
-    figure('nat box: 10 MiB each way through the ElasticIP (one connection)', elapsedSince(t0));
-    expect(inPodEnd.peer).toBe(routerIp);
-    expect({ received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({ received: 10 * MiB, sha: routerEnd.sentSha256 });
-    expect({ received: routerEnd.received, sha: routerEnd.receivedSha256 }).toEqual({ received: 10 * MiB, sha: inPodEnd.sentSha256 });
-    const after = await row();
-    expect(after.kind).toBe('nat');
-    expect(after.inBytes - before.inBytes).toBeGreaterThanOrEqual(10 * MiB);
-    expect(after.outBytes - before.outBytes).toBeGreaterThanOrEqual(10 * MiB);
-  });
-
-  test(`EIP-6, NAT-3: the router's ICMP "fragmentation needed" for a DF packet too big for the MTU ${LINK_MTU} link, sent to the ElasticIP, reaches the pod naming the pod's own address; its route cache learns MTU ${LINK_MTU}; 1 MiB over TCP crosses the link`, async () => {
-    const p = await pod('web');
-    const podIp = p.status.podIP!;
-    const netns = podNetns('web');
-    const fragNeeded = () => runningIn(netns, 'timeout', ['60', 'tcpdump', '-l', '-n', '-vv', '-i', 'eth0', '-c', '1', 'icmp[icmptype] == 3 and icmp[icmpcode] == 4']);
-    await inPod(netns, 'ip route flush cache');
-    let capture = fragNeeded();
-    await capture.waitFor(/listening on/);
-    const ping = await inPod(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
-    expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
-    let seen = (await capture.done).stdout.replace(/\s+/g, ' ');
-    // Outer header to the pod, the embedded header naming the pod's address (not the ElasticIP the router saw); every checksum tcpdump checks is right.
-    expect(seen).toContain(`${routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`);
-    expect(seen).toContain(`${podIp} > ${serverIp}: ICMP echo request`);
-    expect(seen).not.toMatch(/bad cksum|wrong/i);
-    expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
-
-    // TCP learns the path MTU the same way (the server advertises MSS 1460): forgotten first, learned again during the transfer.
-    await inPod(netns, 'ip route flush cache');
-    expect(await inPod(netns, `ip route get ${serverIp}`)).not.toContain(`mtu ${LINK_MTU}`);
-    capture = fragNeeded();
-    await capture.waitFor(/listening on/);
-    const sink = peerIn(server, ['listen', serverIp, '9001', '0']);
-    await sink.waitFor(/"listening":true/);
-    const t0 = Date.now();
-    const source = peerInPod('web', ['connect', serverIp, '9001', String(MiB)]);
-    const [heard, said] = await Promise.all([sink.result<PeerResult>(), source.result<PeerResult>()]);
-    figure(`nat box: 1 MiB over TCP from the pod across the MTU ${LINK_MTU} link (Path MTU Discovery through the NAT)`, elapsedSince(t0));
-    expect({ peer: heard.peer, received: heard.received, sha: heard.receivedSha256 }).toEqual({ peer: natEip, received: MiB, sha: said.sentSha256 });
-    seen = (await capture.done).stdout.replace(/\s+/g, ' ');
-    expect(seen).toMatch(new RegExp(`${podIp.replace(/\./g, '\\.')}\\.\\d+ > ${serverIp.replace(/\./g, '\\.')}\\.9001: Flags`));
-    expect(seen).not.toMatch(/bad cksum|wrong/i);
-    expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
-  });
-
-  test('EIP-6: traceroute from the pod to the server shows the node, the router, the server; traceroute from the router to the ElasticIP ends at the pod', async () => {
-    const p = await pod('web');
-    const netns = podNetns('web');
-    const hops = (out: string) => out.split('\n').map((l) => /^\s*\d+\s+(\S+)/.exec(l)?.[1]).filter(Boolean);
-    const gateway = (JSON.parse(await inPod(netns, 'ip -j route show default')) as Array<{ gateway: string }>)[0].gateway;
-    // Debian's traceroute 2.1 (UDP probes), from the host inside the pod's network namespace.
-    const out = await inPod(netns, `traceroute -n -q 1 -w 2 -m 6 ${serverIp}`);
-    expect(hops(out)).toEqual([gateway, routerIp, serverIp]);
-
-    const probes = runningIn(netns, 'timeout', ['60', 'tcpdump', '-l', '-n', '-i', 'eth0', '-c', '1', `udp and dst host ${p.status.podIP} and dst portrange 33434-33534`]);
-    await probes.waitFor(/listening on/);
-    const back = await inRouter(`traceroute -n -q 1 -w 2 -m 6 ${natEip}`);
-    expect(hops(back)).toEqual([nodeRecord(p.spec.nodeName).ip, natEip]);
-    // The last hop's answer came from the pod: its probe reached the pod's own address.
-    expect((await probes.done).stdout).toMatch(/ UDP, length/);
-  });
-
-  test('NAT-4: the agent SIGKILLed on the attachment\'s node during a transfer through the ElasticIP: the transfer goes on while it is gone and completes, checksum equal', async () => {
-    const node = box.nodes[1].name;
-    type AgentPods = { items: PodJson[] };
-    const agentStatus = async () => (JSON.parse(await kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '--field-selector', `spec.nodeName=${node}`, '-o', 'json'])) as AgentPods).items[0]?.status.containerStatuses?.[0];
-    const restarts = (await agentStatus())!.restartCount;
-    const listener = peerInPod('web', ['listen', '0.0.0.0', '9200', '0']);
-    await listener.waitFor(/"listening":true/);
-    // The router sends 64 KiB every 10 ms until its stdin is closed.
-    const sender = peerIn(router, ['connect', natEip, '9200', 'paced']);
-    const received = () => Math.max(0, ...listener.lines.map((l) => (JSON.parse(l) as { received?: number }).received ?? 0));
-    await listener.waitFor(/"received":[1-9]/);
-    const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
-    expect(pids).toHaveLength(1);
-    process.kill(Number(pids[0]), 'SIGKILL');
-    const killed = Date.now();
-    const atKill = received();
-    await until('the agent restarted by the kubelet and Ready', async () => {
-      const st = await agentStatus();
-      return st && st.restartCount > restarts && st.ready ? true : undefined;
+      const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], {
+        timeoutMs: 30_000,
+      });
+      expect(JSON.parse(out)).toEqual({ same: true, from: `${natEip}:${ECHO_UDP_PORT}` });
+      expect((await podLog('web')).filter((l) => l.msg === 'udp').map((l) => l.client)).toContain(routerIp);
     });
-    const duringAbsence = received() - atKill;
-    figure('nat box: agent SIGKILL -> restarted and Ready, a transfer through the ElasticIP running all along', elapsedSince(killed));
-    figure('nat box: agent SIGKILL: bytes received by the pod between the kill and the new agent Ready', duringAbsence);
-    sender.child.stdin!.end();
-    const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), sender.result<PeerResult>()]);
-    expect(duringAbsence).toBeGreaterThan(0);
-    expect({ peer: inPodEnd.peer, received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({ peer: routerIp, received: routerEnd.sent, sha: routerEnd.sentSha256 });
-    figure('nat box: agent SIGKILL: bytes transferred on the connection', inPodEnd.received);
-  });
 
-  test('DIR-1, EIP-4 (direct): HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod', async () => {
-    const [a, b] = [box.nodes[0].name, box.nodes[2].name];
-    /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
-    const putAddressInPod = async () => inPod(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('direct', a, { 'juneau.loutres.me/elastic-ip': 'direct' }));
-    directEip = await eipAddress('direct');
-    await running('direct');
-    await putAddressInPod();
-    const page = await until(`HTTP to ${directEip}`, async () => (await freshGet(directEip)) || undefined, 60_000);
-    expect(page).toBe(`client=${routerIp} pod=direct node=${a}`);
-    expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => r.kind)).toEqual(['direct']);
-
-    await kubectl(['delete', 'pod', 'direct', '--wait=true']);
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('direct', b, { 'juneau.loutres.me/elastic-ip': 'direct' }));
-    await until('the new pod direct Running', async () => ((await pod('direct')).status.phase === 'Running' ? true : undefined));
-    const tRunning = Date.now();
-    await putAddressInPod();
-    const moved = await until(`HTTP to ${directEip} answered by the new pod`, async () => {
-      const p = await freshGet(directEip);
-      return p.includes(`node=${b}`) ? p : undefined;
-    }, 60_000);
-    figure('nat box: direct ElasticIP, pod recreated on another node: pod Running -> first HTTP answered by the new pod (router re-resolving)', elapsedSince(tRunning));
-    expect(moved).toBe(`client=${routerIp} pod=direct node=${b}`);
-    expect(await advertisedNode(directEip)).toEqual([b]);
-    await until(`node ${a} forwarding nothing for ${directEip}`, async () => ((await natTable(a)).some((r) => r.elasticIP === directEip) ? undefined : true), 30_000);
-  });
-
-  test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
-    const [from, to] = [box.nodes[1].name, box.nodes[2].name];
-    await kubectl(['delete', 'pod', 'web', '--wait=true']);
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', to, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }));
-    const p = await until('the new pod web Running', async () => {
-      const q = await pod('web');
-      return q.status.phase === 'Running' ? q : undefined;
+    test("NAT-1, NAT-2, NAT-5: 10 MiB each way on one connection from the router to the ElasticIP, checksums equal on both ends; the node's per-ElasticIP counters grew by at least that", async () => {
+      const node = box.nodes[1].name;
+      const row = async () => (await natTable(node)).find((r) => r.elasticIP === natEip)!;
+      const before = await row();
+      const t0 = Date.now();
+      const listener = peerInPod('web', ['listen', '0.0.0.0', '9100', String(10 * MiB)]);
+      await listener.waitFor(/"listening":true/);
+      const client = peerIn(router, ['connect', natEip, '9100', String(10 * MiB)]);
+      const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      figure('nat box: 10 MiB each way through the ElasticIP (one connection)', elapsedSince(t0));
+      expect(inPodEnd.peer).toBe(routerIp);
+      expect({ received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({
+        received: 10 * MiB,
+        sha: routerEnd.sentSha256,
+      });
+      expect({ received: routerEnd.received, sha: routerEnd.receivedSha256 }).toEqual({
+        received: 10 * MiB,
+        sha: inPodEnd.sentSha256,
+      });
+      const after = await row();
+      expect(after.kind).toBe('nat');
+      expect(after.inBytes - before.inBytes).toBeGreaterThanOrEqual(10 * MiB);
+      expect(after.outBytes - before.outBytes).toBeGreaterThanOrEqual(10 * MiB);
     });
-    const tRunning = Date.now();
-    const page = await until(`HTTP through ${natEip} answered by the new pod`, async () => {
-      const got = await freshGet(natEip);
-      return got.includes(`node=${to}`) ? got : undefined;
-    }, 60_000);
-    figure('nat box: ElasticIPAttachment moved with its pod: pod Running -> first connection through the ElasticIP (router re-resolving)', elapsedSince(tRunning));
-    expect(page).toBe(`client=${routerIp} pod=web node=${to}`);
-    expect(await advertisedNode(natEip)).toEqual([to]);
-    expect((await natTable(to)).filter((r) => r.elasticIP === natEip).map((r) => [r.kind, r.address])).toEqual([['nat', p.status.podIP]]);
-    await until(`node ${from} translating nothing for ${natEip}`, async () => ((await natTable(from)).some((r) => r.elasticIP === natEip) ? undefined : true), 30_000);
-    // And the way out follows too: the new pod's connection to the router arrives from the ElasticIP.
-    const listener = peerIn(router, ['listen', routerIp, '9300', '10']);
-    await listener.waitFor(/"listening":true/);
-    const [heard] = await Promise.all([listener.result<PeerResult>(), peerInPod('web', ['connect', routerIp, '9300', '10']).result<PeerResult>()]);
-    expect(heard.peer).toBe(natEip);
-  });
 
-  test('NAT-2, NAT-4 with the agents\' --nat-pod-ifaces=cni0 and --nat-cluster-cidrs, and a CNI-like masquerade on every node: in-cluster traffic keeps the pod address, the ElasticIP still wins over the masquerade, and the node keeps no conntrack entry for the translated flows', async () => {
-    const node = (await pod('web')).spec.nodeName;
-    const other = box.nodes.find((n) => n.name !== node)!;
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', other.name, {}));
-    const peer = await running('peer');
-    const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
-    const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
-    await kubectl(['-n', NS, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value })))]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
-    // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
-    for (const n of box.nodes) {
-      await inNetns(n.netns, 'nft', ['-f', '-'], { input: `table ip cni-masq {\n chain post { type nat hook postrouting priority 100; ip saddr ${box.clusterCidr} ip daddr != ${box.clusterCidr} oifname "eth0" masquerade; }\n}\n` });
-    }
-    const { netns } = nodeRecord(node);
-    await inNetns(netns, 'conntrack', ['-F']);
+    test(`EIP-6, NAT-3: the router's ICMP "fragmentation needed" for a DF packet too big for the MTU ${LINK_MTU} link, sent to the ElasticIP, reaches the pod naming the pod's own address; its route cache learns MTU ${LINK_MTU}; 1 MiB over TCP crosses the link`, async () => {
+      const p = await pod('web');
+      const podIp = p.status.podIP!;
+      const netns = podNetns('web');
+      const fragNeeded = () =>
+        runningIn(netns, 'timeout', [
+          '60',
+          'tcpdump',
+          '-l',
+          '-n',
+          '-vv',
+          '-i',
+          'eth0',
+          '-c',
+          '1',
+          'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
+        ]);
+      await inPod(netns, 'ip route flush cache');
+      let capture = fragNeeded();
+      await capture.waitFor(/listening on/);
+      const ping = await inPod(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
+      expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
+      let seen = (await capture.done).stdout.replace(/\s+/g, ' ');
+      // Outer header to the pod, the embedded header naming the pod's address (not the ElasticIP the router saw); every checksum tcpdump checks is right.
+      expect(seen).toContain(`${routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`);
+      expect(seen).toContain(`${podIp} > ${serverIp}: ICMP echo request`);
+      expect(seen).not.toMatch(/bad cksum|wrong/i);
+      expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
 
-    // In the cluster: the pod on the other node sees the ElasticIP pod's own address.
-    const web = (await pod('web')).status.podIP!;
-    const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
-    expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
-    // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
-    const listener = peerIn(router, ['listen', routerIp, '9400', '10']);
-    await listener.waitFor(/"listening":true/);
-    const [heard] = await Promise.all([listener.result<PeerResult>(), peerInPod('web', ['connect', routerIp, '9400', '10']).result<PeerResult>()]);
-    expect(heard.peer).toBe(natEip);
-    expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
-    // Stateless both ways: no conntrack entry on the node for either translated flow.
-    const tracked = (await inNetns(netns, 'conntrack', ['-L'])).split('\n').filter((l) => l.includes(natEip) || (l.includes(web) && l.includes(routerIp)));
-    expect(tracked).toEqual([]);
-  });
-});
+      // TCP learns the path MTU the same way (the server advertises MSS 1460): forgotten first, learned again during the transfer.
+      await inPod(netns, 'ip route flush cache');
+      expect(await inPod(netns, `ip route get ${serverIp}`)).not.toContain(`mtu ${LINK_MTU}`);
+      capture = fragNeeded();
+      await capture.waitFor(/listening on/);
+      const sink = peerIn(server, ['listen', serverIp, '9001', '0']);
+      await sink.waitFor(/"listening":true/);
+      const t0 = Date.now();
+      const source = peerInPod('web', ['connect', serverIp, '9001', String(MiB)]);
+      const [heard, said] = await Promise.all([sink.result<PeerResult>(), source.result<PeerResult>()]);
+      figure(
+        `nat box: 1 MiB over TCP from the pod across the MTU ${LINK_MTU} link (Path MTU Discovery through the NAT)`,
+        elapsedSince(t0),
+      );
+      expect({ peer: heard.peer, received: heard.received, sha: heard.receivedSha256 }).toEqual({
+        peer: natEip,
+        received: MiB,
+        sha: said.sentSha256,
+      });
+      seen = (await capture.done).stdout.replace(/\s+/g, ' ');
+      expect(seen).toMatch(
+        new RegExp(`${podIp.replace(/\./g, '\\.')}\\.\\d+ > ${serverIp.replace(/\./g, '\\.')}\\.9001: Flags`),
+      );
+      expect(seen).not.toMatch(/bad cksum|wrong/i);
+      expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
+    });
+
+    test('EIP-6: traceroute from the pod to the server shows the node, the router, the server; traceroute from the router to the ElasticIP ends at the pod', async () => {
+      const p = await pod('web');
+      const netns = podNetns('web');
+      const hops = (out: string) =>
+        out
+          .split('\n')
+          .map((l) => /^\s*\d+\s+(\S+)/.exec(l)?.[1])
+          .filter(Boolean);
+      const gateway = (JSON.parse(await inPod(netns, 'ip -j route show default')) as Array<{ gateway: string }>)[0]
+        .gateway;
+      // Debian's traceroute 2.1 (UDP probes), from the host inside the pod's network namespace.
+      const out = await inPod(netns, `traceroute -n -q 1 -w 2 -m 6 ${serverIp}`);
+      expect(hops(out)).toEqual([gateway, routerIp, serverIp]);
+
+      const probes = runningIn(netns, 'timeout', [
+        '60',
+        'tcpdump',
+        '-l',
+        '-n',
+        '-i',
+        'eth0',
+        '-c',
+        '1',
+        `udp and dst host ${p.status.podIP} and dst portrange 33434-33534`,
+      ]);
+      await probes.waitFor(/listening on/);
+      const back = await inRouter(`traceroute -n -q 1 -w 2 -m 6 ${natEip}`);
+      expect(hops(back)).toEqual([nodeRecord(p.spec.nodeName).ip, natEip]);
+      // The last hop's answer came from the pod: its probe reached the pod's own address.
+      expect((await probes.done).stdout).toMatch(/ UDP, length/);
+    });
+
+    test("NAT-4: the agent SIGKILLed on the attachment's node during a transfer through the ElasticIP: the transfer goes on while it is gone and completes, checksum equal", async () => {
+      const node = box.nodes[1].name;
+      type AgentPods = { items: PodJson[] };
+      const agentStatus = async () =>
+        (
+          JSON.parse(
+            await kubectl([
+              '-n',
+              NS,
+              'get',
+              'pods',
+              '-l',
+              'app.kubernetes.io/name=juneau-agent',
+              '--field-selector',
+              `spec.nodeName=${node}`,
+              '-o',
+              'json',
+            ]),
+          ) as AgentPods
+        ).items[0]?.status.containerStatuses?.[0];
+      const restarts = (await agentStatus())!.restartCount;
+      const listener = peerInPod('web', ['listen', '0.0.0.0', '9200', '0']);
+      await listener.waitFor(/"listening":true/);
+      // The router sends 64 KiB every 10 ms until its stdin is closed.
+      const sender = peerIn(router, ['connect', natEip, '9200', 'paced']);
+      const received = () =>
+        Math.max(0, ...listener.lines.map((l) => (JSON.parse(l) as { received?: number }).received ?? 0));
+      await listener.waitFor(/"received":[1-9]/);
+      const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
+      expect(pids).toHaveLength(1);
+      process.kill(Number(pids[0]), 'SIGKILL');
+      const killed = Date.now();
+      const atKill = received();
+      await until('the agent restarted by the kubelet and Ready', async () => {
+        const st = await agentStatus();
+        return st && st.restartCount > restarts && st.ready ? true : undefined;
+      });
+      const duringAbsence = received() - atKill;
+      figure(
+        'nat box: agent SIGKILL -> restarted and Ready, a transfer through the ElasticIP running all along',
+        elapsedSince(killed),
+      );
+      figure(
+        'nat box: agent SIGKILL: bytes received by the pod between the kill and the new agent Ready',
+        duringAbsence,
+      );
+      sender.child.stdin!.end();
+      const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), sender.result<PeerResult>()]);
+      expect(duringAbsence).toBeGreaterThan(0);
+      expect({ peer: inPodEnd.peer, received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({
+        peer: routerIp,
+        received: routerEnd.sent,
+        sha: routerEnd.sentSha256,
+      });
+      figure('nat box: agent SIGKILL: bytes transferred on the connection', inPodEnd.received);
+    });
+
+    test('DIR-1, EIP-4 (direct): HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod', async () => {
+      const [a, b] = [box.nodes[0].name, box.nodes[2].name];
+      /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
+      const putAddressInPod = async () => inPod(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('direct', a, { 'juneau.loutres.me/elastic-ip': 'direct' }),
+      );
+      directEip = await eipAddress('direct');
+      await running('direct');
+      await putAddressInPod();
+      const page = await until(`HTTP to ${directEip}`, async () => (await freshGet(directEip)) || undefined, 60_000);
+      expect(page).toBe(`client=${routerIp} pod=direct node=${a}`);
+      expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => r.kind)).toEqual(['direct']);
+
+      await kubectl(['delete', 'pod', 'direct', '--wait=true']);
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('direct', b, { 'juneau.loutres.me/elastic-ip': 'direct' }),
+      );
+      await until('the new pod direct Running', async () =>
+        (await pod('direct')).status.phase === 'Running' ? true : undefined,
+      );
+      const tRunning = Date.now();
+      await putAddressInPod();
+      const moved = await until(
+        `HTTP to ${directEip} answered by the new pod`,
+        async () => {
+          const p = await freshGet(directEip);
+          return p.includes(`node=${b}`) ? p : undefined;
+        },
+        60_000,
+      );
+      figure(
+        'nat box: direct ElasticIP, pod recreated on another node: pod Running -> first HTTP answered by the new pod (router re-resolving)',
+        elapsedSince(tRunning),
+      );
+      expect(moved).toBe(`client=${routerIp} pod=direct node=${b}`);
+      expect(await advertisedNode(directEip)).toEqual([b]);
+      await until(
+        `node ${a} forwarding nothing for ${directEip}`,
+        async () => ((await natTable(a)).some((r) => r.elasticIP === directEip) ? undefined : true),
+        30_000,
+      );
+    });
+
+    test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
+      const [from, to] = [box.nodes[1].name, box.nodes[2].name];
+      await kubectl(['delete', 'pod', 'web', '--wait=true']);
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('web', to, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+      );
+      const p = await until('the new pod web Running', async () => {
+        const q = await pod('web');
+        return q.status.phase === 'Running' ? q : undefined;
+      });
+      const tRunning = Date.now();
+      const page = await until(
+        `HTTP through ${natEip} answered by the new pod`,
+        async () => {
+          const got = await freshGet(natEip);
+          return got.includes(`node=${to}`) ? got : undefined;
+        },
+        60_000,
+      );
+      figure(
+        'nat box: ElasticIPAttachment moved with its pod: pod Running -> first connection through the ElasticIP (router re-resolving)',
+        elapsedSince(tRunning),
+      );
+      expect(page).toBe(`client=${routerIp} pod=web node=${to}`);
+      expect(await advertisedNode(natEip)).toEqual([to]);
+      expect((await natTable(to)).filter((r) => r.elasticIP === natEip).map((r) => [r.kind, r.address])).toEqual([
+        ['nat', p.status.podIP],
+      ]);
+      await until(
+        `node ${from} translating nothing for ${natEip}`,
+        async () => ((await natTable(from)).some((r) => r.elasticIP === natEip) ? undefined : true),
+        30_000,
+      );
+      // And the way out follows too: the new pod's connection to the router arrives from the ElasticIP.
+      const listener = peerIn(router, ['listen', routerIp, '9300', '10']);
+      await listener.waitFor(/"listening":true/);
+      const [heard] = await Promise.all([
+        listener.result<PeerResult>(),
+        peerInPod('web', ['connect', routerIp, '9300', '10']).result<PeerResult>(),
+      ]);
+      expect(heard.peer).toBe(natEip);
+    });
+
+    test("NAT-2, NAT-4 with the agents' --nat-pod-ifaces=cni0 and --nat-cluster-cidrs, and a CNI-like masquerade on every node: in-cluster traffic keeps the pod address, the ElasticIP still wins over the masquerade, and the node keeps no conntrack entry for the translated flows", async () => {
+      const node = (await pod('web')).spec.nodeName;
+      const other = box.nodes.find((n) => n.name !== node)!;
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', other.name, {}));
+      const peer = await running('peer');
+      const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
+      const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
+      await kubectl([
+        '-n',
+        NS,
+        'patch',
+        'daemonset',
+        'juneau-agent',
+        '--type=json',
+        '-p',
+        JSON.stringify(args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }))),
+      ]);
+      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
+      for (const n of box.nodes) {
+        await inNetns(n.netns, 'nft', ['-f', '-'], {
+          input: `table ip cni-masq {\n chain post { type nat hook postrouting priority 100; ip saddr ${box.clusterCidr} ip daddr != ${box.clusterCidr} oifname "eth0" masquerade; }\n}\n`,
+        });
+      }
+      const { netns } = nodeRecord(node);
+      await inNetns(netns, 'conntrack', ['-F']);
+
+      // In the cluster: the pod on the other node sees the ElasticIP pod's own address.
+      const web = (await pod('web')).status.podIP!;
+      const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
+      expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
+      // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
+      const listener = peerIn(router, ['listen', routerIp, '9400', '10']);
+      await listener.waitFor(/"listening":true/);
+      const [heard] = await Promise.all([
+        listener.result<PeerResult>(),
+        peerInPod('web', ['connect', routerIp, '9400', '10']).result<PeerResult>(),
+      ]);
+      expect(heard.peer).toBe(natEip);
+      expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
+      // Stateless both ways: no conntrack entry on the node for either translated flow.
+      const tracked = (await inNetns(netns, 'conntrack', ['-L']))
+        .split('\n')
+        .filter((l) => l.includes(natEip) || (l.includes(web) && l.includes(routerIp)));
+      expect(tracked).toEqual([]);
+    });
+  },
+);

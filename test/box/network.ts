@@ -76,7 +76,12 @@ export function writeCniConfig(node: NodeRecord): string {
         isGateway: true,
         ipMasq: false,
         hairpinMode: true,
-        ipam: { type: 'host-local', ranges: [[{ subnet: node.podCidr }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: path.join(node.dir, 'cni', 'ipam') },
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: node.podCidr }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+          dataDir: path.join(node.dir, 'cni', 'ipam'),
+        },
       },
     ],
   };
@@ -89,7 +94,8 @@ export function writeCniConfig(node: NodeRecord): string {
 export async function removeNetwork(state: BoxState): Promise<void> {
   for (const node of state.nodes) {
     if (fs.existsSync(CNI_CACHE_DIR)) {
-      for (const f of fs.readdirSync(CNI_CACHE_DIR)) if (f.startsWith(`${cniNetworkName(node)}-`)) fs.rmSync(path.join(CNI_CACHE_DIR, f), { force: true });
+      for (const f of fs.readdirSync(CNI_CACHE_DIR))
+        if (f.startsWith(`${cniNetworkName(node)}-`)) fs.rmSync(path.join(CNI_CACHE_DIR, f), { force: true });
     }
     await ignoreMissing(cmd('ip', ['netns', 'del', node.netns]));
     await ignoreMissing(cmd('ip', ['link', 'del', node.hostVeth]));
@@ -103,7 +109,14 @@ export async function removeNetwork(state: BoxState): Promise<void> {
 // kernel.panic=10, kernel.panic_on_oops=1, ...; with protectKernelDefaults it refuses to start
 // instead). The first box saves the host's values; the last box's `down` puts them back.
 
-const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
+const KUBELET_SYSCTLS = [
+  'vm.overcommit_memory',
+  'vm.panic_on_oom',
+  'kernel.panic',
+  'kernel.panic_on_oops',
+  'kernel.keys.root_maxkeys',
+  'kernel.keys.root_maxbytes',
+];
 const SAVED_SYSCTLS = path.join(HOST_DIR, 'sysctls.json');
 const sysctlFile = (key: string) => `/proc/sys/${key.replace(/\./g, '/')}`;
 

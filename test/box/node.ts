@@ -5,7 +5,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isAlive, Managed, spawnManaged, tail } from '../cluster/harness';
 import { createNodeCgroup, joinCgroupCommand, killCgroupTree, removeCgroupTree } from './cgroups';
-import { containerdPaths, importImages, sandboxIdsOf, shimSocketsOf, waitForContainerd, writeContainerdConfig } from './containerd';
+import {
+  containerdPaths,
+  importImages,
+  sandboxIdsOf,
+  shimSocketsOf,
+  waitForContainerd,
+  writeContainerdConfig,
+} from './containerd';
 import { allSteps, cmd } from './exec';
 import { createKubeIpvs0, KUBE_IPVS0, writeIpvsSyncScript } from './ipvs';
 import { ControlPlaneAccess, kubeletArgs, writeKubeletFiles, writeKubeProxyConfig } from './kubelet';
@@ -35,7 +42,9 @@ export async function startNode(rec: BoxRecorder, node: NodeRecord, opts: NodeSt
     throw withLog(e, ctrd);
   });
   await importImages(containerd, opts.images);
-  opts.log(`box: ${node.name}: containerd up, ${opts.images.length} image archive(s) imported after ${Date.now() - t0} ms`);
+  opts.log(
+    `box: ${node.name}: containerd up, ${opts.images.length} image archive(s) imported after ${Date.now() - t0} ms`,
+  );
 
   const kubelet = await writeKubeletFiles(opts.controlPlane, node, containerd);
   startDaemon(rec, node, 'kubelet', path.join(opts.binDir, 'kubelet'), kubeletArgs(node, kubelet));
@@ -43,7 +52,11 @@ export async function startNode(rec: BoxRecorder, node: NodeRecord, opts: NodeSt
   startDaemon(rec, node, 'kube-proxy', path.join(opts.binDir, 'kube-proxy'), [`--config=${proxyConfig}`]);
   // ipvs mode's kube-ipvs0 beside the nftables proxier (ipvs.ts says why), with kube-proxy's identity.
   await createKubeIpvs0(node);
-  startDaemon(rec, node, KUBE_IPVS0, '/bin/sh', [writeIpvsSyncScript(node), path.join(opts.binDir, 'kubectl'), path.join(node.dir, 'kube-proxy', 'kubeconfig')]);
+  startDaemon(rec, node, KUBE_IPVS0, '/bin/sh', [
+    writeIpvsSyncScript(node),
+    path.join(opts.binDir, 'kubectl'),
+    path.join(node.dir, 'kube-proxy', 'kubeconfig'),
+  ]);
 }
 
 function withLog(e: Error, m: Managed): Error {
@@ -54,7 +67,13 @@ function withLog(e: Error, m: Managed): Error {
 function startDaemon(rec: BoxRecorder, node: NodeRecord, name: string, bin: string, args: string[]): Managed {
   const logFile = path.join(node.dir, 'logs', `${name}.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const [sh, shArgs] = joinCgroupCommand(node.cgroup, ['nsenter', `--net=/var/run/netns/${node.netns}`, `--mount=${mountNsFile(node)}`, bin, ...args]);
+  const [sh, shArgs] = joinCgroupCommand(node.cgroup, [
+    'nsenter',
+    `--net=/var/run/netns/${node.netns}`,
+    `--mount=${mountNsFile(node)}`,
+    bin,
+    ...args,
+  ]);
   const m = spawnManaged(sh, name, shArgs, logFile, true);
   rec.record((s) => s.processes.push({ name, node: node.name, pid: m.child.pid!, bin, logFile }));
   return m;

@@ -30,7 +30,11 @@ interface CliRun {
 
 /** The CLI in this Node process's own child (node --import tsx), so a SIGKILL reaches `up` itself. */
 function startCli(dir: string, args: string[]): { child: ChildProcess; done: Promise<CliRun> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, JUNEAU_CLUSTER_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c));
@@ -95,7 +99,13 @@ spec:
 `;
 
 /** Network namespaces, cgroups and mounts need root; elsewhere skipped saying so, or failing under CI=true. */
-const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
+const describeAsRoot = (title: string, body: () => void) =>
+  describeWhen(
+    process.getuid?.() === 0,
+    'needs root (network and mount namespaces, kubelets, containerd)',
+    title,
+    body,
+  );
 
 interface PodJson {
   metadata: { name: string };
@@ -111,7 +121,8 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
   let box: BoxState;
   let kubectlRun: (args: string[], input?: string) => ReturnType<typeof runKubectl>;
   let kubectl: (args: string[], input?: string) => Promise<string>;
-  const pods = async (app: string) => (JSON.parse(await kubectl(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as { items: PodJson[] }).items;
+  const pods = async (app: string) =>
+    (JSON.parse(await kubectl(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as { items: PodJson[] }).items;
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
   const inPodCidr = (ip: string, cidr: string) => ip.startsWith(cidr.replace(/0\/24$/, ''));
 
@@ -122,8 +133,17 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     const t0 = Date.now();
     const up = await cli(dir, ['up', '--nodes', '3', '--images', image]);
     log(`box figure: cluster up --nodes 3 = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    log(up.stderr.split('\n').filter((l) => l.startsWith('box:') || l.startsWith('cluster:build: built')).join('\n'));
-    const status = JSON.parse((await cli(dir, ['status', '--json'])).stdout) as { binDir: string; kubeconfigPath: string; box: BoxState };
+    log(
+      up.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('box:') || l.startsWith('cluster:build: built'))
+        .join('\n'),
+    );
+    const status = JSON.parse((await cli(dir, ['status', '--json'])).stdout) as {
+      binDir: string;
+      kubeconfigPath: string;
+      box: BoxState;
+    };
     box = status.box;
     kubectlRun = (args, input) => runKubectl(status.binDir, status.kubeconfigPath, args, { input });
     kubectl = async (args, input) => {
@@ -157,10 +177,11 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
       expect(n.status.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
       expect(n.spec.taints ?? []).toEqual([]);
     }
-    for (const p of box.processes) log(`box figure: RSS ${p.node ?? 'host'}/${p.name} = ${rssMiB(p.pid)?.toFixed(0)} MiB`);
+    for (const p of box.processes)
+      log(`box figure: RSS ${p.node ?? 'host'}/${p.name} = ${rssMiB(p.pid)?.toFixed(0)} MiB`);
   });
 
-  test('a Deployment spread over every node runs, pods addressed from their node\'s range; a hostNetwork DaemonSet runs on every node', async () => {
+  test("a Deployment spread over every node runs, pods addressed from their node's range; a hostNetwork DaemonSet runs on every node", async () => {
     const t0 = Date.now();
     await kubectl(['apply', '--server-side', '-f', '-'], WEB);
     await kubectl(['rollout', 'status', 'deployment/web', '--timeout=300s']);
@@ -173,7 +194,9 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
       expect(inPodCidr(p.status.podIP!, nodeOf(p.spec.nodeName!).podCidr)).toBe(true);
     }
     const hostnet = await pods('hostnet');
-    expect(hostnet.map((p) => [p.spec.nodeName, p.status.phase, p.status.podIP]).sort()).toEqual(box.nodes.map((n) => [n.name, 'Running', n.ip]));
+    expect(hostnet.map((p) => [p.spec.nodeName, p.status.phase, p.status.podIP]).sort()).toEqual(
+      box.nodes.map((n) => [n.name, 'Running', n.ip]),
+    );
   });
 
   test('kubectl exec and kubectl logs reach a pod on every node', async () => {
@@ -183,11 +206,14 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     }
   });
 
-  test('each node has its own /sys/fs/bpf: a hostPath into it shows that node\'s bpffs, not another\'s or the host\'s', async () => {
-    for (const node of box.nodes) await cmd('nsenter', [`--mount=${mountNsFile(node)}`, 'mkdir', `/sys/fs/bpf/${node.name}-${box.id}`]);
+  test("each node has its own /sys/fs/bpf: a hostPath into it shows that node's bpffs, not another's or the host's", async () => {
+    for (const node of box.nodes)
+      await cmd('nsenter', [`--mount=${mountNsFile(node)}`, 'mkdir', `/sys/fs/bpf/${node.name}-${box.id}`]);
     for (const p of await pods('hostnet')) {
       // (A fresh bpffs also holds the kernel's maps.debug and progs.debug.)
-      const entries = (await kubectl(['exec', p.metadata.name, '--', 'ls', '/bpf'])).split('\n').filter((e) => e && !e.endsWith('.debug'));
+      const entries = (await kubectl(['exec', p.metadata.name, '--', 'ls', '/bpf']))
+        .split('\n')
+        .filter((e) => e && !e.endsWith('.debug'));
       expect(entries).toEqual([`${p.spec.nodeName}-${box.id}`]);
     }
     expect(fs.readdirSync('/sys/fs/bpf').filter((f) => f.includes(box.id))).toEqual([]);
@@ -199,7 +225,9 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     const client = web.find((p) => p.spec.nodeName === 'node-0')!;
     // (busybox 1.35's wget -T segfaults after a successful transfer: `timeout` bounds it instead.)
     const loop = `for i in $(seq 60); do timeout 5 wget -q -O - http://${clusterIp}/; done`;
-    const answers = new Set((await kubectl(['exec', client.metadata.name, '--', 'sh', '-c', loop])).split('\n').filter(Boolean));
+    const answers = new Set(
+      (await kubectl(['exec', client.metadata.name, '--', 'sh', '-c', loop])).split('\n').filter(Boolean),
+    );
     expect([...answers].sort()).toEqual(web.map((p) => p.metadata.name).sort());
     // The path is kube-proxy's: its nftables table in the client's node holds the Service address.
     expect(await inNetns(nodeOf('node-0').netns, 'nft', ['list', 'table', 'ip', 'kube-proxy'])).toContain(clusterIp);
@@ -207,19 +235,32 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
 
   test('a pod reaches the API server through the `kubernetes` Service with its own ServiceAccount token', async () => {
     const [pod] = await pods('web');
-    const get = (auth: string) => ['exec', pod.metadata.name, '--', 'sh', '-c', `timeout 10 wget -q -O - ${auth} https://10.96.0.1/api`];
+    const get = (auth: string) => [
+      'exec',
+      pod.metadata.name,
+      '--',
+      'sh',
+      '-c',
+      `timeout 10 wget -q -O - ${auth} https://10.96.0.1/api`,
+    ];
     // Anonymous discovery is refused (403), so an answer proves the projected token authenticated.
     const anonymous = await kubectlRun(get(''));
     expect(anonymous.code).not.toBe(0);
     expect(anonymous.stderr).toContain('403 Forbidden');
-    const api = JSON.parse(await kubectl(get('--header "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)"'))) as {
+    const api = JSON.parse(
+      await kubectl(get('--header "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)"')),
+    ) as {
       kind: string;
       serverAddressByClientCIDRs: Array<{ serverAddress: string }>;
     };
     expect(api.kind).toBe('APIVersions');
-    expect(api.serverAddressByClientCIDRs[0].serverAddress).toMatch(new RegExp(`^${box.hostIp.replace(/\./g, '\\.')}:\\d+$`));
+    expect(api.serverAddressByClientCIDRs[0].serverAddress).toMatch(
+      new RegExp(`^${box.hostIp.replace(/\./g, '\\.')}:\\d+$`),
+    );
     // The root-ca publisher's kube-root-ca.crt, projected next to the token.
-    expect(await kubectl(['exec', pod.metadata.name, '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt'])).toContain('BEGIN CERTIFICATE');
+    expect(
+      await kubectl(['exec', pod.metadata.name, '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt']),
+    ).toContain('BEGIN CERTIFICATE');
   });
 
   test('`up` again keeps the running box and imports more --images into every node', async () => {
@@ -230,8 +271,18 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     const pids = (b?: BoxState) => b?.processes.map((p) => `${p.node ?? 'host'}/${p.name}:${p.pid}`);
     expect(pids(readBoxState(path.join(dir, 'box.json')))).toEqual(pids(box));
     for (const node of box.nodes) {
-      const images = await cmd('ctr', ['--address', containerdPaths(node).socket, '-n', 'k8s.io', 'images', 'ls', '-q']);
-      expect(images.split('\n')).toEqual(expect.arrayContaining(['juneau.box/busybox:1', 'juneau.box/busybox:2', 'juneau.box/pause:1']));
+      const images = await cmd('ctr', [
+        '--address',
+        containerdPaths(node).socket,
+        '-n',
+        'k8s.io',
+        'images',
+        'ls',
+        '-q',
+      ]);
+      expect(images.split('\n')).toEqual(
+        expect.arrayContaining(['juneau.box/busybox:1', 'juneau.box/busybox:2', 'juneau.box/pause:1']),
+      );
     }
   });
 
@@ -253,7 +304,9 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
     child.kill('SIGKILL');
     const killed = await done;
     expect(killed.code).toBeNull(); // killed, not finished
-    expect(crashed?.processes.map((p) => p.name)).toEqual(expect.arrayContaining(['kube-scheduler', 'containerd', 'kubelet']));
+    expect(crashed?.processes.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['kube-scheduler', 'containerd', 'kubelet']),
+    );
     expect(leftovers(crashed!, before).length).toBeGreaterThan(0);
     await cli(dir, ['down']);
     expect(leftovers(crashed!, before, [dir])).toEqual([]);

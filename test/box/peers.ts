@@ -58,7 +58,11 @@ export class Running {
   private readonly waiters: Array<() => void> = [];
   readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
 
-  constructor(readonly bin: string, readonly args: string[], readonly child: ChildProcess = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] })) {
+  constructor(
+    readonly bin: string,
+    readonly args: string[],
+    readonly child: ChildProcess = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] }),
+  ) {
     let partial = '';
     const feed = (chunk: string, into: 'out' | 'err') => {
       if (into === 'err') this.stderr += chunk;
@@ -87,8 +91,12 @@ export class Running {
     let ended = false;
     void this.done.then(() => (ended = true));
     while (!re.test(this.lines.join('\n')) && !re.test(this.stderr)) {
-      if (ended) throw new Error(`${this.bin} ${this.args.slice(0, 4).join(' ')} ended before printing ${re}: ${this.stderr.trim()}`);
-      if (Date.now() > until) throw new Error(`${this.bin} ${this.args.slice(0, 4).join(' ')} did not print ${re} within ${timeoutMs} ms`);
+      if (ended)
+        throw new Error(
+          `${this.bin} ${this.args.slice(0, 4).join(' ')} ended before printing ${re}: ${this.stderr.trim()}`,
+        );
+      if (Date.now() > until)
+        throw new Error(`${this.bin} ${this.args.slice(0, 4).join(' ')} did not print ${re} within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 1000);
         this.waiters.push(() => {
@@ -102,7 +110,10 @@ export class Running {
   /** The last stdout line parsed as JSON, after the command ended with code 0. */
   async result<T>(): Promise<T> {
     const r = await this.done;
-    if (r.code !== 0) throw new Error(`${this.bin} ${this.args.slice(0, 4).join(' ')} exited ${r.code}: ${r.stdout.slice(-500)} ${r.stderr.trim()}`);
+    if (r.code !== 0)
+      throw new Error(
+        `${this.bin} ${this.args.slice(0, 4).join(' ')} exited ${r.code}: ${r.stdout.slice(-500)} ${r.stderr.trim()}`,
+      );
     return JSON.parse(this.lines.filter(Boolean).at(-1)!) as T;
   }
 }
@@ -119,12 +130,31 @@ export function runningIn(netns: string, bin: string, args: string[]): Running {
  * 1500-byte network behind a narrower link does: its MSS does not reveal the bottleneck, so a
  * sender learns it from the router's "fragmentation needed" only (Path MTU Discovery).
  */
-export async function addServerBehind(router: string, box: { id: string; nodes: Array<{ netns: string }> }, routerIp: string, prefix: string, mtu: number): Promise<{ server: string; serverIp: string; gateway: string }> {
+export async function addServerBehind(
+  router: string,
+  box: { id: string; nodes: Array<{ netns: string }> },
+  routerIp: string,
+  prefix: string,
+  mtu: number,
+): Promise<{ server: string; serverIp: string; gateway: string }> {
   const server = `js-${box.id}`;
   const gateway = `${prefix}.1`;
   const serverIp = `${prefix}.2`;
   await cmd('ip', ['netns', 'add', server]);
-  await cmd('ip', ['link', 'add', `js${box.id}`, 'netns', router, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', server]);
+  await cmd('ip', [
+    'link',
+    'add',
+    `js${box.id}`,
+    'netns',
+    router,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    'eth0',
+    'netns',
+    server,
+  ]);
   await inNetns(router, 'ip', ['link', 'set', `js${box.id}`, 'name', 'eth1', 'mtu', String(mtu), 'up']);
   await inNetns(router, 'ip', ['addr', 'add', `${gateway}/24`, 'dev', 'eth1']);
   await inNetns(router, 'sysctl', ['-qw', 'net.ipv4.ip_forward=1']);

@@ -19,7 +19,24 @@ export interface Running<T> {
 /** Starts capturing ARP on `ifname` of `netns`; resolves once tcpdump listens. */
 export async function captureArp(netns: string, ifname = 'eth0'): Promise<Running<Frame[]>> {
   const file = path.join(os.tmpdir(), `juneau-box-arp-${randomBytes(4).toString('hex')}.pcap`);
-  const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${netns}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-U', '-n', '-i', ifname, '-w', file, 'arp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tcpdump = spawn(
+    'nsenter',
+    [
+      `--net=/var/run/netns/${netns}`,
+      'tcpdump',
+      '-Z',
+      'root',
+      '--immediate-mode',
+      '-U',
+      '-n',
+      '-i',
+      ifname,
+      '-w',
+      file,
+      'arp',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   await new Promise<void>((resolve, reject) => {
     let err = '';
     tcpdump.stderr!.on('data', (c: Buffer) => {
@@ -47,20 +64,33 @@ export async function captureArp(netns: string, ifname = 'eth0'): Promise<Runnin
  * broadcast to the segment. Not an ordinary request from `address` for another host (the node's
  * kernel resolving the router to answer a connection to the VIP, with the VIP as its source).
  */
-export const gratuitousFor = (frames: Frame[], address: string) => frames.filter((f) => f.arp && f.arp.sip === address && (f.arp.tip === address || (f.arp.op === ARP_REPLY && f.dst === BROADCAST)));
+export const gratuitousFor = (frames: Frame[], address: string) =>
+  frames.filter(
+    (f) => f.arp && f.arp.sip === address && (f.arp.tip === address || (f.arp.op === ARP_REPLY && f.dst === BROADCAST)),
+  );
 
 /** The first broadcast request for `address` sent by `mac` (the router asking who has it). */
-export const firstBroadcastAsk = (frames: Frame[], address: string, mac: string) => frames.find((f) => f.arp?.op === ARP_REQUEST && f.arp.tip === address && f.dst === BROADCAST && f.src.toLowerCase() === mac);
+export const firstBroadcastAsk = (frames: Frame[], address: string, mac: string) =>
+  frames.find(
+    (f) => f.arp?.op === ARP_REQUEST && f.arp.tip === address && f.dst === BROADCAST && f.src.toLowerCase() === mac,
+  );
 
 /** The distinct MACs answering `count` broadcast ARP requests for `ip` from `netns` (iputils arping prints every reply). */
 export async function answeringMacs(netns: string, ip: string, count = 3): Promise<string[]> {
-  const r = await cmd('nsenter', [`--net=/var/run/netns/${netns}`, 'sh', '-c', `arping -c ${count} -w ${count + 1} -I eth0 ${ip} || true`]);
+  const r = await cmd('nsenter', [
+    `--net=/var/run/netns/${netns}`,
+    'sh',
+    '-c',
+    `arping -c ${count} -w ${count + 1} -I eth0 ${ip} || true`,
+  ]);
   return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
 }
 
 /** The MAC of the router's neighbour entry for `ip` (kept by the kernel with its default timers), if any. */
 export async function neighbourMac(netns: string, ip: string): Promise<string | undefined> {
-  const entries = JSON.parse(await cmd('nsenter', [`--net=/var/run/netns/${netns}`, 'ip', '-j', 'neigh', 'show', 'to', ip, 'dev', 'eth0'])) as Array<{ lladdr?: string }>;
+  const entries = JSON.parse(
+    await cmd('nsenter', [`--net=/var/run/netns/${netns}`, 'ip', '-j', 'neigh', 'show', 'to', ip, 'dev', 'eth0']),
+  ) as Array<{ lladdr?: string }>;
   return entries[0]?.lladdr?.toLowerCase();
 }
 
@@ -68,8 +98,15 @@ export async function neighbourMac(netns: string, ip: string): Promise<string | 
  * `kubectl get <args> --watch` until stopped. Resolves once the list part is printed (`listed`
  * lines, one per object that exists now), so every later line is a change made after the call.
  */
-export async function watchLines(kubectl: string, kubeconfig: string, args: string[], listed: number): Promise<Running<string[]>> {
-  const child = spawn(kubectl, [`--kubeconfig=${kubeconfig}`, 'get', ...args, '--watch', '--no-headers'], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function watchLines(
+  kubectl: string,
+  kubeconfig: string,
+  args: string[],
+  listed: number,
+): Promise<Running<string[]>> {
+  const child = spawn(kubectl, [`--kubeconfig=${kubeconfig}`, 'get', ...args, '--watch', '--no-headers'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const lines = () => out.split('\n').filter(Boolean);
@@ -85,7 +122,8 @@ export async function watchLines(kubectl: string, kubeconfig: string, args: stri
   });
   return {
     stop: async () => {
-      if (child.exitCode !== null) throw new Error(`kubectl get ${args.join(' ')} --watch ended during the window (${child.exitCode}): ${err}`);
+      if (child.exitCode !== null)
+        throw new Error(`kubectl get ${args.join(' ')} --watch ended during the window (${child.exitCode}): ${err}`);
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;

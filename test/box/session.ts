@@ -29,15 +29,26 @@ export interface BoxStatus {
 
 /** The box CLI (test/cluster/cli.ts) on the box in `dir`, as a user runs it; its stdout. */
 export function boxCli(dir: string, args: string[], stderr: 'pipe' | 'inherit' = 'pipe'): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, JUNEAU_CLUSTER_DIR: dir }, encoding: 'utf8', stdio: ['ignore', 'pipe', stderr], maxBuffer: 64 << 20 });
+  return execFileSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, JUNEAU_CLUSTER_DIR: dir },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', stderr],
+    maxBuffer: 64 << 20,
+  });
 }
 
-export const boxStatus = (dir: string, stderr: 'pipe' | 'inherit' = 'pipe'): BoxStatus => JSON.parse(boxCli(dir, ['status', '--json'], stderr)) as BoxStatus;
+export const boxStatus = (dir: string, stderr: 'pipe' | 'inherit' = 'pipe'): BoxStatus =>
+  JSON.parse(boxCli(dir, ['status', '--json'], stderr)) as BoxStatus;
 
 /** What a user builds from this tree before installing: the image archive and the manifests. */
 export function buildUserArtifacts(): void {
   execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
-  execFileSync('npx', ['cdk8s', 'synth'], { cwd: REPO_ROOT, env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npx', ['cdk8s', 'synth'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 export function kubectlFor(status: Pick<BoxStatus, 'binDir' | 'kubeconfigPath'>): Kubectl {
@@ -71,7 +82,10 @@ export interface EchoDeploymentOptions {
 /** A Deployment of the project's echo image (scripts/images/echo.ts) in `default`, ready once it listens. */
 export function echoDeployment(o: EchoDeploymentOptions): string {
   const labels = JSON.stringify({ app: 'echo', ...o.labels });
-  const ports = [`{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }`, ...(o.udp ? [`{ containerPort: ${ECHO_UDP_PORT}, protocol: UDP }`] : [])];
+  const ports = [
+    `{ containerPort: ${ECHO_HTTP_PORT}, protocol: TCP }`,
+    ...(o.udp ? [`{ containerPort: ${ECHO_UDP_PORT}, protocol: UDP }`] : []),
+  ];
   return `apiVersion: apps/v1
 kind: Deployment
 metadata: { name: ${o.name ?? 'echo'}, namespace: default }

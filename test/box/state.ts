@@ -69,14 +69,18 @@ export function checkNodeCount(nodeCount: number): void {
  */
 export function parseNodeSubnet(cidr: string): string {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.0\/24$/.exec(cidr);
-  if (!m || m.slice(1).some((o) => Number(o) > 255)) throw new Error(`--node-subnet: expected an IPv4 /24 like 10.225.32.0/24, got ${JSON.stringify(cidr)}`);
+  if (!m || m.slice(1).some((o) => Number(o) > 255))
+    throw new Error(`--node-subnet: expected an IPv4 /24 like 10.225.32.0/24, got ${JSON.stringify(cidr)}`);
   return m.slice(1, 4).join('.');
 }
 
 export function newBoxState(nodeCount: number, stateFile: string, segmentOverride?: string): BoxState {
   checkNodeCount(nodeCount);
   // A segment already routed on the host (another box's, a real network) would be shadowed.
-  if (segmentOverride && hostRoutes().some((r) => r.startsWith(`${segmentOverride}.`))) throw new Error(`--node-subnet: ${segmentOverride}.0/24 is already routed on this host (another box, or a real network)`);
+  if (segmentOverride && hostRoutes().some((r) => r.startsWith(`${segmentOverride}.`)))
+    throw new Error(
+      `--node-subnet: ${segmentOverride}.0/24 is already routed on this host (another box, or a real network)`,
+    );
   const id = randomBytes(3).toString('hex');
   const subnet = claimSubnet(stateFile);
   const segment = segmentOverride ?? `10.226.${subnet}`;
@@ -170,7 +174,9 @@ export function releaseSubnet(state: BoxState, stateFile: string): void {
 }
 
 function hostRoutes(): string[] {
-  const routes = JSON.parse(execFileSync('ip', ['-j', 'route', 'show'], { encoding: 'utf8' })) as Array<{ dst: string }>;
+  const routes = JSON.parse(execFileSync('ip', ['-j', 'route', 'show'], { encoding: 'utf8' })) as Array<{
+    dst: string;
+  }>;
   return routes.map((r) => r.dst);
 }
 

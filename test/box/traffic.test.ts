@@ -31,7 +31,13 @@ const NS = 'juneau-system';
 const CONNECTIONS = 200;
 const FLUSH_EVERY = 10;
 
-const describeAsRoot = (title: string, body: () => void) => describeWhen(process.getuid?.() === 0, 'needs root (network and mount namespaces, kubelets, containerd)', title, body);
+const describeAsRoot = (title: string, body: () => void) =>
+  describeWhen(
+    process.getuid?.() === 0,
+    'needs root (network and mount namespaces, kubelets, containerd)',
+    title,
+    body,
+  );
 
 /** The pool and network of the examples, the echo Deployment on `nodes` (one pod each) and its Service. */
 function manifest(nodes: string[]): string {
@@ -73,33 +79,36 @@ interface Connection {
   out: string;
 }
 
-describeAsRoot('real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (issue 14 item 3)', () => {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-traffic-box-'));
-  const dir = path.join(work, 'cluster');
-  let box: BoxState;
-  let router = '';
-  let kubectl: (args: string[], input?: string) => Promise<string>;
-  let backendNodes: string[] = [];
+describeAsRoot(
+  'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (issue 14 item 3)',
+  () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-traffic-box-'));
+    const dir = path.join(work, 'cluster');
+    let box: BoxState;
+    let router = '';
+    let kubectl: (args: string[], input?: string) => Promise<string>;
+    let backendNodes: string[] = [];
 
-  const inRouter = (script: string, timeoutMs = 900_000) => cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
+    const inRouter = (script: string, timeoutMs = 900_000) =>
+      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
 
-  /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
-  async function answeringMacs(ip: string): Promise<string[]> {
-    const r = await inRouter(`arping -c 3 -w 4 -I eth0 ${ip} || true`);
-    return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
-  }
+    /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
+    async function answeringMacs(ip: string): Promise<string[]> {
+      const r = await inRouter(`arping -c 3 -w 4 -I eth0 ${ip} || true`);
+      return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
+    }
 
-  /**
-   * `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the
-   * router's neighbour entry flushed every `flushEvery`. The connections between two flushes run
-   * at once: the first SYN starts the one ARP resolution and the others wait on the same incomplete
-   * neighbour entry, so every connection of a group goes to the one MAC the router cached — what
-   * the same connections made one after another would do (later replies to that one request fall
-   * within the entry's 1 s locktime and do not replace it) — without a failing group costing 2 s
-   * per connection.
-   */
-  async function replay(n: number, flushEvery = FLUSH_EVERY): Promise<Connection[]> {
-    const out = await inRouter(`dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+    /**
+     * `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the
+     * router's neighbour entry flushed every `flushEvery`. The connections between two flushes run
+     * at once: the first SYN starts the one ARP resolution and the others wait on the same incomplete
+     * neighbour entry, so every connection of a group goes to the one MAC the router cached — what
+     * the same connections made one after another would do (later replies to that one request fall
+     * within the entry's 1 s locktime and do not replace it) — without a failing group costing 2 s
+     * per connection.
+     */
+    async function replay(n: number, flushEvery = FLUSH_EVERY): Promise<Connection[]> {
+      const out = await inRouter(`dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 for g in $(seq 0 ${flushEvery} ${n - 1}); do
   ip neigh flush to ${VIP} dev eth0
   for i in $(seq $g $((g + ${flushEvery} - 1))); do
@@ -113,227 +122,311 @@ for g in $(seq 0 ${flushEvery} ${n - 1}); do
     r=$(cat "$dir/$i"); echo "\${r%% *} \${mac:-none} \${r#* }"
   done
 done`);
-    const lines = out.split('\n').filter(Boolean);
-    return lines.map((l) => {
-      const [status, mac, ...rest] = l.split(' ');
-      return { ok: status === 'ok', mac, out: rest.join(' ') };
+      const lines = out.split('\n').filter(Boolean);
+      return lines.map((l) => {
+        const [status, mac, ...rest] = l.split(' ');
+        return { ok: status === 'ok', mac, out: rest.join(' ') };
+      });
+    }
+
+    /** The node each MAC belongs to (eth0 of each node), to name what the router cached. */
+    async function nodeOfMac(): Promise<Map<string, string>> {
+      const macs = await Promise.all(
+        box.nodes.map(
+          async (n) =>
+            [
+              (
+                JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
+                  address: string;
+                }>
+              )[0].address,
+              n.name,
+            ] as const,
+        ),
+      );
+      return new Map(macs);
+    }
+
+    /** Connections per (node the router cached, outcome), e.g. `node-0 ok: 120`. */
+    async function tally(conns: Connection[]): Promise<Record<string, number>> {
+      const byMac = await nodeOfMac();
+      const t: Record<string, number> = {};
+      for (const c of conns) {
+        const k = `${byMac.get(c.mac) ?? c.mac} ${c.ok ? 'ok' : 'failed'}`;
+        t[k] = (t[k] ?? 0) + 1;
+      }
+      return t;
+    }
+
+    /**
+     * The node whose kernel answers a broadcast ARP request first: an address outside the pool (no
+     * guard) on every node's `lo`, asked three times. On this bridge it is the same node every time
+     * (most likely the order the bridge floods its ports in); on a real segment it would vary.
+     */
+    async function firstKernelToAnswer(): Promise<string> {
+      const probe = `${NODE_SUBNET}.239`;
+      for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'add', `${probe}/32`, 'dev', 'lo']);
+      const byMac = await nodeOfMac();
+      const firsts: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        await inRouter(`ip neigh flush to ${probe} dev eth0`);
+        const r = await inRouter(`arping -c 1 -w 2 -I eth0 ${probe} || true`);
+        firsts.push(byMac.get(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/.exec(r)?.[1].toLowerCase() ?? '') ?? 'none');
+      }
+      for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'del', `${probe}/32`, 'dev', 'lo']);
+      figure('box: the kernel answering a broadcast ARP request first, 3 probes', firsts.join(', '));
+      expect(new Set(firsts).size).toBe(1);
+      return firsts[0];
+    }
+
+    const advertisedNode = async () =>
+      (
+        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
+          items: Array<{ spec: { address: string; nodeName: string } }>;
+        }
+      ).items
+        .filter((a) => a.spec.address === VIP)
+        .map((a) => a.spec.nodeName);
+    const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
+
+    /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
+    function agentPid(node: string): number {
+      const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
+      expect(pids).toHaveLength(1);
+      return Number(pids[0]);
+    }
+
+    beforeAll(async () => {
+      // What the user builds (the image and the manifests, from this tree), and the echo image.
+      buildUserArtifacts();
+      const echo = path.join(work, 'echo.oci.tar');
+      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
+      const t0 = Date.now();
+      boxCli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${echo}`]);
+      figure('box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
+      const status = boxStatus(dir);
+      box = status.box;
+      kubectl = kubectlFor(status);
+      router = await addRouter(box, ROUTER_IP);
+
+      const tInstall = Date.now();
+      await installJuneau(kubectl);
+      figure('box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
     });
-  }
 
-  /** The node each MAC belongs to (eth0 of each node), to name what the router cached. */
-  async function nodeOfMac(): Promise<Map<string, string>> {
-    const macs = await Promise.all(box.nodes.map(async (n) => [(JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>)[0].address, n.name] as const));
-    return new Map(macs);
-  }
+    afterAll(async () => {
+      if (router) await cmd('ip', ['netns', 'del', router]);
+      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+      fs.rmSync(work, { recursive: true, force: true });
+    });
 
-  /** Connections per (node the router cached, outcome), e.g. `node-0 ok: 120`. */
-  async function tally(conns: Connection[]): Promise<Record<string, number>> {
-    const byMac = await nodeOfMac();
-    const t: Record<string, number> = {};
-    for (const c of conns) {
-      const k = `${byMac.get(c.mac) ?? c.mac} ${c.ok ? 'ok' : 'failed'}`;
-      t[k] = (t[k] ?? 0) + 1;
-    }
-    return t;
-  }
+    test('SLB-5, OPS-1: kubectl apply of the echo Deployment (2 of 3 nodes) and its Local LoadBalancer Service -> the VIP answers HTTP with the router as the client, through kube-proxy on a backend node', async () => {
+      // Backends on the two nodes whose kernels do not answer first: with the guard off, the router
+      // then caches the node without a backend, as the seed's HAProxy did.
+      const first = await firstKernelToAnswer();
+      backendNodes = box.nodes.map((n) => n.name).filter((n) => n !== first);
+      const tApply = Date.now();
+      await kubectl(['apply', '--server-side', '-f', '-'], manifest(backendNodes));
+      let page = '';
+      for (const until = Date.now() + 300_000; Date.now() < until && !page; await sleep(250)) {
+        page = (await inRouter(`curl -s -m 2 http://${VIP}/ || true`)).trim();
+      }
+      figure('box: kubectl apply -> the VIP answering HTTP', elapsedSince(tApply));
+      expect(page).toMatch(
+        new RegExp(`^client=${ROUTER_IP.replace(/\./g, '\\.')} pod=echo-\\S+ node=(${backendNodes.join('|')})$`),
+      );
+      // The seed's precondition holds: every node's kernel holds the VIP, on kube-ipvs0.
+      for (const n of box.nodes) {
+        const addrs = await inNetns(n.netns, 'ip', ['-4', '-o', 'addr', 'show', 'dev', KUBE_IPVS0]);
+        expect({ node: n.name, vip: addrs.includes(` ${VIP}/32 `) }).toEqual({ node: n.name, vip: true });
+      }
+      // The connection went through kube-proxy's nftables DNAT, not to a local socket on the VIP.
+      const answering = /node=(\S+)/.exec(page)![1];
+      const nft = await inNetns(box.nodes.find((n) => n.name === answering)!.netns, 'nft', [
+        'list',
+        'table',
+        'ip',
+        'kube-proxy',
+      ]);
+      expect(nft).toContain(VIP);
+    });
 
-  /**
-   * The node whose kernel answers a broadcast ARP request first: an address outside the pool (no
-   * guard) on every node's `lo`, asked three times. On this bridge it is the same node every time
-   * (most likely the order the bridge floods its ports in); on a real segment it would vary.
-   */
-  async function firstKernelToAnswer(): Promise<string> {
-    const probe = `${NODE_SUBNET}.239`;
-    for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'add', `${probe}/32`, 'dev', 'lo']);
-    const byMac = await nodeOfMac();
-    const firsts: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      await inRouter(`ip neigh flush to ${probe} dev eth0`);
-      const r = await inRouter(`arping -c 1 -w 2 -I eth0 ${probe} || true`);
-      firsts.push(byMac.get(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/.exec(r)?.[1].toLowerCase() ?? '') ?? 'none');
-    }
-    for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'del', `${probe}/32`, 'dev', 'lo']);
-    figure('box: the kernel answering a broadcast ARP request first, 3 probes', firsts.join(', '));
-    expect(new Set(firsts).size).toBe(1);
-    return firsts[0];
-  }
-
-  const advertisedNode = async () => (JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as { items: Array<{ spec: { address: string; nodeName: string } }> }).items.filter((a) => a.spec.address === VIP).map((a) => a.spec.nodeName);
-  const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
-
-  /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
-  function agentPid(node: string): number {
-    const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
-    expect(pids).toHaveLength(1);
-    return Number(pids[0]);
-  }
-
-  beforeAll(async () => {
-    // What the user builds (the image and the manifests, from this tree), and the echo image.
-    buildUserArtifacts();
-    const echo = path.join(work, 'echo.oci.tar');
-    fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-    const t0 = Date.now();
-    boxCli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${echo}`]);
-    figure('box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-    const status = boxStatus(dir);
-    box = status.box;
-    kubectl = kubectlFor(status);
-    router = await addRouter(box, ROUTER_IP);
-
-    const tInstall = Date.now();
-    await installJuneau(kubectl);
-    figure('box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
-  });
-
-  afterAll(async () => {
-    if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-    fs.rmSync(work, { recursive: true, force: true });
-  });
-
-  test('SLB-5, OPS-1: kubectl apply of the echo Deployment (2 of 3 nodes) and its Local LoadBalancer Service -> the VIP answers HTTP with the router as the client, through kube-proxy on a backend node', async () => {
-    // Backends on the two nodes whose kernels do not answer first: with the guard off, the router
-    // then caches the node without a backend, as the seed's HAProxy did.
-    const first = await firstKernelToAnswer();
-    backendNodes = box.nodes.map((n) => n.name).filter((n) => n !== first);
-    const tApply = Date.now();
-    await kubectl(['apply', '--server-side', '-f', '-'], manifest(backendNodes));
-    let page = '';
-    for (const until = Date.now() + 300_000; Date.now() < until && !page; await sleep(250)) {
-      page = (await inRouter(`curl -s -m 2 http://${VIP}/ || true`)).trim();
-    }
-    figure('box: kubectl apply -> the VIP answering HTTP', elapsedSince(tApply));
-    expect(page).toMatch(new RegExp(`^client=${ROUTER_IP.replace(/\./g, '\\.')} pod=echo-\\S+ node=(${backendNodes.join('|')})$`));
-    // The seed's precondition holds: every node's kernel holds the VIP, on kube-ipvs0.
-    for (const n of box.nodes) {
-      const addrs = await inNetns(n.netns, 'ip', ['-4', '-o', 'addr', 'show', 'dev', KUBE_IPVS0]);
-      expect({ node: n.name, vip: addrs.includes(` ${VIP}/32 `) }).toEqual({ node: n.name, vip: true });
-    }
-    // The connection went through kube-proxy's nftables DNAT, not to a local socket on the VIP.
-    const answering = /node=(\S+)/.exec(page)![1];
-    const nft = await inNetns(box.nodes.find((n) => n.name === answering)!.netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']);
-    expect(nft).toContain(VIP);
-  });
-
-  test('UDP echo through the VIP (kube-proxy DNAT of a datagram to the local endpoint)', async () => {
-    const script = `const s = require('node:dgram').createSocket('udp4'); const msg = Buffer.from('juneau-' + process.pid);
+    test('UDP echo through the VIP (kube-proxy DNAT of a datagram to the local endpoint)', async () => {
+      const script = `const s = require('node:dgram').createSocket('udp4'); const msg = Buffer.from('juneau-' + process.pid);
 let tries = 0; const send = () => { if (++tries > 10) { console.log('NO ANSWER'); process.exit(1); } s.send(msg, 7, '${VIP}'); };
 s.on('message', (m, r) => { console.log(JSON.stringify({ same: m.equals(msg), from: r.address + ':' + r.port })); process.exit(0); });
 send(); setInterval(send, 1000);`;
-    const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], { timeoutMs: 30_000 });
-    expect(JSON.parse(out)).toEqual({ same: true, from: `${VIP}:7` });
-  });
+      const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], {
+        timeoutMs: 30_000,
+      });
+      expect(JSON.parse(out)).toEqual({ same: true, from: `${VIP}:7` });
+    });
 
-  test(`OPS-1, OPS-2, SLB-5, EN-11: guard on — ${CONNECTIONS} TCP connections, the router's neighbour entry flushed every ${FLUSH_EVERY}: all succeed, each page naming the router as the client`, async () => {
-    const conns = await replay(CONNECTIONS);
-    expect(conns).toHaveLength(CONNECTIONS);
-    const t = await tally(conns);
-    figure('seed-004 in connections, guard on (Juneau): connections that succeeded', `${conns.filter((c) => c.ok).length}/${CONNECTIONS}`);
-    figure('seed-004 in connections, guard on: by the node the router cached', JSON.stringify(t));
-    expect(conns.filter((c) => !c.ok)).toEqual([]);
-    expect(conns.filter((c) => !c.out.startsWith(`client=${ROUTER_IP} `))).toEqual([]);
-    // Exactly one MAC all along (flushed 20 times): the node the ARPAdvertisement names, a backend node.
-    const adverts = await advertisedNode();
-    expect(adverts).toHaveLength(1);
-    expect(backendNodes).toContain(adverts[0]);
-    expect(Object.keys(t)).toEqual([`${adverts[0]} ok`]);
-  });
+    test(`OPS-1, OPS-2, SLB-5, EN-11: guard on — ${CONNECTIONS} TCP connections, the router's neighbour entry flushed every ${FLUSH_EVERY}: all succeed, each page naming the router as the client`, async () => {
+      const conns = await replay(CONNECTIONS);
+      expect(conns).toHaveLength(CONNECTIONS);
+      const t = await tally(conns);
+      figure(
+        'seed-004 in connections, guard on (Juneau): connections that succeeded',
+        `${conns.filter((c) => c.ok).length}/${CONNECTIONS}`,
+      );
+      figure('seed-004 in connections, guard on: by the node the router cached', JSON.stringify(t));
+      expect(conns.filter((c) => !c.ok)).toEqual([]);
+      expect(conns.filter((c) => !c.out.startsWith(`client=${ROUTER_IP} `))).toEqual([]);
+      // Exactly one MAC all along (flushed 20 times): the node the ARPAdvertisement names, a backend node.
+      const adverts = await advertisedNode();
+      expect(adverts).toHaveLength(1);
+      expect(backendNodes).toContain(adverts[0]);
+      expect(Object.keys(t)).toEqual([`${adverts[0]} ok`]);
+    });
 
-  test('agent SIGKILL on the answering node while the router re-resolves the VIP before every connection: every connection succeeds (the pinned XDP program keeps answering)', async () => {
-    const [node] = await advertisedNode();
-    const pid = agentPid(node);
-    type AgentPods = { items: Array<{ status: { containerStatuses?: Array<{ ready: boolean; restartCount: number }> } }> };
-    const restartedAndReady = async () => {
-      const st = (JSON.parse(await kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '--field-selector', `spec.nodeName=${node}`, '-o', 'json'])) as AgentPods).items[0]?.status.containerStatuses?.[0];
-      return !!st && st.restartCount > 0 && st.ready;
-    };
-    process.kill(pid, 'SIGKILL');
-    const killed = Date.now();
-    // Connections, each after a neighbour flush, until the kubelet has the agent back: the whole window without it.
-    const done: Connection[] = [];
-    for (const until = Date.now() + 120_000; ; ) {
-      done.push(...(await replay(10, 1)));
-      if (await restartedAndReady()) break;
-      if (Date.now() > until) throw new Error(`the agent on ${node} was not restarted and Ready within 120 s`);
-    }
-    figure('box: agent SIGKILL on the answering node: connections (each after a neighbour flush) until it is back that succeeded', `${done.filter((c) => c.ok).length}/${done.length}`);
-    expect(done.filter((c) => !c.ok)).toEqual([]);
-    expect(Object.keys(await tally(done))).toEqual([`${node} ok`]); // answered by that node's pinned program all along
-    figure('box: agent SIGKILL -> restarted by the kubelet and Ready (seen between connection groups)', elapsedSince(killed));
-  });
+    test('agent SIGKILL on the answering node while the router re-resolves the VIP before every connection: every connection succeeds (the pinned XDP program keeps answering)', async () => {
+      const [node] = await advertisedNode();
+      const pid = agentPid(node);
+      type AgentPods = {
+        items: Array<{ status: { containerStatuses?: Array<{ ready: boolean; restartCount: number }> } }>;
+      };
+      const restartedAndReady = async () => {
+        const st = (
+          JSON.parse(
+            await kubectl([
+              '-n',
+              NS,
+              'get',
+              'pods',
+              '-l',
+              'app.kubernetes.io/name=juneau-agent',
+              '--field-selector',
+              `spec.nodeName=${node}`,
+              '-o',
+              'json',
+            ]),
+          ) as AgentPods
+        ).items[0]?.status.containerStatuses?.[0];
+        return !!st && st.restartCount > 0 && st.ready;
+      };
+      process.kill(pid, 'SIGKILL');
+      const killed = Date.now();
+      // Connections, each after a neighbour flush, until the kubelet has the agent back: the whole window without it.
+      const done: Connection[] = [];
+      for (const until = Date.now() + 120_000; ;) {
+        done.push(...(await replay(10, 1)));
+        if (await restartedAndReady()) break;
+        if (Date.now() > until) throw new Error(`the agent on ${node} was not restarted and Ready within 120 s`);
+      }
+      figure(
+        'box: agent SIGKILL on the answering node: connections (each after a neighbour flush) until it is back that succeeded',
+        `${done.filter((c) => c.ok).length}/${done.length}`,
+      );
+      expect(done.filter((c) => !c.ok)).toEqual([]);
+      expect(Object.keys(await tally(done))).toEqual([`${node} ok`]); // answered by that node's pinned program all along
+      figure(
+        'box: agent SIGKILL -> restarted by the kubelet and Ready (seen between connection groups)',
+        elapsedSince(killed),
+      );
+    });
 
-  test('the leader controller SIGKILLed during connections: every connection succeeds, answered by the same node (the data plane does not wait for the controller) until a new leader holds the Lease', async () => {
-    const [answering] = await advertisedNode();
-    type Lease = { spec: { holderIdentity: string } };
-    // `<pod>_<random per process>`: a restarted leader comes back under a new identity.
-    const holder = async () => (JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as Lease).spec.holderIdentity;
-    const leaderIdentity = await holder();
-    const leader = leaderIdentity.split('_')[0];
-    // The leader's process, found from the host by its pod name (the runtime sets HOSTNAME to it).
-    const pids = pidsOf('juneau-controller', (pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOSTNAME=${leader}`));
-    expect(pids).toHaveLength(1);
-    process.kill(Number(pids[0]), 'SIGKILL');
-    const killed = Date.now();
-    // Connections in groups of 20 (neighbour flushed every 10) until a new leader: the whole leaderless window.
-    const done: Connection[] = [];
-    for (const until = Date.now() + 120_000; ; ) {
-      done.push(...(await replay(20)));
-      if ((await holder()) !== leaderIdentity) break;
-      if (Date.now() > until) throw new Error('no new controller identity took the Lease within 120 s');
-    }
-    figure('box: leader controller SIGKILL -> a new leader holds the Lease (seen between connection groups)', elapsedSince(killed));
-    figure('box: leader controller SIGKILL: connections until a new leader that succeeded', `${done.filter((c) => c.ok).length}/${done.length}`);
-    expect(done.filter((c) => !c.ok)).toEqual([]);
-    expect(Object.keys(await tally(done))).toEqual([`${answering} ok`]);
-  });
+    test('the leader controller SIGKILLed during connections: every connection succeeds, answered by the same node (the data plane does not wait for the controller) until a new leader holds the Lease', async () => {
+      const [answering] = await advertisedNode();
+      type Lease = { spec: { holderIdentity: string } };
+      // `<pod>_<random per process>`: a restarted leader comes back under a new identity.
+      const holder = async () =>
+        (JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as Lease).spec
+          .holderIdentity;
+      const leaderIdentity = await holder();
+      const leader = leaderIdentity.split('_')[0];
+      // The leader's process, found from the host by its pod name (the runtime sets HOSTNAME to it).
+      const pids = pidsOf('juneau-controller', (pid) =>
+        fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOSTNAME=${leader}`),
+      );
+      expect(pids).toHaveLength(1);
+      process.kill(Number(pids[0]), 'SIGKILL');
+      const killed = Date.now();
+      // Connections in groups of 20 (neighbour flushed every 10) until a new leader: the whole leaderless window.
+      const done: Connection[] = [];
+      for (const until = Date.now() + 120_000; ;) {
+        done.push(...(await replay(20)));
+        if ((await holder()) !== leaderIdentity) break;
+        if (Date.now() > until) throw new Error('no new controller identity took the Lease within 120 s');
+      }
+      figure(
+        'box: leader controller SIGKILL -> a new leader holds the Lease (seen between connection groups)',
+        elapsedSince(killed),
+      );
+      figure(
+        'box: leader controller SIGKILL: connections until a new leader that succeeded',
+        `${done.filter((c) => c.ok).length}/${done.length}`,
+      );
+      expect(done.filter((c) => !c.ok)).toEqual([]);
+      expect(Object.keys(await tally(done))).toEqual([`${answering} ok`]);
+    });
 
-  test('SLB-7: the answering node loses its backend pod (cordoned, pod deleted) -> the VIP moves to the other backend node and serves from there; the backend back does not move it again', async () => {
-    const [from] = await advertisedNode();
-    const to = backendNodes.find((n) => n !== from)!;
-    const pod = (JSON.parse(await kubectl(['get', 'pods', '-l', 'app=echo', '--field-selector', `spec.nodeName=${from}`, '-o', 'json'])) as { items: Array<{ metadata: { name: string } }> }).items[0].metadata.name;
-    await kubectl(['cordon', from]);
-    const t0 = Date.now();
-    await kubectl(['delete', 'pod', pod, '--wait=false']);
-    for (const until = Date.now() + 120_000; (await advertisedNode()).join() !== to; await sleep(250)) {
-      if (Date.now() > until) throw new Error(`the ARPAdvertisement for ${VIP} did not move to ${to}`);
-    }
-    figure('box: backend pod deleted on the answering node -> ARPAdvertisement moved', elapsedSince(t0));
-    // A router that re-resolves (ARP-8: no gratuitous ARP, so one that does not waits for its entry to expire).
-    let served: Connection | undefined;
-    for (const until = Date.now() + 60_000; !served; ) {
-      const [c] = await replay(1, 1);
-      if (c.ok) served = c;
-      else if (Date.now() > until) throw new Error(`no connection to ${VIP} succeeded within 60 s of the move`);
-    }
-    figure('box: backend pod deleted -> first connection served by the other node (router re-resolving)', elapsedSince(t0));
-    expect(served.out).toContain(`node=${to}`);
-    expect((await nodeOfMac()).get(served.mac)).toBe(to);
+    test('SLB-7: the answering node loses its backend pod (cordoned, pod deleted) -> the VIP moves to the other backend node and serves from there; the backend back does not move it again', async () => {
+      const [from] = await advertisedNode();
+      const to = backendNodes.find((n) => n !== from)!;
+      const pod = (
+        JSON.parse(
+          await kubectl(['get', 'pods', '-l', 'app=echo', '--field-selector', `spec.nodeName=${from}`, '-o', 'json']),
+        ) as { items: Array<{ metadata: { name: string } }> }
+      ).items[0].metadata.name;
+      await kubectl(['cordon', from]);
+      const t0 = Date.now();
+      await kubectl(['delete', 'pod', pod, '--wait=false']);
+      for (const until = Date.now() + 120_000; (await advertisedNode()).join() !== to; await sleep(250)) {
+        if (Date.now() > until) throw new Error(`the ARPAdvertisement for ${VIP} did not move to ${to}`);
+      }
+      figure('box: backend pod deleted on the answering node -> ARPAdvertisement moved', elapsedSince(t0));
+      // A router that re-resolves (ARP-8: no gratuitous ARP, so one that does not waits for its entry to expire).
+      let served: Connection | undefined;
+      for (const until = Date.now() + 60_000; !served;) {
+        const [c] = await replay(1, 1);
+        if (c.ok) served = c;
+        else if (Date.now() > until) throw new Error(`no connection to ${VIP} succeeded within 60 s of the move`);
+      }
+      figure(
+        'box: backend pod deleted -> first connection served by the other node (router re-resolving)',
+        elapsedSince(t0),
+      );
+      expect(served.out).toContain(`node=${to}`);
+      expect((await nodeOfMac()).get(served.mac)).toBe(to);
 
-    await kubectl(['uncordon', from]);
-    await kubectl(['rollout', 'status', 'deployment/echo', '--timeout=300s']);
-    const conns = await replay(20);
-    expect(conns.filter((c) => !c.ok || !c.out.includes(`node=${to}`))).toEqual([]);
-    expect(await advertisedNode()).toEqual([to]);
-  });
+      await kubectl(['uncordon', from]);
+      await kubectl(['rollout', 'status', 'deployment/echo', '--timeout=300s']);
+      const conns = await replay(20);
+      expect(conns.filter((c) => !c.ok || !c.out.includes(`node=${to}`))).toEqual([]);
+      expect(await advertisedNode()).toEqual([to]);
+    });
 
-  test(`the incident with a real kube-proxy: guard off (--no-guard, every kernel answers ARP for the VIP on kube-ipvs0) — ${CONNECTIONS} connections, the ones that fail`, async () => {
-    await kubectl(['-n', NS, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--no-guard' }])]);
-    await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
-    // The condition of the incident: more than one MAC answers the router's ARP for the VIP.
-    let macs: string[] = [];
-    for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2; ) macs = await answeringMacs(VIP);
-    figure('seed-004 in connections, guard off: distinct MACs answering one arping', macs.length);
-    expect(macs.length).toBeGreaterThan(1);
-    const conns = await replay(CONNECTIONS);
-    expect(conns).toHaveLength(CONNECTIONS);
-    const t = await tally(conns);
-    figure('seed-004 in connections, guard off (MetalLB-like): connections that failed', `${conns.filter((c) => !c.ok).length}/${CONNECTIONS}`);
-    figure('seed-004 in connections, guard off: by the node the router cached', JSON.stringify(t));
-    // The incident's mechanism, connection by connection: sent to the node without a backend, the
-    // SYN is dropped by kube-proxy (Local policy, no local endpoint); sent to a backend node, it is served.
-    const third = box.nodes.find((n) => !backendNodes.includes(n.name))!.name;
-    expect(Object.keys(t).filter((k) => k.startsWith(`${third} `) !== k.endsWith(' failed'))).toEqual([]);
-    expect(t[`${third} failed`]).toBeGreaterThan(0);
-  });
-});
+    test(`the incident with a real kube-proxy: guard off (--no-guard, every kernel answers ARP for the VIP on kube-ipvs0) — ${CONNECTIONS} connections, the ones that fail`, async () => {
+      await kubectl([
+        '-n',
+        NS,
+        'patch',
+        'daemonset',
+        'juneau-agent',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--no-guard' }]),
+      ]);
+      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      // The condition of the incident: more than one MAC answers the router's ARP for the VIP.
+      let macs: string[] = [];
+      for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;) macs = await answeringMacs(VIP);
+      figure('seed-004 in connections, guard off: distinct MACs answering one arping', macs.length);
+      expect(macs.length).toBeGreaterThan(1);
+      const conns = await replay(CONNECTIONS);
+      expect(conns).toHaveLength(CONNECTIONS);
+      const t = await tally(conns);
+      figure(
+        'seed-004 in connections, guard off (MetalLB-like): connections that failed',
+        `${conns.filter((c) => !c.ok).length}/${CONNECTIONS}`,
+      );
+      figure('seed-004 in connections, guard off: by the node the router cached', JSON.stringify(t));
+      // The incident's mechanism, connection by connection: sent to the node without a backend, the
+      // SYN is dropped by kube-proxy (Local policy, no local endpoint); sent to a backend node, it is served.
+      const third = box.nodes.find((n) => !backendNodes.includes(n.name))!.name;
+      expect(Object.keys(t).filter((k) => k.startsWith(`${third} `) !== k.endsWith(' failed'))).toEqual([]);
+      expect(t[`${third} failed`]).toBeGreaterThan(0);
+    });
+  },
+);

@@ -22,19 +22,23 @@ export async function addRouter(box: BoxState, ip: string): Promise<string> {
   await inNetns(router, 'ip', ['link', 'set', 'lo', 'up']);
   await inNetns(router, 'ip', ['addr', 'add', `${ip}/24`, 'dev', 'eth0']);
   await inNetns(router, 'ip', ['link', 'set', 'eth0', 'up']);
-  for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'obj', XDP_PASS, 'sec', 'xdp']);
+  for (const n of box.nodes)
+    await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'obj', XDP_PASS, 'sec', 'xdp']);
   return router;
 }
 
 /** Pids (as listed in /proc) whose command line contains `command` and that `also` accepts. */
 export function pidsOf(command: string, also: (pid: string) => boolean): string[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(command) && also(pid);
-    } catch {
-      return false; // exited while listed
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(command) && also(pid);
+      } catch {
+        return false; // exited while listed
+      }
+    });
 }
 
 /** `pidsOf` in one node's network namespace (hostNetwork pods: the agent). */

@@ -10,12 +10,18 @@ const created: string[] = [];
 function createPool(spec: Record<string, unknown>): Promise<{ spec: Record<string, unknown> }> {
   const name = `addr-${uid()}`;
   created.push(name);
-  return clients().custom.createClusterCustomObject({ ...cluster, body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode: 'arp', ...spec } } }) as Promise<{ spec: Record<string, unknown> }>;
+  return clients().custom.createClusterCustomObject({
+    ...cluster,
+    body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode: 'arp', ...spec } },
+  }) as Promise<{ spec: Record<string, unknown> }>;
 }
 
 // Other test files' controllers see every AddressPool: leave none behind.
 afterAll(async () => {
-  for (const name of created) await clients().custom.deleteClusterCustomObject({ ...cluster, name }).catch(ignoreNotFound);
+  for (const name of created)
+    await clients()
+      .custom.deleteClusterCustomObject({ ...cluster, name })
+      .catch(ignoreNotFound);
 });
 
 describe('AddressPool CEL on the real API server (ADDR-1, ADDR-2)', () => {
@@ -38,13 +44,23 @@ describe('AddressPool CEL on the real API server (ADDR-1, ADDR-2)', () => {
   ])('ADDR-1: CEL refuses %s, naming the item', async (item) => {
     const err = await rejection(createPool({ addresses: ['10.225.32.0/24', item] }));
     expect(err.code).toBe(422);
-    expect(err.message).toContain(`spec.addresses[1]: Invalid value: "string": an item of spec.addresses must not overlap 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4 or 255.255.255.255`);
+    expect(err.message).toContain(
+      `spec.addresses[1]: Invalid value: "string": an item of spec.addresses must not overlap 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4 or 255.255.255.255`,
+    );
     expect(err.message).toContain('(ADDR-1)');
     expect(err.message).not.toContain('spec.addresses[0]');
   });
 
   test('ADDR-1: items next to the refused blocks are accepted', async () => {
-    const addresses = ['1.0.0.0/24', '126.255.255.0-126.255.255.255', '128.0.0.0/24', '169.253.255.0/24', '169.255.0.0-169.255.0.9', '223.255.255.0/24', '128.0.0.0/3'];
+    const addresses = [
+      '1.0.0.0/24',
+      '126.255.255.0-126.255.255.255',
+      '128.0.0.0/24',
+      '169.253.255.0/24',
+      '169.255.0.0-169.255.0.9',
+      '223.255.255.0/24',
+      '128.0.0.0/3',
+    ];
     for (const item of addresses) await expect(createPool({ addresses: [item] })).resolves.toBeDefined();
   });
 
@@ -52,6 +68,8 @@ describe('AddressPool CEL on the real API server (ADDR-1, ADDR-2)', () => {
     const created = await createPool({ addresses: ['198.18.140.0/24'], avoidBuggyIPs: true });
     expect(created.spec.avoidBuggyIPs).toBe(true);
     const err = await rejection(createPool({ addresses: ['198.18.141.0/24'], avoidBuggyIPs: 'yes' }));
-    expect(err.message).toContain('spec.avoidBuggyIPs: Invalid value: "string": spec.avoidBuggyIPs in body must be of type boolean');
+    expect(err.message).toContain(
+      'spec.avoidBuggyIPs: Invalid value: "string": spec.avoidBuggyIPs in body must be of type boolean',
+    );
   });
 });

@@ -23,7 +23,8 @@ const ADDRESSES = ['198.18.150.0/28'];
 type Claim = AllocationClaim & KubeObject;
 const getSlb = (ns: string, name: string) => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, name);
 
-const createService = (namespace: string, name: string, requestedIP?: string) => createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ name: 'http', port: 80 }] });
+const createService = (namespace: string, name: string, requestedIP?: string) =>
+  createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ name: 'http', port: 80 }] });
 
 /** Every write to the named claims while it runs: any update or delete is a change (by resourceVersion). */
 class ClaimChanges {
@@ -35,9 +36,16 @@ class ClaimChanges {
       const before = this.watched.get(name);
       if (!before) return;
       if (event === 'delete') this.changes.push(`${name} deleted`);
-      else if (claim.metadata.uid !== before.uid || claim.metadata.resourceVersion !== before.resourceVersion) this.changes.push(`${name} ${event} (uid ${claim.metadata.uid}, resourceVersion ${claim.metadata.resourceVersion})`);
+      else if (claim.metadata.uid !== before.uid || claim.metadata.resourceVersion !== before.resourceVersion)
+        this.changes.push(
+          `${name} ${event} (uid ${claim.metadata.uid}, resourceVersion ${claim.metadata.resourceVersion})`,
+        );
     };
-    this.informer.addHandlers({ onAdd: (c) => seen('add', c), onUpdate: (_old, c) => seen('update', c), onDelete: (c) => seen('delete', c) });
+    this.informer.addHandlers({
+      onAdd: (c) => seen('add', c),
+      onUpdate: (_old, c) => seen('update', c),
+      onDelete: (c) => seen('delete', c),
+    });
   }
   start = async () => {
     this.informer.start();
@@ -47,20 +55,41 @@ class ClaimChanges {
 }
 
 /** The AddressPool claims of the holders in `namespace`, by name, with uid and resourceVersion. */
-async function claimsIn(namespace: string): Promise<Map<string, { uid: string; resourceVersion: string; holder: string; value: string }>> {
+async function claimsIn(
+  namespace: string,
+): Promise<Map<string, { uid: string; resourceVersion: string; holder: string; value: string }>> {
   const list = await rest.list<Claim>(JuneauResources.allocationClaims);
   const mine = list.items.filter((c) => c.spec.holder.namespace === namespace && c.spec.pool.kind === 'AddressPool');
-  return new Map(mine.map((c) => [c.metadata.name ?? '', { uid: c.metadata.uid ?? '', resourceVersion: c.metadata.resourceVersion ?? '', holder: `${c.spec.holder.kind}/${c.spec.holder.name}`, value: c.spec.value }]));
+  return new Map(
+    mine.map((c) => [
+      c.metadata.name ?? '',
+      {
+        uid: c.metadata.uid ?? '',
+        resourceVersion: c.metadata.resourceVersion ?? '',
+        holder: `${c.spec.holder.kind}/${c.spec.holder.name}`,
+        value: c.spec.value,
+      },
+    ]),
+  );
 }
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: 'addr3', flushIntervalMs: 1_000 });
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: 'addr3',
+  flushIntervalMs: 1_000,
+});
 
 beforeAll(async () => {
   await createPool(POOL, ADDRESSES);
   await createNetwork(NET, [POOL]);
   // A short sweep, so a claim the sweep would wrongly take is taken within the test.
-  controller = new JuneauController({ rest: new RestClient(testKubeConfig()), recorder, sweepGraceMs: 1_000, sweepIntervalMs: 1_000 });
+  controller = new JuneauController({
+    rest: new RestClient(testKubeConfig()),
+    recorder,
+    sweepGraceMs: 1_000,
+    sweepIntervalMs: 1_000,
+  });
   await controller.start();
 });
 
@@ -80,21 +109,50 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await createService(namespace, 'web-req', '198.18.150.9');
     await createEip(namespace, 'eip-any', NET);
     await createEip(namespace, 'eip-req', NET, '198.18.150.12');
-    return waitFor(async () => {
-      const [a, b, c, d] = await Promise.all([getSlb(namespace, 'web-any'), getSlb(namespace, 'web-req'), getEip(namespace, 'eip-any'), getEip(namespace, 'eip-req')]);
-      const got = { 'web-any': a?.status?.vip, 'web-req': b?.status?.vip, 'eip-any': c?.status?.address, 'eip-req': d?.status?.address };
-      return Object.values(got).every(Boolean) ? (got as Record<string, string>) : undefined;
-    }, { what: 'two VIPs and two ElasticIP addresses' });
+    return waitFor(
+      async () => {
+        const [a, b, c, d] = await Promise.all([
+          getSlb(namespace, 'web-any'),
+          getSlb(namespace, 'web-req'),
+          getEip(namespace, 'eip-any'),
+          getEip(namespace, 'eip-req'),
+        ]);
+        const got = {
+          'web-any': a?.status?.vip,
+          'web-req': b?.status?.vip,
+          'eip-any': c?.status?.address,
+          'eip-req': d?.status?.address,
+        };
+        return Object.values(got).every(Boolean) ? (got as Record<string, string>) : undefined;
+      },
+      { what: 'two VIPs and two ElasticIP addresses' },
+    );
   }
 
   /** Waits for every holder to show the addresses of `before` again, in status and on the Service. */
   async function waitForSameAddresses(namespace: string, before: Record<string, string>): Promise<void> {
-    await waitFor(async () => {
-      const [a, b, c, d] = await Promise.all([getSlb(namespace, 'web-any'), getSlb(namespace, 'web-req'), getEip(namespace, 'eip-any'), getEip(namespace, 'eip-req')]);
-      const svc = await clients().core.readNamespacedServiceStatus({ namespace, name: 'web-any' });
-      const now = { 'web-any': a?.status?.phase === 'Allocated' && a.status.vip, 'web-req': b?.status?.phase === 'Allocated' && b.status.vip, 'eip-any': c?.status?.phase === 'Available' && c.status.address, 'eip-req': d?.status?.phase === 'Available' && d.status.address };
-      return JSON.stringify(now) === JSON.stringify(before) && svc.status?.loadBalancer?.ingress?.[0]?.ip === before['web-any'];
-    }, { what: `the same addresses again: ${JSON.stringify(before)}` });
+    await waitFor(
+      async () => {
+        const [a, b, c, d] = await Promise.all([
+          getSlb(namespace, 'web-any'),
+          getSlb(namespace, 'web-req'),
+          getEip(namespace, 'eip-any'),
+          getEip(namespace, 'eip-req'),
+        ]);
+        const svc = await clients().core.readNamespacedServiceStatus({ namespace, name: 'web-any' });
+        const now = {
+          'web-any': a?.status?.phase === 'Allocated' && a.status.vip,
+          'web-req': b?.status?.phase === 'Allocated' && b.status.vip,
+          'eip-any': c?.status?.phase === 'Available' && c.status.address,
+          'eip-req': d?.status?.phase === 'Available' && d.status.address,
+        };
+        return (
+          JSON.stringify(now) === JSON.stringify(before) &&
+          svc.status?.loadBalancer?.ingress?.[0]?.ip === before['web-any']
+        );
+      },
+      { what: `the same addresses again: ${JSON.stringify(before)}` },
+    );
   }
 
   it('ADDR-3, EN-6: deleting and recreating the ExternalNetwork gives every VIP and ElasticIP its address back; the claims are never written meanwhile', async () => {
@@ -107,17 +165,33 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     try {
       // EN-6: to change the pools of a network, the user deletes and recreates it.
       await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-      await waitFor(async () => !(await getAs(JuneauResources.externalNetworks, undefined, NET)), { what: 'ExternalNetwork gone' });
+      await waitFor(async () => !(await getAs(JuneauResources.externalNetworks, undefined, NET)), {
+        what: 'ExternalNetwork gone',
+      });
       // Meanwhile the status says why nothing is served, and that the address stays reserved.
-      await waitFor(async () => {
-        const slb = await getSlb(namespace, 'web-any');
-        const allocated = condition(slb, 'Allocated');
-        return slb?.status?.phase === 'Pending' && allocated?.reason === 'ExternalNetworkNotFound' && allocated.message.includes(`VIP ${before['web-any']} stays reserved`);
-      }, { what: 'web-any Pending, keeping its VIP' });
-      await waitFor(async () => {
-        const eip = await getEip(namespace, 'eip-any');
-        return eip?.status?.phase === 'Error' && condition(eip, 'Allocated')?.reason === 'ExternalNetworkNotFound' && eip.status.address === before['eip-any'];
-      }, { what: 'eip-any in Error, keeping its address' });
+      await waitFor(
+        async () => {
+          const slb = await getSlb(namespace, 'web-any');
+          const allocated = condition(slb, 'Allocated');
+          return (
+            slb?.status?.phase === 'Pending' &&
+            allocated?.reason === 'ExternalNetworkNotFound' &&
+            allocated.message.includes(`VIP ${before['web-any']} stays reserved`)
+          );
+        },
+        { what: 'web-any Pending, keeping its VIP' },
+      );
+      await waitFor(
+        async () => {
+          const eip = await getEip(namespace, 'eip-any');
+          return (
+            eip?.status?.phase === 'Error' &&
+            condition(eip, 'Allocated')?.reason === 'ExternalNetworkNotFound' &&
+            eip.status.address === before['eip-any']
+          );
+        },
+        { what: 'eip-any in Error, keeping its address' },
+      );
       await createNetwork(NET, [POOL]);
       await waitForSameAddresses(namespace, before);
     } finally {
@@ -135,12 +209,17 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await changes.start();
     try {
       await deleteObject(JuneauResources.addressPools, undefined, POOL);
-      await waitFor(async () => !(await getAs(JuneauResources.addressPools, undefined, POOL)), { what: 'AddressPool gone' });
-      await waitFor(async () => {
-        const slb = await getSlb(namespace, 'web-req');
-        const allocated = condition(slb, 'Allocated');
-        return allocated?.status === 'False' && allocated.message.includes(`VIP ${before['web-req']} stays reserved`);
-      }, { what: 'web-req without a pool, keeping its VIP' });
+      await waitFor(async () => !(await getAs(JuneauResources.addressPools, undefined, POOL)), {
+        what: 'AddressPool gone',
+      });
+      await waitFor(
+        async () => {
+          const slb = await getSlb(namespace, 'web-req');
+          const allocated = condition(slb, 'Allocated');
+          return allocated?.status === 'False' && allocated.message.includes(`VIP ${before['web-req']} stays reserved`);
+        },
+        { what: 'web-req without a pool, keeping its VIP' },
+      );
       await createPool(POOL, ADDRESSES);
       await waitForSameAddresses(namespace, before);
     } finally {
@@ -153,38 +232,66 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
   it('ADDR-3: a requested address held by someone else keeps the current VIP until it is free, then the VIP moves and the old claim is released', async () => {
     const namespace = ns();
     await createEip(namespace, 'holder', NET, '198.18.150.5');
-    await waitFor(async () => (await getEip(namespace, 'holder'))?.status?.address === '198.18.150.5', { what: 'holder has .5' });
+    await waitFor(async () => (await getEip(namespace, 'holder'))?.status?.address === '198.18.150.5', {
+      what: 'holder has .5',
+    });
     await createService(namespace, 'web', '198.18.150.6');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.6', { what: 'web has .6' });
     const old = (await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6'))!;
-    await clients().core.patchNamespacedService({ namespace, name: 'web', body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } } } }, mergePatch);
-    await waitFor(async () => {
-      const allocated = condition(await getSlb(namespace, 'web'), 'Allocated');
-      return allocated?.reason === 'RequestedIPInUse' && allocated.message.includes('VIP 198.18.150.6 stays reserved');
-    }, { what: 'web Pending on .5, keeping .6' });
+    await clients().core.patchNamespacedService(
+      {
+        namespace,
+        name: 'web',
+        body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } } },
+      },
+      mergePatch,
+    );
+    await waitFor(
+      async () => {
+        const allocated = condition(await getSlb(namespace, 'web'), 'Allocated');
+        return (
+          allocated?.reason === 'RequestedIPInUse' && allocated.message.includes('VIP 198.18.150.6 stays reserved')
+        );
+      },
+      { what: 'web Pending on .5, keeping .6' },
+    );
     const kept = await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6');
     expect(kept?.metadata.uid).toBe(old.metadata.uid);
     expect(kept?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', name: 'web' });
     await deleteObject(EipResources.elasticIPs, namespace, 'holder');
-    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.5', { what: 'web moves to .5' });
-    await waitFor(async () => !(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6')), { what: 'the claim of .6 released' });
+    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.5', {
+      what: 'web moves to .5',
+    });
+    await waitFor(async () => !(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6')), {
+      what: 'the claim of .6 released',
+    });
   });
 
   it('ADDR-2: a requested network or broadcast address is a clear condition naming it, and no claim is made', async () => {
     const namespace = ns();
     await createEip(namespace, 'net-addr', NET, '198.18.150.0');
     await createService(namespace, 'bcast', '198.18.150.15');
-    const eip = await waitFor(async () => {
-      const e = await getEip(namespace, 'net-addr');
-      return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
-    }, { what: 'net-addr refused' });
+    const eip = await waitFor(
+      async () => {
+        const e = await getEip(namespace, 'net-addr');
+        return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
+      },
+      { what: 'net-addr refused' },
+    );
     expect(eip.status?.phase).toBe('Error');
-    expect(condition(eip, 'Allocated')?.message).toBe(`spec.requestedIP: "198.18.150.0" is the network address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2) (EIP-3)`);
-    const slb = await waitFor(async () => {
-      const s = await getSlb(namespace, 'bcast');
-      return condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool' ? s : undefined;
-    }, { what: 'bcast refused' });
-    expect(condition(slb, 'Allocated')?.message).toContain(`"198.18.150.15" is the broadcast address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2)`);
+    expect(condition(eip, 'Allocated')?.message).toBe(
+      `spec.requestedIP: "198.18.150.0" is the network address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2) (EIP-3)`,
+    );
+    const slb = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'bcast');
+        return condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool' ? s : undefined;
+      },
+      { what: 'bcast refused' },
+    );
+    expect(condition(slb, 'Allocated')?.message).toContain(
+      `"198.18.150.15" is the broadcast address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2)`,
+    );
     expect(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.0')).toBeUndefined();
     expect(await getAs(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.15')).toBeUndefined();
   });

@@ -39,19 +39,41 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
 
   const adName = (address: string) => `agent-${rig.id}-${address.replace(/\./g, '-')}`;
   const createAd = (address: string, nodeName = node) =>
-    rest.create(AgentResources.arpAdvertisements, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ARPAdvertisement', metadata: { name: adName(address) }, spec: { externalNetwork: names.network, address, nodeName } } as KubeObject);
+    rest.create(AgentResources.arpAdvertisements, {
+      apiVersion: 'juneau.loutres.me/v1alpha1',
+      kind: 'ARPAdvertisement',
+      metadata: { name: adName(address) },
+      spec: { externalNetwork: names.network, address, nodeName },
+    } as KubeObject);
   const deleteAd = (address: string) =>
     rest.delete(AgentResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
       if (!isNotFound(err)) throw err; // a step of a test: only "already gone" is fine
     });
   const table = () => [...maps!.addresses().keys()].sort();
-  const waitForTable = (expected: string[]) => waitFor(() => JSON.stringify(table()) === JSON.stringify([...expected].sort()), { what: `external_arp_table = ${expected.join(', ')}` });
+  const waitForTable = (expected: string[]) =>
+    waitFor(() => JSON.stringify(table()) === JSON.stringify([...expected].sort()), {
+      what: `external_arp_table = ${expected.join(', ')}`,
+    });
   // FO-2: answers survive a restart shorter than --answer-expiry. Here the agent restarts from
   // TypeScript sources (tsx) inside a loaded test run, which took 12 s once; a generous expiry
   // keeps this test about adoption. test/netns/fo-expiry proves the expiry itself.
-  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(0)}`, '--xdp-mode=generic', '--poll-interval=200ms', '--log-level=debug', '--answer-expiry=60s', '--lease-duration=60s'];
+  const agentArgs = [
+    '--node-name',
+    node,
+    '--kubeconfig',
+    testKubeconfigPath(),
+    `--bpffs=${rig.pinDir(0)}`,
+    '--xdp-mode=generic',
+    '--poll-interval=200ms',
+    '--log-level=debug',
+    '--answer-expiry=60s',
+    '--lease-duration=60s',
+  ];
   const warningsFor = async (address: string, reason: string) => {
-    const events = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(Resources.events, { namespace: 'default' });
+    const events = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(
+      Resources.events,
+      { namespace: 'default' },
+    );
     return events.items.filter((e) => e.regarding?.name === adName(address) && e.reason === reason);
   };
 
@@ -65,8 +87,18 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     for (const scope of ['all', 'eth0']) await rig.sysctl(ns, `net.ipv4.conf.${scope}.arp_ignore`, '0');
     nodeMac = await rig.mac(ns, 'eth0');
     await ensureNode(node, { internalIP: rig.nodeIp(0) });
-    await rest.create(AgentResources.addressPools, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'AddressPool', metadata: { name: names.pool }, spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.0/25`] } } as KubeObject);
-    await rest.create(AgentResources.externalNetworks, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ExternalNetwork', metadata: { name: names.network }, spec: { type: 'arp', addressPools: [names.pool] } } as KubeObject);
+    await rest.create(AgentResources.addressPools, {
+      apiVersion: 'juneau.loutres.me/v1alpha1',
+      kind: 'AddressPool',
+      metadata: { name: names.pool },
+      spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.0/25`] },
+    } as KubeObject);
+    await rest.create(AgentResources.externalNetworks, {
+      apiVersion: 'juneau.loutres.me/v1alpha1',
+      kind: 'ExternalNetwork',
+      metadata: { name: names.network },
+      spec: { type: 'arp', addressPools: [names.pool] },
+    } as KubeObject);
     bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
     await bridge.start(ns);
     agent = new AgentProcess(ns, agentArgs);
@@ -89,15 +121,19 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     }
   }, 60_000);
 
-  test('EN-12: the agent chose eth0, the interface holding the Node\'s InternalIP, and guards the arp pool', async () => {
+  test("EN-12: the agent chose eth0, the interface holding the Node's InternalIP, and guards the arp pool", async () => {
     const attached = agent.lines.find((l) => l.msg === 'responder attached');
     expect(attached).toMatchObject({ iface: 'eth0', mac: nodeMac, mode: 'generic' });
     expect(await rig.xdpProgramId(0)).toBeGreaterThan(0);
-    await waitFor(() => maps!.guardEntries().some((e) => e.action === 'drop' && e.address === `${SUBNET}.0` && e.prefixLength === 25));
-    expect(maps!.guardEntries()).toContainEqual(expect.objectContaining({ action: 'allow', address: rig.nodeIp(0), prefixLength: 32 }));
+    await waitFor(() =>
+      maps!.guardEntries().some((e) => e.action === 'drop' && e.address === `${SUBNET}.0` && e.prefixLength === 25),
+    );
+    expect(maps!.guardEntries()).toContainEqual(
+      expect.objectContaining({ action: 'allow', address: rig.nodeIp(0), prefixLength: 32 }),
+    );
   });
 
-  test('ARP-10 EN-10 OPS-2 OPS-3: an ARPAdvertisement created in the API server is answered with the node\'s MAC, 60 of 60 probes', async () => {
+  test("ARP-10 EN-10 OPS-2 OPS-3: an ARPAdvertisement created in the API server is answered with the node's MAC, 60 of 60 probes", async () => {
     await createAd(VIP);
     await createAd(VIP_GONE);
     await waitForTable([VIP, VIP_GONE]);
@@ -110,9 +146,20 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
   });
 
   test('ARP-10: kubectl juneau bpf dump external_arp_table prints what the map holds, with counters', async () => {
-    const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'external_arp_table', `--bpffs=${rig.pinDir(0)}`];
+    const cli = [
+      path.join(REPO_ROOT, 'runtime/cli/main.ts'),
+      'bpf',
+      'dump',
+      'external_arp_table',
+      `--bpffs=${rig.pinDir(0)}`,
+    ];
     const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
-    const rows = JSON.parse(json.stdout) as Array<{ address: string; requests: number; replies: number; conflicts: number }>;
+    const rows = JSON.parse(json.stdout) as Array<{
+      address: string;
+      requests: number;
+      replies: number;
+      conflicts: number;
+    }>;
     expect(rows.map((r) => r.address)).toEqual([VIP, VIP_GONE]);
     expect(rows[0].requests).toBeGreaterThanOrEqual(60);
     expect(rows[0].replies).toBeGreaterThanOrEqual(60);
@@ -133,7 +180,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     expect(metrics).toMatch(/juneau_agent_xdp_packets_total\{reason="tx_reply"\} [1-9]/);
   });
 
-  test('EN-12: an address outside eth0\'s subnet gets a Warning Event and is not written to the map', async () => {
+  test("EN-12: an address outside eth0's subnet gets a Warning Event and is not written to the map", async () => {
     await createAd(FAR);
     const events = await waitFor(async () => {
       const found = await warningsFor(FAR, 'AddressOutsideInterfaceSubnet');
@@ -168,9 +215,13 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     expect(await rig.in(rig.node(0), 'ip', '-o', 'addr', 'show', 'dev', 'kube-ipvs0')).toContain(VIP_IPVS);
     await createAd(VIP_IPVS);
     await waitForTable([VIP, VIP_GONE, VIP_IPVS]);
-    expect(repliesFor(await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 10 })), VIP_IPVS)).toHaveLength(10);
+    expect(
+      repliesFor(await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 10 })), VIP_IPVS),
+    ).toHaveLength(10);
 
-    await rest.patch(AgentResources.arpAdvertisements, undefined, adName(VIP_IPVS), 'merge', { spec: { nodeName: `elsewhere-${rig.id}` } });
+    await rest.patch(AgentResources.arpAdvertisements, undefined, adName(VIP_IPVS), 'merge', {
+      spec: { nodeName: `elsewhere-${rig.id}` },
+    });
     await waitForTable([VIP, VIP_GONE]);
     // Control: with the guard switched off behind the agent's back, this node's kernel answers (seed 004).
     const ifindex = agent.lines.find((l) => l.msg === 'responder attached')!.ifindex as number;
@@ -197,7 +248,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     let probes = 0;
     let restarted = false;
     const probeUntilRestarted = async () => {
-      for (let last = false; !last; ) {
+      for (let last = false; !last;) {
         last = restarted;
         await rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: batch, gapMs: 40 });
         probes += batch;

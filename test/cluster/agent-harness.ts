@@ -52,7 +52,11 @@ export class ApiBridge {
       upstream.on('error', () => client.destroy());
     });
     await new Promise<void>((resolve, reject) => this.server!.once('error', reject).listen(this.socketPath, resolve));
-    this.forwarder = spawn('nsenter', [`--net=/var/run/netns/${netns}`, process.execPath, '-e', FORWARDER, String(this.apiPort), this.socketPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.forwarder = spawn(
+      'nsenter',
+      [`--net=/var/run/netns/${netns}`, process.execPath, '-e', FORWARDER, String(this.apiPort), this.socketPath],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     await new Promise<void>((resolve, reject) => {
       let err = '';
       this.forwarder!.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -94,10 +98,14 @@ export class AgentProcess {
   start(): void {
     const entry = path.join(REPO_ROOT, 'runtime/agent/main.ts');
     // nsenter execs node: the pid is the agent's own, so SIGKILL reaches the agent itself.
-    this.child = spawn('nsenter', [`--net=/var/run/netns/${this.netns}`, process.execPath, '--import', 'tsx', entry, ...this.args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      'nsenter',
+      [`--net=/var/run/netns/${this.netns}`, process.execPath, '--import', 'tsx', entry, ...this.args],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const child = this.child;
     this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     let partial = '';
@@ -127,7 +135,8 @@ export class AgentProcess {
       const found = this.lines.slice(from).find((l) => l.msg.startsWith(msg));
       if (found) return found;
       if (!this.running) throw new Error(`agent exited before logging '${msg}':\n${this.stderr.slice(-4000)}`);
-      if (Date.now() > until) throw new Error(`agent did not log '${msg}' within ${timeoutMs} ms:\n${this.stderr.slice(-4000)}`);
+      if (Date.now() > until)
+        throw new Error(`agent did not log '${msg}' within ${timeoutMs} ms:\n${this.stderr.slice(-4000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

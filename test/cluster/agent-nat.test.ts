@@ -16,7 +16,16 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, NODE_EXT, POD, ROUTER_EXT, NatRig } from '../netns/nat-rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
-import { createNamespace, deleteNamespace, ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import {
+  createNamespace,
+  deleteNamespace,
+  ensureNode,
+  ignoreNotFound,
+  requireCrd,
+  testKubeConfig,
+  testKubeconfigPath,
+  waitFor,
+} from './fixture';
 import { REPO_ROOT } from './harness';
 
 const run = promisify(execFile);
@@ -34,12 +43,26 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   let bridge: ApiBridge | undefined;
   let agent: AgentProcess;
   let maps: NatMaps | undefined;
-  const agentArgs = ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir}`, '--xdp-mode=generic', '--poll-interval=200ms', '--nat-pod-ifaces=pod0'];
+  const agentArgs = [
+    '--node-name',
+    node,
+    '--kubeconfig',
+    testKubeconfigPath(),
+    `--bpffs=${rig.pinDir}`,
+    '--xdp-mode=generic',
+    '--poll-interval=200ms',
+    '--nat-pod-ifaces=pod0',
+  ];
 
-  const create = (type: typeof NatResources.elasticIPs, object: object) => rest.create(type, { apiVersion: API, metadata: { namespace: ns }, ...object } as KubeObject);
-  const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) => rest.patch(type, ns, name, 'merge', { status }, { subresource: 'status' });
+  const create = (type: typeof NatResources.elasticIPs, object: object) =>
+    rest.create(type, { apiVersion: API, metadata: { namespace: ns }, ...object } as KubeObject);
+  const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) =>
+    rest.patch(type, ns, name, 'merge', { status }, { subresource: 'status' });
   const bindings = () => JSON.stringify({ nat: maps!.bindings(), direct: maps!.directBindings() });
-  const waitForBindings = (nat: object[], direct: object[] = []) => waitFor(() => bindings() === JSON.stringify({ nat, direct }), { what: `NAT maps = ${JSON.stringify({ nat, direct })}` });
+  const waitForBindings = (nat: object[], direct: object[] = []) =>
+    waitFor(() => bindings() === JSON.stringify({ nat, direct }), {
+      what: `NAT maps = ${JSON.stringify({ nat, direct })}`,
+    });
 
   beforeAll(async () => {
     await requireCrd('elasticipattachments');
@@ -48,11 +71,39 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     ns = await createNamespace('agent-nat');
     // The pod network's job for a direct ElasticIP: the pod holds the address itself.
     await rig.in(rig.pod, 'ip', 'addr', 'add', `${EIP_DIRECT}/32`, 'dev', 'lo');
-    await rig.in(rig.router, 'ip', 'neigh', 'replace', EIP_DIRECT, 'lladdr', rig.nodeExtMac, 'dev', 'r0', 'nud', 'permanent');
-    await create(NatResources.elasticIPs, { kind: 'ElasticIP', metadata: { namespace: ns, name: 'web' }, spec: { externalNetwork: 'ext' } });
-    await patchStatus(NatResources.elasticIPs, 'web', { phase: 'Attached', address: EIP, attachment: { kind: 'ElasticIPAttachment', name: 'web' } });
-    await create(NatResources.networkInterfaces, { kind: 'NetworkInterface', metadata: { namespace: ns, name: 'web.eth0' }, spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD } });
-    await create(NatResources.attachments, { kind: 'ElasticIPAttachment', metadata: { namespace: ns, name: 'web' }, spec: { elasticIP: 'web', networkInterface: 'web.eth0' } });
+    await rig.in(
+      rig.router,
+      'ip',
+      'neigh',
+      'replace',
+      EIP_DIRECT,
+      'lladdr',
+      rig.nodeExtMac,
+      'dev',
+      'r0',
+      'nud',
+      'permanent',
+    );
+    await create(NatResources.elasticIPs, {
+      kind: 'ElasticIP',
+      metadata: { namespace: ns, name: 'web' },
+      spec: { externalNetwork: 'ext' },
+    });
+    await patchStatus(NatResources.elasticIPs, 'web', {
+      phase: 'Attached',
+      address: EIP,
+      attachment: { kind: 'ElasticIPAttachment', name: 'web' },
+    });
+    await create(NatResources.networkInterfaces, {
+      kind: 'NetworkInterface',
+      metadata: { namespace: ns, name: 'web.eth0' },
+      spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD },
+    });
+    await create(NatResources.attachments, {
+      kind: 'ElasticIPAttachment',
+      metadata: { namespace: ns, name: 'web' },
+      spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
+    });
     bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
     await bridge.start(rig.node);
     agent = new AgentProcess(rig.node, agentArgs);
@@ -80,14 +131,27 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     await patchStatus(NatResources.attachments, 'web', { phase: 'Attached', nodeName: node });
     await waitForBindings([{ elasticIP: EIP, address: POD }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({ banner: `client=${ROUTER_EXT}`, sent: 100000, echoed: 100000, intact: true });
+    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({
+      banner: `client=${ROUTER_EXT}`,
+      sent: 100000,
+      echoed: 100000,
+      intact: true,
+    });
     expect(await server.result).toEqual({ client: ROUTER_EXT, received: 100000 });
   });
 
   test('NAT-5: kubectl juneau bpf dump nat shows the binding with its counters, and the agent exports them as metrics', async () => {
     const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
     const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
-    const rows = JSON.parse(json.stdout) as Array<{ elasticIP: string; address: string; kind: string; inPackets: number; outPackets: number; inBytes: number; outBytes: number }>;
+    const rows = JSON.parse(json.stdout) as Array<{
+      elasticIP: string;
+      address: string;
+      kind: string;
+      inPackets: number;
+      outPackets: number;
+      inBytes: number;
+      outBytes: number;
+    }>;
     expect(rows).toEqual([expect.objectContaining({ elasticIP: EIP, address: POD, kind: 'nat' })]);
     const [row] = rows;
     const [entry] = maps!.entries();
@@ -128,13 +192,28 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
-    await create(NatResources.elasticIPs, { kind: 'ElasticIP', metadata: { namespace: ns, name: 'direct' }, spec: { externalNetwork: 'ext' } });
-    await patchStatus(NatResources.elasticIPs, 'direct', { phase: 'Attached', address: EIP_DIRECT, attachment: { kind: 'NetworkInterface', name: 'direct.eth0' } });
-    await create(NatResources.networkInterfaces, { kind: 'NetworkInterface', metadata: { namespace: ns, name: 'direct.eth0' }, spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' } });
+    await create(NatResources.elasticIPs, {
+      kind: 'ElasticIP',
+      metadata: { namespace: ns, name: 'direct' },
+      spec: { externalNetwork: 'ext' },
+    });
+    await patchStatus(NatResources.elasticIPs, 'direct', {
+      phase: 'Attached',
+      address: EIP_DIRECT,
+      attachment: { kind: 'NetworkInterface', name: 'direct.eth0' },
+    });
+    await create(NatResources.networkInterfaces, {
+      kind: 'NetworkInterface',
+      metadata: { namespace: ns, name: 'direct.eth0' },
+      spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' },
+    });
     await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
     await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
     const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({ banner: `client=${ROUTER_EXT}`, intact: true });
+    expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({
+      banner: `client=${ROUTER_EXT}`,
+      intact: true,
+    });
     expect((await server.result).client).toBe(ROUTER_EXT);
     await rest.delete(NatResources.networkInterfaces, ns, 'direct.eth0');
     await waitForBindings([]);

@@ -19,13 +19,20 @@ const daemonSet = (namespace: string): KubeObject =>
     metadata: { name: 'juneau-agent', namespace },
     spec: {
       selector: { matchLabels: { app: 'agent' } },
-      template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'agent', image: 'juneau:test' }] } },
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: { containers: [{ name: 'agent', image: 'juneau:test' }] },
+      },
     },
   }) as KubeObject;
 
 async function owner(): Promise<{ namespace: string; watch: UninstallWatch }> {
   const namespace = `uninstall-${randomBytes(3).toString('hex')}`;
-  await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } as KubeObject);
+  await rest.create(Resources.namespaces, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  } as KubeObject);
   await rest.create(DAEMONSETS, daemonSet(namespace));
   const watch = new UninstallWatch(rest, { namespace, name: 'juneau-agent' });
   return { namespace, watch };

@@ -13,7 +13,16 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createLoadBalancerService, createRunningPod, deleteNamespace, ensureNode, TEST_NAMESPACE_LABEL, testKubeConfig, waitFor } from './fixture';
+import {
+  clients,
+  createLoadBalancerService,
+  createRunningPod,
+  deleteNamespace,
+  ensureNode,
+  TEST_NAMESPACE_LABEL,
+  testKubeConfig,
+  waitFor,
+} from './fixture';
 import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
@@ -53,12 +62,27 @@ async function namespace(name: string): Promise<string> {
 /** A Juneau LoadBalancer Service with one ready Local backend on nodes[0]. */
 async function loadBalancer(ns: string, name: string, requestedIP?: string): Promise<void> {
   await createLoadBalancerService(ns, name, { network: NET, requestedIP });
-  await createRunningPod({ namespace: ns, name: `${name}-1`, labels: { app: name }, nodeName: nodes[0], podIP: `10.244.9.${10 + namespaces.length}`, ports: [{ name: 'http', containerPort: 8080 }] });
+  await createRunningPod({
+    namespace: ns,
+    name: `${name}-1`,
+    labels: { app: name },
+    nodeName: nodes[0],
+    podIP: `10.244.9.${10 + namespaces.length}`,
+    ports: [{ name: 'http', containerPort: 8080 }],
+  });
 }
 
 /** An ElasticIP held directly by a Pod on `node` (NIC-1), so it is Attached and advertised. */
 async function usedElasticIP(ns: string, name: string, node: string): Promise<void> {
-  await rest.create(EipResources.elasticIPs, asKube({ apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name, namespace: ns }, spec: { externalNetwork: NET } }));
+  await rest.create(
+    EipResources.elasticIPs,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ElasticIP',
+      metadata: { name, namespace: ns },
+      spec: { externalNetwork: NET },
+    }),
+  );
   await rest.create(Resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -74,19 +98,34 @@ async function usedElasticIP(ns: string, name: string, node: string): Promise<vo
 async function advertisedFor(owner: AdvertisementOwner): Promise<Ad | undefined> {
   const address =
     owner.kind === 'ServiceLoadBalancer'
-      ? (await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, owner.namespace, owner.name))?.status?.vip
+      ? (await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, owner.namespace, owner.name))?.status
+          ?.vip
       : (await getAs<ElasticIP>(EipResources.elasticIPs, owner.namespace, owner.name))?.status?.address;
-  const candidates = await rest.list<Ad>(ARP, { labelSelector: `${OWNER_LABELS.kind}=${owner.kind},${OWNER_LABELS.namespace}=${owner.namespace}` });
+  const candidates = await rest.list<Ad>(ARP, {
+    labelSelector: `${OWNER_LABELS.kind}=${owner.kind},${OWNER_LABELS.namespace}=${owner.namespace}`,
+  });
   return candidates.items.find((ad) => address && ad.spec.address === address && isOwnedBy(ad, owner));
 }
 
 /** A hand-made ARPAdvertisement (no webhook runs in this file), deleted after the file. */
 async function createByHand(name: string, address: string, labels: Record<string, string>): Promise<Ad> {
   handMade.push(name);
-  return rest.create<Ad>(ARP, asKube({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork: NET, address, nodeName: nodes[1] } }) as Ad);
+  return rest.create<Ad>(
+    ARP,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ARPAdvertisement',
+      metadata: { name, labels },
+      spec: { externalNetwork: NET, address, nodeName: nodes[1] },
+    }) as Ad,
+  );
 }
 
-const oldLabels = (owner: AdvertisementOwner) => ({ [OWNER_LABELS.kind]: owner.kind, [OWNER_LABELS.namespace]: owner.namespace, [OWNER_LABELS.name]: owner.name });
+const oldLabels = (owner: AdvertisementOwner) => ({
+  [OWNER_LABELS.kind]: owner.kind,
+  [OWNER_LABELS.namespace]: owner.namespace,
+  [OWNER_LABELS.name]: owner.name,
+});
 
 /** Every ARPAdvertisement event the API server sends for a selector, from the moment of start(). */
 class AdWatch {
@@ -98,10 +137,19 @@ class AdWatch {
 
   async start(): Promise<this> {
     const list = await rest.list<Ad>(ARP, this.selector);
-    this.handle = await rest.watch<Ad>(resourcePath(ARP), { ...this.selector, resourceVersion: list.metadata?.resourceVersion }, (e) => {
-      if (e.type === 'BOOKMARK') return;
-      this.events.push({ type: e.type, name: e.object.metadata?.name ?? '', address: e.object.spec?.address ?? '', uid: e.object.metadata?.uid ?? '' });
-    });
+    this.handle = await rest.watch<Ad>(
+      resourcePath(ARP),
+      { ...this.selector, resourceVersion: list.metadata?.resourceVersion },
+      (e) => {
+        if (e.type === 'BOOKMARK') return;
+        this.events.push({
+          type: e.type,
+          name: e.object.metadata?.name ?? '',
+          address: e.object.spec?.address ?? '',
+          uid: e.object.metadata?.uid ?? '',
+        });
+      },
+    );
     void this.handle.done.then((err) => (this.ended = err));
     return this;
   }
@@ -115,7 +163,11 @@ class AdWatch {
 }
 
 /** A window of `ms` in which `poke` makes the owners reconcile; returns every event the watch saw. */
-async function watchedWindow(selector: { labelSelector?: string; fieldSelector?: string }, poke: () => Promise<void>, ms = 4_000) {
+async function watchedWindow(
+  selector: { labelSelector?: string; fieldSelector?: string },
+  poke: () => Promise<void>,
+  ms = 4_000,
+) {
   const watch = await new AdWatch(selector).start();
   await poke();
   await sleep(ms);
@@ -123,23 +175,50 @@ async function watchedWindow(selector: { labelSelector?: string; fieldSelector?:
 }
 
 /** Any change to the object makes its owner's reconciler run a pass. */
-const touch = (type: typeof ARP, ns: string, name: string) => rest.patch(type, ns, name, 'merge', { metadata: { annotations: { 'juneau.test/poke': String(Date.now()) } } });
+const touch = (type: typeof ARP, ns: string, name: string) =>
+  rest.patch(type, ns, name, 'merge', { metadata: { annotations: { 'juneau.test/poke': String(Date.now()) } } });
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: 'names', flushIntervalMs: 500 });
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: 'names',
+  flushIntervalMs: 500,
+});
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${141 + i}` })));
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] } }));
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
-  controller = new JuneauController({ rest: new RestClient(testKubeConfig()), recorder, sweepGraceMs: 2_000, sweepIntervalMs: 2_000 });
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
+  controller = new JuneauController({
+    rest: new RestClient(testKubeConfig()),
+    recorder,
+    sweepGraceMs: 2_000,
+    sweepIntervalMs: 2_000,
+  });
   await controller.start();
 });
 
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const name of handMade) await rest.delete(ARP, undefined, name).catch((err: unknown) => void (isNotFound(err) || console.error(err)));
+  for (const name of handMade)
+    await rest.delete(ARP, undefined, name).catch((err: unknown) => void (isNotFound(err) || console.error(err)));
   for (const ns of namespaces) await deleteNamespace(ns);
   await rest.delete(JuneauResources.externalNetworks, undefined, NET);
   await rest.delete(JuneauResources.addressPools, undefined, POOL);
@@ -150,11 +229,17 @@ describe('ARPAdvertisement names (NAME-1)', () => {
   it('NAME-1: Services team-a/web and team/a-web each get their own ARPAdvertisement and keep it (no delete, no recreate, while both reconcile)', async () => {
     const [a, b] = [await namespace(`nt${suffix}-a`), await namespace(`nt${suffix}`)];
     await Promise.all([loadBalancer(a, 'web'), loadBalancer(b, 'a-web')]);
-    const [adA, adB] = await waitFor(async () => {
-      const both = [await advertisedFor(slb(a, 'web')), await advertisedFor(slb(b, 'a-web'))];
-      return both.every(Boolean) ? (both as Ad[]) : undefined;
-    }, { what: 'both Services advertised under their own names' });
-    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(slb(a, 'web')), advertisementName(slb(b, 'a-web'))]);
+    const [adA, adB] = await waitFor(
+      async () => {
+        const both = [await advertisedFor(slb(a, 'web')), await advertisedFor(slb(b, 'a-web'))];
+        return both.every(Boolean) ? (both as Ad[]) : undefined;
+      },
+      { what: 'both Services advertised under their own names' },
+    );
+    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([
+      advertisementName(slb(a, 'web')),
+      advertisementName(slb(b, 'a-web')),
+    ]);
     expect(adA.metadata?.name).not.toBe(adB.metadata?.name);
     expect(adA.spec.address).not.toBe(adB.spec.address);
 
@@ -170,12 +255,18 @@ describe('ARPAdvertisement names (NAME-1)', () => {
   it('NAME-1: ElasticIPs team-a/db and team/a-db each get their own ARPAdvertisement and keep it', async () => {
     const [a, b] = [await namespace(`ne${suffix}-a`), await namespace(`ne${suffix}`)];
     await Promise.all([usedElasticIP(a, 'db', nodes[0]), usedElasticIP(b, 'a-db', nodes[1])]);
-    const [adA, adB] = await waitFor(async () => {
-      const both = [await advertisedFor(eip(a, 'db')), await advertisedFor(eip(b, 'a-db'))];
-      return both.every(Boolean) ? (both as Ad[]) : undefined;
-    }, { what: 'both ElasticIPs advertised under their own names' });
+    const [adA, adB] = await waitFor(
+      async () => {
+        const both = [await advertisedFor(eip(a, 'db')), await advertisedFor(eip(b, 'a-db'))];
+        return both.every(Boolean) ? (both as Ad[]) : undefined;
+      },
+      { what: 'both ElasticIPs advertised under their own names' },
+    );
     expect([adA.spec.nodeName, adB.spec.nodeName]).toEqual(nodes);
-    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(eip(a, 'db')), advertisementName(eip(b, 'a-db'))]);
+    expect([adA.metadata?.name, adB.metadata?.name]).toEqual([
+      advertisementName(eip(a, 'db')),
+      advertisementName(eip(b, 'a-db')),
+    ]);
 
     const events = await watchedWindow({ labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` }, async () => {
       await touch(EipResources.elasticIPs, a, 'db');
@@ -188,21 +279,27 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     const ns = await namespace(`nl${suffix}`);
     const name = `long-${'x'.repeat(95)}`;
     await usedElasticIP(ns, name, nodes[0]);
-    const ad = await waitFor(() => advertisedFor(eip(ns, name)), { what: 'the ARPAdvertisement of the long-named ElasticIP' });
+    const ad = await waitFor(() => advertisedFor(eip(ns, name)), {
+      what: 'the ARPAdvertisement of the long-named ElasticIP',
+    });
     expect(ad.metadata?.name).toBe(advertisementName(eip(ns, name)));
     expect(ad.spec.nodeName).toBe(nodes[0]);
     expect(ad.metadata?.annotations?.[OWNER_ANNOTATION]).toBe(`ElasticIP/${ns}/${name}`);
     expect(ad.metadata?.labels?.[OWNER_LABELS.name]).toBeUndefined();
     expect(Object.values(ad.metadata?.labels ?? {}).every((v) => v.length <= 63)).toBe(true);
     // Selecting by the hashed owner label finds exactly it.
-    const selected = await rest.list<Ad>(ARP, { labelSelector: `${OWNER_LABELS.id}=${ad.metadata?.labels?.[OWNER_LABELS.id]}` });
+    const selected = await rest.list<Ad>(ARP, {
+      labelSelector: `${OWNER_LABELS.id}=${ad.metadata?.labels?.[OWNER_LABELS.id]}`,
+    });
     expect(selected.items.map((i) => i.metadata?.name)).toEqual([ad.metadata?.name]);
     // And it goes when the address is no longer used (EIP-18), found by its owner marks.
     await rest.delete(Resources.pods, ns, 'holder', { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
-    await waitFor(async () => (await getAd(ad.metadata!.name!)) === undefined, { what: 'the ARPAdvertisement withdrawn' });
+    await waitFor(async () => (await getAd(ad.metadata!.name!)) === undefined, {
+      what: 'the ARPAdvertisement withdrawn',
+    });
   });
 
-  it('NAME-1: an object under an owner\'s name with another owner\'s labels is never changed or deleted; the owner waits with a Warning and advertises once it is gone', async () => {
+  it("NAME-1: an object under an owner's name with another owner's labels is never changed or deleted; the owner waits with a Warning and advertises once it is gone", async () => {
     const ns = await namespace(`nf${suffix}`);
     const svcName = advertisementName(slb(ns, 'a-web'));
     const eipName = advertisementName(eip(ns, 'a-db'));
@@ -217,26 +314,49 @@ describe('ARPAdvertisement names (NAME-1)', () => {
 
     await loadBalancer(ns, 'a-web');
     await usedElasticIP(ns, 'a-db', nodes[0]);
-    await waitFor(async () => {
-      const list = await rest.list<KubeObject & { reason?: string; regarding?: { kind?: string; name?: string } }>(Resources.events, { namespace: ns });
-      const seen = list.items.map((e) => `${e.regarding?.kind}/${e.regarding?.name} ${e.reason}`);
-      if (seen.includes('ServiceLoadBalancer/a-web ARPAdvertisementNameTaken') && seen.includes('ElasticIP/a-db ARPAdvertisementNameTaken')) return true;
-      throw new Error(`Events so far: ${seen.join('; ')}`);
-    }, { what: 'a Warning ARPAdvertisementNameTaken for the Service and the ElasticIP' });
-    const ready = await waitFor(async () => {
-      const s = await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web');
-      return s?.status?.vip && s.status.advertisingNodes?.length ? s : undefined;
-    }, { what: 'the ServiceLoadBalancer with a VIP and a backend' }); // written after a pass that wanted its ARPAdvertisement
-    await waitFor(async () => (await getAs<ElasticIP>(EipResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached', { what: 'the ElasticIP Attached' });
+    await waitFor(
+      async () => {
+        const list = await rest.list<KubeObject & { reason?: string; regarding?: { kind?: string; name?: string } }>(
+          Resources.events,
+          { namespace: ns },
+        );
+        const seen = list.items.map((e) => `${e.regarding?.kind}/${e.regarding?.name} ${e.reason}`);
+        if (
+          seen.includes('ServiceLoadBalancer/a-web ARPAdvertisementNameTaken') &&
+          seen.includes('ElasticIP/a-db ARPAdvertisementNameTaken')
+        )
+          return true;
+        throw new Error(`Events so far: ${seen.join('; ')}`);
+      },
+      { what: 'a Warning ARPAdvertisementNameTaken for the Service and the ElasticIP' },
+    );
+    const ready = await waitFor(
+      async () => {
+        const s = await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web');
+        return s?.status?.vip && s.status.advertisingNodes?.length ? s : undefined;
+      },
+      { what: 'the ServiceLoadBalancer with a VIP and a backend' },
+    ); // written after a pass that wanted its ARPAdvertisement
+    await waitFor(
+      async () => (await getAs<ElasticIP>(EipResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached',
+      { what: 'the ElasticIP Attached' },
+    );
     expect(watchSvc.stop()).toEqual([]);
     expect(watchEip.stop()).toEqual([]);
-    expect(await getAd(svcName)).toMatchObject({ metadata: { uid: foreignSvc.metadata?.uid, resourceVersion: foreignSvc.metadata?.resourceVersion }, spec: { address: OUTSIDE } });
-    expect(await getAd(eipName)).toMatchObject({ metadata: { uid: foreignEip.metadata?.uid, resourceVersion: foreignEip.metadata?.resourceVersion } });
+    expect(await getAd(svcName)).toMatchObject({
+      metadata: { uid: foreignSvc.metadata?.uid, resourceVersion: foreignSvc.metadata?.resourceVersion },
+      spec: { address: OUTSIDE },
+    });
+    expect(await getAd(eipName)).toMatchObject({
+      metadata: { uid: foreignEip.metadata?.uid, resourceVersion: foreignEip.metadata?.resourceVersion },
+    });
 
     // Once the other owner's object is gone, each advertises under its own name.
     await rest.delete(ARP, undefined, svcName);
     await rest.delete(ARP, undefined, eipName);
-    const own = await waitFor(() => advertisedFor(slb(ns, 'a-web')), { what: 'the Service advertised once the name is free' });
+    const own = await waitFor(() => advertisedFor(slb(ns, 'a-web')), {
+      what: 'the Service advertised once the name is free',
+    });
     expect(own.spec.address).toBe(ready.status?.vip);
     expect(own.metadata?.name).toBe(svcName);
     await waitFor(() => advertisedFor(eip(ns, 'a-db')), { what: 'the ElasticIP advertised once the name is free' });
@@ -252,10 +372,13 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     const legacy = await createByHand(`slb-${a}-web`, VIP, oldLabels(slb(a, 'web')));
     expect(legacy.metadata?.name).toBe(advertisementName(slb(b, 'a-web')));
     await Promise.all([loadBalancer(a, 'web', VIP), loadBalancer(b, 'a-web')]);
-    const [adA, adB] = await waitFor(async () => {
-      const both = [await advertisedFor(slb(a, 'web')), await advertisedFor(slb(b, 'a-web'))];
-      return both.every(Boolean) ? (both as Ad[]) : undefined;
-    }, { what: 'both Services advertised under their NAME-1 names' });
+    const [adA, adB] = await waitFor(
+      async () => {
+        const both = [await advertisedFor(slb(a, 'web')), await advertisedFor(slb(b, 'a-web'))];
+        return both.every(Boolean) ? (both as Ad[]) : undefined;
+      },
+      { what: 'both Services advertised under their NAME-1 names' },
+    );
     const events = watch.stop();
     expect([adA.metadata?.name, adB.metadata?.name]).toEqual([advertisementName(slb(a, 'web')), legacy.metadata?.name]);
     expect(adA.spec.address).toBe(VIP);

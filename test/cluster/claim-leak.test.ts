@@ -21,8 +21,18 @@ const NET = `leak-${suffix}`;
 type Claim = AllocationClaim & KubeObject;
 const getClaim = (address: string) => getAs<Claim>(JuneauResources.allocationClaims, undefined, `ipv4.${address}`);
 
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: 'leak', flushIntervalMs: 1_000 });
-const newController = () => new JuneauController({ rest: new RestClient(testKubeConfig()), recorder, sweepGraceMs: 1_000, sweepIntervalMs: 1_000 });
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: 'leak',
+  flushIntervalMs: 1_000,
+});
+const newController = () =>
+  new JuneauController({
+    rest: new RestClient(testKubeConfig()),
+    recorder,
+    sweepGraceMs: 1_000,
+    sweepIntervalMs: 1_000,
+  });
 let controller: JuneauController | undefined;
 
 beforeAll(async () => {
@@ -53,18 +63,36 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
     await controller.start();
     // b's claim is made first, so whenever a's is old enough for the sweep, b's is too.
     await createEip(namespace, 'b', NET, '198.18.151.6');
-    const oldB = await waitFor(async () => {
-      const b = await getEip(namespace, 'b');
-      return b?.status?.address ? b : undefined;
-    }, { what: 'b allocated' });
+    const oldB = await waitFor(
+      async () => {
+        const b = await getEip(namespace, 'b');
+        return b?.status?.address ? b : undefined;
+      },
+      { what: 'b allocated' },
+    );
     await createEip(namespace, 'a', NET, '198.18.151.5');
-    const oldA = await waitFor(async () => {
-      const a = await getEip(namespace, 'a');
-      return a?.status?.address ? a : undefined;
-    }, { what: 'a allocated' });
-    expect((await getClaim('198.18.151.5'))?.spec.holder).toMatchObject({ kind: 'ElasticIP', name: 'a', uid: oldA.metadata?.uid });
+    const oldA = await waitFor(
+      async () => {
+        const a = await getEip(namespace, 'a');
+        return a?.status?.address ? a : undefined;
+      },
+      { what: 'a allocated' },
+    );
+    expect((await getClaim('198.18.151.5'))?.spec.holder).toMatchObject({
+      kind: 'ElasticIP',
+      name: 'a',
+      uid: oldA.metadata?.uid,
+    });
     // A NIC that holds b directly (no Pod behind it: nothing deletes it but this test).
-    await rest.create(EipResources.networkInterfaces, asKube({ apiVersion: API_VERSION, kind: 'NetworkInterface', metadata: { name: 'p.eth0', namespace }, spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' } }));
+    await rest.create(
+      EipResources.networkInterfaces,
+      asKube({
+        apiVersion: API_VERSION,
+        kind: 'NetworkInterface',
+        metadata: { name: 'p.eth0', namespace },
+        spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' },
+      }),
+    );
 
     await controller.stop();
     controller = undefined;
@@ -76,18 +104,27 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
     await controller.start();
 
     // The new objects get addresses of their own; the old claims still name the old uids.
-    const [newA, newB] = await waitFor(async () => {
-      const [a, b] = await Promise.all([getEip(namespace, 'a'), getEip(namespace, 'b')]);
-      return a?.status?.address && b?.status?.address ? [a, b] : undefined;
-    }, { what: 'the new ElasticIPs allocated' });
+    const [newA, newB] = await waitFor(
+      async () => {
+        const [a, b] = await Promise.all([getEip(namespace, 'a'), getEip(namespace, 'b')]);
+        return a?.status?.address && b?.status?.address ? [a, b] : undefined;
+      },
+      { what: 'the new ElasticIPs allocated' },
+    );
     expect(newA.metadata?.uid).not.toBe(oldA.metadata?.uid);
     expect([newA.status?.address, newB.status?.address]).not.toContain('198.18.151.5');
 
     // The sweep releases a's old claim: once it has, the same pass looked at b's old claim too.
     await waitFor(async () => !(await getClaim('198.18.151.5')), { what: 'the old claim of a released' });
-    expect((await getClaim('198.18.151.6'))?.spec.holder).toMatchObject({ kind: 'ElasticIP', name: 'b', uid: oldB.metadata?.uid });
+    expect((await getClaim('198.18.151.6'))?.spec.holder).toMatchObject({
+      kind: 'ElasticIP',
+      name: 'b',
+      uid: oldB.metadata?.uid,
+    });
     // Not re-adopted: the new a keeps its own address and holds exactly one claim.
-    const claims = (await rest.list<Claim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.holder.namespace === namespace && c.spec.holder.name === 'a');
+    const claims = (await rest.list<Claim>(JuneauResources.allocationClaims)).items.filter(
+      (c) => c.spec.holder.namespace === namespace && c.spec.holder.name === 'a',
+    );
     expect(claims.map((c) => [c.spec.value, c.spec.holder.uid])).toEqual([[newA.status?.address, newA.metadata?.uid]]);
     expect((await getEip(namespace, 'a'))?.status?.address).toBe(newA.status?.address);
 

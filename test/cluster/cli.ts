@@ -7,10 +7,22 @@ import * as path from 'node:path';
 import { downBox, processAlive as boxProcessAlive, upBox } from '../box/box';
 import { containerdPaths, importImages } from '../box/containerd';
 import { BoxState, parseNodeSubnet, readBoxState } from '../box/state';
-import { ClusterState, commandOf, CRD_MANIFEST, isAlive, REPO_ROOT, applyCrds, resolveBinDir, startCluster, stopProcesses } from './harness';
+import {
+  ClusterState,
+  commandOf,
+  CRD_MANIFEST,
+  isAlive,
+  REPO_ROOT,
+  applyCrds,
+  resolveBinDir,
+  startCluster,
+  stopProcesses,
+} from './harness';
 
 /** JUNEAU_CLUSTER_DIR moves it (tests run their own box next to a developer's). */
-const STATE_DIR = process.env.JUNEAU_CLUSTER_DIR ? path.resolve(process.env.JUNEAU_CLUSTER_DIR) : path.join(REPO_ROOT, '.juneau', 'cluster');
+const STATE_DIR = process.env.JUNEAU_CLUSTER_DIR
+  ? path.resolve(process.env.JUNEAU_CLUSTER_DIR)
+  : path.join(REPO_ROOT, '.juneau', 'cluster');
 const BOX_FILE = path.join(STATE_DIR, 'box.json');
 const STATE_FILE = path.join(STATE_DIR, 'state.json');
 const PIDS_FILE = path.join(STATE_DIR, '.pids');
@@ -79,21 +91,34 @@ async function down(quiet = false): Promise<void> {
   const box = readBoxState(BOX_FILE);
   if (box) {
     const failures = await downBox(STATE_DIR);
-    if (failures.length) throw new Error(`could not remove all of the box ${box.id} (${BOX_FILE} kept; run down again):\n  ${failures.join('\n  ')}`);
+    if (failures.length)
+      throw new Error(
+        `could not remove all of the box ${box.id} (${BOX_FILE} kept; run down again):\n  ${failures.join('\n  ')}`,
+      );
     if (!quiet) process.stderr.write(`cluster: removed box ${box.id} (${box.nodes.length} node(s))\n`);
   }
   const state = readState();
   if (state) {
     const pids = state.processes.filter((p) => processAlive(state, p)).map((p) => p.pid);
     await stopProcesses([...pids].reverse());
-    if (!quiet) process.stderr.write(pids.length ? `cluster: stopped pids ${pids.join(', ')}\n` : 'cluster: nothing was running\n');
+    if (!quiet)
+      process.stderr.write(
+        pids.length ? `cluster: stopped pids ${pids.join(', ')}\n` : 'cluster: nothing was running\n',
+      );
   } else {
     // No state.json: an `up` that died while starting. Its processes are listed in .pids; stop
     // those that still run with this directory on their command line.
-    const listed = fs.existsSync(PIDS_FILE) ? fs.readFileSync(PIDS_FILE, 'utf8').split(/\s+/).filter(Boolean).map(Number) : [];
+    const listed = fs.existsSync(PIDS_FILE)
+      ? fs.readFileSync(PIDS_FILE, 'utf8').split(/\s+/).filter(Boolean).map(Number)
+      : [];
     const pids = listed.filter((pid) => isAlive(pid) && (commandOf(pid) ?? '').includes(STATE_DIR));
     await stopProcesses([...pids].reverse());
-    if (!quiet) process.stderr.write(pids.length ? `cluster: stopped pids ${pids.join(', ')} of an incomplete start\n` : `cluster: not running (no ${STATE_FILE})\n`);
+    if (!quiet)
+      process.stderr.write(
+        pids.length
+          ? `cluster: stopped pids ${pids.join(', ')} of an incomplete start\n`
+          : `cluster: not running (no ${STATE_FILE})\n`,
+      );
   }
   fs.rmSync(STATE_DIR, { recursive: true, force: true });
 }
@@ -115,18 +140,26 @@ function parseUpOptions(args: string[]): UpOptions {
       opts.nodes = Number(v);
       if (!/^\d+$/.test(v)) throw new Error(`--nodes: expected a number of nodes, got ${JSON.stringify(v)}`);
     } else if (flag === '--images') {
-      opts.images.push(...value().split(',').filter(Boolean).map((f) => path.resolve(f)));
+      opts.images.push(
+        ...value()
+          .split(',')
+          .filter(Boolean)
+          .map((f) => path.resolve(f)),
+      );
     } else if (flag === '--node-subnet') {
       opts.nodeSegment = parseNodeSubnet(value());
     } else if (flag === '--audit-policy') {
       opts.auditPolicy = path.resolve(value());
       if (!fs.existsSync(opts.auditPolicy)) throw new Error(`--audit-policy: ${opts.auditPolicy} does not exist`);
     } else {
-      throw new Error(`up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24, --audit-policy FILE)`);
+      throw new Error(
+        `up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24, --audit-policy FILE)`,
+      );
     }
   }
   for (const f of opts.images) if (!fs.existsSync(f)) throw new Error(`--images: ${f} does not exist`);
-  if (opts.images.length && opts.nodes === undefined) throw new Error('--images needs --nodes N (images go into the nodes)');
+  if (opts.images.length && opts.nodes === undefined)
+    throw new Error('--images needs --nodes N (images go into the nodes)');
   if (opts.nodeSegment && opts.nodes === undefined) throw new Error('--node-subnet needs --nodes N');
   if (opts.auditPolicy && opts.nodes === undefined) throw new Error('--audit-policy needs --nodes N');
   return opts;
@@ -140,14 +173,20 @@ async function up(opts: UpOptions): Promise<void> {
   // when it has N nodes, and replaces it otherwise.
   const sameShape = opts.nodes === undefined || box?.nodes.length === opts.nodes;
   if (existing && existing.processes.every((p) => processAlive(existing, p)) && sameShape && (!box || boxAlive(box))) {
-    process.stderr.write(`cluster: already running at ${existing.server}${box ? ` with ${box.nodes.length} node(s)` : ''}\n`);
+    process.stderr.write(
+      `cluster: already running at ${existing.server}${box ? ` with ${box.nodes.length} node(s)` : ''}\n`,
+    );
     if (box && opts.images.length) {
       await Promise.all(box.nodes.map((n) => importImages(containerdPaths(n), opts.images)));
-      process.stderr.write(`cluster: imported ${opts.images.length} image archive(s) into ${box.nodes.length} node(s)\n`);
+      process.stderr.write(
+        `cluster: imported ${opts.images.length} image archive(s) into ${box.nodes.length} node(s)\n`,
+      );
     }
     if (crdFiles.length) {
       await applyCrds(path.join(existing.binDir, 'kubectl'), existing.kubeconfigPath, crdFiles);
-      process.stderr.write(`cluster: applied ${path.relative(process.cwd(), CRD_MANIFEST)} (the garbage collector notices new kinds within ~30 s)\n`);
+      process.stderr.write(
+        `cluster: applied ${path.relative(process.cwd(), CRD_MANIFEST)} (the garbage collector notices new kinds within ~30 s)\n`,
+      );
     }
     process.stdout.write(exportLines(existing));
     return;
@@ -156,11 +195,22 @@ async function up(opts: UpOptions): Promise<void> {
     process.stderr.write('cluster: cleaning up a control plane that is no longer (fully) running\n');
     await down(true);
   }
-  if (!crdFiles.length) process.stderr.write(`cluster: ${path.relative(process.cwd(), CRD_MANIFEST)} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs\n`);
+  if (!crdFiles.length)
+    process.stderr.write(
+      `cluster: ${path.relative(process.cwd(), CRD_MANIFEST)} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs\n`,
+    );
   if (opts.nodes !== undefined) {
     if (process.getuid?.() !== 0) throw new Error('up --nodes needs root (network namespaces, cgroups, mounts)');
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const { cluster } = await upBox({ dir: STATE_DIR, nodes: opts.nodes, images: opts.images, nodeSegment: opts.nodeSegment, auditPolicy: opts.auditPolicy, crdFiles, log });
+    const { cluster } = await upBox({
+      dir: STATE_DIR,
+      nodes: opts.nodes,
+      images: opts.images,
+      nodeSegment: opts.nodeSegment,
+      auditPolicy: opts.auditPolicy,
+      crdFiles,
+      log,
+    });
     const { kubeConfig: _kc, stop: _stop, ...state } = cluster;
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2) + '\n');
     process.stdout.write(exportLines(state));
@@ -185,11 +235,15 @@ function readyz(state: ClusterState): Promise<string> {
   const pki = (f: string) => fs.readFileSync(path.join(state.dir, 'pki', f));
   return new Promise((resolve) => {
     try {
-      const req = https.get(`${state.server}/readyz`, { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key'), timeout: 3000 }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(res.statusCode === 200 ? body.trim() : `HTTP ${res.statusCode}`));
-      });
+      const req = https.get(
+        `${state.server}/readyz`,
+        { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key'), timeout: 3000 },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve(res.statusCode === 200 ? body.trim() : `HTTP ${res.statusCode}`));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (e) => resolve(`unreachable (${e.message})`));
     } catch (e) {
@@ -211,7 +265,9 @@ async function status(json: boolean): Promise<number> {
   const running = procs.every((p) => p.alive) && ready === 'ok' && (!box || boxAlive(box));
   if (json) {
     const boxJson = box && { ...box, processes: box.processes.map((p) => ({ ...p, alive: boxProcessAlive(p) })) };
-    process.stdout.write(JSON.stringify({ running, readyz: ready, ...state, processes: procs, box: boxJson }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ running, readyz: ready, ...state, processes: procs, box: boxJson }, null, 2) + '\n',
+    );
   } else {
     const lines = [
       `cluster: ${running ? 'running' : procs.some((p) => p.alive) ? 'PARTLY running' : 'NOT running (stale state; `down` cleans up)'}`,
@@ -220,7 +276,9 @@ async function status(json: boolean): Promise<number> {
       `  binaries    ${state.binDir}`,
       `  started     ${state.startedAt} (came up in ${(state.timings.totalMs / 1000).toFixed(1)} s)`,
       `  etcd        client http://127.0.0.1:${state.ports.etcdClient}, peer http://127.0.0.1:${state.ports.etcdPeer}`,
-      ...procs.map((p) => `  ${p.name.padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.alive ? 'alive' : 'DEAD'}  log ${p.logFile}`),
+      ...procs.map(
+        (p) => `  ${p.name.padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.alive ? 'alive' : 'DEAD'}  log ${p.logFile}`,
+      ),
       ...boxLines(readBoxState(BOX_FILE)),
     ];
     process.stdout.write(lines.join('\n') + '\n');
@@ -233,7 +291,10 @@ function boxLines(box: BoxState | undefined): string[] {
   return [
     `  box         ${box.id}: bridge ${box.bridge} ${box.hostIp}/24, pods ${box.clusterCidr}, data ${box.dataDir}`,
     ...box.nodes.map((n) => `  ${n.name.padEnd(11)} ${n.ip} netns ${n.netns} pods ${n.podCidr}`),
-    ...box.processes.map((p) => `  ${`${p.node ?? 'host'}/${p.name}`.padEnd(24)} pid ${String(p.pid).padEnd(8)} ${boxProcessAlive(p) ? 'alive' : 'DEAD'}  log ${p.logFile}`),
+    ...box.processes.map(
+      (p) =>
+        `  ${`${p.node ?? 'host'}/${p.name}`.padEnd(24)} pid ${String(p.pid).padEnd(8)} ${boxProcessAlive(p) ? 'alive' : 'DEAD'}  log ${p.logFile}`,
+    ),
   ];
 }
 

@@ -42,13 +42,18 @@ describe('control plane built from the upstream modules', () => {
 });
 
 // The CRDs themselves (CEL rules, printer columns, selectable fields) are tested by their owners.
-itWhen(fs.existsSync(CRD_MANIFEST), `${CRD_MANIFEST} missing: run \`npx cdk8s synth\``, 'the synthesized CRDs (dist/juneau-crds.k8s.yaml) are installed and Established', async () => {
-  const crds = parseAllDocuments(fs.readFileSync(CRD_MANIFEST, 'utf8'))
-    .map((d) => d.toJS() as { kind?: string; spec?: { group: string; names: { plural: string } } } | null)
-    .filter((d) => d?.kind === 'CustomResourceDefinition');
-  expect(crds.length).toBeGreaterThan(0);
-  for (const crd of crds) await requireCrd(crd!.spec!.names.plural, crd!.spec!.group);
-});
+itWhen(
+  fs.existsSync(CRD_MANIFEST),
+  `${CRD_MANIFEST} missing: run \`npx cdk8s synth\``,
+  'the synthesized CRDs (dist/juneau-crds.k8s.yaml) are installed and Established',
+  async () => {
+    const crds = parseAllDocuments(fs.readFileSync(CRD_MANIFEST, 'utf8'))
+      .map((d) => d.toJS() as { kind?: string; spec?: { group: string; names: { plural: string } } } | null)
+      .filter((d) => d?.kind === 'CustomResourceDefinition');
+    expect(crds.length).toBeGreaterThan(0);
+    for (const crd of crds) await requireCrd(crd!.spec!.names.plural, crd!.spec!.group);
+  },
+);
 
 describe('harness', () => {
   it('a warm start (cached binaries) of etcd + kube-apiserver + kube-controller-manager takes under 15 s, and stop() leaves nothing behind', async () => {

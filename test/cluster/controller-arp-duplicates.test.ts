@@ -28,7 +28,11 @@ const names = Array.from({ length: COUNT }, (_, i) => `dup-${suffix}-${String(i)
 const unique = (a: Ad | undefined) => a?.status?.conditions?.find((c) => c.type === 'Unique');
 
 const metrics = new RuntimeMetrics({ processMetrics: false });
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: `dup-${suffix}`, flushIntervalMs: 500 });
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: `dup-${suffix}`,
+  flushIntervalMs: 500,
+});
 let controller: JuneauController;
 
 beforeAll(async () => {
@@ -39,7 +43,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  await Promise.all(names.map((n) => rest.delete(JuneauResources.arpAdvertisements, undefined, n).catch(() => undefined)));
+  await Promise.all(
+    names.map((n) => rest.delete(JuneauResources.arpAdvertisements, undefined, n).catch(() => undefined)),
+  );
 });
 
 async function gauge(): Promise<number | undefined> {
@@ -56,48 +62,86 @@ describe('duplicate detector (ARP-4)', () => {
   it(`ARP-4: ${COUNT} racing creates of one address without a webhook -> every survivor flagged Unique=False naming the first, one Warning each, gauge 1; back to True when one is left`, async () => {
     expect(await gauge()).toBe(0);
     const results = await Promise.allSettled(
-      names.map((name, i) => rest.create(JuneauResources.arpAdvertisements, asKube({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name }, spec: { externalNetwork: `dup-net-${suffix}`, address: ADDRESS, nodeName: `node-${i % 3}` } }))),
+      names.map((name, i) =>
+        rest.create(
+          JuneauResources.arpAdvertisements,
+          asKube({
+            apiVersion: API_VERSION,
+            kind: 'ARPAdvertisement',
+            metadata: { name },
+            spec: { externalNetwork: `dup-net-${suffix}`, address: ADDRESS, nodeName: `node-${i % 3}` },
+          }),
+        ),
+      ),
     );
     const created = results.filter((r) => r.status === 'fulfilled').length;
     expect(created).toBeGreaterThan(1); // nothing refuses them: this is what a webhook alone cannot prevent
 
-    const survivors = await waitFor(async () => {
-      const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter((a) => a.spec.address === ADDRESS);
-      return ads.length === created && ads.every((a) => unique(a)?.status === 'False') ? ads : undefined;
-    }, { what: `all ${created} flagged`, timeoutMs: 60_000, intervalMs: 500 });
+    const survivors = await waitFor(
+      async () => {
+        const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter(
+          (a) => a.spec.address === ADDRESS,
+        );
+        return ads.length === created && ads.every((a) => unique(a)?.status === 'False') ? ads : undefined;
+      },
+      { what: `all ${created} flagged`, timeoutMs: 60_000, intervalMs: 500 },
+    );
     // The first by creationTimestamp, then name: flagged too, and every message says which one it is.
-    const ordered = [...survivors].sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    const ordered = [...survivors].sort(
+      (a, b) =>
+        String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) ||
+        (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+    );
     const first = ordered[0].metadata.name!;
     for (const a of ordered) {
       const c = unique(a)!;
-      expect(c).toMatchObject({ status: 'False', reason: 'DuplicateAddress', observedGeneration: a.metadata.generation });
+      expect(c).toMatchObject({
+        status: 'False',
+        reason: 'DuplicateAddress',
+        observedGeneration: a.metadata.generation,
+      });
       expect(c.message).toContain(`spec.address ${ADDRESS} is also advertised by ARPAdvertisement`);
-      expect(c.message).toContain(a.metadata.name === first ? 'this one was created first' : `the first created is ${first}`);
+      expect(c.message).toContain(
+        a.metadata.name === first ? 'this one was created first' : `the first created is ${first}`,
+      );
     }
     expect(unique(ordered[1])!.message).toContain(`${first} (node ${ordered[0].spec.nodeName})`);
     expect(await gauge()).toBe(1);
     expect(controller.duplicates.duplicatedAddresses()).toEqual([ADDRESS]);
 
     // One Warning per object (per transition), not one per pass.
-    const warnings = await waitFor(async () => {
-      await recorder.flush();
-      const w = (await warningsFor()).filter((e) => e.type === 'Warning' && e.reason === 'DuplicateAddress');
-      return new Set(w.map((e) => e.regarding?.name)).size === created ? w : undefined;
-    }, { what: 'a Warning on each', timeoutMs: 30_000, intervalMs: 500 });
+    const warnings = await waitFor(
+      async () => {
+        await recorder.flush();
+        const w = (await warningsFor()).filter((e) => e.type === 'Warning' && e.reason === 'DuplicateAddress');
+        return new Set(w.map((e) => e.regarding?.name)).size === created ? w : undefined;
+      },
+      { what: 'a Warning on each', timeoutMs: 30_000, intervalMs: 500 },
+    );
     expect(warnings).toHaveLength(created);
 
     // Resolved: all but the first deleted -> True/UniqueAddress, a Normal Event, gauge 0.
-    await Promise.all(ordered.slice(1).map((a) => rest.delete(JuneauResources.arpAdvertisements, undefined, a.metadata.name!)));
-    const resolved = await waitFor(async () => {
-      const a = await rest.get<Ad>(JuneauResources.arpAdvertisements, undefined, first);
-      return unique(a)?.status === 'True' ? a : undefined;
-    }, { what: 'the survivor back to Unique=True', timeoutMs: 30_000 });
+    await Promise.all(
+      ordered.slice(1).map((a) => rest.delete(JuneauResources.arpAdvertisements, undefined, a.metadata.name!)),
+    );
+    const resolved = await waitFor(
+      async () => {
+        const a = await rest.get<Ad>(JuneauResources.arpAdvertisements, undefined, first);
+        return unique(a)?.status === 'True' ? a : undefined;
+      },
+      { what: 'the survivor back to Unique=True', timeoutMs: 30_000 },
+    );
     expect(unique(resolved)).toMatchObject({ reason: 'UniqueAddress' });
     expect(await gauge()).toBe(0);
-    await waitFor(async () => {
-      await recorder.flush();
-      return (await warningsFor()).some((e) => e.type === 'Normal' && e.reason === 'DuplicateResolved' && e.regarding?.name === first);
-    }, { what: 'a Normal DuplicateResolved Event on the survivor' });
+    await waitFor(
+      async () => {
+        await recorder.flush();
+        return (await warningsFor()).some(
+          (e) => e.type === 'Normal' && e.reason === 'DuplicateResolved' && e.regarding?.name === first,
+        );
+      },
+      { what: 'a Normal DuplicateResolved Event on the survivor' },
+    );
     expect((await warningsFor()).filter((e) => e.regarding?.name === first && e.type === 'Warning')).toHaveLength(1);
   }, 120_000);
 });

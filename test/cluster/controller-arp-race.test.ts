@@ -12,7 +12,18 @@ import { Informer } from '../../runtime/kube/informer';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createLoadBalancerService, createRunningPod, deletePodNow, ensureNode, mergePatch, sleep, testKubeConfig, useNamespace, waitFor } from './fixture';
+import {
+  clients,
+  createLoadBalancerService,
+  createRunningPod,
+  deletePodNow,
+  ensureNode,
+  mergePatch,
+  sleep,
+  testKubeConfig,
+  useNamespace,
+  waitFor,
+} from './fixture';
 
 type Ad = ARPAdvertisement & KubeObject;
 const rest = new RestClient(testKubeConfig());
@@ -34,8 +45,11 @@ class DuplicateWatch {
   async start(): Promise<void> {
     const check = (source: string, ads: readonly Ad[]) => {
       const byAddress = new Map<string, string[]>();
-      for (const a of ads) if (a.spec.address.startsWith(PREFIX)) byAddress.set(a.spec.address, [...(byAddress.get(a.spec.address) ?? []), a.metadata.name ?? '']);
-      for (const [address, names] of byAddress) if (names.length > 1) this.seen.push(`${source}: ${address} advertised by ${names.sort().join(', ')}`);
+      for (const a of ads)
+        if (a.spec.address.startsWith(PREFIX))
+          byAddress.set(a.spec.address, [...(byAddress.get(a.spec.address) ?? []), a.metadata.name ?? '']);
+      for (const [address, names] of byAddress)
+        if (names.length > 1) this.seen.push(`${source}: ${address} advertised by ${names.sort().join(', ')}`);
     };
     const onEvent = () => check('watch', this.informer.list());
     this.informer.addHandlers({ onAdd: onEvent, onUpdate: onEvent, onDelete: onEvent });
@@ -57,30 +71,77 @@ class DuplicateWatch {
   }
 }
 
-const createService = (namespace: string, name: string, requestedIP?: string) => createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ port: 80 }] });
+const createService = (namespace: string, name: string, requestedIP?: string) =>
+  createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ port: 80 }] });
 
 async function createEip(namespace: string, name: string, requestedIP?: string): Promise<void> {
-  await rest.create(EipResources.elasticIPs, asKube({ apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name, namespace }, spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) } }));
+  await rest.create(
+    EipResources.elasticIPs,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ElasticIP',
+      metadata: { name, namespace },
+      spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) },
+    }),
+  );
 }
 
 /** A running Pod holding ElasticIP `eip` directly on eth0 (EIP-4): its NIC gets the address. */
-async function createDirectPod(namespace: string, name: string, eip: string, nodeName: string, podIP: string): Promise<void> {
-  await rest.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, annotations: { [ANNOTATIONS.elasticIP]: eip } }, spec: { nodeName, containers: [{ name: 'main', image: 'registry.invalid/none' }] } } as KubeObject);
-  await rest.patch(Resources.pods, namespace, name, 'merge', { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }] } }, { subresource: 'status' });
+async function createDirectPod(
+  namespace: string,
+  name: string,
+  eip: string,
+  nodeName: string,
+  podIP: string,
+): Promise<void> {
+  await rest.create(Resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, annotations: { [ANNOTATIONS.elasticIP]: eip } },
+    spec: { nodeName, containers: [{ name: 'main', image: 'registry.invalid/none' }] },
+  } as KubeObject);
+  await rest.patch(
+    Resources.pods,
+    namespace,
+    name,
+    'merge',
+    { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }] } },
+    { subresource: 'status' },
+  );
 }
 
-const deleteIgnoringNotFound = (p: Promise<unknown>) => p.catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+const deleteIgnoringNotFound = (p: Promise<unknown>) =>
+  p.catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${221 + i}` })));
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [`${PREFIX}0-${PREFIX}7`] } }));
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: [`${PREFIX}0-${PREFIX}7`] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
 });
 
 afterAll(async () => {
   await deleteIgnoringNotFound(rest.delete(JuneauResources.externalNetworks, undefined, NET));
   await deleteIgnoringNotFound(rest.delete(JuneauResources.addressPools, undefined, POOL));
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
+  for (const n of nodes)
+    await clients()
+      .core.deleteNode({ name: n })
+      .catch(() => undefined);
 });
 
 describe('two active controllers, no webhook', () => {
@@ -90,7 +151,10 @@ describe('two active controllers, no webhook', () => {
     const namespace = ns();
     const watch = new DuplicateWatch();
     await watch.start();
-    const controllers = [new JuneauController({ rest: new RestClient(testKubeConfig()) }), new JuneauController({ rest: new RestClient(testKubeConfig()) })];
+    const controllers = [
+      new JuneauController({ rest: new RestClient(testKubeConfig()) }),
+      new JuneauController({ rest: new RestClient(testKubeConfig()) }),
+    ];
     await Promise.all(controllers.map((c) => c.start()));
     try {
       // Backends first, so every Service that gets a VIP advertises it at once.
@@ -99,51 +163,125 @@ describe('two active controllers, no webhook', () => {
         ...Array.from({ length: 6 }, (_, i) => ({ name: `want2-${i}`, requested: `${PREFIX}2` })),
         ...Array.from({ length: 10 }, (_, i) => ({ name: `any-${i}`, requested: undefined })),
       ];
-      const eips = [...Array.from({ length: 5 }, (_, i) => ({ name: `eip3-${i}`, requested: `${PREFIX}3` })), ...Array.from({ length: 5 }, (_, i) => ({ name: `eipany-${i}`, requested: undefined }))];
-      await Promise.all(services.map((s, i) => createRunningPod({ namespace, name: `${s.name}-pod`, labels: { app: s.name }, nodeName: nodes[i % 3], podIP: `10.245.0.${10 + i}` })));
-      await Promise.all(eips.map((e, i) => createDirectPod(namespace, `${e.name}-pod`, e.name, nodes[i % 3], `10.245.1.${10 + i}`)));
-      await Promise.all([...services.map((s) => createService(namespace, s.name, s.requested)), ...eips.map((e) => createEip(namespace, e.name, e.requested))]);
+      const eips = [
+        ...Array.from({ length: 5 }, (_, i) => ({ name: `eip3-${i}`, requested: `${PREFIX}3` })),
+        ...Array.from({ length: 5 }, (_, i) => ({ name: `eipany-${i}`, requested: undefined })),
+      ];
+      await Promise.all(
+        services.map((s, i) =>
+          createRunningPod({
+            namespace,
+            name: `${s.name}-pod`,
+            labels: { app: s.name },
+            nodeName: nodes[i % 3],
+            podIP: `10.245.0.${10 + i}`,
+          }),
+        ),
+      );
+      await Promise.all(
+        eips.map((e, i) => createDirectPod(namespace, `${e.name}-pod`, e.name, nodes[i % 3], `10.245.1.${10 + i}`)),
+      );
+      await Promise.all([
+        ...services.map((s) => createService(namespace, s.name, s.requested)),
+        ...eips.map((e) => createEip(namespace, e.name, e.requested)),
+      ]);
 
       // Settled: all 8 addresses advertised, each by the holder of its claim.
       let last = '';
       const settle = (what: string, gone: ReadonlyArray<{ name: string }> = []) =>
-        waitFor(async () => {
-          const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter((a) => a.spec.address.startsWith(PREFIX));
-          const claims = (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
-          const ok = ads.length === 8 && ads.every((a) => claims.some((c) => c.spec.value === a.spec.address && c.spec.holder.kind === a.metadata.labels?.[OWNER_LABELS.kind] && c.spec.holder.name === a.metadata.labels?.[OWNER_LABELS.name]));
-          last = `ARPAdvertisements ${ads.map((a) => `${a.spec.address}=${a.metadata.name}`).sort().join(' ')}; claims ${claims.map((c) => `${c.spec.value}=${c.spec.holder.name}`).sort().join(' ')}`;
-          return ok && !ads.some((a) => gone.some((o) => o.name === a.metadata.labels?.[OWNER_LABELS.name])) ? ads : undefined;
-        }, { what, timeoutMs: 90_000, intervalMs: 250 }).catch((err: unknown) => Promise.reject(new Error(`${String(err)}\n${last}`)));
-      const first = await settle('8 ARPAdvertisements, each backed by its owner\'s claim');
+        waitFor(
+          async () => {
+            const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter((a) =>
+              a.spec.address.startsWith(PREFIX),
+            );
+            const claims = (
+              await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)
+            ).items.filter((c) => c.spec.pool.name === POOL);
+            const ok =
+              ads.length === 8 &&
+              ads.every((a) =>
+                claims.some(
+                  (c) =>
+                    c.spec.value === a.spec.address &&
+                    c.spec.holder.kind === a.metadata.labels?.[OWNER_LABELS.kind] &&
+                    c.spec.holder.name === a.metadata.labels?.[OWNER_LABELS.name],
+                ),
+              );
+            last = `ARPAdvertisements ${ads
+              .map((a) => `${a.spec.address}=${a.metadata.name}`)
+              .sort()
+              .join(' ')}; claims ${claims
+              .map((c) => `${c.spec.value}=${c.spec.holder.name}`)
+              .sort()
+              .join(' ')}`;
+            return ok && !ads.some((a) => gone.some((o) => o.name === a.metadata.labels?.[OWNER_LABELS.name]))
+              ? ads
+              : undefined;
+          },
+          { what, timeoutMs: 90_000, intervalMs: 250 },
+        ).catch((err: unknown) => Promise.reject(new Error(`${String(err)}\n${last}`)));
+      const first = await settle("8 ARPAdvertisements, each backed by its owner's claim");
       // Free allocation may take .1-.3 before a request for them arrives; that is allowed (EIP-3).
       // Churn: four holders (Services or ElasticIPs) go, and those waiting race for the released
       // addresses; one waiting Service changes its requested address (release + claim anew).
-      const owner = (a: Ad) => ({ kind: a.metadata.labels?.[OWNER_LABELS.kind], name: a.metadata.labels?.[OWNER_LABELS.name] ?? '' });
+      const owner = (a: Ad) => ({
+        kind: a.metadata.labels?.[OWNER_LABELS.kind],
+        name: a.metadata.labels?.[OWNER_LABELS.name] ?? '',
+      });
       const holders = first.map(owner);
       const leaving = holders.slice(0, 4);
       await Promise.all(
-        leaving.map((o) => (o.kind === 'ElasticIP' ? rest.delete(EipResources.elasticIPs, namespace, o.name) : clients().core.deleteNamespacedService({ namespace, name: o.name }))),
+        leaving.map((o) =>
+          o.kind === 'ElasticIP'
+            ? rest.delete(EipResources.elasticIPs, namespace, o.name)
+            : clients().core.deleteNamespacedService({ namespace, name: o.name }),
+        ),
       );
       // Movers: Services holding an address now ask for one outside the pool -> they release
       // theirs (a changed requested address, ADDR-3) while Pending Services wait to take it. (Asking
       // for an address another holder keeps would keep theirs until it is free, ADDR-3.)
       const movers = holders.slice(4).filter((h) => h.kind === 'ServiceLoadBalancer');
       const elsewhere = '198.18.119.7';
-      await Promise.all(movers.map((m) => clients().core.patchNamespacedService({ namespace, name: m.name, body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } } } }, mergePatch)));
+      await Promise.all(
+        movers.map((m) =>
+          clients().core.patchNamespacedService(
+            {
+              namespace,
+              name: m.name,
+              body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } } },
+            },
+            mergePatch,
+          ),
+        ),
+      );
       await Promise.all(leaving.map((o) => deletePodNow(namespace, `${o.name}-pod`)));
-      await settle('8 ARPAdvertisements again after churn, none of the leaving holders or movers', [...leaving, ...movers]);
+      await settle('8 ARPAdvertisements again after churn, none of the leaving holders or movers', [
+        ...leaving,
+        ...movers,
+      ]);
 
       // Everything goes (finalizers: ARPAdvertisement before claim, ARP-6), still watched.
       await Promise.all([
-        ...services.filter((s) => !leaving.some((o) => o.name === s.name)).map((s) => clients().core.deleteNamespacedService({ namespace, name: s.name })),
-        ...eips.filter((e) => !leaving.some((o) => o.name === e.name)).map((e) => rest.delete(EipResources.elasticIPs, namespace, e.name)),
+        ...services
+          .filter((s) => !leaving.some((o) => o.name === s.name))
+          .map((s) => clients().core.deleteNamespacedService({ namespace, name: s.name })),
+        ...eips
+          .filter((e) => !leaving.some((o) => o.name === e.name))
+          .map((e) => rest.delete(EipResources.elasticIPs, namespace, e.name)),
       ]);
       await Promise.all([...services, ...eips].map((o) => deletePodNow(namespace, `${o.name}-pod`)));
-      await waitFor(async () => {
-        const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter((a) => a.spec.address.startsWith(PREFIX));
-        const claims = (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
-        return ads.length === 0 && claims.length === 0;
-      }, { what: 'no ARPAdvertisement and no claim left', timeoutMs: 60_000, intervalMs: 250 });
+      await waitFor(
+        async () => {
+          const ads = (await rest.list<Ad>(JuneauResources.arpAdvertisements)).items.filter((a) =>
+            a.spec.address.startsWith(PREFIX),
+          );
+          const claims = (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter(
+            (c) => c.spec.pool.name === POOL,
+          );
+          return ads.length === 0 && claims.length === 0;
+        },
+        { what: 'no ARPAdvertisement and no claim left', timeoutMs: 60_000, intervalMs: 250 },
+      );
     } finally {
       await Promise.all(controllers.map((c) => c.stop()));
       await watch.stop();

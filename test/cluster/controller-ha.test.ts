@@ -19,13 +19,34 @@ const SERVICES = 60;
 
 beforeAll(async () => {
   // 64 addresses for 60 Services: the allocators collide often near the end.
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['198.18.88.0/26'] } }));
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: ['198.18.88.0/26'] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
 });
 
 afterAll(async () => {
-  for (const [type, name] of [[JuneauResources.externalNetworks, NET], [JuneauResources.addressPools, POOL]] as const) {
-    await rest.delete(type, undefined, name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  for (const [type, name] of [
+    [JuneauResources.externalNetworks, NET],
+    [JuneauResources.addressPools, POOL],
+  ] as const) {
+    await rest
+      .delete(type, undefined, name)
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   }
 });
 
@@ -34,7 +55,10 @@ describe('two controllers at once', () => {
 
   it(`EIP-3 / ALLOC-1: two controllers, ${SERVICES} Services created concurrently -> every VIP distinct, one claim each, nothing leaked`, async () => {
     const namespace = ns();
-    const controllers = [new JuneauController({ rest: new RestClient(testKubeConfig()) }), new JuneauController({ rest: new RestClient(testKubeConfig()) })];
+    const controllers = [
+      new JuneauController({ rest: new RestClient(testKubeConfig()) }),
+      new JuneauController({ rest: new RestClient(testKubeConfig()) }),
+    ];
     await Promise.all(controllers.map((c) => c.start()));
     try {
       await Promise.all(
@@ -46,21 +70,38 @@ describe('two controllers at once', () => {
       // moment after the other replica settled on the holder's lowest claim; wait for the settled state.
       // What the last poll saw, for the failure message (a wait that times out says where it stood).
       let seen = 'nothing listed yet';
-      const settled = await waitFor(async () => {
-        const slbs = (await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace })).items;
-        const claims = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === POOL);
-        const unheld = slbs.filter((s) => claims.find((c) => c.spec.value === s.status?.vip)?.spec.holder.uid !== s.metadata.uid);
-        const phases = slbs.reduce<Record<string, number>>((n, s) => ({ ...n, [s.status?.phase ?? 'none']: (n[s.status?.phase ?? 'none'] ?? 0) + 1 }), {});
-        seen = `${slbs.length} ServiceLoadBalancers ${JSON.stringify(phases)}, ${claims.length} claims, VIP not held by its own claim: ${unheld.map((s) => `${s.metadata.name}=${s.status?.vip ?? '-'}`).join(' ') || 'none'}`;
-        if (slbs.length !== SERVICES || !slbs.every((s) => s.status?.phase === 'Allocated')) return undefined;
-        return claims.length === SERVICES && unheld.length === 0 ? { slbs, claims } : undefined;
-      }, { what: 'every Service allocated, one claim each, held by it', timeoutMs: 60_000 }).catch((err: Error) => {
+      const settled = await waitFor(
+        async () => {
+          const slbs = (
+            await rest.list<KubeObject & ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, { namespace })
+          ).items;
+          const claims = (await rest.list<KubeObject & AllocationClaim>(JuneauResources.allocationClaims)).items.filter(
+            (c) => c.spec.pool.name === POOL,
+          );
+          const unheld = slbs.filter(
+            (s) => claims.find((c) => c.spec.value === s.status?.vip)?.spec.holder.uid !== s.metadata.uid,
+          );
+          const phases = slbs.reduce<Record<string, number>>(
+            (n, s) => ({ ...n, [s.status?.phase ?? 'none']: (n[s.status?.phase ?? 'none'] ?? 0) + 1 }),
+            {},
+          );
+          seen = `${slbs.length} ServiceLoadBalancers ${JSON.stringify(phases)}, ${claims.length} claims, VIP not held by its own claim: ${unheld.map((s) => `${s.metadata.name}=${s.status?.vip ?? '-'}`).join(' ') || 'none'}`;
+          if (slbs.length !== SERVICES || !slbs.every((s) => s.status?.phase === 'Allocated')) return undefined;
+          return claims.length === SERVICES && unheld.length === 0 ? { slbs, claims } : undefined;
+        },
+        { what: 'every Service allocated, one claim each, held by it', timeoutMs: 60_000 },
+      ).catch((err: Error) => {
         throw new Error(`${err.message}; last seen: ${seen}`);
       });
       expect(new Set(settled.slbs.map((s) => s.status!.vip)).size).toBe(SERVICES);
       for (const s of settled.slbs) {
         const claim = settled.claims.find((c) => c.spec.value === s.status!.vip);
-        expect(claim?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name, uid: s.metadata.uid });
+        expect(claim?.spec.holder).toMatchObject({
+          kind: 'ServiceLoadBalancer',
+          namespace,
+          name: s.metadata.name,
+          uid: s.metadata.uid,
+        });
       }
     } finally {
       await Promise.all(controllers.map((c) => c.stop()));
@@ -76,12 +117,25 @@ describe('juneau-controller binary (main)', () => {
     const run = () => {
       let stop!: (signal: string) => void;
       const stopSignal = new Promise<string>((resolve) => (stop = resolve));
-      const exit = main(['--kubeconfig', testKubeconfigPath(), '--leader-election-namespace', leaseNamespace, '--leader-election-id', lease, '--health-addr=127.0.0.1:0', '--metrics-addr=127.0.0.1:0', '--log-level=warn'], {
-        stdout: (t) => sink.push(t),
-        stderr: (t) => sink.push(t),
-        env: {},
-        stopSignal,
-      });
+      const exit = main(
+        [
+          '--kubeconfig',
+          testKubeconfigPath(),
+          '--leader-election-namespace',
+          leaseNamespace,
+          '--leader-election-id',
+          lease,
+          '--health-addr=127.0.0.1:0',
+          '--metrics-addr=127.0.0.1:0',
+          '--log-level=warn',
+        ],
+        {
+          stdout: (t) => sink.push(t),
+          stderr: (t) => sink.push(t),
+          env: {},
+          stopSignal,
+        },
+      );
       return { stop, exit };
     };
     type Lease = KubeObject & { spec?: { holderIdentity?: string } };
@@ -100,7 +154,11 @@ describe('juneau-controller binary (main)', () => {
       // The second candidate waits: over 3 s (more than one retry period of the binary's 2 s) the
       // Lease renews but never names another holder.
       const leaderKept = await watchForChanges<Lease>({
-        type: Resources.leases, namespace: leaseNamespace, name: lease, project: (l) => l.spec?.holderIdentity, what: `Lease ${lease} holderIdentity`,
+        type: Resources.leases,
+        namespace: leaseNamespace,
+        name: lease,
+        project: (l) => l.spec?.holderIdentity,
+        what: `Lease ${lease} holderIdentity`,
       });
       b = run();
       await leaderKept.expectNoChangeFor(3_000);
@@ -109,10 +167,13 @@ describe('juneau-controller binary (main)', () => {
       // Released, not left to expire: the moment a has exited the Lease no longer names it (a
       // Lease that was only abandoned would name it for its whole 15 s duration).
       expect(await holder()).not.toBe(first);
-      await waitFor(async () => {
-        const h = await holder();
-        return h && h !== first ? h : undefined;
-      }, { what: 'the standby takes over', timeoutMs: 20_000 });
+      await waitFor(
+        async () => {
+          const h = await holder();
+          return h && h !== first ? h : undefined;
+        },
+        { what: 'the standby takes over', timeoutMs: 20_000 },
+      );
       b.stop('SIGTERM');
       expect(await b.exit).toBe(0);
       expect(await holder()).toBe('');

@@ -17,7 +17,16 @@ import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
-import { clients, createLoadBalancerService, createNamespace, createRunningPod, ensureNode, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import {
+  clients,
+  createLoadBalancerService,
+  createNamespace,
+  createRunningPod,
+  ensureNode,
+  testKubeConfig,
+  testKubeconfigPath,
+  waitFor,
+} from './fixture';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');
@@ -45,7 +54,12 @@ type Slb = ServiceLoadBalancer & KubeObject;
 type Ad = ARPAdvertisement & KubeObject;
 type Claim = AllocationClaim & KubeObject;
 type Lease = KubeObject & { spec?: { holderIdentity?: string; leaseTransitions?: number } };
-type Event = KubeObject & { reason?: string; reportingController?: string; reportingInstance?: string; regarding?: { name?: string } };
+type Event = KubeObject & {
+  reason?: string;
+  reportingController?: string;
+  reportingInstance?: string;
+  regarding?: { name?: string };
+};
 
 const rest = new RestClient(testKubeConfig());
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-scale-'));
@@ -84,7 +98,9 @@ function startReplica(podName: string): Replica {
     { stdio: ['ignore', fd, fd], env },
   );
   fs.closeSync(fd);
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code ?? -1)),
+  );
   const replica = { podName, child, logFile, exited };
   replicas.push(replica);
   return replica;
@@ -117,8 +133,12 @@ async function listAs<T>(type: ResourceType, options: Parameters<RestClient['lis
 }
 const listSlbs = () => listAs<Slb>(JuneauResources.serviceLoadBalancers, { namespace });
 /** The ARPAdvertisements the controller keeps for this namespace's Services. */
-const listAds = () => listAs<Ad>(JuneauResources.arpAdvertisements, { labelSelector: `${OWNER_LABELS.namespace}=${namespace}` });
-const listClaims = async () => (await listAs<Claim>(JuneauResources.allocationClaims)).filter((c) => c.spec.pool.kind === 'AddressPool' && c.spec.pool.name === POOL);
+const listAds = () =>
+  listAs<Ad>(JuneauResources.arpAdvertisements, { labelSelector: `${OWNER_LABELS.namespace}=${namespace}` });
+const listClaims = async () =>
+  (await listAs<Claim>(JuneauResources.allocationClaims)).filter(
+    (c) => c.spec.pool.kind === 'AddressPool' && c.spec.pool.name === POOL,
+  );
 const leaseHolder = async () => {
   try {
     return (await rest.get<Lease>(Resources.leases, LEASE_NAMESPACE, LEASE)).spec?.holderIdentity || undefined;
@@ -139,22 +159,52 @@ function inPool(ip: string): boolean {
   return a === 198 && b === 18 && (c === 130 || c === 131);
 }
 
-async function deleteIgnoringNotFound(type: ResourceType, namespaceOf: string | undefined, name: string): Promise<void> {
-  await rest.delete(type, namespaceOf, name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+async function deleteIgnoringNotFound(
+  type: ResourceType,
+  namespaceOf: string | undefined,
+  name: string,
+): Promise<void> {
+  await rest
+    .delete(type, namespaceOf, name)
+    .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(CONTROLLER_BIN)) execFileSync(process.execPath, [path.join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
+  if (!fs.existsSync(CONTROLLER_BIN))
+    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${161 + i}` })));
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] } }));
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
   namespace = await createNamespace('controller-scale');
   // Ready backends before any Service exists, so each Service's first EndpointSlice already lists
   // all three of its nodes (no choice is made from a partial candidate set).
   await Promise.all(
     groups.flatMap((members, g) =>
       members.map((node, j) =>
-        createRunningPod({ namespace, name: `g${g}-${j}`, labels: { group: `g${g}` }, nodeName: node, podIP: `10.130.${g}.${10 + j}`, ports: [{ name: 'http', containerPort: 8080 }] }),
+        createRunningPod({
+          namespace,
+          name: `g${g}-${j}`,
+          labels: { group: `g${g}` },
+          nodeName: node,
+          podIP: `10.130.${g}.${10 + j}`,
+          ports: [{ name: 'http', containerPort: 8080 }],
+        }),
       ),
     ),
   );
@@ -164,19 +214,30 @@ afterAll(async () => {
   // The Services go with the namespace; a running controller finalizes their ServiceLoadBalancers
   // (ARPAdvertisement and claim released), so wait for that before stopping the replicas.
   if (namespace) {
-    await clients().core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
-    await clients().core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    await clients()
+      .core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
+    await clients()
+      .core.deleteNamespace({ name: namespace })
+      .catch(() => undefined);
     if (replicas.some((r) => r.child.exitCode === null && r.child.signalCode === null)) {
-      await waitFor(async () => (await listAds()).length === 0 && (await listClaims()).length === 0, { what: 'ARPAdvertisements and claims released', timeoutMs: 90_000 }).catch((err: unknown) =>
-        process.stderr.write(`controller-scale cleanup: ${String(err)}\n`),
-      );
+      await waitFor(async () => (await listAds()).length === 0 && (await listClaims()).length === 0, {
+        what: 'ARPAdvertisements and claims released',
+        timeoutMs: 90_000,
+      }).catch((err: unknown) => process.stderr.write(`controller-scale cleanup: ${String(err)}\n`));
     }
   }
   await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM')));
   await deleteIgnoringNotFound(JuneauResources.externalNetworks, undefined, NET);
   await deleteIgnoringNotFound(JuneauResources.addressPools, undefined, POOL);
   await deleteIgnoringNotFound(Resources.leases, LEASE_NAMESPACE, LEASE);
-  await Promise.all(nodes.map((n) => clients().core.deleteNode({ name: n }).catch(() => undefined)));
+  await Promise.all(
+    nodes.map((n) =>
+      clients()
+        .core.deleteNode({ name: n })
+        .catch(() => undefined),
+    ),
+  );
   fs.rmSync(logDir, { recursive: true, force: true });
 }, 150_000);
 
@@ -209,38 +270,55 @@ describe('two juneau-controller processes, 300 Services', () => {
 
       // Mid-run: once some Services are Ready, record their node choices and SIGKILL the leader.
       // Watched while the creates are still in flight, so the kill cannot come after the last one.
-      const beforeKillP = waitFor(async () => {
-        const s = await sample();
-        return s.slbs.filter(isReady).length >= KILL_AT_READY ? s : undefined;
-      }, { what: `${KILL_AT_READY} Services Ready under the first leader`, timeoutMs: 120_000, intervalMs: 50 });
+      const beforeKillP = waitFor(
+        async () => {
+          const s = await sample();
+          return s.slbs.filter(isReady).length >= KILL_AT_READY ? s : undefined;
+        },
+        { what: `${KILL_AT_READY} Services Ready under the first leader`, timeoutMs: 120_000, intervalMs: 50 },
+      );
       const [beforeKill] = await Promise.all([beforeKillP, created]);
       expect(standby.child.exitCode).toBeNull(); // a candidate, waiting
       expect(await stopReplica(leader!, 'SIGKILL')).toBe('SIGKILL');
       const killedAt = Date.now();
-      const choicesBeforeKill = new Map(beforeKill.slbs.filter(isReady).map((s) => [s.metadata.name!, { vip: s.status!.vip!, node: s.status!.arpAnnouncingNode! }]));
+      const choicesBeforeKill = new Map(
+        beforeKill.slbs
+          .filter(isReady)
+          .map((s) => [s.metadata.name!, { vip: s.status!.vip!, node: s.status!.arpAnnouncingNode! }]),
+      );
       const notReadyAtKill = SERVICES - choicesBeforeKill.size;
       expect(beforeKill.holder).toBe(holderAtStart);
 
       // The standby takes the Lease once it expires (15 s, the binary's fixed leaseDuration).
-      const newHolder = await waitFor(async () => {
-        const h = (await sample()).holder;
-        return h && h !== holderAtStart ? h : undefined;
-      }, { what: 'the standby to take the Lease', timeoutMs: 40_000, intervalMs: 250 });
+      const newHolder = await waitFor(
+        async () => {
+          const h = (await sample()).holder;
+          return h && h !== holderAtStart ? h : undefined;
+        },
+        { what: 'the standby to take the Lease', timeoutMs: 40_000, intervalMs: 250 },
+      );
       const takeoverMs = Date.now() - killedAt;
       expect(newHolder.startsWith(`${standby.podName}_`)).toBe(true);
 
-      const settled = await waitFor(async () => {
-        const s = await sample();
-        if (s.slbs.length !== SERVICES || !s.slbs.every(isReady) || s.ads.length !== SERVICES) return undefined;
-        return s;
-      }, { what: `all ${SERVICES} Services Ready under the new leader`, timeoutMs: 120_000, intervalMs: 250 });
+      const settled = await waitFor(
+        async () => {
+          const s = await sample();
+          if (s.slbs.length !== SERVICES || !s.slbs.every(isReady) || s.ads.length !== SERVICES) return undefined;
+          return s;
+        },
+        { what: `all ${SERVICES} Services Ready under the new leader`, timeoutMs: 120_000, intervalMs: 250 },
+      );
       const totalMs = Date.now() - t0;
 
       // One leader: the Lease only ever named the first leader, then the standby.
       expect([...holdersSeen].sort()).toEqual([holderAtStart, newHolder].sort());
       // ...and only the leader acted: before the kill, no Event came from the standby.
       const events = await listAs<Event>(Resources.events, { namespace });
-      const fromStandbyBeforeKill = events.filter((e) => e.reportingInstance?.startsWith(`${standby.podName}_`) && Date.parse(e.metadata?.creationTimestamp ?? '') < killedAt - 1_000);
+      const fromStandbyBeforeKill = events.filter(
+        (e) =>
+          e.reportingInstance?.startsWith(`${standby.podName}_`) &&
+          Date.parse(e.metadata?.creationTimestamp ?? '') < killedAt - 1_000,
+      );
       expect(fromStandbyBeforeKill.map((e) => `${e.reason} ${e.regarding?.name}`)).toEqual([]);
       expect(events.some((e) => e.reportingInstance === holderAtStart)).toBe(true);
 
@@ -251,7 +329,13 @@ describe('two juneau-controller processes, 300 Services', () => {
       expect(duplicates(vips)).toEqual([]);
       const claims = await listClaims();
       expect(claims).toHaveLength(SERVICES);
-      for (const s of slbs) expect(claims.find((c) => c.spec.value === s.status!.vip)?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name, uid: s.metadata.uid });
+      for (const s of slbs)
+        expect(claims.find((c) => c.spec.value === s.status!.vip)?.spec.holder).toMatchObject({
+          kind: 'ServiceLoadBalancer',
+          namespace,
+          name: s.metadata.name,
+          uid: s.metadata.uid,
+        });
 
       // ARP-4: never two ARPAdvertisements for one address, during the run or after it (cluster-wide).
       expect([...adDuplicatesSeen]).toEqual([]);
@@ -264,10 +348,17 @@ describe('two juneau-controller processes, 300 Services', () => {
       const mismatched: string[] = [];
       for (const s of slbs) {
         const i = Number(s.metadata.name!.slice(1));
-        const ad = adByName.get(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name ?? '' }));
+        const ad = adByName.get(
+          advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: s.metadata.name ?? '' }),
+        );
         expect([...(s.status!.advertisingNodes ?? [])].sort()).toEqual([...groups[groupOf(i)]].sort());
-        expect(ad?.spec).toMatchObject({ address: s.status!.vip, nodeName: s.status!.arpAnnouncingNode, externalNetwork: NET });
-        if (s.status!.arpAnnouncingNode !== highestRandomWeightNode(s.status!.vip!, groups[groupOf(i)])) mismatched.push(s.metadata.name!);
+        expect(ad?.spec).toMatchObject({
+          address: s.status!.vip,
+          nodeName: s.status!.arpAnnouncingNode,
+          externalNetwork: NET,
+        });
+        if (s.status!.arpAnnouncingNode !== highestRandomWeightNode(s.status!.vip!, groups[groupOf(i)]))
+          mismatched.push(s.metadata.name!);
       }
       expect(mismatched).toEqual([]);
       expect(new Set(slbs.map((s) => s.status!.arpAnnouncingNode)).size).toBe(nodes.length); // spread over every node

@@ -3,7 +3,13 @@
 // EN-7, ALLOC-1/2). Backends are Pods whose status the test sets; the real EndpointSlice
 // controller turns them into EndpointSlices.
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ExternalNetwork, type ServiceLoadBalancer } from '../../api';
+import {
+  API_VERSION,
+  type ARPAdvertisement,
+  type AllocationClaim,
+  type ExternalNetwork,
+  type ServiceLoadBalancer,
+} from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -11,7 +17,17 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
-import { clients, createLoadBalancerService, createRunningPod, deletePodNow, ensureNode, setPodReady, testKubeConfig, useNamespace, waitFor } from './fixture';
+import {
+  clients,
+  createLoadBalancerService,
+  createRunningPod,
+  deletePodNow,
+  ensureNode,
+  setPodReady,
+  testKubeConfig,
+  useNamespace,
+  waitFor,
+} from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -28,13 +44,20 @@ const getSlb = (ns: string, name: string) => getAs<ServiceLoadBalancer>(JuneauRe
 const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, name);
 const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
 const getNetwork = (name: string) => getAs<ExternalNetwork>(JuneauResources.externalNetworks, undefined, name);
-const cond = (slb: ServiceLoadBalancer | undefined, type: string) => slb?.status?.conditions?.find((c) => c.type === type);
+const cond = (slb: ServiceLoadBalancer | undefined, type: string) =>
+  slb?.status?.conditions?.find((c) => c.type === type);
 
 async function createPool(name: string, advertiseMode: 'arp' | 'bgp', addresses: string[]) {
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }));
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }),
+  );
 }
 async function createNetwork(name: string, type: 'arp' | 'bgp', addressPools: string[]) {
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } }));
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } }),
+  );
 }
 async function deleteClusterObject(type: ResourceType, name: string) {
   await rest.delete(type, undefined, name).catch((err: unknown) => {
@@ -53,10 +76,22 @@ const nodes = [1, 2, 3].map((i) => `ctl-${suffix}-n${i}`);
 const ports = [{ name: 'http', containerPort: 8080 }];
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: 'test', flushIntervalMs: 1_000 });
-const newController = () => new JuneauController({ rest: new RestClient(testKubeConfig()), recorder, sweepGraceMs: 2_000, sweepIntervalMs: 2_000 });
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: 'test',
+  flushIntervalMs: 1_000,
+});
+const newController = () =>
+  new JuneauController({
+    rest: new RestClient(testKubeConfig()),
+    recorder,
+    sweepGraceMs: 2_000,
+    sweepIntervalMs: 2_000,
+  });
 async function eventReasons(namespace: string): Promise<Array<{ type?: string; reason?: string; note?: string }>> {
-  const list = await rest.list<KubeObject & { type?: string; reason?: string; note?: string }>(Resources.events, { namespace });
+  const list = await rest.list<KubeObject & { type?: string; reason?: string; note?: string }>(Resources.events, {
+    namespace,
+  });
   return list.items;
 }
 
@@ -73,30 +108,50 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const n of nodes) await clients().core.deleteNode({ name: n }).catch(() => undefined);
+  for (const n of nodes)
+    await clients()
+      .core.deleteNode({ name: n })
+      .catch(() => undefined);
 });
 
 describe('ExternalNetwork (EN-7)', () => {
   it('EN-7: gets status.networkID from subnet-vni once, backed by a claim it owns; subnet-vni is created with the default range', async () => {
-    const network = await waitFor(async () => {
-      const n = await getNetwork(NET);
-      return n?.status?.networkID ? n : undefined;
-    }, { what: 'networkID' });
+    const network = await waitFor(
+      async () => {
+        const n = await getNetwork(NET);
+        return n?.status?.networkID ? n : undefined;
+      },
+      { what: 'networkID' },
+    );
     const id = network.status!.networkID!;
     expect(id).toBeGreaterThanOrEqual(4096);
     const claim = await getClaim(`subnet-vni.${id}`);
     expect(claim?.spec.holder).toMatchObject({ kind: 'ExternalNetwork', name: NET });
     expect(claim?.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ExternalNetwork', name: NET });
-    const pool = await getAs<{ spec: { start: number; end: number } }>(JuneauResources.allocationPools, undefined, 'subnet-vni');
+    const pool = await getAs<{ spec: { start: number; end: number } }>(
+      JuneauResources.allocationPools,
+      undefined,
+      'subnet-vni',
+    );
     expect(pool?.spec).toEqual({ start: 4096, end: 16777215 });
-    expect(network.status?.conditions?.find((c) => c.type === 'NetworkIDAssigned')).toMatchObject({ status: 'True', observedGeneration: 1 });
+    expect(network.status?.conditions?.find((c) => c.type === 'NetworkIDAssigned')).toMatchObject({
+      status: 'True',
+      observedGeneration: 1,
+    });
   });
 
   it('AP-3: AddressPool status shows size, used and its network', async () => {
-    const pool = await waitFor(async () => {
-      const p = await getAs<{ status?: { size?: number; used?: number; externalNetwork?: string } }>(JuneauResources.addressPools, undefined, POOL);
-      return p?.status?.externalNetwork === NET ? p : undefined;
-    }, { what: 'pool status' });
+    const pool = await waitFor(
+      async () => {
+        const p = await getAs<{ status?: { size?: number; used?: number; externalNetwork?: string } }>(
+          JuneauResources.addressPools,
+          undefined,
+          POOL,
+        );
+        return p?.status?.externalNetwork === NET ? p : undefined;
+      },
+      { what: 'pool status' },
+    );
     expect(pool.status?.size).toBe(6); // a /29 less its network and broadcast addresses (ADDR-2)
   });
 });
@@ -108,27 +163,60 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'web', { network: NET });
     // SLB-3: no backend yet -> Allocated.
-    const allocated = await waitFor(async () => {
-      const s = await getSlb(namespace, 'web');
-      return s?.status?.phase === 'Allocated' ? s : undefined;
-    }, { what: 'phase Allocated' });
+    const allocated = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'web');
+        return s?.status?.phase === 'Allocated' ? s : undefined;
+      },
+      { what: 'phase Allocated' },
+    );
     const vip = allocated.status!.vip!;
     expect(vip).toMatch(/^198\.18\.77\.[0-7]$/);
     expect(allocated.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Service', name: 'web', controller: true });
     expect(allocated.metadata.finalizers).toContain('juneau.loutres.me/service-load-balancer');
     expect(cond(allocated, 'Available')).toMatchObject({ status: 'False', reason: 'NoReadyBackends' });
-    expect((await getClaim(`ipv4.${vip}`))?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', namespace, name: 'web', uid: allocated.metadata.uid });
+    expect((await getClaim(`ipv4.${vip}`))?.spec.holder).toMatchObject({
+      kind: 'ServiceLoadBalancer',
+      namespace,
+      name: 'web',
+      uid: allocated.metadata.uid,
+    });
     expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
 
     // Backends on two nodes -> Ready, ARPAdvertisement on one of them.
-    await createRunningPod({ namespace, name: 'web-1', labels: { app: 'web' }, nodeName: nodes[0], podIP: '10.244.1.10', ports });
-    await createRunningPod({ namespace, name: 'web-2', labels: { app: 'web' }, nodeName: nodes[1], podIP: '10.244.2.10', ports });
-    const ready = await waitFor(async () => {
-      const s = await getSlb(namespace, 'web');
-      return s?.status?.phase === 'Ready' && s.status.advertisingNodes?.length === 2 ? s : undefined;
-    }, { what: 'phase Ready with two advertising nodes' });
-    expect(ready.status).toMatchObject({ vip, addressPool: POOL, advertisingNodes: [nodes[0], nodes[1]].sort(), backendSummary: { totalReady: 2, localReadyNodes: 2 }, ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] });
-    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), { what: 'ARPAdvertisement' });
+    await createRunningPod({
+      namespace,
+      name: 'web-1',
+      labels: { app: 'web' },
+      nodeName: nodes[0],
+      podIP: '10.244.1.10',
+      ports,
+    });
+    await createRunningPod({
+      namespace,
+      name: 'web-2',
+      labels: { app: 'web' },
+      nodeName: nodes[1],
+      podIP: '10.244.2.10',
+      ports,
+    });
+    const ready = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'web');
+        return s?.status?.phase === 'Ready' && s.status.advertisingNodes?.length === 2 ? s : undefined;
+      },
+      { what: 'phase Ready with two advertising nodes' },
+    );
+    expect(ready.status).toMatchObject({
+      vip,
+      addressPool: POOL,
+      advertisingNodes: [nodes[0], nodes[1]].sort(),
+      backendSummary: { totalReady: 2, localReadyNodes: 2 },
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
+    });
+    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), {
+      what: 'ARPAdvertisement',
+    });
     expect(ad.spec).toMatchObject({ externalNetwork: NET, address: vip });
     expect([nodes[0], nodes[1]]).toContain(ad.spec.nodeName);
     expect(ready.status?.arpAnnouncingNode).toBe(ad.spec.nodeName);
@@ -136,35 +224,67 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     expect(svc.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([vip]);
 
     // SLB-7: a new backend node does not move it.
-    await createRunningPod({ namespace, name: 'web-3', labels: { app: 'web' }, nodeName: nodes[2], podIP: '10.244.3.10', ports });
-    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.advertisingNodes?.length === 3, { what: 'three advertising nodes' });
-    expect((await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })))?.spec.nodeName).toBe(ad.spec.nodeName);
+    await createRunningPod({
+      namespace,
+      name: 'web-3',
+      labels: { app: 'web' },
+      nodeName: nodes[2],
+      podIP: '10.244.3.10',
+      ports,
+    });
+    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.advertisingNodes?.length === 3, {
+      what: 'three advertising nodes',
+    });
+    expect(
+      (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })))?.spec.nodeName,
+    ).toBe(ad.spec.nodeName);
 
     // SLB-7: the chosen node's backend goes unready -> only spec.nodeName changes.
     const chosenPod = ad.spec.nodeName === nodes[0] ? 'web-1' : 'web-2';
     await setPodReady(namespace, chosenPod, false);
-    const moved = await waitFor(async () => {
-      const a = await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }));
-      return a && a.spec.nodeName !== ad.spec.nodeName ? a : undefined;
-    }, { what: 'ARPAdvertisement moved' });
+    const moved = await waitFor(
+      async () => {
+        const a = await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }));
+        return a && a.spec.nodeName !== ad.spec.nodeName ? a : undefined;
+      },
+      { what: 'ARPAdvertisement moved' },
+    );
     expect(moved.metadata.uid).toBe(ad.metadata.uid);
     expect(moved.spec).toMatchObject({ address: vip, externalNetwork: NET });
     expect(moved.spec.nodeName).not.toBe(ad.spec.nodeName);
-    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.arpAnnouncingNode === moved.spec.nodeName, { what: 'status follows' });
+    await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.arpAnnouncingNode === moved.spec.nodeName, {
+      what: 'status follows',
+    });
 
     // SLB-8: all backends gone -> ARPAdvertisement deleted, Degraded.
     await Promise.all(['web-1', 'web-2', 'web-3'].map((p) => deletePodNow(namespace, p)));
-    const degraded = await waitFor(async () => {
-      const s = await getSlb(namespace, 'web');
-      return s?.status?.phase === 'Degraded' ? s : undefined;
-    }, { what: 'phase Degraded' });
+    const degraded = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'web');
+        return s?.status?.phase === 'Degraded' ? s : undefined;
+      },
+      { what: 'phase Degraded' },
+    );
     expect(degraded.status).toMatchObject({ vip, advertisingNodes: [], arpAnnouncingNode: '' });
     expect(cond(degraded, 'Available')).toMatchObject({ status: 'False', reason: 'NoReadyBackends' });
-    await waitFor(async () => (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))) === undefined, { what: 'ARPAdvertisement deleted' });
+    await waitFor(
+      async () =>
+        (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))) === undefined,
+      { what: 'ARPAdvertisement deleted' },
+    );
 
     // ARP-6: deleting the Service removes the SLB, its claim and its ARPAdvertisement.
-    await createRunningPod({ namespace, name: 'web-4', labels: { app: 'web' }, nodeName: nodes[0], podIP: '10.244.1.11', ports });
-    await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), { what: 'ARPAdvertisement again' });
+    await createRunningPod({
+      namespace,
+      name: 'web-4',
+      labels: { app: 'web' },
+      nodeName: nodes[0],
+      podIP: '10.244.1.11',
+      ports,
+    });
+    await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), {
+      what: 'ARPAdvertisement again',
+    });
     await clients().core.deleteNamespacedService({ namespace, name: 'web' });
     await waitFor(async () => (await getSlb(namespace, 'web')) === undefined, { what: 'SLB gone', timeoutMs: 45_000 });
     expect(await getClaim(`ipv4.${vip}`)).toBeUndefined();
@@ -174,13 +294,18 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
   it('SLB-2: a requested IP outside the pools -> Error, no VIP, the condition names the annotation', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'req', { network: NET, requestedIP: '203.0.113.7' });
-    const slb = await waitFor(async () => {
-      const s = await getSlb(namespace, 'req');
-      return s?.status?.phase === 'Error' ? s : undefined;
-    }, { what: 'phase Error' });
+    const slb = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'req');
+        return s?.status?.phase === 'Error' ? s : undefined;
+      },
+      { what: 'phase Error' },
+    );
     expect(slb.status?.vip).toBeUndefined();
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPNotInPool' });
-    expect(cond(slb, 'Allocated')?.message).toContain('metadata.annotations["juneau.loutres.me/load-balancer-requested-ip"]: "203.0.113.7"');
+    expect(cond(slb, 'Allocated')?.message).toContain(
+      'metadata.annotations["juneau.loutres.me/load-balancer-requested-ip"]: "203.0.113.7"',
+    );
     expect(await getClaim('ipv4.203.0.113.7')).toBeUndefined();
   });
 
@@ -189,10 +314,13 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     await createLoadBalancerService(namespace, 'a', { network: NET, requestedIP: '198.18.77.6' });
     await waitFor(async () => (await getSlb(namespace, 'a'))?.status?.vip === '198.18.77.6', { what: 'requested VIP' });
     await createLoadBalancerService(namespace, 'b', { network: NET, requestedIP: '198.18.77.6' });
-    const b = await waitFor(async () => {
-      const s = await getSlb(namespace, 'b');
-      return s?.status?.phase === 'Pending' ? s : undefined;
-    }, { what: 'b Pending' });
+    const b = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'b');
+        return s?.status?.phase === 'Pending' ? s : undefined;
+      },
+      { what: 'b Pending' },
+    );
     expect(cond(b, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPInUse' });
     expect(cond(b, 'Allocated')?.message).toContain(`ServiceLoadBalancer ${namespace}/a`);
   });
@@ -211,16 +339,22 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       expect(svc.spec?.ipFamilies).toEqual(['IPv6']);
       expect(svc.spec?.clusterIP).toContain(':');
     }
-    const slb = await waitFor(async () => {
-      const s = await getSlb(namespace, 'odd');
-      return s?.status?.phase === 'Error' ? s : undefined;
-    }, { what: 'phase Error' });
+    const slb = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'odd');
+        return s?.status?.phase === 'Error' ? s : undefined;
+      },
+      { what: 'phase Error' },
+    );
     expect(slb.status?.vip).toBeUndefined();
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'False', reason });
-    const events = await waitFor(async () => {
-      const e = (await eventReasons(namespace)).filter((x) => x.reason === reason);
-      return e.length ? e : undefined;
-    }, { what: `Event ${reason}` });
+    const events = await waitFor(
+      async () => {
+        const e = (await eventReasons(namespace)).filter((x) => x.reason === reason);
+        return e.length ? e : undefined;
+      },
+      { what: `Event ${reason}` },
+    );
     expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringContaining('SLB-10') });
     const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
     expect(svc.status?.loadBalancer?.ingress ?? []).toEqual([]);
@@ -231,24 +365,41 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     await createLoadBalancerService(namespace, 'dual', { network: NET, ipFamilies: ['IPv6', 'IPv4'] });
     const svc = await clients().core.readNamespacedService({ namespace, name: 'dual' });
     expect(svc.spec?.clusterIPs?.map((ip) => ip.includes(':'))).toEqual([true, false]);
-    const slb = await waitFor(async () => {
-      const s = await getSlb(namespace, 'dual');
-      return s?.status?.vip ? s : undefined;
-    }, { what: 'a VIP' });
+    const slb = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'dual');
+        return s?.status?.vip ? s : undefined;
+      },
+      { what: 'a VIP' },
+    );
     expect(slb.status?.vip).toMatch(/^198\.18\.77\.\d+$/);
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'True' });
-    const published = await waitFor(async () => (await clients().core.readNamespacedService({ namespace, name: 'dual' })).status?.loadBalancer?.ingress, { what: 'status.loadBalancer.ingress' });
+    const published = await waitFor(
+      async () =>
+        (await clients().core.readNamespacedService({ namespace, name: 'dual' })).status?.loadBalancer?.ingress,
+      { what: 'status.loadBalancer.ingress' },
+    );
     expect(published.map((i) => i.ip)).toEqual([slb.status?.vip]);
   });
 
   it('SLB-5: a bgp network gets a VIP and advertisingNodes, but no ARPAdvertisement', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'bgp', { network: BGP_NET });
-    await createRunningPod({ namespace, name: 'bgp-1', labels: { app: 'bgp' }, nodeName: nodes[2], podIP: '10.244.3.20', ports });
-    const slb = await waitFor(async () => {
-      const s = await getSlb(namespace, 'bgp');
-      return s?.status?.phase === 'Ready' ? s : undefined;
-    }, { what: 'bgp Ready' });
+    await createRunningPod({
+      namespace,
+      name: 'bgp-1',
+      labels: { app: 'bgp' },
+      nodeName: nodes[2],
+      podIP: '10.244.3.20',
+      ports,
+    });
+    const slb = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'bgp');
+        return s?.status?.phase === 'Ready' ? s : undefined;
+      },
+      { what: 'bgp Ready' },
+    );
     expect(slb.status).toMatchObject({ advertisingNodes: [nodes[2]], arpAnnouncingNode: '' });
     expect(slb.status?.vip).toMatch(/^198\.18\.78\./);
     expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'bgp' }))).toBeUndefined();
@@ -257,12 +408,25 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
   it('ALLOC-1: a restarted controller rebuilds the index from the claims and changes nothing', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'keep', { network: NET });
-    await createRunningPod({ namespace, name: 'keep-1', labels: { app: 'keep' }, nodeName: nodes[1], podIP: '10.244.2.30', ports });
-    const before = await waitFor(async () => {
-      const s = await getSlb(namespace, 'keep');
-      return s?.status?.phase === 'Ready' ? s : undefined;
-    }, { what: 'Ready' });
-    const adBefore = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })), { what: 'ad' });
+    await createRunningPod({
+      namespace,
+      name: 'keep-1',
+      labels: { app: 'keep' },
+      nodeName: nodes[1],
+      podIP: '10.244.2.30',
+      ports,
+    });
+    const before = await waitFor(
+      async () => {
+        const s = await getSlb(namespace, 'keep');
+        return s?.status?.phase === 'Ready' ? s : undefined;
+      },
+      { what: 'Ready' },
+    );
+    const adBefore = await waitFor(
+      () => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })),
+      { what: 'ad' },
+    );
     // Watched from before the stop: any write to the SLB, its ARPAdvertisement or its claim during
     // the restart and the 3 s after it fails the test.
     const quiet = await Promise.all([
@@ -293,12 +457,19 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       const kept = await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${held}` });
       try {
         const name = 'ipv4.198.18.79.1';
-        const created = await rest.create(JuneauResources.allocationClaims, asKube({
-          apiVersion: API_VERSION,
-          kind: 'AllocationClaim',
-          metadata: { name },
-          spec: { pool: { kind: 'AddressPool', name: pool }, value: '198.18.79.1', holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' } },
-        }));
+        const created = await rest.create(
+          JuneauResources.allocationClaims,
+          asKube({
+            apiVersion: API_VERSION,
+            kind: 'AllocationClaim',
+            metadata: { name },
+            spec: {
+              pool: { kind: 'AddressPool', name: pool },
+              value: '198.18.79.1',
+              holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' },
+            },
+          }),
+        );
         expect(created.metadata?.name).toBe(name);
         await waitFor(async () => (await getClaim(name)) === undefined, { what: 'orphan released', timeoutMs: 20_000 });
       } catch (err) {

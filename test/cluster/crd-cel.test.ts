@@ -13,19 +13,44 @@ const cluster = (plural: string) => ({ group: GROUP, version: VERSION, plural })
 const uid = () => Math.random().toString(36).slice(2, 8);
 
 async function createPool(name: string, addresses: string[], advertiseMode = 'arp') {
-  return custom().createClusterCustomObject({ ...cluster('addresspools'), body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } } });
+  return custom().createClusterCustomObject({
+    ...cluster('addresspools'),
+    body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } },
+  });
 }
 async function createNetwork(name: string, addressPools: string[], type = 'arp') {
-  return custom().createClusterCustomObject({ ...cluster('externalnetworks'), body: { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } } });
+  return custom().createClusterCustomObject({
+    ...cluster('externalnetworks'),
+    body: { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } },
+  });
 }
 async function createAdvertisement(name: string, address: string, nodeName: string, externalNetwork = 'ext') {
-  return custom().createClusterCustomObject({ ...cluster('arpadvertisements'), body: { apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name }, spec: { externalNetwork, address, nodeName } } });
+  return custom().createClusterCustomObject({
+    ...cluster('arpadvertisements'),
+    body: {
+      apiVersion: API_VERSION,
+      kind: 'ARPAdvertisement',
+      metadata: { name },
+      spec: { externalNetwork, address, nodeName },
+    },
+  });
 }
-const patchSpec = (plural: string, name: string, spec: object) => custom().patchClusterCustomObject({ ...cluster(plural), name, body: { spec } }, mergePatch);
+const patchSpec = (plural: string, name: string, spec: object) =>
+  custom().patchClusterCustomObject({ ...cluster(plural), name, body: { spec } }, mergePatch);
 
 describe('ExternalNetwork CEL rules on the real API server', () => {
   test('EN-1: spec.type is required at creation', async () => {
-    const err = await rejection(custom().createClusterCustomObject({ ...cluster('externalnetworks'), body: { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: `n-${uid()}` }, spec: { addressPools: ['p'] } } }));
+    const err = await rejection(
+      custom().createClusterCustomObject({
+        ...cluster('externalnetworks'),
+        body: {
+          apiVersion: API_VERSION,
+          kind: 'ExternalNetwork',
+          metadata: { name: `n-${uid()}` },
+          spec: { addressPools: ['p'] },
+        },
+      }),
+    );
     expect(err.code).toBe(422);
     expect(err.message).toContain('spec.type: Required value');
   });
@@ -54,14 +79,20 @@ describe('ExternalNetwork CEL rules on the real API server', () => {
     expect(err.message).toContain('spec.addressPools is append-only');
     const reordered = await rejection(patchSpec('externalnetworks', name, { addressPools: ['p2', 'p3'] }));
     expect(reordered.message).toContain('(EN-6)');
-    const ok = (await patchSpec('externalnetworks', name, { addressPools: ['p1', 'p2', 'p3'] })) as { spec: { addressPools: string[] } };
+    const ok = (await patchSpec('externalnetworks', name, { addressPools: ['p1', 'p2', 'p3'] })) as {
+      spec: { addressPools: string[] };
+    };
     expect(ok.spec.addressPools).toEqual(['p1', 'p2', 'p3']);
   });
 
   test('EN-7: status.networkID, once written, never changes', async () => {
     const name = `n-${uid()}`;
     await createNetwork(name, ['p1']);
-    const status = (networkID: number) => custom().patchClusterCustomObjectStatus({ ...cluster('externalnetworks'), name, body: { status: { networkID } } }, mergePatch);
+    const status = (networkID: number) =>
+      custom().patchClusterCustomObjectStatus(
+        { ...cluster('externalnetworks'), name, body: { status: { networkID } } },
+        mergePatch,
+      );
     await status(4097);
     const err = await rejection(status(4098));
     expect(err.message).toContain('status.networkID never changes once written (EN-7)');
@@ -95,7 +126,9 @@ describe('ARPAdvertisement on the real API server', () => {
     expect(addr.message).toContain('spec.address is immutable (ARP-3)');
     const net = await rejection(patchSpec('arpadvertisements', name, { externalNetwork: 'other' }));
     expect(net.message).toContain('spec.externalNetwork is immutable (ARP-3)');
-    const moved = (await patchSpec('arpadvertisements', name, { nodeName: 'worker-2' })) as { spec: { nodeName: string } };
+    const moved = (await patchSpec('arpadvertisements', name, { nodeName: 'worker-2' })) as {
+      spec: { nodeName: string };
+    };
     expect(moved.spec.nodeName).toBe('worker-2');
   });
 
@@ -104,12 +137,15 @@ describe('ARPAdvertisement on the real API server', () => {
     expect(err.message).toContain('spec.address');
   });
 
-  test('ARP-10: a field selector on spec.nodeName returns only that node\'s objects (selectableFields)', async () => {
+  test("ARP-10: a field selector on spec.nodeName returns only that node's objects (selectableFields)", async () => {
     const tag = uid();
     await createAdvertisement(`sel-${tag}-1`, '10.3.0.1', `w1-${tag}`);
     await createAdvertisement(`sel-${tag}-2`, '10.3.0.2', `w2-${tag}`);
     await createAdvertisement(`sel-${tag}-3`, '10.3.0.3', `w1-${tag}`);
-    const list = (await custom().listClusterCustomObject({ ...cluster('arpadvertisements'), fieldSelector: `spec.nodeName=w1-${tag}` })) as { items: Array<{ metadata: { name: string } }> };
+    const list = (await custom().listClusterCustomObject({
+      ...cluster('arpadvertisements'),
+      fieldSelector: `spec.nodeName=w1-${tag}`,
+    })) as { items: Array<{ metadata: { name: string } }> };
     expect(list.items.map((i) => i.metadata.name).sort()).toEqual([`sel-${tag}-1`, `sel-${tag}-3`]);
   });
 
@@ -125,27 +161,81 @@ describe('ARPAdvertisement on the real API server', () => {
 describe('ElasticIP on the real API server', () => {
   const ns = useNamespace();
   const create = (name: string, spec: object) =>
-    custom().createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'elasticips', namespace: ns(), body: { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name }, spec } });
+    custom().createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: 'elasticips',
+      namespace: ns(),
+      body: { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name }, spec },
+    });
 
   test('EIP-8: kubectl get elasticip prints exactly NAME, EXTERNALNETWORK, ADDRESS, ATTACHMENTKIND, ATTACHMENT, PHASE, ALLOCATED, ATTACHED', async () => {
     await create('web-eip', { externalNetwork: 'ext-net-arp' });
-    await custom().patchNamespacedCustomObjectStatus({
-      group: GROUP, version: VERSION, plural: 'elasticips', namespace: ns(), name: 'web-eip',
-      body: { status: { phase: 'Attached', address: '10.225.32.241', attachment: { kind: 'NetworkInterface', name: 'web.eth0' }, conditions: [
-        { type: 'Allocated', status: 'True', reason: 'Allocated', message: 'ok', lastTransitionTime: new Date().toISOString() },
-        { type: 'Attached', status: 'True', reason: 'Attached', message: 'ok', lastTransitionTime: new Date().toISOString() },
-      ] } },
-    }, mergePatch);
+    await custom().patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: 'elasticips',
+        namespace: ns(),
+        name: 'web-eip',
+        body: {
+          status: {
+            phase: 'Attached',
+            address: '10.225.32.241',
+            attachment: { kind: 'NetworkInterface', name: 'web.eth0' },
+            conditions: [
+              {
+                type: 'Allocated',
+                status: 'True',
+                reason: 'Allocated',
+                message: 'ok',
+                lastTransitionTime: new Date().toISOString(),
+              },
+              {
+                type: 'Attached',
+                status: 'True',
+                reason: 'Attached',
+                message: 'ok',
+                lastTransitionTime: new Date().toISOString(),
+              },
+            ],
+          },
+        },
+      },
+      mergePatch,
+    );
     const out = (await kubectl(['get', 'elasticip', '-n', ns()])).stdout.trim().split('\n');
-    expect(out[0].split(/\s+/)).toEqual(['NAME', 'EXTERNALNETWORK', 'ADDRESS', 'ATTACHMENTKIND', 'ATTACHMENT', 'PHASE', 'ALLOCATED', 'ATTACHED']);
-    expect(out[1].split(/\s+/)).toEqual(['web-eip', 'ext-net-arp', '10.225.32.241', 'NetworkInterface', 'web.eth0', 'Attached', 'True', 'True']);
+    expect(out[0].split(/\s+/)).toEqual([
+      'NAME',
+      'EXTERNALNETWORK',
+      'ADDRESS',
+      'ATTACHMENTKIND',
+      'ATTACHMENT',
+      'PHASE',
+      'ALLOCATED',
+      'ATTACHED',
+    ]);
+    expect(out[1].split(/\s+/)).toEqual([
+      'web-eip',
+      'ext-net-arp',
+      '10.225.32.241',
+      'NetworkInterface',
+      'web.eth0',
+      'Attached',
+      'True',
+      'True',
+    ]);
   });
 
   test('EIP-3: requestedIP is an IPv4 address and cannot change; externalNetwork cannot change', async () => {
     const bad = await rejection(create('e1', { externalNetwork: 'n', requestedIP: '10.0.0.300' }));
     expect(bad.message).toContain('spec.requestedIP');
     await create('e2', { externalNetwork: 'n', requestedIP: '10.0.0.3' });
-    const patch = (spec: object) => custom().patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'elasticips', namespace: ns(), name: 'e2', body: { spec } }, mergePatch);
+    const patch = (spec: object) =>
+      custom().patchNamespacedCustomObject(
+        { group: GROUP, version: VERSION, plural: 'elasticips', namespace: ns(), name: 'e2', body: { spec } },
+        mergePatch,
+      );
     expect((await rejection(patch({ requestedIP: '10.0.0.4' }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ requestedIP: null }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ externalNetwork: 'm' }))).message).toContain('spec.externalNetwork is immutable');
@@ -155,12 +245,28 @@ describe('ElasticIP on the real API server', () => {
 describe('AllocationClaim: creation is the reservation (ALLOC-1)', () => {
   test('a second claim of the same value is refused with AlreadyExists, and the spec is immutable', async () => {
     const name = `ipv4.10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-    const body = (holder: string) => ({ apiVersion: API_VERSION, kind: 'AllocationClaim', metadata: { name }, spec: { pool: { kind: 'AddressPool', name: 'p' }, value: name.slice(5), holder: { kind: 'ElasticIP', namespace: 'default', name: holder } } });
+    const body = (holder: string) => ({
+      apiVersion: API_VERSION,
+      kind: 'AllocationClaim',
+      metadata: { name },
+      spec: {
+        pool: { kind: 'AddressPool', name: 'p' },
+        value: name.slice(5),
+        holder: { kind: 'ElasticIP', namespace: 'default', name: holder },
+      },
+    });
     await custom().createClusterCustomObject({ ...cluster('allocationclaims'), body: body('first') });
-    const err = await rejection(custom().createClusterCustomObject({ ...cluster('allocationclaims'), body: body('second') }));
+    const err = await rejection(
+      custom().createClusterCustomObject({ ...cluster('allocationclaims'), body: body('second') }),
+    );
     expect(err.code).toBe(409);
     expect(err.reason).toBe('AlreadyExists');
-    const change = await rejection(custom().patchClusterCustomObject({ ...cluster('allocationclaims'), name, body: { spec: { holder: { name: 'second' } } } }, mergePatch));
+    const change = await rejection(
+      custom().patchClusterCustomObject(
+        { ...cluster('allocationclaims'), name, body: { spec: { holder: { name: 'second' } } } },
+        mergePatch,
+      ),
+    );
     expect(change.message).toContain('spec is immutable');
   });
 });
@@ -174,11 +280,16 @@ describe('synthesized manifests are accepted by the API server', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('daemonset.apps/juneau-agent serverside-applied (server dry run)');
-    expect(r.stdout).toContain('validatingwebhookconfiguration.admissionregistration.k8s.io/juneau serverside-applied (server dry run)');
+    expect(r.stdout).toContain(
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/juneau serverside-applied (server dry run)',
+    );
   });
 
   test('dist/examples.k8s.yaml passes a server-side dry run', async () => {
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', path.join(REPO_ROOT, 'dist', 'examples.k8s.yaml')], { allowFailure: true });
+    const r = await kubectl(
+      ['apply', '--server-side', '--dry-run=server', '-f', path.join(REPO_ROOT, 'dist', 'examples.k8s.yaml')],
+      { allowFailure: true },
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('elasticip.juneau.loutres.me/web-eip serverside-applied (server dry run)');
     expect(r.stdout).toContain('service/web serverside-applied (server dry run)');
@@ -186,7 +297,14 @@ describe('synthesized manifests are accepted by the API server', () => {
 
   test('the CRDs are Established with the status subresource', async () => {
     const names = await waitFor(async () => {
-      const r = await kubectl(['get', 'crd', '-l', 'app.kubernetes.io/part-of=juneau', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}']);
+      const r = await kubectl([
+        'get',
+        'crd',
+        '-l',
+        'app.kubernetes.io/part-of=juneau',
+        '-o',
+        'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}',
+      ]);
       const lines = r.stdout.trim().split('\n');
       return lines.length === 9 && lines.every((l) => l.endsWith('=True')) && lines;
     });

@@ -38,21 +38,47 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect(address).toMatch(/^198\.18\.90\./);
     expect(available.status?.addressPool).toBe(POOL);
     expect(available.metadata.finalizers).toContain(FINALIZERS.elasticIP);
-    expect(condition(available, 'Allocated')).toMatchObject({ status: 'True', reason: 'AddressAllocated', observedGeneration: 1 });
+    expect(condition(available, 'Allocated')).toMatchObject({
+      status: 'True',
+      reason: 'AddressAllocated',
+      observedGeneration: 1,
+    });
     expect(condition(available, 'Attached')).toMatchObject({ status: 'False', reason: 'NotInUse' });
-    expect((await getClaim(`ipv4.${address}`))?.spec.holder).toMatchObject({ kind: 'ElasticIP', namespace, name: 'web-eip' });
+    expect((await getClaim(`ipv4.${address}`))?.spec.holder).toMatchObject({
+      kind: 'ElasticIP',
+      namespace,
+      name: 'web-eip',
+    });
     const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'web-eip' });
     expect(await getAd(adName)).toBeUndefined();
 
     // NIC-1: the Pod's NetworkInterface, owned by it, with node, address and ElasticIP.
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('web-eip'), podIP: '10.1.0.5' });
-    const nic = await waitFor(async () => {
-      const n = await getNic(namespace, 'web.eth0');
-      return n?.spec.address ? n : undefined;
-    }, { what: 'NetworkInterface web.eth0 with the Pod address' });
-    expect(nic.spec).toEqual({ podName: 'web', interface: 'eth0', nodeName: nodes[0], address: '10.1.0.5', elasticIP: 'web-eip' });
+    const nic = await waitFor(
+      async () => {
+        const n = await getNic(namespace, 'web.eth0');
+        return n?.spec.address ? n : undefined;
+      },
+      { what: 'NetworkInterface web.eth0 with the Pod address' },
+    );
+    expect(nic.spec).toEqual({
+      podName: 'web',
+      interface: 'eth0',
+      nodeName: nodes[0],
+      address: '10.1.0.5',
+      elasticIP: 'web-eip',
+    });
     const pod = await clients().core.readNamespacedPod({ namespace, name: 'web' });
-    expect(nic.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: pod.metadata!.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(nic.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name: 'web',
+        uid: pod.metadata!.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
 
     // EIP-7/9: Attached, status.attachment names the NIC; the NIC is Ready; EIP-17: the ARPAdvertisement is on the Pod's node.
     const attached = await eipIn(namespace, 'web-eip', 'Attached');
@@ -66,17 +92,22 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     // The Pod is re-created on another node (same name): the old NIC goes with the old Pod, the ARPAdvertisement follows.
     await deletePodNow(namespace, 'web');
     await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('web-eip'), podIP: '10.1.0.6' });
-    const moved = await waitFor(async () => {
-      const a = await getAd(adName);
-      return a?.spec.nodeName === nodes[1] ? a : undefined;
-    }, { what: 'ARPAdvertisement on node b' });
+    const moved = await waitFor(
+      async () => {
+        const a = await getAd(adName);
+        return a?.spec.nodeName === nodes[1] ? a : undefined;
+      },
+      { what: 'ARPAdvertisement on node b' },
+    );
     expect(moved.spec.address).toBe(address);
     expect((await getNic(namespace, 'web.eth0'))?.spec).toMatchObject({ nodeName: nodes[1], address: '10.1.0.6' });
 
     // EIP-18: unused again -> no ARPAdvertisement, phase Available.
     await deletePodNow(namespace, 'web');
     await waitFor(async () => (await getAd(adName)) === undefined, { what: 'ARPAdvertisement deleted' });
-    await waitFor(async () => (await getEip(namespace, 'web-eip'))?.status?.phase === 'Available', { what: 'Available again' });
+    await waitFor(async () => (await getEip(namespace, 'web-eip'))?.status?.phase === 'Available', {
+      what: 'Available again',
+    });
 
     // One Event per phase transition.
     const reasons = (await listEvents(namespace)).filter((e) => e.regarding?.kind === 'ElasticIP').map((e) => e.reason);
@@ -86,20 +117,33 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
   it('NIC-1/EIP-4: the networks annotation — a direct NIC and a plain NIC; an unscheduled Pod gets its node later', async () => {
     const namespace = ns();
     await createEip(namespace, 'api-eip', NET);
-    await createPod(namespace, 'api', { annotations: networks([{ interface: 'eth0' }, { interface: 'net1', elasticIP: 'api-eip' }]) });
+    await createPod(namespace, 'api', {
+      annotations: networks([{ interface: 'eth0' }, { interface: 'net1', elasticIP: 'api-eip' }]),
+    });
     const plain = await waitFor(() => getNic(namespace, 'api.eth0'), { what: 'api.eth0' });
     expect(plain.spec).toEqual({ podName: 'api', interface: 'eth0' });
-    await waitFor(async () => (await getNic(namespace, 'api.eth0'))?.status?.reason === 'NoElasticIP', { what: 'plain NIC Ready' });
+    await waitFor(async () => (await getNic(namespace, 'api.eth0'))?.status?.reason === 'NoElasticIP', {
+      what: 'plain NIC Ready',
+    });
     // Held, but nobody can answer before the Pod has a node (EIP-17 needs a node).
-    const held = await waitFor(async () => {
-      const e = await getEip(namespace, 'api-eip');
-      return e?.status?.attachment?.name === 'api.net1' ? e : undefined;
-    }, { what: 'api.net1 holds api-eip' });
+    const held = await waitFor(
+      async () => {
+        const e = await getEip(namespace, 'api-eip');
+        return e?.status?.attachment?.name === 'api.net1' ? e : undefined;
+      },
+      { what: 'api.net1 holds api-eip' },
+    );
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
     expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
     // "Scheduling": a binding sets spec.nodeName.
-    await clients().core.createNamespacedPodBinding({ namespace, name: 'api', body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } } });
-    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), { what: 'ARPAdvertisement after scheduling' });
+    await clients().core.createNamespacedPodBinding({
+      namespace,
+      name: 'api',
+      body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } },
+    });
+    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), {
+      what: 'ARPAdvertisement after scheduling',
+    });
     expect(ad.spec.nodeName).toBe(nodes[1]);
     expect((await getNic(namespace, 'api.eth0'))?.spec.nodeName).toBe(nodes[1]);
   });
@@ -107,7 +151,9 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
   it('EIP-3: a requestedIP held by another ElasticIP leaves it Pending, naming the holder; nothing is stolen', async () => {
     const namespace = ns();
     await createEip(namespace, 'first', NET, '198.18.90.9');
-    await waitFor(async () => (await getEip(namespace, 'first'))?.status?.address === '198.18.90.9', { what: 'first has .9' });
+    await waitFor(async () => (await getEip(namespace, 'first'))?.status?.address === '198.18.90.9', {
+      what: 'first has .9',
+    });
     await createEip(namespace, 'second', NET, '198.18.90.9');
     const pending = await eipIn(namespace, 'second', 'Pending');
     expect(condition(pending, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPInUse' });
@@ -116,7 +162,9 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect((await getClaim('ipv4.198.18.90.9'))?.spec.holder).toMatchObject({ name: 'first' });
     // Once the first lets go, the second gets it.
     await deleteObject(EipResources.elasticIPs, namespace, 'first');
-    await waitFor(async () => (await getEip(namespace, 'second'))?.status?.address === '198.18.90.9', { what: 'second gets .9' });
+    await waitFor(async () => (await getEip(namespace, 'second'))?.status?.address === '198.18.90.9', {
+      what: 'second gets .9',
+    });
   });
 });
 
@@ -126,24 +174,40 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
   it('EIPA-1/EIP-17: an attachment to a Pod NIC is Attached with the node; the ARPAdvertisement is on that node; EIP-14 deletion releases everything', async () => {
     const namespace = ns();
     await createEip(namespace, 'nginx-eip', NET);
-    await createPod(namespace, 'nginx', { nodeName: nodes[1], annotations: networks([{ interface: 'eth0' }]), podIP: '10.1.0.9' });
+    await createPod(namespace, 'nginx', {
+      nodeName: nodes[1],
+      annotations: networks([{ interface: 'eth0' }]),
+      podIP: '10.1.0.9',
+    });
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
-    const attachment = await waitFor(async () => {
-      const a = await getAttachment(namespace, 'nginx-attach');
-      return a?.status?.phase === 'Attached' ? a : undefined;
-    }, { what: 'attachment Attached' });
+    const attachment = await waitFor(
+      async () => {
+        const a = await getAttachment(namespace, 'nginx-attach');
+        return a?.status?.phase === 'Attached' ? a : undefined;
+      },
+      { what: 'attachment Attached' },
+    );
     expect(attachment.status).toMatchObject({ nodeName: nodes[1], reason: 'Attached' });
     const eip = await getEip(namespace, 'nginx-eip');
-    expect(eip?.status).toMatchObject({ phase: 'Attached', attachment: { kind: 'ElasticIPAttachment', name: 'nginx-attach' } });
+    expect(eip?.status).toMatchObject({
+      phase: 'Attached',
+      attachment: { kind: 'ElasticIPAttachment', name: 'nginx-attach' },
+    });
     expect(condition(eip, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedThroughNAT' });
     const address = eip!.status!.address!;
     const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'nginx-eip' });
-    expect((await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' })).spec).toEqual({ externalNetwork: NET, address, nodeName: nodes[1] });
+    expect((await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' })).spec).toEqual({
+      externalNetwork: NET,
+      address,
+      nodeName: nodes[1],
+    });
 
     // Detach: Available, no ARPAdvertisement (EIP-18).
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'nginx-attach');
     await waitFor(async () => (await getAd(adName)) === undefined, { what: 'ARPAdvertisement gone after detach' });
-    await waitFor(async () => (await getEip(namespace, 'nginx-eip'))?.status?.phase === 'Available', { what: 'Available' });
+    await waitFor(async () => (await getEip(namespace, 'nginx-eip'))?.status?.phase === 'Available', {
+      what: 'Available',
+    });
 
     // EIP-14: deleted while used through NAT: claim, ARPAdvertisement, finalizer released; the attachment says why it is Pending.
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
@@ -152,7 +216,10 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await waitFor(async () => (await getEip(namespace, 'nginx-eip')) === undefined, { what: 'ElasticIP gone' });
     expect(await getAd(adName)).toBeUndefined();
     expect(await getClaim(`ipv4.${address}`)).toBeUndefined();
-    await waitFor(async () => (await getAttachment(namespace, 'nginx-attach'))?.status?.reason === 'ElasticIPNotFound', { what: 'attachment ElasticIPNotFound' });
+    await waitFor(
+      async () => (await getAttachment(namespace, 'nginx-attach'))?.status?.reason === 'ElasticIPNotFound',
+      { what: 'attachment ElasticIPNotFound' },
+    );
   });
 
   it('EIPA-2: a second attachment puts the ElasticIP in Error and nobody uses it', async () => {
@@ -161,15 +228,24 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await createPod(namespace, 'p1', { nodeName: nodes[0], annotations: networks([{ interface: 'eth0' }]) });
     await createPod(namespace, 'p2', { nodeName: nodes[1], annotations: networks([{ interface: 'eth0' }]) });
     await createAttachment(namespace, 'a1', 'eip', 'p1.eth0');
-    await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement for a1' });
+    await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+      what: 'ARPAdvertisement for a1',
+    });
     await createAttachment(namespace, 'a2', 'eip', 'p2.eth0');
     const error = await eipIn(namespace, 'eip', 'Error');
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'MultipleAttachments' });
     expect(condition(error, 'Attached')?.message).toContain('a1 and a2');
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined, { what: 'no ARPAdvertisement' });
-    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', { what: 'a1 Pending' });
+    await waitFor(
+      async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
+      { what: 'no ARPAdvertisement' },
+    );
+    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', {
+      what: 'a1 Pending',
+    });
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'a2');
-    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.phase === 'Attached', { what: 'a1 Attached again' });
+    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.phase === 'Attached', {
+      what: 'a1 Attached again',
+    });
   });
 });

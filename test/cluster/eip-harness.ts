@@ -2,10 +2,21 @@
 // (createControllerContext: caches, the allocation index fed from them, the allocator) and this
 // feature's reconcilers from registerElasticIPControllers. The ExternalNetwork reconciler is not
 // run, so a test decides when status.networkID is written (EN-8).
-import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../api';
+import {
+  API_VERSION,
+  type ARPAdvertisement,
+  type AllocationClaim,
+  type ElasticIP,
+  type ElasticIPAttachment,
+  type NetworkInterface,
+} from '../../api';
 import { createControllerContext, type ControllerContext } from '../../runtime/controller/context';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { registerElasticIPControllers, sharedCachesRead, type ElasticIPControllers } from '../../runtime/controller/eip/register';
+import {
+  registerElasticIPControllers,
+  sharedCachesRead,
+  type ElasticIPControllers,
+} from '../../runtime/controller/eip/register';
 import { asKube, JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
@@ -25,8 +36,14 @@ export interface Replica {
 /** One in-process controller replica running the ElasticIP reconcilers. */
 export async function startReplica(name = 'test'): Promise<Replica> {
   const client = new RestClient(testKubeConfig());
-  const logger = process.env.JUNEAU_TEST_LOG ? createLogger({ component: `controller-${name}`, level: 'debug' }) : silentLogger;
-  const recorder = new EventRecorder(client, { reportingController: 'juneau.loutres.me/controller', reportingInstance: name, flushIntervalMs: 1_000 });
+  const logger = process.env.JUNEAU_TEST_LOG
+    ? createLogger({ component: `controller-${name}`, level: 'debug' })
+    : silentLogger;
+  const recorder = new EventRecorder(client, {
+    reportingController: 'juneau.loutres.me/controller',
+    reportingInstance: name,
+    flushIntervalMs: 1_000,
+  });
   const ctx = createControllerContext({ rest: client, logger, recorder });
   const eip = registerElasticIPControllers(ctx);
   // As the controller does, less the caches of features not run here; eip.start() waits for them.
@@ -61,7 +78,10 @@ export interface EipSetup {
  * after the file. Names carry `prefix` and a random suffix, so files sharing the API server never
  * collide (the address ranges must not overlap: each file passes its own).
  */
-export function useEipSetup(prefix: string, o: { readonly addresses: string[]; readonly networkID: number; readonly nodes?: number }): EipSetup {
+export function useEipSetup(
+  prefix: string,
+  o: { readonly addresses: string[]; readonly networkID: number; readonly nodes?: number },
+): EipSetup {
   const suffix = Math.random().toString(36).slice(2, 7);
   const pool = `${prefix}-a-${suffix}`;
   const network = `${prefix}-net-${suffix}`;
@@ -94,7 +114,11 @@ export function useEipSetup(prefix: string, o: { readonly addresses: string[]; r
 // ---------------------------------------------------------------------------------------------
 // reads and writes the tests use
 
-export async function getAs<T>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
+export async function getAs<T>(
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+): Promise<T | undefined> {
   try {
     return (await rest.get<KubeObject>(type, namespace, name)) as unknown as T;
   } catch (err) {
@@ -105,60 +129,154 @@ export async function getAs<T>(type: ResourceType, namespace: string | undefined
 
 export const getEip = (ns: string, name: string) => getAs<ElasticIP>(EipResources.elasticIPs, ns, name);
 export const getNic = (ns: string, name: string) => getAs<NetworkInterface>(EipResources.networkInterfaces, ns, name);
-export const getAttachment = (ns: string, name: string) => getAs<ElasticIPAttachment>(EipResources.elasticIPAttachments, ns, name);
+export const getAttachment = (ns: string, name: string) =>
+  getAs<ElasticIPAttachment>(EipResources.elasticIPAttachments, ns, name);
 export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, name);
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
 /** Waits for the ElasticIP to reach `phase`; returns it as read then. */
 export const eipIn = (ns: string, name: string, phase: string) =>
-  waitFor(async () => {
-    const e = await getEip(ns, name);
-    return e?.status?.phase === phase ? e : undefined;
-  }, { what: `ElasticIP ${name} ${phase}` });
-export const condition = (o: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }> } } | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
+  waitFor(
+    async () => {
+      const e = await getEip(ns, name);
+      return e?.status?.phase === phase ? e : undefined;
+    },
+    { what: `ElasticIP ${name} ${phase}` },
+  );
+export const condition = (
+  o:
+    | {
+        status?: {
+          conditions?: Array<{
+            type: string;
+            status: string;
+            reason: string;
+            message: string;
+            observedGeneration?: number;
+          }>;
+        };
+      }
+    | undefined,
+  type: string,
+) => o?.status?.conditions?.find((c) => c.type === type);
 
-export async function createPool(name: string, addresses: string[], advertiseMode: 'arp' | 'bgp' = 'arp'): Promise<void> {
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }));
+export async function createPool(
+  name: string,
+  addresses: string[],
+  advertiseMode: 'arp' | 'bgp' = 'arp',
+): Promise<void> {
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }),
+  );
 }
 
-export async function createNetwork(name: string, pools: string[], opts: { networkID?: number; type?: 'arp' | 'bgp' } = {}): Promise<void> {
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type: opts.type ?? 'arp', addressPools: pools } }));
+export async function createNetwork(
+  name: string,
+  pools: string[],
+  opts: { networkID?: number; type?: 'arp' | 'bgp' } = {},
+): Promise<void> {
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name },
+      spec: { type: opts.type ?? 'arp', addressPools: pools },
+    }),
+  );
   if (opts.networkID) await setNetworkID(name, opts.networkID);
 }
 
 /** Stands in for the ExternalNetwork reconciler (EN-7), which these tests do not run. */
 export async function setNetworkID(name: string, networkID: number): Promise<void> {
-  await rest.patch(JuneauResources.externalNetworks, undefined, name, 'merge', { status: { networkID } }, { subresource: 'status' });
+  await rest.patch(
+    JuneauResources.externalNetworks,
+    undefined,
+    name,
+    'merge',
+    { status: { networkID } },
+    { subresource: 'status' },
+  );
 }
 
-export async function createEip(ns: string, name: string, externalNetwork: string, requestedIP?: string): Promise<void> {
-  await rest.create(EipResources.elasticIPs, asKube({ apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name, namespace: ns }, spec: { externalNetwork, ...(requestedIP ? { requestedIP } : {}) } }));
+export async function createEip(
+  ns: string,
+  name: string,
+  externalNetwork: string,
+  requestedIP?: string,
+): Promise<void> {
+  await rest.create(
+    EipResources.elasticIPs,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ElasticIP',
+      metadata: { name, namespace: ns },
+      spec: { externalNetwork, ...(requestedIP ? { requestedIP } : {}) },
+    }),
+  );
 }
 
-export async function createAttachment(ns: string, name: string, elasticIP: string, networkInterface: string): Promise<void> {
-  await rest.create(EipResources.elasticIPAttachments, asKube({ apiVersion: API_VERSION, kind: 'ElasticIPAttachment', metadata: { name, namespace: ns }, spec: { elasticIP, networkInterface } }));
+export async function createAttachment(
+  ns: string,
+  name: string,
+  elasticIP: string,
+  networkInterface: string,
+): Promise<void> {
+  await rest.create(
+    EipResources.elasticIPAttachments,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ElasticIPAttachment',
+      metadata: { name, namespace: ns },
+      spec: { elasticIP, networkInterface },
+    }),
+  );
 }
 
-export async function deleteObject(type: ResourceType, ns: string | undefined, name: string, body?: unknown): Promise<void> {
+export async function deleteObject(
+  type: ResourceType,
+  ns: string | undefined,
+  name: string,
+  body?: unknown,
+): Promise<void> {
   await rest.delete(type, ns, name, body).catch((err: unknown) => {
     if (!isNotFound(err)) throw err;
   });
 }
 
-export async function listEvents(ns: string): Promise<Array<{ type?: string; reason?: string; note?: string; regarding?: { kind?: string; name?: string } }>> {
-  const list = await rest.list<KubeObject & { type?: string; reason?: string; note?: string; regarding?: { kind?: string; name?: string } }>(Resources.events, { namespace: ns });
+export async function listEvents(
+  ns: string,
+): Promise<Array<{ type?: string; reason?: string; note?: string; regarding?: { kind?: string; name?: string } }>> {
+  const list = await rest.list<
+    KubeObject & { type?: string; reason?: string; note?: string; regarding?: { kind?: string; name?: string } }
+  >(Resources.events, { namespace: ns });
   return list.items;
 }
 
 /** A Pod bound to `nodeName` with Juneau annotations; its status is set like a kubelet would (podIP). */
-export async function createPod(ns: string, name: string, o: { nodeName?: string; annotations?: Record<string, string>; podIP?: string }): Promise<void> {
+export async function createPod(
+  ns: string,
+  name: string,
+  o: { nodeName?: string; annotations?: Record<string, string>; podIP?: string },
+): Promise<void> {
   await rest.create(Resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: ns, annotations: o.annotations },
-    spec: { ...(o.nodeName ? { nodeName: o.nodeName } : {}), containers: [{ name: 'main', image: 'registry.invalid/none' }] },
+    spec: {
+      ...(o.nodeName ? { nodeName: o.nodeName } : {}),
+      containers: [{ name: 'main', image: 'registry.invalid/none' }],
+    },
   } as KubeObject);
-  if (o.podIP) await rest.patch(Resources.pods, ns, name, 'merge', { status: { phase: 'Running', podIP: o.podIP, podIPs: [{ ip: o.podIP }] } }, { subresource: 'status' });
+  if (o.podIP)
+    await rest.patch(
+      Resources.pods,
+      ns,
+      name,
+      'merge',
+      { status: { phase: 'Running', podIP: o.podIP, podIPs: [{ ip: o.podIP }] } },
+      { subresource: 'status' },
+    );
 }
 
 /** A graceful delete: without a kubelet the Pod stays Terminating (deletionTimestamp set). */

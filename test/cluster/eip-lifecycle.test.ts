@@ -45,24 +45,42 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
     const error = await eipIn(namespace, 'eip', 'Error');
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'Conflict' });
-    expect(condition(error, 'Attached')?.message).toMatch(/ElasticIPAttachment\(s\) nat-attach.*NetworkInterface\(s\) web\.eth0/);
+    expect(condition(error, 'Attached')?.message).toMatch(
+      /ElasticIPAttachment\(s\) nat-attach.*NetworkInterface\(s\) web\.eth0/,
+    );
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined, { what: 'no ARPAdvertisement during the conflict' });
-    const nic = await waitFor(async () => {
-      const n = await getNic(namespace, 'web.eth0');
-      return n?.status?.phase === 'Pending' ? n : undefined;
-    }, { what: 'NIC Pending' });
+    await waitFor(
+      async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
+      { what: 'no ARPAdvertisement during the conflict' },
+    );
+    const nic = await waitFor(
+      async () => {
+        const n = await getNic(namespace, 'web.eth0');
+        return n?.status?.phase === 'Pending' ? n : undefined;
+      },
+      { what: 'NIC Pending' },
+    );
     expect(nic.status).toMatchObject({ reason: 'WaitingForElasticIP', message: expect.stringContaining('nat-attach') });
-    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.reason === 'Conflict', { what: 'attachment Pending Conflict' });
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.reason === 'Conflict', {
+      what: 'attachment Pending Conflict',
+    });
     expect((await getAttachment(namespace, 'nat-attach'))?.status?.phase).toBe('Pending');
 
     // Recovery: delete the attachment -> the NIC proceeds.
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
-    await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', { what: 'NIC Ready again' });
+    await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', {
+      what: 'NIC Ready again',
+    });
     // The status is written before the ARPAdvertisement (one pass, two writes): wait for it to exist.
-    expect((await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement recreated' })).spec.nodeName).toBe(nodes[0]);
+    expect(
+      (
+        await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+          what: 'ARPAdvertisement recreated',
+        })
+      ).spec.nodeName,
+    ).toBe(nodes[0]);
   });
 
   it('EIP-10: recovery from the other side — deleting the Pod gives the attachment the address', async () => {
@@ -76,36 +94,57 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     await deletePodNow(namespace, 'web');
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'ElasticIPAttachment', name: 'nat-attach' });
-    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', { what: 'attachment Attached' });
-    expect((await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), { what: 'ARPAdvertisement' })).spec.nodeName).toBe(nodes[1]);
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', {
+      what: 'attachment Attached',
+    });
+    expect(
+      (
+        await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+          what: 'ARPAdvertisement',
+        })
+      ).spec.nodeName,
+    ).toBe(nodes[1]);
   });
 });
 
 describe('EIP-11/12: a terminating Pod and its replacement', () => {
   const ns = useNamespace();
 
-  it('EIP-11 rule 1 keeps the address on the terminating Pod\'s NIC; EIP-12 WaitingForHandover once status.attachment is lost; the replacement gets it only when the old NIC is gone', async () => {
+  it("EIP-11 rule 1 keeps the address on the terminating Pod's NIC; EIP-12 WaitingForHandover once status.attachment is lost; the replacement gets it only when the old NIC is gone", async () => {
     const namespace = ns();
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'vm-old', { nodeName: nodes[0], annotations: direct('eip') });
     await eipIn(namespace, 'eip', 'Attached');
     const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
-    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[0], { what: 'ARPAdvertisement on node a' });
+    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[0], {
+      what: 'ARPAdvertisement on node a',
+    });
 
     // The old Pod terminates (no kubelet: it stays Terminating); the replacement appears on node b.
     await terminatePod(namespace, 'vm-old');
     await createPod(namespace, 'vm-new', { nodeName: nodes[1], annotations: direct('eip') });
-    const loser = await waitFor(async () => {
-      const n = await getNic(namespace, 'vm-new.eth0');
-      return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
-    }, { what: 'replacement NIC Pending' });
+    const loser = await waitFor(
+      async () => {
+        const n = await getNic(namespace, 'vm-new.eth0');
+        return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
+      },
+      { what: 'replacement NIC Pending' },
+    );
     expect(loser.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('vm-old.eth0') });
     // Rule 1: the recorded holder keeps it while terminating; the ARPAdvertisement stays.
-    expect((await getEip(namespace, 'eip'))?.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'vm-old.eth0' });
+    expect((await getEip(namespace, 'eip'))?.status?.attachment).toEqual({
+      kind: 'NetworkInterface',
+      name: 'vm-old.eth0',
+    });
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[0]);
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project: (e) => e.status?.attachment }),
+      await watchForChanges<ElasticIP>({
+        type: EipResources.elasticIPs,
+        namespace,
+        name: 'eip',
+        project: (e) => e.status?.attachment,
+      }),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
     );
 
@@ -116,22 +155,36 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
 
     // Rule 2 / EIP-12: Available, Attached False WaitingForHandover naming the terminating NIC; nobody answers.
-    const waiting = await waitFor(async () => {
-      const e = await getEip(namespace, 'eip');
-      return condition(e, 'Attached')?.reason === 'WaitingForHandover' ? e : undefined;
-    }, { what: 'WaitingForHandover' });
+    const waiting = await waitFor(
+      async () => {
+        const e = await getEip(namespace, 'eip');
+        return condition(e, 'Attached')?.reason === 'WaitingForHandover' ? e : undefined;
+      },
+      { what: 'WaitingForHandover' },
+    );
     expect(waiting.status?.phase).toBe('Available');
-    expect(condition(waiting, 'Attached')).toMatchObject({ status: 'False', message: expect.stringContaining('vm-old.eth0') });
+    expect(condition(waiting, 'Attached')).toMatchObject({
+      status: 'False',
+      message: expect.stringContaining('vm-old.eth0'),
+    });
     expect(condition(waiting, 'Attached')?.message).not.toContain('vm-new.eth0');
-    await waitFor(async () => (await getAd(adName)) === undefined, { what: 'no ARPAdvertisement while waiting (EIP-18)' });
-    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.reason === 'WaitingForHandover', { what: 'replacement WaitingForHandover' });
+    await waitFor(async () => (await getAd(adName)) === undefined, {
+      what: 'no ARPAdvertisement while waiting (EIP-18)',
+    });
+    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.reason === 'WaitingForHandover', {
+      what: 'replacement WaitingForHandover',
+    });
 
     // The old Pod is gone -> its NIC is collected -> the replacement holds it on node b.
     await deletePodNow(namespace, 'vm-old');
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'vm-new.eth0' });
-    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[1], { what: 'ARPAdvertisement on node b' });
-    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.phase === 'Ready', { what: 'replacement Ready' });
+    await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[1], {
+      what: 'ARPAdvertisement on node b',
+    });
+    await waitFor(async () => (await getNic(namespace, 'vm-new.eth0'))?.status?.phase === 'Ready', {
+      what: 'replacement Ready',
+    });
   });
 });
 
@@ -148,18 +201,26 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
 
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
-    const waiting = await waitFor(async () => {
-      const e = await getEip(namespace, 'eip');
-      return condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces' ? e : undefined;
-    }, { what: 'WaitingForNetworkInterfaces' });
+    const waiting = await waitFor(
+      async () => {
+        const e = await getEip(namespace, 'eip');
+        return condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces' ? e : undefined;
+      },
+      { what: 'WaitingForNetworkInterfaces' },
+    );
     expect(waiting.metadata.deletionTimestamp).toBeDefined();
     expect(condition(waiting, 'Allocated')?.message).toContain('web.eth0');
     expect(waiting.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
 
     // EIP-16: a Pod created now gets no address.
     await createPod(namespace, 'late', { nodeName: nodes[1], annotations: direct('eip') });
-    await waitFor(async () => (await getNic(namespace, 'late.eth0'))?.status?.reason === 'ElasticIPDeleting', { what: 'late NIC Pending ElasticIPDeleting' });
-    await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.message.includes('late.eth0 and web.eth0'), { what: 'both NICs listed' });
+    await waitFor(async () => (await getNic(namespace, 'late.eth0'))?.status?.reason === 'ElasticIPDeleting', {
+      what: 'late NIC Pending ElasticIPDeleting',
+    });
+    await waitFor(
+      async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.message.includes('late.eth0 and web.eth0'),
+      { what: 'both NICs listed' },
+    );
 
     await deletePodNow(namespace, 'web');
     // The holder is gone but the late NIC remains: still waiting, nothing released, nobody answers.
@@ -170,10 +231,20 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     // comes back, the late NIC stays Pending.
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project: (e) => [e.metadata.finalizers, e.status?.address] }),
+      await watchForChanges<ElasticIP>({
+        type: EipResources.elasticIPs,
+        namespace,
+        name: 'eip',
+        project: (e) => [e.metadata.finalizers, e.status?.address],
+      }),
       await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${address}` }),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
-      await watchForChanges<NetworkInterface>({ type: EipResources.networkInterfaces, namespace, name: 'late.eth0', project: (n) => n.status?.phase }),
+      await watchForChanges<NetworkInterface>({
+        type: EipResources.networkInterfaces,
+        namespace,
+        name: 'late.eth0',
+        project: (n) => n.status?.phase,
+      }),
     );
 
     await deletePodNow(namespace, 'late');
@@ -190,13 +261,21 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
-    await waitFor(async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces', { what: 'waiting' });
+    await waitFor(
+      async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces',
+      { what: 'waiting' },
+    );
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[1]);
     expect((await getNic(namespace, 'web.eth0'))?.status?.phase).toBe('Ready');
     await expectNoChangesFor(
       1_000,
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
-      await watchForChanges<NetworkInterface>({ type: EipResources.networkInterfaces, namespace, name: 'web.eth0', project: (n) => n.status?.phase }),
+      await watchForChanges<NetworkInterface>({
+        type: EipResources.networkInterfaces,
+        namespace,
+        name: 'web.eth0',
+        project: (n) => n.status?.phase,
+      }),
     );
     await deletePodNow(namespace, 'web');
     await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
@@ -226,8 +305,14 @@ describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
     await createPod(namespace, 'nat', { nodeName: nodes[0], annotations: plain });
     // NAT: the plain NIC, the attachment and the ElasticIP proceed without a network ID.
     await createAttachment(namespace, 'nat-attach', 'nat-eip', 'nat.eth0');
-    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', { what: 'NAT attached without networkID' });
-    const event = await waitFor(async () => (await listEvents(namespace)).find((e) => e.regarding?.kind === 'Pod' && e.reason === 'WaitingForNetworkID'), { what: 'WaitingForNetworkID Event' });
+    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', {
+      what: 'NAT attached without networkID',
+    });
+    const event = await waitFor(
+      async () =>
+        (await listEvents(namespace)).find((e) => e.regarding?.kind === 'Pod' && e.reason === 'WaitingForNetworkID'),
+      { what: 'WaitingForNetworkID Event' },
+    );
     expect(event.note).toContain(`ExternalNetwork ${NET0}`);
     expect(await getNic(namespace, 'web.eth0')).toBeUndefined();
     expect((await getEip(namespace, 'eip'))?.status?.phase).toBe('Available');
@@ -239,9 +324,18 @@ describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
 
   it('NIC-1: a malformed annotation is an Event on the Pod and no NetworkInterface, and the controller keeps working', async () => {
     const namespace = ns();
-    await createPod(namespace, 'bad', { nodeName: nodes[0], annotations: { [ANNOTATIONS.networks]: '[{"interface":"eth0","elasticIp":"x"}]' } });
+    await createPod(namespace, 'bad', {
+      nodeName: nodes[0],
+      annotations: { [ANNOTATIONS.networks]: '[{"interface":"eth0","elasticIp":"x"}]' },
+    });
     await createPod(namespace, 'good', { nodeName: nodes[0], annotations: plain });
-    const event = await waitFor(async () => (await listEvents(namespace)).find((e) => e.regarding?.name === 'bad' && e.reason === 'InvalidNetworksAnnotation'), { what: 'InvalidNetworksAnnotation Event' });
+    const event = await waitFor(
+      async () =>
+        (await listEvents(namespace)).find(
+          (e) => e.regarding?.name === 'bad' && e.reason === 'InvalidNetworksAnnotation',
+        ),
+      { what: 'InvalidNetworksAnnotation Event' },
+    );
     expect(event.type).toBe('Warning');
     expect(event.note).toContain('unknown key(s) "elasticIp"');
     await waitFor(() => getNic(namespace, 'good.eth0'), { what: 'the good Pod still gets its NIC' });

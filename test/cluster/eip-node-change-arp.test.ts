@@ -12,12 +12,30 @@ import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
-import { createEip, createNetwork, createPod, createPool, deleteObject, eipIn, rest, startReplica, type Replica } from './eip-harness';
-import { createNamespace, deleteNamespace, deletePodNow, ensureNode, requireCrd, testKubeconfigPath, waitFor } from './fixture';
+import {
+  createEip,
+  createNetwork,
+  createPod,
+  createPool,
+  deleteObject,
+  eipIn,
+  rest,
+  startReplica,
+  type Replica,
+} from './eip-harness';
+import {
+  createNamespace,
+  deleteNamespace,
+  deletePodNow,
+  ensureNode,
+  requireCrd,
+  testKubeconfigPath,
+  waitFor,
+} from './fixture';
 
 jest.setTimeout(120_000);
 
-describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node changes (agents on two nodes)', () => {
+describeAsRoot("EIP-19: no gratuitous ARP when an ElasticIP's answering node changes (agents on two nodes)", () => {
   const rig = new Rig(2);
   const nodes = [0, 1].map((i) => `eip19-${rig.id}-n${i}`);
   const names = { pool: `eip19-${rig.id}`, network: `eip19-${rig.id}` };
@@ -32,7 +50,9 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
   const answering = (i: number, address: string) => maps[i].addresses().has(address);
   const direct = { [ANNOTATIONS.elasticIP]: 'web' };
   const advertisementOf = async (address: string) =>
-    (await rest.list<ARPAdvertisement & KubeObject>(JuneauResources.arpAdvertisements)).items.find((a) => a.spec.address === address);
+    (await rest.list<ARPAdvertisement & KubeObject>(JuneauResources.arpAdvertisements)).items.find(
+      (a) => a.spec.address === address,
+    );
 
   beforeAll(async () => {
     await requireCrd('elasticips');
@@ -49,7 +69,16 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
       const bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
       bridges.push(bridge);
       await bridge.start(rig.node(i));
-      const agent = new AgentProcess(rig.node(i), ['--node-name', nodes[i], '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(i)}`, '--xdp-mode=generic', '--poll-interval=200ms', '--log-level=info']);
+      const agent = new AgentProcess(rig.node(i), [
+        '--node-name',
+        nodes[i],
+        '--kubeconfig',
+        testKubeconfigPath(),
+        `--bpffs=${rig.pinDir(i)}`,
+        '--xdp-mode=generic',
+        '--poll-interval=200ms',
+        '--log-level=info',
+      ]);
       agents.push(agent);
       await agent.startReady();
       maps.push(ArpMaps.openPinned(pinDir(i)));
@@ -85,8 +114,12 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
     const frames = await rig.capture(async () => {
       await deletePodNow(namespace, 'web-a');
       await createPod(namespace, 'web-b', { nodeName: nodes[1], annotations: direct });
-      await waitFor(async () => (await advertisementOf(address))?.spec.nodeName === nodes[1], { what: 'ARPAdvertisement on node 1 (EIP-17)' });
-      await waitFor(() => answering(1, address) && !answering(0, address), { what: `only node 1's agent answering ${address}` });
+      await waitFor(async () => (await advertisementOf(address))?.spec.nodeName === nodes[1], {
+        what: 'ARPAdvertisement on node 1 (EIP-17)',
+      });
+      await waitFor(() => answering(1, address) && !answering(0, address), {
+        what: `only node 1's agent answering ${address}`,
+      });
     }, 2_000);
     expect(arpFramesAbout(frames, macs[0], [address])).toEqual([]);
     expect(arpFramesAbout(frames, macs[1], [address])).toEqual([]);
@@ -99,7 +132,23 @@ describeAsRoot('EIP-19: no gratuitous ARP when an ElasticIP\'s answering node ch
     // Control: the capture and the filter do see an announcement when a node sends one (RFC 5227
     // §3: sender and target are the address), so the empty lists above are not for want of looking.
     const control = await rig.capture(() =>
-      rig.in(rig.node(1), 'mausezahn', 'eth0', '-q', '-c', '1', '-a', macs[1], '-b', 'bcast', '-t', 'arp', `request, smac=${macs[1]}, sip=${address}, tip=${address}`).then(() => undefined),
+      rig
+        .in(
+          rig.node(1),
+          'mausezahn',
+          'eth0',
+          '-q',
+          '-c',
+          '1',
+          '-a',
+          macs[1],
+          '-b',
+          'bcast',
+          '-t',
+          'arp',
+          `request, smac=${macs[1]}, sip=${address}, tip=${address}`,
+        )
+        .then(() => undefined),
     );
     expect(arpFramesAbout(control, macs[1], [address])).toHaveLength(1);
   });

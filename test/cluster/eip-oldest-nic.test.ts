@@ -7,7 +7,18 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { deletePodNow, sleep, useNamespace, waitFor } from './fixture';
-import { condition, createAttachment, createEip, createPod, deleteObject, eipIn, getEip, getNic, rest, useEipSetup } from './eip-harness';
+import {
+  condition,
+  createAttachment,
+  createEip,
+  createPod,
+  deleteObject,
+  eipIn,
+  getEip,
+  getNic,
+  rest,
+  useEipSetup,
+} from './eip-harness';
 
 const { network: NET, nodes } = useEipSetup('eipo', { addresses: ['198.18.95.0/28'], networkID: 5011 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
@@ -50,19 +61,29 @@ describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
     // The API server's timestamps have whole seconds: the second NIC must be created in a later one.
     await sleep(Math.max(0, createdAt(old) + 1_000 - Date.now()) + 50);
     await createPod(namespace, 'a-new', { nodeName: nodes[1], annotations: direct('eip') });
-    const young = await waitFor(async () => {
-      const n = await getNic(namespace, 'a-new.eth0');
-      return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
-    }, { what: 'a-new.eth0 Pending behind b-old.eth0' });
+    const young = await waitFor(
+      async () => {
+        const n = await getNic(namespace, 'a-new.eth0');
+        return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
+      },
+      { what: 'a-new.eth0 Pending behind b-old.eth0' },
+    );
     expect(createdAt(young)).toBeGreaterThan(createdAt(old));
 
     await passThroughError(namespace, 'eip');
     expect(await holderAfterError(namespace, 'eip')).toBe('b-old.eth0');
     const eip = await getEip(namespace, 'eip');
     expect(condition(eip, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedDirectly' });
-    await waitFor(async () => (await getNic(namespace, 'b-old.eth0'))?.status?.phase === 'Ready', { what: 'b-old.eth0 Ready' });
-    expect((await getNic(namespace, 'a-new.eth0'))?.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('b-old.eth0') });
-    await waitFor(async () => (await advertisementOf(eip?.status?.address))?.spec.nodeName === nodes[0], { what: 'ARPAdvertisement on b-old\'s node' });
+    await waitFor(async () => (await getNic(namespace, 'b-old.eth0'))?.status?.phase === 'Ready', {
+      what: 'b-old.eth0 Ready',
+    });
+    expect((await getNic(namespace, 'a-new.eth0'))?.status).toMatchObject({
+      phase: 'Pending',
+      message: expect.stringContaining('b-old.eth0'),
+    });
+    await waitFor(async () => (await advertisementOf(eip?.status?.address))?.spec.nodeName === nodes[0], {
+      what: "ARPAdvertisement on b-old's node",
+    });
   });
 
   it('EIP-11 rule 3: NICs created in the same second -> the first by name, whichever was created first', async () => {
@@ -87,7 +108,9 @@ describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
       await passThroughError(namespace, eip);
       expect(await holderAfterError(namespace, eip)).toBe(`${eip}-a.eth0`);
       const address = (await getEip(namespace, eip))?.status?.address;
-      await waitFor(async () => (await advertisementOf(address))?.spec.nodeName === nodes[1], { what: 'ARPAdvertisement on the a NIC\'s node' });
+      await waitFor(async () => (await advertisementOf(address))?.spec.nodeName === nodes[1], {
+        what: "ARPAdvertisement on the a NIC's node",
+      });
       return;
     }
     throw new Error(`the two NICs were never created in the same second (creation times: ${attempts.join('; ')})`);

@@ -7,7 +7,19 @@ import type { AllocationClaim } from '../../api';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitFor } from './fixture';
-import { condition, createEip, createNetwork, createPool, deleteObject, eipIn, getClaim, getEip, rest, startReplica, type Replica } from './eip-harness';
+import {
+  condition,
+  createEip,
+  createNetwork,
+  createPool,
+  deleteObject,
+  eipIn,
+  getClaim,
+  getEip,
+  rest,
+  startReplica,
+  type Replica,
+} from './eip-harness';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const ARP_POOL = `eipm-arp-${suffix}`;
@@ -37,10 +49,12 @@ afterAll(async () => {
 
 async function claimsHeldBy(namespace: string, name: string): Promise<AllocationClaim[]> {
   const list = await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims);
-  return list.items.filter((c) => c.spec.holder.kind === 'ElasticIP' && c.spec.holder.namespace === namespace && c.spec.holder.name === name);
+  return list.items.filter(
+    (c) => c.spec.holder.kind === 'ElasticIP' && c.spec.holder.namespace === namespace && c.spec.holder.name === name,
+  );
 }
 
-describe('EIP-2: only pools of the network\'s mode are used', () => {
+describe("EIP-2: only pools of the network's mode are used", () => {
   const ns = useNamespace();
 
   it('EIP-2: on an arp network that lists a bgp pool first, every address comes from the arp pool', async () => {
@@ -49,23 +63,36 @@ describe('EIP-2: only pools of the network\'s mode are used', () => {
     for (const name of names) await createEip(namespace, name, MIXED);
     for (const name of names) {
       const eip = await eipIn(namespace, name, 'Available');
-      expect(eip.status).toMatchObject({ addressPool: ARP_POOL, address: expect.stringMatching(/^198\.18\.93\.[0-7]$/) });
-      expect((await getClaim(`ipv4.${eip.status!.address}`))?.spec).toMatchObject({ pool: { kind: 'AddressPool', name: ARP_POOL }, holder: { kind: 'ElasticIP', namespace, name } });
+      expect(eip.status).toMatchObject({
+        addressPool: ARP_POOL,
+        address: expect.stringMatching(/^198\.18\.93\.[0-7]$/),
+      });
+      expect((await getClaim(`ipv4.${eip.status!.address}`))?.spec).toMatchObject({
+        pool: { kind: 'AddressPool', name: ARP_POOL },
+        holder: { kind: 'ElasticIP', namespace, name },
+      });
     }
-    const bgpClaims = (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.pool.name === BGP_POOL);
+    const bgpClaims = (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter(
+      (c) => c.spec.pool.name === BGP_POOL,
+    );
     expect(bgpClaims).toEqual([]);
   });
 
   it('EIP-2: a requestedIP inside the bgp pool of an arp network is refused, naming the usable pools; nothing is claimed', async () => {
     const namespace = ns();
     await createEip(namespace, 'asks-bgp', MIXED, '198.18.94.3');
-    const eip = await waitFor(async () => {
-      const e = await getEip(namespace, 'asks-bgp');
-      return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
-    }, { what: 'Allocated False RequestedIPNotInPool' });
+    const eip = await waitFor(
+      async () => {
+        const e = await getEip(namespace, 'asks-bgp');
+        return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
+      },
+      { what: 'Allocated False RequestedIPNotInPool' },
+    );
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({ status: 'False' });
-    expect(condition(eip, 'Allocated')?.message).toContain(`spec.requestedIP: "198.18.94.3" is not inside any arp AddressPool of ExternalNetwork ${MIXED}: ${ARP_POOL} (198.18.93.0/29)`);
+    expect(condition(eip, 'Allocated')?.message).toContain(
+      `spec.requestedIP: "198.18.94.3" is not inside any arp AddressPool of ExternalNetwork ${MIXED}: ${ARP_POOL} (198.18.93.0/29)`,
+    );
     expect(await getClaim('ipv4.198.18.94.3')).toBeUndefined();
     expect(await claimsHeldBy(namespace, 'asks-bgp')).toEqual([]);
   });
@@ -76,8 +103,12 @@ describe('EIP-2: only pools of the network\'s mode are used', () => {
     const eip = await eipIn(namespace, 'stranded', 'Error');
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({ status: 'False', reason: 'NoUsableAddressPool' });
-    expect(condition(eip, 'Allocated')?.message).toContain(`ExternalNetwork ${WRONG} has no AddressPool with advertiseMode arp`);
-    expect(condition(eip, 'Allocated')?.message).toContain(`"${BGP_ONLY_POOL}" is an AddressPool with advertiseMode bgp, but ExternalNetwork ${WRONG} has type arp`);
+    expect(condition(eip, 'Allocated')?.message).toContain(
+      `ExternalNetwork ${WRONG} has no AddressPool with advertiseMode arp`,
+    );
+    expect(condition(eip, 'Allocated')?.message).toContain(
+      `"${BGP_ONLY_POOL}" is an AddressPool with advertiseMode bgp, but ExternalNetwork ${WRONG} has type arp`,
+    );
     expect(await claimsHeldBy(namespace, 'stranded')).toEqual([]);
   });
 });

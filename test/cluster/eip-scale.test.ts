@@ -34,7 +34,9 @@ async function inChunks<T>(items: T[], size: number, fn: (item: T) => Promise<vo
 }
 
 const claimsOf = async (namespace: string) =>
-  (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter((c) => c.spec.holder.kind === 'ElasticIP' && c.spec.holder.namespace === namespace);
+  (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter(
+    (c) => c.spec.holder.kind === 'ElasticIP' && c.spec.holder.namespace === namespace,
+  );
 
 describe('EIP-3 / ALLOC-1: 500 ElasticIPs, two replicas', () => {
   const ns = useNamespace();
@@ -53,7 +55,8 @@ describe('EIP-3 / ALLOC-1: 500 ElasticIPs, two replicas', () => {
         const claims = await claimsOf(namespace);
         // Converged: every ElasticIP holds exactly the one claim its status names.
         const byHolder = new Map<string, string[]>();
-        for (const c of claims) byHolder.set(c.spec.holder.name, [...(byHolder.get(c.spec.holder.name) ?? []), c.spec.value]);
+        for (const c of claims)
+          byHolder.set(c.spec.holder.name, [...(byHolder.get(c.spec.holder.name) ?? []), c.spec.value]);
         const agree = withAddress.every((e) => {
           const held = byHolder.get(e.metadata.name ?? '') ?? [];
           return held.length === 1 && held[0] === e.status?.address;
@@ -65,13 +68,20 @@ describe('EIP-3 / ALLOC-1: 500 ElasticIPs, two replicas', () => {
     const addresses = new Set(settled.eips.map((e) => e.status!.address));
     expect(addresses.size).toBe(COUNT);
     expect(new Set(settled.claims.map((c) => c.metadata.name)).size).toBe(COUNT);
-    console.log(`EIP-3: ${COUNT} ElasticIPs allocated by two replicas in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `EIP-3: ${COUNT} ElasticIPs allocated by two replicas in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
 
     await inChunks(names, 50, (name) => deleteObject(EipResources.elasticIPs, namespace, name));
-    await waitFor(async () => (await claimsOf(namespace)).length === 0 && (await rest.list(EipResources.elasticIPs, { namespace })).items.length === 0, {
-      timeoutMs: 240_000,
-      intervalMs: 2_000,
-      what: 'no ElasticIP and no claim left',
-    });
+    await waitFor(
+      async () =>
+        (await claimsOf(namespace)).length === 0 &&
+        (await rest.list(EipResources.elasticIPs, { namespace })).items.length === 0,
+      {
+        timeoutMs: 240_000,
+        intervalMs: 2_000,
+        what: 'no ElasticIP and no claim left',
+      },
+    );
   });
 });

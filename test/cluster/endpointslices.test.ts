@@ -11,7 +11,10 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
   const ns = useNamespace();
   const nodes: string[] = [];
   afterAll(async () => {
-    for (const name of nodes) await clients().core.deleteNode({ name }).catch(() => {});
+    for (const name of nodes)
+      await clients()
+        .core.deleteNode({ name })
+        .catch(() => {});
   });
 
   it('list endpoints with nodeName and ready/serving/terminating conditions that follow the Pods', async () => {
@@ -30,20 +33,55 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
       },
     });
     const ports = [{ name: 'http', containerPort: 8080 }];
-    await createRunningPod({ namespace, name: 'web-1', labels: { app: 'web' }, nodeName: w1, podIP: '10.244.1.10', ports });
-    await createRunningPod({ namespace, name: 'web-2', labels: { app: 'web' }, nodeName: w2, podIP: '10.244.2.10', ports, ready: false });
-    await createRunningPod({ namespace, name: 'other', labels: { app: 'other' }, nodeName: w1, podIP: '10.244.1.99', ports });
+    await createRunningPod({
+      namespace,
+      name: 'web-1',
+      labels: { app: 'web' },
+      nodeName: w1,
+      podIP: '10.244.1.10',
+      ports,
+    });
+    await createRunningPod({
+      namespace,
+      name: 'web-2',
+      labels: { app: 'web' },
+      nodeName: w2,
+      podIP: '10.244.2.10',
+      ports,
+      ready: false,
+    });
+    await createRunningPod({
+      namespace,
+      name: 'other',
+      labels: { app: 'other' },
+      nodeName: w1,
+      podIP: '10.244.1.99',
+      ports,
+    });
 
     const slices = () =>
-      discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=web' }).then((l) => l.items);
+      discovery
+        .listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=web' })
+        .then((l) => l.items);
 
-    const first = await waitFor(async () => {
-      const s = await slices();
-      return byIP(s).size === 2 ? s : undefined;
-    }, { what: 'EndpointSlice with both web pods' });
+    const first = await waitFor(
+      async () => {
+        const s = await slices();
+        return byIP(s).size === 2 ? s : undefined;
+      },
+      { what: 'EndpointSlice with both web pods' },
+    );
     expect(first.every((s) => s.addressType === 'IPv4')).toBe(true);
-    expect(first.every((s) => s.metadata?.ownerReferences?.some((o) => o.kind === 'Service' && o.name === 'web' && o.controller))).toBe(true);
-    expect(first.every((s) => s.metadata?.labels?.['endpointslice.kubernetes.io/managed-by'] === 'endpointslice-controller.k8s.io')).toBe(true);
+    expect(
+      first.every((s) =>
+        s.metadata?.ownerReferences?.some((o) => o.kind === 'Service' && o.name === 'web' && o.controller),
+      ),
+    ).toBe(true);
+    expect(
+      first.every(
+        (s) => s.metadata?.labels?.['endpointslice.kubernetes.io/managed-by'] === 'endpointslice-controller.k8s.io',
+      ),
+    ).toBe(true);
     expect(first[0].ports).toEqual([expect.objectContaining({ name: 'http', port: 8080, protocol: 'TCP' })]); // named targetPort resolved
     let eps = byIP(first);
     expect(eps.has('10.244.1.99')).toBe(false);
@@ -52,24 +90,40 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
       targetRef: { kind: 'Pod', name: 'web-1', namespace },
       conditions: { ready: true, serving: true, terminating: false },
     });
-    expect(eps.get('10.244.2.10')).toMatchObject({ nodeName: w2, conditions: { ready: false, serving: false, terminating: false } });
+    expect(eps.get('10.244.2.10')).toMatchObject({
+      nodeName: w2,
+      conditions: { ready: false, serving: false, terminating: false },
+    });
 
     // web-2 becomes Ready.
     await setPodReady(namespace, 'web-2', true);
-    await waitFor(async () => byIP(await slices()).get('10.244.2.10')?.conditions?.ready === true, { what: 'web-2 ready in the slice' });
+    await waitFor(async () => byIP(await slices()).get('10.244.2.10')?.conditions?.ready === true, {
+      what: 'web-2 ready in the slice',
+    });
 
     // A graceful delete leaves web-1 Terminating (no kubelet finishes it): still serving, not ready.
     await core.deleteNamespacedPod({ namespace, name: 'web-1', gracePeriodSeconds: 300 });
-    await waitFor(async () => byIP(await slices()).get('10.244.1.10')?.conditions?.terminating === true, { what: 'web-1 terminating in the slice' });
+    await waitFor(async () => byIP(await slices()).get('10.244.1.10')?.conditions?.terminating === true, {
+      what: 'web-1 terminating in the slice',
+    });
     eps = byIP(await slices());
-    expect(eps.get('10.244.1.10')).toMatchObject({ nodeName: w1, conditions: { ready: false, serving: true, terminating: true } });
-    expect(eps.get('10.244.2.10')).toMatchObject({ nodeName: w2, conditions: { ready: true, serving: true, terminating: false } });
+    expect(eps.get('10.244.1.10')).toMatchObject({
+      nodeName: w1,
+      conditions: { ready: false, serving: true, terminating: true },
+    });
+    expect(eps.get('10.244.2.10')).toMatchObject({
+      nodeName: w2,
+      conditions: { ready: true, serving: true, terminating: false },
+    });
 
     // Finishing the deletion (grace period 0) removes the endpoint.
     await deletePodNow(namespace, 'web-1');
-    await waitFor(async () => {
-      const m = byIP(await slices());
-      return !m.has('10.244.1.10') && m.has('10.244.2.10');
-    }, { what: 'web-1 gone from the slice' });
+    await waitFor(
+      async () => {
+        const m = byIP(await slices());
+        return !m.has('10.244.1.10') && m.has('10.244.2.10');
+      },
+      { what: 'web-1 gone from the slice' },
+    );
   });
 });

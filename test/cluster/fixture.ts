@@ -94,7 +94,14 @@ export function clients(): Clients {
 // namespaces
 
 function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30).replace(/-+$/, '') || 't';
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 30)
+      .replace(/-+$/, '') || 't'
+  );
 }
 
 /** Creates a namespace with a unique name (prefix + random suffix) and returns its name. */
@@ -152,7 +159,10 @@ export interface WaitOptions {
 
 /** Polls fn until it returns a value other than undefined/null/false; returns that value. Errors
  * thrown by fn count as "not yet"; on timeout the last one (or last value) is in the message. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  opts: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const until = Date.now() + timeoutMs;
   let last: unknown;
@@ -199,7 +209,13 @@ export function apiError(err: unknown): ApiError | undefined {
     reason?: string;
     details?: { causes?: ApiError['causes'] };
   };
-  return { code: err.code, message: status.message ?? String(body), reason: status.reason, causes: status.details?.causes ?? [], body };
+  return {
+    code: err.code,
+    message: status.message ?? String(body),
+    reason: status.reason,
+    causes: status.details?.causes ?? [],
+    body,
+  };
 }
 
 /** Awaits a call that must be refused by the API server and returns the refusal. */
@@ -212,7 +228,9 @@ export async function rejection(call: Promise<unknown>): Promise<ApiError> {
     if (e) return e;
     throw err;
   }
-  throw new Error(`expected the API server to refuse the request, but it succeeded: ${JSON.stringify(result)?.slice(0, 500)}`);
+  throw new Error(
+    `expected the API server to refuse the request, but it succeeded: ${JSON.stringify(result)?.slice(0, 500)}`,
+  );
 }
 
 /** NotFound from either client (client-node's ApiException, runtime/kube's RestClient). */
@@ -257,11 +275,17 @@ export async function kubectl(args: string[], opts: KubectlOptions = {}): Promis
 }
 
 /** `kubectl apply --server-side -f -` of a YAML (or JSON) manifest; returns kubectl's output. */
-export async function kubectlApply(manifest: string, opts: { namespace?: string; fieldManager?: string } = {}): Promise<string> {
-  const r = await kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${opts.fieldManager ?? 'juneau-test'}`, '-f', '-'], {
-    input: manifest,
-    namespace: opts.namespace,
-  });
+export async function kubectlApply(
+  manifest: string,
+  opts: { namespace?: string; fieldManager?: string } = {},
+): Promise<string> {
+  const r = await kubectl(
+    ['apply', '--server-side', '--force-conflicts', `--field-manager=${opts.fieldManager ?? 'juneau-test'}`, '-f', '-'],
+    {
+      input: manifest,
+      namespace: opts.namespace,
+    },
+  );
   return r.stdout;
 }
 
@@ -279,7 +303,9 @@ export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<
     crd = await clients().apiextensions.readCustomResourceDefinition({ name });
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    throw new Error(`CRD ${name} is not installed in the test control plane: run \`npx cdk8s synth\` so that ${CRD_MANIFEST} exists, then rerun the tests`);
+    throw new Error(
+      `CRD ${name} is not installed in the test control plane: run \`npx cdk8s synth\` so that ${CRD_MANIFEST} exists, then rerun the tests`,
+    );
   }
   if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) {
     throw new Error(`CRD ${name} is not Established: ${JSON.stringify(crd.status?.conditions)}`);
@@ -290,7 +316,10 @@ export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<
 // pods and nodes without a kubelet
 
 /** Creates (or keeps) a Node object. There is no kubelet: it is never Ready unless you patch it. */
-export async function ensureNode(name: string, opts: { internalIP?: string; labels?: Record<string, string> } = {}): Promise<void> {
+export async function ensureNode(
+  name: string,
+  opts: { internalIP?: string; labels?: Record<string, string> } = {},
+): Promise<void> {
   const { core } = clients();
   try {
     await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } } } });
@@ -299,7 +328,17 @@ export async function ensureNode(name: string, opts: { internalIP?: string; labe
   }
   if (opts.internalIP) {
     await core.patchNodeStatus(
-      { name, body: { status: { addresses: [{ type: 'InternalIP', address: opts.internalIP }, { type: 'Hostname', address: name }] } } },
+      {
+        name,
+        body: {
+          status: {
+            addresses: [
+              { type: 'InternalIP', address: opts.internalIP },
+              { type: 'Hostname', address: name },
+            ],
+          },
+        },
+      },
       mergePatch,
     );
   }
@@ -380,12 +419,18 @@ export function loadBalancerService(name: string, o: LoadBalancerServiceOptions 
       externalTrafficPolicy: o.externalTrafficPolicy ?? 'Local',
       selector: o.selector ?? { app: name },
       ports: o.ports ?? [{ name: 'http', port: 80, targetPort: 'http' }],
-      ...(o.ipFamilies ? { ipFamilies: o.ipFamilies, ipFamilyPolicy: o.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack' } : {}),
+      ...(o.ipFamilies
+        ? { ipFamilies: o.ipFamilies, ipFamilyPolicy: o.ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack' }
+        : {}),
     },
   };
 }
 
 /** Creates `loadBalancerService(name, o)` in `namespace`. */
-export function createLoadBalancerService(namespace: string, name: string, o: LoadBalancerServiceOptions = {}): Promise<V1Service> {
+export function createLoadBalancerService(
+  namespace: string,
+  name: string,
+  o: LoadBalancerServiceOptions = {},
+): Promise<V1Service> {
   return clients().core.createNamespacedService({ namespace, body: loadBalancerService(name, o) });
 }

@@ -10,11 +10,22 @@ import { kubectl, testKubeConfig, waitFor } from './fixture';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const AGENT = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.agentName}`;
-const lease = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: INSTALL.namespace }, spec: { holderIdentity: 'x', leaseDurationSeconds: 15 } });
+const lease = (name: string) => ({
+  apiVersion: 'coordination.k8s.io/v1',
+  kind: 'Lease',
+  metadata: { name, namespace: INSTALL.namespace },
+  spec: { holderIdentity: 'x', leaseDurationSeconds: 15 },
+});
 
 /** One request as the agent of `node` (undefined: a token without a node), by impersonation
  * headers: kubectl has no flag for a user extra. Resolves with the status and the body's message. */
-async function asAgent(node: string | undefined, method: string, name: string, body?: object, contentType = 'application/json'): Promise<{ code: number; message: string }> {
+async function asAgent(
+  node: string | undefined,
+  method: string,
+  name: string,
+  body?: object,
+  contentType = 'application/json',
+): Promise<{ code: number; message: string }> {
   const kc = testKubeConfig();
   const server = new URL(kc.getCurrentCluster()!.server);
   const base = `/apis/coordination.k8s.io/v1/namespaces/${INSTALL.namespace}/leases`;
@@ -26,7 +37,11 @@ async function asAgent(node: string | undefined, method: string, name: string, b
     headers: {
       'Content-Type': contentType,
       'Impersonate-User': AGENT,
-      'Impersonate-Group': ['system:serviceaccounts', `system:serviceaccounts:${INSTALL.namespace}`, 'system:authenticated'],
+      'Impersonate-Group': [
+        'system:serviceaccounts',
+        `system:serviceaccounts:${INSTALL.namespace}`,
+        'system:authenticated',
+      ],
       ...(node ? { 'Impersonate-Extra-authentication.kubernetes.io%2fnode-name': node } : {}),
     },
   };
@@ -35,7 +50,12 @@ async function asAgent(node: string | undefined, method: string, name: string, b
     const req = https.request(opts, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, message: (JSON.parse(text || '{}') as { message?: string }).message ?? '' }));
+      res.on('end', () =>
+        resolve({
+          code: res.statusCode ?? 0,
+          message: (JSON.parse(text || '{}') as { message?: string }).message ?? '',
+        }),
+      );
     });
     req.on('error', reject);
     req.end(body ? JSON.stringify(body) : undefined);
@@ -45,31 +65,48 @@ async function asAgent(node: string | undefined, method: string, name: string, b
 const policyObjects = juneauInstallObjects().filter((o) => o.metadata?.name === `${INSTALL.agentName}-lease`);
 
 beforeAll(async () => {
-  expect(policyObjects.map((o) => o.kind).sort()).toEqual(['Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  expect(policyObjects.map((o) => o.kind).sort()).toEqual([
+    'Role',
+    'RoleBinding',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ]);
   await kubectl(['apply', '-f', '-'], { input: policyObjects.map((o) => YAML.stringify(o)).join('---\n') });
 });
 
 afterAll(async () => {
-  await kubectl(['delete', '-f', '-', '--ignore-not-found'], { input: policyObjects.map((o) => YAML.stringify(o)).join('---\n'), allowFailure: true });
-  await kubectl(['delete', 'lease', '-n', INSTALL.namespace, `juneau-agent-a${suffix}`, '--ignore-not-found'], { allowFailure: true });
+  await kubectl(['delete', '-f', '-', '--ignore-not-found'], {
+    input: policyObjects.map((o) => YAML.stringify(o)).join('---\n'),
+    allowFailure: true,
+  });
+  await kubectl(['delete', 'lease', '-n', INSTALL.namespace, `juneau-agent-a${suffix}`, '--ignore-not-found'], {
+    allowFailure: true,
+  });
 });
 
 describe('FO-3 the agent writes only its own Lease (RBAC + ValidatingAdmissionPolicy)', () => {
-  test('FO-3: creating and renewing its own node\'s Lease is allowed; another node\'s, or with no node in the token, is forbidden naming both', async () => {
+  test("FO-3: creating and renewing its own node's Lease is allowed; another node's, or with no node in the token, is forbidden naming both", async () => {
     const own = `juneau-agent-a${suffix}`;
     // The policy takes effect once the API server has loaded it.
     let tries = 0;
-    await waitFor(async () => {
-      const r = await asAgent(`b${suffix}`, 'POST', '', lease(`juneau-agent-a${suffix}-${tries++}`));
-      if (r.code < 300) throw new Error('created before the policy was in force');
-      return r.message.includes('may write only its own');
-    }, { what: 'the policy in force', timeoutMs: 20_000 });
+    await waitFor(
+      async () => {
+        const r = await asAgent(`b${suffix}`, 'POST', '', lease(`juneau-agent-a${suffix}-${tries++}`));
+        if (r.code < 300) throw new Error('created before the policy was in force');
+        return r.message.includes('may write only its own');
+      },
+      { what: 'the policy in force', timeoutMs: 20_000 },
+    );
     expect(await asAgent(`a${suffix}`, 'POST', '', lease(own))).toMatchObject({ code: 201 });
     const renew = { spec: { renewTime: '2026-01-01T00:00:00.000000Z' } };
-    expect(await asAgent(`a${suffix}`, 'PATCH', own, renew, 'application/merge-patch+json')).toMatchObject({ code: 200 });
+    expect(await asAgent(`a${suffix}`, 'PATCH', own, renew, 'application/merge-patch+json')).toMatchObject({
+      code: 200,
+    });
     const other = await asAgent(`b${suffix}`, 'PATCH', own, renew, 'application/merge-patch+json');
     expect(other.code).toBe(403);
-    expect(other.message).toContain(`the agent may write only its own node's Lease juneau-agent-<node> (FO-3): node b${suffix}, Lease ${own}`);
+    expect(other.message).toContain(
+      `the agent may write only its own node's Lease juneau-agent-<node> (FO-3): node b${suffix}, Lease ${own}`,
+    );
     const noNode = await asAgent(undefined, 'POST', '', lease(`juneau-agent-c${suffix}`));
     expect(noNode.code).toBe(403);
     expect(noNode.message).toContain('its token names no node');

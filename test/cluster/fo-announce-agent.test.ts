@@ -27,12 +27,20 @@ const ON_VIP = `${SUBNET}.72`;
 const OFF_VIP = `${SUBNET}.81`; // on the network without announceOnMove
 
 const announcementsOf = (frames: Frame[], mac: string, address: string) =>
-  frames.filter((f) => f.src === mac && f.arp?.op === ARP_REQUEST && f.arp.sha === mac && f.arp.sip === address && f.arp.tip === address);
+  frames.filter(
+    (f) =>
+      f.src === mac && f.arp?.op === ARP_REQUEST && f.arp.sha === mac && f.arp.sip === address && f.arp.tip === address,
+  );
 
 describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)', () => {
   const rig = new Rig(2);
   const node = `fo1-${rig.id}`;
-  const names = { poolOn: `fo1-on-${rig.id}`, poolOff: `fo1-off-${rig.id}`, on: `fo1-on-${rig.id}`, off: `fo1-off-${rig.id}` };
+  const names = {
+    poolOn: `fo1-on-${rig.id}`,
+    poolOff: `fo1-off-${rig.id}`,
+    on: `fo1-on-${rig.id}`,
+    off: `fo1-off-${rig.id}`,
+  };
   const pinDir = path.join(rig.pinDir(1), 'juneau');
   const rest = new RestClient(testKubeConfig());
   let bridge: ApiBridge | undefined;
@@ -43,12 +51,24 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
 
   const adName = (address: string) => `fo1-${rig.id}-${address.replace(/\./g, '-')}`;
   const createAd = (address: string, network: string) =>
-    rest.create(AgentResources.arpAdvertisements, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ARPAdvertisement', metadata: { name: adName(address) }, spec: { externalNetwork: network, address, nodeName: node } } as KubeObject);
-  const create = (type: typeof AgentResources.addressPools, body: object) => rest.create(type, { apiVersion: 'juneau.loutres.me/v1alpha1', ...body } as KubeObject);
+    rest.create(AgentResources.arpAdvertisements, {
+      apiVersion: 'juneau.loutres.me/v1alpha1',
+      kind: 'ARPAdvertisement',
+      metadata: { name: adName(address) },
+      spec: { externalNetwork: network, address, nodeName: node },
+    } as KubeObject);
+  const create = (type: typeof AgentResources.addressPools, body: object) =>
+    rest.create(type, { apiVersion: 'juneau.loutres.me/v1alpha1', ...body } as KubeObject);
   const metrics = () => rig.in(rig.node(1), 'curl', '-s', 'http://127.0.0.1:9201/metrics');
   /** The event that ends a capture window: the agent has sent both announcements for `address`. */
   const bothAnnounced = (address: string) =>
-    waitFor(async () => new RegExp(`juneau_agent_arp_announcements_total\\{address="${address.replace(/\./g, '\\.')}"\\} ${RFC5227.ANNOUNCE_NUM}\\b`).test(await metrics()), { what: `${address} announced ${RFC5227.ANNOUNCE_NUM} times`, timeoutMs: 20_000 });
+    waitFor(
+      async () =>
+        new RegExp(
+          `juneau_agent_arp_announcements_total\\{address="${address.replace(/\./g, '\\.')}"\\} ${RFC5227.ANNOUNCE_NUM}\\b`,
+        ).test(await metrics()),
+      { what: `${address} announced ${RFC5227.ANNOUNCE_NUM} times`, timeoutMs: 20_000 },
+    );
 
   beforeAll(async () => {
     await requireCrd('arpadvertisements');
@@ -56,13 +76,37 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     newMac = await rig.mac(rig.node(1), 'eth0');
     oldMac = (await rig.attach(0, { mode: 'generic' })).mac;
     await ensureNode(node, { internalIP: rig.nodeIp(1) });
-    await create(AgentResources.addressPools, { kind: 'AddressPool', metadata: { name: names.poolOn }, spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.64/28`] } });
-    await create(AgentResources.addressPools, { kind: 'AddressPool', metadata: { name: names.poolOff }, spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.80/28`] } });
-    await create(AgentResources.externalNetworks, { kind: 'ExternalNetwork', metadata: { name: names.on }, spec: { type: 'arp', addressPools: [names.poolOn], arp: { announceOnMove: true } } });
-    await create(AgentResources.externalNetworks, { kind: 'ExternalNetwork', metadata: { name: names.off }, spec: { type: 'arp', addressPools: [names.poolOff] } });
+    await create(AgentResources.addressPools, {
+      kind: 'AddressPool',
+      metadata: { name: names.poolOn },
+      spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.64/28`] },
+    });
+    await create(AgentResources.addressPools, {
+      kind: 'AddressPool',
+      metadata: { name: names.poolOff },
+      spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.80/28`] },
+    });
+    await create(AgentResources.externalNetworks, {
+      kind: 'ExternalNetwork',
+      metadata: { name: names.on },
+      spec: { type: 'arp', addressPools: [names.poolOn], arp: { announceOnMove: true } },
+    });
+    await create(AgentResources.externalNetworks, {
+      kind: 'ExternalNetwork',
+      metadata: { name: names.off },
+      spec: { type: 'arp', addressPools: [names.poolOff] },
+    });
     bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
     await bridge.start(rig.node(1));
-    agent = new AgentProcess(rig.node(1), ['--node-name', node, '--kubeconfig', testKubeconfigPath(), `--bpffs=${rig.pinDir(1)}`, '--xdp-mode=generic', '--poll-interval=200ms']);
+    agent = new AgentProcess(rig.node(1), [
+      '--node-name',
+      node,
+      '--kubeconfig',
+      testKubeconfigPath(),
+      `--bpffs=${rig.pinDir(1)}`,
+      '--xdp-mode=generic',
+      '--poll-interval=200ms',
+    ]);
     await agent.startReady();
     maps = ArpMaps.openPinned(pinDir);
   }, 120_000);
@@ -76,8 +120,10 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
         if (!isNotFound(err)) throw err;
       });
     }
-    for (const n of [names.on, names.off]) await rest.delete(AgentResources.externalNetworks, undefined, n).catch(ignoreNotFound);
-    for (const p of [names.poolOn, names.poolOff]) await rest.delete(AgentResources.addressPools, undefined, p).catch(ignoreNotFound);
+    for (const n of [names.on, names.off])
+      await rest.delete(AgentResources.externalNetworks, undefined, n).catch(ignoreNotFound);
+    for (const p of [names.poolOn, names.poolOff])
+      await rest.delete(AgentResources.addressPools, undefined, p).catch(ignoreNotFound);
     await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
     try {
       if (fs.existsSync(pinDir)) removePins(pinDir);
@@ -86,14 +132,16 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     }
   }, 60_000);
 
-  test('FO-1 ARP-8: off (spec.arp absent) sends no probe and no announcement; the window ends when an on network\'s address was announced twice', async () => {
+  test("FO-1 ARP-8: off (spec.arp absent) sends no probe and no announcement; the window ends when an on network's address was announced twice", async () => {
     const frames = await rig.capture(async () => {
       await createAd(OFF_VIP, names.off);
       await waitFor(() => maps!.lookupAddress(OFF_VIP) !== undefined, { what: `${OFF_VIP} in the map` });
       await createAd(ON_VIP, names.on);
       await bothAnnounced(ON_VIP);
     });
-    expect(frames.filter((f) => f.src === newMac && f.arp && (f.arp.sip === OFF_VIP || f.arp.tip === OFF_VIP))).toEqual([]);
+    expect(frames.filter((f) => f.src === newMac && f.arp && (f.arp.sip === OFF_VIP || f.arp.tip === OFF_VIP))).toEqual(
+      [],
+    );
     expect(announcementsOf(frames, newMac, ON_VIP)).toHaveLength(RFC5227.ANNOUNCE_NUM);
   });
 
@@ -104,13 +152,17 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
       await createAd(ORDER_VIP, names.on);
       // The previous node answers node 1's probes for a while, then its entry goes (what its
       // agent does when its watch sees the move).
-      await waitFor(() => (maps!.lookupAddress(ORDER_VIP)?.conflicts ?? 0n) >= 2n, { what: 'node 0 answered two of node 1\'s probes' });
+      await waitFor(() => (maps!.lookupAddress(ORDER_VIP)?.conflicts ?? 0n) >= 2n, {
+        what: "node 0 answered two of node 1's probes",
+      });
       removedAt = Date.now();
       expect(rig.maps(0).removeAddress(ORDER_VIP)).toBe(true);
       await bothAnnounced(ORDER_VIP);
     });
     const oldReplies = frames.filter((f) => f.src === oldMac && f.arp?.op === ARP_REPLY && f.arp.sip === ORDER_VIP);
-    const probes = frames.filter((f) => f.src === newMac && f.arp?.op === ARP_REQUEST && f.arp.sip === '0.0.0.0' && f.arp.tip === ORDER_VIP);
+    const probes = frames.filter(
+      (f) => f.src === newMac && f.arp?.op === ARP_REQUEST && f.arp.sip === '0.0.0.0' && f.arp.tip === ORDER_VIP,
+    );
     const announcements = announcementsOf(frames, newMac, ORDER_VIP);
     expect(oldReplies.length).toBeGreaterThanOrEqual(2);
     expect(announcements).toHaveLength(RFC5227.ANNOUNCE_NUM);
@@ -119,20 +171,42 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     const spacing = announcements[1].timeMs - announcements[0].timeMs;
     expect(spacing).toBeGreaterThanOrEqual(RFC5227.ANNOUNCE_INTERVAL_MS - 5);
     expect(spacing).toBeLessThan(RFC5227.ANNOUNCE_INTERVAL_MS + 1000);
-    process.stdout.write(`FO-1: ${probes.length} probes, ${oldReplies.length} answered by the previous node; first announcement ${Math.round(announcements[0].timeMs - removedAt)} ms after its entry went; spacing ${Math.round(spacing)} ms\n`);
-    const events = await waitFor(async () => {
-      const list = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(Resources.events, { namespace: 'default' });
-      const found = list.items.filter((e) => e.regarding?.name === adName(ORDER_VIP) && e.reason === 'Announced');
-      return found.length > 0 && found;
-    }, { what: 'an Announced Event' });
+    process.stdout.write(
+      `FO-1: ${probes.length} probes, ${oldReplies.length} answered by the previous node; first announcement ${Math.round(announcements[0].timeMs - removedAt)} ms after its entry went; spacing ${Math.round(spacing)} ms\n`,
+    );
+    const events = await waitFor(
+      async () => {
+        const list = await rest.list<KubeObject & { reason?: string; note?: string; regarding?: { name?: string } }>(
+          Resources.events,
+          { namespace: 'default' },
+        );
+        const found = list.items.filter((e) => e.regarding?.name === adName(ORDER_VIP) && e.reason === 'Announced');
+        return found.length > 0 && found;
+      },
+      { what: 'an Announced Event' },
+    );
     expect(events[0].note).toContain(`announced it on eth0 (MAC ${newMac})`);
   });
 
   test('FO-1: counted per address in the pinned map juneau_announce, as kubectl juneau bpf dump announcements shows it', async () => {
     // Runs after the two tests above: ON_VIP was announced at once, ORDER_VIP after node 0's
     // answers stopped, OFF_VIP (announceOnMove off) never.
-    const { stdout } = await execFileAsync(process.execPath, [CLI_BIN, 'bpf', 'dump', 'announcements', `--bpffs=${rig.pinDir(1)}`, '-o', 'json']);
-    const rows = JSON.parse(stdout) as Array<{ address: string; probes: number; announcements: number; gaveUp: number; lastAnnouncementSecondsAgo: number | null }>;
+    const { stdout } = await execFileAsync(process.execPath, [
+      CLI_BIN,
+      'bpf',
+      'dump',
+      'announcements',
+      `--bpffs=${rig.pinDir(1)}`,
+      '-o',
+      'json',
+    ]);
+    const rows = JSON.parse(stdout) as Array<{
+      address: string;
+      probes: number;
+      announcements: number;
+      gaveUp: number;
+      lastAnnouncementSecondsAgo: number | null;
+    }>;
     const row = (address: string) => rows.find((r) => r.address === address);
     expect(rows.map((r) => r.address).sort()).toEqual([ORDER_VIP, ON_VIP].sort());
     expect(row(ON_VIP)).toMatchObject({ probes: 1, announcements: RFC5227.ANNOUNCE_NUM, gaveUp: 0 });
@@ -142,9 +216,20 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     expect(row(ORDER_VIP)!.lastAnnouncementSecondsAgo).toBeGreaterThanOrEqual(0);
     // The address leaves the node: its counters go with it.
     await rest.delete(AgentResources.arpAdvertisements, undefined, adName(ON_VIP));
-    await waitFor(async () => {
-      const { stdout: after } = await execFileAsync(process.execPath, [CLI_BIN, 'bpf', 'dump', 'announcements', `--bpffs=${rig.pinDir(1)}`, '-o', 'json']);
-      return !(JSON.parse(after) as Array<{ address: string }>).some((r) => r.address === ON_VIP);
-    }, { what: `${ON_VIP} gone from bpf dump announcements` });
+    await waitFor(
+      async () => {
+        const { stdout: after } = await execFileAsync(process.execPath, [
+          CLI_BIN,
+          'bpf',
+          'dump',
+          'announcements',
+          `--bpffs=${rig.pinDir(1)}`,
+          '-o',
+          'json',
+        ]);
+        return !(JSON.parse(after) as Array<{ address: string }>).some((r) => r.address === ON_VIP);
+      },
+      { what: `${ON_VIP} gone from bpf dump announcements` },
+    );
   });
 });

@@ -7,14 +7,25 @@ const custom = () => clients().custom;
 const networks = { group: GROUP, version: VERSION, plural: 'externalnetworks' };
 const uid = () => Math.random().toString(36).slice(2, 8);
 const create = (name: string, type: string, arp?: object) =>
-  custom().createClusterCustomObject({ ...networks, body: { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools: ['p'], ...(arp ? { arp } : {}) } } });
+  custom().createClusterCustomObject({
+    ...networks,
+    body: {
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name },
+      spec: { type, addressPools: ['p'], ...(arp ? { arp } : {}) },
+    },
+  });
 
 describe('FO-1 spec.arp.announceOnMove (CRD, real API server)', () => {
   test('FO-1: accepted on arp, switchable; absent by default', async () => {
     const name = `fo1-${uid()}`;
     const created = (await create(name, 'arp')) as { spec: Record<string, unknown> };
     expect(created.spec).not.toHaveProperty('arp');
-    const on = (await custom().patchClusterCustomObject({ ...networks, name, body: { spec: { arp: { announceOnMove: true } } } }, mergePatch)) as { spec: { arp?: { announceOnMove?: boolean } } };
+    const on = (await custom().patchClusterCustomObject(
+      { ...networks, name, body: { spec: { arp: { announceOnMove: true } } } },
+      mergePatch,
+    )) as { spec: { arp?: { announceOnMove?: boolean } } };
     expect(on.spec.arp?.announceOnMove).toBe(true);
     await custom().deleteClusterCustomObject({ ...networks, name });
   });

@@ -3,7 +3,14 @@
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
-import { API_VERSION, ANNOTATIONS, LOAD_BALANCER_CLASS, INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
+import {
+  API_VERSION,
+  ANNOTATIONS,
+  LOAD_BALANCER_CLASS,
+  INSTALL,
+  type ARPAdvertisement,
+  type ServiceLoadBalancer,
+} from '../../api';
 import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
@@ -12,7 +19,15 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createRunningPod, ensureNode, ignoreNotFound, testKubeConfig, useNamespace, waitFor } from './fixture';
+import {
+  clients,
+  createRunningPod,
+  ensureNode,
+  ignoreNotFound,
+  testKubeConfig,
+  useNamespace,
+  waitFor,
+} from './fixture';
 import { watchForChanges } from './quiet-watch';
 
 jest.setTimeout(120_000);
@@ -23,8 +38,23 @@ const POOL = `fo3-${suffix}`;
 const NET = `fo3-${suffix}`;
 const nodes = [1, 2, 3].map((i) => `fo3-${suffix}-n${i}`);
 const LEASE_MS = 2_000;
-const leases = new Map(nodes.map((n) => [n, new AgentLease({ rest, namespace: INSTALL.namespace, nodeName: n, leaseDurationMs: LEASE_MS, renewIntervalMs: 300 })]));
-const recorder = new EventRecorder(rest, { reportingController: 'juneau.loutres.me/controller', reportingInstance: 'fo3', flushIntervalMs: 1_000 });
+const leases = new Map(
+  nodes.map((n) => [
+    n,
+    new AgentLease({
+      rest,
+      namespace: INSTALL.namespace,
+      nodeName: n,
+      leaseDurationMs: LEASE_MS,
+      renewIntervalMs: 300,
+    }),
+  ]),
+);
+const recorder = new EventRecorder(rest, {
+  reportingController: 'juneau.loutres.me/controller',
+  reportingInstance: 'fo3',
+  flushIntervalMs: 1_000,
+});
 let controller: JuneauController;
 
 const getAs = async <T>(type: ResourceType, ns: string | undefined, name: string): Promise<T | undefined> => {
@@ -36,14 +66,36 @@ const getAs = async <T>(type: ResourceType, ns: string | undefined, name: string
   }
 };
 const getSlb = (ns: string) => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'web');
-const getAd = (ns: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, advertisementName({ kind: 'ServiceLoadBalancer', namespace: ns, name: 'web' }));
-const available = (slb: ServiceLoadBalancer | undefined) => slb?.status?.conditions?.find((c) => c.type === 'Available');
+const getAd = (ns: string) =>
+  getAs<ARPAdvertisement>(
+    JuneauResources.arpAdvertisements,
+    undefined,
+    advertisementName({ kind: 'ServiceLoadBalancer', namespace: ns, name: 'web' }),
+  );
+const available = (slb: ServiceLoadBalancer | undefined) =>
+  slb?.status?.conditions?.find((c) => c.type === 'Available');
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${151 + i}` })));
   for (const lease of leases.values()) lease.start();
-  await rest.create(JuneauResources.addressPools, asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name: POOL }, spec: { advertiseMode: 'arp', addresses: ['198.18.93.0/29'] } }));
-  await rest.create(JuneauResources.externalNetworks, asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name: NET }, spec: { type: 'arp', addressPools: [POOL] } }));
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: ['198.18.93.0/29'] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
   controller = new JuneauController({ rest: new RestClient(testKubeConfig()), recorder });
   await controller.start();
 });
@@ -63,59 +115,111 @@ afterAll(async () => {
 describe('FO-3 dead nodes handed over (controller, real API server)', () => {
   const ns = useNamespace();
 
-  test('FO-3 SLB-7: a non-answering node whose Lease expires is left out with the reason, the answering node stays; the answering node\'s expiry moves the address; a recovered node takes nothing back', async () => {
+  test("FO-3 SLB-7: a non-answering node whose Lease expires is left out with the reason, the answering node stays; the answering node's expiry moves the address; a recovered node takes nothing back", async () => {
     const namespace = ns();
     await clients().core.createNamespacedService({
       namespace,
       body: {
         metadata: { name: 'web', annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
-        spec: { type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, allocateLoadBalancerNodePorts: false, externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+        spec: {
+          type: 'LoadBalancer',
+          loadBalancerClass: LOAD_BALANCER_CLASS,
+          allocateLoadBalancerNodePorts: false,
+          externalTrafficPolicy: 'Local',
+          selector: { app: 'web' },
+          ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+        },
       },
     });
     for (const [i, nodeName] of nodes.entries()) {
-      await createRunningPod({ namespace, name: `web-${i}`, nodeName, podIP: `10.244.${i}.10`, ready: true, labels: { app: 'web' }, ports: [{ name: 'http', containerPort: 8080 }] });
+      await createRunningPod({
+        namespace,
+        name: `web-${i}`,
+        nodeName,
+        podIP: `10.244.${i}.10`,
+        ready: true,
+        labels: { app: 'web' },
+        ports: [{ name: 'http', containerPort: 8080 }],
+      });
     }
-    const first = await waitFor(async () => {
-      const slb = await getSlb(namespace);
-      return slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode ? slb : undefined;
-    }, { what: 'three advertising nodes and an answering one' });
+    const first = await waitFor(
+      async () => {
+        const slb = await getSlb(namespace);
+        return slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode ? slb : undefined;
+      },
+      { what: 'three advertising nodes and an answering one' },
+    );
     const chosen = first.status!.arpAnnouncingNode!;
     const [bystander, survivor] = nodes.filter((n) => n !== chosen);
 
     // A live answering node is kept while another node dies (SLB-7): the ARPAdvertisement's node never changes.
-    const quiet = await watchForChanges<ARPAdvertisement>({ type: JuneauResources.arpAdvertisements, name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }), project: (ad) => ad.spec?.nodeName });
+    const quiet = await watchForChanges<ARPAdvertisement>({
+      type: JuneauResources.arpAdvertisements,
+      name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }),
+      project: (ad) => ad.spec?.nodeName,
+    });
     await leases.get(bystander)!.stop();
-    const leftOut = await waitFor(async () => {
-      const slb = await getSlb(namespace);
-      return slb?.status?.advertisingNodes?.length === 2 && slb;
-    }, { what: `${bystander} left out` });
+    const leftOut = await waitFor(
+      async () => {
+        const slb = await getSlb(namespace);
+        return slb?.status?.advertisingNodes?.length === 2 && slb;
+      },
+      { what: `${bystander} left out` },
+    );
     quiet.expectNoChange();
     expect(leftOut.status?.advertisingNodes).toEqual([chosen, survivor].sort());
     expect(leftOut.status?.arpAnnouncingNode).toBe(chosen);
-    expect(available(leftOut)?.message).toContain(`left out: node ${bystander}: its agent Lease juneau-agent-${bystander} was not renewed`);
+    expect(available(leftOut)?.message).toContain(
+      `left out: node ${bystander}: its agent Lease juneau-agent-${bystander} was not renewed`,
+    );
 
     // The answering node dies: the address moves to the one live node left.
     const stoppedAt = Date.now();
     await leases.get(chosen)!.stop();
-    const moved = await waitFor(async () => ((await getAd(namespace))?.spec.nodeName === survivor ? Date.now() : undefined), { what: `the ARPAdvertisement moved to ${survivor}` });
-    process.stdout.write(`FO-3: answering node's Lease (duration ${LEASE_MS} ms) stopped -> ARPAdvertisement moved after ${moved - stoppedAt} ms\n`);
+    const moved = await waitFor(
+      async () => ((await getAd(namespace))?.spec.nodeName === survivor ? Date.now() : undefined),
+      { what: `the ARPAdvertisement moved to ${survivor}` },
+    );
+    process.stdout.write(
+      `FO-3: answering node's Lease (duration ${LEASE_MS} ms) stopped -> ARPAdvertisement moved after ${moved - stoppedAt} ms\n`,
+    );
     expect(moved - stoppedAt).toBeGreaterThanOrEqual(LEASE_MS - 300); // never before the Lease expired (FO-4)
     const after = await waitFor(async () => {
       const slb = await getSlb(namespace);
       return slb?.status?.arpAnnouncingNode === survivor && slb;
     });
     expect(after.status?.advertisingNodes).toEqual([survivor]);
-    const events = await waitFor(async () => {
-      const list = await rest.list<KubeObject & { reason?: string; note?: string }>(Resources.events, { namespace });
-      return list.items.find((e) => e.reason === 'AnnouncingNodeChanged' && e.note?.includes(`was ${chosen}, whose agent cannot answer`));
-    }, { what: 'an AnnouncingNodeChanged Event naming the expired Lease' });
+    const events = await waitFor(
+      async () => {
+        const list = await rest.list<KubeObject & { reason?: string; note?: string }>(Resources.events, { namespace });
+        return list.items.find(
+          (e) => e.reason === 'AnnouncingNodeChanged' && e.note?.includes(`was ${chosen}, whose agent cannot answer`),
+        );
+      },
+      { what: 'an AnnouncingNodeChanged Event naming the expired Lease' },
+    );
     expect(events.note).toContain(`juneau-agent-${chosen}`);
 
     // The old node recovers: it is advertising again, but the address stays where it is (SLB-7).
-    const quietAgain = await watchForChanges<ARPAdvertisement>({ type: JuneauResources.arpAdvertisements, name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }), project: (ad) => ad.spec?.nodeName });
-    leases.set(chosen, new AgentLease({ rest, namespace: INSTALL.namespace, nodeName: chosen, leaseDurationMs: LEASE_MS, renewIntervalMs: 300 }));
+    const quietAgain = await watchForChanges<ARPAdvertisement>({
+      type: JuneauResources.arpAdvertisements,
+      name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }),
+      project: (ad) => ad.spec?.nodeName,
+    });
+    leases.set(
+      chosen,
+      new AgentLease({
+        rest,
+        namespace: INSTALL.namespace,
+        nodeName: chosen,
+        leaseDurationMs: LEASE_MS,
+        renewIntervalMs: 300,
+      }),
+    );
     leases.get(chosen)!.start();
-    await waitFor(async () => (await getSlb(namespace))?.status?.advertisingNodes?.includes(chosen), { what: `${chosen} advertising again` });
+    await waitFor(async () => (await getSlb(namespace))?.status?.advertisingNodes?.includes(chosen), {
+      what: `${chosen} advertising again`,
+    });
     quietAgain.expectNoChange();
   });
 });

@@ -26,7 +26,8 @@ function countingClient(): ListWatchClient & { lists: number; hold: Promise<void
   return client;
 }
 
-const configMap = (namespace: string, name: string, value: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { v: value } } as KubeObject);
+const configMap = (namespace: string, name: string, value: string): KubeObject =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { v: value } }) as KubeObject;
 
 describe('FO-2 watch idle bound (runtime/kube informer, real API server)', () => {
   const ns = useNamespace();
@@ -66,7 +67,9 @@ describe('FO-2 watch idle bound (runtime/kube informer, real API server)', () =>
       await rest.patch(Resources.configMaps, ns(), 'busy', 'merge', { data: { v: String(i) } });
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS / 4));
     }
-    await waitFor(() => (informer!.get(ns(), 'busy') as KubeObject & { data?: { v?: string } })?.data?.v === '12', { what: 'the last write seen' });
+    await waitFor(() => (informer!.get(ns(), 'busy') as KubeObject & { data?: { v?: string } })?.data?.v === '12', {
+      what: 'the last write seen',
+    });
     expect(informer.idleRelistCount).toBe(0);
     expect(client.lists).toBe(1);
   });

@@ -5,7 +5,11 @@ import { V1ClusterRole, V1OwnerReference, RbacAuthorizationV1Api } from '@kubern
 import { clients, ignoreNotFound, isNotFound, useNamespace, waitFor } from './fixture';
 
 const GC_TIMEOUT = { timeoutMs: 30_000 };
-const owner = (kind: string, apiVersion: string, o: { metadata?: { name?: string; uid?: string } }): V1OwnerReference => ({
+const owner = (
+  kind: string,
+  apiVersion: string,
+  o: { metadata?: { name?: string; uid?: string } },
+): V1OwnerReference => ({
   apiVersion,
   kind,
   name: o.metadata!.name!,
@@ -52,25 +56,45 @@ describe('ownerReference garbage collection (ARP-6 depends on it)', () => {
   it('a cluster-scoped object whose cluster-scoped owner is deleted is garbage-collected, also with foreground deletion', async () => {
     const rbac = clients().kc.makeApiClient(RbacAuthorizationV1Api);
     const suffix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-    const names = { owner: `jt-owner-${suffix}`, child: `jt-child-${suffix}`, fgOwner: `jt-fg-owner-${suffix}`, fgChild: `jt-fg-child-${suffix}` };
+    const names = {
+      owner: `jt-owner-${suffix}`,
+      child: `jt-child-${suffix}`,
+      fgOwner: `jt-fg-owner-${suffix}`,
+      fgChild: `jt-fg-child-${suffix}`,
+    };
     const role = (name: string, ownerRef?: V1OwnerReference): V1ClusterRole => ({
       metadata: { name, labels: { 'juneau.test/gc': suffix }, ownerReferences: ownerRef ? [ownerRef] : undefined },
       rules: [],
     });
     try {
       const o = await rbac.createClusterRole({ body: role(names.owner) });
-      await rbac.createClusterRole({ body: role(names.child, owner('ClusterRole', 'rbac.authorization.k8s.io/v1', o)) });
+      await rbac.createClusterRole({
+        body: role(names.child, owner('ClusterRole', 'rbac.authorization.k8s.io/v1', o)),
+      });
       await rbac.deleteClusterRole({ name: names.owner });
-      await waitFor(() => rbac.readClusterRole({ name: names.child }).then(() => false, isNotFound), { ...GC_TIMEOUT, what: 'child ClusterRole collected' });
+      await waitFor(() => rbac.readClusterRole({ name: names.child }).then(() => false, isNotFound), {
+        ...GC_TIMEOUT,
+        what: 'child ClusterRole collected',
+      });
 
       // Foreground: the owner stays (with the foregroundDeletion finalizer) until its blocking dependents are gone.
       const fo = await rbac.createClusterRole({ body: role(names.fgOwner) });
       await rbac.createClusterRole({
-        body: role(names.fgChild, { ...owner('ClusterRole', 'rbac.authorization.k8s.io/v1', fo), blockOwnerDeletion: true }),
+        body: role(names.fgChild, {
+          ...owner('ClusterRole', 'rbac.authorization.k8s.io/v1', fo),
+          blockOwnerDeletion: true,
+        }),
       });
       await rbac.deleteClusterRole({ name: names.fgOwner, propagationPolicy: 'Foreground' });
       await waitFor(
-        async () => (await Promise.all([names.fgOwner, names.fgChild].map((name) => rbac.readClusterRole({ name }).then(() => false, isNotFound)))).every(Boolean),
+        async () =>
+          (
+            await Promise.all(
+              [names.fgOwner, names.fgChild].map((name) =>
+                rbac.readClusterRole({ name }).then(() => false, isNotFound),
+              ),
+            )
+          ).every(Boolean),
         { ...GC_TIMEOUT, what: 'foreground-deleted owner and its child gone' },
       );
     } finally {

@@ -20,7 +20,9 @@ declare global {
 export default async function globalSetup(): Promise<void> {
   const crdFiles = fs.existsSync(CRD_MANIFEST) ? [CRD_MANIFEST] : [];
   if (crdFiles.length === 0 && isCI) {
-    throw new Error(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\` first); under CI=true the cluster project does not run without the Juneau CRDs`);
+    throw new Error(
+      `cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\` first); under CI=true the cluster project does not run without the Juneau CRDs`,
+    );
   }
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const given = process.env[KUBECONFIG_ENV];
@@ -34,7 +36,8 @@ export default async function globalSetup(): Promise<void> {
     ensureInstallNamespace(`${resolveBinDir()}/kubectl`, given);
     return;
   }
-  if (crdFiles.length === 0) log(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs`);
+  if (crdFiles.length === 0)
+    log(`cluster: ${CRD_MANIFEST} not found (run \`npx cdk8s synth\`); starting without Juneau CRDs`);
   const cluster = await startCluster({ crdFiles, log });
   ensureInstallNamespace(`${cluster.binDir}/kubectl`, cluster.kubeconfigPath);
   globalThis.__juneauTestCluster = cluster;
@@ -49,7 +52,9 @@ export default async function globalSetup(): Promise<void> {
  * server-side applies of the install manifest. */
 function ensureInstallNamespace(kubectl: string, kubeconfig: string): void {
   try {
-    execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', INSTALL.namespace], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', INSTALL.namespace], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   } catch (err) {
     const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
     if (!stderr.includes('AlreadyExists')) throw new Error(`creating namespace ${INSTALL.namespace}: ${stderr}`);

@@ -22,11 +22,33 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { sleep } from '../sleep';
 import { applyCrds, runKubectl, type KubectlResult } from './kubectl';
 import { issueCertificate, makePki, writeKubeconfig } from './pki';
-import { ClusterStartError, commandOf, isAlive, registerExitHandlers, signalGroup, spawnManaged, spawnWatchdog, stopProcesses, unregisterExitHandler, type Managed } from './processes';
+import {
+  ClusterStartError,
+  commandOf,
+  isAlive,
+  registerExitHandlers,
+  signalGroup,
+  spawnManaged,
+  spawnWatchdog,
+  stopProcesses,
+  unregisterExitHandler,
+  type Managed,
+} from './processes';
 
 // The harness is the entry point of the test control plane; its parts live by concern in
 // processes.ts, pki.ts and kubectl.ts.
-export { applyCrds, ClusterStartError, commandOf, isAlive, issueCertificate, runKubectl, sleep, spawnManaged, stopProcesses, writeKubeconfig };
+export {
+  applyCrds,
+  ClusterStartError,
+  commandOf,
+  isAlive,
+  issueCertificate,
+  runKubectl,
+  sleep,
+  spawnManaged,
+  stopProcesses,
+  writeKubeconfig,
+};
 export type { KubectlResult, Managed };
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -100,7 +122,6 @@ export interface Cluster extends ClusterState {
   stop(): Promise<void>;
 }
 
-
 export function resolveBinDir(binDir?: string): string {
   const dir =
     binDir ??
@@ -165,7 +186,13 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
   const start = (name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', args: string[]): Managed => {
     args = [...args, ...(opts.extraArgs?.[name] ?? [])];
-    const m = spawnManaged(path.join(binDir, name), name, args, path.join(dir, 'logs', `${name}.log`), !!opts.persistent);
+    const m = spawnManaged(
+      path.join(binDir, name),
+      name,
+      args,
+      path.join(dir, 'logs', `${name}.log`),
+      !!opts.persistent,
+    );
     procs.push(m);
     fs.appendFileSync(path.join(dir, '.pids'), `${m.child.pid}\n`);
     if (!opts.persistent && !watchdog) watchdog = spawnWatchdog(dir, ownDir && !keepDir);
@@ -197,7 +224,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     writeKubeconfig(kubeconfigPath, server, pki);
     log(`cluster: certificates in ${certsMs} ms`);
 
-    await waitUntil(etcd, deadline, 'etcd /health', async () => (await httpGet(`${etcdUrl}/health`)).includes('"true"'));
+    await waitUntil(etcd, deadline, 'etcd /health', async () =>
+      (await httpGet(`${etcdUrl}/health`)).includes('"true"'),
+    );
     const etcdMs = Date.now() - t0;
     log(`cluster: etcd ready at ${etcdUrl} after ${etcdMs} ms`);
 
@@ -219,8 +248,17 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       `--service-account-signing-key-file=${pki('sa.key')}`,
       '--profiling=false',
     ]);
-    const tls = { ca: fs.readFileSync(pki('ca.crt')), cert: fs.readFileSync(pki('admin.crt')), key: fs.readFileSync(pki('admin.key')) };
-    await waitUntil(apiserver, deadline, 'kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)) === 'ok');
+    const tls = {
+      ca: fs.readFileSync(pki('ca.crt')),
+      cert: fs.readFileSync(pki('admin.crt')),
+      key: fs.readFileSync(pki('admin.key')),
+    };
+    await waitUntil(
+      apiserver,
+      deadline,
+      'kube-apiserver /readyz',
+      async () => (await httpsGet(`${server}/readyz`, tls)) === 'ok',
+    );
     const apiserverMs = Date.now() - t0;
     log(`cluster: kube-apiserver ready at ${server} after ${apiserverMs} ms`);
 
@@ -228,7 +266,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     const crdFiles = opts.crdFiles ?? [];
     if (crdFiles.length > 0) {
       await applyCrds(path.join(binDir, 'kubectl'), kubeconfigPath, crdFiles);
-      log(`cluster: CRDs from ${crdFiles.map((f) => path.relative(process.cwd(), f)).join(', ')} Established in ${Date.now() - tCrds} ms`);
+      log(
+        `cluster: CRDs from ${crdFiles.map((f) => path.relative(process.cwd(), f)).join(', ')} Established in ${Date.now() - tCrds} ms`,
+      );
     }
     const crdsMs = Date.now() - tCrds;
 
@@ -250,7 +290,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       const text = fs.readFileSync(kcm.logFile, 'utf8');
       return synced.every((re) => re.test(text)) || Date.now() > kcmDeadline;
     });
-    if (Date.now() > kcmDeadline) log(`cluster: kube-controller-manager did not log that its controllers synced within 15 s; going on`);
+    if (Date.now() > kcmDeadline)
+      log(`cluster: kube-controller-manager did not log that its controllers synced within 15 s; going on`);
 
     const totalMs = Date.now() - t0;
     log(`cluster: control plane up in ${(totalMs / 1000).toFixed(1)} s (logs in ${path.join(dir, 'logs')})`);
@@ -259,7 +300,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       for (const p of procs) p.child.unref();
     }
 
-    const { KubeConfig: KubeConfigClass } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+    const { KubeConfig: KubeConfigClass } =
+      require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
     const kubeConfig = new KubeConfigClass();
     kubeConfig.loadFromFile(kubeconfigPath);
     return {
@@ -306,11 +348,15 @@ async function waitUntil(m: Managed, deadline: number, what: string, probe: () =
 /** `n` distinct free TCP ports on loopback (each closed again before they are returned). */
 export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
-      const s = net.createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

@@ -7,7 +7,10 @@ import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createNamespace, deleteNamespace, testKubeConfig, waitFor } from './fixture';
 
-type ConfigMap = KubeObject & { data?: Record<string, string>; metadata: { managedFields?: Array<{ manager?: string }> } };
+type ConfigMap = KubeObject & {
+  data?: Record<string, string>;
+  metadata: { managedFields?: Array<{ manager?: string }> };
+};
 const rest = new RestClient(testKubeConfig());
 let namespace = '';
 let informer: Informer<ConfigMap> | undefined;
@@ -20,10 +23,13 @@ afterAll(async () => {
   await deleteNamespace(namespace);
 });
 
-const configMap = (name: string, value: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name }, data: { k: value } }) as KubeObject;
+const configMap = (name: string, value: string) =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name }, data: { k: value } }) as KubeObject;
 
-test('the cache holds no managedFields (listed or watched); an update from a cached object keeps the server\'s', async () => {
-  const listed = (await rest.create(Resources.configMaps, configMap('listed', 'a'), { fieldManager: 'bench-a' })) as ConfigMap;
+test("the cache holds no managedFields (listed or watched); an update from a cached object keeps the server's", async () => {
+  const listed = (await rest.create(Resources.configMaps, configMap('listed', 'a'), {
+    fieldManager: 'bench-a',
+  })) as ConfigMap;
   expect(listed.metadata.managedFields?.length).toBeGreaterThan(0); // the server keeps them
   informer = new Informer<ConfigMap>(rest, { type: Resources.configMaps, namespace });
   informer.start();
@@ -36,7 +42,10 @@ test('the cache holds no managedFields (listed or watched); an update from a cac
 
   // A PUT of the cached object (no managedFields in the body) changes data, not the field owners' list.
   const cached = informer.get(namespace, 'listed')!;
-  const updated = await rest.request<ConfigMap>('PUT', `/api/v1/namespaces/${namespace}/configmaps/listed`, { body: { ...cached, data: { k: 'c' } } as KubeObject, query: { fieldManager: 'bench-a' } });
+  const updated = await rest.request<ConfigMap>('PUT', `/api/v1/namespaces/${namespace}/configmaps/listed`, {
+    body: { ...cached, data: { k: 'c' } } as KubeObject,
+    query: { fieldManager: 'bench-a' },
+  });
   expect(updated.data).toEqual({ k: 'c' });
   expect(updated.metadata.managedFields?.map((f) => f.manager)).toEqual(['bench-a']);
 });

@@ -1,5 +1,13 @@
 // Server-side apply with per-component field managers, the status subresource, and finalizers.
-import { FieldManagers, addFinalizer, applyObject, applyStatus, patchStatus, removeFinalizer, updateStatus } from '../../runtime/kube/apply';
+import {
+  FieldManagers,
+  addFinalizer,
+  applyObject,
+  applyStatus,
+  patchStatus,
+  removeFinalizer,
+  updateStatus,
+} from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { KubeApiError, RestClient, isConflict } from '../../runtime/kube/rest';
@@ -13,8 +21,14 @@ interface Service extends KubeObject {
   spec?: { type?: string; ports?: Array<{ port: number; protocol?: string }> };
   status?: { loadBalancer?: { ingress?: Array<{ ip: string; ipMode?: string }> } };
 }
-const managers = (o: KubeObject & { metadata?: { managedFields?: Array<{ manager: string; operation: string; subresource?: string }> } }) =>
-  (o.metadata?.managedFields ?? []).map((f) => `${f.manager}/${f.operation}${f.subresource ? '/' + f.subresource : ''}`).sort();
+const managers = (
+  o: KubeObject & {
+    metadata?: { managedFields?: Array<{ manager: string; operation: string; subresource?: string }> };
+  },
+) =>
+  (o.metadata?.managedFields ?? [])
+    .map((f) => `${f.manager}/${f.operation}${f.subresource ? '/' + f.subresource : ''}`)
+    .sort();
 
 describe('apply helpers on a real API server', () => {
   const rest = new RestClient(testKubeConfig());
@@ -26,17 +40,34 @@ describe('apply helpers on a real API server', () => {
     const cm: ConfigMap = { metadata: { name: 'shared', namespace: ns }, data: { owner: 'controller' } };
     const created = await applyObject(rest, Resources.configMaps, cm, FieldManagers.controller, { force: false });
     expect(created.data).toEqual({ owner: 'controller' });
-    const both = await applyObject(rest, Resources.configMaps, { metadata: { name: 'shared', namespace: ns }, data: { iface: 'eth0' } }, FieldManagers.agent, { force: false });
+    const both = await applyObject(
+      rest,
+      Resources.configMaps,
+      { metadata: { name: 'shared', namespace: ns }, data: { iface: 'eth0' } },
+      FieldManagers.agent,
+      { force: false },
+    );
     expect(both.data).toEqual({ owner: 'controller', iface: 'eth0' });
     expect(managers(both)).toEqual(['juneau-agent/Apply', 'juneau-controller/Apply']);
 
-    const conflict = await applyObject(rest, Resources.configMaps, { metadata: { name: 'shared', namespace: ns }, data: { owner: 'agent' } }, FieldManagers.agent, { force: false }).catch((e: unknown) => e);
+    const conflict = await applyObject(
+      rest,
+      Resources.configMaps,
+      { metadata: { name: 'shared', namespace: ns }, data: { owner: 'agent' } },
+      FieldManagers.agent,
+      { force: false },
+    ).catch((e: unknown) => e);
     expect(conflict).toBeInstanceOf(KubeApiError);
     expect((conflict as KubeApiError).code).toBe(409);
     expect((conflict as KubeApiError).message).toContain('juneau-controller');
 
     // The controller re-applies without a field: it is removed (it owned it alone).
-    const pruned = await applyObject(rest, Resources.configMaps, { metadata: { name: 'shared', namespace: ns }, data: {} }, FieldManagers.controller);
+    const pruned = await applyObject(
+      rest,
+      Resources.configMaps,
+      { metadata: { name: 'shared', namespace: ns }, data: {} },
+      FieldManagers.controller,
+    );
     expect(pruned.data).toEqual({ iface: 'eth0' });
   });
 
@@ -45,42 +76,89 @@ describe('apply helpers on a real API server', () => {
       metadata: { name: 'web', namespace: ns },
       spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
     });
-    const applied = await applyStatus<Service['status'], Service>(rest, Resources.services, { namespace: ns, name: 'web' }, { loadBalancer: { ingress: [{ ip: '192.0.2.10', ipMode: 'VIP' }] } }, FieldManagers.controller);
+    const applied = await applyStatus<Service['status'], Service>(
+      rest,
+      Resources.services,
+      { namespace: ns, name: 'web' },
+      { loadBalancer: { ingress: [{ ip: '192.0.2.10', ipMode: 'VIP' }] } },
+      FieldManagers.controller,
+    );
     expect(applied.status?.loadBalancer?.ingress).toEqual([{ ip: '192.0.2.10', ipMode: 'VIP' }]);
     expect(managers(applied)).toContain('juneau-controller/Apply/status');
 
-    const patched = await patchStatus<NonNullable<Service['status']>, Service>(rest, Resources.services, { namespace: ns, name: 'web' }, { loadBalancer: { ingress: [{ ip: '192.0.2.11' }] } }, FieldManagers.controller);
+    const patched = await patchStatus<NonNullable<Service['status']>, Service>(
+      rest,
+      Resources.services,
+      { namespace: ns, name: 'web' },
+      { loadBalancer: { ingress: [{ ip: '192.0.2.11' }] } },
+      FieldManagers.controller,
+    );
     expect(patched.status?.loadBalancer?.ingress?.[0].ip).toBe('192.0.2.11');
 
     // A PUT of status from a stale copy is refused; spec changes in a status PUT are ignored.
     const stale = { ...svc, status: { loadBalancer: { ingress: [{ ip: '192.0.2.99' }] } } };
-    const refused = await updateStatus(rest, Resources.services, stale, FieldManagers.controller).catch((e: unknown) => e);
+    const refused = await updateStatus(rest, Resources.services, stale, FieldManagers.controller).catch(
+      (e: unknown) => e,
+    );
     expect(isConflict(refused)).toBe(true);
     const fresh = await rest.get<Service>(Resources.services, ns, 'web');
-    const updated = await updateStatus(rest, Resources.services, { ...fresh, spec: { ...fresh.spec, ports: [{ port: 81 }] }, status: { loadBalancer: { ingress: [{ ip: '192.0.2.12' }] } } }, FieldManagers.controller);
+    const updated = await updateStatus(
+      rest,
+      Resources.services,
+      {
+        ...fresh,
+        spec: { ...fresh.spec, ports: [{ port: 81 }] },
+        status: { loadBalancer: { ingress: [{ ip: '192.0.2.12' }] } },
+      },
+      FieldManagers.controller,
+    );
     expect(updated.status?.loadBalancer?.ingress?.[0].ip).toBe('192.0.2.12');
     expect(updated.spec?.ports?.[0].port).toBe(80);
   });
 
   it('adds and removes a finalizer, refusing to overwrite a concurrent change', async () => {
-    const cm = await rest.create<ConfigMap>(Resources.configMaps, { metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/other'] } });
+    const cm = await rest.create<ConfigMap>(Resources.configMaps, {
+      metadata: { name: 'fin', namespace: ns, finalizers: ['example.com/other'] },
+    });
     const added = await addFinalizer(rest, Resources.configMaps, cm, 'juneau.io/cleanup', FieldManagers.controller);
     expect(added.metadata?.finalizers).toEqual(['example.com/other', 'juneau.io/cleanup']);
-    expect(await addFinalizer(rest, Resources.configMaps, added, 'juneau.io/cleanup', FieldManagers.controller)).toBe(added); // no write
+    expect(await addFinalizer(rest, Resources.configMaps, added, 'juneau.io/cleanup', FieldManagers.controller)).toBe(
+      added,
+    ); // no write
     // From the stale first copy: the merge patch carries its resourceVersion, so it is refused.
-    const stale = await addFinalizer(rest, Resources.configMaps, cm, 'juneau.io/second', FieldManagers.controller).catch((e: unknown) => e);
+    const stale = await addFinalizer(
+      rest,
+      Resources.configMaps,
+      cm,
+      'juneau.io/second',
+      FieldManagers.controller,
+    ).catch((e: unknown) => e);
     expect(isConflict(stale)).toBe(true);
-    const removed = await removeFinalizer(rest, Resources.configMaps, added, 'juneau.io/cleanup', FieldManagers.controller);
+    const removed = await removeFinalizer(
+      rest,
+      Resources.configMaps,
+      added,
+      'juneau.io/cleanup',
+      FieldManagers.controller,
+    );
     expect(removed.metadata?.finalizers).toEqual(['example.com/other']);
     await removeFinalizer(rest, Resources.configMaps, removed, 'example.com/other', FieldManagers.controller);
   });
 
   it('SLB-4: a ServiceLoadBalancer whose advertisingNodes is emptied by an apply reads [] (atomic list; an emptied set would vanish)', async () => {
     const SLB = JuneauResources.serviceLoadBalancers;
-    await rest.create(SLB, { apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ServiceLoadBalancer', metadata: { name: 'web', namespace: ns }, spec: {} } as KubeObject);
+    await rest.create(SLB, {
+      apiVersion: 'juneau.loutres.me/v1alpha1',
+      kind: 'ServiceLoadBalancer',
+      metadata: { name: 'web', namespace: ns },
+      spec: {},
+    } as KubeObject);
     const seen: unknown[] = [];
     for (const advertisingNodes of [['node-a', 'node-b'], ['node-b'], []]) {
-      const r = await applyStatus<{ advertisingNodes?: string[] }, KubeObject & { status?: { advertisingNodes?: string[] } }>(rest, SLB, { namespace: ns, name: 'web' }, { advertisingNodes }, FieldManagers.controller);
+      const r = await applyStatus<
+        { advertisingNodes?: string[] },
+        KubeObject & { status?: { advertisingNodes?: string[] } }
+      >(rest, SLB, { namespace: ns, name: 'web' }, { advertisingNodes }, FieldManagers.controller);
       seen.push(r.status?.advertisingNodes);
     }
     expect(seen).toEqual([['node-a', 'node-b'], ['node-b'], []]);

@@ -11,17 +11,31 @@ describe('EventRecorder on a real API server', () => {
   afterEach(async () => deleteNamespace(ns));
 
   it('creates an Event regarding an object, and folds 20 repeats into one series', async () => {
-    const cm = await clients().core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'target' } } });
-    const regarding = referenceTo({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'target', uid: cm.metadata?.uid } });
-    const recorder = new EventRecorder(rest, { reportingController: 'juneau.io/controller', reportingInstance: 'test-0' });
+    const cm = await clients().core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'target' } },
+    });
+    const regarding = referenceTo({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: ns, name: 'target', uid: cm.metadata?.uid },
+    });
+    const recorder = new EventRecorder(rest, {
+      reportingController: 'juneau.io/controller',
+      reportingInstance: 'test-0',
+    });
     recorder.normal(regarding, 'Allocated', 'Allocate', 'VIP 192.0.2.10 from pool default');
-    for (let i = 0; i < 20; i++) recorder.warning(regarding, 'NoFreeAddress', 'Allocate', `pool default is full (attempt ${i})`);
+    for (let i = 0; i < 20; i++)
+      recorder.warning(regarding, 'NoFreeAddress', 'Allocate', `pool default is full (attempt ${i})`);
     await recorder.stop();
 
-    const list = await waitFor(async () => {
-      const l = await rest.list<KubeEvent>(Resources.events, { namespace: ns });
-      return l.items.length === 2 && l.items.some((e) => e.series?.count === 20) ? l : undefined;
-    }, { what: 'two Events, one with a series of 20', timeoutMs: 10_000 });
+    const list = await waitFor(
+      async () => {
+        const l = await rest.list<KubeEvent>(Resources.events, { namespace: ns });
+        return l.items.length === 2 && l.items.some((e) => e.series?.count === 20) ? l : undefined;
+      },
+      { what: 'two Events, one with a series of 20', timeoutMs: 10_000 },
+    );
     const allocated = list.items.find((e) => e.reason === 'Allocated');
     const full = list.items.find((e) => e.reason === 'NoFreeAddress');
     expect(allocated).toMatchObject({

@@ -36,7 +36,14 @@ class FlakyClient implements ListWatchClient {
     this.watches++;
     if (this.goneNextWatch) {
       this.goneNextWatch = false;
-      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 1 (42)' };
+      const status = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 410,
+        reason: 'Expired',
+        message: 'too old resource version: 1 (42)',
+      };
       let failed: Error | undefined;
       try {
         onEvent({ type: 'ERROR', object: status as never });
@@ -76,7 +83,11 @@ describe('Informer on a real API server', () => {
       expect(informer.hasSynced).toBe(true);
       expect(informer.get(ns, 'before')?.data).toEqual({ v: '0' });
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm' }, data: { v: '1' } } });
-      await core.replaceNamespacedConfigMap({ namespace: ns, name: 'cm', body: { metadata: { name: 'cm' }, data: { v: '2' } } });
+      await core.replaceNamespacedConfigMap({
+        namespace: ns,
+        name: 'cm',
+        body: { metadata: { name: 'cm' }, data: { v: '2' } },
+      });
       await core.deleteNamespacedConfigMap({ namespace: ns, name: 'cm' });
       await waitFor(() => seen.length >= 4, { what: 'four events', timeoutMs: 10_000 });
       expect(seen).toEqual(['add before', 'add cm', 'update cm 1->2', 'delete cm']);
@@ -91,9 +102,20 @@ describe('Informer on a real API server', () => {
     await ensureNode('kube-informer-n1');
     await ensureNode('kube-informer-n2');
     const pod = (name: string, nodeName: string) =>
-      core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'registry.invalid/none' }] } } });
-    const onN1 = new Informer<Pod>(rest, { type: Resources.pods, namespace: ns, fieldSelector: 'spec.nodeName=kube-informer-n1' });
-    const all = new Informer<Pod>(rest, { type: Resources.pods, namespace: ns, indexers: { node: indexBy((p) => p.spec?.nodeName) } });
+      core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'registry.invalid/none' }] } },
+      });
+    const onN1 = new Informer<Pod>(rest, {
+      type: Resources.pods,
+      namespace: ns,
+      fieldSelector: 'spec.nodeName=kube-informer-n1',
+    });
+    const all = new Informer<Pod>(rest, {
+      type: Resources.pods,
+      namespace: ns,
+      indexers: { node: indexBy((p) => p.spec?.nodeName) },
+    });
     onN1.start();
     all.start();
     try {
@@ -103,9 +125,19 @@ describe('Informer on a real API server', () => {
       await pod('c', 'kube-informer-n1');
       await waitFor(() => all.list().length === 3, { what: 'three pods in the unfiltered cache', timeoutMs: 10_000 });
       await waitFor(() => onN1.list().length === 2, { what: 'two pods in the n1 cache', timeoutMs: 10_000 });
-      expect(onN1.list().map((p) => p.metadata?.name).sort()).toEqual(['a', 'c']);
+      expect(
+        onN1
+          .list()
+          .map((p) => p.metadata?.name)
+          .sort(),
+      ).toEqual(['a', 'c']);
       expect(all.byIndex('node', 'kube-informer-n2').map((p) => p.metadata?.name)).toEqual(['b']);
-      expect(all.byIndex('node', 'kube-informer-n1').map((p) => p.metadata?.name).sort()).toEqual(['a', 'c']);
+      expect(
+        all
+          .byIndex('node', 'kube-informer-n1')
+          .map((p) => p.metadata?.name)
+          .sort(),
+      ).toEqual(['a', 'c']);
     } finally {
       await Promise.all([onN1.stop(), all.stop()]);
     }
@@ -114,7 +146,11 @@ describe('Informer on a real API server', () => {
   it('resumes from its resourceVersion after a dropped watch, without relisting', async () => {
     const { core } = clients();
     const client = new FlakyClient(rest);
-    const informer = new Informer<ConfigMap>(client, { type: Resources.configMaps, namespace: ns, initialBackoffMs: 50 });
+    const informer = new Informer<ConfigMap>(client, {
+      type: Resources.configMaps,
+      namespace: ns,
+      initialBackoffMs: 50,
+    });
     const adds: string[] = [];
     informer.addHandlers({ onAdd: (o) => adds.push(o.metadata?.name ?? '') });
     informer.start();
@@ -136,9 +172,16 @@ describe('Informer on a real API server', () => {
   it('relists when a watch reports 410 Gone, and reports what changed meanwhile, deletes included', async () => {
     const { core } = clients();
     const client = new FlakyClient(rest);
-    const informer = new Informer<ConfigMap>(client, { type: Resources.configMaps, namespace: ns, initialBackoffMs: 50 });
+    const informer = new Informer<ConfigMap>(client, {
+      type: Resources.configMaps,
+      namespace: ns,
+      initialBackoffMs: 50,
+    });
     const seen: string[] = [];
-    informer.addHandlers({ onAdd: (o) => seen.push(`add ${o.metadata?.name}`), onDelete: (o) => seen.push(`delete ${o.metadata?.name}`) });
+    informer.addHandlers({
+      onAdd: (o) => seen.push(`add ${o.metadata?.name}`),
+      onDelete: (o) => seen.push(`delete ${o.metadata?.name}`),
+    });
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'doomed' } } });
     informer.start();
     try {
@@ -152,7 +195,10 @@ describe('Informer on a real API server', () => {
       await core.deleteNamespacedConfigMap({ namespace: ns, name: 'doomed' });
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'born' } } });
       resume();
-      await waitFor(() => informer.get(ns, 'born') && !informer.get(ns, 'doomed'), { what: 'cache caught up', timeoutMs: 15_000 });
+      await waitFor(() => informer.get(ns, 'born') && !informer.get(ns, 'doomed'), {
+        what: 'cache caught up',
+        timeoutMs: 15_000,
+      });
       expect(client.lists).toBe(2); // the 410 made it relist
       expect(informer.lastResourceVersion).not.toBe(syncedAt);
       expect(seen).toEqual(expect.arrayContaining(['add doomed', 'delete doomed', 'add born']));
@@ -164,10 +210,17 @@ describe('Informer on a real API server', () => {
   it('waitForSync names the resource when it cannot sync', async () => {
     const kc = testKubeConfig();
     kc.clusters = [{ ...kc.clusters[0], server: 'https://127.0.0.1:1' }];
-    const informer = new Informer<ConfigMap>(new RestClient(kc), { type: Resources.configMaps, namespace: 'x', fieldSelector: 'metadata.name=y', initialBackoffMs: 10 });
+    const informer = new Informer<ConfigMap>(new RestClient(kc), {
+      type: Resources.configMaps,
+      namespace: 'x',
+      fieldSelector: 'metadata.name=y',
+      initialBackoffMs: 10,
+    });
     informer.start();
     try {
-      await expect(informer.waitForSync(300)).rejects.toThrow('informer for configmaps (namespace=x, fields=metadata.name=y) not synced after 300 ms');
+      await expect(informer.waitForSync(300)).rejects.toThrow(
+        'informer for configmaps (namespace=x, fields=metadata.name=y) not synced after 300 ms',
+      );
     } finally {
       await informer.stop();
     }

@@ -31,7 +31,13 @@ describe('LeaderElector on a real Lease', () => {
     second.start();
     await waitFor(() => second.leader === 'replica-a', { what: 'replica-b sees replica-a', timeoutMs: 10_000 });
     // Several renewals (retry period 300 ms) and not one change of holder: leadership is stable.
-    await expectNoChangeFor<Lease>(1_000, { type: Resources.leases, namespace: ns, name: 'juneau-controller', project: (l) => l.spec?.holderIdentity, rest });
+    await expectNoChangeFor<Lease>(1_000, {
+      type: Resources.leases,
+      namespace: ns,
+      name: 'juneau-controller',
+      project: (l) => l.spec?.holderIdentity,
+      rest,
+    });
     expect([first.isLeader, second.isLeader]).toEqual([true, false]);
 
     const lease = await rest.get<Lease>(Resources.leases, ns, 'juneau-controller');
@@ -52,12 +58,22 @@ describe('LeaderElector on a real Lease', () => {
   }, 30_000);
 
   it('a candidate waits out a Lease whose holder vanished without releasing it', async () => {
-    const gone = new LeaderElector(restLeaseClient(rest), { namespace: ns, name: 'l', identity: 'crashed', ...timings });
+    const gone = new LeaderElector(restLeaseClient(rest), {
+      namespace: ns,
+      name: 'l',
+      identity: 'crashed',
+      ...timings,
+    });
     gone.start();
     await waitFor(() => gone.isLeader, { what: 'crashed leads', timeoutMs: 10_000 });
     // Simulate a crash: stop renewing without release() (stop the loop, keep the Lease).
     (gone as unknown as { stopped: boolean }).stopped = true;
-    const standby = new LeaderElector(restLeaseClient(rest), { namespace: ns, name: 'l', identity: 'standby', ...timings });
+    const standby = new LeaderElector(restLeaseClient(rest), {
+      namespace: ns,
+      name: 'l',
+      identity: 'standby',
+      ...timings,
+    });
     const start = Date.now();
     standby.start();
     await waitFor(() => standby.isLeader, { what: 'standby takes over', timeoutMs: 15_000, intervalMs: 50 });

@@ -5,7 +5,15 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { ANNOTATIONS } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { createRunningPod, deletePodNow, ensureNode, kubectlPath, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import {
+  createRunningPod,
+  deletePodNow,
+  ensureNode,
+  kubectlPath,
+  testKubeconfigPath,
+  useNamespace,
+  waitFor,
+} from './fixture';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createPod, deleteObject, eipIn, getAd, rest, useEipSetup } from './eip-harness';
@@ -25,10 +33,19 @@ interface Run {
 function plugin(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   const clean: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: '/nonexistent', ...env };
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, '--kubeconfig', testKubeconfigPath(), ...args], { env: clean, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, '--kubeconfig', testKubeconfigPath(), ...args],
+      { env: clean, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -46,7 +63,11 @@ describe('kubectl juneau status and why', () => {
     await createEip(namespace, 'web', NET);
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: { [ANNOTATIONS.elasticIP]: 'web' } });
     await eipIn(namespace, 'web', 'Attached');
-    await waitFor(async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'web' })))?.spec.nodeName === nodes[0], { what: 'ARPAdvertisement on the first node' });
+    await waitFor(
+      async () =>
+        (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'web' })))?.spec.nodeName === nodes[0],
+      { what: 'ARPAdvertisement on the first node' },
+    );
     await createEip(namespace, 'spare', NET);
     const pending = await eipIn(namespace, 'spare', 'Pending');
     expect(condition(pending, 'Allocated')?.reason).toBe('NoFreeAddress');
@@ -55,14 +76,40 @@ describe('kubectl juneau status and why', () => {
     expect(status).toMatchObject({ code: 0, stderr: '' });
     const lines = status.stdout.trimEnd().split('\n');
     expect(lines[0].split(/\s{3,}/)).toEqual(['ADDRESS', 'KIND', 'NAME', 'NETWORK', 'OWNER', 'PHASE', 'NODE']);
-    expect(rowOf(status.stdout, 'web')).toEqual([ADDRESS, 'ElasticIP', 'web', NET, 'NetworkInterface/web.eth0', 'Attached', nodes[0]]);
+    expect(rowOf(status.stdout, 'web')).toEqual([
+      ADDRESS,
+      'ElasticIP',
+      'web',
+      NET,
+      'NetworkInterface/web.eth0',
+      'Attached',
+      nodes[0],
+    ]);
     expect(rowOf(status.stdout, 'spare')).toEqual(['-', 'ElasticIP', 'spare', NET, '-', 'Pending', '-']);
     expect(lines).toHaveLength(3);
 
     const json = await plugin(['status', '-n', namespace, '-o', 'json']);
     expect(JSON.parse(json.stdout)).toEqual([
-      { namespace, kind: 'ElasticIP', name: 'web', address: ADDRESS, network: NET, owner: 'NetworkInterface/web.eth0', phase: 'Attached', nodes: [nodes[0]] },
-      { namespace, kind: 'ElasticIP', name: 'spare', address: '', network: NET, owner: '', phase: 'Pending', nodes: [] },
+      {
+        namespace,
+        kind: 'ElasticIP',
+        name: 'web',
+        address: ADDRESS,
+        network: NET,
+        owner: 'NetworkInterface/web.eth0',
+        phase: 'Attached',
+        nodes: [nodes[0]],
+      },
+      {
+        namespace,
+        kind: 'ElasticIP',
+        name: 'spare',
+        address: '',
+        network: NET,
+        owner: '',
+        phase: 'Pending',
+        nodes: [],
+      },
     ]);
     const all = await plugin(['status', '-A']);
     expect(rowOf(all.stdout, 'web')?.slice(0, 2)).toEqual([namespace, ADDRESS]);
@@ -71,20 +118,36 @@ describe('kubectl juneau status and why', () => {
     expect(why.code).toBe(0);
     const explained = why.stdout.split('\n');
     expect(explained[0]).toBe(`ElasticIP ${namespace}/spare: Pending`);
-    expect(explained[1]).toMatch(new RegExp(`^  because: no free address in AddressPool\\(s\\) ${POOL} \\(1/1 used\\)`));
+    expect(explained[1]).toMatch(
+      new RegExp(`^  because: no free address in AddressPool\\(s\\) ${POOL} \\(1/1 used\\)`),
+    );
     expect(explained).toContain(`  ExternalNetwork ${NET}: type arp, networkID 5077, pools ${POOL}`);
     expect(explained.some((l) => l.startsWith(`  AddressPool ${POOL}: arp`))).toBe(true);
     expect(explained).toContain('  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)');
 
     const attached = await plugin(['why', 'elasticip/web', '-n', namespace]);
-    expect(attached.stdout).toContain(`  ARPAdvertisement ${advertisementName({ kind: 'ElasticIP', namespace, name: 'web' })}: node ${nodes[0]} answers ARP for ${ADDRESS}`);
+    expect(attached.stdout).toContain(
+      `  ARPAdvertisement ${advertisementName({ kind: 'ElasticIP', namespace, name: 'web' })}: node ${nodes[0]} answers ARP for ${ADDRESS}`,
+    );
   });
 
   it('why names what is missing: an unknown object, a Service without a ServiceLoadBalancer, an unknown kind', async () => {
     const namespace = ns();
-    expect(await plugin(['why', 'eip/nothing', '-n', namespace])).toMatchObject({ code: 1, stdout: '', stderr: `kubectl-juneau: ElasticIP nothing not found in namespace ${namespace}\n` });
-    expect(await plugin(['why', 'svc/nothing', '-n', namespace])).toMatchObject({ code: 1, stderr: `kubectl-juneau: Service nothing not found in namespace ${namespace}\n` });
-    await rest.create(Resources.services, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'plain', namespace }, spec: { ports: [{ port: 80 }] } } as KubeObject);
+    expect(await plugin(['why', 'eip/nothing', '-n', namespace])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `kubectl-juneau: ElasticIP nothing not found in namespace ${namespace}\n`,
+    });
+    expect(await plugin(['why', 'svc/nothing', '-n', namespace])).toMatchObject({
+      code: 1,
+      stderr: `kubectl-juneau: Service nothing not found in namespace ${namespace}\n`,
+    });
+    await rest.create(Resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'plain', namespace },
+      spec: { ports: [{ port: 80 }] },
+    } as KubeObject);
     expect(await plugin(['why', 'svc/plain', '-n', namespace])).toMatchObject({
       code: 0,
       stdout: `Service plain in namespace ${namespace} has no ServiceLoadBalancer: it is not type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer, or the controller has not seen it (SLB-1)\n`,
@@ -99,7 +162,7 @@ describe('kubectl juneau bpf dump --node', () => {
   const ns = useNamespace();
   const agentLabels = { 'app.kubernetes.io/name': 'juneau-agent', 'app.kubernetes.io/part-of': 'juneau' };
 
-  it('runs kubectl exec in the agent Pod of that node, not another node\'s or another app\'s; says so when none runs there', async () => {
+  it("runs kubectl exec in the agent Pod of that node, not another node's or another app's; says so when none runs there", async () => {
     const namespace = ns();
     const [a, b] = nodes;
     const lonely = `${nodes[0]}-lonely`;
@@ -107,10 +170,18 @@ describe('kubectl juneau bpf dump --node', () => {
     try {
       await createRunningPod({ namespace, name: 'agent-a', labels: agentLabels, nodeName: a, podIP: '10.244.7.1' });
       await createRunningPod({ namespace, name: 'agent-b', labels: agentLabels, nodeName: b, podIP: '10.244.7.2' });
-      await createRunningPod({ namespace, name: 'other-on-lonely', labels: { 'app.kubernetes.io/name': 'web' }, nodeName: lonely, podIP: '10.244.7.3' });
+      await createRunningPod({
+        namespace,
+        name: 'other-on-lonely',
+        labels: { 'app.kubernetes.io/name': 'web' },
+        nodeName: lonely,
+        podIP: '10.244.7.3',
+      });
 
       // There is no kubelet behind these Nodes, so kubectl's exec itself fails; what is asserted is the Pod it was sent to.
-      const run = await plugin(['bpf', 'dump', 'external_arp_table', '--node', b, '-n', namespace], { KUBECTL: kubectlPath() });
+      const run = await plugin(['bpf', 'dump', 'external_arp_table', '--node', b, '-n', namespace], {
+        KUBECTL: kubectlPath(),
+      });
       expect(run.stderr.split('\n')[0]).toBe(`kubectl-juneau: running in Pod ${namespace}/agent-b on node ${b}`);
       expect(run.code).not.toBe(0);
 
@@ -118,7 +189,10 @@ describe('kubectl juneau bpf dump --node', () => {
         code: 1,
         stderr: `kubectl-juneau: no juneau-agent Pod runs on node ${lonely} (namespace ${namespace}, labels app.kubernetes.io/name=juneau-agent,app.kubernetes.io/part-of=juneau); is Juneau installed there (-n NAMESPACE), and does the agent DaemonSet schedule onto that node?\n`,
       });
-      expect(await plugin(['bpf', 'stats', '--node', 'no-such-node-kjw', '-n', namespace])).toMatchObject({ code: 1, stderr: 'kubectl-juneau: node no-such-node-kjw does not exist\n' });
+      expect(await plugin(['bpf', 'stats', '--node', 'no-such-node-kjw', '-n', namespace])).toMatchObject({
+        code: 1,
+        stderr: 'kubectl-juneau: node no-such-node-kjw does not exist\n',
+      });
     } finally {
       for (const pod of ['agent-a', 'agent-b', 'other-on-lonely']) await deletePodNow(namespace, pod);
       await deleteObject(Resources.nodes, undefined, lonely);

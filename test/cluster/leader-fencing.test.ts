@@ -90,13 +90,17 @@ class PartitionProxy {
   private forward(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): void {
     this.forwarded.push({ method: req.method ?? '', path: req.url ?? '', at: Date.now() });
     const headers = { ...req.headers, host: this.upstream!.host };
-    const out = https.request(new URL(req.url ?? '/', this.upstream), { method: req.method, headers, agent: this.agent }, (upstream) => {
-      this.streams.add(upstream);
-      if (this.partitioned) upstream.pause();
-      res.writeHead(upstream.statusCode ?? 502, upstream.headers);
-      upstream.pipe(res);
-      upstream.on('close', () => this.streams.delete(upstream));
-    });
+    const out = https.request(
+      new URL(req.url ?? '/', this.upstream),
+      { method: req.method, headers, agent: this.agent },
+      (upstream) => {
+        this.streams.add(upstream);
+        if (this.partitioned) upstream.pause();
+        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+        upstream.pipe(res);
+        upstream.on('close', () => this.streams.delete(upstream));
+      },
+    );
     out.on('error', () => res.destroy());
     res.on('close', () => out.destroy());
     out.end(body);
@@ -121,12 +125,28 @@ function kubeconfigFor(server: string): string {
 function replica(kubeconfig: string, podName: string, lease: string, sink: string[]) {
   let stop!: (signal: string) => void;
   const stopSignal = new Promise<string>((resolve) => (stop = resolve));
-  const args = ['--kubeconfig', kubeconfig, '--leader-election-namespace', LEASE_NAMESPACE, '--leader-election-id', lease, '--health-addr=127.0.0.1:0', '--metrics-addr=127.0.0.1:0', '--log-level=warn'];
-  const exit = main(args, { stdout: (t) => sink.push(`${podName}: ${t}`), stderr: (t) => sink.push(`${podName}: ${t}`), env: { POD_NAME: podName }, stopSignal });
+  const args = [
+    '--kubeconfig',
+    kubeconfig,
+    '--leader-election-namespace',
+    LEASE_NAMESPACE,
+    '--leader-election-id',
+    lease,
+    '--health-addr=127.0.0.1:0',
+    '--metrics-addr=127.0.0.1:0',
+    '--log-level=warn',
+  ];
+  const exit = main(args, {
+    stdout: (t) => sink.push(`${podName}: ${t}`),
+    stderr: (t) => sink.push(`${podName}: ${t}`),
+    env: { POD_NAME: podName },
+    stopSignal,
+  });
   return { stop, exit };
 }
 
-const leaseOf = async (name: string) => (await rest.get<Lease & KubeObject>(Resources.leases, LEASE_NAMESPACE, name)).spec ?? {};
+const leaseOf = async (name: string) =>
+  (await rest.get<Lease & KubeObject>(Resources.leases, LEASE_NAMESPACE, name)).spec ?? {};
 
 const service = (name: string) => loadBalancerService(name, { ports: [{ port: 80 }] });
 
@@ -142,25 +162,47 @@ describe('leader fencing (issue 11 item 6)', () => {
     const a = replica(proxied, 'replica-a', lease, log);
     let b: ReturnType<typeof replica> | undefined;
     try {
-      await waitFor(async () => (await leaseOf(lease)).holderIdentity?.startsWith('replica-a_'), { what: 'replica A leads' });
+      await waitFor(async () => (await leaseOf(lease)).holderIdentity?.startsWith('replica-a_'), {
+        what: 'replica A leads',
+      });
       b = replica(testKubeconfigPath(), 'replica-b', lease, log);
       // Work in flight when the partition starts: A is reconciling these Services.
-      await Promise.all(Array.from({ length: 20 }, (_, i) => clients().core.createNamespacedService({ namespace, body: service(`before-${i}`) })));
-      await waitFor(async () => (await rest.list(JuneauResources.serviceLoadBalancers, { namespace })).items.length > 0, { what: 'A writes its first ServiceLoadBalancer' });
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          clients().core.createNamespacedService({ namespace, body: service(`before-${i}`) }),
+        ),
+      );
+      await waitFor(
+        async () => (await rest.list(JuneauResources.serviceLoadBalancers, { namespace })).items.length > 0,
+        { what: 'A writes its first ServiceLoadBalancer' },
+      );
       proxy.partition();
       const renewed = Date.parse((await leaseOf(lease)).renewTime ?? '');
       // Work A cannot see any more: after the partition heals its watches would deliver it.
-      await Promise.all(Array.from({ length: 5 }, (_, i) => clients().core.createNamespacedService({ namespace, body: service(`during-${i}`) })));
-      const taken = await waitFor(async () => {
-        const spec = await leaseOf(lease);
-        return spec.holderIdentity?.startsWith('replica-b_') ? spec : undefined;
-      }, { what: 'replica B takes the Lease over', timeoutMs: 40_000 });
+      await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          clients().core.createNamespacedService({ namespace, body: service(`during-${i}`) }),
+        ),
+      );
+      const taken = await waitFor(
+        async () => {
+          const spec = await leaseOf(lease);
+          return spec.holderIdentity?.startsWith('replica-b_') ? spec : undefined;
+        },
+        { what: 'replica B takes the Lease over', timeoutMs: 40_000 },
+      );
       const expired = Math.min(renewed + LEASE_SECONDS * 1000, Date.parse(taken.acquireTime ?? ''));
       proxy.heal();
       expect(await a.exit).toBe(1); // lost the Lease
-      await waitFor(async () => (await rest.list(JuneauResources.serviceLoadBalancers, { namespace })).items.length === 25, { what: 'B writes every ServiceLoadBalancer', timeoutMs: 30_000 });
+      await waitFor(
+        async () => (await rest.list(JuneauResources.serviceLoadBalancers, { namespace })).items.length === 25,
+        { what: 'B writes every ServiceLoadBalancer', timeoutMs: 30_000 },
+      );
       // The proxy does see A's writes (before the partition), so the 0 below is a count, not blindness.
-      expect(proxy.forwarded.filter((f) => f.method !== 'GET' && f.path.includes('/serviceloadbalancers') && f.at < expired).length).toBeGreaterThan(0);
+      expect(
+        proxy.forwarded.filter((f) => f.method !== 'GET' && f.path.includes('/serviceloadbalancers') && f.at < expired)
+          .length,
+      ).toBeGreaterThan(0);
       expect(proxy.writesAfter(expired)).toEqual([]);
       expect(log.join('')).toContain('lost the Lease; exiting so a clean standby takes over');
     } finally {

@@ -13,7 +13,9 @@ import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import { testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 
 const BIN = path.resolve(__dirname, '..', '..', 'build', 'bin');
-const VERSION = (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 const rest = new RestClient(testKubeConfig());
 let home = '';
 beforeAll(() => (home = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-startup-'))));
@@ -28,9 +30,14 @@ interface Run {
 /** A binary with an environment holding no cluster: no KUBECONFIG, no service account, an empty HOME. */
 function run(binary: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(BIN, `${binary}.js`), ...args], { env: { PATH: process.env.PATH, HOME: home }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(BIN, `${binary}.js`), ...args],
+      { env: { PATH: process.env.PATH, HOME: home }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -43,7 +50,10 @@ function oneJsonLine(r: Run): { level: string; msg: string } {
 
 function writeKubeconfig(name: string, cluster: string): string {
   const file = path.join(home, name);
-  fs.writeFileSync(file, `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { ${cluster} } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`);
+  fs.writeFileSync(
+    file,
+    `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { ${cluster} } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: x, context: { cluster: c, user: u } }]\ncurrent-context: x\n`,
+  );
   return file;
 }
 
@@ -72,14 +82,28 @@ describe('startup errors: one line naming the problem', () => {
   it('an unreachable API server is named with its address; --log-format text gives the same one line', async () => {
     const server = `https://127.0.0.1:${await closedPort()}`;
     const kubeconfig = writeKubeconfig('unreachable', `server: "${server}", insecure-skip-tls-verify: true`);
-    const controller = await run('juneau-controller', ['--kubeconfig', kubeconfig, '--metrics-bind-address=0', '--health-probe-bind-address=0']);
+    const controller = await run('juneau-controller', [
+      '--kubeconfig',
+      kubeconfig,
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=0',
+    ]);
     expect(controller.code).toBe(1);
-    expect(oneJsonLine(controller).msg).toBe(`cannot start: cannot reach the API server at ${server}: connection refused`);
+    expect(oneJsonLine(controller).msg).toBe(
+      `cannot start: cannot reach the API server at ${server}: connection refused`,
+    );
     const text = await run('juneau-controller', ['--kubeconfig', kubeconfig, '--log-format=text']);
-    expect(text.stderr).toMatch(new RegExp(`^\\S+Z ERROR controller: cannot start: cannot reach the API server at ${server.replace(/\./g, '\\.')}: connection refused\\n$`));
+    expect(text.stderr).toMatch(
+      new RegExp(
+        `^\\S+Z ERROR controller: cannot start: cannot reach the API server at ${server.replace(/\./g, '\\.')}: connection refused\\n$`,
+      ),
+    );
     const agent = await run('juneau-agent', ['--node-name', 'n1', '--kubeconfig', kubeconfig]);
     expect(oneJsonLine(agent).msg).toBe(`agent failed: cannot reach the API server at ${server}: connection refused`);
-    expect(await run('kubectl-juneau', ['status', '--kubeconfig', kubeconfig])).toMatchObject({ code: 1, stderr: `kubectl-juneau: cannot reach the API server at ${server}: connection refused\n` });
+    expect(await run('kubectl-juneau', ['status', '--kubeconfig', kubeconfig])).toMatchObject({
+      code: 1,
+      stderr: `kubectl-juneau: cannot reach the API server at ${server}: connection refused\n`,
+    });
   });
 
   it('a file the kubeconfig names that does not exist is named', async () => {
@@ -89,14 +113,32 @@ describe('startup errors: one line naming the problem', () => {
     expect(controller.code).toBe(1);
     expect(oneJsonLine(controller).msg).toBe(`cannot start: file not found: ${ca}`);
     const gone = path.join(home, 'no-such-kubeconfig');
-    expect(oneJsonLine(await run('juneau-controller', ['--kubeconfig', gone])).msg).toBe(`cannot start: --kubeconfig ${gone}: cannot load kubeconfig: file not found`);
+    expect(oneJsonLine(await run('juneau-controller', ['--kubeconfig', gone])).msg).toBe(
+      `cannot start: --kubeconfig ${gone}: cannot load kubeconfig: file not found`,
+    );
   });
 
   it('a bad flag: exit 2, the flag named, on each binary', async () => {
-    expect(await run('juneau-controller', ['--metrics-bind-address'])).toEqual({ code: 2, stdout: '', stderr: 'juneau-controller: --metrics-bind-address needs a value\n' });
-    expect(await run('juneau-controller', ['--log-format=yaml'])).toEqual({ code: 2, stdout: '', stderr: "juneau-controller: log format 'yaml' is not one of json, text\n" });
-    expect(await run('juneau-agent', ['--node-name=n1', '--health-addr'])).toEqual({ code: 2, stdout: '', stderr: 'juneau-agent: --health-addr needs a value\n' });
-    expect(await run('kubectl-juneau', ['status', '--nope'])).toEqual({ code: 2, stdout: '', stderr: 'kubectl-juneau: unknown flag --nope (see --help)\n' });
+    expect(await run('juneau-controller', ['--metrics-bind-address'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'juneau-controller: --metrics-bind-address needs a value\n',
+    });
+    expect(await run('juneau-controller', ['--log-format=yaml'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "juneau-controller: log format 'yaml' is not one of json, text\n",
+    });
+    expect(await run('juneau-agent', ['--node-name=n1', '--health-addr'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'juneau-agent: --health-addr needs a value\n',
+    });
+    expect(await run('kubectl-juneau', ['status', '--nope'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'kubectl-juneau: unknown flag --nope (see --help)\n',
+    });
   });
 
   it('--version prints the package version on all three binaries', async () => {
@@ -118,7 +160,16 @@ describe('a controller whose Lease namespace does not exist', () => {
   it('says so in one line, once, keeps trying, and notices when the namespace appears', async () => {
     const child = spawn(
       process.execPath,
-      [path.join(BIN, 'juneau-controller.js'), '--kubeconfig', testKubeconfigPath(), `--leader-election-namespace=${namespace}`, '--leader-election-id=startup', '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=debug'],
+      [
+        path.join(BIN, 'juneau-controller.js'),
+        '--kubeconfig',
+        testKubeconfigPath(),
+        `--leader-election-namespace=${namespace}`,
+        '--leader-election-id=startup',
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+        '--log-level=debug',
+      ],
       { env: { PATH: process.env.PATH, HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -132,9 +183,15 @@ describe('a controller whose Lease namespace does not exist', () => {
     });
     const missing = `cannot take the Lease: namespace "${namespace}" does not exist; create it (the install manifest does) or pass --leader-election-namespace; reconciling nothing until then, retrying`;
     try {
-      await waitFor(() => lines.some((l) => l.msg === missing), { what: 'the missing-namespace line', timeoutMs: 30_000 });
+      await waitFor(() => lines.some((l) => l.msg === missing), {
+        what: 'the missing-namespace line',
+        timeoutMs: 30_000,
+      });
       // Three failed attempts (the elector's own debug line each): the retries go on, the error line is not repeated.
-      await waitFor(() => lines.filter((l) => l.msg === 'lease attempt failed').length >= 3, { what: 'three failed Lease attempts', timeoutMs: 30_000 });
+      await waitFor(() => lines.filter((l) => l.msg === 'lease attempt failed').length >= 3, {
+        what: 'three failed Lease attempts',
+        timeoutMs: 30_000,
+      });
       expect(lines.filter((l) => l.msg === missing)).toHaveLength(1);
       await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
       // Held by another identity for an hour: the controller campaigns but never leads (it would
@@ -143,9 +200,16 @@ describe('a controller whose Lease namespace does not exist', () => {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: 'startup', namespace },
-        spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') },
+        spec: {
+          holderIdentity: 'someone-else',
+          leaseDurationSeconds: 3600,
+          renewTime: new Date().toISOString().replace('Z', '000Z'),
+        },
       } as never);
-      await waitFor(() => lines.some((l) => l.msg === 'the Lease is within reach now; campaigning for it'), { what: 'the resolved line', timeoutMs: 30_000 });
+      await waitFor(() => lines.some((l) => l.msg === 'the Lease is within reach now; campaigning for it'), {
+        what: 'the resolved line',
+        timeoutMs: 30_000,
+      });
       expect(lines.filter((l) => l.msg === missing)).toHaveLength(1);
       expect(lines.find((l) => l.msg === missing)?.level).toBe('error');
       expect(lines.some((l) => l.msg === 'became leader')).toBe(false);

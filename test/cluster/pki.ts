@@ -36,23 +36,79 @@ const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-n
 /** CA, apiserver serving cert, admin client cert (CN=admin, O=system:masters), service-account keys. */
 export async function makePki(dir: string, extraIps: string[]): Promise<void> {
   fs.writeFileSync(path.join(dir, 'openssl.cnf'), opensslCnf(extraIps));
-  await openssl(dir, ['req', '-x509', '-config', 'openssl.cnf', '-extensions', 'ca', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=juneau-test-ca']);
+  await openssl(dir, [
+    'req',
+    '-x509',
+    '-config',
+    'openssl.cnf',
+    '-extensions',
+    'ca',
+    ...EC_KEY,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '3650',
+    '-subj',
+    '/CN=juneau-test-ca',
+  ]);
   const leaf = (name: string, subj: string, ext: 'serving' | 'client') => issueCertificate(dir, name, subj, ext);
   const saKey = async () => {
     await openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key']);
     await openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
   };
-  await Promise.all([leaf('apiserver', '/CN=kube-apiserver', 'serving'), leaf('admin', '/O=system:masters/CN=admin', 'client'), saKey()]);
+  await Promise.all([
+    leaf('apiserver', '/CN=kube-apiserver', 'serving'),
+    leaf('admin', '/O=system:masters/CN=admin', 'client'),
+    saKey(),
+  ]);
 }
 
 /**
  * A key and certificate `<name>.key`/`<name>.crt` in a control plane's pki directory, signed by its
  * CA, for subject `subj` (e.g. `/O=system:nodes/CN=system:node:node-0`).
  */
-export async function issueCertificate(pkiDir: string, name: string, subj: string, ext: 'serving' | 'client'): Promise<void> {
-  await openssl(pkiDir, ['req', '-new', '-config', 'openssl.cnf', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj]);
+export async function issueCertificate(
+  pkiDir: string,
+  name: string,
+  subj: string,
+  ext: 'serving' | 'client',
+): Promise<void> {
+  await openssl(pkiDir, [
+    'req',
+    '-new',
+    '-config',
+    'openssl.cnf',
+    ...EC_KEY,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    subj,
+  ]);
   const serial = '0x' + require('node:crypto').randomBytes(8).toString('hex');
-  await openssl(pkiDir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', serial, '-days', '3650', '-out', `${name}.crt`, '-extfile', 'openssl.cnf', '-extensions', ext]);
+  await openssl(pkiDir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-set_serial',
+    serial,
+    '-days',
+    '3650',
+    '-out',
+    `${name}.crt`,
+    '-extfile',
+    'openssl.cnf',
+    '-extensions',
+    ext,
+  ]);
 }
 
 /** A kubeconfig for `server` authenticating with the client certificate `<user>.crt` of `pki`. */

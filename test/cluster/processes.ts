@@ -5,7 +5,10 @@ import * as fs from 'node:fs';
 import { sleep } from '../sleep';
 
 export class ClusterStartError extends Error {
-  constructor(message: string, readonly logTail?: string) {
+  constructor(
+    message: string,
+    readonly logTail?: string,
+  ) {
     super(logTail ? `${message}\n--- last lines of the log ---\n${logTail}` : message);
     this.name = 'ClusterStartError';
   }
@@ -41,10 +44,14 @@ export function spawnWatchdog(dir: string, removeDir: boolean): ChildProcess {
     while kill -0 "$2" 2>/dev/null; do sleep 1; done
     for p in $(cat "$1/.pids" 2>/dev/null); do kill -KILL "-$p" 2>/dev/null; done
     if [ "$3" = 1 ]; then rm -rf "$1"; fi`;
-  const child = spawn('sh', ['-c', script, 'juneau-cluster-watchdog', dir, String(process.pid), removeDir ? '1' : '0'], {
-    detached: true,
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    'sh',
+    ['-c', script, 'juneau-cluster-watchdog', dir, String(process.pid), removeDir ? '1' : '0'],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
   child.unref();
   return child;
 }
@@ -121,7 +128,11 @@ export function registerExitHandlers(killAllSync: () => void): void {
 }
 
 /** Runs a command to completion; a non-zero exit is a result, a missing binary (ENOENT) an error. */
-export function run(cmd: string, args: string[], opts: { cwd?: string; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = execFile(cmd, args, { cwd: opts.cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err && typeof (err as NodeJS.ErrnoException).code === 'string') return reject(err); // ENOENT etc.

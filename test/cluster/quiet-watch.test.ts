@@ -9,15 +9,23 @@ import { expectNoChangeFor, expectNoChangesFor, watchForChanges } from './quiet-
 
 const rest = new RestClient(testKubeConfig());
 type ConfigMap = KubeObject & { data?: Record<string, string> };
-const configMap = (namespace: string, name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
-const patchData = (namespace: string, name: string, data: Record<string, string | null>) => rest.patch(Resources.configMaps, namespace, name, 'merge', { data });
+const configMap = (namespace: string, name: string, data: Record<string, string>): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data,
+});
+const patchData = (namespace: string, name: string, data: Record<string, string | null>) =>
+  rest.patch(Resources.configMaps, namespace, name, 'merge', { data });
 
 describe('quiet-watch: a window in which nothing may change', () => {
   const ns = useNamespace();
 
   it('passes when nothing is written to the object during the window', async () => {
     await rest.create(Resources.configMaps, configMap(ns(), 'still', { a: '1' }));
-    await expect(expectNoChangeFor(500, { type: Resources.configMaps, namespace: ns(), name: 'still' })).resolves.toBeUndefined();
+    await expect(
+      expectNoChangeFor(500, { type: Resources.configMaps, namespace: ns(), name: 'still' }),
+    ).resolves.toBeUndefined();
   });
 
   it('fails on a write during the window, even one undone before the window ends, and names it', async () => {
@@ -26,7 +34,10 @@ describe('quiet-watch: a window in which nothing may change', () => {
     const watch = await watchForChanges<ConfigMap>({ type: Resources.configMaps, namespace, name: 'flip' });
     await patchData(namespace, 'flip', { a: '2' });
     await patchData(namespace, 'flip', { a: '1' });
-    const err = await watch.expectNoChangeFor(300).then(() => undefined, (e: Error) => e);
+    const err = await watch.expectNoChangeFor(300).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).toContain('ConfigMap flip changed during a window in which nothing may change');
     expect(err?.message).toMatch(/MODIFIED .*\/flip .*: data\.a: "1" -> "2"\n/);
     expect(err?.message).toMatch(/MODIFIED .*\/flip .*: data\.a: "2" -> "1"$/);
@@ -46,13 +57,23 @@ describe('quiet-watch: a window in which nothing may change', () => {
   it('with project, only a change of the projected part counts', async () => {
     const namespace = ns();
     await rest.create(Resources.configMaps, configMap(namespace, 'lease-like', { holder: 'a', renew: '0' }));
-    const holder = await watchForChanges<ConfigMap>({ type: Resources.configMaps, namespace, name: 'lease-like', project: (c) => c.data?.holder });
+    const holder = await watchForChanges<ConfigMap>({
+      type: Resources.configMaps,
+      namespace,
+      name: 'lease-like',
+      project: (c) => c.data?.holder,
+    });
     const renewals = (async () => {
       for (let i = 1; i <= 3; i++) await patchData(namespace, 'lease-like', { renew: String(i) });
     })();
     await renewals;
     await expect(holder.expectNoChangeFor(200)).resolves.toBeUndefined();
-    const again = await watchForChanges<ConfigMap>({ type: Resources.configMaps, namespace, name: 'lease-like', project: (c) => c.data?.holder });
+    const again = await watchForChanges<ConfigMap>({
+      type: Resources.configMaps,
+      namespace,
+      name: 'lease-like',
+      project: (c) => c.data?.holder,
+    });
     await patchData(namespace, 'lease-like', { holder: 'b' });
     await expect(again.expectNoChangeFor(200)).rejects.toThrow(/"a" -> "b"/);
   });

@@ -46,7 +46,11 @@ export async function watchForChanges<T = KubeObject>(opts: QuietWatchOptions<T>
   const fieldSelector = opts.name ? `metadata.name=${opts.name}` : undefined;
   // Without `project` the whole object counts, less what every write changes by itself.
   const project = (o: T): unknown => (opts.project ? opts.project(o) : withoutBookkeeping(o as KubeObject));
-  const list = await rest.list<KubeObject>(opts.type, { namespace: opts.namespace, fieldSelector, labelSelector: opts.labelSelector });
+  const list = await rest.list<KubeObject>(opts.type, {
+    namespace: opts.namespace,
+    fieldSelector,
+    labelSelector: opts.labelSelector,
+  });
   const seen = new Map(list.items.map((o) => [objectKey(o), project(o as T)]));
   const changes: string[] = [];
   const startedAt = Date.now();
@@ -61,14 +65,23 @@ export async function watchForChanges<T = KubeObject>(opts: QuietWatchOptions<T>
     const now = e.type === 'DELETED' ? undefined : project(e.object as T);
     const before = seen.get(key);
     if (e.type !== 'DELETED' && opts.project && JSON.stringify(now) === JSON.stringify(before)) return;
-    changes.push(`${e.type} ${key} at +${Date.now() - startedAt} ms (resourceVersion ${e.object.metadata?.resourceVersion}): ${describeChange(before, now)}`);
+    changes.push(
+      `${e.type} ${key} at +${Date.now() - startedAt} ms (resourceVersion ${e.object.metadata?.resourceVersion}): ${describeChange(before, now)}`,
+    );
     if (e.type === 'DELETED') seen.delete(key);
     else seen.set(key, now);
   };
-  const handle: WatchHandle = await rest.watch<KubeObject>(resourcePath(opts.type, opts.namespace), { resourceVersion: list.metadata?.resourceVersion, fieldSelector, labelSelector: opts.labelSelector }, onEvent);
+  const handle: WatchHandle = await rest.watch<KubeObject>(
+    resourcePath(opts.type, opts.namespace),
+    { resourceVersion: list.metadata?.resourceVersion, fieldSelector, labelSelector: opts.labelSelector },
+    onEvent,
+  );
   // A watch that ends inside the window could miss a change: that is a failure, not a pass.
   void handle.done.then((err) => {
-    if (!stopped) changes.push(`the watch ended after ${Date.now() - startedAt} ms, before the window did (${err?.message ?? 'closed by the server'}): nothing can be proven`);
+    if (!stopped)
+      changes.push(
+        `the watch ended after ${Date.now() - startedAt} ms, before the window did (${err?.message ?? 'closed by the server'}): nothing can be proven`,
+      );
   });
   const stop = () => {
     stopped = true;
@@ -76,7 +89,10 @@ export async function watchForChanges<T = KubeObject>(opts: QuietWatchOptions<T>
   };
   const expectNoChange = () => {
     stop();
-    if (changes.length > 0) throw new Error(`${what} changed during a window in which nothing may change (${Date.now() - startedAt} ms):\n${changes.join('\n')}`);
+    if (changes.length > 0)
+      throw new Error(
+        `${what} changed during a window in which nothing may change (${Date.now() - startedAt} ms):\n${changes.join('\n')}`,
+      );
   };
   return {
     changes,
@@ -111,7 +127,11 @@ export async function expectNoChangesFor(ms: number, ...watches: ChangeWatch[]):
 
 function withoutBookkeeping(o: KubeObject): unknown {
   // A list's items carry no kind/apiVersion, a watch's objects do: neither is a change.
-  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = (o.metadata ?? {}) as KubeObject['metadata'] & { managedFields?: unknown };
+  const {
+    resourceVersion: _rv,
+    managedFields: _mf,
+    ...metadata
+  } = (o.metadata ?? {}) as KubeObject['metadata'] & { managedFields?: unknown };
   const { kind: _kind, apiVersion: _apiVersion, ...rest } = o;
   return { ...rest, metadata };
 }

@@ -10,7 +10,14 @@ import { API_VERSION, FINALIZERS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
-import { createLoadBalancerService, createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
+import {
+  createLoadBalancerService,
+  createNamespace,
+  deleteNamespace,
+  kubectl,
+  testKubeConfig,
+  waitFor,
+} from './fixture';
 import { startTestWebhook, type TestWebhook } from './webhook-fixture';
 
 const WRITER = 'juneau-controller-test';
@@ -23,17 +30,23 @@ let namespace: string;
 
 beforeAll(async () => {
   const rest = new RestClient(testKubeConfig());
-  webhook = await startTestWebhook('orphan', { caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [WRITER] } });
+  webhook = await startTestWebhook('orphan', {
+    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [WRITER] },
+  });
   namespace = await createNamespace('slb-orphan');
 });
 
 afterAll(async () => {
-  await kubectl(['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
+  await kubectl(
+    ['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
+    { allowFailure: true },
+  );
   await deleteNamespace(namespace);
   await webhook?.stop();
 });
 
-const slbJson = (field: string) => kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', `jsonpath={${field}}`]);
+const slbJson = (field: string) =>
+  kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', `jsonpath={${field}}`]);
 
 test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
   const service = await createLoadBalancerService(namespace, 'web', { ports: [{ port: 80 }] });
@@ -46,13 +59,24 @@ test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; th
       namespace,
       labels: webhook.labels,
       finalizers: [FINALIZERS.serviceLoadBalancer],
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: service.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          name: 'web',
+          uid: service.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: { externalNetwork: 'net-orphan' },
   };
   await kubectl([...AS_WRITER, 'apply', '-f', '-'], { input: JSON.stringify(slb) });
 
-  const deletion = await kubectl(['-n', namespace, 'delete', 'service', 'web', '--cascade=orphan', '--timeout=30s'], { allowFailure: true });
+  const deletion = await kubectl(['-n', namespace, 'delete', 'service', 'web', '--cascade=orphan', '--timeout=30s'], {
+    allowFailure: true,
+  });
   expect(`${deletion.stdout}${deletion.stderr}`).toContain('service "web" deleted');
   expect(deletion.stderr).not.toContain('timed out');
   expect(deletion.code).toBe(0);
@@ -65,12 +89,40 @@ test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; th
   expect((await slbJson('.metadata.finalizers[0]')).stdout).toBe(FINALIZERS.serviceLoadBalancer);
 
   // SLB-1 still holds for the spec of the orphan.
-  const edit = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"spec":{"externalNetwork":"net-other"}}'], { allowFailure: true });
+  const edit = await kubectl(
+    [
+      ...ALICE,
+      '-n',
+      namespace,
+      'patch',
+      'serviceloadbalancer',
+      'web',
+      '--type=merge',
+      '-p',
+      '{"spec":{"externalNetwork":"net-other"}}',
+    ],
+    { allowFailure: true },
+  );
   expect(edit.code).not.toBe(0);
   expect(`${edit.stdout}${edit.stderr}`).toContain(DENIED);
-  expect(`${edit.stdout}${edit.stderr}`).toContain(`spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`);
+  expect(`${edit.stdout}${edit.stderr}`).toContain(
+    `spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
+  );
   // Removing what is not there any more (or adding an owner) is no exception either.
-  const adopt = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: slb.metadata.ownerReferences } })], { allowFailure: true });
+  const adopt = await kubectl(
+    [
+      ...ALICE,
+      '-n',
+      namespace,
+      'patch',
+      'serviceloadbalancer',
+      'web',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ metadata: { ownerReferences: slb.metadata.ownerReferences } }),
+    ],
+    { allowFailure: true },
+  );
   expect(`${adopt.stdout}${adopt.stderr}`).toContain(DENIED);
   expect((await slbJson('.spec.externalNetwork')).stdout).toBe('net-orphan');
 
@@ -78,9 +130,15 @@ test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; th
   const controller = new JuneauController({ rest: new RestClient(testKubeConfig()) });
   await controller.start();
   try {
-    await waitFor(async () => (await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web'], { allowFailure: true })).stderr.includes('NotFound'), {
-      what: 'the controller deletes the orphaned ServiceLoadBalancer',
-    });
+    await waitFor(
+      async () =>
+        (await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web'], { allowFailure: true })).stderr.includes(
+          'NotFound',
+        ),
+      {
+        what: 'the controller deletes the orphaned ServiceLoadBalancer',
+      },
+    );
   } finally {
     await controller.stop();
   }

@@ -5,7 +5,11 @@
 // unique names and addresses from a random /24 of 100.64.0.0/10.
 import { API_VERSION, GROUP, VERSION } from '../../api';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
-import { startWebhookServer, type WebhookServerHandle, type WebhookServerOptions } from '../../runtime/controller/webhook/start';
+import {
+  startWebhookServer,
+  type WebhookServerHandle,
+  type WebhookServerOptions,
+} from '../../runtime/controller/webhook/start';
 import { RestClient } from '../../runtime/kube/rest';
 import { createLogger } from '../../runtime/kube/log';
 import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig } from './fixture';
@@ -16,7 +20,6 @@ export const WEBHOOK_LABEL = 'juneau.test/webhook';
 export { freePort };
 
 export const randomId = () => Math.random().toString(36).slice(2, 8);
-
 
 export interface TestWebhook {
   readonly id: string;
@@ -35,7 +38,11 @@ export interface TestWebhook {
 }
 
 /** `id` defaults to prefix + random; pass one to label objects before the webhook exists (EN-5). */
-export async function startTestWebhook(prefix: string, extra: Partial<WebhookServerOptions> = {}, id = `${prefix}-${randomId()}`): Promise<TestWebhook> {
+export async function startTestWebhook(
+  prefix: string,
+  extra: Partial<WebhookServerOptions> = {},
+  id = `${prefix}-${randomId()}`,
+): Promise<TestWebhook> {
   const namespace = await createNamespace(`webhook-${prefix}`);
   const port = await freePort();
   const rest = new RestClient(testKubeConfig());
@@ -79,14 +86,87 @@ export async function startTestWebhook(prefix: string, extra: Partial<WebhookSer
 // ---------------------------------------------------------------------------------------------
 // objects
 
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] }; [k: string]: unknown };
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+  };
+  [k: string]: unknown;
+};
 
-export const addressPool = (name: string, addresses: string[], labels: Record<string, string>, advertiseMode = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name, labels }, spec: { advertiseMode, addresses } });
-export const externalNetwork = (name: string, addressPools: string[], labels: Record<string, string>, type = 'arp'): Manifest => ({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name, labels }, spec: { type, addressPools } });
-export const arpAdvertisement = (name: string, address: string, externalNetwork: string, labels: Record<string, string>, nodeName = 'node-a'): Manifest => ({ apiVersion: API_VERSION, kind: 'ARPAdvertisement', metadata: { name, labels }, spec: { externalNetwork, address, nodeName } });
-export const elasticIPAttachment = (namespace: string, name: string, elasticIP: string, labels: Record<string, string>): Manifest => ({ apiVersion: API_VERSION, kind: 'ElasticIPAttachment', metadata: { name, namespace, labels }, spec: { elasticIP, networkInterface: `${name}.eth0` } });
-export const networkInterface = (namespace: string, name: string, podName: string, elasticIP: string | undefined, labels: Record<string, string>): Manifest => ({ apiVersion: API_VERSION, kind: 'NetworkInterface', metadata: { name, namespace, labels }, spec: { podName, interface: 'eth0', ...(elasticIP ? { elasticIP } : {}) } });
-export const pod = (namespace: string, name: string, annotations: Record<string, string>, labels: Record<string, string>): Manifest => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels, annotations }, spec: { containers: [{ name: 'main', image: 'registry.invalid/none' }] } });
+export const addressPool = (
+  name: string,
+  addresses: string[],
+  labels: Record<string, string>,
+  advertiseMode = 'arp',
+): Manifest => ({
+  apiVersion: API_VERSION,
+  kind: 'AddressPool',
+  metadata: { name, labels },
+  spec: { advertiseMode, addresses },
+});
+export const externalNetwork = (
+  name: string,
+  addressPools: string[],
+  labels: Record<string, string>,
+  type = 'arp',
+): Manifest => ({
+  apiVersion: API_VERSION,
+  kind: 'ExternalNetwork',
+  metadata: { name, labels },
+  spec: { type, addressPools },
+});
+export const arpAdvertisement = (
+  name: string,
+  address: string,
+  externalNetwork: string,
+  labels: Record<string, string>,
+  nodeName = 'node-a',
+): Manifest => ({
+  apiVersion: API_VERSION,
+  kind: 'ARPAdvertisement',
+  metadata: { name, labels },
+  spec: { externalNetwork, address, nodeName },
+});
+export const elasticIPAttachment = (
+  namespace: string,
+  name: string,
+  elasticIP: string,
+  labels: Record<string, string>,
+): Manifest => ({
+  apiVersion: API_VERSION,
+  kind: 'ElasticIPAttachment',
+  metadata: { name, namespace, labels },
+  spec: { elasticIP, networkInterface: `${name}.eth0` },
+});
+export const networkInterface = (
+  namespace: string,
+  name: string,
+  podName: string,
+  elasticIP: string | undefined,
+  labels: Record<string, string>,
+): Manifest => ({
+  apiVersion: API_VERSION,
+  kind: 'NetworkInterface',
+  metadata: { name, namespace, labels },
+  spec: { podName, interface: 'eth0', ...(elasticIP ? { elasticIP } : {}) },
+});
+export const pod = (
+  namespace: string,
+  name: string,
+  annotations: Record<string, string>,
+  labels: Record<string, string>,
+): Manifest => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace, labels, annotations },
+  spec: { containers: [{ name: 'main', image: 'registry.invalid/none' }] },
+});
 
 export interface ApplyResult {
   readonly ok: boolean;
@@ -109,7 +189,13 @@ export const juneauPath = (plural: string) => ({ group: GROUP, version: VERSION,
 
 /** Deletes Juneau cluster-scoped objects by name, ignoring those already gone (afterAll). */
 export async function deleteClusterObjects(plural: string, names: string[]): Promise<void> {
-  await Promise.all(names.map((name) => clients().custom.deleteClusterCustomObject({ ...juneauPath(plural), name }).catch(() => undefined)));
+  await Promise.all(
+    names.map((name) =>
+      clients()
+        .custom.deleteClusterCustomObject({ ...juneauPath(plural), name })
+        .catch(() => undefined),
+    ),
+  );
 }
 
 /** A random /24 of 100.64.0.0/10 as `100.x.y.`: add the last octet. */

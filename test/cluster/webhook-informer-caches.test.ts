@@ -3,10 +3,23 @@
 // what it must refuse); the controller's own ServiceLoadBalancer writes skip the SLB-1 webhook by
 // the install manifest's matchConditions, everyone else's still reach it.
 import { API_VERSION } from '../../api';
-import { informerWebhookCaches, liveWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
+import {
+  informerWebhookCaches,
+  liveWebhookCaches,
+  type WebhookCacheSet,
+} from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
 import { createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
-import { addressPool, apply, deleteClusterObjects, randomId, randomSubnet, startTestWebhook, WEBHOOK_LABEL, type TestWebhook } from './webhook-fixture';
+import {
+  addressPool,
+  apply,
+  deleteClusterObjects,
+  randomId,
+  randomSubnet,
+  startTestWebhook,
+  WEBHOOK_LABEL,
+  type TestWebhook,
+} from './webhook-fixture';
 
 const rest = new RestClient(testKubeConfig());
 
@@ -33,10 +46,16 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
     const starting = startTestWebhook('informer', { caches: cacheSet.caches }, webhookId);
     pending.push(starting);
     // The registration (by URL) exists before the caches start; a server-side dry run shows when the API server calls it.
-    await waitFor(async () => {
-      const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(addressPool(pools[2], [`${net}96/28`], labels)), allowFailure: true });
-      return r.stderr.includes('webhook') || undefined;
-    }, { what: 'the API server calls the unsynced webhook' });
+    await waitFor(
+      async () => {
+        const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+          input: JSON.stringify(addressPool(pools[2], [`${net}96/28`], labels)),
+          allowFailure: true,
+        });
+        return r.stderr.includes('webhook') || undefined;
+      },
+      { what: 'the API server calls the unsynced webhook' },
+    );
     const early = await apply(addressPool(pools[2], [`${net}96/28`], labels));
     expect(early.ok).toBe(false);
     expect(early.output).toContain('failed calling webhook "addresspools.juneau.loutres.me"');
@@ -47,10 +66,15 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
     expect(cacheSet.hasSynced()).toBe(true);
     expect((await apply(addressPool(pools[0], [`${net}0/28`], webhook.labels))).ok).toBe(true);
     // Watch lag: the informer must have seen the first pool before it can refuse an overlap with it.
-    await waitFor(async () => (await cacheSet.caches.addressPools.list()).some((p) => p.metadata?.name === pools[0]) || undefined, { what: 'the informer sees the pool' });
+    await waitFor(
+      async () => (await cacheSet.caches.addressPools.list()).some((p) => p.metadata?.name === pools[0]) || undefined,
+      { what: 'the informer sees the pool' },
+    );
     const overlap = await apply(addressPool(pools[1], [`${net}0/29`], webhook.labels));
     expect(overlap.ok).toBe(false);
-    expect(overlap.output).toContain(`spec.addresses[0]: "${net}0/29" overlaps "${net}0/28" of AddressPool ${pools[0]} (AP-2)`);
+    expect(overlap.output).toContain(
+      `spec.addresses[0]: "${net}0/29" overlaps "${net}0/28" of AddressPool ${pools[0]} (AP-2)`,
+    );
   }, 90_000);
 });
 
@@ -59,7 +83,9 @@ describe('issue 11 item 7: the controller skips its own SLB-1 webhook (matchCond
   let namespace: string;
   beforeAll(async () => {
     // Nobody is a known writer: every write that reaches the webhook is refused.
-    webhook = await startTestWebhook('slb-self', { caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [] } });
+    webhook = await startTestWebhook('slb-self', {
+      caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [] },
+    });
     namespace = await createNamespace('slb-self');
   });
   afterAll(async () => {
@@ -69,15 +95,44 @@ describe('issue 11 item 7: the controller skips its own SLB-1 webhook (matchCond
 
   test('SLB-1: writes by the install ServiceAccount juneau-controller are not sent to the webhook; the same write by another user is refused by it', async () => {
     // The url registration takes the install manifest's webhooks for the webhook's namespace.
-    const controller = [`--as=system:serviceaccount:${webhook.namespace}:juneau-controller`, '--as-group=system:masters'];
+    const controller = [
+      `--as=system:serviceaccount:${webhook.namespace}:juneau-controller`,
+      '--as-group=system:masters',
+    ];
     const other = [`--as=system:serviceaccount:${namespace}:juneau-controller`, '--as-group=system:masters'];
-    const slb = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { name: 'web', namespace, labels: webhook.labels }, spec: { externalNetwork: 'net-self' } };
+    const slb = {
+      apiVersion: API_VERSION,
+      kind: 'ServiceLoadBalancer',
+      metadata: { name: 'web', namespace, labels: webhook.labels },
+      spec: { externalNetwork: 'net-self' },
+    };
     const refused = await kubectl([...other, 'apply', '-f', '-'], { input: JSON.stringify(slb), allowFailure: true });
     expect(refused.code).not.toBe(0);
-    expect(`${refused.stdout}${refused.stderr}`).toContain('admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request');
+    expect(`${refused.stdout}${refused.stderr}`).toContain(
+      'admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request',
+    );
     await kubectl([...controller, 'apply', '-f', '-'], { input: JSON.stringify(slb) });
-    await kubectl([...controller, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Pending"}}']);
-    const status = await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', 'jsonpath={.status.phase}']);
+    await kubectl([
+      ...controller,
+      '-n',
+      namespace,
+      'patch',
+      'serviceloadbalancer',
+      'web',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Pending"}}',
+    ]);
+    const status = await kubectl([
+      '-n',
+      namespace,
+      'get',
+      'serviceloadbalancer',
+      'web',
+      '-o',
+      'jsonpath={.status.phase}',
+    ]);
     expect(status.stdout).toBe('Pending');
   });
 });

@@ -10,12 +10,31 @@
 import { X509Certificate } from 'node:crypto';
 import { ANNOTATIONS } from '../../api';
 import { juneauWebhooks } from '../../api/webhooks';
-import { ensureCaBundle, ValidatingWebhookConfigurationResource, type ValidatingWebhookConfiguration } from '../../runtime/controller/webhook/registration';
+import {
+  ensureCaBundle,
+  ValidatingWebhookConfigurationResource,
+  type ValidatingWebhookConfiguration,
+} from '../../runtime/controller/webhook/registration';
 import { splitPem } from '../../runtime/controller/webhook/certificates';
-import { certificatesFromSecret, SecretResource, type SecretObject } from '../../runtime/controller/webhook/cert-secret';
+import {
+  certificatesFromSecret,
+  SecretResource,
+  type SecretObject,
+} from '../../runtime/controller/webhook/cert-secret';
 import { clients, createNamespace, deleteNamespace, mergePatch, sleep, waitFor } from './fixture';
 import {
-  addressPool, apply, applyOk, deleteClusterObjects, externalNetwork, juneauPath, pod, randomId, randomSubnet, startTestWebhook, WEBHOOK_LABEL, type TestWebhook,
+  addressPool,
+  apply,
+  applyOk,
+  deleteClusterObjects,
+  externalNetwork,
+  juneauPath,
+  pod,
+  randomId,
+  randomSubnet,
+  startTestWebhook,
+  WEBHOOK_LABEL,
+  type TestWebhook,
 } from './webhook-fixture';
 
 const net = randomSubnet();
@@ -44,7 +63,10 @@ describe('EN-5: pools shared before the webhook existed', () => {
     await applyOk(addressPool(name('extra'), [`${net}16/28`], L));
     networks.push(name('net-a'), name('net-b'));
     // net-a carries a finalizer, so that later its deletion takes a while (and its last update happens while deleting).
-    await applyOk({ ...externalNetwork(name('net-a'), [name('shared')], L), metadata: { name: name('net-a'), labels: L, finalizers: ['juneau.test/hold'] } });
+    await applyOk({
+      ...externalNetwork(name('net-a'), [name('shared')], L),
+      metadata: { name: name('net-a'), labels: L, finalizers: ['juneau.test/hold'] },
+    });
     await applyOk(externalNetwork(name('net-b'), [name('shared')], L));
 
     webhook = await startTestWebhook('en5', {}, id);
@@ -53,10 +75,15 @@ describe('EN-5: pools shared before the webhook existed', () => {
     await custom.getClusterCustomObject({ ...juneauPath('externalnetworks'), name: name('net-a') });
 
     // Any update: a label only ...
-    const relabel = await apply({ ...externalNetwork(name('net-a'), [name('shared')], L), metadata: { name: name('net-a'), labels: { ...L, team: 'x' } } });
+    const relabel = await apply({
+      ...externalNetwork(name('net-a'), [name('shared')], L),
+      metadata: { name: name('net-a'), labels: { ...L, team: 'x' } },
+    });
     expect(relabel.ok).toBe(false);
     expect(relabel.output).toContain(`"${name('shared')}" is already listed by ExternalNetwork ${name('net-b')}`);
-    expect(relabel.output).toContain(`no update of ExternalNetwork ${name('net-a')} is accepted until one of them is deleted (EN-5)`);
+    expect(relabel.output).toContain(
+      `no update of ExternalNetwork ${name('net-a')} is accepted until one of them is deleted (EN-5)`,
+    );
     // ... or appending an unrelated pool, on the other network.
     const append = await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L));
     expect(append.ok).toBe(false);
@@ -67,9 +94,15 @@ describe('EN-5: pools shared before the webhook existed', () => {
     // ... it holds the pool while deleting (EN-4), so B is still refused ...
     expect((await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L))).ok).toBe(false);
     // ... removing its finalizer is an update of a sharing network too, allowed because it is deleting ...
-    await custom.patchClusterCustomObject({ ...juneauPath('externalnetworks'), name: name('net-a'), body: { metadata: { finalizers: null } } }, mergePatch);
+    await custom.patchClusterCustomObject(
+      { ...juneauPath('externalnetworks'), name: name('net-a'), body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
     // ... and once it is gone, B can be updated again.
-    await waitFor(async () => (await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L))).ok, { what: 'net-b accepted after net-a is gone', timeoutMs: 10_000 });
+    await waitFor(async () => (await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L))).ok, {
+      what: 'net-b accepted after net-a is gone',
+      timeoutMs: 10_000,
+    });
   });
 });
 
@@ -89,7 +122,11 @@ describe('certificates and failure mode', () => {
 
   const readSecret = () => webhook.rest.get<SecretObject>(SecretResource, webhook.namespace, webhook.secretName);
   const registeredCa = async () => {
-    const config = await webhook.rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, webhook.configurationName);
+    const config = await webhook.rest.get<ValidatingWebhookConfiguration>(
+      ValidatingWebhookConfigurationResource,
+      undefined,
+      webhook.configurationName,
+    );
     return Buffer.from(config.webhooks?.[0].clientConfig.caBundle ?? '', 'base64').toString('utf8');
   };
 
@@ -120,19 +157,27 @@ describe('certificates and failure mode', () => {
     await waitFor(() => accepted >= 2, { what: 'requests accepted under the old certificate', timeoutMs: 20_000 });
     const started = Date.now();
     await webhook.rest.delete(SecretResource, webhook.namespace, webhook.secretName);
-    const after = await waitFor(async () => {
-      const m = certificatesFromSecret(await readSecret());
-      return m.caCert !== before.caCert && (await registeredCa()) === m.caBundle ? m : undefined;
-    }, { what: 'a new Secret and caBundle', timeoutMs: 20_000 });
+    const after = await waitFor(
+      async () => {
+        const m = certificatesFromSecret(await readSecret());
+        return m.caCert !== before.caCert && (await registeredCa()) === m.caBundle ? m : undefined;
+      },
+      { what: 'a new Secret and caBundle', timeoutMs: 20_000 },
+    );
     const recoveredMs = Date.now() - started;
     // Keep calling after the switch, until requests have been accepted under the new certificate.
     const acceptedAtSwitch = accepted;
-    await waitFor(() => webhook.handle.isReady() && accepted >= acceptedAtSwitch + 5, { what: 'five requests accepted after the switch', timeoutMs: 20_000 });
+    await waitFor(() => webhook.handle.isReady() && accepted >= acceptedAtSwitch + 5, {
+      what: 'five requests accepted after the switch',
+      timeoutMs: 20_000,
+    });
     stop = true;
     await traffic;
     expect(splitPem(after.caBundle)).toEqual([after.caCert.trim(), before.caCert.trim()]);
     expect(refused).toBe(0);
-    console.log(`webhook certificate Secret recreated and caBundle updated ${recoveredMs} ms after deletion; ${accepted} valid requests accepted, ${refused} refused`);
+    console.log(
+      `webhook certificate Secret recreated and caBundle updated ${recoveredMs} ms after deletion; ${accepted} valid requests accepted, ${refused} refused`,
+    );
   });
 
   test('failure mode: with the webhook down, Juneau kinds are refused (Fail) and ordinary Pods still start', async () => {
@@ -144,7 +189,11 @@ describe('certificates and failure mode', () => {
       expect((await apply(pod(ns, 'ordinary', {}, L))).ok).toBe(true);
       // The Pods webhook fails open (a controller outage must not stop workloads): the registration
       // the API server holds says Ignore, and a Pod that does reach the webhook is created.
-      const registered = await webhook.rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, webhook.configurationName);
+      const registered = await webhook.rest.get<ValidatingWebhookConfiguration>(
+        ValidatingWebhookConfigurationResource,
+        undefined,
+        webhook.configurationName,
+      );
       expect(registered.webhooks?.find((w) => w.name.startsWith('pods.'))?.failurePolicy).toBe('Ignore');
       const annotated = await apply(pod(ns, 'with-eip', { [ANNOTATIONS.elasticIP]: 'eip-x' }, L));
       expect(annotated).toMatchObject({ ok: true, output: expect.stringContaining('pod/with-eip created') });
@@ -162,13 +211,30 @@ describe('caBundle patching (in-cluster mode)', () => {
     const rest = webhook.rest;
     const configName = `juneau-test-cabundle-${u}`;
     try {
-      const webhooks = juneauWebhooks().map((w) => ({ ...w, clientConfig: { url: `${webhook.urlBase}${w.clientConfig.service?.path}` }, objectSelector: { matchLabels: { 'juneau.test/none': u } } }));
-      await rest.create(ValidatingWebhookConfigurationResource, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: configName }, webhooks });
-      const material = certificatesFromSecret(await rest.get<SecretObject>(SecretResource, webhook.namespace, webhook.secretName));
+      const webhooks = juneauWebhooks().map((w) => ({
+        ...w,
+        clientConfig: { url: `${webhook.urlBase}${w.clientConfig.service?.path}` },
+        objectSelector: { matchLabels: { 'juneau.test/none': u } },
+      }));
+      await rest.create(ValidatingWebhookConfigurationResource, {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: configName },
+        webhooks,
+      });
+      const material = certificatesFromSecret(
+        await rest.get<SecretObject>(SecretResource, webhook.namespace, webhook.secretName),
+      );
       expect(await ensureCaBundle(rest, configName, material.caBundle)).toBe('patched');
       expect(await ensureCaBundle(rest, configName, material.caBundle)).toBe('unchanged');
-      const config = await rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, configName);
-      expect(config.webhooks?.every((w) => w.clientConfig.caBundle === Buffer.from(material.caBundle).toString('base64'))).toBe(true);
+      const config = await rest.get<ValidatingWebhookConfiguration>(
+        ValidatingWebhookConfigurationResource,
+        undefined,
+        configName,
+      );
+      expect(
+        config.webhooks?.every((w) => w.clientConfig.caBundle === Buffer.from(material.caBundle).toString('base64')),
+      ).toBe(true);
     } finally {
       await rest.delete(ValidatingWebhookConfigurationResource, undefined, configName).catch(() => undefined);
       await webhook.stop();

@@ -61,10 +61,13 @@ async function main(): Promise<void> {
     checkIntervalMs: 1_000,
   });
   process.once('SIGTERM', () => {
-    void handle.stop().then(() => process.exit(0), (err: Error) => {
-      process.stderr.write(`stop failed: ${err.message}\n`);
-      process.exit(1);
-    });
+    void handle.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        process.stderr.write(`stop failed: ${err.message}\n`);
+        process.exit(1);
+      },
+    );
   });
   await handle.ready;
   process.stdout.write(`READY ${handle.port()}\n`);

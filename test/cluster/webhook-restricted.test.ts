@@ -13,11 +13,28 @@ import * as path from 'node:path';
 import * as tls from 'node:tls';
 import { build, stop as stopEsbuild } from 'esbuild';
 import { splitPem } from '../../runtime/controller/webhook/certificates';
-import { certificatesFromSecret, SecretResource, type SecretObject } from '../../runtime/controller/webhook/cert-secret';
-import { ValidatingWebhookConfigurationResource, type ValidatingWebhookConfiguration } from '../../runtime/controller/webhook/registration';
+import {
+  certificatesFromSecret,
+  SecretResource,
+  type SecretObject,
+} from '../../runtime/controller/webhook/cert-secret';
+import {
+  ValidatingWebhookConfigurationResource,
+  type ValidatingWebhookConfiguration,
+} from '../../runtime/controller/webhook/registration';
 import { RestClient } from '../../runtime/kube/rest';
 import { createNamespace, deleteNamespace, testKubeConfig, testKubeconfigPath } from './fixture';
-import { addressPool, apply, applyOk, deleteClusterObjects, externalNetwork, freePort, randomId, randomSubnet, WEBHOOK_LABEL } from './webhook-fixture';
+import {
+  addressPool,
+  apply,
+  applyOk,
+  deleteClusterObjects,
+  externalNetwork,
+  freePort,
+  randomId,
+  randomSubnet,
+  WEBHOOK_LABEL,
+} from './webhook-fixture';
 
 const NONROOT = 65532;
 const id = `restricted-${randomId()}`;
@@ -37,18 +54,39 @@ beforeAll(async () => {
   // A directory the non-root child can read but not write: the bundle and the kubeconfig.
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-restricted-'));
   fs.chmodSync(dir, 0o755);
-  await build({ entryPoints: [path.join(__dirname, 'webhook-restricted-child.ts')], outfile: path.join(dir, 'child.js'), bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['koffi'], logLevel: 'warning' });
+  await build({
+    entryPoints: [path.join(__dirname, 'webhook-restricted-child.ts')],
+    outfile: path.join(dir, 'child.js'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['koffi'],
+    logLevel: 'warning',
+  });
   fs.copyFileSync(testKubeconfigPath(), path.join(dir, 'kubeconfig'));
   fs.chmodSync(path.join(dir, 'kubeconfig'), 0o644);
   namespace = await createNamespace('webhook-restricted');
   const urlPort = await freePort();
-  const config = { kubeconfig: path.join(dir, 'kubeconfig'), urlBase: `https://127.0.0.1:${urlPort}`, namespace, configurationName, secretName, selector: labels };
+  const config = {
+    kubeconfig: path.join(dir, 'kubeconfig'),
+    urlBase: `https://127.0.0.1:${urlPort}`,
+    namespace,
+    configurationName,
+    secretName,
+    selector: labels,
+  };
   // Reads are allowed everywhere (a read-only root filesystem is readable); writes and child processes nowhere.
   child = spawn(process.execPath, ['--experimental-permission', '--allow-fs-read=*', path.join(dir, 'child.js')], {
     uid: NONROOT,
     gid: NONROOT,
     cwd: dir,
-    env: { PATH: '/nonexistent/bin', HOME: '/nonexistent/home', TMPDIR: '/nonexistent/tmp', JUNEAU_CHILD: JSON.stringify(config) },
+    env: {
+      PATH: '/nonexistent/bin',
+      HOME: '/nonexistent/home',
+      TMPDIR: '/nonexistent/tmp',
+      JUNEAU_CHILD: JSON.stringify(config),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   port = await readyPort(child, 45_000);
@@ -57,7 +95,10 @@ beforeAll(async () => {
 /** The port of the child's `READY <port>` line; rejects with its output if it exits or takes too long. */
 function readyPort(p: ChildProcess, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the restricted webhook was not ready after ${timeoutMs} ms; its output:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`the restricted webhook was not ready after ${timeoutMs} ms; its output:\n${output}`)),
+      timeoutMs,
+    );
     const collect = (d: Buffer) => {
       output += d.toString();
       const m = /READY (\d+)/.exec(output);
@@ -91,13 +132,22 @@ afterAll(async () => {
 
 test('the process really is restricted: uid 65532, no file writes, no child processes (so no openssl)', () => {
   const probed = JSON.parse(/RESTRICTIONS (.*)/.exec(output)?.[1] ?? '{}');
-  expect(probed).toEqual({ uid: NONROOT, writeTmp: 'ERR_ACCESS_DENIED', mkdtemp: 'ERR_ACCESS_DENIED', openssl: 'ERR_ACCESS_DENIED' });
+  expect(probed).toEqual({
+    uid: NONROOT,
+    writeTmp: 'ERR_ACCESS_DENIED',
+    mkdtemp: 'ERR_ACCESS_DENIED',
+    openssl: 'ERR_ACCESS_DENIED',
+  });
   expect(child.exitCode).toBeNull();
   expect(output).not.toMatch(/"level":"(warn|error)"/);
 });
 
 test('the CA bundle is registered and verifies the certificate the process serves; the Secret holds the same CA', async () => {
-  const config = await rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, configurationName);
+  const config = await rest.get<ValidatingWebhookConfiguration>(
+    ValidatingWebhookConfigurationResource,
+    undefined,
+    configurationName,
+  );
   const bundles = new Set((config.webhooks ?? []).map((w) => w.clientConfig.caBundle));
   expect(bundles.size).toBe(1);
   const caBundle = Buffer.from([...bundles][0] ?? '', 'base64').toString();

@@ -7,7 +7,20 @@ import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
 import { clients, createNamespace, deleteNamespace, ensureNode, mergePatch, testKubeConfig } from './fixture';
 import {
-  addressPool, apply, applyOk, arpAdvertisement, deleteClusterObjects, elasticIPAttachment, externalNetwork, juneauPath, networkInterface, pod, randomId, randomSubnet, startTestWebhook, type TestWebhook,
+  addressPool,
+  apply,
+  applyOk,
+  arpAdvertisement,
+  deleteClusterObjects,
+  elasticIPAttachment,
+  externalNetwork,
+  juneauPath,
+  networkInterface,
+  pod,
+  randomId,
+  randomSubnet,
+  startTestWebhook,
+  type TestWebhook,
 } from './webhook-fixture';
 
 const DENIED = (webhook: string) => `admission webhook "${webhook}.juneau.loutres.me" denied the request`;
@@ -23,7 +36,9 @@ const track = (plural: string, n: string) => (created[plural].push(n), n);
 beforeAll(async () => {
   // These ARPAdvertisements are written as the controller would be: `admin` is the writer ARP-11 allows
   // (test/cluster/webhook-arp.test.ts proves everyone else is refused).
-  webhook = await startTestWebhook('rules', { caches: { ...liveWebhookCaches(new RestClient(testKubeConfig())), arpAdvertisementWriters: () => ['admin'] } });
+  webhook = await startTestWebhook('rules', {
+    caches: { ...liveWebhookCaches(new RestClient(testKubeConfig())), arpAdvertisementWriters: () => ['admin'] },
+  });
   L = webhook.labels;
 });
 
@@ -47,9 +62,13 @@ describe('AddressPool (AP-2 across pools)', () => {
     const cidr = await apply(addressPool(name('ap-bad1'), [`${net}0/29`], L));
     expect(cidr.ok).toBe(false);
     expect(cidr.output).toContain(DENIED('addresspools'));
-    expect(cidr.output).toContain(`spec.addresses[0]: "${net}0/29" overlaps "${net}0/28" of AddressPool ${name('ap-held')} (AP-2)`);
+    expect(cidr.output).toContain(
+      `spec.addresses[0]: "${net}0/29" overlaps "${net}0/28" of AddressPool ${name('ap-held')} (AP-2)`,
+    );
     const range = await apply(addressPool(name('ap-bad2'), [`${net}200-${net}210`, `${net}10-${net}12`], L));
-    expect(range.output).toContain(`spec.addresses[1]: "${net}10-${net}12" overlaps "${net}0/28" of AddressPool ${name('ap-held')} (AP-2)`);
+    expect(range.output).toContain(
+      `spec.addresses[1]: "${net}10-${net}12" overlaps "${net}0/28" of AddressPool ${name('ap-held')} (AP-2)`,
+    );
     expect(range.output).toMatch(/Error from server \(Forbidden\)/);
   });
 });
@@ -72,32 +91,48 @@ describe('ExternalNetwork (EN-3, EN-4)', () => {
     const create = await apply(externalNetwork(name('en-thief'), [name('en-p1')], L));
     expect(create.ok).toBe(false);
     expect(create.output).toContain(DENIED('externalnetworks'));
-    expect(create.output).toContain(`spec.addressPools[0]: "${name('en-p1')}" is already listed by ExternalNetwork ${name('en-holder')}`);
+    expect(create.output).toContain(
+      `spec.addressPools[0]: "${name('en-p1')}" is already listed by ExternalNetwork ${name('en-holder')}`,
+    );
     const update = await apply(externalNetwork(name('en-own'), [name('en-p2'), name('en-p1')], L));
     expect(update.ok).toBe(false);
-    expect(update.output).toContain(`spec.addressPools[1]: "${name('en-p1')}" is already listed by ExternalNetwork ${name('en-holder')}`);
+    expect(update.output).toContain(
+      `spec.addressPools[1]: "${name('en-p1')}" is already listed by ExternalNetwork ${name('en-holder')}`,
+    );
   });
 
   test('EN-4: an ExternalNetwork being deleted still holds its pools until it is gone', async () => {
     const pool = track('addresspools', name('en-p3'));
     await applyOk(addressPool(pool, [`${net}80/28`], L));
     const leaving = track('externalnetworks', name('en-leaving'));
-    await applyOk({ ...externalNetwork(leaving, [pool], L), metadata: { name: leaving, labels: L, finalizers: ['juneau.test/hold'] } });
+    await applyOk({
+      ...externalNetwork(leaving, [pool], L),
+      metadata: { name: leaving, labels: L, finalizers: ['juneau.test/hold'] },
+    });
     await clients().custom.deleteClusterCustomObject({ ...juneauPath('externalnetworks'), name: leaving });
     const refused = await apply(externalNetwork(name('en-next'), [pool], L));
-    expect(refused.output).toContain(`is already listed by ExternalNetwork ${leaving} (it is being deleted, and holds its pools until it is gone)`);
+    expect(refused.output).toContain(
+      `is already listed by ExternalNetwork ${leaving} (it is being deleted, and holds its pools until it is gone)`,
+    );
     // Removing the finalizer (an update of the deleting network) is allowed; then the pool is free.
-    await clients().custom.patchClusterCustomObject({ ...juneauPath('externalnetworks'), name: leaving, body: { metadata: { finalizers: null } } }, mergePatch);
+    await clients().custom.patchClusterCustomObject(
+      { ...juneauPath('externalnetworks'), name: leaving, body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
     expect((await apply(externalNetwork(track('externalnetworks', name('en-next')), [pool], L))).ok).toBe(true);
   });
 
   test('EN-3: a pool whose advertiseMode differs from the network type is refused, naming the pool', async () => {
     const r = await apply(externalNetwork(name('en-mixed'), [name('en-bgp')], L));
     expect(r.ok).toBe(false);
-    expect(r.output).toContain(`spec.addressPools[0]: "${name('en-bgp')}" is an AddressPool with advertiseMode bgp, but ExternalNetwork ${name('en-mixed')} has type arp (EN-3)`);
+    expect(r.output).toContain(
+      `spec.addressPools[0]: "${name('en-bgp')}" is an AddressPool with advertiseMode bgp, but ExternalNetwork ${name('en-mixed')} has type arp (EN-3)`,
+    );
     expect(r.output).toMatch(/Error from server \(Invalid\)|is invalid/);
     const r2 = await apply(externalNetwork(name('en-mixed2'), [name('en-p2')], L, 'bgp'));
-    expect(r2.output).toContain(`"${name('en-p2')}" is an AddressPool with advertiseMode arp, but ExternalNetwork ${name('en-mixed2')} has type bgp (EN-3)`);
+    expect(r2.output).toContain(
+      `"${name('en-p2')}" is an AddressPool with advertiseMode arp, but ExternalNetwork ${name('en-mixed2')} has type bgp (EN-3)`,
+    );
   });
 });
 
@@ -112,7 +147,9 @@ describe('ARPAdvertisement (ARP-2, ARP-4, ARP-5)', () => {
     await applyOk(arpAdvertisement(track('arpadvertisements', name('ad-held')), `${net}140`, lan, L, name('node-x')));
   });
   afterAll(async () => {
-    await clients().core.deleteNode({ name: name('node-x') }).catch(() => undefined);
+    await clients()
+      .core.deleteNode({ name: name('node-x') })
+      .catch(() => undefined);
   });
 
   test('ARP-2/ARP-4: a free address inside a pool of the arp network is allowed; moving nodeName is allowed', async () => {
@@ -126,7 +163,9 @@ describe('ARPAdvertisement (ARP-2, ARP-4, ARP-5)', () => {
       const r = await apply(arpAdvertisement(other, `${net}140`, lan, L, 'node-z'));
       expect(r.ok).toBe(false);
       expect(r.output).toContain('Error from server (Forbidden)');
-      expect(r.output).toContain(`spec.address: "${net}140" is already advertised by ARPAdvertisement ${name('ad-held')} (node ${name('node-x')}): exactly one node answers for an address (ARP-4)`);
+      expect(r.output).toContain(
+        `spec.address: "${net}140" is already advertised by ARPAdvertisement ${name('ad-held')} (node ${name('node-x')}): exactly one node answers for an address (ARP-4)`,
+      );
     }
   });
 
@@ -138,9 +177,13 @@ describe('ARPAdvertisement (ARP-2, ARP-4, ARP-5)', () => {
 
   test('ARP-2: an address outside the pools, a bgp network and a missing network are refused', async () => {
     const outside = await apply(arpAdvertisement(name('ad-out'), `${net}10`, lan, L));
-    expect(outside.output).toContain(`spec.address: "${net}10" is not inside any arp AddressPool of ExternalNetwork ${lan}`);
+    expect(outside.output).toContain(
+      `spec.address: "${net}10" is not inside any arp AddressPool of ExternalNetwork ${lan}`,
+    );
     const bgp = await apply(arpAdvertisement(name('ad-bgp'), `${net}193`, name('arp-wan'), L));
-    expect(bgp.output).toContain(`spec.externalNetwork: "${name('arp-wan')}" is an ExternalNetwork of type bgp; an ARPAdvertisement needs type arp (ARP-2)`);
+    expect(bgp.output).toContain(
+      `spec.externalNetwork: "${name('arp-wan')}" is an ExternalNetwork of type bgp; an ARPAdvertisement needs type arp (ARP-2)`,
+    );
     const missing = await apply(arpAdvertisement(name('ad-none'), `${net}150`, name('nope'), L));
     expect(missing.output).toContain(`"${name('nope')}" names no existing ExternalNetwork (ARP-2)`);
   });
@@ -161,7 +204,9 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
     expect(shorthand.ok).toBe(false);
     expect(shorthand.output).toContain(DENIED('pods'));
     expect(shorthand.output).toContain(`"eip-a" is used through NAT by ElasticIPAttachment nat-a`);
-    const networks = await apply(pod(ns, 'web-2', { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth1', elasticIP: 'eip-a' }]) }, L));
+    const networks = await apply(
+      pod(ns, 'web-2', { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth1', elasticIP: 'eip-a' }]) }, L),
+    );
     expect(networks.output).toContain(`[0].elasticIP: "eip-a" is used through NAT by ElasticIPAttachment nat-a`);
     expect((await apply(pod(ns, 'web-3', { [ANNOTATIONS.elasticIP]: 'eip-other' }, L))).ok).toBe(true);
   });
@@ -172,7 +217,9 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
     expect(byNic.ok).toBe(false);
     expect(byNic.output).toContain(DENIED('elasticipattachments'));
     expect(byNic.output).toContain('spec.elasticIP: "eip-b" is held directly by NetworkInterface db.eth0 of Pod db');
-    await applyOk(pod(ns, 'cache', { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0', elasticIP: 'eip-c' }]) }, L));
+    await applyOk(
+      pod(ns, 'cache', { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0', elasticIP: 'eip-c' }]) }, L),
+    );
     const byPod = await apply(elasticIPAttachment(ns, 'nat-c', 'eip-c', L));
     expect(byPod.output).toContain('spec.elasticIP: "eip-c" is named directly by Pod cache');
     expect((await apply(elasticIPAttachment(ns, 'nat-d', 'eip-d', L))).ok).toBe(true);

@@ -30,12 +30,17 @@ async function applyAsAlice(object: Manifest): Promise<{ ok: boolean; output: st
 
 beforeAll(async () => {
   const rest = new RestClient(testKubeConfig());
-  webhook = await startTestWebhook('slb', { caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => ['admin'] } });
+  webhook = await startTestWebhook('slb', {
+    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => ['admin'] },
+  });
   namespace = await createNamespace('webhook-slb');
 });
 
 afterAll(async () => {
-  await kubectl(['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { allowFailure: true });
+  await kubectl(
+    ['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
+    { allowFailure: true },
+  );
   await deleteNamespace(namespace);
   await webhook?.stop();
 });
@@ -44,7 +49,15 @@ describe('ServiceLoadBalancer admission (SLB-1)', () => {
   test('SLB-1: the controller identity (admin) creates and updates a ServiceLoadBalancer', async () => {
     await applyOk(slb('web', { externalNetwork: 'net-a' }));
     await applyOk(slb('web', { externalNetwork: 'net-a', requestedIP: '198.18.122.1' }));
-    const r = await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', 'jsonpath={.spec.requestedIP}']);
+    const r = await kubectl([
+      '-n',
+      namespace,
+      'get',
+      'serviceloadbalancer',
+      'web',
+      '-o',
+      'jsonpath={.spec.requestedIP}',
+    ]);
     expect(r.stdout).toBe('198.18.122.1');
   });
 
@@ -53,7 +66,9 @@ describe('ServiceLoadBalancer admission (SLB-1)', () => {
     expect(r.ok).toBe(false);
     expect(r.output).toContain(DENIED);
     expect(r.output).toMatch(/Error from server \(Forbidden\)/);
-    expect(r.output).toContain(`of ServiceLoadBalancer ${namespace}/sneaky is written by the Juneau controller only (SLB-1)`);
+    expect(r.output).toContain(
+      `of ServiceLoadBalancer ${namespace}/sneaky is written by the Juneau controller only (SLB-1)`,
+    );
     expect(r.output).toContain('change the Service instead (request by alice)');
     const get = await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'sneaky'], { allowFailure: true });
     expect(get.code).not.toBe(0);
@@ -63,32 +78,81 @@ describe('ServiceLoadBalancer admission (SLB-1)', () => {
     const r = await applyAsAlice(slb('web', { externalNetwork: 'net-b', requestedIP: '198.18.122.1' }));
     expect(r.ok).toBe(false);
     expect(r.output).toContain(DENIED);
-    expect(r.output).toContain(`spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`);
+    expect(r.output).toContain(
+      `spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
+    );
     expect(r.output).toContain(`derived from Service ${namespace}/web; change the Service instead`);
-    const get = await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', 'jsonpath={.spec.externalNetwork}']);
+    const get = await kubectl([
+      '-n',
+      namespace,
+      'get',
+      'serviceloadbalancer',
+      'web',
+      '-o',
+      'jsonpath={.spec.externalNetwork}',
+    ]);
     expect(get.stdout).toBe('net-a');
   });
 
   test('SLB-1: another user writing status is refused too (the status subresource)', async () => {
-    const r = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"vip":"198.18.122.9"}}'], { allowFailure: true });
+    const r = await kubectl(
+      [
+        ...ALICE,
+        '-n',
+        namespace,
+        'patch',
+        'serviceloadbalancer',
+        'web',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"vip":"198.18.122.9"}}',
+      ],
+      { allowFailure: true },
+    );
     expect(r.code).not.toBe(0);
-    expect(`${r.stdout}${r.stderr}`).toContain(`status: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`);
+    expect(`${r.stdout}${r.stderr}`).toContain(
+      `status: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
+    );
     expect(`${r.stdout}${r.stderr}`).toContain('change the Service instead');
   });
 
   test('SLB-1: anyone may remove the finalizers of a deleting ServiceLoadBalancer, and nothing else', async () => {
-    await applyOk(slb('gone', { externalNetwork: 'net-a' }, { finalizers: ['juneau.loutres.me/service-load-balancer'] }));
+    await applyOk(
+      slb('gone', { externalNetwork: 'net-a' }, { finalizers: ['juneau.loutres.me/service-load-balancer'] }),
+    );
     await kubectl(['-n', namespace, 'delete', 'serviceloadbalancer', 'gone', '--wait=false']);
-    const edit = await applyAsAlice(slb('gone', { externalNetwork: 'net-b' }, { finalizers: ['juneau.loutres.me/service-load-balancer'] }));
+    const edit = await applyAsAlice(
+      slb('gone', { externalNetwork: 'net-b' }, { finalizers: ['juneau.loutres.me/service-load-balancer'] }),
+    );
     expect(edit.ok).toBe(false);
-    expect(edit.output).toContain(`ServiceLoadBalancer ${namespace}/gone is written by the Juneau controller only (SLB-1)`);
-    const release = await kubectl([...ALICE, '-n', namespace, 'patch', 'serviceloadbalancer', 'gone', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]'], { allowFailure: true });
+    expect(edit.output).toContain(
+      `ServiceLoadBalancer ${namespace}/gone is written by the Juneau controller only (SLB-1)`,
+    );
+    const release = await kubectl(
+      [
+        ...ALICE,
+        '-n',
+        namespace,
+        'patch',
+        'serviceloadbalancer',
+        'gone',
+        '--type=json',
+        '-p',
+        '[{"op":"remove","path":"/metadata/finalizers"}]',
+      ],
+      { allowFailure: true },
+    );
     expect(`${release.stdout}${release.stderr}`).not.toContain(DENIED);
     expect(release.code).toBe(0);
-    await waitFor(async () => (await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'gone'], { allowFailure: true })).code !== 0, { what: 'gone is gone' });
+    await waitFor(
+      async () =>
+        (await kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'gone'], { allowFailure: true })).code !== 0,
+      { what: 'gone is gone' },
+    );
   });
 
-  test('SLB-1: the same apply as admin passes where alice\'s was refused (the identity decides, not the content)', async () => {
+  test("SLB-1: the same apply as admin passes where alice's was refused (the identity decides, not the content)", async () => {
     expect((await apply(slb('sneaky', { externalNetwork: 'net-a' }))).ok).toBe(true);
   });
 });

@@ -41,39 +41,66 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       const timer = setInterval(() => {
         if (Date.now() - started > timeoutMs) {
           clearInterval(timer);
-          void rig.net.routerNeighbour(vip).then((n) => reject(new Error(`the router did not reach node-${node} for ${vip} within ${timeoutMs} ms; its neighbour entry: ${JSON.stringify(n)}; node MACs ${rig.net.macs.join(' ')}`)), reject);
+          void rig.net
+            .routerNeighbour(vip)
+            .then(
+              (n) =>
+                reject(
+                  new Error(
+                    `the router did not reach node-${node} for ${vip} within ${timeoutMs} ms; its neighbour entry: ${JSON.stringify(n)}; node MACs ${rig.net.macs.join(' ')}`,
+                  ),
+                ),
+              reject,
+            );
         } else if (inFlight < 12) {
           inFlight++;
-          rig.net.routerReaches(vip).then((n) => {
-            inFlight--;
-            if (n !== node) return;
-            clearInterval(timer);
-            resolve(Date.now());
-          }, (err) => {
-            clearInterval(timer);
-            reject(err);
-          });
+          rig.net.routerReaches(vip).then(
+            (n) => {
+              inFlight--;
+              if (n !== node) return;
+              clearInterval(timer);
+              resolve(Date.now());
+            },
+            (err) => {
+              clearInterval(timer);
+              reject(err);
+            },
+          );
         }
       }, 100);
     });
 
   /** The node's agent Lease renewTime (ms since the epoch; the agent's clock is this host's). */
   const leaseRenewTime = async (i: number) => {
-    const lease = await rig.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: agentLeaseName(rig.nodeName(i)) });
+    const lease = await rig.kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: agentLeaseName(rig.nodeName(i)) });
     return new Date(lease.spec!.renewTime!).getTime();
   };
 
   /** Restarts every agent with `flags` (SIGTERM: answering goes on) and waits for their Leases to carry the new duration. */
   const restartAgents = async (flags: string[]) => {
-    const seconds = Number(/--lease-duration=(\d+)s/.exec(flags.join(' '))?.[1] ?? DEFAULT_AGENT_FLAGS.leaseDurationMs / 1000);
+    const seconds = Number(
+      /--lease-duration=(\d+)s/.exec(flags.join(' '))?.[1] ?? DEFAULT_AGENT_FLAGS.leaseDurationMs / 1000,
+    );
     for (let i = 0; i < rig.net.nodeCount; i++) {
       await rig.killAgent(i, 'SIGTERM');
       rig.startAgent(i, flags);
     }
     const coordination = rig.kc.makeApiClient(CoordinationV1Api);
     for (let i = 0; i < rig.net.nodeCount; i++) {
-      await rig.waitFor(`node-${i}'s Lease with ${seconds} s`, async () =>
-        (await coordination.readNamespacedLease({ namespace: CONTROLLER_NAMESPACE, name: agentLeaseName(rig.nodeName(i)) })).spec?.leaseDurationSeconds === seconds, 30_000, 250);
+      await rig.waitFor(
+        `node-${i}'s Lease with ${seconds} s`,
+        async () =>
+          (
+            await coordination.readNamespacedLease({
+              namespace: CONTROLLER_NAMESPACE,
+              name: agentLeaseName(rig.nodeName(i)),
+            })
+          ).spec?.leaseDurationSeconds === seconds,
+        30_000,
+        250,
+      );
     }
   };
 
@@ -85,8 +112,13 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(from));
     // Each step of the handover as the API server delivered it (watches opened before the change).
     const slice = firstWatchEvent(rig.kc, `/apis/discovery.k8s.io/v1/namespaces/${APP_NAMESPACE}/endpointslices`, (s) =>
-      (s.endpoints ?? []).some((e: any) => e.targetRef?.name === `fo1-${from}` && e.conditions?.ready === false));
-    const moved = firstWatchEvent(rig.kc, `/apis/${GROUP}/${VERSION}/arpadvertisements`, (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to));
+      (s.endpoints ?? []).some((e: any) => e.targetRef?.name === `fo1-${from}` && e.conditions?.ready === false),
+    );
+    const moved = firstWatchEvent(
+      rig.kc,
+      `/apis/${GROUP}/${VERSION}/arpadvertisements`,
+      (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to),
+    );
     await Promise.all([slice.ready, moved.ready]);
     let unready = 0;
     let reached = 0;
@@ -97,13 +129,24 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       reached = await firstRouterReach(vip, to, 60_000);
       await sleep(2_500); // the second announcement, 2 s after the first
     });
-    const [sliceAt, movedAt] = await Promise.all([slice.at, moved.at]).finally(() => [slice, moved].forEach((w) => w.stop()));
+    const [sliceAt, movedAt] = await Promise.all([slice.at, moved.at]).finally(() =>
+      [slice, moved].forEach((w) => w.stop()),
+    );
     const wire = handoverFrames(frames, vip, mac(to));
-    figure('FO-1 announce on: backend unready -> router reaches the new node (default neighbour timers)', `${((reached - unready) / 1000).toFixed(2)} s`);
+    figure(
+      'FO-1 announce on: backend unready -> router reaches the new node (default neighbour timers)',
+      `${((reached - unready) / 1000).toFixed(2)} s`,
+    );
     figure('FO-1 breakdown: pod unready -> EndpointSlice not ready (kube-controller-manager)', after(unready, sliceAt));
     figure('FO-1 breakdown: EndpointSlice -> ARPAdvertisement moved (juneau-controller)', after(sliceAt, movedAt));
-    figure('FO-1 breakdown: ARPAdvertisement moved -> first probe on the wire (agent watch, map write)', after(movedAt, wire.probes[0]));
-    figure('FO-1 breakdown: first probe -> first announcement (probes until nobody else answers)', `${after(wire.probes[0], wire.announcements[0])} (${wire.probes.filter((t) => t <= wire.announcements[0]).length} probe(s))`);
+    figure(
+      'FO-1 breakdown: ARPAdvertisement moved -> first probe on the wire (agent watch, map write)',
+      after(movedAt, wire.probes[0]),
+    );
+    figure(
+      'FO-1 breakdown: first probe -> first announcement (probes until nobody else answers)',
+      `${after(wire.probes[0], wire.announcements[0])} (${wire.probes.filter((t) => t <= wire.announcements[0]).length} probe(s))`,
+    );
     figure('FO-1 breakdown: first announcement -> router reaches the new node', after(wire.announcements[0], reached));
     const announcements = frames.filter((f) => f.arp?.op === 1 && f.arp.sip === vip && f.arp.tip === vip);
     expect(announcements.map((f) => f.arp!.sha)).toEqual([mac(to), mac(to)]);
@@ -118,19 +161,32 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     // end before the controller withdraws the address (FO-3): the silence below is FO-2's alone.
     await rig.killAgent(2, 'SIGTERM');
     rig.startAgent(2, ['--answer-expiry=4s', '--lease-duration=90s']);
-    await rig.waitFor('node-2 answering again', async () => (await rig.net.freshResolve(vip)).join() === mac(2), 30_000, 250);
+    await rig.waitFor(
+      'node-2 answering again',
+      async () => (await rig.net.freshResolve(vip)).join() === mac(2),
+      30_000,
+      250,
+    );
     await sleep(3_000); // a heartbeat or two under the new expiry
     const killed = Date.now();
     await rig.killAgent(2, 'SIGKILL');
     await sleep(4_500);
     const probes = await rig.net.probeFromFreshRouter(vip, 20, 150);
     const stillNamed = (await rig.advertisedNode(slb('fo2'))) === rig.nodeName(2);
-    figure('FO-2: agent gone longer than the expiry -> probes answered', `${probes.filter((p) => p.length > 0).length}/${probes.length} (probing ended ${elapsedSince(killed)} after the kill)`);
+    figure(
+      'FO-2: agent gone longer than the expiry -> probes answered',
+      `${probes.filter((p) => p.length > 0).length}/${probes.length} (probing ended ${elapsedSince(killed)} after the kill)`,
+    );
     expect(stillNamed).toBe(true);
     expect(probes).toHaveLength(20);
     expect(probes.filter((p) => p.length > 0)).toEqual([]);
     rig.startAgent(2);
-    await rig.waitFor('node-2 answering after its agent is back', async () => (await rig.net.freshResolve(vip)).join() === mac(2), 60_000, 500);
+    await rig.waitFor(
+      'node-2 answering after its agent is back',
+      async () => (await rig.net.freshResolve(vip)).join() === mac(2),
+      60_000,
+      500,
+    );
   });
 
   // The default Lease (10 s, renewed every 2 s: 0.5 writes a second per node) and the documented
@@ -147,7 +203,11 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       if (fast) await restartAgents([...FAST_FAILOVER_FLAGS]);
       const from = await rig.serviceWithBackends(name, vip, [0, 1], 'router');
       const to = from === 0 ? 1 : 0;
-      const moved = firstWatchEvent(rig.kc, `/apis/${GROUP}/${VERSION}/arpadvertisements`, (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to));
+      const moved = firstWatchEvent(
+        rig.kc,
+        `/apis/${GROUP}/${VERSION}/arpadvertisements`,
+        (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to),
+      );
       await moved.ready;
       let crashed = 0;
       let reached = 0;
@@ -164,19 +224,39 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       const leaseSeconds = fast ? 2 : DEFAULT_AGENT_FLAGS.leaseDurationMs / 1000;
       figure(`FO-3 node crash, ${profile}: crash -> ARPAdvertisement moved (Lease expiry)`, after(crashed, movedAt));
       figure(`FO-3 node crash, ${profile}: crash -> router reaches a surviving node`, after(crashed, reached));
-      figure(`FO-3 breakdown, ${profile}: last Lease renewal -> crash (where in the renewal cycle it died)`, after(lastRenewal, crashed));
-      figure(`FO-3 breakdown, ${profile}: last Lease renewal -> ARPAdvertisement moved (Lease ${leaseSeconds} s + controller)`, after(lastRenewal, movedAt));
+      figure(
+        `FO-3 breakdown, ${profile}: last Lease renewal -> crash (where in the renewal cycle it died)`,
+        after(lastRenewal, crashed),
+      );
+      figure(
+        `FO-3 breakdown, ${profile}: last Lease renewal -> ARPAdvertisement moved (Lease ${leaseSeconds} s + controller)`,
+        after(lastRenewal, movedAt),
+      );
       if (announce) {
-        figure(`FO-3 breakdown, ${profile}: ARPAdvertisement moved -> first probe on the wire`, after(movedAt, wire.probes[0]));
-        figure(`FO-3 breakdown, ${profile}: first probe -> first announcement`, after(wire.probes[0], wire.announcements[0]));
-        figure(`FO-3 breakdown, ${profile}: first announcement -> router reaches the survivor`, after(wire.announcements[0], reached));
+        figure(
+          `FO-3 breakdown, ${profile}: ARPAdvertisement moved -> first probe on the wire`,
+          after(movedAt, wire.probes[0]),
+        );
+        figure(
+          `FO-3 breakdown, ${profile}: first probe -> first announcement`,
+          after(wire.probes[0], wire.announcements[0]),
+        );
+        figure(
+          `FO-3 breakdown, ${profile}: first announcement -> router reaches the survivor`,
+          after(wire.announcements[0], reached),
+        );
         expect(wire.announcements.length).toBeGreaterThan(0);
       } else {
         expect(wire.announcements).toEqual([]); // ARP-8
       }
       await rig.net.in(rig.net.node(from), 'ip', 'link', 'set', 'eth0', 'up');
       rig.startAgent(from, fast ? [...FAST_FAILOVER_FLAGS] : []);
-      await rig.waitFor('the crashed node advertising again', async () => (await rig.serviceLoadBalancer(name))?.advertisingNodes?.includes(rig.nodeName(from)), 60_000, 500);
+      await rig.waitFor(
+        'the crashed node advertising again',
+        async () => (await rig.serviceLoadBalancer(name))?.advertisingNodes?.includes(rig.nodeName(from)),
+        60_000,
+        500,
+      );
       expect(await rig.advertisedNode(slb(name))).toBe(rig.nodeName(to)); // SLB-7: it stays
       if (fast) await restartAgents([]);
     });
@@ -197,13 +277,23 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       if (n !== 3) return;
       cut = Date.now();
       await rig.cutFromApiServer(from);
-      waitMove = rig.waitFor('the ARPAdvertisement to move', async () => (await rig.advertisedNode(slb('fo4'))) === rig.nodeName(to), 120_000, 200).then(() => (moved = Date.now()));
+      waitMove = rig
+        .waitFor(
+          'the ARPAdvertisement to move',
+          async () => (await rig.advertisedNode(slb('fo4'))) === rig.nodeName(to),
+          120_000,
+          200,
+        )
+        .then(() => (moved = Date.now()));
     });
     await waitMove;
     const twoMacs = probes.filter((p) => p.length > 1);
     const silent = probes.filter((p) => p.length === 0);
     figure('FO-4 partition: probes answered by two MACs', `${twoMacs.length}/${probes.length}`);
-    figure('FO-4 partition: probes unanswered (old node expired, new not yet answering)', `${silent.length}/${probes.length}`);
+    figure(
+      'FO-4 partition: probes unanswered (old node expired, new not yet answering)',
+      `${silent.length}/${probes.length}`,
+    );
     figure('FO-4 partition: cut -> ARPAdvertisement moved', `${((moved - cut) / 1000).toFixed(1)} s`);
     expect(twoMacs).toEqual([]);
     expect(new Set(probes.flat())).toEqual(new Set([mac(from), mac(to)]));

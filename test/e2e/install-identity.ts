@@ -12,7 +12,15 @@ import { REPO_ROOT } from '../cluster/harness';
 
 export const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
 // With the policy that narrows the agent's Lease writes to its own node (FO-3).
-const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const RBAC_KINDS = new Set([
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 interface ManifestObject {
   kind: string;
@@ -28,8 +36,13 @@ export interface PolicyRule {
 
 /** The objects of the synthesized install manifest (`npx cdk8s synth` writes it). */
 export function installManifest(file = INSTALL_MANIFEST): ManifestObject[] {
-  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npx cdk8s synth\` (the e2e rig takes its RBAC and capabilities from it)`);
-  return parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS() as ManifestObject).filter((o) => o && o.kind);
+  if (!fs.existsSync(file))
+    throw new Error(
+      `${file} is missing: run \`npx cdk8s synth\` (the e2e rig takes its RBAC and capabilities from it)`,
+    );
+  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
+    .map((d) => d.toJS() as ManifestObject)
+    .filter((o) => o && o.kind);
 }
 
 export const rbacObjects = (manifest: ManifestObject[]) => manifest.filter((o) => RBAC_KINDS.has(o.kind));
@@ -38,19 +51,38 @@ export const rbacObjects = (manifest: ManifestObject[]) => manifest.filter((o) =
 export function rulesOf(manifest: ManifestObject[], name: string): PolicyRule[] {
   const bound = new Set(
     manifest
-      .filter((o) => o.kind === 'RoleBinding' && (o as unknown as { subjects?: Array<{ kind: string; name: string }> }).subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === name))
+      .filter(
+        (o) =>
+          o.kind === 'RoleBinding' &&
+          (o as unknown as { subjects?: Array<{ kind: string; name: string }> }).subjects?.some(
+            (s) => s.kind === 'ServiceAccount' && s.name === name,
+          ),
+      )
       .map((o) => (o as unknown as { roleRef: { name: string } }).roleRef.name),
   );
-  return manifest.filter((o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && (o.metadata.name === name || (o.kind === 'Role' && bound.has(o.metadata.name)))).flatMap((o) => o.rules as PolicyRule[]);
+  return manifest
+    .filter(
+      (o) =>
+        (o.kind === 'ClusterRole' || o.kind === 'Role') &&
+        (o.metadata.name === name || (o.kind === 'Role' && bound.has(o.metadata.name))),
+    )
+    .flatMap((o) => o.rules as PolicyRule[]);
 }
 
 /** The capabilities the DaemonSet adds for the agent, as setpriv names them (`+bpf,+net_admin`). */
 export function agentCapabilities(manifest: ManifestObject[]): string[] {
   const ds = manifest.find((o) => o.kind === 'DaemonSet' && o.metadata.name === INSTALL.agentName) as
-    | { spec: { template: { spec: { containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }> } } } }
+    | {
+        spec: {
+          template: {
+            spec: { containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }> };
+          };
+        };
+      }
     | undefined;
   const caps = ds?.spec.template.spec.containers[0].securityContext?.capabilities;
-  if (!caps || !caps.drop?.includes('ALL')) throw new Error(`the agent DaemonSet in ${INSTALL_MANIFEST} does not drop ALL capabilities`);
+  if (!caps || !caps.drop?.includes('ALL'))
+    throw new Error(`the agent DaemonSet in ${INSTALL_MANIFEST} does not drop ALL capabilities`);
   return (caps.add ?? []).map((c) => c.toLowerCase());
 }
 
@@ -65,8 +97,14 @@ export async function serviceAccountKubeconfig(
 ): Promise<string> {
   // Bound to a Pod, the token carries the Pod's node (user extra authentication.kubernetes.io/node-name),
   // as the kubelet's projected token of a DaemonSet pod does: the agent's Lease policy needs it (FO-3).
-  const boundObjectRef = boundPod ? { apiVersion: 'v1', kind: 'Pod', name: boundPod.name, uid: boundPod.uid } : undefined;
-  const tr = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600, boundObjectRef } } });
+  const boundObjectRef = boundPod
+    ? { apiVersion: 'v1', kind: 'Pod', name: boundPod.name, uid: boundPod.uid }
+    : undefined;
+  const tr = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 24 * 3600, boundObjectRef } },
+  });
   const token = tr.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
   const cluster = admin.getCurrentCluster()!;
@@ -126,9 +164,16 @@ export function auditOf(auditLog: string, rulesByUser: Record<string, PolicyRule
     // A watch is logged at ResponseStarted and completes only when it ends: one still open when
     // the log is read (a box's informers, never restarted) is used all the same. A refused request
     // completes without starting a response.
-    .filter((e) => (e.stage === 'ResponseComplete' || (e.stage === 'ResponseStarted' && e.verb === 'watch')) && e.user.username in rulesByUser && e.objectRef);
+    .filter(
+      (e) =>
+        (e.stage === 'ResponseComplete' || (e.stage === 'ResponseStarted' && e.verb === 'watch')) &&
+        e.user.username in rulesByUser &&
+        e.objectRef,
+    );
   const resourceOf = (e: AuditEvent) => [e.objectRef!.resource, e.objectRef!.subresource].filter(Boolean).join('/');
-  const forbidden = events.filter((e) => e.responseStatus?.code === 403).map((e) => `${e.user.username} ${e.verb} ${resourceOf(e)}${e.objectRef!.name ? `/${e.objectRef!.name}` : ''}`);
+  const forbidden = events
+    .filter((e) => e.responseStatus?.code === 403)
+    .map((e) => `${e.user.username} ${e.verb} ${resourceOf(e)}${e.objectRef!.name ? `/${e.objectRef!.name}` : ''}`);
   const unused: string[] = [];
   for (const [user, rules] of Object.entries(rulesByUser)) {
     const mine = events.filter((e) => e.user.username === user);
@@ -137,7 +182,11 @@ export function auditOf(auditLog: string, rulesByUser: Record<string, PolicyRule
         for (const resource of r.resources) {
           for (const verb of r.verbs) {
             const used = mine.some(
-              (e) => (e.objectRef!.apiGroup ?? '') === group && resourceOf(e) === resource && e.verb === verb && (!r.resourceNames || r.resourceNames.includes(e.objectRef!.name ?? '')),
+              (e) =>
+                (e.objectRef!.apiGroup ?? '') === group &&
+                resourceOf(e) === resource &&
+                e.verb === verb &&
+                (!r.resourceNames || r.resourceNames.includes(e.objectRef!.name ?? '')),
             );
             if (!used) unused.push(`${user.split(':').pop()}: ${verb} ${group || 'core'}/${resource}`);
           }

@@ -93,13 +93,16 @@ export class E2ENetwork {
   }
 
   async mac(ns: string, ifname: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{ address: string }>;
+    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{
+      address: string;
+    }>;
     return link.address;
   }
 
   /** Puts a VIP on every node's kube-ipvs0, as kube-proxy ipvs does for every LoadBalancer IP. */
   async addVipToAllNodes(vip: string): Promise<void> {
-    for (let i = 0; i < this.nodeCount; i++) await this.in(this.node(i), 'ip', 'addr', 'add', `${vip}/32`, 'dev', 'kube-ipvs0');
+    for (let i = 0; i < this.nodeCount; i++)
+      await this.in(this.node(i), 'ip', 'addr', 'add', `${vip}/32`, 'dev', 'kube-ipvs0');
   }
 
   /**
@@ -114,7 +117,9 @@ export class E2ENetwork {
     // is no reason for the server to die (unhandled, it exited with code 1 and the node looked
     // unreachable to every later scenario).
     const script = `require('net').createServer((s) => { s.on('error', () => {}); s.end('node-${i}\\n'); }).listen(80, '0.0.0.0', () => console.log('up'))`;
-    const child = spawn('nsenter', [`--net=/var/run/netns/${this.node(i)}`, process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('nsenter', [`--net=/var/run/netns/${this.node(i)}`, process.execPath, '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     this.servers.set(i, child);
     await new Promise<void>((resolve, reject) => {
       child.stdout!.once('data', () => resolve());
@@ -122,7 +127,10 @@ export class E2ENetwork {
     });
     // A server that dies on its own would make the node look unreachable to every later scenario.
     child.once('exit', (code, signal) => {
-      if (this.servers.get(i) === child) process.stderr.write(`e2e: the server on node ${i} exited unasked (code ${code}, signal ${signal}); serveOnNode starts it again\n`);
+      if (this.servers.get(i) === child)
+        process.stderr.write(
+          `e2e: the server on node ${i} exited unasked (code ${code}, signal ${signal}); serveOnNode starts it again\n`,
+        );
     });
   }
 
@@ -145,7 +153,9 @@ export class E2ENetwork {
 
   /** The router's neighbour entry for an address: its MAC and NUD state, if any. */
   async routerNeighbour(address: string): Promise<{ mac?: string; state: string[] } | undefined> {
-    const entries = JSON.parse(await this.in(this.router, 'ip', '-j', 'neigh', 'show', address, 'dev', 'br0')) as Array<{ lladdr?: string; state?: string[] }>;
+    const entries = JSON.parse(
+      await this.in(this.router, 'ip', '-j', 'neigh', 'show', address, 'dev', 'br0'),
+    ) as Array<{ lladdr?: string; state?: string[] }>;
     return entries[0] ? { mac: entries[0].lladdr?.toLowerCase(), state: entries[0].state ?? [] } : undefined;
   }
 
@@ -156,10 +166,17 @@ export class E2ENetwork {
    */
   async freshResolve(vip: string, waitMs = 500): Promise<string[]> {
     await this.in(this.freshClient, 'ip', 'neigh', 'flush', 'dev', 'eth0');
-    const frames = await this.capture(this.freshClient, 'eth0', async () => {
-      await this.in(this.freshClient, 'arping', '-q', '-c', '1', '-w', '1', '-I', 'eth0', vip).catch(() => '');
-    }, waitMs);
-    return [...new Set(frames.filter((f) => f.arp?.op === 2 && f.arp.sip === vip).map((f) => f.arp!.sha.toLowerCase()))];
+    const frames = await this.capture(
+      this.freshClient,
+      'eth0',
+      async () => {
+        await this.in(this.freshClient, 'arping', '-q', '-c', '1', '-w', '1', '-I', 'eth0', vip).catch(() => '');
+      },
+      waitMs,
+    );
+    return [
+      ...new Set(frames.filter((f) => f.arp?.op === 2 && f.arp.sip === vip).map((f) => f.arp!.sha.toLowerCase())),
+    ];
   }
 
   /**
@@ -168,24 +185,51 @@ export class E2ENetwork {
    * never saw the address). Returns, per probe, every MAC that answered — an honest count needs all
    * answers, not the first one, so the whole run is captured and split at each request.
    */
-  async probeFromFreshRouter(vip: string, count: number, intervalMs = 1000, afterProbe?: (n: number) => Promise<void>): Promise<string[][]> {
+  async probeFromFreshRouter(
+    vip: string,
+    count: number,
+    intervalMs = 1000,
+    afterProbe?: (n: number) => Promise<void>,
+  ): Promise<string[][]> {
     const routerMac = (await this.mac(this.router, 'br0')).toLowerCase();
-    const frames = await this.capture(this.router, 'br0', async () => {
-      for (let n = 0; n < count; n++) {
-        const started = Date.now();
-        await this.in(this.router, 'ip', 'neigh', 'del', vip, 'dev', 'br0').catch(() => '');
-        await this.in(this.router, 'arping', '-q', '-c', '1', '-w', '1', '-I', 'br0', vip).catch(() => '');
-        await afterProbe?.(n);
-        await sleep(Math.max(0, intervalMs - (Date.now() - started)));
-      }
-    }, 300);
+    const frames = await this.capture(
+      this.router,
+      'br0',
+      async () => {
+        for (let n = 0; n < count; n++) {
+          const started = Date.now();
+          await this.in(this.router, 'ip', 'neigh', 'del', vip, 'dev', 'br0').catch(() => '');
+          await this.in(this.router, 'arping', '-q', '-c', '1', '-w', '1', '-I', 'br0', vip).catch(() => '');
+          await afterProbe?.(n);
+          await sleep(Math.max(0, intervalMs - (Date.now() - started)));
+        }
+      },
+      300,
+    );
     return splitProbes(frames, routerMac, vip);
   }
 
   /** Every frame `ifname` in `ns` sees while `during` runs (and `settleMs` after). */
   async capture(ns: string, ifname: string, during: () => Promise<void>, settleMs = 200): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-U', '-n', '-i', ifname, '-w', file, 'arp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const tcpdump = spawn(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${ns}`,
+        'tcpdump',
+        '-Z',
+        'root',
+        '--immediate-mode',
+        '-U',
+        '-n',
+        '-i',
+        ifname,
+        '-w',
+        file,
+        'arp',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     await new Promise<void>((resolve, reject) => {
       let err = '';
       tcpdump.stderr!.on('data', (c: Buffer) => {
@@ -211,7 +255,11 @@ export class E2ENetwork {
     const servers = [...this.servers.values()];
     this.servers.clear();
     for (const s of servers) s.kill('SIGKILL');
-    for (const ns of [this.router, this.freshClient, ...Array.from({ length: this.nodeCount }, (_, i) => this.node(i))]) {
+    for (const ns of [
+      this.router,
+      this.freshClient,
+      ...Array.from({ length: this.nodeCount }, (_, i) => this.node(i)),
+    ]) {
       await exec('ip', ['netns', 'del', ns]).catch(() => undefined);
     }
     fs.rmSync(this.tmp, { recursive: true, force: true });

@@ -9,7 +9,10 @@ const [port, socketPath] = process.argv.slice(2);
 const server = net.createServer((inbound) => {
   const outbound = net.connect(socketPath);
   inbound.pipe(outbound).pipe(inbound);
-  const close = () => { inbound.destroy(); outbound.destroy(); };
+  const close = () => {
+    inbound.destroy();
+    outbound.destroy();
+  };
   inbound.on('error', close);
   outbound.on('error', close);
 });

@@ -20,7 +20,13 @@ export interface Managed {
 }
 
 /** Starts a process with stdout and stderr appended to `logFile`. */
-export function startLogged(name: string, cmd: string, args: string[], logFile: string, env: Record<string, string> = {}): Managed {
+export function startLogged(
+  name: string,
+  cmd: string,
+  args: string[],
+  logFile: string,
+  env: Record<string, string> = {},
+): Managed {
   const fd = fs.openSync(logFile, 'a');
   const child = spawn(cmd, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
   fs.closeSync(fd);
@@ -53,7 +59,10 @@ export function tailOf(file: string, lines = 30): string {
 export class ApiForwarder {
   private server?: net.Server;
   private readonly inNamespaces: Managed[] = [];
-  constructor(readonly apiPort: number, readonly socketPath: string) {}
+  constructor(
+    readonly apiPort: number,
+    readonly socketPath: string,
+  ) {}
 
   async start(): Promise<void> {
     this.server = net.createServer((inbound) => {
@@ -70,17 +79,25 @@ export class ApiForwarder {
   }
 
   async into(ns: string, logFile: string): Promise<void> {
-    const p = startLogged(`forward-${ns}`, 'nsenter', [`--net=/var/run/netns/${ns}`, process.execPath, NS_FORWARD, String(this.apiPort), this.socketPath], logFile);
+    const p = startLogged(
+      `forward-${ns}`,
+      'nsenter',
+      [`--net=/var/run/netns/${ns}`, process.execPath, NS_FORWARD, String(this.apiPort), this.socketPath],
+      logFile,
+    );
     this.inNamespaces.push(p);
     for (let waited = 0; !fs.readFileSync(logFile, 'utf8').includes('listening'); waited += 20) {
-      if (waited > 5000 || p.child.exitCode !== null) throw new Error(`API forwarder into ${ns} did not start: ${tailOf(logFile)}`);
+      if (waited > 5000 || p.child.exitCode !== null)
+        throw new Error(`API forwarder into ${ns} did not start: ${tailOf(logFile)}`);
       await sleep(20);
     }
   }
 
   /** FO-4: cuts namespace `ns` off the API server (its forwarder killed, its connections with it). */
   async cut(ns: string): Promise<void> {
-    const p = this.inNamespaces.find((f) => f.name === `forward-${ns}` && f.child.exitCode === null && f.child.signalCode === null);
+    const p = this.inNamespaces.find(
+      (f) => f.name === `forward-${ns}` && f.child.exitCode === null && f.child.signalCode === null,
+    );
     if (p) await stopProcess(p, 'SIGKILL');
   }
 

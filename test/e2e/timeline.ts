@@ -9,7 +9,11 @@ import type { Frame } from '../netns/pcap';
  * Resolves with the time the first watch event on `path` whose object satisfies `matches` arrived.
  * The returned promise `ready` resolves once the watch is open (start the action after it).
  */
-export function firstWatchEvent(kc: KubeConfig, path: string, matches: (obj: any) => boolean): { ready: Promise<void>; at: Promise<number>; stop: () => void } {
+export function firstWatchEvent(
+  kc: KubeConfig,
+  path: string,
+  matches: (obj: any) => boolean,
+): { ready: Promise<void>; at: Promise<number>; stop: () => void } {
   let controller: AbortController | undefined;
   let stopped = false;
   let resolveAt!: (t: number) => void;
@@ -19,11 +23,16 @@ export function firstWatchEvent(kc: KubeConfig, path: string, matches: (obj: any
     rejectAt = reject;
   });
   const ready = new Watch(kc)
-    .watch(path, {}, (_type, obj) => {
-      if (matches(obj)) resolveAt(Date.now());
-    }, (err) => {
-      if (!stopped) rejectAt(new Error(`watch ${path} ended before the awaited change: ${String(err)}`));
-    })
+    .watch(
+      path,
+      {},
+      (_type, obj) => {
+        if (matches(obj)) resolveAt(Date.now());
+      },
+      (err) => {
+        if (!stopped) rejectAt(new Error(`watch ${path} ended before the awaited change: ${String(err)}`));
+      },
+    )
     .then((c) => {
       controller = c;
     });
@@ -38,7 +47,11 @@ export function firstWatchEvent(kc: KubeConfig, path: string, matches: (obj: any
 }
 
 /** The RFC 5227 frames one node sent for `vip` on the router's segment, with their capture times. */
-export function handoverFrames(frames: readonly Frame[], vip: string, mac: string): { probes: number[]; announcements: number[] } {
+export function handoverFrames(
+  frames: readonly Frame[],
+  vip: string,
+  mac: string,
+): { probes: number[]; announcements: number[] } {
   const from = frames.filter((f) => f.arp?.op === 1 && f.arp.sha.toLowerCase() === mac && f.arp.tip === vip);
   return {
     probes: from.filter((f) => f.arp!.sip === '0.0.0.0').map((f) => f.timeMs),

@@ -35,13 +35,29 @@ describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbea
     maps.addAddress(VIP);
     maps.close();
     fs.unlinkSync(configPin());
-    execFileSync('bpftool', ['map', 'create', configPin(), 'type', 'hash', 'key', '4', 'value', String(CONFIG_VALUE_BEFORE_FO_2), 'entries', String(LIMITS.JUNEAU_CONFIG_MAX), 'name', MAP_NAMES.config]);
+    execFileSync('bpftool', [
+      'map',
+      'create',
+      configPin(),
+      'type',
+      'hash',
+      'key',
+      '4',
+      'value',
+      String(CONFIG_VALUE_BEFORE_FO_2),
+      'entries',
+      String(LIMITS.JUNEAU_CONFIG_MAX),
+      'name',
+      MAP_NAMES.config,
+    ]);
     expect(valueSize()).toBe(CONFIG_VALUE_BEFORE_FO_2);
 
     const before = monotonicNowNs();
     const second = await rig.attach(0, { mode: 'auto', answerExpiryMs: 5_000 });
     expect(second.replacedProgramId).toBe(first.programId);
-    expect(second.adoptedMaps.sort()).toEqual([MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats, MAP_NAMES.filter].sort());
+    expect(second.adoptedMaps.sort()).toEqual(
+      [MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats, MAP_NAMES.filter].sort(),
+    );
     expect(valueSize()).toBe(CONFIG_VALUE.size);
     const config = rig.maps(0).interfaceConfig(second.ifindex)!;
     expect(config.expiryNs).toBe(5_000_000_000n);

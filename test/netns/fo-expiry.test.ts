@@ -42,7 +42,10 @@ describeAsRoot('FO-2 answers expire with their agent (real XDP)', () => {
   /** Probes every GAP_MS for `ms`; returns, per probe, ms after `since` it was sent and whether it was answered. */
   async function probeFor(ms: number, since: number, during: () => Promise<void> = async () => undefined) {
     const frames = await rig.capture(async () => {
-      await Promise.all([rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: Math.ceil(ms / GAP_MS), gapMs: GAP_MS }), during()]);
+      await Promise.all([
+        rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: Math.ceil(ms / GAP_MS), gapMs: GAP_MS }),
+        during(),
+      ]);
     });
     const requests = frames.filter((f) => f.arp?.op === ARP_REQUEST && f.arp.tip === VIP && f.arp.sip === CLIENT_IP);
     const replies = repliesFor(frames, VIP);
@@ -68,7 +71,9 @@ describeAsRoot('FO-2 answers expire with their agent (real XDP)', () => {
     expect(answered.length).toBeGreaterThan(10);
     expect(unanswered.length).toBeGreaterThan(10);
     expect(rig.maps(0).stats().JUNEAU_DROP_EXPIRED - dropsBefore).toBe(BigInt(unanswered.length));
-    process.stdout.write(`FO-2: last answer ${Math.round(Math.max(...answered.map((p) => p.at)))} ms after the heartbeat, first silence ${Math.round(Math.min(...unanswered.map((p) => p.at)))} ms (expiry ${EXPIRY_MS} ms)\n`);
+    process.stdout.write(
+      `FO-2: last answer ${Math.round(Math.max(...answered.map((p) => p.at)))} ms after the heartbeat, first silence ${Math.round(Math.min(...unanswered.map((p) => p.at)))} ms (expiry ${EXPIRY_MS} ms)\n`,
+    );
   });
 
   test('FO-2: a restart within the expiry loses no answer: the new loader keeps the pinned heartbeat, the refresh after it extends the answers', async () => {

@@ -53,7 +53,11 @@ export function parseIpv4(frame: Buffer, at = 14): Ipv4Packet | undefined {
 }
 
 function pseudoSum(p: Pick<Ipv4Packet, 'src' | 'dst'>, proto: number, l4: Buffer): number {
-  const pseudo = Buffer.concat([ipv4ToBytes(p.src), ipv4ToBytes(p.dst), Buffer.from([0, proto, l4.length >> 8, l4.length & 0xff])]);
+  const pseudo = Buffer.concat([
+    ipv4ToBytes(p.src),
+    ipv4ToBytes(p.dst),
+    Buffer.from([0, proto, l4.length >> 8, l4.length & 0xff]),
+  ]);
   return checksum(Buffer.concat([pseudo, l4]));
 }
 
@@ -94,7 +98,8 @@ export function parseIcmpError(p: Ipv4Packet): IcmpError | undefined {
   const inner = parseIpv4(p.payload, 8);
   if (!inner) return undefined;
   const carried = p.payload.length - 8 - inner.header.length;
-  const whole = carried >= inner.payload.length && inner.payload.length === p.payload.readUInt16BE(8 + 2) - inner.header.length;
+  const whole =
+    carried >= inner.payload.length && inner.payload.length === p.payload.readUInt16BE(8 + 2) - inner.header.length;
   return {
     type: p.payload[0],
     code: p.payload[1],
@@ -112,7 +117,7 @@ export function pcapFrames(file: Buffer): Buffer[] {
   const le = file.readUInt32LE(0) === 0xa1b2c3d4 || file.readUInt32LE(0) === 0xa1b23c4d;
   const u32 = (at: number) => (le ? file.readUInt32LE(at) : file.readUInt32BE(at));
   const frames: Buffer[] = [];
-  for (let at = 24; at + 16 <= file.length; ) {
+  for (let at = 24; at + 16 <= file.length;) {
     const captured = u32(at + 8);
     frames.push(file.subarray(at + 16, at + 16 + captured));
     at += 16 + captured;

@@ -13,24 +13,42 @@ describeAsRoot('direct ElasticIPs through the node (DIR-1)', () => {
     await rig.addSecondPod();
     await rig.attach(['pod0', 'pod1']);
     for (const ns of [rig.pod, rig.pod2]) await rig.in(ns, 'ip', 'addr', 'add', `${EIP}/32`, 'dev', 'lo');
-    for (const scope of ['all', 'default', 'pod0', 'pod1']) await rig.sysctl(rig.node, `net.ipv4.conf.${scope}.rp_filter`, '1');
+    for (const scope of ['all', 'default', 'pod0', 'pod1'])
+      await rig.sysctl(rig.node, `net.ipv4.conf.${scope}.rp_filter`, '1');
   }, 60_000);
 
   test('DIR-1: a TCP connection to a direct ElasticIP reaches the pod that holds it, unchanged both ways; counted per ElasticIP', async () => {
     rig.maps().sync([], [{ elasticIP: EIP, address: POD }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '50000')).toEqual({ banner: `client=${ROUTER_EXT}`, sent: 50000, echoed: 50000, intact: true });
+    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '50000')).toEqual({
+      banner: `client=${ROUTER_EXT}`,
+      sent: 50000,
+      echoed: 50000,
+      intact: true,
+    });
     expect(await server.result).toEqual({ client: ROUTER_EXT, received: 50000 });
     const [entry] = rig.maps().entries();
-    expect({ elasticIP: entry.elasticIP, kind: entry.kind, in: entry.inPackets > 0n, out: entry.outPackets > 0n }).toEqual({ elasticIP: EIP, kind: 'direct', in: true, out: true });
+    expect({
+      elasticIP: entry.elasticIP,
+      kind: entry.kind,
+      in: entry.inPackets > 0n,
+      out: entry.outPackets > 0n,
+    }).toEqual({ elasticIP: EIP, kind: 'direct', in: true, out: true });
     const stats = rig.maps().stats();
-    expect([stats.JUNEAU_NAT_DIRECT_IN > 0n, stats.JUNEAU_NAT_DIRECT_OUT > 0n, stats.JUNEAU_NAT_DNAT]).toEqual([true, true, 0n]);
+    expect([stats.JUNEAU_NAT_DIRECT_IN > 0n, stats.JUNEAU_NAT_DIRECT_OUT > 0n, stats.JUNEAU_NAT_DNAT]).toEqual([
+      true,
+      true,
+      0n,
+    ]);
   });
 
   test('DIR-1: after the pod moves (another NIC address holds the ElasticIP), packets reach the new pod; removed, nothing is left', async () => {
     rig.maps().sync([], [{ elasticIP: EIP, address: POD2 }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod2, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '1000')).toMatchObject({ banner: `client=${ROUTER_EXT}`, intact: true });
+    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '1000')).toMatchObject({
+      banner: `client=${ROUTER_EXT}`,
+      intact: true,
+    });
     expect((await server.result).client).toBe(ROUTER_EXT);
     rig.maps().sync([], []);
     expect([rig.maps().directMap.keys(), rig.maps().countersMap.keys()]).toEqual([[], []]);

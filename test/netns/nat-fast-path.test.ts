@@ -12,7 +12,8 @@ import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 
 jest.setTimeout(30_000);
 
-const ipv4 = (frames: Buffer[]): Ipv4Packet[] => frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
+const ipv4 = (frames: Buffer[]): Ipv4Packet[] =>
+  frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
 
 /** A UDP header and payload whose checksum is right for `src` -> `dst` (or zero: none). */
 function udp(src: string, dst: string, sport: number, withChecksum: boolean): Buffer {
@@ -44,48 +45,72 @@ function l4Checksum(src: string, dst: string, proto: number, l4: Buffer): number
   return checksum(Buffer.concat([addr(src), addr(dst), Buffer.from([0, proto, l4.length >> 8, l4.length & 0xff]), l4]));
 }
 
-describeAsRoot('tc_nat_in fast path: in-place rewrite with the checksums and TTL computed in the program (NAT-1, NAT-3)', () => {
-  const rig = useNatRig();
+describeAsRoot(
+  'tc_nat_in fast path: in-place rewrite with the checksums and TTL computed in the program (NAT-1, NAT-3)',
+  () => {
+    const rig = useNatRig();
 
-  beforeAll(async () => {
-    await rig.attach();
-    rig.maps().sync([{ elasticIP: EIP, address: POD }]);
-  }, 60_000);
+    beforeAll(async () => {
+      await rig.attach();
+      rig.maps().sync([{ elasticIP: EIP, address: POD }]);
+    }, 60_000);
 
-  const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
-  const delta = (before: Record<NatReasonName, bigint>, after: Record<NatReasonName, bigint>) =>
-    Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as NatReasonName]]).filter(([, v]) => v !== 0n));
+    const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
+    const delta = (before: Record<NatReasonName, bigint>, after: Record<NatReasonName, bigint>) =>
+      Object.fromEntries(
+        Object.entries(after)
+          .map(([k, v]) => [k, v - before[k as NatReasonName]])
+          .filter(([, v]) => v !== 0n),
+      );
 
-  test('NAT-1, NAT-3: UDP with and without a checksum and a TCP SYN arrive at the pod translated, TTL 63, every checksum right', async () => {
-    const base = { srcMac: rig.routerMac, dstMac: rig.nodeExtMac, src: ROUTER_EXT, dst: EIP };
-    const before = stats();
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp(ROUTER_EXT, EIP, 5001, true) }));
-      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp(ROUTER_EXT, EIP, 5002, false) }));
-      await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: tcpSyn(ROUTER_EXT, EIP) }));
-    }, ['ip', 'and', 'dst', 'host', POD]); // not the pod's answers (a RST to the SYN)
-    const seen = ipv4(atPod).map((p) => ({ src: p.src, dst: p.dst, proto: p.proto, ttl: p.ttl, ...checkPacket(p) }));
-    expect(seen).toEqual([
-      { src: ROUTER_EXT, dst: POD, proto: 17, ttl: 63, ip: true, l4: true },
-      { src: ROUTER_EXT, dst: POD, proto: 17, ttl: 63, ip: true, l4: 'zero' },
-      { src: ROUTER_EXT, dst: POD, proto: 6, ttl: 63, ip: true, l4: true },
-    ]);
-    expect(delta(before, stats())).toMatchObject({ JUNEAU_NAT_DNAT_REDIRECT: 3n });
-  });
+    test('NAT-1, NAT-3: UDP with and without a checksum and a TCP SYN arrive at the pod translated, TTL 63, every checksum right', async () => {
+      const base = { srcMac: rig.routerMac, dstMac: rig.nodeExtMac, src: ROUTER_EXT, dst: EIP };
+      const before = stats();
+      const atPod = await rig.capture(
+        rig.pod,
+        'eth0',
+        async () => {
+          await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp(ROUTER_EXT, EIP, 5001, true) }));
+          await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp(ROUTER_EXT, EIP, 5002, false) }));
+          await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: tcpSyn(ROUTER_EXT, EIP) }));
+        },
+        ['ip', 'and', 'dst', 'host', POD],
+      ); // not the pod's answers (a RST to the SYN)
+      const seen = ipv4(atPod).map((p) => ({ src: p.src, dst: p.dst, proto: p.proto, ttl: p.ttl, ...checkPacket(p) }));
+      expect(seen).toEqual([
+        { src: ROUTER_EXT, dst: POD, proto: 17, ttl: 63, ip: true, l4: true },
+        { src: ROUTER_EXT, dst: POD, proto: 17, ttl: 63, ip: true, l4: 'zero' },
+        { src: ROUTER_EXT, dst: POD, proto: 6, ttl: 63, ip: true, l4: true },
+      ]);
+      expect(delta(before, stats())).toMatchObject({ JUNEAU_NAT_DNAT_REDIRECT: 3n });
+    });
 
-  test('NAT-3: a datagram with IP options takes the general path and arrives translated the same way', async () => {
-    const payload = udp(ROUTER_EXT, EIP, 5003, true);
-    const frame = craftFrame({ srcMac: rig.routerMac, dstMac: rig.nodeExtMac, src: ROUTER_EXT, dst: EIP, proto: 17, payload });
-    // Four bytes of options (end-of-list) after the 20-byte header: IHL 6, header checksum redone.
-    const header = Buffer.concat([frame.subarray(14, 34), Buffer.alloc(4)]);
-    header[0] = 0x46;
-    header.writeUInt16BE(header.length + payload.length, 2);
-    header.writeUInt16BE(0, 10);
-    header.writeUInt16BE(checksum(header), 10);
-    const before = stats();
-    const atPod = await rig.capture(rig.pod, 'eth0', () => rig.sendFrame(Buffer.concat([frame.subarray(0, 14), header, payload])), ['udp', 'and', 'dst', 'host', POD]);
-    const seen = ipv4(atPod).map((p) => ({ dst: p.dst, ttl: p.ttl, ihl: p.header.length, ...checkPacket(p) }));
-    expect(seen).toEqual([{ dst: POD, ttl: 63, ihl: 24, ip: true, l4: true }]);
-    expect(delta(before, stats())).toMatchObject({ JUNEAU_NAT_DNAT_REDIRECT: 1n });
-  });
-});
+    test('NAT-3: a datagram with IP options takes the general path and arrives translated the same way', async () => {
+      const payload = udp(ROUTER_EXT, EIP, 5003, true);
+      const frame = craftFrame({
+        srcMac: rig.routerMac,
+        dstMac: rig.nodeExtMac,
+        src: ROUTER_EXT,
+        dst: EIP,
+        proto: 17,
+        payload,
+      });
+      // Four bytes of options (end-of-list) after the 20-byte header: IHL 6, header checksum redone.
+      const header = Buffer.concat([frame.subarray(14, 34), Buffer.alloc(4)]);
+      header[0] = 0x46;
+      header.writeUInt16BE(header.length + payload.length, 2);
+      header.writeUInt16BE(0, 10);
+      header.writeUInt16BE(checksum(header), 10);
+      const before = stats();
+      const atPod = await rig.capture(
+        rig.pod,
+        'eth0',
+        () => rig.sendFrame(Buffer.concat([frame.subarray(0, 14), header, payload])),
+        ['udp', 'and', 'dst', 'host', POD],
+      );
+      const seen = ipv4(atPod).map((p) => ({ dst: p.dst, ttl: p.ttl, ihl: p.header.length, ...checkPacket(p) }));
+      expect(seen).toEqual([{ dst: POD, ttl: 63, ihl: 24, ip: true, l4: true }]);
+      expect(delta(before, stats())).toMatchObject({ JUNEAU_NAT_DNAT_REDIRECT: 1n });
+    });
+  },
+);

@@ -27,12 +27,26 @@ describeAsRoot('ElasticIP NAT with GSO/GRO and checksum offload on (NAT-3)', () 
 
   test('NAT-3: 5 MB each way through the ElasticIP, inbound and outbound connections, arrive intact', async () => {
     const inbound = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '5000000')).toEqual({ banner: `client=${ROUTER_EXT}`, sent: 5000000, echoed: 5000000, intact: true });
+    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '5000000')).toEqual({
+      banner: `client=${ROUTER_EXT}`,
+      sent: 5000000,
+      echoed: 5000000,
+      intact: true,
+    });
     expect(await inbound.result).toEqual({ client: ROUTER_EXT, received: 5000000 });
     const outbound = await rig.serve<{ client: string; received: number }>(rig.server, 'tcp-server', '8081');
-    expect(await rig.tool(rig.pod, 'tcp-client', SERVER, '8081', '5000000')).toEqual({ banner: `client=${EIP}`, sent: 5000000, echoed: 5000000, intact: true });
+    expect(await rig.tool(rig.pod, 'tcp-client', SERVER, '8081', '5000000')).toEqual({
+      banner: `client=${EIP}`,
+      sent: 5000000,
+      echoed: 5000000,
+      intact: true,
+    });
     expect(await outbound.result).toEqual({ client: EIP, received: 5000000 });
     const stats = rig.maps().stats();
-    expect([stats.JUNEAU_NAT_DNAT_REDIRECT > 0n, stats.JUNEAU_NAT_SNAT_REDIRECT > 0n, stats.JUNEAU_NAT_PASS_REWRITE_FAILED]).toEqual([true, true, 0n]);
+    expect([
+      stats.JUNEAU_NAT_DNAT_REDIRECT > 0n,
+      stats.JUNEAU_NAT_SNAT_REDIRECT > 0n,
+      stats.JUNEAU_NAT_PASS_REWRITE_FAILED,
+    ]).toEqual([true, true, 0n]);
   });
 });

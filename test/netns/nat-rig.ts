@@ -77,14 +77,30 @@ export class NatRig {
     await this.addr(this.node, 'pod0', `${NODE_POD}/24`);
     await this.addr(this.pod, 'eth0', `${POD}/24`);
     await this.addr(this.server, 'eth0', `${SERVER}/24`);
-    for (const [ns, dev] of [[this.router, 's0'], [this.server, 'eth0']]) await this.in(ns, 'ip', 'link', 'set', dev, 'mtu', String(SERVER_MTU));
+    for (const [ns, dev] of [
+      [this.router, 's0'],
+      [this.server, 'eth0'],
+    ])
+      await this.in(ns, 'ip', 'link', 'set', dev, 'mtu', String(SERVER_MTU));
     for (const ns of [this.router, this.node]) await this.sysctl(ns, 'net.ipv4.ip_forward', '1');
     await this.in(this.node, 'ip', 'route', 'add', 'default', 'via', ROUTER_EXT);
     await this.in(this.pod, 'ip', 'route', 'add', 'default', 'via', NODE_POD);
     await this.in(this.server, 'ip', 'route', 'add', 'default', 'via', ROUTER_SRV);
     this.nodeExtMac = await this.mac(this.node, 'ext0');
     this.routerMac = await this.mac(this.router, 'r0');
-    await this.in(this.router, 'ip', 'neigh', 'replace', EIP, 'lladdr', this.nodeExtMac, 'dev', 'r0', 'nud', 'permanent');
+    await this.in(
+      this.router,
+      'ip',
+      'neigh',
+      'replace',
+      EIP,
+      'lladdr',
+      this.nodeExtMac,
+      'dev',
+      'r0',
+      'nud',
+      'permanent',
+    );
     // What the NAT passes untouched to the ElasticIP stops at the node instead of bouncing
     // between node and router until its TTL runs out (the router sends the ElasticIP to the node).
     await this.in(this.node, 'ip', 'route', 'add', 'blackhole', `${EIP}/32`);
@@ -109,8 +125,12 @@ export class NatRig {
     await run('ip', ['link', 'set', b, 'netns', nsB]);
     await this.in(nsA, 'ip', 'link', 'set', a, 'name', devA);
     await this.in(nsB, 'ip', 'link', 'set', b, 'name', devB);
-    for (const [ns, dev] of [[nsA, devA], [nsB, devB]]) {
-      if (!this.options.offloads) await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
+    for (const [ns, dev] of [
+      [nsA, devA],
+      [nsB, devB],
+    ]) {
+      if (!this.options.offloads)
+        await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
       await this.in(ns, 'ip', 'link', 'set', dev, 'up');
     }
   }
@@ -148,7 +168,19 @@ export class NatRig {
   async attach(pods: string[] = ['pod0']): Promise<{ filters: { in: number; out: number } }> {
     const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
     const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir });
-    return JSON.parse(await this.in(this.node, 'setpriv', `--bounding-set=${caps}`, '--inh-caps=-all', '--', TSX, LOADER, 'attach', request)) as { filters: { in: number; out: number } };
+    return JSON.parse(
+      await this.in(
+        this.node,
+        'setpriv',
+        `--bounding-set=${caps}`,
+        '--inh-caps=-all',
+        '--',
+        TSX,
+        LOADER,
+        'attach',
+        request,
+      ),
+    ) as { filters: { in: number; out: number } };
   }
 
   async detach(pods: string[] = ['pod0']): Promise<void> {
@@ -169,7 +201,9 @@ export class NatRig {
 
   /** Starts nat_tool.py as a server; resolves once it listens; `result` resolves with its JSON. */
   async serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
-    const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.children.add(child);
     let stdout = '';
     let stderr = '';
@@ -194,7 +228,26 @@ export class NatRig {
   /** Every frame `dev` in `ns` sees while `during` runs (tcpdump, optional filter). */
   async capture(ns: string, dev: string, during: () => Promise<void>, filter: string[] = []): Promise<Buffer[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-B', '16384', '-i', dev, '-U', '-n', '-w', file, ...filter], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const tcpdump = spawn(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${ns}`,
+        'tcpdump',
+        '-Z',
+        'root',
+        '--immediate-mode',
+        '-B',
+        '16384',
+        '-i',
+        dev,
+        '-U',
+        '-n',
+        '-w',
+        file,
+        ...filter,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`tcpdump did not start: ${stderr}`)), 10_000);

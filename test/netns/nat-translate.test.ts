@@ -17,7 +17,8 @@ interface Seen {
   seen: Array<{ from: string; port: number; len: number; ok: boolean }>;
 }
 
-const ipv4 = (frames: Buffer[]): Ipv4Packet[] => frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
+const ipv4 = (frames: Buffer[]): Ipv4Packet[] =>
+  frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
 
 describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through real namespaces', () => {
   const rig = useNatRig();
@@ -27,10 +28,18 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     rig.maps().sync([{ elasticIP: EIP, address: POD }]);
   }, 60_000);
 
-  const counters = (): NatEntry => rig.maps().entries().find((e) => e.elasticIP === EIP)!;
+  const counters = (): NatEntry =>
+    rig
+      .maps()
+      .entries()
+      .find((e) => e.elasticIP === EIP)!;
   const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
   const delta = (before: Record<NatReasonName, bigint>, after: Record<NatReasonName, bigint>) =>
-    Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as NatReasonName]]).filter(([, v]) => v !== 0n));
+    Object.fromEntries(
+      Object.entries(after)
+        .map(([k, v]) => [k, v - before[k as NatReasonName]])
+        .filter(([, v]) => v !== 0n),
+    );
 
   test('NAT-1, NAT-3: a TCP connection to the ElasticIP reaches the pod, which sees the router as client; bytes both ways', async () => {
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
@@ -51,9 +60,14 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const beforeStats = stats();
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9000', '5');
     let sent: Answers | undefined;
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9000', '100', '5', 'nodf');
-    }, ['udp']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9000', '100', '5', 'nodf');
+      },
+      ['udp'],
+    );
     expect(sent).toEqual({ answers: Array(5).fill({ from: EIP, len: 100, ok: true }), errors: [] });
     expect((await server.result).seen.map((s) => s.from)).toEqual(Array(5).fill(ROUTER_EXT));
     const inbound = ipv4(atPod).filter((p) => p.dst === POD);
@@ -62,87 +76,192 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const after = counters();
     const frame = 14 + 20 + 8 + 100;
     expect({
-      inPackets: after.inPackets - before.inPackets, inBytes: after.inBytes - before.inBytes,
-      outPackets: after.outPackets - before.outPackets, outBytes: after.outBytes - before.outBytes,
+      inPackets: after.inPackets - before.inPackets,
+      inBytes: after.inBytes - before.inBytes,
+      outPackets: after.outPackets - before.outPackets,
+      outBytes: after.outBytes - before.outBytes,
     }).toEqual({ inPackets: 5n, inBytes: BigInt(5 * frame), outPackets: 5n, outBytes: BigInt(5 * frame) });
-    expect(delta(beforeStats, stats())).toEqual({ JUNEAU_NAT_DNAT_REDIRECT: 5n, JUNEAU_NAT_SNAT_REDIRECT: 5n, JUNEAU_NAT_PASS_UNMAPPED: 5n });
+    expect(delta(beforeStats, stats())).toEqual({
+      JUNEAU_NAT_DNAT_REDIRECT: 5n,
+      JUNEAU_NAT_SNAT_REDIRECT: 5n,
+      JUNEAU_NAT_PASS_UNMAPPED: 5n,
+    });
   });
 
   test('NAT-3: a UDP datagram sent with a zero checksum arrives at the pod with a zero checksum and is received', async () => {
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9001', '1');
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      await rig.tool(rig.router, 'udp-raw', ROUTER_EXT, EIP, '5555', '9001', '64', 'zero', '1');
-      expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: 5555, len: 64, ok: true }]);
-    }, ['udp', 'and', 'dst', 'port', '9001']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        await rig.tool(rig.router, 'udp-raw', ROUTER_EXT, EIP, '5555', '9001', '64', 'zero', '1');
+        expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: 5555, len: 64, ok: true }]);
+      },
+      ['udp', 'and', 'dst', 'port', '9001'],
+    );
     const [p] = ipv4(atPod);
     expect({ dst: p.dst, ...checkPacket(p) }).toEqual({ dst: POD, ip: true, l4: 'zero' });
   });
 
   test('NAT-3: ICMP echo to the ElasticIP is answered from the ElasticIP', async () => {
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      expect(await rig.tool(rig.router, 'ping', EIP, '3')).toEqual({ replies: [EIP, EIP, EIP] });
-    }, ['icmp']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        expect(await rig.tool(rig.router, 'ping', EIP, '3')).toEqual({ replies: [EIP, EIP, EIP] });
+      },
+      ['icmp'],
+    );
     const requests = ipv4(atPod).filter((p) => p.dst === POD && p.payload[0] === 8);
     expect(requests).toHaveLength(3);
     for (const p of requests) expect(checkPacket(p)).toEqual({ ip: true, l4: true });
   });
 
-  test('EIP-6 inbound: the router\'s fragmentation-needed reaches the pod naming the pod\'s own address; the pod learns MTU 1280', async () => {
+  test("EIP-6 inbound: the router's fragmentation-needed reaches the pod naming the pod's own address; the pod learns MTU 1280", async () => {
     let sent: Answers | undefined;
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9100', '1400', '2', 'df');
-    }, ['icmp']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9100', '1400', '2', 'df');
+      },
+      ['icmp'],
+    );
     // The first datagram dies at the MTU 1280 link and the error comes back to the socket (the
     // pod's kernel matched the rewritten embedded header to its flow); the second is refused
     // locally by the MTU it learned.
     expect(sent!.errors).toEqual(['Message too long', 'Message too long']);
-    const errors = ipv4(atPod).map((p) => ({ p, e: parseIcmpError(p) })).filter((x) => x.e);
+    const errors = ipv4(atPod)
+      .map((p) => ({ p, e: parseIcmpError(p) }))
+      .filter((x) => x.e);
     expect(errors).toHaveLength(1);
     const { p, e } = errors[0];
-    expect({ dst: p.dst, ip: checkPacket(p).ip, type: e!.type, code: e!.code, mtu: e!.mtu, icmp: e!.icmpChecksumOk, innerSrc: e!.inner.src, innerDst: e!.inner.dst, innerIp: e!.innerIpChecksumOk })
-      .toEqual({ dst: POD, ip: true, type: 3, code: 4, mtu: SERVER_MTU, icmp: true, innerSrc: POD, innerDst: SERVER, innerIp: true });
+    expect({
+      dst: p.dst,
+      ip: checkPacket(p).ip,
+      type: e!.type,
+      code: e!.code,
+      mtu: e!.mtu,
+      icmp: e!.icmpChecksumOk,
+      innerSrc: e!.inner.src,
+      innerDst: e!.inner.dst,
+      innerIp: e!.innerIpChecksumOk,
+    }).toEqual({
+      dst: POD,
+      ip: true,
+      type: 3,
+      code: 4,
+      mtu: SERVER_MTU,
+      icmp: true,
+      innerSrc: POD,
+      innerDst: SERVER,
+      innerIp: true,
+    });
     expect(await rig.learnedMtu(rig.pod, SERVER)).toBe(SERVER_MTU);
   });
 
-  test('EIP-6 inbound: a port-unreachable carrying the whole datagram has its embedded UDP checksum rewritten too; the pod\'s socket gets it', async () => {
+  test("EIP-6 inbound: a port-unreachable carrying the whole datagram has its embedded UDP checksum rewritten too; the pod's socket gets it", async () => {
     const beforeStats = stats();
     let sent: Answers | undefined;
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9199', '100', '1', 'nodf');
-    }, ['icmp']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9199', '100', '1', 'nodf');
+      },
+      ['icmp'],
+    );
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const [e] = ipv4(atPod).map(parseIcmpError).filter((x) => x);
-    expect({ type: e!.type, code: e!.code, icmp: e!.icmpChecksumOk, innerSrc: e!.inner.src, innerIp: e!.innerIpChecksumOk, innerUdp: e!.innerL4ChecksumOk })
-      .toEqual({ type: 3, code: 3, icmp: true, innerSrc: POD, innerIp: true, innerUdp: true });
+    const [e] = ipv4(atPod)
+      .map(parseIcmpError)
+      .filter((x) => x);
+    expect({
+      type: e!.type,
+      code: e!.code,
+      icmp: e!.icmpChecksumOk,
+      innerSrc: e!.inner.src,
+      innerIp: e!.innerIpChecksumOk,
+      innerUdp: e!.innerL4ChecksumOk,
+    }).toEqual({ type: 3, code: 3, icmp: true, innerSrc: POD, innerIp: true, innerUdp: true });
     expect(delta(beforeStats, stats())).toMatchObject({ JUNEAU_NAT_EVENT_ICMP_ERROR: 1n });
   });
 
-  test('EIP-6 outbound: the pod\'s port-unreachable leaves from the ElasticIP naming it inside; the router\'s socket gets it', async () => {
+  test("EIP-6 outbound: the pod's port-unreachable leaves from the ElasticIP naming it inside; the router's socket gets it", async () => {
     let sent: Answers | undefined;
-    const atRouter = await rig.capture(rig.router, 'r0', async () => {
-      sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9999', '100', '1', 'nodf');
-    }, ['icmp']);
+    const atRouter = await rig.capture(
+      rig.router,
+      'r0',
+      async () => {
+        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9999', '100', '1', 'nodf');
+      },
+      ['icmp'],
+    );
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const errors = ipv4(atRouter).map((p) => ({ p, e: parseIcmpError(p) })).filter((x) => x.e);
+    const errors = ipv4(atRouter)
+      .map((p) => ({ p, e: parseIcmpError(p) }))
+      .filter((x) => x.e);
     expect(errors).toHaveLength(1);
     const { p, e } = errors[0];
-    expect({ src: p.src, ip: checkPacket(p).ip, type: e!.type, icmp: e!.icmpChecksumOk, innerSrc: e!.inner.src, innerDst: e!.inner.dst, innerIp: e!.innerIpChecksumOk, innerUdp: e!.innerL4ChecksumOk })
-      .toEqual({ src: EIP, ip: true, type: 3, icmp: true, innerSrc: ROUTER_EXT, innerDst: EIP, innerIp: true, innerUdp: true });
+    expect({
+      src: p.src,
+      ip: checkPacket(p).ip,
+      type: e!.type,
+      icmp: e!.icmpChecksumOk,
+      innerSrc: e!.inner.src,
+      innerDst: e!.inner.dst,
+      innerIp: e!.innerIpChecksumOk,
+      innerUdp: e!.innerL4ChecksumOk,
+    }).toEqual({
+      src: EIP,
+      ip: true,
+      type: 3,
+      icmp: true,
+      innerSrc: ROUTER_EXT,
+      innerDst: EIP,
+      innerIp: true,
+      innerUdp: true,
+    });
   });
 
-  test('EIP-6 outbound: the node\'s own fragmentation-needed about a translated packet names the ElasticIP; the router learns the MTU', async () => {
+  test("EIP-6 outbound: the node's own fragmentation-needed about a translated packet names the ElasticIP; the router learns the MTU", async () => {
     await rig.in(rig.node, 'ip', 'link', 'set', 'pod0', 'mtu', String(SERVER_MTU));
     try {
       let sent: Answers | undefined;
-      const atRouter = await rig.capture(rig.router, 'r0', async () => {
-        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9200', '1400', '2', 'df');
-      }, ['icmp']);
+      const atRouter = await rig.capture(
+        rig.router,
+        'r0',
+        async () => {
+          sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9200', '1400', '2', 'df');
+        },
+        ['icmp'],
+      );
       expect(sent!.errors).toEqual(['Message too long', 'Message too long']);
-      const errors = ipv4(atRouter).map((p) => ({ p, e: parseIcmpError(p) })).filter((x) => x.e);
+      const errors = ipv4(atRouter)
+        .map((p) => ({ p, e: parseIcmpError(p) }))
+        .filter((x) => x.e);
       expect(errors).toHaveLength(1);
       const { p, e } = errors[0];
-      expect({ src: p.src, ip: checkPacket(p).ip, type: e!.type, code: e!.code, mtu: e!.mtu, icmp: e!.icmpChecksumOk, innerSrc: e!.inner.src, innerDst: e!.inner.dst, innerIp: e!.innerIpChecksumOk })
-        .toEqual({ src: NODE_EXT, ip: true, type: 3, code: 4, mtu: SERVER_MTU, icmp: true, innerSrc: ROUTER_EXT, innerDst: EIP, innerIp: true });
+      expect({
+        src: p.src,
+        ip: checkPacket(p).ip,
+        type: e!.type,
+        code: e!.code,
+        mtu: e!.mtu,
+        icmp: e!.icmpChecksumOk,
+        innerSrc: e!.inner.src,
+        innerDst: e!.inner.dst,
+        innerIp: e!.innerIpChecksumOk,
+      }).toEqual({
+        src: NODE_EXT,
+        ip: true,
+        type: 3,
+        code: 4,
+        mtu: SERVER_MTU,
+        icmp: true,
+        innerSrc: ROUTER_EXT,
+        innerDst: EIP,
+        innerIp: true,
+      });
       expect(await rig.learnedMtu(rig.router, EIP)).toBe(SERVER_MTU);
     } finally {
       await rig.in(rig.node, 'ip', 'link', 'set', 'pod0', 'mtu', '1500');
@@ -155,12 +274,19 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     // TTL 1 expires at the node (its own error to the pod), TTL 2 at the router: its error goes to
     // the ElasticIP and reaches the pod's socket only with the embedded header naming the pod.
     expect(await rig.tool<Hops>(rig.pod, 'trace', SERVER, '33434', '5')).toEqual({
-      hops: [{ ttl: 1, from: NODE_POD, type: 11, code: 0 }, { ttl: 2, from: ROUTER_EXT, type: 11, code: 0 }, { ttl: 3, from: SERVER, type: 3, code: 3 }],
+      hops: [
+        { ttl: 1, from: NODE_POD, type: 11, code: 0 },
+        { ttl: 2, from: ROUTER_EXT, type: 11, code: 0 },
+        { ttl: 3, from: SERVER, type: 3, code: 3 },
+      ],
     });
     // From the router, TTL 1 expires at the node, whose error names the ElasticIP inside (tc_nat_out);
     // TTL 2 reaches the pod, which answers port-unreachable from the ElasticIP.
     expect(await rig.tool<Hops>(rig.router, 'trace', EIP, '33434', '5')).toEqual({
-      hops: [{ ttl: 1, from: NODE_EXT, type: 11, code: 0 }, { ttl: 2, from: EIP, type: 3, code: 3 }],
+      hops: [
+        { ttl: 1, from: NODE_EXT, type: 11, code: 0 },
+        { ttl: 2, from: EIP, type: 3, code: 3 },
+      ],
     });
   });
 
@@ -169,13 +295,22 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const beforeStats = stats();
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9300', '1');
     let sent: Answers | undefined;
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9300', '3000', '1', 'nodf');
-    }, ['ip', 'and', 'dst', POD]);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9300', '3000', '1', 'nodf');
+      },
+      ['ip', 'and', 'dst', POD],
+    );
     expect(sent).toEqual({ answers: [{ from: EIP, len: 3000, ok: true }], errors: [] });
     expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: expect.any(Number), len: 3000, ok: true }]);
     const fragments = ipv4(atPod);
-    expect(fragments.map((f) => [f.fragOffset, f.moreFragments, checkPacket(f).ip])).toEqual([[0, true, true], [1480, true, true], [2960, false, true]]);
+    expect(fragments.map((f) => [f.fragOffset, f.moreFragments, checkPacket(f).ip])).toEqual([
+      [0, true, true],
+      [1480, true, true],
+      [2960, false, true],
+    ]);
     // Reassembled here: the UDP checksum the first fragment carries covers the whole datagram.
     const whole = Buffer.concat(fragments.map((f) => f.payload));
     expect(checkPacket({ ...fragments[0], fragOffset: 0, moreFragments: false, payload: whole }).l4).toBe(true);
@@ -189,28 +324,44 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const beforeStats = stats();
     const base = { srcMac: rig.routerMac, dstMac: rig.nodeExtMac, src: ROUTER_EXT, dst: EIP };
     const udp = Buffer.from([0x15, 0xb3, 0x23, 0x28, 0x00, 0x10, 0x12, 0x34, 1, 2, 3, 4, 5, 6, 7, 8]);
-    const atPod = await rig.capture(rig.pod, 'eth0', async () => {
-      // Total length beyond the frame.
-      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, totalLength: 400 }));
-      // IHL below 5, and an IPv6 version nibble in an IPv4 frame.
-      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x44 }));
-      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x65 }));
-      // A first fragment of TCP that ends before the TCP checksum.
-      await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: Buffer.alloc(10, 1), fragment: 0x2000 }));
-      // An ICMP error whose embedded header is cut short.
-      await rig.sendFrame(craftFrame({ ...base, proto: 1, payload: Buffer.from([3, 3, 0, 0, 0, 0, 0, 0, 0x45, 0, 0, 40, 0, 0]) }));
-    }, ['ip']);
+    const atPod = await rig.capture(
+      rig.pod,
+      'eth0',
+      async () => {
+        // Total length beyond the frame.
+        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, totalLength: 400 }));
+        // IHL below 5, and an IPv6 version nibble in an IPv4 frame.
+        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x44 }));
+        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x65 }));
+        // A first fragment of TCP that ends before the TCP checksum.
+        await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: Buffer.alloc(10, 1), fragment: 0x2000 }));
+        // An ICMP error whose embedded header is cut short.
+        await rig.sendFrame(
+          craftFrame({ ...base, proto: 1, payload: Buffer.from([3, 3, 0, 0, 0, 0, 0, 0, 0x45, 0, 0, 40, 0, 0]) }),
+        );
+      },
+      ['ip'],
+    );
     expect(ipv4(atPod)).toEqual([]);
-    expect(delta(beforeStats, stats())).toEqual({ JUNEAU_NAT_PASS_TRUNCATED: 2n, JUNEAU_NAT_PASS_MALFORMED: 2n, JUNEAU_NAT_PASS_ICMP_MALFORMED: 1n });
+    expect(delta(beforeStats, stats())).toEqual({
+      JUNEAU_NAT_PASS_TRUNCATED: 2n,
+      JUNEAU_NAT_PASS_MALFORMED: 2n,
+      JUNEAU_NAT_PASS_ICMP_MALFORMED: 1n,
+    });
     expect(counters()).toEqual(before);
   });
 
   test('NAT-2: a destination inside the cluster keeps the pod address', async () => {
     rig.maps().setInClusterPrefixes([{ address: ROUTER_EXT, prefixLength: 32 }]);
     try {
-      const atRouter = await rig.capture(rig.router, 'r0', async () => {
-        await rig.tool(rig.pod, 'udp-raw', POD, ROUTER_EXT, '7000', '7001', '20', 'csum', '1');
-      }, ['udp', 'and', 'port', '7001']);
+      const atRouter = await rig.capture(
+        rig.router,
+        'r0',
+        async () => {
+          await rig.tool(rig.pod, 'udp-raw', POD, ROUTER_EXT, '7000', '7001', '20', 'csum', '1');
+        },
+        ['udp', 'and', 'port', '7001'],
+      );
       expect(ipv4(atRouter).map((p) => p.src)).toEqual([POD]);
     } finally {
       rig.maps().setInClusterPrefixes([]);
@@ -224,7 +375,10 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     await rig.in(rig.node, 'nft', 'add rule ip cni post ip saddr 10.0.0.0/24 oifname "ext0" masquerade');
     try {
       const server = await rig.serve<{ client: string }>(rig.server, 'tcp-server', '8082');
-      expect(await rig.tool(rig.pod, 'tcp-client', SERVER, '8082', '10000')).toMatchObject({ banner: `client=${EIP}`, intact: true });
+      expect(await rig.tool(rig.pod, 'tcp-client', SERVER, '8082', '10000')).toMatchObject({
+        banner: `client=${EIP}`,
+        intact: true,
+      });
       expect((await server.result).client).toBe(EIP);
       const entries = await rig.in(rig.node, 'conntrack', '-L');
       expect(entries.split('\n').filter((l) => l.includes(POD) || l.includes(EIP))).toEqual([]);

@@ -43,13 +43,14 @@ export function parsePcap(file: Buffer): Frame[] {
   }
   const u32 = (at: number) => (le ? file.readUInt32LE(at) : file.readUInt32BE(at));
   const frames: Frame[] = [];
-  for (let at = 24; at + 16 <= file.length; ) {
+  for (let at = 24; at + 16 <= file.length;) {
     const captured = u32(at + 8);
     const timeMs = u32(at) * 1000 + u32(at + 4) / 1000;
     const data = file.subarray(at + 16, at + 16 + captured);
     at += 16 + captured;
     // Not enumerable: tests compare frames by value, where the capture time would differ.
-    if (data.length >= 14) frames.push(Object.defineProperty(parseFrame(data), 'timeMs', { value: timeMs, enumerable: false }) as Frame);
+    if (data.length >= 14)
+      frames.push(Object.defineProperty(parseFrame(data), 'timeMs', { value: timeMs, enumerable: false }) as Frame);
   }
   return frames;
 }

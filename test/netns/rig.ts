@@ -150,7 +150,9 @@ export class Rig {
   }
 
   async mac(ns: string, ifname: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{ address: string }>;
+    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{
+      address: string;
+    }>;
     return link.address;
   }
 
@@ -163,12 +165,24 @@ export class Rig {
 
   /** Attaches a single-program object (no-op, reflect) to `ifname` in namespace `ns`. */
   async attachObject(ns: string, ifname: string, objectPath: string, program: string, mode: XdpMode): Promise<number> {
-    const out = await this.in(ns, TSX, LOADER, 'attach-object', JSON.stringify({ ifname, objectPath, program, mode, pinDir: '' }));
+    const out = await this.in(
+      ns,
+      TSX,
+      LOADER,
+      'attach-object',
+      JSON.stringify({ ifname, objectPath, program, mode, pinDir: '' }),
+    );
     return (JSON.parse(out) as { programId: number }).programId;
   }
 
   async detach(i: number): Promise<boolean> {
-    const out = await this.in(this.node(i), TSX, LOADER, 'detach', JSON.stringify({ ifname: 'eth0', pinDir: this.pinDir(i) }));
+    const out = await this.in(
+      this.node(i),
+      TSX,
+      LOADER,
+      'detach',
+      JSON.stringify({ ifname: 'eth0', pinDir: this.pinDir(i) }),
+    );
     return (JSON.parse(out) as { detached: boolean }).detached;
   }
 
@@ -195,9 +209,21 @@ export class Rig {
     const sha = frame.sha ?? this.clientMac;
     const fields = [frame.op ?? 'request', `smac=${sha}`, `sip=${frame.sip}`, `tip=${frame.tip}`];
     await this.in(
-      this.client, 'mausezahn', this.bridge, '-q',
-      '-c', String(frame.count ?? 1), '-d', `${frame.gapMs ?? 10}msec`,
-      '-a', sha, '-b', frame.ethDst ?? 'bcast', '-t', 'arp', fields.join(', '),
+      this.client,
+      'mausezahn',
+      this.bridge,
+      '-q',
+      '-c',
+      String(frame.count ?? 1),
+      '-d',
+      `${frame.gapMs ?? 10}msec`,
+      '-a',
+      sha,
+      '-b',
+      frame.ethDst ?? 'bcast',
+      '-t',
+      'arp',
+      fields.join(', '),
     );
   }
 
@@ -211,9 +237,27 @@ export class Rig {
   async capture(during: () => Promise<void>, settleMs = 300): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
     // -B: a 64 MiB kernel buffer, so a capture on a loaded machine keeps up with a probe burst.
-    const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${this.client}`, 'tcpdump', '-Z', 'root', '--immediate-mode', '-B', '65536', '-i', this.bridge, '-U', '-n', '-w', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const tcpdump = spawn(
+      'nsenter',
+      [
+        `--net=/var/run/netns/${this.client}`,
+        'tcpdump',
+        '-Z',
+        'root',
+        '--immediate-mode',
+        '-B',
+        '65536',
+        '-i',
+        this.bridge,
+        '-U',
+        '-n',
+        '-w',
+        file,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     tcpdump.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
@@ -225,7 +269,10 @@ export class Rig {
     }
     // A frame the capture lost would read as a frame never sent or never answered: say so instead.
     const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
-    if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s) (tcpdump: dropped by kernel); what it saw cannot be judged`);
+    if (dropped > 0)
+      throw new Error(
+        `the capture lost ${dropped} frame(s) (tcpdump: dropped by kernel); what it saw cannot be judged`,
+      );
     return parsePcap(fs.readFileSync(file));
   }
 
@@ -236,11 +283,15 @@ export class Rig {
     // Any datagram to the address makes the kernel resolve it (no ping on minimal images).
     await this.in(this.client, 'bash', '-c', `echo > /dev/udp/${address}/9`).catch(() => undefined);
     for (let waited = 0; waited < 2000; waited += 50) {
-      const entries = JSON.parse(await this.in(this.client, 'ip', '-j', 'neigh', 'show', address, 'dev', this.bridge)) as Array<{
+      const entries = JSON.parse(
+        await this.in(this.client, 'ip', '-j', 'neigh', 'show', address, 'dev', this.bridge),
+      ) as Array<{
         lladdr?: string;
         state?: string[];
       }>;
-      const resolved = entries.find((e) => e.lladdr && !e.state?.includes('FAILED') && !e.state?.includes('INCOMPLETE'));
+      const resolved = entries.find(
+        (e) => e.lladdr && !e.state?.includes('FAILED') && !e.state?.includes('INCOMPLETE'),
+      );
       if (resolved) return resolved.lladdr;
       await sleep(50);
     }
@@ -284,7 +335,9 @@ export function repliesFor(frames: Frame[], address: string): Frame[] {
  * refreshing a neighbour entry for its own address) is not Juneau's and is not counted.
  */
 export function arpFramesAbout(frames: Frame[], mac: string, addresses: readonly string[]): Frame[] {
-  return frames.filter((f) => f.src === mac && f.arp && (addresses.includes(f.arp.sip) || addresses.includes(f.arp.tip)));
+  return frames.filter(
+    (f) => f.src === mac && f.arp && (addresses.includes(f.arp.sip) || addresses.includes(f.arp.tip)),
+  );
 }
 
 function waitForListening(child: ChildProcess): Promise<void> {

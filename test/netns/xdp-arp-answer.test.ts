@@ -44,7 +44,7 @@ describeAsRoot('XDP ARP responder on one node', () => {
     expect(rig.maps(0).stats().JUNEAU_TX_REPLY - statsBefore.JUNEAU_TX_REPLY).toBe(40n);
   });
 
-  test('OPS-3 EN-10: a fresh client resolves the mapped address to the node MAC (neighbour table), and arping\'s unicast re-probes are answered too', async () => {
+  test("OPS-3 EN-10: a fresh client resolves the mapped address to the node MAC (neighbour table), and arping's unicast re-probes are answered too", async () => {
     expect(await rig.resolveFresh(VIP)).toBe(nodeMac);
     // Without -b, arping sends its second request unicast to the MAC that answered the first.
     const statsBefore = rig.maps(0).stats();
@@ -84,7 +84,10 @@ describeAsRoot('XDP ARP responder on one node', () => {
     const [ours] = repliesFor(frames, VIP);
     expect(linux.arp?.sha).toBe(nodeMac);
     // Same shape: unicast to the prober, its MAC as target hw, 0.0.0.0 as target address.
-    expect({ ...ours, arp: { ...ours.arp, sip: 'probed' } }).toEqual({ ...linux, arp: { ...linux.arp, sip: 'probed' } });
+    expect({ ...ours, arp: { ...ours.arp, sip: 'probed' } }).toEqual({
+      ...linux,
+      arp: { ...linux.arp, sip: 'probed' },
+    });
     expect(ours.arp).toEqual({ op: ARP_REPLY, sha: nodeMac, sip: VIP, tha: rig.clientMac, tip: '0.0.0.0' });
     expect(rig.maps(0).stats().JUNEAU_TX_PROBE_REPLY - statsBefore.JUNEAU_TX_PROBE_REPLY).toBe(1n);
   });

@@ -39,7 +39,12 @@ describeAsRoot('juneau_arp_filter follows external_arp_table', () => {
       await rig.sendArp({ sip: vip, tip: CLIENT_IP, sha: OTHER_MAC, count: 1 });
     });
     expect(repliesFor(frames, vip)).toHaveLength(2);
-    expect(maps().lookupAddress(vip)).toMatchObject({ requests: 2n, replies: 2n, conflicts: 1n, lastConflictMac: OTHER_MAC });
+    expect(maps().lookupAddress(vip)).toMatchObject({
+      requests: 2n,
+      replies: 2n,
+      conflicts: 1n,
+      lastConflictMac: OTHER_MAC,
+    });
     const unmappedBefore = maps().stats().JUNEAU_PASS_UNMAPPED;
     expect(maps().removeAddress(vip)).toBe(true);
     // The bit stays until a rebuild (a false positive): the table lookup decides.
@@ -51,7 +56,7 @@ describeAsRoot('juneau_arp_filter follows external_arp_table', () => {
     expect(arpFilterHas(maps().filter(), vip)).toBe(false);
   });
 
-  test('ARP-10: the agent\'s writer clears the bits of the addresses it removed, in one rebuild per pass', () => {
+  test("ARP-10: the agent's writer clears the bits of the addresses it removed, in one rebuild per pass", () => {
     const [a, b] = [`${SUBNET}.55`, `${SUBNET}.56`];
     writeDesired(maps(), { addresses: [a, b], guard: { drop: [], allow: [] } });
     expect([arpFilterHas(maps().filter(), a), arpFilterHas(maps().filter(), b)]).toEqual([true, true]);

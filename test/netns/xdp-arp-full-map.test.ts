@@ -48,12 +48,19 @@ describeAsRoot('full maps converge when entries move (writes remove before they 
     // 100 leave, 100 arrive, and 10.3.1.0 turns from drop into allow (an update in place).
     const nextDrops = [...drops.slice(100).filter((a) => a !== '10.3.1.0'), ...addressRange('10.4.0.0', 100)];
     const nextAllow = [...allow, '10.3.1.0'];
-    const moved = writeDesired(rig.maps(0), { addresses: [], guard: { drop: toPrefixes(nextDrops), allow: nextAllow } });
-    expect({ added: moved.guard.added.length, removed: moved.guard.removed.length }).toEqual({ added: 101, removed: 100 });
+    const moved = writeDesired(rig.maps(0), {
+      addresses: [],
+      guard: { drop: toPrefixes(nextDrops), allow: nextAllow },
+    });
+    expect({ added: moved.guard.added.length, removed: moved.guard.removed.length }).toEqual({
+      added: 101,
+      removed: 100,
+    });
 
     const entries = rig.maps(0).guardEntries();
     expect(entries).toHaveLength(max);
-    const byAction = (action: string) => sorted(entries.filter((e) => e.action === action && e.prefixLength === 32).map((e) => e.address));
+    const byAction = (action: string) =>
+      sorted(entries.filter((e) => e.action === action && e.prefixLength === 32).map((e) => e.address));
     expect(byAction('drop')).toEqual(sorted(nextDrops));
     expect(byAction('allow')).toEqual(sorted(nextAllow));
   });
@@ -73,7 +80,11 @@ describeAsRoot('full maps converge when entries move (writes remove before they 
     const moved = [...filler.slice(50), ...arrivingOnSegment, ...addressRange('10.2.0.0', 50)];
     expect(moved).toHaveLength(max);
     const second = writeDesired(rig.maps(0), { addresses: moved, guard: noGuard });
-    expect({ added: second.added.length, removed: second.removed.length, entries: second.entries }).toEqual({ added: 100, removed: 100, entries: max });
+    expect({ added: second.added.length, removed: second.removed.length, entries: second.entries }).toEqual({
+      added: 100,
+      removed: 100,
+      entries: max,
+    });
     expect(sorted(tableKeys())).toEqual(sorted(moved));
 
     // The program reads the moved set: an arriving address is answered, a leaving one is not.

@@ -64,7 +64,10 @@ describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () 
     expect(replies).toHaveLength(60);
     expect(new Set(replies.map((f) => f.arp!.sha))).toEqual(new Set([macs[0]]));
     expect(rig.maps(1).stats().JUNEAU_DROP_GUARDED - before).toBe(60n);
-    const rule = rig.maps(1).guardEntries().find((e) => e.action === 'drop');
+    const rule = rig
+      .maps(1)
+      .guardEntries()
+      .find((e) => e.action === 'drop');
     expect(rule?.hits).toBeGreaterThanOrEqual(60n);
   });
 
@@ -80,20 +83,35 @@ describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () 
     expect(await rig.resolveFresh(HELD_BY_NOBODY)).toBeUndefined();
   });
 
-  test('guard never drops the node\'s own address inside a pool: each kernel still answers for its node IP', async () => {
+  test("guard never drops the node's own address inside a pool: each kernel still answers for its node IP", async () => {
     for (const n of [0, 1]) {
       const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: rig.nodeIp(n), count: 3 }));
       expect(repliesFor(frames, rig.nodeIp(n)).map((f) => f.src)).toEqual([macs[n], macs[n], macs[n]]);
-      const allow = rig.maps(n).guardEntries().find((e) => e.action === 'allow');
+      const allow = rig
+        .maps(n)
+        .guardEntries()
+        .find((e) => e.action === 'allow');
       expect(allow).toMatchObject({ address: rig.nodeIp(n), prefixLength: 32 });
       expect(allow!.hits).toBeGreaterThanOrEqual(3n);
     }
     expect(await rig.tcpRefused(rig.nodeIp(1))).toBe(true);
   });
 
-  test('RFC 5227: a second node claiming the VIP (a broadcast ARP reply from it) is counted on the owner with that node\'s MAC', async () => {
+  test("RFC 5227: a second node claiming the VIP (a broadcast ARP reply from it) is counted on the owner with that node's MAC", async () => {
     const before = rig.maps(0).lookupAddress(VIP)!;
-    await rig.in(rig.node(1), 'mausezahn', 'eth0', '-q', '-c', '2', '-b', 'bcast', '-t', 'arp', `reply, sip=${VIP}, tip=${VIP}`);
+    await rig.in(
+      rig.node(1),
+      'mausezahn',
+      'eth0',
+      '-q',
+      '-c',
+      '2',
+      '-b',
+      'bcast',
+      '-t',
+      'arp',
+      `reply, sip=${VIP}, tip=${VIP}`,
+    );
     const after = rig.maps(0).lookupAddress(VIP)!;
     expect(after.conflicts - before.conflicts).toBe(2n);
     expect(after.lastConflictMac).toBe(macs[1]);

@@ -35,7 +35,13 @@ describeAsRoot('responder lifecycle: pinning, adoption, replacement without a ga
     expect(second!.replacedProgramId).toBe(programBefore);
     expect(second!.programId).not.toBe(programBefore);
     expect(second!.mode).toBe('generic');
-    expect(second!.adoptedMaps.sort()).toEqual(['external_arp_table', 'juneau_arp_filter', 'juneau_config', 'juneau_guard', 'juneau_stats']);
+    expect(second!.adoptedMaps.sort()).toEqual([
+      'external_arp_table',
+      'juneau_arp_filter',
+      'juneau_config',
+      'juneau_guard',
+      'juneau_stats',
+    ]);
     expect(await rig.xdpProgramId(0)).toBe(second!.programId);
 
     const requests = frames.filter((f) => f.arp?.op === 1 && f.arp.tip === VIP);
@@ -73,4 +79,3 @@ describeAsRoot('responder lifecycle: pinning, adoption, replacement without a ga
     expect(new Set(replies.map((f) => f.src))).toEqual(new Set([attached.mac]));
   });
 });
-

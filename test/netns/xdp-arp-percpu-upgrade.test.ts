@@ -7,7 +7,15 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
-import { ARP_TABLE_TYPE, LIMITS, MAP_NAMES, MAP_TYPES, arpFilterHas, encodeArpKey, encodeArpValue } from '../../runtime/agent/bpf/layout';
+import {
+  ARP_TABLE_TYPE,
+  LIMITS,
+  MAP_NAMES,
+  MAP_TYPES,
+  arpFilterHas,
+  encodeArpKey,
+  encodeArpValue,
+} from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
@@ -43,10 +51,26 @@ describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-C
     // The pins of an agent before the per-CPU table: a hash table holding VIP, and no filter.
     fs.unlinkSync(pin(MAP_NAMES.arpTable));
     fs.unlinkSync(pin(MAP_NAMES.filter));
-    execFileSync('bpftool', ['map', 'create', pin(MAP_NAMES.arpTable), 'type', 'hash', 'key', '4', 'value', '40', 'entries', String(LIMITS.JUNEAU_ARP_TABLE_MAX), 'name', MAP_NAMES.arpTable]);
+    execFileSync('bpftool', [
+      'map',
+      'create',
+      pin(MAP_NAMES.arpTable),
+      'type',
+      'hash',
+      'key',
+      '4',
+      'value',
+      '40',
+      'entries',
+      String(LIMITS.JUNEAU_ARP_TABLE_MAX),
+      'name',
+      MAP_NAMES.arpTable,
+    ]);
     withPinned(MAP_NAMES.arpTable, (map) => map.update(encodeArpKey(VIP), encodeArpValue(OLDER)));
     // Not misread: a reader of this version refuses the older table, naming what to do.
-    expect(() => ArpMaps.openPinned(rig.pinDir(0))).toThrow(/type 1, this agent expects 5 \(per-CPU hash\).*moves its entries over/);
+    expect(() => ArpMaps.openPinned(rig.pinDir(0))).toThrow(
+      /type 1, this agent expects 5 \(per-CPU hash\).*moves its entries over/,
+    );
 
     const second = await rig.attach(0, { mode: 'auto' });
     expect(second.replacedProgramId).toBe(first.programId);
@@ -60,7 +84,11 @@ describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-C
 
     const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: 3 }));
     expect(repliesFor(frames, VIP).map((f) => f.src)).toEqual([first.mac, first.mac, first.mac]);
-    expect(withMaps((maps) => maps.lookupAddress(VIP))).toEqual({ ...OLDER, requests: OLDER.requests + 3n, replies: OLDER.replies + 3n });
+    expect(withMaps((maps) => maps.lookupAddress(VIP))).toEqual({
+      ...OLDER,
+      requests: OLDER.requests + 3n,
+      replies: OLDER.replies + 3n,
+    });
   });
 
   test('a third attach adopts the per-CPU table as it is (nothing moved, counters kept)', async () => {

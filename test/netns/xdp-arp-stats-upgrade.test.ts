@@ -41,12 +41,28 @@ describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', ()
     const first = await rig.attach(0, { mode: 'generic' });
     withMaps((maps) => maps.addAddress(VIP));
     fs.unlinkSync(statsPin());
-    execFileSync('bpftool', ['map', 'create', statsPin(), 'type', 'percpu_array', 'key', '4', 'value', '8', 'entries', String(SLOTS_BEFORE_ARP_12), 'name', MAP_NAMES.stats]);
+    execFileSync('bpftool', [
+      'map',
+      'create',
+      statsPin(),
+      'type',
+      'percpu_array',
+      'key',
+      '4',
+      'value',
+      '8',
+      'entries',
+      String(SLOTS_BEFORE_ARP_12),
+      'name',
+      MAP_NAMES.stats,
+    ]);
     expect(slots()).toBe(SLOTS_BEFORE_ARP_12);
 
     const second = await rig.attach(0, { mode: 'auto' });
     expect(second.replacedProgramId).toBe(first.programId);
-    expect(second.adoptedMaps.sort()).toEqual([MAP_NAMES.arpTable, MAP_NAMES.config, MAP_NAMES.guard, MAP_NAMES.filter].sort());
+    expect(second.adoptedMaps.sort()).toEqual(
+      [MAP_NAMES.arpTable, MAP_NAMES.config, MAP_NAMES.guard, MAP_NAMES.filter].sort(),
+    );
     expect(slots()).toBe(REASONS.JUNEAU_REASON_MAX);
     expect(withMaps((maps) => [...maps.addresses().keys()])).toEqual([VIP]);
 

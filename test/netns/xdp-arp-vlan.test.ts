@@ -106,52 +106,76 @@ describeAsRoot('ARP-12: the guard applies to VLAN-tagged ARP requests (802.1Q, 8
     await rig.destroy();
   }, 60_000);
 
-  test.each(PRIORITY)('ARP-12 the bypass, %s: with the guard off, the kernel answers a tagged request for a guarded address it holds', async (_name, tags) => {
-    setGuard(false);
-    try {
-      const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 3));
-      expect(replies(frames, HELD_BY_NOBODY)).toEqual(Array(3).fill({ src: mac, vlans: [] }));
-    } finally {
-      setGuard(true);
-    }
-  });
+  test.each(PRIORITY)(
+    'ARP-12 the bypass, %s: with the guard off, the kernel answers a tagged request for a guarded address it holds',
+    async (_name, tags) => {
+      setGuard(false);
+      try {
+        const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 3));
+        expect(replies(frames, HELD_BY_NOBODY)).toEqual(Array(3).fill({ src: mac, vlans: [] }));
+      } finally {
+        setGuard(true);
+      }
+    },
+  );
 
-  test.each(PRIORITY)('ARP-12 EN-11, %s: with the guard on, the request for a guarded address this node does not answer is dropped (drop_guarded)', async (_name, tags) => {
-    const before = counters();
-    const hits = rig.maps(0).guardEntries().find((e) => e.action === 'drop')!.hits;
-    const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 5));
-    expect(replies(frames, HELD_BY_NOBODY)).toEqual([]);
-    expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(5n);
-    expect(rig.maps(0).guardEntries().find((e) => e.action === 'drop')!.hits - hits).toBe(5n);
-  });
+  test.each(PRIORITY)(
+    'ARP-12 EN-11, %s: with the guard on, the request for a guarded address this node does not answer is dropped (drop_guarded)',
+    async (_name, tags) => {
+      const before = counters();
+      const hits = rig
+        .maps(0)
+        .guardEntries()
+        .find((e) => e.action === 'drop')!.hits;
+      const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 5));
+      expect(replies(frames, HELD_BY_NOBODY)).toEqual([]);
+      expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(5n);
+      expect(
+        rig
+          .maps(0)
+          .guardEntries()
+          .find((e) => e.action === 'drop')!.hits - hits,
+      ).toBe(5n);
+    },
+  );
 
-  test.each(PRIORITY)('ARP-12 EN-11, %s: the responder answers for its VIP, keeping the tags; the kernel does not answer too (tx_reply)', async (_name, tags) => {
-    const before = counters();
-    const frames = await rig.capture(() => request(tags, VIP, 3));
-    expect(replies(frames, VIP)).toEqual(Array(3).fill({ src: mac, vlans: tags }));
-    expect(since(before, 'JUNEAU_TX_REPLY')).toBe(3n);
-  });
+  test.each(PRIORITY)(
+    'ARP-12 EN-11, %s: the responder answers for its VIP, keeping the tags; the kernel does not answer too (tx_reply)',
+    async (_name, tags) => {
+      const before = counters();
+      const frames = await rig.capture(() => request(tags, VIP, 3));
+      expect(replies(frames, VIP)).toEqual(Array(3).fill({ src: mac, vlans: tags }));
+      expect(since(before, 'JUNEAU_TX_REPLY')).toBe(3n);
+    },
+  );
 
-  test.each(OTHER_VLAN)('ARP-12 EN-11, %s: a request for a guarded address this node does not answer is dropped (drop_guarded_vlan)', async (_name, tags) => {
-    const before = counters();
-    const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 5));
-    expect(replies(frames, HELD_BY_NOBODY)).toEqual([]);
-    expect(since(before, 'JUNEAU_DROP_GUARDED_VLAN')).toBe(5n);
-    expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(0n);
-  });
+  test.each(OTHER_VLAN)(
+    'ARP-12 EN-11, %s: a request for a guarded address this node does not answer is dropped (drop_guarded_vlan)',
+    async (_name, tags) => {
+      const before = counters();
+      const frames = await rig.capture(() => request(tags, HELD_BY_NOBODY, 5));
+      expect(replies(frames, HELD_BY_NOBODY)).toEqual([]);
+      expect(since(before, 'JUNEAU_DROP_GUARDED_VLAN')).toBe(5n);
+      expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(0n);
+    },
+  );
 
-  test.each(OTHER_VLAN)('ARP-12, %s: a request for the VIP is left to the kernel (pass_vlan_ours); the responder answers nothing on another VLAN', async (_name, tags) => {
-    const before = counters();
-    const entry = rig.maps(0).lookupAddress(VIP)!;
-    const frames = await rig.capture(() => request(tags, VIP, 3));
-    expect(replies(frames, VIP)).toEqual([]);
-    expect(since(before, 'JUNEAU_PASS_VLAN_OURS')).toBe(3n);
-    expect(since(before, 'JUNEAU_TX_REPLY')).toBe(0n);
-    expect(rig.maps(0).lookupAddress(VIP)).toMatchObject({ requests: entry.requests, replies: entry.replies });
-  });
+  test.each(OTHER_VLAN)(
+    'ARP-12, %s: a request for the VIP is left to the kernel (pass_vlan_ours); the responder answers nothing on another VLAN',
+    async (_name, tags) => {
+      const before = counters();
+      const entry = rig.maps(0).lookupAddress(VIP)!;
+      const frames = await rig.capture(() => request(tags, VIP, 3));
+      expect(replies(frames, VIP)).toEqual([]);
+      expect(since(before, 'JUNEAU_PASS_VLAN_OURS')).toBe(3n);
+      expect(since(before, 'JUNEAU_TX_REPLY')).toBe(0n);
+      expect(rig.maps(0).lookupAddress(VIP)).toMatchObject({ requests: entry.requests, replies: entry.replies });
+    },
+  );
 
   test('ARP-12 RFC 5227: a claim of the VIP behind priority tags is a conflict; the same claim on another VLAN is not', async () => {
-    const claim = (tags: Stack) => rig.sendFrame(arpFrame({ op: 'reply', sha: OTHER_MAC, tags, sip: VIP, tip: VIP }), 2);
+    const claim = (tags: Stack) =>
+      rig.sendFrame(arpFrame({ op: 'reply', sha: OTHER_MAC, tags, sip: VIP, tip: VIP }), 2);
     const before = rig.maps(0).lookupAddress(VIP)!.conflicts;
     await claim([q(100)]);
     await claim([ad(300), q(30)]);

@@ -36,7 +36,9 @@ function attachObject(ifindex: number, request: LoaderRequest): { programId: num
 }
 
 function interfaceMac(ifname: string): string {
-  const [link] = JSON.parse(execFileSync('ip', ['-j', 'link', 'show', 'dev', ifname], { encoding: 'utf8' })) as Array<{ address: string }>;
+  const [link] = JSON.parse(execFileSync('ip', ['-j', 'link', 'show', 'dev', ifname], { encoding: 'utf8' })) as Array<{
+    address: string;
+  }>;
   return link.address;
 }
 

@@ -13,7 +13,10 @@ import { packed, QUIET_NPM } from './packed';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; peerDependencies: Record<string, string> };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  peerDependencies: Record<string, string>;
+};
 const run = promisify(execFile);
 
 /**
@@ -32,9 +35,26 @@ const PULUMI_PEERS = {
 /** `cdk8s init typescript-app`'s tsconfig (cdk8s-cli 2.207), which resolves modules as node10. */
 const CDK8S_TSCONFIG = {
   compilerOptions: {
-    alwaysStrict: true, declaration: true, experimentalDecorators: true, inlineSourceMap: true, inlineSources: true, lib: ['es2016'], module: 'CommonJS',
-    noEmitOnError: true, noFallthroughCasesInSwitch: true, noImplicitAny: true, noImplicitReturns: true, noImplicitThis: true, noUnusedLocals: true,
-    noUnusedParameters: true, resolveJsonModule: true, strict: true, strictNullChecks: true, strictPropertyInitialization: true, stripInternal: true, target: 'ES2017',
+    alwaysStrict: true,
+    declaration: true,
+    experimentalDecorators: true,
+    inlineSourceMap: true,
+    inlineSources: true,
+    lib: ['es2016'],
+    module: 'CommonJS',
+    noEmitOnError: true,
+    noFallthroughCasesInSwitch: true,
+    noImplicitAny: true,
+    noImplicitReturns: true,
+    noImplicitThis: true,
+    noUnusedLocals: true,
+    noUnusedParameters: true,
+    resolveJsonModule: true,
+    strict: true,
+    strictNullChecks: true,
+    strictPropertyInitialization: true,
+    stripInternal: true,
+    target: 'ES2017',
   },
   include: ['**/*.ts'],
   exclude: ['node_modules'],
@@ -43,8 +63,17 @@ const CDK8S_TSCONFIG = {
 /** `pulumi new typescript`'s tsconfig (moduleResolution "node"). */
 const PULUMI_TSCONFIG = {
   compilerOptions: {
-    strict: true, outDir: 'bin', target: 'es2020', module: 'commonjs', moduleResolution: 'node', sourceMap: true, experimentalDecorators: true,
-    pretty: false, noFallthroughCasesInSwitch: true, noImplicitReturns: true, forceConsistentCasingInFileNames: true,
+    strict: true,
+    outDir: 'bin',
+    target: 'es2020',
+    module: 'commonjs',
+    moduleResolution: 'node',
+    sourceMap: true,
+    experimentalDecorators: true,
+    pretty: false,
+    noFallthroughCasesInSwitch: true,
+    noImplicitReturns: true,
+    forceConsistentCasingInFileNames: true,
   },
   files: ['index.ts', 'mocks.ts'],
 };
@@ -107,9 +136,19 @@ function project(name: string, files: Record<string, string>, dependencies: Reco
   const dir = path.join(packed().dir, name);
   fs.mkdirSync(dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text);
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, dependencies: { ...dependencies, juneau: `file:${packed().tarball}` } }, null, 2));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify(
+      { name, version: '1.0.0', private: true, dependencies: { ...dependencies, juneau: `file:${packed().tarball}` } },
+      null,
+      2,
+    ),
+  );
   // Not offline: a user's project resolves every peer from the registry; npm's cache keeps reruns fast.
-  const install = run('npm', ['install', '--no-package-lock', '--ignore-scripts', '--prefer-offline'], { cwd: dir, env: { ...process.env, ...QUIET_NPM } }).then(() => undefined);
+  const install = run('npm', ['install', '--no-package-lock', '--ignore-scripts', '--prefer-offline'], {
+    cwd: dir,
+    env: { ...process.env, ...QUIET_NPM },
+  }).then(() => undefined);
   return { dir, install };
 }
 
@@ -126,7 +165,9 @@ function installedPackages(dir: string): string[] {
     if (!fs.existsSync(modules)) return;
     for (const entry of fs.readdirSync(modules)) {
       if (entry.startsWith('.')) continue;
-      const names = entry.startsWith('@') ? fs.readdirSync(path.join(modules, entry)).map((n) => `${entry}/${n}`) : [entry];
+      const names = entry.startsWith('@')
+        ? fs.readdirSync(path.join(modules, entry)).map((n) => `${entry}/${n}`)
+        : [entry];
       for (const n of names) {
         found.push(n);
         walk(path.join(modules, n, 'node_modules'));
@@ -139,66 +180,96 @@ function installedPackages(dir: string): string[] {
 
 const RUNTIME_ONLY = ['@kubernetes/client-node', 'koffi', 'prom-client', '@peculiar/x509'];
 
-describe.each(Object.entries(CDK8S_PEERS))('a cdk8s init typescript-app project with the %s cdk8s and constructs', (which, peers) => {
-  let p: Project;
-  beforeAll(async () => {
-    p = project(`cdk8s-${which}`, { 'main.ts': CDK8S_MAIN, 'tsconfig.json': JSON.stringify(CDK8S_TSCONFIG, null, 2) }, { cdk8s: peers.cdk8s, constructs: peers.constructs, '@types/node': '^14' });
-    await p.install;
-  }, 300_000);
+describe.each(Object.entries(CDK8S_PEERS))(
+  'a cdk8s init typescript-app project with the %s cdk8s and constructs',
+  (which, peers) => {
+    let p: Project;
+    beforeAll(async () => {
+      p = project(
+        `cdk8s-${which}`,
+        { 'main.ts': CDK8S_MAIN, 'tsconfig.json': JSON.stringify(CDK8S_TSCONFIG, null, 2) },
+        { cdk8s: peers.cdk8s, constructs: peers.constructs, '@types/node': '^14' },
+      );
+      await p.install;
+    }, 300_000);
 
-  it(`installs juneau from the tarball next to cdk8s ${peers.cdk8s} and constructs ${peers.constructs}: one copy of each, none of the runtime's dependencies`, () => {
-    const all = installedPackages(p.dir);
-    expect(all.filter((n) => n === 'cdk8s' || n === 'constructs').sort()).toEqual(['cdk8s', 'constructs']);
-    expect(all.filter((n) => RUNTIME_ONLY.includes(n))).toEqual([]);
-    expect((JSON.parse(fs.readFileSync(path.join(p.dir, 'node_modules', 'cdk8s', 'package.json'), 'utf8')) as { version: string }).version).toBe(peers.cdk8s);
-  });
-
-  it('type-checks with the template tsconfig and synthesizes the objects, the install at the package version', async () => {
-    expect(await tsc(p.dir)).toBe('');
-    await run(process.execPath, ['main.js'], { cwd: p.dir });
-    const yaml = fs.readFileSync(path.join(p.dir, 'dist', 'consumer.k8s.yaml'), 'utf8');
-    for (const kind of ['AddressPool', 'ExternalNetwork', 'ElasticIP', 'CustomResourceDefinition', 'DaemonSet']) expect(yaml).toContain(`kind: ${kind}\n`);
-    expect(yaml).toContain(`app.kubernetes.io/version: ${pkg.version}`);
-  }, 120_000);
-
-  it('the binaries run from the installed package without the runtime-only peers (koffi loads on first use)', async () => {
-    for (const bin of ['juneau-controller', 'juneau-agent', 'kubectl-juneau']) {
-      const { stdout } = await run(path.join(p.dir, 'node_modules', '.bin', bin), ['--help'], { cwd: p.dir });
-      expect(stdout).toMatch(/usage|Usage/);
-    }
-  }, 60_000);
-
-  it('a bad address fails the synth with the field and the value', async () => {
-    const failed = await run(process.execPath, ['main.js'], { cwd: p.dir, env: { ...process.env, POOL: '127.0.0.1/32' } }).then(
-      () => 'synthesized',
-      (err: { stderr?: string }) => err.stderr ?? '',
-    );
-    expect(failed).toMatch(/addresses.*127\.0\.0\.1\/32/);
-  }, 60_000);
-});
-
-describe.each(Object.entries(PULUMI_PEERS))('a pulumi new typescript project with the %s @pulumi/pulumi and @pulumi/kubernetes', (which, peers) => {
-  let p: Project;
-  beforeAll(async () => {
-    p = project(`pulumi-${which}`, { 'index.ts': PULUMI_INDEX, 'mocks.ts': PULUMI_MOCKS, 'tsconfig.json': JSON.stringify(PULUMI_TSCONFIG, null, 2) }, {
-      '@pulumi/pulumi': peers['@pulumi/pulumi'],
-      '@pulumi/kubernetes': peers['@pulumi/kubernetes'],
-      '@types/node': '^18',
+    it(`installs juneau from the tarball next to cdk8s ${peers.cdk8s} and constructs ${peers.constructs}: one copy of each, none of the runtime's dependencies`, () => {
+      const all = installedPackages(p.dir);
+      expect(all.filter((n) => n === 'cdk8s' || n === 'constructs').sort()).toEqual(['cdk8s', 'constructs']);
+      expect(all.filter((n) => RUNTIME_ONLY.includes(n))).toEqual([]);
+      expect(
+        (
+          JSON.parse(fs.readFileSync(path.join(p.dir, 'node_modules', 'cdk8s', 'package.json'), 'utf8')) as {
+            version: string;
+          }
+        ).version,
+      ).toBe(peers.cdk8s);
     });
-    await p.install;
-  }, 300_000);
 
-  it(`installs next to @pulumi/pulumi ${peers['@pulumi/pulumi']} and @pulumi/kubernetes ${peers['@pulumi/kubernetes']} without cdk8s or the runtime's dependencies`, () => {
-    const all = installedPackages(p.dir);
-    expect(all.filter((n) => n === '@pulumi/pulumi')).toEqual(['@pulumi/pulumi']);
-    expect(all.filter((n) => ['cdk8s', 'constructs', ...RUNTIME_ONLY].includes(n))).toEqual([]);
-  });
+    it('type-checks with the template tsconfig and synthesizes the objects, the install at the package version', async () => {
+      expect(await tsc(p.dir)).toBe('');
+      await run(process.execPath, ['main.js'], { cwd: p.dir });
+      const yaml = fs.readFileSync(path.join(p.dir, 'dist', 'consumer.k8s.yaml'), 'utf8');
+      for (const kind of ['AddressPool', 'ExternalNetwork', 'ElasticIP', 'CustomResourceDefinition', 'DaemonSet'])
+        expect(yaml).toContain(`kind: ${kind}\n`);
+      expect(yaml).toContain(`app.kubernetes.io/version: ${pkg.version}`);
+    }, 120_000);
 
-  it('type-checks with the template tsconfig and runs under mocks: the components register and the address output resolves', async () => {
-    expect(await tsc(p.dir)).toBe('');
-    const { stdout } = await run(process.execPath, [path.join('bin', 'mocks.js')], { cwd: p.dir });
-    const result = JSON.parse(stdout.trim().split('\n').pop()!) as { address: string; registered: string[] };
-    expect(result.address).toBe('10.225.32.241');
-    expect(result.registered).toEqual(expect.arrayContaining(['juneau:index:AddressPool', 'juneau:index:ExternalNetwork', 'juneau:index:ElasticIP']));
-  }, 120_000);
-});
+    it('the binaries run from the installed package without the runtime-only peers (koffi loads on first use)', async () => {
+      for (const bin of ['juneau-controller', 'juneau-agent', 'kubectl-juneau']) {
+        const { stdout } = await run(path.join(p.dir, 'node_modules', '.bin', bin), ['--help'], { cwd: p.dir });
+        expect(stdout).toMatch(/usage|Usage/);
+      }
+    }, 60_000);
+
+    it('a bad address fails the synth with the field and the value', async () => {
+      const failed = await run(process.execPath, ['main.js'], {
+        cwd: p.dir,
+        env: { ...process.env, POOL: '127.0.0.1/32' },
+      }).then(
+        () => 'synthesized',
+        (err: { stderr?: string }) => err.stderr ?? '',
+      );
+      expect(failed).toMatch(/addresses.*127\.0\.0\.1\/32/);
+    }, 60_000);
+  },
+);
+
+describe.each(Object.entries(PULUMI_PEERS))(
+  'a pulumi new typescript project with the %s @pulumi/pulumi and @pulumi/kubernetes',
+  (which, peers) => {
+    let p: Project;
+    beforeAll(async () => {
+      p = project(
+        `pulumi-${which}`,
+        {
+          'index.ts': PULUMI_INDEX,
+          'mocks.ts': PULUMI_MOCKS,
+          'tsconfig.json': JSON.stringify(PULUMI_TSCONFIG, null, 2),
+        },
+        {
+          '@pulumi/pulumi': peers['@pulumi/pulumi'],
+          '@pulumi/kubernetes': peers['@pulumi/kubernetes'],
+          '@types/node': '^18',
+        },
+      );
+      await p.install;
+    }, 300_000);
+
+    it(`installs next to @pulumi/pulumi ${peers['@pulumi/pulumi']} and @pulumi/kubernetes ${peers['@pulumi/kubernetes']} without cdk8s or the runtime's dependencies`, () => {
+      const all = installedPackages(p.dir);
+      expect(all.filter((n) => n === '@pulumi/pulumi')).toEqual(['@pulumi/pulumi']);
+      expect(all.filter((n) => ['cdk8s', 'constructs', ...RUNTIME_ONLY].includes(n))).toEqual([]);
+    });
+
+    it('type-checks with the template tsconfig and runs under mocks: the components register and the address output resolves', async () => {
+      expect(await tsc(p.dir)).toBe('');
+      const { stdout } = await run(process.execPath, [path.join('bin', 'mocks.js')], { cwd: p.dir });
+      const result = JSON.parse(stdout.trim().split('\n').pop()!) as { address: string; registered: string[] };
+      expect(result.address).toBe('10.225.32.241');
+      expect(result.registered).toEqual(
+        expect.arrayContaining(['juneau:index:AddressPool', 'juneau:index:ExternalNetwork', 'juneau:index:ElasticIP']),
+      );
+    }, 120_000);
+  },
+);

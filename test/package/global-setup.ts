@@ -24,14 +24,41 @@ export default async function globalSetup(): Promise<void> {
   // The binaries are bundled as `npm run build:bin` does (paths relative to the working directory),
   // and build/bpf is the XDP object `npm run build:bpf` wrote (bpf/build.sh runs before the tests).
   await Promise.all([
-    run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(src, 'build', 'lib')], { cwd: ROOT }),
+    run(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '-p',
+        path.join(ROOT, 'tsconfig.build.json'),
+        '--outDir',
+        path.join(src, 'build', 'lib'),
+      ],
+      { cwd: ROOT },
+    ),
     run(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), '--strict'], { cwd: src }),
   ]);
-  if (fs.existsSync(path.join(ROOT, 'build', 'bpf'))) fs.cpSync(path.join(ROOT, 'build', 'bpf'), path.join(src, 'build', 'bpf'), { recursive: true });
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: src, env: { ...process.env, ...QUIET_NPM, npm_config_offline: 'true' } });
-  const [result] = JSON.parse(stdout) as Array<{ filename: string; size: number; unpackedSize: number; files: Array<{ path: string }> }>;
-  const packed: Packed = { dir: tmp, tarball: path.join(tmp, result.filename), files: result.files.map((f) => f.path), size: result.size, unpackedSize: result.unpackedSize };
+  if (fs.existsSync(path.join(ROOT, 'build', 'bpf')))
+    fs.cpSync(path.join(ROOT, 'build', 'bpf'), path.join(src, 'build', 'bpf'), { recursive: true });
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], {
+    cwd: src,
+    env: { ...process.env, ...QUIET_NPM, npm_config_offline: 'true' },
+  });
+  const [result] = JSON.parse(stdout) as Array<{
+    filename: string;
+    size: number;
+    unpackedSize: number;
+    files: Array<{ path: string }>;
+  }>;
+  const packed: Packed = {
+    dir: tmp,
+    tarball: path.join(tmp, result.filename),
+    files: result.files.map((f) => f.path),
+    size: result.size,
+    unpackedSize: result.unpackedSize,
+  };
   fs.writeFileSync(path.join(tmp, 'packed.json'), JSON.stringify(packed));
   process.env[PACKED_ENV] = path.join(tmp, 'packed.json');
-  console.log(`package: packed ${result.filename} (${(result.size / 1024).toFixed(0)} KiB, ${(result.unpackedSize / 1024 / 1024).toFixed(1)} MiB unpacked, ${packed.files.length} files) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `package: packed ${result.filename} (${(result.size / 1024).toFixed(0)} KiB, ${(result.unpackedSize / 1024 / 1024).toFixed(1)} MiB unpacked, ${packed.files.length} files) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }

@@ -18,6 +18,9 @@ export interface Packed {
 
 export function packed(): Packed {
   const file = process.env[PACKED_ENV];
-  if (!file) throw new Error(`${PACKED_ENV} is not set: run the package tests through Jest's package project (its global setup packs the tarball)`);
+  if (!file)
+    throw new Error(
+      `${PACKED_ENV} is not set: run the package tests through Jest's package project (its global setup packs the tarball)`,
+    );
   return JSON.parse(fs.readFileSync(file, 'utf8')) as Packed;
 }

@@ -13,7 +13,10 @@ import { packed } from './packed';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { license: string; exports: Record<string, unknown> };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  license: string;
+  exports: Record<string, unknown>;
+};
 
 /** Imports every entry point; each `@ts-expect-error` proves the import has the package's types, not `any`. */
 const CONSUMER = `
@@ -67,7 +70,14 @@ describe('the packed package', () => {
     checks = Object.fromEntries(
       Object.entries(RESOLUTIONS).map(([name, options]) => {
         const tsconfig = path.join(consumer, `tsconfig.${name}.json`);
-        const compilerOptions = { ...options, target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: [] };
+        const compilerOptions = {
+          ...options,
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        };
         fs.writeFileSync(tsconfig, JSON.stringify({ compilerOptions, files: ['main.ts'] }));
         const output = run(process.execPath, [TSC, '-p', tsconfig, '--pretty', 'false'], { cwd: consumer }).then(
           () => '',
@@ -79,20 +89,33 @@ describe('the packed package', () => {
     await Promise.all(Object.values(checks));
   }, 180_000);
 
-  test.each(Object.keys(RESOLUTIONS) as Array<keyof typeof RESOLUTIONS>)('juneau/cdk8s, juneau/pulumi, juneau/api and juneau/api/validation type-check under %s resolution', async (name) => {
-    expect(await checks[name]).toBe('');
-  });
+  test.each(Object.keys(RESOLUTIONS) as Array<keyof typeof RESOLUTIONS>)(
+    'juneau/cdk8s, juneau/pulumi, juneau/api and juneau/api/validation type-check under %s resolution',
+    async (name) => {
+      expect(await checks[name]).toBe('');
+    },
+  );
 
   test('the type-checked entry points are the ones package.json exports', () => {
-    const imported = [...CONSUMER.matchAll(/from '(juneau\/[^']+)'/g)].map((m) => `./${m[1].slice('juneau/'.length)}`).sort();
-    expect(imported).toEqual(Object.keys(pkg.exports).filter((e) => e !== './package.json').sort());
+    const imported = [...CONSUMER.matchAll(/from '(juneau\/[^']+)'/g)]
+      .map((m) => `./${m[1].slice('juneau/'.length)}`)
+      .sort();
+    expect(imported).toEqual(
+      Object.keys(pkg.exports)
+        .filter((e) => e !== './package.json')
+        .sort(),
+    );
   });
 
   test('every source map ships with its sources, and every sourceMappingURL names a map that ships', () => {
     const shipped = new Set(packedFiles);
     const unmapped: string[] = [];
     for (const file of packedFiles.filter((f) => f.endsWith('.map'))) {
-      const map = JSON.parse(fs.readFileSync(path.join(installed, file), 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null>; sourceRoot?: string };
+      const map = JSON.parse(fs.readFileSync(path.join(installed, file), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: Array<string | null>;
+        sourceRoot?: string;
+      };
       map.sources.forEach((source, i) => {
         const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), map.sourceRoot ?? '', source));
         if (typeof map.sourcesContent?.[i] !== 'string' && !shipped.has(target)) unmapped.push(`${file}: ${source}`);
@@ -102,16 +125,28 @@ describe('the packed package', () => {
       .filter((f) => f.endsWith('.js'))
       .flatMap((f) => {
         const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(fs.readFileSync(path.join(installed, f), 'utf8'))?.[1];
-        return url && !url.startsWith('data:') && !shipped.has(path.posix.join(path.posix.dirname(f), url)) ? [`${f} -> ${url}`] : [];
+        return url && !url.startsWith('data:') && !shipped.has(path.posix.join(path.posix.dirname(f), url))
+          ? [`${f} -> ${url}`]
+          : [];
       });
     expect(unmapped).toEqual([]);
     expect(dangling).toEqual([]);
     // The check above ran over both kinds of maps the build writes (tsc's and esbuild's).
-    expect(packedFiles).toEqual(expect.arrayContaining(['build/lib/constructs/cdk8s/index.js.map', 'build/bin/juneau-controller.js.map']));
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(['build/lib/constructs/cdk8s/index.js.map', 'build/bin/juneau-controller.js.map']),
+    );
   });
 
   test('the tarball ships the eBPF sources and objects, the docs and the binaries', () => {
-    expect(packedFiles).toEqual(expect.arrayContaining(['bpf/xdp_arp.bpf.c', 'bpf/juneau_arp.h', 'build/bpf/xdp_arp.bpf.o', 'docs/README.md', 'build/bin/kubectl-juneau.js']));
+    expect(packedFiles).toEqual(
+      expect.arrayContaining([
+        'bpf/xdp_arp.bpf.c',
+        'bpf/juneau_arp.h',
+        'build/bpf/xdp_arp.bpf.o',
+        'docs/README.md',
+        'build/bin/kubectl-juneau.js',
+      ]),
+    );
   });
 
   test('LICENSE ships and is the license package.json declares', () => {

@@ -34,7 +34,9 @@ export interface PulumiResult {
 /** A command that exited non-zero, with its output: Jest shows what the engine said. */
 export class PulumiCommandError extends Error {
   constructor(readonly result: PulumiResult) {
-    super(`pulumi ${result.args.join(' ')} exited ${result.code} after ${result.ms} ms\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
+    super(
+      `pulumi ${result.args.join(' ')} exited ${result.code} after ${result.ms} ms\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`,
+    );
   }
 }
 
@@ -83,7 +85,15 @@ export class PulumiStack {
     const state = path.join(stack.tmp, 'state');
     fs.mkdirSync(state); // the file backend does not create its directory
     await stack.run(['login', `file://${state}`]);
-    await stack.run(['plugin', 'install', 'resource', 'kubernetes', KUBERNETES_PROVIDER_VERSION, '--file', path.join(opts.binDir, 'pulumi-resource-kubernetes')]);
+    await stack.run([
+      'plugin',
+      'install',
+      'resource',
+      'kubernetes',
+      KUBERNETES_PROVIDER_VERSION,
+      '--file',
+      path.join(opts.binDir, 'pulumi-resource-kubernetes'),
+    ]);
     // `stack init` writes the passphrase's salt to Pulumi.<stack>.yaml in the project directory
     // (it has no --config-file); the file moves out of the repository at once.
     await stack.run(['stack', 'init', stack.name, '--no-select']);
@@ -115,7 +125,10 @@ export class PulumiStack {
 
   /** The stack outputs as JSON. */
   async outputs(): Promise<Record<string, unknown>> {
-    return JSON.parse((await this.run(['stack', 'output', '--json', '--stack', this.name])).stdout) as Record<string, unknown>;
+    return JSON.parse((await this.run(['stack', 'output', '--json', '--stack', this.name])).stdout) as Record<
+      string,
+      unknown
+    >;
   }
 
   /** Removes the stack from the backend and the temporary directory (the backend with it). */
@@ -133,7 +146,11 @@ export class PulumiStack {
     const full = [...args, '--non-interactive', '--color', 'never'];
     const started = Date.now();
     const result = await new Promise<PulumiResult>((resolve, reject) => {
-      const child = spawn(path.join(this.opts.binDir, 'pulumi'), full, { cwd: REPO_ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(path.join(this.opts.binDir, 'pulumi'), full, {
+        cwd: REPO_ROOT,
+        env: this.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

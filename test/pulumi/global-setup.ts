@@ -6,7 +6,10 @@ import * as fs from 'node:fs';
 import { CONTROLLERS, CRD_MANIFEST, startCluster } from '../cluster/harness';
 
 export default async function globalSetup(): Promise<void> {
-  if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`pulumi: ${CRD_MANIFEST} not found: run \`npx cdk8s synth\` first (the program's objects are Juneau kinds)`);
+  if (!fs.existsSync(CRD_MANIFEST))
+    throw new Error(
+      `pulumi: ${CRD_MANIFEST} not found: run \`npx cdk8s synth\` first (the program's objects are Juneau kinds)`,
+    );
   const cluster = await startCluster({
     crdFiles: [CRD_MANIFEST],
     log: (line) => process.stderr.write(`${line}\n`),

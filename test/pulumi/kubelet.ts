@@ -27,14 +27,28 @@ export function startFakeKubelet(namespace: string, nodeName: string, firstPodIP
       return;
     }
     if (!pod.spec?.nodeName) {
-      await core.createNamespacedBinding({ namespace, body: { metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } } });
+      await core.createNamespacedBinding({
+        namespace,
+        body: { metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+      });
     }
     if (pod.status?.phase !== 'Running') {
       const ip = `${a}.${b}.${c}.${d + podIPs.size}`;
       podIPs.set(name, ip);
       const now = new Date().toISOString();
-      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
-      await core.patchNamespacedPodStatus({ namespace, name, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: '10.224.0.10', conditions } } }, mergePatch);
+      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: now,
+      }));
+      await core.patchNamespacedPodStatus(
+        {
+          namespace,
+          name,
+          body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: '10.224.0.10', conditions } },
+        },
+        mergePatch,
+      );
     }
   };
   // Polling, not a watch: a kubelet's own status loop is periodic too, and a missed event only delays the next step.
@@ -52,7 +66,10 @@ export function startFakeKubelet(namespace: string, nodeName: string, firstPodIP
       await sleep(250);
     }
   })();
-  const failure = loop.then(() => undefined, (err: unknown) => err);
+  const failure = loop.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   return {
     podIPs,
     async stop() {

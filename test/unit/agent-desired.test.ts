@@ -4,12 +4,20 @@ import { desiredState, planTable, REFUSAL_REASONS, type DesiredInput } from '../
 import { ConflictTracker, CounterDeltas } from '../../runtime/agent/conflicts';
 
 const iface = { name: 'eth0', addresses: [{ address: '192.0.2.1', prefixLength: 24 }] };
-const ad = (name: string, address: string, nodeName = 'node-a') => ({ name, address, nodeName, externalNetwork: 'ext' });
+const ad = (name: string, address: string, nodeName = 'node-a') => ({
+  name,
+  address,
+  nodeName,
+  externalNetwork: 'ext',
+});
 const base: DesiredInput = { nodeName: 'node-a', advertisements: [], pools: [], networks: [], iface };
 
 describe('desired state', () => {
-  test('ARP-10: this node\'s in-subnet advertisements become the table, sorted numerically', () => {
-    const desired = desiredState({ ...base, advertisements: [ad('b', '192.0.2.100'), ad('a', '192.0.2.9'), ad('c', '192.0.2.20')] });
+  test("ARP-10: this node's in-subnet advertisements become the table, sorted numerically", () => {
+    const desired = desiredState({
+      ...base,
+      advertisements: [ad('b', '192.0.2.100'), ad('a', '192.0.2.9'), ad('c', '192.0.2.20')],
+    });
     expect(desired.addresses).toEqual(['192.0.2.9', '192.0.2.20', '192.0.2.100']);
     expect(desired.owners.get('192.0.2.9')).toEqual(['a']);
     expect(desired.refused).toEqual([]);
@@ -27,15 +35,22 @@ describe('desired state', () => {
         advertisement: 'far',
         address: '198.51.100.7',
         reason: REFUSAL_REASONS.outsideSubnet,
-        message: '198.51.100.7 is outside the L2 subnet of eth0 (192.0.2.0/24), so ARP for it cannot reach this node; not answered (EN-12)',
+        message:
+          '198.51.100.7 is outside the L2 subnet of eth0 (192.0.2.0/24), so ARP for it cannot reach this node; not answered (EN-12)',
       },
     ]);
   });
 
   test('EN-12: every subnet of the interface counts; an interface without IPv4 refuses everything', () => {
     const two = { name: 'bond0', addresses: [...iface.addresses, { address: '198.51.100.1', prefixLength: 28 }] };
-    expect(desiredState({ ...base, iface: two, advertisements: [ad('far', '198.51.100.7')] }).addresses).toEqual(['198.51.100.7']);
-    const none = desiredState({ ...base, iface: { name: 'eth0', addresses: [] }, advertisements: [ad('a', '192.0.2.7')] });
+    expect(desiredState({ ...base, iface: two, advertisements: [ad('far', '198.51.100.7')] }).addresses).toEqual([
+      '198.51.100.7',
+    ]);
+    const none = desiredState({
+      ...base,
+      iface: { name: 'eth0', addresses: [] },
+      advertisements: [ad('a', '192.0.2.7')],
+    });
     expect(none.refused[0].message).toContain('(no IPv4 subnet)');
   });
 
@@ -51,7 +66,7 @@ describe('desired state', () => {
     expect(desired.owners.get('192.0.2.7')).toEqual(['a', 'b']);
   });
 
-  test('OPS-1 guard: arp pools (by advertiseMode or by an arp network) are dropped, bgp pools are not; the interface\'s addresses are allowed', () => {
+  test("OPS-1 guard: arp pools (by advertiseMode or by an arp network) are dropped, bgp pools are not; the interface's addresses are allowed", () => {
     const desired = desiredState({
       ...base,
       pools: [
@@ -76,9 +91,14 @@ describe('desired state', () => {
   });
 
   test('a malformed pool item is named and skipped; the rest is still guarded', () => {
-    const desired = desiredState({ ...base, pools: [{ name: 'p', advertiseMode: 'arp', addresses: ['192.0.2.1/24', '192.0.2.128/25'] }] });
+    const desired = desiredState({
+      ...base,
+      pools: [{ name: 'p', advertiseMode: 'arp', addresses: ['192.0.2.1/24', '192.0.2.128/25'] }],
+    });
     expect(desired.guard.drop).toEqual([{ address: '192.0.2.128', prefixLength: 25 }]);
-    expect(desired.guardProblems).toEqual(["AddressPool p: address pool item '192.0.2.1/24' has host bits set (network is 192.0.2.0/24)"]);
+    expect(desired.guardProblems).toEqual([
+      "AddressPool p: address pool item '192.0.2.1/24' has host bits set (network is 192.0.2.0/24)",
+    ]);
   });
 });
 

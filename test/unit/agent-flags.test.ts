@@ -8,7 +8,14 @@ const env = { NODE_NAME: 'node-a' };
 describe('juneau-agent flags', () => {
   test('the install manifest command line (constructs/shared/install.ts) parses', () => {
     const parsed = parseAgentFlags(
-      ['--metrics-addr=127.0.0.1:9201', '--health-addr=127.0.0.1:9202', '--xdp-mode=auto', '--bpffs=/sys/fs/bpf', '--log-level=info', '--node-ingress-iface=bond0'],
+      [
+        '--metrics-addr=127.0.0.1:9201',
+        '--health-addr=127.0.0.1:9202',
+        '--xdp-mode=auto',
+        '--bpffs=/sys/fs/bpf',
+        '--log-level=info',
+        '--node-ingress-iface=bond0',
+      ],
       env,
     );
     expect(parsed).toEqual({
@@ -76,7 +83,22 @@ describe('juneau-agent flags', () => {
   });
 
   test('--help names every flag the parser accepts and the real defaults', () => {
-    for (const flag of ['--node-name', '--node-ingress-iface', '--kubeconfig', '--metrics-addr', '--health-addr', '--xdp-mode', '--bpffs', '--guard', '--no-guard', '--conflict-detection', '--no-conflict-detection', '--poll-interval', '--detach-on-exit', '--log-level']) {
+    for (const flag of [
+      '--node-name',
+      '--node-ingress-iface',
+      '--kubeconfig',
+      '--metrics-addr',
+      '--health-addr',
+      '--xdp-mode',
+      '--bpffs',
+      '--guard',
+      '--no-guard',
+      '--conflict-detection',
+      '--no-conflict-detection',
+      '--poll-interval',
+      '--detach-on-exit',
+      '--log-level',
+    ]) {
       expect(AGENT_HELP).toContain(flag);
     }
     expect(AGENT_HELP).toContain(`(default 127.0.0.1:${INSTALL.ports.agentMetrics})`);

@@ -22,7 +22,10 @@ class FakeApi implements ListWatchClient {
     this.release();
   }
 
-  async list<T extends KubeObject>(type: { plural: string }, options: { fieldSelector?: string } = {}): Promise<KubeList<T>> {
+  async list<T extends KubeObject>(
+    type: { plural: string },
+    options: { fieldSelector?: string } = {},
+  ): Promise<KubeList<T>> {
     await this.gate;
     if (options.fieldSelector) this.selectors.push(`${type.plural}:${options.fieldSelector}`);
     return { metadata: { resourceVersion: String(this.rv) }, items: (this.objects.get(type.plural) ?? []) as T[] };
@@ -72,7 +75,12 @@ class FakeDatapath implements ArpDatapath {
 }
 
 const arpAd = (name: string, address: string, nodeName = 'node-a'): KubeObject =>
-  ({ apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ARPAdvertisement', metadata: { name, uid: `uid-${name}` }, spec: { externalNetwork: 'ext', address, nodeName } }) as KubeObject;
+  ({
+    apiVersion: 'juneau.loutres.me/v1alpha1',
+    kind: 'ARPAdvertisement',
+    metadata: { name, uid: `uid-${name}` },
+    spec: { externalNetwork: 'ext', address, nodeName },
+  }) as KubeObject;
 const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: '192.0.2.1', prefixLength: 24 }] };
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -127,7 +135,10 @@ describe('NodeAgent', () => {
   test('the guard follows arp AddressPools, allowing the interface address', async () => {
     api.open();
     await agent.start();
-    api.emit('addresspools', 'ADDED', { metadata: { name: 'p' }, spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] } } as KubeObject);
+    api.emit('addresspools', 'ADDED', {
+      metadata: { name: 'p' },
+      spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] },
+    } as KubeObject);
     await tick();
     expect(datapath.guard).toEqual({ drop: [{ address: '192.0.2.0', prefixLength: 25 }], allow: ['192.0.2.1'] });
   });
@@ -136,11 +147,17 @@ describe('NodeAgent', () => {
     api.objects.set('arpadvertisements', [arpAd('far', '198.51.100.7')]);
     api.open();
     await agent.start();
-    api.emit('addresspools', 'ADDED', { metadata: { name: 'p' }, spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] } } as KubeObject);
+    api.emit('addresspools', 'ADDED', {
+      metadata: { name: 'p' },
+      spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] },
+    } as KubeObject);
     await tick();
     expect(datapath.table.size).toBe(0);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ regarding: { kind: 'ARPAdvertisement', name: 'far', uid: 'uid-far' }, reason: 'AddressOutsideInterfaceSubnet' });
+    expect(warnings[0]).toMatchObject({
+      regarding: { kind: 'ARPAdvertisement', name: 'far', uid: 'uid-far' },
+      reason: 'AddressOutsideInterfaceSubnet',
+    });
     expect(warnings[0].note).toContain('node node-a: 198.51.100.7 is outside the L2 subnet of eth0 (192.0.2.0/24)');
   });
 
@@ -164,7 +181,15 @@ describe('NodeAgent and its interface', () => {
     const api = new FakeApi();
     const datapath = new FakeDatapath();
     let current: typeof iface | undefined = iface;
-    const agent = new NodeAgent({ client: api, nodeName: 'node-a', datapath, iface, readInterface: () => current, recorder: { warning: () => undefined }, pollIntervalMs: 60_000 });
+    const agent = new NodeAgent({
+      client: api,
+      nodeName: 'node-a',
+      datapath,
+      iface,
+      readInterface: () => current,
+      recorder: { warning: () => undefined },
+      pollIntervalMs: 60_000,
+    });
     api.objects.set('arpadvertisements', [arpAd('near', '192.0.2.7'), arpAd('far', '198.51.100.7')]);
     api.open();
     await agent.start();

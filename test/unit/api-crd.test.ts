@@ -1,11 +1,36 @@
 // Schema generation from api/: the CRDs carry the rules the API server must enforce without a
 // webhook. The same rules are proven against a real API server in test/cluster/crd-cel.test.ts.
-import { allCustomResourceDefinitions, ALL_KINDS, customResourceDefinition, elasticIPKind, arpAdvertisementKind, externalNetworkKind, addressPoolKind, serviceLoadBalancerKind, OpenAPISchema, ADDRESS_ITEM_PATTERN } from '../../api';
+import {
+  allCustomResourceDefinitions,
+  ALL_KINDS,
+  customResourceDefinition,
+  elasticIPKind,
+  arpAdvertisementKind,
+  externalNetworkKind,
+  addressPoolKind,
+  serviceLoadBalancerKind,
+  OpenAPISchema,
+  ADDRESS_ITEM_PATTERN,
+} from '../../api';
 
-type Crd = { metadata: { name: string }; spec: { scope: string; names: { kind: string }; versions: Array<{ name: string; subresources: object; additionalPrinterColumns: Array<{ name: string; jsonPath: string }>; selectableFields?: Array<{ jsonPath: string }>; schema: { openAPIV3Schema: OpenAPISchema } }> } };
+type Crd = {
+  metadata: { name: string };
+  spec: {
+    scope: string;
+    names: { kind: string };
+    versions: Array<{
+      name: string;
+      subresources: object;
+      additionalPrinterColumns: Array<{ name: string; jsonPath: string }>;
+      selectableFields?: Array<{ jsonPath: string }>;
+      schema: { openAPIV3Schema: OpenAPISchema };
+    }>;
+  };
+};
 const crd = (k: (typeof ALL_KINDS)[number]) => customResourceDefinition(k) as unknown as Crd;
 const schemaOf = (k: (typeof ALL_KINDS)[number]) => crd(k).spec.versions[0].schema.openAPIV3Schema;
-const columns = (k: (typeof ALL_KINDS)[number]) => crd(k).spec.versions[0].additionalPrinterColumns.map((c) => c.name.toUpperCase());
+const columns = (k: (typeof ALL_KINDS)[number]) =>
+  crd(k).spec.versions[0].additionalPrinterColumns.map((c) => c.name.toUpperCase());
 const rules = (s: OpenAPISchema | undefined) => (s?.['x-kubernetes-validations'] ?? []).map((r) => r.rule);
 
 /** Every string and list in the schema is bounded, so the API server can estimate CEL cost. */
@@ -22,8 +47,15 @@ describe('CRDs generated from api/', () => {
   test('one CRD per kind in group juneau.loutres.me, version v1alpha1, with the status subresource', () => {
     const crds = allCustomResourceDefinitions() as unknown as Crd[];
     expect(crds.map((c) => c.spec.names.kind)).toEqual([
-      'AddressPool', 'ExternalNetwork', 'ElasticIP', 'ElasticIPAttachment', 'NetworkInterface',
-      'ServiceLoadBalancer', 'ARPAdvertisement', 'AllocationPool', 'AllocationClaim',
+      'AddressPool',
+      'ExternalNetwork',
+      'ElasticIP',
+      'ElasticIPAttachment',
+      'NetworkInterface',
+      'ServiceLoadBalancer',
+      'ARPAdvertisement',
+      'AllocationPool',
+      'AllocationClaim',
     ]);
     for (const c of crds) {
       expect(c.metadata.name).toMatch(/\.juneau\.loutres\.me$/);
@@ -35,14 +67,32 @@ describe('CRDs generated from api/', () => {
   test('scopes: pools, networks, advertisements and claims are cluster-scoped; the rest namespaced', () => {
     const scope = Object.fromEntries(ALL_KINDS.map((k) => [k.kind, crd(k).spec.scope]));
     expect(scope).toEqual({
-      AddressPool: 'Cluster', ExternalNetwork: 'Cluster', ARPAdvertisement: 'Cluster', AllocationPool: 'Cluster', AllocationClaim: 'Cluster',
-      ElasticIP: 'Namespaced', ElasticIPAttachment: 'Namespaced', NetworkInterface: 'Namespaced', ServiceLoadBalancer: 'Namespaced',
+      AddressPool: 'Cluster',
+      ExternalNetwork: 'Cluster',
+      ARPAdvertisement: 'Cluster',
+      AllocationPool: 'Cluster',
+      AllocationClaim: 'Cluster',
+      ElasticIP: 'Namespaced',
+      ElasticIPAttachment: 'Namespaced',
+      NetworkInterface: 'Namespaced',
+      ServiceLoadBalancer: 'Namespaced',
     });
   });
 
   test('EIP-8: kubectl get elasticip shows NAME, EXTERNALNETWORK, ADDRESS, ATTACHMENTKIND, ATTACHMENT, PHASE, ALLOCATED, ATTACHED', () => {
-    expect(['NAME', ...columns(elasticIPKind)]).toEqual(['NAME', 'EXTERNALNETWORK', 'ADDRESS', 'ATTACHMENTKIND', 'ATTACHMENT', 'PHASE', 'ALLOCATED', 'ATTACHED']);
-    const byName = Object.fromEntries(crd(elasticIPKind).spec.versions[0].additionalPrinterColumns.map((c) => [c.name.toUpperCase(), c.jsonPath]));
+    expect(['NAME', ...columns(elasticIPKind)]).toEqual([
+      'NAME',
+      'EXTERNALNETWORK',
+      'ADDRESS',
+      'ATTACHMENTKIND',
+      'ATTACHMENT',
+      'PHASE',
+      'ALLOCATED',
+      'ATTACHED',
+    ]);
+    const byName = Object.fromEntries(
+      crd(elasticIPKind).spec.versions[0].additionalPrinterColumns.map((c) => [c.name.toUpperCase(), c.jsonPath]),
+    );
     expect(byName.ALLOCATED).toBe('.status.conditions[?(@.type=="Allocated")].status');
     expect(byName.ATTACHED).toBe('.status.conditions[?(@.type=="Attached")].status');
   });
@@ -95,8 +145,10 @@ describe('CRDs generated from api/', () => {
     expect(spec.properties!.advertiseMode.enum).toEqual(['bgp', 'arp']);
     expect(spec.properties!.addresses).toMatchObject({ minItems: 1, maxItems: 64, 'x-kubernetes-list-type': 'set' });
     const re = new RegExp(ADDRESS_ITEM_PATTERN);
-    for (const ok of ['10.225.51.0/24', '10.225.51.10-10.225.51.20', '0.0.0.0/0', '255.255.255.255/32']) expect(re.test(ok)).toBe(true);
-    for (const bad of ['10.225.51.0/33', '10.225.51', '256.1.1.1/32', '10.0.0.1-', 'fd00::/64', ' 10.0.0.0/8']) expect(re.test(bad)).toBe(false);
+    for (const ok of ['10.225.51.0/24', '10.225.51.10-10.225.51.20', '0.0.0.0/0', '255.255.255.255/32'])
+      expect(re.test(ok)).toBe(true);
+    for (const bad of ['10.225.51.0/33', '10.225.51', '256.1.1.1/32', '10.0.0.1-', 'fd00::/64', ' 10.0.0.0/8'])
+      expect(re.test(bad)).toBe(false);
   });
 
   test('EIP-3: ElasticIP requestedIP is an ipv4 and, like externalNetwork, immutable', () => {
@@ -106,10 +158,13 @@ describe('CRDs generated from api/', () => {
     expect(rules(spec).join(' ')).toContain('self.externalNetwork == oldSelf.externalNetwork');
   });
 
-  test.each(ALL_KINDS.map((k) => [k.kind, k] as const))('%s: every string and list is bounded (CEL cost estimates)', (_name, kind) => {
-    const { spec, status } = schemaOf(kind).properties!;
-    expect([...unbounded(spec, 'spec'), ...unbounded(status, 'status')]).toEqual([]);
-  });
+  test.each(ALL_KINDS.map((k) => [k.kind, k] as const))(
+    '%s: every string and list is bounded (CEL cost estimates)',
+    (_name, kind) => {
+      const { spec, status } = schemaOf(kind).properties!;
+      expect([...unbounded(spec, 'spec'), ...unbounded(status, 'status')]).toEqual([]);
+    },
+  );
 
   test('every CEL rule carries a message that names a field', () => {
     const walk = (s: OpenAPISchema): Array<{ message: string }> => [
@@ -117,6 +172,7 @@ describe('CRDs generated from api/', () => {
       ...Object.values(s.properties ?? {}).flatMap(walk),
       ...(s.items ? walk(s.items) : []),
     ];
-    for (const kind of ALL_KINDS) for (const r of walk(schemaOf(kind))) expect(r.message).toMatch(/\b(spec|status)\b|CIDR/);
+    for (const kind of ALL_KINDS)
+      for (const r of walk(schemaOf(kind))) expect(r.message).toMatch(/\b(spec|status)\b|CIDR/);
   });
 });

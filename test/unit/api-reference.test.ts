@@ -14,13 +14,14 @@ describe('the API reference in README.md', () => {
     const md = apiReferenceMarkdown();
     for (const kind of ALL_KINDS) {
       expect(md).toContain(`### ${kind.kind}\n`);
-      for (const field of Object.keys(kind.spec.toOpenAPI().properties ?? {})) expect(md).toContain(`\`spec.${field}\``);
+      for (const field of Object.keys(kind.spec.toOpenAPI().properties ?? {}))
+        expect(md).toContain(`\`spec.${field}\``);
     }
   });
 });
 
 describe('.ci/run', () => {
-  test('runs the README\'s test command', () => {
+  test("runs the README's test command", () => {
     const ci = fs.readFileSync(path.join(__dirname, '..', '..', '.ci', 'run'), 'utf8');
     expect(readme()).toContain('```sh\nnpm test\n```');
     expect(ci).toMatch(/^npm ci$/m);

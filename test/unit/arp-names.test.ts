@@ -56,7 +56,13 @@ describe('ARPAdvertisement names (NAME-1)', () => {
   it('NAME-1: names stay valid object names within 253 characters, even for 253-character ElasticIP names', () => {
     const ns63 = `n${'-x'.repeat(31)}`;
     const long = (c: string) => `${'e'.repeat(120)}.${c.repeat(132)}`; // 253 characters, a DNS subdomain
-    for (const owner of [eip(ns63, long('a')), eip(ns63, long('b')), eip('default', long('a')), slb(ns63, 'w'.repeat(63)), eip('a', `${'x'.repeat(246)}-y`)]) {
+    for (const owner of [
+      eip(ns63, long('a')),
+      eip(ns63, long('b')),
+      eip('default', long('a')),
+      slb(ns63, 'w'.repeat(63)),
+      eip('a', `${'x'.repeat(246)}-y`),
+    ]) {
       const name = advertisementName(owner);
       expect(name.length).toBeLessThanOrEqual(253);
       expect(checkObjectName('name', name)).toEqual([]);
@@ -83,7 +89,9 @@ describe('ARPAdvertisement names (NAME-1)', () => {
   });
 
   it('advertisementNameOf: ServiceLoadBalancer and ElasticIP holders, nothing for others', () => {
-    expect(advertisementNameOf({ kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' })).toBe(advertisementName(slb('team-a', 'web')));
+    expect(advertisementNameOf({ kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' })).toBe(
+      advertisementName(slb('team-a', 'web')),
+    );
     expect(advertisementNameOf({ kind: 'ExternalNetwork', name: 'n' })).toBeUndefined();
   });
 });
@@ -102,15 +110,30 @@ describe('ARPAdvertisement owner marks (NAME-1)', () => {
 
   it('NAME-1: marks that disagree name nobody (an annotation without its id label, a forged name label)', () => {
     const { labels, annotations } = ownerMetadata(slb('team-a', 'web'));
-    expect(ownerOf({ metadata: { labels, annotations: { [OWNER_ANNOTATION]: 'ServiceLoadBalancer/team-a/other' } } })).toBeUndefined();
+    expect(
+      ownerOf({ metadata: { labels, annotations: { [OWNER_ANNOTATION]: 'ServiceLoadBalancer/team-a/other' } } }),
+    ).toBeUndefined();
     expect(ownerOf({ metadata: { labels: { ...labels, [OWNER_LABELS.name]: 'other' }, annotations } })).toBeUndefined();
-    expect(ownerOf({ metadata: { labels: { ...labels, [OWNER_LABELS.namespace]: 'team' }, annotations } })).toBeUndefined();
-    expect(ownerOf({ metadata: { labels: { ...labels, [OWNER_LABELS.kind]: 'ElasticIP' }, annotations } })).toBeUndefined();
+    expect(
+      ownerOf({ metadata: { labels: { ...labels, [OWNER_LABELS.namespace]: 'team' }, annotations } }),
+    ).toBeUndefined();
+    expect(
+      ownerOf({ metadata: { labels: { ...labels, [OWNER_LABELS.kind]: 'ElasticIP' }, annotations } }),
+    ).toBeUndefined();
     expect(ownerOf({ metadata: {} })).toBeUndefined();
   });
 
   it('NAME-1: objects written before the annotation are read from their three labels (to migrate them)', () => {
-    const legacy = { metadata: { name: 'slb-team-a-web', labels: { [OWNER_LABELS.kind]: 'ServiceLoadBalancer', [OWNER_LABELS.namespace]: 'team-a', [OWNER_LABELS.name]: 'web' } } };
+    const legacy = {
+      metadata: {
+        name: 'slb-team-a-web',
+        labels: {
+          [OWNER_LABELS.kind]: 'ServiceLoadBalancer',
+          [OWNER_LABELS.namespace]: 'team-a',
+          [OWNER_LABELS.name]: 'web',
+        },
+      },
+    };
     expect(ownerOf(legacy)).toEqual(slb('team-a', 'web'));
     expect(isOwnedBy(legacy, slb('team', 'a-web'))).toBe(false);
     // Its event wakes its owner (who replaces it) and the owner whose name it stands on (who waits for it).
@@ -118,8 +141,13 @@ describe('ARPAdvertisement owner marks (NAME-1)', () => {
     expect(ownerKeysOf(legacy, 'ElasticIP')).toEqual([]);
   });
 
-  it('NAME-1: an object under another name than today\'s is replaced (delete, then create), never kept beside it', () => {
-    const d = { name: advertisementName(slb('team-a', 'web')), externalNetwork: 'n', address: '192.0.2.1', nodeName: 'x' };
+  it("NAME-1: an object under another name than today's is replaced (delete, then create), never kept beside it", () => {
+    const d = {
+      name: advertisementName(slb('team-a', 'web')),
+      externalNetwork: 'n',
+      address: '192.0.2.1',
+      nodeName: 'x',
+    };
     expect(advertisementAction({ ...d, name: 'slb-team-a-web' }, d)).toEqual({ action: 'recreate', desired: d });
   });
 });

@@ -4,20 +4,32 @@
 // declarations stay quiet.
 import { App, Chart, Testing } from 'cdk8s';
 import * as pulumi from '@pulumi/pulumi';
-import { addressPoolKind, BGP_NOT_ADVERTISED, customResourceDefinition, externalNetworkKind, OpenAPISchema } from '../../api';
+import {
+  addressPoolKind,
+  BGP_NOT_ADVERTISED,
+  customResourceDefinition,
+  externalNetworkKind,
+  OpenAPISchema,
+} from '../../api';
 import * as cdk8s from '../../constructs/cdk8s';
 import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 
 // Mocks: no engine runs here (set before the Pulumi components are loaded).
-void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks(
+  { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
+  'juneau-test',
+  'unit',
+  false,
+);
 const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
 const { resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
 
 type Crd = { spec: { versions: Array<{ schema: { openAPIV3Schema: OpenAPISchema } }> } };
 const specOf = (kind: Parameters<typeof customResourceDefinition>[0]) =>
-  (customResourceDefinition(kind) as unknown as Crd).spec.versions[0].schema.openAPIV3Schema.properties!.spec.properties!;
+  (customResourceDefinition(kind) as unknown as Crd).spec.versions[0].schema.openAPIV3Schema.properties!.spec
+    .properties!;
 
 describe('the CRDs say bgp is allocated but not advertised', () => {
   test('AP-1: AddressPool spec.advertiseMode', () => {
@@ -51,8 +63,12 @@ describe('cdk8s: a bgp AddressPool or ExternalNetwork warns at synth', () => {
       [`[warning] c/pool: AddressPool pool: ${BGP_NOT_ADVERTISED}`],
       [`[warning] c/net: ExternalNetwork net: ${BGP_NOT_ADVERTISED}`],
     ]);
-    expect(pool.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([`AddressPool pool: ${BGP_NOT_ADVERTISED}`]);
-    expect(net.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([`ExternalNetwork net: ${BGP_NOT_ADVERTISED}`]);
+    expect(pool.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([
+      `AddressPool pool: ${BGP_NOT_ADVERTISED}`,
+    ]);
+    expect(net.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([
+      `ExternalNetwork net: ${BGP_NOT_ADVERTISED}`,
+    ]);
   });
 
   test('arp declarations synthesize without a warning', () => {

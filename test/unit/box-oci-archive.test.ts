@@ -22,7 +22,8 @@ const spec: BoxImageSpec = {
 describe('cluster in a box: OCI image archives without a registry', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-oci-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const tar = (...args: string[]) => execFileSync('tar', args, { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } });
+  const tar = (...args: string[]) =>
+    execFileSync('tar', args, { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } });
 
   test('the same inputs give the same bytes and manifest digest', async () => {
     const a = await writeOciArchive(path.join(dir, 'a.tar'), spec);
@@ -41,9 +42,17 @@ describe('cluster in a box: OCI image archives without a registry', () => {
     expect(JSON.parse(fs.readFileSync(path.join(out, 'oci-layout'), 'utf8'))).toEqual({ imageLayoutVersion: '1.0.0' });
     const index = JSON.parse(fs.readFileSync(path.join(out, 'index.json'), 'utf8'));
     expect(index.manifests).toHaveLength(1);
-    expect(index.manifests[0]).toMatchObject({ digest, platform: { architecture: 'amd64', os: 'linux' }, annotations: { 'io.containerd.image.name': 'juneau.box/test:1' } });
+    expect(index.manifests[0]).toMatchObject({
+      digest,
+      platform: { architecture: 'amd64', os: 'linux' },
+      annotations: { 'io.containerd.image.name': 'juneau.box/test:1' },
+    });
     for (const f of fs.readdirSync(path.join(out, 'blobs', 'sha256'))) {
-      expect(createHash('sha256').update(fs.readFileSync(path.join(out, 'blobs', 'sha256', f))).digest('hex')).toBe(f);
+      expect(
+        createHash('sha256')
+          .update(fs.readFileSync(path.join(out, 'blobs', 'sha256', f)))
+          .digest('hex'),
+      ).toBe(f);
     }
     const manifest = JSON.parse(fs.readFileSync(path.join(out, 'blobs', 'sha256', digest.slice(7)), 'utf8'));
     const layer = path.join(out, 'blobs', 'sha256', manifest.layers[0].digest.slice(7));
@@ -53,7 +62,9 @@ describe('cluster in a box: OCI image archives without a registry', () => {
       '-rwxr-xr-x 0/0              21 1970-01-01 00:00:00 bin/hello',
       'lrwxrwxrwx 0/0               0 1970-01-01 00:00:00 bin/hi -> hello',
     ]);
-    const config = JSON.parse(fs.readFileSync(path.join(out, 'blobs', 'sha256', manifest.config.digest.slice(7)), 'utf8'));
+    const config = JSON.parse(
+      fs.readFileSync(path.join(out, 'blobs', 'sha256', manifest.config.digest.slice(7)), 'utf8'),
+    );
     expect(config.rootfs.diff_ids).toEqual([manifest.layers[0].digest]);
     expect(config.config.Entrypoint).toEqual(['/bin/hello']);
   });
@@ -61,6 +72,11 @@ describe('cluster in a box: OCI image archives without a registry', () => {
   test('a name longer than the ustar fields is refused, naming the entry', async () => {
     // ustar splits a path at a '/' into prefix (155 bytes) and name (100): no split fits this one.
     const long = `bin/${'x'.repeat(101)}`;
-    await expect(writeOciArchive(path.join(dir, 'long.tar'), { ...spec, entries: [{ type: 'file', path: long, mode: 0o644, data: Buffer.alloc(1) }] })).rejects.toThrow(long);
+    await expect(
+      writeOciArchive(path.join(dir, 'long.tar'), {
+        ...spec,
+        entries: [{ type: 'file', path: long, mode: 0o644, data: Buffer.alloc(1) }],
+      }),
+    ).rejects.toThrow(long);
   });
 });

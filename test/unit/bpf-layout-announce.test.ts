@@ -1,7 +1,13 @@
 // FO-1: the "FO-1 announcements" section of bpf/juneau_arp.h and its mirror in
 // runtime/agent/announce/counters.ts agree, read from the BTF of build/bpf/juneau_announce.bpf.o
 // (the map's only object; no program reads it, the agent writes it and the CLI dumps it).
-import { ANNOUNCE_LIMITS, ANNOUNCE_MAP_NAME, ANNOUNCE_VALUE, decodeAnnounceValue, encodeAnnounceValue } from '../../runtime/agent/announce/counters';
+import {
+  ANNOUNCE_LIMITS,
+  ANNOUNCE_MAP_NAME,
+  ANNOUNCE_VALUE,
+  decodeAnnounceValue,
+  encodeAnnounceValue,
+} from '../../runtime/agent/announce/counters';
 import { Btf, compileStaticAsserts, loadBtf } from './btf';
 
 let btf: Btf;
@@ -14,7 +20,9 @@ describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce
   test('FO-1: struct juneau_announce_value: size, field names, offsets and sizes', () => {
     const c = btf.struct(ANNOUNCE_VALUE.name);
     expect(c.size).toBe(ANNOUNCE_VALUE.size);
-    expect(Object.fromEntries(c.members!.map((m) => [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }]))).toEqual(ANNOUNCE_VALUE.fields);
+    expect(
+      Object.fromEntries(c.members!.map((m) => [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }])),
+    ).toEqual(ANNOUNCE_VALUE.fields);
   });
 
   test('FO-1: map juneau_announce: a hash keyed by juneau_arp_key, JUNEAU_ANNOUNCE_MAX entries', () => {
@@ -26,7 +34,8 @@ describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce
 
   test('FO-1: the limit and offsets compile as static assertions against bpf/juneau_arp.h', () => {
     const asserts = [`_Static_assert(JUNEAU_ANNOUNCE_MAX == ${ANNOUNCE_LIMITS.JUNEAU_ANNOUNCE_MAX}, "max");`];
-    for (const [field, f] of Object.entries(ANNOUNCE_VALUE.fields)) asserts.push(`_Static_assert(offsetof(struct ${ANNOUNCE_VALUE.name}, ${field}) == ${f.offset}, "${field}");`);
+    for (const [field, f] of Object.entries(ANNOUNCE_VALUE.fields))
+      asserts.push(`_Static_assert(offsetof(struct ${ANNOUNCE_VALUE.name}, ${field}) == ${f.offset}, "${field}");`);
     compileStaticAsserts(asserts);
   });
 

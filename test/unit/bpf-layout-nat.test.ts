@@ -11,11 +11,16 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
     btf = loadBtf('tc_nat.bpf.o');
   });
 
-  test.each(layout.NAT_STRUCTS.map((s) => [s.name, s] as const))('struct %s: size, field names, offsets and sizes', (name, mirror) => {
-    const c = btf.struct(name);
-    expect(c.size).toBe(mirror.size);
-    expect(Object.fromEntries(c.members!.map((m) => [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }]))).toEqual(mirror.fields);
-  });
+  test.each(layout.NAT_STRUCTS.map((s) => [s.name, s] as const))(
+    'struct %s: size, field names, offsets and sizes',
+    (name, mirror) => {
+      const c = btf.struct(name);
+      expect(c.size).toBe(mirror.size);
+      expect(
+        Object.fromEntries(c.members!.map((m) => [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }])),
+      ).toEqual(mirror.fields);
+    },
+  );
 
   test.each([
     [layout.NAT_MAP_NAMES.in, 'juneau_nat_key', 'juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
@@ -35,11 +40,16 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
 
   test('NAT constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
     const asserts: string[] = [];
-    for (const [name, value] of Object.entries({ ...layout.NAT_REASONS, ...layout.NAT_LIMITS, ...layout.NAT_CONFIG_FLAGS })) {
+    for (const [name, value] of Object.entries({
+      ...layout.NAT_REASONS,
+      ...layout.NAT_LIMITS,
+      ...layout.NAT_CONFIG_FLAGS,
+    })) {
       asserts.push(`_Static_assert(${name} == ${value}, "${name}");`);
     }
     for (const s of layout.NAT_STRUCTS) {
-      for (const [field, f] of Object.entries(s.fields)) asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
+      for (const [field, f] of Object.entries(s.fields))
+        asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
     }
     compileStaticAsserts(asserts);
     expect(asserts.length).toBeGreaterThan(20);

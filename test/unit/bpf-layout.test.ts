@@ -15,17 +15,20 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     btf = loadBtf('xdp_arp.bpf.o');
   });
 
-  test.each(layout.STRUCTS.map((s) => [s.name, s] as const))('struct %s: size, field names, offsets and sizes', (name, mirror) => {
-    const c = btf.struct(name);
-    expect(c.size).toBe(mirror.size);
-    const cFields = Object.fromEntries(
-      c.members!.map((m) => {
-        expect(m.bits_offset % 8).toBe(0); // no bitfields
-        return [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }];
-      }),
-    );
-    expect(cFields).toEqual(mirror.fields);
-  });
+  test.each(layout.STRUCTS.map((s) => [s.name, s] as const))(
+    'struct %s: size, field names, offsets and sizes',
+    (name, mirror) => {
+      const c = btf.struct(name);
+      expect(c.size).toBe(mirror.size);
+      const cFields = Object.fromEntries(
+        c.members!.map((m) => {
+          expect(m.bits_offset % 8).toBe(0); // no bitfields
+          return [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }];
+        }),
+      );
+      expect(cFields).toEqual(mirror.fields);
+    },
+  );
 
   test('no implicit padding: fields tile each struct exactly (every hole is a named pad)', () => {
     for (const s of layout.STRUCTS) {
@@ -63,12 +66,15 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
   test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
     const asserts: string[] = [];
     const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
-    for (const [name, value] of Object.entries(constants)) asserts.push(`_Static_assert(${name} == ${value}, "${name}");`);
+    for (const [name, value] of Object.entries(constants))
+      asserts.push(`_Static_assert(${name} == ${value}, "${name}");`);
     for (const s of layout.STRUCTS) {
       asserts.push(`_Static_assert(sizeof(struct ${s.name}) == ${s.size}, "sizeof ${s.name}");`);
       for (const [field, f] of Object.entries(s.fields)) {
         asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
-        asserts.push(`_Static_assert(sizeof(((struct ${s.name} *)0)->${field}) == ${f.size}, "${s.name}.${field} size");`);
+        asserts.push(
+          `_Static_assert(sizeof(((struct ${s.name} *)0)->${field}) == ${f.size}, "${s.name}.${field} size");`,
+        );
       }
     }
     compileStaticAsserts(asserts);
@@ -90,7 +96,13 @@ describe('bpf map encoders', () => {
 
   test('arp values round-trip, and a fresh value is all zero (padding included)', () => {
     expect(layout.encodeArpValue()).toEqual(Buffer.alloc(40));
-    const entry = { requests: 3n, replies: 2n, conflicts: 1n, lastConflictNs: 123456789n, lastConflictMac: '02:00:00:00:0c:0f' };
+    const entry = {
+      requests: 3n,
+      replies: 2n,
+      conflicts: 1n,
+      lastConflictNs: 123456789n,
+      lastConflictMac: '02:00:00:00:0c:0f',
+    };
     expect(layout.decodeArpValue(layout.encodeArpValue(entry))).toEqual(entry);
     expect(layout.decodeArpValue(Buffer.alloc(40)).lastConflictMac).toBeUndefined();
   });
@@ -98,12 +110,40 @@ describe('bpf map encoders', () => {
   test('per-CPU arp values: counters summed over 40-byte slots, the last conflict from the CPU that saw the latest', () => {
     const cpus = 3;
     const value = Buffer.alloc(layout.perCpuValueSize(layout.ARP_VALUE.size, cpus));
-    layout.encodeArpValue({ requests: 5n, replies: 4n, conflicts: 1n, lastConflictNs: 900n, lastConflictMac: '02:00:00:00:00:0a' }).copy(value, 0);
+    layout
+      .encodeArpValue({
+        requests: 5n,
+        replies: 4n,
+        conflicts: 1n,
+        lastConflictNs: 900n,
+        lastConflictMac: '02:00:00:00:00:0a',
+      })
+      .copy(value, 0);
     layout.encodeArpValue({ requests: 7n, replies: 7n }).copy(value, 40);
-    layout.encodeArpValue({ requests: 1n, conflicts: 2n, lastConflictNs: 1000n, lastConflictMac: '02:00:00:00:00:0b' }).copy(value, 80);
-    expect(layout.sumArpValues(value, cpus)).toEqual({ requests: 13n, replies: 11n, conflicts: 3n, lastConflictNs: 1000n, lastConflictMac: '02:00:00:00:00:0b' });
-    expect(layout.sumArpValues(layout.encodeArpValues(cpus), cpus)).toEqual({ requests: 0n, replies: 0n, conflicts: 0n, lastConflictNs: 0n, lastConflictMac: undefined });
-    const carried = { requests: 9n, replies: 8n, conflicts: 1n, lastConflictNs: 77n, lastConflictMac: '02:00:00:00:00:0c' };
+    layout
+      .encodeArpValue({ requests: 1n, conflicts: 2n, lastConflictNs: 1000n, lastConflictMac: '02:00:00:00:00:0b' })
+      .copy(value, 80);
+    expect(layout.sumArpValues(value, cpus)).toEqual({
+      requests: 13n,
+      replies: 11n,
+      conflicts: 3n,
+      lastConflictNs: 1000n,
+      lastConflictMac: '02:00:00:00:00:0b',
+    });
+    expect(layout.sumArpValues(layout.encodeArpValues(cpus), cpus)).toEqual({
+      requests: 0n,
+      replies: 0n,
+      conflicts: 0n,
+      lastConflictNs: 0n,
+      lastConflictMac: undefined,
+    });
+    const carried = {
+      requests: 9n,
+      replies: 8n,
+      conflicts: 1n,
+      lastConflictNs: 77n,
+      lastConflictMac: '02:00:00:00:00:0c',
+    };
     expect(layout.sumArpValues(layout.encodeArpValues(cpus, carried), cpus)).toEqual(carried);
     expect(() => layout.sumArpValues(Buffer.alloc(40), cpus)).toThrow(/3 CPUs need 120/);
   });
@@ -137,12 +177,29 @@ describe('bpf map encoders', () => {
 
   test('config values: protections are on when their OFF flag is clear', () => {
     const value = layout.encodeConfigValue({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true });
-    expect(value).toEqual(Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 1, 0, 0, layout.CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF, 0, 0, 0]), Buffer.alloc(20)]));
-    expect(layout.decodeConfigValue(value)).toEqual({ mac: '02:00:00:00:00:01', guard: false, conflictDetection: true, heartbeatNs: 0n, expiryNs: 0n });
+    expect(value).toEqual(
+      Buffer.concat([
+        Buffer.from([2, 0, 0, 0, 0, 1, 0, 0, layout.CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF, 0, 0, 0]),
+        Buffer.alloc(20),
+      ]),
+    );
+    expect(layout.decodeConfigValue(value)).toEqual({
+      mac: '02:00:00:00:00:01',
+      guard: false,
+      conflictDetection: true,
+      heartbeatNs: 0n,
+      expiryNs: 0n,
+    });
   });
 
   test('FO-2: config values carry the heartbeat and the expiry as little-endian u64 at 16 and 24; zero expiry means never', () => {
-    const value = layout.encodeConfigValue({ mac: '02:00:00:00:00:01', guard: true, conflictDetection: true, heartbeatNs: 123_456_789_012n, expiryNs: 10_000_000_000n });
+    const value = layout.encodeConfigValue({
+      mac: '02:00:00:00:00:01',
+      guard: true,
+      conflictDetection: true,
+      heartbeatNs: 123_456_789_012n,
+      expiryNs: 10_000_000_000n,
+    });
     expect(value.readBigUInt64LE(16)).toBe(123_456_789_012n);
     expect(value.readBigUInt64LE(24)).toBe(10_000_000_000n);
     expect(layout.decodeConfigValue(value)).toMatchObject({ heartbeatNs: 123_456_789_012n, expiryNs: 10_000_000_000n });
@@ -164,6 +221,8 @@ describe('bpf map encoders', () => {
   test('malformed addresses are refused', () => {
     expect(() => layout.encodeArpKey('192.0.2.256')).toThrow(/not an IPv4 address/);
     expect(() => layout.encodeArpKey('192.0.2')).toThrow(/not an IPv4 address/);
-    expect(() => layout.encodeConfigValue({ mac: '02:00:00:00:00', guard: true, conflictDetection: true })).toThrow(/not a MAC/);
+    expect(() => layout.encodeConfigValue({ mac: '02:00:00:00:00', guard: true, conflictDetection: true })).toThrow(
+      /not a MAC/,
+    );
   });
 });

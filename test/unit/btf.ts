@@ -92,7 +92,9 @@ export function compileStaticAsserts(asserts: readonly string[]): void {
     const file = path.join(dir, 'layout_check.c');
     fs.writeFileSync(file, `#include <stddef.h>\n#include "juneau_arp.h"\n${asserts.join('\n')}\n`);
     const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
-    execFileSync('clang', ['-target', 'bpf', '-fsyntax-only', `-I${arch}`, `-I${path.join(REPO, 'bpf')}`, file], { stdio: 'pipe' });
+    execFileSync('clang', ['-target', 'bpf', '-fsyntax-only', `-I${arch}`, `-I${path.join(REPO, 'bpf')}`, file], {
+      stdio: 'pipe',
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -4,12 +4,27 @@ import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import * as YAML from 'yaml';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { AddressPool, ElasticIP, ElasticIPAttachment, ExternalNetwork, JuneauInstall, LoadBalancerService } from '../../constructs/cdk8s';
+import {
+  AddressPool,
+  ElasticIP,
+  ElasticIPAttachment,
+  ExternalNetwork,
+  JuneauInstall,
+  LoadBalancerService,
+} from '../../constructs/cdk8s';
 import { juneauInstallObjects } from '../../constructs/shared/install';
 import { SeedExamples } from '../../examples/cdk8s/seed-examples';
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
-const synth = (app: App): Obj[] => YAML.parseAllDocuments(app.synthYaml()).map((d) => d.toJSON() as Obj).filter(Boolean);
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+} & Record<string, unknown>;
+const synth = (app: App): Obj[] =>
+  YAML.parseAllDocuments(app.synthYaml())
+    .map((d) => d.toJSON() as Obj)
+    .filter(Boolean);
 const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
 const synthErrors = (build: (chart: Chart) => void): string => {
   const app = Testing.app();
@@ -26,8 +41,16 @@ const synthErrors = (build: (chart: Chart) => void): string => {
 function userContract(chart: Chart) {
   const pool = new AddressPool(chart, 'arp-pool', { advertiseMode: 'arp', addresses: ['10.225.32.0/24'] });
   const net = new ExternalNetwork(chart, 'ext-net-arp', { type: 'arp', addressPools: [pool] });
-  new ElasticIP(chart, 'web-eip', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.241' });
-  new LoadBalancerService(chart, 'web', { externalNetwork: net, ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } });
+  new ElasticIP(chart, 'web-eip', {
+    metadata: { namespace: 'default' },
+    externalNetwork: net,
+    requestedIP: '10.225.32.241',
+  });
+  new LoadBalancerService(chart, 'web', {
+    externalNetwork: net,
+    ports: [{ port: 80, targetPort: 8080 }],
+    selector: { app: 'web' },
+  });
   return { pool, net };
 }
 
@@ -37,7 +60,12 @@ describe('constructs synthesize', () => {
     userContract(new Chart(app, 'c'));
     const objs = synth(app);
     expect(objs).toMatchSnapshot();
-    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['AddressPool/arp-pool', 'ExternalNetwork/ext-net-arp', 'ElasticIP/web-eip', 'Service/web']);
+    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'AddressPool/arp-pool',
+      'ExternalNetwork/ext-net-arp',
+      'ElasticIP/web-eip',
+      'Service/web',
+    ]);
   });
 
   test('AddressPool and ExternalNetwork are cluster-scoped even in a chart with a namespace', () => {
@@ -54,18 +82,45 @@ describe('constructs synthesize', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
     const { net } = userContract(chart);
-    new LoadBalancerService(chart, 'dns', { externalNetwork: net, requestedIP: '10.225.32.53', ports: [{ name: 'dns-udp', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53 }], selector: { app: 'dns' } });
+    new LoadBalancerService(chart, 'dns', {
+      externalNetwork: net,
+      requestedIP: '10.225.32.53',
+      ports: [
+        { name: 'dns-udp', port: 53, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53 },
+      ],
+      selector: { app: 'dns' },
+    });
     const svc = byKind(synth(app), 'Service').find((s) => s.metadata.name === 'dns')!;
-    expect(svc.metadata.annotations).toEqual({ [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net-arp', [ANNOTATIONS.loadBalancerRequestedIP]: '10.225.32.53' });
-    expect(svc.spec).toMatchObject({ type: 'LoadBalancer', loadBalancerClass: LOAD_BALANCER_CLASS, externalTrafficPolicy: 'Local', ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', selector: { app: 'dns' } });
-    expect(svc.spec!.ports).toEqual([{ name: 'dns-udp', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' }]);
+    expect(svc.metadata.annotations).toEqual({
+      [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net-arp',
+      [ANNOTATIONS.loadBalancerRequestedIP]: '10.225.32.53',
+    });
+    expect(svc.spec).toMatchObject({
+      type: 'LoadBalancer',
+      loadBalancerClass: LOAD_BALANCER_CLASS,
+      externalTrafficPolicy: 'Local',
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      selector: { app: 'dns' },
+    });
+    expect(svc.spec!.ports).toEqual([
+      { name: 'dns-udp', port: 53, targetPort: 53, protocol: 'UDP' },
+      { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' },
+    ]);
   });
 
   test('LoadBalancerService takes a cdk8s-plus workload as its backends', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
-    const deployment = new kplus.Deployment(chart, 'web-deploy', { containers: [{ image: 'nginx', portNumber: 8080 }] });
-    new LoadBalancerService(chart, 'web', { externalNetwork: 'ext-net-arp', ports: [{ port: 80, targetPort: 8080 }], workload: deployment });
+    const deployment = new kplus.Deployment(chart, 'web-deploy', {
+      containers: [{ image: 'nginx', portNumber: 8080 }],
+    });
+    new LoadBalancerService(chart, 'web', {
+      externalNetwork: 'ext-net-arp',
+      ports: [{ port: 80, targetPort: 8080 }],
+      workload: deployment,
+    });
     const svc = byKind(synth(app), 'Service')[0];
     expect(svc.spec!.selector).toEqual(deployment.matchLabels);
     expect(Object.keys(svc.spec!.selector as object).length).toBeGreaterThan(0);
@@ -84,7 +139,11 @@ describe('constructs synthesize', () => {
 
   test('metadata.name overrides the construct id', () => {
     const app = Testing.app();
-    new AddressPool(new Chart(app, 'c'), 'Pool', { metadata: { name: 'pool-a', labels: { team: 'net' } }, advertiseMode: 'bgp', addresses: ['10.0.0.0/24'] });
+    new AddressPool(new Chart(app, 'c'), 'Pool', {
+      metadata: { name: 'pool-a', labels: { team: 'net' } },
+      advertiseMode: 'bgp',
+      addresses: ['10.0.0.0/24'],
+    });
     expect(synth(app)[0].metadata).toEqual({ name: 'pool-a', labels: { team: 'net' } });
   });
 
@@ -93,7 +152,16 @@ describe('constructs synthesize', () => {
     new SeedExamples(app, 'examples');
     const objs = synth(app);
     expect(objs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
-      ['AddressPool/arp-pool', 'ElasticIP/nginx-eip', 'ElasticIP/web-eip', 'ElasticIPAttachment/nginx-eip-attach', 'ExternalNetwork/ext-net-arp', 'Pod/nginx', 'Pod/web', 'Service/web'].sort(),
+      [
+        'AddressPool/arp-pool',
+        'ElasticIP/nginx-eip',
+        'ElasticIP/web-eip',
+        'ElasticIPAttachment/nginx-eip-attach',
+        'ExternalNetwork/ext-net-arp',
+        'Pod/nginx',
+        'Pod/web',
+        'Service/web',
+      ].sort(),
     );
     const web = objs.find((o) => o.kind === 'Pod' && o.metadata.name === 'web')!;
     expect(web.metadata.annotations).toMatchObject({ 'juneau.loutres.me/elastic-ip': 'web-eip' });
@@ -109,52 +177,105 @@ describe('JuneauInstall', () => {
     return synth(app);
   };
   const objs = install();
-  const find = (kind: string, name?: string) => objs.find((o) => o.kind === kind && (!name || o.metadata.name === name))!;
+  const find = (kind: string, name?: string) =>
+    objs.find((o) => o.kind === kind && (!name || o.metadata.name === name))!;
 
   test('emits exactly the shared install objects (one definition for cdk8s and Pulumi), CRDs included', () => {
-    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(juneauInstallObjects().map((o) => `${o.kind}/${o.metadata.name}`));
+    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      juneauInstallObjects().map((o) => `${o.kind}/${o.metadata.name}`),
+    );
     expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(9);
     expect(objs).toMatchSnapshot();
   });
 
   test('controller: 2 replicas, leader election, PodDisruptionBudget, restricted security', () => {
-    const d = find('Deployment') as unknown as { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[]; securityContext: object }> } } } };
+    const d = find('Deployment') as unknown as {
+      spec: {
+        replicas: number;
+        template: { spec: { containers: Array<{ args: string[]; securityContext: object }> } };
+      };
+    };
     expect(d.spec.replicas).toBe(2);
     expect(d.spec.template.spec.containers[0].args).toContain('--leader-elect=true');
-    expect(d.spec.template.spec.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(d.spec.template.spec.containers[0].securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(find('PodDisruptionBudget').spec).toMatchObject({ minAvailable: 1 });
   });
 
   test('agent: host network, exactly CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1 announcements) instead of privileged, only its own bpffs directory, loopback listeners, NODE_NAME from the downward API', () => {
-    const ds = find('DaemonSet') as unknown as { spec: { template: { spec: { hostNetwork: boolean; volumes: object[]; containers: Array<{ env: object[]; securityContext: { privileged: boolean; capabilities: { add: string[] } }; ports: object[] }> } } } };
+    const ds = find('DaemonSet') as unknown as {
+      spec: {
+        template: {
+          spec: {
+            hostNetwork: boolean;
+            volumes: object[];
+            containers: Array<{
+              env: object[];
+              securityContext: { privileged: boolean; capabilities: { add: string[] } };
+              ports: object[];
+            }>;
+          };
+        };
+      };
+    };
     const pod = ds.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.containers[0].securityContext.privileged).toBe(false);
-    expect(pod.containers[0].securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['BPF', 'NET_ADMIN', 'NET_RAW'] });
-    expect(pod.volumes).toEqual([{ name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } }]);
-    expect(pod.containers[0].env).toEqual([{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }]);
+    expect(pod.containers[0].securityContext.capabilities).toEqual({
+      drop: ['ALL'],
+      add: ['BPF', 'NET_ADMIN', 'NET_RAW'],
+    });
+    expect(pod.volumes).toEqual([
+      { name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } },
+    ]);
+    expect(pod.containers[0].env).toEqual([
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    ]);
     expect(pod.containers[0].ports).toHaveLength(2);
   });
 
   test('RBAC is least privilege: the agent cannot write Juneau objects; the controller cannot write ExternalNetworks', () => {
-    const agentRole = find('ClusterRole', 'juneau-agent') as unknown as { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
+    const agentRole = find('ClusterRole', 'juneau-agent') as unknown as {
+      rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+    };
     const juneauRules = agentRole.rules.filter((r) => r.apiGroups.includes('juneau.loutres.me'));
     expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['list', 'watch']);
     const ctrlRole = find('ClusterRole', 'juneau-controller') as unknown as typeof agentRole;
-    const writesNetworks = ctrlRole.rules.some((r) => r.resources.includes('externalnetworks') && r.verbs.some((v) => ['create', 'update', 'delete'].includes(v)));
+    const writesNetworks = ctrlRole.rules.some(
+      (r) =>
+        r.resources.includes('externalnetworks') && r.verbs.some((v) => ['create', 'update', 'delete'].includes(v)),
+    );
     expect(writesNetworks).toBe(false);
   });
 
   test('the webhook configuration routes only cross-object checks (and SLB-1), and only Juneau pods', () => {
-    const vwc = find('ValidatingWebhookConfiguration') as unknown as { webhooks: Array<{ name: string; failurePolicy: string; matchConditions?: Array<{ expression: string }> }> };
-    expect(vwc.webhooks.map((w) => w.name)).toEqual(['addresspools.juneau.loutres.me', 'externalnetworks.juneau.loutres.me', 'arpadvertisements.juneau.loutres.me', 'elasticipattachments.juneau.loutres.me', 'serviceloadbalancers.juneau.loutres.me', 'pods.juneau.loutres.me']);
+    const vwc = find('ValidatingWebhookConfiguration') as unknown as {
+      webhooks: Array<{ name: string; failurePolicy: string; matchConditions?: Array<{ expression: string }> }>;
+    };
+    expect(vwc.webhooks.map((w) => w.name)).toEqual([
+      'addresspools.juneau.loutres.me',
+      'externalnetworks.juneau.loutres.me',
+      'arpadvertisements.juneau.loutres.me',
+      'elasticipattachments.juneau.loutres.me',
+      'serviceloadbalancers.juneau.loutres.me',
+      'pods.juneau.loutres.me',
+    ]);
     // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
     expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
     expect(vwc.webhooks[5].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
 
   test('options: namespace, replicas, interface, cert-manager, no CRDs', () => {
-    const o = install({ namespace: 'net', controllerReplicas: 3, nodeIngressInterface: 'bond0', certificates: 'cert-manager', includeCrds: false });
+    const o = install({
+      namespace: 'net',
+      controllerReplicas: 3,
+      nodeIngressInterface: 'bond0',
+      certificates: 'cert-manager',
+      includeCrds: false,
+    });
     expect(o.find((x) => x.kind === 'Namespace')!.metadata.name).toBe('net');
     expect(byKind(o, 'CustomResourceDefinition')).toHaveLength(0);
     expect((o.find((x) => x.kind === 'Deployment') as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3);
@@ -164,45 +285,241 @@ describe('JuneauInstall', () => {
 });
 
 describe('bad input fails synth, naming the field and the value', () => {
-  const pool = (chart: Chart, id: string, addresses: string[], advertiseMode: 'arp' | 'bgp' = 'arp') => new AddressPool(chart, id, { advertiseMode, addresses });
+  const pool = (chart: Chart, id: string, addresses: string[], advertiseMode: 'arp' | 'bgp' = 'arp') =>
+    new AddressPool(chart, id, { advertiseMode, addresses });
   const cases: Array<[string, (c: Chart) => void, string[]]> = [
-    ['AP-2 malformed CIDR', (c) => pool(c, 'p', ['10.0.0.0/33']), ['spec.addresses[0]: "10.0.0.0/33"', 'prefix length']],
+    [
+      'AP-2 malformed CIDR',
+      (c) => pool(c, 'p', ['10.0.0.0/33']),
+      ['spec.addresses[0]: "10.0.0.0/33"', 'prefix length'],
+    ],
     ['AP-2 host bits set', (c) => pool(c, 'p', ['10.0.0.5/24']), ['spec.addresses[0]: "10.0.0.5/24"', 'host bits']],
-    ['AP-2 reversed range', (c) => pool(c, 'p', ['10.0.0.9-10.0.0.1']), ['spec.addresses[0]: "10.0.0.9-10.0.0.1"', 'reversed']],
+    [
+      'AP-2 reversed range',
+      (c) => pool(c, 'p', ['10.0.0.9-10.0.0.1']),
+      ['spec.addresses[0]: "10.0.0.9-10.0.0.1"', 'reversed'],
+    ],
     ['AP-2 not IPv4', (c) => pool(c, 'p', ['fd00::/64']), ['spec.addresses[0]: "fd00::/64"']],
     ['AP-2 a bare address', (c) => pool(c, 'p', ['10.0.0.1']), ['spec.addresses[0]: "10.0.0.1"', 'is not a CIDR']],
     ['AP-2 empty list', (c) => pool(c, 'p', []), ['spec.addresses', 'at least one']],
-    ['AP-2 overlapping items', (c) => pool(c, 'p', ['10.0.0.0/24', '10.0.0.10-10.0.0.20']), ['spec.addresses[1]: "10.0.0.10-10.0.0.20" overlaps spec.addresses[0]']],
-    ['AP-2 overlapping pools', (c) => { pool(c, 'a', ['10.0.0.0/24']); pool(c, 'b', ['10.0.0.128/25']); }, ['spec.addresses[0]: "10.0.0.128/25" overlaps "10.0.0.0/24" of AddressPool a']],
-    ['AP-1 unknown mode', (c) => new AddressPool(c, 'p', { advertiseMode: 'ospf' as 'arp', addresses: ['10.0.0.0/24'] }), ['spec.advertiseMode: "ospf"']],
+    [
+      'AP-2 overlapping items',
+      (c) => pool(c, 'p', ['10.0.0.0/24', '10.0.0.10-10.0.0.20']),
+      ['spec.addresses[1]: "10.0.0.10-10.0.0.20" overlaps spec.addresses[0]'],
+    ],
+    [
+      'AP-2 overlapping pools',
+      (c) => {
+        pool(c, 'a', ['10.0.0.0/24']);
+        pool(c, 'b', ['10.0.0.128/25']);
+      },
+      ['spec.addresses[0]: "10.0.0.128/25" overlaps "10.0.0.0/24" of AddressPool a'],
+    ],
+    [
+      'AP-1 unknown mode',
+      (c) => new AddressPool(c, 'p', { advertiseMode: 'ospf' as 'arp', addresses: ['10.0.0.0/24'] }),
+      ['spec.advertiseMode: "ospf"'],
+    ],
     ['pool name', (c) => pool(c, 'Pool_A', ['10.0.0.0/24']), ['metadata.name: "Pool_A"']],
-    ['EN-1 unknown type', (c) => new ExternalNetwork(c, 'n', { type: 'l3' as 'arp', addressPools: ['p'] }), ['spec.type: "l3"']],
-    ['EN-2 no pools', (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [] }), ['spec.addressPools', 'at least one']],
-    ['EN-2 duplicate pools', (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: ['p', 'p'] }), ['spec.addressPools[1]: "p" duplicates']],
-    ['EN-3 mode mismatch', (c) => { const p = pool(c, 'bgp-pool', ['10.0.0.0/24'], 'bgp'); new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [p] }); }, ['spec.addressPools[0]: "bgp-pool"', 'advertiseMode bgp', 'type arp']],
-    ['EN-4 pool shared by two networks', (c) => { const p = pool(c, 'p', ['10.0.0.0/24']); new ExternalNetwork(c, 'n1', { type: 'arp', addressPools: [p] }); new ExternalNetwork(c, 'n2', { type: 'arp', addressPools: [p] }); }, ['spec.addressPools[0]: "p" is already used by ExternalNetwork n1', 'is already used by ExternalNetwork n2']],
-    ['EN-4 pool name invalid', (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: ['Bad Pool'] }), ['spec.addressPools[0]: "Bad Pool"']],
-    ['EIP-3 requested outside the pools', (c) => { const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'])] }); new ElasticIP(c, 'e', { externalNetwork: n, requestedIP: '10.0.1.5' }); }, ['spec.requestedIP: "10.0.1.5" is not inside any arp AddressPool of ExternalNetwork n']],
-    ['EIP-2 requested in a pool of the other mode', (c) => { const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'], 'bgp')] }); new ElasticIP(c, 'e', { externalNetwork: n, requestedIP: '10.0.0.5' }); }, ['spec.requestedIP: "10.0.0.5" is not inside any arp AddressPool']],
-    ['EIP-3 requested not an address', (c) => new ElasticIP(c, 'e', { externalNetwork: 'n', requestedIP: '10.0.0.256' }), ['spec.requestedIP: "10.0.0.256" is not an IPv4 address']],
-    ['ElasticIP network name invalid', (c) => new ElasticIP(c, 'e', { externalNetwork: 'Ext_Net' }), ['spec.externalNetwork: "Ext_Net"']],
-    ['EIPA-1 other namespace', (c) => { const e = new ElasticIP(c, 'e', { metadata: { namespace: 'a' }, externalNetwork: 'n' }); new ElasticIPAttachment(c, 'x', { metadata: { namespace: 'b' }, elasticIP: e, networkInterface: 'nginx.eth0' }); }, ['spec.elasticIP: "e" is in namespace a, but the attachment is in b']],
-    ['EIPA-2 two attachments', (c) => { new ElasticIPAttachment(c, 'x', { elasticIP: 'e', networkInterface: 'a.eth0' }); new ElasticIPAttachment(c, 'y', { elasticIP: 'e', networkInterface: 'b.eth0' }); }, ['spec.elasticIP: "e" is already used by ElasticIPAttachment x']],
-    ['EIPA-1 interface name invalid', (c) => new ElasticIPAttachment(c, 'x', { elasticIP: 'e', networkInterface: 'Nginx/eth0' }), ['spec.networkInterface: "Nginx/eth0"']],
-    ['SLB-10 SCTP', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }], selector: { a: 'b' } }), ['spec.ports[0].protocol: "SCTP" is not supported', 'SLB-10']],
-    ['SLB-10 no selector', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80 }] }), ['spec.selector', 'SLB-10']],
-    ['port out of range', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 70000 }], selector: { a: 'b' } }), ['spec.ports[0].port: 70000']],
-    ['port 0 is not dropped as falsy', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 0 }], selector: { a: 'b' } }), ['spec.ports[0].port: 0']],
-    ['targetPort name invalid', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80, targetPort: 'HTTP_PORT' }], selector: { a: 'b' } }), ['spec.ports[0].targetPort: "HTTP_PORT"']],
-    ['no ports', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [], selector: { a: 'b' } }), ['spec.ports: must list at least one port']],
-    ['several ports need names', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80 }, { port: 443 }], selector: { a: 'b' } }), ['spec.ports[0].name: is required']],
-    ['duplicate ports', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ name: 'a', port: 80 }, { name: 'b', port: 80 }], selector: { a: 'b' } }), ['spec.ports[1].port: 80 duplicates spec.ports[0] (80/TCP)']],
-    ['SLB-2 requested VIP outside the pools', (c) => { const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'])] }); new LoadBalancerService(c, 's', { externalNetwork: n, requestedIP: '192.168.0.1', ports: [{ port: 80 }], selector: { a: 'b' } }); }, ['metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "192.168.0.1" is not inside any arp AddressPool']],
-    ['selector and workload both set', (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80 }], selector: { a: 'b' }, workload: { matchLabels: { c: 'd' } } }), ['selector: {"a":"b"} and workload are both set']],
-    ['Service name too long', (c) => new LoadBalancerService(c, 's', { metadata: { name: 'x'.repeat(64) }, externalNetwork: 'n', ports: [{ port: 80 }], selector: { a: 'b' } }), ['metadata.name', 'at most 63']],
-    ['JuneauInstall replicas', (c) => new JuneauInstall(c, 'j', { controllerReplicas: 0 }), ['controllerReplicas: 0 must be an integer of at least 1']],
-    ['JuneauInstall namespace', (c) => new JuneauInstall(c, 'j', { namespace: 'Juneau System' }), ['namespace: "Juneau System"']],
-    ['JuneauInstall interface', (c) => new JuneauInstall(c, 'j', { nodeIngressInterface: 'a-very-long-interface-name' }), ['nodeIngressInterface: "a-very-long-interface-name"']],
+    [
+      'EN-1 unknown type',
+      (c) => new ExternalNetwork(c, 'n', { type: 'l3' as 'arp', addressPools: ['p'] }),
+      ['spec.type: "l3"'],
+    ],
+    [
+      'EN-2 no pools',
+      (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [] }),
+      ['spec.addressPools', 'at least one'],
+    ],
+    [
+      'EN-2 duplicate pools',
+      (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: ['p', 'p'] }),
+      ['spec.addressPools[1]: "p" duplicates'],
+    ],
+    [
+      'EN-3 mode mismatch',
+      (c) => {
+        const p = pool(c, 'bgp-pool', ['10.0.0.0/24'], 'bgp');
+        new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [p] });
+      },
+      ['spec.addressPools[0]: "bgp-pool"', 'advertiseMode bgp', 'type arp'],
+    ],
+    [
+      'EN-4 pool shared by two networks',
+      (c) => {
+        const p = pool(c, 'p', ['10.0.0.0/24']);
+        new ExternalNetwork(c, 'n1', { type: 'arp', addressPools: [p] });
+        new ExternalNetwork(c, 'n2', { type: 'arp', addressPools: [p] });
+      },
+      ['spec.addressPools[0]: "p" is already used by ExternalNetwork n1', 'is already used by ExternalNetwork n2'],
+    ],
+    [
+      'EN-4 pool name invalid',
+      (c) => new ExternalNetwork(c, 'n', { type: 'arp', addressPools: ['Bad Pool'] }),
+      ['spec.addressPools[0]: "Bad Pool"'],
+    ],
+    [
+      'EIP-3 requested outside the pools',
+      (c) => {
+        const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'])] });
+        new ElasticIP(c, 'e', { externalNetwork: n, requestedIP: '10.0.1.5' });
+      },
+      ['spec.requestedIP: "10.0.1.5" is not inside any arp AddressPool of ExternalNetwork n'],
+    ],
+    [
+      'EIP-2 requested in a pool of the other mode',
+      (c) => {
+        const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'], 'bgp')] });
+        new ElasticIP(c, 'e', { externalNetwork: n, requestedIP: '10.0.0.5' });
+      },
+      ['spec.requestedIP: "10.0.0.5" is not inside any arp AddressPool'],
+    ],
+    [
+      'EIP-3 requested not an address',
+      (c) => new ElasticIP(c, 'e', { externalNetwork: 'n', requestedIP: '10.0.0.256' }),
+      ['spec.requestedIP: "10.0.0.256" is not an IPv4 address'],
+    ],
+    [
+      'ElasticIP network name invalid',
+      (c) => new ElasticIP(c, 'e', { externalNetwork: 'Ext_Net' }),
+      ['spec.externalNetwork: "Ext_Net"'],
+    ],
+    [
+      'EIPA-1 other namespace',
+      (c) => {
+        const e = new ElasticIP(c, 'e', { metadata: { namespace: 'a' }, externalNetwork: 'n' });
+        new ElasticIPAttachment(c, 'x', { metadata: { namespace: 'b' }, elasticIP: e, networkInterface: 'nginx.eth0' });
+      },
+      ['spec.elasticIP: "e" is in namespace a, but the attachment is in b'],
+    ],
+    [
+      'EIPA-2 two attachments',
+      (c) => {
+        new ElasticIPAttachment(c, 'x', { elasticIP: 'e', networkInterface: 'a.eth0' });
+        new ElasticIPAttachment(c, 'y', { elasticIP: 'e', networkInterface: 'b.eth0' });
+      },
+      ['spec.elasticIP: "e" is already used by ElasticIPAttachment x'],
+    ],
+    [
+      'EIPA-1 interface name invalid',
+      (c) => new ElasticIPAttachment(c, 'x', { elasticIP: 'e', networkInterface: 'Nginx/eth0' }),
+      ['spec.networkInterface: "Nginx/eth0"'],
+    ],
+    [
+      'SLB-10 SCTP',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: 'n',
+          ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }],
+          selector: { a: 'b' },
+        }),
+      ['spec.ports[0].protocol: "SCTP" is not supported', 'SLB-10'],
+    ],
+    [
+      'SLB-10 no selector',
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80 }] }),
+      ['spec.selector', 'SLB-10'],
+    ],
+    [
+      'port out of range',
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 70000 }], selector: { a: 'b' } }),
+      ['spec.ports[0].port: 70000'],
+    ],
+    [
+      'port 0 is not dropped as falsy',
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 0 }], selector: { a: 'b' } }),
+      ['spec.ports[0].port: 0'],
+    ],
+    [
+      'targetPort name invalid',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: 'n',
+          ports: [{ port: 80, targetPort: 'HTTP_PORT' }],
+          selector: { a: 'b' },
+        }),
+      ['spec.ports[0].targetPort: "HTTP_PORT"'],
+    ],
+    [
+      'no ports',
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [], selector: { a: 'b' } }),
+      ['spec.ports: must list at least one port'],
+    ],
+    [
+      'several ports need names',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: 'n',
+          ports: [{ port: 80 }, { port: 443 }],
+          selector: { a: 'b' },
+        }),
+      ['spec.ports[0].name: is required'],
+    ],
+    [
+      'duplicate ports',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: 'n',
+          ports: [
+            { name: 'a', port: 80 },
+            { name: 'b', port: 80 },
+          ],
+          selector: { a: 'b' },
+        }),
+      ['spec.ports[1].port: 80 duplicates spec.ports[0] (80/TCP)'],
+    ],
+    [
+      'SLB-2 requested VIP outside the pools',
+      (c) => {
+        const n = new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [pool(c, 'p', ['10.0.0.0/24'])] });
+        new LoadBalancerService(c, 's', {
+          externalNetwork: n,
+          requestedIP: '192.168.0.1',
+          ports: [{ port: 80 }],
+          selector: { a: 'b' },
+        });
+      },
+      [
+        'metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "192.168.0.1" is not inside any arp AddressPool',
+      ],
+    ],
+    [
+      'selector and workload both set',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: 'n',
+          ports: [{ port: 80 }],
+          selector: { a: 'b' },
+          workload: { matchLabels: { c: 'd' } },
+        }),
+      ['selector: {"a":"b"} and workload are both set'],
+    ],
+    [
+      'Service name too long',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          metadata: { name: 'x'.repeat(64) },
+          externalNetwork: 'n',
+          ports: [{ port: 80 }],
+          selector: { a: 'b' },
+        }),
+      ['metadata.name', 'at most 63'],
+    ],
+    [
+      'JuneauInstall replicas',
+      (c) => new JuneauInstall(c, 'j', { controllerReplicas: 0 }),
+      ['controllerReplicas: 0 must be an integer of at least 1'],
+    ],
+    [
+      'JuneauInstall namespace',
+      (c) => new JuneauInstall(c, 'j', { namespace: 'Juneau System' }),
+      ['namespace: "Juneau System"'],
+    ],
+    [
+      'JuneauInstall interface',
+      (c) => new JuneauInstall(c, 'j', { nodeIngressInterface: 'a-very-long-interface-name' }),
+      ['nodeIngressInterface: "a-very-long-interface-name"'],
+    ],
   ];
 
   test(`at least 25 cases (${cases.length})`, () => expect(cases.length).toBeGreaterThanOrEqual(25));
@@ -216,7 +533,11 @@ describe('bad input fails synth, naming the field and the value', () => {
     const message = synthErrors((c) => {
       pool(c, 'p', ['10.0.0.0/33', '10.0.0.9-10.0.0.1']);
       new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [] });
-      new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }], selector: { a: 'b' } });
+      new LoadBalancerService(c, 's', {
+        externalNetwork: 'n',
+        ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }],
+        selector: { a: 'b' },
+      });
     });
     expect(message).toContain('spec.addresses[0]');
     expect(message).toContain('spec.addresses[1]');

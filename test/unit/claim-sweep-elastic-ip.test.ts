@@ -5,28 +5,42 @@ import type { ClaimRecord } from '../../runtime/controller/allocator/allocator-i
 import { orphanCandidates, type SweptHolderKinds } from '../../runtime/controller/allocator/claim-sweep';
 import { JuneauResources } from '../../runtime/controller/resources';
 
-const claim = (name: string, holderUid: string, kind = 'ElasticIP'): ClaimRecord => ({ claimName: name, pool: { kind: 'AddressPool', name: 'p' }, value: 1, holder: { kind, namespace: 'ns', name: 'web', uid: holderUid } });
+const claim = (name: string, holderUid: string, kind = 'ElasticIP'): ClaimRecord => ({
+  claimName: name,
+  pool: { kind: 'AddressPool', name: 'p' },
+  value: 1,
+  holder: { kind, namespace: 'ns', name: 'web', uid: holderUid },
+});
 const NOW = 100_000;
 
 function kinds(o: { uid?: string; synced?: boolean; used?: string[] }): SweptHolderKinds {
   return {
-    ElasticIP: { type: JuneauResources.allocationClaims, uidInCache: () => o.uid, synced: () => o.synced ?? true, stillUsed: (c) => (o.used ?? []).includes(c.claimName) },
+    ElasticIP: {
+      type: JuneauResources.allocationClaims,
+      uidInCache: () => o.uid,
+      synced: () => o.synced ?? true,
+      stillUsed: (c) => (o.used ?? []).includes(c.claimName),
+    },
   };
 }
 const old = () => 0;
 
 describe('ALLOC-2: the sweep and ElasticIP claims', () => {
-  it('ALLOC-2: a claim of an ElasticIP recreated under the same name (another uid) is a candidate; the live object\'s is not', () => {
+  it("ALLOC-2: a claim of an ElasticIP recreated under the same name (another uid) is a candidate; the live object's is not", () => {
     const claims = [claim('ipv4.old', 'u1'), claim('ipv4.new', 'u2')];
-    expect(orphanCandidates(claims, kinds({ uid: 'u2' }), old, NOW, 1_000).map((c) => c.claimName)).toEqual(['ipv4.old']);
+    expect(orphanCandidates(claims, kinds({ uid: 'u2' }), old, NOW, 1_000).map((c) => c.claimName)).toEqual([
+      'ipv4.old',
+    ]);
   });
 
-  it('ALLOC-2: nothing while the kind\'s caches have not synced (an empty cache shows every holder gone)', () => {
+  it("ALLOC-2: nothing while the kind's caches have not synced (an empty cache shows every holder gone)", () => {
     expect(orphanCandidates([claim('ipv4.old', 'u1')], kinds({ synced: false }), old, NOW, 1_000)).toEqual([]);
   });
 
   it('ALLOC-2, EIP-15: a claim whose value may still be in use waits', () => {
-    expect(orphanCandidates([claim('ipv4.old', 'u1')], kinds({ uid: 'u2', used: ['ipv4.old'] }), old, NOW, 1_000)).toEqual([]);
+    expect(
+      orphanCandidates([claim('ipv4.old', 'u1')], kinds({ uid: 'u2', used: ['ipv4.old'] }), old, NOW, 1_000),
+    ).toEqual([]);
   });
 
   it('ALLOC-2: a fresh claim and a kind not swept are left alone', () => {

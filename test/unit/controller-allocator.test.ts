@@ -1,10 +1,21 @@
 import { parseIPv4 } from '../../api/validation';
 import { SparseBitset } from '../../runtime/controller/allocator/sparse-bitset';
 import { ValuePool } from '../../runtime/controller/allocator/value-pool';
-import { AllocatorIndex, parseClaimValue, type ClaimRecord, type PoolRef } from '../../runtime/controller/allocator/allocator-index';
+import {
+  AllocatorIndex,
+  parseClaimValue,
+  type ClaimRecord,
+  type PoolRef,
+} from '../../runtime/controller/allocator/allocator-index';
 import { Allocator } from '../../runtime/controller/allocator/allocator';
 import { MemoryClaimStore } from './memory-claim-store';
-import { claimNameOf, claimObject, claimRecordOf, DEFAULT_SUBNET_VNI_RANGE, SUBNET_VNI_REF } from '../../runtime/controller/allocator/claims';
+import {
+  claimNameOf,
+  claimObject,
+  claimRecordOf,
+  DEFAULT_SUBNET_VNI_RANGE,
+  SUBNET_VNI_REF,
+} from '../../runtime/controller/allocator/claims';
 
 const ip = (s: string) => parseIPv4(s)!;
 const range = (a: string, b: string) => ({ first: ip(a), last: ip(b) });
@@ -89,7 +100,13 @@ describe('ValuePool', () => {
 
 const A: PoolRef = { kind: 'AddressPool', name: 'a' };
 const B: PoolRef = { kind: 'AddressPool', name: 'b' };
-const svc = (name: string, uid = `uid-${name}`) => ({ apiVersion: 'juneau.loutres.me/v1alpha1', kind: 'ServiceLoadBalancer', namespace: 'ns', name, uid });
+const svc = (name: string, uid = `uid-${name}`) => ({
+  apiVersion: 'juneau.loutres.me/v1alpha1',
+  kind: 'ServiceLoadBalancer',
+  namespace: 'ns',
+  name,
+  uid,
+});
 
 describe('AllocatorIndex (ALLOC-1)', () => {
   it('loads claims before or after their pool, and counts used per pool (AP-3)', () => {
@@ -126,7 +143,9 @@ describe('AllocatorIndex (ALLOC-1)', () => {
     index.upsertClaim({ claimName: 'ipv4.10.0.0.0', pool: A, value: ip('10.0.0.0'), holder: svc('x') });
     index.setPool(A, [range('10.0.0.0', '10.0.0.7')]);
     expect(index.usage(A)).toEqual({ size: 8, used: 1 });
-    expect(index.claimsOf({ kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'x' }).map((c) => c.claimName)).toEqual(['ipv4.10.0.0.0']);
+    expect(index.claimsOf({ kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'x' }).map((c) => c.claimName)).toEqual(
+      ['ipv4.10.0.0.0'],
+    );
     expect(index.claimOf(A, ip('10.0.0.0'))?.holder.name).toBe('x');
   });
 
@@ -142,7 +161,13 @@ describe('AllocatorIndex (ALLOC-1)', () => {
     const c = claimObject(A, ip('10.0.0.9'), svc('x'));
     expect(c.metadata.name).toBe('ipv4.10.0.0.9');
     expect(c.spec).toEqual({ pool: { kind: 'AddressPool', name: 'a' }, value: '10.0.0.9', holder: svc('x') });
-    expect(claimRecordOf({ ...c, metadata: { ...c.metadata, uid: 'u1' } })).toEqual({ claimName: 'ipv4.10.0.0.9', pool: A, value: ip('10.0.0.9'), holder: svc('x'), uid: 'u1' });
+    expect(claimRecordOf({ ...c, metadata: { ...c.metadata, uid: 'u1' } })).toEqual({
+      claimName: 'ipv4.10.0.0.9',
+      pool: A,
+      value: ip('10.0.0.9'),
+      holder: svc('x'),
+      uid: 'u1',
+    });
     expect(claimObject(SUBNET_VNI_REF, 4096, svc('x')).metadata.name).toBe('subnet-vni.4096');
   });
 
@@ -179,16 +204,25 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
     const store = new MemoryClaimStore(async (name) => {
       if (name !== 'ipv4.10.0.0.1' || other) return;
       store.objects.delete(name);
-      other = claimRecordOf({ ...claimObject(A, ip('10.0.0.1'), svc('y')), metadata: { name, uid: 'uid-of-ys-claim' } })!;
+      other = claimRecordOf({
+        ...claimObject(A, ip('10.0.0.1'), svc('y')),
+        metadata: { name, uid: 'uid-of-ys-claim' },
+      })!;
       store.objects.set(name, { ...claimObject(A, ip('10.0.0.1'), svc('y')), metadata: { name, uid: other.uid } });
       index.deleteClaim(name);
       index.upsertClaim(other);
     });
     const { index, allocator } = newAllocator(store);
     index.holdTentatively(A, ip('10.0.0.0'));
-    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({ ok: true, value: ip('10.0.0.1') });
+    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({
+      ok: true,
+      value: ip('10.0.0.1'),
+    });
     index.upsertClaim({ ...claimRecordOf(claimObject(A, ip('10.0.0.0'), svc('x')))!, uid: 'uid-of-racing-claim' });
-    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({ ok: true, value: ip('10.0.0.0') });
+    expect(await allocator.ensureAddress(svc('x'), { pools: ['a'] })).toMatchObject({
+      ok: true,
+      value: ip('10.0.0.0'),
+    });
     expect(other).toBeDefined();
     expect(index.claimsOf(svc('y'))).toEqual([other]);
     expect(store.objects.get('ipv4.10.0.0.1')?.spec.holder.name).toBe('y');
@@ -198,7 +232,10 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
     const shared = new MemoryClaimStore();
     const one = newAllocator(shared);
     const two = newAllocator(shared); // a second replica with its own, stale index
-    const [r1, r2] = await Promise.all([one.allocator.ensureAddress(svc('x'), { pools: ['a'] }), two.allocator.ensureAddress(svc('y'), { pools: ['a'] })]);
+    const [r1, r2] = await Promise.all([
+      one.allocator.ensureAddress(svc('x'), { pools: ['a'] }),
+      two.allocator.ensureAddress(svc('y'), { pools: ['a'] }),
+    ]);
     expect(r1.ok && r2.ok).toBe(true);
     if (r1.ok && r2.ok) expect(r1.value).not.toBe(r2.value);
     expect(shared.objects.size).toBe(2);
@@ -206,7 +243,9 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
 
   it('many concurrent holders in one process get distinct values, then the pools fill (NoFreeAddress)', async () => {
     const { allocator, store } = newAllocator();
-    const results = await Promise.all(['p', 'q', 'r', 's', 't', 'u', 'v'].map((n) => allocator.ensureAddress(svc(n), { pools: ['a', 'b'] })));
+    const results = await Promise.all(
+      ['p', 'q', 'r', 's', 't', 'u', 'v'].map((n) => allocator.ensureAddress(svc(n), { pools: ['a', 'b'] })),
+    );
     const values = results.filter((r) => r.ok).map((r) => (r.ok ? r.value : 0));
     expect(new Set(values).size).toBe(6);
     expect(store.objects.size).toBe(6);
@@ -217,24 +256,40 @@ describe('Allocator: reservation by claim creation (EIP-3, ALLOC-1)', () => {
 
   it('a requested address is claimed exactly, or refused naming its holder (SLB-2)', async () => {
     const { allocator } = newAllocator();
-    const got = await allocator.ensureAddress(svc('x'), { pools: ['a'], requested: { value: ip('10.0.0.2'), pool: 'a' } });
+    const got = await allocator.ensureAddress(svc('x'), {
+      pools: ['a'],
+      requested: { value: ip('10.0.0.2'), pool: 'a' },
+    });
     expect(got).toMatchObject({ ok: true, value: ip('10.0.0.2') });
-    const refused = await allocator.ensureAddress(svc('y'), { pools: ['a'], requested: { value: ip('10.0.0.2'), pool: 'a' } });
-    expect(refused).toEqual({ ok: false, reason: 'RequestedIPInUse', message: 'requested address 10.0.0.2 is held by ServiceLoadBalancer ns/x (claim ipv4.10.0.0.2)' });
+    const refused = await allocator.ensureAddress(svc('y'), {
+      pools: ['a'],
+      requested: { value: ip('10.0.0.2'), pool: 'a' },
+    });
+    expect(refused).toEqual({
+      ok: false,
+      reason: 'RequestedIPInUse',
+      message: 'requested address 10.0.0.2 is held by ServiceLoadBalancer ns/x (claim ipv4.10.0.0.2)',
+    });
   });
 
   it('a requested address held by a claim the index has not seen yet is refused too', async () => {
     const store = new MemoryClaimStore();
     store.objects.set('ipv4.10.0.0.2', claimObject(A, ip('10.0.0.2'), svc('other')));
     const { allocator } = newAllocator(store);
-    const refused = await allocator.ensureAddress(svc('y'), { pools: ['a'], requested: { value: ip('10.0.0.2'), pool: 'a' } });
+    const refused = await allocator.ensureAddress(svc('y'), {
+      pools: ['a'],
+      requested: { value: ip('10.0.0.2'), pool: 'a' },
+    });
     expect(refused).toMatchObject({ ok: false, reason: 'RequestedIPInUse' });
   });
 
   it('changing the request moves to the new address and releases the old claim', async () => {
     const { allocator, store } = newAllocator();
     await allocator.ensureAddress(svc('x'), { pools: ['a'] });
-    const moved = await allocator.ensureAddress(svc('x'), { pools: ['a'], requested: { value: ip('10.0.0.3'), pool: 'a' } });
+    const moved = await allocator.ensureAddress(svc('x'), {
+      pools: ['a'],
+      requested: { value: ip('10.0.0.3'), pool: 'a' },
+    });
     expect(moved).toMatchObject({ ok: true, value: ip('10.0.0.3') });
     expect([...store.objects.keys()]).toEqual(['ipv4.10.0.0.3']);
   });

@@ -15,23 +15,45 @@ function setup(onDelete: (name: string) => void = () => undefined) {
   index.setPool(POOL, [{ first: ip('198.18.120.0'), last: ip('198.18.120.7') }]);
   const log: string[] = [];
   const store: ClaimStore = {
-    create: async (c: AllocationClaim) => (log.push(`create ${c.metadata.name}`), { created: true, uid: `uid-of-${c.metadata.name}` }),
+    create: async (c: AllocationClaim) => (
+      log.push(`create ${c.metadata.name}`),
+      { created: true, uid: `uid-of-${c.metadata.name}` }
+    ),
     delete: async (name: string) => {
       log.push(`delete ${name}`);
       onDelete(name);
     },
   };
-  const allocator = new Allocator(index, store, async (c: ClaimRecord) => void log.push(`withdraw ${advertisementNameOf(c.holder)} ${c.claimName}`));
+  const allocator = new Allocator(
+    index,
+    store,
+    async (c: ClaimRecord) => void log.push(`withdraw ${advertisementNameOf(c.holder)} ${c.claimName}`),
+  );
   return { index, allocator, log };
 }
 
 describe('Allocator release order (ARP-4, ALLOC-1)', () => {
-  it('ARP-4: the holder\'s ARPAdvertisement is withdrawn before each of its claims is deleted', async () => {
+  it("ARP-4: the holder's ARPAdvertisement is withdrawn before each of its claims is deleted", async () => {
     const { index, allocator, log } = setup();
-    index.upsertClaim({ claimName: 'ipv4.198.18.120.1', pool: POOL, value: ip('198.18.120.1'), holder: slb('web', 'u1'), uid: 'c1' });
-    index.upsertClaim({ claimName: 'ipv4.198.18.120.2', pool: POOL, value: ip('198.18.120.2'), holder: slb('web', 'u1'), uid: 'c2' });
+    index.upsertClaim({
+      claimName: 'ipv4.198.18.120.1',
+      pool: POOL,
+      value: ip('198.18.120.1'),
+      holder: slb('web', 'u1'),
+      uid: 'c1',
+    });
+    index.upsertClaim({
+      claimName: 'ipv4.198.18.120.2',
+      pool: POOL,
+      value: ip('198.18.120.2'),
+      holder: slb('web', 'u1'),
+      uid: 'c2',
+    });
     // Requested .2: .1 is an extra claim (a racing replica's) and goes, after its advertisement.
-    const result = await allocator.ensureAddress(slb('web', 'u1'), { pools: ['p'], requested: { value: ip('198.18.120.2'), pool: 'p' } });
+    const result = await allocator.ensureAddress(slb('web', 'u1'), {
+      pools: ['p'],
+      requested: { value: ip('198.18.120.2'), pool: 'p' },
+    });
     expect(result).toMatchObject({ ok: true, value: ip('198.18.120.2') });
     expect(log).toEqual(['withdraw slb-ns-web ipv4.198.18.120.1', 'delete ipv4.198.18.120.1']);
   });
@@ -40,9 +62,21 @@ describe('Allocator release order (ARP-4, ALLOC-1)', () => {
     const { index, allocator } = setup((name) => {
       // The informer delivers the delete and another holder's new claim before the delete call returns.
       index.deleteClaim(name);
-      index.upsertClaim({ claimName: name, pool: POOL, value: ip('198.18.120.1'), holder: slb('other', 'u2'), uid: 'c9' });
+      index.upsertClaim({
+        claimName: name,
+        pool: POOL,
+        value: ip('198.18.120.1'),
+        holder: slb('other', 'u2'),
+        uid: 'c9',
+      });
     });
-    const mine: ClaimRecord = { claimName: 'ipv4.198.18.120.1', pool: POOL, value: ip('198.18.120.1'), holder: slb('web', 'u1'), uid: 'c1' };
+    const mine: ClaimRecord = {
+      claimName: 'ipv4.198.18.120.1',
+      pool: POOL,
+      value: ip('198.18.120.1'),
+      holder: slb('web', 'u1'),
+      uid: 'c1',
+    };
     index.upsertClaim(mine);
     await allocator.releaseClaim(mine);
     expect(index.getClaim('ipv4.198.18.120.1')).toMatchObject({ uid: 'c9', holder: { name: 'other' } });

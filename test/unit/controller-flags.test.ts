@@ -4,12 +4,34 @@ import { main } from '../../runtime/controller/main';
 describe('juneau-controller flags', () => {
   it('defaults: in-cluster, leader election on, :8080 metrics, :8081 health', () => {
     expect(parseFlags([])).toEqual({ help: false, flags: DEFAULT_FLAGS });
-    expect(parseFlags([], { POD_NAMESPACE: 'kube-juneau' })).toMatchObject({ flags: { leaderElectionNamespace: 'kube-juneau' } });
+    expect(parseFlags([], { POD_NAMESPACE: 'kube-juneau' })).toMatchObject({
+      flags: { leaderElectionNamespace: 'kube-juneau' },
+    });
   });
 
   it('parses --flag value and --flag=value, and --leader-elect=false', () => {
-    const parsed = parseFlags(['--kubeconfig', '/k', '--leader-elect=false', '--metrics-addr=:9090', '--health-addr', '127.0.0.1:9091', '--leader-election-namespace=x', '--workers=8']);
-    expect(parsed).toEqual({ help: false, flags: { ...DEFAULT_FLAGS, kubeconfig: '/k', leaderElect: false, metricsAddr: ':9090', healthAddr: '127.0.0.1:9091', leaderElectionNamespace: 'x', workers: 8 } });
+    const parsed = parseFlags([
+      '--kubeconfig',
+      '/k',
+      '--leader-elect=false',
+      '--metrics-addr=:9090',
+      '--health-addr',
+      '127.0.0.1:9091',
+      '--leader-election-namespace=x',
+      '--workers=8',
+    ]);
+    expect(parsed).toEqual({
+      help: false,
+      flags: {
+        ...DEFAULT_FLAGS,
+        kubeconfig: '/k',
+        leaderElect: false,
+        metricsAddr: ':9090',
+        healthAddr: '127.0.0.1:9091',
+        leaderElectionNamespace: 'x',
+        workers: 8,
+      },
+    });
   });
 
   it('errors name the flag and the value', () => {
@@ -21,9 +43,19 @@ describe('juneau-controller flags', () => {
 
   it('--help tells the truth: every flag the parser accepts is documented, with its default', () => {
     expect(parseFlags(['--help'])).toEqual({ help: true });
-    for (const flag of ['--kubeconfig', '--leader-elect', '--leader-election-namespace', '--leader-election-id', '--metrics-addr', '--health-addr', '--log-level', '--workers']) {
+    for (const flag of [
+      '--kubeconfig',
+      '--leader-elect',
+      '--leader-election-namespace',
+      '--leader-election-id',
+      '--metrics-addr',
+      '--health-addr',
+      '--log-level',
+      '--workers',
+    ]) {
       expect(HELP).toContain(flag);
-      if (flag !== '--leader-elect') expect(() => parseFlags([`${flag}=x`.replace('=x', flag === '--workers' ? '=1' : '=x')])).not.toThrow();
+      if (flag !== '--leader-elect')
+        expect(() => parseFlags([`${flag}=x`.replace('=x', flag === '--workers' ? '=1' : '=x')])).not.toThrow();
     }
     expect(HELP).toContain('(default 127.0.0.1:8080;');
     expect(HELP).toContain('(default 127.0.0.1:8081;');
@@ -33,7 +65,12 @@ describe('juneau-controller flags', () => {
   it('main(--help) prints the help and exits 0; a bad flag exits 2 with the message', async () => {
     let out = '';
     let err = '';
-    const io = { stdout: (t: string) => (out += t), stderr: (t: string) => (err += t), env: {}, stopSignal: new Promise<string>(() => undefined) };
+    const io = {
+      stdout: (t: string) => (out += t),
+      stderr: (t: string) => (err += t),
+      env: {},
+      stopSignal: new Promise<string>(() => undefined),
+    };
     expect(await main(['--help'], io)).toBe(0);
     expect(out).toBe(HELP);
     expect(await main(['--log-level=loud'], io)).toBe(2);

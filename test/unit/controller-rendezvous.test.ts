@@ -14,8 +14,12 @@ describe('rendezvousNode (SLB-7)', () => {
   });
 
   it('pins the hash: sha256("<vip>#<node>"), highest wins', () => {
-    expect(rendezvousWeight('192.0.2.10', 'node-a')).toBe('6d6928590d5d784e74a3f8d01507660f3e4fc67312c7c1de06ac331233bd567b');
-    const weights = nodes.map((n) => [n, rendezvousWeight('192.0.2.10', n)] as const).sort((x, y) => (x[1] < y[1] ? 1 : -1));
+    expect(rendezvousWeight('192.0.2.10', 'node-a')).toBe(
+      '6d6928590d5d784e74a3f8d01507660f3e4fc67312c7c1de06ac331233bd567b',
+    );
+    const weights = nodes
+      .map((n) => [n, rendezvousWeight('192.0.2.10', n)] as const)
+      .sort((x, y) => (x[1] < y[1] ? 1 : -1));
     expect(highestRandomWeightNode('192.0.2.10', nodes)).toBe(weights[0][0]);
   });
 
@@ -30,7 +34,9 @@ describe('rendezvousNode (SLB-7)', () => {
   it('chooses again by rendezvous when the current node is no longer a candidate', () => {
     const vip = '192.0.2.77';
     const remaining = nodes.filter((n) => n !== 'node-3');
-    expect(rendezvousNode({ vip, candidates: remaining, current: 'node-3' })).toBe(highestRandomWeightNode(vip, remaining));
+    expect(rendezvousNode({ vip, candidates: remaining, current: 'node-3' })).toBe(
+      highestRandomWeightNode(vip, remaining),
+    );
   });
 
   it('returns undefined when there is no candidate (SLB-8)', () => {
@@ -66,6 +72,8 @@ describe('rendezvousNode (SLB-7)', () => {
     const withNew = [...nodes, 'node-new'];
     const changed = vips.filter((v) => highestRandomWeightNode(v, withNew) !== before.get(v));
     expect(changed.every((v) => highestRandomWeightNode(v, withNew) === 'node-new')).toBe(true);
-    expect(vips.filter((v) => rendezvousNode({ vip: v, candidates: withNew, current: before.get(v) }) !== before.get(v))).toEqual([]);
+    expect(
+      vips.filter((v) => rendezvousNode({ vip: v, candidates: withNew, current: before.get(v) }) !== before.get(v)),
+    ).toEqual([]);
   });
 });

@@ -6,7 +6,13 @@
 // (day 3255 = 3650 - 365 - 30).
 import { generateKeyPairSync, webcrypto, X509Certificate } from 'node:crypto';
 import { x509 } from '../../runtime/controller/webhook/x509';
-import { checkCertificates, DEFAULT_LIFETIMES, issueCertificates, serviceHostnames, type WebhookCertificates } from '../../runtime/controller/webhook/certificates';
+import {
+  checkCertificates,
+  DEFAULT_LIFETIMES,
+  issueCertificates,
+  serviceHostnames,
+  type WebhookCertificates,
+} from '../../runtime/controller/webhook/certificates';
 
 jest.setTimeout(30_000);
 const HOSTS = serviceHostnames('juneau-webhook', 'juneau-system');
@@ -54,7 +60,11 @@ describe('rotation decisions (from DEFAULT_LIFETIMES: serving 365 d, renewed 30 
 
   it('the serving certificate is kept until day 335 and renewed from the same CA after it', () => {
     expect(checkCertificates(m, HOSTS, at(334))).toEqual({ usable: true, renewAt: at(335) });
-    expect(checkCertificates(m, HOSTS, at(335) )).toMatchObject({ usable: false, keepCa: true, why: expect.stringContaining('expires') });
+    expect(checkCertificates(m, HOSTS, at(335))).toMatchObject({
+      usable: false,
+      keepCa: true,
+      why: expect.stringContaining('expires'),
+    });
   });
 
   it('the CA is replaced from day 3255 on, when a new serving certificate would outlive it', async () => {
@@ -62,14 +72,21 @@ describe('rotation decisions (from DEFAULT_LIFETIMES: serving 365 d, renewed 30 
     const late = await issueCertificates(HOSTS, { ca: { cert: m.caCert, key: m.caKey }, now: at(3200) });
     expect(late.caCert).toBe(m.caCert);
     expect(checkCertificates(late, HOSTS, at(3254)).usable).toBe(true);
-    expect(checkCertificates(late, HOSTS, at(3256))).toMatchObject({ usable: false, keepCa: false, why: expect.stringContaining('the CA expires') });
+    expect(checkCertificates(late, HOSTS, at(3256))).toMatchObject({
+      usable: false,
+      keepCa: false,
+      why: expect.stringContaining('the CA expires'),
+    });
   });
 });
 
 describe('a CA kept in the Secret signs new serving certificates whatever its key format', () => {
   it('an EC key in SEC1 PEM (as `openssl ecparam -genkey` writes it)', async () => {
     const m = await issueCertificates(HOSTS, { now: T0 });
-    const sec1 = (await import('node:crypto')).createPrivateKey(m.caKey).export({ type: 'sec1', format: 'pem' }).toString();
+    const sec1 = (await import('node:crypto'))
+      .createPrivateKey(m.caKey)
+      .export({ type: 'sec1', format: 'pem' })
+      .toString();
     expect(sec1).toMatch(/BEGIN EC PRIVATE KEY/);
     const renewed = await issueCertificates(HOSTS, { ca: { cert: m.caCert, key: sec1 }, now: at(340) });
     expect(checkCertificates(renewed, HOSTS, at(341)).usable).toBe(true);
@@ -79,17 +96,44 @@ describe('a CA kept in the Secret signs new serving certificates whatever its ke
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
     const keys = {
-      privateKey: await webcrypto.subtle.importKey('pkcs8', rsa.privateKey.export({ type: 'pkcs8', format: 'der' }), alg, true, ['sign']),
-      publicKey: await webcrypto.subtle.importKey('spki', rsa.publicKey.export({ type: 'spki', format: 'der' }), alg, true, ['verify']),
+      privateKey: await webcrypto.subtle.importKey(
+        'pkcs8',
+        rsa.privateKey.export({ type: 'pkcs8', format: 'der' }),
+        alg,
+        true,
+        ['sign'],
+      ),
+      publicKey: await webcrypto.subtle.importKey(
+        'spki',
+        rsa.publicKey.export({ type: 'spki', format: 'der' }),
+        alg,
+        true,
+        ['verify'],
+      ),
     };
-    const caCert = await x509.X509CertificateGenerator.createSelfSigned({ serialNumber: '01', name: 'CN=rsa-ca', notBefore: T0, notAfter: at(3650), keys, signingAlgorithm: alg, extensions: [new x509.BasicConstraintsExtension(true, undefined, true)] });
-    const m = await issueCertificates(HOSTS, { ca: { cert: caCert.toString('pem'), key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }, now: T0 });
+    const caCert = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: '01',
+      name: 'CN=rsa-ca',
+      notBefore: T0,
+      notAfter: at(3650),
+      keys,
+      signingAlgorithm: alg,
+      extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+    });
+    const m = await issueCertificates(HOSTS, {
+      ca: { cert: caCert.toString('pem'), key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+      now: T0,
+    });
     expect(checkCertificates(m, HOSTS, at(1)).usable).toBe(true);
   });
 
   it('an Ed25519 CA key is refused with a message naming the key type', async () => {
     const ed = generateKeyPairSync('ed25519');
     const m = await issueCertificates(HOSTS, { now: T0 });
-    await expect(issueCertificates(HOSTS, { ca: { cert: m.caCert, key: ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() } })).rejects.toThrow(/CA key is ed25519/);
+    await expect(
+      issueCertificates(HOSTS, {
+        ca: { cert: m.caCert, key: ed.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+      }),
+    ).rejects.toThrow(/CA key is ed25519/);
   });
 });

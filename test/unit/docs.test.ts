@@ -34,7 +34,13 @@ export function ruleIdsInStrings(file: string, text: string): Map<string, string
   const found = new Map<string, string>();
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (node: ts.Node): void => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+    if (
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateHead(node) ||
+      ts.isTemplateMiddle(node) ||
+      ts.isTemplateTail(node)
+    ) {
       for (const m of node.text.matchAll(RULE_ID)) {
         if (NOT_RULES.has(m[1])) continue;
         const { line } = source.getLineAndCharacterOfPosition(node.getStart());
@@ -60,19 +66,25 @@ describe('rule IDs cited by messages lead to docs/', () => {
   const cited = new Map<string, string>();
   for (const dir of SOURCE_DIRS) {
     for (const file of sourceFiles(path.join(ROOT, dir))) {
-      for (const [id, where] of ruleIdsInStrings(file, fs.readFileSync(file, 'utf8'))) if (!cited.has(id)) cited.set(id, where);
+      for (const [id, where] of ruleIdsInStrings(file, fs.readFileSync(file, 'utf8')))
+        if (!cited.has(id)) cited.set(id, where);
     }
   }
 
   test('the scan finds the IDs of string literals and skips comments and non-rules', () => {
-    const found = ruleIdsInStrings('x.ts', "// EN-99 in a comment\nconst m = `pool ${p} (EN-4)`; const n = 'SHA-256 and SLB-10'; /* AP-7 */");
+    const found = ruleIdsInStrings(
+      'x.ts',
+      "// EN-99 in a comment\nconst m = `pool ${p} (EN-4)`; const n = 'SHA-256 and SLB-10'; /* AP-7 */",
+    );
     expect([...found.keys()].sort()).toEqual(['EN-4', 'SLB-10']);
     expect(cited.size).toBeGreaterThan(40);
   });
 
   test('every rule ID in a message has exactly one anchor in docs/', () => {
     const have = anchors();
-    const missing = [...cited].filter(([id]) => !have.has(id.toLowerCase())).map(([id, where]) => `${id} (cited at ${where})`);
+    const missing = [...cited]
+      .filter(([id]) => !have.has(id.toLowerCase()))
+      .map(([id, where]) => `${id} (cited at ${where})`);
     expect(missing).toEqual([]);
     const twice = [...have].filter(([, on]) => on.length > 1).map(([id, on]) => `${id} on ${on.join(', ')}`);
     expect(twice).toEqual([]);
@@ -87,7 +99,7 @@ describe('docs/ pages', () => {
     }
   });
 
-  test('every kind has a page, and each page\'s `kubectl get` view has the printer columns of api/ (EIP-8, ARP-9)', () => {
+  test("every kind has a page, and each page's `kubectl get` view has the printer columns of api/ (EIP-8, ARP-9)", () => {
     for (const kind of ALL_KINDS) {
       const text = read(KIND_PAGES[kind.kind]);
       const view = text.match(new RegExp(`\\$ kubectl get ${kind.singular}\\n(.+)\\n`));

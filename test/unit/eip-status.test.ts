@@ -1,7 +1,14 @@
 // EIP-7..18 as a table: observed state of one ElasticIP -> phase, conditions (type, status,
 // reason, message), status.attachment, ARPAdvertisement, finalizer, Events.
 import type { PoolView } from '../../api/validation';
-import { eipAdvertisementName, planElasticIP, type Allocation, type ElasticIPObservation, type ElasticIPStatus, type Resolution } from '../../runtime/controller/eip/plan';
+import {
+  eipAdvertisementName,
+  planElasticIP,
+  type Allocation,
+  type ElasticIPObservation,
+  type ElasticIPStatus,
+  type Resolution,
+} from '../../runtime/controller/eip/plan';
 import { decideAddressRequest } from '../../runtime/controller/eip/request';
 import type { AttachmentView, NicView } from '../../runtime/controller/eip/usage';
 
@@ -10,11 +17,32 @@ const t = (s: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, s)).toISOString();
 const ARP: Resolution = { ok: true, network: 'ext-net', type: 'arp' };
 const BGP: Resolution = { ok: true, network: 'ext-bgp', type: 'bgp' };
 const ALLOCATED: Allocation = { allocated: true, address: '10.225.51.8', pool: 'pool-a' };
-const nic = (name: string, created: number, over: Partial<NicView> = {}): NicView => ({ name, creationTimestamp: t(created), deleting: false, nodeName: `node-of-${name}`, ...over });
-const att = (name: string, nodeName?: string): AttachmentView => ({ name, networkInterface: `${name}-target.eth0`, nodeName });
+const nic = (name: string, created: number, over: Partial<NicView> = {}): NicView => ({
+  name,
+  creationTimestamp: t(created),
+  deleting: false,
+  nodeName: `node-of-${name}`,
+  ...over,
+});
+const att = (name: string, nodeName?: string): AttachmentView => ({
+  name,
+  networkInterface: `${name}-target.eth0`,
+  nodeName,
+});
 
 function observe(over: Partial<ElasticIPObservation> = {}): ElasticIPObservation {
-  return { namespace: 'shop', name: 'web-eip', generation: 3, deleting: false, previous: undefined, resolution: ARP, allocation: ALLOCATED, attachments: [], nics: [], ...over };
+  return {
+    namespace: 'shop',
+    name: 'web-eip',
+    generation: 3,
+    deleting: false,
+    previous: undefined,
+    resolution: ARP,
+    allocation: ALLOCATED,
+    attachments: [],
+    nics: [],
+    ...over,
+  };
 }
 const cond = (status: ElasticIPStatus | undefined, type: string) => status?.conditions?.find((c) => c.type === type);
 
@@ -33,7 +61,14 @@ interface Row {
 const rows: Row[] = [
   {
     title: 'EIP-9 Error: the ExternalNetwork does not exist',
-    o: { resolution: { ok: false, reason: 'ExternalNetworkNotFound', message: 'ExternalNetwork "x" does not exist' }, allocation: { allocated: false, reason: 'ExternalNetworkNotFound', message: 'ExternalNetwork "x" does not exist' } },
+    o: {
+      resolution: { ok: false, reason: 'ExternalNetworkNotFound', message: 'ExternalNetwork "x" does not exist' },
+      allocation: {
+        allocated: false,
+        reason: 'ExternalNetworkNotFound',
+        message: 'ExternalNetwork "x" does not exist',
+      },
+    },
     phase: 'Error',
     allocated: ['False', 'ExternalNetworkNotFound'],
     attached: ['False', 'NotAllocated'],
@@ -41,7 +76,13 @@ const rows: Row[] = [
   },
   {
     title: 'EIP-9 Pending: network and pools resolved, no free address',
-    o: { allocation: { allocated: false, reason: 'NoFreeAddress', message: 'no free address in AddressPool(s) pool-a (16/16 used)' } },
+    o: {
+      allocation: {
+        allocated: false,
+        reason: 'NoFreeAddress',
+        message: 'no free address in AddressPool(s) pool-a (16/16 used)',
+      },
+    },
     phase: 'Pending',
     allocated: ['False', 'NoFreeAddress'],
     attached: ['False', 'NotAllocated'],
@@ -49,7 +90,13 @@ const rows: Row[] = [
   },
   {
     title: 'EIP-3 Pending: the requested address is held by someone else (no steal)',
-    o: { allocation: { allocated: false, reason: 'RequestedIPInUse', message: 'requested address 10.225.51.8 is held by ServiceLoadBalancer shop/web' } },
+    o: {
+      allocation: {
+        allocated: false,
+        reason: 'RequestedIPInUse',
+        message: 'requested address 10.225.51.8 is held by ServiceLoadBalancer shop/web',
+      },
+    },
     phase: 'Pending',
     allocated: ['False', 'RequestedIPInUse'],
     attached: ['False', 'NotAllocated'],
@@ -103,7 +150,10 @@ const rows: Row[] = [
   },
   {
     title: 'EIP-11 rule 1: the recorded holder keeps it while deleting; ARPAdvertisement stays on its node',
-    o: { nics: [nic('old.eth0', 1, { deleting: true, nodeName: 'node-a' }), nic('new.eth0', 0, { nodeName: 'node-b' })], previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'old.eth0' } } },
+    o: {
+      nics: [nic('old.eth0', 1, { deleting: true, nodeName: 'node-a' }), nic('new.eth0', 0, { nodeName: 'node-b' })],
+      previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'old.eth0' } },
+    },
     phase: 'Attached',
     allocated: ['True', 'AddressAllocated'],
     attached: ['True', 'AttachedDirectly'],
@@ -111,7 +161,8 @@ const rows: Row[] = [
     advertisedOn: 'node-a',
   },
   {
-    title: 'EIP-12: rule 2 keeps the phase Available, Attached False WaitingForHandover naming the NICs; no ARPAdvertisement (EIP-18)',
+    title:
+      'EIP-12: rule 2 keeps the phase Available, Attached False WaitingForHandover naming the NICs; no ARPAdvertisement (EIP-18)',
     o: { nics: [nic('old.eth0', 1, { deleting: true }), nic('new.eth0', 5)] },
     phase: 'Available',
     allocated: ['True', 'AddressAllocated'],
@@ -120,7 +171,11 @@ const rows: Row[] = [
   },
   {
     title: 'EIP-10: an attachment and a NIC at once: Error Conflict naming both; no user, no ARPAdvertisement',
-    o: { attachments: [att('nat-attach', 'node-b')], nics: [nic('web.eth0', 1)], previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'web.eth0' } } },
+    o: {
+      attachments: [att('nat-attach', 'node-b')],
+      nics: [nic('web.eth0', 1)],
+      previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'web.eth0' } },
+    },
     phase: 'Error',
     allocated: ['True', 'AddressAllocated'],
     attached: ['False', 'Conflict'],
@@ -135,8 +190,13 @@ const rows: Row[] = [
     says: { attached: ['a and b', 'EIPA-2'] },
   },
   {
-    title: 'EIP-15: deleting with the holder NIC left: Allocated WaitingForNetworkInterfaces listing the NICs; ARPAdvertisement kept',
-    o: { deleting: true, nics: [nic('web.eth0', 1, { nodeName: 'node-a' }), nic('late.eth0', 9)], previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'web.eth0' } } },
+    title:
+      'EIP-15: deleting with the holder NIC left: Allocated WaitingForNetworkInterfaces listing the NICs; ARPAdvertisement kept',
+    o: {
+      deleting: true,
+      nics: [nic('web.eth0', 1, { nodeName: 'node-a' }), nic('late.eth0', 9)],
+      previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'web.eth0' } },
+    },
     phase: 'Attached',
     allocated: ['True', 'WaitingForNetworkInterfaces'],
     attached: ['True', 'AttachedDirectly'],
@@ -177,10 +237,17 @@ describe('EIP-9..18: ElasticIP status from observed state', () => {
     expect(attached.observedGeneration).toBe(3);
     expect(s.attachment).toEqual(row.attachment);
     expect(plan.advertisement?.nodeName).toBe(row.advertisedOn);
-    if (row.advertisedOn) expect(plan.advertisement).toEqual({ name: 'eip-shop-web-eip', externalNetwork: 'ext-net', address: '10.225.51.8', nodeName: row.advertisedOn });
+    if (row.advertisedOn)
+      expect(plan.advertisement).toEqual({
+        name: 'eip-shop-web-eip',
+        externalNetwork: 'ext-net',
+        address: '10.225.51.8',
+        nodeName: row.advertisedOn,
+      });
     for (const text of row.says?.allocated ?? []) expect(allocated.message).toContain(text);
     for (const text of row.says?.attached ?? []) expect(attached.message).toContain(text);
-    if (ALLOCATED === (row.o.allocation ?? ALLOCATED)) expect(s).toMatchObject({ address: '10.225.51.8', addressPool: 'pool-a' });
+    if (ALLOCATED === (row.o.allocation ?? ALLOCATED))
+      expect(s).toMatchObject({ address: '10.225.51.8', addressPool: 'pool-a' });
     else expect(s.address).toBeUndefined();
   });
 });
@@ -200,7 +267,13 @@ describe('EIP-14/15: deletion', () => {
 describe('Events: one per phase transition, one when the answering node moves', () => {
   it('a transition to Attached is one Normal Event with the Attached reason', () => {
     const plan = planElasticIP(observe({ previous: { phase: 'Available' }, nics: [nic('web.eth0', 1)] }), now);
-    expect(plan.events).toEqual([{ type: 'Normal', reason: 'AttachedDirectly', message: expect.stringContaining('phase Attached: held directly by NetworkInterface web.eth0') }]);
+    expect(plan.events).toEqual([
+      {
+        type: 'Normal',
+        reason: 'AttachedDirectly',
+        message: expect.stringContaining('phase Attached: held directly by NetworkInterface web.eth0'),
+      },
+    ]);
   });
 
   it('no transition, no Event', () => {
@@ -208,21 +281,43 @@ describe('Events: one per phase transition, one when the answering node moves', 
   });
 
   it('Pending and Error are Warnings explained by the right condition', () => {
-    expect(planElasticIP(observe({ allocation: { allocated: false, reason: 'NoFreeAddress', message: 'full' } }), now).events).toEqual([{ type: 'Warning', reason: 'NoFreeAddress', message: 'phase Pending: full' }]);
-    expect(planElasticIP(observe({ attachments: [att('a')], nics: [nic('n', 1)] }), now).events[0]).toMatchObject({ type: 'Warning', reason: 'Conflict' });
+    expect(
+      planElasticIP(observe({ allocation: { allocated: false, reason: 'NoFreeAddress', message: 'full' } }), now)
+        .events,
+    ).toEqual([{ type: 'Warning', reason: 'NoFreeAddress', message: 'phase Pending: full' }]);
+    expect(planElasticIP(observe({ attachments: [att('a')], nics: [nic('n', 1)] }), now).events[0]).toMatchObject({
+      type: 'Warning',
+      reason: 'Conflict',
+    });
   });
 
   it('EIP-17/19: the ARPAdvertisement follows the holder to another node, with an Event', () => {
-    const plan = planElasticIP(observe({ previous: { phase: 'Attached' }, nics: [nic('web.eth0', 1, { nodeName: 'node-b' })], currentAdvertisementNode: 'node-a' }), now);
+    const plan = planElasticIP(
+      observe({
+        previous: { phase: 'Attached' },
+        nics: [nic('web.eth0', 1, { nodeName: 'node-b' })],
+        currentAdvertisementNode: 'node-a',
+      }),
+      now,
+    );
     expect(plan.advertisement?.nodeName).toBe('node-b');
-    expect(plan.events).toEqual([{ type: 'Normal', reason: 'AnsweringNodeChanged', message: expect.stringContaining('now answered by node node-b (was node-a)') }]);
+    expect(plan.events).toEqual([
+      {
+        type: 'Normal',
+        reason: 'AnsweringNodeChanged',
+        message: expect.stringContaining('now answered by node node-b (was node-a)'),
+      },
+    ]);
   });
 });
 
 describe('conditions keep lastTransitionTime while their status holds', () => {
   it('a repeated pass rewrites nothing', () => {
     const first = planElasticIP(observe({ nics: [nic('web.eth0', 1)] }), now).status!;
-    const again = planElasticIP(observe({ nics: [nic('web.eth0', 1)], previous: first }), new Date('2025-01-02T00:00:00Z')).status!;
+    const again = planElasticIP(
+      observe({ nics: [nic('web.eth0', 1)], previous: first }),
+      new Date('2025-01-02T00:00:00Z'),
+    ).status!;
     expect(again).toEqual(first);
   });
 });
@@ -235,12 +330,27 @@ describe('EIP-1..3: the address request', () => {
   const net = { name: 'ext-net', type: 'arp', addressPools: ['bgp-a', 'arp-a'] };
 
   it('EIP-1: a missing network is an error naming it', () => {
-    expect(decideAddressRequest({ externalNetwork: 'nope' }, undefined, pools)).toMatchObject({ ok: false, reason: 'ExternalNetworkNotFound', message: expect.stringContaining('"nope" does not exist') });
+    expect(decideAddressRequest({ externalNetwork: 'nope' }, undefined, pools)).toMatchObject({
+      ok: false,
+      reason: 'ExternalNetworkNotFound',
+      message: expect.stringContaining('"nope" does not exist'),
+    });
   });
 
   it('EIP-2: only pools of the network type', () => {
-    expect(decideAddressRequest({ externalNetwork: 'ext-net' }, net, pools)).toEqual({ ok: true, network: 'ext-net', type: 'arp', pools: ['arp-a'] });
-    expect(decideAddressRequest({ externalNetwork: 'x' }, { name: 'x', type: 'arp', addressPools: ['bgp-a', 'missing'] }, pools)).toMatchObject({
+    expect(decideAddressRequest({ externalNetwork: 'ext-net' }, net, pools)).toEqual({
+      ok: true,
+      network: 'ext-net',
+      type: 'arp',
+      pools: ['arp-a'],
+    });
+    expect(
+      decideAddressRequest(
+        { externalNetwork: 'x' },
+        { name: 'x', type: 'arp', addressPools: ['bgp-a', 'missing'] },
+        pools,
+      ),
+    ).toMatchObject({
       ok: false,
       reason: 'NoUsableAddressPool',
       message: expect.stringMatching(/advertiseMode bgp.*AddressPool missing does not exist/),
@@ -248,8 +358,15 @@ describe('EIP-1..3: the address request', () => {
   });
 
   it('EIP-3: a requested address must lie in a usable pool', () => {
-    expect(decideAddressRequest({ externalNetwork: 'ext-net', requestedIP: '10.225.51.5' }, net, pools)).toMatchObject({ ok: true, requested: { address: '10.225.51.5', pool: 'arp-a' } });
-    expect(decideAddressRequest({ externalNetwork: 'ext-net', requestedIP: '10.225.52.5' }, net, pools)).toMatchObject({ ok: false, reason: 'RequestedIPNotInPool', message: expect.stringContaining('spec.requestedIP: "10.225.52.5"') });
+    expect(decideAddressRequest({ externalNetwork: 'ext-net', requestedIP: '10.225.51.5' }, net, pools)).toMatchObject({
+      ok: true,
+      requested: { address: '10.225.51.5', pool: 'arp-a' },
+    });
+    expect(decideAddressRequest({ externalNetwork: 'ext-net', requestedIP: '10.225.52.5' }, net, pools)).toMatchObject({
+      ok: false,
+      reason: 'RequestedIPNotInPool',
+      message: expect.stringContaining('spec.requestedIP: "10.225.52.5"'),
+    });
   });
 });
 

@@ -21,7 +21,8 @@ void pulumi.runtime.setMocks(
   'unit',
   false,
 );
-const { AddressPool, ElasticIP, ExternalNetwork, LoadBalancerService } = require('../../constructs/pulumi') as typeof Juneau;
+const { AddressPool, ElasticIP, ExternalNetwork, LoadBalancerService } =
+  require('../../constructs/pulumi') as typeof Juneau;
 const { declarations, resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
 
 function synthErrors(app: App): string {
@@ -39,7 +40,11 @@ describe('cdk8s: IExternalNetwork', () => {
     const chart = new Chart(app, 'c');
     const network = reference(chart);
     new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: network, requestedIP: '10.9.9.9' });
-    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network, ports: [{ port: 80 }], selector: { app: 'web' } });
+    new cdk8s.LoadBalancerService(chart, 'web', {
+      externalNetwork: network,
+      ports: [{ port: 80 }],
+      selector: { app: 'web' },
+    });
     return app;
   };
 
@@ -51,8 +56,14 @@ describe('cdk8s: IExternalNetwork', () => {
   });
 
   test('an ExternalNetwork construct is one and keeps the synth-time EIP-3 check; a reference by name leaves it to the cluster', () => {
-    const declared = (c: Chart) => new cdk8s.ExternalNetwork(c, 'ext-net', { type: 'arp', addressPools: [new cdk8s.AddressPool(c, 'p', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })] });
-    expect(synthErrors(build(declared))).toContain('spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net');
+    const declared = (c: Chart) =>
+      new cdk8s.ExternalNetwork(c, 'ext-net', {
+        type: 'arp',
+        addressPools: [new cdk8s.AddressPool(c, 'p', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })],
+      });
+    expect(synthErrors(build(declared))).toContain(
+      'spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net',
+    );
     expect(synthErrors(build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'ext-net')))).toBe('');
   });
 });
@@ -76,13 +87,27 @@ describe('Pulumi: IExternalNetwork and the shared validate-then-register path', 
     const pool = new AddressPool('pool-a', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
     new ExternalNetwork('net-a', { type: 'arp', addressPools: [pool] });
     expect(reference.definition()?.spec.addressPools).toEqual(['pool-a']);
-    expect(thrown(() => new ElasticIP('after', { externalNetwork: reference, requestedIP: '10.9.9.9' }))).toContain('ElasticIP after is invalid');
-    expect(thrown(() => new LoadBalancerService('web', { externalNetwork: 'net-a', requestedIP: '10.9.9.9', ports: [{ port: 80 }], selector: { a: 'b' } }))).toContain('not inside any arp AddressPool of ExternalNetwork net-a');
+    expect(thrown(() => new ElasticIP('after', { externalNetwork: reference, requestedIP: '10.9.9.9' }))).toContain(
+      'ElasticIP after is invalid',
+    );
+    expect(
+      thrown(
+        () =>
+          new LoadBalancerService('web', {
+            externalNetwork: 'net-a',
+            requestedIP: '10.9.9.9',
+            ports: [{ port: 80 }],
+            selector: { a: 'b' },
+          }),
+      ),
+    ).toContain('not inside any arp AddressPool of ExternalNetwork net-a');
   });
 
   test('an invalid component throws naming its kind, and is neither registered nor recorded (AP-2 against it does not fire)', () => {
     const before = registered.length;
-    expect(thrown(() => new AddressPool('bad', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.0.0/33'] }))).toContain('AddressPool bad is invalid');
+    expect(
+      thrown(() => new AddressPool('bad', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.0.0/33'] })),
+    ).toContain('AddressPool bad is invalid');
     expect(declarations().addressPools).toEqual([]);
     expect(registered.slice(before).filter((r) => r.name === 'bad')).toEqual([]);
     const good = new AddressPool('good', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'] });

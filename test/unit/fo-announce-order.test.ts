@@ -3,7 +3,12 @@
 // announcements ANNOUNCE_INTERVAL apart, sends nothing once cancelled, and gives up naming the
 // MAC that still answers. The socket is a fake standing for the wire (the netns test
 // fo-announce-wire sends real frames); it plays the previous node, answering probes until told.
-import { Announcer, DEFAULT_ANSWER_WAIT_MS, RFC5227, type AnnounceOutcome } from '../../runtime/agent/announce/announcer';
+import {
+  Announcer,
+  DEFAULT_ANSWER_WAIT_MS,
+  RFC5227,
+  type AnnounceOutcome,
+} from '../../runtime/agent/announce/announcer';
 import { parseArpFrame, type ArpPacket } from '../../runtime/agent/announce/frames';
 import type { FrameSocket } from '../../runtime/agent/announce/packet-socket';
 
@@ -17,7 +22,11 @@ function replyFrom(mac: string, address: string): Buffer {
   Buffer.from(OUR_MAC.split(':').map((x) => parseInt(x, 16))).copy(b, 0);
   Buffer.from(mac.split(':').map((x) => parseInt(x, 16))).copy(b, 6);
   b.writeUInt16BE(0x0806, 12);
-  b.writeUInt16BE(1, 14); b.writeUInt16BE(0x0800, 16); b[18] = 6; b[19] = 4; b.writeUInt16BE(2, 20);
+  b.writeUInt16BE(1, 14);
+  b.writeUInt16BE(0x0800, 16);
+  b[18] = 6;
+  b[19] = 4;
+  b.writeUInt16BE(2, 20);
   Buffer.from(mac.split(':').map((x) => parseInt(x, 16))).copy(b, 22);
   Buffer.from(address.split('.').map(Number)).copy(b, 28);
   return b;
@@ -58,7 +67,8 @@ function rig(oldAnswersUntilMs: number) {
 }
 
 const probes = (sent: Array<{ at: number; packet: ArpPacket }>) => sent.filter((s) => s.packet.senderIp === '0.0.0.0');
-const announcements = (sent: Array<{ at: number; packet: ArpPacket }>) => sent.filter((s) => s.packet.senderIp === ADDRESS && s.packet.targetIp === ADDRESS);
+const announcements = (sent: Array<{ at: number; packet: ArpPacket }>) =>
+  sent.filter((s) => s.packet.senderIp === ADDRESS && s.packet.targetIp === ADDRESS);
 
 describe('FO-1 announce ordering (pure, virtual clock)', () => {
   test('FO-1: no announcement while the previous node answers probes; two, 2 s apart, after it stopped', async () => {
@@ -72,7 +82,12 @@ describe('FO-1 announce ordering (pure, virtual clock)', () => {
     // window of silence ends at 410.
     expect(probes(s.sent).map((p) => p.at)).toEqual([0, 15, 40, 85, 140, 195, 250, 305, 360]);
     expect(ann.map((a) => a.at)).toEqual([410, 410 + RFC5227.ANNOUNCE_INTERVAL_MS]);
-    expect(ann.every((a) => a.packet.op === 'request' && a.packet.senderMac === OUR_MAC && a.packet.targetMac === '00:00:00:00:00:00')).toBe(true);
+    expect(
+      ann.every(
+        (a) =>
+          a.packet.op === 'request' && a.packet.senderMac === OUR_MAC && a.packet.targetMac === '00:00:00:00:00:00',
+      ),
+    ).toBe(true);
     expect(s.outcomes).toEqual([{ address: ADDRESS, result: 'announced', probes: 9, waitedMs: 410, announcements: 2 }]);
     expect(s.counts()).toEqual({ opened: 1, closed: 1 });
   });
@@ -82,7 +97,10 @@ describe('FO-1 announce ordering (pure, virtual clock)', () => {
     s.announcer.start(ADDRESS);
     while (s.outcomes.length === 0) await new Promise((res) => setImmediate(res));
     expect(probes(s.sent)).toHaveLength(1);
-    expect(announcements(s.sent).map((a) => a.at)).toEqual([DEFAULT_ANSWER_WAIT_MS, DEFAULT_ANSWER_WAIT_MS + RFC5227.ANNOUNCE_INTERVAL_MS]);
+    expect(announcements(s.sent).map((a) => a.at)).toEqual([
+      DEFAULT_ANSWER_WAIT_MS,
+      DEFAULT_ANSWER_WAIT_MS + RFC5227.ANNOUNCE_INTERVAL_MS,
+    ]);
   });
 
   test('FO-1: an address that leaves the node before its turn is never announced', async () => {

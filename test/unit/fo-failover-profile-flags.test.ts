@@ -9,7 +9,7 @@ const parse = (...argv: string[]) => {
 };
 
 describe('FO-3 failover timing profiles', () => {
-  test('FO-3/FO-4: the default Lease equals the default answer expiry (a longer Lease only keeps a dead node\'s addresses unanswered)', () => {
+  test("FO-3/FO-4: the default Lease equals the default answer expiry (a longer Lease only keeps a dead node's addresses unanswered)", () => {
     expect(DEFAULT_AGENT_FLAGS.leaseDurationMs).toBe(DEFAULT_AGENT_FLAGS.answerExpiryMs);
     expect(parse()).toMatchObject({ leaseDurationMs: 10_000, answerExpiryMs: 10_000, leaseRenewIntervalMs: 2_000 });
   });

@@ -17,7 +17,7 @@ function rig(proofs: Array<bigint | undefined>) {
 }
 
 describe('FO-2 agent heartbeat', () => {
-  test('FO-2: written only while proven, at the proof\'s time, never moved backwards or rewritten unchanged', () => {
+  test("FO-2: written only while proven, at the proof's time, never moved backwards or rewritten unchanged", () => {
     const { hb, written } = rig([undefined, 100n, 100n, undefined, 90n, 250n]);
     for (let n = 0; n < 6; n++) hb.tick();
     expect(written).toEqual([100n, 250n]);

@@ -30,7 +30,12 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 test('GNU tar lists the entries sorted by path, owned by 0/0 at the fixed mtime, with their modes and link targets', () => {
   const file = path.join(dir, 'a.tar');
   fs.writeFileSync(file, writeTar(ENTRIES, { mtime: 1_700_000_000 }));
-  const listing = execFileSync('tar', ['--numeric-owner', '--full-time', '-tvf', file], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } }).trim().split('\n');
+  const listing = execFileSync('tar', ['--numeric-owner', '--full-time', '-tvf', file], {
+    encoding: 'utf8',
+    env: { ...process.env, TZ: 'UTC' },
+  })
+    .trim()
+    .split('\n');
   const rows = listing.map((l) => l.split(/\s+/));
   expect(rows.map((r) => r.slice(5).join(' '))).toEqual([
     'lib -> usr/lib',
@@ -46,7 +51,18 @@ test('GNU tar lists the entries sorted by path, owned by 0/0 at the fixed mtime,
   ]);
   expect(new Set(rows.map((r) => r[1]))).toEqual(new Set(['0/0']));
   expect(new Set(rows.map((r) => `${r[3]} ${r[4]}`))).toEqual(new Set(['2023-11-14 22:13:20']));
-  expect(rows.map((r) => r[0])).toEqual(['lrwxrwxrwx', 'drwxrwxrwt', 'drwxr-xr-x', 'drwxr-xr-x', '-rwxr-xr-x', 'drwxr-xr-x', 'drwxr-xr-x', 'drwxr-xr-x', '-rw-r--r--', '-rw-r--r--']);
+  expect(rows.map((r) => r[0])).toEqual([
+    'lrwxrwxrwx',
+    'drwxrwxrwt',
+    'drwxr-xr-x',
+    'drwxr-xr-x',
+    '-rwxr-xr-x',
+    'drwxr-xr-x',
+    'drwxr-xr-x',
+    'drwxr-xr-x',
+    '-rw-r--r--',
+    '-rw-r--r--',
+  ]);
 });
 
 test('GNU tar extracts the same bytes; readTar reads back what was written', () => {
@@ -58,7 +74,14 @@ test('GNU tar extracts the same bytes; readTar reads back what was written', () 
   expect(fs.readFileSync(path.join(out, LONG_DIR, 'c.txt'))).toEqual(Buffer.alloc(1500, 7));
   expect(fs.readlinkSync(path.join(out, 'lib'))).toBe('usr/lib');
   const back = readTar(archive);
-  expect(back.find((r) => r.path === 'usr/bin/tool')).toMatchObject({ type: 'file', mode: 0o755, uid: 0, gid: 0, mtime: 0, data: ENTRIES[0].type === 'file' ? ENTRIES[0].data : undefined });
+  expect(back.find((r) => r.path === 'usr/bin/tool')).toMatchObject({
+    type: 'file',
+    mode: 0o755,
+    uid: 0,
+    gid: 0,
+    mtime: 0,
+    data: ENTRIES[0].type === 'file' ? ENTRIES[0].data : undefined,
+  });
   expect(back.map((r) => r.path)).toContain(`${LONG_DIR}/c.txt`);
   // 512-byte blocks, ending with two zero blocks.
   expect(archive.length % 512).toBe(0);

@@ -30,25 +30,50 @@ function synthError(image: unknown): string {
   throw new Error('synth succeeded but was expected to fail');
 }
 
-test('default: ghcr.io/loutres/juneau:v<version>, IfNotPresent, for the controller and the agent — the archive\'s own name', () => {
+test("default: ghcr.io/loutres/juneau:v<version>, IfNotPresent, for the controller and the agent — the archive's own name", () => {
   expect(DEFAULT_IMAGE).toEqual({ registry: 'ghcr.io', repository: 'loutres/juneau' });
   const expected = `ghcr.io/loutres/juneau:v${VERSION}`;
   expect(juneauImageReference(VERSION)).toBe(expected);
-  expect(containers()).toEqual([expect.objectContaining({ name: 'controller', image: expected, imagePullPolicy: 'IfNotPresent' }), expect.objectContaining({ name: 'agent', image: expected, imagePullPolicy: 'IfNotPresent' })]);
+  expect(containers()).toEqual([
+    expect.objectContaining({ name: 'controller', image: expected, imagePullPolicy: 'IfNotPresent' }),
+    expect.objectContaining({ name: 'agent', image: expected, imagePullPolicy: 'IfNotPresent' }),
+  ]);
 });
 
-test('a registry of the user\'s, and each part on its own', () => {
-  expect(containers({ registry: 'registry.example:5000' }).map((c) => c.image)).toEqual([`registry.example:5000/loutres/juneau:v${VERSION}`, `registry.example:5000/loutres/juneau:v${VERSION}`]);
-  expect(containers({ registry: '', repository: 'juneau', tag: 'dev', pullPolicy: 'Never' }).map((c) => `${c.image} ${c.imagePullPolicy}`)).toEqual(['juneau:dev Never', 'juneau:dev Never']);
+test("a registry of the user's, and each part on its own", () => {
+  expect(containers({ registry: 'registry.example:5000' }).map((c) => c.image)).toEqual([
+    `registry.example:5000/loutres/juneau:v${VERSION}`,
+    `registry.example:5000/loutres/juneau:v${VERSION}`,
+  ]);
+  expect(
+    containers({ registry: '', repository: 'juneau', tag: 'dev', pullPolicy: 'Never' }).map(
+      (c) => `${c.image} ${c.imagePullPolicy}`,
+    ),
+  ).toEqual(['juneau:dev Never', 'juneau:dev Never']);
 });
 
 test.each<[string, unknown, string]>([
-  ['a plain reference string (the option before it became an object)', 'ghcr.io/x/y:1', 'image: "ghcr.io/x/y:1" must be an object { registry?, repository?, tag?, pullPolicy? }'],
-  ['a scheme in the registry', { registry: 'https://registry.example' }, 'image.registry: "https://registry.example" must be a registry host[:port]'],
-  ['upper case in the repository', { repository: 'Loutres/Juneau' }, 'image.repository: "Loutres/Juneau" must be lower-case path components'],
+  [
+    'a plain reference string (the option before it became an object)',
+    'ghcr.io/x/y:1',
+    'image: "ghcr.io/x/y:1" must be an object { registry?, repository?, tag?, pullPolicy? }',
+  ],
+  [
+    'a scheme in the registry',
+    { registry: 'https://registry.example' },
+    'image.registry: "https://registry.example" must be a registry host[:port]',
+  ],
+  [
+    'upper case in the repository',
+    { repository: 'Loutres/Juneau' },
+    'image.repository: "Loutres/Juneau" must be lower-case path components',
+  ],
   ['a tag starting with "-"', { tag: '-x' }, 'image.tag: "-x" must be 1-128 letters'],
-  ['an unknown pull policy', { pullPolicy: 'Sometimes' }, 'image.pullPolicy: "Sometimes" must be Always, IfNotPresent or Never'],
+  [
+    'an unknown pull policy',
+    { pullPolicy: 'Sometimes' },
+    'image.pullPolicy: "Sometimes" must be Always, IfNotPresent or Never',
+  ],
 ])('refused: %s', (_, image, message) => {
   expect(synthError(image)).toContain(message);
 });
-

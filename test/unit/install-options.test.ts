@@ -9,11 +9,19 @@ import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
 import { juneauInstallObjects, KubeObject } from '../../constructs/shared/install';
 import type * as Juneau from '../../constructs/pulumi';
 
-void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks(
+  { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
+  'juneau-test',
+  'unit',
+  false,
+);
 const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
 
 type PodSpec = Record<string, unknown> & { containers: Array<Record<string, unknown>> };
-const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') => objects.find((o) => o.kind === kind) as KubeObject & { spec: { selector: unknown; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } } };
+const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') =>
+  objects.find((o) => o.kind === kind) as KubeObject & {
+    spec: { selector: unknown; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  };
 const pod = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
 
 function synth(props: JuneauInstallProps): { yaml: string; error: string } {
@@ -34,10 +42,24 @@ describe('defaults', () => {
     const controller = pod(before, 'Deployment');
     const agent = pod(before, 'DaemonSet');
     expect(Object.keys(controller)).toEqual(['serviceAccountName', 'securityContext', 'affinity', 'containers']);
-    expect(Object.keys(agent)).toEqual(['serviceAccountName', 'hostNetwork', 'dnsPolicy', 'priorityClassName', 'tolerations', 'containers', 'volumes']);
+    expect(Object.keys(agent)).toEqual([
+      'serviceAccountName',
+      'hostNetwork',
+      'dnsPolicy',
+      'priorityClassName',
+      'tolerations',
+      'containers',
+      'volumes',
+    ]);
     expect([agent.priorityClassName, agent.tolerations]).toEqual(['system-node-critical', [{ operator: 'Exists' }]]);
-    expect(controller.containers[0].resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } });
-    expect(agent.containers[0].resources).toEqual({ requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+    expect(controller.containers[0].resources).toEqual({
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { memory: '512Mi' },
+    });
+    expect(agent.containers[0].resources).toEqual({
+      requests: { cpu: '50m', memory: '64Mi' },
+      limits: { memory: '256Mi' },
+    });
   });
 });
 
@@ -70,20 +92,32 @@ describe('options', () => {
       imagePullSecrets: [{ name: 'regcred' }],
     });
     expect(controller.containers[0].resources).toEqual(options.controller!.resources);
-    expect(agent).toMatchObject({ priorityClassName: 'edge-critical', tolerations: options.agent!.tolerations, nodeSelector: { 'juneau.example/edge': 'true' }, imagePullSecrets: [{ name: 'regcred' }] });
-    expect(agent.containers[0].resources).toEqual({ requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+    expect(agent).toMatchObject({
+      priorityClassName: 'edge-critical',
+      tolerations: options.agent!.tolerations,
+      nodeSelector: { 'juneau.example/edge': 'true' },
+      imagePullSecrets: [{ name: 'regcred' }],
+    });
+    expect(agent.containers[0].resources).toEqual({
+      requests: { cpu: '50m', memory: '64Mi' },
+      limits: { memory: '256Mi' },
+    });
   });
 
   test('a workload image is taken field by field over the install image', () => {
     const version = (require('../../package.json') as { version: string }).version;
     expect(pod(objects, 'Deployment').containers[0].image).toBe(`ghcr.io/loutres/juneau:v${version}`);
     expect(pod(objects, 'DaemonSet').containers[0].image).toBe('ghcr.io/loutres/juneau:agent-debug');
-    const moved = juneauInstallObjects({ image: { registry: 'registry.example:5000' }, agent: { image: { tag: 'x' } } });
+    const moved = juneauInstallObjects({
+      image: { registry: 'registry.example:5000' },
+      agent: { image: { tag: 'x' } },
+    });
     expect(pod(moved, 'DaemonSet').containers[0].image).toBe('registry.example:5000/loutres/juneau:x');
   });
 
-  test('extra labels are on every object and pod template; selectors stay Juneau\'s own', () => {
-    for (const object of objects) expect([object.kind, object.metadata.labels]).toEqual([object.kind, expect.objectContaining(options.labels)]);
+  test("extra labels are on every object and pod template; selectors stay Juneau's own", () => {
+    for (const object of objects)
+      expect([object.kind, object.metadata.labels]).toEqual([object.kind, expect.objectContaining(options.labels)]);
     for (const kind of ['Deployment', 'DaemonSet'] as const) {
       expect(workload(objects, kind).spec.template.metadata.labels).toMatchObject(options.labels!);
       expect(workload(objects, kind).spec.selector).toEqual(workload(juneauInstallObjects({}), kind).spec.selector);
@@ -94,39 +128,107 @@ describe('options', () => {
     const install = new juneauPulumi.JuneauInstall('juneau', options);
     expect(install.toObjects()).toEqual(objects);
     const fromCdk8s = YAML.parseAllDocuments(synth(options).yaml).map((d) => d.toJSON() as KubeObject);
-    expect(fromCdk8s.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+    expect(fromCdk8s.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      objects.map((o) => `${o.kind}/${o.metadata.name}`),
+    );
     expect(fromCdk8s.find((o) => o.kind === 'DaemonSet')).toEqual(workload(objects, 'DaemonSet'));
   });
 });
 
-describe('NAT options (NAT-2: the agent\'s --nat-pod-ifaces and --nat-cluster-cidrs)', () => {
-  const agentArgs = (props: JuneauInstallProps) => pod(juneauInstallObjects(props), 'DaemonSet').containers[0].args as string[];
-  test('given, they reach the agent\'s command line; unset, the agent runs without them', () => {
-    const args = agentArgs({ natPodInterfaces: ['cni0', 'flannel.1'], natClusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'] });
-    expect(args).toEqual(expect.arrayContaining(['--nat-pod-ifaces=cni0,flannel.1', '--nat-cluster-cidrs=10.244.0.0/16,10.96.0.0/12']));
+describe("NAT options (NAT-2: the agent's --nat-pod-ifaces and --nat-cluster-cidrs)", () => {
+  const agentArgs = (props: JuneauInstallProps) =>
+    pod(juneauInstallObjects(props), 'DaemonSet').containers[0].args as string[];
+  test("given, they reach the agent's command line; unset, the agent runs without them", () => {
+    const args = agentArgs({
+      natPodInterfaces: ['cni0', 'flannel.1'],
+      natClusterCidrs: ['10.244.0.0/16', '10.96.0.0/12'],
+    });
+    expect(args).toEqual(
+      expect.arrayContaining(['--nat-pod-ifaces=cni0,flannel.1', '--nat-cluster-cidrs=10.244.0.0/16,10.96.0.0/12']),
+    );
     expect(agentArgs({}).filter((a) => a.startsWith('--nat-'))).toEqual([]);
   });
 });
 
 describe('invalid options fail synthesis and construction, naming the field', () => {
   test.each<[string, JuneauInstallProps, string]>([
-    ['a pull secret that is not a name', { imagePullSecrets: ['Reg Cred'] }, 'imagePullSecrets[0]: "Reg Cred" must consist of lower case alphanumeric characters'],
-    ['an extra label replacing a selector label', { labels: { 'app.kubernetes.io/name': 'x' } }, 'labels[app.kubernetes.io/name]: "app.kubernetes.io/name" is set by the install itself'],
+    [
+      'a pull secret that is not a name',
+      { imagePullSecrets: ['Reg Cred'] },
+      'imagePullSecrets[0]: "Reg Cred" must consist of lower case alphanumeric characters',
+    ],
+    [
+      'an extra label replacing a selector label',
+      { labels: { 'app.kubernetes.io/name': 'x' } },
+      'labels[app.kubernetes.io/name]: "app.kubernetes.io/name" is set by the install itself',
+    ],
     ['a label key with a space', { labels: { 'my team': 'a' } }, 'labels[my team]: "my team" is not a label key'],
-    ['a label value too long', { labels: { team: 'x'.repeat(64) } }, `labels[team]: "${'x'.repeat(64)}" is not a label value`],
-    ['a nodeSelector value with a slash', { agent: { nodeSelector: { zone: 'a/b' } } }, 'agent.nodeSelector[zone]: "a/b" is not a label value'],
-    ['a toleration with Equal and no key', { controller: { tolerations: [{ operator: 'Equal', value: 'x' }] } }, 'controller.tolerations[0].key: is required unless operator is Exists'],
-    ['a toleration with Exists and a value', { agent: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] } }, 'agent.tolerations[0].value: "v" must be empty when operator is Exists'],
-    ['an unknown effect', { agent: { tolerations: [{ operator: 'Exists', effect: 'NoWay' as 'NoSchedule' }] } }, 'agent.tolerations[0].effect: "NoWay" must be NoSchedule, PreferNoSchedule or NoExecute'],
-    ['tolerationSeconds without NoExecute', { agent: { tolerations: [{ key: 'k', value: 'v', effect: 'NoSchedule', tolerationSeconds: 5 }] } }, 'agent.tolerations[0].tolerationSeconds: 5 must be an integer, and only with effect NoExecute'],
-    ['a quantity that is not one', { controller: { resources: { limits: { memory: '1 GB' } } } }, 'controller.resources.limits.memory: "1 GB" is not a Kubernetes quantity'],
-    ['a resources field that is not one', { controller: { resources: { request: { cpu: '1' } } as never } }, 'controller.resources.request: is not a resources field: use requests and limits'],
-    ['a priority class that is not a name', { controller: { priorityClassName: 'High' } }, 'controller.priorityClassName: "High" must consist of lower case alphanumeric characters'],
-    ['a workload image tag that is not one', { agent: { image: { tag: '-x' } } }, 'agent.image.tag: "-x" must be 1-128 letters'],
+    [
+      'a label value too long',
+      { labels: { team: 'x'.repeat(64) } },
+      `labels[team]: "${'x'.repeat(64)}" is not a label value`,
+    ],
+    [
+      'a nodeSelector value with a slash',
+      { agent: { nodeSelector: { zone: 'a/b' } } },
+      'agent.nodeSelector[zone]: "a/b" is not a label value',
+    ],
+    [
+      'a toleration with Equal and no key',
+      { controller: { tolerations: [{ operator: 'Equal', value: 'x' }] } },
+      'controller.tolerations[0].key: is required unless operator is Exists',
+    ],
+    [
+      'a toleration with Exists and a value',
+      { agent: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] } },
+      'agent.tolerations[0].value: "v" must be empty when operator is Exists',
+    ],
+    [
+      'an unknown effect',
+      { agent: { tolerations: [{ operator: 'Exists', effect: 'NoWay' as 'NoSchedule' }] } },
+      'agent.tolerations[0].effect: "NoWay" must be NoSchedule, PreferNoSchedule or NoExecute',
+    ],
+    [
+      'tolerationSeconds without NoExecute',
+      { agent: { tolerations: [{ key: 'k', value: 'v', effect: 'NoSchedule', tolerationSeconds: 5 }] } },
+      'agent.tolerations[0].tolerationSeconds: 5 must be an integer, and only with effect NoExecute',
+    ],
+    [
+      'a quantity that is not one',
+      { controller: { resources: { limits: { memory: '1 GB' } } } },
+      'controller.resources.limits.memory: "1 GB" is not a Kubernetes quantity',
+    ],
+    [
+      'a resources field that is not one',
+      { controller: { resources: { request: { cpu: '1' } } as never } },
+      'controller.resources.request: is not a resources field: use requests and limits',
+    ],
+    [
+      'a priority class that is not a name',
+      { controller: { priorityClassName: 'High' } },
+      'controller.priorityClassName: "High" must consist of lower case alphanumeric characters',
+    ],
+    [
+      'a workload image tag that is not one',
+      { agent: { image: { tag: '-x' } } },
+      'agent.image.tag: "-x" must be 1-128 letters',
+    ],
     ['a workload that is not an object', { agent: 'edge' as never }, 'agent: "edge" must be an object'],
-    ['a NAT pod interface that is not an interface name', { natPodInterfaces: ['cni0', 'a very long bridge name'] }, 'natPodInterfaces[1]: "a very long bridge name" is not a Linux interface name'],
-    ['a NAT cluster prefix that is an address', { natClusterCidrs: ['10.244.0.1'] }, 'natClusterCidrs[0]: "10.244.0.1" is not an IPv4 CIDR'],
-    ['a NAT cluster prefix with host bits', { natClusterCidrs: ['10.244.0.1/16'] }, 'natClusterCidrs[0]: "10.244.0.1/16" has host bits set'],
+    [
+      'a NAT pod interface that is not an interface name',
+      { natPodInterfaces: ['cni0', 'a very long bridge name'] },
+      'natPodInterfaces[1]: "a very long bridge name" is not a Linux interface name',
+    ],
+    [
+      'a NAT cluster prefix that is an address',
+      { natClusterCidrs: ['10.244.0.1'] },
+      'natClusterCidrs[0]: "10.244.0.1" is not an IPv4 CIDR',
+    ],
+    [
+      'a NAT cluster prefix with host bits',
+      { natClusterCidrs: ['10.244.0.1/16'] },
+      'natClusterCidrs[0]: "10.244.0.1/16" has host bits set',
+    ],
   ])('%s', (_, props, message) => {
     expect(synth(props).error).toContain(message);
     expect(() => new juneauPulumi.JuneauInstall('bad', props)).toThrow(message);

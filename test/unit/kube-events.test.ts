@@ -1,4 +1,10 @@
-import { EventRecorder, EventSeriesCache, type EventSink, type EventSpec, type KubeEvent } from '../../runtime/kube/events';
+import {
+  EventRecorder,
+  EventSeriesCache,
+  type EventSink,
+  type EventSpec,
+  type KubeEvent,
+} from '../../runtime/kube/events';
 import { KubeApiError } from '../../runtime/kube/rest';
 
 const spec: EventSpec = {
@@ -36,7 +42,10 @@ describe('EventSeriesCache', () => {
     const cache = new EventSeriesCache(reporter);
     cache.observe(spec, at(0));
     const second = cache.observe(spec, at(1));
-    expect(second).toMatchObject({ op: 'patch', event: { series: { count: 2, lastObservedTime: '2025-01-01T00:00:01.000000Z' } } });
+    expect(second).toMatchObject({
+      op: 'patch',
+      event: { series: { count: 2, lastObservedTime: '2025-01-01T00:00:01.000000Z' } },
+    });
     for (let s = 2; s < 100; s++) expect(cache.observe(spec, at(s)).op).toBe('none');
     const dirty = cache.takeDirty(at(100));
     expect(dirty).toHaveLength(1);
@@ -61,7 +70,7 @@ describe('EventSeriesCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('puts cluster-scoped objects\' Events in default and truncates long notes', () => {
+  it("puts cluster-scoped objects' Events in default and truncates long notes", () => {
     const cache = new EventSeriesCache(reporter);
     const decision = cache.observe({ ...spec, regarding: { kind: 'Node', name: 'n1' }, note: 'x'.repeat(5000) }, at(0));
     const event = (decision as { event: KubeEvent }).event;
@@ -92,7 +101,10 @@ describe('EventRecorder', () => {
   it('turns a hot loop into one create and few patches, in order', async () => {
     const sink = fakeSink();
     let now = 0;
-    const recorder = new EventRecorder(sink, { ...{ reportingController: 'c', reportingInstance: 'i' }, clock: () => at(now++) });
+    const recorder = new EventRecorder(sink, {
+      ...{ reportingController: 'c', reportingInstance: 'i' },
+      clock: () => at(now++),
+    });
     for (let i = 0; i < 50; i++) recorder.record(spec);
     await recorder.stop();
     expect(sink.calls).toEqual(['create', 'patch 2', 'patch 50']);

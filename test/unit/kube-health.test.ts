@@ -23,13 +23,18 @@ describe('runChecks', () => {
     const checks = new Map<string, HealthCheck>([
       ['informers-synced', () => true],
       ['leader-or-standby', async () => false],
-      ['webhook-cert', () => {
-        throw new Error('certificate not loaded');
-      }],
+      [
+        'webhook-cert',
+        () => {
+          throw new Error('certificate not loaded');
+        },
+      ],
     ]);
     const { ok, body } = await runChecks(checks);
     expect(ok).toBe(false);
-    expect(body).toBe('[+]informers-synced ok\n[-]leader-or-standby failed\n[-]webhook-cert failed: certificate not loaded\ncheck failed\n');
+    expect(body).toBe(
+      '[+]informers-synced ok\n[-]leader-or-standby failed\n[-]webhook-cert failed: certificate not loaded\ncheck failed\n',
+    );
   });
 });
 
@@ -47,7 +52,9 @@ describe('HealthServer', () => {
       expect((await fetchText(healthPort!, '/readyz')).status).toBe(503);
       synced = true;
       expect(await fetchText(healthPort!, '/readyz')).toEqual({ status: 200, text: '[+]informers-synced ok\nok\n' });
-      expect((await fetchText(healthPort!, '/metrics')).text).toContain('juneau_pool_size_addresses{pool="default"} 10');
+      expect((await fetchText(healthPort!, '/metrics')).text).toContain(
+        'juneau_pool_size_addresses{pool="default"} 10',
+      );
       expect((await fetchText(healthPort!, '/nope')).status).toBe(404);
     } finally {
       await server.stop();

@@ -8,7 +8,12 @@ const cm = (name: string, rv: string): KubeObject => ({ metadata: { namespace: '
 
 /** Lists fail `listFailures` times, then return `items`; a watch stays open until ended. */
 function scriptedClient(items: KubeObject[], listFailures: number) {
-  const state = { lists: 0, watchQueries: [] as Array<Record<string, unknown>>, emit: (_e: WatchEvent<KubeObject>) => undefined as void, end: () => undefined as void };
+  const state = {
+    lists: 0,
+    watchQueries: [] as Array<Record<string, unknown>>,
+    emit: (_e: WatchEvent<KubeObject>) => undefined as void,
+    end: () => undefined as void,
+  };
   const client: ListWatchClient = {
     list: (async () => {
       state.lists++;
@@ -68,8 +73,15 @@ describe('Informer (scripted list/watch)', () => {
     const { client, state } = scriptedClient([], 0);
     const informer = new Informer(client, { type: Resources.configMaps });
     const seen: string[] = [];
-    informer.addHandlers({ onAdd: () => { throw new Error('bug in a handler'); } });
-    informer.addHandlers({ onAdd: (o) => seen.push(o.metadata?.name ?? ''), onUpdate: (_old, o) => seen.push(`~${o.metadata?.name}`) });
+    informer.addHandlers({
+      onAdd: () => {
+        throw new Error('bug in a handler');
+      },
+    });
+    informer.addHandlers({
+      onAdd: (o) => seen.push(o.metadata?.name ?? ''),
+      onUpdate: (_old, o) => seen.push(`~${o.metadata?.name}`),
+    });
     informer.start();
     await until(() => state.watchQueries.length === 1);
     state.emit({ type: 'ADDED', object: cm('a', '11') });
@@ -95,7 +107,13 @@ describe('Informer (scripted list/watch)', () => {
     const { client } = scriptedClient([cm('a', '1')], 0);
     let releaseList: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (releaseList = resolve));
-    const gated: ListWatchClient = { ...client, list: (async (...args: Parameters<ListWatchClient['list']>) => (await gate, client.list(...args))) as ListWatchClient['list'] };
+    const gated: ListWatchClient = {
+      ...client,
+      list: (async (...args: Parameters<ListWatchClient['list']>) => (
+        await gate,
+        client.list(...args)
+      )) as ListWatchClient['list'],
+    };
     const informer = new Informer(gated, { type: Resources.configMaps });
     informer.start();
     let outcome = 'pending';

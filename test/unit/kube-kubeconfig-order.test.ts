@@ -34,13 +34,17 @@ describe('loadKubeConfig order and --context', () => {
 
   it('a KUBECONFIG naming no existing file is an error naming it, not a silent fall-back', () => {
     const missing = path.join(dir, 'nope');
-    expect(() => loadKubeConfig({ env: { ...inPod, KUBECONFIG: missing }, inClusterPathPrefix: dir, homeDir: dir })).toThrow(
-      `no Kubernetes configuration found; tried: KUBECONFIG ${missing} (not found). Pass --kubeconfig <file>.`,
-    );
+    expect(() =>
+      loadKubeConfig({ env: { ...inPod, KUBECONFIG: missing }, inClusterPathPrefix: dir, homeDir: dir }),
+    ).toThrow(`no Kubernetes configuration found; tried: KUBECONFIG ${missing} (not found). Pass --kubeconfig <file>.`);
   });
 
   it('--context picks another context of the file; an unknown one is named with the known ones', () => {
-    expect(loadKubeConfig({ kubeconfigPath: file, context: 'ctx-b' }).kubeConfig.getCurrentCluster()?.server).toBe('https://b:6443');
-    expect(() => loadKubeConfig({ kubeconfigPath: file, context: 'ctx-c' })).toThrow(`--context ctx-c: no such context in --kubeconfig ${file} (it has: ctx-a, ctx-b)`);
+    expect(loadKubeConfig({ kubeconfigPath: file, context: 'ctx-b' }).kubeConfig.getCurrentCluster()?.server).toBe(
+      'https://b:6443',
+    );
+    expect(() => loadKubeConfig({ kubeconfigPath: file, context: 'ctx-c' })).toThrow(
+      `--context ctx-c: no such context in --kubeconfig ${file} (it has: ctx-a, ctx-b)`,
+    );
   });
 });

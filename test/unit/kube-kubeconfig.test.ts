@@ -24,19 +24,28 @@ describe('loadKubeConfig', () => {
 
   it('uses --kubeconfig first, even in a cluster', () => {
     const file = write('flag', 'https://flag:6443');
-    const loaded = loadKubeConfig({ kubeconfigPath: file, env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' } });
+    const loaded = loadKubeConfig({
+      kubeconfigPath: file,
+      env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' },
+    });
     expect(loaded.kubeConfig.getCurrentCluster()?.server).toBe('https://flag:6443');
     expect(loaded.source).toBe(`--kubeconfig ${file}`);
   });
 
   it('names a --kubeconfig file that cannot be loaded', () => {
-    expect(() => loadKubeConfig({ kubeconfigPath: path.join(dir, 'missing') })).toThrow(`--kubeconfig ${path.join(dir, 'missing')}: cannot load kubeconfig`);
+    expect(() => loadKubeConfig({ kubeconfigPath: path.join(dir, 'missing') })).toThrow(
+      `--kubeconfig ${path.join(dir, 'missing')}: cannot load kubeconfig`,
+    );
   });
 
   it('uses the service account in a pod', () => {
     fs.mkdirSync(path.join(dir, SERVICE_ACCOUNT_DIR), { recursive: true });
     fs.writeFileSync(path.join(dir, SERVICE_ACCOUNT_DIR, 'token'), 'tok');
-    const loaded = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' }, inClusterPathPrefix: dir, homeDir: dir });
+    const loaded = loadKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      inClusterPathPrefix: dir,
+      homeDir: dir,
+    });
     expect(loaded.source).toBe('in-cluster');
     expect(loaded.kubeConfig.getCurrentCluster()?.server).toBe('https://10.0.0.1:443');
   });
@@ -44,7 +53,9 @@ describe('loadKubeConfig', () => {
   it('falls back to KUBECONFIG, then ~/.kube/config', () => {
     const fromEnv = write('env', 'https://env:6443');
     write('.kube/config', 'https://home:6443');
-    expect(loadKubeConfig({ env: { KUBECONFIG: fromEnv }, homeDir: dir }).kubeConfig.getCurrentCluster()?.server).toBe('https://env:6443');
+    expect(loadKubeConfig({ env: { KUBECONFIG: fromEnv }, homeDir: dir }).kubeConfig.getCurrentCluster()?.server).toBe(
+      'https://env:6443',
+    );
     expect(loadKubeConfig({ env: {}, homeDir: dir }).kubeConfig.getCurrentCluster()?.server).toBe('https://home:6443');
   });
 

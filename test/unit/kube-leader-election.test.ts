@@ -1,4 +1,10 @@
-import { LeaderElector, decideLease, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
+import {
+  LeaderElector,
+  decideLease,
+  validateTimings,
+  type Lease,
+  type LeaseClient,
+} from '../../runtime/kube/leader-election';
 import { KubeApiError } from '../../runtime/kube/rest';
 import { sleep } from '../sleep';
 
@@ -9,12 +15,23 @@ describe('decideLease', () => {
   it('creates an absent Lease with itself as holder', () => {
     expect(decideLease(undefined, 0, 'a', 15, now)).toEqual({
       action: 'create',
-      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2025-01-01T00:01:00.000000Z', renewTime: '2025-01-01T00:01:00.000000Z', leaseTransitions: 0 },
+      spec: {
+        holderIdentity: 'a',
+        leaseDurationSeconds: 15,
+        acquireTime: '2025-01-01T00:01:00.000000Z',
+        renewTime: '2025-01-01T00:01:00.000000Z',
+        leaseTransitions: 0,
+      },
     });
   });
 
-  it('waits while another holder\'s record changed less than leaseDuration ago (by our clock)', () => {
-    const held = { holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 3, renewTime: '2020-01-01T00:00:00.000000Z' };
+  it("waits while another holder's record changed less than leaseDuration ago (by our clock)", () => {
+    const held = {
+      holderIdentity: 'b',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 3,
+      renewTime: '2020-01-01T00:00:00.000000Z',
+    };
     // renewTime is years old, but we observed the record only 14.9 s ago: still valid.
     expect(decideLease(held, ms - 14_900, 'a', 15, now)).toEqual({ action: 'wait', holder: 'b' });
   });
@@ -22,19 +39,37 @@ describe('decideLease', () => {
   it('takes over an expired Lease and counts a transition', () => {
     const held = { holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 3, acquireTime: 'old' };
     const decision = decideLease(held, ms - 15_000, 'a', 15, now);
-    expect(decision).toMatchObject({ action: 'update', spec: { holderIdentity: 'a', leaseTransitions: 4, acquireTime: '2025-01-01T00:01:00.000000Z' } });
+    expect(decision).toMatchObject({
+      action: 'update',
+      spec: { holderIdentity: 'a', leaseTransitions: 4, acquireTime: '2025-01-01T00:01:00.000000Z' },
+    });
   });
 
   it('takes a released Lease (empty holder) at once', () => {
     const released = { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 4 };
-    expect(decideLease(released, ms, 'a', 15, now)).toMatchObject({ action: 'update', spec: { holderIdentity: 'a', leaseTransitions: 5 } });
+    expect(decideLease(released, ms, 'a', 15, now)).toMatchObject({
+      action: 'update',
+      spec: { holderIdentity: 'a', leaseTransitions: 5 },
+    });
   });
 
   it('renews its own Lease keeping acquireTime and transitions', () => {
-    const mine = { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2, acquireTime: 'then', renewTime: 'then' };
+    const mine = {
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 2,
+      acquireTime: 'then',
+      renewTime: 'then',
+    };
     expect(decideLease(mine, ms - 5_000, 'a', 15, now)).toEqual({
       action: 'update',
-      spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2, acquireTime: 'then', renewTime: '2025-01-01T00:01:00.000000Z' },
+      spec: {
+        holderIdentity: 'a',
+        leaseDurationSeconds: 15,
+        leaseTransitions: 2,
+        acquireTime: 'then',
+        renewTime: '2025-01-01T00:01:00.000000Z',
+      },
     });
   });
 
@@ -46,8 +81,12 @@ describe('decideLease', () => {
 
 describe('validateTimings', () => {
   it('refuses timings where a leader could be replaced while it still believes it leads', () => {
-    expect(() => validateTimings(10_000, 10_000, 2_000)).toThrow('leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)');
-    expect(() => validateTimings(15_000, 2_000, 2_000)).toThrow('renewDeadline (2000 ms) must be greater than 1.2 x retryPeriod (2000 ms)');
+    expect(() => validateTimings(10_000, 10_000, 2_000)).toThrow(
+      'leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)',
+    );
+    expect(() => validateTimings(15_000, 2_000, 2_000)).toThrow(
+      'renewDeadline (2000 ms) must be greater than 1.2 x retryPeriod (2000 ms)',
+    );
     expect(() => validateTimings(15_000, 10_000, 2_000)).not.toThrow();
   });
 });
@@ -68,23 +107,38 @@ class MemoryLeases implements LeaseClient {
   }
   async update(lease: Lease): Promise<Lease> {
     if (this.failing) throw new Error('connection refused');
-    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw new KubeApiError(409, 'Conflict', 'stale', undefined);
+    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
+      throw new KubeApiError(409, 'Conflict', 'stale', undefined);
     return this.store(lease);
   }
   private store(lease: Lease): Lease {
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
+    this.lease = {
+      ...structuredClone(lease),
+      metadata: { ...lease.metadata, resourceVersion: String(++this.version) },
+    };
     return structuredClone(this.lease);
   }
 }
 
-const fast = { namespace: 'juneau-system', name: 'juneau-controller', leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 20 };
+const fast = {
+  namespace: 'juneau-system',
+  name: 'juneau-controller',
+  leaseDurationMs: 300,
+  renewDeadlineMs: 200,
+  retryPeriodMs: 20,
+};
 
 describe('LeaderElector against an in-memory Lease', () => {
   it('elects exactly one of two candidates and hands over at once on release', async () => {
     const leases = new MemoryLeases();
     const log: string[] = [];
     const make = (identity: string): LeaderElector =>
-      new LeaderElector(leases, { ...fast, identity, onStartedLeading: () => log.push(`${identity} leads`), onStoppedLeading: () => log.push(`${identity} stops`) });
+      new LeaderElector(leases, {
+        ...fast,
+        identity,
+        onStartedLeading: () => log.push(`${identity} leads`),
+        onStoppedLeading: () => log.push(`${identity} stops`),
+      });
     const a = make('a');
     const b = make('b');
     a.start();

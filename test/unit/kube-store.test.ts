@@ -52,7 +52,11 @@ describe('IndexedStore', () => {
     store.upsert(pod('a', 'keep', 'n1', '1'));
     store.upsert(pod('a', 'change', 'n1', '1'));
     store.upsert(pod('a', 'gone', 'n1', '1'));
-    const result = store.replace([pod('a', 'keep', 'n1', '1'), pod('a', 'change', 'n2', '5'), pod('a', 'new', 'n1', '6')]);
+    const result = store.replace([
+      pod('a', 'keep', 'n1', '1'),
+      pod('a', 'change', 'n2', '5'),
+      pod('a', 'new', 'n1', '6'),
+    ]);
     expect(names(result.added)).toEqual(['a/new']);
     expect(result.updated.map((u) => [u.old.spec.nodeName, u.object.spec.nodeName])).toEqual([['n1', 'n2']]);
     expect(names(result.deleted)).toEqual(['a/gone']);

@@ -12,12 +12,32 @@ describe('kubectl juneau command line', () => {
       output: 'table',
       kube: { kubeconfig: '/k', context: 'prod', namespace: 'web', allNamespaces: false },
     });
-    expect(parseCommandLine(['status', '-A', '-o', 'json'])).toMatchObject({ command: 'status', output: 'json', kube: { allNamespaces: true } });
-    expect(parseCommandLine(['why', 'eip/web', '--namespace=apps'])).toMatchObject({ command: 'why', target: 'eip/web', kube: { namespace: 'apps' } });
+    expect(parseCommandLine(['status', '-A', '-o', 'json'])).toMatchObject({
+      command: 'status',
+      output: 'json',
+      kube: { allNamespaces: true },
+    });
+    expect(parseCommandLine(['why', 'eip/web', '--namespace=apps'])).toMatchObject({
+      command: 'why',
+      target: 'eip/web',
+      kube: { namespace: 'apps' },
+    });
   });
 
   it('bpf keeps its flags for its own parser; --node and the kubectl flags stay out of them', () => {
-    const line = parseCommandLine(['bpf', 'dump', 'external_arp_table', '--node', 'n1', '--bpffs', '/sys/fs/bpf/x', '-o', 'json', '--context', 'c']);
+    const line = parseCommandLine([
+      'bpf',
+      'dump',
+      'external_arp_table',
+      '--node',
+      'n1',
+      '--bpffs',
+      '/sys/fs/bpf/x',
+      '-o',
+      'json',
+      '--context',
+      'c',
+    ]);
     expect(line).toEqual({
       command: 'bpf',
       rest: ['bpf', 'dump', 'external_arp_table', '--bpffs', '/sys/fs/bpf/x', '-o', 'json'],
@@ -27,23 +47,43 @@ describe('kubectl juneau command line', () => {
     if (line.command !== 'bpf') throw new Error('bpf expected');
     expect(parseCliArgs(line.rest)).toEqual({ command: 'dump-arp-table', bpffs: '/sys/fs/bpf/x', output: 'json' });
     expect(kubectlExecArgs(line.kube, 'juneau-system', 'juneau-agent-x2', line.rest)).toEqual([
-      '--context', 'c', '-n', 'juneau-system', 'exec', 'juneau-agent-x2', '-c', 'agent', '--',
-      'kubectl-juneau', 'bpf', 'dump', 'external_arp_table', '--bpffs', '/sys/fs/bpf/x', '-o', 'json',
+      '--context',
+      'c',
+      '-n',
+      'juneau-system',
+      'exec',
+      'juneau-agent-x2',
+      '-c',
+      'agent',
+      '--',
+      'kubectl-juneau',
+      'bpf',
+      'dump',
+      'external_arp_table',
+      '--bpffs',
+      '/sys/fs/bpf/x',
+      '-o',
+      'json',
     ]);
   });
 
   it('errors name the flag or the argument', () => {
-    expect(() => parseCommandLine(['status', '--node', 'n1'])).toThrow("--node applies to bpf commands only, not 'status'");
+    expect(() => parseCommandLine(['status', '--node', 'n1'])).toThrow(
+      "--node applies to bpf commands only, not 'status'",
+    );
     expect(() => parseCommandLine(['status', '-n'])).toThrow('-n needs a value');
     expect(() => parseCommandLine(['status', '--watch'])).toThrow('unknown flag --watch (see --help)');
-    expect(() => parseCommandLine(['why', 'web'])).toThrow("why takes one <kind>/<name>, e.g. why elasticip/web (got 'web')");
+    expect(() => parseCommandLine(['why', 'web'])).toThrow(
+      "why takes one <kind>/<name>, e.g. why elasticip/web (got 'web')",
+    );
     expect(() => parseCommandLine(['why', 'eip/web', '-A'])).toThrow('why explains one object: -A does not apply');
     expect(() => parseCommandLine(['frobnicate'])).toThrow("unknown command 'frobnicate'");
     expect(() => parseCommandLine(['status', '-o', 'yaml'])).toThrow("-o must be table or json, not 'yaml'");
   });
 
   it('why reads kinds as kubectl does: kind, singular, plural, short name; svc means its ServiceLoadBalancer', () => {
-    for (const word of ['eip', 'elasticip', 'ElasticIP', 'elasticips']) expect(resolveKind(word)).toMatchObject({ type: { kind: 'ElasticIP', namespaced: true }, viaService: false });
+    for (const word of ['eip', 'elasticip', 'ElasticIP', 'elasticips'])
+      expect(resolveKind(word)).toMatchObject({ type: { kind: 'ElasticIP', namespaced: true }, viaService: false });
     expect(resolveKind('slb').type.kind).toBe('ServiceLoadBalancer');
     expect(resolveKind('svc')).toMatchObject({ type: { kind: 'ServiceLoadBalancer' }, viaService: true });
     expect(resolveKind('ap').type).toMatchObject({ kind: 'AddressPool', namespaced: false });
@@ -56,7 +96,18 @@ describe('kubectl juneau command line', () => {
     const io = { stdout: (t: string) => (out += t), stderr: (t: string) => (err += t) };
     expect(await main(['--help'], io)).toBe(0);
     expect(out).toBe(CLI_HELP);
-    for (const word of ['status', 'why <kind>/<name>', 'bpf dump external_arp_table', '--node NAME', '--kubeconfig', '--context', '-n, --namespace', '-A, --all-namespaces', '--version']) expect(CLI_HELP).toContain(word);
+    for (const word of [
+      'status',
+      'why <kind>/<name>',
+      'bpf dump external_arp_table',
+      '--node NAME',
+      '--kubeconfig',
+      '--context',
+      '-n, --namespace',
+      '-A, --all-namespaces',
+      '--version',
+    ])
+      expect(CLI_HELP).toContain(word);
     out = '';
     expect(await main(['--version'], io)).toBe(0);
     expect(out).toMatch(/^kubectl-juneau \S+\n$/);

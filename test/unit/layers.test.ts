@@ -8,7 +8,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Every .ts file under `dir`, relative to the repository root. */
 function sources(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+  return fs
+    .readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => path.join(dir, f));
 }
@@ -16,7 +17,9 @@ function sources(dir: string): string[] {
 /** The repository files a source imports (static, dynamic, require, re-export), resolved; packages are left out. */
 function localImports(file: string): string[] {
   const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+  const specifiers = [
+    ...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm),
+  ].map((m) => m[1]);
   return specifiers.filter((s) => s.startsWith('.')).map((s) => resolve(path.join(path.dirname(file), s), file, s));
 }
 
@@ -42,7 +45,11 @@ function closure(entry: string): Set<string> {
 }
 
 const importsUnder = (files: string[], layer: string) =>
-  files.flatMap((f) => localImports(f).filter((i) => i.startsWith(`${layer}/`)).map((i) => `${f} -> ${i}`));
+  files.flatMap((f) =>
+    localImports(f)
+      .filter((i) => i.startsWith(`${layer}/`))
+      .map((i) => `${f} -> ${i}`),
+  );
 
 describe('source layers', () => {
   test('no file under runtime/ imports from constructs/', () => {
@@ -55,12 +62,18 @@ describe('source layers', () => {
   });
 
   test('the controller and the agent never import each other', () => {
-    expect([...importsUnder(sources('runtime/controller'), 'runtime/agent'), ...importsUnder(sources('runtime/agent'), 'runtime/controller')]).toEqual([]);
+    expect([
+      ...importsUnder(sources('runtime/controller'), 'runtime/agent'),
+      ...importsUnder(sources('runtime/agent'), 'runtime/controller'),
+    ]).toEqual([]);
   });
 
-  test.each(['runtime/controller/main.ts', 'runtime/agent/main.ts', 'runtime/cli/main.ts'])('nothing %s loads looks up package.json on disk', (entry) => {
-    const loaded = [...closure(entry)];
-    expect(loaded.length).toBeGreaterThan(10);
-    expect(loaded.filter((f) => fs.readFileSync(path.join(ROOT, f), 'utf8').includes('package.json'))).toEqual([]);
-  });
+  test.each(['runtime/controller/main.ts', 'runtime/agent/main.ts', 'runtime/cli/main.ts'])(
+    'nothing %s loads looks up package.json on disk',
+    (entry) => {
+      const loaded = [...closure(entry)];
+      expect(loaded.length).toBeGreaterThan(10);
+      expect(loaded.filter((f) => fs.readFileSync(path.join(ROOT, f), 'utf8').includes('package.json'))).toEqual([]);
+    },
+  );
 });

@@ -10,7 +10,6 @@ import { FencedError, RestClient } from '../../runtime/kube/rest';
 import { WorkQueue } from '../../runtime/kube/workqueue';
 import { sleep } from '../sleep';
 
-
 /** A Lease store whose calls can be made to hang until their signal aborts. */
 class HangingLeases implements LeaseClient {
   lease: Lease | undefined;
@@ -37,12 +36,21 @@ class HangingLeases implements LeaseClient {
     });
   }
   private store(lease: Lease): Lease {
-    this.lease = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(++this.version) } };
+    this.lease = {
+      ...structuredClone(lease),
+      metadata: { ...lease.metadata, resourceVersion: String(++this.version) },
+    };
     return structuredClone(this.lease);
   }
 }
 
-const timings = { namespace: 'juneau-system', name: 'juneau-controller', leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 40 };
+const timings = {
+  namespace: 'juneau-system',
+  name: 'juneau-controller',
+  leaseDurationMs: 600,
+  renewDeadlineMs: 400,
+  retryPeriodMs: 40,
+};
 
 describe('issue 11 item 6: a leader cut off from the API server steps down at renewDeadline', () => {
   it('steps down at renewDeadline while its Lease call hangs, before the Lease can expire for anyone else', async () => {
@@ -61,7 +69,9 @@ describe('issue 11 item 6: a leader cut off from the API server steps down at re
   });
 
   it('aborts every Lease call after callTimeout, which must be below renewDeadline', async () => {
-    expect(() => validateTimings(15_000, 10_000, 2_000, 10_000)).toThrow('callTimeout (10000 ms) must be greater than 0 and less than renewDeadline (10000 ms)');
+    expect(() => validateTimings(15_000, 10_000, 2_000, 10_000)).toThrow(
+      'callTimeout (10000 ms) must be greater than 0 and less than renewDeadline (10000 ms)',
+    );
     const leases = new HangingLeases();
     leases.hang = true;
     const a = new LeaderElector(leases, { ...timings, identity: 'a', callTimeoutMs: 50 });
@@ -101,7 +111,14 @@ describe('issue 11 item 6: RestClient fenced by leadership', () => {
     const server = http.createServer((req) => received.push(`${req.method} ${req.url}`)); // never answers
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    kc.loadFromOptions({
+      clusters: [
+        { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
+      ],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
     const leadership = new AbortController();
     const rest = new RestClient(kc).fenced(leadership.signal);
     try {

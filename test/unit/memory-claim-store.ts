@@ -11,7 +11,9 @@ export class MemoryClaimStore implements ClaimStore {
   private uids = 0;
 
   /** @param beforeDelete runs as a delete reaches the "server", before it applies (to interleave other writers). */
-  constructor(private readonly beforeDelete: (name: string, uid: string | undefined) => Promise<void> | void = () => undefined) {}
+  constructor(
+    private readonly beforeDelete: (name: string, uid: string | undefined) => Promise<void> | void = () => undefined,
+  ) {}
 
   async create(claim: AllocationClaim): Promise<{ created: false } | { created: true; uid: string }> {
     this.creates++;

@@ -17,22 +17,37 @@ describe('controller-runtime flag names, old names as aliases', () => {
   it('controller: --metrics-bind-address and --health-probe-bind-address, and --metrics-addr/--health-addr mean the same', () => {
     const canonical = parseFlags(['--metrics-bind-address=:9090', '--health-probe-bind-address', '127.0.0.1:9091']);
     const old = parseFlags(['--metrics-addr=:9090', '--health-addr', '127.0.0.1:9091']);
-    expect(canonical).toEqual({ help: false, flags: { ...DEFAULT_FLAGS, metricsAddr: ':9090', healthAddr: '127.0.0.1:9091' } });
+    expect(canonical).toEqual({
+      help: false,
+      flags: { ...DEFAULT_FLAGS, metricsAddr: ':9090', healthAddr: '127.0.0.1:9091' },
+    });
     expect(old).toEqual(canonical);
     expect(() => parseFlags(['--metrics-addr'])).toThrow('--metrics-addr needs a value');
   });
 
   it('agent: the same names and aliases', () => {
     const env = { NODE_NAME: 'n' };
-    const canonical = parseAgentFlags(['--metrics-bind-address=127.0.0.1:1', '--health-probe-bind-address=127.0.0.1:2'], env);
-    expect(canonical).toEqual({ help: false, flags: { ...DEFAULT_AGENT_FLAGS, nodeName: 'n', metricsAddr: '127.0.0.1:1', healthAddr: '127.0.0.1:2' } });
+    const canonical = parseAgentFlags(
+      ['--metrics-bind-address=127.0.0.1:1', '--health-probe-bind-address=127.0.0.1:2'],
+      env,
+    );
+    expect(canonical).toEqual({
+      help: false,
+      flags: { ...DEFAULT_AGENT_FLAGS, nodeName: 'n', metricsAddr: '127.0.0.1:1', healthAddr: '127.0.0.1:2' },
+    });
     expect(parseAgentFlags(['--metrics-addr=127.0.0.1:1', '--health-addr=127.0.0.1:2'], env)).toEqual(canonical);
   });
 
   it('--help names every new flag and says which old name is its alias', () => {
-    for (const [help, aliases] of [[HELP, FLAG_ALIASES], [AGENT_HELP, AGENT_FLAG_ALIASES]] as const) {
+    for (const [help, aliases] of [
+      [HELP, FLAG_ALIASES],
+      [AGENT_HELP, AGENT_FLAG_ALIASES],
+    ] as const) {
       for (const [alias, name] of Object.entries(aliases)) {
-        const entry = help.slice(help.indexOf(`  --${name} `), help.indexOf(`Alias: --${alias}`) + `Alias: --${alias}`.length);
+        const entry = help.slice(
+          help.indexOf(`  --${name} `),
+          help.indexOf(`Alias: --${alias}`) + `Alias: --${alias}`.length,
+        );
         // The alias is written inside the entry of its flag, not under another one.
         expect(entry.startsWith(`  --${name} `)).toBe(true);
         expect(entry.split('\n  --').length).toBe(1);
@@ -43,7 +58,11 @@ describe('controller-runtime flag names, old names as aliases', () => {
   });
 
   it('the install manifest passes the new names, and both binaries parse its command lines', () => {
-    const containers = juneauInstallObjects().flatMap((o) => ((o.spec as { template?: { spec?: { containers?: Array<{ name: string; args?: string[] }> } } } | undefined)?.template?.spec?.containers ?? []));
+    const containers = juneauInstallObjects().flatMap(
+      (o) =>
+        (o.spec as { template?: { spec?: { containers?: Array<{ name: string; args?: string[] }> } } } | undefined)
+          ?.template?.spec?.containers ?? [],
+    );
     const args = Object.fromEntries(containers.map((c) => [c.name, c.args ?? []]));
     for (const list of Object.values(args)) {
       expect(list.some((a) => a.startsWith('--metrics-bind-address='))).toBe(true);
@@ -61,7 +80,9 @@ describe('--log-format', () => {
     expect(parseLogFormat('text')).toBe('text');
     expect(() => parseLogFormat('yaml')).toThrow("log format 'yaml' is not one of json, text");
     expect(parseFlags(['--log-format=text'])).toMatchObject({ flags: { logFormat: 'text' } });
-    expect(parseAgentFlags(['--log-format', 'text'], { NODE_NAME: 'n' })).toMatchObject({ flags: { logFormat: 'text' } });
+    expect(parseAgentFlags(['--log-format', 'text'], { NODE_NAME: 'n' })).toMatchObject({
+      flags: { logFormat: 'text' },
+    });
   });
 
   it('text: one line, level and component first, fields as key=value, newlines escaped; json unchanged', () => {
@@ -78,7 +99,12 @@ describe('--log-format', () => {
 
   it('main refuses a bad --log-format with exit 2 and one line', async () => {
     let err = '';
-    const io = { stdout: () => undefined, stderr: (t: string) => (err += t), env: {}, stopSignal: new Promise<string>(() => undefined) };
+    const io = {
+      stdout: () => undefined,
+      stderr: (t: string) => (err += t),
+      env: {},
+      stopSignal: new Promise<string>(() => undefined),
+    };
     expect(await controllerMain(['--log-format=xml'], io)).toBe(2);
     expect(err).toBe("juneau-controller: log format 'xml' is not one of json, text\n");
   });
@@ -96,24 +122,44 @@ describe('--version', () => {
 
 describe('startup errors are one line naming the problem', () => {
   const server = 'https://127.0.0.1:6443';
-  const sysError = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`${code} raw`), { code, ...extra });
+  const sysError = (code: string, extra: Record<string, unknown> = {}) =>
+    Object.assign(new Error(`${code} raw`), { code, ...extra });
 
   it('network, TLS, files and API answers', () => {
-    expect(describeStartupError(sysError('ECONNREFUSED'), server)).toBe(`cannot reach the API server at ${server}: connection refused`);
-    expect(describeStartupError(sysError('ENOTFOUND', { hostname: 'api.example' }), 'https://api.example:6443')).toBe('cannot reach the API server at https://api.example:6443: host name not found (api.example)');
-    expect(describeStartupError(sysError('ENOENT', { path: '/etc/k/ca.crt' }), server)).toBe('file not found: /etc/k/ca.crt');
-    expect(describeStartupError(new Error('outer', { cause: sysError('ECONNREFUSED') }), server)).toBe(`cannot reach the API server at ${server}: connection refused`);
-    expect(describeStartupError(new KubeApiError(401, 'Unauthorized', 'POST /x: 401 Unauthorized', {}), server)).toContain('refused the credentials (401 Unauthorized)');
-    expect(describeStartupError(sysError('DEPTH_ZERO_SELF_SIGNED_CERT'), server)).toContain("TLS: DEPTH_ZERO_SELF_SIGNED_CERT raw (check the kubeconfig's certificate-authority)");
+    expect(describeStartupError(sysError('ECONNREFUSED'), server)).toBe(
+      `cannot reach the API server at ${server}: connection refused`,
+    );
+    expect(describeStartupError(sysError('ENOTFOUND', { hostname: 'api.example' }), 'https://api.example:6443')).toBe(
+      'cannot reach the API server at https://api.example:6443: host name not found (api.example)',
+    );
+    expect(describeStartupError(sysError('ENOENT', { path: '/etc/k/ca.crt' }), server)).toBe(
+      'file not found: /etc/k/ca.crt',
+    );
+    expect(describeStartupError(new Error('outer', { cause: sysError('ECONNREFUSED') }), server)).toBe(
+      `cannot reach the API server at ${server}: connection refused`,
+    );
+    expect(
+      describeStartupError(new KubeApiError(401, 'Unauthorized', 'POST /x: 401 Unauthorized', {}), server),
+    ).toContain('refused the credentials (401 Unauthorized)');
+    expect(describeStartupError(sysError('DEPTH_ZERO_SELF_SIGNED_CERT'), server)).toContain(
+      "TLS: DEPTH_ZERO_SELF_SIGNED_CERT raw (check the kubeconfig's certificate-authority)",
+    );
     expect(describeStartupError(new Error('a\nb'))).toBe('a b');
   });
 
   it('a Lease in a namespace that does not exist says which namespace and what to do', () => {
     const lease = { namespace: 'juneau-system', name: 'juneau-controller', server };
-    const notFound = new KubeApiError(404, 'NotFound', 'POST /apis/coordination.k8s.io/v1/namespaces/juneau-system/leases: 404 NotFound namespaces "juneau-system" not found', {});
+    const notFound = new KubeApiError(
+      404,
+      'NotFound',
+      'POST /apis/coordination.k8s.io/v1/namespaces/juneau-system/leases: 404 NotFound namespaces "juneau-system" not found',
+      {},
+    );
     expect(leaseProblem(notFound, lease)).toBe(
       'cannot take the Lease: namespace "juneau-system" does not exist; create it (the install manifest does) or pass --leader-election-namespace; reconciling nothing until then, retrying',
     );
-    expect(leaseProblem(sysError('ECONNREFUSED'), lease)).toBe(`cannot take the Lease juneau-system/juneau-controller: cannot reach the API server at ${server}: connection refused; retrying`);
+    expect(leaseProblem(sysError('ECONNREFUSED'), lease)).toBe(
+      `cannot take the Lease juneau-system/juneau-controller: cannot reach the API server at ${server}: connection refused; retrying`,
+    );
   });
 });

@@ -10,7 +10,12 @@ import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
 
 // Mocks: no Pulumi engine runs in unit tests (set before the components are loaded).
-void pulumi.runtime.setMocks({ newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs }, 'juneau-test', 'unit', false);
+void pulumi.runtime.setMocks(
+  { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
+  'juneau-test',
+  'unit',
+  false,
+);
 const juneau = require('../../constructs/pulumi') as typeof Juneau;
 
 function synthErrors(app: App): string {
@@ -34,7 +39,13 @@ function thrown(fn: () => unknown): string {
 const DUPLICATE = 'one would overwrite the other on apply, so give them different names';
 
 describe('the shared checks (api/validation/program.ts)', () => {
-  const pool = (path: string, name = 'pool', namespace = '') => ({ group: 'juneau.loutres.me', kind: 'AddressPool', namespace, name, path });
+  const pool = (path: string, name = 'pool', namespace = '') => ({
+    group: 'juneau.loutres.me',
+    kind: 'AddressPool',
+    namespace,
+    name,
+    path,
+  });
 
   test('a second declaration of one kind, namespace and name names both paths; the first and other identities pass', () => {
     const all = [pool('a/pool'), pool('b/other', 'other')];
@@ -43,7 +54,11 @@ describe('the shared checks (api/validation/program.ts)', () => {
     expect(checkDuplicateDeclaration({ ...pool('c/x'), kind: 'ExternalNetwork' }, all)).toEqual([]);
     expect(checkDuplicateDeclaration({ ...pool('c/x'), group: 'example.com' }, all)).toEqual([]);
     expect(checkDuplicateDeclaration(pool('b/pool'), all)).toEqual([
-      { field: 'metadata.name', value: 'pool', message: `is declared twice: AddressPool pool at b/pool and at a/pool; ${DUPLICATE}` },
+      {
+        field: 'metadata.name',
+        value: 'pool',
+        message: `is declared twice: AddressPool pool at b/pool and at a/pool; ${DUPLICATE}`,
+      },
     ]);
   });
 
@@ -65,13 +80,18 @@ describe('cdk8s', () => {
   afterEach(() => warn.mockRestore());
 
   const network = (chart: Chart, addresses = ['10.0.0.0/24']) =>
-    new cdk8s.ExternalNetwork(chart, 'ext-net', { type: 'arp', addressPools: [new cdk8s.AddressPool(chart, 'pool', { advertiseMode: 'arp', addresses })] });
+    new cdk8s.ExternalNetwork(chart, 'ext-net', {
+      type: 'arp',
+      addressPools: [new cdk8s.AddressPool(chart, 'pool', { advertiseMode: 'arp', addresses })],
+    });
 
   test('two charts each with AddressPool "pool": synth fails naming both construct paths', () => {
     const app = Testing.app();
     new cdk8s.AddressPool(new Chart(app, 'one'), 'pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
     new cdk8s.AddressPool(new Chart(app, 'two'), 'pool', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'] });
-    expect(synthErrors(app)).toContain(`metadata.name: "pool" is declared twice: AddressPool pool at two/pool and at one/pool; ${DUPLICATE}`);
+    expect(synthErrors(app)).toContain(
+      `metadata.name: "pool" is declared twice: AddressPool pool at two/pool and at one/pool; ${DUPLICATE}`,
+    );
   });
 
   test('namespaced kinds collide only within one namespace (the chart namespace counts)', () => {
@@ -81,14 +101,24 @@ describe('cdk8s', () => {
     new cdk8s.ElasticIP(new Chart(app, 'b', { namespace: 'team-b' }), 'eip', { externalNetwork: net });
     expect(synthErrors(app)).toBe('');
     new cdk8s.ElasticIP(new Chart(app, 'c'), 'eip', { externalNetwork: net, metadata: { namespace: 'team-a' } });
-    expect(synthErrors(app)).toContain('metadata.name: "eip" is declared twice: ElasticIP team-a/eip at c/eip and at a/eip');
+    expect(synthErrors(app)).toContain(
+      'metadata.name: "eip" is declared twice: ElasticIP team-a/eip at c/eip and at a/eip',
+    );
   });
 
-  test('a LoadBalancerService collides with another core Service of its name in the app, not with another group\'s Service', () => {
+  test("a LoadBalancerService collides with another core Service of its name in the app, not with another group's Service", () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
-    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network(chart), ports: [{ port: 80 }], selector: { app: 'web' } });
-    new ApiObject(chart, 'knative', { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'web' } });
+    new cdk8s.LoadBalancerService(chart, 'web', {
+      externalNetwork: network(chart),
+      ports: [{ port: 80 }],
+      selector: { app: 'web' },
+    });
+    new ApiObject(chart, 'knative', {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+    });
     expect(synthErrors(app)).toBe('');
     new ApiObject(chart, 'plain', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' } });
     expect(synthErrors(app)).toContain('metadata.name: "web" is declared twice: Service web at');
@@ -110,7 +140,12 @@ describe('cdk8s', () => {
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
-    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: net, requestedIP: '10.0.0.5', ports: [{ port: 80 }], selector: { app: 'web' } });
+    new cdk8s.LoadBalancerService(chart, 'web', {
+      externalNetwork: net,
+      requestedIP: '10.0.0.5',
+      ports: [{ port: 80 }],
+      selector: { app: 'web' },
+    });
     expect(synthErrors(app)).toContain(
       'metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "10.0.0.5" is also requested by ElasticIP default/a (c/a); an address is held by one ElasticIP or Service at a time, so Service default/web (c/web) would stay Pending (EIP-3, SLB-2)',
     );
@@ -121,7 +156,9 @@ describe('cdk8s', () => {
     const chart = new Chart(app, 'c');
     new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: 'ext-net', requestedIP: '10.9.9.9' });
     network(chart);
-    expect(synthErrors(app)).toContain('spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net');
+    expect(synthErrors(app)).toContain(
+      'spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net',
+    );
     expect(warn).not.toHaveBeenCalled();
   });
 
@@ -129,13 +166,19 @@ describe('cdk8s', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
     const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: 'elsewhere', requestedIP: '10.9.9.9' });
-    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere'), ports: [{ port: 80 }], selector: { app: 'web' } });
+    new cdk8s.LoadBalancerService(chart, 'web', {
+      externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere'),
+      ports: [{ port: 80 }],
+      selector: { app: 'web' },
+    });
     expect(synthErrors(app)).toBe('');
     expect(warn.mock.calls).toEqual([
       [`[warning] c/eip: ${undeclaredNetworkWarning('ElasticIP eip', 'elsewhere')}`],
       [`[warning] c/web: ${undeclaredNetworkWarning('Service web', 'elsewhere')}`],
     ]);
-    expect(eip.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([undeclaredNetworkWarning('ElasticIP eip', 'elsewhere')]);
+    expect(eip.node.metadata.filter((m) => m.type === WARNING_METADATA).map((m) => m.data)).toEqual([
+      undeclaredNetworkWarning('ElasticIP eip', 'elsewhere'),
+    ]);
   });
 });
 
@@ -148,11 +191,23 @@ describe('Pulumi', () => {
   afterEach(() => warn.mockRestore());
 
   const network = () =>
-    new juneau.ExternalNetwork('ext-net', { type: 'arp', addressPools: [new juneau.AddressPool('pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })] });
+    new juneau.ExternalNetwork('ext-net', {
+      type: 'arp',
+      addressPools: [new juneau.AddressPool('pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })],
+    });
 
   test('two components with one AddressPool name: the second throws naming both', () => {
     new juneau.AddressPool('first', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'], metadata: { name: 'pool' } });
-    expect(thrown(() => new juneau.AddressPool('second', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'], metadata: { name: 'pool' } }))).toContain(
+    expect(
+      thrown(
+        () =>
+          new juneau.AddressPool('second', {
+            advertiseMode: 'arp',
+            addresses: ['10.1.0.0/24'],
+            metadata: { name: 'pool' },
+          }),
+      ),
+    ).toContain(
       `metadata.name: "pool" is declared twice: AddressPool pool at juneau:index:AddressPool::second and at juneau:index:AddressPool::first; ${DUPLICATE}`,
     );
   });
@@ -161,9 +216,23 @@ describe('Pulumi', () => {
     const net = network();
     new juneau.ElasticIP('a', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } });
     new juneau.ElasticIP('b', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-b' } });
-    expect(thrown(() => new juneau.ElasticIP('c', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } }))).toContain('"eip" is declared twice: ElasticIP team-a/eip at juneau:index:ElasticIP::c and at juneau:index:ElasticIP::a');
+    expect(
+      thrown(() => new juneau.ElasticIP('c', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } })),
+    ).toContain(
+      '"eip" is declared twice: ElasticIP team-a/eip at juneau:index:ElasticIP::c and at juneau:index:ElasticIP::a',
+    );
     new juneau.LoadBalancerService('web', { externalNetwork: net, ports: [{ port: 80 }], selector: { app: 'web' } });
-    expect(thrown(() => new juneau.LoadBalancerService('web2', { externalNetwork: net, ports: [{ port: 80 }], selector: { app: 'web' }, metadata: { name: 'web' } }))).toContain('"web" is declared twice: Service web');
+    expect(
+      thrown(
+        () =>
+          new juneau.LoadBalancerService('web2', {
+            externalNetwork: net,
+            ports: [{ port: 80 }],
+            selector: { app: 'web' },
+            metadata: { name: 'web' },
+          }),
+      ),
+    ).toContain('"web" is declared twice: Service web');
   });
 
   test('EIP-3, SLB-2: one address requested by two ElasticIPs, or an ElasticIP and a Service, throws naming both', () => {
@@ -172,7 +241,17 @@ describe('Pulumi', () => {
     expect(thrown(() => new juneau.ElasticIP('b', { externalNetwork: net, requestedIP: '10.0.0.5' }))).toContain(
       'spec.requestedIP: "10.0.0.5" is also requested by ElasticIP default/a (juneau:index:ElasticIP::a)',
     );
-    expect(thrown(() => new juneau.LoadBalancerService('web', { externalNetwork: net, requestedIP: '10.0.0.5', ports: [{ port: 80 }], selector: { app: 'web' } }))).toContain(
+    expect(
+      thrown(
+        () =>
+          new juneau.LoadBalancerService('web', {
+            externalNetwork: net,
+            requestedIP: '10.0.0.5',
+            ports: [{ port: 80 }],
+            selector: { app: 'web' },
+          }),
+      ),
+    ).toContain(
       'is also requested by ElasticIP default/a (juneau:index:ElasticIP::a); an address is held by one ElasticIP or Service at a time, so Service default/web (juneau:index:LoadBalancerService::web) would stay Pending (EIP-3, SLB-2)',
     );
   });
@@ -182,9 +261,12 @@ describe('Pulumi', () => {
     expect(warn.mock.calls).toEqual([[undeclaredNetworkWarning('ElasticIP eip', 'elsewhere'), eip]]);
   });
 
-  test('resetDeclarations() (exported from juneau/pulumi) forgets the stack\'s declarations', () => {
+  test("resetDeclarations() (exported from juneau/pulumi) forgets the stack's declarations", () => {
     new juneau.AddressPool('first', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'], metadata: { name: 'pool' } });
     juneau.resetDeclarations();
-    expect(new juneau.AddressPool('again', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'], metadata: { name: 'pool' } }).name).toBe('pool');
+    expect(
+      new juneau.AddressPool('again', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'], metadata: { name: 'pool' } })
+        .name,
+    ).toBe('pool');
   });
 });

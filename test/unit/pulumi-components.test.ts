@@ -14,7 +14,15 @@ import { registrationsSettled } from './pulumi-rpcs';
 interface Registered {
   readonly type: string;
   readonly name: string;
-  readonly inputs: { metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
+  readonly inputs: {
+    metadata?: {
+      name?: string;
+      namespace?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+    spec?: Record<string, unknown>;
+  } & Record<string, unknown>;
   readonly custom: boolean;
 }
 const registered: Registered[] = [];
@@ -23,7 +31,11 @@ const registered: Registered[] = [];
 const STATUS: Record<string, Record<string, unknown>> = {
   'kubernetes:juneau.loutres.me/v1alpha1:AddressPool': { size: 256, used: 3, externalNetwork: 'ext-net-arp' },
   'kubernetes:juneau.loutres.me/v1alpha1:ExternalNetwork': { networkID: 4242 },
-  'kubernetes:juneau.loutres.me/v1alpha1:ElasticIP': { phase: 'Available', address: '10.225.32.241', addressPool: 'arp-pool' },
+  'kubernetes:juneau.loutres.me/v1alpha1:ElasticIP': {
+    phase: 'Available',
+    address: '10.225.32.241',
+    addressPool: 'arp-pool',
+  },
   'kubernetes:core/v1:Service': { loadBalancer: { ingress: [{ ip: '10.225.32.7', ipMode: 'VIP' }] } },
 };
 
@@ -32,7 +44,10 @@ void pulumi.runtime.setMocks(
     newResource: (args) => {
       registered.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });
       const status = STATUS[args.type];
-      return { id: args.custom === false ? undefined : `${args.name}-id`, state: status ? { ...args.inputs, status } : args.inputs };
+      return {
+        id: args.custom === false ? undefined : `${args.name}-id`,
+        state: status ? { ...args.inputs, status } : args.inputs,
+      };
     },
     call: (args) => args.inputs,
   },
@@ -41,8 +56,15 @@ void pulumi.runtime.setMocks(
   false,
 );
 
-const { AddressPool, ElasticIP, ElasticIPAttachment, ExternalNetwork, JuneauInstall, JuneauValidationError, LoadBalancerService } =
-  require('../../constructs/pulumi') as typeof Juneau;
+const {
+  AddressPool,
+  ElasticIP,
+  ElasticIPAttachment,
+  ExternalNetwork,
+  JuneauInstall,
+  JuneauValidationError,
+  LoadBalancerService,
+} = require('../../constructs/pulumi') as typeof Juneau;
 const { resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
 const { juneauInstallObjects } = require('../../constructs/shared/install') as typeof SharedInstall;
 
@@ -84,9 +106,15 @@ function userContract(suffix = '') {
 
 describe('AddressPool', () => {
   test('registers juneau:index:AddressPool with one AddressPool child (its spec), parented to it', async () => {
-    const pool = new AddressPool('ap-a', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.1.10-10.1.1.20'], metadata: { labels: { team: 'net' } } });
+    const pool = new AddressPool('ap-a', {
+      advertiseMode: 'arp',
+      addresses: ['10.1.0.0/24', '10.1.1.10-10.1.1.20'],
+      metadata: { labels: { team: 'net' } },
+    });
     expect(await valueOf(pool.urn)).toBe('urn:pulumi:unit::juneau-test::juneau:index:AddressPool::ap-a');
-    expect(await valueOf(pool.resource.urn)).toBe('urn:pulumi:unit::juneau-test::juneau:index:AddressPool$kubernetes:juneau.loutres.me/v1alpha1:AddressPool::ap-a');
+    expect(await valueOf(pool.resource.urn)).toBe(
+      'urn:pulumi:unit::juneau-test::juneau:index:AddressPool$kubernetes:juneau.loutres.me/v1alpha1:AddressPool::ap-a',
+    );
     const cr = await child(CR('AddressPool'), 'ap-a');
     expect(cr.inputs).toEqual({
       apiVersion: 'juneau.loutres.me/v1alpha1',
@@ -104,7 +132,11 @@ describe('AddressPool', () => {
   });
 
   test('metadata.name overrides the resource name; a namespace is dropped (cluster-scoped)', async () => {
-    const pool = new AddressPool('ap-res', { advertiseMode: 'bgp', addresses: ['10.3.0.0/24'], metadata: { name: 'edge-pool', namespace: 'nope' } });
+    const pool = new AddressPool('ap-res', {
+      advertiseMode: 'bgp',
+      addresses: ['10.3.0.0/24'],
+      metadata: { name: 'edge-pool', namespace: 'nope' },
+    });
     expect(pool.name).toBe('edge-pool');
     expect((await child(CR('AddressPool'), 'ap-res')).inputs.metadata).toEqual({ name: 'edge-pool' });
   });
@@ -112,7 +144,13 @@ describe('AddressPool', () => {
   test('AP-1, AP-2: every problem in one error, each naming the field and the value', async () => {
     await registrationsSettled();
     const count = registered.length;
-    const err = thrown(() => new AddressPool('ap-bad', { advertiseMode: 'static' as 'arp', addresses: ['10.0.0.0/33', '10.0.0.20-10.0.0.10', '10.0.0.1/24'] }));
+    const err = thrown(
+      () =>
+        new AddressPool('ap-bad', {
+          advertiseMode: 'static' as 'arp',
+          addresses: ['10.0.0.0/33', '10.0.0.20-10.0.0.10', '10.0.0.1/24'],
+        }),
+    );
     expect(err).toBeInstanceOf(JuneauValidationError);
     expect(pulumi.RunError.isInstance(err)).toBe(true);
     expect(err.problems).toHaveLength(4);
@@ -127,13 +165,23 @@ describe('AddressPool', () => {
 
   test('AP-2 across pools: a pool overlapping one declared earlier names it', () => {
     new AddressPool('ap-first', { advertiseMode: 'arp', addresses: ['10.4.0.0/24'] });
-    const err = thrown(() => new AddressPool('ap-second', { advertiseMode: 'arp', addresses: ['10.4.0.128-10.4.1.5'] }));
+    const err = thrown(
+      () => new AddressPool('ap-second', { advertiseMode: 'arp', addresses: ['10.4.0.128-10.4.1.5'] }),
+    );
     expect(err.message).toMatch(/spec\.addresses\[0\]: "10\.4\.0\.128-10\.4\.1\.5" .*ap-first/);
   });
 
   test('an invalid object name is refused', () => {
-    expect(thrown(() => new AddressPool('ap-name', { advertiseMode: 'arp', addresses: ['10.5.0.0/24'], metadata: { name: 'Bad_Name' } })).message)
-      .toContain('metadata.name: "Bad_Name" must consist of lower case');
+    expect(
+      thrown(
+        () =>
+          new AddressPool('ap-name', {
+            advertiseMode: 'arp',
+            addresses: ['10.5.0.0/24'],
+            metadata: { name: 'Bad_Name' },
+          }),
+      ).message,
+    ).toContain('metadata.name: "Bad_Name" must consist of lower case');
   });
 });
 
@@ -143,7 +191,9 @@ describe('ExternalNetwork', () => {
   test('takes pool components and names; registers an ExternalNetwork child; networkID from status', async () => {
     const pool = new AddressPool('en-pool', { advertiseMode: 'arp', addresses: ['10.10.0.0/24'] });
     const net = new ExternalNetwork('en-a', { type: 'arp', addressPools: [pool, 'pool-elsewhere'] });
-    expect(await valueOf(net.resource.urn)).toContain('juneau:index:ExternalNetwork$kubernetes:juneau.loutres.me/v1alpha1:ExternalNetwork::en-a');
+    expect(await valueOf(net.resource.urn)).toContain(
+      'juneau:index:ExternalNetwork$kubernetes:juneau.loutres.me/v1alpha1:ExternalNetwork::en-a',
+    );
     expect((await child(CR('ExternalNetwork'), 'en-a')).inputs).toEqual({
       apiVersion: 'juneau.loutres.me/v1alpha1',
       kind: 'ExternalNetwork',
@@ -167,13 +217,21 @@ describe('ExternalNetwork', () => {
     const pool = new AddressPool('en-shared', { advertiseMode: 'arp', addresses: ['10.12.0.0/24'] });
     new ExternalNetwork('en-owner', { type: 'arp', addressPools: [pool] });
     const err = thrown(() => new ExternalNetwork('en-thief', { type: 'arp', addressPools: [pool] }));
-    expect(err.message).toContain('spec.addressPools[0]: "en-shared" is already used by ExternalNetwork en-owner; a pool belongs to one network only (EN-4)');
+    expect(err.message).toContain(
+      'spec.addressPools[0]: "en-shared" is already used by ExternalNetwork en-owner; a pool belongs to one network only (EN-4)',
+    );
   });
 
   test('EN-1, EN-2: type, empty and duplicate pool lists', () => {
-    expect(thrown(() => new ExternalNetwork('en-empty', { type: 'arp', addressPools: [] })).message).toMatch(/spec\.addressPools: .*EN-2/);
-    expect(thrown(() => new ExternalNetwork('en-dup', { type: 'arp', addressPools: ['p1', 'p1'] })).message).toMatch(/spec\.addressPools\[1\]: "p1" .*EN-2/);
-    expect(thrown(() => new ExternalNetwork('en-type', { type: 'vxlan' as 'arp', addressPools: ['p2'] })).message).toMatch(/spec\.type: "vxlan" .*EN-1/);
+    expect(thrown(() => new ExternalNetwork('en-empty', { type: 'arp', addressPools: [] })).message).toMatch(
+      /spec\.addressPools: .*EN-2/,
+    );
+    expect(thrown(() => new ExternalNetwork('en-dup', { type: 'arp', addressPools: ['p1', 'p1'] })).message).toMatch(
+      /spec\.addressPools\[1\]: "p1" .*EN-2/,
+    );
+    expect(
+      thrown(() => new ExternalNetwork('en-type', { type: 'vxlan' as 'arp', addressPools: ['p2'] })).message,
+    ).toMatch(/spec\.type: "vxlan" .*EN-1/);
   });
 });
 
@@ -182,8 +240,14 @@ describe('ExternalNetwork', () => {
 describe('ElasticIP', () => {
   test('an ElasticIP child in its namespace; address and phase from status', async () => {
     const { net } = userContract('-eip');
-    const eip = new ElasticIP('web-eip', { metadata: { namespace: 'default' }, externalNetwork: net, requestedIP: '10.225.32.241' });
-    expect(await valueOf(eip.resource.urn)).toContain('juneau:index:ElasticIP$kubernetes:juneau.loutres.me/v1alpha1:ElasticIP::web-eip');
+    const eip = new ElasticIP('web-eip', {
+      metadata: { namespace: 'default' },
+      externalNetwork: net,
+      requestedIP: '10.225.32.241',
+    });
+    expect(await valueOf(eip.resource.urn)).toContain(
+      'juneau:index:ElasticIP$kubernetes:juneau.loutres.me/v1alpha1:ElasticIP::web-eip',
+    );
     expect((await child(CR('ElasticIP'), 'web-eip')).inputs).toEqual({
       apiVersion: 'juneau.loutres.me/v1alpha1',
       kind: 'ElasticIP',
@@ -195,23 +259,40 @@ describe('ElasticIP', () => {
     expect(eip.podAnnotation()).toEqual({ [ANNOTATIONS.elasticIP]: 'web-eip' });
   });
 
-  test('waitForAddress adds the provider\'s waitFor annotation on status.address', async () => {
-    new ElasticIP('eip-wait', { externalNetwork: 'somewhere', waitForAddress: true, metadata: { annotations: { owner: 'me' } } });
-    expect((await child(CR('ElasticIP'), 'eip-wait')).inputs.metadata?.annotations).toEqual({ owner: 'me', 'pulumi.com/waitFor': 'jsonpath={.status.address}' });
+  test("waitForAddress adds the provider's waitFor annotation on status.address", async () => {
+    new ElasticIP('eip-wait', {
+      externalNetwork: 'somewhere',
+      waitForAddress: true,
+      metadata: { annotations: { owner: 'me' } },
+    });
+    expect((await child(CR('ElasticIP'), 'eip-wait')).inputs.metadata?.annotations).toEqual({
+      owner: 'me',
+      'pulumi.com/waitFor': 'jsonpath={.status.address}',
+    });
   });
 
-  test('EIP-3: a requested address outside the network\'s pools, with the network as a component or a declared name', () => {
+  test("EIP-3: a requested address outside the network's pools, with the network as a component or a declared name", () => {
     const { net } = userContract('-eip3');
-    const outside = 'spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net-arp-eip3: arp-pool-eip3 (10.225.32.0/24)';
-    expect(thrown(() => new ElasticIP('eip-out', { externalNetwork: net, requestedIP: '10.9.9.9' })).message).toContain(outside);
-    expect(thrown(() => new ElasticIP('eip-out-by-name', { externalNetwork: 'ext-net-arp-eip3', requestedIP: '10.9.9.9' })).message).toContain(outside);
+    const outside =
+      'spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net-arp-eip3: arp-pool-eip3 (10.225.32.0/24)';
+    expect(thrown(() => new ElasticIP('eip-out', { externalNetwork: net, requestedIP: '10.9.9.9' })).message).toContain(
+      outside,
+    );
+    expect(
+      thrown(() => new ElasticIP('eip-out-by-name', { externalNetwork: 'ext-net-arp-eip3', requestedIP: '10.9.9.9' }))
+        .message,
+    ).toContain(outside);
     expect(() => new ElasticIP('eip-in', { externalNetwork: net, requestedIP: '10.225.32.9' })).not.toThrow();
   });
 
   test('EIP-3: with a network not declared here, only the address format is checked', () => {
-    expect(() => new ElasticIP('eip-unknown-net', { externalNetwork: 'declared-elsewhere', requestedIP: '192.0.2.1' })).not.toThrow();
-    expect(thrown(() => new ElasticIP('eip-not-ipv4', { externalNetwork: 'declared-elsewhere', requestedIP: '10.0.0.256' })).message)
-      .toContain('spec.requestedIP: "10.0.0.256" is not an IPv4 address');
+    expect(
+      () => new ElasticIP('eip-unknown-net', { externalNetwork: 'declared-elsewhere', requestedIP: '192.0.2.1' }),
+    ).not.toThrow();
+    expect(
+      thrown(() => new ElasticIP('eip-not-ipv4', { externalNetwork: 'declared-elsewhere', requestedIP: '10.0.0.256' }))
+        .message,
+    ).toContain('spec.requestedIP: "10.0.0.256" is not an IPv4 address');
   });
 
   test('bad names: all problems at once', () => {
@@ -228,7 +309,9 @@ describe('ElasticIPAttachment', () => {
   test('takes the ElasticIP component; defaults to its namespace', async () => {
     const eip = new ElasticIP('nginx-eip', { metadata: { namespace: 'shop' }, externalNetwork: 'ext' });
     const att = new ElasticIPAttachment('nginx-eip-attach', { elasticIP: eip, networkInterface: 'nginx.eth0' });
-    expect(await valueOf(att.resource.urn)).toContain('juneau:index:ElasticIPAttachment$kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment::nginx-eip-attach');
+    expect(await valueOf(att.resource.urn)).toContain(
+      'juneau:index:ElasticIPAttachment$kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment::nginx-eip-attach',
+    );
     expect((await child(CR('ElasticIPAttachment'), 'nginx-eip-attach')).inputs).toEqual({
       apiVersion: 'juneau.loutres.me/v1alpha1',
       kind: 'ElasticIPAttachment',
@@ -239,14 +322,28 @@ describe('ElasticIPAttachment', () => {
 
   test('EIPA-1: an attachment in another namespace than its ElasticIP', () => {
     const eip = new ElasticIP('eipa1-eip', { metadata: { namespace: 'a' }, externalNetwork: 'ext' });
-    expect(thrown(() => new ElasticIPAttachment('eipa1', { elasticIP: eip, networkInterface: 'x.eth0', metadata: { namespace: 'b' } })).message)
-      .toContain('spec.elasticIP: "eipa1-eip" is in namespace a, but the attachment is in b; both must be in one namespace (EIPA-1)');
+    expect(
+      thrown(
+        () =>
+          new ElasticIPAttachment('eipa1', {
+            elasticIP: eip,
+            networkInterface: 'x.eth0',
+            metadata: { namespace: 'b' },
+          }),
+      ).message,
+    ).toContain(
+      'spec.elasticIP: "eipa1-eip" is in namespace a, but the attachment is in b; both must be in one namespace (EIPA-1)',
+    );
   });
 
   test('EIPA-2: a second attachment of the same ElasticIP names the first', () => {
     new ElasticIPAttachment('eipa2-first', { elasticIP: 'shared-eip', networkInterface: 'a.eth0' });
-    expect(thrown(() => new ElasticIPAttachment('eipa2-second', { elasticIP: 'shared-eip', networkInterface: 'b.eth0' })).message)
-      .toContain('spec.elasticIP: "shared-eip" is already used by ElasticIPAttachment eipa2-first; one ElasticIP has at most one attachment (EIPA-2)');
+    expect(
+      thrown(() => new ElasticIPAttachment('eipa2-second', { elasticIP: 'shared-eip', networkInterface: 'b.eth0' }))
+        .message,
+    ).toContain(
+      'spec.elasticIP: "shared-eip" is already used by ElasticIPAttachment eipa2-first; one ElasticIP has at most one attachment (EIPA-2)',
+    );
   });
 
   test('bad NIC and ElasticIP names', () => {
@@ -260,14 +357,24 @@ describe('ElasticIPAttachment', () => {
 // ---- LoadBalancerService -----------------------------------------------------------------------
 
 describe('LoadBalancerService', () => {
-  test('SLB-1/SLB-2/SLB-10: a Service child of type LoadBalancer with Juneau\'s class, annotations and policies; vip from status', async () => {
+  test("SLB-1/SLB-2/SLB-10: a Service child of type LoadBalancer with Juneau's class, annotations and policies; vip from status", async () => {
     const { net } = userContract('-slb');
-    const web = new LoadBalancerService('web', { externalNetwork: net, requestedIP: '10.225.32.7', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } });
-    expect(await valueOf(web.service.urn)).toBe('urn:pulumi:unit::juneau-test::juneau:index:LoadBalancerService$kubernetes:core/v1:Service::web');
+    const web = new LoadBalancerService('web', {
+      externalNetwork: net,
+      requestedIP: '10.225.32.7',
+      ports: [{ port: 80, targetPort: 8080 }],
+      selector: { app: 'web' },
+    });
+    expect(await valueOf(web.service.urn)).toBe(
+      'urn:pulumi:unit::juneau-test::juneau:index:LoadBalancerService$kubernetes:core/v1:Service::web',
+    );
     const svc = await child('kubernetes:core/v1:Service', 'web');
     expect(svc.inputs.metadata).toEqual({
       name: 'web',
-      annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net-arp-slb', [ANNOTATIONS.loadBalancerRequestedIP]: '10.225.32.7' },
+      annotations: {
+        [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net-arp-slb',
+        [ANNOTATIONS.loadBalancerRequestedIP]: '10.225.32.7',
+      },
     });
     expect(svc.inputs.spec).toEqual({
       type: 'LoadBalancer',
@@ -281,9 +388,14 @@ describe('LoadBalancerService', () => {
     expect(await valueOf(web.vip)).toBe('10.225.32.7');
   });
 
-  test('a workload\'s matchLabels become the selector (an Output, resolved at deployment)', async () => {
+  test("a workload's matchLabels become the selector (an Output, resolved at deployment)", async () => {
     const spec = pulumi.output({ selector: { matchLabels: { app: 'shop', tier: 'front' } } });
-    new LoadBalancerService('slb-workload', { externalNetwork: 'ext', ports: [{ port: 443 }], workload: { spec }, skipAwait: true });
+    new LoadBalancerService('slb-workload', {
+      externalNetwork: 'ext',
+      ports: [{ port: 443 }],
+      workload: { spec },
+      skipAwait: true,
+    });
     const svc = await child('kubernetes:core/v1:Service', 'slb-workload');
     expect(svc.inputs.spec?.selector).toEqual({ app: 'shop', tier: 'front' });
     expect(svc.inputs.metadata?.annotations?.['pulumi.com/skipAwait']).toBe('true');
@@ -293,7 +405,10 @@ describe('LoadBalancerService', () => {
     const { apps } = require('@pulumi/kubernetes') as typeof k8s;
     const labels = { app: 'api' };
     const deployment = new apps.v1.Deployment('api', {
-      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'api', image: 'api:1' }] } } },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'api', image: 'api:1' }] } },
+      },
     });
     const workload: Juneau.LabelSelectedWorkload = deployment; // the type fits, checked by tsc
     new LoadBalancerService('slb-deploy', { externalNetwork: 'ext', ports: [{ port: 80 }], workload });
@@ -301,29 +416,57 @@ describe('LoadBalancerService', () => {
   });
 
   test('SLB-10 and Kubernetes port rules: every problem at once', () => {
-    const err = thrown(() => new LoadBalancerService('slb-ports', {
-      externalNetwork: 'ext',
-      ports: [{ port: 0, protocol: 'SCTP' as 'TCP' }, { port: 53, protocol: 'UDP', targetPort: 'Not_A_Port' }],
-      selector: { app: 'dns' },
-    }));
+    const err = thrown(
+      () =>
+        new LoadBalancerService('slb-ports', {
+          externalNetwork: 'ext',
+          ports: [
+            { port: 0, protocol: 'SCTP' as 'TCP' },
+            { port: 53, protocol: 'UDP', targetPort: 'Not_A_Port' },
+          ],
+          selector: { app: 'dns' },
+        }),
+    );
     expect(err.message).toContain('spec.ports[0].port: 0 must be an integer from 1 to 65535');
-    expect(err.message).toContain('spec.ports[0].protocol: "SCTP" is not supported: Juneau serves TCP and UDP only (SLB-10)');
+    expect(err.message).toContain(
+      'spec.ports[0].protocol: "SCTP" is not supported: Juneau serves TCP and UDP only (SLB-10)',
+    );
     expect(err.message).toContain('spec.ports[0].name: is required when a Service has more than one port');
     expect(err.message).toContain('spec.ports[1].targetPort: "Not_A_Port"');
     expect(err.problems.length).toBeGreaterThanOrEqual(5);
   });
 
-  test('SLB-2: a requested VIP outside the network\'s pools', () => {
+  test("SLB-2: a requested VIP outside the network's pools", () => {
     const { net } = userContract('-slb2');
-    expect(thrown(() => new LoadBalancerService('slb-vip', { externalNetwork: net, requestedIP: '10.225.33.1', ports: [{ port: 80 }], selector: { app: 'x' } })).message)
-      .toContain(`metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]: "10.225.33.1"`);
+    expect(
+      thrown(
+        () =>
+          new LoadBalancerService('slb-vip', {
+            externalNetwork: net,
+            requestedIP: '10.225.33.1',
+            ports: [{ port: 80 }],
+            selector: { app: 'x' },
+          }),
+      ).message,
+    ).toContain(`metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]: "10.225.33.1"`);
   });
 
   test('SLB-10: no selector, or both selector and workload', () => {
-    expect(thrown(() => new LoadBalancerService('slb-nosel', { externalNetwork: 'ext', ports: [{ port: 80 }] })).message).toMatch(/spec\.selector: \{\} must select the backend pods/);
+    expect(
+      thrown(() => new LoadBalancerService('slb-nosel', { externalNetwork: 'ext', ports: [{ port: 80 }] })).message,
+    ).toMatch(/spec\.selector: \{\} must select the backend pods/);
     const workload = { spec: pulumi.output({ selector: { matchLabels: { app: 'a' } } }) };
-    expect(thrown(() => new LoadBalancerService('slb-both', { externalNetwork: 'ext', ports: [{ port: 80 }], selector: { app: 'a' }, workload })).message)
-      .toContain('selector: {"app":"a"} and workload are both set on Service slb-both: give one of them');
+    expect(
+      thrown(
+        () =>
+          new LoadBalancerService('slb-both', {
+            externalNetwork: 'ext',
+            ports: [{ port: 80 }],
+            selector: { app: 'a' },
+            workload,
+          }),
+      ).message,
+    ).toContain('selector: {"app":"a"} and workload are both set on Service slb-both: give one of them');
   });
 });
 
@@ -342,9 +485,12 @@ describe('JuneauInstall', () => {
     'apps/v1/Deployment': 'kubernetes:apps/v1:Deployment',
     'apps/v1/DaemonSet': 'kubernetes:apps/v1:DaemonSet',
     'policy/v1/PodDisruptionBudget': 'kubernetes:policy/v1:PodDisruptionBudget',
-    'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration',
-    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy',
-    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': 'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding',
+    'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration':
+      'kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration',
+    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy':
+      'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy',
+    'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding':
+      'kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding',
     'cert-manager.io/v1/Issuer': 'kubernetes:cert-manager.io/v1:Issuer',
     'cert-manager.io/v1/Certificate': 'kubernetes:cert-manager.io/v1:Certificate',
   };
@@ -353,7 +499,9 @@ describe('JuneauInstall', () => {
     const urns = await Promise.all(install.resources.map((r) => valueOf(r.urn)));
     await registrationsSettled();
     return urns.map((urn) => {
-      const [, typeChain, name] = /::([^:]+(?::[^:]+)*)::([^:]+)$/.exec(urn.replace(/^urn:pulumi:unit::juneau-test/, ''))!;
+      const [, typeChain, name] = /::([^:]+(?::[^:]+)*)::([^:]+)$/.exec(
+        urn.replace(/^urn:pulumi:unit::juneau-test/, ''),
+      )!;
       const type = typeChain.split('$').pop()!;
       return { urn, type, name, record: registered.find((r) => r.type === type && r.name === name)! };
     });
@@ -371,24 +519,49 @@ describe('JuneauInstall', () => {
       expect(c.record.inputs).toEqual(JSON.parse(JSON.stringify(o)));
     });
     const kinds = expected.map((o) => o.kind);
-    expect(kinds).toEqual(expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'Deployment', 'DaemonSet', 'ValidatingWebhookConfiguration', 'PodDisruptionBudget']));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'Namespace',
+        'CustomResourceDefinition',
+        'Deployment',
+        'DaemonSet',
+        'ValidatingWebhookConfiguration',
+        'PodDisruptionBudget',
+      ]),
+    );
     expect(install.namespace).toBe('juneau-system');
     expect(install.toObjects()).toEqual(expected);
   });
 
   test('options pass through the same definition (cert-manager objects as CustomResources, no CRDs)', async () => {
-    const args = { namespace: 'lb-system', certificates: 'cert-manager', includeCrds: false, controllerReplicas: 3 } as const;
+    const args = {
+      namespace: 'lb-system',
+      certificates: 'cert-manager',
+      includeCrds: false,
+      controllerReplicas: 3,
+    } as const;
     const install = new JuneauInstall('juneau-cm', args);
     const expected = juneauInstallObjects(args);
     const children = await installChildren(install);
-    expect(children.map((c) => `${c.type} ${c.record.inputs.metadata?.namespace ?? ''}/${c.record.inputs.metadata?.name}`))
-      .toEqual(expected.map((o) => `${TOKENS[`${o.apiVersion}/${o.kind}`]} ${o.metadata.namespace ?? ''}/${o.metadata.name}`));
+    expect(
+      children.map((c) => `${c.type} ${c.record.inputs.metadata?.namespace ?? ''}/${c.record.inputs.metadata?.name}`),
+    ).toEqual(
+      expected.map((o) => `${TOKENS[`${o.apiVersion}/${o.kind}`]} ${o.metadata.namespace ?? ''}/${o.metadata.name}`),
+    );
     expect(children.some((c) => c.type === 'kubernetes:cert-manager.io/v1:Certificate')).toBe(true);
     expect(children.some((c) => c.type.endsWith(':CustomResourceDefinition'))).toBe(false);
   });
 
   test('invalid options: one error listing each', () => {
-    const err = thrown(() => new JuneauInstall('juneau-bad', { namespace: 'Juneau System', controllerReplicas: 0, image: { registry: 'has space' }, nodeIngressInterface: 'this-name-is-too-long' }));
+    const err = thrown(
+      () =>
+        new JuneauInstall('juneau-bad', {
+          namespace: 'Juneau System',
+          controllerReplicas: 0,
+          image: { registry: 'has space' },
+          nodeIngressInterface: 'this-name-is-too-long',
+        }),
+    );
     expect(err).toBeInstanceOf(JuneauValidationError);
     expect(err.problems).toHaveLength(4);
     expect(err.message).toContain('namespace: "Juneau System"');
@@ -400,7 +573,11 @@ describe('JuneauInstall', () => {
 
 describe('type tokens', () => {
   test('are stable: juneau:index:<Component>', () => {
-    expect([AddressPool, ExternalNetwork, ElasticIP, ElasticIPAttachment, LoadBalancerService, JuneauInstall].map((c) => c.TYPE)).toEqual([
+    expect(
+      [AddressPool, ExternalNetwork, ElasticIP, ElasticIPAttachment, LoadBalancerService, JuneauInstall].map(
+        (c) => c.TYPE,
+      ),
+    ).toEqual([
       'juneau:index:AddressPool',
       'juneau:index:ExternalNetwork',
       'juneau:index:ElasticIP',

@@ -9,7 +9,15 @@ import { registrationsSettled } from './pulumi-rpcs';
 interface Registered {
   readonly type: string;
   readonly name: string;
-  readonly inputs: { metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> } & Record<string, unknown>;
+  readonly inputs: {
+    metadata?: {
+      name?: string;
+      namespace?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+    spec?: Record<string, unknown>;
+  } & Record<string, unknown>;
 }
 const registered: Registered[] = [];
 const STATUS: Record<string, Record<string, unknown>> = {
@@ -22,7 +30,10 @@ void pulumi.runtime.setMocks(
     newResource: (args) => {
       registered.push({ type: args.type, name: args.name, inputs: args.inputs });
       const status = STATUS[args.type];
-      return { id: args.custom === false ? undefined : `${args.name}-id`, state: status ? { ...args.inputs, status } : args.inputs };
+      return {
+        id: args.custom === false ? undefined : `${args.name}-id`,
+        state: status ? { ...args.inputs, status } : args.inputs,
+      };
     },
     call: (args) => args.inputs,
   },
@@ -64,10 +75,14 @@ beforeAll(async () => {
   all = [...registered];
 });
 
-test('registers the install (exactly juneauInstallObjects()) and the seeds\' examples, nothing else', () => {
+test("registers the install (exactly juneauInstallObjects()) and the seeds' examples, nothing else", () => {
   // pulumi-kubernetes type tokens: the core group is spelled `core`.
-  const token = (apiVersion: string, kind: string) => `kubernetes:${apiVersion.includes('/') ? apiVersion : `core/${apiVersion}`}:${kind}`;
-  const installResources = install.map((o) => `${token(o.apiVersion, o.kind)} juneau-${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
+  const token = (apiVersion: string, kind: string) =>
+    `kubernetes:${apiVersion.includes('/') ? apiVersion : `core/${apiVersion}`}:${kind}`;
+  const installResources = install.map(
+    (o) =>
+      `${token(o.apiVersion, o.kind)} juneau-${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`,
+  );
   const expected = ['juneau:index:JuneauInstall juneau', ...installResources, ...EXAMPLE_RESOURCES];
   expect(all.map((r) => `${r.type} ${r.name}`).sort()).toEqual(expected.sort());
 });
@@ -75,16 +90,41 @@ test('registers the install (exactly juneauInstallObjects()) and the seeds\' exa
 test('the same objects as the cdk8s example: network by ARP, nginx-eip by NAT on nginx.eth0, web-eip direct on web, the web Service', () => {
   const input = (type: string, name: string) => all.find((r) => r.type === type && r.name === name)!.inputs;
   const cr = (kind: string, name: string) => input(`kubernetes:juneau.loutres.me/v1alpha1:${kind}`, name);
-  expect(cr('AddressPool', 'arp-pool').spec).toEqual({ advertiseMode: 'arp', addresses: ['10.225.32.240-10.225.32.250'] });
+  expect(cr('AddressPool', 'arp-pool').spec).toEqual({
+    advertiseMode: 'arp',
+    addresses: ['10.225.32.240-10.225.32.250'],
+  });
   expect(cr('ExternalNetwork', 'ext-net-arp').spec).toEqual({ type: 'arp', addressPools: ['arp-pool'] });
-  expect(cr('ElasticIP', 'nginx-eip')).toMatchObject({ metadata: { name: 'nginx-eip', namespace: 'default' }, spec: { externalNetwork: 'ext-net-arp' } });
-  expect(cr('ElasticIPAttachment', 'nginx-eip-attach')).toMatchObject({ metadata: { namespace: 'default' }, spec: { elasticIP: 'nginx-eip', networkInterface: 'nginx.eth0' } });
-  expect(cr('ElasticIP', 'web-eip')).toMatchObject({ metadata: { namespace: 'default' }, spec: { externalNetwork: 'ext-net-arp', requestedIP: '10.225.32.241' } });
-  expect(input('kubernetes:core/v1:Pod', 'web').metadata).toMatchObject({ labels: { app: 'web' }, annotations: { 'juneau.loutres.me/elastic-ip': 'web-eip' } });
-  expect(input('kubernetes:core/v1:Pod', 'nginx').metadata?.annotations).toEqual({ 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' });
+  expect(cr('ElasticIP', 'nginx-eip')).toMatchObject({
+    metadata: { name: 'nginx-eip', namespace: 'default' },
+    spec: { externalNetwork: 'ext-net-arp' },
+  });
+  expect(cr('ElasticIPAttachment', 'nginx-eip-attach')).toMatchObject({
+    metadata: { namespace: 'default' },
+    spec: { elasticIP: 'nginx-eip', networkInterface: 'nginx.eth0' },
+  });
+  expect(cr('ElasticIP', 'web-eip')).toMatchObject({
+    metadata: { namespace: 'default' },
+    spec: { externalNetwork: 'ext-net-arp', requestedIP: '10.225.32.241' },
+  });
+  expect(input('kubernetes:core/v1:Pod', 'web').metadata).toMatchObject({
+    labels: { app: 'web' },
+    annotations: { 'juneau.loutres.me/elastic-ip': 'web-eip' },
+  });
+  expect(input('kubernetes:core/v1:Pod', 'nginx').metadata?.annotations).toEqual({
+    'juneau.loutres.me/networks': '[{"interface":"eth0"}]',
+  });
   expect(input('kubernetes:core/v1:Service', 'web')).toMatchObject({
-    metadata: { namespace: 'default', annotations: { 'juneau.loutres.me/load-balancer-external-network': 'ext-net-arp' } },
-    spec: { type: 'LoadBalancer', loadBalancerClass: 'juneau.loutres.me/load-balancer', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    metadata: {
+      namespace: 'default',
+      annotations: { 'juneau.loutres.me/load-balancer-external-network': 'ext-net-arp' },
+    },
+    spec: {
+      type: 'LoadBalancer',
+      loadBalancerClass: 'juneau.loutres.me/load-balancer',
+      selector: { app: 'web' },
+      ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }],
+    },
   });
 });
 

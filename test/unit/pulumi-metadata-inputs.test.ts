@@ -30,14 +30,21 @@ const metadataOf = (type: string, name: string) => inputs.get(`${type}::${name}`
 beforeEach(() => juneau.resetDeclarations());
 
 const network = () =>
-  new juneau.ExternalNetwork('ext-net', { type: 'arp', addressPools: [new juneau.AddressPool('pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })] });
+  new juneau.ExternalNetwork('ext-net', {
+    type: 'arp',
+    addressPools: [new juneau.AddressPool('pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] })],
+  });
 
 test('an ElasticIP with an Output namespace and Output annotations: written as they resolve, waitFor wins, and an attachment follows the namespace', async () => {
   const net = network();
   const eip = new juneau.ElasticIP('eip', {
     externalNetwork: net,
     waitForAddress: true,
-    metadata: { namespace: later('team-a'), labels: { team: later('net') }, annotations: later({ note: 'x', 'pulumi.com/waitFor': 'mine' }) },
+    metadata: {
+      namespace: later('team-a'),
+      labels: { team: later('net') },
+      annotations: later({ note: 'x', 'pulumi.com/waitFor': 'mine' }),
+    },
   });
   expect(eip.namespace).toBeUndefined();
   const attachment = new juneau.ElasticIPAttachment('attach', { elasticIP: eip, networkInterface: 'web.eth0' });
@@ -48,10 +55,13 @@ test('an ElasticIP with an Output namespace and Output annotations: written as t
     labels: { team: 'net' },
     annotations: { note: 'x', 'pulumi.com/waitFor': 'jsonpath={.status.address}' },
   });
-  expect(metadataOf('kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment', 'attach')).toEqual({ name: 'attach', namespace: 'team-a' });
+  expect(metadataOf('kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment', 'attach')).toEqual({
+    name: 'attach',
+    namespace: 'team-a',
+  });
 });
 
-test('a Service with Output annotations keeps Juneau\'s SLB-2 annotation over a user\'s of the same key', async () => {
+test("a Service with Output annotations keeps Juneau's SLB-2 annotation over a user's of the same key", async () => {
   const net = network();
   const web = new juneau.LoadBalancerService('web', {
     externalNetwork: net,
@@ -60,22 +70,42 @@ test('a Service with Output annotations keeps Juneau\'s SLB-2 annotation over a 
     metadata: { annotations: later({ [ANNOTATIONS.loadBalancerExternalNetwork]: 'other', owner: 'me' }) },
   });
   await settled(web.service.id);
-  expect(metadataOf('kubernetes:core/v1:Service', 'web').annotations).toEqual({ [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net', owner: 'me' });
+  expect(metadataOf('kubernetes:core/v1:Service', 'web').annotations).toEqual({
+    [ANNOTATIONS.loadBalancerExternalNetwork]: 'ext-net',
+    owner: 'me',
+  });
 });
 
 test('plain metadata is checked and written as before; an Output namespace leaves the duplicate-name check to the cluster', async () => {
   const net = network();
   new juneau.ElasticIP('a', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } });
-  expect(() => new juneau.ElasticIP('b', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } })).toThrow('is declared twice');
+  expect(
+    () => new juneau.ElasticIP('b', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } }),
+  ).toThrow('is declared twice');
   const c = new juneau.ElasticIP('c', { externalNetwork: net, metadata: { name: 'eip', namespace: later('team-a') } });
   await settled(c.resource.id);
-  expect(metadataOf('kubernetes:juneau.loutres.me/v1alpha1:ElasticIP', 'c')).toEqual({ name: 'eip', namespace: 'team-a' });
+  expect(metadataOf('kubernetes:juneau.loutres.me/v1alpha1:ElasticIP', 'c')).toEqual({
+    name: 'eip',
+    namespace: 'team-a',
+  });
 });
 
 test('EIPA-1 still compares namespaces known at construction', () => {
   const eip = new juneau.ElasticIP('eip', { externalNetwork: network(), metadata: { namespace: 'team-a' } });
-  expect(() => new juneau.ElasticIPAttachment('attach', { elasticIP: eip, networkInterface: 'web.eth0', metadata: { namespace: 'team-b' } })).toThrow(
-    'is in namespace team-a, but the attachment is in team-b; both must be in one namespace (EIPA-1)',
-  );
-  expect(() => new juneau.ElasticIPAttachment('attach2', { elasticIP: eip, networkInterface: 'web.eth0', metadata: { namespace: later('team-b') } })).not.toThrow();
+  expect(
+    () =>
+      new juneau.ElasticIPAttachment('attach', {
+        elasticIP: eip,
+        networkInterface: 'web.eth0',
+        metadata: { namespace: 'team-b' },
+      }),
+  ).toThrow('is in namespace team-a, but the attachment is in team-b; both must be in one namespace (EIPA-1)');
+  expect(
+    () =>
+      new juneau.ElasticIPAttachment('attach2', {
+        elasticIP: eip,
+        networkInterface: 'web.eth0',
+        metadata: { namespace: later('team-b') },
+      }),
+  ).not.toThrow();
 });

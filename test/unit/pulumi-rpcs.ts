@@ -10,6 +10,9 @@ import * as pulumi from '@pulumi/pulumi';
  */
 export async function registrationsSettled(): Promise<void> {
   const wait = (pulumi.runtime as unknown as { waitForRPCs?: () => Promise<void> }).waitForRPCs;
-  if (typeof wait !== 'function') throw new Error('@pulumi/pulumi no longer exports runtime.waitForRPCs: registrations cannot be awaited; update registrationsSettled()');
+  if (typeof wait !== 'function')
+    throw new Error(
+      '@pulumi/pulumi no longer exports runtime.waitForRPCs: registrations cannot be awaited; update registrationsSettled()',
+    );
   await wait();
 }

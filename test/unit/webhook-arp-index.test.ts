@@ -7,10 +7,17 @@ import { admissionHandlers } from '../../runtime/controller/webhook/handlers';
 import { addressKey } from '../../runtime/controller/webhook/listers';
 import type { ARPAdvertisementObject, WebhookCaches } from '../../runtime/controller/webhook/views';
 
-const arpAd = (name: string, address: string, nodeName = 'n1'): ARPAdvertisementObject => ({ metadata: { name }, spec: { address, externalNetwork: 'lan', nodeName } });
-const held = [arpAd('held', '10.0.0.5', 'n2'), ...Array.from({ length: 10_000 }, (_, i) => arpAd(`other-${i}`, `10.1.${i >> 8}.${i & 255}`))];
+const arpAd = (name: string, address: string, nodeName = 'n1'): ARPAdvertisementObject => ({
+  metadata: { name },
+  spec: { address, externalNetwork: 'lan', nodeName },
+});
+const held = [
+  arpAd('held', '10.0.0.5', 'n2'),
+  ...Array.from({ length: 10_000 }, (_, i) => arpAd(`other-${i}`, `10.1.${i >> 8}.${i & 255}`)),
+];
 const byAddress = new Map<string, ARPAdvertisementObject[]>();
-for (const ad of held) byAddress.set(addressKey(ad.spec!.address)!, [...(byAddress.get(addressKey(ad.spec!.address)!) ?? []), ad]);
+for (const ad of held)
+  byAddress.set(addressKey(ad.spec!.address)!, [...(byAddress.get(addressKey(ad.spec!.address)!) ?? []), ad]);
 const list = <T>(items: T[]) => ({ list: () => items });
 const caches: WebhookCaches = {
   addressPools: list([{ metadata: { name: 'p1' }, spec: { advertiseMode: 'arp', addresses: ['10.0.0.0/8'] } }]),
@@ -27,7 +34,13 @@ const caches: WebhookCaches = {
   pods: list([]),
   arpAdvertisementWriters: () => ['controller'],
 };
-const create = (object: ARPAdvertisementObject): AdmissionRequest => ({ uid: 'u', operation: 'CREATE', name: object.metadata?.name, object, userInfo: { username: 'controller' } });
+const create = (object: ARPAdvertisementObject): AdmissionRequest => ({
+  uid: 'u',
+  operation: 'CREATE',
+  name: object.metadata?.name,
+  object,
+  userInfo: { username: 'controller' },
+});
 
 describe('ARPAdvertisement admission through the address index (ARP-4)', () => {
   it('ARP-4: an address already advertised is refused naming the holder, read from the index only', async () => {
@@ -37,8 +50,13 @@ describe('ARPAdvertisement admission through the address index (ARP-4)', () => {
   });
 
   it('ARP-4: a free address among 10,000 others is allowed; the object itself is no conflict', async () => {
-    expect((await admissionHandlers[WEBHOOK_PATHS.arpAdvertisement](create(arpAd('new', '10.0.0.6')), caches)).allowed).toBe(true);
-    expect((await admissionHandlers[WEBHOOK_PATHS.arpAdvertisement](create(arpAd('held', '10.0.0.5', 'n3')), caches)).allowed).toBe(true);
+    expect(
+      (await admissionHandlers[WEBHOOK_PATHS.arpAdvertisement](create(arpAd('new', '10.0.0.6')), caches)).allowed,
+    ).toBe(true);
+    expect(
+      (await admissionHandlers[WEBHOOK_PATHS.arpAdvertisement](create(arpAd('held', '10.0.0.5', 'n3')), caches))
+        .allowed,
+    ).toBe(true);
   });
 
   it('one key per address whatever the spelling the parser accepts; anything else is kept as written', () => {

@@ -53,8 +53,20 @@ export interface AnnounceTimings {
 }
 
 export type AnnounceOutcome =
-  | { readonly address: string; readonly result: 'announced'; readonly probes: number; readonly waitedMs: number; readonly announcements: number }
-  | { readonly address: string; readonly result: 'gave-up'; readonly probes: number; readonly waitedMs: number; readonly holderMac: string }
+  | {
+      readonly address: string;
+      readonly result: 'announced';
+      readonly probes: number;
+      readonly waitedMs: number;
+      readonly announcements: number;
+    }
+  | {
+      readonly address: string;
+      readonly result: 'gave-up';
+      readonly probes: number;
+      readonly waitedMs: number;
+      readonly holderMac: string;
+    }
   | { readonly address: string; readonly result: 'cancelled'; readonly probes: number; readonly announcements: number };
 
 export interface AnnouncerOptions extends AnnounceTimings {
@@ -136,7 +148,8 @@ export class Announcer {
       const holder = await this.awaitClaim(socket, handover, address, answerWaitMs);
       if (!holder) break;
       const waitedMs = this.now() - started;
-      if (waitedMs >= (this.options.giveUpAfterMs ?? 30_000)) return { address, result: 'gave-up', probes, waitedMs, holderMac: holder.senderMac };
+      if (waitedMs >= (this.options.giveUpAfterMs ?? 30_000))
+        return { address, result: 'gave-up', probes, waitedMs, holderMac: holder.senderMac };
       // Still answered: the previous node is about to remove the address (it learns of the move
       // when we do), so probe again soon, backing off to one probe per answer window.
       await this.sleep(gapMs);
@@ -158,13 +171,20 @@ export class Announcer {
    * lengthens the wait: frames queue in the socket and are read after it. Claims seen are consumed;
    * one that arrives between probes counts against the next one (someone still answers).
    */
-  private async awaitClaim(socket: FrameSocket, handover: Handover, address: string, windowMs: number): Promise<ArpPacket | undefined> {
+  private async awaitClaim(
+    socket: FrameSocket,
+    handover: Handover,
+    address: string,
+    windowMs: number,
+  ): Promise<ArpPacket | undefined> {
     const sent = this.now();
     for (;;) {
       const left = windowMs - (this.now() - sent);
       if (left > 0) await this.sleep(Math.min(CLAIM_POLL_MS, left));
       this.pump(socket);
-      const holder = handover.inbox.map(parseArpFrame).find((p): p is ArpPacket => p !== undefined && claimsAddress(p, address, this.options.mac));
+      const holder = handover.inbox
+        .map(parseArpFrame)
+        .find((p): p is ArpPacket => p !== undefined && claimsAddress(p, address, this.options.mac));
       handover.inbox.length = 0;
       if (holder || left <= 0) return holder;
     }

@@ -75,16 +75,22 @@ export class AnnounceCounters {
   private constructor(private readonly map: BpfMap) {}
 
   /** Adds to `address`'s counters (read, add, write: only this agent writes the map). */
-  add(address: string, delta: { probes?: number; announcements?: number; gaveUp?: number; announcedAtNs?: bigint }): void {
+  add(
+    address: string,
+    delta: { probes?: number; announcements?: number; gaveUp?: number; announcedAtNs?: bigint },
+  ): void {
     const key = encodeArpKey(address);
     const old = this.map.lookup(key);
     const e = old ? decodeAnnounceValue(old) : ZERO;
-    this.map.update(key, encodeAnnounceValue({
-      probes: e.probes + BigInt(delta.probes ?? 0),
-      announcements: e.announcements + BigInt(delta.announcements ?? 0),
-      lastAnnounceNs: delta.announcedAtNs ?? e.lastAnnounceNs,
-      gaveUp: e.gaveUp + BigInt(delta.gaveUp ?? 0),
-    }));
+    this.map.update(
+      key,
+      encodeAnnounceValue({
+        probes: e.probes + BigInt(delta.probes ?? 0),
+        announcements: e.announcements + BigInt(delta.announcements ?? 0),
+        lastAnnounceNs: delta.announcedAtNs ?? e.lastAnnounceNs,
+        gaveUp: e.gaveUp + BigInt(delta.gaveUp ?? 0),
+      }),
+    );
   }
 
   /** The address left this node: its counters go with it (as its metrics series do). */

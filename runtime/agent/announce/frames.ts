@@ -26,7 +26,14 @@ export interface ArpPacket {
   readonly targetIp: string;
 }
 
-function frame(ethDest: string, op: number, senderMac: string, senderIp: string, targetMac: string, targetIp: string): Buffer {
+function frame(
+  ethDest: string,
+  op: number,
+  senderMac: string,
+  senderIp: string,
+  targetMac: string,
+  targetIp: string,
+): Buffer {
   const buf = Buffer.alloc(ETH_MIN_FRAME);
   macToBytes(ethDest).copy(buf, 0);
   macToBytes(senderMac).copy(buf, 6);
@@ -60,7 +67,13 @@ export function announcementFrame(mac: string, address: string): Buffer {
 export function parseArpFrame(buf: Buffer): ArpPacket | undefined {
   if (buf.length < ETH_HLEN + ARP_LEN || buf.readUInt16BE(12) !== ETH_P_ARP) return undefined;
   const a = ETH_HLEN;
-  if (buf.readUInt16BE(a) !== ARP_HRD_ETHER || buf.readUInt16BE(a + 2) !== ETH_P_IP || buf[a + 4] !== 6 || buf[a + 5] !== 4) return undefined;
+  if (
+    buf.readUInt16BE(a) !== ARP_HRD_ETHER ||
+    buf.readUInt16BE(a + 2) !== ETH_P_IP ||
+    buf[a + 4] !== 6 ||
+    buf[a + 5] !== 4
+  )
+    return undefined;
   const op = buf.readUInt16BE(a + 6);
   return {
     op: op === ARP_OP_REQUEST ? 'request' : op === ARP_OP_REPLY ? 'reply' : op,

@@ -26,9 +26,21 @@ export class AnnounceMetrics {
   readonly handovers: Counter<'result'>;
 
   constructor(metrics: RuntimeMetrics) {
-    this.announcements = metrics.registerCounter('agent_arp_announcements_total', 'RFC 5227 announcements sent for an address this node gained (FO-1).', ['address']);
-    this.probes = metrics.registerCounter('agent_arp_probes_total', 'RFC 5227 probes sent before announcing an address (FO-1: wait until the previous node stopped answering).', ['address']);
-    this.handovers = metrics.registerCounter('agent_arp_handovers_total', 'Announcement handovers by outcome: announced, gave-up (another host kept answering), cancelled (the address left).', ['result']);
+    this.announcements = metrics.registerCounter(
+      'agent_arp_announcements_total',
+      'RFC 5227 announcements sent for an address this node gained (FO-1).',
+      ['address'],
+    );
+    this.probes = metrics.registerCounter(
+      'agent_arp_probes_total',
+      'RFC 5227 probes sent before announcing an address (FO-1: wait until the previous node stopped answering).',
+      ['address'],
+    );
+    this.handovers = metrics.registerCounter(
+      'agent_arp_handovers_total',
+      'Announcement handovers by outcome: announced, gave-up (another host kept answering), cancelled (the address left).',
+      ['result'],
+    );
   }
 
   forget(address: string): void {
@@ -96,14 +108,17 @@ export class MoveAnnouncements {
   private announced(address: string, n: number, sinceStartMs: number, probes: number): void {
     this.options.metrics?.announcements.inc({ address });
     if (n === 1) this.options.metrics?.probes.inc({ address }, probes);
-    this.count(address, (c) => c.add(address, { announcements: 1, probes: n === 1 ? probes : 0, announcedAtNs: monotonicNowNs() }));
+    this.count(address, (c) =>
+      c.add(address, { announcements: 1, probes: n === 1 ? probes : 0, announcedAtNs: monotonicNowNs() }),
+    );
     this.logger.info('announced', { address, n, sinceStartMs: Math.round(sinceStartMs), probes });
     if (n !== 1) return;
     const note =
       `node ${this.options.nodeName} gained ${address} and announced it on ${this.options.ifname} (MAC ${this.options.mac}) ` +
       `${Math.round(sinceStartMs)} ms later, after ${probes} probe(s) showed no other host answering; ${RFC5227.ANNOUNCE_NUM} RFC 5227 ` +
       `announcements ${RFC5227.ANNOUNCE_INTERVAL_MS / 1000} s apart (FO-1)`;
-    for (const ref of this.options.advertisementsFor(address)) this.options.recorder.normal(ref, ANNOUNCE_EVENT_REASONS.announced, 'Announce', note);
+    for (const ref of this.options.advertisementsFor(address))
+      this.options.recorder.normal(ref, ANNOUNCE_EVENT_REASONS.announced, 'Announce', note);
   }
 
   private finished(outcome: AnnounceOutcome): void {
@@ -113,7 +128,12 @@ export class MoveAnnouncements {
     const note =
       `node ${this.options.nodeName} gained ${outcome.address} but MAC ${outcome.holderMac} still answered ${outcome.probes} probe(s) over ` +
       `${Math.round(outcome.waitedMs / 1000)} s, so no announcement was sent (it would start a race between two answering hosts, EN-11): find the host with that MAC`;
-    this.logger.warn('announcement skipped', { address: outcome.address, holderMac: outcome.holderMac, probes: outcome.probes });
-    for (const ref of this.options.advertisementsFor(outcome.address)) this.options.recorder.warning(ref, ANNOUNCE_EVENT_REASONS.skipped, 'Announce', note);
+    this.logger.warn('announcement skipped', {
+      address: outcome.address,
+      holderMac: outcome.holderMac,
+      probes: outcome.probes,
+    });
+    for (const ref of this.options.advertisementsFor(outcome.address))
+      this.options.recorder.warning(ref, ANNOUNCE_EVENT_REASONS.skipped, 'Announce', note);
   }
 }

@@ -53,7 +53,12 @@ export class ArpPacketSocket implements FrameSocket {
   constructor(readonly ifindex: number) {
     const lc = libc();
     const fd = lc.socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP)) as number;
-    if (fd < 0) throw new LibbpfError('socket(AF_PACKET)', koffi.errno(), `ifindex ${ifindex}: sending ARP announcements needs CAP_NET_RAW`);
+    if (fd < 0)
+      throw new LibbpfError(
+        'socket(AF_PACKET)',
+        koffi.errno(),
+        `ifindex ${ifindex}: sending ARP announcements needs CAP_NET_RAW`,
+      );
     const addr = Buffer.alloc(SOCKADDR_LL_SIZE);
     addr.writeUInt16LE(AF_PACKET, 0);
     addr.writeUInt16BE(ETH_P_ARP, 2);
@@ -68,7 +73,12 @@ export class ArpPacketSocket implements FrameSocket {
 
   send(frame: Buffer): void {
     const sent = Number(libc().send(this.fd, frame, frame.length, 0));
-    if (sent !== frame.length) throw new LibbpfError('send(AF_PACKET)', sent < 0 ? koffi.errno() : osConstants.errno.EMSGSIZE, `ifindex ${this.ifindex}`);
+    if (sent !== frame.length)
+      throw new LibbpfError(
+        'send(AF_PACKET)',
+        sent < 0 ? koffi.errno() : osConstants.errno.EMSGSIZE,
+        `ifindex ${this.ifindex}`,
+      );
   }
 
   drain(): Buffer[] {

@@ -103,7 +103,11 @@ export class ArpMaps {
 
   /** Every address with its counters summed over the CPUs. */
   addresses(): Map<string, ArpEntry> {
-    return new Map(this.arpTableMap.entries(this.arpValueBytes()).map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]));
+    return new Map(
+      this.arpTableMap
+        .entries(this.arpValueBytes())
+        .map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]),
+    );
   }
 
   /** Makes the table hold exactly `wanted`, touching only the difference: kept addresses keep
@@ -116,7 +120,9 @@ export class ArpMaps {
     const fresh = [...want].filter((a) => !have.has(a));
     if (fresh.length > 0) this.writeFilter([...have, ...want]);
     const removed = gone.filter((a) => this.arpTableMap.delete(layout.encodeArpKey(a)));
-    const added = fresh.filter((a) => this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus)));
+    const added = fresh.filter((a) =>
+      this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus)),
+    );
     if (gone.length > 0) this.writeFilter(this.addressKeys());
     return { added, removed };
   }

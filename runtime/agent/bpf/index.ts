@@ -1,5 +1,14 @@
 // The agent's datapath API: no Kubernetes here, only addresses, prefixes, MACs and ifindexes.
-export { attachArpResponder, detachArpResponder, attachedProgram, removePins, ensureBpffs, findBuiltObject, programPinPath, DEFAULT_PIN_DIR } from './responder';
+export {
+  attachArpResponder,
+  detachArpResponder,
+  attachedProgram,
+  removePins,
+  ensureBpffs,
+  findBuiltObject,
+  programPinPath,
+  DEFAULT_PIN_DIR,
+} from './responder';
 export type { AttachOptions, AttachResult, AttachedProgram, XdpMode, XdpModeRequest } from './responder';
 export { ArpMaps } from './arp-maps';
 export { monotonicNowNs } from './clock';

@@ -135,7 +135,14 @@ export const ARP_FILTER: StructLayout = {
 };
 
 export const STRUCTS: readonly StructLayout[] = [
-  ARP_KEY, ARP_VALUE, GUARD_KEY, GUARD_VALUE, CONFIG_KEY, CONFIG_VALUE, STATS_VALUE, ARP_FILTER,
+  ARP_KEY,
+  ARP_VALUE,
+  GUARD_KEY,
+  GUARD_VALUE,
+  CONFIG_KEY,
+  CONFIG_VALUE,
+  STATS_VALUE,
+  ARP_FILTER,
 ];
 
 const f = (s: StructLayout, field: string): number => s.fields[field].offset;
@@ -191,8 +198,12 @@ export function decodeArpValue(value: Buffer): ArpEntry {
  */
 export function sumArpValues(value: Buffer, cpus: number): ArpEntry {
   const stride = alignUp(ARP_VALUE.size, 8);
-  if (value.length < stride * cpus) throw new Error(`per-CPU arp value is ${value.length} bytes, ${cpus} CPUs need ${stride * cpus}`);
-  let requests = 0n, replies = 0n, conflicts = 0n, latest: ArpEntry | undefined;
+  if (value.length < stride * cpus)
+    throw new Error(`per-CPU arp value is ${value.length} bytes, ${cpus} CPUs need ${stride * cpus}`);
+  let requests = 0n,
+    replies = 0n,
+    conflicts = 0n,
+    latest: ArpEntry | undefined;
   for (let cpu = 0; cpu < cpus; cpu++) {
     const slot = decodeArpValue(value.subarray(cpu * stride, cpu * stride + ARP_VALUE.size));
     requests += slot.requests;
@@ -200,7 +211,13 @@ export function sumArpValues(value: Buffer, cpus: number): ArpEntry {
     conflicts += slot.conflicts;
     if (slot.conflicts > 0n && (!latest || slot.lastConflictNs > latest.lastConflictNs)) latest = slot;
   }
-  return { requests, replies, conflicts, lastConflictNs: latest?.lastConflictNs ?? 0n, lastConflictMac: latest?.lastConflictMac };
+  return {
+    requests,
+    replies,
+    conflicts,
+    lastConflictNs: latest?.lastConflictNs ?? 0n,
+    lastConflictMac: latest?.lastConflictMac,
+  };
 }
 
 /** A per-CPU value holding `entry` in CPU 0's slot and zeros elsewhere: its sums are `entry`
@@ -252,7 +269,10 @@ export function encodeGuardKey(prefix: Prefix): Buffer {
 
 export function decodeGuardKey(key: Buffer): Prefix {
   const at = f(GUARD_KEY, 'addr');
-  return { prefixLength: key.readUInt32LE(f(GUARD_KEY, 'prefixlen')), address: ipv4FromBytes(key.subarray(at, at + 4)) };
+  return {
+    prefixLength: key.readUInt32LE(f(GUARD_KEY, 'prefixlen')),
+    address: ipv4FromBytes(key.subarray(at, at + 4)),
+  };
 }
 
 export type GuardAction = 'drop' | 'allow';
@@ -308,7 +328,8 @@ export interface InterfaceConfig {
 export function encodeConfigValue(config: InterfaceConfig): Buffer {
   const value = Buffer.alloc(CONFIG_VALUE.size);
   macToBytes(config.mac).copy(value, f(CONFIG_VALUE, 'mac'));
-  const flags = (config.guard ? 0 : CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) |
+  const flags =
+    (config.guard ? 0 : CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) |
     (config.conflictDetection ? 0 : CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF);
   value.writeUInt32LE(flags, f(CONFIG_VALUE, 'flags'));
   value.writeBigUInt64LE(config.heartbeatNs ?? 0n, f(CONFIG_VALUE, 'heartbeat_ns'));
@@ -411,7 +432,11 @@ export const NAT_CONFIG: StructLayout = {
   size: 8,
   fields: { ext_ifindex: { offset: 0, size: 4 }, flags: { offset: 4, size: 4 } },
 };
-export const NAT_SKIP_VALUE: StructLayout = { name: 'juneau_nat_skip_value', size: 8, fields: { hits: { offset: 0, size: 8 } } };
+export const NAT_SKIP_VALUE: StructLayout = {
+  name: 'juneau_nat_skip_value',
+  size: 8,
+  fields: { hits: { offset: 0, size: 8 } },
+};
 
 /** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
 export const NAT_STRUCTS: readonly StructLayout[] = [NAT_KEY, NAT_VALUE, NAT_COUNTERS, NAT_CONFIG, NAT_SKIP_VALUE];
@@ -431,7 +456,12 @@ export function sumNatCounters(value: Buffer, cpus: number): NatCounters {
     for (let cpu = 0; cpu < cpus; cpu++) total += value.readBigUInt64LE(cpu * stride + f(NAT_COUNTERS, field));
     return total;
   };
-  return { inPackets: sum('in_packets'), inBytes: sum('in_bytes'), outPackets: sum('out_packets'), outBytes: sum('out_bytes') };
+  return {
+    inPackets: sum('in_packets'),
+    inBytes: sum('in_bytes'),
+    outPackets: sum('out_packets'),
+    outBytes: sum('out_bytes'),
+  };
 }
 
 /** juneau_nat_cfg[0]. `kernelForward`: inbound goes through the kernel's forwarding (netfilter,

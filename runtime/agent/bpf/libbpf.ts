@@ -21,9 +21,7 @@ export const XDP_ATTACHED = { NONE: 0, DRV: 1, SKB: 2, HW: 3, MULTI: 4 } as cons
 /** bpf_map_update_elem() flags, from linux/bpf.h. */
 export const BPF_UPDATE = { ANY: 0, NOEXIST: 1, EXIST: 2 } as const;
 
-const ERRNO_NAMES = new Map<number, string>(
-  Object.entries(osConstants.errno).map(([name, value]) => [value, name]),
-);
+const ERRNO_NAMES = new Map<number, string>(Object.entries(osConstants.errno).map(([name, value]) => [value, name]));
 
 /** A failed libbpf (or libc) call: which call, on what, and the errno it reported. */
 export class LibbpfError extends Error {
@@ -404,7 +402,11 @@ export function tcHookCreate(ifindex: number): void {
  * handle and priority. Returns the attached program's id. */
 export function tcAttach(filter: TcFilter, progFd: number): number {
   const opts = tcOpts(filter, progFd, BPF_TC_F_REPLACE);
-  check('bpf_tc_attach', lib().bpf.bpf_tc_attach(tcHook(filter.ifindex, filter.attachPoint), opts), `ifindex ${filter.ifindex}`);
+  check(
+    'bpf_tc_attach',
+    lib().bpf.bpf_tc_attach(tcHook(filter.ifindex, filter.attachPoint), opts),
+    `ifindex ${filter.ifindex}`,
+  );
   return opts.readUInt32LE(16);
 }
 

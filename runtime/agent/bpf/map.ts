@@ -66,7 +66,8 @@ export class BpfMap {
       if (!libbpf.mapNextKey(this.liveFd(), previous, next)) return keys;
       keys.push(next);
       previous = next;
-      if (keys.length > this.info.maxEntries) throw new Error(`${this.path}: iteration did not end after ${keys.length} keys`);
+      if (keys.length > this.info.maxEntries)
+        throw new Error(`${this.path}: iteration did not end after ${keys.length} keys`);
     }
   }
 

@@ -55,7 +55,12 @@ export interface NatAttachOptions {
 type Role = keyof typeof layout.NAT_PROGRAMS;
 
 function filterFor(role: Role, ifindex: number): TcFilter {
-  return { ifindex, attachPoint: role === 'out' ? TC_ATTACH.EGRESS : TC_ATTACH.INGRESS, handle: role === 'pod' ? NAT_TC_POD_HANDLE : NAT_TC_HANDLE, priority: NAT_TC_PRIORITY };
+  return {
+    ifindex,
+    attachPoint: role === 'out' ? TC_ATTACH.EGRESS : TC_ATTACH.INGRESS,
+    handle: role === 'pod' ? NAT_TC_POD_HANDLE : NAT_TC_HANDLE,
+    priority: NAT_TC_PRIORITY,
+  };
 }
 
 export function natProgramPinPath(pinDir: string, role: Role, ifindex: number): string {
@@ -176,7 +181,9 @@ export class NatMaps {
       const map = BpfMap.openPinned(path.join(pinDir, name));
       opened.push(map);
       if (map.keySize !== keySize || map.valueSize !== valueSize) {
-        throw new Error(`${map.path}: key/value ${map.keySize}/${map.valueSize} bytes, layout.ts expects ${keySize}/${valueSize}`);
+        throw new Error(
+          `${map.path}: key/value ${map.keySize}/${map.valueSize} bytes, layout.ts expects ${keySize}/${valueSize}`,
+        );
       }
       return map;
     };
@@ -235,7 +242,9 @@ export class NatMaps {
     for (const b of desired) {
       const clash = byAddress.get(b.address);
       if (clash !== undefined && clash !== b.elasticIP) {
-        throw new Error(`NIC address ${b.address} is bound to two ElasticIPs (${clash}, ${b.elasticIP}); a 1:1 NAT cannot translate it to both`);
+        throw new Error(
+          `NIC address ${b.address} is bound to two ElasticIPs (${clash}, ${b.elasticIP}); a 1:1 NAT cannot translate it to both`,
+        );
       }
       want.set(b.elasticIP, b.address);
       byAddress.set(b.address, b.elasticIP);
@@ -250,7 +259,10 @@ export class NatMaps {
     }
     for (const [elasticIP, address] of want) {
       if (have.get(elasticIP) === address) continue;
-      this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
+      this.countersMap.insert(
+        key(elasticIP),
+        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
+      );
       this.outMap.update(key(address), key(elasticIP));
       this.inMap.update(key(elasticIP), key(address));
       added.push({ elasticIP, address });
@@ -266,10 +278,16 @@ export class NatMaps {
     return { added, removed, directAdded, directRemoved };
   }
 
-  private syncDirect(direct: readonly NatBinding[], nat: ReadonlyMap<string, string>): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
+  private syncDirect(
+    direct: readonly NatBinding[],
+    nat: ReadonlyMap<string, string>,
+  ): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
     const want = new Map<string, string>();
     for (const d of direct) {
-      if (nat.has(d.elasticIP)) throw new Error(`ElasticIP ${d.elasticIP} is both translated (to ${nat.get(d.elasticIP)}) and held directly by ${d.address} (EIP-5)`);
+      if (nat.has(d.elasticIP))
+        throw new Error(
+          `ElasticIP ${d.elasticIP} is both translated (to ${nat.get(d.elasticIP)}) and held directly by ${d.address} (EIP-5)`,
+        );
       want.set(d.elasticIP, d.address);
     }
     const have = new Map(this.directBindings().map((b) => [b.elasticIP, b.address]));
@@ -282,7 +300,10 @@ export class NatMaps {
     }
     for (const [elasticIP, address] of want) {
       if (have.get(elasticIP) === address) continue;
-      this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
+      this.countersMap.insert(
+        key(elasticIP),
+        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
+      );
       this.directMap.update(key(elasticIP), key(address));
       directAdded.push({ elasticIP, address });
     }
@@ -292,10 +313,15 @@ export class NatMaps {
   /** Bindings with their counters, summed over CPUs. */
   entries(): NatEntry[] {
     const counters = new Map(
-      this.countersMap.entries(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)).map(([k, v]) => [addr(k), layout.sumNatCounters(v, this.cpus)]),
+      this.countersMap
+        .entries(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus))
+        .map(([k, v]) => [addr(k), layout.sumNatCounters(v, this.cpus)]),
     );
     const zero: NatCounters = { inPackets: 0n, inBytes: 0n, outPackets: 0n, outBytes: 0n };
-    return [...this.bindings().map((b) => ({ ...b, kind: 'nat' as const })), ...this.directBindings().map((b) => ({ ...b, kind: 'direct' as const }))]
+    return [
+      ...this.bindings().map((b) => ({ ...b, kind: 'nat' as const })),
+      ...this.directBindings().map((b) => ({ ...b, kind: 'direct' as const })),
+    ]
       .map((b) => ({ ...b, ...(counters.get(b.elasticIP) ?? zero) }))
       .sort((a, b) => a.elasticIP.localeCompare(b.elasticIP, undefined, { numeric: true }));
   }
@@ -304,7 +330,8 @@ export class NatMaps {
   setInClusterPrefixes(prefixes: readonly Prefix[]): void {
     const want = new Map(prefixes.map((p) => [layout.encodeGuardKey(p).toString('hex'), p]));
     for (const k of this.skipMap.keys()) if (!want.has(k.toString('hex'))) this.skipMap.delete(k);
-    for (const p of want.values()) this.skipMap.insert(layout.encodeGuardKey(p), Buffer.alloc(layout.NAT_SKIP_VALUE.size));
+    for (const p of want.values())
+      this.skipMap.insert(layout.encodeGuardKey(p), Buffer.alloc(layout.NAT_SKIP_VALUE.size));
   }
 
   /** Exit reasons of the NAT programs, summed over CPUs. */
@@ -320,6 +347,15 @@ export class NatMaps {
   }
 
   close(): void {
-    for (const map of [this.inMap, this.outMap, this.directMap, this.countersMap, this.configMap, this.skipMap, this.statsMap]) map.close();
+    for (const map of [
+      this.inMap,
+      this.outMap,
+      this.directMap,
+      this.countersMap,
+      this.configMap,
+      this.skipMap,
+      this.statsMap,
+    ])
+      map.close();
   }
 }

@@ -28,7 +28,10 @@ function parseCidr(text: string): Interval {
   }
   const base = ipv4ToNumber(address);
   const size = 2 ** (32 - length);
-  if (base % size !== 0) throw new Error(`address pool item '${text}' has host bits set (network is ${ipv4FromNumber(base - (base % size))}/${length})`);
+  if (base % size !== 0)
+    throw new Error(
+      `address pool item '${text}' has host bits set (network is ${ipv4FromNumber(base - (base % size))}/${length})`,
+    );
   return { first: base, last: base + size - 1 };
 }
 
@@ -47,7 +50,8 @@ function mergeIntervals(intervals: readonly Interval[]): Interval[] {
   const merged: Interval[] = [];
   for (const next of sorted) {
     const last = merged[merged.length - 1];
-    if (last && next.first <= last.last + 1) merged[merged.length - 1] = { first: last.first, last: Math.max(last.last, next.last) };
+    if (last && next.first <= last.last + 1)
+      merged[merged.length - 1] = { first: last.first, last: Math.max(last.last, next.last) };
     else merged.push(next);
   }
   return merged;

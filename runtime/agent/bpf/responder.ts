@@ -16,7 +16,16 @@ import { ArpMaps } from './arp-maps';
 import { BpfObject } from './object';
 import { BpfMap } from './map';
 import {
-  ARP_KEY, ARP_TABLE_TYPE, ARP_VALUE, CONFIG_VALUE, MAP_NAMES, MAP_TYPES, PROGRAM_NAME, REASONS, decodeArpKey, decodeArpValue,
+  ARP_KEY,
+  ARP_TABLE_TYPE,
+  ARP_VALUE,
+  CONFIG_VALUE,
+  MAP_NAMES,
+  MAP_TYPES,
+  PROGRAM_NAME,
+  REASONS,
+  decodeArpKey,
+  decodeArpValue,
 } from './layout';
 import type { ArpEntry } from './layout';
 import { monotonicNowNs } from './clock';
@@ -123,12 +132,14 @@ function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): 
       // libbpf raises RLIMIT_MEMLOCK by itself only on kernels that charge BPF memory to it (before
       // 5.11; later ones charge the memory cgroup), and that needs CAP_SYS_RESOURCE, which the
       // install manifest does not grant (README "Security and limits").
-      err.message += ' (the kernel refused to create a map or load the program: the agent needs CAP_BPF and CAP_NET_ADMIN, ' +
+      err.message +=
+        ' (the kernel refused to create a map or load the program: the agent needs CAP_BPF and CAP_NET_ADMIN, ' +
         'and on kernels before 5.11, which charge BPF memory to RLIMIT_MEMLOCK, a memlock limit large enough for its maps: ' +
         'Juneau supports Linux 5.11 and later)';
     }
     if (err instanceof LibbpfError && adoptedMaps.length > 0) {
-      err.message += ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
+      err.message +=
+        ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
         'those pins are incompatible and must be removed, which drops their contents)';
     }
     throw err;
@@ -183,7 +194,11 @@ function setAsideOlderTable(pinDir: string): { entries: Map<string, ArpEntry>; d
   const map = BpfMap.openPinned(pin);
   try {
     if (map.info.type === ARP_TABLE_TYPE) return nothing;
-    if (map.info.type !== MAP_TYPES.BPF_MAP_TYPE_HASH || map.keySize !== ARP_KEY.size || map.valueSize !== ARP_VALUE.size) {
+    if (
+      map.info.type !== MAP_TYPES.BPF_MAP_TYPE_HASH ||
+      map.keySize !== ARP_KEY.size ||
+      map.valueSize !== ARP_VALUE.size
+    ) {
       throw new Error(
         `${pin}: pinned map has type ${map.info.type} and key/value ${map.keySize}/${map.valueSize} bytes, ` +
           `which no Juneau agent wrote; remove it (its addresses are re-added from the ARPAdvertisements)`,
@@ -257,7 +272,9 @@ export function attachedProgram(ifindex: number, pinDir: string = DEFAULT_PIN_DI
   const q = libbpf.xdpQuery(ifindex);
   if (q.attachMode === XDP_ATTACHED.NONE) return undefined;
   if (q.attachMode !== XDP_ATTACHED.DRV && q.attachMode !== XDP_ATTACHED.SKB) {
-    throw new Error(`ifindex ${ifindex}: XDP attach mode ${q.attachMode} (offload or several programs) is not supported`);
+    throw new Error(
+      `ifindex ${ifindex}: XDP attach mode ${q.attachMode} (offload or several programs) is not supported`,
+    );
   }
   const mode: XdpMode = q.attachMode === XDP_ATTACHED.DRV ? 'native' : 'generic';
   let fd: number;
@@ -301,7 +318,9 @@ function attachOrReplace(options: AttachOptions, progFd: number): { mode: XdpMod
     );
   }
   if (current.name !== PROGRAM_NAME && !options.replaceForeign) {
-    throw new Error(`ifindex ${options.ifindex} already runs XDP program '${current.name}' (id ${current.id}); refusing to replace it`);
+    throw new Error(
+      `ifindex ${options.ifindex} already runs XDP program '${current.name}' (id ${current.id}); refusing to replace it`,
+    );
   }
   if (requested !== 'auto' && requested !== current.mode) {
     throw new Error(

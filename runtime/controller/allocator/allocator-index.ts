@@ -44,7 +44,8 @@ export interface PoolUsage {
 
 export const poolKey = (ref: PoolRef): string => `${ref.kind}/${ref.name}`;
 /** Holders are looked up by kind/namespace/name; callers compare `uid` themselves. */
-export const holderKey = (h: Pick<Holder, 'kind' | 'namespace' | 'name'>): string => `${h.kind}/${h.namespace ?? ''}/${h.name}`;
+export const holderKey = (h: Pick<Holder, 'kind' | 'namespace' | 'name'>): string =>
+  `${h.kind}/${h.namespace ?? ''}/${h.name}`;
 
 /** Parses a claim's `spec.value`: an IPv4 address for AddressPools, a decimal integer otherwise. */
 export function parseClaimValue(kind: PoolKind, value: string): number | undefined {

@@ -17,7 +17,9 @@ export interface ClaimStore {
    * else the new object's uid, so this holder's release is guarded by it (a later claim of the
    * same name is someone else's).
    */
-  create(claim: AllocationClaim): Promise<{ readonly created: false } | { readonly created: true; readonly uid: string | undefined }>;
+  create(
+    claim: AllocationClaim,
+  ): Promise<{ readonly created: false } | { readonly created: true; readonly uid: string | undefined }>;
   /** Deletes the claim (NotFound is success); `uid` guards against deleting a newer claim of the same name. */
   delete(name: string, uid?: string): Promise<void>;
 }
@@ -64,9 +66,15 @@ export class Allocator {
    */
   async ensureAddress(holder: Holder, request: AddressRequest): Promise<AllocationResult> {
     const held = this.heldClaims(holder, 'AddressPool');
-    const keep = request.keep ?? ((c: ClaimRecord) => request.pools.includes(c.pool.name) && this.index.contains(c.pool, c.value) === true);
+    const keep =
+      request.keep ??
+      ((c: ClaimRecord) => request.pools.includes(c.pool.name) && this.index.contains(c.pool, c.value) === true);
     const acceptable = held.find((c) => keep(c) && (!request.requested || c.value === request.requested.value));
-    const result = acceptable ? okOf(acceptable) : request.requested ? await this.claimRequested(holder, request.requested) : await this.claimAnyAddress(holder, request.pools);
+    const result = acceptable
+      ? okOf(acceptable)
+      : request.requested
+        ? await this.claimRequested(holder, request.requested)
+        : await this.claimAnyAddress(holder, request.pools);
     // ADDR-3: a requested address held by someone else is a passing condition; the address the
     // holder has stays its own until the requested one is free (then it is released below).
     const kept = !result.ok && result.reason === 'RequestedIPInUse' ? held.find(keep) : undefined;
@@ -86,7 +94,11 @@ export class Allocator {
   }
 
   /** EN-7: one value of an AllocationPool for this holder, kept once taken. `current` is a value already recorded in status. */
-  async ensureValue(holder: Holder, pool: PoolRef, options: { current?: number; owner?: OwnerRef } = {}): Promise<AllocationResult> {
+  async ensureValue(
+    holder: Holder,
+    pool: PoolRef,
+    options: { current?: number; owner?: OwnerRef } = {},
+  ): Promise<AllocationResult> {
     const held = this.heldClaims(holder, pool.kind).filter((c) => c.pool.name === pool.name);
     if (options.current) {
       const mine = held.find((c) => c.value === options.current);
@@ -124,7 +136,12 @@ export class Allocator {
     const pool: PoolRef = { kind: 'AddressPool', name: requested.pool };
     const address = formatIPv4(requested.value);
     const other = this.index.claimOf(pool, requested.value);
-    if (other && !heldBy(other, holder)) return { ok: false, reason: 'RequestedIPInUse', message: `requested address ${address} is held by ${describeHolder(other.holder)} (claim ${other.claimName})` };
+    if (other && !heldBy(other, holder))
+      return {
+        ok: false,
+        reason: 'RequestedIPInUse',
+        message: `requested address ${address} is held by ${describeHolder(other.holder)} (claim ${other.claimName})`,
+      };
     return this.claimExact(holder, pool, requested.value);
   }
 
@@ -134,8 +151,14 @@ export class Allocator {
     const claim = claimObject(pool, value, holder, owner);
     if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
     const other = this.index.claimOf(pool, value);
-    const by = other ? `${describeHolder(other.holder)} (claim ${other.claimName})` : `another holder (claim ${claim.metadata.name} exists)`;
-    return { ok: false, reason: 'RequestedIPInUse', message: `${pool.kind === 'AddressPool' ? 'requested address' : `value of ${pool.name}`} ${shown} is held by ${by}` };
+    const by = other
+      ? `${describeHolder(other.holder)} (claim ${other.claimName})`
+      : `another holder (claim ${claim.metadata.name} exists)`;
+    return {
+      ok: false,
+      reason: 'RequestedIPInUse',
+      message: `${pool.kind === 'AddressPool' ? 'requested address' : `value of ${pool.name}`} ${shown} is held by ${by}`,
+    };
   }
 
   private async claimAnyAddress(holder: Holder, pools: readonly string[]): Promise<AllocationResult> {
@@ -158,7 +181,11 @@ export class Allocator {
       // On `exists` the value stays held tentatively until the other holder's claim arrives.
       if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
     }
-    return { ok: false, reason: pool.kind === 'AddressPool' ? 'NoFreeAddress' : 'NoFreeValue', message: `no free value in ${pool.kind} ${pool.name}` };
+    return {
+      ok: false,
+      reason: pool.kind === 'AddressPool' ? 'NoFreeAddress' : 'NoFreeValue',
+      message: `no free value in ${pool.kind} ${pool.name}`,
+    };
   }
 
   /** Whether the claim was created (false: AlreadyExists). */
@@ -173,7 +200,13 @@ export class Allocator {
     if (outcome.created) {
       // Known now rather than when the informer delivers it, so the next pass adopts it; with its
       // uid, so releasing it can never delete (or forget) a newer claim of the same name.
-      this.index.upsertClaim({ claimName: claim.metadata.name!, pool, value, holder: claim.spec.holder, uid: outcome.uid });
+      this.index.upsertClaim({
+        claimName: claim.metadata.name!,
+        pool,
+        value,
+        holder: claim.spec.holder,
+        uid: outcome.uid,
+      });
     }
     return outcome.created;
   }

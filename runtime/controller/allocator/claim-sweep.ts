@@ -34,13 +34,25 @@ export type SweptHolderKinds = Readonly<Record<string, SweptHolderKind>>;
 export function controllerHolderKinds(ctx: ControllerContext): SweptHolderKinds {
   const { caches } = ctx;
   return {
-    ServiceLoadBalancer: { type: JuneauResources.serviceLoadBalancers, uidInCache: (namespace, name) => caches.serviceLoadBalancers.get(namespace, name)?.metadata.uid },
-    ExternalNetwork: { type: JuneauResources.externalNetworks, uidInCache: (_namespace, name) => caches.externalNetworks.get(undefined, name)?.metadata.uid },
+    ServiceLoadBalancer: {
+      type: JuneauResources.serviceLoadBalancers,
+      uidInCache: (namespace, name) => caches.serviceLoadBalancers.get(namespace, name)?.metadata.uid,
+    },
+    ExternalNetwork: {
+      type: JuneauResources.externalNetworks,
+      uidInCache: (_namespace, name) => caches.externalNetworks.get(undefined, name)?.metadata.uid,
+    },
   };
 }
 
 /** Pure: the claims whose holder the caches do not hold (by name and uid), and old enough to look at. */
-export function orphanCandidates(claims: readonly ClaimRecord[], kinds: SweptHolderKinds, createdAt: (claimName: string) => number | undefined, now: number, graceMs: number): ClaimRecord[] {
+export function orphanCandidates(
+  claims: readonly ClaimRecord[],
+  kinds: SweptHolderKinds,
+  createdAt: (claimName: string) => number | undefined,
+  now: number,
+  graceMs: number,
+): ClaimRecord[] {
   return claims.filter((c) => {
     const kind = Object.hasOwn(kinds, c.holder.kind) ? kinds[c.holder.kind] : undefined;
     if (!kind || kind.synced?.() === false) return false;
@@ -52,7 +64,12 @@ export function orphanCandidates(claims: readonly ClaimRecord[], kinds: SweptHol
   });
 }
 
-export async function sweepOrphanClaims(ctx: ControllerContext, graceMs: number, now = Date.now(), kinds: SweptHolderKinds = controllerHolderKinds(ctx)): Promise<string[]> {
+export async function sweepOrphanClaims(
+  ctx: ControllerContext,
+  graceMs: number,
+  now = Date.now(),
+  kinds: SweptHolderKinds = controllerHolderKinds(ctx),
+): Promise<string[]> {
   const createdAt = (name: string) => {
     const t = ctx.caches.allocationClaims.get(undefined, name)?.metadata.creationTimestamp;
     return t ? Date.parse(String(t)) : undefined;
@@ -62,7 +79,11 @@ export async function sweepOrphanClaims(ctx: ControllerContext, graceMs: number,
     if (!(await holderIsGone(ctx, kinds[claim.holder.kind].type, claim))) continue;
     await ctx.allocator.releaseClaim(claim);
     released.push(claim.claimName);
-    ctx.logger.info('released orphaned claim (ALLOC-2)', { claim: claim.claimName, holder: `${claim.holder.kind} ${claim.holder.namespace ?? ''}/${claim.holder.name}`, uid: claim.holder.uid });
+    ctx.logger.info('released orphaned claim (ALLOC-2)', {
+      claim: claim.claimName,
+      holder: `${claim.holder.kind} ${claim.holder.namespace ?? ''}/${claim.holder.name}`,
+      uid: claim.holder.uid,
+    });
   }
   return released;
 }

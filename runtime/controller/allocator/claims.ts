@@ -1,7 +1,14 @@
 /**
  * AllocationClaim objects <-> index records, and the default `subnet-vni` AllocationPool.
  */
-import { addressClaimName, API_VERSION, SUBNET_VNI_POOL, valueClaimName, type AllocationClaim, type AllocationPool } from '../../../api';
+import {
+  addressClaimName,
+  API_VERSION,
+  SUBNET_VNI_POOL,
+  valueClaimName,
+  type AllocationClaim,
+  type AllocationPool,
+} from '../../../api';
 import { formatIPv4, parsePoolAddresses, type AddressRange } from '../../../api/validation';
 import { parseClaimValue, type ClaimRecord, type Holder, type PoolRef } from './allocator-index';
 
@@ -31,7 +38,10 @@ export function defaultSubnetVniPool(): AllocationPool {
  * What the index takes from an AddressPool (ADDR-1, ADDR-2): the usable ranges of the allowed
  * items (no network/broadcast address of a CIDR shorter than /31) and whether .0/.255 are skipped.
  */
-export function addressPoolRanges(name: string, spec: { readonly addresses: readonly string[]; readonly avoidBuggyIPs?: boolean }): [AddressRange[], { avoidBuggyIPs: boolean }] {
+export function addressPoolRanges(
+  name: string,
+  spec: { readonly addresses: readonly string[]; readonly avoidBuggyIPs?: boolean },
+): [AddressRange[], { avoidBuggyIPs: boolean }] {
   const parsed = parsePoolAddresses({ name, addresses: spec.addresses, avoidBuggyIPs: spec.avoidBuggyIPs });
   return [[...parsed.usable], { avoidBuggyIPs: parsed.avoidBuggyIPs }];
 }
@@ -77,13 +87,20 @@ export function claimRecordOf(claim: AllocationClaim): ClaimRecord | undefined {
   if (!name || (kind !== 'AddressPool' && kind !== 'AllocationPool')) return undefined;
   const value = parseClaimValue(kind, claim.spec.value);
   if (value === undefined) return undefined;
-  return { claimName: name, pool: { kind, name: claim.spec.pool.name }, value, holder: claim.spec.holder, uid: claim.metadata.uid };
+  return {
+    claimName: name,
+    pool: { kind, name: claim.spec.pool.name },
+    value,
+    holder: claim.spec.holder,
+    uid: claim.metadata.uid,
+  };
 }
 
 /** Whether a claim is held by exactly this object (same kind/namespace/name and, when both have one, uid). */
 export function heldBy(record: ClaimRecord, holder: Holder): boolean {
   const h = record.holder;
-  if (h.kind !== holder.kind || (h.namespace ?? '') !== (holder.namespace ?? '') || h.name !== holder.name) return false;
+  if (h.kind !== holder.kind || (h.namespace ?? '') !== (holder.namespace ?? '') || h.name !== holder.name)
+    return false;
   return !h.uid || !holder.uid || h.uid === holder.uid;
 }
 

@@ -19,7 +19,11 @@ export interface IndexSources {
 }
 
 /** Feeds `index` from the caches' handlers; `metrics` gets each AddressPool's usage as it changes. */
-export function feedAllocatorIndex(caches: IndexSources, index: AllocatorIndex, metrics?: Pick<RuntimeMetrics, 'setPoolUsage'>): void {
+export function feedAllocatorIndex(
+  caches: IndexSources,
+  index: AllocatorIndex,
+  metrics?: Pick<RuntimeMetrics, 'setPoolUsage'>,
+): void {
   const reportUsage = (pool: string) => {
     const usage = index.usage({ kind: 'AddressPool', name: pool });
     if (usage) metrics?.setPoolUsage(pool, usage.used, usage.size);
@@ -43,7 +47,19 @@ export function feedAllocatorIndex(caches: IndexSources, index: AllocatorIndex, 
     else if (record) index.upsertClaim(record);
     if (record?.pool.kind === 'AddressPool') reportUsage(record.pool.name);
   };
-  caches.addressPools.addHandlers({ onAdd: (p) => addressPool(p, false), onUpdate: (_old, p) => addressPool(p, false), onDelete: (p) => addressPool(p, true) });
-  caches.allocationPools.addHandlers({ onAdd: (p) => allocationPool(p, false), onUpdate: (_old, p) => allocationPool(p, false), onDelete: (p) => allocationPool(p, true) });
-  caches.allocationClaims.addHandlers({ onAdd: (c) => claim(c, false), onUpdate: (old, c) => claim(c, false, old), onDelete: (c) => claim(c, true) });
+  caches.addressPools.addHandlers({
+    onAdd: (p) => addressPool(p, false),
+    onUpdate: (_old, p) => addressPool(p, false),
+    onDelete: (p) => addressPool(p, true),
+  });
+  caches.allocationPools.addHandlers({
+    onAdd: (p) => allocationPool(p, false),
+    onUpdate: (_old, p) => allocationPool(p, false),
+    onDelete: (p) => allocationPool(p, true),
+  });
+  caches.allocationClaims.addHandlers({
+    onAdd: (c) => claim(c, false),
+    onUpdate: (old, c) => claim(c, false, old),
+    onDelete: (c) => claim(c, true),
+  });
 }

@@ -21,7 +21,8 @@ export class SparseBitset {
   private total = 0;
 
   constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 0 || size > 2 ** 32) throw new Error(`bitset size ${size} must be an integer in 0..2^32`);
+    if (!Number.isInteger(size) || size < 0 || size > 2 ** 32)
+      throw new Error(`bitset size ${size} must be an integer in 0..2^32`);
   }
 
   /** How many bits are set. */

@@ -23,7 +23,10 @@ export class ValuePool {
     this.skipBuggy = !!options.avoidBuggyIPs;
     const sorted = [...ranges].sort((a, b) => a.first - b.first);
     for (let i = 1; i < sorted.length; i++) {
-      if (sorted[i].first <= sorted[i - 1].last) throw new Error(`ranges ${sorted[i - 1].first}-${sorted[i - 1].last} and ${sorted[i].first}-${sorted[i].last} overlap`);
+      if (sorted[i].first <= sorted[i - 1].last)
+        throw new Error(
+          `ranges ${sorted[i - 1].first}-${sorted[i - 1].last} and ${sorted[i].first}-${sorted[i].last} overlap`,
+        );
     }
     const kept = sorted.filter((r) => this.countBelow(r.last + 1) > this.countBelow(r.first));
     const starts: number[] = [];

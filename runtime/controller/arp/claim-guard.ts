@@ -37,7 +37,9 @@ type AdObject = KubeObject & { spec: { externalNetwork: string; address: string;
 /** Thrown when the owner does not hold the address's claim; the pass is retried. */
 export class ClaimNotHeldError extends Error {
   constructor(address: string, holder: Holder, detail: string) {
-    super(`not advertising ${address} for ${holder.kind} ${holder.namespace ?? ''}/${holder.name}: ${detail} (ARP-4, ALLOC-1)`);
+    super(
+      `not advertising ${address} for ${holder.kind} ${holder.namespace ?? ''}/${holder.name}: ${detail} (ARP-4, ALLOC-1)`,
+    );
     this.name = 'ClaimNotHeldError';
   }
 }
@@ -47,7 +49,8 @@ export async function claimProblem(rest: RestClient, address: string, holder: Ho
   const claim = await getOrUndefined<AllocationClaim & KubeObject>(rest, CLAIMS, undefined, addressClaimName(address));
   if (!claim) return `claim ${addressClaimName(address)} does not exist`;
   const record = claimRecordOf(claim);
-  if (!record || !heldBy(record, holder)) return `claim ${addressClaimName(address)} is held by ${claim.spec?.holder?.kind} ${claim.spec?.holder?.namespace ?? ''}/${claim.spec?.holder?.name}`;
+  if (!record || !heldBy(record, holder))
+    return `claim ${addressClaimName(address)} is held by ${claim.spec?.holder?.kind} ${claim.spec?.holder?.namespace ?? ''}/${claim.spec?.holder?.name}`;
   if (claim.metadata.deletionTimestamp) return `claim ${addressClaimName(address)} is being deleted`;
   return undefined;
 }
@@ -58,7 +61,12 @@ async function requireClaim(rest: RestClient, address: string, holder: Holder): 
 }
 
 /** Creates the ARPAdvertisement only while the claim is held, and withdraws it if the claim went meanwhile. */
-export async function createAdvertisement(rest: RestClient, body: AdObject, holder: Holder, fieldManager: string): Promise<void> {
+export async function createAdvertisement(
+  rest: RestClient,
+  body: AdObject,
+  holder: Holder,
+  fieldManager: string,
+): Promise<void> {
   const { address } = body.spec;
   await requireClaim(rest, address, holder);
   const created = await rest.create<AdObject>(ARP, body, { fieldManager });
@@ -72,7 +80,15 @@ export async function createAdvertisement(rest: RestClient, body: AdObject, hold
  * ARP-3: moves only `spec.nodeName`, only while the claim is held and the object still advertises
  * `address`; with `uid`, only the very object the caller found to be its own (NAME-1).
  */
-export async function moveAdvertisement(rest: RestClient, name: string, address: string, nodeName: string, holder: Holder, fieldManager: string, uid?: string): Promise<void> {
+export async function moveAdvertisement(
+  rest: RestClient,
+  name: string,
+  address: string,
+  nodeName: string,
+  holder: Holder,
+  fieldManager: string,
+  uid?: string,
+): Promise<void> {
   await requireClaim(rest, address, holder);
   const patch = [
     ...(uid ? [{ op: 'test', path: '/metadata/uid', value: uid }] : []),
@@ -96,7 +112,8 @@ export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) =>
       if (!adName) continue;
       const ad = await getOrUndefined<AdObject>(rest, ARP, undefined, adName);
       if (!ad) continue;
-      if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value)) await deleteAdvertisement(rest, adName, ad.metadata?.uid);
+      if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value))
+        await deleteAdvertisement(rest, adName, ad.metadata?.uid);
     }
   };
 }

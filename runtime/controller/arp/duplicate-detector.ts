@@ -43,8 +43,15 @@ export class DuplicateDetector {
 
   constructor(private readonly options: DuplicateDetectorOptions) {
     this.logger = (options.logger ?? silentLogger).child({ detector: 'arp-duplicates' });
-    this.informer = new Informer<Ad>(options.rest, { type: ARP, indexers: { [ADDRESS_INDEX]: indexBy((a) => a.spec?.address) }, logger: options.logger });
-    this.gauge = options.metrics?.registerGauge('arp_duplicate_addresses', 'Addresses advertised by more than one ARPAdvertisement (ARP-4); should be 0.');
+    this.informer = new Informer<Ad>(options.rest, {
+      type: ARP,
+      indexers: { [ADDRESS_INDEX]: indexBy((a) => a.spec?.address) },
+      logger: options.logger,
+    });
+    this.gauge = options.metrics?.registerGauge(
+      'arp_duplicate_addresses',
+      'Addresses advertised by more than one ARPAdvertisement (ARP-4); should be 0.',
+    );
     this.gauge?.set(0);
     this.informer.addHandlers({
       onAdd: (a) => this.queue.add(a.spec.address),
@@ -62,7 +69,11 @@ export class DuplicateDetector {
   async start(): Promise<void> {
     this.informer.start();
     await this.informer.waitForSync();
-    this.queue.run((address) => this.pass(address), 1, (address, err) => this.logger.warn('duplicate check failed; retrying', { address, err: String(err) }));
+    this.queue.run(
+      (address) => this.pass(address),
+      1,
+      (address, err) => this.logger.warn('duplicate check failed; retrying', { address, err: String(err) }),
+    );
   }
 
   async stop(): Promise<void> {
@@ -91,7 +102,13 @@ export class DuplicateDetector {
         const previous = this.conditionOf(ad);
         const [written] = setCondition(previous ? [previous] : [], decision.condition);
         try {
-          await applyStatus(this.options.rest, ARP, { name: decision.name }, { conditions: [written] }, FieldManagers.controller);
+          await applyStatus(
+            this.options.rest,
+            ARP,
+            { name: decision.name },
+            { conditions: [written] },
+            FieldManagers.controller,
+          );
         } catch (err) {
           if (isNotFound(err)) continue;
           throw err;
@@ -99,7 +116,13 @@ export class DuplicateDetector {
         this.written.set(ad.metadata.uid ?? '', written);
       }
       if (decision.event) {
-        this.options.recorder?.record({ regarding: referenceTo(ad, ARP), type: decision.event.type, reason: decision.event.reason, action: 'DetectDuplicates', note: decision.event.note });
+        this.options.recorder?.record({
+          regarding: referenceTo(ad, ARP),
+          type: decision.event.type,
+          reason: decision.event.reason,
+          action: 'DetectDuplicates',
+          note: decision.event.note,
+        });
         const log = decision.event.type === 'Warning' ? this.logger.warn : this.logger.info;
         log.call(this.logger, decision.event.note, { arpAdvertisement: decision.name, address });
       }
@@ -107,7 +130,10 @@ export class DuplicateDetector {
   }
 
   private conditionOf(ad: Ad): Condition | undefined {
-    return this.written.get(ad.metadata.uid ?? '') ?? (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === UNIQUE_CONDITION);
+    return (
+      this.written.get(ad.metadata.uid ?? '') ??
+      (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === UNIQUE_CONDITION)
+    );
   }
 
   private viewOf(ad: Ad): AdvertisementView {
@@ -118,7 +144,12 @@ export class DuplicateDetector {
       nodeName: ad.spec.nodeName,
       creationTimestamp: String(ad.metadata.creationTimestamp ?? ''),
       generation: ad.metadata.generation,
-      unique: unique && { status: unique.status, reason: unique.reason, message: unique.message, observedGeneration: unique.observedGeneration },
+      unique: unique && {
+        status: unique.status,
+        reason: unique.reason,
+        message: unique.message,
+        observedGeneration: unique.observedGeneration,
+      },
     };
   }
 }

@@ -33,7 +33,12 @@ export interface AdvertisementView {
   readonly creationTimestamp: string;
   readonly generation?: number;
   /** The `Unique` condition as last written (the shell prefers what it wrote itself over a stale cache). */
-  readonly unique?: { readonly status: string; readonly reason: string; readonly message: string; readonly observedGeneration?: number };
+  readonly unique?: {
+    readonly status: string;
+    readonly reason: string;
+    readonly message: string;
+    readonly observedGeneration?: number;
+  };
 }
 
 export interface UniqueDecision {
@@ -69,7 +74,9 @@ const MAX_NAMED = 5;
 
 function duplicateMessage(ad: AdvertisementView, members: readonly AdvertisementView[]): string {
   const others = members.filter((m) => m.name !== ad.name);
-  const listed = others.slice(0, MAX_NAMED).map(describe).join(', ') + (others.length > MAX_NAMED ? ` and ${others.length - MAX_NAMED} more` : '');
+  const listed =
+    others.slice(0, MAX_NAMED).map(describe).join(', ') +
+    (others.length > MAX_NAMED ? ` and ${others.length - MAX_NAMED} more` : '');
   const first = members[0];
   const firstNote = first.name === ad.name ? 'this one was created first' : `the first created is ${first.name}`;
   return `spec.address ${ad.address} is also advertised by ARPAdvertisement ${listed}; ${firstNote}. Two nodes answering one address let the upstream's cached ARP reply decide where traffic goes; delete all but one (ARP-4)`;
@@ -84,20 +91,48 @@ export function decideUniqueness(ads: readonly AdvertisementView[]): UniqueDecis
   const members = [...ads].sort(byAge);
   if (members.length > 1) {
     return members.map((ad) => {
-      const condition: ConditionInput = { type: UNIQUE_CONDITION, status: 'False', reason: UNIQUE_REASONS.duplicate, message: duplicateMessage(ad, members), observedGeneration: ad.generation };
-      const event = ad.unique?.status !== 'False' ? { type: 'Warning' as const, reason: DUPLICATE_EVENT_REASONS.duplicate, note: condition.message } : undefined;
+      const condition: ConditionInput = {
+        type: UNIQUE_CONDITION,
+        status: 'False',
+        reason: UNIQUE_REASONS.duplicate,
+        message: duplicateMessage(ad, members),
+        observedGeneration: ad.generation,
+      };
+      const event =
+        ad.unique?.status !== 'False'
+          ? { type: 'Warning' as const, reason: DUPLICATE_EVENT_REASONS.duplicate, note: condition.message }
+          : undefined;
       return { name: ad.name, condition: sameCondition(ad, condition) ? undefined : condition, event };
     });
   }
   return members.flatMap((ad) => {
     if (!ad.unique) return [{ name: ad.name }];
-    const condition: ConditionInput = { type: UNIQUE_CONDITION, status: 'True', reason: UNIQUE_REASONS.unique, message: `no other ARPAdvertisement has spec.address ${ad.address} (ARP-4)`, observedGeneration: ad.generation };
-    const event = ad.unique.status === 'False' ? { type: 'Normal' as const, reason: DUPLICATE_EVENT_REASONS.resolved, note: `no other ARPAdvertisement has spec.address ${ad.address} any more; the duplicate is gone (ARP-4)` } : undefined;
+    const condition: ConditionInput = {
+      type: UNIQUE_CONDITION,
+      status: 'True',
+      reason: UNIQUE_REASONS.unique,
+      message: `no other ARPAdvertisement has spec.address ${ad.address} (ARP-4)`,
+      observedGeneration: ad.generation,
+    };
+    const event =
+      ad.unique.status === 'False'
+        ? {
+            type: 'Normal' as const,
+            reason: DUPLICATE_EVENT_REASONS.resolved,
+            note: `no other ARPAdvertisement has spec.address ${ad.address} any more; the duplicate is gone (ARP-4)`,
+          }
+        : undefined;
     return [{ name: ad.name, condition: sameCondition(ad, condition) ? undefined : condition, event }];
   });
 }
 
 function sameCondition(ad: AdvertisementView, c: ConditionInput): boolean {
   const u = ad.unique;
-  return !!u && u.status === c.status && u.reason === c.reason && u.message === c.message && u.observedGeneration === c.observedGeneration;
+  return (
+    !!u &&
+    u.status === c.status &&
+    u.reason === c.reason &&
+    u.message === c.message &&
+    u.observedGeneration === c.observedGeneration
+  );
 }

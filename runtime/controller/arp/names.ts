@@ -42,26 +42,34 @@ export const MAX_OBJECT_NAME = 253;
 export const MAX_LABEL_VALUE = 63;
 const HASH_DIGITS = 16;
 
-const isOwnerKind = (kind: string | undefined): kind is AdvertisementOwnerKind => kind === 'ServiceLoadBalancer' || kind === 'ElasticIP';
+const isOwnerKind = (kind: string | undefined): kind is AdvertisementOwnerKind =>
+  kind === 'ServiceLoadBalancer' || kind === 'ElasticIP';
 
 /** 64 bits of sha256 over kind/namespace/name, as hex (a valid label value and name segment). */
 export function ownerHash(owner: AdvertisementOwner): string {
-  return createHash('sha256').update(`${owner.kind}/${owner.namespace}/${owner.name}`).digest('hex').slice(0, HASH_DIGITS);
+  return createHash('sha256')
+    .update(`${owner.kind}/${owner.namespace}/${owner.name}`)
+    .digest('hex')
+    .slice(0, HASH_DIGITS);
 }
 
-const readableName = (owner: AdvertisementOwner): string => `${ADVERTISEMENT_PREFIXES[owner.kind]}-${owner.namespace}-${owner.name}`;
+const readableName = (owner: AdvertisementOwner): string =>
+  `${ADVERTISEMENT_PREFIXES[owner.kind]}-${owner.namespace}-${owner.name}`;
 
 /** NAME-1: the ARPAdvertisement of `owner`; distinct owners never share one, and it is a valid object name. */
 export function advertisementName(owner: AdvertisementOwner): string {
   const readable = readableName(owner);
-  if (!owner.namespace.includes('-') && !owner.name.includes('.') && readable.length <= MAX_OBJECT_NAME) return readable;
+  if (!owner.namespace.includes('-') && !owner.name.includes('.') && readable.length <= MAX_OBJECT_NAME)
+    return readable;
   const head = readable.slice(0, MAX_OBJECT_NAME - 1 - HASH_DIGITS).replace(/[-.]+$/, '');
   return `${head}.${ownerHash(owner)}`;
 }
 
 /** The ARPAdvertisement a holder of an address keeps (SLB-6, EIP-17); undefined for other kinds. */
 export function advertisementNameOf(holder: { kind: string; namespace?: string; name: string }): string | undefined {
-  return isOwnerKind(holder.kind) ? advertisementName({ kind: holder.kind, namespace: holder.namespace ?? '', name: holder.name }) : undefined;
+  return isOwnerKind(holder.kind)
+    ? advertisementName({ kind: holder.kind, namespace: holder.namespace ?? '', name: holder.name })
+    : undefined;
 }
 
 /** The name Juneau gave before NAME-1, when it differs from today's and was a valid name. */
@@ -77,13 +85,24 @@ export function legacyAdvertisementName(owner: AdvertisementOwner): string | und
  */
 export function ownerOfReadableName(name: string): AdvertisementOwner | undefined {
   const match = /^([a-z]+)-([a-z0-9]+)-([^.]+)$/.exec(name);
-  const kind = match && (Object.keys(ADVERTISEMENT_PREFIXES) as AdvertisementOwnerKind[]).find((k) => ADVERTISEMENT_PREFIXES[k] === match[1]);
+  const kind =
+    match &&
+    (Object.keys(ADVERTISEMENT_PREFIXES) as AdvertisementOwnerKind[]).find(
+      (k) => ADVERTISEMENT_PREFIXES[k] === match[1],
+    );
   return kind && match ? { kind, namespace: match[2], name: match[3] } : undefined;
 }
 
 /** Labels and annotation of an owner's ARPAdvertisement (see the opening comment). */
-export function ownerMetadata(owner: AdvertisementOwner): { labels: Record<string, string>; annotations: Record<string, string> } {
-  const labels: Record<string, string> = { [OWNER_LABELS.kind]: owner.kind, [OWNER_LABELS.namespace]: owner.namespace, [OWNER_LABELS.id]: ownerHash(owner) };
+export function ownerMetadata(owner: AdvertisementOwner): {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+} {
+  const labels: Record<string, string> = {
+    [OWNER_LABELS.kind]: owner.kind,
+    [OWNER_LABELS.namespace]: owner.namespace,
+    [OWNER_LABELS.id]: ownerHash(owner),
+  };
   if (owner.name.length <= MAX_LABEL_VALUE) labels[OWNER_LABELS.name] = owner.name;
   return { labels, annotations: { [OWNER_ANNOTATION]: `${owner.kind}/${owner.namespace}/${owner.name}` } };
 }
@@ -110,7 +129,12 @@ export function ownerOf(ad: Marked): AdvertisementOwner | undefined {
   if (!identity.startsWith(prefix)) return undefined;
   const owner = { kind, namespace, name: identity.slice(prefix.length) };
   const nameLabel = labels[OWNER_LABELS.name];
-  if (!owner.name || labels[OWNER_LABELS.id] !== ownerHash(owner) || (nameLabel !== undefined && nameLabel !== owner.name)) return undefined;
+  if (
+    !owner.name ||
+    labels[OWNER_LABELS.id] !== ownerHash(owner) ||
+    (nameLabel !== undefined && nameLabel !== owner.name)
+  )
+    return undefined;
   return owner;
 }
 
@@ -123,6 +147,7 @@ export function isOwnedBy(ad: Marked, owner: AdvertisementOwner): boolean {
 /** The work-queue keys (`<namespace>/<name>`) of `kind` an ARPAdvertisement event concerns: its owner and whoever waits for its name. */
 export function ownerKeysOf(ad: Marked & { metadata?: { name?: string } }, kind: AdvertisementOwnerKind): string[] {
   const keys = new Set<string>();
-  for (const o of [ownerOf(ad), ownerOfReadableName(ad.metadata?.name ?? '')]) if (o?.kind === kind) keys.add(`${o.namespace}/${o.name}`);
+  for (const o of [ownerOf(ad), ownerOfReadableName(ad.metadata?.name ?? '')])
+    if (o?.kind === kind) keys.add(`${o.namespace}/${o.name}`);
   return [...keys];
 }

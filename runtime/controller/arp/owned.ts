@@ -37,19 +37,30 @@ export interface AdvertisementLookup {
 }
 
 const ownedOf = (ad: AdvertisementObject): OwnedAdvertisement => ({
-  spec: { name: ad.metadata?.name ?? '', externalNetwork: ad.spec.externalNetwork, address: ad.spec.address, nodeName: ad.spec.nodeName },
+  spec: {
+    name: ad.metadata?.name ?? '',
+    externalNetwork: ad.spec.externalNetwork,
+    address: ad.spec.address,
+    nodeName: ad.spec.nodeName,
+  },
   uid: ad.metadata?.uid,
 });
 
 /** The owner's objects under its names (today's first), verified by their owner marks. */
 export function ownedAdvertisements(reader: AdvertisementReader, owner: AdvertisementOwner): OwnedAdvertisement[] {
   const names = [advertisementName(owner), legacyAdvertisementName(owner)].filter((n): n is string => n !== undefined);
-  return names.map((n) => reader.getByKey(n)).filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner)).map(ownedOf);
+  return names
+    .map((n) => reader.getByKey(n))
+    .filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner))
+    .map(ownedOf);
 }
 
 export function findAdvertisement(reader: AdvertisementReader, owner: AdvertisementOwner): AdvertisementLookup {
   const atName = reader.getByKey(advertisementName(owner));
-  return { current: ownedAdvertisements(reader, owner)[0], foreign: atName && !isOwnedBy(atName, owner) ? atName : undefined };
+  return {
+    current: ownedAdvertisements(reader, owner)[0],
+    foreign: atName && !isOwnedBy(atName, owner) ? atName : undefined,
+  };
 }
 
 /** The Warning a reconciler records when its name is held by another owner's object. */
@@ -67,13 +78,21 @@ export interface WriteContext {
  * Create, move (only spec.nodeName), replace or delete the owner's ARPAdvertisement so it matches
  * `desired` (ARP-3/7); writes only while `holder` holds the address's claim (./claim-guard.ts).
  */
-export async function writeAdvertisement(ctx: WriteContext, owner: AdvertisementOwner, holder: Holder, current: OwnedAdvertisement | undefined, desired: AdvertisementSpec | undefined): Promise<void> {
+export async function writeAdvertisement(
+  ctx: WriteContext,
+  owner: AdvertisementOwner,
+  holder: Holder,
+  current: OwnedAdvertisement | undefined,
+  desired: AdvertisementSpec | undefined,
+): Promise<void> {
   const action = advertisementAction(current?.spec, desired);
   if (action.action === 'none') return;
-  if (current && (action.action === 'delete' || action.action === 'recreate')) await deleteAdvertisement(ctx.rest, current.spec.name, current.uid);
+  if (current && (action.action === 'delete' || action.action === 'recreate'))
+    await deleteAdvertisement(ctx.rest, current.spec.name, current.uid);
   if (action.action === 'delete') return;
   const d = action.desired;
-  if (action.action === 'move' && current) return moveAdvertisement(ctx.rest, current.spec.name, d.address, d.nodeName, holder, ctx.fieldManager, current.uid);
+  if (action.action === 'move' && current)
+    return moveAdvertisement(ctx.rest, current.spec.name, d.address, d.nodeName, holder, ctx.fieldManager, current.uid);
   const body: AdvertisementObject = {
     apiVersion: API_VERSION,
     kind: 'ARPAdvertisement',
@@ -84,6 +103,10 @@ export async function writeAdvertisement(ctx: WriteContext, owner: Advertisement
 }
 
 /** ARP-6: the owner is going away; its objects (under either name) go first, uid-guarded. */
-export async function deleteOwnedAdvertisements(ctx: WriteContext, reader: AdvertisementReader, owner: AdvertisementOwner): Promise<void> {
+export async function deleteOwnedAdvertisements(
+  ctx: WriteContext,
+  reader: AdvertisementReader,
+  owner: AdvertisementOwner,
+): Promise<void> {
   for (const ad of ownedAdvertisements(reader, owner)) await deleteAdvertisement(ctx.rest, ad.spec.name, ad.uid);
 }

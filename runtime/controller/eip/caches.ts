@@ -4,7 +4,14 @@
  * and the views all of them build from those caches — so the three status reconcilers decide
  * usage (EIP-11) from the same inputs with the same function.
  */
-import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind, type ElasticIP, type ElasticIPAttachment, type NetworkInterface } from '../../../api';
+import {
+  elasticIPAttachmentKind,
+  elasticIPKind,
+  networkInterfaceKind,
+  type ElasticIP,
+  type ElasticIPAttachment,
+  type NetworkInterface,
+} from '../../../api';
 import { Informer } from '../../kube/informer';
 import type { Logger } from '../../kube/log';
 import { juneauResource, Resources } from '../../kube/resources';
@@ -36,7 +43,8 @@ export const INDEX = {
   byPod: 'pod',
 } as const;
 
-const ref = (namespace: string | undefined, name: string | undefined): string | undefined => (namespace && name ? `${namespace}/${name}` : undefined);
+const ref = (namespace: string | undefined, name: string | undefined): string | undefined =>
+  namespace && name ? `${namespace}/${name}` : undefined;
 
 export interface EipCaches {
   readonly elasticIPs: Informer<ElasticIPObject>;
@@ -79,7 +87,8 @@ function podElasticIPs(pod: PodObject): string[] {
   return parsed.interfaces.flatMap((i) => (i.elasticIP ? [`${pod.metadata.namespace}/${i.elasticIP}`] : []));
 }
 
-export const allInformers = (c: EipCaches): Array<Informer<KubeObject>> => [c.elasticIPs, c.attachments, c.nics, c.pods] as unknown as Array<Informer<KubeObject>>;
+export const allInformers = (c: EipCaches): Array<Informer<KubeObject>> =>
+  [c.elasticIPs, c.attachments, c.nics, c.pods] as unknown as Array<Informer<KubeObject>>;
 
 // ---------------------------------------------------------------------------------------------
 // views shared by the reconcilers

@@ -19,7 +19,9 @@ export function elasticIPHolderKind(caches: EipCaches): SweptHolderKind {
     stillUsed: (claim: ClaimRecord) => {
       const { namespace, name } = claim.holder;
       const current = caches.elasticIPs.get(namespace, name);
-      const since = current?.metadata.creationTimestamp ? Date.parse(String(current.metadata.creationTimestamp)) : undefined;
+      const since = current?.metadata.creationTimestamp
+        ? Date.parse(String(current.metadata.creationTimestamp))
+        : undefined;
       return caches.nics.byIndex(INDEX.byElasticIP, `${namespace}/${name}`).some((n) => {
         if (since === undefined) return true;
         const created = n.metadata.creationTimestamp ? Date.parse(String(n.metadata.creationTimestamp)) : undefined;

@@ -64,9 +64,18 @@ export interface NetworkInterfaceObservation {
   readonly previous: NetworkInterfaceStatus | undefined;
 }
 
-export function planNetworkInterfaceStatus(o: NetworkInterfaceObservation, now: Date = new Date()): NetworkInterfaceStatus {
+export function planNetworkInterfaceStatus(
+  o: NetworkInterfaceObservation,
+  now: Date = new Date(),
+): NetworkInterfaceStatus {
   const v = nicVerdict(o);
-  const condition: ConditionInput = { type: NIC_CONDITIONS.ready, status: v.ok ? 'True' : 'False', reason: v.reason, message: v.message, observedGeneration: o.generation };
+  const condition: ConditionInput = {
+    type: NIC_CONDITIONS.ready,
+    status: v.ok ? 'True' : 'False',
+    reason: v.reason,
+    message: v.message,
+    observedGeneration: o.generation,
+  };
   return {
     phase: v.ok ? 'Ready' : 'Pending',
     reason: v.reason,
@@ -78,29 +87,58 @@ export function planNetworkInterfaceStatus(o: NetworkInterfaceObservation, now: 
 
 function nicVerdict(o: NetworkInterfaceObservation): Verdict {
   const wait = (reason: string, message: string): Verdict => ({ ok: false, reason, message });
-  if (o.elasticIP === undefined) return { ok: true, reason: NIC_REASONS.noElasticIP, message: 'holds no ElasticIP directly; an ElasticIPAttachment may bind one to it by NAT' };
+  if (o.elasticIP === undefined)
+    return {
+      ok: true,
+      reason: NIC_REASONS.noElasticIP,
+      message: 'holds no ElasticIP directly; an ElasticIPAttachment may bind one to it by NAT',
+    };
   const eipName = `ElasticIP ${o.elasticIP}`;
-  if (!o.eip) return wait(NIC_REASONS.waitingForElasticIP, `${eipName} does not exist in this namespace; create it, or recreate the Pod without it (EIP-13)`);
+  if (!o.eip)
+    return wait(
+      NIC_REASONS.waitingForElasticIP,
+      `${eipName} does not exist in this namespace; create it, or recreate the Pod without it (EIP-13)`,
+    );
   const { status, usage } = o.eip;
   const written = status?.attachment;
   if (status?.phase === 'Attached' && written?.kind === 'NetworkInterface' && written.name === o.name) {
-    return { ok: true, reason: NIC_REASONS.elasticIPHeld, message: `holds ${eipName} (${status.address ?? 'no address'}) directly` };
+    return {
+      ok: true,
+      reason: NIC_REASONS.elasticIPHeld,
+      message: `holds ${eipName} (${status.address ?? 'no address'}) directly`,
+    };
   }
   if (o.eip.deleting && usage.kind !== 'conflict') {
-    return wait(NIC_REASONS.elasticIPDeleting, `${eipName} is being deleted and is given to no NetworkInterface that does not hold it already (EIP-16)`);
+    return wait(
+      NIC_REASONS.elasticIPDeleting,
+      `${eipName} is being deleted and is given to no NetworkInterface that does not hold it already (EIP-16)`,
+    );
   }
   switch (usage.kind) {
     case 'conflict':
-      return wait(NIC_REASONS.waitingForElasticIP, `${eipName} is also used by ElasticIPAttachment(s) ${listNames(usage.attachments)}; neither gets it until one side is deleted (EIP-10)`);
+      return wait(
+        NIC_REASONS.waitingForElasticIP,
+        `${eipName} is also used by ElasticIPAttachment(s) ${listNames(usage.attachments)}; neither gets it until one side is deleted (EIP-10)`,
+      );
     case 'handover':
-      return wait(NIC_REASONS.waitingForHandover, `${eipName} waits for NetworkInterface(s) ${listNames(usage.waitingFor)} being deleted, which may still hold it (EIP-11, EIP-12)`);
+      return wait(
+        NIC_REASONS.waitingForHandover,
+        `${eipName} waits for NetworkInterface(s) ${listNames(usage.waitingFor)} being deleted, which may still hold it (EIP-11, EIP-12)`,
+      );
     case 'direct':
-      if (usage.holder.name !== o.name) return wait(NIC_REASONS.elasticIPHeldElsewhere, `${eipName} is held by NetworkInterface ${usage.holder.name}; this one gets it once that one is gone (EIP-11, EIP-13)`);
+      if (usage.holder.name !== o.name)
+        return wait(
+          NIC_REASONS.elasticIPHeldElsewhere,
+          `${eipName} is held by NetworkInterface ${usage.holder.name}; this one gets it once that one is gone (EIP-11, EIP-13)`,
+        );
       break;
     default:
       break;
   }
-  const why = status?.phase === 'Pending' || status?.phase === 'Error' ? `is ${status.phase}: ${allocatedMessage(status)}` : 'has not recorded this NetworkInterface as its user yet';
+  const why =
+    status?.phase === 'Pending' || status?.phase === 'Error'
+      ? `is ${status.phase}: ${allocatedMessage(status)}`
+      : 'has not recorded this NetworkInterface as its user yet';
   return wait(NIC_REASONS.waitingForElasticIP, `${eipName} ${why} (EIP-13)`);
 }
 
@@ -120,7 +158,13 @@ export interface AttachmentObservation {
 
 export function planAttachmentStatus(o: AttachmentObservation, now: Date = new Date()): ElasticIPAttachmentStatus {
   const v = attachmentVerdict(o);
-  const condition: ConditionInput = { type: EIPA_CONDITIONS.attached, status: v.ok ? 'True' : 'False', reason: v.reason, message: v.message, observedGeneration: o.generation };
+  const condition: ConditionInput = {
+    type: EIPA_CONDITIONS.attached,
+    status: v.ok ? 'True' : 'False',
+    reason: v.reason,
+    message: v.message,
+    observedGeneration: o.generation,
+  };
   const nodeName = o.nic?.nodeName;
   return {
     phase: v.ok ? 'Attached' : 'Pending',
@@ -135,23 +179,49 @@ export function planAttachmentStatus(o: AttachmentObservation, now: Date = new D
 function attachmentVerdict(o: AttachmentObservation): Verdict {
   const wait = (reason: string, message: string): Verdict => ({ ok: false, reason, message });
   const eipName = `ElasticIP ${o.elasticIP}`;
-  if (!o.eip) return wait(EIPA_REASONS.elasticIPNotFound, `${eipName} does not exist in this namespace; no NAT is set up (EIPA-1)`);
-  if (!o.nic) return wait(EIPA_REASONS.networkInterfaceNotFound, `NetworkInterface ${o.networkInterface} does not exist in this namespace; it appears when its Pod names the interface (NIC-1)`);
+  if (!o.eip)
+    return wait(
+      EIPA_REASONS.elasticIPNotFound,
+      `${eipName} does not exist in this namespace; no NAT is set up (EIPA-1)`,
+    );
+  if (!o.nic)
+    return wait(
+      EIPA_REASONS.networkInterfaceNotFound,
+      `NetworkInterface ${o.networkInterface} does not exist in this namespace; it appears when its Pod names the interface (NIC-1)`,
+    );
   const { status, usage } = o.eip;
-  if (usage.kind === 'conflict') return wait(EIPA_REASONS.conflict, `${eipName} is also used directly by NetworkInterface(s) ${listNames(usage.nics)}; no NAT is set up until one side is deleted (EIP-10)`);
+  if (usage.kind === 'conflict')
+    return wait(
+      EIPA_REASONS.conflict,
+      `${eipName} is also used directly by NetworkInterface(s) ${listNames(usage.nics)}; no NAT is set up until one side is deleted (EIP-10)`,
+    );
   if (usage.kind === 'multipleAttachments') {
     const others = usage.attachments.filter((a) => a !== o.name);
-    return wait(EIPA_REASONS.multipleAttachments, `${eipName} is also referenced by ElasticIPAttachment(s) ${listNames(others)}; at most one may use it, so none does: delete all but one (EIPA-2)`);
+    return wait(
+      EIPA_REASONS.multipleAttachments,
+      `${eipName} is also referenced by ElasticIPAttachment(s) ${listNames(others)}; at most one may use it, so none does: delete all but one (EIPA-2)`,
+    );
   }
   if (o.eip.deleting) return wait(EIPA_REASONS.elasticIPDeleting, `${eipName} is being deleted; no NAT is set up`);
   const written = status?.attachment;
   const recorded = status?.phase === 'Attached' && written?.kind === 'ElasticIPAttachment' && written.name === o.name;
   if (!recorded) {
-    const why = status?.phase === 'Pending' || status?.phase === 'Error' ? `is ${status.phase}: ${allocatedMessage(status)}` : 'has not recorded this attachment as its user yet';
+    const why =
+      status?.phase === 'Pending' || status?.phase === 'Error'
+        ? `is ${status.phase}: ${allocatedMessage(status)}`
+        : 'has not recorded this attachment as its user yet';
     return wait(EIPA_REASONS.waitingForElasticIP, `${eipName} ${why}`);
   }
-  if (!o.nic.nodeName) return wait(EIPA_REASONS.networkInterfaceNotScheduled, `NetworkInterface ${o.networkInterface} has no node yet (its Pod is not scheduled); NAT is set up on that node once it is`);
-  return { ok: true, reason: EIPA_REASONS.attached, message: `${eipName} (${status.address ?? 'no address'}) is translated 1:1 to NetworkInterface ${o.networkInterface} on node ${o.nic.nodeName}` };
+  if (!o.nic.nodeName)
+    return wait(
+      EIPA_REASONS.networkInterfaceNotScheduled,
+      `NetworkInterface ${o.networkInterface} has no node yet (its Pod is not scheduled); NAT is set up on that node once it is`,
+    );
+  return {
+    ok: true,
+    reason: EIPA_REASONS.attached,
+    message: `${eipName} (${status.address ?? 'no address'}) is translated 1:1 to NetworkInterface ${o.networkInterface} on node ${o.nic.nodeName}`,
+  };
 }
 
 /** The message of the condition that explains a Pending or Error ElasticIP. */

@@ -45,7 +45,8 @@ export interface AdvertisementSpec {
   readonly nodeName: string;
 }
 
-export const eipAdvertisementName = (namespace: string, name: string): string => advertisementName({ kind: 'ElasticIP', namespace, name });
+export const eipAdvertisementName = (namespace: string, name: string): string =>
+  advertisementName({ kind: 'ElasticIP', namespace, name });
 
 export interface ElasticIPObservation {
   readonly namespace: string;
@@ -79,12 +80,21 @@ export interface ElasticIPPlan {
 }
 
 export function planElasticIP(o: ElasticIPObservation, now: Date = new Date()): ElasticIPPlan {
-  const usage = decideUsage({ attachments: o.attachments, nics: o.nics, current: o.previous?.attachment, elasticIPDeleting: o.deleting });
-  if (o.deleting && o.nics.length === 0) return { status: undefined, usage, advertisement: undefined, finalize: true, events: [] };
+  const usage = decideUsage({
+    attachments: o.attachments,
+    nics: o.nics,
+    current: o.previous?.attachment,
+    elasticIPDeleting: o.deleting,
+  });
+  if (o.deleting && o.nics.length === 0)
+    return { status: undefined, usage, advertisement: undefined, finalize: true, events: [] };
   const phase = phaseOf(o, usage);
   const allocated = allocatedCondition(o);
   const attached = attachedCondition(o, usage);
-  const conditions = [allocated, attached].reduce<Condition[]>((list, c) => setCondition(list, c, now), [...((o.previous?.conditions ?? []) as Condition[])]);
+  const conditions = [allocated, attached].reduce<Condition[]>(
+    (list, c) => setCondition(list, c, now),
+    [...((o.previous?.conditions ?? []) as Condition[])],
+  );
   const inUse = phase === 'Attached' ? attachmentOf(usage) : undefined;
   const status: ElasticIPStatus = {
     phase,
@@ -109,7 +119,9 @@ function allocatedCondition(o: ElasticIPObservation): ConditionInput {
   const base = { type: EIP_CONDITIONS.allocated, observedGeneration: o.generation };
   if (o.deleting) {
     const nics = listNames(o.nics.map((n) => n.name).sort());
-    const what = o.allocation.allocated ? `address ${o.allocation.address} and its ARPAdvertisement stay reserved` : 'the deletion waits';
+    const what = o.allocation.allocated
+      ? `address ${o.allocation.address} and its ARPAdvertisement stay reserved`
+      : 'the deletion waits';
     return {
       ...base,
       status: o.allocation.allocated ? 'True' : 'False',
@@ -118,8 +130,14 @@ function allocatedCondition(o: ElasticIPObservation): ConditionInput {
     };
   }
   if (!o.resolution.ok) return { ...base, status: 'False', reason: o.resolution.reason, message: o.resolution.message };
-  if (!o.allocation.allocated) return { ...base, status: 'False', reason: o.allocation.reason, message: o.allocation.message };
-  return { ...base, status: 'True', reason: EIP_REASONS.addressAllocated, message: `address ${o.allocation.address} from AddressPool ${o.allocation.pool} of ExternalNetwork ${o.resolution.network}` };
+  if (!o.allocation.allocated)
+    return { ...base, status: 'False', reason: o.allocation.reason, message: o.allocation.message };
+  return {
+    ...base,
+    status: 'True',
+    reason: EIP_REASONS.addressAllocated,
+    message: `address ${o.allocation.address} from AddressPool ${o.allocation.pool} of ExternalNetwork ${o.resolution.network}`,
+  };
 }
 
 function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInput {
@@ -132,7 +150,10 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
     );
   }
   if (usage.kind === 'multipleAttachments') {
-    return no(EIP_REASONS.multipleAttachments, `referenced by ${usage.attachments.length} ElasticIPAttachments ${listNames(usage.attachments)}; at most one may use an ElasticIP, so none does: delete all but one (EIPA-2)`);
+    return no(
+      EIP_REASONS.multipleAttachments,
+      `referenced by ${usage.attachments.length} ElasticIPAttachments ${listNames(usage.attachments)}; at most one may use an ElasticIP, so none does: delete all but one (EIPA-2)`,
+    );
   }
   if (!o.resolution.ok) return no(EIP_REASONS.notAllocated, `no address to use: ${o.resolution.message}`);
   if (!o.allocation.allocated) return no(EIP_REASONS.notAllocated, `no address to use yet: ${o.allocation.message}`);
@@ -140,14 +161,30 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
   switch (usage.kind) {
     case 'nat': {
       const a = usage.attachment;
-      const where = a.nodeName ? `on node ${a.nodeName}` : `with no node yet: NetworkInterface ${a.networkInterface} does not exist or is not scheduled, so no node answers for ${address}`;
-      return { ...base, status: 'True', reason: EIP_REASONS.attachedThroughNAT, message: `used through 1:1 NAT by ElasticIPAttachment ${a.name} (NetworkInterface ${a.networkInterface}) ${where}` };
+      const where = a.nodeName
+        ? `on node ${a.nodeName}`
+        : `with no node yet: NetworkInterface ${a.networkInterface} does not exist or is not scheduled, so no node answers for ${address}`;
+      return {
+        ...base,
+        status: 'True',
+        reason: EIP_REASONS.attachedThroughNAT,
+        message: `used through 1:1 NAT by ElasticIPAttachment ${a.name} (NetworkInterface ${a.networkInterface}) ${where}`,
+      };
     }
     case 'direct': {
       const h = usage.holder;
-      const where = h.nodeName ? `on node ${h.nodeName}` : `whose Pod is not scheduled yet, so no node answers for ${address}`;
-      const others = usage.others.length ? `; NetworkInterface(s) ${listNames(usage.others)} wait until it is gone (EIP-11)` : '';
-      return { ...base, status: 'True', reason: EIP_REASONS.attachedDirectly, message: `held directly by NetworkInterface ${h.name} ${where}${others}` };
+      const where = h.nodeName
+        ? `on node ${h.nodeName}`
+        : `whose Pod is not scheduled yet, so no node answers for ${address}`;
+      const others = usage.others.length
+        ? `; NetworkInterface(s) ${listNames(usage.others)} wait until it is gone (EIP-11)`
+        : '';
+      return {
+        ...base,
+        status: 'True',
+        reason: EIP_REASONS.attachedDirectly,
+        message: `held directly by NetworkInterface ${h.name} ${where}${others}`,
+      };
     }
     case 'handover':
       return no(
@@ -155,32 +192,65 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
         `waiting for NetworkInterface(s) ${listNames(usage.waitingFor)} to be deleted: they may still hold ${address}, so no NetworkInterface gets it and no node answers until they are gone (EIP-11, EIP-12)`,
       );
     case 'withheld':
-      return no(EIP_REASONS.elasticIPDeleting, `the ElasticIP is being deleted: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) that did not hold it already (EIP-16)`);
+      return no(
+        EIP_REASONS.elasticIPDeleting,
+        `the ElasticIP is being deleted: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) that did not hold it already (EIP-16)`,
+      );
     case 'unused':
-      return no(EIP_REASONS.notInUse, `no ElasticIPAttachment or NetworkInterface uses ${address}; no node answers ARP for it (EIP-18)`);
+      return no(
+        EIP_REASONS.notInUse,
+        `no ElasticIPAttachment or NetworkInterface uses ${address}; no node answers ARP for it (EIP-18)`,
+      );
   }
 }
 
 /** EIP-17/18: arp networks only; the NAT attachment's node or the holder's node; none otherwise. */
-function desiredAdvertisement(o: ElasticIPObservation, usage: Usage, phase: ElasticIPPhase): AdvertisementSpec | undefined {
-  if (phase !== 'Attached' || !o.resolution.ok || o.resolution.type !== 'arp' || !o.allocation.allocated) return undefined;
-  const nodeName = usage.kind === 'nat' ? usage.attachment.nodeName : usage.kind === 'direct' ? usage.holder.nodeName : undefined;
+function desiredAdvertisement(
+  o: ElasticIPObservation,
+  usage: Usage,
+  phase: ElasticIPPhase,
+): AdvertisementSpec | undefined {
+  if (phase !== 'Attached' || !o.resolution.ok || o.resolution.type !== 'arp' || !o.allocation.allocated)
+    return undefined;
+  const nodeName =
+    usage.kind === 'nat' ? usage.attachment.nodeName : usage.kind === 'direct' ? usage.holder.nodeName : undefined;
   if (!nodeName) return undefined;
-  return { name: eipAdvertisementName(o.namespace, o.name), externalNetwork: o.resolution.network, address: o.allocation.address, nodeName };
+  return {
+    name: eipAdvertisementName(o.namespace, o.name),
+    externalNetwork: o.resolution.network,
+    address: o.allocation.address,
+    nodeName,
+  };
 }
 
 /** One Event per phase transition, plus one when the answering node moves (EIP-17, EIP-19). */
-function eventsOf(o: ElasticIPObservation, phase: ElasticIPPhase, conditions: readonly Condition[], ad: AdvertisementSpec | undefined): PlannedEvent[] {
+function eventsOf(
+  o: ElasticIPObservation,
+  phase: ElasticIPPhase,
+  conditions: readonly Condition[],
+  ad: AdvertisementSpec | undefined,
+): PlannedEvent[] {
   const events: PlannedEvent[] = [];
   if (o.previous?.phase !== phase) {
-    const explaining = phase === 'Pending' || (phase === 'Error' && !o.resolution.ok) ? EIP_CONDITIONS.allocated : EIP_CONDITIONS.attached;
+    const explaining =
+      phase === 'Pending' || (phase === 'Error' && !o.resolution.ok)
+        ? EIP_CONDITIONS.allocated
+        : EIP_CONDITIONS.attached;
     const cause = conditions.find((c) => c.type === explaining);
     const warning = phase === 'Pending' || phase === 'Error';
-    events.push({ type: warning ? 'Warning' : 'Normal', reason: cause?.reason ?? phase, message: `phase ${phase}: ${cause?.message ?? ''}`.trim() });
+    events.push({
+      type: warning ? 'Warning' : 'Normal',
+      reason: cause?.reason ?? phase,
+      message: `phase ${phase}: ${cause?.message ?? ''}`.trim(),
+    });
   }
   const before = o.currentAdvertisementNode;
   if (ad && before && before !== ad.nodeName) {
-    events.push({ type: 'Normal', reason: EIP_REASONS.answeringNodeChanged, message: `${ad.address} is now answered by node ${ad.nodeName} (was ${before}); no gratuitous ARP is sent, so upstream caches may keep the old node for a while (EIP-17, EIP-19)` });
+    events.push({
+      type: 'Normal',
+      reason: EIP_REASONS.answeringNodeChanged,
+      message: `${ad.address} is now answered by node ${ad.nodeName} (was ${before}); no gratuitous ARP is sent, so upstream caches may keep the old node for a while (EIP-17, EIP-19)`,
+    });
   }
   return events;
 }

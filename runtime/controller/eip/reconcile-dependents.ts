@@ -14,7 +14,12 @@ import type { EipContext } from './reconcile-elastic-ip';
 function elasticIPView(ctx: EipContext, namespace: string, name: string | undefined): ElasticIPView | undefined {
   const eip: ElasticIPObject | undefined = name ? ctx.caches.elasticIPs.get(namespace, name) : undefined;
   if (!eip) return undefined;
-  return { name: eip.metadata.name ?? '', deleting: !!eip.metadata.deletionTimestamp, status: eip.status, usage: usageOf(ctx.caches, eip) };
+  return {
+    name: eip.metadata.name ?? '',
+    deleting: !!eip.metadata.deletionTimestamp,
+    status: eip.status,
+    usage: usageOf(ctx.caches, eip),
+  };
 }
 
 export async function reconcileNetworkInterface(ctx: EipContext, key: string): Promise<void> {
@@ -47,5 +52,11 @@ export async function reconcileElasticIPAttachment(ctx: EipContext, key: string)
     previous: attachment.status,
   });
   if (sameJson(attachment.status, status)) return;
-  await applyStatus(ctx.base.rest, EipResources.elasticIPAttachments, { namespace, name }, status, ctx.base.fieldManager);
+  await applyStatus(
+    ctx.base.rest,
+    EipResources.elasticIPAttachments,
+    { namespace, name },
+    status,
+    ctx.base.fieldManager,
+  );
 }

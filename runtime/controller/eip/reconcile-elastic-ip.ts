@@ -16,7 +16,13 @@ import { splitKey } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
-import { deleteOwnedAdvertisements, findAdvertisement, nameTakenMessage, writeAdvertisement, type AdvertisementLookup } from '../arp/owned';
+import {
+  deleteOwnedAdvertisements,
+  findAdvertisement,
+  nameTakenMessage,
+  writeAdvertisement,
+  type AdvertisementLookup,
+} from '../arp/owned';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
 import { planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
 import { decideAddressRequest, type RequestDecision } from './request';
@@ -59,12 +65,22 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
 }
 
 export function holderOf(eip: { metadata: { namespace?: string; name?: string; uid?: string } }): Holder {
-  return { apiVersion: API_VERSION, kind: 'ElasticIP', namespace: eip.metadata.namespace, name: eip.metadata.name ?? '', uid: eip.metadata.uid };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    namespace: eip.metadata.namespace,
+    name: eip.metadata.name ?? '',
+    uid: eip.metadata.uid,
+  };
 }
 
 function requestOf(ctx: EipContext, eip: ElasticIPObject): RequestDecision {
   const network = ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
-  const view = network && { name: network.metadata.name ?? '', type: network.spec.type, addressPools: network.spec.addressPools };
+  const view = network && {
+    name: network.metadata.name ?? '',
+    type: network.spec.type,
+    addressPools: network.spec.addressPools,
+  };
   return decideAddressRequest(eip.spec, view, poolViews(ctx.base.caches));
 }
 
@@ -78,7 +94,12 @@ function resolutionOf(request: RequestDecision): Resolution {
  * not move its address. Extra claims (two replicas racing) are released, keeping the one the
  * status names. Only an ElasticIP holding nothing, not being deleted (EIP-16), asks the allocator.
  */
-async function ensureAllocation(ctx: EipContext, eip: ElasticIPObject, request: RequestDecision, deleting: boolean): Promise<Allocation> {
+async function ensureAllocation(
+  ctx: EipContext,
+  eip: ElasticIPObject,
+  request: RequestDecision,
+  deleting: boolean,
+): Promise<Allocation> {
   const { allocator } = ctx.base;
   const holder = holderOf(eip);
   const held = allocator.heldClaims(holder, 'AddressPool');
@@ -88,8 +109,16 @@ async function ensureAllocation(ctx: EipContext, eip: ElasticIPObject, request: 
     return { allocated: true, address: formatIPv4(keep.value), pool: keep.pool.name };
   }
   if (!request.ok) return { allocated: false, reason: request.reason, message: request.message };
-  if (deleting) return { allocated: false, reason: 'ElasticIPDeleting', message: 'the ElasticIP is being deleted; no address is taken (EIP-16)' };
-  const result = await allocator.ensureAddress(holder, { pools: request.pools, requested: request.requested && { value: request.requested.value, pool: request.requested.pool } });
+  if (deleting)
+    return {
+      allocated: false,
+      reason: 'ElasticIPDeleting',
+      message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
+    };
+  const result = await allocator.ensureAddress(holder, {
+    pools: request.pools,
+    requested: request.requested && { value: request.requested.value, pool: request.requested.pool },
+  });
   if (result.ok) return { allocated: true, address: formatIPv4(result.value), pool: result.pool.name };
   return { allocated: false, reason: result.reason, message: `${result.message} (EIP-3)` };
 }
@@ -97,7 +126,13 @@ async function ensureAllocation(ctx: EipContext, eip: ElasticIPObject, request: 
 /** Status once per pass through the status subresource, only when it changed. */
 async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): Promise<void> {
   if (!plan.status || sameJson(eip.status, plan.status)) return;
-  await applyStatus(ctx.base.rest, EIP, { namespace: eip.metadata.namespace, name: eip.metadata.name ?? '' }, plan.status, ctx.base.fieldManager);
+  await applyStatus(
+    ctx.base.rest,
+    EIP,
+    { namespace: eip.metadata.namespace, name: eip.metadata.name ?? '' },
+    plan.status,
+    ctx.base.fieldManager,
+  );
 }
 
 /**
@@ -105,10 +140,24 @@ async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: Elastic
  * written only while this ElasticIP holds the address's claim (ARP-4, ../arp/claim-guard.ts), and
  * never another owner's object under this name (NAME-1).
  */
-async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, owner: AdvertisementOwner, found: AdvertisementLookup, desired: AdvertisementSpec | undefined): Promise<void> {
+async function ensureAdvertisement(
+  ctx: EipContext,
+  eip: ElasticIPObject,
+  owner: AdvertisementOwner,
+  found: AdvertisementLookup,
+  desired: AdvertisementSpec | undefined,
+): Promise<void> {
   if (found.foreign) {
-    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', { name: found.foreign.metadata?.name, labels: found.foreign.metadata?.labels });
-    ctx.base.recorder?.warning(referenceTo(eip, EIP), 'ARPAdvertisementNameTaken', 'Advertise', nameTakenMessage(owner, found.foreign));
+    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', {
+      name: found.foreign.metadata?.name,
+      labels: found.foreign.metadata?.labels,
+    });
+    ctx.base.recorder?.warning(
+      referenceTo(eip, EIP),
+      'ARPAdvertisementNameTaken',
+      'Advertise',
+      nameTakenMessage(owner, found.foreign),
+    );
     return;
   }
   await writeAdvertisement(ctx.base, owner, holderOf(eip), found.current, desired);
@@ -116,7 +165,8 @@ async function ensureAdvertisement(ctx: EipContext, eip: ElasticIPObject, owner:
 
 function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): void {
   const regarding = referenceTo(eip, EIP);
-  for (const e of plan.events) ctx.base.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
+  for (const e of plan.events)
+    ctx.base.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
 }
 
 /** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
@@ -139,5 +189,9 @@ async function releaseForgotten(ctx: EipContext, namespace: string, name: string
   const holder: Holder = { kind: 'ElasticIP', namespace, name };
   await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, { kind: 'ElasticIP', namespace, name });
   const released = await ctx.base.allocator.releaseAll(holder);
-  if (released > 0) ctx.base.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', { elasticIP: `${namespace}/${name}`, claims: released });
+  if (released > 0)
+    ctx.base.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', {
+      elasticIP: `${namespace}/${name}`,
+      claims: released,
+    });
 }

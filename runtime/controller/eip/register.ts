@@ -28,7 +28,12 @@ export interface ElasticIPControllerOptions {
 
 export interface ElasticIPControllers {
   readonly caches: EipCaches;
-  readonly queues: { readonly elasticIPs: WorkQueue; readonly attachments: WorkQueue; readonly networkInterfaces: WorkQueue; readonly pods: WorkQueue };
+  readonly queues: {
+    readonly elasticIPs: WorkQueue;
+    readonly attachments: WorkQueue;
+    readonly networkInterfaces: WorkQueue;
+    readonly pods: WorkQueue;
+  };
   /** Starts this feature's caches, waits for them and the shared ones, then runs the reconcilers. */
   start(): Promise<void>;
   /** Stops the reconcilers (passes in flight finish; queued keys drained, or dropped with `dropQueued`) and this feature's caches. */
@@ -38,14 +43,24 @@ export interface ElasticIPControllers {
 
 /** The shared caches this feature reads: the caller starts them (the controller starts all of its own). */
 export const sharedCachesRead = (shared: Caches): Array<Informer<KubeObject>> =>
-  [shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements] as unknown as Array<Informer<KubeObject>>;
+  [shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements] as unknown as Array<
+    Informer<KubeObject>
+  >;
 
 /** Call once per process, next to the other reconcilers, with the shared context. */
-export function registerElasticIPControllers(base: ControllerContext, options: ElasticIPControllerOptions = {}): ElasticIPControllers {
+export function registerElasticIPControllers(
+  base: ControllerContext,
+  options: ElasticIPControllerOptions = {},
+): ElasticIPControllers {
   const caches = createEipCaches(base.rest, base.logger);
   const ctx: EipContext = { base, caches };
   const queue = (name: string) => new WorkQueue({ onDepthChange: options.metrics?.queueDepthHook(name) });
-  const queues = { elasticIPs: queue('elasticip'), attachments: queue('elasticipattachment'), networkInterfaces: queue('networkinterface'), pods: queue('pod') };
+  const queues = {
+    elasticIPs: queue('elasticip'),
+    attachments: queue('elasticipattachment'),
+    networkInterfaces: queue('networkinterface'),
+    pods: queue('pod'),
+  };
   mapEventsToKeys(ctx, queues);
   let started = false;
 
@@ -90,7 +105,8 @@ type Queues = ElasticIPControllers['queues'];
 function mapEventsToKeys(ctx: EipContext, q: Queues): void {
   const { caches } = ctx;
   const shared = ctx.base.caches;
-  const keyOf = (namespace: string | undefined, name: string | undefined) => (namespace && name ? `${namespace}/${name}` : undefined);
+  const keyOf = (namespace: string | undefined, name: string | undefined) =>
+    namespace && name ? `${namespace}/${name}` : undefined;
   const add = (queue: WorkQueue, key: string | undefined) => key && queue.add(key);
   /** Everything that reads the ElasticIP `<ns>/<name>`: itself, its users, Pods waiting for it (EN-8). */
   const elasticIPChanged = (key: string | undefined) => {
@@ -100,7 +116,8 @@ function mapEventsToKeys(ctx: EipContext, q: Queues): void {
     caches.attachments.byIndex(INDEX.byElasticIP, key).forEach((a) => q.attachments.add(objectKey(a)));
     caches.pods.byIndex(INDEX.byElasticIP, key).forEach((p) => q.pods.add(objectKey(p)));
   };
-  const eipsOfNetwork = (network: string): ElasticIPObject[] => caches.elasticIPs.list().filter((e) => e.spec.externalNetwork === network);
+  const eipsOfNetwork = (network: string): ElasticIPObject[] =>
+    caches.elasticIPs.list().filter((e) => e.spec.externalNetwork === network);
   caches.elasticIPs.onChange((e) => elasticIPChanged(objectKey(e)));
   caches.attachments.onChange((a) => {
     q.attachments.add(objectKey(a));
@@ -115,20 +132,35 @@ function mapEventsToKeys(ctx: EipContext, q: Queues): void {
   caches.pods.onChange((p) => {
     q.pods.add(objectKey(p));
     // A terminating Pod's NICs count as being deleted (EIP-11 rule 2).
-    caches.nics.byIndex(INDEX.byPod, objectKey(p)).forEach((n) => elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP)));
+    caches.nics
+      .byIndex(INDEX.byPod, objectKey(p))
+      .forEach((n) => elasticIPChanged(keyOf(n.metadata.namespace, n.spec.elasticIP)));
   });
-  shared.externalNetworks.onChange((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => elasticIPChanged(objectKey(e))));
+  shared.externalNetworks.onChange((n) =>
+    eipsOfNetwork(n.metadata.name ?? '').forEach((e) => elasticIPChanged(objectKey(e))),
+  );
   shared.addressPools.onChange((p) => {
     const pool = p.metadata.name ?? '';
-    shared.externalNetworks.list().filter((n) => n.spec.addressPools.includes(pool)).forEach((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => q.elasticIPs.add(objectKey(e))));
+    shared.externalNetworks
+      .list()
+      .filter((n) => n.spec.addressPools.includes(pool))
+      .forEach((n) => eipsOfNetwork(n.metadata.name ?? '').forEach((e) => q.elasticIPs.add(objectKey(e))));
   });
   const claimChanged = (claim: AllocationClaim & KubeObject, deleted: boolean) => {
     const record = claimRecordOf(claim);
     if (record?.holder.kind === 'ElasticIP') add(q.elasticIPs, keyOf(record.holder.namespace, record.holder.name));
     // A released address may be what a Pending ElasticIP waits for (NoFreeAddress, RequestedIPInUse).
-    if (deleted && record?.pool.kind === 'AddressPool') caches.elasticIPs.list().filter((e) => e.status?.phase === 'Pending').forEach((e) => q.elasticIPs.add(objectKey(e)));
+    if (deleted && record?.pool.kind === 'AddressPool')
+      caches.elasticIPs
+        .list()
+        .filter((e) => e.status?.phase === 'Pending')
+        .forEach((e) => q.elasticIPs.add(objectKey(e)));
   };
-  shared.allocationClaims.addHandlers({ onAdd: (c) => claimChanged(c, false), onUpdate: (_old, c) => claimChanged(c, false), onDelete: (c) => claimChanged(c, true) });
+  shared.allocationClaims.addHandlers({
+    onAdd: (c) => claimChanged(c, false),
+    onUpdate: (_old, c) => claimChanged(c, false),
+    onDelete: (c) => claimChanged(c, true),
+  });
   // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
   shared.arpAdvertisements.onChange((ad) => ownerKeysOf(ad, 'ElasticIP').forEach((k) => add(q.elasticIPs, k)));
 }

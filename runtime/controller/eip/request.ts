@@ -2,7 +2,15 @@
  * EIP-1..3: which pools an ElasticIP's address may come from, and the requested address, or why
  * there is none (an ElasticIP whose network and pools are not resolved is in Error, EIP-9). Pure.
  */
-import { checkPoolModes, findPoolForRequestedAddress, formatIssue, parseIPv4, usablePools, type NetworkView, type PoolView } from '../../../api/validation';
+import {
+  checkPoolModes,
+  findPoolForRequestedAddress,
+  formatIssue,
+  parseIPv4,
+  usablePools,
+  type NetworkView,
+  type PoolView,
+} from '../../../api/validation';
 
 export interface AddressRequest {
   readonly network: string;
@@ -12,7 +20,8 @@ export interface AddressRequest {
   readonly requested?: { readonly address: string; readonly value: number; readonly pool: string };
 }
 
-export type RequestDecision = ({ readonly ok: true } & AddressRequest) | { readonly ok: false; readonly reason: string; readonly message: string };
+export type RequestDecision =
+  ({ readonly ok: true } & AddressRequest) | { readonly ok: false; readonly reason: string; readonly message: string };
 
 export function decideAddressRequest(
   spec: { readonly externalNetwork: string; readonly requestedIP?: string },
@@ -31,11 +40,22 @@ export function decideAddressRequest(
   if (usable.length === 0) {
     const modeIssues = checkPoolModes(network, pools).map(formatIssue);
     const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
-    return { ok: false, reason: 'NoUsableAddressPool', message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (EIP-2)` };
+    return {
+      ok: false,
+      reason: 'NoUsableAddressPool',
+      message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (EIP-2)`,
+    };
   }
   if (!spec.requestedIP) return { ok: true, network: network.name, type, pools: usable };
   const found = findPoolForRequestedAddress('spec.requestedIP', spec.requestedIP, network, pools);
-  if ('issue' in found) return { ok: false, reason: 'RequestedIPNotInPool', message: `${formatIssue(found.issue)} (EIP-3)` };
+  if ('issue' in found)
+    return { ok: false, reason: 'RequestedIPNotInPool', message: `${formatIssue(found.issue)} (EIP-3)` };
   const value = parseIPv4(spec.requestedIP)!;
-  return { ok: true, network: network.name, type, pools: usable, requested: { address: spec.requestedIP, value, pool: found.pool.name } };
+  return {
+    ok: true,
+    network: network.name,
+    type,
+    pools: usable,
+    requested: { address: spec.requestedIP, value, pool: found.pool.name },
+  };
 }

@@ -43,12 +43,19 @@ export type HolderChoice =
   /** No NIC names it. */
   | { readonly rule: 'none' };
 
-export function chooseHolder(nics: readonly NicView[], current: AttachmentRef | undefined, elasticIPDeleting: boolean): HolderChoice {
+export function chooseHolder(
+  nics: readonly NicView[],
+  current: AttachmentRef | undefined,
+  elasticIPDeleting: boolean,
+): HolderChoice {
   const kept = current?.kind === 'NetworkInterface' ? nics.find((n) => n.name === current.name) : undefined;
   if (kept) return { rule: 'current', holder: kept };
   if (nics.length === 0) return { rule: 'none' };
   if (elasticIPDeleting) return { rule: 'elasticIPDeleting' };
-  const deleting = nics.filter((n) => n.deleting).map((n) => n.name).sort();
+  const deleting = nics
+    .filter((n) => n.deleting)
+    .map((n) => n.name)
+    .sort();
   if (deleting.length > 0) return { rule: 'waitForDeletion', waitingFor: deleting };
   return { rule: 'oldest', holder: [...nics].sort(byAgeThenName)[0] };
 }
@@ -67,7 +74,12 @@ export type Usage =
   /** One ElasticIPAttachment and no NIC: 1:1 NAT (EIP-4). */
   | { readonly kind: 'nat'; readonly attachment: AttachmentView }
   /** NICs only: the EIP-11 holder. */
-  | { readonly kind: 'direct'; readonly holder: NicView; readonly rule: 'current' | 'oldest'; readonly others: readonly string[] }
+  | {
+      readonly kind: 'direct';
+      readonly holder: NicView;
+      readonly rule: 'current' | 'oldest';
+      readonly others: readonly string[];
+    }
   /** NICs only, nobody may hold it now (EIP-11 rule 2, EIP-12). */
   | { readonly kind: 'handover'; readonly waitingFor: readonly string[]; readonly nics: readonly string[] }
   /** NICs only, the ElasticIP is being deleted and none of them held it (EIP-16). */
@@ -97,7 +109,12 @@ export function decideUsage(input: UsageInput): Usage {
       return { kind: 'unused' };
     case 'current':
     case 'oldest':
-      return { kind: 'direct', holder: choice.holder, rule: choice.rule, others: nics.filter((n) => n !== choice.holder.name) };
+      return {
+        kind: 'direct',
+        holder: choice.holder,
+        rule: choice.rule,
+        others: nics.filter((n) => n !== choice.holder.name),
+      };
     case 'waitForDeletion':
       return { kind: 'handover', waitingFor: choice.waitingFor, nics };
     case 'elasticIPDeleting':

@@ -2,7 +2,13 @@
  * ExternalNetwork and AddressPool status, pure (EN-3, EN-7, AP-2, AP-3).
  */
 import type { AddressPool, ExternalNetwork } from '../../../api';
-import { checkPoolModes, findOverlapsWithOtherPools, formatIssue, parsePoolAddresses, type PoolView } from '../../../api/validation';
+import {
+  checkPoolModes,
+  findOverlapsWithOtherPools,
+  formatIssue,
+  parsePoolAddresses,
+  type PoolView,
+} from '../../../api/validation';
 import { setCondition, type Condition } from '../../kube/conditions';
 import type { AllocationResult } from '../allocator/allocator';
 import type { PoolUsage } from '../allocator/allocator-index';
@@ -33,20 +39,52 @@ export function planNetworkStatus(o: NetworkObservation, now: Date = new Date())
   conditions = setCondition(
     conditions,
     networkID > 0
-      ? { type: NETWORK_CONDITIONS.networkID, status: 'True', reason: 'NetworkIDAssigned', message: `VNI ${networkID} from AllocationPool subnet-vni (EN-7)`, observedGeneration: generation }
-      : { type: NETWORK_CONDITIONS.networkID, status: 'False', reason: id && !id.ok ? id.reason : 'WaitingForSubnetVniPool', message: id && !id.ok ? id.message : 'the subnet-vni AllocationPool is not loaded yet (EN-7)', observedGeneration: generation },
+      ? {
+          type: NETWORK_CONDITIONS.networkID,
+          status: 'True',
+          reason: 'NetworkIDAssigned',
+          message: `VNI ${networkID} from AllocationPool subnet-vni (EN-7)`,
+          observedGeneration: generation,
+        }
+      : {
+          type: NETWORK_CONDITIONS.networkID,
+          status: 'False',
+          reason: id && !id.ok ? id.reason : 'WaitingForSubnetVniPool',
+          message: id && !id.ok ? id.message : 'the subnet-vni AllocationPool is not loaded yet (EN-7)',
+          observedGeneration: generation,
+        },
     now,
   );
-  const view = { name: o.network.metadata.name ?? '', type: o.network.spec.type, addressPools: o.network.spec.addressPools };
+  const view = {
+    name: o.network.metadata.name ?? '',
+    type: o.network.spec.type,
+    addressPools: o.network.spec.addressPools,
+  };
   const problems = [
     ...checkPoolModes(view, o.pools).map(formatIssue),
-    ...view.addressPools.map((n, i) => (o.pools.has(n) ? undefined : `spec.addressPools[${i}]: AddressPool ${JSON.stringify(n)} does not exist`)).filter((m): m is string => !!m),
+    ...view.addressPools
+      .map((n, i) =>
+        o.pools.has(n) ? undefined : `spec.addressPools[${i}]: AddressPool ${JSON.stringify(n)} does not exist`,
+      )
+      .filter((m): m is string => !!m),
   ];
   conditions = setCondition(
     conditions,
     problems.length === 0
-      ? { type: NETWORK_CONDITIONS.pools, status: 'True', reason: 'AddressPoolsValid', message: `every AddressPool has advertiseMode ${view.type}`, observedGeneration: generation }
-      : { type: NETWORK_CONDITIONS.pools, status: 'False', reason: checkPoolModes(view, o.pools).length ? 'AddressPoolModeMismatch' : 'AddressPoolNotFound', message: `${problems.join('; ')} (EN-3)`, observedGeneration: generation },
+      ? {
+          type: NETWORK_CONDITIONS.pools,
+          status: 'True',
+          reason: 'AddressPoolsValid',
+          message: `every AddressPool has advertiseMode ${view.type}`,
+          observedGeneration: generation,
+        }
+      : {
+          type: NETWORK_CONDITIONS.pools,
+          status: 'False',
+          reason: checkPoolModes(view, o.pools).length ? 'AddressPoolModeMismatch' : 'AddressPoolNotFound',
+          message: `${problems.join('; ')} (EN-3)`,
+          observedGeneration: generation,
+        },
     now,
   );
   return { networkID, conditions };
@@ -63,13 +101,30 @@ export interface PoolObservation {
 /** AP-3 size/used, the network that lists the pool, and AP-2 problems as a condition. */
 export function planPoolStatus(o: PoolObservation, now: Date = new Date()): PoolStatus {
   const generation = o.pool.generation ?? 0;
-  const issues = [...parsePoolAddresses(o.pool).issues, ...findOverlapsWithOtherPools(o.pool, o.others)].map(formatIssue);
-  if (o.networks.length > 1) issues.push(`listed by several ExternalNetworks (${o.networks.join(', ')}); each AddressPool belongs to one (EN-4)`);
+  const issues = [...parsePoolAddresses(o.pool).issues, ...findOverlapsWithOtherPools(o.pool, o.others)].map(
+    formatIssue,
+  );
+  if (o.networks.length > 1)
+    issues.push(
+      `listed by several ExternalNetworks (${o.networks.join(', ')}); each AddressPool belongs to one (EN-4)`,
+    );
   const conditions = setCondition(
     [...(o.pool.conditions ?? [])],
     issues.length === 0
-      ? { type: POOL_CONDITIONS.valid, status: 'True', reason: 'Valid', message: `${o.usage?.size ?? 0} addresses`, observedGeneration: generation }
-      : { type: POOL_CONDITIONS.valid, status: 'False', reason: 'InvalidAddresses', message: issues.join('; '), observedGeneration: generation },
+      ? {
+          type: POOL_CONDITIONS.valid,
+          status: 'True',
+          reason: 'Valid',
+          message: `${o.usage?.size ?? 0} addresses`,
+          observedGeneration: generation,
+        }
+      : {
+          type: POOL_CONDITIONS.valid,
+          status: 'False',
+          reason: 'InvalidAddresses',
+          message: issues.join('; '),
+          observedGeneration: generation,
+        },
     now,
   );
   return { size: o.usage?.size ?? 0, used: o.usage?.used ?? 0, externalNetwork: o.networks[0] ?? '', conditions };

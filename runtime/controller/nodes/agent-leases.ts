@@ -81,7 +81,8 @@ export class AgentLeaseTracker implements AgentLiveness {
   unavailableNodes(): ReadonlyMap<string, string> {
     const now = this.now();
     const out = new Map<string, string>();
-    for (const record of this.records.values()) if (leaseExpired(record, now, this.graceMs)) out.set(record.node, expiryReason(record, now));
+    for (const record of this.records.values())
+      if (leaseExpired(record, now, this.graceMs)) out.set(record.node, expiryReason(record, now));
     return out;
   }
 

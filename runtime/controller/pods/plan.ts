@@ -15,7 +15,12 @@ import { SHORTHAND_INTERFACE, type PodInterface } from '../../../api/validation/
 
 /** The parts of a Pod this module reads. */
 export interface PodView {
-  readonly metadata: { readonly name?: string; readonly namespace?: string; readonly uid?: string; readonly deletionTimestamp?: string };
+  readonly metadata: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly deletionTimestamp?: string;
+  };
   readonly spec?: { readonly nodeName?: string };
   readonly status?: { readonly podIP?: string };
 }
@@ -31,7 +36,8 @@ export interface ExistingNic {
 }
 
 /** EN-8: whether a NIC holding this ElasticIP directly may be created now. */
-export type DirectReadiness = { readonly ready: true } | { readonly ready: false; readonly reason: string; readonly message: string };
+export type DirectReadiness =
+  { readonly ready: true } | { readonly ready: false; readonly reason: string; readonly message: string };
 
 export interface PodPlanInput {
   readonly pod: PodView;
@@ -67,7 +73,12 @@ export const POD_REASONS = {
 export function planPodInterfaces(input: PodPlanInput): PodPlan {
   const { pod } = input;
   const podName = pod.metadata.name ?? '';
-  const plan = { create: [] as NetworkInterface[], update: [] as PodPlan['update'][number][], deleteStale: [] as string[], events: [] as PlannedPodEvent[] };
+  const plan = {
+    create: [] as NetworkInterface[],
+    update: [] as PodPlan['update'][number][],
+    deleteStale: [] as string[],
+    events: [] as PlannedPodEvent[],
+  };
   if (pod.metadata.deletionTimestamp) return plan;
   for (const iface of input.interfaces) {
     const name = nicName(podName, iface.interface);
@@ -75,7 +86,11 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
     const existing = input.existing(name);
     if (existing && existing.podUid !== pod.metadata.uid) {
       plan.deleteStale.push(name);
-      plan.events.push({ type: 'Normal', reason: POD_REASONS.staleNetworkInterface, message: `NetworkInterface ${name} belongs to an earlier Pod of this name; it is deleted and created again for this Pod` });
+      plan.events.push({
+        type: 'Normal',
+        reason: POD_REASONS.staleNetworkInterface,
+        message: `NetworkInterface ${name} belongs to an earlier Pod of this name; it is deleted and created again for this Pod`,
+      });
       continue;
     }
     if (existing) {
@@ -86,19 +101,30 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
           message: `interface ${iface.interface}: the annotation now says elasticIP ${show(iface.elasticIP)}, but NetworkInterface ${name} was created with ${show(existing.elasticIP)}; spec.elasticIP cannot change: recreate the Pod to apply it (NIC-1)`,
         });
       }
-      const patch = { ...(desired.nodeName && desired.nodeName !== existing.nodeName ? { nodeName: desired.nodeName } : {}), ...(desired.address && desired.address !== existing.address ? { address: desired.address } : {}) };
+      const patch = {
+        ...(desired.nodeName && desired.nodeName !== existing.nodeName ? { nodeName: desired.nodeName } : {}),
+        ...(desired.address && desired.address !== existing.address ? { address: desired.address } : {}),
+      };
       if (Object.keys(patch).length > 0) plan.update.push({ name, spec: patch });
       continue;
     }
     if (iface.elasticIP !== undefined) {
       const readiness = input.directReadiness(iface.elasticIP);
       if (!readiness.ready) {
-        plan.events.push({ type: 'Warning', reason: readiness.reason, message: `interface ${iface.interface}: ${readiness.message}` });
+        plan.events.push({
+          type: 'Warning',
+          reason: readiness.reason,
+          message: `interface ${iface.interface}: ${readiness.message}`,
+        });
         continue;
       }
     }
     plan.create.push(nicObject(pod, name, desired));
-    plan.events.push({ type: 'Normal', reason: POD_REASONS.networkInterfaceCreated, message: `created NetworkInterface ${name}${iface.elasticIP ? ` holding ElasticIP ${iface.elasticIP} directly` : ''}` });
+    plan.events.push({
+      type: 'Normal',
+      reason: POD_REASONS.networkInterfaceCreated,
+      message: `created NetworkInterface ${name}${iface.elasticIP ? ` holding ElasticIP ${iface.elasticIP} directly` : ''}`,
+    });
   }
   return plan;
 }
@@ -115,8 +141,20 @@ function desiredSpec(pod: PodView, iface: PodInterface): NetworkInterface['spec'
 }
 
 function nicObject(pod: PodView, name: string, spec: NetworkInterface['spec']): NetworkInterface {
-  const owner = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
-  return { apiVersion: API_VERSION, kind: 'NetworkInterface', metadata: { name, namespace: pod.metadata.namespace, ownerReferences: [owner] }, spec };
+  const owner = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    name: pod.metadata.name ?? '',
+    uid: pod.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'NetworkInterface',
+    metadata: { name, namespace: pod.metadata.namespace, ownerReferences: [owner] },
+    spec,
+  };
 }
 
 const show = (eip: string | undefined): string => (eip === undefined ? 'none' : JSON.stringify(eip));
@@ -127,9 +165,18 @@ export function directReadiness(
   eip: { readonly externalNetwork: string } | undefined,
   network: { readonly networkID: number | undefined } | undefined,
 ): DirectReadiness {
-  if (!eip) return { ready: false, reason: 'ElasticIPNotFound', message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface is created once it does (EN-8)` };
+  if (!eip)
+    return {
+      ready: false,
+      reason: 'ElasticIPNotFound',
+      message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface is created once it does (EN-8)`,
+    };
   if (!network) {
-    return { ready: false, reason: 'ExternalNetworkNotFound', message: `ElasticIP ${elasticIP} names ExternalNetwork ${eip.externalNetwork}, which does not exist; its NetworkInterface is created once it does (EN-8)` };
+    return {
+      ready: false,
+      reason: 'ExternalNetworkNotFound',
+      message: `ElasticIP ${elasticIP} names ExternalNetwork ${eip.externalNetwork}, which does not exist; its NetworkInterface is created once it does (EN-8)`,
+    };
   }
   if (!network.networkID) {
     return {

@@ -23,7 +23,12 @@ export async function reconcilePod(ctx: EipContext, key: string): Promise<void> 
   if (!pod || pod.metadata.deletionTimestamp) return;
   const parsed = parsePodNetworks(pod.metadata.annotations);
   if (!parsed.ok) {
-    ctx.base.recorder?.warning(referenceTo(pod, Resources.pods), parsed.reason, 'CreateNetworkInterface', `${parsed.message}; no NetworkInterface is created until it is fixed`);
+    ctx.base.recorder?.warning(
+      referenceTo(pod, Resources.pods),
+      parsed.reason,
+      'CreateNetworkInterface',
+      `${parsed.message}; no NetworkInterface is created until it is fixed`,
+    );
     return;
   }
   if (parsed.interfaces.length === 0) return;
@@ -39,14 +44,24 @@ export async function reconcilePod(ctx: EipContext, key: string): Promise<void> 
 function existingNic(nic: NicObject | undefined): ExistingNic | undefined {
   if (!nic) return undefined;
   const owner = nic.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
-  return { name: nic.metadata.name ?? '', podUid: owner?.uid, elasticIP: nic.spec.elasticIP, nodeName: nic.spec.nodeName || undefined, address: nic.spec.address || undefined };
+  return {
+    name: nic.metadata.name ?? '',
+    podUid: owner?.uid,
+    elasticIP: nic.spec.elasticIP,
+    nodeName: nic.spec.nodeName || undefined,
+    address: nic.spec.address || undefined,
+  };
 }
 
 /** EN-8: the ElasticIP, its network and the network's ID, from the caches. */
 function readinessOf(ctx: EipContext, namespace: string, elasticIP: string) {
   const eip = ctx.caches.elasticIPs.get(namespace, elasticIP);
   const network = eip ? ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork) : undefined;
-  return directReadiness(elasticIP, eip && { externalNetwork: eip.spec.externalNetwork }, network && { networkID: network.status?.networkID });
+  return directReadiness(
+    elasticIP,
+    eip && { externalNetwork: eip.spec.externalNetwork },
+    network && { networkID: network.status?.networkID },
+  );
 }
 
 async function applyPlan(ctx: EipContext, pod: PodObject, plan: PodPlan): Promise<void> {
@@ -67,6 +82,7 @@ async function applyPlan(ctx: EipContext, pod: PodObject, plan: PodPlan): Promis
   }
   for (const u of plan.update) await rest.patch(NIC, namespace, u.name, 'merge', { spec: u.spec }, { fieldManager });
   const regarding = referenceTo(pod, Resources.pods);
-  for (const e of plan.events) recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'CreateNetworkInterface', note: e.message });
+  for (const e of plan.events)
+    recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'CreateNetworkInterface', note: e.message });
   // A stale NIC's deletion shows up as a NIC event, which brings this Pod back to create its own.
 }

@@ -57,7 +57,10 @@ export interface PortsResult {
  * the lowest wins, so the answer does not depend on slice order. Ports of other protocols are
  * left out (SLB-10 reports them).
  */
-export function normalizePorts(servicePorts: readonly ServicePortView[], slices: readonly EndpointSliceView[]): PortsResult {
+export function normalizePorts(
+  servicePorts: readonly ServicePortView[],
+  slices: readonly EndpointSliceView[],
+): PortsResult {
   const ports: NormalizedPort[] = [];
   const unresolved: string[] = [];
   for (const sp of servicePorts) {
@@ -73,7 +76,11 @@ export function normalizePorts(servicePorts: readonly ServicePortView[], slices:
   return { ports, unresolved };
 }
 
-function resolveTargetPort(sp: ServicePortView, protocol: string, slices: readonly EndpointSliceView[]): number | undefined {
+function resolveTargetPort(
+  sp: ServicePortView,
+  protocol: string,
+  slices: readonly EndpointSliceView[],
+): number | undefined {
   if (sp.targetPort === undefined) return sp.port;
   if (typeof sp.targetPort === 'number') return sp.targetPort;
   if (/^[0-9]+$/.test(sp.targetPort)) return Number(sp.targetPort);

@@ -26,7 +26,9 @@ export const REASONS = {
 } as const;
 
 /** The allocation as the reconciler found or made it this pass. */
-export type AllocationOutcome = { readonly allocated: true; readonly vip: string; readonly pool: string } | ({ readonly allocated: false } & NoAllocation);
+export type AllocationOutcome =
+  | { readonly allocated: true; readonly vip: string; readonly pool: string }
+  | ({ readonly allocated: false } & NoAllocation);
 
 /** The ARPAdvertisement of a ServiceLoadBalancer (SLB-6), named by ../arp/names.ts (NAME-1). */
 export interface AdvertisementSpec {
@@ -70,12 +72,16 @@ export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date(
   const backends = liveBackends(summarizeBackends(o.slices), o.unavailableNodes);
   const { ports } = normalizePorts(o.service.spec?.ports ?? [], o.slices);
   const vip = o.allocation.allocated ? o.allocation.vip : undefined;
-  const advertisement = desiredAdvertisement(o, backends.advertisingNodes, advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }));
-  const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
-  const conditions = [allocatedCondition(o), availableCondition(o, backends.advertisingNodes, advertisement, backends.leftOut)].reduce<Condition[]>(
-    (list, c) => setCondition(list, c, now),
-    [...((o.previous?.conditions ?? []) as Condition[])],
+  const advertisement = desiredAdvertisement(
+    o,
+    backends.advertisingNodes,
+    advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
   );
+  const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
+  const conditions = [
+    allocatedCondition(o),
+    availableCondition(o, backends.advertisingNodes, advertisement, backends.leftOut),
+  ].reduce<Condition[]>((list, c) => setCondition(list, c, now), [...((o.previous?.conditions ?? []) as Condition[])]);
   const status: SlbStatus = {
     phase,
     ...(vip ? { vip, addressPool: o.allocation.allocated ? o.allocation.pool : undefined } : {}),
@@ -86,71 +92,150 @@ export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date(
     observedGeneration: o.generation,
     conditions,
   };
-  return { status: dropUndefined(status), advertisement, ingressIPs: vip ? [vip] : [], events: eventsOf(o, phase, status, advertisement) };
+  return {
+    status: dropUndefined(status),
+    advertisement,
+    ingressIPs: vip ? [vip] : [],
+    events: eventsOf(o, phase, status, advertisement),
+  };
 }
 
 /** SLB-4 with FO-3: nodes whose agent cannot answer leave advertisingNodes; `leftOut` says why. */
-function liveBackends(backends: BackendSummary, unavailable: ReadonlyMap<string, string> | undefined): BackendSummary & { leftOut: Array<[string, string]> } {
-  const leftOut = backends.advertisingNodes.filter((n) => unavailable?.has(n)).map((n): [string, string] => [n, unavailable!.get(n)!]);
+function liveBackends(
+  backends: BackendSummary,
+  unavailable: ReadonlyMap<string, string> | undefined,
+): BackendSummary & { leftOut: Array<[string, string]> } {
+  const leftOut = backends.advertisingNodes
+    .filter((n) => unavailable?.has(n))
+    .map((n): [string, string] => [n, unavailable!.get(n)!]);
   return { ...backends, advertisingNodes: backends.advertisingNodes.filter((n) => !unavailable?.has(n)), leftOut };
 }
 
-const describeLeftOut = (leftOut: ReadonlyArray<[string, string]>) => leftOut.map(([n, why]) => `node ${n}: ${why}`).join('; ');
+const describeLeftOut = (leftOut: ReadonlyArray<[string, string]>) =>
+  leftOut.map(([n, why]) => `node ${n}: ${why}`).join('; ');
 
 /**
  * SLB-3. Allocated vs Degraded when no node can advertise: `Allocated` means no Local backend
  * could advertise *yet* (the VIP was never advertised); `Degraded` means it was (the previous
  * phase was Ready or Degraded, for the same VIP) and no node can now (SLB-8).
  */
-export function phaseOf(allocation: AllocationOutcome, advertisingNodes: number, previous: SlbStatus | undefined): ServiceLoadBalancerPhase {
+export function phaseOf(
+  allocation: AllocationOutcome,
+  advertisingNodes: number,
+  previous: SlbStatus | undefined,
+): ServiceLoadBalancerPhase {
   if (!allocation.allocated) return allocation.phase;
   if (advertisingNodes > 0) return 'Ready';
-  const wasAdvertised = (previous?.phase === 'Ready' || previous?.phase === 'Degraded') && previous.vip === allocation.vip;
+  const wasAdvertised =
+    (previous?.phase === 'Ready' || previous?.phase === 'Degraded') && previous.vip === allocation.vip;
   return wasAdvertised ? 'Degraded' : 'Allocated';
 }
 
 /** SLB-5..8: arp networks get one ARPAdvertisement on the sticky rendezvous node; bgp none. */
-function desiredAdvertisement(o: SlbObservation, advertisingNodes: readonly string[], name: string): AdvertisementSpec | undefined {
+function desiredAdvertisement(
+  o: SlbObservation,
+  advertisingNodes: readonly string[],
+  name: string,
+): AdvertisementSpec | undefined {
   if (!o.allocation.allocated || o.network?.type !== 'arp') return undefined;
-  const current = o.currentAdvertisement?.address === o.allocation.vip ? o.currentAdvertisement.nodeName : o.previous?.vip === o.allocation.vip ? o.previous.arpAnnouncingNode || undefined : undefined;
+  const current =
+    o.currentAdvertisement?.address === o.allocation.vip
+      ? o.currentAdvertisement.nodeName
+      : o.previous?.vip === o.allocation.vip
+        ? o.previous.arpAnnouncingNode || undefined
+        : undefined;
   const nodeName = rendezvousNode({ vip: o.allocation.vip, candidates: advertisingNodes, current });
-  return nodeName === undefined ? undefined : { name, externalNetwork: o.network.name, address: o.allocation.vip, nodeName };
+  return nodeName === undefined
+    ? undefined
+    : { name, externalNetwork: o.network.name, address: o.allocation.vip, nodeName };
 }
 
 function allocatedCondition(o: SlbObservation): ConditionInput {
   const a = o.allocation;
   return a.allocated
-    ? { type: CONDITIONS.allocated, status: 'True', reason: REASONS.addressAllocated, message: `VIP ${a.vip} from AddressPool ${a.pool}`, observedGeneration: o.generation }
-    : { type: CONDITIONS.allocated, status: 'False', reason: a.reason, message: a.message, observedGeneration: o.generation };
+    ? {
+        type: CONDITIONS.allocated,
+        status: 'True',
+        reason: REASONS.addressAllocated,
+        message: `VIP ${a.vip} from AddressPool ${a.pool}`,
+        observedGeneration: o.generation,
+      }
+    : {
+        type: CONDITIONS.allocated,
+        status: 'False',
+        reason: a.reason,
+        message: a.message,
+        observedGeneration: o.generation,
+      };
 }
 
-function availableCondition(o: SlbObservation, nodes: readonly string[], ad: AdvertisementSpec | undefined, leftOut: ReadonlyArray<[string, string]>): ConditionInput {
+function availableCondition(
+  o: SlbObservation,
+  nodes: readonly string[],
+  ad: AdvertisementSpec | undefined,
+  leftOut: ReadonlyArray<[string, string]>,
+): ConditionInput {
   const base = { type: CONDITIONS.available, observedGeneration: o.generation };
   const svc = `${o.service.metadata.namespace}/${o.service.metadata.name}`;
   if (nodes.length === 0 && leftOut.length > 0) {
-    return { ...base, status: 'False', reason: REASONS.agentLeaseExpired, message: `every node with a ready endpoint of Service ${svc} was left out, so nobody answers for the VIP: ${describeLeftOut(leftOut)}` };
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.agentLeaseExpired,
+      message: `every node with a ready endpoint of Service ${svc} was left out, so nobody answers for the VIP: ${describeLeftOut(leftOut)}`,
+    };
   }
   if (nodes.length === 0) {
-    return { ...base, status: 'False', reason: REASONS.noReadyBackends, message: `no node has a Ready, Serving, non-terminating endpoint of Service ${svc}; nobody answers for the VIP (SLB-8)` };
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.noReadyBackends,
+      message: `no node has a Ready, Serving, non-terminating endpoint of Service ${svc}; nobody answers for the VIP (SLB-8)`,
+    };
   }
-  if (!o.allocation.allocated) return { ...base, status: 'Unknown', reason: REASONS.notAllocated, message: `${nodes.length} node(s) could advertise, but there is no VIP: ${o.allocation.message}` };
+  if (!o.allocation.allocated)
+    return {
+      ...base,
+      status: 'Unknown',
+      reason: REASONS.notAllocated,
+      message: `${nodes.length} node(s) could advertise, but there is no VIP: ${o.allocation.message}`,
+    };
   const how = ad ? `answered over ARP by node ${ad.nodeName}` : `advertised over BGP by ${nodes.length} node(s)`;
   const left = leftOut.length > 0 ? `; left out: ${describeLeftOut(leftOut)}` : '';
   return { ...base, status: 'True', reason: REASONS.advertised, message: `VIP ${o.allocation.vip} ${how}${left}` };
 }
 
 /** One Event per phase transition (SLB-3), plus one when the answering node moves (SLB-7). */
-function eventsOf(o: SlbObservation, phase: ServiceLoadBalancerPhase, status: SlbStatus, ad: AdvertisementSpec | undefined): SlbEvent[] {
-  const why = (node: string) => (o.unavailableNodes?.has(node) ? `whose agent cannot answer: ${o.unavailableNodes.get(node)}` : 'which has no ready Local endpoint');
+function eventsOf(
+  o: SlbObservation,
+  phase: ServiceLoadBalancerPhase,
+  status: SlbStatus,
+  ad: AdvertisementSpec | undefined,
+): SlbEvent[] {
+  const why = (node: string) =>
+    o.unavailableNodes?.has(node)
+      ? `whose agent cannot answer: ${o.unavailableNodes.get(node)}`
+      : 'which has no ready Local endpoint';
   const events: SlbEvent[] = [];
   if (o.previous?.phase !== phase) {
-    const cause = phase === 'Ready' || phase === 'Degraded' ? status.conditions?.find((c) => c.type === CONDITIONS.available) : status.conditions?.find((c) => c.type === CONDITIONS.allocated);
+    const cause =
+      phase === 'Ready' || phase === 'Degraded'
+        ? status.conditions?.find((c) => c.type === CONDITIONS.available)
+        : status.conditions?.find((c) => c.type === CONDITIONS.allocated);
     const warning = phase === 'Pending' || phase === 'Degraded' || phase === 'Error';
-    events.push({ type: warning ? 'Warning' : 'Normal', reason: cause?.reason ?? phase, message: `phase ${phase}: ${cause?.message ?? ''}`.trim() });
+    events.push({
+      type: warning ? 'Warning' : 'Normal',
+      reason: cause?.reason ?? phase,
+      message: `phase ${phase}: ${cause?.message ?? ''}`.trim(),
+    });
   }
   const before = o.currentAdvertisement?.nodeName;
   if (ad && before && before !== ad.nodeName) {
-    events.push({ type: 'Normal', reason: REASONS.announcingNodeChanged, message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, ${why(before)}) (SLB-7)` });
+    events.push({
+      type: 'Normal',
+      reason: REASONS.announcingNodeChanged,
+      message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, ${why(before)}) (SLB-7)`,
+    });
   }
   return events;
 }
@@ -167,10 +252,18 @@ export type AdvertisementAction =
   | { readonly action: 'delete'; readonly name: string }
   | { readonly action: 'recreate'; readonly desired: AdvertisementSpec };
 
-export function advertisementAction(current: AdvertisementSpec | undefined, desired: AdvertisementSpec | undefined): AdvertisementAction {
+export function advertisementAction(
+  current: AdvertisementSpec | undefined,
+  desired: AdvertisementSpec | undefined,
+): AdvertisementAction {
   if (!desired) return current ? { action: 'delete', name: current.name } : { action: 'none' };
   if (!current) return { action: 'create', desired };
-  if (current.name !== desired.name || current.address !== desired.address || current.externalNetwork !== desired.externalNetwork) return { action: 'recreate', desired };
+  if (
+    current.name !== desired.name ||
+    current.address !== desired.address ||
+    current.externalNetwork !== desired.externalNetwork
+  )
+    return { action: 'recreate', desired };
   if (current.nodeName !== desired.nodeName) return { action: 'move', desired, from: current.nodeName };
   return { action: 'none' };
 }

@@ -14,10 +14,21 @@ import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
 import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
-import { deleteOwnedAdvertisements, findAdvertisement, nameTakenMessage, writeAdvertisement, type AdvertisementLookup } from '../arp/owned';
+import {
+  deleteOwnedAdvertisements,
+  findAdvertisement,
+  nameTakenMessage,
+  writeAdvertisement,
+  type AdvertisementLookup,
+} from '../arp/owned';
 import { asKube, JuneauResources } from '../resources';
 import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
-import { decideAllocationRequest, isJuneauLoadBalancer, serviceLoadBalancerSpec, unsupportedServiceReason } from './request';
+import {
+  decideAllocationRequest,
+  isJuneauLoadBalancer,
+  serviceLoadBalancerSpec,
+  unsupportedServiceReason,
+} from './request';
 import { formatIPv4, parseIPv4 } from '../../../api/validation';
 
 type Slb = ServiceLoadBalancer & KubeObject;
@@ -28,7 +39,8 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
-    if (existing) await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
+    if (existing)
+      await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
     return;
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
@@ -52,22 +64,44 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
 }
 
 /** SLB-1: the ServiceLoadBalancer exists, owned by the Service (GC), with the finalizer (ARP-6) and the spec from the annotations. */
-async function ensureServiceLoadBalancer(ctx: ControllerContext, service: ServiceObject, existing: Slb | undefined): Promise<Slb> {
+async function ensureServiceLoadBalancer(
+  ctx: ControllerContext,
+  service: ServiceObject,
+  existing: Slb | undefined,
+): Promise<Slb> {
   const { namespace, name, uid } = service.metadata;
   const spec = serviceLoadBalancerSpec(service);
-  const owner = { apiVersion: 'v1', kind: 'Service', name: name ?? '', uid: uid ?? '', controller: true, blockOwnerDeletion: true };
+  const owner = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    name: name ?? '',
+    uid: uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
   const upToDate =
     existing &&
     sameJson(existing.spec, spec) &&
     existing.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer) &&
     existing.metadata.ownerReferences?.some((o) => o.uid === owner.uid && o.controller);
   if (upToDate) return existing;
-  const desired = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] }, spec };
+  const desired = {
+    apiVersion: API_VERSION,
+    kind: 'ServiceLoadBalancer',
+    metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
+    spec,
+  };
   return applyObject<Slb>(ctx.rest, SLB, asKube(desired as Slb), ctx.fieldManager);
 }
 
 function holderOf(slb: Slb): Holder {
-  return { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace: slb.metadata.namespace, name: slb.metadata.name ?? '', uid: slb.metadata.uid };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ServiceLoadBalancer',
+    namespace: slb.metadata.namespace,
+    name: slb.metadata.name ?? '',
+    uid: slb.metadata.uid,
+  };
 }
 
 /**
@@ -79,20 +113,39 @@ function holderOf(slb: Slb): Holder {
 async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, slb: Slb): Promise<AllocationOutcome> {
   const pools = poolViews(ctx.caches);
   const networkName = slb.spec.externalNetwork;
-  const networks = ctx.caches.externalNetworks.list().map((n) => ({ name: n.metadata.name ?? '', type: n.spec.type, addressPools: n.spec.addressPools }));
+  const networks = ctx.caches.externalNetworks
+    .list()
+    .map((n) => ({ name: n.metadata.name ?? '', type: n.spec.type, addressPools: n.spec.addressPools }));
   const view = networks.find((n) => n.name === networkName);
   const decision = decideAllocationRequest(service, view, pools);
-  const keep = (c: ClaimRecord) => mayKeepAddress(c, { networkName: networkName ?? '', network: view, networks, pools, index: ctx.index });
+  const keep = (c: ClaimRecord) =>
+    mayKeepAddress(c, { networkName: networkName ?? '', network: view, networks, pools, index: ctx.index });
   if (!decision.ok) {
     const requested = slb.spec.requestedIP === undefined ? undefined : parseIPv4(slb.spec.requestedIP);
     const passing = networkName !== undefined && !unsupportedServiceReason(service);
-    const kept = passing ? await ctx.allocator.retainAddress(holderOf(slb), (c) => keep(c) && (slb.spec.requestedIP === undefined || c.value === requested)) : undefined;
+    const kept = passing
+      ? await ctx.allocator.retainAddress(
+          holderOf(slb),
+          (c) => keep(c) && (slb.spec.requestedIP === undefined || c.value === requested),
+        )
+      : undefined;
     if (!kept) await ctx.allocator.releaseAll(holderOf(slb));
-    const keeping = kept ? `; VIP ${formatIPv4(kept.value)} stays reserved for this ServiceLoadBalancer meanwhile (ADDR-3)` : '';
-    return { allocated: false, phase: decision.phase, reason: decision.reason, message: `${decision.message}${keeping}` };
+    const keeping = kept
+      ? `; VIP ${formatIPv4(kept.value)} stays reserved for this ServiceLoadBalancer meanwhile (ADDR-3)`
+      : '';
+    return {
+      allocated: false,
+      phase: decision.phase,
+      reason: decision.reason,
+      message: `${decision.message}${keeping}`,
+    };
   }
   const { requested } = decision.request;
-  const result = await ctx.allocator.ensureAddress(holderOf(slb), { pools: decision.request.pools, requested: requested && { value: requested.value, pool: requested.pool }, keep });
+  const result = await ctx.allocator.ensureAddress(holderOf(slb), {
+    pools: decision.request.pools,
+    requested: requested && { value: requested.value, pool: requested.pool },
+    keep,
+  });
   if (result.ok) return { allocated: true, vip: formatIPv4(result.value), pool: result.pool.name };
   const keeping = result.kept ? `; VIP ${formatIPv4(result.kept.value)} stays reserved until then (ADDR-3)` : '';
   return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message}${keeping} (SLB-2)` };
@@ -100,11 +153,15 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
 
 function endpointSlicesOf(ctx: ControllerContext, key: string) {
   const { namespace, name } = splitKey(key);
-  return ctx.caches.endpointSlices.list().filter((s) => s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
+  return ctx.caches.endpointSlices
+    .list()
+    .filter((s) => s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
 }
 
 function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
-  const network = slb.spec.externalNetwork ? ctx.caches.externalNetworks.get(undefined, slb.spec.externalNetwork) : undefined;
+  const network = slb.spec.externalNetwork
+    ? ctx.caches.externalNetworks.get(undefined, slb.spec.externalNetwork)
+    : undefined;
   return network && { name: network.metadata.name ?? '', type: network.spec.type };
 }
 
@@ -117,9 +174,20 @@ function ownerOf(key: string): AdvertisementOwner {
  * SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement; writes only while
  * the VIP's claim is held (ARP-4), and never another owner's object under this name (NAME-1).
  */
-async function ensureAdvertisement(ctx: ControllerContext, slb: Slb, owner: AdvertisementOwner, found: AdvertisementLookup, desired: AdvertisementSpec | undefined): Promise<void> {
+async function ensureAdvertisement(
+  ctx: ControllerContext,
+  slb: Slb,
+  owner: AdvertisementOwner,
+  found: AdvertisementLookup,
+  desired: AdvertisementSpec | undefined,
+): Promise<void> {
   if (found.foreign) {
-    ctx.recorder?.warning(referenceTo(asKube(slb), SLB), 'ARPAdvertisementNameTaken', 'Advertise', nameTakenMessage(owner, found.foreign));
+    ctx.recorder?.warning(
+      referenceTo(asKube(slb), SLB),
+      'ARPAdvertisementNameTaken',
+      'Advertise',
+      nameTakenMessage(owner, found.foreign),
+    );
     return;
   }
   await writeAdvertisement(ctx, owner, holderOf(slb), found.current, desired);
@@ -128,7 +196,13 @@ async function ensureAdvertisement(ctx: ControllerContext, slb: Slb, owner: Adve
 /** Status once per pass, through the status subresource, only when it changed. */
 async function ensureStatus(ctx: ControllerContext, slb: Slb, plan: SlbPlan): Promise<void> {
   if (sameJson(slb.status, plan.status)) return;
-  await applyStatus(ctx.rest, SLB, { namespace: slb.metadata.namespace, name: slb.metadata.name ?? '' }, plan.status, ctx.fieldManager);
+  await applyStatus(
+    ctx.rest,
+    SLB,
+    { namespace: slb.metadata.namespace, name: slb.metadata.name ?? '' },
+    plan.status,
+    ctx.fieldManager,
+  );
 }
 
 /** The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP. */
@@ -136,20 +210,33 @@ async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObje
   const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
   if (sameJson(current, ips)) return;
   const ingress = ips.map((ip) => ({ ip, ipMode: 'VIP' }));
-  await ctx.rest.patch(Resources.services, service.metadata.namespace, service.metadata.name ?? '', 'merge', { status: { loadBalancer: { ingress: ingress.length ? ingress : null } } }, { fieldManager: ctx.fieldManager, subresource: 'status' });
+  await ctx.rest.patch(
+    Resources.services,
+    service.metadata.namespace,
+    service.metadata.name ?? '',
+    'merge',
+    { status: { loadBalancer: { ingress: ingress.length ? ingress : null } } },
+    { fieldManager: ctx.fieldManager, subresource: 'status' },
+  );
 }
 
 function recordEvents(ctx: ControllerContext, slb: Slb, plan: SlbPlan): void {
   const regarding = referenceTo(asKube(slb), SLB);
-  for (const e of plan.events) ctx.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
+  for (const e of plan.events)
+    ctx.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
 }
 
 /** ARP-6: a deleted ServiceLoadBalancer takes its ARPAdvertisement and claim with it, then lets go. */
-async function finalizeServiceLoadBalancer(ctx: ControllerContext, slb: Slb, service: ServiceObject | undefined): Promise<void> {
+async function finalizeServiceLoadBalancer(
+  ctx: ControllerContext,
+  slb: Slb,
+  service: ServiceObject | undefined,
+): Promise<void> {
   if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return;
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, ownerOf(objectKey(slb)));
   await ctx.allocator.releaseAll(holderOf(slb));
-  if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) await ensureServiceIngress(ctx, service, []);
+  if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
+    await ensureServiceIngress(ctx, service, []);
   try {
     await removeFinalizer(ctx.rest, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer, ctx.fieldManager);
   } catch (err) {

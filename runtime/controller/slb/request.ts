@@ -3,7 +3,15 @@
  * ServiceLoadBalancer asks for — or why it cannot ask for one. Pure.
  */
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
-import { checkPoolModes, findPoolForRequestedAddress, formatIssue, parseIPv4, usablePools, type NetworkView, type PoolView } from '../../../api/validation';
+import {
+  checkPoolModes,
+  findPoolForRequestedAddress,
+  formatIssue,
+  parseIPv4,
+  usablePools,
+  type NetworkView,
+  type PoolView,
+} from '../../../api/validation';
 import type { ServiceView } from './views';
 
 /** SLB-1: a Service Juneau serves. */
@@ -41,7 +49,8 @@ export interface AllocationRequest {
   readonly requested?: { readonly address: string; readonly value: number; readonly pool: string };
 }
 
-export type RequestDecision = { readonly ok: true; readonly request: AllocationRequest } | ({ readonly ok: false } & NoAllocation);
+export type RequestDecision =
+  { readonly ok: true; readonly request: AllocationRequest } | ({ readonly ok: false } & NoAllocation);
 
 /**
  * SLB-10: the limits of what Juneau serves. Each problem names the Service field and value.
@@ -59,15 +68,25 @@ export function unsupportedServiceReason(service: ServiceView): NoAllocation | u
   (spec.ports ?? []).forEach((p, i) => {
     const protocol = p.protocol ?? 'TCP';
     if (protocol !== 'TCP' && protocol !== 'UDP') {
-      problems.push({ reason: 'UnsupportedProtocol', message: `spec.ports[${i}].protocol is ${JSON.stringify(protocol)}: only TCP and UDP are supported (SLB-10)` });
+      problems.push({
+        reason: 'UnsupportedProtocol',
+        message: `spec.ports[${i}].protocol is ${JSON.stringify(protocol)}: only TCP and UDP are supported (SLB-10)`,
+      });
     }
   });
   const families = spec.ipFamilies ?? [];
   if (families.length > 0 && !families.includes('IPv4')) {
-    problems.push({ reason: 'IPv4Required', message: `spec.ipFamilies is ${JSON.stringify(families)}: Juneau VIPs are IPv4 only; use IPv4 or dual-stack (SLB-10)` });
+    problems.push({
+      reason: 'IPv4Required',
+      message: `spec.ipFamilies is ${JSON.stringify(families)}: Juneau VIPs are IPv4 only; use IPv4 or dual-stack (SLB-10)`,
+    });
   }
   if (problems.length === 0) return undefined;
-  return { phase: 'Error', reason: problems[0].reason, message: `unsupported Service, no VIP: ${problems.map((p) => p.message).join('; ')}` };
+  return {
+    phase: 'Error',
+    reason: problems[0].reason,
+    message: `unsupported Service, no VIP: ${problems.map((p) => p.message).join('; ')}`,
+  };
 }
 
 /**
@@ -83,10 +102,20 @@ export function decideAllocationRequest(
   if (unsupported) return { ok: false, ...unsupported };
   const spec = serviceLoadBalancerSpec(service);
   if (!spec.externalNetwork) {
-    return { ok: false, phase: 'Error', reason: 'ExternalNetworkNotSpecified', message: `${SERVICE_FIELDS.externalNetwork} is not set: name the ExternalNetwork the VIP comes from (SLB-2)` };
+    return {
+      ok: false,
+      phase: 'Error',
+      reason: 'ExternalNetworkNotSpecified',
+      message: `${SERVICE_FIELDS.externalNetwork} is not set: name the ExternalNetwork the VIP comes from (SLB-2)`,
+    };
   }
   if (!network) {
-    return { ok: false, phase: 'Pending', reason: 'ExternalNetworkNotFound', message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)` };
+    return {
+      ok: false,
+      phase: 'Pending',
+      reason: 'ExternalNetworkNotFound',
+      message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)`,
+    };
   }
   const usable = usablePools(network, pools).map((p) => p.name);
   if (usable.length === 0) {
@@ -101,7 +130,16 @@ export function decideAllocationRequest(
   }
   if (!spec.requestedIP) return { ok: true, request: { network, pools: usable } };
   const found = findPoolForRequestedAddress(SERVICE_FIELDS.requestedIP, spec.requestedIP, network, pools);
-  if ('issue' in found) return { ok: false, phase: 'Error', reason: 'RequestedIPNotInPool', message: `${formatIssue(found.issue)} (SLB-2)` };
+  if ('issue' in found)
+    return {
+      ok: false,
+      phase: 'Error',
+      reason: 'RequestedIPNotInPool',
+      message: `${formatIssue(found.issue)} (SLB-2)`,
+    };
   const value = parseIPv4(spec.requestedIP)!;
-  return { ok: true, request: { network, pools: usable, requested: { address: spec.requestedIP, value, pool: found.pool.name } } };
+  return {
+    ok: true,
+    request: { network, pools: usable, requested: { address: spec.requestedIP, value, pool: found.pool.name } },
+  };
 }

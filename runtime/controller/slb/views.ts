@@ -44,7 +44,11 @@ export interface EndpointSliceView {
   readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> };
   readonly addressType: string;
   readonly endpoints?: readonly EndpointView[] | null;
-  readonly ports?: ReadonlyArray<{ readonly name?: string | null; readonly port?: number | null; readonly protocol?: string | null }> | null;
+  readonly ports?: ReadonlyArray<{
+    readonly name?: string | null;
+    readonly port?: number | null;
+    readonly protocol?: string | null;
+  }> | null;
 }
 
 /** The label that ties an EndpointSlice to its Service. */

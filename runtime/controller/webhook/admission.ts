@@ -55,16 +55,24 @@ export type Verdict =
   | { readonly allowed: true; readonly warnings?: readonly string[] }
   | { readonly allowed: false; readonly reason: DenialReason; readonly issues: readonly ValidationIssue[] };
 
-export const allowed = (warnings?: readonly string[]): Verdict => (warnings?.length ? { allowed: true, warnings } : { allowed: true });
+export const allowed = (warnings?: readonly string[]): Verdict =>
+  warnings?.length ? { allowed: true, warnings } : { allowed: true };
 
 /** 403: the request conflicts with another object (EN-4, AP-2 across pools, ARP-4, ARP-5, EIP-5). */
-export const forbidden = (issues: readonly ValidationIssue[]): Verdict => ({ allowed: false, reason: 'Forbidden', issues });
+export const forbidden = (issues: readonly ValidationIssue[]): Verdict => ({
+  allowed: false,
+  reason: 'Forbidden',
+  issues,
+});
 
 /** 422: a value does not fit the objects it refers to (EN-3, ARP-2). */
 export const invalid = (issues: readonly ValidationIssue[]): Verdict => ({ allowed: false, reason: 'Invalid', issues });
 
 /** Forbidden issues win over invalid ones: the first thing to fix is the conflict. */
-export function verdictOf(conflicts: readonly ValidationIssue[], invalidValues: readonly ValidationIssue[] = []): Verdict {
+export function verdictOf(
+  conflicts: readonly ValidationIssue[],
+  invalidValues: readonly ValidationIssue[] = [],
+): Verdict {
   if (conflicts.length) return forbidden([...conflicts, ...invalidValues]);
   if (invalidValues.length) return invalid(invalidValues);
   return allowed();
@@ -78,7 +86,8 @@ export function denialMessage(issues: readonly ValidationIssue[]): string {
 }
 
 export function toAdmissionResponse(uid: string, verdict: Verdict): AdmissionResponse {
-  if (verdict.allowed) return verdict.warnings?.length ? { uid, allowed: true, warnings: verdict.warnings } : { uid, allowed: true };
+  if (verdict.allowed)
+    return verdict.warnings?.length ? { uid, allowed: true, warnings: verdict.warnings } : { uid, allowed: true };
   const causeReason = verdict.reason === 'Forbidden' ? 'FieldValueForbidden' : 'FieldValueInvalid';
   return {
     uid,
@@ -87,7 +96,9 @@ export function toAdmissionResponse(uid: string, verdict: Verdict): AdmissionRes
       code: CODES[verdict.reason],
       reason: verdict.reason,
       message: denialMessage(verdict.issues),
-      details: { causes: verdict.issues.map((i) => ({ field: i.field, message: formatIssue(i), reason: causeReason })) },
+      details: {
+        causes: verdict.issues.map((i) => ({ field: i.field, message: formatIssue(i), reason: causeReason })),
+      },
     },
   };
 }

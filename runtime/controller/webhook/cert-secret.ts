@@ -7,9 +7,21 @@
 import { getOrUndefined, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
-import { checkCertificates, DEFAULT_LIFETIMES, issueCertificates, type CertificateLifetimes, type WebhookCertificates } from './certificates';
+import {
+  checkCertificates,
+  DEFAULT_LIFETIMES,
+  issueCertificates,
+  type CertificateLifetimes,
+  type WebhookCertificates,
+} from './certificates';
 
-export const SecretResource: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
+export const SecretResource: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
 
 export interface SecretObject extends KubeObject {
   type?: string;
@@ -17,18 +29,36 @@ export interface SecretObject extends KubeObject {
 }
 
 /** Data keys of the Secret: kubernetes.io/tls plus the CA (cert-manager writes ca.crt too). */
-export const SECRET_KEYS = { caCert: 'ca.crt', caKey: 'ca.key', caBundle: 'ca-bundle.crt', tlsCert: 'tls.crt', tlsKey: 'tls.key' } as const;
+export const SECRET_KEYS = {
+  caCert: 'ca.crt',
+  caKey: 'ca.key',
+  caBundle: 'ca-bundle.crt',
+  tlsCert: 'tls.crt',
+  tlsKey: 'tls.key',
+} as const;
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const unb64 = (text: string | undefined) => (text ? Buffer.from(text, 'base64').toString('utf8') : '');
 
-export function secretOf(namespace: string, name: string, material: WebhookCertificates, resourceVersion?: string): SecretObject {
+export function secretOf(
+  namespace: string,
+  name: string,
+  material: WebhookCertificates,
+  resourceVersion?: string,
+): SecretObject {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}), labels: { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/component': 'webhook' } },
+    metadata: {
+      name,
+      namespace,
+      ...(resourceVersion ? { resourceVersion } : {}),
+      labels: { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/component': 'webhook' },
+    },
     type: 'kubernetes.io/tls',
-    data: Object.fromEntries(Object.entries(SECRET_KEYS).map(([field, key]) => [key, b64(material[field as keyof WebhookCertificates])])),
+    data: Object.fromEntries(
+      Object.entries(SECRET_KEYS).map(([field, key]) => [key, b64(material[field as keyof WebhookCertificates])]),
+    ),
   };
 }
 
@@ -63,16 +93,28 @@ export interface EnsuredCertificates {
 }
 
 /** Reads the Secret, creating or rotating it when needed; converges when replicas race. */
-export async function ensureCertificateSecret(rest: RestClient, o: CertificateSecretOptions): Promise<EnsuredCertificates> {
+export async function ensureCertificateSecret(
+  rest: RestClient,
+  o: CertificateSecretOptions,
+): Promise<EnsuredCertificates> {
   const lifetimes = o.lifetimes ?? DEFAULT_LIFETIMES;
   const now = o.now ?? (() => new Date());
   for (let attempt = 0; attempt < 5; attempt++) {
     const secret = await getOrUndefined<SecretObject>(rest, SecretResource, o.namespace, o.name);
     if (!secret) {
-      const material = await issueCertificates(o.hosts, { lifetimes, previousCaBundle: o.current?.caBundle, now: now() });
+      const material = await issueCertificates(o.hosts, {
+        lifetimes,
+        previousCaBundle: o.current?.caBundle,
+        now: now(),
+      });
       try {
         await rest.create(SecretResource, secretOf(o.namespace, o.name, material));
-        return { material, source: 'issued', why: `Secret ${o.namespace}/${o.name} did not exist`, renewAt: renewAtOf(material, o.hosts, now(), lifetimes) };
+        return {
+          material,
+          source: 'issued',
+          why: `Secret ${o.namespace}/${o.name} did not exist`,
+          renewAt: renewAtOf(material, o.hosts, now(), lifetimes),
+        };
       } catch (err) {
         if (isAlreadyExists(err)) continue;
         throw err;
@@ -91,16 +133,28 @@ export async function ensureCertificateSecret(rest: RestClient, o: CertificateSe
     });
     try {
       await rest.replace(SecretResource, secretOf(o.namespace, o.name, material, secret.metadata?.resourceVersion));
-      return { material: material, source: 'issued', why: check.why, renewAt: renewAtOf(material, o.hosts, now(), lifetimes) };
+      return {
+        material: material,
+        source: 'issued',
+        why: check.why,
+        renewAt: renewAtOf(material, o.hosts, now(), lifetimes),
+      };
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) continue;
       throw err;
     }
   }
-  throw new Error(`could not settle the webhook certificate Secret ${o.namespace}/${o.name} after 5 attempts (other replicas kept changing it)`);
+  throw new Error(
+    `could not settle the webhook certificate Secret ${o.namespace}/${o.name} after 5 attempts (other replicas kept changing it)`,
+  );
 }
 
-function renewAtOf(material: WebhookCertificates, hosts: readonly string[], now: Date, lifetimes: CertificateLifetimes): Date {
+function renewAtOf(
+  material: WebhookCertificates,
+  hosts: readonly string[],
+  now: Date,
+  lifetimes: CertificateLifetimes,
+): Date {
   const check = checkCertificates(material, hosts, now, lifetimes);
   if (!check.usable) throw new Error(`freshly issued webhook certificates are not usable: ${check.why}`);
   return check.renewAt;

@@ -30,7 +30,11 @@ export interface CertificateLifetimes {
   readonly renewBeforeMs: number;
 }
 
-export const DEFAULT_LIFETIMES: CertificateLifetimes = { caDays: 3650, servingDays: 365, renewBeforeMs: 30 * 24 * 3600 * 1000 };
+export const DEFAULT_LIFETIMES: CertificateLifetimes = {
+  caDays: 3650,
+  servingDays: 365,
+  renewBeforeMs: 30 * 24 * 3600 * 1000,
+};
 
 /** DNS names of the webhook Service, as the API server dials it (`<svc>.<ns>.svc`). */
 export function serviceHostnames(service: string, namespace: string): string[] {
@@ -47,12 +51,22 @@ const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
  * Creates a CA (unless one is given) and a serving certificate for `hosts` (DNS names or IPs).
  * Both start an hour before `now` (clock skew) and last `lifetimes.caDays` / `servingDays`.
  */
-export async function issueCertificates(hosts: readonly string[], options: { ca?: { cert: string; key: string }; lifetimes?: CertificateLifetimes; previousCaBundle?: string; now?: Date } = {}): Promise<WebhookCertificates> {
+export async function issueCertificates(
+  hosts: readonly string[],
+  options: {
+    ca?: { cert: string; key: string };
+    lifetimes?: CertificateLifetimes;
+    previousCaBundle?: string;
+    now?: Date;
+  } = {},
+): Promise<WebhookCertificates> {
   if (hosts.length === 0) throw new Error('a serving certificate needs at least one host name or IP');
   const lifetimes = options.lifetimes ?? DEFAULT_LIFETIMES;
   const now = options.now ?? new Date();
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
-  const ca = options.ca ? await importCa(options.ca) : await newCa(notBefore, new Date(now.getTime() + lifetimes.caDays * DAY_MS));
+  const ca = options.ca
+    ? await importCa(options.ca)
+    : await newCa(notBefore, new Date(now.getTime() + lifetimes.caDays * DAY_MS));
   const keys = await subtle.generateKey(EC_P256, true, ['sign', 'verify']);
   const leaf = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
@@ -64,7 +78,9 @@ export async function issueCertificates(hosts: readonly string[], options: { ca?
     publicKey: keys.publicKey,
     signingKey: ca.key,
     extensions: [
-      new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h }))),
+      new x509.SubjectAlternativeNameExtension(
+        hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
+      ),
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
@@ -73,7 +89,13 @@ export async function issueCertificates(hosts: readonly string[], options: { ca?
     ],
   });
   const caCert = ca.pem;
-  return { caCert, caKey: ca.keyPem, caBundle: bundleOf(caCert, options.previousCaBundle, now), tlsCert: leaf.toString('pem') + '\n', tlsKey: pkcs8Pem(keys.privateKey) };
+  return {
+    caCert,
+    caKey: ca.keyPem,
+    caBundle: bundleOf(caCert, options.previousCaBundle, now),
+    tlsCert: leaf.toString('pem') + '\n',
+    tlsKey: pkcs8Pem(keys.privateKey),
+  };
 }
 
 interface SigningCa {
@@ -81,7 +103,7 @@ interface SigningCa {
   readonly pem: string;
   readonly key: webcrypto.CryptoKey;
   readonly keyPem: string;
-  readonly algorithm: webcrypto.EcKeyImportParams & webcrypto.EcdsaParams | webcrypto.RsaHashedImportParams;
+  readonly algorithm: (webcrypto.EcKeyImportParams & webcrypto.EcdsaParams) | webcrypto.RsaHashedImportParams;
 }
 
 async function newCa(notBefore: Date, notAfter: Date): Promise<SigningCa> {
@@ -99,18 +121,32 @@ async function newCa(notBefore: Date, notAfter: Date): Promise<SigningCa> {
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert, pem: cert.toString('pem') + '\n', key: keys.privateKey, keyPem: pkcs8Pem(keys.privateKey), algorithm: EC_P256 };
+  return {
+    cert,
+    pem: cert.toString('pem') + '\n',
+    key: keys.privateKey,
+    keyPem: pkcs8Pem(keys.privateKey),
+    algorithm: EC_P256,
+  };
 }
 
 /** The kept CA of the Secret (PEM, PKCS#8 or SEC1): EC keys on the NIST curves, or RSA. */
 async function importCa(ca: { cert: string; key: string }): Promise<SigningCa> {
   const keyObject = createPrivateKey(ca.key);
   const details = keyObject.asymmetricKeyDetails ?? {};
-  const curves: Record<string, { namedCurve: string; hash: string }> = { prime256v1: { namedCurve: 'P-256', hash: 'SHA-256' }, secp384r1: { namedCurve: 'P-384', hash: 'SHA-384' }, secp521r1: { namedCurve: 'P-521', hash: 'SHA-512' } };
+  const curves: Record<string, { namedCurve: string; hash: string }> = {
+    prime256v1: { namedCurve: 'P-256', hash: 'SHA-256' },
+    secp384r1: { namedCurve: 'P-384', hash: 'SHA-384' },
+    secp521r1: { namedCurve: 'P-521', hash: 'SHA-512' },
+  };
   let algorithm: SigningCa['algorithm'];
-  if (keyObject.asymmetricKeyType === 'ec' && details.namedCurve && curves[details.namedCurve]) algorithm = { name: 'ECDSA', ...curves[details.namedCurve] };
+  if (keyObject.asymmetricKeyType === 'ec' && details.namedCurve && curves[details.namedCurve])
+    algorithm = { name: 'ECDSA', ...curves[details.namedCurve] };
   else if (keyObject.asymmetricKeyType === 'rsa') algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-  else throw new Error(`the webhook CA key is ${keyObject.asymmetricKeyType}${details.namedCurve ? ` (${details.namedCurve})` : ''}: only EC P-256/P-384/P-521 and RSA keys can sign`);
+  else
+    throw new Error(
+      `the webhook CA key is ${keyObject.asymmetricKeyType}${details.namedCurve ? ` (${details.namedCurve})` : ''}: only EC P-256/P-384/P-521 and RSA keys can sign`,
+    );
   const der = keyObject.export({ type: 'pkcs8', format: 'der' });
   const key = await subtle.importKey('pkcs8', der, algorithm, false, ['sign']);
   return { cert: new x509.X509Certificate(ca.cert), pem: ca.cert, key, keyPem: ca.key, algorithm };
@@ -156,29 +192,40 @@ export type CertificateCheck =
  * serving certificate is not within `renewBeforeMs` of its end. A CA that would expire before a
  * new serving certificate does is replaced too.
  */
-export function checkCertificates(material: WebhookCertificates, hosts: readonly string[], now: Date, lifetimes: CertificateLifetimes = DEFAULT_LIFETIMES): CertificateCheck {
+export function checkCertificates(
+  material: WebhookCertificates,
+  hosts: readonly string[],
+  now: Date,
+  lifetimes: CertificateLifetimes = DEFAULT_LIFETIMES,
+): CertificateCheck {
   let ca: X509Certificate;
   try {
     ca = new X509Certificate(material.caCert);
-    if (!ca.checkPrivateKey(createPrivateKey(material.caKey))) return { usable: false, why: 'the CA key does not match the CA certificate', keepCa: false };
+    if (!ca.checkPrivateKey(createPrivateKey(material.caKey)))
+      return { usable: false, why: 'the CA key does not match the CA certificate', keepCa: false };
   } catch (err) {
     return { usable: false, why: `the CA does not parse: ${String(err)}`, keepCa: false };
   }
   const caEnd = new Date(ca.validTo);
   const keepCa = caEnd.getTime() - now.getTime() > lifetimes.servingDays * 24 * 3600 * 1000 + lifetimes.renewBeforeMs;
   if (!keepCa) return { usable: false, why: `the CA expires ${ca.validTo}`, keepCa };
-  if (!splitPem(material.caBundle).some((pem) => safeFingerprint(pem) === ca.fingerprint256)) return { usable: false, why: 'the CA bundle does not hold the CA', keepCa };
+  if (!splitPem(material.caBundle).some((pem) => safeFingerprint(pem) === ca.fingerprint256))
+    return { usable: false, why: 'the CA bundle does not hold the CA', keepCa };
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(material.tlsCert);
-    if (!leaf.checkPrivateKey(createPrivateKey(material.tlsKey))) return { usable: false, why: 'the serving key does not match its certificate', keepCa };
+    if (!leaf.checkPrivateKey(createPrivateKey(material.tlsKey)))
+      return { usable: false, why: 'the serving key does not match its certificate', keepCa };
   } catch (err) {
     return { usable: false, why: `the serving certificate does not parse: ${String(err)}`, keepCa };
   }
-  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey)) return { usable: false, why: 'the serving certificate is not signed by the CA', keepCa };
+  if (!leaf.checkIssued(ca) || !leaf.verify(ca.publicKey))
+    return { usable: false, why: 'the serving certificate is not signed by the CA', keepCa };
   const missing = hosts.filter((h) => !(isIP(h) ? leaf.checkIP(h) : leaf.checkHost(h)));
-  if (missing.length) return { usable: false, why: `the serving certificate does not name ${missing.join(', ')}`, keepCa };
-  if (new Date(leaf.validFrom) > now) return { usable: false, why: `the serving certificate is not valid before ${leaf.validFrom}`, keepCa };
+  if (missing.length)
+    return { usable: false, why: `the serving certificate does not name ${missing.join(', ')}`, keepCa };
+  if (new Date(leaf.validFrom) > now)
+    return { usable: false, why: `the serving certificate is not valid before ${leaf.validFrom}`, keepCa };
   const renewAt = new Date(new Date(leaf.validTo).getTime() - lifetimes.renewBeforeMs);
   if (renewAt <= now) return { usable: false, why: `the serving certificate expires ${leaf.validTo}`, keepCa };
   return { usable: true, renewAt };

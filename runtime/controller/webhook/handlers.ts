@@ -8,7 +8,14 @@ import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
 import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
 import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
-import type { AddressPoolObject, ARPAdvertisementObject, ElasticIPAttachmentObject, ExternalNetworkObject, PodObject, WebhookCaches } from './views';
+import type {
+  AddressPoolObject,
+  ARPAdvertisementObject,
+  ElasticIPAttachmentObject,
+  ExternalNetworkObject,
+  PodObject,
+  WebhookCaches,
+} from './views';
 import type { ServiceLoadBalancerObject } from './rules/service-load-balancer';
 
 export type AdmissionHandler = (request: AdmissionRequest, caches: WebhookCaches) => Promise<Verdict>;
@@ -28,11 +35,16 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
 
   [WEBHOOK_PATHS.arpAdvertisement]: async (request, caches) => {
     // ARP-11 first: a write by anyone but the controller is refused before any list is read.
-    const writer = checkARPAdvertisementWriter(as<ARPAdvertisementObject>(request), caches.arpAdvertisementWriters?.() ?? []);
+    const writer = checkARPAdvertisementWriter(
+      as<ARPAdvertisementObject>(request),
+      caches.arpAdvertisementWriters?.() ?? [],
+    );
     if (!writer.allowed) return writer;
     return checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
       // The index when the caches have one (informers): ARP-4 only compares objects of this address.
-      arpAdvertisements: caches.arpAdvertisementsAt ? caches.arpAdvertisementsAt(as<ARPAdvertisementObject>(request).object?.spec?.address ?? '') : await caches.arpAdvertisements.list(),
+      arpAdvertisements: caches.arpAdvertisementsAt
+        ? caches.arpAdvertisementsAt(as<ARPAdvertisementObject>(request).object?.spec?.address ?? '')
+        : await caches.arpAdvertisements.list(),
       externalNetworks: await caches.externalNetworks.list(),
       addressPools: await caches.addressPools.list(),
       nodes: await caches.nodes.list(),
@@ -46,8 +58,13 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
     }),
 
   [WEBHOOK_PATHS.pod]: async (request, caches) =>
-    checkPodAdmission(as<PodObject>(request), { elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace) }),
+    checkPodAdmission(as<PodObject>(request), {
+      elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace),
+    }),
 
   [WEBHOOK_PATHS.serviceLoadBalancer]: async (request, caches) =>
-    checkServiceLoadBalancerAdmission(as<ServiceLoadBalancerObject>(request), caches.serviceLoadBalancerWriters?.() ?? []),
+    checkServiceLoadBalancerAdmission(
+      as<ServiceLoadBalancerObject>(request),
+      caches.serviceLoadBalancerWriters?.() ?? [],
+    ),
 };

@@ -10,7 +10,13 @@
  *   Pods (read only when an ElasticIPAttachment is created, for one namespace; a cluster-wide Pod
  *   informer would cost far more), and by tests and bench/admission as the baseline.
  */
-import { addressPoolKind, arpAdvertisementKind, elasticIPAttachmentKind, externalNetworkKind, networkInterfaceKind } from '../../../api';
+import {
+  addressPoolKind,
+  arpAdvertisementKind,
+  elasticIPAttachmentKind,
+  externalNetworkKind,
+  networkInterfaceKind,
+} from '../../../api';
 import { parseIPv4 } from '../../../api/validation';
 import { Informer, waitForCacheSync } from '../../kube/informer';
 import type { Logger } from '../../kube/log';
@@ -81,7 +87,9 @@ export function informerWebhookCaches(rest: RestClient, logger?: Logger): Webhoo
     addressPools: informer(WebhookResources.addressPools),
     externalNetworks: informer(WebhookResources.externalNetworks),
     // ARP-4 asks for the objects of one address: an index, not a walk over all of them.
-    arpAdvertisements: informer(WebhookResources.arpAdvertisements, { [ADDRESS_INDEX]: indexBy<KubeObject>((o) => addressKey((o as ARPAdvertisementObject).spec?.address)) }),
+    arpAdvertisements: informer(WebhookResources.arpAdvertisements, {
+      [ADDRESS_INDEX]: indexBy<KubeObject>((o) => addressKey((o as ARPAdvertisementObject).spec?.address)),
+    }),
     nodes: informer(WebhookResources.nodes),
     elasticIPAttachments: informer(WebhookResources.elasticIPAttachments),
     networkInterfaces: informer(WebhookResources.networkInterfaces),
@@ -89,13 +97,19 @@ export function informerWebhookCaches(rest: RestClient, logger?: Logger): Webhoo
   const all = Object.values(informers);
   const hasSynced = () => all.every((i) => i.hasSynced);
   // The wire objects are the kinds' own shapes; the views name the fields the rules read.
-  const lister = <T>(i: Informer<KubeObject>): Lister<T> => ({ list: (namespace?: string) => i.list(namespace) as unknown as T[] });
+  const lister = <T>(i: Informer<KubeObject>): Lister<T> => ({
+    list: (namespace?: string) => i.list(namespace) as unknown as T[],
+  });
   return {
     caches: {
       addressPools: lister(informers.addressPools),
       externalNetworks: lister(informers.externalNetworks),
       arpAdvertisements: lister(informers.arpAdvertisements),
-      arpAdvertisementsAt: (address) => informers.arpAdvertisements.byIndex(ADDRESS_INDEX, addressKey(address) ?? '') as unknown as ARPAdvertisementObject[],
+      arpAdvertisementsAt: (address) =>
+        informers.arpAdvertisements.byIndex(
+          ADDRESS_INDEX,
+          addressKey(address) ?? '',
+        ) as unknown as ARPAdvertisementObject[],
       nodes: lister(informers.nodes),
       elasticIPAttachments: lister(informers.elasticIPAttachments),
       networkInterfaces: lister(informers.networkInterfaces),

@@ -6,7 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import { GROUP, INSTALL, juneauWebhooks, type LabelSelector, type ValidatingWebhook } from '../../../api';
-import { deleteIgnoringNotFound, getOrUndefined, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../../kube/rest';
+import {
+  deleteIgnoringNotFound,
+  getOrUndefined,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type RestClient,
+} from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 
@@ -52,23 +59,39 @@ export function urlWebhookConfiguration(o: UrlRegistrationOptions): ValidatingWe
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: o.name ?? INSTALL.webhookConfigurationName, labels: { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/managed-by': 'juneau-controller' }, annotations: { [HASH_ANNOTATION]: hash } },
+    metadata: {
+      name: o.name ?? INSTALL.webhookConfigurationName,
+      labels: { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/managed-by': 'juneau-controller' },
+      annotations: { [HASH_ANNOTATION]: hash },
+    },
     webhooks,
   };
 }
 
 /** Creates the configuration, or replaces it when what it registers differs. */
-export async function ensureUrlRegistration(rest: RestClient, desired: ValidatingWebhookConfiguration): Promise<'created' | 'replaced' | 'unchanged'> {
+export async function ensureUrlRegistration(
+  rest: RestClient,
+  desired: ValidatingWebhookConfiguration,
+): Promise<'created' | 'replaced' | 'unchanged'> {
   const name = desired.metadata?.name ?? '';
   for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await getOrUndefined<ValidatingWebhookConfiguration>(rest, ValidatingWebhookConfigurationResource, undefined, name);
+    const current = await getOrUndefined<ValidatingWebhookConfiguration>(
+      rest,
+      ValidatingWebhookConfigurationResource,
+      undefined,
+      name,
+    );
     try {
       if (!current) {
         await rest.create(ValidatingWebhookConfigurationResource, desired);
         return 'created';
       }
-      if (current.metadata?.annotations?.[HASH_ANNOTATION] === desired.metadata?.annotations?.[HASH_ANNOTATION]) return 'unchanged';
-      await rest.replace(ValidatingWebhookConfigurationResource, { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } });
+      if (current.metadata?.annotations?.[HASH_ANNOTATION] === desired.metadata?.annotations?.[HASH_ANNOTATION])
+        return 'unchanged';
+      await rest.replace(ValidatingWebhookConfigurationResource, {
+        ...desired,
+        metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
       return 'replaced';
     } catch (err) {
       if (isAlreadyExists(err) || isConflict(err) || isNotFound(err)) continue;
@@ -79,13 +102,24 @@ export async function ensureUrlRegistration(rest: RestClient, desired: Validatin
 }
 
 /** In a cluster: puts `caBundle` into every webhook of the installed configuration that lacks it. */
-export async function ensureCaBundle(rest: RestClient, name: string, caBundlePem: string): Promise<'patched' | 'unchanged'> {
+export async function ensureCaBundle(
+  rest: RestClient,
+  name: string,
+  caBundlePem: string,
+): Promise<'patched' | 'unchanged'> {
   const caBundle = Buffer.from(caBundlePem, 'utf8').toString('base64');
   for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await rest.get<ValidatingWebhookConfiguration>(ValidatingWebhookConfigurationResource, undefined, name);
+    const current = await rest.get<ValidatingWebhookConfiguration>(
+      ValidatingWebhookConfigurationResource,
+      undefined,
+      name,
+    );
     const webhooks = current.webhooks ?? [];
     if (webhooks.every((w) => w.clientConfig?.caBundle === caBundle)) return 'unchanged';
-    const updated = { ...current, webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })) };
+    const updated = {
+      ...current,
+      webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
+    };
     try {
       await rest.replace(ValidatingWebhookConfigurationResource, updated);
       return 'patched';

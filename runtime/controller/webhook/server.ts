@@ -45,7 +45,10 @@ export class AdmissionServer {
   /** Starts listening with this certificate; resolves with the bound port. */
   async listen(certificate: ServingCertificate): Promise<number> {
     if (this.server) throw new Error('the webhook server is already listening');
-    const server = https.createServer({ cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' }, (req, res) => void this.serve(req, res));
+    const server = https.createServer(
+      { cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' },
+      (req, res) => void this.serve(req, res),
+    );
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;
     server.keepAliveTimeout = 60_000;
@@ -82,7 +85,8 @@ export class AdmissionServer {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'https://webhook').pathname;
-    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) return send(res, 200, 'ok\n', 'text/plain');
+    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD'))
+      return send(res, 200, 'ok\n', 'text/plain');
     const handler = Object.prototype.hasOwnProperty.call(this.handlers, path) ? this.handlers[path] : undefined;
     if (!handler) return send(res, 404, `no webhook at ${path}\n`, 'text/plain');
     if (req.method !== 'POST') return send(res, 405, 'POST an AdmissionReview\n', 'text/plain');
@@ -94,7 +98,8 @@ export class AdmissionServer {
       return send(res, 400, `not an AdmissionReview: ${String(err)}\n`, 'text/plain');
     }
     const request = review?.request;
-    if (review?.apiVersion !== 'admission.k8s.io/v1' || !request?.uid) return send(res, 400, 'expected an admission.k8s.io/v1 AdmissionReview with request.uid\n', 'text/plain');
+    if (review?.apiVersion !== 'admission.k8s.io/v1' || !request?.uid)
+      return send(res, 400, 'expected an admission.k8s.io/v1 AdmissionReview with request.uid\n', 'text/plain');
 
     if (this.options.caches.hasSynced && !this.options.caches.hasSynced()) {
       // Not a verdict: an empty cache would allow duplicates. The API server applies the failurePolicy.
@@ -104,12 +109,21 @@ export class AdmissionServer {
     try {
       const verdict = await handler(request, this.options.caches);
       const response = toAdmissionResponse(request.uid, verdict);
-      const fields = { path, operation: request.operation, namespace: request.namespace, name: request.name ?? (request.object as { metadata?: { name?: string } } | undefined)?.metadata?.name, ms: Date.now() - started };
+      const fields = {
+        path,
+        operation: request.operation,
+        namespace: request.namespace,
+        name: request.name ?? (request.object as { metadata?: { name?: string } } | undefined)?.metadata?.name,
+        ms: Date.now() - started,
+      };
       if (!response.allowed) this.logger.info('admission denied', { ...fields, message: response.status?.message });
       else this.logger.debug('admission allowed', fields);
       send(res, 200, JSON.stringify(reviewResponse(response)), 'application/json');
     } catch (err) {
-      this.logger.error('admission handler failed; the API server applies the failurePolicy', { path, err: String(err) });
+      this.logger.error('admission handler failed; the API server applies the failurePolicy', {
+        path,
+        err: String(err),
+      });
       send(res, 500, `webhook failed: ${String(err)}\n`, 'text/plain');
     }
   }

@@ -85,8 +85,10 @@ export function parseUrlBase(urlBase: string): { host: string; port: number } {
   } catch {
     throw new Error(`--webhook-url-base '${urlBase}' is not a URL (e.g. https://127.0.0.1:9443)`);
   }
-  if (url.protocol !== 'https:') throw new Error(`--webhook-url-base '${urlBase}' must be https: the API server calls webhooks over TLS only`);
-  if (url.pathname !== '/' || url.search || url.hash) throw new Error(`--webhook-url-base '${urlBase}' must be scheme://host:port only; the webhook paths are appended`);
+  if (url.protocol !== 'https:')
+    throw new Error(`--webhook-url-base '${urlBase}' must be https: the API server calls webhooks over TLS only`);
+  if (url.pathname !== '/' || url.search || url.hash)
+    throw new Error(`--webhook-url-base '${urlBase}' must be scheme://host:port only; the webhook paths are appended`);
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : 443 };
 }
 
@@ -95,7 +97,9 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
   const inCluster = o.inCluster ?? !!process.env.KUBERNETES_SERVICE_HOST;
   const mode = resolveWebhookMode({ urlBase: o.urlBase, inCluster });
   if (mode === 'disabled') {
-    logger.warn('not running in a cluster and no --webhook-url-base given: serving no admission webhooks, and registering none');
+    logger.warn(
+      'not running in a cluster and no --webhook-url-base given: serving no admission webhooks, and registering none',
+    );
     return { mode, ready: Promise.resolve(), isReady: () => true, port: () => 0, stop: async () => undefined };
   }
 
@@ -103,7 +107,11 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
   const configurationName = o.configurationName ?? INSTALL.webhookConfigurationName;
   const certSource = o.certificates ?? 'self-managed';
   const url = mode === 'url' ? parseUrlBase(o.urlBase ?? '') : undefined;
-  const listen = o.addr ? parseListenAddress(o.addr) : url ? { host: url.host, port: url.port } : parseListenAddress(`:${INSTALL.ports.webhook}`);
+  const listen = o.addr
+    ? parseListenAddress(o.addr)
+    : url
+      ? { host: url.host, port: url.port }
+      : parseListenAddress(`:${INSTALL.ports.webhook}`);
   const hosts = [...(url ? [url.host] : []), ...serviceHostnames(INSTALL.webhookServiceName, namespace)];
   const server = new AdmissionServer({ host: listen.host, port: listen.port, caches: o.caches, logger: o.logger });
   const interval = o.checkIntervalMs ?? 10_000;
@@ -128,7 +136,12 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
     if (!listening) {
       await server.listen(certificate);
       listening = true;
-      logger.info('webhook server listening', { host: listen.host ?? '*', port: server.port, mode, certificates: certSource });
+      logger.info('webhook server listening', {
+        host: listen.host ?? '*',
+        port: server.port,
+        mode,
+        certificates: certSource,
+      });
     } else {
       server.setCertificate(certificate);
       logger.info('webhook serving certificate reloaded');
@@ -140,20 +153,38 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
   const step = async () => {
     if (certSource === 'cert-manager' && mode === 'service') {
       const dir = o.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
-      await serve({ cert: await readFile(path.join(dir, 'tls.crt'), 'utf8'), key: await readFile(path.join(dir, 'tls.key'), 'utf8') });
+      await serve({
+        cert: await readFile(path.join(dir, 'tls.crt'), 'utf8'),
+        key: await readFile(path.join(dir, 'tls.key'), 'utf8'),
+      });
       return;
     }
-    const ensured = await ensureCertificateSecret(o.rest, { namespace, name: o.certSecretName ?? INSTALL.webhookCertSecretName, hosts, current, lifetimes: o.lifetimes });
-    if (ensured.source === 'issued') logger.info('issued webhook certificates', { why: ensured.why, renewAt: ensured.renewAt.toISOString() });
+    const ensured = await ensureCertificateSecret(o.rest, {
+      namespace,
+      name: o.certSecretName ?? INSTALL.webhookCertSecretName,
+      hosts,
+      current,
+      lifetimes: o.lifetimes,
+    });
+    if (ensured.source === 'issued')
+      logger.info('issued webhook certificates', { why: ensured.why, renewAt: ensured.renewAt.toISOString() });
     current = ensured.material;
     await serve({ cert: ensured.material.tlsCert, key: ensured.material.tlsKey });
     if (mode === 'url') {
-      const desired = urlWebhookConfiguration({ name: configurationName, urlBase: o.urlBase ?? '', caBundle: ensured.material.caBundle, namespace, objectSelector: o.objectSelector });
+      const desired = urlWebhookConfiguration({
+        name: configurationName,
+        urlBase: o.urlBase ?? '',
+        caBundle: ensured.material.caBundle,
+        namespace,
+        objectSelector: o.objectSelector,
+      });
       const result = await ensureUrlRegistration(o.rest, desired);
-      if (result !== 'unchanged') logger.info(`ValidatingWebhookConfiguration ${configurationName} ${result} for ${o.urlBase}`);
+      if (result !== 'unchanged')
+        logger.info(`ValidatingWebhookConfiguration ${configurationName} ${result} for ${o.urlBase}`);
     } else {
       const result = await ensureCaBundle(o.rest, configurationName, ensured.material.caBundle);
-      if (result === 'patched') logger.info(`caBundle written into ValidatingWebhookConfiguration ${configurationName}`);
+      if (result === 'patched')
+        logger.info(`caBundle written into ValidatingWebhookConfiguration ${configurationName}`);
     }
   };
 
@@ -168,7 +199,12 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
           markReady();
         }
       } catch (err) {
-        logger.warn(ready ? 'webhook certificate check failed; still serving the last certificate' : 'webhook not ready yet; retrying', { err: String(err) });
+        logger.warn(
+          ready
+            ? 'webhook certificate check failed; still serving the last certificate'
+            : 'webhook not ready yet; retrying',
+          { err: String(err) },
+        );
       }
       if (stopped) break;
       await new Promise<void>((resolve) => {
@@ -191,7 +227,9 @@ export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle
       await loop;
       if (!ready) failReady(new Error('the webhook server was stopped before it became ready'));
       if (mode === 'url' && (o.unregisterOnStop ?? true) && !options.keepRegistration) {
-        await removeRegistration(o.rest, configurationName).catch((err) => logger.warn('could not remove the webhook registration', { err: String(err) }));
+        await removeRegistration(o.rest, configurationName).catch((err) =>
+          logger.warn('could not remove the webhook registration', { err: String(err) }),
+        );
       }
       await server.close();
     },

@@ -20,7 +20,11 @@ export interface ExternalNetworkObject extends ObjectView {
 }
 
 export interface AddressPoolObject extends ObjectView {
-  readonly spec: { readonly advertiseMode: string; readonly addresses: readonly string[]; readonly avoidBuggyIPs?: boolean };
+  readonly spec: {
+    readonly advertiseMode: string;
+    readonly addresses: readonly string[];
+    readonly avoidBuggyIPs?: boolean;
+  };
 }
 
 export interface ARPAdvertisementObject extends ObjectView {

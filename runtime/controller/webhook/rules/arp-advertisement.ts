@@ -6,7 +6,13 @@
  */
 import { findPoolForRequestedAddress, issue, parseIPv4, type ValidationIssue } from '../../../../api/validation';
 import { allowed, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import { nameOf, type AddressPoolObject, type ARPAdvertisementObject, type ExternalNetworkObject, type NodeObject } from '../views';
+import {
+  nameOf,
+  type AddressPoolObject,
+  type ARPAdvertisementObject,
+  type ExternalNetworkObject,
+  type NodeObject,
+} from '../views';
 import { poolView } from './networks';
 
 export interface ARPAdvertisementSnapshot {
@@ -22,22 +28,46 @@ const sameAddress = (a: string, b: string): boolean => {
   return x !== undefined ? x === parseIPv4(b) : a === b;
 };
 
-export function checkARPAdvertisementAdmission(request: AdmissionRequest<ARPAdvertisementObject>, snapshot: ARPAdvertisementSnapshot): Verdict {
+export function checkARPAdvertisementAdmission(
+  request: AdmissionRequest<ARPAdvertisementObject>,
+  snapshot: ARPAdvertisementSnapshot,
+): Verdict {
   const ad = request.object;
   if (!ad || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
   const old = request.oldObject;
-  if (request.operation === 'UPDATE' && old && old.spec?.address === ad.spec?.address && old.spec?.externalNetwork === ad.spec?.externalNetwork) return allowed();
+  if (
+    request.operation === 'UPDATE' &&
+    old &&
+    old.spec?.address === ad.spec?.address &&
+    old.spec?.externalNetwork === ad.spec?.externalNetwork
+  )
+    return allowed();
   const name = nameOf(ad) || request.name || '';
   const address = ad.spec?.address ?? '';
 
   const conflicts: ValidationIssue[] = [];
   for (const other of snapshot.arpAdvertisements) {
     if (nameOf(other) === name || !sameAddress(other.spec?.address ?? '', address)) continue;
-    conflicts.push(issue('spec.address', address, `is already advertised by ARPAdvertisement ${nameOf(other)} (node ${other.spec?.nodeName}): exactly one node answers for an address (ARP-4)`));
+    conflicts.push(
+      issue(
+        'spec.address',
+        address,
+        `is already advertised by ARPAdvertisement ${nameOf(other)} (node ${other.spec?.nodeName}): exactly one node answers for an address (ARP-4)`,
+      ),
+    );
   }
   for (const node of snapshot.nodes) {
-    const internal = (node.status?.addresses ?? []).find((a) => a.type === 'InternalIP' && sameAddress(a.address, address));
-    if (internal) conflicts.push(issue('spec.address', address, `is the InternalIP of Node ${nameOf(node)}: answering ARP for it would cut the node off (ARP-5)`));
+    const internal = (node.status?.addresses ?? []).find(
+      (a) => a.type === 'InternalIP' && sameAddress(a.address, address),
+    );
+    if (internal)
+      conflicts.push(
+        issue(
+          'spec.address',
+          address,
+          `is the InternalIP of Node ${nameOf(node)}: answering ARP for it would cut the node off (ARP-5)`,
+        ),
+      );
   }
   return verdictOf(conflicts, checkAddressInArpNetwork(ad, snapshot));
 }
@@ -47,7 +77,14 @@ function checkAddressInArpNetwork(ad: ARPAdvertisementObject, snapshot: ARPAdver
   const networkName = ad.spec?.externalNetwork ?? '';
   const network = snapshot.externalNetworks.find((n) => nameOf(n) === networkName);
   if (!network) return [issue('spec.externalNetwork', networkName, 'names no existing ExternalNetwork (ARP-2)')];
-  if (network.spec?.type !== 'arp') return [issue('spec.externalNetwork', networkName, `is an ExternalNetwork of type ${network.spec?.type}; an ARPAdvertisement needs type arp (ARP-2)`)];
+  if (network.spec?.type !== 'arp')
+    return [
+      issue(
+        'spec.externalNetwork',
+        networkName,
+        `is an ExternalNetwork of type ${network.spec?.type}; an ARPAdvertisement needs type arp (ARP-2)`,
+      ),
+    ];
   const pools = new Map(snapshot.addressPools.map((p) => [nameOf(p), poolView(p)]));
   const view = { name: networkName, type: network.spec.type, addressPools: network.spec.addressPools ?? [] };
   const found = findPoolForRequestedAddress('spec.address', ad.spec?.address ?? '', view, pools);

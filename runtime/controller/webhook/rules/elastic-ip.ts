@@ -8,7 +8,13 @@
 import { ANNOTATIONS } from '../../../../api';
 import { issue, parsePodNetworks, type ValidationIssue } from '../../../../api/validation';
 import { allowed, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import { inNamespace, nameOf, type ElasticIPAttachmentObject, type NetworkInterfaceObject, type PodObject } from '../views';
+import {
+  inNamespace,
+  nameOf,
+  type ElasticIPAttachmentObject,
+  type NetworkInterfaceObject,
+  type PodObject,
+} from '../views';
 
 /** One ElasticIP a Pod names directly, and the annotation field that names it. */
 export interface PodElasticIPReference {
@@ -24,14 +30,26 @@ const annotationField = (key: string) => `metadata.annotations[${JSON.stringify(
  * (parsePodNetworks), so the webhook and the controller never disagree about what a Pod asks for.
  * Annotations the controller could not use are an issue here too, with its message.
  */
-export function podElasticIPReferences(annotations: Readonly<Record<string, string>> | undefined): { references: PodElasticIPReference[]; issues: ValidationIssue[] } {
+export function podElasticIPReferences(annotations: Readonly<Record<string, string>> | undefined): {
+  references: PodElasticIPReference[];
+  issues: ValidationIssue[];
+} {
   const parsed = parsePodNetworks(annotations);
-  if (!parsed.ok) return { references: [], issues: [issue(annotationField(parsed.annotation), undefined, parsed.message)] };
+  if (!parsed.ok)
+    return { references: [], issues: [issue(annotationField(parsed.annotation), undefined, parsed.message)] };
   const viaShorthand = annotations?.[ANNOTATIONS.elasticIP] !== undefined;
   const references = parsed.interfaces.flatMap((nic, index) =>
     nic.elasticIP === undefined
       ? []
-      : [{ interface: nic.interface, elasticIP: nic.elasticIP, field: viaShorthand ? annotationField(ANNOTATIONS.elasticIP) : `${annotationField(ANNOTATIONS.networks)}[${index}].elasticIP` }],
+      : [
+          {
+            interface: nic.interface,
+            elasticIP: nic.elasticIP,
+            field: viaShorthand
+              ? annotationField(ANNOTATIONS.elasticIP)
+              : `${annotationField(ANNOTATIONS.networks)}[${index}].elasticIP`,
+          },
+        ],
   );
   return { references, issues: [] };
 }
@@ -49,7 +67,13 @@ export function checkPodAdmission(request: AdmissionRequest<PodObject>, snapshot
   const conflicts: ValidationIssue[] = [];
   for (const ref of references) {
     for (const attachment of attachments.filter((a) => a.spec?.elasticIP === ref.elasticIP)) {
-      conflicts.push(issue(ref.field, ref.elasticIP, `is used through NAT by ElasticIPAttachment ${nameOf(attachment)}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+      conflicts.push(
+        issue(
+          ref.field,
+          ref.elasticIP,
+          `is used through NAT by ElasticIPAttachment ${nameOf(attachment)}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`,
+        ),
+      );
     }
   }
   return conflicts.length ? verdictOf(conflicts, issues) : issues.length ? invalid(issues) : allowed();
@@ -61,7 +85,10 @@ export interface ElasticIPAttachmentSnapshot {
 }
 
 /** EIP-5, attachment side: refused when a NetworkInterface holds the ElasticIP directly, or a Pod names it. */
-export function checkElasticIPAttachmentAdmission(request: AdmissionRequest<ElasticIPAttachmentObject>, snapshot: ElasticIPAttachmentSnapshot): Verdict {
+export function checkElasticIPAttachmentAdmission(
+  request: AdmissionRequest<ElasticIPAttachmentObject>,
+  snapshot: ElasticIPAttachmentSnapshot,
+): Verdict {
   if (request.operation !== 'CREATE' || !request.object) return allowed();
   const namespace = request.namespace ?? request.object.metadata?.namespace;
   const elasticIP = request.object.spec?.elasticIP ?? '';
@@ -69,12 +96,25 @@ export function checkElasticIPAttachmentAdmission(request: AdmissionRequest<Elas
   const podsWithNic = new Set<string>();
   for (const nic of inNamespace(snapshot.networkInterfaces, namespace).filter((n) => n.spec?.elasticIP === elasticIP)) {
     podsWithNic.add(nic.spec.podName);
-    conflicts.push(issue('spec.elasticIP', elasticIP, `is held directly by NetworkInterface ${nameOf(nic)} of Pod ${nic.spec.podName}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+    conflicts.push(
+      issue(
+        'spec.elasticIP',
+        elasticIP,
+        `is held directly by NetworkInterface ${nameOf(nic)} of Pod ${nic.spec.podName}: an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`,
+      ),
+    );
   }
   for (const pod of inNamespace(snapshot.pods, namespace)) {
     if (podsWithNic.has(nameOf(pod))) continue;
     const ref = podElasticIPReferences(pod.metadata?.annotations).references.find((r) => r.elasticIP === elasticIP);
-    if (ref) conflicts.push(issue('spec.elasticIP', elasticIP, `is named directly by Pod ${nameOf(pod)} (${ref.field}): an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`));
+    if (ref)
+      conflicts.push(
+        issue(
+          'spec.elasticIP',
+          elasticIP,
+          `is named directly by Pod ${nameOf(pod)} (${ref.field}): an ElasticIP is used by an attachment or directly by a NIC, never both (EIP-5)`,
+        ),
+      );
   }
   return verdictOf(conflicts);
 }

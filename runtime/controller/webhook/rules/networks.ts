@@ -3,7 +3,15 @@
  * functions of the request and the objects the caches hold. The checks themselves are the
  * api/validation functions the constructs run at synth time.
  */
-import { checkPoolModes, findOverlapsWithOtherPools, issue, parsePoolAddresses, type NetworkView, type PoolView, type ValidationIssue } from '../../../../api/validation';
+import {
+  checkPoolModes,
+  findOverlapsWithOtherPools,
+  issue,
+  parsePoolAddresses,
+  type NetworkView,
+  type PoolView,
+  type ValidationIssue,
+} from '../../../../api/validation';
 import { allowed, isDeleting, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type AddressPoolObject, type ExternalNetworkObject } from '../views';
 
@@ -18,7 +26,12 @@ const networkView = (n: ExternalNetworkObject, fallbackName = ''): NetworkView =
   addressPools: n.spec?.addressPools ?? [],
 });
 
-export const poolView = (p: AddressPoolObject): PoolView => ({ name: nameOf(p), advertiseMode: p.spec?.advertiseMode, addresses: p.spec?.addresses ?? [], avoidBuggyIPs: p.spec?.avoidBuggyIPs });
+export const poolView = (p: AddressPoolObject): PoolView => ({
+  name: nameOf(p),
+  advertiseMode: p.spec?.advertiseMode,
+  addresses: p.spec?.addresses ?? [],
+  avoidBuggyIPs: p.spec?.avoidBuggyIPs,
+});
 
 /**
  * EN-4: a pool listed by another ExternalNetwork (deleting or not) cannot be listed here.
@@ -26,12 +39,17 @@ export const poolView = (p: AddressPoolObject): PoolView => ({ name: nameOf(p), 
  * is refused, whatever it changes. An update of a network that is being deleted is allowed
  * (removing its finalizers is how the sharing ends). EN-3 is checked for pools that exist.
  */
-export function checkExternalNetworkAdmission(request: AdmissionRequest<ExternalNetworkObject>, snapshot: ExternalNetworkSnapshot): Verdict {
+export function checkExternalNetworkAdmission(
+  request: AdmissionRequest<ExternalNetworkObject>,
+  snapshot: ExternalNetworkSnapshot,
+): Verdict {
   const network = request.object;
   if (!network || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
   if (request.operation === 'UPDATE' && isDeleting(network)) return allowed();
   const view = networkView(network, request.name);
-  const sharedBefore = new Set(request.operation === 'UPDATE' && request.oldObject ? request.oldObject.spec?.addressPools ?? [] : []);
+  const sharedBefore = new Set(
+    request.operation === 'UPDATE' && request.oldObject ? (request.oldObject.spec?.addressPools ?? []) : [],
+  );
 
   const conflicts: ValidationIssue[] = [];
   view.addressPools.forEach((pool, index) => {
@@ -42,7 +60,13 @@ export function checkExternalNetworkAdmission(request: AdmissionRequest<External
       const legacy = sharedBefore.has(pool)
         ? `; the two shared it before the rule was enforced, so no update of ExternalNetwork ${view.name} is accepted until one of them is deleted (EN-5)`
         : '';
-      conflicts.push(issue(`spec.addressPools[${index}]`, pool, `is already listed by ExternalNetwork ${otherName}${deleting}: an AddressPool belongs to one ExternalNetwork only (EN-4)${legacy}`));
+      conflicts.push(
+        issue(
+          `spec.addressPools[${index}]`,
+          pool,
+          `is already listed by ExternalNetwork ${otherName}${deleting}: an AddressPool belongs to one ExternalNetwork only (EN-4)${legacy}`,
+        ),
+      );
     }
   });
 
@@ -59,7 +83,10 @@ export interface AddressPoolSnapshot {
  * pool (a deleting pool still holds its addresses). An update that leaves `spec.addresses` as it
  * was is allowed with a warning, so an overlap created before the webhook does not freeze the pool.
  */
-export function checkAddressPoolAdmission(request: AdmissionRequest<AddressPoolObject>, snapshot: AddressPoolSnapshot): Verdict {
+export function checkAddressPoolAdmission(
+  request: AdmissionRequest<AddressPoolObject>,
+  snapshot: AddressPoolSnapshot,
+): Verdict {
   const pool = request.object;
   if (!pool || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
   if (request.operation === 'UPDATE' && isDeleting(pool)) return allowed();
@@ -69,7 +96,11 @@ export function checkAddressPoolAdmission(request: AdmissionRequest<AddressPoolO
   const overlaps = findOverlapsWithOtherPools(view, others);
   const unchanged = request.operation === 'UPDATE' && sameItems(request.oldObject?.spec?.addresses, view.addresses);
   if (unchanged && own.length === 0 && overlaps.length > 0) {
-    return allowed(overlaps.map((o) => `${o.field}: ${JSON.stringify(o.value)} ${o.message}; allowed because spec.addresses did not change`));
+    return allowed(
+      overlaps.map(
+        (o) => `${o.field}: ${JSON.stringify(o.value)} ${o.message}; allowed because spec.addresses did not change`,
+      ),
+    );
   }
   return verdictOf(overlaps, own);
 }

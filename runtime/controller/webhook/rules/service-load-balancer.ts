@@ -27,7 +27,13 @@ export interface ServiceLoadBalancerObject {
 
 /** Everything a ServiceLoadBalancer says, except the lists one may only shrink (compared apart). */
 const content = (o: ServiceLoadBalancerObject | undefined) =>
-  JSON.stringify({ spec: o?.spec, status: o?.status, labels: o?.metadata?.labels ?? {}, annotations: o?.metadata?.annotations ?? {}, deleting: isDeleting(o) });
+  JSON.stringify({
+    spec: o?.spec,
+    status: o?.status,
+    labels: o?.metadata?.labels ?? {},
+    annotations: o?.metadata?.annotations ?? {},
+    deleting: isDeleting(o),
+  });
 
 const subset = <T>(next: readonly T[] | undefined, previous: readonly T[] | undefined, key: (t: T) => string) =>
   (next ?? []).every((n) => (previous ?? []).some((p) => key(p) === key(n)));
@@ -48,13 +54,20 @@ export function onlyRemovesReferences(request: AdmissionRequest<ServiceLoadBalan
   return removesFinalizers || owners.length < oldOwners.length;
 }
 
-export function checkServiceLoadBalancerAdmission(request: AdmissionRequest<ServiceLoadBalancerObject>, writers: readonly string[]): Verdict {
+export function checkServiceLoadBalancerAdmission(
+  request: AdmissionRequest<ServiceLoadBalancerObject>,
+  writers: readonly string[],
+): Verdict {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   const user = request.userInfo?.username ?? '';
   if (writers.includes(user) || onlyRemovesReferences(request)) return allowed();
   const ref = `${request.namespace ?? ''}/${request.name ?? request.object?.metadata?.name ?? ''}`;
   const field = request.subResource === 'status' ? 'status' : 'spec';
   return forbidden([
-    issue(field, undefined, `of ServiceLoadBalancer ${ref} is written by the Juneau controller only (SLB-1): it is derived from Service ${ref}; change the Service instead (request by ${user || 'an unknown user'})`),
+    issue(
+      field,
+      undefined,
+      `of ServiceLoadBalancer ${ref} is written by the Juneau controller only (SLB-1): it is derived from Service ${ref}; change the Service instead (request by ${user || 'an unknown user'})`,
+    ),
   ]);
 }
