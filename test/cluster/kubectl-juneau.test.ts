@@ -49,11 +49,12 @@ function plugin(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
-const rowOf = (table: string, name: string): string[] | undefined =>
+/** The first row holding every one of `cells` (the API server is shared: other files' objects show under -A). */
+const rowOf = (table: string, ...cells: string[]): string[] | undefined =>
   table
     .split('\n')
     .map((l) => l.split(/\s{3,}/))
-    .find((cells) => cells.includes(name));
+    .find((row) => cells.every((c) => row.includes(c)));
 
 describe('kubectl juneau status and why', () => {
   const ns = useNamespace();
@@ -112,7 +113,7 @@ describe('kubectl juneau status and why', () => {
       },
     ]);
     const all = await plugin(['status', '-A']);
-    expect(rowOf(all.stdout, 'web')?.slice(0, 2)).toEqual([namespace, ADDRESS]);
+    expect(rowOf(all.stdout, namespace, 'web')?.slice(0, 2)).toEqual([namespace, ADDRESS]);
 
     const why = await plugin(['why', 'eip/spare', '-n', namespace]);
     expect(why.code).toBe(0);
