@@ -3,12 +3,16 @@
 // swc does not type-check, so `npm test` runs `tsc --noEmit` as well.
 const transform = { '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }] };
 const transformIgnorePatterns = ['/node_modules/(?!(@kubernetes/client-node|openid-client|oauth4webapi|jose)/)'];
-const project = (name, extra = {}) => ({
+// Jest 30 reads `testTimeout` only at the top level and ignores it in a project (every test ran
+// with the 5 s default); a project's timeout reaches its tests through `globals` and the setup file.
+const project = (name, { testTimeout = 5_000, ...extra } = {}) => ({
   displayName: name,
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
   transform,
   transformIgnorePatterns,
   testEnvironment: 'node',
+  globals: { JUNEAU_TEST_TIMEOUT: testTimeout },
+  setupFilesAfterEnv: ['<rootDir>/test/timeout.ts'],
   ...extra,
 });
 module.exports = {
