@@ -57,3 +57,11 @@ export function itWhen(
   console.warn(`skipping "${title}": ${reason}`);
   it.skip(skippedTitle(title, reason), fn, timeoutMs);
 }
+
+export const isRoot = process.getuid?.() === 0;
+
+/** A describe() for suites that need root, naming what for in the skip reason or CI failure. */
+export const describeAsRootFor =
+  (needs: string) =>
+  (title: string, body: () => void): void =>
+    describeWhen(isRoot, `needs root (${needs})`, title, body);

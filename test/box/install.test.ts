@@ -20,8 +20,18 @@ import { cmd, inNetns } from './exec';
 import { writeNginxStandIn } from './images';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns } from './upstream';
-import { describeWhen } from '../requirements';
-import { boxCli, boxStatus, buildUserArtifacts, DIST, IMAGE, INSTALL_FILES, installJuneau } from './session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  DIST,
+  IMAGE,
+  INSTALL_FILES,
+  installJuneau,
+  describeOnBox,
+  listPods,
+  type PodJson,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -31,25 +41,7 @@ const NS = 'juneau-system';
 /** CAP_NET_ADMIN (12), CAP_NET_RAW (13, FO-1 announcements) and CAP_BPF (39): the agent's effective set, nothing else. */
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
 
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
-
-interface PodJson {
-  metadata: { name: string };
-  spec: {
-    nodeName?: string;
-    containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }>;
-    volumes?: Array<{ hostPath?: { path: string } }>;
-  };
-  status: { phase: string; conditions?: Array<{ type: string; status: string }> };
-}
-
-describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 5)', () => {
+describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5)', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-install-box-'));
   const dir = path.join(work, 'cluster');
   let box: BoxState;
@@ -59,8 +51,7 @@ describeAsRoot('the install manifest applied as is on real nodes (issue 13 item 
   let tInstall = 0;
   let plugin: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
-  const pods = async (ns: string, selector: string) =>
-    (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json'])) as { items: PodJson[] }).items;
+  const pods = (ns: string, selector: string) => listPods(kubectl, ns, selector);
   const ready = (p: PodJson) =>
     p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
   const macOf = async (netns: string, ifname: string) =>

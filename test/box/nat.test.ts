@@ -15,12 +15,21 @@ import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { REPO_ROOT, SERVICE_CLUSTER_IP_RANGE, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
-import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
 import { addServerBehind, PEER, type PeerResult, Running, runningIn } from './peers';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns, pidsOf } from './upstream';
-import { boxCli, boxStatus, buildUserArtifacts, IMAGE, installJuneau, kubectlFor } from './session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  agentPods,
+  describeOnBox,
+  type PodJson,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -28,14 +37,6 @@ const NS = 'juneau-system';
 const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const MiB = 1 << 20;
-
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
 
 /** An echo Pod on `node`; `annotations` make it a Juneau NIC (networks) or a direct ElasticIP holder. */
 function echoPod(name: string, node: string, annotations: Record<string, string>): string {
@@ -62,11 +63,6 @@ function echoPod(name: string, node: string, annotations: Record<string, string>
   });
 }
 
-interface PodJson {
-  metadata: { name: string; uid: string };
-  spec: { nodeName: string };
-  status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean; restartCount: number }> };
-}
 interface NatRow {
   elasticIP: string;
   address: string;
@@ -77,7 +73,7 @@ interface NatRow {
   outBytes: number;
 }
 
-describeAsRoot(
+describeOnBox(
   'the ElasticIP data plane with real pods on real nodes, real traffic from a router (issue 14 proof)',
   () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-box-'));
@@ -129,22 +125,7 @@ describeAsRoot(
         .map((l) => JSON.parse(l) as { msg: string; client?: string });
     /** `kubectl juneau bpf dump nat` in the agent Pod of `node`. */
     async function natTable(node: string): Promise<NatRow[]> {
-      const agent = (
-        JSON.parse(
-          await kubectl([
-            '-n',
-            NS,
-            'get',
-            'pods',
-            '-l',
-            'app.kubernetes.io/name=juneau-agent',
-            '--field-selector',
-            `spec.nodeName=${node}`,
-            '-o',
-            'json',
-          ]),
-        ) as { items: PodJson[] }
-      ).items[0];
+      const [agent] = await agentPods(kubectl, node);
       return JSON.parse(
         await kubectl([
           '-n',
@@ -403,31 +384,14 @@ send(); setInterval(send, 1000);`;
       ]);
       await probes.waitFor(/listening on/);
       const back = await inRouter(`traceroute -n -q 1 -w 2 -m 6 ${natEip}`);
-      expect(hops(back)).toEqual([nodeRecord(p.spec.nodeName).ip, natEip]);
+      expect(hops(back)).toEqual([nodeRecord(p.spec.nodeName!).ip, natEip]);
       // The last hop's answer came from the pod: its probe reached the pod's own address.
       expect((await probes.done).stdout).toMatch(/ UDP, length/);
     });
 
     test("NAT-4: the agent SIGKILLed on the attachment's node during a transfer through the ElasticIP: the transfer goes on while it is gone and completes, checksum equal", async () => {
       const node = box.nodes[1].name;
-      type AgentPods = { items: PodJson[] };
-      const agentStatus = async () =>
-        (
-          JSON.parse(
-            await kubectl([
-              '-n',
-              NS,
-              'get',
-              'pods',
-              '-l',
-              'app.kubernetes.io/name=juneau-agent',
-              '--field-selector',
-              `spec.nodeName=${node}`,
-              '-o',
-              'json',
-            ]),
-          ) as AgentPods
-        ).items[0]?.status.containerStatuses?.[0];
+      const agentStatus = async () => (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
       const restarts = (await agentStatus())!.restartCount;
       const listener = peerInPod('web', ['listen', '0.0.0.0', '9200', '0']);
       await listener.waitFor(/"listening":true/);
@@ -556,7 +520,7 @@ send(); setInterval(send, 1000);`;
     });
 
     test("NAT-2, NAT-4 with the agents' --nat-pod-ifaces=cni0 and --nat-cluster-cidrs, and a CNI-like masquerade on every node: in-cluster traffic keeps the pod address, the ElasticIP still wins over the masquerade, and the node keeps no conntrack entry for the translated flows", async () => {
-      const node = (await pod('web')).spec.nodeName;
+      const node = (await pod('web')).spec.nodeName!;
       const other = box.nodes.find((n) => n.name !== node)!;
       await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', other.name, {}));
       const peer = await running('peer');

@@ -14,8 +14,8 @@ import { mountNsFile } from './mounts';
 import { BUSYBOX_IMAGE, writeBusyboxImage } from './images';
 import { leftovers, snapshotHost, HostSnapshot } from './leftovers';
 import { rssMiB } from './node';
+import { describeOnBox, listPods } from './session';
 import { BoxState, readBoxState } from './state';
-import { describeWhen } from '../requirements';
 
 // A cold run builds kubelet, kube-proxy and kube-scheduler first (~20 min on a busy 2-core machine).
 jest.setTimeout(1_800_000);
@@ -98,22 +98,7 @@ spec:
       volumes: [{ name: bpf, hostPath: { path: /sys/fs/bpf, type: Directory } }]
 `;
 
-/** Network namespaces, cgroups and mounts need root; elsewhere skipped saying so, or failing under CI=true. */
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
-
-interface PodJson {
-  metadata: { name: string };
-  spec: { nodeName?: string };
-  status: { phase: string; podIP?: string };
-}
-
-describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)', () => {
+describeOnBox('cluster in a box: real nodes (kubelet, containerd, kube-proxy)', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-box-test-'));
   /** The CLI's state directory (JUNEAU_CLUSTER_DIR): `down` deletes it. */
   const dir = path.join(work, 'cluster');
@@ -121,8 +106,7 @@ describeAsRoot('cluster in a box: real nodes (kubelet, containerd, kube-proxy)',
   let box: BoxState;
   let kubectlRun: (args: string[], input?: string) => ReturnType<typeof runKubectl>;
   let kubectl: (args: string[], input?: string) => Promise<string>;
-  const pods = async (app: string) =>
-    (JSON.parse(await kubectl(['get', 'pods', '-l', `app=${app}`, '-o', 'json'])) as { items: PodJson[] }).items;
+  const pods = (app: string) => listPods(kubectl, 'default', `app=${app}`);
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
   const inPodCidr = (ip: string, cidr: string) => ip.startsWith(cidr.replace(/0\/24$/, ''));
 

@@ -16,7 +16,6 @@ import { INSTALL } from '../../api/constants';
 import { REPO_ROOT, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
 import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../e2e/install-identity';
-import { describeWhen } from '../requirements';
 import { auditLogPath } from './box';
 import { cmd, inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
@@ -24,7 +23,17 @@ import { ARP_REPLY } from '../netns/pcap';
 import { answeringMacs, captureArp, firstBroadcastAsk, gratuitousFor, neighbourMac, watchLines } from './router-view';
 import { BoxState } from './state';
 import { addRouter } from './upstream';
-import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor } from './session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  echoDeployment,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  agentPods,
+  describeOnBox,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -32,14 +41,6 @@ const NS = INSTALL.namespace;
 /** One line per ARPAdvertisement event: any write changes its resourceVersion. */
 const ADVERT_COLUMNS =
   'custom-columns=NAME:.metadata.name,ADDRESS:.spec.address,NODE:.spec.nodeName,RV:.metadata.resourceVersion';
-
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
 
 /** A pool in the nodes' segment (EN-12), its network, and the Local LoadBalancer Service echo on `vip`. */
 function network(segment: string, vip: string): string {
@@ -76,7 +77,7 @@ interface ServiceLoadBalancerStatus {
   advertisingNodes?: string[];
 }
 
-describeAsRoot(
+describeOnBox(
   'the e2e scenarios on real nodes: one answer per address, from a node that can serve it (issue 13 item 6)',
   () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-scenarios-box-'));
@@ -209,16 +210,12 @@ describeAsRoot(
       // OPS-2: counted, not one look: 10 broadcast requests, every answer from that MAC.
       expect(await answeringMacs(router, vip, 10)).toEqual([macs.get(node)]);
 
-      const agents = (
-        JSON.parse(
-          await kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=juneau-agent', '-o', 'json']),
-        ) as { items: Array<{ metadata: { name: string }; spec: { nodeName: string } }> }
-      ).items;
+      const agents = await agentPods(kubectl);
       expect(agents.map((a) => a.spec.nodeName).sort()).toEqual(nodeNames());
       const dumps = new Map<string, string>();
       for (const a of agents)
         dumps.set(
-          a.spec.nodeName,
+          a.spec.nodeName!,
           await kubectl([
             '-n',
             NS,

@@ -5,8 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import { INSTALL } from '../../api/constants';
 import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { REPO_ROOT, runKubectl } from '../cluster/harness';
+import { describeAsRootFor } from '../requirements';
 import type { BoxState } from './state';
 
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
@@ -15,6 +17,9 @@ export const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
 export const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
 /** `kubectl apply`'s file arguments for the install as `npx cdk8s synth` writes it. */
 export const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
+
+/** Network namespaces, cgroups and mounts need root; elsewhere skipped saying so, or failing under CI=true. */
+export const describeOnBox = describeAsRootFor('network and mount namespaces, kubelets, containerd');
 
 /** kubectl against a box: stdout, or an error carrying stderr. */
 export type Kubectl = (args: string[], input?: string) => Promise<string>;
@@ -59,8 +64,45 @@ export function kubectlFor(status: Pick<BoxStatus, 'binDir' | 'kubeconfigPath'>)
   };
 }
 
+/** The parts of a Pod the box tests read. */
+export interface PodJson {
+  metadata: { name: string; uid: string };
+  spec: {
+    nodeName?: string;
+    containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }>;
+    volumes?: Array<{ hostPath?: { path: string } }>;
+  };
+  status: {
+    phase: string;
+    podIP?: string;
+    conditions?: Array<{ type: string; status: string }>;
+    containerStatuses?: Array<{ ready: boolean; restartCount: number }>;
+  };
+}
+
+/** `kubectl get pods -l selector [--field-selector …] -o json`, its items. */
+export async function listPods(
+  kubectl: Kubectl,
+  namespace: string,
+  selector: string,
+  fieldSelector?: string,
+): Promise<PodJson[]> {
+  const args = ['-n', namespace, 'get', 'pods', '-l', selector, '-o', 'json'];
+  if (fieldSelector) args.push('--field-selector', fieldSelector);
+  return (JSON.parse(await kubectl(args)) as { items: PodJson[] }).items;
+}
+
+/** The juneau-agent Pods, or the one on `node`. */
+export const agentPods = (kubectl: Kubectl, node?: string): Promise<PodJson[]> =>
+  listPods(
+    kubectl,
+    INSTALL.namespace,
+    'app.kubernetes.io/name=juneau-agent',
+    node ? `spec.nodeName=${node}` : undefined,
+  );
+
 /** `kubectl apply --server-side` of the synthesized install, then both rollouts. */
-export async function installJuneau(kubectl: Kubectl, namespace = 'juneau-system'): Promise<void> {
+export async function installJuneau(kubectl: Kubectl, namespace = INSTALL.namespace): Promise<void> {
   await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
   await kubectl(['-n', namespace, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
   await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);

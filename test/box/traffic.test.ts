@@ -16,12 +16,21 @@ import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { REPO_ROOT, sleep } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
-import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns, pidsOf } from './upstream';
-import { boxCli, boxStatus, buildUserArtifacts, echoDeployment, IMAGE, installJuneau, kubectlFor } from './session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  echoDeployment,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  agentPods,
+  describeOnBox,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const NODE_SUBNET = '10.225.32';
@@ -30,14 +39,6 @@ const VIP = `${NODE_SUBNET}.245`;
 const NS = 'juneau-system';
 const CONNECTIONS = 200;
 const FLUSH_EVERY = 10;
-
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
 
 /** The pool and network of the examples, the echo Deployment on `nodes` (one pod each) and its Service. */
 function manifest(nodes: string[]): string {
@@ -79,7 +80,7 @@ interface Connection {
   out: string;
 }
 
-describeAsRoot(
+describeOnBox(
   'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (issue 14 item 3)',
   () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-traffic-box-'));
@@ -283,26 +284,8 @@ send(); setInterval(send, 1000);`;
     test('agent SIGKILL on the answering node while the router re-resolves the VIP before every connection: every connection succeeds (the pinned XDP program keeps answering)', async () => {
       const [node] = await advertisedNode();
       const pid = agentPid(node);
-      type AgentPods = {
-        items: Array<{ status: { containerStatuses?: Array<{ ready: boolean; restartCount: number }> } }>;
-      };
       const restartedAndReady = async () => {
-        const st = (
-          JSON.parse(
-            await kubectl([
-              '-n',
-              NS,
-              'get',
-              'pods',
-              '-l',
-              'app.kubernetes.io/name=juneau-agent',
-              '--field-selector',
-              `spec.nodeName=${node}`,
-              '-o',
-              'json',
-            ]),
-          ) as AgentPods
-        ).items[0]?.status.containerStatuses?.[0];
+        const st = (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
         return !!st && st.restartCount > 0 && st.ready;
       };
       process.kill(pid, 'SIGKILL');

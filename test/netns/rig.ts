@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
-import { describeWhen } from '../requirements';
+import { describeAsRootFor, isRoot } from '../requirements';
 import { parsePcap, type Frame } from './pcap';
 import { sleep } from '../sleep';
 
@@ -26,13 +26,11 @@ const TSX = path.join(REPO, 'node_modules/.bin/tsx');
 const LOADER = path.join(__dirname, 'xdp-loader.ts');
 export const XDP_PASS_OBJECT = path.join(REPO, 'build/bpf/xdp_pass.bpf.o');
 
-export const isRoot = process.getuid?.() === 0;
+export { isRoot };
 
 /** describe() for suites that need root: on a developer's non-root run they are skipped with the
  * reason in the title; under CI=true they fail with it (test/requirements.ts). */
-export function describeAsRoot(title: string, body: () => void): void {
-  describeWhen(isRoot, 'needs root (network namespaces, XDP, bpffs)', title, body);
-}
+export const describeAsRoot = describeAsRootFor('network namespaces, XDP, bpffs');
 
 export interface AttachResultJson {
   readonly mode: XdpMode;
