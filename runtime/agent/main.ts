@@ -12,10 +12,10 @@ import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
+import { processIO, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
-import { versionLine, wantsVersion } from '../kube/version';
 import {
   attachArpResponder,
   attachedProgram,
@@ -42,47 +42,10 @@ import { AgentResources } from './resources';
 import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 
-export interface AgentIO {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
-  readonly stopSignal: Promise<string>;
-}
-
-function processIO(): AgentIO {
-  const stopSignal = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  return {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
-    env: process.env,
-    stopSignal,
-  };
-}
-
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
-export async function main(argv: readonly string[], io: AgentIO = processIO()): Promise<number> {
-  if (wantsVersion(argv)) {
-    io.stdout(versionLine('juneau-agent'));
-    return 0;
-  }
-  let flags: AgentFlags;
-  try {
-    const parsed = parseAgentFlags(argv, io.env);
-    if (parsed.help) {
-      io.stdout(AGENT_HELP);
-      return 0;
-    }
-    flags = parsed.flags;
-    parseLogLevel(flags.logLevel);
-    parseLogFormat(flags.logFormat);
-  } catch (err) {
-    io.stderr(`juneau-agent: ${message(err)}\n`);
-    return 2;
-  }
+export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
+  const flags = startupFlags('juneau-agent', argv, io, parseAgentFlags, AGENT_HELP);
+  if (typeof flags === 'number') return flags;
   const logger = createLogger({
     component: 'agent',
     level: parseLogLevel(flags.logLevel),
@@ -104,7 +67,7 @@ export async function main(argv: readonly string[], io: AgentIO = processIO()): 
 async function run(
   flags: AgentFlags,
   logger: Logger,
-  io: AgentIO,
+  io: MainIO,
   kubeConfig: KubeConfig,
   source: string,
 ): Promise<number> {
@@ -165,7 +128,7 @@ interface Running {
   readonly nat: NatMaps | undefined;
 }
 
-async function serve(flags: AgentFlags, logger: Logger, io: AgentIO, r: Running): Promise<number> {
+async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running): Promise<number> {
   const runtimeMetrics = new RuntimeMetrics();
   const metrics = new AgentMetrics(runtimeMetrics);
   metrics.setMode(r.attached.mode);
@@ -322,10 +285,6 @@ async function ingressInterface(flags: AgentFlags, rest: RestClient): Promise<Lo
     flags.nodeName,
   );
   return chooseInterface({ nodeName: flags.nodeName, internalIPs: nodeInternalIPs(node), interfaces });
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 if (require.main === module) {

@@ -15,59 +15,22 @@ import { LeaderElector, restLeaseClient } from '../kube/leader-election';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
+import { processIO, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
-import { versionLine, wantsVersion } from '../kube/version';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
 import { leaseProblemReporter } from './lease-report';
 import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
 import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
-export interface MainIO {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
-  readonly stopSignal: Promise<string>;
-}
-
-function processIO(): MainIO {
-  const stopSignal = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  return {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
-    env: process.env,
-    stopSignal,
-  };
-}
-
 /**
  * Runs the controller until stopped; resolves with the exit code (2: bad flags, 1: cannot start or
  * lost the Lease). Whatever stops it from starting is one log line naming the problem.
  */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
-  if (wantsVersion(argv)) {
-    io.stdout(versionLine('juneau-controller'));
-    return 0;
-  }
-  let flags: ControllerFlags;
-  try {
-    const parsed = parseFlags(argv, io.env);
-    if (parsed.help) {
-      io.stdout(HELP);
-      return 0;
-    }
-    flags = parsed.flags;
-    parseLogLevel(flags.logLevel);
-    parseLogFormat(flags.logFormat);
-  } catch (err) {
-    io.stderr(`juneau-controller: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
-  }
+  const flags = startupFlags('juneau-controller', argv, io, parseFlags, HELP);
+  if (typeof flags === 'number') return flags;
   const logger = createLogger({
     component: 'controller',
     level: parseLogLevel(flags.logLevel),
