@@ -3,6 +3,9 @@
  * timestamps as strings. (client-node's models type times as Date, which is not what the
  * API server sends over a watch.)
  */
+import type { OwnerReference } from '../../api/common';
+
+export type { OwnerReference };
 
 export interface ObjectMeta {
   name?: string;
@@ -17,15 +20,6 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
   finalizers?: string[];
   ownerReferences?: OwnerReference[];
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
 }
 
 export interface KubeObject {
