@@ -18,6 +18,10 @@ import { addRouter } from './upstream';
 import { boxCli, boxStatus, buildUserArtifacts, IMAGE, installJuneau, kubectlFor, type Kubectl } from './session';
 
 jest.setTimeout(1_800_000);
+const NS = 'juneau-system';
+/** A second Service range, added as a ServiceCIDR during the run (TEST-NET-free private space). */
+const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
+const EXTRA_CLUSTER_IP = '10.100.0.10';
 
 const describeAsRoot = (title: string, body: () => void) =>
   describeWhen(
@@ -101,6 +105,21 @@ describeAsRoot(
           '-e',
           `const r = require('node:http').get(${JSON.stringify(url)}, { timeout: 5000 }, (res) => res.pipe(process.stdout));
 r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', (e) => console.log('ERROR ' + e.message));`,
+        ])
+      ).trim();
+    const agentPodOn = async (node: string) =>
+      (
+        await kubectl([
+          '-n',
+          NS,
+          'get',
+          'pods',
+          '-l',
+          'app.kubernetes.io/name=juneau-agent',
+          '--field-selector',
+          `spec.nodeName=${node}`,
+          '-o',
+          'jsonpath={.items[0].metadata.name}',
         ])
       ).trim();
     const inRouter = (script: string) =>
@@ -243,6 +262,78 @@ spec:
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
       const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
       expect(page.trim()).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
+    });
+
+    // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are
+    // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
+    // Service range itself must be known, and only the ServiceCIDRs say what it is.
+    test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
+      await kubectl([
+        '-n',
+        NS,
+        'patch',
+        'daemonset',
+        'juneau-agent',
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--nat-pod-ifaces=cni0' },
+        ]),
+      ]);
+      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      const page = `client=${webIp} pod=peer node=${box.nodes[1].name}`;
+      expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
+
+      const t0 = Date.now();
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: { name: extra }
+spec: { cidrs: ["${EXTRA_SERVICE_CIDR}"] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: peer-extra, namespace: default }
+spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }] }
+`,
+      );
+      // The agent on web's node wrote the new range (its log), and kube-proxy there programs the Service.
+      await until(`the agent on ${box.nodes[0].name} writes ${EXTRA_SERVICE_CIDR}`, async () => {
+        const logs = await kubectl(['-n', NS, 'logs', await agentPodOn(box.nodes[0].name)]);
+        return logs.split('\n').some((l) => l.includes('in-cluster prefixes written') && l.includes(EXTRA_SERVICE_CIDR))
+          ? true
+          : undefined;
+      });
+      figure('nat-in-cluster box: ServiceCIDR applied -> the agent wrote its range', elapsedSince(t0));
+      // (An entry in service-ips, not the no-endpoint reject it starts with.)
+      const serviceEntry = new RegExp(`${EXTRA_CLUSTER_IP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto service-`);
+      await until(`kube-proxy on ${box.nodes[0].name} sends ${EXTRA_CLUSTER_IP} to its endpoint`, async () =>
+        serviceEntry.test(await inNetns(box.nodes[0].netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']))
+          ? true
+          : undefined,
+      );
+      expect(await getFromWeb(`http://${EXTRA_CLUSTER_IP}/`)).toBe(page);
+      expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(page);
+
+      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9001', '10']);
+      await listener.waitFor(/"listening":true/);
+      const client = new Running(kubectlBin, [
+        ...kubectlArgs,
+        'exec',
+        '-i',
+        'web',
+        '--',
+        'node',
+        '-e',
+        PEER,
+        'connect',
+        routerIp,
+        '9001',
+        '10',
+      ]);
+      const [heard] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      expect(heard.peer).toBe(eip);
     });
   },
 );
