@@ -166,7 +166,7 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value
 /* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------
  * Pinned next to the ARP maps; runtime/agent/nat-maps.ts writes them. */
 #define JUNEAU_NAT_MAX		65536
-#define JUNEAU_NAT_SKIP_MAX	256
+#define JUNEAU_NAT_SKIP_MAX	16384	/* a node address per Node, pod and service ranges */
 
 /* juneau_nat_in (ElasticIP -> NIC address) and juneau_nat_out (NIC address
  * -> ElasticIP): the two directions of one binding, always written together. */
@@ -205,8 +205,10 @@ struct juneau_nat_config {
 };
 
 /* juneau_nat_skip: LPM trie of destinations inside the cluster (pod and
- * service CIDRs, the nodes): a packet to them keeps the pod address (NAT-2).
- * Same key layout as juneau_guard_key. */
+ * service CIDRs, the nodes), learned by the agent from the Nodes and
+ * ServiceCIDRs plus --nat-cluster-cidrs: a packet to them keeps the pod
+ * address (NAT-2). Same key layout as juneau_guard_key. No preallocation:
+ * entries cost memory only when written. */
 struct juneau_nat_skip_value {
 	__u64 hits;
 };

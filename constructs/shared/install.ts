@@ -72,9 +72,12 @@ export interface JuneauInstallOptions {
    */
   readonly natPodInterfaces?: readonly string[];
   /**
-   * The cluster's pod, service and node prefixes: traffic from an ElasticIP pod to them keeps the
-   * pod address (NAT-2; the agent's `--nat-cluster-cidrs`).
-   * @default none
+   * In-cluster prefixes the agents cannot learn, added to what they learn from the API (every
+   * Node's `spec.podCIDRs` and InternalIP/ExternalIP, the ServiceCIDRs of Kubernetes 1.33+):
+   * traffic from an ElasticIP pod to them keeps the pod address (NAT-2; the agent's
+   * `--nat-cluster-cidrs`). Name the pod range of a CNI that does not record it on the Nodes
+   * (Calico IPAM, Cilium cluster-pool), and the Service range before Kubernetes 1.33.
+   * @default none (what the agents learn)
    */
   readonly natClusterCidrs?: readonly string[];
   /**
@@ -293,8 +296,10 @@ function controllerRbac(ns: string): KubeObject[] {
 }
 
 /**
- * The agent only reads its node's ARPAdvertisements and the pools it guards, and the ElasticIPs,
- * attachments and NetworkInterfaces that place NAT on it (informers: list and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
+ * The agent only reads its node's ARPAdvertisements and the pools it guards, the ElasticIPs,
+ * attachments and NetworkInterfaces that place NAT on it, and the Nodes and ServiceCIDRs whose
+ * prefixes stay in the cluster (informers: list and watch), reads its own Node once for the
+ * InternalIP (EN-12), and reports Events.
  */
 function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
@@ -312,7 +317,12 @@ function agentRbac(ns: string): KubeObject[] {
       ],
       ['list', 'watch'],
     ),
-    rule([''], ['nodes'], ['get']),
+    // get: its own Node's InternalIP (runtime/agent/main.ts ingressInterface, EN-12); list, watch:
+    // every Node's spec.podCIDRs and addresses, and the ServiceCIDRs (Kubernetes 1.33+), the
+    // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat.ts,
+    // cluster-prefixes.ts).
+    rule([''], ['nodes'], ['get', 'list', 'watch']),
+    rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
     // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).

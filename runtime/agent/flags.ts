@@ -1,6 +1,7 @@
 /** `juneau-agent` command-line flags, parsed purely so `--help` and errors are testable. */
 import { INSTALL } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
+import { parseClusterCidrs } from './cluster-prefixes';
 import { parseOwnerDaemonSet } from './uninstall';
 
 export interface AgentFlags {
@@ -30,8 +31,9 @@ export interface AgentFlags {
   /** Devices that route to the pods, comma-separated: tc_nat_pod on their ingress (runtime/agent/
    * nat-attach.ts). @default undefined: none, SNAT at the external interface's egress only */
   readonly natPodIfaces: string | undefined;
-  /** In-cluster destination prefixes, comma-separated CIDRs: traffic to them keeps the pod
-   * address (NAT-2). @default undefined: none */
+  /** In-cluster destination prefixes, comma-separated CIDRs, added to those the agent learns from
+   * the Nodes and ServiceCIDRs (runtime/agent/cluster-prefixes.ts): traffic to them keeps the pod
+   * address (NAT-2). @default undefined: only what is learned */
   readonly natClusterCidrs: string | undefined;
   /** FO-2: answers stop this long after the agent last proved its view current. */
   readonly answerExpiryMs: number;
@@ -183,9 +185,15 @@ Flags:
                                      cni0): ElasticIP SNAT happens as packets enter them,
                                      before a CNI masquerade could (default: none, SNAT
                                      at the ingress interface's egress only)
-  --nat-cluster-cidrs CIDR[,CIDR]    pod, service and node prefixes: traffic from a pod
-                                     with an ElasticIP to them keeps the pod address
-                                     (NAT-2) (default: none)
+  --nat-cluster-cidrs CIDR[,CIDR]    prefixes added to the in-cluster destinations, to
+                                     which traffic from a pod with an ElasticIP keeps the
+                                     pod address (NAT-2). The agent learns the rest from
+                                     the API and follows it: every Node's spec.podCIDRs
+                                     and InternalIP/ExternalIP, and the ServiceCIDRs
+                                     (Kubernetes 1.33+). Name here a pod range the CNI
+                                     does not record on the Nodes (Calico IPAM, Cilium
+                                     cluster-pool) and, before 1.33, the Service range
+                                     (default: none, only what is learned)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -258,6 +266,7 @@ export function parseAgentFlags(
   if (!out.logLevel) out.logLevel = DEFAULT_AGENT_FLAGS.logLevel;
   if (!out.logFormat) out.logFormat = DEFAULT_AGENT_FLAGS.logFormat;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
+  parseClusterCidrs(out.natClusterCidrs);
   if (out.leaseNamespace === undefined) out.leaseNamespace = '';
   checkExpiryFlags(out);
   return { help: false, flags: out };

@@ -13,7 +13,7 @@ import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kub
 import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { processIO, startupFlags, type MainIO } from '../kube/process';
-import { RestClient } from '../kube/rest';
+import { isNotFound, RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
 import {
@@ -29,7 +29,8 @@ import { NodeAgent } from './agent';
 import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
-import { NatSync } from './nat';
+import { NatResources, NatSync } from './nat';
+import { parseClusterCidrs } from './cluster-prefixes';
 import { attachNatDataplane, detachNatDataplane } from './nat-attach';
 import { NatMetrics } from './nat-metrics';
 import { natFilters, type NatMaps } from './bpf/nat';
@@ -177,6 +178,8 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
       pollIntervalMs: flags.pollIntervalMs,
       metrics: new NatMetrics(runtimeMetrics),
       logger,
+      extraClusterCidrs: parseClusterCidrs(flags.natClusterCidrs),
+      serviceCIDRsServed: await serviceCIDRsServed(r.rest, logger),
     });
   const health = new HealthServer({
     healthAddr: flags.healthAddr,
@@ -267,6 +270,26 @@ function openAnnounceCounters(pinDir: string, logger: Logger): AnnounceCounters 
     logger.error('announcement counters map not pinned: bpf dump announcements shows nothing for this node', { err });
     return undefined;
   }
+}
+
+/** NAT-2: whether the API server serves networking.k8s.io/v1 ServiceCIDRs (GA in 1.33; Juneau
+ * supports 1.31, where they are beta and off by default). Discovery, which every authenticated
+ * client may read; an error other than "not served" stops the start like the Node read does. */
+async function serviceCIDRsServed(rest: RestClient, logger: Logger): Promise<boolean> {
+  const t = NatResources.serviceCIDRs;
+  let served: boolean;
+  try {
+    const list = await rest.request<{ resources?: Array<{ name?: string }> }>('GET', `/apis/${t.group}/${t.version}`);
+    served = (list.resources ?? []).some((res) => res.name === t.plural);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    served = false;
+  }
+  if (!served)
+    logger.info(
+      `the API server serves no ${t.group}/${t.version} ${t.plural} (Kubernetes before 1.33): the Service range keeps the pod address only if --nat-cluster-cidrs names it`,
+    );
+  return served;
 }
 
 /** `--node-ingress-iface`, else the interface holding the Node's InternalIP (EN-12). */

@@ -14,6 +14,7 @@
 import { ifNameToIndex } from './bpf';
 import { attachNat, detachNat, type NatMaps } from './bpf/nat';
 import { poolItemsToPrefixes } from './bpf/prefixes';
+import { parseClusterCidrs } from './cluster-prefixes';
 import type { AgentFlags } from './flags';
 
 const list = (value: string | undefined): string[] =>
@@ -38,16 +39,13 @@ export function attachNatDataplane(
   extIfindex: number,
   pinDir: string,
 ): NatMaps {
-  let prefixes;
-  try {
-    prefixes = poolItemsToPrefixes(list(flags.natClusterCidrs).map((c) => (c.includes('/') ? c : `${c}/32`)));
-  } catch (err) {
-    throw new Error(`--nat-cluster-cidrs: ${(err as Error).message}`);
-  }
+  const prefixes = poolItemsToPrefixes(parseClusterCidrs(flags.natClusterCidrs));
   const pods = podIfindexes(flags);
   const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir });
   try {
-    maps.setInClusterPrefixes(prefixes);
+    // Added, not replaced: the pinned set also holds what the last agent learned from the API
+    // (NatSync), and must keep it until this agent's informers have synced (NAT-4).
+    maps.addInClusterPrefixes(prefixes);
   } catch (err) {
     maps.close();
     throw err;

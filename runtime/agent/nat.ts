@@ -1,7 +1,9 @@
 /**
- * The agent's ElasticIP data plane (EIP-4, NAT-1..NAT-5, DIR-1): three informers (ElasticIPs,
- * ElasticIPAttachments, NetworkInterfaces) feed one level-triggered pass that computes this node's
- * bindings (desiredNat) and makes the pinned NAT maps equal to them (NatMaps.sync). Same shape as
+ * The agent's ElasticIP data plane (EIP-4, NAT-1..NAT-5, DIR-1): informers of ElasticIPs,
+ * ElasticIPAttachments and NetworkInterfaces feed one level-triggered pass that computes this node's
+ * bindings (desiredNat) and makes the pinned NAT maps equal to them (NatMaps.sync); informers of
+ * Nodes and ServiceCIDRs feed the same pass the in-cluster prefixes (NAT-2, cluster-prefixes.ts),
+ * written to juneau_nat_skip when they change. Same shape as
  * NodeAgent: passes coalesced, nothing written before every informer has synced (an agent that
  * restarts with an empty cache must not empty the maps the running programs translate with:
  * NAT-4), and a failed pass retried at the next poll, which also feeds the per-ElasticIP metrics.
@@ -17,17 +19,30 @@ import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind } from '..
 import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../api';
 import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
 import { silentLogger, type Logger } from '../kube/log';
-import { juneauResource } from '../kube/resources';
+import { juneauResource, Resources, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { NatBinding, NatEntry, NatSyncResult } from './bpf/nat';
-import type { NatReasonName } from './bpf/layout';
+import type { NatReasonName, Prefix } from './bpf/layout';
+import { clusterPrefixes, prefixesKey, type NodePrefixSource, type ServiceCIDRSource } from './cluster-prefixes';
 import type { NatMetrics } from './nat-metrics';
 
 export const NatResources = {
   elasticIPs: juneauResource(elasticIPKind),
   attachments: juneauResource(elasticIPAttachmentKind),
   networkInterfaces: juneauResource(networkInterfaceKind),
+  nodes: Resources.nodes,
+  /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
+  serviceCIDRs: {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'servicecidrs',
+    kind: 'ServiceCIDR',
+    namespaced: false,
+  } satisfies ResourceType,
 } as const;
+
+type NodeObject = NodePrefixSource & KubeObject;
+type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
 
 export type ElasticIPObject = ElasticIP & KubeObject;
 export type AttachmentObject = ElasticIPAttachment & KubeObject;
@@ -36,6 +51,8 @@ export type NetworkInterfaceObject = NetworkInterface & KubeObject;
 /** What the agent writes through: the pinned NAT maps (bpf/nat.ts NatMaps). */
 export interface NatDatapath {
   sync(nat: readonly NatBinding[], direct: readonly NatBinding[]): NatSyncResult;
+  /** Replaces the in-cluster destinations (NAT-2). */
+  setInClusterPrefixes(prefixes: readonly Prefix[]): void;
   entries(): NatEntry[];
   stats(): Record<NatReasonName, bigint>;
 }
@@ -121,13 +138,23 @@ export interface NatSyncOptions {
   readonly pollIntervalMs?: number;
   readonly metrics?: NatMetrics;
   readonly logger?: Logger;
+  /** `--nat-cluster-cidrs`, added to what is learned (parseClusterCidrs). @default none */
+  readonly extraClusterCidrs?: readonly string[];
+  /** Whether the API server serves networking.k8s.io/v1 ServiceCIDRs (1.33+): without them only
+   * `extraClusterCidrs` name the Service range. @default true */
+  readonly serviceCIDRsServed?: boolean;
 }
 
 export class NatSync {
   readonly elasticIPs: Informer<ElasticIPObject>;
   readonly attachments: Informer<AttachmentObject>;
   readonly networkInterfaces: Informer<NetworkInterfaceObject>;
+  readonly nodes: Informer<NodeObject>;
+  readonly serviceCIDRs: Informer<ServiceCIDRObject> | undefined;
   private readonly logger: Logger;
+  /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
+  private writtenPrefixes: string | undefined;
+  private reportedSkipped = '';
   private synced = false;
   private reconciled = false;
   private scheduled = false;
@@ -142,6 +169,11 @@ export class NatSync {
     this.elasticIPs = new Informer(options.client, { ...common, type: NatResources.elasticIPs });
     this.attachments = new Informer(options.client, { ...common, type: NatResources.attachments });
     this.networkInterfaces = new Informer(options.client, { ...common, type: NatResources.networkInterfaces });
+    this.nodes = new Informer(options.client, { ...common, type: NatResources.nodes });
+    this.serviceCIDRs =
+      options.serviceCIDRsServed === false
+        ? undefined
+        : new Informer(options.client, { ...common, type: NatResources.serviceCIDRs });
     const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     for (const informer of this.informers()) informer.addHandlers(schedule);
   }
@@ -188,6 +220,8 @@ export class NatSync {
       networkInterfaces: this.networkInterfaces.list(),
     });
     try {
+      // Prefixes first: a binding's first packet to the cluster already keeps the pod address.
+      this.writeClusterPrefixes();
       const r = this.options.datapath.sync(desired.nat, desired.direct);
       if (r.added.length || r.removed.length || r.directAdded.length || r.directRemoved.length) {
         this.logger.info('NAT maps reconciled', {
@@ -212,6 +246,26 @@ export class NatSync {
     return desired;
   }
 
+  /** NAT-2: the learned and configured in-cluster prefixes, written when they changed. */
+  private writeClusterPrefixes(): void {
+    const { prefixes, skipped } = clusterPrefixes({
+      nodes: this.nodes.list(),
+      serviceCIDRs: this.serviceCIDRs?.list() ?? [],
+      extra: this.options.extraClusterCidrs ?? [],
+    });
+    const key = prefixesKey(prefixes);
+    const notes = skipped.join('\n');
+    if (notes && notes !== this.reportedSkipped) this.logger.warn('in-cluster prefixes left out', { skipped });
+    this.reportedSkipped = notes;
+    if (key === this.writtenPrefixes) return;
+    this.writtenPrefixes = undefined;
+    this.options.datapath.setInClusterPrefixes(prefixes);
+    this.writtenPrefixes = key;
+    this.logger.info('in-cluster prefixes written: traffic to them keeps the pod address (NAT-2)', {
+      prefixes: key.split(',').filter(Boolean),
+    });
+  }
+
   poll(): void {
     if (!this.synced || this.stopped) return;
     if (this.lastPassFailed) this.reconcile();
@@ -231,9 +285,13 @@ export class NatSync {
     });
   }
 
-  private informers(): Array<
-    Informer<ElasticIPObject> | Informer<AttachmentObject> | Informer<NetworkInterfaceObject>
-  > {
-    return [this.elasticIPs, this.attachments, this.networkInterfaces];
+  private informers(): Array<Informer<KubeObject>> {
+    return [
+      this.elasticIPs,
+      this.attachments,
+      this.networkInterfaces,
+      this.nodes,
+      ...(this.serviceCIDRs ? [this.serviceCIDRs] : []),
+    ] as Array<Informer<KubeObject>>;
   }
 }

@@ -103,6 +103,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
     );
     const tDaemons = Date.now() - t0;
     await waitForNodesReady(cluster, state, deadline, log);
+    await recordPodCidrs(cluster, state);
     rec.record(
       (s) => (s.timings = { controlPlaneMs: tControlPlane, nodesStartedMs: tDaemons, totalMs: Date.now() - t0 }),
     );
@@ -234,6 +235,21 @@ async function waitForNodesReady(
     if (Date.now() > deadline) throw new Error(`box: nodes not Ready in time: ${pending.join('; ')}`);
     if (pending.join() !== last) log(`box: waiting: ${(last = pending.join()).replace(/,/g, '; ')}`);
     await sleep(500);
+  }
+}
+
+/**
+ * Each Node's `spec.podCIDRs` set to the range its CNI config already hands out, as
+ * kube-controller-manager's node-ipam (`--allocate-node-cidrs`) records a node's range in a
+ * cluster whose CNI reads it from there (flannel, kubenet-like bridges). Set after registration
+ * because node-ipam would pick its own ranges, not the fixed ones the box's routes and CNI use; the
+ * field can be set once, from empty. Juneau's agents learn the pod ranges from it (NAT-2).
+ */
+async function recordPodCidrs(cluster: Cluster, state: BoxState): Promise<void> {
+  for (const n of state.nodes) {
+    const patch = JSON.stringify({ spec: { podCIDR: n.podCidr, podCIDRs: [n.podCidr] } });
+    const r = await runKubectl(cluster.binDir, cluster.kubeconfigPath, ['patch', 'node', n.name, '-p', patch]);
+    if (r.code !== 0) throw new Error(`box: recording ${n.name}'s pod range ${n.podCidr}: ${r.stderr}`);
   }
 }
 

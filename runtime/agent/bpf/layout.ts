@@ -389,7 +389,7 @@ export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_p
 
 export const NAT_CONFIG_FLAGS = { JUNEAU_NAT_CFG_KERNEL_FORWARD: 1 << 0 } as const;
 
-export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 256 } as const;
+export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 16384 } as const;
 
 /** enum juneau_nat_reason: slot numbers of juneau_nat_stats. */
 export const NAT_REASONS = {

@@ -72,12 +72,14 @@ export function natProgramPinPath(pinDir: string, role: Role, ifindex: number): 
 export function attachNat(options: NatAttachOptions): NatMaps {
   ensureBpffs(options.pinDir);
   unpinOutgrownNatStats(options.pinDir);
+  const carried = unpinOutgrownSkip(options.pinDir);
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('tc_nat.bpf.o'));
   try {
     obj.setPinDir(options.pinDir);
     obj.load();
     const maps = NatMaps.openPinned(options.pinDir);
     try {
+      for (const k of carried) maps.skipMap.insert(k, Buffer.alloc(layout.NAT_SKIP_VALUE.size));
       maps.setExternalInterface(options.extIfindex, options.kernelForward ?? false);
       const attach = (role: Role, ifindex: number) => {
         const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
@@ -107,6 +109,23 @@ function unpinOutgrownNatStats(pinDir: string): void {
   const slots = map.info.maxEntries;
   map.close();
   if (slots !== layout.NAT_REASONS.JUNEAU_NAT_REASON_MAX) unlinkIfPresent(pinPath);
+}
+
+/** juneau_nat_skip grew (256 -> JUNEAU_NAT_SKIP_MAX, for a node address per Node): a pin of
+ * another size cannot be adopted, so it is unpinned and its prefixes returned, to be written into
+ * the new map before the new programs are attached; the old programs keep the old map until then. */
+function unpinOutgrownSkip(pinDir: string): Buffer[] {
+  const pinPath = path.join(pinDir, layout.NAT_MAP_NAMES.skip);
+  if (!fs.existsSync(pinPath)) return [];
+  const map = BpfMap.openPinned(pinPath);
+  try {
+    if (map.info.maxEntries === layout.NAT_LIMITS.JUNEAU_NAT_SKIP_MAX) return [];
+    const keys = map.keys();
+    unlinkIfPresent(pinPath);
+    return keys;
+  } finally {
+    map.close();
+  }
 }
 
 /** Removes the NAT filters from `ifindex` (whichever roles are there) and unpins their programs.
@@ -326,12 +345,17 @@ export class NatMaps {
       .sort((a, b) => a.elasticIP.localeCompare(b.elasticIP, undefined, { numeric: true }));
   }
 
-  /** Destinations that keep the pod address (NAT-2): replaces the whole set. */
+  /** Destinations that keep the pod address (NAT-2): replaces the whole set. Added before the
+   * stale ones go, so a destination in both the old and the new set never misses. */
   setInClusterPrefixes(prefixes: readonly Prefix[]): void {
-    const want = new Map(prefixes.map((p) => [layout.encodeGuardKey(p).toString('hex'), p]));
+    const want = new Set(prefixes.map((p) => layout.encodeGuardKey(p).toString('hex')));
+    this.addInClusterPrefixes(prefixes);
     for (const k of this.skipMap.keys()) if (!want.has(k.toString('hex'))) this.skipMap.delete(k);
-    for (const p of want.values())
-      this.skipMap.insert(layout.encodeGuardKey(p), Buffer.alloc(layout.NAT_SKIP_VALUE.size));
+  }
+
+  /** Adds destinations that keep the pod address (NAT-2), keeping the others (and their hits). */
+  addInClusterPrefixes(prefixes: readonly Prefix[]): void {
+    for (const p of prefixes) this.skipMap.insert(layout.encodeGuardKey(p), Buffer.alloc(layout.NAT_SKIP_VALUE.size));
   }
 
   /** Exit reasons of the NAT programs, summed over CPUs. */

@@ -1,0 +1,339 @@
+// NAT-2 on a stock install (issue 14): an ElasticIP pod's traffic that stays in the cluster keeps
+// the pod's own address, and only what leaves for the outside leaves from the ElasticIP. The
+// manifest as `npx cdk8s synth` writes it (no --nat-cluster-cidrs, no --nat-pod-ifaces: SNAT at
+// the nodes' eth0 egress), on the cluster in a box: two real nodes that route each other's pod
+// ranges over eth0 (as host-gw or native routing does), kube-proxy in nftables mode, echo pods
+// whose HTTP server answers with the client address it saw (scripts/images/echo.ts).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+import { REPO_ROOT, sleep } from '../cluster/harness';
+import { elapsedSince, figure } from '../e2e/figures';
+import { describeWhen } from '../requirements';
+import { cmd, inNetns } from './exec';
+import { PEER, type PeerResult, Running, runningIn } from './peers';
+import type { BoxState } from './state';
+import { addRouter } from './upstream';
+import { boxCli, boxStatus, buildUserArtifacts, IMAGE, installJuneau, kubectlFor, type Kubectl } from './session';
+
+jest.setTimeout(1_800_000);
+const NS = 'juneau-system';
+/** A second Service range, added as a ServiceCIDR during the run (TEST-NET-free private space). */
+const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
+const EXTRA_CLUSTER_IP = '10.100.0.10';
+
+const describeAsRoot = (title: string, body: () => void) =>
+  describeWhen(
+    process.getuid?.() === 0,
+    'needs root (network and mount namespaces, kubelets, containerd)',
+    title,
+    body,
+  );
+
+/** A bare echo Pod pinned to `node`. */
+function echoPod(name: string, node: string, annotations: Record<string, string>): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', annotations, labels: { app: name } },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'echo',
+          image: ECHO_IMAGE,
+          imagePullPolicy: 'Never',
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+          ],
+          ports: [{ containerPort: ECHO_HTTP_PORT, protocol: 'TCP' }],
+          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
+        },
+      ],
+    },
+  });
+}
+
+interface PodJson {
+  spec: { nodeName: string };
+  status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
+}
+
+/** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+  }
+}
+
+describeAsRoot(
+  'NAT-2 on a stock install: an ElasticIP pod keeps its own address inside the cluster, and leaves from the ElasticIP only towards the outside',
+  () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-in-cluster-'));
+    const dir = path.join(work, 'cluster');
+    let box: BoxState;
+    let kubectl: Kubectl;
+    let kubectlBin = '';
+    let kubectlArgs: string[] = [];
+    let router = '';
+    let routerIp = '';
+    let eip = '';
+    let webIp = '';
+    let peerIp = '';
+    let clusterIp = '';
+    let nodePort = 0;
+
+    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
+    const running = (name: string) =>
+      until(`pod ${name} Ready`, async () => {
+        const p = await pod(name);
+        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+      });
+    /** One HTTP GET by the echo image's Node.js in the pod `web`: the page, or `ERROR <why>` (5 s). */
+    const getFromWeb = async (url: string) =>
+      (
+        await kubectl([
+          'exec',
+          'web',
+          '--',
+          'node',
+          '-e',
+          `const r = require('node:http').get(${JSON.stringify(url)}, { timeout: 5000 }, (res) => res.pipe(process.stdout));
+r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', (e) => console.log('ERROR ' + e.message));`,
+        ])
+      ).trim();
+    const agentPodOn = async (node: string) =>
+      (
+        await kubectl([
+          '-n',
+          NS,
+          'get',
+          'pods',
+          '-l',
+          'app.kubernetes.io/name=juneau-agent',
+          '--field-selector',
+          `spec.nodeName=${node}`,
+          '-o',
+          'jsonpath={.items[0].metadata.name}',
+        ])
+      ).trim();
+    const inRouter = (script: string) =>
+      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 60_000 });
+
+    beforeAll(async () => {
+      buildUserArtifacts();
+      const echo = path.join(work, 'echo.oci.tar');
+      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
+      const t0 = Date.now();
+      boxCli(dir, ['up', '--nodes', '2', '--images', `${IMAGE},${echo}`]);
+      figure('nat-in-cluster box: cluster up --nodes 2 (Juneau and echo images imported)', elapsedSince(t0));
+      const status = boxStatus(dir);
+      box = status.box;
+      kubectl = kubectlFor(status);
+      kubectlBin = path.join(status.binDir, 'kubectl');
+      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
+      routerIp = `${box.segment}.254`;
+      router = await addRouter(box, routerIp);
+      await installJuneau(kubectl);
+
+      const [n0, n1] = box.nodes.map((n) => n.name);
+      const tApply = Date.now();
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        `apiVersion: juneau.loutres.me/v1alpha1
+kind: AddressPool
+metadata: { name: box-pool }
+spec: { addresses: ["${box.segment}.240-${box.segment}.250"], advertiseMode: arp }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ExternalNetwork
+metadata: { name: box-net }
+spec: { addressPools: [box-pool], type: arp }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIP
+metadata: { name: web, namespace: default }
+spec: { externalNetwork: box-net }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIPAttachment
+metadata: { name: web, namespace: default }
+spec: { elasticIP: web, networkInterface: web.eth0 }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: peer, namespace: default }
+spec: { selector: { app: peer }, ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: peer-nodeport, namespace: default }
+spec:
+  type: NodePort
+  externalTrafficPolicy: Local
+  selector: { app: peer }
+  ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
+`,
+      );
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('web', n0, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+      );
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1, {}));
+      eip = await until('ElasticIP web Attached with an address', async () => {
+        const e = JSON.parse(await kubectl(['get', 'elasticip', 'web', '-o', 'json'])) as {
+          status?: { phase?: string; address?: string };
+        };
+        return e.status?.phase === 'Attached' ? e.status.address : undefined;
+      });
+      webIp = (await running('web')).status.podIP!;
+      peerIp = (await running('peer')).status.podIP!;
+      clusterIp = (await kubectl(['get', 'service', 'peer', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+      nodePort = Number(await kubectl(['get', 'service', 'peer-nodeport', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
+      // The ElasticIP translated on web's node: the router's GET reaches the pod through it.
+      await until(`HTTP through ElasticIP ${eip}`, async () =>
+        (await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/ || true`))
+          .trim()
+          .startsWith('client=')
+          ? true
+          : undefined,
+      );
+      // kube-proxy on both nodes has the Services and their endpoint (not what the tests assert:
+      // the path they take exists).
+      for (const node of box.nodes)
+        await until(
+          `kube-proxy on ${node.name} programs ${clusterIp} and NodePort ${nodePort} -> ${peerIp}`,
+          async () => {
+            const table = await inNetns(node.netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']);
+            return table.includes(clusterIp) && table.includes(peerIp) && table.includes(String(nodePort))
+              ? true
+              : undefined;
+          },
+        );
+      figure('nat-in-cluster box: ElasticIP, pods and Services applied -> all paths programmed', elapsedSince(tApply));
+    });
+
+    afterAll(async () => {
+      if (router) await cmd('ip', ['netns', 'del', router]);
+      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+      fs.rmSync(work, { recursive: true, force: true });
+    });
+
+    test("NAT-2: HTTP from the ElasticIP pod to a ClusterIP Service whose backend is on another node is answered, and the backend saw the pod's own address", async () => {
+      expect(await getFromWeb(`http://${clusterIp}/`)).toBe(`client=${webIp} pod=peer node=${box.nodes[1].name}`);
+    });
+
+    test("NAT-2: HTTP from the ElasticIP pod straight to a pod on another node: that pod saw the pod's own address, not the ElasticIP", async () => {
+      expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(
+        `client=${webIp} pod=peer node=${box.nodes[1].name}`,
+      );
+    });
+
+    test("NAT-2: HTTP from the ElasticIP pod to another node's own address (a NodePort, externalTrafficPolicy Local): the backend saw the pod's own address", async () => {
+      expect(await getFromWeb(`http://${box.nodes[1].ip}:${nodePort}/`)).toBe(
+        `client=${webIp} pod=peer node=${box.nodes[1].name}`,
+      );
+    });
+
+    test("NAT-2, NAT-1: towards the outside the ElasticIP still wins: the pod's connection to the router arrives from the ElasticIP, and the router's GET to the ElasticIP reaches the pod", async () => {
+      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9000', '100']);
+      await listener.waitFor(/"listening":true/);
+      const client = new Running(kubectlBin, [
+        ...kubectlArgs,
+        'exec',
+        '-i',
+        'web',
+        '--',
+        'node',
+        '-e',
+        PEER,
+        'connect',
+        routerIp,
+        '9000',
+        '100',
+      ]);
+      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      expect(heard.peer).toBe(eip);
+      expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
+      const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
+      expect(page.trim()).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
+    });
+
+    // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are
+    // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
+    // Service range itself must be known, and only the ServiceCIDRs say what it is.
+    test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
+      await kubectl([
+        '-n',
+        NS,
+        'patch',
+        'daemonset',
+        'juneau-agent',
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--nat-pod-ifaces=cni0' },
+        ]),
+      ]);
+      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      const page = `client=${webIp} pod=peer node=${box.nodes[1].name}`;
+      expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
+
+      const t0 = Date.now();
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: { name: extra }
+spec: { cidrs: ["${EXTRA_SERVICE_CIDR}"] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: peer-extra, namespace: default }
+spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }] }
+`,
+      );
+      // The agent on web's node wrote the new range (its log), and kube-proxy there programs the Service.
+      await until(`the agent on ${box.nodes[0].name} writes ${EXTRA_SERVICE_CIDR}`, async () => {
+        const logs = await kubectl(['-n', NS, 'logs', await agentPodOn(box.nodes[0].name)]);
+        return logs.split('\n').some((l) => l.includes('in-cluster prefixes written') && l.includes(EXTRA_SERVICE_CIDR))
+          ? true
+          : undefined;
+      });
+      figure('nat-in-cluster box: ServiceCIDR applied -> the agent wrote its range', elapsedSince(t0));
+      // (An entry in service-ips, not the no-endpoint reject it starts with.)
+      const serviceEntry = new RegExp(`${EXTRA_CLUSTER_IP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto service-`);
+      await until(`kube-proxy on ${box.nodes[0].name} sends ${EXTRA_CLUSTER_IP} to its endpoint`, async () =>
+        serviceEntry.test(await inNetns(box.nodes[0].netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']))
+          ? true
+          : undefined,
+      );
+      expect(await getFromWeb(`http://${EXTRA_CLUSTER_IP}/`)).toBe(page);
+      expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(page);
+
+      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9001', '10']);
+      await listener.waitFor(/"listening":true/);
+      const client = new Running(kubectlBin, [
+        ...kubectlArgs,
+        'exec',
+        '-i',
+        'web',
+        '--',
+        'node',
+        '-e',
+        PEER,
+        'connect',
+        routerIp,
+        '9001',
+        '10',
+      ]);
+      const [heard] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      expect(heard.peer).toBe(eip);
+    });
+  },
+);
