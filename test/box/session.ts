@@ -6,7 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl } from '../cluster/harness';
+import { runKubectl } from '../cluster/kubectl';
+import { REPO_ROOT } from '../cluster/paths';
 import type { BoxState } from './state';
 
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');

@@ -26,9 +26,11 @@ import {
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import { isNotFound as isRestNotFound } from '../../runtime/kube/rest';
-import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
+import { sleep } from '../sleep';
+import { KubectlResult, runKubectl } from './kubectl';
+import { CRD_MANIFEST, resolveBinDir } from './paths';
 
-export { CRD_MANIFEST, sleep };
+export { CRD_MANIFEST };
 
 // Calls to a real API server (and waits on its controllers) outlast Jest's 5 s default. This applies
 // to every test file that imports the fixture. (Better: `testTimeout` on the Jest "cluster" project.)
