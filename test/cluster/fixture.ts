@@ -25,7 +25,7 @@ import {
   V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { isNotFound as isRestNotFound } from '../../runtime/kube/rest';
+import { isNotFound as isRestNotFound, KubeApiError } from '../../runtime/kube/rest';
 import { sleep } from '../sleep';
 import { KubectlResult, runKubectl } from './kubectl';
 import { CRD_MANIFEST, resolveBinDir } from './paths';
@@ -195,9 +195,9 @@ export interface ApiError {
   body: unknown;
 }
 
-/** The parsed Status body of an ApiException, or undefined for other errors. */
+/** The parsed Status of a refusal from either client (client-node's ApiException, runtime/kube's RestClient); undefined for other errors. */
 export function apiError(err: unknown): ApiError | undefined {
-  if (!(err instanceof ApiException)) return undefined;
+  if (!(err instanceof ApiException) && !(err instanceof KubeApiError)) return undefined;
   let body: unknown = err.body;
   if (typeof body === 'string') {
     try {
