@@ -1,7 +1,6 @@
 // Not exported from the package: how a construct reads its `externalNetwork` prop.
-import { ValidationIssue } from '../../api/validation';
-import { PoolView } from '../../api/validation';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
+import { PoolView, ValidationIssue } from '../../api/validation';
 import { isNetworkReference, nameOfNonReference, networkReferenceIssues } from '../shared/network-reference';
 import { IExternalNetwork } from './external-network';
 
