@@ -13,11 +13,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { runKubectl } from '../test/cluster/harness';
+import { runKubectl } from '../test/cluster/kubectl';
 import { cmd, inNetns } from '../test/box/exec';
 import { writeNginxStandIn } from '../test/box/images';
 import type { BoxState } from '../test/box/state';
 import { addRouter, pidsOf } from '../test/box/upstream';
+import { sleep } from '../test/sleep';
 
 const exec = promisify(execFile);
 const REPO = path.resolve(__dirname, '..');
@@ -34,7 +35,6 @@ scripts/install-system-deps.sh; the nodes take 10.225.32.0/24, the examples' sub
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const banner = (title: string) => say(`\n\x1b[1m== ${title}\x1b[0m`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function prepare(): Promise<void> {
   say('preparing: control-plane and node binaries, eBPF objects, bundled binaries, image, synthesized manifests ...');

@@ -25,8 +25,9 @@ import type { WebhookCaches } from '../../runtime/controller/webhook/views';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { CRD_MANIFEST, startCluster } from '../../test/cluster/harness';
-import { freePort } from '../../test/cluster/harness';
+import { startCluster } from '../../test/cluster/harness';
+import { CRD_MANIFEST } from '../../test/cluster/paths';
+import { freePort } from '../../test/cluster/processes';
 
 const POPULATION = Number(process.argv[2] ?? 10_000);
 const REQUESTS = Number(process.argv[3] ?? 200);

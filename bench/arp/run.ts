@@ -20,7 +20,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CLIENT_IP, Rig, sleep, SUBNET, XDP_PASS_OBJECT } from '../../test/netns/rig';
+import { sleep } from '../../test/sleep';
+import { CLIENT_IP, Rig, SUBNET, XDP_PASS_OBJECT } from '../../test/netns/rig';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap } from './latency';
 
 const VIP = `${SUBNET}.50`;

@@ -21,7 +21,8 @@ import { toMicroTime } from '../../runtime/kube/conditions';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { CRD_MANIFEST, startCluster, type Cluster } from '../../test/cluster/harness';
+import { startCluster, type Cluster } from '../../test/cluster/harness';
+import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { sleep } from '../../test/sleep';
 
 const SERVICES = Number(process.argv[2] ?? 1000);

@@ -4,6 +4,7 @@
 import { cmd, inNetns } from '../../test/box/exec';
 import { BoxState } from '../../test/box/state';
 import type { Kubectl } from '../../test/box/session';
+import { sleep } from '../../test/sleep';
 
 export interface FailoverRig {
   box: BoxState;
@@ -24,7 +25,7 @@ export async function settledNode(rig: FailoverRig): Promise<string> {
     const now = await cachedNode(rig, true);
     if (now === last) return now;
     last = now;
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
   }
   throw new Error(`the node answering for ${rig.vip} kept changing`);
 }

@@ -11,7 +11,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { sleep } from '../../test/cluster/harness';
+import { sleep } from '../../test/sleep';
 import { PAUSE_IMAGE } from '../../test/box/images';
 import { BoxState } from '../../test/box/state';
 import type { Kubectl } from '../../test/box/session';

@@ -5,7 +5,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap, TimedFrame } from '../arp/latency';
-import { sleep } from '../../test/cluster/harness';
+import { sleep } from '../../test/sleep';
 import { cmd, inNetns } from '../../test/box/exec';
 
 const BATCH = 25;

@@ -16,7 +16,8 @@ import { Resources } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ApiBridge } from '../../test/cluster/agent-harness';
-import { REPO_ROOT, type Cluster } from '../../test/cluster/harness';
+import { type Cluster } from '../../test/cluster/harness';
+import { REPO_ROOT } from '../../test/cluster/paths';
 import { Rig } from '../../test/netns/rig';
 import { fail, forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, waitUntil } from './common';
 

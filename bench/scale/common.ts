@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, type RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
+import { sleep } from '../../test/sleep';
 
 export const log = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -121,8 +122,8 @@ export async function waitUntil<T>(
     const v = await check();
     if (v) return v;
     if (Date.now() > until) throw new Error(`timed out after ${seconds(timeoutMs)} waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await sleep(intervalMs);
   }
 }
 
-export { freePort } from '../../test/cluster/harness';
+export { freePort } from '../../test/cluster/processes';

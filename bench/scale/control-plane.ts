@@ -16,7 +16,8 @@ import { toMicroTime } from '../../runtime/kube/conditions';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { REPO_ROOT, type Cluster } from '../../test/cluster/harness';
+import { type Cluster } from '../../test/cluster/harness';
+import { REPO_ROOT } from '../../test/cluster/paths';
 import {
   duplicates,
   fail,
@@ -28,6 +29,7 @@ import {
   trackPeak,
   watchCount,
 } from './common';
+import { sleep } from '../../test/sleep';
 
 const FIELD_MANAGER = FieldManagers.controller;
 const REPORTER = 'juneau.loutres.me/controller';
@@ -191,7 +193,7 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
         .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
     );
     if (ready.size >= count) return;
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
   }
 }
 
@@ -542,7 +544,7 @@ export async function runControllers(
     watch.abort();
     adWatch.abort();
     for (const r of replicas) if (profileDir && r.child.exitCode === null) r.child.kill('SIGUSR2');
-    if (profileDir) await new Promise((r) => setTimeout(r, 5_000)); // the heap snapshot is written synchronously on the signal
+    if (profileDir) await sleep(5_000); // the heap snapshot is written synchronously on the signal
     await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM', profileDir ? 180_000 : 20_000)));
   }
 }
@@ -557,7 +559,7 @@ async function poll<T>(
     const v = await check();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await sleep(intervalMs);
   }
 }
 

@@ -12,7 +12,7 @@ import {
   registerAddressRequest,
 } from './base';
 import { IExternalNetwork } from './external-network';
-import { externalNetworkOf } from './network-reference';
+import { networkOfProp } from './network-reference';
 
 export interface ElasticIPProps {
   /**
@@ -21,10 +21,10 @@ export interface ElasticIPProps {
    */
   readonly metadata?: ApiObjectMetadata;
   /**
-   * The ExternalNetwork the address comes from (EIP-1): an `ExternalNetwork` of this app,
-   * `ExternalNetwork.fromName()` for one declared elsewhere, or its name (the same as `fromName`).
+   * The ExternalNetwork the address comes from (EIP-1): an `ExternalNetwork` of this app, or
+   * `ExternalNetwork.fromName()` for one declared elsewhere.
    */
-  readonly externalNetwork: IExternalNetwork | string;
+  readonly externalNetwork: IExternalNetwork;
   /**
    * The address to reserve; it must lie in one of the network's pools of the network's mode
    * (EIP-2, EIP-3). Checked at synth when the network and its pools are in the app.
@@ -46,7 +46,7 @@ export class ElasticIP extends Construct {
 
   constructor(scope: Construct, id: string, props: ElasticIPProps) {
     super(scope, id);
-    const network = externalNetworkOf(this, props.externalNetwork);
+    const network = networkOfProp(props.externalNetwork);
     this.object = renderElasticIP(defaultName(this, props.metadata), {
       externalNetwork: network.name,
       requestedIP: props.requestedIP,
@@ -57,11 +57,14 @@ export class ElasticIP extends Construct {
     const request = addressRequestOf(this.object, this.node.path);
     registerAddressRequest(this, request);
     this.apiObject = emit(this, this.object, () => [
+      ...network.issues,
       ...validateElasticIP(this.object, network.definition(), network.knownPools()),
       ...(request ? checkRequestedAddressClash(request, addressRequestsInApp(this)) : []),
     ]);
     addWarningAtSynth(this, () =>
-      network.definition() ? undefined : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name),
+      network.definition() || network.issues.length
+        ? undefined
+        : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name),
     );
   }
 

@@ -115,9 +115,9 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
 }
 
 /**
- * `ExternalNetwork.fromName()`, and a network prop given as a string: when the app declares an
- * ExternalNetwork of that name (anywhere, before or after), it is checked like that construct,
- * as the Pulumi reference does; otherwise there is nothing the app can check against.
+ * `ExternalNetwork.fromName()`: when the app declares an ExternalNetwork of that name (anywhere,
+ * before or after), it is checked like that construct, as the Pulumi reference does; otherwise
+ * there is nothing the app can check against.
  */
 class ImportedExternalNetwork extends Construct implements IExternalNetwork {
   constructor(

@@ -17,7 +17,7 @@ import {
   registerAddressRequest,
 } from './base';
 import { IExternalNetwork } from './external-network';
-import { externalNetworkOf } from './network-reference';
+import { networkOfProp } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
@@ -33,10 +33,10 @@ export interface LoadBalancerServiceProps {
    */
   readonly metadata?: ApiObjectMetadata;
   /**
-   * The ExternalNetwork the VIP comes from (SLB-2): an `ExternalNetwork` of this app,
-   * `ExternalNetwork.fromName()` for one declared elsewhere, or its name (the same as `fromName`).
+   * The ExternalNetwork the VIP comes from (SLB-2): an `ExternalNetwork` of this app, or
+   * `ExternalNetwork.fromName()` for one declared elsewhere.
    */
-  readonly externalNetwork: IExternalNetwork | string;
+  readonly externalNetwork: IExternalNetwork;
   /**
    * The VIP to ask for; it must lie in one of the network's pools (SLB-2).
    * @default any free address of the network
@@ -68,7 +68,7 @@ export class LoadBalancerService extends Construct {
 
   constructor(scope: Construct, id: string, props: LoadBalancerServiceProps) {
     super(scope, id);
-    const network = externalNetworkOf(this, props.externalNetwork);
+    const network = networkOfProp(props.externalNetwork);
     this.object = renderLoadBalancerService(defaultName(this, props.metadata), {
       externalNetwork: network.name,
       requestedIP: props.requestedIP,
@@ -81,7 +81,10 @@ export class LoadBalancerService extends Construct {
     const request = serviceAddressRequestOf(this.object, this.node.path);
     registerAddressRequest(this, request);
     this.apiObject = emit(this, this.object, () => {
-      const issues = validateLoadBalancerService(this.object, network.definition(), network.knownPools());
+      const issues = [
+        ...network.issues,
+        ...validateLoadBalancerService(this.object, network.definition(), network.knownPools()),
+      ];
       if (props.selector !== undefined && props.workload !== undefined) {
         issues.unshift(
           issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`),
@@ -91,7 +94,9 @@ export class LoadBalancerService extends Construct {
       return issues;
     });
     addWarningAtSynth(this, () =>
-      network.definition() ? undefined : undeclaredNetworkWarning(`Service ${this.name}`, network.name),
+      network.definition() || network.issues.length
+        ? undefined
+        : undeclaredNetworkWarning(`Service ${this.name}`, network.name),
     );
   }
 

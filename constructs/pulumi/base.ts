@@ -7,8 +7,10 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ALL_KINDS } from '../../api';
 import {
+  AddressRequestDeclaration,
   apiGroupOf,
   checkDuplicateDeclaration,
+  checkRequestedAddressClash,
   DeclaredObject,
   formatIssue,
   ValidationIssue,
@@ -179,7 +181,7 @@ export class JuneauCustomResource<Spec, Status> extends k8s.apiextensions.Custom
   }
 }
 
-/** A component's rendered object and what its base does with it: check it, then record it. */
+/** A component's rendered object and what the one path does with it: check it, then record it. */
 export interface CheckedObject<O> {
   /** The object as rendered from the component's arguments. */
   readonly object: O;
@@ -192,22 +194,53 @@ export interface CheckedObject<O> {
    */
   readonly declaredIn?: O[];
   /**
-   * Components the object's CustomResource is created after (the network of an ElasticIP…).
+   * The address the object asks for, checked against and then recorded with the program's others (EIP-3, SLB-2).
+   * @default none
+   */
+  readonly addressRequest?: AddressRequestDeclaration;
+  /**
+   * Components the object's resource is created after (the network of an ElasticIP…).
    * @default none
    */
   readonly dependsOn?: readonly pulumi.Resource[];
   /**
-   * Metadata known only at deployment (JuneauMetadata Inputs), written to the CustomResource.
+   * Metadata known only at deployment (JuneauMetadata Inputs), written to the resource.
    * @default none
    */
   readonly deferred?: DeferredMetadata;
 }
 
 /**
- * The one path of every component that is one Juneau CustomResource: validate the rendered
- * object (a JuneauValidationError before anything is registered, like a failing `cdk8s synth`),
- * register the component, record the object for later cross-object checks, and create the
- * CustomResource as its child. Subclasses add their outputs and call `registerOutputs`.
+ * The one validate-then-register path of every component that declares an object: throws one
+ * JuneauValidationError with the object's problems and the program-wide ones (a duplicate
+ * identity, an address asked twice) before anything is registered, like a failing `cdk8s synth`.
+ * Returns what the component calls once registered: it records the object for the checks of the
+ * components constructed after it. `component` names it in the error (default: kind and name).
+ */
+export function checkDeclaration<O extends JuneauObject<unknown>>(
+  type: string,
+  name: string,
+  checked: CheckedObject<O>,
+  component = `${checked.object.kind} ${name}`,
+): () => void {
+  // A namespace known only at deployment cannot be compared: the cluster refuses a duplicate then.
+  const declared = checked.deferred?.namespace === undefined ? declaredObject(type, name, checked.object) : undefined;
+  const request = checked.addressRequest;
+  throwIfInvalid(component, [
+    ...checked.issues,
+    ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : []),
+    ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
+  ]);
+  return () => {
+    if (declared) declarations().objects.push(declared);
+    if (request) declarations().addressRequests.push(request);
+    checked.declaredIn?.push(checked.object);
+  };
+}
+
+/**
+ * Every component that is one Juneau CustomResource: checkDeclaration's path, then the
+ * CustomResource as the component's child. Subclasses add their outputs and call `registerOutputs`.
  */
 export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status> extends pulumi.ComponentResource {
   /** The object's name on the cluster. */
@@ -218,15 +251,9 @@ export abstract class JuneauComponent<O extends JuneauObject<Spec>, Spec, Status
 
   /** @throws JuneauValidationError listing every problem of the object. */
   protected constructor(type: string, name: string, checked: CheckedObject<O>, opts?: pulumi.ComponentResourceOptions) {
-    // A namespace known only at deployment cannot be compared: the cluster refuses a duplicate then.
-    const declared = checked.deferred?.namespace === undefined ? declaredObject(type, name, checked.object) : undefined;
-    throwIfInvalid(`${checked.object.kind} ${name}`, [
-      ...checked.issues,
-      ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : []),
-    ]);
+    const record = checkDeclaration(type, name, checked);
     super(type, name, {}, opts);
-    if (declared) declarations().objects.push(declared);
-    checked.declaredIn?.push(checked.object);
+    record();
     this.object = checked.object;
     this.name = checked.object.metadata.name!;
     this.resource = new JuneauCustomResource<Spec, Status>(

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ANNOTATIONS, ElasticIP as ElasticIPObject, ElasticIPPhase } from '../../api';
-import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
+import { undeclaredNetworkWarning } from '../../api/validation';
 import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
 import {
   deferredMetadata,
@@ -11,9 +11,9 @@ import {
   metadataInput,
   TYPE_PREFIX,
 } from './base';
-import { declarations, declaredPools } from './declarations';
+import { declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
-import { externalNetworkOf } from './network-reference';
+import { networkOfArg } from './network-reference';
 
 export interface ElasticIPArgs {
   /**
@@ -22,11 +22,10 @@ export interface ElasticIPArgs {
    */
   readonly metadata?: JuneauMetadata;
   /**
-   * The ExternalNetwork the address comes from (EIP-1): a component, `ExternalNetwork.fromName()`,
-   * or the name of a network (the same as `fromName`). A name of a network declared in this
-   * program is checked like the component would be.
+   * The ExternalNetwork the address comes from (EIP-1): a component, or `ExternalNetwork.fromName()`
+   * (checked like the component when this program declares a network of that name).
    */
-  readonly externalNetwork: IExternalNetwork | string;
+  readonly externalNetwork: IExternalNetwork;
   /**
    * The address to reserve; it must lie in one of the network's pools of the network's mode
    * (EIP-2, EIP-3). Checked at construction when the network and its pools are declared in the
@@ -71,7 +70,7 @@ export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
 
   /** @throws JuneauValidationError listing every problem of `args` (names, EIP-2/EIP-3). */
   constructor(name: string, args: ElasticIPArgs, opts?: pulumi.ComponentResourceOptions) {
-    const network = externalNetworkOf(args.externalNetwork);
+    const network = networkOfArg(args.externalNetwork);
     const metadata = metadataInput(args.metadata);
     const object = renderElasticIP(args.metadata?.name ?? name, {
       externalNetwork: network.name,
@@ -80,14 +79,13 @@ export class ElasticIP extends JuneauComponent<ElasticIPObject, Spec, Status> {
         ? { ...metadata, annotations: { ...metadata?.annotations, [WAIT_FOR]: 'jsonpath={.status.address}' } }
         : metadata,
     });
-    const request = addressRequestOf(object, `${ElasticIP.TYPE}::${name}`);
     const issues = [
+      ...network.issues,
       ...validateElasticIP(object, network.object, declaredPools(network.object?.spec.addressPools ?? [])),
-      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
     ];
+    const addressRequest = addressRequestOf(object, `${ElasticIP.TYPE}::${name}`);
     const deferred: DeferredMetadata = deferredMetadata(args.metadata, true);
-    super(ElasticIP.TYPE, name, { object, issues, dependsOn: network.dependsOn, deferred }, opts);
-    if (request) declarations().addressRequests.push(request);
+    super(ElasticIP.TYPE, name, { object, issues, addressRequest, dependsOn: network.dependsOn, deferred }, opts);
     if (!network.object) void pulumi.log.warn(undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name), this);
     this.namespace = object.metadata.namespace;
     this.namespaceInput = object.metadata.namespace ?? deferred.namespace;

@@ -81,7 +81,7 @@ const customResource: Factory = (n, o, opts) => new k8s.apiextensions.CustomReso
  *
  * @example
  * const install = new JuneauInstall('juneau', {});
- * new ElasticIP('web-eip', { externalNetwork: 'ext-net-arp' }, { dependsOn: [install] });
+ * new ElasticIP('web-eip', { externalNetwork: ExternalNetwork.fromName('ext-net-arp') }, { dependsOn: [install] });
  */
 export class JuneauInstall extends pulumi.ComponentResource {
   public static readonly TYPE = `${TYPE_PREFIX}:JuneauInstall`;

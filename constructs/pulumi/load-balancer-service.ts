@@ -1,14 +1,7 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
-import {
-  checkDuplicateDeclaration,
-  checkRequestedAddressClash,
-  formatIssue,
-  issue,
-  undeclaredNetworkWarning,
-  ValidationIssue,
-} from '../../api/validation';
+import { formatIssue, issue, undeclaredNetworkWarning, ValidationIssue } from '../../api/validation';
 import {
   LoadBalancerPort,
   renderLoadBalancerService,
@@ -17,20 +10,19 @@ import {
   validateLoadBalancerService,
 } from '../shared/load-balancer-service';
 import {
+  checkDeclaration,
   childOptions,
-  declaredObject,
   deferredMetadata,
   JuneauMetadata,
   JuneauValidationError,
   knownNow,
   metadataInput,
-  throwIfInvalid,
   TYPE_PREFIX,
   writtenMetadata,
 } from './base';
-import { declarations, declaredPools } from './declarations';
+import { declaredPools } from './declarations';
 import { IExternalNetwork } from './external-network';
-import { externalNetworkOf } from './network-reference';
+import { networkOfArg } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
@@ -46,10 +38,10 @@ export interface LoadBalancerServiceArgs {
    */
   readonly metadata?: JuneauMetadata;
   /**
-   * The ExternalNetwork the VIP comes from (SLB-2): a component, `ExternalNetwork.fromName()`, or
-   * the name of a network (the same as `fromName`).
+   * The ExternalNetwork the VIP comes from (SLB-2): a component, or `ExternalNetwork.fromName()`
+   * (checked like the component when this program declares a network of that name).
    */
-  readonly externalNetwork: IExternalNetwork | string;
+  readonly externalNetwork: IExternalNetwork;
   /**
    * The VIP to ask for; it must lie in one of the network's pools (SLB-2), checked at
    * construction when the network and its pools are declared in the program.
@@ -99,7 +91,7 @@ export class LoadBalancerService extends pulumi.ComponentResource {
 
   /** @throws JuneauValidationError listing every problem of `args` (names, ports, SLB-2, SLB-10). */
   constructor(name: string, args: LoadBalancerServiceArgs, opts?: pulumi.ComponentResourceOptions) {
-    const network = externalNetworkOf(args.externalNetwork);
+    const network = networkOfArg(args.externalNetwork);
     const metadata = metadataInput(args.metadata);
     const plainSelector = knownNow(args.selector);
     const object = renderLoadBalancerService(args.metadata?.name ?? name, {
@@ -113,17 +105,16 @@ export class LoadBalancerService extends pulumi.ComponentResource {
     });
     const component = `LoadBalancerService ${name}`;
     const deferred = deferredMetadata(args.metadata, true);
-    const declared =
-      deferred.namespace === undefined ? declaredObject(LoadBalancerService.TYPE, name, object) : undefined;
-    const request = serviceAddressRequestOf(object, `${LoadBalancerService.TYPE}::${name}`);
-    throwIfInvalid(component, [
-      ...checkService(object, args, network.object, plainSelector !== undefined),
-      ...(declared ? checkDuplicateDeclaration(declared, declarations().objects) : []),
-      ...(request ? checkRequestedAddressClash(request, declarations().addressRequests) : []),
-    ]);
+    const issues = [...network.issues, ...checkService(object, args, network.object, plainSelector !== undefined)];
+    const addressRequest = serviceAddressRequestOf(object, `${LoadBalancerService.TYPE}::${name}`);
+    const record = checkDeclaration(
+      LoadBalancerService.TYPE,
+      name,
+      { object, issues, addressRequest, deferred },
+      component,
+    );
     super(LoadBalancerService.TYPE, name, {}, opts);
-    if (declared) declarations().objects.push(declared);
-    if (request) declarations().addressRequests.push(request);
+    record();
     if (!network.object)
       void pulumi.log.warn(undeclaredNetworkWarning(`Service ${object.metadata.name}`, network.name), this);
 

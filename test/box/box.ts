@@ -5,17 +5,11 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  Cluster,
-  commandOf,
-  isAlive,
-  REPO_ROOT,
-  runKubectl,
-  sleep,
-  spawnManaged,
-  startCluster,
-  stopProcesses,
-} from '../cluster/harness';
+import { sleep } from '../sleep';
+import { Cluster, startCluster } from '../cluster/harness';
+import { runKubectl } from '../cluster/kubectl';
+import { REPO_ROOT } from '../cluster/paths';
+import { commandOf, isAlive, spawnManaged, stopProcesses } from '../cluster/processes';
 import { allSteps } from './exec';
 import { writePauseImage } from './images';
 import { clientKubeconfig } from './kubelet';

@@ -5,7 +5,8 @@
 // and every container stay findable: `down` kills whatever is left in the tree, then removes it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAlive, sleep } from '../cluster/harness';
+import { sleep } from '../sleep';
+import { isAlive } from '../cluster/processes';
 
 const CGROUP_FS = '/sys/fs/cgroup';
 

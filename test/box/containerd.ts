@@ -4,7 +4,7 @@
 // namespaces are mounted under its state directory, so `down` finds them with the other mounts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { sleep } from '../cluster/harness';
+import { sleep } from '../sleep';
 import { cmd } from './exec';
 import { PAUSE_IMAGE } from './images';
 import { NodeRecord } from './state';

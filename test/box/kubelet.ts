@@ -4,7 +4,8 @@
 // /var/log/pods kept in the node's directory, kube-proxy in nftables mode (no IPVS in the kernel).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { issueCertificate, writeKubeconfig } from '../cluster/harness';
+import { writeKubeconfig } from '../cluster/kubeconfig';
+import { issueCertificate } from '../cluster/pki';
 import { ContainerdPaths } from './containerd';
 import { NodeRecord } from './state';
 

@@ -8,28 +8,29 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
-import { REPO_ROOT, sleep } from '../cluster/harness';
+import { REPO_ROOT } from '../cluster/paths';
+import { sleep } from '../sleep';
 import { elapsedSince, figure } from '../e2e/figures';
-import { describeWhen } from '../requirements';
 import { cmd, inNetns } from './exec';
 import { PEER, type PeerResult, Running, runningIn } from './peers';
 import type { BoxState } from './state';
 import { addRouter } from './upstream';
-import { boxCli, boxStatus, buildUserArtifacts, IMAGE, installJuneau, kubectlFor, type Kubectl } from './session';
+import {
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  describeOnBox,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  type Kubectl,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
 /** A second Service range, added as a ServiceCIDR during the run (TEST-NET-free private space). */
 const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
 const EXTRA_CLUSTER_IP = '10.100.0.10';
-
-const describeAsRoot = (title: string, body: () => void) =>
-  describeWhen(
-    process.getuid?.() === 0,
-    'needs root (network and mount namespaces, kubelets, containerd)',
-    title,
-    body,
-  );
 
 /** A bare echo Pod pinned to `node`. */
 function echoPod(name: string, node: string, annotations: Record<string, string>): string {
@@ -71,7 +72,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-describeAsRoot(
+describeOnBox(
   'NAT-2 on a stock install: an ElasticIP pod keeps its own address inside the cluster, and leaves from the ElasticIP only towards the outside',
   () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-in-cluster-'));

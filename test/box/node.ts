@@ -3,7 +3,7 @@
 // namespace and `daemons` cgroup, and recorded before anything waits on it. Also its teardown.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAlive, Managed, spawnManaged, tail } from '../cluster/harness';
+import { isAlive, Managed, spawnManaged, tail } from '../cluster/processes';
 import { createNodeCgroup, joinCgroupCommand, killCgroupTree, removeCgroupTree } from './cgroups';
 import {
   containerdPaths,

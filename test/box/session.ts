@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT, runKubectl } from '../cluster/harness';
+import { runKubectl } from '../cluster/kubectl';
+import { REPO_ROOT } from '../cluster/paths';
 import { describeAsRootFor } from '../requirements';
 import type { BoxState } from './state';
 

@@ -2,7 +2,7 @@
 // finding a container's process from the host (to read its capabilities or SIGKILL it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../cluster/harness';
+import { REPO_ROOT } from '../cluster/paths';
 import { cmd, inNetns } from './exec';
 import { BoxState } from './state';
 

@@ -1,27 +1,29 @@
 // ADDR-1 and ADDR-2 in the synthesized CRD on the real kube-apiserver (no webhook): CEL refuses
 // AddressPool items in blocks no host can use, naming the item's field, for CIDRs and ranges;
 // items next to those blocks and `spec.avoidBuggyIPs` are accepted.
-import { API_VERSION, GROUP, VERSION } from '../../api';
-import { clients, ignoreNotFound, rejection } from './fixture';
+import { API_VERSION } from '../../api';
+import { JuneauResources } from '../../runtime/controller/resources';
+import { RestClient } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import { ignoreNotFound, rejection, testKubeConfig } from './fixture';
 
-const cluster = { group: GROUP, version: VERSION, plural: 'addresspools' };
+const rest = new RestClient(testKubeConfig());
 const uid = () => Math.random().toString(36).slice(2, 8);
 const created: string[] = [];
-function createPool(spec: Record<string, unknown>): Promise<{ spec: Record<string, unknown> }> {
+function createPool(spec: Record<string, unknown>): Promise<KubeObject & { spec: Record<string, unknown> }> {
   const name = `addr-${uid()}`;
   created.push(name);
-  return clients().custom.createClusterCustomObject({
-    ...cluster,
-    body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode: 'arp', ...spec } },
-  }) as Promise<{ spec: Record<string, unknown> }>;
+  return rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name },
+    spec: { advertiseMode: 'arp', ...spec },
+  });
 }
 
 // Other test files' controllers see every AddressPool: leave none behind.
 afterAll(async () => {
-  for (const name of created)
-    await clients()
-      .custom.deleteClusterCustomObject({ ...cluster, name })
-      .catch(ignoreNotFound);
+  for (const name of created) await rest.delete(JuneauResources.addressPools, undefined, name).catch(ignoreNotFound);
 });
 
 describe('AddressPool CEL on the real API server (ADDR-1, ADDR-2)', () => {

@@ -11,10 +11,11 @@ import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor, sleep } from '../netns/rig';
+import { sleep } from '../sleep';
+import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
 import { AgentProcess, ApiBridge } from './agent-harness';
 import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
-import { REPO_ROOT } from './harness';
+import { REPO_ROOT } from './paths';
 
 const run = promisify(execFile);
 jest.setTimeout(90_000);

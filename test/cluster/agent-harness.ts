@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { REPO_ROOT } from './harness';
+import { REPO_ROOT } from './paths';
+import { sleep } from '../sleep';
 
 const FORWARDER = `
 const net = require('net');
@@ -137,7 +138,7 @@ export class AgentProcess {
       if (!this.running) throw new Error(`agent exited before logging '${msg}':\n${this.stderr.slice(-4000)}`);
       if (Date.now() > until)
         throw new Error(`agent did not log '${msg}' within ${timeoutMs} ms:\n${this.stderr.slice(-4000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 

@@ -26,7 +26,7 @@ import {
   testKubeconfigPath,
   waitFor,
 } from './fixture';
-import { REPO_ROOT } from './harness';
+import { REPO_ROOT } from './paths';
 
 const run = promisify(execFile);
 jest.setTimeout(120_000);

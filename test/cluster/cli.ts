@@ -7,17 +7,10 @@ import * as path from 'node:path';
 import { downBox, processAlive as boxProcessAlive, upBox } from '../box/box';
 import { containerdPaths, importImages } from '../box/containerd';
 import { BoxState, parseNodeSubnet, readBoxState } from '../box/state';
-import {
-  ClusterState,
-  commandOf,
-  CRD_MANIFEST,
-  isAlive,
-  REPO_ROOT,
-  applyCrds,
-  resolveBinDir,
-  startCluster,
-  stopProcesses,
-} from './harness';
+import { ClusterState, startCluster } from './harness';
+import { applyCrds } from './kubectl';
+import { CRD_MANIFEST, REPO_ROOT, resolveBinDir } from './paths';
+import { commandOf, isAlive, stopProcesses } from './processes';
 
 /** JUNEAU_CLUSTER_DIR moves it (tests run their own box next to a developer's). */
 const STATE_DIR = process.env.JUNEAU_CLUSTER_DIR

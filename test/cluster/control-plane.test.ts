@@ -2,7 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { ClusterStartError, CRD_MANIFEST, isAlive, startCluster } from './harness';
+import { startCluster } from './harness';
+import { CRD_MANIFEST } from './paths';
+import { ClusterStartError, isAlive } from './processes';
 import { parseAllDocuments } from 'yaml';
 import { kubectl, requireCrd, testBinDir } from './fixture';
 import { itWhen } from '../requirements';

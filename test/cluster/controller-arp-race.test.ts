@@ -12,6 +12,7 @@ import { Informer } from '../../runtime/kube/informer';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
+import { sleep } from '../sleep';
 import {
   clients,
   createLoadBalancerService,
@@ -19,7 +20,6 @@ import {
   deletePodNow,
   ensureNode,
   mergePatch,
-  sleep,
   testKubeConfig,
   useNamespace,
   waitFor,

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION, GROUP, VERSION } from '../../api';
 import { clients, kubectl, mergePatch, rejection, useNamespace, waitFor } from './fixture';
-import { REPO_ROOT } from './harness';
+import { REPO_ROOT } from './paths';
 
 const custom = () => clients().custom;
 const cluster = (plural: string) => ({ group: GROUP, version: VERSION, plural });

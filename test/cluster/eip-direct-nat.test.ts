@@ -5,7 +5,9 @@
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import { clients, deletePodNow, useNamespace, waitFor } from './fixture';
+import { Resources, resourcePath } from '../../runtime/kube/resources';
+import type { KubeObject } from '../../runtime/kube/types';
+import { deletePodNow, useNamespace, waitFor } from './fixture';
 import {
   condition,
   createAttachment,
@@ -19,6 +21,7 @@ import {
   getEip,
   getNic,
   listEvents,
+  rest,
   useEipSetup,
 } from './eip-harness';
 
@@ -68,7 +71,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       address: '10.1.0.5',
       elasticIP: 'web-eip',
     });
-    const pod = await clients().core.readNamespacedPod({ namespace, name: 'web' });
+    const pod = await rest.get<KubeObject>(Resources.pods, namespace, 'web');
     expect(nic.metadata.ownerReferences).toEqual([
       {
         apiVersion: 'v1',
@@ -136,9 +139,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
     expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
     // "Scheduling": a binding sets spec.nodeName.
-    await clients().core.createNamespacedPodBinding({
-      namespace,
-      name: 'api',
+    await rest.request('POST', resourcePath(Resources.pods, namespace, 'api', 'binding'), {
       body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } },
     });
     const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), {

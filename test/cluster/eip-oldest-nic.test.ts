@@ -6,7 +6,8 @@ import { ANNOTATIONS, type ARPAdvertisement, type NetworkInterface } from '../..
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { deletePodNow, sleep, useNamespace, waitFor } from './fixture';
+import { sleep } from '../sleep';
+import { deletePodNow, useNamespace, waitFor } from './fixture';
 import {
   condition,
   createAttachment,

@@ -25,10 +25,12 @@ import {
   V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { isNotFound as isRestNotFound } from '../../runtime/kube/rest';
-import { CRD_MANIFEST, KubectlResult, resolveBinDir, runKubectl, sleep } from './harness';
+import { isNotFound as isRestNotFound, KubeApiError } from '../../runtime/kube/rest';
+import { sleep } from '../sleep';
+import { KubectlResult, runKubectl } from './kubectl';
+import { CRD_MANIFEST, resolveBinDir } from './paths';
 
-export { CRD_MANIFEST, sleep };
+export { CRD_MANIFEST };
 
 // Calls to a real API server (and waits on its controllers) outlast Jest's 5 s default. This applies
 // to every test file that imports the fixture. (Better: `testTimeout` on the Jest "cluster" project.)
@@ -193,9 +195,9 @@ export interface ApiError {
   body: unknown;
 }
 
-/** The parsed Status body of an ApiException, or undefined for other errors. */
+/** The parsed Status of a refusal from either client (client-node's ApiException, runtime/kube's RestClient); undefined for other errors. */
 export function apiError(err: unknown): ApiError | undefined {
-  if (!(err instanceof ApiException)) return undefined;
+  if (!(err instanceof ApiException) && !(err instanceof KubeApiError)) return undefined;
   let body: unknown = err.body;
   if (typeof body === 'string') {
     try {

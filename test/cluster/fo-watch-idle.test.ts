@@ -7,6 +7,7 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { testKubeConfig, useNamespace, waitFor } from './fixture';
+import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
 const IDLE_MS = 1_000;
@@ -65,7 +66,7 @@ describe('FO-2 watch idle bound (runtime/kube informer, real API server)', () =>
     await informer.waitForSync(10_000);
     for (let i = 1; i <= 12; i++) {
       await rest.patch(Resources.configMaps, ns(), 'busy', 'merge', { data: { v: String(i) } });
-      await new Promise((resolve) => setTimeout(resolve, IDLE_MS / 4));
+      await sleep(IDLE_MS / 4);
     }
     await waitFor(() => (informer!.get(ns(), 'busy') as KubeObject & { data?: { v?: string } })?.data?.v === '12', {
       what: 'the last write seen',

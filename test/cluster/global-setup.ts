@@ -8,7 +8,9 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { INSTALL } from '../../api/constants';
 import { isCI } from '../requirements';
-import { applyCrds, Cluster, CRD_MANIFEST, resolveBinDir, startCluster } from './harness';
+import { Cluster, startCluster } from './harness';
+import { applyCrds } from './kubectl';
+import { CRD_MANIFEST, resolveBinDir } from './paths';
 
 export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
 const OWNED_ENV = 'JUNEAU_TEST_CLUSTER_OWNED';

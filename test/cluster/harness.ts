@@ -13,48 +13,32 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 // Loaded when a cluster starts, not on import: it takes seconds on a busy machine, and `cluster
 // down`/`status` never need it.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { sleep } from '../sleep';
-import { applyCrds, runKubectl, type KubectlResult } from './kubectl';
-import { issueCertificate, makePki, writeKubeconfig } from './pki';
+import { writeKubeconfig } from './kubeconfig';
+import { applyCrds } from './kubectl';
+import { resolveBinDir } from './paths';
+import { makePki } from './pki';
 import {
   ClusterStartError,
-  commandOf,
-  isAlive,
+  freePorts,
   registerExitHandlers,
   signalGroup,
   spawnManaged,
   spawnWatchdog,
   stopProcesses,
+  tail,
   unregisterExitHandler,
   type Managed,
 } from './processes';
 
-// The harness is the entry point of the test control plane; its parts live by concern in
-// processes.ts, pki.ts and kubectl.ts.
-export {
-  applyCrds,
-  ClusterStartError,
-  commandOf,
-  isAlive,
-  issueCertificate,
-  runKubectl,
-  sleep,
-  spawnManaged,
-  stopProcesses,
-  writeKubeconfig,
-};
-export type { KubectlResult, Managed };
+// The harness only starts and stops the control plane; its parts live by concern: processes.ts
+// (process groups, logs, ports), pki.ts, kubeconfig.ts, kubectl.ts and paths.ts (repository, CRDs, binaries).
 
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-/** The CRD manifest `npx cdk8s synth` writes; applied by the Jest global setup and `cluster up`. */
-export const CRD_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-crds.k8s.yaml');
-export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'] as const;
 export const CONTROLLERS = 'garbage-collector-controller,endpointslice-controller,namespace-controller';
 /** Dual-stack, IPv4 first: Services default to IPv4 as on most clusters, and IPv6-only or
  * dual-stack Services can be created, so the controller's SLB-10 handling of them runs for real. */
@@ -120,32 +104,6 @@ export interface Cluster extends ClusterState {
   kubeConfig: KubeConfig;
   /** Kills the process groups (SIGTERM, then SIGKILL) and deletes the directory. Idempotent. */
   stop(): Promise<void>;
-}
-
-export function resolveBinDir(binDir?: string): string {
-  const dir =
-    binDir ??
-    process.env.JUNEAU_K8S_BIN_DIR ??
-    require('node:child_process')
-      .execFileSync('bash', [path.join(__dirname, 'build.sh'), '--print-dir'], { encoding: 'utf8' })
-      .trim();
-  const missing = BINARIES.filter((b) => !isExecutable(path.join(dir, b)));
-  if (missing.length > 0) {
-    throw new ClusterStartError(
-      `control-plane binaries missing in ${dir}: ${missing.join(', ')}. Build them with \`npm run cluster:build\` ` +
-        `(a cold build takes many minutes; later ones are instant).`,
-    );
-  }
-  return dir;
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export async function startCluster(opts: StartClusterOptions = {}): Promise<Cluster> {
@@ -328,14 +286,6 @@ function startFailure(m: Managed, what: string): ClusterStartError {
   return new ClusterStartError(`${what}${how}; log: ${m.logFile}`, tail(m.logFile, 40));
 }
 
-export function tail(file: string, lines: number): string {
-  try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
-
 async function waitUntil(m: Managed, deadline: number, what: string, probe: () => Promise<boolean>): Promise<void> {
   for (;;) {
     if (m.exited) throw startFailure(m, `${m.name} exited while waiting for ${what}`);
@@ -344,27 +294,6 @@ async function waitUntil(m: Managed, deadline: number, what: string, probe: () =
     await sleep(100);
   }
 }
-
-/** `n` distinct free TCP ports on loopback (each closed again before they are returned). */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const s = net.createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
-
-/** A free TCP port on loopback (closed again before it is returned). */
-export const freePort = async (): Promise<number> => (await freePorts(1))[0];
 
 function httpGet(url: string): Promise<string> {
   return new Promise((resolve, reject) => {

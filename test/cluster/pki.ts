@@ -1,5 +1,6 @@
 // The test control plane's PKI (openssl: a CA, the API server's serving certificate, client
-// certificates for admin and node identities, service-account keys) and kubeconfigs over it.
+// certificates for admin and node identities, service-account keys); kubeconfig.ts writes the
+// kubeconfigs over it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ClusterStartError, run } from './processes';
@@ -109,30 +110,4 @@ export async function issueCertificate(
     '-extensions',
     ext,
   ]);
-}
-
-/** A kubeconfig for `server` authenticating with the client certificate `<user>.crt` of `pki`. */
-export function writeKubeconfig(file: string, server: string, pki: (f: string) => string, user = 'admin'): void {
-  const b64 = (f: string) => fs.readFileSync(pki(f)).toString('base64');
-  const yaml = `apiVersion: v1
-kind: Config
-clusters:
-- name: juneau-test
-  cluster:
-    server: ${server}
-    certificate-authority-data: ${b64('ca.crt')}
-users:
-- name: ${user}
-  user:
-    client-certificate-data: ${b64(`${user}.crt`)}
-    client-key-data: ${b64(`${user}.key`)}
-contexts:
-- name: juneau-test
-  context:
-    cluster: juneau-test
-    user: ${user}
-    namespace: default
-current-context: juneau-test
-`;
-  fs.writeFileSync(file, yaml, { mode: 0o600 });
 }

@@ -1,7 +1,9 @@
 // Processes of the test clusters: each in its own process group with its log file, killed by
-// group on stop, on exit and signals, and by a shell watchdog when Node dies without handlers.
+// group on stop, on exit and signals, and by a shell watchdog when Node dies without handlers;
+// the tail of a log for errors, and free loopback ports for the processes to listen on.
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import { sleep } from '../sleep';
 
 export class ClusterStartError extends Error {
@@ -141,3 +143,33 @@ export function run(
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }
+
+/** The last `lines` lines of a process's log file; empty when it cannot be read. */
+export function tail(file: string, lines: number): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** `n` distinct free TCP ports on loopback (each closed again before they are returned). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+/** A free TCP port on loopback (closed again before it is returned). */
+export const freePort = async (): Promise<number> => (await freePorts(1))[0];

@@ -4,7 +4,8 @@
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { sleep, testKubeConfig, useNamespace } from './fixture';
+import { sleep } from '../sleep';
+import { testKubeConfig, useNamespace } from './fixture';
 import { expectNoChangeFor, expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());

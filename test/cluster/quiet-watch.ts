@@ -11,7 +11,8 @@
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, type WatchEvent, type WatchHandle } from '../../runtime/kube/rest';
 import { objectKey, type KubeObject } from '../../runtime/kube/types';
-import { sleep, testKubeConfig } from './fixture';
+import { sleep } from '../sleep';
+import { testKubeConfig } from './fixture';
 
 /** `T` is the object's wire shape as the test reads it (api/ types or KubeObject). */
 export interface QuietWatchOptions<T = KubeObject> {

@@ -13,7 +13,7 @@ import {
 import { RestClient } from '../../runtime/kube/rest';
 import { createLogger } from '../../runtime/kube/log';
 import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig } from './fixture';
-import { freePort } from './harness';
+import { freePort } from './processes';
 
 export const WEBHOOK_LABEL = 'juneau.test/webhook';
 

@@ -21,7 +21,8 @@ import {
   SecretResource,
   type SecretObject,
 } from '../../runtime/controller/webhook/cert-secret';
-import { clients, createNamespace, deleteNamespace, mergePatch, sleep, waitFor } from './fixture';
+import { sleep } from '../sleep';
+import { clients, createNamespace, deleteNamespace, mergePatch, waitFor } from './fixture';
 import {
   addressPool,
   apply,

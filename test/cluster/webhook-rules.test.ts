@@ -3,9 +3,11 @@
 // of this file's objects. Each rule: allowed cases allowed, and refusals whose message names the
 // conflicting object. EN-3, EN-4, EN-5, AP-2, ARP-2, ARP-4, ARP-5, EIP-5.
 import { ANNOTATIONS } from '../../api';
+import { JuneauResources } from '../../runtime/controller/resources';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
+import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
-import { clients, createNamespace, deleteNamespace, ensureNode, mergePatch, testKubeConfig } from './fixture';
+import { createNamespace, deleteNamespace, ensureNode, ignoreNotFound, testKubeConfig } from './fixture';
 import {
   addressPool,
   apply,
@@ -14,7 +16,6 @@ import {
   deleteClusterObjects,
   elasticIPAttachment,
   externalNetwork,
-  juneauPath,
   networkInterface,
   pod,
   randomId,
@@ -23,6 +24,7 @@ import {
   type TestWebhook,
 } from './webhook-fixture';
 
+const rest = new RestClient(testKubeConfig());
 const DENIED = (webhook: string) => `admission webhook "${webhook}.juneau.loutres.me" denied the request`;
 
 let webhook: TestWebhook;
@@ -37,7 +39,7 @@ beforeAll(async () => {
   // These ARPAdvertisements are written as the controller would be: `admin` is the writer ARP-11 allows
   // (test/cluster/webhook-arp.test.ts proves everyone else is refused).
   webhook = await startTestWebhook('rules', {
-    caches: { ...liveWebhookCaches(new RestClient(testKubeConfig())), arpAdvertisementWriters: () => ['admin'] },
+    caches: { ...liveWebhookCaches(rest), arpAdvertisementWriters: () => ['admin'] },
   });
   L = webhook.labels;
 });
@@ -109,16 +111,13 @@ describe('ExternalNetwork (EN-3, EN-4)', () => {
       ...externalNetwork(leaving, [pool], L),
       metadata: { name: leaving, labels: L, finalizers: ['juneau.test/hold'] },
     });
-    await clients().custom.deleteClusterCustomObject({ ...juneauPath('externalnetworks'), name: leaving });
+    await rest.delete(JuneauResources.externalNetworks, undefined, leaving);
     const refused = await apply(externalNetwork(name('en-next'), [pool], L));
     expect(refused.output).toContain(
       `is already listed by ExternalNetwork ${leaving} (it is being deleted, and holds its pools until it is gone)`,
     );
     // Removing the finalizer (an update of the deleting network) is allowed; then the pool is free.
-    await clients().custom.patchClusterCustomObject(
-      { ...juneauPath('externalnetworks'), name: leaving, body: { metadata: { finalizers: null } } },
-      mergePatch,
-    );
+    await rest.patch(JuneauResources.externalNetworks, undefined, leaving, 'merge', { metadata: { finalizers: null } });
     expect((await apply(externalNetwork(track('externalnetworks', name('en-next')), [pool], L))).ok).toBe(true);
   });
 
@@ -147,9 +146,7 @@ describe('ARPAdvertisement (ARP-2, ARP-4, ARP-5)', () => {
     await applyOk(arpAdvertisement(track('arpadvertisements', name('ad-held')), `${net}140`, lan, L, name('node-x')));
   });
   afterAll(async () => {
-    await clients()
-      .core.deleteNode({ name: name('node-x') })
-      .catch(() => undefined);
+    await rest.delete(Resources.nodes, undefined, name('node-x')).catch(ignoreNotFound);
   });
 
   test('ARP-2/ARP-4: a free address inside a pool of the arp network is allowed; moving nodeName is allowed', async () => {

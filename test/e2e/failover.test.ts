@@ -5,7 +5,7 @@
 // except where a test says otherwise: the node crash is also measured with FAST_FAILOVER_FLAGS.
 import { describeAsRoot } from '../netns/rig';
 import { elapsedSince, figure } from './figures';
-import { sleep } from './network';
+import { sleep } from '../sleep';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api';
 import { DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS } from '../../runtime/agent/flags';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { INSTALL } from '../../api/constants';
-import { REPO_ROOT } from '../cluster/harness';
+import { REPO_ROOT } from '../cluster/paths';
 
 export const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
 // With the policy that narrows the agent's Lease writes to its own node (FO-3).

@@ -16,8 +16,6 @@ import { promisify } from 'node:util';
 import { parsePcap, type Frame } from '../netns/pcap';
 import { sleep } from '../sleep';
 
-export { sleep };
-
 const exec = promisify(execFile);
 export const SUBNET = '10.225.32';
 export const ROUTER_IP = `${SUBNET}.254`;

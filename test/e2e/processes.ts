@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { sleep } from './network';
+import { sleep } from '../sleep';
 
 const REPO = path.resolve(__dirname, '..', '..');
 export const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');

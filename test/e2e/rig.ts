@@ -22,8 +22,10 @@ import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { ensureBpffs, removePins } from '../../runtime/agent/bpf/responder';
 import { INSTALL } from '../../api/constants';
 import { agentCapabilities, installManifest, rbacObjects, serviceAccountKubeconfig } from './install-identity';
-import { CRD_MANIFEST, startCluster, type Cluster } from '../cluster/harness';
-import { E2ENetwork, POOL_RANGE, sleep } from './network';
+import { startCluster, type Cluster } from '../cluster/harness';
+import { CRD_MANIFEST } from '../cluster/paths';
+import { sleep } from '../sleep';
+import { E2ENetwork, POOL_RANGE } from './network';
 import {
   AGENT_BIN,
   ApiForwarder,

@@ -22,7 +22,7 @@ import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
-import { sleep } from './rig';
+import { sleep } from '../sleep';
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');

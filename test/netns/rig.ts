@@ -18,8 +18,6 @@ import { describeAsRootFor, isRoot } from '../requirements';
 import { parsePcap, type Frame } from './pcap';
 import { sleep } from '../sleep';
 
-export { sleep };
-
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');
 const TSX = path.join(REPO, 'node_modules/.bin/tsx');

@@ -1,6 +1,7 @@
 // Lifecycle of the responder: pinned program and maps outlive their loader, a new loader adopts
 // them and swaps the program without a gap; native mode; detach.
-import { CLIENT_IP, type Rig, SUBNET, XDP_PASS_OBJECT, describeAsRoot, repliesFor, sleep, useRig } from './rig';
+import { sleep } from '../sleep';
+import { CLIENT_IP, type Rig, SUBNET, XDP_PASS_OBJECT, describeAsRoot, repliesFor, useRig } from './rig';
 import { programPinPath } from '../../runtime/agent/bpf/responder';
 import * as fs from 'node:fs';
 

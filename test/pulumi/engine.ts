@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../cluster/harness';
+import { REPO_ROOT } from '../cluster/paths';
 
 export const ENGINE_BINARIES = ['pulumi', 'pulumi-language-nodejs', 'pulumi-resource-kubernetes'] as const;
 /** The provider build.sh builds, and the @pulumi/kubernetes (devDependency) that asks for it. */

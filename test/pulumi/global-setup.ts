@@ -3,7 +3,8 @@
 // Endpoints to list a ready pod before `pulumi up` goes on, and the cluster project's
 // kube-controller-manager runs only the EndpointSlice controller.
 import * as fs from 'node:fs';
-import { CONTROLLERS, CRD_MANIFEST, startCluster } from '../cluster/harness';
+import { CONTROLLERS, startCluster } from '../cluster/harness';
+import { CRD_MANIFEST } from '../cluster/paths';
 
 export default async function globalSetup(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST))

@@ -4,7 +4,8 @@
 // delete as a kubelet does once the containers have stopped. The Kubernetes provider's awaits
 // (Pod ready, Service endpoints) and deletes see the same object transitions a real node causes.
 import type { V1Pod } from '@kubernetes/client-node';
-import { clients, isNotFound, mergePatch, sleep } from '../cluster/fixture';
+import { sleep } from '../sleep';
+import { clients, isNotFound, mergePatch } from '../cluster/fixture';
 
 export interface FakeKubelet {
   /** The address given to each pod, by name. */

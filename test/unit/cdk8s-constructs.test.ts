@@ -25,6 +25,9 @@ const synth = (app: App): Obj[] =>
   YAML.parseAllDocuments(app.synthYaml())
     .map((d) => d.toJSON() as Obj)
     .filter(Boolean);
+/** A reference to a network by name; each gets its own construct id. */
+let references = 0;
+const byName = (scope: Chart, name: string) => ExternalNetwork.fromName(scope, `network-ref-${++references}`, name);
 const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
 const synthErrors = (build: (chart: Chart) => void): string => {
   const app = Testing.app();
@@ -117,7 +120,7 @@ describe('constructs synthesize', () => {
       containers: [{ image: 'nginx', portNumber: 8080 }],
     });
     new LoadBalancerService(chart, 'web', {
-      externalNetwork: 'ext-net-arp',
+      externalNetwork: byName(chart, 'ext-net-arp'),
       ports: [{ port: 80, targetPort: 8080 }],
       workload: deployment,
     });
@@ -129,7 +132,10 @@ describe('constructs synthesize', () => {
   test('ElasticIPAttachment inherits the ElasticIP namespace; podAnnotation is the direct-use annotation (EIP-4)', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
-    const eip = new ElasticIP(chart, 'nginx-eip', { metadata: { namespace: 'shop' }, externalNetwork: 'ext' });
+    const eip = new ElasticIP(chart, 'nginx-eip', {
+      metadata: { namespace: 'shop' },
+      externalNetwork: byName(chart, 'ext'),
+    });
     new ElasticIPAttachment(chart, 'nginx-eip-attach', { elasticIP: eip, networkInterface: 'nginx.eth0' });
     const att = byKind(synth(app), 'ElasticIPAttachment')[0];
     expect(att.metadata).toEqual({ name: 'nginx-eip-attach', namespace: 'shop' });
@@ -376,18 +382,18 @@ describe('bad input fails synth, naming the field and the value', () => {
     ],
     [
       'EIP-3 requested not an address',
-      (c) => new ElasticIP(c, 'e', { externalNetwork: 'n', requestedIP: '10.0.0.256' }),
+      (c) => new ElasticIP(c, 'e', { externalNetwork: byName(c, 'n'), requestedIP: '10.0.0.256' }),
       ['spec.requestedIP: "10.0.0.256" is not an IPv4 address'],
     ],
     [
       'ElasticIP network name invalid',
-      (c) => new ElasticIP(c, 'e', { externalNetwork: 'Ext_Net' }),
+      (c) => new ElasticIP(c, 'e', { externalNetwork: byName(c, 'Ext_Net') }),
       ['spec.externalNetwork: "Ext_Net"'],
     ],
     [
       'EIPA-1 other namespace',
       (c) => {
-        const e = new ElasticIP(c, 'e', { metadata: { namespace: 'a' }, externalNetwork: 'n' });
+        const e = new ElasticIP(c, 'e', { metadata: { namespace: 'a' }, externalNetwork: byName(c, 'n') });
         new ElasticIPAttachment(c, 'x', { metadata: { namespace: 'b' }, elasticIP: e, networkInterface: 'nginx.eth0' });
       },
       ['spec.elasticIP: "e" is in namespace a, but the attachment is in b'],
@@ -409,7 +415,7 @@ describe('bad input fails synth, naming the field and the value', () => {
       'SLB-10 SCTP',
       (c) =>
         new LoadBalancerService(c, 's', {
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }],
           selector: { a: 'b' },
         }),
@@ -417,24 +423,34 @@ describe('bad input fails synth, naming the field and the value', () => {
     ],
     [
       'SLB-10 no selector',
-      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 80 }] }),
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: byName(c, 'n'), ports: [{ port: 80 }] }),
       ['spec.selector', 'SLB-10'],
     ],
     [
       'port out of range',
-      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 70000 }], selector: { a: 'b' } }),
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: byName(c, 'n'),
+          ports: [{ port: 70000 }],
+          selector: { a: 'b' },
+        }),
       ['spec.ports[0].port: 70000'],
     ],
     [
       'port 0 is not dropped as falsy',
-      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [{ port: 0 }], selector: { a: 'b' } }),
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: byName(c, 'n'),
+          ports: [{ port: 0 }],
+          selector: { a: 'b' },
+        }),
       ['spec.ports[0].port: 0'],
     ],
     [
       'targetPort name invalid',
       (c) =>
         new LoadBalancerService(c, 's', {
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [{ port: 80, targetPort: 'HTTP_PORT' }],
           selector: { a: 'b' },
         }),
@@ -442,14 +458,14 @@ describe('bad input fails synth, naming the field and the value', () => {
     ],
     [
       'no ports',
-      (c) => new LoadBalancerService(c, 's', { externalNetwork: 'n', ports: [], selector: { a: 'b' } }),
+      (c) => new LoadBalancerService(c, 's', { externalNetwork: byName(c, 'n'), ports: [], selector: { a: 'b' } }),
       ['spec.ports: must list at least one port'],
     ],
     [
       'several ports need names',
       (c) =>
         new LoadBalancerService(c, 's', {
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [{ port: 80 }, { port: 443 }],
           selector: { a: 'b' },
         }),
@@ -459,7 +475,7 @@ describe('bad input fails synth, naming the field and the value', () => {
       'duplicate ports',
       (c) =>
         new LoadBalancerService(c, 's', {
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [
             { name: 'a', port: 80 },
             { name: 'b', port: 80 },
@@ -487,7 +503,7 @@ describe('bad input fails synth, naming the field and the value', () => {
       'selector and workload both set',
       (c) =>
         new LoadBalancerService(c, 's', {
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [{ port: 80 }],
           selector: { a: 'b' },
           workload: { matchLabels: { c: 'd' } },
@@ -499,7 +515,7 @@ describe('bad input fails synth, naming the field and the value', () => {
       (c) =>
         new LoadBalancerService(c, 's', {
           metadata: { name: 'x'.repeat(64) },
-          externalNetwork: 'n',
+          externalNetwork: byName(c, 'n'),
           ports: [{ port: 80 }],
           selector: { a: 'b' },
         }),
@@ -534,7 +550,7 @@ describe('bad input fails synth, naming the field and the value', () => {
       pool(c, 'p', ['10.0.0.0/33', '10.0.0.9-10.0.0.1']);
       new ExternalNetwork(c, 'n', { type: 'arp', addressPools: [] });
       new LoadBalancerService(c, 's', {
-        externalNetwork: 'n',
+        externalNetwork: byName(c, 'n'),
         ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }],
         selector: { a: 'b' },
       });

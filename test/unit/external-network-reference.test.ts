@@ -1,9 +1,11 @@
-// A network reference is an IExternalNetwork in both front-ends: the construct/component itself,
-// `ExternalNetwork.fromName()`, or a plain name (kept for compatibility, the same as fromName).
+// A network reference is an IExternalNetwork in both front-ends: the construct/component itself or
+// `ExternalNetwork.fromName()`. Anything else (a plain name, as JavaScript or a cast can still pass)
+// fails the synth, or the component's construction, naming the field and the call that fixes it.
 // And the Pulumi components' one validate-then-register path (JuneauComponent): nothing invalid is
 // registered or recorded for later cross-object checks.
 import * as pulumi from '@pulumi/pulumi';
 import { App, Chart, Testing } from 'cdk8s';
+import { ANNOTATIONS } from '../../api';
 import * as cdk8s from '../../constructs/cdk8s';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
@@ -35,7 +37,7 @@ function synthErrors(app: App): string {
 }
 
 describe('cdk8s: IExternalNetwork', () => {
-  const build = (reference: (chart: Chart) => cdk8s.IExternalNetwork | string) => {
+  const build = (reference: (chart: Chart) => cdk8s.IExternalNetwork) => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
     const network = reference(chart);
@@ -48,11 +50,25 @@ describe('cdk8s: IExternalNetwork', () => {
     return app;
   };
 
-  test('fromName and a plain name synthesize the same objects, and the reference itself nothing (EIP-1, SLB-2)', () => {
-    const byName = build(() => 'ext-net').synthYaml();
-    expect(build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'ext-net')).synthYaml()).toBe(byName);
+  test('fromName writes the name on its users and synthesizes nothing itself (EIP-1, SLB-2)', () => {
+    const byName = build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'ext-net')).synthYaml();
     expect(byName).toContain('externalNetwork: ext-net');
+    expect(byName).toContain(`${ANNOTATIONS.loadBalancerExternalNetwork}: ext-net`);
     expect(byName.match(/^kind: \w+/gm)).toEqual(['kind: ElasticIP', 'kind: Service']);
+  });
+
+  test('a plain name where a reference belongs fails the synth, naming the field, the construct and the fix', () => {
+    const errors = synthErrors(build(() => 'ext-net' as unknown as cdk8s.IExternalNetwork));
+    const fix =
+      'externalNetwork: "ext-net" is not an ExternalNetwork reference: give ExternalNetwork.fromName(scope, id, "ext-net") for a network declared elsewhere, or the ExternalNetwork itself';
+    expect(errors).toContain(`[c/eip] ${fix}\n`);
+    expect(errors).toContain(`[c/web] ${fix}`);
+  });
+
+  test('fromName with a name that is no object name fails the synth on its users (EIP-1, SLB-2)', () => {
+    const errors = synthErrors(build((c) => cdk8s.ExternalNetwork.fromName(c, 'net', 'Ext_Net')));
+    expect(errors).toContain('spec.externalNetwork: "Ext_Net"');
+    expect(errors).toContain('[ElasticIP default/eip]');
   });
 
   test('an ExternalNetwork construct is one and keeps the synth-time EIP-3 check; a reference by name leaves it to the cluster', () => {
@@ -94,13 +110,29 @@ describe('Pulumi: IExternalNetwork and the shared validate-then-register path', 
       thrown(
         () =>
           new LoadBalancerService('web', {
-            externalNetwork: 'net-a',
+            externalNetwork: ExternalNetwork.fromName('net-a'),
             requestedIP: '10.9.9.9',
             ports: [{ port: 80 }],
             selector: { a: 'b' },
           }),
       ),
     ).toContain('not inside any arp AddressPool of ExternalNetwork net-a');
+  });
+
+  test('a plain name where a reference belongs throws at construction, naming the field and the fix; nothing is registered', () => {
+    const before = registered.length;
+    const plain = 'net-a' as unknown as Juneau.IExternalNetwork;
+    expect(thrown(() => new ElasticIP('plain', { externalNetwork: plain }))).toContain(
+      'ElasticIP plain is invalid (1 problem):\n  - externalNetwork: "net-a" is not an ExternalNetwork reference: give ExternalNetwork.fromName("net-a") for a network declared elsewhere, or the ExternalNetwork itself',
+    );
+    expect(
+      thrown(
+        () =>
+          new LoadBalancerService('plain-web', { externalNetwork: plain, ports: [{ port: 80 }], selector: { a: 'b' } }),
+      ),
+    ).toContain('externalNetwork: "net-a" is not an ExternalNetwork reference');
+    expect(registered.slice(before)).toEqual([]);
+    expect(declarations().objects).toEqual([]);
   });
 
   test('an invalid component throws naming its kind, and is neither registered nor recorded (AP-2 against it does not fire)', () => {

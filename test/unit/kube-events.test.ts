@@ -6,6 +6,7 @@ import {
   type KubeEvent,
 } from '../../runtime/kube/events';
 import { KubeApiError } from '../../runtime/kube/rest';
+import { sleep } from '../sleep';
 
 const spec: EventSpec = {
   regarding: { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', uid: 'u1' },
@@ -85,7 +86,7 @@ describe('EventRecorder', () => {
       calls: [] as string[],
       failPatchWith: undefined as Error | undefined,
       create: async <T>(_type: unknown, object: T): Promise<T> => {
-        await new Promise((r) => setTimeout(r, 5)); // a slow create must still come first
+        await sleep(5); // a slow create must still come first
         sink.calls.push('create');
         return object;
       },

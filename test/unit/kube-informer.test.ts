@@ -39,7 +39,7 @@ function scriptedClient(items: KubeObject[], listFailures: number) {
 }
 
 const until = async (cond: () => boolean): Promise<void> => {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 200 && !cond(); i++) await sleep(5);
   if (!cond()) throw new Error('condition not met');
 };
 

@@ -151,10 +151,13 @@ describe('cdk8s', () => {
     );
   });
 
-  test('EIP-3: a network named by a string that the app declares (even later) is resolved and checked', () => {
+  test('EIP-3: a network referenced by name that the app declares (even later) is resolved and checked', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
-    new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: 'ext-net', requestedIP: '10.9.9.9' });
+    new cdk8s.ElasticIP(chart, 'eip', {
+      externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'ext-net'),
+      requestedIP: '10.9.9.9',
+    });
     network(chart);
     expect(synthErrors(app)).toContain(
       'spec.requestedIP: "10.9.9.9" is not inside any arp AddressPool of ExternalNetwork ext-net',
@@ -165,9 +168,10 @@ describe('cdk8s', () => {
   test('a network name the app does not declare synthesizes with a warning that the cluster will decide', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'c');
-    const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: 'elsewhere', requestedIP: '10.9.9.9' });
+    const elsewhere = cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere');
+    const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: elsewhere, requestedIP: '10.9.9.9' });
     new cdk8s.LoadBalancerService(chart, 'web', {
-      externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere'),
+      externalNetwork: elsewhere,
       ports: [{ port: 80 }],
       selector: { app: 'web' },
     });
@@ -257,7 +261,7 @@ describe('Pulumi', () => {
   });
 
   test('a network name the program does not declare logs the same warning on the component', () => {
-    const eip = new juneau.ElasticIP('eip', { externalNetwork: 'elsewhere' });
+    const eip = new juneau.ElasticIP('eip', { externalNetwork: juneau.ExternalNetwork.fromName('elsewhere') });
     expect(warn.mock.calls).toEqual([[undeclaredNetworkWarning('ElasticIP eip', 'elsewhere'), eip]]);
   });
 

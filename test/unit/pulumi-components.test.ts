@@ -8,6 +8,7 @@ import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 import type * as SharedInstall from '../../constructs/shared/install';
 import { registrationsSettled } from './pulumi-rpcs';
+import { sleep } from '../sleep';
 
 // ---- mocks (set before the code under test is loaded) -------------------------------------------
 
@@ -76,7 +77,7 @@ async function child(type: string, name: string): Promise<Registered> {
   for (let i = 0; i < 200; i++) {
     const found = registered.find((r) => r.type === type && r.name === name);
     if (found) return found;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   throw new Error(`${type} ${name} was never registered`);
 }
@@ -261,7 +262,7 @@ describe('ElasticIP', () => {
 
   test("waitForAddress adds the provider's waitFor annotation on status.address", async () => {
     new ElasticIP('eip-wait', {
-      externalNetwork: 'somewhere',
+      externalNetwork: ExternalNetwork.fromName('somewhere'),
       waitForAddress: true,
       metadata: { annotations: { owner: 'me' } },
     });
@@ -279,24 +280,44 @@ describe('ElasticIP', () => {
       outside,
     );
     expect(
-      thrown(() => new ElasticIP('eip-out-by-name', { externalNetwork: 'ext-net-arp-eip3', requestedIP: '10.9.9.9' }))
-        .message,
+      thrown(
+        () =>
+          new ElasticIP('eip-out-by-name', {
+            externalNetwork: ExternalNetwork.fromName('ext-net-arp-eip3'),
+            requestedIP: '10.9.9.9',
+          }),
+      ).message,
     ).toContain(outside);
     expect(() => new ElasticIP('eip-in', { externalNetwork: net, requestedIP: '10.225.32.9' })).not.toThrow();
   });
 
   test('EIP-3: with a network not declared here, only the address format is checked', () => {
     expect(
-      () => new ElasticIP('eip-unknown-net', { externalNetwork: 'declared-elsewhere', requestedIP: '192.0.2.1' }),
+      () =>
+        new ElasticIP('eip-unknown-net', {
+          externalNetwork: ExternalNetwork.fromName('declared-elsewhere'),
+          requestedIP: '192.0.2.1',
+        }),
     ).not.toThrow();
     expect(
-      thrown(() => new ElasticIP('eip-not-ipv4', { externalNetwork: 'declared-elsewhere', requestedIP: '10.0.0.256' }))
-        .message,
+      thrown(
+        () =>
+          new ElasticIP('eip-not-ipv4', {
+            externalNetwork: ExternalNetwork.fromName('declared-elsewhere'),
+            requestedIP: '10.0.0.256',
+          }),
+      ).message,
     ).toContain('spec.requestedIP: "10.0.0.256" is not an IPv4 address');
   });
 
   test('bad names: all problems at once', () => {
-    const err = thrown(() => new ElasticIP('eip-names', { externalNetwork: 'Not A Name', metadata: { name: '-eip' } }));
+    const err = thrown(
+      () =>
+        new ElasticIP('eip-names', {
+          externalNetwork: ExternalNetwork.fromName('Not A Name'),
+          metadata: { name: '-eip' },
+        }),
+    );
     expect(err.problems).toHaveLength(2);
     expect(err.message).toContain('metadata.name: "-eip"');
     expect(err.message).toContain('spec.externalNetwork: "Not A Name"');
@@ -307,7 +328,10 @@ describe('ElasticIP', () => {
 
 describe('ElasticIPAttachment', () => {
   test('takes the ElasticIP component; defaults to its namespace', async () => {
-    const eip = new ElasticIP('nginx-eip', { metadata: { namespace: 'shop' }, externalNetwork: 'ext' });
+    const eip = new ElasticIP('nginx-eip', {
+      metadata: { namespace: 'shop' },
+      externalNetwork: ExternalNetwork.fromName('ext'),
+    });
     const att = new ElasticIPAttachment('nginx-eip-attach', { elasticIP: eip, networkInterface: 'nginx.eth0' });
     expect(await valueOf(att.resource.urn)).toContain(
       'juneau:index:ElasticIPAttachment$kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment::nginx-eip-attach',
@@ -321,7 +345,10 @@ describe('ElasticIPAttachment', () => {
   });
 
   test('EIPA-1: an attachment in another namespace than its ElasticIP', () => {
-    const eip = new ElasticIP('eipa1-eip', { metadata: { namespace: 'a' }, externalNetwork: 'ext' });
+    const eip = new ElasticIP('eipa1-eip', {
+      metadata: { namespace: 'a' },
+      externalNetwork: ExternalNetwork.fromName('ext'),
+    });
     expect(
       thrown(
         () =>
@@ -391,7 +418,7 @@ describe('LoadBalancerService', () => {
   test("a workload's matchLabels become the selector (an Output, resolved at deployment)", async () => {
     const spec = pulumi.output({ selector: { matchLabels: { app: 'shop', tier: 'front' } } });
     new LoadBalancerService('slb-workload', {
-      externalNetwork: 'ext',
+      externalNetwork: ExternalNetwork.fromName('ext'),
       ports: [{ port: 443 }],
       workload: { spec },
       skipAwait: true,
@@ -411,7 +438,11 @@ describe('LoadBalancerService', () => {
       },
     });
     const workload: Juneau.LabelSelectedWorkload = deployment; // the type fits, checked by tsc
-    new LoadBalancerService('slb-deploy', { externalNetwork: 'ext', ports: [{ port: 80 }], workload });
+    new LoadBalancerService('slb-deploy', {
+      externalNetwork: ExternalNetwork.fromName('ext'),
+      ports: [{ port: 80 }],
+      workload,
+    });
     expect((await child('kubernetes:core/v1:Service', 'slb-deploy')).inputs.spec?.selector).toEqual(labels);
   });
 
@@ -419,7 +450,7 @@ describe('LoadBalancerService', () => {
     const err = thrown(
       () =>
         new LoadBalancerService('slb-ports', {
-          externalNetwork: 'ext',
+          externalNetwork: ExternalNetwork.fromName('ext'),
           ports: [
             { port: 0, protocol: 'SCTP' as 'TCP' },
             { port: 53, protocol: 'UDP', targetPort: 'Not_A_Port' },
@@ -453,14 +484,20 @@ describe('LoadBalancerService', () => {
 
   test('SLB-10: no selector, or both selector and workload', () => {
     expect(
-      thrown(() => new LoadBalancerService('slb-nosel', { externalNetwork: 'ext', ports: [{ port: 80 }] })).message,
+      thrown(
+        () =>
+          new LoadBalancerService('slb-nosel', {
+            externalNetwork: ExternalNetwork.fromName('ext'),
+            ports: [{ port: 80 }],
+          }),
+      ).message,
     ).toMatch(/spec\.selector: \{\} must select the backend pods/);
     const workload = { spec: pulumi.output({ selector: { matchLabels: { app: 'a' } } }) };
     expect(
       thrown(
         () =>
           new LoadBalancerService('slb-both', {
-            externalNetwork: 'ext',
+            externalNetwork: ExternalNetwork.fromName('ext'),
             ports: [{ port: 80 }],
             selector: { app: 'a' },
             workload,
