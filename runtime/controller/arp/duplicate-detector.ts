@@ -18,7 +18,7 @@ import { indexBy } from '../../kube/store';
 import type { KubeObject } from '../../kube/types';
 import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { JuneauResources } from '../resources';
-import { decideUniqueness, UNIQUE_CONDITION, type AdvertisementView } from './duplicates';
+import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
 
 type Ad = ARPAdvertisement & KubeObject;
 const ARP = JuneauResources.arpAdvertisements;
@@ -133,7 +133,7 @@ export class DuplicateDetector {
   private conditionOf(ad: Ad): Condition | undefined {
     return (
       this.written.get(ad.metadata.uid ?? '') ??
-      (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === UNIQUE_CONDITION)
+      (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === CONDITIONS.unique)
     );
   }
 

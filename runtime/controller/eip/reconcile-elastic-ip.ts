@@ -25,7 +25,14 @@ import {
   type AdvertisementLookup,
 } from '../arp/owned';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
-import { planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
+import {
+  planElasticIP,
+  REASONS,
+  type AdvertisementSpec,
+  type Allocation,
+  type ElasticIPPlan,
+  type Resolution,
+} from './plan';
 import { decideAddressRequest, type RequestDecision } from './request';
 
 /** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
@@ -114,7 +121,7 @@ async function ensureAllocation(
   if (deleting)
     return {
       allocated: false,
-      reason: 'ElasticIPDeleting',
+      reason: REASONS.elasticIPDeleting,
       message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
     };
   const result = await allocator.ensureAddress(holder, {
@@ -156,7 +163,7 @@ async function ensureAdvertisement(
     });
     ctx.base.recorder?.warning(
       referenceTo(eip, EIP),
-      'ARPAdvertisementNameTaken',
+      REASONS.advertisementNameTaken,
       'Advertise',
       nameTakenMessage(owner, found.foreign),
     );

@@ -23,7 +23,7 @@ import {
   type AdvertisementLookup,
 } from '../arp/owned';
 import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
+import { planServiceLoadBalancer, REASONS, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
 import {
   decideAllocationRequest,
   isJuneauLoadBalancer,
@@ -186,7 +186,7 @@ async function ensureAdvertisement(
   if (found.foreign) {
     ctx.recorder?.warning(
       referenceTo(asKube(slb), SLB),
-      'ARPAdvertisementNameTaken',
+      REASONS.advertisementNameTaken,
       'Advertise',
       nameTakenMessage(owner, found.foreign),
     );
