@@ -8,6 +8,7 @@ import { SUBNET_VNI_POOL, type AllocationClaim } from '../../api';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import { waitForCacheSync } from '../kube/informer';
+import { Lifecycle } from '../kube/lifecycle';
 import type { Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { isAlreadyExists, type RestClient } from '../kube/rest';
@@ -25,7 +26,7 @@ import { reconcileServiceLoadBalancer } from './slb/reconcile';
 import { ownerKeysOf } from './arp/names';
 import { asKube, JuneauResources } from './resources';
 import { SERVICE_NAME_LABEL } from './slb/views';
-import { registerElasticIPControllers, type ElasticIPControllers } from './eip/register';
+import { ElasticIPControllers } from './eip/register';
 
 export interface ControllerOptions {
   readonly rest: RestClient;
@@ -73,13 +74,8 @@ export class JuneauController {
   /** ARP-4 made visible: every ARPAdvertisement (not only ours) checked for a shared address. */
   readonly duplicates: DuplicateDetector;
   private readonly logger: Logger;
-  private started = false;
-  private stopped = false;
-  /** The start in flight: stop() waits for it, so nothing is started after stop() (an open watch would outlive the process's work). */
-  private starting: Promise<void> | undefined;
-  /** Resolves when stop() is called: a start waiting for caches that cannot sync (API unreachable, client fenced) gives up. */
-  private requestStop: () => void = () => undefined;
-  private readonly stopRequested = new Promise<void>((resolve) => (this.requestStop = resolve));
+  /** Stop at any moment: before start, during it, twice (kube/lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle();
 
   constructor(private readonly options: ControllerOptions) {
     const { rest } = options;
@@ -94,7 +90,7 @@ export class JuneauController {
       // A failing sweep is retried from 1 s, never later than its period.
       housekeeping: new WorkQueue({ baseDelayMs: 1_000, maxDelayMs: options.sweepIntervalMs ?? 60_000 }),
     };
-    this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
+    this.elasticIPs = new ElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.duplicates = new DuplicateDetector({
       rest,
       recorder: options.recorder,
@@ -106,20 +102,15 @@ export class JuneauController {
 
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */
   start(): Promise<void> {
-    if (!this.started) {
-      this.started = true;
-      this.starting = this.startSteps();
-    }
-    return this.starting ?? Promise.resolve();
+    return this.lifecycle.start(() => this.startSteps());
   }
 
   private async startSteps(): Promise<void> {
     allCaches(this.caches).forEach((c) => c.start());
     // No timeout: a start that cannot sync (API unreachable, client fenced) waits until stopped.
-    await Promise.race([waitForCacheSync(allCaches(this.caches), Infinity), this.stopRequested]);
-    if (this.stopped) return;
+    if (!(await this.lifecycle.unlessStopped(waitForCacheSync(allCaches(this.caches), Infinity)))) return;
     await this.ensureSubnetVniPool();
-    if (this.stopped) return;
+    if (this.lifecycle.stopped) return;
     const run = { logger: this.logger, metrics: this.options.metrics };
     runQueue(
       this.queues.serviceLoadBalancers,
@@ -142,24 +133,23 @@ export class JuneauController {
     for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
     runQueue(this.queues.housekeeping, 'housekeeping', async (k) => this.housekeep(k), 1, run);
     Object.values(HOUSEKEEPING).forEach((k) => this.queues.housekeeping.add(k));
-    await this.elasticIPs.start();
-    if (this.stopped) return;
-    await this.duplicates.start();
+    // Each part gives up its own wait when stopped; stop() stops them after this start returns.
+    if (!(await this.lifecycle.unlessStopped(this.elasticIPs.start()))) return;
+    await this.lifecycle.unlessStopped(this.duplicates.start());
   }
 
   /**
    * Stops the reconcilers (letting passes in flight finish) and the caches. `dropQueued`: keys not
    * yet taken are dropped instead of drained (leadership lost: they are the new leader's now).
    */
-  async stop(options: { dropQueued?: boolean } = {}): Promise<void> {
-    this.stopped = true;
-    this.requestStop();
-    await this.starting?.catch(() => undefined);
-    this.ctx.agentLiveness.stop();
-    await this.duplicates.stop();
-    await this.elasticIPs.stop(options);
-    await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
-    await Promise.all(allCaches(this.caches).map((c) => c.stop()));
+  stop(options: { dropQueued?: boolean } = {}): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      this.ctx.agentLiveness.stop();
+      await this.duplicates.stop();
+      await this.elasticIPs.stop(options);
+      await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
+      await Promise.all(allCaches(this.caches).map((c) => c.stop()));
+    });
   }
 
   /** True once every cache has listed (for /readyz). */
