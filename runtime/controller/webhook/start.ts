@@ -101,7 +101,7 @@ const CERTIFICATE_KEY = 'certificate';
  * The webhook server of one replica. A one-key work queue (the same machinery as the reconcilers)
  * runs the certificate pass: settle the certificate, serve it, make the API server trust it; it
  * comes back every `checkIntervalMs` (renewal, a Secret or cert dir changed by someone else), and a
- * failure is retried with backoff from 2 s up to that interval.
+ * failure is retried with backoff from 2 s (or the interval, if shorter) up to that interval.
  */
 export class WebhookServer implements WebhookServerHandle {
   readonly mode: WebhookMode;
