@@ -129,7 +129,62 @@ interface Running {
   readonly nat: NatMaps | undefined;
 }
 
+/** The agent's long-running parts, built but not started. */
+interface Parts {
+  readonly runtimeMetrics: RuntimeMetrics;
+  readonly recorder: EventRecorder;
+  readonly counters: AnnounceCounters | undefined;
+  readonly agent: NodeAgent;
+  readonly natSync: NatSync | undefined;
+  readonly lease: AgentLease | undefined;
+}
+
 async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running): Promise<number> {
+  const parts = buildParts(flags, logger, r, r.nat ? await serviceCIDRsServed(r.rest, logger) : false);
+  const { agent, natSync, lease, recorder, counters } = parts;
+  const health = healthServer(flags, r, parts);
+  lease?.start();
+  // FO-2: the heartbeat moves while the agent's view is current, never past the last renewal the
+  // API server accepted (lease.ts says why).
+  const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
+  const heartbeat = new AnswerHeartbeat({
+    maps: r.attached.maps,
+    ifindex: r.ifindex,
+    expiryMs: flags.answerExpiryMs,
+    logger,
+    provenAtNs,
+  });
+  heartbeat.start();
+  const ports = await health.start();
+  logger.info('listening', ports);
+  const uninstall = flags.ownerDaemonSet
+    ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
+    : undefined;
+  uninstall?.start();
+  void natSync?.start();
+  const started = agent
+    .start()
+    .then(() =>
+      logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
+    );
+  const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
+  // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
+  const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
+  logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
+  await uninstall?.stop();
+  heartbeat.stop();
+  await lease?.stop();
+  await agent.stop();
+  await natSync?.stop();
+  await recorder.stop();
+  await health.stop();
+  counters?.close();
+  leaveDataplane(flags, logger, r, stop);
+  return 0;
+}
+
+/** The node agent, its move announcements (FO-1), the NAT sync and the node's Lease (FO-3); none started. */
+function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsServed: boolean): Parts {
   const runtimeMetrics = new RuntimeMetrics();
   const metrics = new AgentMetrics(runtimeMetrics);
   metrics.setMode(r.attached.mode);
@@ -179,23 +234,9 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
       metrics: new NatMetrics(runtimeMetrics),
       logger,
       extraClusterCidrs: parseClusterCidrs(flags.natClusterCidrs),
-      serviceCIDRsServed: await serviceCIDRsServed(r.rest, logger),
+      serviceCIDRsServed,
     });
-  const health = new HealthServer({
-    healthAddr: flags.healthAddr,
-    metricsAddr: flags.metricsAddr,
-    metrics: runtimeMetrics,
-  });
-  health.addReadinessCheck('informers-synced', () => agent.informersSynced);
-  health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
-  if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
-  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
-  if (r.nat)
-    health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
-  // A responder detached by someone else gets the agent restarted, which attaches it again.
-  health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
-  // FO-3: the node's Lease; FO-2: the heartbeat moves while the agent's view is current, never
-  // past the last renewal the API server accepted (lease.ts says why).
+  // FO-3: the node's Lease.
   const lease = flags.leaseNamespace
     ? new AgentLease({
         rest: r.rest,
@@ -206,43 +247,38 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
         logger,
       })
     : undefined;
-  lease?.start();
+  return { runtimeMetrics, recorder, counters, agent, natSync, lease };
+}
+
+/** /healthz and /readyz with the agent's checks, and /metrics; not started. */
+function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer {
+  const { agent, natSync, lease } = parts;
+  const health = new HealthServer({
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+    metrics: parts.runtimeMetrics,
+  });
+  health.addReadinessCheck('informers-synced', () => agent.informersSynced);
+  health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
+  if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
+  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
+  if (r.nat)
+    health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
+  // A responder detached by someone else gets the agent restarted, which attaches it again.
+  health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has
   // nothing to prove its view with, and its answers expire (FO-2): not ready says so at rollout.
   health.addReadinessCheck('lease-renewed', () => !lease || lease.lastRenewSentNs !== undefined);
-  const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
-  const heartbeat = new AnswerHeartbeat({
-    maps: r.attached.maps,
-    ifindex: r.ifindex,
-    expiryMs: flags.answerExpiryMs,
-    logger,
-    provenAtNs,
-  });
-  heartbeat.start();
-  const ports = await health.start();
-  logger.info('listening', ports);
-  const uninstall = flags.ownerDaemonSet
-    ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
-    : undefined;
-  uninstall?.start();
-  void natSync?.start();
-  const started = agent
-    .start()
-    .then(() =>
-      logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
-    );
-  const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
-  // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
-  const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
-  logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
-  await uninstall?.stop();
-  heartbeat.stop();
-  await lease?.stop();
-  await agent.stop();
-  await natSync?.stop();
-  await recorder.stop();
-  await health.stop();
-  counters?.close();
+  return health;
+}
+
+/** At exit: uninstall (detach and unpin), detach only (--detach-on-exit), or leave the pinned maps answering. */
+function leaveDataplane(
+  flags: AgentFlags,
+  logger: Logger,
+  r: Running,
+  stop: { readonly uninstall: boolean; readonly why: string },
+): void {
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
@@ -259,7 +295,6 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
       entries: r.attached.maps.addresses().size,
     });
   }
-  return 0;
 }
 
 /** FO-1: the pinned per-address announcement counters; without them announcing still works. */

@@ -8,11 +8,12 @@ import { SUBNET_VNI_POOL, type AllocationClaim } from '../../api';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import { waitForCacheSync } from '../kube/informer';
+import { Lifecycle } from '../kube/lifecycle';
 import type { Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { isAlreadyExists, type RestClient } from '../kube/rest';
 import { objectKey, type KubeObject } from '../kube/types';
-import { runQueue, WorkQueue } from '../kube/workqueue';
+import { requeueAfter, runQueue, TerminalError, WorkQueue, type ReconcileResult } from '../kube/workqueue';
 import { DuplicateDetector } from './arp/duplicate-detector';
 import type { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
@@ -25,7 +26,7 @@ import { reconcileServiceLoadBalancer } from './slb/reconcile';
 import { ownerKeysOf } from './arp/names';
 import { asKube, JuneauResources } from './resources';
 import { SERVICE_NAME_LABEL } from './slb/views';
-import { registerElasticIPControllers, type ElasticIPControllers } from './eip/register';
+import { ElasticIPControllers } from './eip/register';
 
 export interface ControllerOptions {
   readonly rest: RestClient;
@@ -42,6 +43,21 @@ export interface ControllerOptions {
   readonly agentLeaseGraceMs?: number;
 }
 
+/**
+ * Periodic passes about no single object, as keys of the housekeeping queue: each pass returns
+ * `requeueAfter` its period (a failure retries with backoff), so two never overlap and stop()
+ * ends them with the other queues.
+ */
+const HOUSEKEEPING = {
+  /** ALLOC-2: claims whose holder is gone (allocator/claim-sweep.ts). */
+  claimSweep: 'claim-sweep',
+  /** Proposed values whose claim was never seen (AllocatorIndex.expireTentative). */
+  tentativeClaims: 'tentative-claims',
+} as const;
+/** A tentative value older than this is given back; checked every TENTATIVE_CHECK_MS. */
+const TENTATIVE_MAX_AGE_MS = 60_000;
+const TENTATIVE_CHECK_MS = 30_000;
+
 export class JuneauController {
   readonly caches: Caches;
   readonly index: AllocatorIndex;
@@ -49,6 +65,8 @@ export class JuneauController {
     readonly serviceLoadBalancers: WorkQueue;
     readonly externalNetworks: WorkQueue;
     readonly addressPools: WorkQueue;
+    /** HOUSEKEEPING's periodic passes. */
+    readonly housekeeping: WorkQueue;
   };
   private readonly ctx: ControllerContext;
   /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
@@ -56,14 +74,8 @@ export class JuneauController {
   /** ARP-4 made visible: every ARPAdvertisement (not only ours) checked for a shared address. */
   readonly duplicates: DuplicateDetector;
   private readonly logger: Logger;
-  private timers: NodeJS.Timeout[] = [];
-  private started = false;
-  private stopped = false;
-  /** The start in flight: stop() waits for it, so nothing is started after stop() (an open watch would outlive the process's work). */
-  private starting: Promise<void> | undefined;
-  /** Resolves when stop() is called: a start waiting for caches that cannot sync (API unreachable, client fenced) gives up. */
-  private requestStop: () => void = () => undefined;
-  private readonly stopRequested = new Promise<void>((resolve) => (this.requestStop = resolve));
+  /** Stop at any moment: before start, during it, twice (kube/lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle();
 
   constructor(private readonly options: ControllerOptions) {
     const { rest } = options;
@@ -75,8 +87,10 @@ export class JuneauController {
       serviceLoadBalancers: this.queue('serviceloadbalancer'),
       externalNetworks: this.queue('externalnetwork'),
       addressPools: this.queue('addresspool'),
+      // A failing sweep is retried from 1 s, never later than its period.
+      housekeeping: new WorkQueue({ baseDelayMs: 1_000, maxDelayMs: options.sweepIntervalMs ?? 60_000 }),
     };
-    this.elasticIPs = registerElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
+    this.elasticIPs = new ElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.duplicates = new DuplicateDetector({
       rest,
       recorder: options.recorder,
@@ -88,20 +102,15 @@ export class JuneauController {
 
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */
   start(): Promise<void> {
-    if (!this.started) {
-      this.started = true;
-      this.starting = this.startSteps();
-    }
-    return this.starting ?? Promise.resolve();
+    return this.lifecycle.start(() => this.startSteps());
   }
 
   private async startSteps(): Promise<void> {
     allCaches(this.caches).forEach((c) => c.start());
     // No timeout: a start that cannot sync (API unreachable, client fenced) waits until stopped.
-    await Promise.race([waitForCacheSync(allCaches(this.caches), Infinity), this.stopRequested]);
-    if (this.stopped) return;
+    if (!(await this.lifecycle.unlessStopped(waitForCacheSync(allCaches(this.caches), Infinity)))) return;
     await this.ensureSubnetVniPool();
-    if (this.stopped) return;
+    if (this.lifecycle.stopped) return;
     const run = { logger: this.logger, metrics: this.options.metrics };
     runQueue(
       this.queues.serviceLoadBalancers,
@@ -122,42 +131,46 @@ export class JuneauController {
     for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
     for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
     for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
-    const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
-    const sweep = () =>
-      void sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds).catch((err: unknown) =>
-        this.logger.warn('claim sweep failed', { err: String(err) }),
-      );
-    this.timers.push(
-      setInterval(sweep, this.options.sweepIntervalMs ?? 60_000),
-      setInterval(() => this.index.expireTentative(60_000), 30_000),
-    );
-    this.timers.forEach((t) => t.unref());
-    sweep();
-    await this.elasticIPs.start();
-    if (this.stopped) return;
-    await this.duplicates.start();
+    runQueue(this.queues.housekeeping, 'housekeeping', async (k) => this.housekeep(k), 1, run);
+    Object.values(HOUSEKEEPING).forEach((k) => this.queues.housekeeping.add(k));
+    // Each part gives up its own wait when stopped; stop() stops them after this start returns.
+    if (!(await this.lifecycle.unlessStopped(this.elasticIPs.start()))) return;
+    await this.lifecycle.unlessStopped(this.duplicates.start());
   }
 
   /**
    * Stops the reconcilers (letting passes in flight finish) and the caches. `dropQueued`: keys not
    * yet taken are dropped instead of drained (leadership lost: they are the new leader's now).
    */
-  async stop(options: { dropQueued?: boolean } = {}): Promise<void> {
-    this.stopped = true;
-    this.requestStop();
-    await this.starting?.catch(() => undefined);
-    this.timers.forEach(clearInterval);
-    this.timers = [];
-    this.ctx.agentLiveness.stop();
-    await this.duplicates.stop();
-    await this.elasticIPs.stop(options);
-    await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
-    await Promise.all(allCaches(this.caches).map((c) => c.stop()));
+  stop(options: { dropQueued?: boolean } = {}): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      this.ctx.agentLiveness.stop();
+      await this.duplicates.stop();
+      await this.elasticIPs.stop(options);
+      await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
+      await Promise.all(allCaches(this.caches).map((c) => c.stop()));
+    });
   }
 
   /** True once every cache has listed (for /readyz). */
   get hasSynced(): boolean {
     return allCaches(this.caches).every((c) => c.hasSynced) && this.elasticIPs.hasSynced && this.duplicates.hasSynced;
+  }
+
+  /** One HOUSEKEEPING pass; it comes back after its period. */
+  private async housekeep(key: string): Promise<ReconcileResult> {
+    switch (key) {
+      case HOUSEKEEPING.tentativeClaims:
+        this.index.expireTentative(TENTATIVE_MAX_AGE_MS);
+        return requeueAfter(TENTATIVE_CHECK_MS);
+      case HOUSEKEEPING.claimSweep: {
+        const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
+        await sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds);
+        return requeueAfter(this.options.sweepIntervalMs ?? 60_000);
+      }
+      default:
+        throw new TerminalError(`unknown housekeeping key '${key}'`);
+    }
   }
 
   private queue(name: string): WorkQueue {

@@ -3,9 +3,7 @@
  * other modules add theirs with `registerCounter`/`registerGauge`/... on the same registry.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { HandlerResult, KeyHandler } from './workqueue';
-
-export type ReconcileResult = 'success' | 'error' | 'requeue';
+import { TerminalError, type Reconciler } from './workqueue';
 
 export interface RuntimeMetricsOptions {
   /** Metric name prefix. @default 'juneau' */
@@ -28,7 +26,7 @@ export class RuntimeMetrics {
     const registers = [this.registry];
     this.reconcileTotal = new Counter({
       name: this.name('reconcile_total'),
-      help: 'Reconcile passes by controller and result (success, error, requeue).',
+      help: 'Reconcile passes by controller and result (success, requeue, error, terminal).',
       labelNames: ['controller', 'result'],
       registers,
     });
@@ -87,16 +85,16 @@ export class RuntimeMetrics {
     return (depth) => this.queueDepth.set({ queue }, depth);
   }
 
-  /** Wraps a work-queue handler to count results and time each pass. */
-  instrument(controller: string, handler: KeyHandler): KeyHandler {
+  /** Wraps a reconciler to count its results (ReconcileResult, or what it threw) and time each pass. */
+  instrument(controller: string, reconcile: Reconciler): Reconciler {
     return async (key) => {
       const stop = this.reconcileDuration.startTimer({ controller });
       try {
-        const result: HandlerResult | void = await handler(key);
-        this.reconcileTotal.inc({ controller, result: result?.requeueAfterMs !== undefined ? 'requeue' : 'success' });
+        const result = await reconcile(key);
+        this.reconcileTotal.inc({ controller, result: result.kind === 'requeueAfter' ? 'requeue' : 'success' });
         return result;
       } catch (err) {
-        this.reconcileTotal.inc({ controller, result: 'error' });
+        this.reconcileTotal.inc({ controller, result: err instanceof TerminalError ? 'terminal' : 'error' });
         throw err;
       } finally {
         stop();

@@ -19,18 +19,39 @@ export interface WorkQueueOptions {
   readonly onDepthChange?: (depth: number) => void;
 }
 
-/** What a handler may ask for besides success (forget) or failure (retry with backoff). */
-export interface HandlerResult {
-  /** Process this key again after this long, without counting a failure. */
-  readonly requeueAfterMs?: number;
+/**
+ * The reconcile contract, shaped like controller-runtime's `reconcile.Result` + error. A pass
+ * returns what it wants next, or throws:
+ * - `done()`: the state is reached; the key's failure count is forgotten and the key comes back
+ *   only when something it watches changes (level-triggered);
+ * - `requeueAfter(ms)`: come back after `ms` without counting a failure (polling, or a moment the
+ *   state depends on: an expiry, a periodic sweep) — `WorkQueue.addAfter`;
+ * - a thrown error: transient (a conflict, the API server away), retried after the key's
+ *   exponential backoff — `WorkQueue.addRateLimited`;
+ * - a thrown `TerminalError`: retrying cannot help (e.g. an invalid spec); the key is forgotten
+ *   and the error logged, until a change adds the key again.
+ */
+export type ReconcileResult = { readonly kind: 'done' } | { readonly kind: 'requeueAfter'; readonly delayMs: number };
+
+/** The state is reached: nothing to do until a watched object changes. */
+export function done(): ReconcileResult {
+  return { kind: 'done' };
 }
 
-export type KeyHandler = (key: string) => Promise<HandlerResult | void>;
+/** Come back after `delayMs` (not a failure: no backoff grows). */
+export function requeueAfter(delayMs: number): ReconcileResult {
+  if (!Number.isFinite(delayMs) || delayMs < 0)
+    throw new RangeError(`requeueAfter(${delayMs}): the delay must be a finite number of milliseconds >= 0`);
+  return { kind: 'requeueAfter', delayMs };
+}
 
-/** Thrown by a handler when retrying cannot help (e.g. invalid spec): no retry. */
+/** One pass over one key; see ReconcileResult for what the queue does with its outcome. */
+export type Reconciler = (key: string) => Promise<ReconcileResult>;
+
+/** Thrown by a reconciler when retrying cannot help (e.g. invalid spec): forgotten and logged, no retry. */
 export class TerminalError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'TerminalError';
   }
 }
@@ -123,11 +144,12 @@ export class WorkQueue {
   }
 
   /**
-   * Starts `workers` loops calling `handler` per key. Success forgets the key's failures;
-   * a thrown error retries with backoff, except TerminalError; `requeueAfterMs` polls.
+   * Starts `workers` loops calling `reconcile` per key and acting on its ReconcileResult:
+   * `done` forgets the key's failures, `requeueAfter` adds it after the delay, a thrown error
+   * adds it rate-limited, a TerminalError forgets it. `onError` sees every thrown error.
    */
-  run(handler: KeyHandler, workers = 1, onError?: (key: string, err: unknown) => void): void {
-    for (let i = 0; i < workers; i++) this.workers.push(this.workerLoop(handler, onError));
+  run(reconcile: Reconciler, workers = 1, onError?: (key: string, err: unknown) => void): void {
+    for (let i = 0; i < workers; i++) this.workers.push(this.workerLoop(reconcile, onError));
   }
 
   /** Refuses new keys, drops pending delays, drains queued keys (or drops them), waits for workers. */
@@ -145,12 +167,12 @@ export class WorkQueue {
     await Promise.all(this.workers);
   }
 
-  private async workerLoop(handler: KeyHandler, onError?: (key: string, err: unknown) => void): Promise<void> {
+  private async workerLoop(reconcile: Reconciler, onError?: (key: string, err: unknown) => void): Promise<void> {
     for (let key = await this.get(); key !== undefined; key = await this.get()) {
       try {
-        const result = await handler(key);
+        const result = await reconcile(key);
         this.forget(key);
-        if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+        if (result.kind === 'requeueAfter') this.addAfter(key, result.delayMs);
       } catch (err) {
         onError?.(key, err);
         if (err instanceof TerminalError) this.forget(key);
@@ -185,22 +207,32 @@ export class WorkQueue {
   }
 }
 
-/** What `runQueue` needs around a handler: where failures are logged and, optionally, reconcile metrics. */
+/** What `runQueue` needs around a reconciler: where failures are logged and, optionally, reconcile metrics. */
 export interface QueueRunContext {
-  readonly logger: { warn(message: string, fields?: Record<string, unknown>): void };
-  readonly metrics?: { instrument(controller: string, handler: KeyHandler): KeyHandler };
+  readonly logger: {
+    warn(message: string, fields?: Record<string, unknown>): void;
+    error(message: string, fields?: Record<string, unknown>): void;
+  };
+  readonly metrics?: { instrument(controller: string, reconcile: Reconciler): Reconciler };
 }
 
-/** Runs `workers` loops of a named controller's handler, instrumented when metrics are on; failures are logged and retried. */
+/**
+ * Runs `workers` loops of a named controller's reconciler, instrumented when metrics are on. A
+ * transient failure is a warning (it is retried); a TerminalError an error (it is not, until the
+ * object changes).
+ */
 export function runQueue(
   queue: WorkQueue,
   name: string,
-  handler: KeyHandler,
+  reconcile: Reconciler,
   workers: number,
   context: QueueRunContext,
 ): void {
-  const instrumented = context.metrics ? context.metrics.instrument(name, handler) : handler;
-  queue.run(instrumented, workers, (key, err) =>
-    context.logger.warn('reconcile failed; retrying', { controller: name, key, err: String(err) }),
-  );
+  const instrumented = context.metrics ? context.metrics.instrument(name, reconcile) : reconcile;
+  queue.run(instrumented, workers, (key, err) => {
+    const fields = { controller: name, key, err: String(err) };
+    if (err instanceof TerminalError)
+      context.logger.error('reconcile failed terminally; not retrying until the object changes', fields);
+    else context.logger.warn('reconcile failed; retrying', fields);
+  });
 }

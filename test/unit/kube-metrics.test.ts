@@ -1,11 +1,11 @@
 import { RuntimeMetrics } from '../../runtime/kube/metrics';
-import { WorkQueue } from '../../runtime/kube/workqueue';
+import { done, requeueAfter, TerminalError, WorkQueue } from '../../runtime/kube/workqueue';
 
 describe('RuntimeMetrics', () => {
   it('counts reconcile results and observes durations per controller', async () => {
     const metrics = new RuntimeMetrics({ processMetrics: false });
-    const ok = metrics.instrument('slb', async () => undefined);
-    const poll = metrics.instrument('slb', async () => ({ requeueAfterMs: 10 }));
+    const ok = metrics.instrument('slb', async () => done());
+    const poll = metrics.instrument('slb', async () => requeueAfter(10));
     const fail = metrics.instrument('slb', async () => {
       throw new Error('conflict');
     });
@@ -13,11 +13,16 @@ describe('RuntimeMetrics', () => {
     await ok('ns/b');
     await poll('ns/c');
     await expect(fail('ns/d')).rejects.toThrow('conflict');
+    const invalid = metrics.instrument('slb', async () => {
+      throw new TerminalError('spec is invalid');
+    });
+    await expect(invalid('ns/e')).rejects.toThrow('spec is invalid');
     const text = await metrics.exposition();
     expect(text).toContain('juneau_reconcile_total{controller="slb",result="success"} 2');
     expect(text).toContain('juneau_reconcile_total{controller="slb",result="requeue"} 1');
     expect(text).toContain('juneau_reconcile_total{controller="slb",result="error"} 1');
-    expect(text).toContain('juneau_reconcile_duration_seconds_count{controller="slb"} 4');
+    expect(text).toContain('juneau_reconcile_total{controller="slb",result="terminal"} 1');
+    expect(text).toContain('juneau_reconcile_duration_seconds_count{controller="slb"} 5');
   });
 
   it('exposes queue depth through the work-queue hook', async () => {

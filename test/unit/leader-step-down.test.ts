@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
 import { FencedError, RestClient } from '../../runtime/kube/rest';
-import { WorkQueue } from '../../runtime/kube/workqueue';
+import { done, WorkQueue } from '../../runtime/kube/workqueue';
 import { sleep } from '../sleep';
 
 /** A Lease store whose calls can be made to hang until their signal aborts. */
@@ -92,6 +92,7 @@ describe('issue 11 item 6: WorkQueue.shutdown({ drop: true })', () => {
     q.run(async (key) => {
       seen.push(key);
       if (key === 'a') await blocked;
+      return done();
     });
     q.add('a');
     await sleep(5);

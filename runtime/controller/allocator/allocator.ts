@@ -10,6 +10,14 @@ import { formatIPv4 } from '../../../api/validation';
 import type { AllocatorIndex, ClaimRecord, Holder, PoolRef } from './allocator-index';
 import { claimObject, heldBy, type OwnerRef } from './claims';
 
+/** Why an allocation failed: the reason of the holder's `Allocated` condition and of its Event. */
+export const REASONS = {
+  noFreeAddress: 'NoFreeAddress',
+  /** SLB-2 / EIP-3: the requested address (or value) is held by another holder. */
+  requestedIPInUse: 'RequestedIPInUse',
+  noFreeValue: 'NoFreeValue',
+} as const;
+
 /** The writes the allocator needs; the shell implements them with the REST client. */
 export interface ClaimStore {
   /**
@@ -28,7 +36,7 @@ export type AllocationResult =
   | { readonly ok: true; readonly value: number; readonly pool: PoolRef; readonly claimName: string }
   | {
       readonly ok: false;
-      readonly reason: 'NoFreeAddress' | 'RequestedIPInUse' | 'NoFreeValue';
+      readonly reason: (typeof REASONS)[keyof typeof REASONS];
       readonly message: string;
       /** ADDR-3: the claim the holder keeps meanwhile (its requested address is held by someone else). */
       readonly kept?: ClaimRecord;
@@ -77,7 +85,7 @@ export class Allocator {
         : await this.claimAnyAddress(holder, request.pools);
     // ADDR-3: a requested address held by someone else is a passing condition; the address the
     // holder has stays its own until the requested one is free (then it is released below).
-    const kept = !result.ok && result.reason === 'RequestedIPInUse' ? held.find(keep) : undefined;
+    const kept = !result.ok && result.reason === REASONS.requestedIPInUse ? held.find(keep) : undefined;
     await this.releaseClaims(held.filter((c) => (result.ok ? c.claimName !== result.claimName : c !== kept)));
     return kept && !result.ok ? { ...result, kept } : result;
   }
@@ -139,7 +147,7 @@ export class Allocator {
     if (other && !heldBy(other, holder))
       return {
         ok: false,
-        reason: 'RequestedIPInUse',
+        reason: REASONS.requestedIPInUse,
         message: `requested address ${address} is held by ${describeHolder(other.holder)} (claim ${other.claimName})`,
       };
     return this.claimExact(holder, pool, requested.value);
@@ -156,7 +164,7 @@ export class Allocator {
       : `another holder (claim ${claim.metadata.name} exists)`;
     return {
       ok: false,
-      reason: 'RequestedIPInUse',
+      reason: REASONS.requestedIPInUse,
       message: `${pool.kind === 'AddressPool' ? 'requested address' : `value of ${pool.name}`} ${shown} is held by ${by}`,
     };
   }
@@ -170,7 +178,11 @@ export class Allocator {
       const u = this.index.usage({ kind: 'AddressPool', name: n });
       return u ? `${n} (${u.used}/${u.size} used)` : `${n} (not loaded)`;
     });
-    return { ok: false, reason: 'NoFreeAddress', message: `no free address in AddressPool(s) ${usage.join(', ')}` };
+    return {
+      ok: false,
+      reason: REASONS.noFreeAddress,
+      message: `no free address in AddressPool(s) ${usage.join(', ')}`,
+    };
   }
 
   private async claimFirstFree(holder: Holder, pool: PoolRef, owner?: OwnerRef): Promise<AllocationResult> {
@@ -183,7 +195,7 @@ export class Allocator {
     }
     return {
       ok: false,
-      reason: pool.kind === 'AddressPool' ? 'NoFreeAddress' : 'NoFreeValue',
+      reason: pool.kind === 'AddressPool' ? REASONS.noFreeAddress : REASONS.noFreeValue,
       message: `no free value in ${pool.kind} ${pool.name}`,
     };
   }

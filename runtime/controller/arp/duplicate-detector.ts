@@ -16,9 +16,9 @@ import type { RuntimeMetrics } from '../../kube/metrics';
 import { isNotFound, type RestClient } from '../../kube/rest';
 import { indexBy } from '../../kube/store';
 import type { KubeObject } from '../../kube/types';
-import { WorkQueue } from '../../kube/workqueue';
+import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { JuneauResources } from '../resources';
-import { decideUniqueness, UNIQUE_CONDITION, type AdvertisementView } from './duplicates';
+import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
 
 type Ad = ARPAdvertisement & KubeObject;
 const ARP = JuneauResources.arpAdvertisements;
@@ -90,7 +90,7 @@ export class DuplicateDetector {
     return [...this.duplicated].sort();
   }
 
-  private async pass(address: string): Promise<void> {
+  private async pass(address: string): Promise<ReconcileResult> {
     const ads = this.informer.byIndex(ADDRESS_INDEX, address).filter((a) => !a.metadata.deletionTimestamp);
     if (ads.length > 1) this.duplicated.add(address);
     else this.duplicated.delete(address);
@@ -127,12 +127,13 @@ export class DuplicateDetector {
         log.call(this.logger, decision.event.note, { arpAdvertisement: decision.name, address });
       }
     }
+    return done();
   }
 
   private conditionOf(ad: Ad): Condition | undefined {
     return (
       this.written.get(ad.metadata.uid ?? '') ??
-      (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === UNIQUE_CONDITION)
+      (ad.status?.conditions as Condition[] | undefined)?.find((c) => c.type === CONDITIONS.unique)
     );
   }
 

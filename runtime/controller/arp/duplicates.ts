@@ -15,14 +15,16 @@
  */
 import type { ConditionInput } from '../../kube/conditions';
 
-export const UNIQUE_CONDITION = 'Unique';
-export const UNIQUE_REASONS = {
-  /** Another ARPAdvertisement has the same `spec.address` (ARP-4). */
-  duplicate: 'DuplicateAddress',
-  /** Was duplicated; now the only one with its address. */
-  unique: 'UniqueAddress',
+export const CONDITIONS = { unique: 'Unique' } as const;
+/** Reasons of the `Unique` condition and of its Events. */
+export const REASONS = {
+  /** Another ARPAdvertisement has the same `spec.address` (ARP-4); the condition and the Warning. */
+  duplicateAddress: 'DuplicateAddress',
+  /** Was duplicated; now the only one with its address (the condition). */
+  uniqueAddress: 'UniqueAddress',
+  /** The Normal Event of that transition. */
+  duplicateResolved: 'DuplicateResolved',
 } as const;
-export const DUPLICATE_EVENT_REASONS = { duplicate: 'DuplicateAddress', resolved: 'DuplicateResolved' } as const;
 
 /** What the decision reads of one ARPAdvertisement. */
 export interface AdvertisementView {
@@ -92,15 +94,15 @@ export function decideUniqueness(ads: readonly AdvertisementView[]): UniqueDecis
   if (members.length > 1) {
     return members.map((ad) => {
       const condition: ConditionInput = {
-        type: UNIQUE_CONDITION,
+        type: CONDITIONS.unique,
         status: 'False',
-        reason: UNIQUE_REASONS.duplicate,
+        reason: REASONS.duplicateAddress,
         message: duplicateMessage(ad, members),
         observedGeneration: ad.generation,
       };
       const event =
         ad.unique?.status !== 'False'
-          ? { type: 'Warning' as const, reason: DUPLICATE_EVENT_REASONS.duplicate, note: condition.message }
+          ? { type: 'Warning' as const, reason: REASONS.duplicateAddress, note: condition.message }
           : undefined;
       return { name: ad.name, condition: sameCondition(ad, condition) ? undefined : condition, event };
     });
@@ -108,9 +110,9 @@ export function decideUniqueness(ads: readonly AdvertisementView[]): UniqueDecis
   return members.flatMap((ad) => {
     if (!ad.unique) return [{ name: ad.name }];
     const condition: ConditionInput = {
-      type: UNIQUE_CONDITION,
+      type: CONDITIONS.unique,
       status: 'True',
-      reason: UNIQUE_REASONS.unique,
+      reason: REASONS.uniqueAddress,
       message: `no other ARPAdvertisement has spec.address ${ad.address} (ARP-4)`,
       observedGeneration: ad.generation,
     };
@@ -118,7 +120,7 @@ export function decideUniqueness(ads: readonly AdvertisementView[]): UniqueDecis
       ad.unique.status === 'False'
         ? {
             type: 'Normal' as const,
-            reason: DUPLICATE_EVENT_REASONS.resolved,
+            reason: REASONS.duplicateResolved,
             note: `no other ARPAdvertisement has spec.address ${ad.address} any more; the duplicate is gone (ARP-4)`,
           }
         : undefined;

@@ -14,27 +14,32 @@ import { listNames, type Usage } from './usage';
 export type NetworkInterfaceStatus = NonNullable<NetworkInterface['status']>;
 export type ElasticIPAttachmentStatus = NonNullable<ElasticIPAttachment['status']>;
 
-export const NIC_CONDITIONS = { ready: 'Ready' } as const;
-export const EIPA_CONDITIONS = { attached: 'Attached' } as const;
-
-export const NIC_REASONS = {
-  noElasticIP: 'NoElasticIP',
-  elasticIPHeld: 'ElasticIPHeld',
-  waitingForElasticIP: 'WaitingForElasticIP',
-  elasticIPHeldElsewhere: 'ElasticIPHeldElsewhere',
-  waitingForHandover: 'WaitingForHandover',
-  elasticIPDeleting: 'ElasticIPDeleting',
+/** Condition types, per kind this module plans. */
+export const CONDITIONS = {
+  networkInterface: { ready: 'Ready' },
+  attachment: { attached: 'Attached' },
 } as const;
 
-export const EIPA_REASONS = {
-  attached: 'Attached',
-  elasticIPNotFound: 'ElasticIPNotFound',
-  networkInterfaceNotFound: 'NetworkInterfaceNotFound',
-  networkInterfaceNotScheduled: 'NetworkInterfaceNotScheduled',
-  conflict: 'Conflict',
-  multipleAttachments: 'MultipleAttachments',
-  elasticIPDeleting: 'ElasticIPDeleting',
-  waitingForElasticIP: 'WaitingForElasticIP',
+/** Reasons this module writes, per kind. */
+export const REASONS = {
+  networkInterface: {
+    noElasticIP: 'NoElasticIP',
+    elasticIPHeld: 'ElasticIPHeld',
+    waitingForElasticIP: 'WaitingForElasticIP',
+    elasticIPHeldElsewhere: 'ElasticIPHeldElsewhere',
+    waitingForHandover: 'WaitingForHandover',
+    elasticIPDeleting: 'ElasticIPDeleting',
+  },
+  attachment: {
+    attached: 'Attached',
+    elasticIPNotFound: 'ElasticIPNotFound',
+    networkInterfaceNotFound: 'NetworkInterfaceNotFound',
+    networkInterfaceNotScheduled: 'NetworkInterfaceNotScheduled',
+    conflict: 'Conflict',
+    multipleAttachments: 'MultipleAttachments',
+    elasticIPDeleting: 'ElasticIPDeleting',
+    waitingForElasticIP: 'WaitingForElasticIP',
+  },
 } as const;
 
 /** The referenced ElasticIP as its users see it: its written status and the usage decided from the caches. */
@@ -70,7 +75,7 @@ export function planNetworkInterfaceStatus(
 ): NetworkInterfaceStatus {
   const v = nicVerdict(o);
   const condition: ConditionInput = {
-    type: NIC_CONDITIONS.ready,
+    type: CONDITIONS.networkInterface.ready,
     status: v.ok ? 'True' : 'False',
     reason: v.reason,
     message: v.message,
@@ -90,13 +95,13 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
   if (o.elasticIP === undefined)
     return {
       ok: true,
-      reason: NIC_REASONS.noElasticIP,
+      reason: REASONS.networkInterface.noElasticIP,
       message: 'holds no ElasticIP directly; an ElasticIPAttachment may bind one to it by NAT',
     };
   const eipName = `ElasticIP ${o.elasticIP}`;
   if (!o.eip)
     return wait(
-      NIC_REASONS.waitingForElasticIP,
+      REASONS.networkInterface.waitingForElasticIP,
       `${eipName} does not exist in this namespace; create it, or recreate the Pod without it (EIP-13)`,
     );
   const { status, usage } = o.eip;
@@ -104,31 +109,31 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
   if (status?.phase === 'Attached' && written?.kind === 'NetworkInterface' && written.name === o.name) {
     return {
       ok: true,
-      reason: NIC_REASONS.elasticIPHeld,
+      reason: REASONS.networkInterface.elasticIPHeld,
       message: `holds ${eipName} (${status.address ?? 'no address'}) directly`,
     };
   }
   if (o.eip.deleting && usage.kind !== 'conflict') {
     return wait(
-      NIC_REASONS.elasticIPDeleting,
+      REASONS.networkInterface.elasticIPDeleting,
       `${eipName} is being deleted and is given to no NetworkInterface that does not hold it already (EIP-16)`,
     );
   }
   switch (usage.kind) {
     case 'conflict':
       return wait(
-        NIC_REASONS.waitingForElasticIP,
+        REASONS.networkInterface.waitingForElasticIP,
         `${eipName} is also used by ElasticIPAttachment(s) ${listNames(usage.attachments)}; neither gets it until one side is deleted (EIP-10)`,
       );
     case 'handover':
       return wait(
-        NIC_REASONS.waitingForHandover,
+        REASONS.networkInterface.waitingForHandover,
         `${eipName} waits for NetworkInterface(s) ${listNames(usage.waitingFor)} being deleted, which may still hold it (EIP-11, EIP-12)`,
       );
     case 'direct':
       if (usage.holder.name !== o.name)
         return wait(
-          NIC_REASONS.elasticIPHeldElsewhere,
+          REASONS.networkInterface.elasticIPHeldElsewhere,
           `${eipName} is held by NetworkInterface ${usage.holder.name}; this one gets it once that one is gone (EIP-11, EIP-13)`,
         );
       break;
@@ -139,7 +144,7 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
     status?.phase === 'Pending' || status?.phase === 'Error'
       ? `is ${status.phase}: ${allocatedMessage(status)}`
       : 'has not recorded this NetworkInterface as its user yet';
-  return wait(NIC_REASONS.waitingForElasticIP, `${eipName} ${why} (EIP-13)`);
+  return wait(REASONS.networkInterface.waitingForElasticIP, `${eipName} ${why} (EIP-13)`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,7 +164,7 @@ export interface AttachmentObservation {
 export function planAttachmentStatus(o: AttachmentObservation, now: Date = new Date()): ElasticIPAttachmentStatus {
   const v = attachmentVerdict(o);
   const condition: ConditionInput = {
-    type: EIPA_CONDITIONS.attached,
+    type: CONDITIONS.attachment.attached,
     status: v.ok ? 'True' : 'False',
     reason: v.reason,
     message: v.message,
@@ -181,28 +186,29 @@ function attachmentVerdict(o: AttachmentObservation): Verdict {
   const eipName = `ElasticIP ${o.elasticIP}`;
   if (!o.eip)
     return wait(
-      EIPA_REASONS.elasticIPNotFound,
+      REASONS.attachment.elasticIPNotFound,
       `${eipName} does not exist in this namespace; no NAT is set up (EIPA-1)`,
     );
   if (!o.nic)
     return wait(
-      EIPA_REASONS.networkInterfaceNotFound,
+      REASONS.attachment.networkInterfaceNotFound,
       `NetworkInterface ${o.networkInterface} does not exist in this namespace; it appears when its Pod names the interface (NIC-1)`,
     );
   const { status, usage } = o.eip;
   if (usage.kind === 'conflict')
     return wait(
-      EIPA_REASONS.conflict,
+      REASONS.attachment.conflict,
       `${eipName} is also used directly by NetworkInterface(s) ${listNames(usage.nics)}; no NAT is set up until one side is deleted (EIP-10)`,
     );
   if (usage.kind === 'multipleAttachments') {
     const others = usage.attachments.filter((a) => a !== o.name);
     return wait(
-      EIPA_REASONS.multipleAttachments,
+      REASONS.attachment.multipleAttachments,
       `${eipName} is also referenced by ElasticIPAttachment(s) ${listNames(others)}; at most one may use it, so none does: delete all but one (EIPA-2)`,
     );
   }
-  if (o.eip.deleting) return wait(EIPA_REASONS.elasticIPDeleting, `${eipName} is being deleted; no NAT is set up`);
+  if (o.eip.deleting)
+    return wait(REASONS.attachment.elasticIPDeleting, `${eipName} is being deleted; no NAT is set up`);
   const written = status?.attachment;
   const recorded = status?.phase === 'Attached' && written?.kind === 'ElasticIPAttachment' && written.name === o.name;
   if (!recorded) {
@@ -210,16 +216,16 @@ function attachmentVerdict(o: AttachmentObservation): Verdict {
       status?.phase === 'Pending' || status?.phase === 'Error'
         ? `is ${status.phase}: ${allocatedMessage(status)}`
         : 'has not recorded this attachment as its user yet';
-    return wait(EIPA_REASONS.waitingForElasticIP, `${eipName} ${why}`);
+    return wait(REASONS.attachment.waitingForElasticIP, `${eipName} ${why}`);
   }
   if (!o.nic.nodeName)
     return wait(
-      EIPA_REASONS.networkInterfaceNotScheduled,
+      REASONS.attachment.networkInterfaceNotScheduled,
       `NetworkInterface ${o.networkInterface} has no node yet (its Pod is not scheduled); NAT is set up on that node once it is`,
     );
   return {
     ok: true,
-    reason: EIPA_REASONS.attached,
+    reason: REASONS.attachment.attached,
     message: `${eipName} (${status.address ?? 'no address'}) is translated 1:1 to NetworkInterface ${o.networkInterface} on node ${o.nic.nodeName}`,
   };
 }

@@ -10,10 +10,10 @@ import { attachmentOf, decideUsage, listNames, type AttachmentView, type NicView
 
 export type ElasticIPStatus = NonNullable<ElasticIP['status']>;
 
-export const EIP_CONDITIONS = { allocated: 'Allocated', attached: 'Attached' } as const;
+export const CONDITIONS = { allocated: 'Allocated', attached: 'Attached' } as const;
 
 /** Reasons this module writes; allocation failures bring their own (NoFreeAddress, RequestedIPInUse, ...). */
-export const EIP_REASONS = {
+export const REASONS = {
   addressAllocated: 'AddressAllocated',
   waitingForNetworkInterfaces: 'WaitingForNetworkInterfaces',
   attachedThroughNAT: 'AttachedThroughNAT',
@@ -25,6 +25,8 @@ export const EIP_REASONS = {
   multipleAttachments: 'MultipleAttachments',
   elasticIPDeleting: 'ElasticIPDeleting',
   answeringNodeChanged: 'AnsweringNodeChanged',
+  /** NAME-1: the ARPAdvertisement's name is held by another owner's object (an Event). */
+  advertisementNameTaken: 'ARPAdvertisementNameTaken',
 } as const;
 
 /** The network as resolved from `spec.externalNetwork` (EIP-1, EIP-2), or why it cannot be. */
@@ -116,7 +118,7 @@ export function phaseOf(o: Pick<ElasticIPObservation, 'resolution' | 'allocation
 }
 
 function allocatedCondition(o: ElasticIPObservation): ConditionInput {
-  const base = { type: EIP_CONDITIONS.allocated, observedGeneration: o.generation };
+  const base = { type: CONDITIONS.allocated, observedGeneration: o.generation };
   if (o.deleting) {
     const nics = listNames(o.nics.map((n) => n.name).sort());
     const what = o.allocation.allocated
@@ -125,7 +127,7 @@ function allocatedCondition(o: ElasticIPObservation): ConditionInput {
     return {
       ...base,
       status: o.allocation.allocated ? 'True' : 'False',
-      reason: EIP_REASONS.waitingForNetworkInterfaces,
+      reason: REASONS.waitingForNetworkInterfaces,
       message: `ElasticIP is being deleted; ${what} until NetworkInterface(s) ${nics} are gone: delete their Pods (EIP-15)`,
     };
   }
@@ -135,28 +137,28 @@ function allocatedCondition(o: ElasticIPObservation): ConditionInput {
   return {
     ...base,
     status: 'True',
-    reason: EIP_REASONS.addressAllocated,
+    reason: REASONS.addressAllocated,
     message: `address ${o.allocation.address} from AddressPool ${o.allocation.pool} of ExternalNetwork ${o.resolution.network}`,
   };
 }
 
 function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInput {
-  const base = { type: EIP_CONDITIONS.attached, observedGeneration: o.generation };
+  const base = { type: CONDITIONS.attached, observedGeneration: o.generation };
   const no = (reason: string, message: string): ConditionInput => ({ ...base, status: 'False', reason, message });
   if (usage.kind === 'conflict') {
     return no(
-      EIP_REASONS.conflict,
+      REASONS.conflict,
       `referenced by ElasticIPAttachment(s) ${listNames(usage.attachments)} and directly by NetworkInterface(s) ${listNames(usage.nics)} at once; neither uses the address until one side is deleted (EIP-5, EIP-10)`,
     );
   }
   if (usage.kind === 'multipleAttachments') {
     return no(
-      EIP_REASONS.multipleAttachments,
+      REASONS.multipleAttachments,
       `referenced by ${usage.attachments.length} ElasticIPAttachments ${listNames(usage.attachments)}; at most one may use an ElasticIP, so none does: delete all but one (EIPA-2)`,
     );
   }
-  if (!o.resolution.ok) return no(EIP_REASONS.notAllocated, `no address to use: ${o.resolution.message}`);
-  if (!o.allocation.allocated) return no(EIP_REASONS.notAllocated, `no address to use yet: ${o.allocation.message}`);
+  if (!o.resolution.ok) return no(REASONS.notAllocated, `no address to use: ${o.resolution.message}`);
+  if (!o.allocation.allocated) return no(REASONS.notAllocated, `no address to use yet: ${o.allocation.message}`);
   const address = o.allocation.address;
   switch (usage.kind) {
     case 'nat': {
@@ -167,7 +169,7 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
       return {
         ...base,
         status: 'True',
-        reason: EIP_REASONS.attachedThroughNAT,
+        reason: REASONS.attachedThroughNAT,
         message: `used through 1:1 NAT by ElasticIPAttachment ${a.name} (NetworkInterface ${a.networkInterface}) ${where}`,
       };
     }
@@ -182,23 +184,23 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
       return {
         ...base,
         status: 'True',
-        reason: EIP_REASONS.attachedDirectly,
+        reason: REASONS.attachedDirectly,
         message: `held directly by NetworkInterface ${h.name} ${where}${others}`,
       };
     }
     case 'handover':
       return no(
-        EIP_REASONS.waitingForHandover,
+        REASONS.waitingForHandover,
         `waiting for NetworkInterface(s) ${listNames(usage.waitingFor)} to be deleted: they may still hold ${address}, so no NetworkInterface gets it and no node answers until they are gone (EIP-11, EIP-12)`,
       );
     case 'withheld':
       return no(
-        EIP_REASONS.elasticIPDeleting,
+        REASONS.elasticIPDeleting,
         `the ElasticIP is being deleted: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) that did not hold it already (EIP-16)`,
       );
     case 'unused':
       return no(
-        EIP_REASONS.notInUse,
+        REASONS.notInUse,
         `no ElasticIPAttachment or NetworkInterface uses ${address}; no node answers ARP for it (EIP-18)`,
       );
   }
@@ -233,9 +235,7 @@ function eventsOf(
   const events: PlannedEvent[] = [];
   if (o.previous?.phase !== phase) {
     const explaining =
-      phase === 'Pending' || (phase === 'Error' && !o.resolution.ok)
-        ? EIP_CONDITIONS.allocated
-        : EIP_CONDITIONS.attached;
+      phase === 'Pending' || (phase === 'Error' && !o.resolution.ok) ? CONDITIONS.allocated : CONDITIONS.attached;
     const cause = conditions.find((c) => c.type === explaining);
     const warning = phase === 'Pending' || phase === 'Error';
     events.push({
@@ -248,7 +248,7 @@ function eventsOf(
   if (ad && before && before !== ad.nodeName) {
     events.push({
       type: 'Normal',
-      reason: EIP_REASONS.answeringNodeChanged,
+      reason: REASONS.answeringNodeChanged,
       message: `${ad.address} is now answered by node ${ad.nodeName} (was ${before}); no gratuitous ARP is sent, so upstream caches may keep the old node for a while (EIP-17, EIP-19)`,
     });
   }

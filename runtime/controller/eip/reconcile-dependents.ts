@@ -6,6 +6,7 @@
  */
 import { applyStatus } from '../../kube/apply';
 import { splitKey } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { sameJson } from '../context';
 import { EipResources, usageOf, type ElasticIPObject } from './caches';
 import { planAttachmentStatus, planNetworkInterfaceStatus, type ElasticIPView } from './dependents';
@@ -22,10 +23,10 @@ function elasticIPView(ctx: EipContext, namespace: string, name: string | undefi
   };
 }
 
-export async function reconcileNetworkInterface(ctx: EipContext, key: string): Promise<void> {
+export async function reconcileNetworkInterface(ctx: EipContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   const nic = ctx.caches.nics.get(namespace, name);
-  if (!nic) return;
+  if (!nic) return done();
   const status = planNetworkInterfaceStatus({
     name,
     generation: nic.metadata.generation ?? 0,
@@ -33,14 +34,21 @@ export async function reconcileNetworkInterface(ctx: EipContext, key: string): P
     eip: elasticIPView(ctx, namespace, nic.spec.elasticIP),
     previous: nic.status,
   });
-  if (sameJson(nic.status, status)) return;
-  await applyStatus(ctx.base.rest, EipResources.networkInterfaces, { namespace, name }, status, ctx.base.fieldManager);
+  if (!sameJson(nic.status, status))
+    await applyStatus(
+      ctx.base.rest,
+      EipResources.networkInterfaces,
+      { namespace, name },
+      status,
+      ctx.base.fieldManager,
+    );
+  return done();
 }
 
-export async function reconcileElasticIPAttachment(ctx: EipContext, key: string): Promise<void> {
+export async function reconcileElasticIPAttachment(ctx: EipContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   const attachment = ctx.caches.attachments.get(namespace, name);
-  if (!attachment) return;
+  if (!attachment) return done();
   const nic = ctx.caches.nics.get(namespace, attachment.spec.networkInterface);
   const status = planAttachmentStatus({
     name,
@@ -51,12 +59,13 @@ export async function reconcileElasticIPAttachment(ctx: EipContext, key: string)
     eip: elasticIPView(ctx, namespace, attachment.spec.elasticIP),
     previous: attachment.status,
   });
-  if (sameJson(attachment.status, status)) return;
-  await applyStatus(
-    ctx.base.rest,
-    EipResources.elasticIPAttachments,
-    { namespace, name },
-    status,
-    ctx.base.fieldManager,
-  );
+  if (!sameJson(attachment.status, status))
+    await applyStatus(
+      ctx.base.rest,
+      EipResources.elasticIPAttachments,
+      { namespace, name },
+      status,
+      ctx.base.fieldManager,
+    );
+  return done();
 }

@@ -13,6 +13,7 @@ import { addFinalizer, applyStatus, hasFinalizer, removeFinalizer } from '../../
 import { referenceTo } from '../../kube/events';
 import { isNotFound } from '../../kube/rest';
 import { splitKey } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
@@ -24,7 +25,14 @@ import {
   type AdvertisementLookup,
 } from '../arp/owned';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
-import { planElasticIP, type AdvertisementSpec, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
+import {
+  planElasticIP,
+  REASONS,
+  type AdvertisementSpec,
+  type Allocation,
+  type ElasticIPPlan,
+  type Resolution,
+} from './plan';
 import { decideAddressRequest, type RequestDecision } from './request';
 
 /** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
@@ -35,12 +43,12 @@ export interface EipContext {
 
 const EIP = EipResources.elasticIPs;
 
-export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<void> {
+export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   let eip = ctx.caches.elasticIPs.get(namespace, name);
   if (!eip) return releaseForgotten(ctx, namespace, name);
   const deleting = !!eip.metadata.deletionTimestamp;
-  if (deleting && !hasFinalizer(eip, FINALIZERS.elasticIP)) return;
+  if (deleting && !hasFinalizer(eip, FINALIZERS.elasticIP)) return done();
   if (!deleting) eip = await addFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
   const request = requestOf(ctx, eip);
   const allocation = await ensureAllocation(ctx, eip, request, deleting);
@@ -62,6 +70,7 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
   await ensureStatus(ctx, eip, plan);
   await ensureAdvertisement(ctx, eip, owner, advertisement, plan.advertisement);
   recordEvents(ctx, eip, plan);
+  return done();
 }
 
 export function holderOf(eip: { metadata: { namespace?: string; name?: string; uid?: string } }): Holder {
@@ -112,7 +121,7 @@ async function ensureAllocation(
   if (deleting)
     return {
       allocated: false,
-      reason: 'ElasticIPDeleting',
+      reason: REASONS.elasticIPDeleting,
       message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
     };
   const result = await allocator.ensureAddress(holder, {
@@ -154,7 +163,7 @@ async function ensureAdvertisement(
     });
     ctx.base.recorder?.warning(
       referenceTo(eip, EIP),
-      'ARPAdvertisementNameTaken',
+      REASONS.advertisementNameTaken,
       'Advertise',
       nameTakenMessage(owner, found.foreign),
     );
@@ -170,7 +179,11 @@ function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan
 }
 
 /** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
-async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject, owner: AdvertisementOwner): Promise<void> {
+async function finalizeElasticIP(
+  ctx: EipContext,
+  eip: ElasticIPObject,
+  owner: AdvertisementOwner,
+): Promise<ReconcileResult> {
   await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, owner);
   await ctx.base.allocator.releaseAll(holderOf(eip));
   try {
@@ -178,14 +191,16 @@ async function finalizeElasticIP(ctx: EipContext, eip: ElasticIPObject, owner: A
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+  return done();
 }
 
 /**
  * ALLOC-2: an ElasticIP that is gone but still holds claims (its finalizer was removed by hand,
  * or a crash between steps). EIP-15 still holds: nothing is released while a NIC names it.
  */
-async function releaseForgotten(ctx: EipContext, namespace: string, name: string): Promise<void> {
-  if (nicViewsOf(ctx.caches, namespace, name).length > 0) return;
+async function releaseForgotten(ctx: EipContext, namespace: string, name: string): Promise<ReconcileResult> {
+  // A NIC's change brings the key back (register.ts maps it to its ElasticIP).
+  if (nicViewsOf(ctx.caches, namespace, name).length > 0) return done();
   const holder: Holder = { kind: 'ElasticIP', namespace, name };
   await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, { kind: 'ElasticIP', namespace, name });
   const released = await ctx.base.allocator.releaseAll(holder);
@@ -194,4 +209,5 @@ async function releaseForgotten(ctx: EipContext, namespace: string, name: string
       elasticIP: `${namespace}/${name}`,
       claims: released,
     });
+  return done();
 }

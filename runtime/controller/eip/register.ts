@@ -11,6 +11,7 @@ import type { AllocationClaim } from '../../../api';
 import { objectKey, type KubeObject } from '../../kube/types';
 import type { RuntimeMetrics } from '../../kube/metrics';
 import { waitForCacheSync, type Informer } from '../../kube/informer';
+import { Lifecycle } from '../../kube/lifecycle';
 import { runQueue, WorkQueue } from '../../kube/workqueue';
 import { claimRecordOf } from '../allocator/claims';
 import type { Caches, ControllerContext } from '../context';
@@ -26,7 +27,14 @@ export interface ElasticIPControllerOptions {
   readonly metrics?: RuntimeMetrics;
 }
 
-export interface ElasticIPControllers {
+/** The shared caches this feature reads: the caller starts them (the controller starts all of its own). */
+export const sharedCachesRead = (shared: Caches): Array<Informer<KubeObject>> =>
+  [shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements] as unknown as Array<
+    Informer<KubeObject>
+  >;
+
+/** Built once per process, next to the other reconcilers, on the shared context. */
+export class ElasticIPControllers {
   readonly caches: EipCaches;
   readonly queues: {
     readonly elasticIPs: WorkQueue;
@@ -34,69 +42,76 @@ export interface ElasticIPControllers {
     readonly networkInterfaces: WorkQueue;
     readonly pods: WorkQueue;
   };
+  private readonly ctx: EipContext;
+  /** Stop at any moment: before start, during it, twice (kube/lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle();
+
+  constructor(
+    private readonly base: ControllerContext,
+    private readonly options: ElasticIPControllerOptions = {},
+  ) {
+    this.caches = createEipCaches(base.rest, base.logger);
+    this.ctx = { base, caches: this.caches };
+    const queue = (name: string) => new WorkQueue({ onDepthChange: options.metrics?.queueDepthHook(name) });
+    this.queues = {
+      elasticIPs: queue('elasticip'),
+      attachments: queue('elasticipattachment'),
+      networkInterfaces: queue('networkinterface'),
+      pods: queue('pod'),
+    };
+    mapEventsToKeys(this.ctx, this.queues);
+  }
+
+  /** True once this feature's caches have listed (for /readyz). */
+  get hasSynced(): boolean {
+    return allInformers(this.caches).every((i) => i.hasSynced);
+  }
+
   /** Starts this feature's caches, waits for them and the shared ones, then runs the reconcilers. */
-  start(): Promise<void>;
+  start(): Promise<void> {
+    return this.lifecycle.start(() => this.startSteps());
+  }
+
   /** Stops the reconcilers (passes in flight finish; queued keys drained, or dropped with `dropQueued`) and this feature's caches. */
-  stop(options?: { dropQueued?: boolean }): Promise<void>;
-  readonly hasSynced: boolean;
+  stop(options: { dropQueued?: boolean } = {}): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
+      await Promise.all(allInformers(this.caches).map((i) => i.stop()));
+    });
+  }
+
+  private async startSteps(): Promise<void> {
+    const { caches, queues, ctx } = this;
+    allInformers(caches).forEach((i) => i.start());
+    // No timeout, as the controller: a start that cannot sync waits until stopped.
+    const all = [...allInformers(caches), ...sharedCachesRead(this.base.caches)];
+    if (!(await this.lifecycle.unlessStopped(waitForCacheSync(all, Infinity)))) return;
+    const run = { logger: this.base.logger, metrics: this.options.metrics };
+    runQueue(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), this.options.workers ?? 4, run);
+    runQueue(queues.attachments, 'elasticipattachment', async (k) => reconcileElasticIPAttachment(ctx, k), 2, run);
+    runQueue(queues.networkInterfaces, 'networkinterface', async (k) => reconcileNetworkInterface(ctx, k), 2, run);
+    runQueue(queues.pods, 'pod', async (k) => reconcilePod(ctx, k), 2, run);
+    caches.elasticIPs.list().forEach((o) => queues.elasticIPs.add(objectKey(o)));
+    caches.attachments.list().forEach((o) => queues.attachments.add(objectKey(o)));
+    caches.nics.list().forEach((o) => queues.networkInterfaces.add(objectKey(o)));
+    caches.pods.list().forEach((o) => queues.pods.add(objectKey(o)));
+    // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
+    for (const claim of this.base.caches.allocationClaims.list()) {
+      const h = claimRecordOf(claim)?.holder;
+      if (h?.kind === 'ElasticIP' && h.namespace) queues.elasticIPs.add(`${h.namespace}/${h.name}`);
+    }
+  }
 }
 
-/** The shared caches this feature reads: the caller starts them (the controller starts all of its own). */
-export const sharedCachesRead = (shared: Caches): Array<Informer<KubeObject>> =>
-  [shared.externalNetworks, shared.addressPools, shared.allocationClaims, shared.arpAdvertisements] as unknown as Array<
-    Informer<KubeObject>
-  >;
-
-/** Call once per process, next to the other reconcilers, with the shared context. */
+/**
+ * @deprecated `new ElasticIPControllers(base, options)`; kept while test/cluster/eip-harness.ts
+ * (issue 12 item 8, another change) still calls it.
+ */
 export function registerElasticIPControllers(
   base: ControllerContext,
   options: ElasticIPControllerOptions = {},
 ): ElasticIPControllers {
-  const caches = createEipCaches(base.rest, base.logger);
-  const ctx: EipContext = { base, caches };
-  const queue = (name: string) => new WorkQueue({ onDepthChange: options.metrics?.queueDepthHook(name) });
-  const queues = {
-    elasticIPs: queue('elasticip'),
-    attachments: queue('elasticipattachment'),
-    networkInterfaces: queue('networkinterface'),
-    pods: queue('pod'),
-  };
-  mapEventsToKeys(ctx, queues);
-  let started = false;
-
-  return {
-    caches,
-    queues,
-    get hasSynced() {
-      return allInformers(caches).every((i) => i.hasSynced);
-    },
-    async start() {
-      if (started) return;
-      started = true;
-      allInformers(caches).forEach((i) => i.start());
-      await waitForCacheSync(allInformers(caches));
-      await waitForCacheSync(sharedCachesRead(base.caches));
-      const shared = base.caches;
-      const run = { logger: base.logger, metrics: options.metrics };
-      runQueue(queues.elasticIPs, 'elasticip', async (k) => reconcileElasticIP(ctx, k), options.workers ?? 4, run);
-      runQueue(queues.attachments, 'elasticipattachment', async (k) => reconcileElasticIPAttachment(ctx, k), 2, run);
-      runQueue(queues.networkInterfaces, 'networkinterface', async (k) => reconcileNetworkInterface(ctx, k), 2, run);
-      runQueue(queues.pods, 'pod', async (k) => reconcilePod(ctx, k), 2, run);
-      caches.elasticIPs.list().forEach((o) => queues.elasticIPs.add(objectKey(o)));
-      caches.attachments.list().forEach((o) => queues.attachments.add(objectKey(o)));
-      caches.nics.list().forEach((o) => queues.networkInterfaces.add(objectKey(o)));
-      caches.pods.list().forEach((o) => queues.pods.add(objectKey(o)));
-      // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
-      for (const claim of shared.allocationClaims.list()) {
-        const h = claimRecordOf(claim)?.holder;
-        if (h?.kind === 'ElasticIP' && h.namespace) queues.elasticIPs.add(`${h.namespace}/${h.name}`);
-      }
-    },
-    async stop(options = {}) {
-      await Promise.all(Object.values(queues).map((q) => q.shutdown({ drop: options.dropQueued })));
-      await Promise.all(allInformers(caches).map((i) => i.stop()));
-    },
-  };
+  return new ElasticIPControllers(base, options);
 }
 
 type Queues = ElasticIPControllers['queues'];

@@ -12,6 +12,13 @@ import {
   type PoolView,
 } from '../../../api/validation';
 
+/** Why an ElasticIP cannot ask for an address: the reason of its `Allocated` condition (phase Error, EIP-9). */
+export const REASONS = {
+  externalNetworkNotFound: 'ExternalNetworkNotFound',
+  noUsableAddressPool: 'NoUsableAddressPool',
+  requestedIPNotInPool: 'RequestedIPNotInPool',
+} as const;
+
 export interface AddressRequest {
   readonly network: string;
   readonly type: 'arp' | 'bgp';
@@ -31,7 +38,7 @@ export function decideAddressRequest(
   if (!network) {
     return {
       ok: false,
-      reason: 'ExternalNetworkNotFound',
+      reason: REASONS.externalNetworkNotFound,
       message: `spec.externalNetwork: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; create it (the field is immutable: or recreate the ElasticIP naming another) (EIP-1)`,
     };
   }
@@ -42,14 +49,14 @@ export function decideAddressRequest(
     const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
     return {
       ok: false,
-      reason: 'NoUsableAddressPool',
+      reason: REASONS.noUsableAddressPool,
       message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (EIP-2)`,
     };
   }
   if (!spec.requestedIP) return { ok: true, network: network.name, type, pools: usable };
   const found = findPoolForRequestedAddress('spec.requestedIP', spec.requestedIP, network, pools);
   if ('issue' in found)
-    return { ok: false, reason: 'RequestedIPNotInPool', message: `${formatIssue(found.issue)} (EIP-3)` };
+    return { ok: false, reason: REASONS.requestedIPNotInPool, message: `${formatIssue(found.issue)} (EIP-3)` };
   const value = parseIPv4(spec.requestedIP)!;
   return {
     ok: true,

@@ -16,8 +16,23 @@ import type { PoolUsage } from '../allocator/allocator-index';
 export type NetworkStatus = NonNullable<ExternalNetwork['status']>;
 export type PoolStatus = NonNullable<AddressPool['status']>;
 
-export const NETWORK_CONDITIONS = { networkID: 'NetworkIDAssigned', pools: 'AddressPoolsValid' } as const;
-export const POOL_CONDITIONS = { valid: 'Valid' } as const;
+/** Condition types, per kind this module plans. */
+export const CONDITIONS = {
+  externalNetwork: { networkID: 'NetworkIDAssigned', pools: 'AddressPoolsValid' },
+  addressPool: { valid: 'Valid' },
+} as const;
+
+/** Reasons this module writes, per kind; a failed VNI allocation brings its own (allocator REASONS). */
+export const REASONS = {
+  externalNetwork: {
+    networkIDAssigned: 'NetworkIDAssigned',
+    waitingForSubnetVniPool: 'WaitingForSubnetVniPool',
+    addressPoolsValid: 'AddressPoolsValid',
+    addressPoolModeMismatch: 'AddressPoolModeMismatch',
+    addressPoolNotFound: 'AddressPoolNotFound',
+  },
+  addressPool: { valid: 'Valid', invalidAddresses: 'InvalidAddresses' },
+} as const;
 
 export interface NetworkObservation {
   readonly network: ExternalNetwork;
@@ -40,16 +55,16 @@ export function planNetworkStatus(o: NetworkObservation, now: Date = new Date())
     conditions,
     networkID > 0
       ? {
-          type: NETWORK_CONDITIONS.networkID,
+          type: CONDITIONS.externalNetwork.networkID,
           status: 'True',
-          reason: 'NetworkIDAssigned',
+          reason: REASONS.externalNetwork.networkIDAssigned,
           message: `VNI ${networkID} from AllocationPool subnet-vni (EN-7)`,
           observedGeneration: generation,
         }
       : {
-          type: NETWORK_CONDITIONS.networkID,
+          type: CONDITIONS.externalNetwork.networkID,
           status: 'False',
-          reason: id && !id.ok ? id.reason : 'WaitingForSubnetVniPool',
+          reason: id && !id.ok ? id.reason : REASONS.externalNetwork.waitingForSubnetVniPool,
           message: id && !id.ok ? id.message : 'the subnet-vni AllocationPool is not loaded yet (EN-7)',
           observedGeneration: generation,
         },
@@ -72,16 +87,18 @@ export function planNetworkStatus(o: NetworkObservation, now: Date = new Date())
     conditions,
     problems.length === 0
       ? {
-          type: NETWORK_CONDITIONS.pools,
+          type: CONDITIONS.externalNetwork.pools,
           status: 'True',
-          reason: 'AddressPoolsValid',
+          reason: REASONS.externalNetwork.addressPoolsValid,
           message: `every AddressPool has advertiseMode ${view.type}`,
           observedGeneration: generation,
         }
       : {
-          type: NETWORK_CONDITIONS.pools,
+          type: CONDITIONS.externalNetwork.pools,
           status: 'False',
-          reason: checkPoolModes(view, o.pools).length ? 'AddressPoolModeMismatch' : 'AddressPoolNotFound',
+          reason: checkPoolModes(view, o.pools).length
+            ? REASONS.externalNetwork.addressPoolModeMismatch
+            : REASONS.externalNetwork.addressPoolNotFound,
           message: `${problems.join('; ')} (EN-3)`,
           observedGeneration: generation,
         },
@@ -112,16 +129,16 @@ export function planPoolStatus(o: PoolObservation, now: Date = new Date()): Pool
     [...(o.pool.conditions ?? [])],
     issues.length === 0
       ? {
-          type: POOL_CONDITIONS.valid,
+          type: CONDITIONS.addressPool.valid,
           status: 'True',
-          reason: 'Valid',
+          reason: REASONS.addressPool.valid,
           message: `${o.usage?.size ?? 0} addresses`,
           observedGeneration: generation,
         }
       : {
-          type: POOL_CONDITIONS.valid,
+          type: CONDITIONS.addressPool.valid,
           status: 'False',
-          reason: 'InvalidAddresses',
+          reason: REASONS.addressPool.invalidAddresses,
           message: issues.join('; '),
           observedGeneration: generation,
         },

@@ -1,12 +1,13 @@
 /** AddressPool status (AP-2, AP-3). Key: the pool's name. */
 import { applyStatus } from '../../kube/apply';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { poolViews, sameJson, type ControllerContext } from '../context';
 import { planPoolStatus } from './plan';
 import { JuneauResources } from '../resources';
 
-export async function reconcileAddressPool(ctx: ControllerContext, name: string): Promise<void> {
+export async function reconcileAddressPool(ctx: ControllerContext, name: string): Promise<ReconcileResult> {
   const pool = ctx.caches.addressPools.get(undefined, name);
-  if (!pool || pool.metadata.deletionTimestamp) return;
+  if (!pool || pool.metadata.deletionTimestamp) return done();
   const views = poolViews(ctx.caches);
   const networks = ctx.caches.externalNetworks
     .list()
@@ -19,6 +20,7 @@ export async function reconcileAddressPool(ctx: ControllerContext, name: string)
     usage: ctx.index.usage({ kind: 'AddressPool', name }),
     networks,
   });
-  if (sameJson(pool.status, status)) return;
-  await applyStatus(ctx.rest, JuneauResources.addressPools, { name }, status, ctx.fieldManager);
+  if (!sameJson(pool.status, status))
+    await applyStatus(ctx.rest, JuneauResources.addressPools, { name }, status, ctx.fieldManager);
+  return done();
 }

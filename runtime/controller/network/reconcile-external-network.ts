@@ -6,6 +6,7 @@
 import { API_VERSION, type ExternalNetwork } from '../../../api';
 import { applyStatus } from '../../kube/apply';
 import type { KubeObject } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { AllocationResult } from '../allocator/allocator';
 import { SUBNET_VNI_REF } from '../allocator/claims';
 import { poolViews, sameJson, type ControllerContext } from '../context';
@@ -14,13 +15,14 @@ import { JuneauResources } from '../resources';
 
 type Network = ExternalNetwork & KubeObject;
 
-export async function reconcileExternalNetwork(ctx: ControllerContext, name: string): Promise<void> {
+export async function reconcileExternalNetwork(ctx: ControllerContext, name: string): Promise<ReconcileResult> {
   const network = ctx.caches.externalNetworks.get(undefined, name);
-  if (!network || network.metadata.deletionTimestamp) return;
+  if (!network || network.metadata.deletionTimestamp) return done();
   const networkID = await ensureNetworkID(ctx, network);
   const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID });
-  if (sameJson(network.status, status)) return;
-  await applyStatus(ctx.rest, JuneauResources.externalNetworks, { name }, status, ctx.fieldManager);
+  if (!sameJson(network.status, status))
+    await applyStatus(ctx.rest, JuneauResources.externalNetworks, { name }, status, ctx.fieldManager);
+  return done();
 }
 
 /** EN-7: the recorded value is claimed again if its claim is gone, never replaced; otherwise one is taken. */

@@ -64,10 +64,18 @@ export interface PodPlan {
 
 export const nicName = (pod: string, iface: string): string => `${pod}.${iface}`;
 
-export const POD_REASONS = {
+/**
+ * Reasons of the Events this module plans on a Pod (a Pod has no condition of ours, so there is
+ * no CONDITIONS table); a malformed annotation brings its own (api/validation/pod-networks.ts).
+ */
+export const REASONS = {
   networkInterfaceCreated: 'NetworkInterfaceCreated',
   annotationChanged: 'NetworkAnnotationChanged',
   staleNetworkInterface: 'StaleNetworkInterface',
+  /** EN-8: a direct NIC waits for its ElasticIP, the ElasticIP's network, and the network's ID. */
+  elasticIPNotFound: 'ElasticIPNotFound',
+  externalNetworkNotFound: 'ExternalNetworkNotFound',
+  waitingForNetworkID: 'WaitingForNetworkID',
 } as const;
 
 export function planPodInterfaces(input: PodPlanInput): PodPlan {
@@ -88,7 +96,7 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
       plan.deleteStale.push(name);
       plan.events.push({
         type: 'Normal',
-        reason: POD_REASONS.staleNetworkInterface,
+        reason: REASONS.staleNetworkInterface,
         message: `NetworkInterface ${name} belongs to an earlier Pod of this name; it is deleted and created again for this Pod`,
       });
       continue;
@@ -97,7 +105,7 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
       if (existing.elasticIP !== iface.elasticIP) {
         plan.events.push({
           type: 'Warning',
-          reason: POD_REASONS.annotationChanged,
+          reason: REASONS.annotationChanged,
           message: `interface ${iface.interface}: the annotation now says elasticIP ${show(iface.elasticIP)}, but NetworkInterface ${name} was created with ${show(existing.elasticIP)}; spec.elasticIP cannot change: recreate the Pod to apply it (NIC-1)`,
         });
       }
@@ -122,7 +130,7 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
     plan.create.push(nicObject(pod, name, desired));
     plan.events.push({
       type: 'Normal',
-      reason: POD_REASONS.networkInterfaceCreated,
+      reason: REASONS.networkInterfaceCreated,
       message: `created NetworkInterface ${name}${iface.elasticIP ? ` holding ElasticIP ${iface.elasticIP} directly` : ''}`,
     });
   }
@@ -168,20 +176,20 @@ export function directReadiness(
   if (!eip)
     return {
       ready: false,
-      reason: 'ElasticIPNotFound',
+      reason: REASONS.elasticIPNotFound,
       message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface is created once it does (EN-8)`,
     };
   if (!network) {
     return {
       ready: false,
-      reason: 'ExternalNetworkNotFound',
+      reason: REASONS.externalNetworkNotFound,
       message: `ElasticIP ${elasticIP} names ExternalNetwork ${eip.externalNetwork}, which does not exist; its NetworkInterface is created once it does (EN-8)`,
     };
   }
   if (!network.networkID) {
     return {
       ready: false,
-      reason: 'WaitingForNetworkID',
+      reason: REASONS.waitingForNetworkID,
       message: `ExternalNetwork ${eip.externalNetwork} of ElasticIP ${elasticIP} has no status.networkID yet; a NIC that holds the ElasticIP directly needs it, so the NetworkInterface is created once it is written (EN-8, EN-9)`,
     };
   }

@@ -9,6 +9,7 @@ import { referenceTo } from '../../kube/events';
 import { Resources } from '../../kube/resources';
 import { isAlreadyExists, isNotFound } from '../../kube/rest';
 import { splitKey } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { EipResources, type NicObject, type PodObject } from '../eip/caches';
 import type { EipContext } from '../eip/reconcile-elastic-ip';
 import { asKube } from '../resources';
@@ -17,10 +18,10 @@ import { directReadiness, planPodInterfaces, type ExistingNic, type PodPlan } fr
 
 const NIC = EipResources.networkInterfaces;
 
-export async function reconcilePod(ctx: EipContext, key: string): Promise<void> {
+export async function reconcilePod(ctx: EipContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   const pod = ctx.caches.pods.get(namespace, name);
-  if (!pod || pod.metadata.deletionTimestamp) return;
+  if (!pod || pod.metadata.deletionTimestamp) return done();
   const parsed = parsePodNetworks(pod.metadata.annotations);
   if (!parsed.ok) {
     ctx.base.recorder?.warning(
@@ -29,9 +30,9 @@ export async function reconcilePod(ctx: EipContext, key: string): Promise<void> 
       'CreateNetworkInterface',
       `${parsed.message}; no NetworkInterface is created until it is fixed`,
     );
-    return;
+    return done(); // the Pod's next change brings it back: retrying the same annotation cannot help
   }
-  if (parsed.interfaces.length === 0) return;
+  if (parsed.interfaces.length === 0) return done();
   const plan = planPodInterfaces({
     pod,
     interfaces: parsed.interfaces,
@@ -39,6 +40,7 @@ export async function reconcilePod(ctx: EipContext, key: string): Promise<void> 
     directReadiness: (elasticIP) => readinessOf(ctx, namespace, elasticIP),
   });
   await applyPlan(ctx, pod, plan);
+  return done();
 }
 
 function existingNic(nic: NicObject | undefined): ExistingNic | undefined {

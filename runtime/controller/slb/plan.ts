@@ -23,6 +23,8 @@ export const REASONS = {
   announcingNodeChanged: 'AnnouncingNodeChanged',
   /** FO-3: every node with ready backends has an expired agent Lease. */
   agentLeaseExpired: 'AgentLeaseExpired',
+  /** NAME-1: the ARPAdvertisement's name is held by another owner's object (an Event). */
+  advertisementNameTaken: 'ARPAdvertisementNameTaken',
 } as const;
 
 /** The allocation as the reconciler found or made it this pass. */

@@ -10,6 +10,7 @@ import { referenceTo } from '../../kube/events';
 import { Resources } from '../../kube/resources';
 import { deleteIgnoringNotFound, isNotFound } from '../../kube/rest';
 import { objectKey, splitKey, type KubeObject } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
 import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
@@ -22,7 +23,7 @@ import {
   type AdvertisementLookup,
 } from '../arp/owned';
 import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
+import { planServiceLoadBalancer, REASONS, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
 import {
   decideAllocationRequest,
   isJuneauLoadBalancer,
@@ -34,14 +35,14 @@ import { formatIPv4, parseIPv4 } from '../../../api/validation';
 type Slb = ServiceLoadBalancer & KubeObject;
 const SLB = JuneauResources.serviceLoadBalancers;
 
-export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<void> {
+export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
   const service = ctx.caches.services.getByKey(key);
   const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
     if (existing)
       await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
-    return;
+    return done();
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
   const allocation = await ensureAllocation(ctx, service, slb);
@@ -61,6 +62,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   await ensureStatus(ctx, slb, plan);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
   recordEvents(ctx, slb, plan);
+  return done();
 }
 
 /** SLB-1: the ServiceLoadBalancer exists, owned by the Service (GC), with the finalizer (ARP-6) and the spec from the annotations. */
@@ -184,7 +186,7 @@ async function ensureAdvertisement(
   if (found.foreign) {
     ctx.recorder?.warning(
       referenceTo(asKube(slb), SLB),
-      'ARPAdvertisementNameTaken',
+      REASONS.advertisementNameTaken,
       'Advertise',
       nameTakenMessage(owner, found.foreign),
     );
@@ -231,8 +233,8 @@ async function finalizeServiceLoadBalancer(
   ctx: ControllerContext,
   slb: Slb,
   service: ServiceObject | undefined,
-): Promise<void> {
-  if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return;
+): Promise<ReconcileResult> {
+  if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return done();
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, ownerOf(objectKey(slb)));
   await ctx.allocator.releaseAll(holderOf(slb));
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
@@ -242,4 +244,5 @@ async function finalizeServiceLoadBalancer(
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+  return done();
 }

@@ -33,6 +33,19 @@ export const SERVICE_FIELDS = {
   requestedIP: `metadata.annotations["${ANNOTATIONS.loadBalancerRequestedIP}"]`,
 } as const;
 
+/** Why a ServiceLoadBalancer cannot ask for a VIP: the reason of its `Allocated` condition and Event. */
+export const REASONS = {
+  /** SLB-10: what Juneau does not serve. */
+  externalTrafficPolicyNotLocal: 'ExternalTrafficPolicyNotLocal',
+  unsupportedProtocol: 'UnsupportedProtocol',
+  ipv4Required: 'IPv4Required',
+  /** SLB-2: where the VIP comes from. */
+  externalNetworkNotSpecified: 'ExternalNetworkNotSpecified',
+  externalNetworkNotFound: 'ExternalNetworkNotFound',
+  noUsableAddressPool: 'NoUsableAddressPool',
+  requestedIPNotInPool: 'RequestedIPNotInPool',
+} as const;
+
 /** Why there is no VIP. `phase` is the SLB-3 phase this leads to. */
 export interface NoAllocation {
   readonly phase: 'Pending' | 'Error';
@@ -61,7 +74,7 @@ export function unsupportedServiceReason(service: ServiceView): NoAllocation | u
   const spec = service.spec ?? {};
   if ((spec.externalTrafficPolicy ?? 'Cluster') !== 'Local') {
     problems.push({
-      reason: 'ExternalTrafficPolicyNotLocal',
+      reason: REASONS.externalTrafficPolicyNotLocal,
       message: `spec.externalTrafficPolicy is ${JSON.stringify(spec.externalTrafficPolicy ?? 'Cluster')}: Juneau answers ARP from a node with a Local backend and supports only "Local" (SLB-10)`,
     });
   }
@@ -69,7 +82,7 @@ export function unsupportedServiceReason(service: ServiceView): NoAllocation | u
     const protocol = p.protocol ?? 'TCP';
     if (protocol !== 'TCP' && protocol !== 'UDP') {
       problems.push({
-        reason: 'UnsupportedProtocol',
+        reason: REASONS.unsupportedProtocol,
         message: `spec.ports[${i}].protocol is ${JSON.stringify(protocol)}: only TCP and UDP are supported (SLB-10)`,
       });
     }
@@ -77,7 +90,7 @@ export function unsupportedServiceReason(service: ServiceView): NoAllocation | u
   const families = spec.ipFamilies ?? [];
   if (families.length > 0 && !families.includes('IPv4')) {
     problems.push({
-      reason: 'IPv4Required',
+      reason: REASONS.ipv4Required,
       message: `spec.ipFamilies is ${JSON.stringify(families)}: Juneau VIPs are IPv4 only; use IPv4 or dual-stack (SLB-10)`,
     });
   }
@@ -105,7 +118,7 @@ export function decideAllocationRequest(
     return {
       ok: false,
       phase: 'Error',
-      reason: 'ExternalNetworkNotSpecified',
+      reason: REASONS.externalNetworkNotSpecified,
       message: `${SERVICE_FIELDS.externalNetwork} is not set: name the ExternalNetwork the VIP comes from (SLB-2)`,
     };
   }
@@ -113,7 +126,7 @@ export function decideAllocationRequest(
     return {
       ok: false,
       phase: 'Pending',
-      reason: 'ExternalNetworkNotFound',
+      reason: REASONS.externalNetworkNotFound,
       message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)`,
     };
   }
@@ -124,7 +137,7 @@ export function decideAllocationRequest(
     return {
       ok: false,
       phase: 'Error',
-      reason: 'NoUsableAddressPool',
+      reason: REASONS.noUsableAddressPool,
       message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (SLB-2, EN-3)`,
     };
   }
@@ -134,7 +147,7 @@ export function decideAllocationRequest(
     return {
       ok: false,
       phase: 'Error',
-      reason: 'RequestedIPNotInPool',
+      reason: REASONS.requestedIPNotInPool,
       message: `${formatIssue(found.issue)} (SLB-2)`,
     };
   const value = parseIPv4(spec.requestedIP)!;

@@ -19,6 +19,8 @@ import { parseListenAddress } from '../../kube/health';
 import type { Logger } from '../../kube/log';
 import { silentLogger } from '../../kube/log';
 import type { RestClient } from '../../kube/rest';
+import { Lifecycle } from '../../kube/lifecycle';
+import { requeueAfter, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { ensureCertificateSecret } from './cert-secret';
 import { serviceHostnames, type CertificateLifetimes, type WebhookCertificates } from './certificates';
 import { ensureCaBundle, ensureUrlRegistration, removeRegistration, urlWebhookConfiguration } from './registration';
@@ -92,146 +94,190 @@ export function parseUrlBase(urlBase: string): { host: string; port: number } {
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : 443 };
 }
 
-export function startWebhookServer(o: WebhookServerOptions): WebhookServerHandle {
-  const logger = (o.logger ?? silentLogger).child({ component: 'webhook' });
-  const inCluster = o.inCluster ?? !!process.env.KUBERNETES_SERVICE_HOST;
-  const mode = resolveWebhookMode({ urlBase: o.urlBase, inCluster });
-  if (mode === 'disabled') {
-    logger.warn(
-      'not running in a cluster and no --webhook-url-base given: serving no admission webhooks, and registering none',
-    );
-    return { mode, ready: Promise.resolve(), isReady: () => true, port: () => 0, stop: async () => undefined };
+/** The one key of the certificate queue: the whole serving state is checked in one pass. */
+const CERTIFICATE_KEY = 'certificate';
+
+/**
+ * The webhook server of one replica. A one-key work queue (the same machinery as the reconcilers)
+ * runs the certificate pass: settle the certificate, serve it, make the API server trust it; it
+ * comes back every `checkIntervalMs` (renewal, a Secret or cert dir changed by someone else), and a
+ * failure is retried with backoff from 2 s (or the interval, if shorter) up to that interval.
+ */
+export class WebhookServer implements WebhookServerHandle {
+  readonly mode: WebhookMode;
+  readonly ready: Promise<void>;
+  private readonly logger: Logger;
+  private readonly namespace: string;
+  private readonly configurationName: string;
+  private readonly certSource: WebhookCertificateSource;
+  private readonly listen: { host?: string; port: number };
+  private readonly hosts: string[];
+  private readonly interval: number;
+  private readonly server: AdmissionServer | undefined;
+  private readonly queue: WorkQueue;
+  /** Stop at any moment: before start, during it, twice (kube/lifecycle.ts). */
+  private readonly lifecycle = new Lifecycle();
+  private listening = false;
+  private isReadyNow = false;
+  private current: WebhookCertificates | undefined;
+  private servedCert: string | undefined;
+  private markReady: () => void = () => undefined;
+  private failReady: (err: Error) => void = () => undefined;
+
+  constructor(private readonly o: WebhookServerOptions) {
+    this.logger = (o.logger ?? silentLogger).child({ component: 'webhook' });
+    this.mode = resolveWebhookMode({
+      urlBase: o.urlBase,
+      inCluster: o.inCluster ?? !!process.env.KUBERNETES_SERVICE_HOST,
+    });
+    this.namespace = o.namespace ?? INSTALL.namespace;
+    this.configurationName = o.configurationName ?? INSTALL.webhookConfigurationName;
+    this.certSource = o.certificates ?? 'self-managed';
+    const url = this.mode === 'url' ? parseUrlBase(o.urlBase ?? '') : undefined;
+    this.listen = o.addr ? parseListenAddress(o.addr) : (url ?? parseListenAddress(`:${INSTALL.ports.webhook}`));
+    this.hosts = [...(url ? [url.host] : []), ...serviceHostnames(INSTALL.webhookServiceName, this.namespace)];
+    this.interval = o.checkIntervalMs ?? 10_000;
+    this.queue = new WorkQueue({ baseDelayMs: Math.min(this.interval, 2_000), maxDelayMs: this.interval });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      this.failReady = reject;
+    });
+    this.ready.catch(() => undefined); // observed by callers that await it; never an unhandled rejection
+    if (this.mode === 'disabled') {
+      this.isReadyNow = true;
+      this.markReady();
+      return;
+    }
+    const { host, port } = this.listen;
+    this.server = new AdmissionServer({ host, port, caches: o.caches, logger: o.logger });
   }
 
-  const namespace = o.namespace ?? INSTALL.namespace;
-  const configurationName = o.configurationName ?? INSTALL.webhookConfigurationName;
-  const certSource = o.certificates ?? 'self-managed';
-  const url = mode === 'url' ? parseUrlBase(o.urlBase ?? '') : undefined;
-  const listen = o.addr
-    ? parseListenAddress(o.addr)
-    : url
-      ? { host: url.host, port: url.port }
-      : parseListenAddress(`:${INSTALL.ports.webhook}`);
-  const hosts = [...(url ? [url.host] : []), ...serviceHostnames(INSTALL.webhookServiceName, namespace)];
-  const server = new AdmissionServer({ host: listen.host, port: listen.port, caches: o.caches, logger: o.logger });
-  const interval = o.checkIntervalMs ?? 10_000;
+  isReady(): boolean {
+    return this.isReadyNow;
+  }
 
-  let stopped = false;
-  let listening = false;
-  let ready = false;
-  let current: WebhookCertificates | undefined;
-  let servedCert: string | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let wake: (() => void) | undefined;
-  let markReady: () => void = () => undefined;
-  let failReady: (err: Error) => void = () => undefined;
-  const readyPromise = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    failReady = reject;
-  });
-  readyPromise.catch(() => undefined); // observed by callers that await it; never an unhandled rejection
+  /** The bound port once listening (0 before, and in disabled mode). */
+  port(): number {
+    return this.server?.port ?? 0;
+  }
 
-  const serve = async (certificate: ServingCertificate) => {
-    if (servedCert === certificate.cert) return;
-    if (!listening) {
-      await server.listen(certificate);
-      listening = true;
-      logger.info('webhook server listening', {
-        host: listen.host ?? '*',
-        port: server.port,
-        mode,
-        certificates: certSource,
-      });
-    } else {
-      server.setCertificate(certificate);
-      logger.info('webhook serving certificate reloaded');
+  /** Starts the certificate pass (or, disabled, says in the log that nothing is served). */
+  start(): Promise<void> {
+    return this.lifecycle.start(async () => {
+      if (this.mode === 'disabled') {
+        this.logger.warn(
+          'not running in a cluster and no --webhook-url-base given: serving no admission webhooks, and registering none',
+        );
+        return;
+      }
+      this.queue.run(
+        async () => this.certificatePass(),
+        1,
+        (_key, err) =>
+          this.logger.warn(
+            this.isReadyNow
+              ? 'webhook certificate check failed; still serving the last certificate'
+              : 'webhook not ready yet; retrying',
+            { err: String(err) },
+          ),
+      );
+      this.queue.add(CERTIFICATE_KEY);
+    });
+  }
+
+  /** Stops serving; in url mode also deletes the registration unless `keepRegistration` (or unregisterOnStop: false). */
+  stop(options: { keepRegistration?: boolean } = {}): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      await this.queue.shutdown({ drop: true });
+      if (!this.isReadyNow) this.failReady(new Error('the webhook server was stopped before it became ready'));
+      if (this.mode === 'url' && (this.o.unregisterOnStop ?? true) && !options.keepRegistration) {
+        await removeRegistration(this.o.rest, this.configurationName).catch((err: unknown) =>
+          this.logger.warn('could not remove the webhook registration', { err: String(err) }),
+        );
+      }
+      await this.server?.close();
+    });
+  }
+
+  /** One pass; ready (the readiness probe, the Service's endpoints) only once the caches answer truly. */
+  private async certificatePass(): Promise<ReconcileResult> {
+    await this.settleCertificate();
+    if (!this.isReadyNow && !(this.o.caches.hasSynced?.() ?? true)) throw new Error('webhook caches not synced yet');
+    if (!this.isReadyNow) {
+      this.isReadyNow = true;
+      this.markReady();
     }
-    servedCert = certificate.cert;
-  };
+    return requeueAfter(this.interval);
+  }
 
-  /** One pass: settle the certificate, serve it, make the API server trust it. */
-  const step = async () => {
-    if (certSource === 'cert-manager' && mode === 'service') {
+  /** Settle the certificate, serve it, make the API server trust it. */
+  private async settleCertificate(): Promise<void> {
+    const o = this.o;
+    if (this.certSource === 'cert-manager' && this.mode === 'service') {
       const dir = o.certDir ?? DEFAULT_WEBHOOK_CERT_DIR;
-      await serve({
+      await this.serve({
         cert: await readFile(path.join(dir, 'tls.crt'), 'utf8'),
         key: await readFile(path.join(dir, 'tls.key'), 'utf8'),
       });
       return;
     }
     const ensured = await ensureCertificateSecret(o.rest, {
-      namespace,
+      namespace: this.namespace,
       name: o.certSecretName ?? INSTALL.webhookCertSecretName,
-      hosts,
-      current,
+      hosts: this.hosts,
+      current: this.current,
       lifetimes: o.lifetimes,
     });
     if (ensured.source === 'issued')
-      logger.info('issued webhook certificates', { why: ensured.why, renewAt: ensured.renewAt.toISOString() });
-    current = ensured.material;
-    await serve({ cert: ensured.material.tlsCert, key: ensured.material.tlsKey });
-    if (mode === 'url') {
+      this.logger.info('issued webhook certificates', { why: ensured.why, renewAt: ensured.renewAt.toISOString() });
+    this.current = ensured.material;
+    await this.serve({ cert: ensured.material.tlsCert, key: ensured.material.tlsKey });
+    await this.ensureTrusted(ensured.material.caBundle);
+  }
+
+  /** url mode: our registration with our CA; service mode: the CA in the installed configuration. */
+  private async ensureTrusted(caBundle: string): Promise<void> {
+    const name = this.configurationName;
+    if (this.mode === 'url') {
       const desired = urlWebhookConfiguration({
-        name: configurationName,
-        urlBase: o.urlBase ?? '',
-        caBundle: ensured.material.caBundle,
-        namespace,
-        objectSelector: o.objectSelector,
+        name,
+        urlBase: this.o.urlBase ?? '',
+        caBundle,
+        namespace: this.namespace,
+        objectSelector: this.o.objectSelector,
       });
-      const result = await ensureUrlRegistration(o.rest, desired);
+      const result = await ensureUrlRegistration(this.o.rest, desired);
       if (result !== 'unchanged')
-        logger.info(`ValidatingWebhookConfiguration ${configurationName} ${result} for ${o.urlBase}`);
+        this.logger.info(`ValidatingWebhookConfiguration ${name} ${result} for ${this.o.urlBase}`);
     } else {
-      const result = await ensureCaBundle(o.rest, configurationName, ensured.material.caBundle);
-      if (result === 'patched')
-        logger.info(`caBundle written into ValidatingWebhookConfiguration ${configurationName}`);
+      const result = await ensureCaBundle(this.o.rest, name, caBundle);
+      if (result === 'patched') this.logger.info(`caBundle written into ValidatingWebhookConfiguration ${name}`);
     }
-  };
+  }
 
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await step();
-        // Ready (the readiness probe, the Service's endpoints) only once the caches answer truly.
-        if (!ready && !(o.caches.hasSynced?.() ?? true)) throw new Error('webhook caches not synced yet');
-        if (!ready) {
-          ready = true;
-          markReady();
-        }
-      } catch (err) {
-        logger.warn(
-          ready
-            ? 'webhook certificate check failed; still serving the last certificate'
-            : 'webhook not ready yet; retrying',
-          { err: String(err) },
-        );
-      }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, ready ? interval : Math.min(interval, 2_000));
-        timer.unref();
+  private async serve(certificate: ServingCertificate): Promise<void> {
+    const server = this.server!;
+    if (this.servedCert === certificate.cert) return;
+    if (!this.listening) {
+      await server.listen(certificate);
+      this.listening = true;
+      this.logger.info('webhook server listening', {
+        host: this.listen.host ?? '*',
+        port: server.port,
+        mode: this.mode,
+        certificates: this.certSource,
       });
+    } else {
+      server.setCertificate(certificate);
+      this.logger.info('webhook serving certificate reloaded');
     }
-  })();
+    this.servedCert = certificate.cert;
+  }
+}
 
-  return {
-    mode,
-    ready: readyPromise,
-    isReady: () => ready,
-    port: () => server.port,
-    async stop(options = {}) {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      wake?.();
-      await loop;
-      if (!ready) failReady(new Error('the webhook server was stopped before it became ready'));
-      if (mode === 'url' && (o.unregisterOnStop ?? true) && !options.keepRegistration) {
-        await removeRegistration(o.rest, configurationName).catch((err) =>
-          logger.warn('could not remove the webhook registration', { err: String(err) }),
-        );
-      }
-      await server.close();
-    },
-  };
+/** A WebhookServer, started. */
+export function startWebhookServer(o: WebhookServerOptions): WebhookServer {
+  const server = new WebhookServer(o);
+  void server.start();
+  return server;
 }
