@@ -128,9 +128,10 @@ export class ArpMaps {
   }
 
   /** Rewrites juneau_arp_filter from the table: after a new filter map was created, and after
-   * removals, to clear the bits of addresses that left. */
-  rebuildFilter(): void {
-    this.writeFilter(this.addressKeys());
+   * removals, to clear the bits of addresses that left. `keys`: the table's addresses, when the
+   * caller has just read them (the agent's poll); read here otherwise. */
+  rebuildFilter(keys?: Iterable<string>): void {
+    this.writeFilter(keys ?? this.addressKeys());
   }
 
   /** juneau_arp_filter[0] as the program reads it. */
