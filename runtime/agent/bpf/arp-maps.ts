@@ -95,17 +95,17 @@ export class ArpMaps {
     return value && layout.sumArpValues(value, this.cpus);
   }
 
-  /** The table's addresses without their counters: one syscall per key instead of two (the
-   * per-CPU value lookup), for the agent's pass, which only diffs the keys (bench/scale). */
+  /** The table's addresses without their counters, for the agent's pass, which only diffs the
+   * keys: read in batches with their values, which costs less than a key-by-key walk (bench/scale). */
   addressKeys(): string[] {
-    return this.arpTableMap.keys().map(layout.decodeArpKey);
+    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
   }
 
   /** Every address with its counters summed over the CPUs. */
   addresses(): Map<string, ArpEntry> {
     return new Map(
       this.arpTableMap
-        .entries(this.arpValueBytes())
+        .entriesBatched(this.arpValueBytes())
         .map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]),
     );
   }
