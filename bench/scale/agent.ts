@@ -22,6 +22,7 @@ import { Rig } from '../../test/netns/rig';
 import { fail, forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, waitUntil } from './common';
 
 const AGENT_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-agent.js');
+const CPU_PROF_PRELOAD = path.join(REPO_ROOT, 'bench', 'scale', 'cpu-prof-after-ready.cjs');
 const NETWORK = 'agent-net';
 /** A /17 on eth0 next to the rig's /24, so N addresses are on the interface's subnet (EN-12). */
 const BASE = '10.112.0.0';
@@ -49,6 +50,7 @@ class Agent {
     private readonly netns: string,
     private readonly args: string[],
     private readonly nodeFlags: string[],
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
   get pid(): number {
     return this.child!.pid!;
@@ -59,7 +61,7 @@ class Agent {
     this.child = spawn(
       'nsenter',
       [`--net=/var/run/netns/${this.netns}`, process.execPath, ...this.nodeFlags, AGENT_BIN, ...this.args],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      { stdio: ['ignore', 'ignore', 'pipe'], env: this.env },
     );
     this.child.stderr!.on('data', (d: Buffer) => (this.out = (this.out + d.toString()).slice(-200_000)));
     const child = this.child;
@@ -134,9 +136,13 @@ export async function measureAgent(
 
     bridge = new ApiBridge(cluster.ports.apiserver);
     await bridge.start(ns);
-    // No --cpu-prof for the agent: the profiler's SIGPROF interrupts the kernel's verifier, which
-    // then fails the program load with EAGAIN (seen twice here on a loaded machine); a heap snapshot only.
-    const nodeFlags = profileDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`] : [];
+    // Not --cpu-prof for the agent: the profiler's SIGPROF interrupts the kernel's verifier, which
+    // then fails the program load with EAGAIN (seen three times here); CPU_PROF_PRELOAD starts the
+    // profiler once the agent is ready, and writes it on SIGHUP.
+    const nodeFlags = profileDir
+      ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profileDir}`, `--require=${CPU_PROF_PRELOAD}`]
+      : [];
+    const env = profileDir ? { ...process.env, JUNEAU_CPU_PROF_DIR: profileDir } : process.env;
     const args = [
       '--node-name',
       node,
@@ -151,7 +157,7 @@ export async function measureAgent(
       '--lease-duration=120s',
       '--log-level=info',
     ];
-    agent = new Agent(ns, args, nodeFlags);
+    agent = new Agent(ns, args, nodeFlags, env);
     const t0 = Date.now();
     agent.start();
     await agent.ready(600_000);
@@ -182,7 +188,13 @@ export async function measureAgent(
       await deleted;
     }
     const mem = memoryOf(agent.pid) ?? { rss: 0, hwm: 0 };
-    if (profileDir) agent['child']?.kill('SIGUSR2');
+    if (profileDir) {
+      const profile = path.join(profileDir, `agent-${agent.pid}.cpuprofile`);
+      process.kill(agent.pid, 'SIGHUP');
+      await waitUntil('the agent CPU profile', 60_000, () => fs.existsSync(profile), 100);
+      log(`  agent CPU profile (from ready to the last sample): ${profile}`);
+      process.kill(agent.pid, 'SIGUSR2');
+    }
 
     // Restart: SIGKILL (the pins stay and keep answering), start again, time to ready.
     await agent.stop('SIGKILL');

@@ -416,21 +416,23 @@ export interface Replica {
   readonly peak: ReturnType<typeof trackPeak>;
 }
 
-function startReplica(cluster: Cluster, name: string, logDir: string, profileDir: string | undefined): Replica {
+/** --profile: CPU profiles and heap snapshots; --heap: heap snapshots only (the CPU profiler's
+ * samples would count in the RSS being measured). */
+export interface ProfileOptions {
+  readonly dir: string;
+  readonly cpu: boolean;
+}
+
+function startReplica(cluster: Cluster, name: string, logDir: string, profile: ProfileOptions | undefined): Replica {
   const fd = fs.openSync(path.join(logDir, `${name}.log`), 'a');
   const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: name };
   // Outside a cluster the binary serves no webhooks: admission is measured on its own below.
   delete env.KUBERNETES_SERVICE_HOST;
   delete env.POD_NAMESPACE;
-  const nodeFlags = profileDir
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${profileDir}`,
-        `--cpu-prof-name=controller-${name}.cpuprofile`,
-        '--heapsnapshot-signal=SIGUSR2',
-        `--diagnostic-dir=${profileDir}`,
-      ]
+  const cpuFlags = profile?.cpu
+    ? ['--cpu-prof', `--cpu-prof-dir=${profile.dir}`, `--cpu-prof-name=controller-${name}.cpuprofile`]
     : [];
+  const nodeFlags = profile ? [...cpuFlags, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${profile.dir}`] : [];
   const args = [
     ...nodeFlags,
     CONTROLLER_BIN,
@@ -478,7 +480,7 @@ export async function runControllers(
   cluster: Cluster,
   count: number,
   logDir: string,
-  profileDir: string | undefined,
+  profile: ProfileOptions | undefined,
   timeoutMs: number,
 ): Promise<ControllerRun> {
   const side = sides.controller;
@@ -505,8 +507,8 @@ export async function runControllers(
     )?.spec?.holderIdentity || undefined;
   const t0 = Date.now();
   const replicas = [
-    startReplica(cluster, 'scale-a', logDir, profileDir),
-    startReplica(cluster, 'scale-b', logDir, profileDir),
+    startReplica(cluster, 'scale-a', logDir, profile),
+    startReplica(cluster, 'scale-b', logDir, profile),
   ];
   const deadline = t0 + timeoutMs;
   try {
@@ -543,9 +545,9 @@ export async function runControllers(
   } finally {
     watch.abort();
     adWatch.abort();
-    for (const r of replicas) if (profileDir && r.child.exitCode === null) r.child.kill('SIGUSR2');
-    if (profileDir) await sleep(5_000); // the heap snapshot is written synchronously on the signal
-    await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM', profileDir ? 180_000 : 20_000)));
+    for (const r of replicas) if (profile && r.child.exitCode === null) r.child.kill('SIGUSR2');
+    if (profile) await sleep(5_000); // the heap snapshot is written synchronously on the signal
+    await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM', profile ? 180_000 : 20_000)));
   }
 }
 

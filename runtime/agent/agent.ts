@@ -1,9 +1,13 @@
 /**
  * The node agent's loop (ARCHITECTURE.md "Answer"): three informers (this node's
- * ARPAdvertisements by field selector, AddressPools, ExternalNetworks) feed one level-triggered
+ * ARPAdvertisements by field selector, AddressPools, ExternalNetworks) feed a level-triggered
  * pass that recomputes the desired state (desired.ts) and writes only the difference to the
- * pinned maps (writer.ts). Passes are coalesced: a burst of events costs one pass. A poll timer
- * reads the maps' counters (conflicts -> Warning Events, metrics) and re-reads the interface.
+ * pinned maps (writer.ts). Passes are coalesced: a burst of events costs one pass. A change of
+ * ARPAdvertisements alone takes the per-event path instead (answered.ts): only the changed
+ * advertisements' addresses are written, because a full pass over 10,000 of them and the table
+ * took a hundred milliseconds or more per event (bench/scale). A poll timer reads the maps'
+ * counters (conflicts -> Warning Events, metrics) and re-reads the interface; a table that no
+ * longer matches what the passes wrote (another writer, a lost write) gets a full pass there.
  *
  * Nothing is written before every informer has synced: an agent that starts (or restarts) with
  * an empty cache must not empty a map the previous agent filled, or the node would stop
@@ -13,8 +17,9 @@ import { referenceTo, type EventRecorder } from '../kube/events';
 import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
 import { silentLogger, type Logger } from '../kube/log';
 import { ConflictTracker, type ConflictReport } from './conflicts';
-import { desiredState, type DesiredState, type Refusal } from './desired';
-import { sameInterface, type LocalInterface } from './interface';
+import { AnsweredAddresses } from './answered';
+import { announcingNetworks, contributionOf, desiredState, type DesiredState, type Refusal } from './desired';
+import { interfaceSubnets, sameInterface, type LocalInterface } from './interface';
 import type { AgentMetrics } from './metrics';
 import {
   AgentResources,
@@ -61,6 +66,15 @@ export class NodeAgent {
   private readonly conflicts = new ConflictTracker();
   /** Advertisement name -> `reason address` last reported, so a refusal is reported once. */
   private readonly reportedRefusals = new Map<string, string>();
+  /** What the last full pass decided, kept current by the per-event path. */
+  private readonly answered = new AnsweredAddresses();
+  /** ARPAdvertisements changed since the last pass, by name; the per-event path's input. */
+  private readonly changedAdvertisements = new Set<string>();
+  /** FO-1: networks with announceOnMove, as of the last full pass (networks change only by one). */
+  private announcing: ReadonlySet<string> = new Set();
+  private fullPassPending = false;
+  /** The per-event path deleted entries whose filter bits the next poll clears. */
+  private filterStale = false;
   private iface: LocalInterface;
   private synced = false;
   private reconciled = false;
@@ -82,10 +96,11 @@ export class NodeAgent {
     });
     this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
     this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
-    const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
-    this.advertisements.addHandlers(schedule);
-    this.pools.addHandlers(schedule);
-    this.networks.addHandlers(schedule);
+    const full = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
+    const one = (ad: AdvertisementObject) => this.schedule(ad.metadata?.name ?? '');
+    this.advertisements.addHandlers({ onAdd: one, onUpdate: (_old, ad) => one(ad), onDelete: one });
+    this.pools.addHandlers(full);
+    this.networks.addHandlers(full);
   }
 
   /** Starts the informers, waits for them (however long: the pinned maps answer meanwhile), writes
@@ -135,16 +150,23 @@ export class NodeAgent {
     return this.iface;
   }
 
-  /** One pass: desired state from the caches, difference written, refusals reported. */
+  /** One full pass: desired state from the caches, difference written, refusals reported. */
   reconcile(): DesiredState | undefined {
     if (!this.synced || this.stopped) return undefined;
+    // Everything changed so far is read now.
+    this.fullPassPending = false;
+    this.changedAdvertisements.clear();
+    const advertisements = this.advertisements.list().map(advertisementView);
+    const networks = this.networks.list().map(networkView);
     const desired = desiredState({
       nodeName: this.options.nodeName,
-      advertisements: this.advertisements.list().map(advertisementView),
+      advertisements,
       pools: this.pools.list().map(poolView),
-      networks: this.networks.list().map(networkView),
+      networks,
       iface: this.iface,
     });
+    this.answered.reset(desired, new Map(advertisements.map((ad) => [ad.name, ad.externalNetwork])));
+    this.announcing = announcingNetworks(networks);
     try {
       const result = writeDesired(this.options.datapath, desired);
       if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
@@ -163,11 +185,10 @@ export class NodeAgent {
       this.options.metrics?.guardEntries.set(desired.guard.drop.length + desired.guard.allow.length);
       this.reconciled = true;
       this.lastPassFailed = false;
+      // writeDesired rebuilt the filter after its removals.
+      this.filterStale = false;
     } catch (err) {
-      // The poll retries; a map write fails only on a broken pin or a full map.
-      this.options.metrics?.reconciles.inc({ result: 'error' });
-      this.logger.error('writing the maps failed; retrying at the next poll', { err });
-      this.lastPassFailed = true;
+      this.writeFailed(err);
     }
     const problems = desired.guardProblems.join('\n');
     if (problems && problems !== this.reportedGuardProblems)
@@ -175,6 +196,57 @@ export class NodeAgent {
     this.reportedGuardProblems = problems;
     this.reportRefusals(desired.refused);
     return desired;
+  }
+
+  /**
+   * The per-event path: the ARPAdvertisements changed since the last pass, each read from the
+   * cache and applied to what the last pass decided; only the addresses that gain their first or
+   * lose their last advertisement are written (removals first, as in writer.ts).
+   */
+  private reconcileAdvertisements(): void {
+    if (!this.synced || this.stopped) return;
+    const subnets = interfaceSubnets(this.iface);
+    const names = [...this.changedAdvertisements];
+    this.changedAdvertisements.clear();
+    const parts = names.map((name) => {
+      const ad = this.advertisements.get(undefined, name);
+      return [
+        name,
+        ad && contributionOf(advertisementView(ad), this.options.nodeName, subnets, this.iface.name),
+      ] as const;
+    });
+    const { gained, lost } = this.answered.apply(parts);
+    try {
+      const removed = lost.filter((a) => this.options.datapath.removeAddress(a));
+      const added = gained.filter((a) => this.options.datapath.addAddress(a));
+      // A removed address's filter bit stays until the poll rebuilds the filter: a stale bit only
+      // costs the program the table lookup it made before the filter existed.
+      if (removed.length > 0) this.filterStale = true;
+      if (added.length || removed.length)
+        this.logger.info('maps reconciled', { added, removed, entries: this.answered.size });
+      this.options.announcements?.observe(
+        added,
+        removed,
+        new Set(added.filter((a) => this.answered.onNetwork(a, this.announcing))),
+      );
+      this.options.metrics?.reconciles.inc({ result: 'success' });
+      this.options.metrics?.tableEntries.set(this.answered.size);
+    } catch (err) {
+      this.writeFailed(err);
+    }
+    for (const name of names) {
+      const refusal = this.answered.refusal(name);
+      if (refusal) this.reportRefusal(refusal);
+      else this.reportedRefusals.delete(name);
+    }
+    this.options.metrics?.refusedAdvertisements.set(this.answered.refusedCount);
+  }
+
+  /** The poll retries with a full pass; a map write fails only on a broken pin or a full map. */
+  private writeFailed(err: unknown): void {
+    this.options.metrics?.reconciles.inc({ result: 'error' });
+    this.logger.error('writing the maps failed; retrying at the next poll', { err });
+    this.lastPassFailed = true;
   }
 
   /** Reads the counters (conflicts, metrics) and the interface; retries a failed pass. */
@@ -199,7 +271,18 @@ export class NodeAgent {
       this.reconcile();
     }
     try {
-      const entries = this.options.datapath.addresses();
+      let entries = this.options.datapath.addresses();
+      if (this.drifted(entries)) {
+        this.logger.warn('external_arp_table differs from what the agent wrote; reconciling', {
+          entries: entries.size,
+          answered: this.answered.size,
+        });
+        this.reconcile();
+        entries = this.options.datapath.addresses();
+      } else if (this.filterStale) {
+        this.options.datapath.rebuildFilter(entries.keys());
+        this.filterStale = false;
+      }
       this.options.metrics?.observeEntries(entries);
       this.options.metrics?.observeStats(this.options.datapath.stats());
       const reports = this.conflicts.observe(entries);
@@ -209,12 +292,26 @@ export class NodeAgent {
     }
   }
 
-  private schedule(): void {
-    if (!this.synced || this.scheduled || this.stopped) return;
+  /** Whether the table holds other addresses than the passes wrote (checked when none is due). */
+  private drifted(entries: ReadonlyMap<string, unknown>): boolean {
+    if (this.scheduled || this.lastPassFailed) return false;
+    if (entries.size !== this.answered.size) return true;
+    for (const address of entries.keys()) if (!this.answered.has(address)) return true;
+    return false;
+  }
+
+  /** Coalesces changes into one pass: per-event when only the named ARPAdvertisements changed,
+   * full otherwise (no name: a pool or network changed). */
+  private schedule(advertisement?: string): void {
+    if (!this.synced || this.stopped) return;
+    if (advertisement === undefined) this.fullPassPending = true;
+    else this.changedAdvertisements.add(advertisement);
+    if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.reconcile();
+      if (this.fullPassPending || this.lastPassFailed) this.reconcile();
+      else this.reconcileAdvertisements();
     });
   }
 
@@ -222,21 +319,26 @@ export class NodeAgent {
     const current = new Set<string>();
     for (const refusal of refused) {
       current.add(refusal.advertisement);
-      const key = `${refusal.reason} ${refusal.address} ${this.iface.addresses.map((a) => a.address).join(',')}`;
-      if (this.reportedRefusals.get(refusal.advertisement) === key) continue;
-      this.reportedRefusals.set(refusal.advertisement, key);
-      this.logger.warn('ARPAdvertisement refused', { ...refusal });
-      const ad = this.advertisements.get(undefined, refusal.advertisement);
-      if (ad)
-        this.options.recorder.warning(
-          referenceTo(ad, AgentResources.arpAdvertisements),
-          refusal.reason,
-          'Answer',
-          `node ${this.options.nodeName}: ${refusal.message}`,
-        );
+      this.reportRefusal(refusal);
     }
     for (const name of [...this.reportedRefusals.keys()]) if (!current.has(name)) this.reportedRefusals.delete(name);
     this.options.metrics?.refusedAdvertisements.set(refused.length);
+  }
+
+  /** One Warning Event per refusal, not one per pass. */
+  private reportRefusal(refusal: Refusal): void {
+    const key = `${refusal.reason} ${refusal.address} ${this.iface.addresses.map((a) => a.address).join(',')}`;
+    if (this.reportedRefusals.get(refusal.advertisement) === key) return;
+    this.reportedRefusals.set(refusal.advertisement, key);
+    this.logger.warn('ARPAdvertisement refused', { ...refusal });
+    const ad = this.advertisements.get(undefined, refusal.advertisement);
+    if (ad)
+      this.options.recorder.warning(
+        referenceTo(ad, AgentResources.arpAdvertisements),
+        refusal.reason,
+        'Answer',
+        `node ${this.options.nodeName}: ${refusal.message}`,
+      );
   }
 
   private reportConflict(report: ConflictReport): void {

@@ -2,87 +2,9 @@
 // caches are synced (a restarting agent must not empty the map, ARP-10), events become diffs,
 // refusals (EN-12) and conflicts (RFC 5227) become Warning Events, once.
 import { NodeAgent } from '../../runtime/agent/agent';
-import type { ArpDatapath } from '../../runtime/agent/writer';
-import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
-import type { ListWatchClient } from '../../runtime/kube/informer';
-import type { KubeList, KubeObject } from '../../runtime/kube/types';
+import type { KubeObject } from '../../runtime/kube/types';
 import type { ObjectReference } from '../../runtime/kube/events';
-import type { WatchEvent } from '../../runtime/kube/rest';
-
-class FakeApi implements ListWatchClient {
-  readonly objects = new Map<string, KubeObject[]>();
-  readonly selectors: string[] = [];
-  private readonly watchers = new Map<string, (e: WatchEvent<KubeObject>) => void>();
-  private release: () => void = () => undefined;
-  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
-  private rv = 1;
-
-  /** Lists block until open(): the agent must wait for them. */
-  open(): void {
-    this.release();
-  }
-
-  async list<T extends KubeObject>(
-    type: { plural: string },
-    options: { fieldSelector?: string } = {},
-  ): Promise<KubeList<T>> {
-    await this.gate;
-    if (options.fieldSelector) this.selectors.push(`${type.plural}:${options.fieldSelector}`);
-    return { metadata: { resourceVersion: String(this.rv) }, items: (this.objects.get(type.plural) ?? []) as T[] };
-  }
-
-  async watch<T>(path: string, _query: unknown, onEvent: (e: WatchEvent<T>) => void) {
-    const plural = path.split('/').pop()!;
-    this.watchers.set(plural, onEvent as (e: WatchEvent<KubeObject>) => void);
-    let end: (v: Error | undefined) => void = () => undefined;
-    const done = new Promise<Error | undefined>((resolve) => (end = resolve));
-    return { done, abort: () => end(undefined) };
-  }
-
-  emit(plural: string, type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
-    object.metadata = { ...object.metadata, resourceVersion: String(++this.rv) };
-    this.watchers.get(plural)!({ type, object });
-  }
-}
-
-class FakeDatapath implements ArpDatapath {
-  readonly table = new Map<string, ArpEntry>();
-  guard: GuardRules = { drop: [], allow: [] };
-  writes = 0;
-  addresses() {
-    return new Map(this.table);
-  }
-  addAddress(a: string) {
-    this.writes++;
-    if (this.table.has(a)) return false;
-    this.table.set(a, { requests: 0n, replies: 0n, conflicts: 0n, lastConflictNs: 0n, lastConflictMac: undefined });
-    return true;
-  }
-  removeAddress(a: string) {
-    this.writes++;
-    return this.table.delete(a);
-  }
-  rebuildFilter() {
-    // The in-memory table has no filter to keep.
-  }
-  syncGuard(rules: GuardRules) {
-    this.guard = rules;
-    return { added: [], removed: [] };
-  }
-  stats() {
-    return {} as Record<ReasonName, bigint>;
-  }
-}
-
-const arpAd = (name: string, address: string, nodeName = 'node-a'): KubeObject =>
-  ({
-    apiVersion: 'juneau.loutres.me/v1alpha1',
-    kind: 'ARPAdvertisement',
-    metadata: { name, uid: `uid-${name}` },
-    spec: { externalNetwork: 'ext', address, nodeName },
-  }) as KubeObject;
-const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: '192.0.2.1', prefixLength: 24 }] };
-const tick = () => new Promise((resolve) => setImmediate(resolve));
+import { FakeApi, FakeDatapath, arpAd, iface, tick } from './agent-fakes';
 
 describe('NodeAgent', () => {
   let api: FakeApi;

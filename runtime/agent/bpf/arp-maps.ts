@@ -95,17 +95,17 @@ export class ArpMaps {
     return value && layout.sumArpValues(value, this.cpus);
   }
 
-  /** The table's addresses without their counters: one syscall per key instead of two (the
-   * per-CPU value lookup), for the agent's pass, which only diffs the keys (bench/scale). */
+  /** The table's addresses without their counters, for the agent's pass, which only diffs the
+   * keys: read in batches with their values, which costs less than a key-by-key walk (bench/scale). */
   addressKeys(): string[] {
-    return this.arpTableMap.keys().map(layout.decodeArpKey);
+    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
   }
 
   /** Every address with its counters summed over the CPUs. */
   addresses(): Map<string, ArpEntry> {
     return new Map(
       this.arpTableMap
-        .entries(this.arpValueBytes())
+        .entriesBatched(this.arpValueBytes())
         .map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]),
     );
   }
@@ -128,9 +128,10 @@ export class ArpMaps {
   }
 
   /** Rewrites juneau_arp_filter from the table: after a new filter map was created, and after
-   * removals, to clear the bits of addresses that left. */
-  rebuildFilter(): void {
-    this.writeFilter(this.addressKeys());
+   * removals, to clear the bits of addresses that left. `keys`: the table's addresses, when the
+   * caller has just read them (the agent's poll); read here otherwise. */
+  rebuildFilter(keys?: Iterable<string>): void {
+    this.writeFilter(keys ?? this.addressKeys());
   }
 
   /** juneau_arp_filter[0] as the program reads it. */

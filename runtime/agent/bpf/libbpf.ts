@@ -84,6 +84,9 @@ function declare(lib: LibraryHandle) {
     bpf_map_lookup_elem: lib.func('int bpf_map_lookup_elem(int fd, void *key, void *value)'),
     bpf_map_delete_elem: lib.func('int bpf_map_delete_elem(int fd, void *key)'),
     bpf_map_get_next_key: lib.func('int bpf_map_get_next_key(int fd, void *key, void *next_key)'),
+    bpf_map_lookup_batch: lib.func(
+      'int bpf_map_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, void *values, void *count, void *opts)',
+    ),
     bpf_obj_pin: lib.func('int bpf_obj_pin(int fd, str path)'),
     bpf_obj_get: lib.func('int bpf_obj_get(str path)'),
     bpf_prog_get_fd_by_id: lib.func('int bpf_prog_get_fd_by_id(uint32_t id)'),
@@ -207,6 +210,38 @@ export function mapLookup(fd: number, key: Buffer, value: Buffer): boolean {
   check('bpf_map_lookup_elem', rc);
   return true;
 }
+
+export interface BatchRead {
+  /** Entries read into keys/values. */
+  readonly count: number;
+  /** The map has no entry after these. */
+  readonly done: boolean;
+}
+
+/**
+ * BPF_MAP_LOOKUP_BATCH: up to `max` entries after the cursor `inBatch` (null: from the start)
+ * into `keys` and `values`, the next cursor into `outBatch`. Undefined when the kernel cannot
+ * batch this map (EINVAL, EOPNOTSUPP/ENOTSUPP): the caller walks it key by key.
+ */
+export function mapLookupBatch(
+  fd: number,
+  inBatch: Buffer | null,
+  outBatch: Buffer,
+  keys: Buffer,
+  values: Buffer,
+  max: number,
+): BatchRead | undefined {
+  const count = Buffer.alloc(4);
+  count.writeUInt32LE(max);
+  const rc = lib().bpf.bpf_map_lookup_batch(fd, inBatch, outBatch, keys, values, count, null) as number;
+  if (rc === -osConstants.errno.ENOENT) return { count: count.readUInt32LE(), done: true };
+  if (rc === -osConstants.errno.EINVAL || rc === -osConstants.errno.EOPNOTSUPP || rc === -ENOTSUPP) return undefined;
+  check('bpf_map_lookup_batch', rc);
+  return { count: count.readUInt32LE(), done: false };
+}
+
+/** The kernel's internal ENOTSUPP (524), which bpf() returns for an operation a map type lacks. */
+const ENOTSUPP = 524;
 
 /** Returns false when the key was absent. */
 export function mapDelete(fd: number, key: Buffer): boolean {

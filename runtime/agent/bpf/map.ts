@@ -81,6 +81,40 @@ export class BpfMap {
     return out;
   }
 
+  /**
+   * Key/value pairs as entries() gives them, read in batches (BPF_MAP_LOOKUP_BATCH): one system
+   * call per `batch` entries instead of two per entry, which at 10,000 entries (bench/scale) held
+   * the agent's event loop for tens of milliseconds per poll. Falls back to entries() where the
+   * kernel cannot batch the map. For hash maps; the cursor is the kernel's bucket index.
+   */
+  entriesBatched(valueBytes: number = this.valueSize, batch = 1024): Array<[Buffer, Buffer]> {
+    const out: Array<[Buffer, Buffer]> = [];
+    let cursor: Buffer | null = null;
+    let max = Math.max(1, Math.min(batch, this.info.maxEntries));
+    for (;;) {
+      const keys = Buffer.alloc(max * this.keySize);
+      const values = Buffer.alloc(max * valueBytes);
+      const next = Buffer.alloc(Math.max(8, this.keySize));
+      let read;
+      try {
+        read = libbpf.mapLookupBatch(this.liveFd(), cursor, next, keys, values, max);
+      } catch (err) {
+        // ENOSPC: a bucket holds more entries than fit; read it again with room for more.
+        if (!(err instanceof libbpf.LibbpfError) || err.code !== 'ENOSPC' || max >= this.info.maxEntries) throw err;
+        max = Math.min(max * 2, this.info.maxEntries);
+        continue;
+      }
+      if (!read) return this.entries(valueBytes);
+      for (let i = 0; i < read.count; i++)
+        out.push([
+          keys.subarray(i * this.keySize, (i + 1) * this.keySize),
+          values.subarray(i * valueBytes, (i + 1) * valueBytes),
+        ]);
+      if (read.done) return out;
+      cursor = next;
+    }
+  }
+
   close(): void {
     libbpf.closeFd(this.fd);
     this.fd = -1;

@@ -1,0 +1,94 @@
+// The NodeAgent's unit-test fakes: a list/watch client whose lists block until open() and whose
+// watches the test drives, and an in-memory datapath (no BPF: the netns tests load the real one).
+import type { ArpDatapath } from '../../runtime/agent/writer';
+import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
+import type { ListWatchClient } from '../../runtime/kube/informer';
+import type { KubeList, KubeObject } from '../../runtime/kube/types';
+import type { WatchEvent } from '../../runtime/kube/rest';
+
+export class FakeApi implements ListWatchClient {
+  readonly objects = new Map<string, KubeObject[]>();
+  readonly selectors: string[] = [];
+  private readonly watchers = new Map<string, (e: WatchEvent<KubeObject>) => void>();
+  private release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+  private rv = 1;
+
+  /** Lists block until open(): the agent must wait for them. */
+  open(): void {
+    this.release();
+  }
+
+  async list<T extends KubeObject>(
+    type: { plural: string },
+    options: { fieldSelector?: string } = {},
+  ): Promise<KubeList<T>> {
+    await this.gate;
+    if (options.fieldSelector) this.selectors.push(`${type.plural}:${options.fieldSelector}`);
+    return { metadata: { resourceVersion: String(this.rv) }, items: (this.objects.get(type.plural) ?? []) as T[] };
+  }
+
+  async watch<T>(path: string, _query: unknown, onEvent: (e: WatchEvent<T>) => void) {
+    const plural = path.split('/').pop()!;
+    this.watchers.set(plural, onEvent as (e: WatchEvent<KubeObject>) => void);
+    let end: (v: Error | undefined) => void = () => undefined;
+    const done = new Promise<Error | undefined>((resolve) => (end = resolve));
+    return { done, abort: () => end(undefined) };
+  }
+
+  emit(plural: string, type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+    object.metadata = { ...object.metadata, resourceVersion: String(++this.rv) };
+    this.watchers.get(plural)!({ type, object });
+  }
+}
+
+export class FakeDatapath implements ArpDatapath {
+  readonly table = new Map<string, ArpEntry>();
+  guard: GuardRules = { drop: [], allow: [] };
+  writes = 0;
+  /** Every table write and filter rebuild, in order ("add A", "remove A", "filter A,B"). */
+  readonly ops: string[] = [];
+  /** Whole-table reads: what a full pass or a poll costs. */
+  tableReads = 0;
+  addresses() {
+    this.tableReads++;
+    return new Map(this.table);
+  }
+  addAddress(a: string) {
+    this.writes++;
+    this.ops.push(`add ${a}`);
+    if (this.table.has(a)) return false;
+    this.table.set(a, { requests: 0n, replies: 0n, conflicts: 0n, lastConflictNs: 0n, lastConflictMac: undefined });
+    return true;
+  }
+  removeAddress(a: string) {
+    this.writes++;
+    this.ops.push(`remove ${a}`);
+    return this.table.delete(a);
+  }
+  rebuildFilter(keys?: Iterable<string>) {
+    // The in-memory table has no filter to keep; the rebuild and what it was given are recorded.
+    this.ops.push(`filter ${[...(keys ?? this.table.keys())].join(',')}`);
+  }
+  syncGuard(rules: GuardRules) {
+    this.guard = rules;
+    return { added: [], removed: [] };
+  }
+  stats() {
+    return {} as Record<ReasonName, bigint>;
+  }
+}
+
+export const arpAd = (name: string, address: string, nodeName = 'node-a'): KubeObject =>
+  ({
+    apiVersion: 'juneau.loutres.me/v1alpha1',
+    kind: 'ARPAdvertisement',
+    metadata: { name, uid: `uid-${name}` },
+    spec: { externalNetwork: 'ext', address, nodeName },
+  }) as KubeObject;
+export const iface = {
+  name: 'eth0',
+  mac: '02:00:00:00:00:01',
+  addresses: [{ address: '192.0.2.1', prefixLength: 24 }],
+};
+export const tick = () => new Promise((resolve) => setImmediate(resolve));
