@@ -39,10 +39,10 @@ const NET = `fo3lt-${suffix}`;
 const LEADER_LEASE = `juneau-fo3lt-${suffix}`;
 const nodes = [1, 2].map((i) => `fo3lt-${suffix}-n${i}`);
 /** The agent Lease is shorter than the leader's, as with the defaults (10 s against 15 s). */
-const AGENT_LEASE_MS = 4_000;
+const AGENT_LEASE_MS = 6_000;
 const LEADER_FLAGS = [
-  '--leader-election-lease-duration=8s',
-  '--leader-election-renew-deadline=5s',
+  '--leader-election-lease-duration=12s',
+  '--leader-election-renew-deadline=8s',
   '--leader-election-retry-period=1s',
 ];
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
@@ -207,7 +207,7 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
     );
     // Never before the node's answers expired (FO-4): the Lease ran its whole duration.
     expect(moved - lastRenewal).toBeGreaterThanOrEqual(AGENT_LEASE_MS);
-    // The agent Lease expired before the takeover (a leader Lease of 8 s against 4 s), so the new
+    // The agent Lease expired before the takeover (a leader Lease of 12 s against 6 s), so the new
     // leader moves the address as soon as its caches are synced, not a whole agent Lease later.
     expect(tookOver - lastRenewal).toBeGreaterThan(AGENT_LEASE_MS);
     expect(moved - tookOver).toBeLessThan(AGENT_LEASE_MS / 2);
