@@ -86,9 +86,13 @@ export function neighbourChange(
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let resolveReady!: () => void;
+  let rejectReady!: (err: unknown) => void;
   let resolveAt!: (t: number) => void;
   let rejectAt!: (err: unknown) => void;
-  const ready = new Promise<void>((resolve) => (resolveReady = resolve));
+  const ready = new Promise<void>((resolve, reject) => {
+    resolveReady = resolve;
+    rejectReady = reject;
+  });
   const at = new Promise<number>((resolve, reject) => {
     resolveAt = resolve;
     rejectAt = reject;
@@ -105,20 +109,28 @@ export function neighbourChange(
       else if (m[2] === address && m[3]?.toLowerCase() === mac.toLowerCase()) resolveAt(localMs(m[1]));
     }
   });
-  child.once('exit', () => rejectAt(new Error(`ip monitor neigh in ${ns} ended before ${address} named ${mac}`)));
+  let stopped = false;
+  child.once('exit', () => {
+    const err = new Error(`ip monitor neigh in ${ns} ended before ${address} named ${mac}`);
+    rejectReady(err);
+    if (!stopped) rejectAt(err);
+  });
   const ip = (...args: string[]) => execFileAsync('nsenter', [`--net=/var/run/netns/${ns}`, 'ip', ...args]);
-  const poke = async () => {
-    await ip('neigh', 'replace', marker, 'lladdr', '02:00:00:00:00:fe', 'dev', dev, 'nud', 'stale');
-    await ip('neigh', 'del', marker, 'dev', dev);
-  };
-  // The monitor subscribes some time after the spawn: poke until it has seen the marker.
-  const timer = setInterval(() => void poke().catch(rejectAt), 50);
-  void ready.then(() => clearInterval(timer));
+  // The monitor subscribes some time after the spawn: poke (one at a time) until it saw the marker.
+  let listening = false;
+  void ready.then(() => (listening = true));
+  void (async () => {
+    while (!listening && !stopped) {
+      await ip('neigh', 'replace', marker, 'lladdr', '02:00:00:00:00:fe', 'dev', dev, 'nud', 'stale');
+      await ip('neigh', 'del', marker, 'dev', dev);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })().catch(rejectReady);
   return {
     ready,
     at,
     stop: () => {
-      clearInterval(timer);
+      stopped = true;
       child.kill();
     },
   };
