@@ -100,6 +100,18 @@ export class JuneauController {
     this.mapEventsToKeys();
   }
 
+  /**
+   * FO-3: starts watching the agent Leases now, before (and whether or not) this replica leads. A
+   * Lease is judged by when this process saw its renewTime change, so a tracker started only at
+   * takeover counts every Lease as just renewed and finds a node that died with the old leader one
+   * whole lease duration after the takeover (leader Lease + agent Lease: the 33 s crash failover
+   * of bench/peers). A standby that has watched all along knows how long each Lease has been still.
+   * Read-only, so safe on a standby (a leader's fenced client lets it through until leadership is lost).
+   */
+  observeAgentLeases(): void {
+    if (!this.stopped) this.caches.agentLeases.start();
+  }
+
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */
   start(): Promise<void> {
     return this.lifecycle.start(() => this.startSteps());

@@ -88,6 +88,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       void startController();
       return;
     }
+    controller.observeAgentLeases(); // a standby too: at takeover it knows which agents died (FO-3)
     elector = new LeaderElector(restLeaseClient(rest), {
       namespace: flags.leaderElectionNamespace,
       name: flags.leaderElectionId,

@@ -11,7 +11,8 @@ import { GROUP, VERSION } from '../../api';
 import { DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS } from '../../runtime/agent/flags';
 import { agentLeaseName } from '../../runtime/agent/lease';
 import { APP_NAMESPACE, CONTROLLER_NAMESPACE, E2ERig, serviceLoadBalancerRef } from './rig';
-import { after, firstWatchEvent, handoverFrames } from './timeline';
+import { after, firstLogLine, firstWatchEvent, handoverFrames, neighbourChange } from './timeline';
+import * as path from 'node:path';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const slb = serviceLoadBalancerRef;
@@ -20,6 +21,8 @@ jest.setTimeout(600_000);
 describeAsRoot('e2e failover (FO-1..FO-4)', () => {
   let rig: E2ERig;
   const mac = (i: number) => rig.net.macs[i];
+  /** Agent i's log (the rig's logs directory; restarts append). */
+  const agentLog = (i: number) => path.join(rig.net.tmp, 'logs', `agent-${i}.log`);
 
   beforeAll(async () => {
     rig = new E2ERig({ log });
@@ -119,7 +122,8 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       `/apis/${GROUP}/${VERSION}/arpadvertisements`,
       (a) => a.spec?.address === vip && a.spec?.nodeName === rig.nodeName(to),
     );
-    await Promise.all([slice.ready, moved.ready]);
+    const neighbour = neighbourChange(rig.net.router, 'br0', vip, mac(to));
+    await Promise.all([slice.ready, moved.ready, neighbour.ready]);
     let unready = 0;
     let reached = 0;
     const frames = await rig.net.capture(rig.net.router, 'br0', async () => {
@@ -129,25 +133,49 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
       reached = await firstRouterReach(vip, to, 60_000);
       await sleep(2_500); // the second announcement, 2 s after the first
     });
-    const [sliceAt, movedAt] = await Promise.all([slice.at, moved.at]).finally(() =>
-      [slice, moved].forEach((w) => w.stop()),
+    const [sliceAt, movedAt, neighbourAt] = await Promise.all([slice.at, moved.at, neighbour.at]).finally(() =>
+      [slice, moved, neighbour].forEach((w) => w.stop()),
     );
     const wire = handoverFrames(frames, vip, mac(to));
+    // The agents' own log lines (this host's clock, ms): when each wrote the move into its map.
+    const mapWrite = (i: number, field: 'added' | 'removed') =>
+      firstLogLine(agentLog(i), unready, (l) => l.msg === 'maps reconciled' && l[field]?.includes(vip));
+    const gainedAt = mapWrite(to, 'added');
+    const removedAt = mapWrite(from, 'removed');
     figure(
       'FO-1 announce on: backend unready -> router reaches the new node (default neighbour timers)',
       `${((reached - unready) / 1000).toFixed(2)} s`,
     );
-    figure('FO-1 breakdown: pod unready -> EndpointSlice not ready (kube-controller-manager)', after(unready, sliceAt));
-    figure('FO-1 breakdown: EndpointSlice -> ARPAdvertisement moved (juneau-controller)', after(sliceAt, movedAt));
     figure(
-      'FO-1 breakdown: ARPAdvertisement moved -> first probe on the wire (agent watch, map write)',
-      after(movedAt, wire.probes[0]),
+      'FO-1 announce on: backend unready -> router neighbour entry names the new node',
+      `${((neighbourAt - unready) / 1000).toFixed(3)} s`,
+    );
+    const links: Array<[string, number | undefined, number | undefined]> = [
+      ['pod unready -> EndpointSlice not ready (kube-controller-manager)', unready, sliceAt],
+      [
+        'EndpointSlice -> ARPAdvertisement moved (juneau-controller: informer, queue, reconcile, write)',
+        sliceAt,
+        movedAt,
+      ],
+      ['ARPAdvertisement moved -> new node map written (agent watch, pass)', movedAt, gainedAt],
+      ['new node map written -> first probe on the wire (announcer start, socket)', gainedAt, wire.probes[0]],
+      [
+        `first probe -> first announcement (${wire.probes.filter((t) => t <= wire.announcements[0]).length} probe(s) until nobody else answers)`,
+        wire.probes[0],
+        wire.announcements[0],
+      ],
+      ['first announcement -> router neighbour entry names the new node', wire.announcements[0], neighbourAt],
+      ['router neighbour entry -> a connection served by the new node (attempts every 100 ms)', neighbourAt, reached],
+    ];
+    for (const [name, t0, t] of links) figure(`FO-1 breakdown: ${name}`, t0 === undefined ? 'not seen' : after(t0, t));
+    figure(
+      'FO-1 breakdown: ARPAdvertisement moved -> old node map removed (its agent watch, pass)',
+      after(movedAt, removedAt),
     );
     figure(
-      'FO-1 breakdown: first probe -> first announcement (probes until nobody else answers)',
-      `${after(wire.probes[0], wire.announcements[0])} (${wire.probes.filter((t) => t <= wire.announcements[0]).length} probe(s))`,
+      'FO-1 breakdown (ms): kcm / controller / agent watch+pass / probe sent / probe window / router entry / connection',
+      links.map(([, t0, t]) => (t0 === undefined || t === undefined ? '?' : String(Math.round(t - t0)))).join(' / '),
     );
-    figure('FO-1 breakdown: first announcement -> router reaches the new node', after(wire.announcements[0], reached));
     const announcements = frames.filter((f) => f.arp?.op === 1 && f.arp.sip === vip && f.arp.tip === vip);
     expect(announcements.map((f) => f.arp!.sha)).toEqual([mac(to), mac(to)]);
     expect((await rig.net.routerNeighbour(vip))?.mac).toBe(mac(to));

@@ -144,7 +144,10 @@ export class E2ENetwork {
    */
   async routerReaches(vip: string): Promise<number | undefined> {
     const script = `exec 3<>/dev/tcp/${vip}/80 && head -c 16 <&3`;
-    const out = await this.in(this.router, 'timeout', '1', 'bash', '-c', script).catch(() => '');
+    // --norc: bash reads ~/.bashrc when its stdin is a socket (it takes that for rshd; libuv's stdio
+    // pipes are socketpairs), and a user's rc file can outlast the 1 s timeout (60 s measured
+    // under a backgrounded Jest here): every probe then failed and no scenario could start.
+    const out = await this.in(this.router, 'timeout', '1', 'bash', '--norc', '-c', script).catch(() => '');
     const m = /node-(\d+)/.exec(out);
     return m ? Number(m[1]) : undefined;
   }

@@ -135,6 +135,11 @@ export class E2ERig {
     if (this.options.network !== false) await this.createNetwork();
     for (let k = 0; k < (this.options.controllers ?? 2); k++) this.startController(k);
     for (let i = 0; i < this.net.nodeCount; i++) this.startAgent(i);
+    // Every guard in place before a scenario puts its VIP on the nodes' kube-ipvs0: a scenario that
+    // started first once saw a bystander's kernel answer the router (seed 004) until its agent was up.
+    await this.waitFor('every agent ready (maps reconciled, guards written)', async () =>
+      this.agents.every((p) => p && fs.readFileSync(p.logFile, 'utf8').includes('"msg":"ready: ')),
+    );
     this.log(
       `rig ${this.net.id}: ${this.net.nodeCount} nodes, ${this.controllers.length} controllers; logs in ${this.logDir}`,
     );

@@ -9,8 +9,10 @@
  * heartbeat only after a renewal, and its --answer-expiry is at most the lease duration). A node
  * without a Lease (an agent that predates FO-3, or none yet) is not judged: left as it was.
  *
- * After a controller start every Lease counts as just renewed: a dead node is found out one lease
- * duration later, never earlier than its answers expired (FO-4).
+ * A Lease first seen counts as just renewed: a dead node is found out one lease duration after the
+ * watch started, never earlier than its answers expired (FO-4). Every replica watches from its own
+ * start, the standbys too (JuneauController.observeAgentLeases), so a replica that takes over from
+ * a leader that died with a node already knows how long that node's Lease has been still.
  */
 import type { Informer } from '../../kube/informer';
 import type { Lease } from '../../kube/leader-election';

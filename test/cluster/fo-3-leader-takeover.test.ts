@@ -1,0 +1,215 @@
+// FO-3 when the leader dies with the node (bench/peers' unexplained 33 s crash failover): in the
+// box the controller replicas run on the nodes, so a crashed node can take the leading replica
+// with it. The standby takes over after the leader-election Lease, and must then hand the dead
+// node's address over at once, since its agent Lease expired meanwhile. A standby that started
+// watching the agent Leases only at the takeover counted every Lease as just renewed and moved
+// the address one agent lease duration later (leader Lease + agent Lease + takeover: 15 + 2 + 15 s
+// with the defaults of the day). Two controller binaries as child processes with --leader-elect
+// (the leader is SIGKILLed: no release), agent Leases renewed by the agent's own Lease code.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { API_VERSION, INSTALL, type ARPAdvertisement } from '../../api';
+import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { advertisementName } from '../../runtime/controller/arp/names';
+import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
+import {
+  clients,
+  createLoadBalancerService,
+  createRunningPod,
+  ensureNode,
+  ignoreNotFound,
+  testKubeConfig,
+  testKubeconfigPath,
+  useNamespace,
+  waitFor,
+} from './fixture';
+
+jest.setTimeout(120_000);
+
+const CONTROLLER_BIN = path.resolve(__dirname, '..', '..', 'build', 'bin', 'juneau-controller.js');
+const rest = new RestClient(testKubeConfig());
+const suffix = Math.random().toString(36).slice(2, 7);
+const POOL = `fo3lt-${suffix}`;
+const NET = `fo3lt-${suffix}`;
+const LEADER_LEASE = `juneau-fo3lt-${suffix}`;
+const nodes = [1, 2].map((i) => `fo3lt-${suffix}-n${i}`);
+/** The agent Lease is shorter than the leader's, as with the defaults (10 s against 15 s). */
+const AGENT_LEASE_MS = 6_000;
+const LEADER_FLAGS = [
+  '--leader-election-lease-duration=12s',
+  '--leader-election-renew-deadline=8s',
+  '--leader-election-retry-period=1s',
+];
+const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
+
+const newLease = (nodeName: string) =>
+  new AgentLease({
+    rest,
+    namespace: INSTALL.namespace,
+    nodeName,
+    leaseDurationMs: AGENT_LEASE_MS,
+    renewIntervalMs: 300,
+  });
+const leases = new Map(nodes.map((n) => [n, newLease(n)]));
+
+interface Replica {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<unknown>;
+}
+const replicas: Replica[] = [];
+
+function startReplica(name: string): Replica {
+  const fd = fs.openSync(path.join(logDir, `${name}.log`), 'a');
+  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: name };
+  // Outside a cluster the binary serves no webhooks (nothing to register on the shared API server).
+  delete env.KUBERNETES_SERVICE_HOST;
+  delete env.POD_NAMESPACE;
+  const child = spawn(
+    process.execPath,
+    [
+      CONTROLLER_BIN,
+      '--kubeconfig',
+      testKubeconfigPath(),
+      '--leader-elect=true',
+      `--leader-election-namespace=${INSTALL.namespace}`,
+      `--leader-election-id=${LEADER_LEASE}`,
+      ...LEADER_FLAGS,
+      '--metrics-addr=0',
+      '--health-addr=0',
+      '--log-level=info',
+    ],
+    { stdio: ['ignore', fd, fd], env },
+  );
+  fs.closeSync(fd);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const replica = { name, child, exited };
+  replicas.push(replica);
+  return replica;
+}
+
+/** The leader-election Lease's holder (its identity starts with the replica's POD_NAME). */
+const holder = async (): Promise<string | undefined> => {
+  try {
+    const lease = await rest.get<KubeObject & { spec?: { holderIdentity?: string } }>(
+      Resources.leases,
+      INSTALL.namespace,
+      LEADER_LEASE,
+    );
+    return lease.spec?.holderIdentity || undefined;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+};
+
+const logs = () =>
+  replicas
+    .map((r) => `--- ${r.name} ---\n${fs.readFileSync(path.join(logDir, `${r.name}.log`), 'utf8').trim()}`)
+    .join('\n');
+
+beforeAll(async () => {
+  await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${171 + i}` })));
+  for (const lease of leases.values()) lease.start();
+  await rest.create(
+    JuneauResources.addressPools,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: ['198.18.94.0/29'] },
+    }),
+  );
+  await rest.create(
+    JuneauResources.externalNetworks,
+    asKube({
+      apiVersion: API_VERSION,
+      kind: 'ExternalNetwork',
+      metadata: { name: NET },
+      spec: { type: 'arp', addressPools: [POOL] },
+    }),
+  );
+});
+
+afterAll(async () => {
+  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
+  await Promise.all(replicas.map((r) => r.exited));
+  for (const lease of leases.values()) await lease.stop();
+  await rest.delete(Resources.leases, INSTALL.namespace, LEADER_LEASE).catch(ignoreNotFound);
+  for (const n of nodes) {
+    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
+    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
+  }
+  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
+  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
+});
+
+describe('FO-3 leader takeover (controller binaries, real API server)', () => {
+  const ns = useNamespace();
+
+  test('FO-3 FO-4: the leader dies with the answering node; the standby hands the address over at the agent Lease expiry, not one lease duration after it took over', async () => {
+    const namespace = ns();
+    const a = startReplica('fo3lt-a');
+    await waitFor(async () => (await holder())?.startsWith(`${a.name}_`), { what: `${a.name} leading` });
+    // The standby runs from here on: everything below happens while it only watches.
+    startReplica('fo3lt-b');
+    await createLoadBalancerService(namespace, 'web', { network: NET });
+    for (const [i, nodeName] of nodes.entries())
+      await createRunningPod({
+        namespace,
+        name: `web-${i}`,
+        nodeName,
+        podIP: `10.244.${i}.10`,
+        labels: { app: 'web' },
+        ports: [{ name: 'http', containerPort: 8080 }],
+      });
+    const adName = advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' });
+    const answering = async () =>
+      (
+        await rest
+          .get<KubeObject & ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, adName)
+          .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)))
+      )?.spec.nodeName;
+    const chosen = await waitFor(answering, { what: 'an answering node', timeoutMs: 60_000 });
+    const survivor = nodes.find((n) => n !== chosen)!;
+    expect(nodes).toContain(chosen);
+
+    // The crash: the leader SIGKILLed (its Lease not released) and the answering node's agent gone.
+    const crashed = Date.now();
+    a.child.kill('SIGKILL');
+    await leases.get(chosen)!.stop();
+    const lastRenewal = new Date(
+      (
+        await rest.get<KubeObject & { spec: { renewTime: string } }>(
+          Resources.leases,
+          INSTALL.namespace,
+          agentLeaseName(chosen),
+        )
+      ).spec.renewTime,
+    ).getTime();
+    const tookOver = await waitFor(async () => ((await holder())?.startsWith('fo3lt-b_') ? Date.now() : undefined), {
+      what: 'the standby leading',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }).catch((err: Error) => Promise.reject(new Error(`${err.message}\n${logs()}`)));
+    const moved = await waitFor(async () => ((await answering()) === survivor ? Date.now() : undefined), {
+      what: `the ARPAdvertisement moved to ${survivor}`,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }).catch((err: Error) => Promise.reject(new Error(`${err.message}\n${logs()}`)));
+    process.stdout.write(
+      `FO-3 leader takeover: crash -> standby leading ${tookOver - crashed} ms, -> ARPAdvertisement moved ${moved - crashed} ms (${moved - tookOver} ms after the takeover; agent Lease ${AGENT_LEASE_MS} ms, leader ${LEADER_FLAGS.join(' ')})\n`,
+    );
+    // Never before the node's answers expired (FO-4): the Lease ran its whole duration.
+    expect(moved - lastRenewal).toBeGreaterThanOrEqual(AGENT_LEASE_MS);
+    // The agent Lease expired before the takeover (a leader Lease of 12 s against 6 s), so the new
+    // leader moves the address as soon as its caches are synced, not a whole agent Lease later.
+    expect(tookOver - lastRenewal).toBeGreaterThan(AGENT_LEASE_MS);
+    expect(moved - tookOver).toBeLessThan(AGENT_LEASE_MS / 2);
+  });
+});
