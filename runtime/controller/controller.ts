@@ -109,7 +109,7 @@ export class JuneauController {
    * Read-only, so safe on a standby (a leader's fenced client lets it through until leadership is lost).
    */
   observeAgentLeases(): void {
-    if (!this.stopped) this.caches.agentLeases.start();
+    if (!this.lifecycle.stopped) this.caches.agentLeases.start();
   }
 
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */

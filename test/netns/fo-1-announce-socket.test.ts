@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ArpPacketSocket } from '../../runtime/agent/announce/packet-socket';
 import { parseArpFrame, probeFrame } from '../../runtime/agent/announce/frames';
-import { describeAsRoot, sleep } from './rig';
+import { describeAsRoot } from './rig';
+import { sleep } from '../sleep';
 
 const tag = Math.random().toString(36).slice(2, 6);
 const [A, B, C, D] = ['a', 'b', 'c', 'd'].map((s) => `fo1s${tag}${s}`);
