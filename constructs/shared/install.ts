@@ -294,7 +294,8 @@ function controllerRbac(ns: string): KubeObject[] {
 
 /**
  * The agent only reads its node's ARPAdvertisements and the pools it guards, and the ElasticIPs,
- * attachments and NetworkInterfaces that place NAT on it (informers: list and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
+ * attachments and NetworkInterfaces that place NAT on it (informers: list and watch), the Nodes (its own
+ * InternalIP, EN-12; the nodes of direct ElasticIPs, EN-9), and reports Events.
  */
 function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
@@ -312,7 +313,9 @@ function agentRbac(ns: string): KubeObject[] {
       ],
       ['list', 'watch'],
     ),
-    rule([''], ['nodes'], ['get']),
+    // get: its own Node once for the InternalIP (EN-12); list and watch: the NAT data plane's
+    // informer, for the InternalIP of the node that holds a direct ElasticIP (EN-9, runtime/agent/nat.ts).
+    rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
     // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).
