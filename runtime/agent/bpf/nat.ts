@@ -360,14 +360,21 @@ export class NatMaps {
         throw new Error(`ElasticIP ${r.elasticIP} is held on this node and on node ${r.node} at once (EIP-5)`);
       if (r.vni > 0) want.set(r.elasticIP, r);
     }
-    const same = (a: RemoteBinding, b: RemoteBinding | undefined) => b?.node === a.node && b.vni === a.vni;
-    const have = new Map(this.remoteBindings().map((r) => [r.elasticIP, r]));
+    // An entry of another device (the agent made it anew, with a new ifindex) is rewritten too.
+    const have = new Map(
+      this.remoteMap.entries().map(([k, v]) => {
+        const r = layout.decodeNatRemote(v);
+        return [addr(k), { elasticIP: addr(k), node: addr(r.node), vni: r.vni, ifindex: r.ifindex }] as const;
+      }),
+    );
+    const same = (a: RemoteBinding, b: (RemoteBinding & { ifindex: number }) | undefined) =>
+      b?.node === a.node && b.vni === a.vni && b.ifindex === this.tunnelIfindex;
     const remoteAdded: RemoteBinding[] = [];
     const remoteRemoved: RemoteBinding[] = [];
     for (const [elasticIP, r] of have) {
-      if (same(r, want.get(elasticIP))) continue;
+      if (want.has(elasticIP)) continue; // kept, or overwritten in place below: no gap
       this.remoteMap.delete(key(elasticIP));
-      remoteRemoved.push(r);
+      remoteRemoved.push({ elasticIP, node: r.node, vni: r.vni });
     }
     for (const [elasticIP, r] of want) {
       if (same(r, have.get(elasticIP))) continue;
