@@ -70,7 +70,7 @@ interface PodJson {
 interface NatRow {
   elasticIP: string;
   address: string;
-  kind: 'nat' | 'direct';
+  kind: 'nat' | 'direct' | 'remote';
   inPackets: number;
   inBytes: number;
   outPackets: number;
@@ -505,10 +505,22 @@ send(); setInterval(send, 1000);`;
       expect(moved).toBe(`client=${routerIp} pod=direct node=${b}`);
       expect(await advertisedNode(directEip)).toEqual([b]);
       await until(
-        `node ${a} forwarding nothing for ${directEip}`,
-        async () => ((await natTable(a)).some((r) => r.elasticIP === directEip) ? undefined : true),
+        `node ${a} forwarding nothing for ${directEip} to a pod of its own`,
+        async () =>
+          (await natTable(a)).some((r) => r.elasticIP === directEip && r.kind === 'direct') ? undefined : true,
         30_000,
       );
+      // EN-9: what still reaches the old node for it (a stale router cache) is carried to the new one.
+      const nodeIPs = await kubectl([
+        'get',
+        'node',
+        b,
+        '-o',
+        'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}',
+      ]);
+      expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => [r.kind, r.address])).toEqual([
+        ['remote', nodeIPs.trim()],
+      ]);
     });
 
     test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
