@@ -465,7 +465,7 @@ send(); setInterval(send, 1000);`;
       figure('nat box: agent SIGKILL: bytes transferred on the connection', inPodEnd.received);
     });
 
-    test('DIR-1, EIP-4 (direct): HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod', async () => {
+    test('DIR-1, EIP-4 (direct), EN-9: HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod, also through the old node (a stale router cache)', async () => {
       const [a, b] = [box.nodes[0].name, box.nodes[2].name];
       /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
       const putAddressInPod = async () => inPod(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
@@ -521,6 +521,16 @@ send(); setInterval(send, 1000);`;
       expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => [r.kind, r.address])).toEqual([
         ['remote', nodeIPs.trim()],
       ]);
+      // EN-9 on real nodes: a router whose cache still holds the old node's MAC for the address
+      // (ARP-8: nothing announced the move) reaches the new pod through the old node.
+      const [oldLink] = JSON.parse(await inNetns(nodeRecord(a).netns, 'ip', ['-j', 'link', 'show', 'eth0'])) as Array<{
+        address: string;
+      }>;
+      const stale = await inRouter(
+        `ip neigh replace ${directEip} lladdr ${oldLink.address} dev eth0 nud permanent; ` +
+          `curl -s -m 5 http://${directEip}:${ECHO_HTTP_PORT}/; ip neigh del ${directEip} dev eth0`,
+      );
+      expect(stale.trim()).toBe(`client=${routerIp} pod=direct node=${b}`);
     });
 
     test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
