@@ -526,11 +526,17 @@ send(); setInterval(send, 1000);`;
       const [oldLink] = JSON.parse(await inNetns(nodeRecord(a).netns, 'ip', ['-j', 'link', 'show', 'eth0'])) as Array<{
         address: string;
       }>;
+      const carried = async () =>
+        (await natTable(a)).find((r) => r.elasticIP === directEip && r.kind === 'remote')!.inPackets;
+      const before = await carried();
       const stale = await inRouter(
         `ip neigh replace ${directEip} lladdr ${oldLink.address} dev eth0 nud permanent; ` +
           `curl -s -m 5 http://${directEip}:${ECHO_HTTP_PORT}/; ip neigh del ${directEip} dev eth0`,
       );
       expect(stale.trim()).toBe(`client=${routerIp} pod=direct node=${b}`);
+      // Carried by the old node's VXLAN path, not rescued by its kernel's routing (its default route
+      // leads to the box's host, which resolves the address to the new node itself).
+      expect(await carried()).toBeGreaterThan(before);
     });
 
     test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
