@@ -182,6 +182,31 @@ struct juneau_nat_value {
  * node) -> the NIC's address, the next hop towards the pod that holds it.
  * Same key and value as juneau_nat_in; nothing is rewritten. */
 
+/* juneau_nat_remote (EN-9): a direct ElasticIP whose NIC is on another node
+ * -> where a packet for it that reaches this node is carried: VXLAN to the
+ * pod's node with the VNI of the ElasticIP's ExternalNetwork (status.networkID).
+ * The upstream router may keep this node's MAC for the address after the pod
+ * moved (ARP-8), so its packets still arrive here. */
+struct juneau_nat_remote {
+	__be32 node;			/* the pod's node (its InternalIP): outer destination */
+	__u32  vni;			/* the ExternalNetwork's status.networkID, never 0 */
+	__u32  ifindex;			/* the agent's VXLAN device (external / collect_md) */
+	__u32  pad;
+};
+
+/* juneau_nat_vni (EN-9): the VNIs the VXLAN device accepts on this node: those
+ * of the direct ElasticIPs held here. tc_nat_tun drops everything else that
+ * arrives on that device. */
+#define JUNEAU_NAT_VNI_MAX	4096
+
+struct juneau_nat_vni_key {
+	__u32 vni;
+};
+
+struct juneau_nat_vni_value {
+	__u64 packets;			/* packets accepted with this VNI */
+};
+
 /* juneau_nat_cnt: per-CPU counters per ElasticIP, summed by the reader.
  * Packets count GSO segments, bytes count skb->len (L2, as the hook saw it). */
 struct juneau_nat_counters {
@@ -232,7 +257,14 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_DNAT_REDIRECT	= 14,	/* tc_nat_in: translated, sent to the pod's device */
 	JUNEAU_NAT_DIRECT_IN		= 15,	/* direct ElasticIP: sent to the pod holding it */
 	JUNEAU_NAT_DIRECT_OUT		= 16,	/* direct ElasticIP: sent to the external interface */
-	JUNEAU_NAT_REASON_MAX		= 17,
+	/* EN-9: direct ElasticIPs whose pod is on another node. */
+	JUNEAU_NAT_REMOTE_ENCAP		= 17,	/* tc_nat_in: VXLAN-encapsulated to the pod's node */
+	JUNEAU_NAT_PASS_TUNNEL_KEY	= 18,	/* tc_nat_in: no tunnel key could be set: the kernel decides */
+	JUNEAU_NAT_PASS_NO_TUNNEL	= 19,	/* tc_nat_tun: no tunnel metadata on the packet */
+	JUNEAU_NAT_DROP_TUNNEL_VNI	= 20,	/* tc_nat_tun: VNI of no direct ElasticIP here */
+	JUNEAU_NAT_DROP_TUNNEL_UNMAPPED	= 21,	/* tc_nat_tun: accepted VNI, not a direct ElasticIP here */
+	JUNEAU_NAT_EVENT_TUNNEL_IN	= 22,	/* counted besides: accepted from the VXLAN device */
+	JUNEAU_NAT_REASON_MAX		= 23,
 };
 
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");
@@ -240,6 +272,9 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_value) == 4, "juneau_nat_value siz
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_counters) == 32, "juneau_nat_counters size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_config) == 8, "juneau_nat_config size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_skip_value) == 8, "juneau_nat_skip_value size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_remote) == 16, "juneau_nat_remote size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_vni_key) == 4, "juneau_nat_vni_key size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_vni_value) == 8, "juneau_nat_vni_value size");
 
 /* ---- FO-1 announcements (juneau_announce.bpf.c) ----------------------------
  * Written by the agent only (no program reads it): per address this node

@@ -26,6 +26,14 @@
  * packet for one to the pod that holds it, tc_nat_pod sends the pod's replies
  * to the external interface (juneau_nat_direct).
  *
+ * EN-9: a packet for a direct ElasticIP whose pod is on another node (the
+ * upstream router still has this node's MAC for it) is VXLAN-encapsulated
+ * with the ExternalNetwork's VNI and sent to the pod's node (juneau_nat_remote,
+ * through the agent's collect_md VXLAN device, as Cilium does). There,
+ *  - tc_nat_tun  (clsact ingress of that VXLAN device): the VNI must be one of
+ *                a direct ElasticIP held on this node (juneau_nat_vni) and the
+ *                inner destination such an ElasticIP; then the DIR-1 path.
+ *
  * Addresses are rewritten with every checksum kept right: the IP header, the
  * TCP/UDP checksum (its pseudo header holds the addresses; a zero UDP checksum
  * stays zero), and for ICMP errors the embedded original header too (EIP-6):
@@ -104,6 +112,20 @@ struct {
 	__type(value, struct juneau_nat_value);
 	__uint(max_entries, JUNEAU_NAT_MAX);
 } juneau_nat_direct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_key);
+	__type(value, struct juneau_nat_remote);
+	__uint(max_entries, JUNEAU_NAT_MAX);
+} juneau_nat_remote SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct juneau_nat_vni_key);
+	__type(value, struct juneau_nat_vni_value);
+	__uint(max_entries, JUNEAU_NAT_VNI_MAX);
+} juneau_nat_vni SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -516,6 +538,39 @@ static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
 	return forward(skb, p, &fib, routed, JUNEAU_NAT_DIRECT_IN);
 }
 
+static __always_inline struct juneau_nat_remote *remote(__be32 eip)
+{
+	struct juneau_nat_key key = { .addr = eip };
+
+	return bpf_map_lookup_elem(&juneau_nat_remote, &key);
+}
+
+/* The tunnel key without the fields Linux 6.0 added (local_ipv4...): the
+ * helpers accept this size on every kernel Juneau supports (Cilium's
+ * TUNNEL_KEY_WITHOUT_SRC_IP). */
+#define TUNNEL_KEY_SIZE	offsetof(struct bpf_tunnel_key, local_ipv4)
+
+/* EN-9: a packet for a direct ElasticIP of another node goes, unchanged
+ * inside, to the VXLAN device with the pod's node and the network's VNI as
+ * its tunnel metadata; the device encapsulates and the kernel routes the
+ * outer UDP packet to that node. */
+static __always_inline int remote_in(struct __sk_buff *skb, struct pkt *p,
+				     struct juneau_nat_remote *r)
+{
+	struct bpf_tunnel_key key;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	key.remote_ipv4 = bpf_ntohl(r->node);	/* the helper takes host order */
+	key.tunnel_id = r->vni;
+	key.tunnel_ttl = 64;
+	if (!r->ifindex || !r->vni ||
+	    bpf_skb_set_tunnel_key(skb, &key, TUNNEL_KEY_SIZE, 0) < 0)
+		return exit_with(JUNEAU_NAT_PASS_TUNNEL_KEY);
+	count_bytes(skb, p->ip.daddr, NAT_IN);
+	count(JUNEAU_NAT_REMOTE_ENCAP);
+	return bpf_redirect(r->ifindex, 0);
+}
+
 /* ---- Fast path ------------------------------------------------------------
  * The common packet, TCP or UDP, unfragmented, without IP options, with its
  * headers in the linear area: read and written in place (direct packet
@@ -604,7 +659,7 @@ static __always_inline int nat_in_fast(struct __sk_buff *skb)
 	ttl = ip->ttl;
 	v = binding(NAT_IN, eip);
 	if (!v)
-		return direct(eip) ? FAST_FALLBACK : exit_with(JUNEAU_NAT_PASS_UNMAPPED);
+		return direct(eip) || remote(eip) ? FAST_FALLBACK : exit_with(JUNEAU_NAT_PASS_UNMAPPED);
 	nic = v->addr;
 
 	/* Where it goes, decided before anything is written. */
@@ -675,6 +730,7 @@ SEC("tc")
 int tc_nat_in(struct __sk_buff *skb)
 {
 	struct bpf_fib_lookup fib = {};
+	struct juneau_nat_remote *far;
 	struct juneau_nat_value *nic;
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
@@ -690,6 +746,8 @@ int tc_nat_in(struct __sk_buff *skb)
 	reason = translate(skb, &p, NAT_IN);
 	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
 		return direct_in(skb, &p, nic);
+	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (far = remote(p.ip.daddr)))
+		return remote_in(skb, &p, far);
 	if (reason != JUNEAU_NAT_DNAT)
 		return exit_with(reason);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
@@ -704,6 +762,46 @@ int tc_nat_in(struct __sk_buff *skb)
 	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
 		return exit_with(reason);
 	return forward(skb, &p, &fib, routed, JUNEAU_NAT_DNAT_REDIRECT);
+}
+
+static __always_inline int drop_with(enum juneau_nat_reason reason)
+{
+	count(reason);
+	return TC_ACT_SHOT;
+}
+
+/* EN-9, the pod's node: what the VXLAN device decapsulated. The device is the
+ * agent's own and carries only EN-9 traffic: a VNI or a destination that is
+ * not a direct ElasticIP held here is dropped, not handed to the kernel,
+ * which would forward a packet any host able to reach UDP 4789 injected. The
+ * inner Ethernet header still names the first node's MAC (the frame is the
+ * one the router sent there); direct_in writes the next hop's MACs. */
+SEC("tc")
+int tc_nat_tun(struct __sk_buff *skb)
+{
+	struct juneau_nat_vni_value *accepted;
+	struct juneau_nat_vni_key vni = {};
+	struct juneau_nat_value *nic;
+	struct bpf_tunnel_key key;
+	struct pkt p = {};
+	int reason;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	if (bpf_skb_get_tunnel_key(skb, &key, TUNNEL_KEY_SIZE, 0) < 0)
+		return exit_with(JUNEAU_NAT_PASS_NO_TUNNEL);
+	vni.vni = key.tunnel_id;
+	accepted = bpf_map_lookup_elem(&juneau_nat_vni, &vni);
+	if (!accepted)
+		return drop_with(JUNEAU_NAT_DROP_TUNNEL_VNI);
+	reason = parse_ipv4(skb, &p);
+	if (reason >= 0)
+		return exit_with(reason);
+	nic = direct(p.ip.daddr);
+	if (!nic)
+		return drop_with(JUNEAU_NAT_DROP_TUNNEL_UNMAPPED);
+	__sync_fetch_and_add(&accepted->packets, 1);
+	count(JUNEAU_NAT_EVENT_TUNNEL_IN);
+	return direct_in(skb, &p, nic);
 }
 
 SEC("tc")

@@ -297,9 +297,9 @@ function controllerRbac(ns: string): KubeObject[] {
 
 /**
  * The agent only reads its node's ARPAdvertisements and the pools it guards, the ElasticIPs,
- * attachments and NetworkInterfaces that place NAT on it, and the Nodes and ServiceCIDRs whose
- * prefixes stay in the cluster (informers: list and watch), reads its own Node once for the
- * InternalIP (EN-12), and reports Events.
+ * attachments and NetworkInterfaces that place NAT on it, the Nodes and ServiceCIDRs whose
+ * prefixes stay in the cluster (NAT-2) and the Nodes of direct ElasticIPs (EN-9) (informers: list
+ * and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
  */
 function agentRbac(ns: string): KubeObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
@@ -320,7 +320,7 @@ function agentRbac(ns: string): KubeObject[] {
     // get: its own Node's InternalIP (runtime/agent/main.ts ingressInterface, EN-12); list, watch:
     // every Node's spec.podCIDRs and addresses, and the ServiceCIDRs (Kubernetes 1.33+), the
     // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat.ts,
-    // cluster-prefixes.ts).
+    // cluster-prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),

@@ -103,12 +103,15 @@ async function run(
     // The ElasticIP NAT data plane on the same interface (NAT-1..NAT-5, DIR-1). A failure here
     // leaves ARP answering (the promise of every address) running and is reported, not fatal.
     try {
-      nat = attachNatDataplane(flags, ifindex, pinDir);
+      nat = attachNatDataplane(flags, ifindex, pinDir, (err) =>
+        logger.error('VXLAN device not made: direct ElasticIPs of other nodes are not carried here (EN-9)', { err }),
+      );
       logger.info('NAT programs attached', {
         iface: iface.name,
         podIfaces: flags.natPodIfaces,
         bindings: nat.bindings().length,
         direct: nat.directBindings().length,
+        tunnelIfindex: nat.tunnel,
       });
     } catch (err) {
       logger.error('NAT programs not attached: this node translates no ElasticIP', { err });

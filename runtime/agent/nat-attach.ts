@@ -10,12 +10,18 @@
  * translates there and sends the packet straight to the ingress interface, so it never meets the
  * masquerade rule (NAT-2). Without it, the CNI must exclude the pods' NAT addresses from its
  * masquerade (README "ElasticIP data plane").
+ *
+ * EN-9: the VXLAN device `juneau-vxlan` (runtime/agent/vxlan.ts) carries packets for a direct
+ * ElasticIP that reach this node while its pod is on another. Without it (it could not be made,
+ * e.g. UDP 4789 taken by another VXLAN device) the rest of the data plane still runs, and the
+ * caller is told why.
  */
 import { ifNameToIndex } from './bpf';
 import { attachNat, detachNat, type NatMaps } from './bpf/nat';
 import { poolItemsToPrefixes } from './bpf/prefixes';
 import { parseClusterCidrs } from './cluster-prefixes';
 import type { AgentFlags } from './flags';
+import { VXLAN_DEVICE, deleteVxlanDevice, ensureVxlanDevice } from './vxlan';
 
 const list = (value: string | undefined): string[] =>
   (value ?? '')
@@ -38,10 +44,17 @@ export function attachNatDataplane(
   flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs'>,
   extIfindex: number,
   pinDir: string,
+  onTunnelError: (err: Error) => void = () => undefined,
 ): NatMaps {
   const prefixes = poolItemsToPrefixes(parseClusterCidrs(flags.natClusterCidrs));
   const pods = podIfindexes(flags);
-  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir });
+  let tunnelIfindex: number | undefined;
+  try {
+    tunnelIfindex = ensureVxlanDevice();
+  } catch (err) {
+    onTunnelError(err as Error);
+  }
+  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir, tunnelIfindex });
   try {
     // Added, not replaced: the pinned set also holds what the last agent learned from the API
     // (NatSync), and must keep it until this agent's informers have synced (NAT-4).
@@ -57,4 +70,13 @@ export function attachNatDataplane(
 export function detachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces'>, extIfindex: number, pinDir: string): void {
   detachNat(extIfindex, pinDir);
   for (const ifindex of podIfindexes(flags)) detachNat(ifindex, pinDir);
+  // The VXLAN device goes with its filter (EN-9).
+  let tunnel = 0;
+  try {
+    tunnel = ifNameToIndex(VXLAN_DEVICE);
+  } catch {
+    return; // never made: nothing to remove
+  }
+  detachNat(tunnel, pinDir);
+  deleteVxlanDevice(VXLAN_DEVICE);
 }

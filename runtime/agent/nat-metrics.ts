@@ -20,7 +20,7 @@ export class NatMetrics {
   constructor(metrics: RuntimeMetrics) {
     this.bindings = metrics.registerGauge(
       'agent_nat_bindings',
-      'ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1) or direct (DIR-1).',
+      "ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1), direct (DIR-1) or remote (to the pod's node, EN-9).",
       ['kind'],
     );
     this.packets = metrics.registerCounter(

@@ -13,23 +13,31 @@
  *    ElasticIP's status names that attachment (EIP-7) and has an address; the NetworkInterface
  *    has an address. An attachment moved to another node leaves this node's maps at the next pass.
  *  - direct: a Ready NetworkInterface of this node with spec.elasticIP, the ElasticIP's status
- *    naming that NetworkInterface, and the NIC's address as the next hop.
+ *    naming that NetworkInterface, and the NIC's address as the next hop; its VXLAN device accepts
+ *    the ExternalNetwork's status.networkID (EN-9).
+ *  - remote (EN-9): the same, for a NetworkInterface of ANOTHER node: what reaches this node for the
+ *    ElasticIP (an upstream router that still has this node's MAC for it, ARP-8) is carried by VXLAN
+ *    with the ExternalNetwork's status.networkID to that node's InternalIP. Not while the networkID
+ *    is 0 (EN-8: such a NIC should not exist) or the Node has no InternalIP; the reason is logged.
+ * Two more informers (Nodes, ExternalNetworks) feed the remote side.
  */
-import { elasticIPAttachmentKind, elasticIPKind, networkInterfaceKind } from '../../api';
-import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../api';
+import { elasticIPAttachmentKind, elasticIPKind, externalNetworkKind, networkInterfaceKind } from '../../api';
+import type { ElasticIP, ElasticIPAttachment, ExternalNetwork, NetworkInterface } from '../../api';
 import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
 import { silentLogger, type Logger } from '../kube/log';
 import { juneauResource, Resources, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
-import type { NatBinding, NatEntry, NatSyncResult } from './bpf/nat';
+import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from './bpf/nat';
 import type { NatReasonName, Prefix } from './bpf/layout';
 import { clusterPrefixes, prefixesKey, type NodePrefixSource, type ServiceCIDRSource } from './cluster-prefixes';
+import { nodeInternalIPs } from './interface';
 import type { NatMetrics } from './nat-metrics';
 
 export const NatResources = {
   elasticIPs: juneauResource(elasticIPKind),
   attachments: juneauResource(elasticIPAttachmentKind),
   networkInterfaces: juneauResource(networkInterfaceKind),
+  externalNetworks: juneauResource(externalNetworkKind),
   nodes: Resources.nodes,
   /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
   serviceCIDRs: {
@@ -41,16 +49,18 @@ export const NatResources = {
   } satisfies ResourceType,
 } as const;
 
-type NodeObject = NodePrefixSource & KubeObject;
 type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
 
 export type ElasticIPObject = ElasticIP & KubeObject;
 export type AttachmentObject = ElasticIPAttachment & KubeObject;
 export type NetworkInterfaceObject = NetworkInterface & KubeObject;
+export type ExternalNetworkObject = ExternalNetwork & KubeObject;
+/** What the agent reads of a Node: its name, pod ranges (NAT-2) and addresses (NAT-2, EN-9). */
+export type NodeObject = NodePrefixSource & KubeObject;
 
 /** What the agent writes through: the pinned NAT maps (bpf/nat.ts NatMaps). */
 export interface NatDatapath {
-  sync(nat: readonly NatBinding[], direct: readonly NatBinding[]): NatSyncResult;
+  sync(nat: readonly NatBinding[], direct: readonly DirectBinding[], remote: readonly RemoteBinding[]): NatSyncResult;
   /** Replaces the in-cluster destinations (NAT-2). */
   setInClusterPrefixes(prefixes: readonly Prefix[]): void;
   entries(): NatEntry[];
@@ -59,7 +69,9 @@ export interface NatDatapath {
 
 export interface DesiredNat {
   readonly nat: NatBinding[];
-  readonly direct: NatBinding[];
+  readonly direct: DirectBinding[];
+  /** EN-9: direct ElasticIPs held on other nodes, carried there by VXLAN. */
+  readonly remote: RemoteBinding[];
   /** Objects of this node left out, with why (logged once per change). */
   readonly waiting: string[];
 }
@@ -69,6 +81,10 @@ export interface NatInputs {
   readonly elasticIPs: readonly ElasticIP[];
   readonly attachments: readonly ElasticIPAttachment[];
   readonly networkInterfaces: readonly NetworkInterface[];
+  /** For the VNIs (status.networkID) of direct ElasticIPs (EN-9). @default [] */
+  readonly externalNetworks?: readonly ExternalNetwork[];
+  /** For the InternalIP of the node holding a remote direct ElasticIP (EN-9). @default [] */
+  readonly nodes?: readonly NodeObject[];
 }
 
 const keyOf = (o: { metadata?: { namespace?: string; name?: string } }, name = o.metadata?.name ?? '') =>
@@ -112,22 +128,55 @@ export function desiredNat(input: NatInputs): DesiredNat {
       take(nat, what, { elasticIP: eip.status.address, address: nic.spec.address });
     }
   }
+  const networkIDs = new Map((input.externalNetworks ?? []).map((e) => [e.metadata?.name, e.status?.networkID ?? 0]));
+  const remoteNics: Array<{ nic: NetworkInterface; elasticIP: string; vni: number }> = [];
   for (const n of sorted(input.networkInterfaces)) {
-    if (!n.spec?.elasticIP || n.spec.nodeName !== input.nodeName || n.status?.phase !== 'Ready') continue;
+    if (!n.spec?.elasticIP || !n.spec.nodeName || n.status?.phase !== 'Ready') continue;
     const what = `NetworkInterface ${keyOf(n)}`;
     const eip = eips.get(keyOf(n, n.spec.elasticIP));
     const holder = eip?.status?.attachment;
+    const vni = networkIDs.get(eip?.spec?.externalNetwork) ?? 0;
     if (!eip?.status?.address || holder?.kind !== 'NetworkInterface' || holder.name !== n.metadata?.name) {
-      waiting.push(
-        `${what}: ElasticIP ${n.spec.elasticIP} has no address or does not name this NetworkInterface in status.attachment`,
-      );
+      if (n.spec.nodeName === input.nodeName)
+        waiting.push(
+          `${what}: ElasticIP ${n.spec.elasticIP} has no address or does not name this NetworkInterface in status.attachment`,
+        );
+    } else if (n.spec.nodeName !== input.nodeName) {
+      remoteNics.push({ nic: n, elasticIP: eip.status.address, vni });
     } else if (!n.spec.address) {
       waiting.push(`${what}: no address to reach the pod by`);
     } else {
-      take(direct, what, { elasticIP: eip.status.address, address: n.spec.address });
+      take(direct, what, { elasticIP: eip.status.address, address: n.spec.address, ...(vni ? { vni } : {}) });
     }
   }
-  return { nat, direct, waiting };
+  const remote = remoteDirect(remoteNics, input.nodes ?? [], usedAddresses, waiting);
+  return { nat, direct, remote, waiting };
+}
+
+/** EN-9: where each direct ElasticIP of another node is carried; a reason for each one that is not. */
+function remoteDirect(
+  nics: ReadonlyArray<{ nic: NetworkInterface; elasticIP: string; vni: number }>,
+  nodes: readonly NodeObject[],
+  used: ReadonlyMap<string, string>,
+  waiting: string[],
+): RemoteBinding[] {
+  const nodeIPs = new Map(nodes.map((n) => [n.metadata?.name, nodeInternalIPs(n)[0]]));
+  const remote: RemoteBinding[] = [];
+  const seen = new Map<string, string>();
+  for (const { nic, elasticIP, vni } of nics) {
+    const what = `NetworkInterface ${keyOf(nic)} (ElasticIP ${elasticIP}, node ${nic.spec?.nodeName})`;
+    const node = nodeIPs.get(nic.spec?.nodeName);
+    const holder = used.get(elasticIP) ?? seen.get(elasticIP);
+    if (holder) waiting.push(`${what}: not carried to its node (EN-9): the ElasticIP is also held by ${holder}`);
+    else if (vni === 0)
+      waiting.push(`${what}: not carried to its node (EN-9): its ExternalNetwork's status.networkID is 0 (EN-8)`);
+    else if (!node) waiting.push(`${what}: not carried to its node (EN-9): the Node has no IPv4 InternalIP`);
+    else {
+      seen.set(elasticIP, what);
+      remote.push({ elasticIP, node, vni });
+    }
+  }
+  return remote;
 }
 
 export interface NatSyncOptions {
@@ -149,6 +198,7 @@ export class NatSync {
   readonly elasticIPs: Informer<ElasticIPObject>;
   readonly attachments: Informer<AttachmentObject>;
   readonly networkInterfaces: Informer<NetworkInterfaceObject>;
+  readonly externalNetworks: Informer<ExternalNetworkObject>;
   readonly nodes: Informer<NodeObject>;
   readonly serviceCIDRs: Informer<ServiceCIDRObject> | undefined;
   private readonly logger: Logger;
@@ -169,6 +219,7 @@ export class NatSync {
     this.elasticIPs = new Informer(options.client, { ...common, type: NatResources.elasticIPs });
     this.attachments = new Informer(options.client, { ...common, type: NatResources.attachments });
     this.networkInterfaces = new Informer(options.client, { ...common, type: NatResources.networkInterfaces });
+    this.externalNetworks = new Informer(options.client, { ...common, type: NatResources.externalNetworks });
     this.nodes = new Informer(options.client, { ...common, type: NatResources.nodes });
     this.serviceCIDRs =
       options.serviceCIDRsServed === false
@@ -218,21 +269,18 @@ export class NatSync {
       elasticIPs: this.elasticIPs.list(),
       attachments: this.attachments.list(),
       networkInterfaces: this.networkInterfaces.list(),
+      externalNetworks: this.externalNetworks.list(),
+      nodes: this.nodes.list(),
     });
     try {
       // Prefixes first: a binding's first packet to the cluster already keeps the pod address.
       this.writeClusterPrefixes();
-      const r = this.options.datapath.sync(desired.nat, desired.direct);
-      if (r.added.length || r.removed.length || r.directAdded.length || r.directRemoved.length) {
-        this.logger.info('NAT maps reconciled', {
-          added: r.added,
-          removed: r.removed,
-          directAdded: r.directAdded,
-          directRemoved: r.directRemoved,
-        });
-      }
+      const r = this.options.datapath.sync(desired.nat, desired.direct, desired.remote);
+      if (Object.values(r).some((changed: unknown[]) => changed.length > 0))
+        this.logger.info('NAT maps reconciled', { ...r });
       this.options.metrics?.bindings.set({ kind: 'nat' }, desired.nat.length);
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
+      this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
       this.reconciled = true;
       this.lastPassFailed = false;
     } catch (err) {
@@ -290,6 +338,7 @@ export class NatSync {
       this.elasticIPs,
       this.attachments,
       this.networkInterfaces,
+      this.externalNetworks,
       this.nodes,
       ...(this.serviceCIDRs ? [this.serviceCIDRs] : []),
     ] as Array<Informer<KubeObject>>;

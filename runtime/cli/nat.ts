@@ -8,7 +8,7 @@ export interface NatRow {
   readonly elasticIP: string;
   /** The NIC address it is translated to (nat) or forwarded towards (direct). */
   readonly address: string;
-  readonly kind: 'nat' | 'direct';
+  readonly kind: NatEntry['kind'];
   readonly inPackets: number;
   readonly inBytes: number;
   readonly outPackets: number;

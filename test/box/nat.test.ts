@@ -68,7 +68,7 @@ function echoPod(name: string, node: string, annotations: Record<string, string>
 interface NatRow {
   elasticIP: string;
   address: string;
-  kind: 'nat' | 'direct';
+  kind: 'nat' | 'direct' | 'remote';
   inPackets: number;
   inBytes: number;
   outPackets: number;
@@ -431,7 +431,7 @@ send(); setInterval(send, 1000);`;
       figure('nat box: agent SIGKILL: bytes transferred on the connection', inPodEnd.received);
     });
 
-    test('DIR-1, EIP-4 (direct): HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod', async () => {
+    test('DIR-1, EIP-4 (direct), EN-9: HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod, also through the old node (a stale router cache)', async () => {
       const [a, b] = [box.nodes[0].name, box.nodes[2].name];
       /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
       const putAddressInPod = async () => inPod(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
@@ -471,10 +471,38 @@ send(); setInterval(send, 1000);`;
       expect(moved).toBe(`client=${routerIp} pod=direct node=${b}`);
       expect(await advertisedNode(directEip)).toEqual([b]);
       await until(
-        `node ${a} forwarding nothing for ${directEip}`,
-        async () => ((await natTable(a)).some((r) => r.elasticIP === directEip) ? undefined : true),
+        `node ${a} forwarding nothing for ${directEip} to a pod of its own`,
+        async () =>
+          (await natTable(a)).some((r) => r.elasticIP === directEip && r.kind === 'direct') ? undefined : true,
         30_000,
       );
+      // EN-9: what still reaches the old node for it (a stale router cache) is carried to the new one.
+      const nodeIPs = await kubectl([
+        'get',
+        'node',
+        b,
+        '-o',
+        'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}',
+      ]);
+      expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => [r.kind, r.address])).toEqual([
+        ['remote', nodeIPs.trim()],
+      ]);
+      // EN-9 on real nodes: a router whose cache still holds the old node's MAC for the address
+      // (ARP-8: nothing announced the move) reaches the new pod through the old node.
+      const [oldLink] = JSON.parse(await inNetns(nodeRecord(a).netns, 'ip', ['-j', 'link', 'show', 'eth0'])) as Array<{
+        address: string;
+      }>;
+      const carried = async () =>
+        (await natTable(a)).find((r) => r.elasticIP === directEip && r.kind === 'remote')!.inPackets;
+      const before = await carried();
+      const stale = await inRouter(
+        `ip neigh replace ${directEip} lladdr ${oldLink.address} dev eth0 nud permanent; ` +
+          `curl -s -m 5 http://${directEip}:${ECHO_HTTP_PORT}/; ip neigh del ${directEip} dev eth0`,
+      );
+      expect(stale.trim()).toBe(`client=${routerIp} pod=direct node=${b}`);
+      // Carried by the old node's VXLAN path, not rescued by its kernel's routing (its default route
+      // leads to the box's host, which resolves the address to the new node itself).
+      expect(await carried()).toBeGreaterThan(before);
     });
 
     test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {

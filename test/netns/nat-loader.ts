@@ -5,11 +5,14 @@
 // Usage: tsx test/netns/nat-loader.ts attach|detach|filters '<json>' -> one JSON line on stdout.
 import { ifNameToIndex } from '../../runtime/agent/bpf/libbpf';
 import { attachNat, detachNat, natFilters } from '../../runtime/agent/bpf/nat';
+import { ensureVxlanDevice } from '../../runtime/agent/vxlan';
 
 interface Request {
   readonly ext: string;
   readonly pods?: string[];
   readonly pinDir: string;
+  /** Make the agent's VXLAN device and attach tc_nat_tun to it (EN-9). */
+  readonly tunnel?: boolean;
 }
 
 function main(): void {
@@ -18,8 +21,10 @@ function main(): void {
   const ext = ifNameToIndex(request.ext);
   const pods = (request.pods ?? []).map(ifNameToIndex);
   if (command === 'attach') {
-    attachNat({ extIfindex: ext, podIfindexes: pods, pinDir: request.pinDir }).close();
-    process.stdout.write(JSON.stringify({ ext, pods, filters: natFilters(ext) }) + '\n');
+    const tunnel = request.tunnel ? ensureVxlanDevice() : undefined;
+    attachNat({ extIfindex: ext, podIfindexes: pods, pinDir: request.pinDir, tunnelIfindex: tunnel }).close();
+    const tunnelFilters = tunnel ? { tunnel, tunnelFilters: natFilters(tunnel) } : {};
+    process.stdout.write(JSON.stringify({ ext, pods, filters: natFilters(ext), ...tunnelFilters }) + '\n');
   } else if (command === 'detach') {
     const removed = [ext, ...pods].map((i) => detachNat(i, request.pinDir));
     process.stdout.write(JSON.stringify({ removed }) + '\n');

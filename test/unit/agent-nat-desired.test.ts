@@ -43,7 +43,12 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
       networkInterfaces: [nic('a.eth0', '10.0.0.2', 'n1')],
       attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Attached', nodeName: 'n1' })],
     });
-    expect(out).toEqual({ nat: [{ elasticIP: '192.0.2.50', address: '10.0.0.2' }], direct: [], waiting: [] });
+    expect(out).toEqual({
+      nat: [{ elasticIP: '192.0.2.50', address: '10.0.0.2' }],
+      direct: [],
+      remote: [],
+      waiting: [],
+    });
   });
 
   test("another node's, a Pending one, or one the ElasticIP does not name is not translated here", () => {
@@ -57,14 +62,14 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
         ...base,
         attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Attached', nodeName: 'n2' })],
       }),
-    ).toEqual({ nat: [], direct: [], waiting: [] });
+    ).toEqual({ nat: [], direct: [], remote: [], waiting: [] });
     expect(
       desiredNat({
         nodeName: 'n1',
         ...base,
         attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Pending', nodeName: 'n1' })],
       }),
-    ).toEqual({ nat: [], direct: [], waiting: [] });
+    ).toEqual({ nat: [], direct: [], remote: [], waiting: [] });
     const named = desiredNat({
       nodeName: 'n1',
       ...base,

@@ -30,6 +30,8 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
     [layout.NAT_MAP_NAMES.config, '__u32', 'juneau_nat_config', 1],
     [layout.NAT_MAP_NAMES.skip, 'juneau_guard_key', 'juneau_nat_skip_value', layout.NAT_LIMITS.JUNEAU_NAT_SKIP_MAX],
     [layout.NAT_MAP_NAMES.stats, '__u32', 'juneau_stats_value', layout.NAT_REASONS.JUNEAU_NAT_REASON_MAX],
+    [layout.NAT_MAP_NAMES.remote, 'juneau_nat_key', 'juneau_nat_remote', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
+    [layout.NAT_MAP_NAMES.vni, 'juneau_nat_vni_key', 'juneau_nat_vni_value', layout.NAT_LIMITS.JUNEAU_NAT_VNI_MAX],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) => {
     const keyType = btf.mapMember(map, 'key');
     if (key === '__u32') expect(keyType).toMatchObject({ kind: 'INT', size: 4 });

@@ -383,13 +383,15 @@ export const NAT_MAP_NAMES = {
   config: 'juneau_nat_cfg',
   skip: 'juneau_nat_skip',
   stats: 'juneau_nat_stats',
+  remote: 'juneau_nat_remote',
+  vni: 'juneau_nat_vni',
 } as const;
 
-export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_pod' } as const;
+export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_pod', tun: 'tc_nat_tun' } as const;
 
 export const NAT_CONFIG_FLAGS = { JUNEAU_NAT_CFG_KERNEL_FORWARD: 1 << 0 } as const;
 
-export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 16384 } as const;
+export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 16384, JUNEAU_NAT_VNI_MAX: 4096 } as const;
 
 /** enum juneau_nat_reason: slot numbers of juneau_nat_stats. */
 export const NAT_REASONS = {
@@ -410,7 +412,13 @@ export const NAT_REASONS = {
   JUNEAU_NAT_DNAT_REDIRECT: 14,
   JUNEAU_NAT_DIRECT_IN: 15,
   JUNEAU_NAT_DIRECT_OUT: 16,
-  JUNEAU_NAT_REASON_MAX: 17,
+  JUNEAU_NAT_REMOTE_ENCAP: 17,
+  JUNEAU_NAT_PASS_TUNNEL_KEY: 18,
+  JUNEAU_NAT_PASS_NO_TUNNEL: 19,
+  JUNEAU_NAT_DROP_TUNNEL_VNI: 20,
+  JUNEAU_NAT_DROP_TUNNEL_UNMAPPED: 21,
+  JUNEAU_NAT_EVENT_TUNNEL_IN: 22,
+  JUNEAU_NAT_REASON_MAX: 23,
 } as const;
 
 export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;
@@ -438,8 +446,39 @@ export const NAT_SKIP_VALUE: StructLayout = {
   fields: { hits: { offset: 0, size: 8 } },
 };
 
+/** juneau_nat_remote (EN-9): a direct ElasticIP of another node -> its node, VNI, VXLAN device. */
+export const NAT_REMOTE: StructLayout = {
+  name: 'juneau_nat_remote',
+  size: 16,
+  fields: {
+    node: { offset: 0, size: 4 },
+    vni: { offset: 4, size: 4 },
+    ifindex: { offset: 8, size: 4 },
+    pad: { offset: 12, size: 4 },
+  },
+};
+export const NAT_VNI_KEY: StructLayout = {
+  name: 'juneau_nat_vni_key',
+  size: 4,
+  fields: { vni: { offset: 0, size: 4 } },
+};
+export const NAT_VNI_VALUE: StructLayout = {
+  name: 'juneau_nat_vni_value',
+  size: 8,
+  fields: { packets: { offset: 0, size: 8 } },
+};
+
 /** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
-export const NAT_STRUCTS: readonly StructLayout[] = [NAT_KEY, NAT_VALUE, NAT_COUNTERS, NAT_CONFIG, NAT_SKIP_VALUE];
+export const NAT_STRUCTS: readonly StructLayout[] = [
+  NAT_KEY,
+  NAT_VALUE,
+  NAT_COUNTERS,
+  NAT_CONFIG,
+  NAT_SKIP_VALUE,
+  NAT_REMOTE,
+  NAT_VNI_KEY,
+  NAT_VNI_VALUE,
+];
 
 export interface NatCounters {
   readonly inPackets: bigint;
@@ -471,4 +510,27 @@ export function encodeNatConfig(extIfindex: number, kernelForward = false): Buff
   value.writeUInt32LE(extIfindex, f(NAT_CONFIG, 'ext_ifindex'));
   value.writeUInt32LE(kernelForward ? NAT_CONFIG_FLAGS.JUNEAU_NAT_CFG_KERNEL_FORWARD : 0, f(NAT_CONFIG, 'flags'));
   return value;
+}
+
+/** juneau_nat_remote value: `node` (IPv4 bytes, network order) reached through `ifindex` with `vni`. */
+export function encodeNatRemote(node: Buffer, vni: number, ifindex: number): Buffer {
+  const value = Buffer.alloc(NAT_REMOTE.size);
+  node.copy(value, f(NAT_REMOTE, 'node'));
+  value.writeUInt32LE(vni, f(NAT_REMOTE, 'vni'));
+  value.writeUInt32LE(ifindex, f(NAT_REMOTE, 'ifindex'));
+  return value;
+}
+
+export function decodeNatRemote(value: Buffer): { node: Buffer; vni: number; ifindex: number } {
+  return {
+    node: value.subarray(f(NAT_REMOTE, 'node'), f(NAT_REMOTE, 'node') + 4),
+    vni: value.readUInt32LE(f(NAT_REMOTE, 'vni')),
+    ifindex: value.readUInt32LE(f(NAT_REMOTE, 'ifindex')),
+  };
+}
+
+export function encodeNatVniKey(vni: number): Buffer {
+  const key = Buffer.alloc(NAT_VNI_KEY.size);
+  key.writeUInt32LE(vni, f(NAT_VNI_KEY, 'vni'));
+  return key;
 }

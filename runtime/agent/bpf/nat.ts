@@ -24,6 +24,8 @@ import { ensureBpffs, findBuiltObject } from './responder';
  * is both external and pod-facing keeps the two apart. */
 export const NAT_TC_HANDLE = 0x4a4e;
 export const NAT_TC_POD_HANDLE = 0x4a4f;
+/** tc_nat_tun on the VXLAN device (EN-9): its own handle, like tc_nat_pod. */
+export const NAT_TC_TUN_HANDLE = 0x4a50;
 export const NAT_TC_PRIORITY = 1;
 
 /** One binding: the ElasticIP and the NIC address it is translated to. */
@@ -32,9 +34,24 @@ export interface NatBinding {
   readonly address: string;
 }
 
+/** A direct ElasticIP (DIR-1) held by a NIC on this node; `vni` (the ExternalNetwork's
+ * status.networkID, EN-9) is accepted on the VXLAN device for it. @default no VNI */
+export interface DirectBinding extends NatBinding {
+  readonly vni?: number;
+}
+
+/** EN-9: a direct ElasticIP whose NIC is on another node: carried by VXLAN with `vni` to `node`
+ * (that node's InternalIP). */
+export interface RemoteBinding {
+  readonly elasticIP: string;
+  readonly node: string;
+  readonly vni: number;
+}
+
 export interface NatEntry extends NatBinding, NatCounters {
-  /** 'nat': translated (EIP-4 NAT); 'direct': held by the NIC itself, forwarded unchanged (DIR-1). */
-  readonly kind: 'nat' | 'direct';
+  /** 'nat': translated (EIP-4 NAT); 'direct': held by the NIC itself, forwarded unchanged (DIR-1);
+   * 'remote': held by a NIC on the node `address`, carried there by VXLAN (EN-9). */
+  readonly kind: 'nat' | 'direct' | 'remote';
 }
 
 export interface NatAttachOptions {
@@ -43,6 +60,9 @@ export interface NatAttachOptions {
   /** Devices that route to the pods: tc_nat_pod on their ingress (the SNAT that a CNI's masquerade
    * cannot undo). @default [] */
   readonly podIfindexes?: readonly number[];
+  /** The VXLAN device (external, collect_md) for EN-9: tc_nat_tun on its ingress, and the device
+   * juneau_nat_remote sends to. @default none: no direct ElasticIP of another node is carried */
+  readonly tunnelIfindex?: number;
   /** @default '/sys/fs/bpf/juneau' */
   readonly pinDir: string;
   /** @default build/bpf/tc_nat.bpf.o of this package */
@@ -58,7 +78,7 @@ function filterFor(role: Role, ifindex: number): TcFilter {
   return {
     ifindex,
     attachPoint: role === 'out' ? TC_ATTACH.EGRESS : TC_ATTACH.INGRESS,
-    handle: role === 'pod' ? NAT_TC_POD_HANDLE : NAT_TC_HANDLE,
+    handle: role === 'pod' ? NAT_TC_POD_HANDLE : role === 'tun' ? NAT_TC_TUN_HANDLE : NAT_TC_HANDLE,
     priority: NAT_TC_PRIORITY,
   };
 }
@@ -90,6 +110,10 @@ export function attachNat(options: NatAttachOptions): NatMaps {
       attach('in', options.extIfindex);
       attach('out', options.extIfindex);
       for (const ifindex of options.podIfindexes ?? []) attach('pod', ifindex);
+      if (options.tunnelIfindex) {
+        attach('tun', options.tunnelIfindex);
+        maps.setTunnel(options.tunnelIfindex);
+      }
       return maps;
     } catch (err) {
       maps.close();
@@ -153,6 +177,7 @@ export function natFilters(ifindex: number): Record<Role, number> {
     in: libbpf.tcQuery(filterFor('in', ifindex)),
     out: libbpf.tcQuery(filterFor('out', ifindex)),
     pod: libbpf.tcQuery(filterFor('pod', ifindex)),
+    tun: libbpf.tcQuery(filterFor('tun', ifindex)),
   };
 }
 
@@ -187,6 +212,8 @@ export interface NatSyncResult {
   readonly removed: NatBinding[];
   readonly directAdded: NatBinding[];
   readonly directRemoved: NatBinding[];
+  readonly remoteAdded: RemoteBinding[];
+  readonly remoteRemoved: RemoteBinding[];
 }
 
 const key = (address: string): Buffer => ipv4ToBytes(address);
@@ -216,6 +243,8 @@ export class NatMaps {
         open(n.config, 4, layout.NAT_CONFIG.size),
         open(n.skip, layout.GUARD_KEY.size, layout.NAT_SKIP_VALUE.size),
         open(n.stats, 4, layout.STATS_VALUE.size),
+        open(n.remote, layout.NAT_KEY.size, layout.NAT_REMOTE.size),
+        open(n.vni, layout.NAT_VNI_KEY.size, layout.NAT_VNI_VALUE.size),
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -224,6 +253,8 @@ export class NatMaps {
   }
 
   private readonly cpus = libbpf.numPossibleCpus();
+  /** The VXLAN device remote bindings go through (EN-9); 0: none, and none are written. */
+  private tunnelIfindex = 0;
 
   private constructor(
     readonly inMap: BpfMap,
@@ -233,7 +264,18 @@ export class NatMaps {
     readonly configMap: BpfMap,
     readonly skipMap: BpfMap,
     readonly statsMap: BpfMap,
+    readonly remoteMap: BpfMap,
+    readonly vniMap: BpfMap,
   ) {}
+
+  /** The VXLAN device of EN-9 (its ifindex in this network namespace), read back by sync(). */
+  setTunnel(ifindex: number): void {
+    this.tunnelIfindex = ifindex;
+  }
+
+  get tunnel(): number {
+    return this.tunnelIfindex;
+  }
 
   setExternalInterface(ifindex: number, kernelForward = false): void {
     this.configMap.update(layout.encodeStatsKey(0), layout.encodeNatConfig(ifindex, kernelForward));
@@ -255,7 +297,11 @@ export class NatMaps {
    * other. Removed in the opposite order. Stale juneau_nat_out keys (an ElasticIP whose address
    * changed) and counters of ElasticIPs no longer bound go too: nothing is left behind (NAT-4).
    */
-  sync(desired: readonly NatBinding[], direct: readonly NatBinding[] = []): NatSyncResult {
+  sync(
+    desired: readonly NatBinding[],
+    direct: readonly DirectBinding[] = [],
+    remote: readonly RemoteBinding[] = [],
+  ): NatSyncResult {
     const want = new Map<string, string>();
     const byAddress = new Map<string, string>();
     for (const b of desired) {
@@ -292,9 +338,81 @@ export class NatMaps {
       if (!value || byAddress.get(addr(k)) !== addr(value)) this.outMap.delete(k);
     }
     const { directAdded, directRemoved } = this.syncDirect(direct, want);
-    const counted = new Set([...want.keys(), ...direct.map((d) => d.elasticIP)]);
+    const { remoteAdded, remoteRemoved } = this.syncRemote(remote, want, direct);
+    this.syncVnis(direct);
+    const counted = new Set([
+      ...want.keys(),
+      ...direct.map((d) => d.elasticIP),
+      ...remoteAdded.map((r) => r.elasticIP),
+      ...this.remoteBindings().map((r) => r.elasticIP),
+    ]);
     for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
-    return { added, removed, directAdded, directRemoved };
+    return { added, removed, directAdded, directRemoved, remoteAdded, remoteRemoved };
+  }
+
+  /** EN-9: the direct ElasticIPs of other nodes, from juneau_nat_remote. */
+  remoteBindings(): RemoteBinding[] {
+    return this.remoteMap.entries().map(([k, v]) => {
+      const r = layout.decodeNatRemote(v);
+      return { elasticIP: addr(k), node: addr(r.node), vni: r.vni };
+    });
+  }
+
+  /** The VNIs accepted on the VXLAN device (EN-9), from juneau_nat_vni. */
+  acceptedVnis(): number[] {
+    return this.vniMap
+      .keys()
+      .map((k) => k.readUInt32LE(0))
+      .sort((a, b) => a - b);
+  }
+
+  /** Remote bindings, written only with a VXLAN device to send through and a VNI (EN-8: 0 is none). */
+  private syncRemote(
+    remote: readonly RemoteBinding[],
+    nat: ReadonlyMap<string, string>,
+    direct: readonly DirectBinding[],
+  ): Pick<NatSyncResult, 'remoteAdded' | 'remoteRemoved'> {
+    const local = new Set(direct.map((d) => d.elasticIP));
+    const want = new Map<string, RemoteBinding>();
+    for (const r of this.tunnelIfindex ? remote : []) {
+      if (nat.has(r.elasticIP) || local.has(r.elasticIP))
+        throw new Error(`ElasticIP ${r.elasticIP} is held on this node and on node ${r.node} at once (EIP-5)`);
+      if (r.vni > 0) want.set(r.elasticIP, r);
+    }
+    // An entry of another device (the agent made it anew, with a new ifindex) is rewritten too.
+    const have = new Map(
+      this.remoteMap.entries().map(([k, v]) => {
+        const r = layout.decodeNatRemote(v);
+        return [addr(k), { elasticIP: addr(k), node: addr(r.node), vni: r.vni, ifindex: r.ifindex }] as const;
+      }),
+    );
+    const same = (a: RemoteBinding, b: (RemoteBinding & { ifindex: number }) | undefined) =>
+      b?.node === a.node && b.vni === a.vni && b.ifindex === this.tunnelIfindex;
+    const remoteAdded: RemoteBinding[] = [];
+    const remoteRemoved: RemoteBinding[] = [];
+    for (const [elasticIP, r] of have) {
+      if (want.has(elasticIP)) continue; // kept, or overwritten in place below: no gap
+      this.remoteMap.delete(key(elasticIP));
+      remoteRemoved.push({ elasticIP, node: r.node, vni: r.vni });
+    }
+    for (const [elasticIP, r] of want) {
+      if (same(r, have.get(elasticIP))) continue;
+      this.countersMap.insert(
+        key(elasticIP),
+        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
+      );
+      this.remoteMap.update(key(elasticIP), layout.encodeNatRemote(key(r.node), r.vni, this.tunnelIfindex));
+      remoteAdded.push(r);
+    }
+    return { remoteAdded, remoteRemoved };
+  }
+
+  /** The VNIs of this node's direct ElasticIPs: what tc_nat_tun accepts. Written after the direct
+   * bindings, so an accepted VNI finds its ElasticIP. */
+  private syncVnis(direct: readonly DirectBinding[]): void {
+    const want = new Set(direct.map((d) => d.vni ?? 0).filter((v) => v > 0));
+    for (const k of this.vniMap.keys()) if (!want.has(k.readUInt32LE(0))) this.vniMap.delete(k);
+    for (const vni of want) this.vniMap.insert(layout.encodeNatVniKey(vni), Buffer.alloc(layout.NAT_VNI_VALUE.size));
   }
 
   private syncDirect(
@@ -340,6 +458,7 @@ export class NatMaps {
     return [
       ...this.bindings().map((b) => ({ ...b, kind: 'nat' as const })),
       ...this.directBindings().map((b) => ({ ...b, kind: 'direct' as const })),
+      ...this.remoteBindings().map((r) => ({ elasticIP: r.elasticIP, address: r.node, kind: 'remote' as const })),
     ]
       .map((b) => ({ ...b, ...(counters.get(b.elasticIP) ?? zero) }))
       .sort((a, b) => a.elasticIP.localeCompare(b.elasticIP, undefined, { numeric: true }));
@@ -379,6 +498,8 @@ export class NatMaps {
       this.configMap,
       this.skipMap,
       this.statsMap,
+      this.remoteMap,
+      this.vniMap,
     ])
       map.close();
   }
