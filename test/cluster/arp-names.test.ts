@@ -22,6 +22,7 @@ import {
   TEST_NAMESPACE_LABEL,
   testKubeConfig,
   waitFor,
+  createArpNetwork,
 } from './fixture';
 import { sleep } from '../sleep';
 
@@ -187,24 +188,7 @@ const recorder = new EventRecorder(rest, {
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${141 + i}` })));
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [POOL_CIDR] });
   controller = new JuneauController({
     rest: new RestClient(testKubeConfig()),
     recorder,

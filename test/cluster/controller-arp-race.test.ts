@@ -23,6 +23,7 @@ import {
   testKubeConfig,
   useNamespace,
   waitFor,
+  createArpNetwork,
 } from './fixture';
 
 type Ad = ARPAdvertisement & KubeObject;
@@ -115,24 +116,7 @@ const deleteIgnoringNotFound = (p: Promise<unknown>) =>
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${221 + i}` })));
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: [`${PREFIX}0-${PREFIX}7`] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [`${PREFIX}0-${PREFIX}7`] });
 });
 
 afterAll(async () => {

@@ -1,14 +1,21 @@
 // Two controllers at once against one API server: allocation by claim creation never
 // double-books (EIP-3, ALLOC-1), and the binary's Lease gives one leader that releases the Lease
 // on SIGTERM so the other takes over.
-import { API_VERSION, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauController } from '../../runtime/controller/controller';
 import { main } from '../../runtime/controller/main';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
-import { createLoadBalancerService, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import { JuneauResources } from '../../runtime/controller/resources';
+import {
+  createLoadBalancerService,
+  testKubeConfig,
+  testKubeconfigPath,
+  useNamespace,
+  waitFor,
+  createArpNetwork,
+} from './fixture';
 import { watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -19,24 +26,7 @@ const SERVICES = 60;
 
 beforeAll(async () => {
   // 64 addresses for 60 Services: the allocators collide often near the end.
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: ['198.18.88.0/26'] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: ['198.18.88.0/26'] });
 });
 
 afterAll(async () => {

@@ -11,11 +11,11 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { API_VERSION, type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
+import { type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
+import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
 import {
   clients,
@@ -26,6 +26,7 @@ import {
   testKubeConfig,
   testKubeconfigPath,
   waitFor,
+  createArpNetwork,
 } from './fixture';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -173,24 +174,7 @@ beforeAll(async () => {
   if (!fs.existsSync(CONTROLLER_BIN))
     execFileSync(process.execPath, [path.join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${161 + i}` })));
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: [POOL_CIDR] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [POOL_CIDR] });
   namespace = await createNamespace('controller-scale');
   // Ready backends before any Service exists, so each Service's first EndpointSlice already lists
   // all three of its nodes (no choice is made from a partial candidate set).

@@ -10,10 +10,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { API_VERSION, INSTALL, type ARPAdvertisement } from '../../api';
+import { INSTALL, type ARPAdvertisement } from '../../api';
 import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -27,6 +27,7 @@ import {
   testKubeconfigPath,
   useNamespace,
   waitFor,
+  createArpNetwork,
 } from './fixture';
 
 jest.setTimeout(120_000);
@@ -116,24 +117,7 @@ const logs = () =>
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${171 + i}` })));
   for (const lease of leases.values()) lease.start();
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: ['198.18.94.0/29'] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: ['198.18.94.0/29'] });
 });
 
 afterAll(async () => {

@@ -3,18 +3,11 @@
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
-import {
-  API_VERSION,
-  ANNOTATIONS,
-  LOAD_BALANCER_CLASS,
-  INSTALL,
-  type ARPAdvertisement,
-  type ServiceLoadBalancer,
-} from '../../api';
+import { ANNOTATIONS, LOAD_BALANCER_CLASS, INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
 import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
@@ -27,6 +20,7 @@ import {
   testKubeConfig,
   useNamespace,
   waitFor,
+  createArpNetwork,
 } from './fixture';
 import { watchForChanges } from './quiet-watch';
 
@@ -78,24 +72,7 @@ const available = (slb: ServiceLoadBalancer | undefined) =>
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${151 + i}` })));
   for (const lease of leases.values()) lease.start();
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: POOL },
-      spec: { advertiseMode: 'arp', addresses: ['198.18.93.0/29'] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NET },
-      spec: { type: 'arp', addressPools: [POOL] },
-    }),
-  );
+  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: ['198.18.93.0/29'] });
   controller = new JuneauController({ rest: new RestClient(testKubeConfig()), recorder });
   await controller.start();
 });
