@@ -24,6 +24,7 @@ import {
   installJuneau,
   kubectlFor,
   type Kubectl,
+  arpNetworkYaml,
 } from '../../test/box/session';
 
 const CONNECTIONS = 200;
@@ -306,16 +307,7 @@ async function juneauPhase(rig: Rig): Promise<PhaseResult> {
   await installJuneau(rig.kubectl);
   await rig.kubectl(
     ['apply', '--server-side', '-f', '-'],
-    `apiVersion: juneau.loutres.me/v1alpha1
-kind: AddressPool
-metadata: { name: bench-pool }
-spec: { addresses: ["${rig.pool}"], advertiseMode: arp }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ExternalNetwork
-metadata: { name: bench-net }
-spec: { addressPools: [bench-pool], type: arp }
-`,
+    arpNetworkYaml('', { pool: 'bench-pool', network: 'bench-net', addresses: rig.pool }),
   );
   await rig.kubectl(['apply', '--server-side', '-f', '-'], echoService(rig, 'juneau'));
   await waitForHttp(rig, 'Juneau');

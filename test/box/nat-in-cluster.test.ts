@@ -24,6 +24,7 @@ import {
   installJuneau,
   kubectlFor,
   type Kubectl,
+  arpNetworkYaml,
 } from './session';
 
 jest.setTimeout(1_800_000);
@@ -146,16 +147,7 @@ r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', 
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `apiVersion: juneau.loutres.me/v1alpha1
-kind: AddressPool
-metadata: { name: box-pool }
-spec: { addresses: ["${box.segment}.240-${box.segment}.250"], advertiseMode: arp }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ExternalNetwork
-metadata: { name: box-net }
-spec: { addressPools: [box-pool], type: arp }
----
+        `${arpNetworkYaml(box.segment)}---
 apiVersion: juneau.loutres.me/v1alpha1
 kind: ElasticIP
 metadata: { name: web, namespace: default }

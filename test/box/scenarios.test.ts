@@ -34,6 +34,7 @@ import {
   kubectlFor,
   agentPods,
   describeOnBox,
+  arpNetworkYaml,
 } from './session';
 
 jest.setTimeout(1_800_000);
@@ -45,16 +46,7 @@ const ADVERT_COLUMNS =
 
 /** A pool in the nodes' segment (EN-12), its network, and the Local LoadBalancer Service echo on `vip`. */
 function network(segment: string, vip: string): string {
-  return `apiVersion: juneau.loutres.me/v1alpha1
-kind: AddressPool
-metadata: { name: box-pool }
-spec: { addresses: ["${segment}.240-${segment}.250"], advertiseMode: arp }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ExternalNetwork
-metadata: { name: box-net }
-spec: { addressPools: [box-pool], type: arp }
----
+  return `${arpNetworkYaml(segment)}---
 apiVersion: v1
 kind: Service
 metadata:

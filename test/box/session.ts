@@ -109,6 +109,27 @@ export async function installJuneau(kubectl: Kubectl, namespace = INSTALL.namesp
   await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
 }
 
+/**
+ * An arp AddressPool over `addresses` and the ExternalNetwork over it, as YAML documents ending in
+ * a newline. The box tests put the pool in the nodes' own segment (EN-12): `.240-.250` by default.
+ */
+export function arpNetworkYaml(
+  segment: string,
+  o: { readonly pool?: string; readonly network?: string; readonly addresses?: string } = {},
+): string {
+  const pool = o.pool ?? 'box-pool';
+  return `apiVersion: juneau.loutres.me/v1alpha1
+kind: AddressPool
+metadata: { name: ${pool} }
+spec: { addresses: ["${o.addresses ?? `${segment}.240-${segment}.250`}"], advertiseMode: arp }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ExternalNetwork
+metadata: { name: ${o.network ?? 'box-net'} }
+spec: { addressPools: [${pool}], type: arp }
+`;
+}
+
 export interface EchoDeploymentOptions {
   /** @default 'echo' */
   readonly name?: string;

@@ -31,6 +31,7 @@ import {
   kubectlFor,
   agentPods,
   describeOnBox,
+  arpNetworkYaml,
 } from './session';
 
 jest.setTimeout(1_800_000);
@@ -43,16 +44,7 @@ const FLUSH_EVERY = 10;
 
 /** The pool and network of the examples, the echo Deployment on `nodes` (one pod each) and its Service. */
 function manifest(nodes: string[]): string {
-  return `apiVersion: juneau.loutres.me/v1alpha1
-kind: AddressPool
-metadata: { name: arp-pool }
-spec: { addresses: ["${NODE_SUBNET}.240-${NODE_SUBNET}.250"], advertiseMode: arp }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ExternalNetwork
-metadata: { name: ext-net-arp }
-spec: { addressPools: [arp-pool], type: arp }
----
+  return `${arpNetworkYaml(NODE_SUBNET, { pool: 'arp-pool', network: 'ext-net-arp' })}---
 ${echoDeployment({ nodes, udp: true })}---
 apiVersion: v1
 kind: Service
