@@ -1,6 +1,6 @@
 // A controller replica for the ElasticIP cluster tests: the controller's own shared context
 // (createControllerContext: caches, the allocation index fed from them, the allocator) and this
-// feature's reconcilers from registerElasticIPControllers. The ExternalNetwork reconciler is not
+// feature's reconcilers from ElasticIPControllers. The ExternalNetwork reconciler is not
 // run, so a test decides when status.networkID is written (EN-8).
 import {
   API_VERSION,
@@ -12,11 +12,7 @@ import {
 } from '../../api';
 import { createControllerContext, type ControllerContext } from '../../runtime/controller/context';
 import { EipResources } from '../../runtime/controller/eip/caches';
-import {
-  registerElasticIPControllers,
-  sharedCachesRead,
-  type ElasticIPControllers,
-} from '../../runtime/controller/eip/register';
+import { ElasticIPControllers, sharedCachesRead } from '../../runtime/controller/eip/register';
 import { asKube, JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
@@ -45,7 +41,7 @@ export async function startReplica(name = 'test'): Promise<Replica> {
     flushIntervalMs: 1_000,
   });
   const ctx = createControllerContext({ rest: client, logger, recorder });
-  const eip = registerElasticIPControllers(ctx);
+  const eip = new ElasticIPControllers(ctx);
   // As the controller does, less the caches of features not run here; eip.start() waits for them.
   const used = sharedCachesRead(ctx.caches);
   used.forEach((c) => c.start());

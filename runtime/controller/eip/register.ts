@@ -103,17 +103,6 @@ export class ElasticIPControllers {
   }
 }
 
-/**
- * @deprecated `new ElasticIPControllers(base, options)`; kept while test/cluster/eip-harness.ts
- * (issue 12 item 8, another change) still calls it.
- */
-export function registerElasticIPControllers(
-  base: ControllerContext,
-  options: ElasticIPControllerOptions = {},
-): ElasticIPControllers {
-  return new ElasticIPControllers(base, options);
-}
-
 type Queues = ElasticIPControllers['queues'];
 
 /** Which keys a change affects. */
