@@ -277,7 +277,7 @@ export class Rig {
   async resolveFresh(address: string): Promise<string | undefined> {
     await this.in(this.client, 'ip', 'neigh', 'flush', 'dev', this.bridge);
     // Any datagram to the address makes the kernel resolve it (no ping on minimal images).
-    await this.in(this.client, 'bash', '-c', `echo > /dev/udp/${address}/9`).catch(() => undefined);
+    await this.in(this.client, 'bash', '--norc', '-c', `echo > /dev/udp/${address}/9`).catch(() => undefined);
     for (let waited = 0; waited < 2000; waited += 50) {
       const entries = JSON.parse(
         await this.in(this.client, 'ip', '-j', 'neigh', 'show', address, 'dev', this.bridge),
@@ -297,8 +297,8 @@ export class Rig {
   /** Opens a TCP connection from the client to a closed port of `address`: true when the peer
    * refused it (an RST came back, so IP traffic flows both ways), false on timeout. */
   async tcpRefused(address: string, port = 9): Promise<boolean> {
-    const script = `timeout 2 bash -c 'echo > /dev/tcp/${address}/${port}' 2>&1; true`;
-    const out = await this.in(this.client, 'bash', '-c', script);
+    const script = `timeout 2 bash --norc -c 'echo > /dev/tcp/${address}/${port}' 2>&1; true`;
+    const out = await this.in(this.client, 'bash', '--norc', '-c', script);
     return out.includes('Connection refused');
   }
 
