@@ -264,7 +264,8 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_DROP_TUNNEL_VNI	= 20,	/* tc_nat_tun: VNI of no direct ElasticIP here */
 	JUNEAU_NAT_DROP_TUNNEL_UNMAPPED	= 21,	/* tc_nat_tun: accepted VNI, not a direct ElasticIP here */
 	JUNEAU_NAT_EVENT_TUNNEL_IN	= 22,	/* counted besides: accepted from the VXLAN device */
-	JUNEAU_NAT_REASON_MAX		= 23,
+	JUNEAU_NAT_PASS_OTHER_HOST	= 23,	/* tc_nat_in: frame not for this host's MAC (pkt_type) */
+	JUNEAU_NAT_REASON_MAX		= 24,
 };
 
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");

@@ -75,6 +75,8 @@
 #define ICMP_OFF_CHECK	2
 #define ICMP_HLEN	8
 
+#define PACKET_HOST_	0	/* linux/if_packet.h: to this host's MAC */
+
 enum nat_dir { NAT_IN = 0, NAT_OUT = 1 };
 
 struct ipv4_hdr {
@@ -735,9 +737,16 @@ int tc_nat_in(struct __sk_buff *skb)
 	struct juneau_nat_config *cfg;
 	struct pkt p = {};
 	__u32 zero = 0;
-	int reason = nat_in_fast(skb), routed;
+	int reason, routed;
 	__be32 daddr;
 
+	/* A frame for another host's MAC (a switch flooding an unknown
+	 * unicast destination, a promiscuous port) or a broadcast/multicast
+	 * one is not this node's to translate: the kernel drops it after us,
+	 * but translated and redirected it would reach the pod a second time. */
+	if (skb->pkt_type != PACKET_HOST_)
+		return exit_with(JUNEAU_NAT_PASS_OTHER_HOST);
+	reason = nat_in_fast(skb);
 	if (reason != FAST_FALLBACK)
 		return reason;
 	reason = parse_ipv4(skb, &p);

@@ -153,3 +153,35 @@ export function craftFrame(c: CraftedIpv4): Buffer {
   ip.writeUInt16BE(checksum(ip), 10);
   return Buffer.concat([mac(c.dstMac), mac(c.srcMac), Buffer.from([0x08, 0x00]), ip, c.payload]);
 }
+
+/** A UDP header and payload whose checksum is right for `src` -> `dst` (or zero: none). */
+export function udpDatagram(src: string, dst: string, sport: number, withChecksum: boolean): Buffer {
+  const payload = Buffer.from('juneau fast path');
+  const l4 = Buffer.alloc(8 + payload.length);
+  l4.writeUInt16BE(sport, 0);
+  l4.writeUInt16BE(9, 2);
+  l4.writeUInt16BE(l4.length, 4);
+  payload.copy(l4, 8);
+  if (withChecksum) l4.writeUInt16BE(l4Checksum(src, dst, 17, l4), 6);
+  return l4;
+}
+
+/** The TCP/UDP checksum of `l4` (its checksum field zero) for `src` -> `dst`. */
+export function l4Checksum(src: string, dst: string, proto: number, l4: Buffer): number {
+  return checksum(
+    Buffer.concat([ipv4ToBytes(src), ipv4ToBytes(dst), Buffer.from([0, proto, l4.length >> 8, l4.length & 0xff]), l4]),
+  );
+}
+
+/** A TCP SYN (20-byte header) with its checksum right for `src` -> `dst`. */
+export function tcpSyn(src: string, dst: string): Buffer {
+  const l4 = Buffer.alloc(20);
+  l4.writeUInt16BE(40000, 0);
+  l4.writeUInt16BE(8080, 2);
+  l4.writeUInt32BE(12345, 4);
+  l4[12] = 5 << 4;
+  l4[13] = 0x02;
+  l4.writeUInt16BE(65535, 14);
+  l4.writeUInt16BE(l4Checksum(src, dst, 6, l4), 16);
+  return l4;
+}

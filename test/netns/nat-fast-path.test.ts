@@ -7,43 +7,13 @@
 // fast path hands to the general path, is translated the same way.
 import { describeAsRoot } from './rig';
 import { EIP, POD, ROUTER_EXT, useNatRig } from './nat-rig';
-import { checkPacket, checksum, craftFrame, parseIpv4, type Ipv4Packet } from './ipv4';
+import { checkPacket, checksum, craftFrame, parseIpv4, tcpSyn, udpDatagram as udp, type Ipv4Packet } from './ipv4';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 
 jest.setTimeout(30_000);
 
 const ipv4 = (frames: Buffer[]): Ipv4Packet[] =>
   frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
-
-/** A UDP header and payload whose checksum is right for `src` -> `dst` (or zero: none). */
-function udp(src: string, dst: string, sport: number, withChecksum: boolean): Buffer {
-  const payload = Buffer.from('juneau fast path');
-  const l4 = Buffer.alloc(8 + payload.length);
-  l4.writeUInt16BE(sport, 0);
-  l4.writeUInt16BE(9, 2);
-  l4.writeUInt16BE(l4.length, 4);
-  payload.copy(l4, 8);
-  if (withChecksum) l4.writeUInt16BE(l4Checksum(src, dst, 17, l4), 6);
-  return l4;
-}
-
-/** A TCP SYN (20-byte header) with its checksum right for `src` -> `dst`. */
-function tcpSyn(src: string, dst: string): Buffer {
-  const l4 = Buffer.alloc(20);
-  l4.writeUInt16BE(40000, 0);
-  l4.writeUInt16BE(8080, 2);
-  l4.writeUInt32BE(12345, 4);
-  l4[12] = 5 << 4;
-  l4[13] = 0x02;
-  l4.writeUInt16BE(65535, 14);
-  l4.writeUInt16BE(l4Checksum(src, dst, 6, l4), 16);
-  return l4;
-}
-
-function l4Checksum(src: string, dst: string, proto: number, l4: Buffer): number {
-  const addr = (a: string) => Buffer.from(a.split('.').map(Number));
-  return checksum(Buffer.concat([addr(src), addr(dst), Buffer.from([0, proto, l4.length >> 8, l4.length & 0xff]), l4]));
-}
 
 describeAsRoot(
   'tc_nat_in fast path: in-place rewrite with the checksums and TTL computed in the program (NAT-1, NAT-3)',
