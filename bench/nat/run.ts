@@ -2,7 +2,7 @@
 // (`dnat to` / `snat to`, conntrack), side by side in one run on one rig (bench/README.md). Not a
 // test: prints numbers.
 //
-//   sudo npx tsx bench/nat/run.ts [seconds-per-flood=3] [rounds=3] [rtt-probes=2000]
+//   sudo npx tsx bench/nat/run.ts [seconds-per-flood=3] [rounds=3] [rtt-probes-per-batch=500] [rtt-batches-per-round=4]
 //
 // Rig: test/netns/nat-rig.ts (router -> node -> pod, offloads off). Variants, switched on the
 // same node between measurements, the order rotating each round:
@@ -11,13 +11,16 @@
 //          postrouting `snat to` the ElasticIP (conntrack does the reverse direction)
 //   floor - no NAT at all: bench/nat/tc_floor.bpf.c on ext0 sends every frame unparsed to the
 //          pod (pps only): the rig's own cost per packet, measured in the same rounds
-// Figures per variant (median over rounds):
+// Figures per variant (floods: median over rounds; latency: over all probes of all rounds):
 //   pps      - trafgen floods 64-byte UDP frames to the ElasticIP from the router on one CPU,
 //              source port random per frame (many clients, as on the internet); the pod's eth0
 //              rx_packets delta per second is what went through the node
 //   conntrack entries on the node after the flood (`conntrack -C`)
 //   RTT p50/p99 - sequential 64-byte UDP ping-pong router -> ElasticIP -> pod echo (Python
-//              sockets at both ends: the same overhead for both variants)
+//              sockets at both ends: the same overhead for both variants), interleaved batch by
+//              batch between ebpf and nft (the order alternating), so both see the same load of
+//              the shared machine; percentiles over all probes pooled, and per pair of adjacent
+//              batches (which variant had the lower p99, and the median ratio)
 //   TCP      - one connection router -> pod for a few seconds, bytes per second
 //   node cost - per packet, 1/pps of the variant minus 1/pps of the floor: what the node's
 //              translation and forwarding add to the generator, the veths and the pod, which
@@ -27,10 +30,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EIP, NatRig, POD, ROUTER_EXT } from '../../test/netns/nat-rig';
+import { percentile } from '../arp/latency';
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const ROUNDS = Number(process.argv[3] ?? 3);
-const PROBES = Number(process.argv[4] ?? 2000);
+const PROBES = Number(process.argv[4] ?? 500);
+const BATCHES = Number(process.argv[5] ?? 4);
 const TRAFFIC = path.join(__dirname, 'traffic.py');
 
 type Variant = 'ebpf' | 'nft' | 'floor';
@@ -43,9 +48,6 @@ interface Sample {
   /** CPU time per packet of the flood (trafgen with the softirq work in its context, ksoftirqd). */
   cpuUs: number;
   conntrack: number;
-  p50: number;
-  p99: number;
-  lost: number;
   tcp: number;
   /** Average time inside tc_nat_in per packet during the flood (kernel.bpf_stats_enabled); NaN for nft. */
   nsPerPacket: number;
@@ -176,19 +178,29 @@ function background(ns: string, ...args: string[]): Promise<ChildProcess> {
   });
 }
 
-async function measure(rig: NatRig, variant: Variant, config: string): Promise<Sample> {
-  await use(rig, variant);
-  // Latency and TCP first, on a clean conntrack table; the flood (which fills it) last. The floor
-  // forwards one way only: it has no round trip.
-  const rtt =
-    variant === 'floor'
-      ? { rtts: [NaN], lost: 0 }
-      : (JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as {
+/** RTT probes, per variant: every batch's round trips (µs) and losses, in order. */
+type Latency = Record<'ebpf' | 'nft', Array<{ rtts: number[]; lost: number }>>;
+
+/** One round's latency: BATCHES batches per variant, alternating, each on a clean conntrack table
+ * (use() flushes it). The floor forwards one way only: it has no round trip. */
+async function measureLatency(rig: NatRig, round: number, latency: Latency): Promise<void> {
+  for (let b = 0; b < BATCHES; b++) {
+    const order = (round + b) % 2 === 0 ? (['ebpf', 'nft'] as const) : (['nft', 'ebpf'] as const);
+    for (const variant of order) {
+      await use(rig, variant);
+      latency[variant].push(
+        JSON.parse(await rig.in(rig.router, 'python3', TRAFFIC, 'udp-rtt', EIP, '7', String(PROBES))) as {
           rtts: number[];
           lost: number;
-        });
-  const sorted = [...rtt.rtts].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+        },
+      );
+    }
+  }
+}
+
+async function measure(rig: NatRig, variant: Variant, config: string): Promise<Sample> {
+  await use(rig, variant);
+  // TCP first, on a clean conntrack table; the flood (which fills it) last.
   const tcp =
     variant === 'floor'
       ? { bytesPerSecond: NaN }
@@ -247,9 +259,6 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
     pps,
     cpuUs,
     conntrack,
-    p50: pct(50),
-    p99: pct(99),
-    lost: rtt.lost,
     tcp: tcp.bytesPerSecond,
     nsPerPacket,
     nodeUs: NaN,
@@ -257,6 +266,23 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Pooled percentiles, and the paired view: batch i of ebpf ran next to batch i of nft, so the
+ * machine's load is shared by the pair; a p99 gap that holds in most pairs is the variant's. */
+function reportLatency(latency: Latency): void {
+  const all = (v: 'ebpf' | 'nft') => latency[v].flatMap((b) => b.rtts);
+  const lost = (v: 'ebpf' | 'nft') => latency[v].reduce((n, b) => n + b.lost, 0);
+  const line = (v: 'ebpf' | 'nft') =>
+    `  ${v.padEnd(5)} ${all(v).length} probes (${lost(v)} lost): p50 ${percentile(all(v), 50).toFixed(1)}  p90 ${percentile(all(v), 90).toFixed(1)}  p99 ${percentile(all(v), 99).toFixed(1)}  p99.9 ${percentile(all(v), 99.9).toFixed(1)} µs`;
+  console.log(
+    `\nRTT over all rounds (${latency.ebpf.length} interleaved batches per variant):\n${line('ebpf')}\n${line('nft')}`,
+  );
+  const ratios = latency.ebpf.map((b, i) => percentile(b.rtts, 99) / percentile(latency.nft[i].rtts, 99));
+  const p50s = latency.ebpf.map((b, i) => percentile(b.rtts, 50) / percentile(latency.nft[i].rtts, 50));
+  console.log(
+    `  ebpf/nft: p50 ${(percentile(all('ebpf'), 50) / percentile(all('nft'), 50)).toFixed(2)}x, p99 ${(percentile(all('ebpf'), 99) / percentile(all('nft'), 99)).toFixed(2)}x pooled; per batch pair: p99 lower for ebpf in ${ratios.filter((r) => r < 1).length} of ${ratios.length}, median p99 ratio ${median(ratios).toFixed(2)}x (quartiles ${percentile(ratios, 25).toFixed(2)}–${percentile(ratios, 75).toFixed(2)}), median p50 ratio ${median(p50s).toFixed(2)}x`,
+  );
+}
 
 async function main(): Promise<void> {
   const rig = new NatRig();
@@ -276,15 +302,21 @@ async function main(): Promise<void> {
     const config = path.join(dir, 'flood.cfg');
     fs.writeFileSync(config, floodConfig(rig));
     const samples: Record<Variant, Sample[]> = { ebpf: [], nft: [], floor: [] };
+    const latency: Latency = { ebpf: [], nft: [] };
+    const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    console.log(`load average at the start: ${load()}`);
     for (let round = 0; round < ROUNDS; round++) {
+      await measureLatency(rig, round, latency);
+      const last = (v: 'ebpf' | 'nft') => latency[v].slice(-BATCHES).flatMap((b) => b.rtts);
+      console.log(
+        `round ${round + 1} RTT (${BATCHES}×${PROBES} probes each): ebpf p50 ${percentile(last('ebpf'), 50).toFixed(1)} p99 ${percentile(last('ebpf'), 99).toFixed(1)} µs, nft p50 ${percentile(last('nft'), 50).toFixed(1)} p99 ${percentile(last('nft'), 99).toFixed(1)} µs; load ${load()}`,
+      );
       for (let k = 0; k < VARIANTS.length; k++) {
         const variant = VARIANTS[(k + round) % VARIANTS.length];
         const s = await measure(rig, variant, config);
         samples[variant].push(s);
         const rest =
-          variant === 'floor'
-            ? ''
-            : `, ${s.conntrack} conntrack entries, RTT p50 ${s.p50.toFixed(1)} µs p99 ${s.p99.toFixed(1)} µs (lost ${s.lost}), TCP ${((s.tcp * 8) / 1e9).toFixed(2)} Gbit/s`;
+          variant === 'floor' ? '' : `, ${s.conntrack} conntrack entries, TCP ${((s.tcp * 8) / 1e9).toFixed(2)} Gbit/s`;
         console.log(
           `round ${round + 1} ${variant}: ${Math.round(s.pps)} pps${Number.isNaN(s.nsPerPacket) ? '' : ` (tc_nat_in ${Math.round(s.nsPerPacket)} ns/packet)`}${rest}`,
         );
@@ -297,7 +329,7 @@ async function main(): Promise<void> {
       );
     }
     const m = (v: Variant, f: keyof Sample) => median(samples[v].map((s) => s[f]));
-    console.log('\nmedian over rounds:');
+    console.log(`\nload average at the end: ${load()}\nfloods, median over rounds:`);
     for (const v of VARIANTS) {
       if (v === 'floor') {
         console.log(
@@ -306,7 +338,7 @@ async function main(): Promise<void> {
         continue;
       }
       console.log(
-        `  ${v.padEnd(5)} ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet, node cost ${m(v, 'nodeUs').toFixed(2)} µs (${Math.round(1e6 / m(v, 'nodeUs')).toLocaleString('en')} packets per CPU-second)   conntrack ${m(v, 'conntrack')}   RTT p50 ${m(v, 'p50').toFixed(1)} µs  p99 ${m(v, 'p99').toFixed(1)} µs   TCP ${((m(v, 'tcp') * 8) / 1e9).toFixed(2)} Gbit/s`,
+        `  ${v.padEnd(5)} ${Math.round(m(v, 'pps'))} pps   CPU ${m(v, 'cpuUs').toFixed(2)} µs/packet, node cost ${m(v, 'nodeUs').toFixed(2)} µs (${Math.round(1e6 / m(v, 'nodeUs')).toLocaleString('en')} packets per CPU-second)   conntrack ${m(v, 'conntrack')}   TCP ${((m(v, 'tcp') * 8) / 1e9).toFixed(2)} Gbit/s`,
       );
     }
     console.log(`  tc_nat_in: ${Math.round(m('ebpf', 'nsPerPacket'))} ns per packet inside the program`);
@@ -319,8 +351,9 @@ async function main(): Promise<void> {
       `  node cost from the medians: ebpf ${nodeUs('ebpf').toFixed(2)} µs (tc_nat_in alone ${(m('ebpf', 'nsPerPacket') / 1e3).toFixed(2)} µs), nft ${nodeUs('nft').toFixed(2)} µs per packet`,
     );
     console.log(
-      `  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x end to end, ${(m('nft', 'cpuUs') / m('ebpf', 'cpuUs')).toFixed(2)}x by CPU per packet, ${(nodeUs('nft') / Math.max(nodeUs('ebpf'), m('ebpf', 'nsPerPacket') / 1e3)).toFixed(2)}x by node cost (ebpf's taken as at least tc_nat_in's own time), p50 ${(m('ebpf', 'p50') / m('nft', 'p50')).toFixed(2)}x, p99 ${(m('ebpf', 'p99') / m('nft', 'p99')).toFixed(2)}x, TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`,
+      `  ebpf/nft: pps ${(m('ebpf', 'pps') / m('nft', 'pps')).toFixed(2)}x end to end, ${(m('nft', 'cpuUs') / m('ebpf', 'cpuUs')).toFixed(2)}x by CPU per packet, ${(nodeUs('nft') / Math.max(nodeUs('ebpf'), m('ebpf', 'nsPerPacket') / 1e3)).toFixed(2)}x by node cost (ebpf's taken as at least tc_nat_in's own time), TCP ${(m('ebpf', 'tcp') / m('nft', 'tcp')).toFixed(2)}x`,
     );
+    reportLatency(latency);
   } finally {
     fs.writeFileSync('/proc/sys/kernel/bpf_stats_enabled', statsWere);
     for (const s of servers) s.kill('SIGKILL');
