@@ -14,7 +14,8 @@
  * answering for a moment (ARP-10, OPS-1). No packet is ever sent from here (ARP-8).
  */
 import { referenceTo, type EventRecorder } from '../kube/events';
-import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
+import { Informer, type ListWatchClient } from '../kube/informer';
+import { startInformerLoop, stopInformerLoop } from './informer-loop';
 import { silentLogger, type Logger } from '../kube/log';
 import { ConflictTracker, type ConflictReport } from './conflicts';
 import { AnsweredAddresses } from './answered';
@@ -106,27 +107,24 @@ export class NodeAgent {
   /** Starts the informers, waits for them (however long: the pinned maps answer meanwhile), writes
    * the first pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
-    for (const informer of this.informers()) informer.start();
-    if (
-      !(await waitUntilSynced(
-        this.informers(),
-        () => this.stopped,
-        this.logger,
-        'still waiting for the informers; the pinned maps keep answering meanwhile',
-      ))
-    )
-      return;
-    this.synced = true;
-    this.reconcile();
-    this.poll();
-    this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs ?? 5_000);
+    this.pollTimer = await startInformerLoop({
+      informers: this.informers(),
+      stopped: () => this.stopped,
+      logger: this.logger,
+      waiting: 'still waiting for the informers; the pinned maps keep answering meanwhile',
+      synced: () => {
+        this.synced = true;
+        this.reconcile();
+      },
+      poll: () => this.poll(),
+      pollIntervalMs: this.options.pollIntervalMs,
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.pollTimer);
     await this.options.announcements?.stop();
-    await Promise.all(this.informers().map((i) => i.stop()));
+    await stopInformerLoop(this.informers(), this.pollTimer);
   }
 
   get informersSynced(): boolean {
