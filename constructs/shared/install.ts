@@ -297,8 +297,8 @@ function controllerRbac(ns: string): KubeObject[] {
 
 /**
  * The agent only reads its node's ARPAdvertisements and the pools it guards, the ElasticIPs,
- * attachments and NetworkInterfaces that place NAT on it, the Nodes and ServiceCIDRs whose
- * prefixes stay in the cluster (NAT-2) and the Nodes of direct ElasticIPs (EN-9) (informers: list
+ * attachments and NetworkInterfaces that place NAT on it, the Nodes, ServiceCIDRs and API server
+ * endpoints whose prefixes stay in the cluster (NAT-2) and the Nodes of direct ElasticIPs (EN-9) (informers: list
  * and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
  */
 function agentRbac(ns: string): KubeObject[] {
@@ -323,6 +323,9 @@ function agentRbac(ns: string): KubeObject[] {
     // cluster-prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
+    // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;
+    // RBAC cannot limit list/watch to a label, and a Role in `default` would outlive an uninstall.
+    rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
     // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).

@@ -2,7 +2,8 @@
  * NAT-2: the destinations an ElasticIP pod's traffic keeps its own address to, learned from the
  * cluster so that a stock install needs no list of CIDRs: every Node's `spec.podCIDRs` and its
  * InternalIP/ExternalIP addresses, the `networking.k8s.io/v1` ServiceCIDRs' `spec.cidrs`
- * (Kubernetes 1.33+), plus what `--nat-cluster-cidrs` adds (a pod range a CNI does not record on
+ * (Kubernetes 1.33+), the endpoints of the `default/kubernetes` Service (the API servers, which are
+ * not Nodes on a managed or external control plane: `kubernetes.default` is DNATed to them), plus what `--nat-cluster-cidrs` adds (a pod range a CNI does not record on
  * the Nodes, the Service range of an older cluster). Pure: objects in, the fewest LPM prefixes
  * covering their union out (bpf/prefixes.ts), IPv4 only (the NAT is IPv4).
  */
@@ -22,9 +23,18 @@ export interface ServiceCIDRSource {
   readonly spec?: { readonly cidrs?: readonly string[] };
 }
 
+/** The fields of an EndpointSlice (discovery.k8s.io/v1) this reads. */
+export interface EndpointSliceSource {
+  readonly metadata?: { readonly name?: string };
+  readonly addressType?: string;
+  readonly endpoints?: ReadonlyArray<{ readonly addresses?: readonly string[] }>;
+}
+
 export interface ClusterPrefixInputs {
   readonly nodes: readonly NodePrefixSource[];
   readonly serviceCIDRs: readonly ServiceCIDRSource[];
+  /** The `default/kubernetes` Service's EndpointSlices: the API server addresses. @default [] */
+  readonly apiServerSlices?: readonly EndpointSliceSource[];
   /** `--nat-cluster-cidrs`, already validated (parseClusterCidrs). */
   readonly extra: readonly string[];
 }
@@ -82,6 +92,14 @@ export function clusterPrefixes(input: ClusterPrefixInputs): ClusterPrefixes {
   }
   for (const s of input.serviceCIDRs)
     for (const cidr of s.spec?.cidrs ?? []) take(cidr, `ServiceCIDR ${s.metadata?.name ?? ''} spec.cidrs`);
+  for (const slice of input.apiServerSlices ?? []) {
+    if (slice.addressType !== 'IPv4') continue;
+    const name = `EndpointSlice default/${slice.metadata?.name ?? ''} endpoints`;
+    for (const e of slice.endpoints ?? [])
+      for (const address of e.addresses ?? [])
+        if (IPV4.test(address)) take(`${address}/32`, name);
+        else skipped.push(`${name}: '${address}' is not an IPv4 address`);
+  }
   return { prefixes: poolItemsToPrefixes(items), skipped };
 }
 

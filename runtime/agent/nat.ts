@@ -2,7 +2,8 @@
  * The agent's ElasticIP data plane (EIP-4, NAT-1..NAT-5, DIR-1): informers of ElasticIPs,
  * ElasticIPAttachments and NetworkInterfaces feed one level-triggered pass that computes this node's
  * bindings (desiredNat) and makes the pinned NAT maps equal to them (NatMaps.sync); informers of
- * Nodes and ServiceCIDRs feed the same pass the in-cluster prefixes (NAT-2, cluster-prefixes.ts),
+ * Nodes, ServiceCIDRs and the `default/kubernetes` EndpointSlices (the API servers) feed the same
+ * pass the in-cluster prefixes (NAT-2, cluster-prefixes.ts),
  * written to juneau_nat_skip when they change. Same shape as
  * NodeAgent: passes coalesced, nothing written before every informer has synced (an agent that
  * restarts with an empty cache must not empty the maps the running programs translate with:
@@ -23,13 +24,20 @@
  */
 import { elasticIPAttachmentKind, elasticIPKind, externalNetworkKind, networkInterfaceKind } from '../../api';
 import type { ElasticIP, ElasticIPAttachment, ExternalNetwork, NetworkInterface } from '../../api';
-import { Informer, waitUntilSynced, type ListWatchClient } from '../kube/informer';
+import { Informer, type ListWatchClient } from '../kube/informer';
+import { startInformerLoop, stopInformerLoop } from './informer-loop';
 import { silentLogger, type Logger } from '../kube/log';
 import { juneauResource, Resources, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
 import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from './bpf/nat';
 import type { NatReasonName, Prefix } from './bpf/layout';
-import { clusterPrefixes, prefixesKey, type NodePrefixSource, type ServiceCIDRSource } from './cluster-prefixes';
+import {
+  clusterPrefixes,
+  prefixesKey,
+  type EndpointSliceSource,
+  type NodePrefixSource,
+  type ServiceCIDRSource,
+} from './cluster-prefixes';
 import { nodeInternalIPs } from './interface';
 import type { NatMetrics } from './nat-metrics';
 
@@ -39,6 +47,7 @@ export const NatResources = {
   networkInterfaces: juneauResource(networkInterfaceKind),
   externalNetworks: juneauResource(externalNetworkKind),
   nodes: Resources.nodes,
+  endpointSlices: Resources.endpointSlices,
   /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
   serviceCIDRs: {
     group: 'networking.k8s.io',
@@ -50,6 +59,11 @@ export const NatResources = {
 } as const;
 
 type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
+type EndpointSliceObject = EndpointSliceSource & KubeObject;
+
+/** The `kubernetes` Service's EndpointSlices: its endpoints are the API servers (NAT-2), which a
+ * managed or external control plane does not run on Nodes. Only these are listed and cached. */
+export const API_SERVER_SLICES = { namespace: 'default', labelSelector: 'kubernetes.io/service-name=kubernetes' };
 
 export type ElasticIPObject = ElasticIP & KubeObject;
 export type AttachmentObject = ElasticIPAttachment & KubeObject;
@@ -201,6 +215,7 @@ export class NatSync {
   readonly externalNetworks: Informer<ExternalNetworkObject>;
   readonly nodes: Informer<NodeObject>;
   readonly serviceCIDRs: Informer<ServiceCIDRObject> | undefined;
+  readonly apiServerSlices: Informer<EndpointSliceObject>;
   private readonly logger: Logger;
   /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
   private writtenPrefixes: string | undefined;
@@ -225,6 +240,11 @@ export class NatSync {
       options.serviceCIDRsServed === false
         ? undefined
         : new Informer(options.client, { ...common, type: NatResources.serviceCIDRs });
+    this.apiServerSlices = new Informer(options.client, {
+      ...common,
+      type: NatResources.endpointSlices,
+      ...API_SERVER_SLICES,
+    });
     const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     for (const informer of this.informers()) informer.addHandlers(schedule);
   }
@@ -232,26 +252,23 @@ export class NatSync {
   /** Starts the informers, waits for them (the pinned maps translate meanwhile), writes the first
    * pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
-    for (const informer of this.informers()) informer.start();
-    if (
-      !(await waitUntilSynced(
-        this.informers(),
-        () => this.stopped,
-        this.logger,
-        'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
-      ))
-    )
-      return;
-    this.synced = true;
-    this.reconcile();
-    this.poll();
-    this.pollTimer = setInterval(() => this.poll(), this.options.pollIntervalMs ?? 5_000);
+    this.pollTimer = await startInformerLoop({
+      informers: this.informers(),
+      stopped: () => this.stopped,
+      logger: this.logger,
+      waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
+      synced: () => {
+        this.synced = true;
+        this.reconcile();
+      },
+      poll: () => this.poll(),
+      pollIntervalMs: this.options.pollIntervalMs,
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.pollTimer);
-    await Promise.all(this.informers().map((i) => i.stop()));
+    await stopInformerLoop(this.informers(), this.pollTimer);
   }
 
   get informersSynced(): boolean {
@@ -299,6 +316,7 @@ export class NatSync {
     const { prefixes, skipped } = clusterPrefixes({
       nodes: this.nodes.list(),
       serviceCIDRs: this.serviceCIDRs?.list() ?? [],
+      apiServerSlices: this.apiServerSlices.list(),
       extra: this.options.extraClusterCidrs ?? [],
     });
     const key = prefixesKey(prefixes);
@@ -340,6 +358,7 @@ export class NatSync {
       this.networkInterfaces,
       this.externalNetworks,
       this.nodes,
+      this.apiServerSlices,
       ...(this.serviceCIDRs ? [this.serviceCIDRs] : []),
     ] as Array<Informer<KubeObject>>;
   }
