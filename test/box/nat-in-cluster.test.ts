@@ -7,10 +7,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+import { buildEchoImage, ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { REPO_ROOT } from '../cluster/paths';
-import { sleep } from '../sleep';
 import { elapsedSince, figure } from '../e2e/figures';
+import { echoPod, getFromPod, runningPod, until } from './echo-pods';
 import { cmd, inNetns } from './exec';
 import { PEER, type PeerResult, Running, runningIn } from './peers';
 import type { BoxState } from './state';
@@ -33,46 +33,6 @@ const NS = 'juneau-system';
 const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
 const EXTRA_CLUSTER_IP = '10.100.0.10';
 
-/** A bare echo Pod pinned to `node`. */
-function echoPod(name: string, node: string, annotations: Record<string, string>): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', annotations, labels: { app: name } },
-    spec: {
-      nodeName: node,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'echo',
-          image: ECHO_IMAGE,
-          imagePullPolicy: 'Never',
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          ],
-          ports: [{ containerPort: ECHO_HTTP_PORT, protocol: 'TCP' }],
-          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
-        },
-      ],
-    },
-  });
-}
-
-interface PodJson {
-  spec: { nodeName: string };
-  status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
-}
-
-/** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-  }
-}
-
 describeOnBox(
   'NAT-2 on a stock install: an ElasticIP pod keeps its own address inside the cluster, and leaves from the ElasticIP only towards the outside',
   () => {
@@ -90,25 +50,9 @@ describeOnBox(
     let clusterIp = '';
     let nodePort = 0;
 
-    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
-    const running = (name: string) =>
-      until(`pod ${name} Ready`, async () => {
-        const p = await pod(name);
-        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-      });
-    /** One HTTP GET by the echo image's Node.js in the pod `web`: the page, or `ERROR <why>` (5 s). */
-    const getFromWeb = async (url: string) =>
-      (
-        await kubectl([
-          'exec',
-          'web',
-          '--',
-          'node',
-          '-e',
-          `const r = require('node:http').get(${JSON.stringify(url)}, { timeout: 5000 }, (res) => res.pipe(process.stdout));
-r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', (e) => console.log('ERROR ' + e.message));`,
-        ])
-      ).trim();
+    const running = (name: string) => runningPod(kubectl, name);
+    /** One HTTP GET by the pod `web`: the page, or `ERROR <why>` (5 s). */
+    const getFromWeb = (url: string) => getFromPod(kubectl, 'web', url);
     const agentPodOn = async (node: string) =>
       (
         await kubectl([
