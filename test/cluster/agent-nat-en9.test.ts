@@ -4,28 +4,12 @@
 // when the NetworkInterface goes. The agent runs in the node namespace of the NAT rig and makes its
 // VXLAN device there. No Juneau controller runs in the cluster project: the test writes the
 // statuses the controller would. The packets themselves: test/netns/nat-en9.test.ts.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { NatMaps } from '../../runtime/agent/bpf/nat';
-import { removePins } from '../../runtime/agent/bpf';
 import { NatResources } from '../../runtime/agent/nat';
 import { VXLAN_DEVICE } from '../../runtime/agent/vxlan';
-import { Resources } from '../../runtime/kube/resources';
-import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
-import { NODE_EXT, NatRig } from '../netns/nat-rig';
-import { AgentProcess, ApiBridge } from './agent-harness';
-import {
-  createNamespace,
-  deleteNamespace,
-  ensureNode,
-  ignoreNotFound,
-  requireCrd,
-  testKubeConfig,
-  testKubeconfigPath,
-  waitFor,
-} from './fixture';
+import { useAgentNat } from './agent-nat-harness';
+import { ensureNode, ignoreNotFound, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
 
@@ -35,85 +19,55 @@ const VNI = 4243;
 const API = 'juneau.loutres.me/v1alpha1';
 
 describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (EN-9)', () => {
-  const rig = new NatRig();
-  const node = `en9-${rig.id}`;
+  const t = useAgentNat({
+    nodePrefix: 'en9',
+    namespace: 'agent-en9',
+    crd: 'externalnetworks',
+    setup: async () => {
+      await ensureNode(other, { internalIP: OTHER_NODE_IP });
+      t.nodes.push(other);
+      await create(NatResources.externalNetworks, {
+        kind: 'ExternalNetwork',
+        metadata: { name: network },
+        spec: { type: 'arp', addressPools: [network] },
+      });
+      await create(NatResources.elasticIPs, {
+        kind: 'ElasticIP',
+        metadata: { namespace: t.ns, name: 'far' },
+        spec: { externalNetwork: network },
+      });
+      await patchStatus(NatResources.elasticIPs, t.ns, 'far', {
+        phase: 'Attached',
+        address: EIP,
+        attachment: { kind: 'NetworkInterface', name: 'far.eth0' },
+      });
+      await create(NatResources.networkInterfaces, {
+        kind: 'NetworkInterface',
+        metadata: { namespace: t.ns, name: 'far.eth0' },
+        spec: { podName: 'far', interface: 'eth0', nodeName: other, address: '10.9.0.2', elasticIP: 'far' },
+      });
+      await patchStatus(NatResources.networkInterfaces, t.ns, 'far.eth0', { phase: 'Ready' });
+    },
+    cleanup: async () => {
+      await rest.delete(NatResources.externalNetworks, undefined, network).catch(ignoreNotFound);
+    },
+  });
+  const { rig, rest } = t;
   const other = `en9-${rig.id}-other`;
   const network = `en9-${rig.id}`;
-  const pinDir = path.join(rig.pinDir, 'juneau');
-  const rest = new RestClient(testKubeConfig());
-  let ns = '';
-  let bridge: ApiBridge | undefined;
-  let agent: AgentProcess | undefined;
-  let maps: NatMaps | undefined;
 
   const create = (type: typeof NatResources.elasticIPs, object: object) =>
     rest.create(type, { apiVersion: API, ...object } as KubeObject);
   const patchStatus = (type: typeof NatResources.elasticIPs, namespace: string, name: string, status: object) =>
     rest.patch(type, namespace, name, 'merge', { status }, { subresource: 'status' });
   const remote = (want: object[]) =>
-    waitFor(() => JSON.stringify(maps!.remoteBindings()) === JSON.stringify(want), {
+    waitFor(() => JSON.stringify(t.maps.remoteBindings()) === JSON.stringify(want), {
       what: `juneau_nat_remote = ${JSON.stringify(want)}`,
     });
 
-  beforeAll(async () => {
-    await requireCrd('externalnetworks');
-    await rig.setup();
-    await ensureNode(node, { internalIP: NODE_EXT });
-    await ensureNode(other, { internalIP: OTHER_NODE_IP });
-    ns = await createNamespace('agent-en9');
-    await create(NatResources.externalNetworks, {
-      kind: 'ExternalNetwork',
-      metadata: { name: network },
-      spec: { type: 'arp', addressPools: [network] },
-    });
-    await create(NatResources.elasticIPs, {
-      kind: 'ElasticIP',
-      metadata: { namespace: ns, name: 'far' },
-      spec: { externalNetwork: network },
-    });
-    await patchStatus(NatResources.elasticIPs, ns, 'far', {
-      phase: 'Attached',
-      address: EIP,
-      attachment: { kind: 'NetworkInterface', name: 'far.eth0' },
-    });
-    await create(NatResources.networkInterfaces, {
-      kind: 'NetworkInterface',
-      metadata: { namespace: ns, name: 'far.eth0' },
-      spec: { podName: 'far', interface: 'eth0', nodeName: other, address: '10.9.0.2', elasticIP: 'far' },
-    });
-    await patchStatus(NatResources.networkInterfaces, ns, 'far.eth0', { phase: 'Ready' });
-    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
-    await bridge.start(rig.node);
-    agent = new AgentProcess(rig.node, [
-      '--node-name',
-      node,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      `--bpffs=${rig.pinDir}`,
-      '--xdp-mode=generic',
-      '--poll-interval=200ms',
-    ]);
-    await agent.startReady();
-    maps = NatMaps.openPinned(pinDir);
-  }, 120_000);
-
-  afterAll(async () => {
-    await agent?.stop('SIGKILL');
-    maps?.close();
-    await bridge?.stop();
-    if (ns) await deleteNamespace(ns);
-    await rest.delete(NatResources.externalNetworks, undefined, network).catch(ignoreNotFound);
-    for (const n of [node, other]) await rest.delete(Resources.nodes, undefined, n).catch(ignoreNotFound);
-    try {
-      if (fs.existsSync(pinDir)) removePins(pinDir);
-    } finally {
-      await rig.destroy();
-    }
-  }, 60_000);
-
   test('EN-8, EN-9: nothing is carried while status.networkID is 0; once written, the ElasticIP goes to the other node with that VNI through the agent VXLAN device', async () => {
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
-    expect(maps!.remoteBindings()).toEqual([]);
+    expect(t.maps.remoteBindings()).toEqual([]);
     const device = JSON.parse(await rig.in(rig.node, 'ip', '-d', '-j', 'link', 'show', VXLAN_DEVICE)) as Array<{
       flags: string[];
       linkinfo: { info_kind: string; info_data: { external?: boolean; port: number; learning?: boolean } };
@@ -133,8 +87,8 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
   });
 
   test('EN-9: the NetworkInterface gone, the remote binding goes, counters included', async () => {
-    await rest.delete(NatResources.networkInterfaces, ns, 'far.eth0');
+    await rest.delete(NatResources.networkInterfaces, t.ns, 'far.eth0');
     await remote([]);
-    expect(maps!.countersMap.keys()).toEqual([]);
+    expect(t.maps.countersMap.keys()).toEqual([]);
   });
 });

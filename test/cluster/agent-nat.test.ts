@@ -4,28 +4,14 @@
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
 import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { NatMaps } from '../../runtime/agent/bpf/nat';
-import { removePins } from '../../runtime/agent/bpf';
 import { NatResources } from '../../runtime/agent/nat';
-import { Resources } from '../../runtime/kube/resources';
-import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
-import { EIP, NODE_EXT, POD, ROUTER_EXT, NatRig } from '../netns/nat-rig';
-import { AgentProcess, ApiBridge } from './agent-harness';
-import {
-  createNamespace,
-  deleteNamespace,
-  ensureNode,
-  ignoreNotFound,
-  requireCrd,
-  testKubeConfig,
-  testKubeconfigPath,
-  waitFor,
-} from './fixture';
+import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
+import { useAgentNat } from './agent-nat-harness';
+import { waitFor } from './fixture';
 import { REPO_ROOT } from './paths';
 
 const run = promisify(execFile);
@@ -35,94 +21,60 @@ const EIP_DIRECT = '192.0.2.51';
 const API = 'juneau.loutres.me/v1alpha1';
 
 describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT-1, NAT-4, NAT-5, DIR-1)', () => {
-  const rig = new NatRig();
-  const node = `nat-${rig.id}`;
-  const pinDir = path.join(rig.pinDir, 'juneau');
-  const rest = new RestClient(testKubeConfig());
-  let ns = '';
-  let bridge: ApiBridge | undefined;
-  let agent: AgentProcess;
-  let maps: NatMaps | undefined;
-  const agentArgs = [
-    '--node-name',
-    node,
-    '--kubeconfig',
-    testKubeconfigPath(),
-    `--bpffs=${rig.pinDir}`,
-    '--xdp-mode=generic',
-    '--poll-interval=200ms',
-    '--nat-pod-ifaces=pod0',
-  ];
+  const t = useAgentNat({
+    nodePrefix: 'nat',
+    namespace: 'agent-nat',
+    crd: 'elasticipattachments',
+    agentArgs: ['--nat-pod-ifaces=pod0'],
+    setup: async () => {
+      // The pod network's job for a direct ElasticIP: the pod holds the address itself.
+      await rig.in(rig.pod, 'ip', 'addr', 'add', `${EIP_DIRECT}/32`, 'dev', 'lo');
+      await rig.in(
+        rig.router,
+        'ip',
+        'neigh',
+        'replace',
+        EIP_DIRECT,
+        'lladdr',
+        rig.nodeExtMac,
+        'dev',
+        'r0',
+        'nud',
+        'permanent',
+      );
+      await create(NatResources.elasticIPs, {
+        kind: 'ElasticIP',
+        metadata: { namespace: t.ns, name: 'web' },
+        spec: { externalNetwork: 'ext' },
+      });
+      await patchStatus(NatResources.elasticIPs, 'web', {
+        phase: 'Attached',
+        address: EIP,
+        attachment: { kind: 'ElasticIPAttachment', name: 'web' },
+      });
+      await create(NatResources.networkInterfaces, {
+        kind: 'NetworkInterface',
+        metadata: { namespace: t.ns, name: 'web.eth0' },
+        spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD },
+      });
+      await create(NatResources.attachments, {
+        kind: 'ElasticIPAttachment',
+        metadata: { namespace: t.ns, name: 'web' },
+        spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
+      });
+    },
+  });
+  const { rig, node, rest } = t;
 
   const create = (type: typeof NatResources.elasticIPs, object: object) =>
-    rest.create(type, { apiVersion: API, metadata: { namespace: ns }, ...object } as KubeObject);
+    rest.create(type, { apiVersion: API, metadata: { namespace: t.ns }, ...object } as KubeObject);
   const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) =>
-    rest.patch(type, ns, name, 'merge', { status }, { subresource: 'status' });
-  const bindings = () => JSON.stringify({ nat: maps!.bindings(), direct: maps!.directBindings() });
+    rest.patch(type, t.ns, name, 'merge', { status }, { subresource: 'status' });
+  const bindings = () => JSON.stringify({ nat: t.maps.bindings(), direct: t.maps.directBindings() });
   const waitForBindings = (nat: object[], direct: object[] = []) =>
     waitFor(() => bindings() === JSON.stringify({ nat, direct }), {
       what: `NAT maps = ${JSON.stringify({ nat, direct })}`,
     });
-
-  beforeAll(async () => {
-    await requireCrd('elasticipattachments');
-    await rig.setup();
-    await ensureNode(node, { internalIP: NODE_EXT });
-    ns = await createNamespace('agent-nat');
-    // The pod network's job for a direct ElasticIP: the pod holds the address itself.
-    await rig.in(rig.pod, 'ip', 'addr', 'add', `${EIP_DIRECT}/32`, 'dev', 'lo');
-    await rig.in(
-      rig.router,
-      'ip',
-      'neigh',
-      'replace',
-      EIP_DIRECT,
-      'lladdr',
-      rig.nodeExtMac,
-      'dev',
-      'r0',
-      'nud',
-      'permanent',
-    );
-    await create(NatResources.elasticIPs, {
-      kind: 'ElasticIP',
-      metadata: { namespace: ns, name: 'web' },
-      spec: { externalNetwork: 'ext' },
-    });
-    await patchStatus(NatResources.elasticIPs, 'web', {
-      phase: 'Attached',
-      address: EIP,
-      attachment: { kind: 'ElasticIPAttachment', name: 'web' },
-    });
-    await create(NatResources.networkInterfaces, {
-      kind: 'NetworkInterface',
-      metadata: { namespace: ns, name: 'web.eth0' },
-      spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD },
-    });
-    await create(NatResources.attachments, {
-      kind: 'ElasticIPAttachment',
-      metadata: { namespace: ns, name: 'web' },
-      spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
-    });
-    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
-    await bridge.start(rig.node);
-    agent = new AgentProcess(rig.node, agentArgs);
-    await agent.startReady();
-    maps = NatMaps.openPinned(pinDir);
-  }, 120_000);
-
-  afterAll(async () => {
-    await agent?.stop('SIGKILL');
-    maps?.close();
-    await bridge?.stop();
-    if (ns) await deleteNamespace(ns);
-    await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
-    try {
-      if (fs.existsSync(pinDir)) removePins(pinDir);
-    } finally {
-      await rig.destroy();
-    }
-  }, 60_000);
 
   test('NAT-1: nothing is translated until the attachment is Attached on this node; then a connection to the ElasticIP reaches the pod', async () => {
     // Reconciled once with everything listed (readiness), and the Pending attachment left out.
@@ -154,7 +106,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     }>;
     expect(rows).toEqual([expect.objectContaining({ elasticIP: EIP, address: POD, kind: 'nat' })]);
     const [row] = rows;
-    const [entry] = maps!.entries();
+    const [entry] = t.maps.entries();
     expect(row.inPackets).toBeGreaterThan(0);
     expect(row.inPackets).toBeLessThanOrEqual(Number(entry.inPackets));
     const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
@@ -171,30 +123,29 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-4: an agent SIGKILLed during a transfer: the transfer completes; the next agent adopts the maps with their counters', async () => {
-    const before = maps!.entries()[0];
+    const before = t.maps.entries()[0];
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8081');
     const transfer = rig.tool<{ intact: boolean; echoed: number }>(rig.router, 'tcp-client', EIP, '8081', '20000000');
-    await waitFor(() => maps!.entries()[0].inPackets > before.inPackets + 1000n, { what: 'the transfer under way' });
-    expect(await agent.stop('SIGKILL')).toBeNull();
+    await waitFor(() => t.maps.entries()[0].inPackets > before.inPackets + 1000n, { what: 'the transfer under way' });
+    expect(await t.agent!.stop('SIGKILL')).toBeNull();
     expect(await transfer).toMatchObject({ intact: true, echoed: 20000000 });
     expect((await server.result).received).toBe(20000000);
-    agent = new AgentProcess(rig.node, agentArgs);
-    await agent.startReady();
+    await t.startAgent();
     expect(bindings()).toBe(JSON.stringify({ nat: [{ elasticIP: EIP, address: POD }], direct: [] }));
-    expect(maps!.entries()[0].inPackets).toBeGreaterThan(before.inPackets + 1000n);
+    expect(t.maps.entries()[0].inPackets).toBeGreaterThan(before.inPackets + 1000n);
   });
 
   test('NAT-4: the attachment moved to another node: this node stops translating and keeps no entry of it', async () => {
     await patchStatus(NatResources.attachments, 'web', { nodeName: 'another-node' });
     await waitForBindings([]);
-    expect([maps!.outMap.keys(), maps!.countersMap.keys()]).toEqual([[], []]);
+    expect([t.maps.outMap.keys(), t.maps.countersMap.keys()]).toEqual([[], []]);
     expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [] });
   });
 
   test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
     await create(NatResources.elasticIPs, {
       kind: 'ElasticIP',
-      metadata: { namespace: ns, name: 'direct' },
+      metadata: { namespace: t.ns, name: 'direct' },
       spec: { externalNetwork: 'ext' },
     });
     await patchStatus(NatResources.elasticIPs, 'direct', {
@@ -204,7 +155,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     });
     await create(NatResources.networkInterfaces, {
       kind: 'NetworkInterface',
-      metadata: { namespace: ns, name: 'direct.eth0' },
+      metadata: { namespace: t.ns, name: 'direct.eth0' },
       spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' },
     });
     await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
@@ -215,7 +166,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
       intact: true,
     });
     expect((await server.result).client).toBe(ROUTER_EXT);
-    await rest.delete(NatResources.networkInterfaces, ns, 'direct.eth0');
+    await rest.delete(NatResources.networkInterfaces, t.ns, 'direct.eth0');
     await waitForBindings([]);
   });
 });

@@ -1,0 +1,112 @@
+// The real juneau-agent in the node namespace of the NAT rig (test/netns/nat-rig.ts), against the
+// test control plane, for test/cluster/agent-nat*.test.ts: rig, Node (InternalIP on ext0), a
+// namespace, the agent (API through an ApiBridge) and the pinned NAT maps opened from the test,
+// made before the enclosing describe's tests and removed after them, nothing left behind.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { removePins } from '../../runtime/agent/bpf';
+import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient } from '../../runtime/kube/rest';
+import { NODE_EXT, NatRig } from '../netns/nat-rig';
+import { AgentProcess, ApiBridge } from './agent-harness';
+import {
+  createNamespace,
+  deleteNamespace,
+  ensureNode,
+  ignoreNotFound,
+  requireCrd,
+  testKubeConfig,
+  testKubeconfigPath,
+} from './fixture';
+
+export interface AgentNatOptions {
+  /** The Node's name before the rig's id. */
+  readonly nodePrefix: string;
+  /** The namespace's name prefix (createNamespace). */
+  readonly namespace: string;
+  /** A CRD the tests need (requireCrd). */
+  readonly crd: string;
+  /** Arguments after the common ones (node name, kubeconfig, bpffs, generic XDP, 200 ms poll). @default [] */
+  readonly agentArgs?: readonly string[];
+  /** After the rig, the Node and the namespace, before the agent starts. */
+  readonly setup?: (t: AgentNat) => Promise<void>;
+  /** After the agent stopped and the namespace was deleted, before the Nodes go. */
+  readonly cleanup?: (t: AgentNat) => Promise<void>;
+}
+
+export class AgentNat {
+  readonly rig = new NatRig();
+  readonly node: string;
+  readonly pinDir = path.join(this.rig.pinDir, 'juneau');
+  readonly rest = new RestClient(testKubeConfig());
+  readonly agentArgs: string[];
+  /** Nodes deleted after the tests (the agent's own first). */
+  readonly nodes: string[];
+  ns = '';
+  agent: AgentProcess | undefined;
+  private bridge: ApiBridge | undefined;
+  private openMaps: NatMaps | undefined;
+
+  constructor(private readonly options: AgentNatOptions) {
+    this.node = `${options.nodePrefix}-${this.rig.id}`;
+    this.nodes = [this.node];
+    this.agentArgs = [
+      '--node-name',
+      this.node,
+      '--kubeconfig',
+      testKubeconfigPath(),
+      `--bpffs=${this.rig.pinDir}`,
+      '--xdp-mode=generic',
+      '--poll-interval=200ms',
+      ...(options.agentArgs ?? []),
+    ];
+  }
+
+  /** The pinned NAT maps (after setup). */
+  get maps(): NatMaps {
+    if (!this.openMaps) throw new Error('the NAT maps are open only between beforeAll and afterAll');
+    return this.openMaps;
+  }
+
+  /** A new agent process with the same arguments, once ready (the previous one stopped). */
+  async startAgent(): Promise<AgentProcess> {
+    this.agent = new AgentProcess(this.rig.node, this.agentArgs);
+    await this.agent.startReady();
+    return this.agent;
+  }
+
+  async setup(): Promise<void> {
+    await requireCrd(this.options.crd);
+    await this.rig.setup();
+    await ensureNode(this.node, { internalIP: NODE_EXT });
+    this.ns = await createNamespace(this.options.namespace);
+    await this.options.setup?.(this);
+    this.bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
+    await this.bridge.start(this.rig.node);
+    await this.startAgent();
+    this.openMaps = NatMaps.openPinned(this.pinDir);
+  }
+
+  async teardown(): Promise<void> {
+    await this.agent?.stop('SIGKILL');
+    this.openMaps?.close();
+    await this.bridge?.stop();
+    if (this.ns) await deleteNamespace(this.ns);
+    await this.options.cleanup?.(this);
+    for (const n of this.nodes) await this.rest.delete(Resources.nodes, undefined, n).catch(ignoreNotFound);
+    try {
+      if (fs.existsSync(this.pinDir)) removePins(this.pinDir);
+    } finally {
+      await this.rig.destroy();
+    }
+  }
+}
+
+/** An AgentNat set up before the enclosing describe's tests and torn down after them. */
+export function useAgentNat(options: AgentNatOptions): AgentNat {
+  const t = new AgentNat(options);
+  beforeAll(() => t.setup(), 120_000);
+  afterAll(() => t.teardown(), 60_000);
+  return t;
+}
