@@ -253,7 +253,9 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
   let nsPerPacket = NaN;
   if (progBefore) {
     const after = programStats(inProgramId);
-    nsPerPacket = (after.ns - progBefore.ns) / Math.max(1, after.count - progBefore.count);
+    // No runs counted: kernel.bpf_stats_enabled was turned off meanwhile (it is machine-wide, and
+    // another bench may restore it); NaN, left out of the median, rather than 0.
+    if (after.count > progBefore.count) nsPerPacket = (after.ns - progBefore.ns) / (after.count - progBefore.count);
   }
   return {
     pps,
@@ -265,7 +267,22 @@ async function measure(rig: NatRig, variant: Variant, config: string): Promise<S
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The median of the values that are numbers (NaN: not measured in that round). */
+const median = (values: number[]) => {
+  const xs = values.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return xs.length ? xs[Math.floor(xs.length / 2)] : NaN;
+};
+
+/** Two-sided exact sign test: how likely `k` or a result as far from n/2, of `n` fair coin flips. */
+function signTest(k: number, n: number): number {
+  let tail = 0;
+  let coefficient = 1; // C(n, i)
+  for (let i = 0; i <= n; i++) {
+    if (Math.abs(i - n / 2) >= Math.abs(k - n / 2)) tail += coefficient;
+    coefficient = (coefficient * (n - i)) / (i + 1);
+  }
+  return Math.min(1, tail / 2 ** n);
+}
 
 /** Pooled percentiles, and the paired view: batch i of ebpf ran next to batch i of nft, so the
  * machine's load is shared by the pair; a p99 gap that holds in most pairs is the variant's. */
@@ -280,7 +297,7 @@ function reportLatency(latency: Latency): void {
   const ratios = latency.ebpf.map((b, i) => percentile(b.rtts, 99) / percentile(latency.nft[i].rtts, 99));
   const p50s = latency.ebpf.map((b, i) => percentile(b.rtts, 50) / percentile(latency.nft[i].rtts, 50));
   console.log(
-    `  ebpf/nft: p50 ${(percentile(all('ebpf'), 50) / percentile(all('nft'), 50)).toFixed(2)}x, p99 ${(percentile(all('ebpf'), 99) / percentile(all('nft'), 99)).toFixed(2)}x pooled; per batch pair: p99 lower for ebpf in ${ratios.filter((r) => r < 1).length} of ${ratios.length}, median p99 ratio ${median(ratios).toFixed(2)}x (quartiles ${percentile(ratios, 25).toFixed(2)}–${percentile(ratios, 75).toFixed(2)}), median p50 ratio ${median(p50s).toFixed(2)}x`,
+    `  ebpf/nft: p50 ${(percentile(all('ebpf'), 50) / percentile(all('nft'), 50)).toFixed(2)}x, p99 ${(percentile(all('ebpf'), 99) / percentile(all('nft'), 99)).toFixed(2)}x pooled; per batch pair: p99 lower for ebpf in ${ratios.filter((r) => r < 1).length} of ${ratios.length} (sign test p = ${signTest(ratios.filter((r) => r < 1).length, ratios.length).toFixed(2)}), median p99 ratio ${median(ratios).toFixed(2)}x (quartiles ${percentile(ratios, 25).toFixed(2)}–${percentile(ratios, 75).toFixed(2)}), median p50 ratio ${median(p50s).toFixed(2)}x`,
   );
 }
 
