@@ -6,7 +6,7 @@
 // here) against what the general path produced before, and a frame with IP options, which the
 // fast path hands to the general path, is translated the same way.
 import { describeAsRoot } from './rig';
-import { EIP, POD, ROUTER_EXT, useNatRig } from './nat-rig';
+import { EIP, POD, ROUTER_EXT, useBoundNatRig } from './nat-rig';
 import { checkPacket, checksum, craftFrame, parseIpv4, tcpSyn, udpDatagram as udp, type Ipv4Packet } from './ipv4';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 
@@ -18,12 +18,7 @@ const ipv4 = (frames: Buffer[]): Ipv4Packet[] =>
 describeAsRoot(
   'tc_nat_in fast path: in-place rewrite with the checksums and TTL computed in the program (NAT-1, NAT-3)',
   () => {
-    const rig = useNatRig();
-
-    beforeAll(async () => {
-      await rig.attach();
-      rig.maps().sync([{ elasticIP: EIP, address: POD }]);
-    }, 60_000);
+    const rig = useBoundNatRig();
 
     const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
     const delta = (before: Record<NatReasonName, bigint>, after: Record<NatReasonName, bigint>) =>

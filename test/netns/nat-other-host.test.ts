@@ -6,7 +6,7 @@
 // ElasticIP: the pod's capture shows only the one sent to the node's MAC, and the others are
 // counted as JUNEAU_NAT_PASS_OTHER_HOST and not in the ElasticIP's counters.
 import { describeAsRoot } from './rig';
-import { EIP, POD, ROUTER_EXT, useNatRig } from './nat-rig';
+import { EIP, POD, ROUTER_EXT, useBoundNatRig } from './nat-rig';
 import { craftFrame, parseIpv4, tcpSyn, udpDatagram, type Ipv4Packet } from './ipv4';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 
@@ -17,12 +17,7 @@ const OTHER_NODE_MAC = '02:00:5e:00:53:09';
 const BROADCAST = 'ff:ff:ff:ff:ff:ff';
 
 describeAsRoot('tc_nat_in leaves frames for another host untouched (NAT-1, EN-9)', () => {
-  const rig = useNatRig();
-
-  beforeAll(async () => {
-    await rig.attach();
-    rig.maps().sync([{ elasticIP: EIP, address: POD }]);
-  }, 60_000);
+  const rig = useBoundNatRig();
 
   const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
   const inPackets = () =>

@@ -296,3 +296,13 @@ export function useNatRig(options: { readonly offloads?: boolean } = {}): NatRig
   afterAll(() => rig.destroy(), 60_000);
   return rig;
 }
+
+/** A NatRig with the programs attached and the one binding EIP -> POD, for the enclosing describe. */
+export function useBoundNatRig(): NatRig {
+  const rig = useNatRig();
+  beforeAll(async () => {
+    await rig.attach();
+    rig.maps().sync([{ elasticIP: EIP, address: POD }]);
+  }, 60_000);
+  return rig;
+}
