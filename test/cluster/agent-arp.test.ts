@@ -3,17 +3,16 @@
 // namespace; a client namespace on the same segment sends ARP requests and captures what comes back.
 // The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (seed 004).
 import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { ArpMaps, removePins } from '../../runtime/agent/bpf';
+import { ArpMaps } from '../../runtime/agent/bpf';
 import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
-import { AgentProcess, ApiBridge } from './agent-harness';
+import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness';
 import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 import { REPO_ROOT } from './paths';
 
@@ -33,7 +32,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
   const pinDir = path.join(rig.pinDir(0), 'juneau');
   const kc = testKubeConfig();
   const rest = new RestClient(kc);
-  let bridge: ApiBridge | undefined;
+  let bridged: BridgedAgent | undefined;
   let agent: AgentProcess;
   let maps: ArpMaps | undefined;
   let nodeMac = '';
@@ -100,26 +99,20 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
       metadata: { name: names.network },
       spec: { type: 'arp', addressPools: [names.pool] },
     } as KubeObject);
-    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
-    await bridge.start(ns);
-    agent = new AgentProcess(ns, agentArgs);
-    await agent.startReady();
+    bridged = new BridgedAgent(ns, agentArgs, testKubeconfigPath());
+    agent = await bridged.start();
     maps = ArpMaps.openPinned(pinDir);
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop('SIGKILL');
+    await bridged?.stop();
     maps?.close();
-    await bridge?.stop();
     for (const address of [VIP, VIP_IPVS, VIP_GONE, VIP_LATE, FAR]) await deleteAd(address);
     await rest.delete(AgentResources.externalNetworks, undefined, names.network).catch(() => undefined);
     await rest.delete(AgentResources.addressPools, undefined, names.pool).catch(() => undefined);
     await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
-    try {
-      if (fs.existsSync(pinDir)) removePins(pinDir);
-    } finally {
-      await rig.destroy(); // namespaces (and with them the XDP attachment), the rig's pin directory
-    }
+    // The rig: namespaces (and with them the XDP attachment), the rig's pin directory.
+    await removePinsThen(pinDir, () => rig.destroy());
   }, 60_000);
 
   test("EN-12: the agent chose eth0, the interface holding the Node's InternalIP, and guards the arp pool", async () => {

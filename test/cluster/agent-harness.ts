@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { removePins } from '../../runtime/agent/bpf';
 import { REPO_ROOT } from './paths';
 import { sleep } from '../sleep';
 
@@ -157,5 +158,42 @@ export class AgentProcess {
 
   get log(): string {
     return this.stderr;
+  }
+}
+
+/** An agent in `netns` with its own ApiBridge to the test API server (the kubeconfig's port). */
+export class BridgedAgent {
+  readonly process: AgentProcess;
+  private bridge: ApiBridge | undefined;
+
+  constructor(
+    private readonly netns: string,
+    args: readonly string[],
+    private readonly kubeconfigPath: string,
+  ) {
+    this.process = new AgentProcess(netns, args);
+  }
+
+  /** The bridge, then the agent, once ready. */
+  async start(): Promise<AgentProcess> {
+    this.bridge = new ApiBridge(ApiBridge.portOf(this.kubeconfigPath));
+    await this.bridge.start(this.netns);
+    await this.process.startReady();
+    return this.process;
+  }
+
+  /** SIGKILL (the pinned state stays, as after a crash), then the bridge. */
+  async stop(): Promise<void> {
+    await this.process.stop('SIGKILL');
+    await this.bridge?.stop();
+  }
+}
+
+/** Removes the agent's pins under `pinDir` if any, then runs `destroy` (the rig) even if that threw. */
+export async function removePinsThen(pinDir: string, destroy: () => Promise<void>): Promise<void> {
+  try {
+    if (fs.existsSync(pinDir)) removePins(pinDir);
+  } finally {
+    await destroy();
   }
 }

@@ -2,14 +2,12 @@
 // test control plane, for test/cluster/agent-nat*.test.ts: rig, Node (InternalIP on ext0), a
 // namespace, the agent (API through an ApiBridge) and the pinned NAT maps opened from the test,
 // made before the enclosing describe's tests and removed after them, nothing left behind.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { removePins } from '../../runtime/agent/bpf';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import { NODE_EXT, NatRig } from '../netns/nat-rig';
-import { AgentProcess, ApiBridge } from './agent-harness';
+import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness';
 import {
   createNamespace,
   deleteNamespace,
@@ -44,8 +42,7 @@ export class AgentNat {
   /** Nodes deleted after the tests (the agent's own first). */
   readonly nodes: string[];
   ns = '';
-  agent: AgentProcess | undefined;
-  private bridge: ApiBridge | undefined;
+  private bridged: BridgedAgent | undefined;
   private openMaps: NatMaps | undefined;
 
   constructor(private readonly options: AgentNatOptions) {
@@ -69,11 +66,10 @@ export class AgentNat {
     return this.openMaps;
   }
 
-  /** A new agent process with the same arguments, once ready (the previous one stopped). */
-  async startAgent(): Promise<AgentProcess> {
-    this.agent = new AgentProcess(this.rig.node, this.agentArgs);
-    await this.agent.startReady();
-    return this.agent;
+  /** The agent process (after setup); `startReady()` starts it again after a stop. */
+  get agent(): AgentProcess {
+    if (!this.bridged) throw new Error('the agent runs only between beforeAll and afterAll');
+    return this.bridged.process;
   }
 
   async setup(): Promise<void> {
@@ -82,24 +78,18 @@ export class AgentNat {
     await ensureNode(this.node, { internalIP: NODE_EXT });
     this.ns = await createNamespace(this.options.namespace);
     await this.options.setup?.(this);
-    this.bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
-    await this.bridge.start(this.rig.node);
-    await this.startAgent();
+    this.bridged = new BridgedAgent(this.rig.node, this.agentArgs, testKubeconfigPath());
+    await this.bridged.start();
     this.openMaps = NatMaps.openPinned(this.pinDir);
   }
 
   async teardown(): Promise<void> {
-    await this.agent?.stop('SIGKILL');
+    await this.bridged?.stop();
     this.openMaps?.close();
-    await this.bridge?.stop();
     if (this.ns) await deleteNamespace(this.ns);
     await this.options.cleanup?.(this);
     for (const n of this.nodes) await this.rest.delete(Resources.nodes, undefined, n).catch(ignoreNotFound);
-    try {
-      if (fs.existsSync(this.pinDir)) removePins(this.pinDir);
-    } finally {
-      await this.rig.destroy();
-    }
+    await removePinsThen(this.pinDir, () => this.rig.destroy());
   }
 }
 

@@ -127,10 +127,10 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8081');
     const transfer = rig.tool<{ intact: boolean; echoed: number }>(rig.router, 'tcp-client', EIP, '8081', '20000000');
     await waitFor(() => t.maps.entries()[0].inPackets > before.inPackets + 1000n, { what: 'the transfer under way' });
-    expect(await t.agent!.stop('SIGKILL')).toBeNull();
+    expect(await t.agent.stop('SIGKILL')).toBeNull();
     expect(await transfer).toMatchObject({ intact: true, echoed: 20000000 });
     expect((await server.result).received).toBe(20000000);
-    await t.startAgent();
+    await t.agent.startReady();
     expect(bindings()).toBe(JSON.stringify({ nat: [{ elasticIP: EIP, address: POD }], direct: [] }));
     expect(t.maps.entries()[0].inPackets).toBeGreaterThan(before.inPackets + 1000n);
   });

@@ -2,11 +2,10 @@
 // Node 1 runs the agent; node 0 plays the previous node: a pinned responder that still answers
 // for the address the controller just moved (its agent has not yet removed the entry, or is
 // gone). The client namespace's bridge is the segment; its capture is the router's view.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ArpMaps, removePins } from '../../runtime/agent/bpf';
+import { ArpMaps } from '../../runtime/agent/bpf';
 import { RFC5227 } from '../../runtime/agent/announce/announcer';
 import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
@@ -14,7 +13,7 @@ import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ARP_REPLY, ARP_REQUEST, type Frame } from '../netns/pcap';
 import { Rig, SUBNET, describeAsRoot } from '../netns/rig';
-import { AgentProcess, ApiBridge } from './agent-harness';
+import { BridgedAgent, removePinsThen } from './agent-harness';
 import { ensureNode, ignoreNotFound, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
@@ -43,8 +42,7 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
   };
   const pinDir = path.join(rig.pinDir(1), 'juneau');
   const rest = new RestClient(testKubeConfig());
-  let bridge: ApiBridge | undefined;
-  let agent: AgentProcess | undefined;
+  let bridged: BridgedAgent | undefined;
   let maps: ArpMaps | undefined;
   let newMac = '';
   let oldMac = '';
@@ -96,25 +94,26 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
       metadata: { name: names.off },
       spec: { type: 'arp', addressPools: [names.poolOff] },
     });
-    bridge = new ApiBridge(ApiBridge.portOf(testKubeconfigPath()));
-    await bridge.start(rig.node(1));
-    agent = new AgentProcess(rig.node(1), [
-      '--node-name',
-      node,
-      '--kubeconfig',
+    bridged = new BridgedAgent(
+      rig.node(1),
+      [
+        '--node-name',
+        node,
+        '--kubeconfig',
+        testKubeconfigPath(),
+        `--bpffs=${rig.pinDir(1)}`,
+        '--xdp-mode=generic',
+        '--poll-interval=200ms',
+      ],
       testKubeconfigPath(),
-      `--bpffs=${rig.pinDir(1)}`,
-      '--xdp-mode=generic',
-      '--poll-interval=200ms',
-    ]);
-    await agent.startReady();
+    );
+    await bridged.start();
     maps = ArpMaps.openPinned(pinDir);
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop('SIGKILL');
+    await bridged?.stop();
     maps?.close();
-    await bridge?.stop();
     for (const address of [ORDER_VIP, ON_VIP, OFF_VIP]) {
       await rest.delete(AgentResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
@@ -125,11 +124,7 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     for (const p of [names.poolOn, names.poolOff])
       await rest.delete(AgentResources.addressPools, undefined, p).catch(ignoreNotFound);
     await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
-    try {
-      if (fs.existsSync(pinDir)) removePins(pinDir);
-    } finally {
-      await rig.destroy();
-    }
+    await removePinsThen(pinDir, () => rig.destroy());
   }, 60_000);
 
   test("FO-1 ARP-8: off (spec.arp absent) sends no probe and no announcement; the window ends when an on network's address was announced twice", async () => {
