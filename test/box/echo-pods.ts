@@ -1,9 +1,109 @@
-// Echo pods for the NAT box tests (test/box/nat-*.test.ts): a bare Pod of the echo image
-// (scripts/images/echo.ts) pinned to a node, its readiness, and Node.js run inside it to open a
-// connection from the pod's own network stack.
-import { ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+// What the NAT box tests (test/box/nat*.test.ts) share: a box with the Juneau and echo images and a
+// router namespace on its segment, bare Pods of the echo image (scripts/images/echo.ts) pinned to a
+// node and their readiness, the ElasticIP `web` attached to the pod `web`, and Node.js run inside a
+// pod to open a connection from the pod's own network stack.
+import * as path from 'node:path';
+import * as fs from 'node:fs';
+import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+import { REPO_ROOT } from '../cluster/paths';
+import { elapsedSince, figure } from '../e2e/figures';
 import { sleep } from '../sleep';
-import type { Kubectl } from './session';
+import { cmd } from './exec';
+import type { BoxState } from './state';
+import { addRouter } from './upstream';
+import {
+  arpNetworkYaml,
+  boxCli,
+  boxStatus,
+  buildUserArtifacts,
+  IMAGE,
+  installJuneau,
+  kubectlFor,
+  type BoxStatus,
+  type Kubectl,
+  type PodJson,
+} from './session';
+
+export interface NatBox {
+  readonly status: BoxStatus;
+  readonly box: BoxState;
+  readonly kubectl: Kubectl;
+  /** kubectl's binary and its --kubeconfig arguments, for long-running `kubectl exec`. */
+  readonly kubectlBin: string;
+  readonly kubectlArgs: string[];
+  /** The router namespace at the segment's .254 (upstream.ts addRouter). */
+  readonly router: string;
+  readonly routerIp: string;
+}
+
+/** `cluster up` in `dir` with the Juneau and echo images (figure named by `label`), the router
+ * namespace, and Juneau installed from the synthesized manifest. */
+export async function upNatBox(dir: string, nodes: number, label: string): Promise<NatBox> {
+  buildUserArtifacts();
+  const echo = path.join(path.dirname(dir), 'echo.oci.tar');
+  fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
+  const t0 = Date.now();
+  boxCli(dir, ['up', '--nodes', String(nodes), '--images', `${IMAGE},${echo}`]);
+  figure(`${label} box: cluster up --nodes ${nodes} (Juneau and echo images imported)`, elapsedSince(t0));
+  const status = boxStatus(dir);
+  const routerIp = `${status.box.segment}.254`;
+  const router = await addRouter(status.box, routerIp);
+  const kubectl = kubectlFor(status);
+  const tInstall = Date.now();
+  await installJuneau(kubectl);
+  figure(`${label} box: install kubectl apply -> controller and agents rolled out`, elapsedSince(tInstall));
+  return {
+    status,
+    box: status.box,
+    kubectl,
+    kubectlBin: path.join(status.binDir, 'kubectl'),
+    kubectlArgs: ['--kubeconfig', status.kubeconfigPath],
+    router,
+    routerIp,
+  };
+}
+
+/** The router namespace and the box of `dir` removed (whichever exists). */
+export async function downNatBox(dir: string, router: string | undefined): Promise<void> {
+  if (router) await cmd('ip', ['netns', 'del', router]);
+  if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+}
+
+/** The box's ExternalNetwork and pool (EN-12: on the nodes' own subnet), and the ElasticIP `web`
+ * attached through the NetworkInterface `web.eth0` (the echo pod `web` with WEB_NETWORKS). */
+export function webElasticIPYaml(segment: string): string {
+  return `${arpNetworkYaml(segment)}---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIP
+metadata: { name: web, namespace: default }
+spec: { externalNetwork: box-net }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIPAttachment
+metadata: { name: web, namespace: default }
+spec: { elasticIP: web, networkInterface: web.eth0 }
+`;
+}
+
+/** The annotation that gives a pod its Juneau NetworkInterface on eth0. */
+export const WEB_NETWORKS = { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' };
+
+/** The address of ElasticIP `name` once Attached. */
+export function attachedElasticIP(kubectl: Kubectl, name: string): Promise<string> {
+  return until(`ElasticIP ${name} Attached with an address`, async () => {
+    const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as {
+      status?: { phase?: string; address?: string };
+    };
+    return e.status?.phase === 'Attached' ? e.status.address : undefined;
+  });
+}
+
+/** One HTTP GET from the router namespace after it forgets the address's MAC (a router that
+ * re-resolves: ARP-8 sends no gratuitous ARP): the page, or '' (2 s). */
+export async function routerGet(router: string, ip: string): Promise<string> {
+  const script = `ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`;
+  return (await cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script])).trim();
+}
 
 /** A bare echo Pod pinned to `node`. */
 export function echoPod(name: string, node: string, annotations: Record<string, string>): string {
@@ -29,11 +129,6 @@ export function echoPod(name: string, node: string, annotations: Record<string, 
       ],
     },
   });
-}
-
-export interface PodJson {
-  spec: { nodeName: string };
-  status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
 }
 
 /** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */

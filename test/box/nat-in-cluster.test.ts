@@ -7,25 +7,24 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT } from '../cluster/paths';
+import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { elapsedSince, figure } from '../e2e/figures';
-import { echoPod, getFromPod, runningPod, until } from './echo-pods';
-import { cmd, inNetns } from './exec';
+import {
+  attachedElasticIP,
+  downNatBox,
+  echoPod,
+  getFromPod,
+  routerGet,
+  runningPod,
+  until,
+  upNatBox,
+  WEB_NETWORKS,
+  webElasticIPYaml,
+} from './echo-pods';
+import { inNetns } from './exec';
 import { PEER, type PeerResult, Running, runningIn } from './peers';
 import type { BoxState } from './state';
-import { addRouter } from './upstream';
-import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
-  describeOnBox,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
-  type Kubectl,
-  arpNetworkYaml,
-} from './session';
+import { describeOnBox, type Kubectl } from './session';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -68,40 +67,15 @@ describeOnBox(
           'jsonpath={.items[0].metadata.name}',
         ])
       ).trim();
-    const inRouter = (script: string) =>
-      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 60_000 });
 
     beforeAll(async () => {
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '2', '--images', `${IMAGE},${echo}`]);
-      figure('nat-in-cluster box: cluster up --nodes 2 (Juneau and echo images imported)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectl = kubectlFor(status);
-      kubectlBin = path.join(status.binDir, 'kubectl');
-      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-      routerIp = `${box.segment}.254`;
-      router = await addRouter(box, routerIp);
-      await installJuneau(kubectl);
+      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upNatBox(dir, 2, 'nat-in-cluster'));
 
       const [n0, n1] = box.nodes.map((n) => n.name);
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${arpNetworkYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: web, namespace: default }
-spec: { externalNetwork: box-net }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIPAttachment
-metadata: { name: web, namespace: default }
-spec: { elasticIP: web, networkInterface: web.eth0 }
----
+        `${webElasticIPYaml(box.segment)}---
 apiVersion: v1
 kind: Service
 metadata: { name: peer, namespace: default }
@@ -117,28 +91,16 @@ spec:
   ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
 `,
       );
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('web', n0, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-      );
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', n0, WEB_NETWORKS));
       await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1, {}));
-      eip = await until('ElasticIP web Attached with an address', async () => {
-        const e = JSON.parse(await kubectl(['get', 'elasticip', 'web', '-o', 'json'])) as {
-          status?: { phase?: string; address?: string };
-        };
-        return e.status?.phase === 'Attached' ? e.status.address : undefined;
-      });
+      eip = await attachedElasticIP(kubectl, 'web');
       webIp = (await running('web')).status.podIP!;
       peerIp = (await running('peer')).status.podIP!;
       clusterIp = (await kubectl(['get', 'service', 'peer', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
       nodePort = Number(await kubectl(['get', 'service', 'peer-nodeport', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
       // The ElasticIP translated on web's node: the router's GET reaches the pod through it.
       await until(`HTTP through ElasticIP ${eip}`, async () =>
-        (await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/ || true`))
-          .trim()
-          .startsWith('client=')
-          ? true
-          : undefined,
+        (await routerGet(router, eip)).startsWith('client=') ? true : undefined,
       );
       // kube-proxy on both nodes has the Services and their endpoint (not what the tests assert:
       // the path they take exists).
@@ -156,8 +118,7 @@ spec:
     });
 
     afterAll(async () => {
-      if (router) await cmd('ip', ['netns', 'del', router]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+      await downNatBox(dir, router);
       fs.rmSync(work, { recursive: true, force: true });
     });
 
@@ -197,8 +158,7 @@ spec:
       const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
       expect(heard.peer).toBe(eip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
-      const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
-      expect(page.trim()).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
+      expect(await routerGet(router, eip)).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
     });
 
     // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are

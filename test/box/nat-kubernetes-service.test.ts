@@ -9,24 +9,22 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT } from '../../scripts/images/echo';
-import { REPO_ROOT } from '../cluster/paths';
-import { elapsedSince, figure } from '../e2e/figures';
-import { echoPod, getFromPod, runningPod, until } from './echo-pods';
-import { cmd, inNetns } from './exec';
-import type { BoxState } from './state';
-import { addRouter } from './upstream';
 import {
-  arpNetworkYaml,
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
-  describeOnBox,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
-  type Kubectl,
-} from './session';
+  attachedElasticIP,
+  downNatBox,
+  echoPod,
+  getFromPod,
+  routerGet,
+  runningPod,
+  until,
+  upNatBox,
+  WEB_NETWORKS,
+  webElasticIPYaml,
+} from './echo-pods';
+import { elapsedSince, figure } from '../e2e/figures';
+import { inNetns } from './exec';
+import type { BoxState } from './state';
+import { describeOnBox, type Kubectl } from './session';
 
 jest.setTimeout(1_800_000);
 
@@ -42,59 +40,15 @@ describeOnBox('NAT-2: an ElasticIP pod reaches the kubernetes Service when the A
   const jsonpath = async (args: string[], path: string) => (await kubectl([...args, '-o', `jsonpath=${path}`])).trim();
 
   beforeAll(async () => {
-    buildUserArtifacts();
-    const echo = path.join(work, 'echo.oci.tar');
-    fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-    const t0 = Date.now();
-    boxCli(dir, ['up', '--nodes', '1', '--images', `${IMAGE},${echo}`]);
-    figure('nat-kubernetes box: cluster up --nodes 1 (Juneau and echo images imported)', elapsedSince(t0));
-    const status = boxStatus(dir);
-    box = status.box;
-    kubectl = kubectlFor(status);
-    const routerIp = `${box.segment}.254`;
-    router = await addRouter(box, routerIp);
-    await installJuneau(kubectl);
+    ({ box, kubectl, router } = await upNatBox(dir, 1, 'nat-kubernetes'));
     const [node] = box.nodes;
-    await kubectl(
-      ['apply', '--server-side', '-f', '-'],
-      `${arpNetworkYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: web, namespace: default }
-spec: { externalNetwork: box-net }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIPAttachment
-metadata: { name: web, namespace: default }
-spec: { elasticIP: web, networkInterface: web.eth0 }
-`,
-    );
-    await kubectl(
-      ['apply', '--server-side', '-f', '-'],
-      echoPod('web', node.name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-    );
-    const eip = await until('ElasticIP web Attached with an address', async () => {
-      const e = JSON.parse(await kubectl(['get', 'elasticip', 'web', '-o', 'json'])) as {
-        status?: { phase?: string; address?: string };
-      };
-      return e.status?.phase === 'Attached' ? e.status.address : undefined;
-    });
+    await kubectl(['apply', '--server-side', '-f', '-'], webElasticIPYaml(box.segment));
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', node.name, WEB_NETWORKS));
+    const eip = await attachedElasticIP(kubectl, 'web');
     await runningPod(kubectl, 'web');
     // The ElasticIP is translated on the pod's node: the router's GET reaches the pod through it.
     await until(`HTTP through ElasticIP ${eip}`, async () =>
-      (
-        await cmd('nsenter', [
-          `--net=/var/run/netns/${router}`,
-          'bash',
-          '--norc',
-          '-c',
-          `ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/ || true`,
-        ])
-      )
-        .trim()
-        .startsWith('client=')
-        ? true
-        : undefined,
+      (await routerGet(router, eip)).startsWith('client=') ? true : undefined,
     );
     kubernetesIp = await jsonpath(['get', 'service', 'kubernetes'], '{.spec.clusterIP}');
     apiServers = (
@@ -111,8 +65,7 @@ spec: { elasticIP: web, networkInterface: web.eth0 }
   });
 
   afterAll(async () => {
-    if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+    await downNatBox(dir, router);
     fs.rmSync(work, { recursive: true, force: true });
   });
 

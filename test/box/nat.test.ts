@@ -12,27 +12,25 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { sleep } from '../sleep';
+import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
-import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../e2e/figures';
+import {
+  attachedElasticIP,
+  downNatBox,
+  echoPod,
+  routerGet,
+  runningPod,
+  until,
+  upNatBox,
+  WEB_NETWORKS,
+  webElasticIPYaml,
+} from './echo-pods';
 import { cmd, inNetns } from './exec';
 import { addServerBehind, PEER, type PeerResult, Running, runningIn } from './peers';
 import { BoxState } from './state';
-import { addRouter, pidsInNetns, pidsOf } from './upstream';
-import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
-  agentPods,
-  describeOnBox,
-  type PodJson,
-  arpNetworkYaml,
-} from './session';
+import { pidsInNetns, pidsOf } from './upstream';
+import { agentPods, describeOnBox, type PodJson } from './session';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -40,31 +38,6 @@ const NS = 'juneau-system';
 const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const MiB = 1 << 20;
-
-/** An echo Pod on `node`; `annotations` make it a Juneau NIC (networks) or a direct ElasticIP holder. */
-function echoPod(name: string, node: string, annotations: Record<string, string>): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', annotations },
-    spec: {
-      nodeName: node,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'echo',
-          image: ECHO_IMAGE,
-          imagePullPolicy: 'Never',
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          ],
-          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
-        },
-      ],
-    },
-  });
-}
 
 interface NatRow {
   elasticIP: string;
@@ -145,31 +118,10 @@ describeOnBox(
         ]),
       ) as NatRow[];
     }
-    /** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
-    async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-      for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
-        const v = await probe();
-        if (v !== undefined) return v;
-        if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-      }
-    }
-    const running = (name: string) =>
-      until(`pod ${name} Ready`, async () => {
-        const p = await pod(name);
-        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-      });
+    const running = (name: string) => runningPod(kubectl, name);
     /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
-    const freshGet = (ip: string) =>
-      inRouter(`ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`).then((s) =>
-        s.trim(),
-      );
-    const eipAddress = (name: string) =>
-      until(`ElasticIP ${name} Attached with an address`, async () => {
-        const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as {
-          status?: { phase?: string; address?: string };
-        };
-        return e.status?.phase === 'Attached' ? e.status.address : undefined;
-      });
+    const freshGet = (ip: string) => routerGet(router, ip);
+    const eipAddress = (name: string) => attachedElasticIP(kubectl, name);
     const advertisedNode = async (eip: string) =>
       (
         JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
@@ -180,50 +132,21 @@ describeOnBox(
         .map((a) => a.spec.nodeName);
 
     beforeAll(async () => {
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
-      figure('nat box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectlBin = path.join(status.binDir, 'kubectl');
-      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-      kubectl = kubectlFor(status);
-      routerIp = `${box.segment}.254`;
-      router = await addRouter(box, routerIp);
+      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upNatBox(dir, 3, 'nat'));
       ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
-
-      const tInstall = Date.now();
-      await installJuneau(kubectl);
-      figure('nat box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
 
       // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${arpNetworkYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: web, namespace: default }
-spec: { externalNetwork: box-net }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIPAttachment
-metadata: { name: web, namespace: default }
-spec: { elasticIP: web, networkInterface: web.eth0 }
----
+        `${webElasticIPYaml(box.segment)}---
 apiVersion: juneau.loutres.me/v1alpha1
 kind: ElasticIP
 metadata: { name: direct, namespace: default }
 spec: { externalNetwork: box-net }
 `,
       );
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('web', box.nodes[1].name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-      );
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', box.nodes[1].name, WEB_NETWORKS));
       natEip = await eipAddress('web');
       await running('web');
       await until(`HTTP through ElasticIP ${natEip}`, async () => (await freshGet(natEip)) || undefined);
@@ -234,8 +157,8 @@ spec: { externalNetwork: box-net }
     });
 
     afterAll(async () => {
-      for (const ns of [server, router]) if (ns) await cmd('ip', ['netns', 'del', ns]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+      if (server) await cmd('ip', ['netns', 'del', server]);
+      await downNatBox(dir, router);
       fs.rmSync(work, { recursive: true, force: true });
     });
 
