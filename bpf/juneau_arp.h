@@ -93,10 +93,28 @@ struct juneau_guard_value {
 };
 
 /* juneau_config: per ingress interface, written by the agent. An interface
- * without an entry is not ours: everything passes (fail open). */
-struct juneau_config_key {
-	__u32 ifindex;
-};
+ * without an entry is not ours: everything passes (fail open).
+ *
+ * BPF_MAP_TYPE_ARRAY of JUNEAU_CONFIG_MAX slots, so the program reads it
+ * without a call (the verifier inlines an array lookup; a hash lookup is a
+ * call chain, and on a kernel with SRSO "Safe RET" every return is costly:
+ * bench/README.md). The interface's entry is in one of JUNEAU_CONFIG_PROBES
+ * slots from juneau_config_slot(ifindex, 0), the one whose ifindex field is
+ * the interface's; a free slot has ifindex 0 (no interface has). The agent
+ * places an entry in the first free slot of its probes and writes it in two
+ * steps, so that the program never reads a half-written entry as valid: the
+ * value with ifindex 0, then the same value with the ifindex (removal in the
+ * reverse order). Later writes change only heartbeat_ns or flags.
+ *
+ * An older agent pinned this map as a HASH keyed by ifindex with the same
+ * value (ifindex was pad2, zero); the agent recognises it by its type and
+ * moves its entries over (runtime/agent/bpf/responder.ts). */
+#define JUNEAU_CONFIG_PROBES	4
+
+static inline __u32 juneau_config_slot(__u32 ifindex, __u32 probe)
+{
+	return (ifindex + probe) & (JUNEAU_CONFIG_MAX - 1);
+}
 
 enum juneau_config_flags {
 	/* Protections are on unless switched off, so a zeroed flags word is the
@@ -115,7 +133,7 @@ struct juneau_config_value {
 	__u8  mac[JUNEAU_ETH_ALEN];	/* the interface's MAC: our sender hw */
 	__u8  pad[2];
 	__u32 flags;			/* enum juneau_config_flags */
-	__u32 pad2;
+	__u32 ifindex;			/* the interface of this slot; 0: free */
 	__u64 heartbeat_ns;		/* bpf_ktime_get_ns() time of the agent's last proof */
 	__u64 expiry_ns;		/* answers stop this long after heartbeat_ns; 0: never */
 };
@@ -159,7 +177,6 @@ JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value si
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_filter) == 8192, "juneau_arp_filter size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 32, "juneau_config_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
 

@@ -44,10 +44,17 @@ export class ArpMaps {
             'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
         );
       }
+      const config = open(layout.MAP_NAMES.config, 4, layout.CONFIG_VALUE);
+      if (config.info.type !== layout.CONFIG_TYPE) {
+        throw new Error(
+          `${config.path}: pinned map has type ${config.info.type}, this agent expects ${layout.CONFIG_TYPE} (array of slots): ` +
+            'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
+        );
+      }
       return new ArpMaps(
         table,
         open(layout.MAP_NAMES.guard, layout.GUARD_KEY, layout.GUARD_VALUE),
-        open(layout.MAP_NAMES.config, layout.CONFIG_KEY, layout.CONFIG_VALUE),
+        config,
         open(layout.MAP_NAMES.stats, 4, layout.STATS_VALUE),
         open(layout.MAP_NAMES.filter, 4, layout.ARP_FILTER),
       );
@@ -189,13 +196,43 @@ export class ArpMaps {
 
   // ---- juneau_config ---------------------------------------------------------------------
 
+  // juneau_config is an array the program reads without a call: an interface's entry is in one
+  // of its JUNEAU_CONFIG_PROBES slots, marked by its ifindex (bpf/juneau_arp.h).
+
+  /** Writes the interface's entry: in its slot when it has one, else placed in the first free slot
+   * of its probes (first with ifindex 0, then with the ifindex, so the program never takes a
+   * half-written value for the interface's). */
   setInterfaceConfig(ifindex: number, config: InterfaceConfig): void {
-    this.configMap.update(layout.encodeConfigKey(ifindex), layout.encodeConfigValue(config));
+    const probes = this.configProbes(ifindex);
+    const found = probes.find((p) => p.ifindex === ifindex);
+    if (found) {
+      this.configMap.update(layout.encodeStatsKey(found.slot), layout.encodeConfigValue(config, ifindex));
+      return;
+    }
+    const free = probes.find((p) => p.ifindex === 0);
+    if (!free) {
+      throw new Error(
+        `${this.configMap.path}: no free slot for ifindex ${ifindex}: its ${probes.length} slots hold ifindexes ` +
+          `${probes.map((p) => p.ifindex).join(', ')}; remove the config of an interface no longer answered on`,
+      );
+    }
+    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config));
+    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config, ifindex));
   }
 
   interfaceConfig(ifindex: number): InterfaceConfig | undefined {
-    const value = this.configMap.lookup(layout.encodeConfigKey(ifindex));
-    return value && layout.decodeConfigValue(value);
+    const found = this.configProbes(ifindex).find((p) => p.ifindex === ifindex);
+    return found && layout.decodeConfigValue(found.value);
+  }
+
+  /** Every configured interface with its entry. */
+  interfaceConfigs(): Map<number, InterfaceConfig> {
+    const out = new Map<number, InterfaceConfig>();
+    for (const [, value] of this.configMap.entries()) {
+      const ifindex = layout.decodeConfigIfindex(value);
+      if (ifindex !== 0) out.set(ifindex, layout.decodeConfigValue(value));
+    }
+    return out;
   }
 
   /** FO-2: moves the interface's heartbeat to `nowNs` (CLOCK_MONOTONIC, see clock.ts), keeping
@@ -207,8 +244,23 @@ export class ArpMaps {
     return true;
   }
 
+  /** Frees the interface's slot: its ifindex cleared first (the program stops using it), then the
+   * rest zeroed. */
   removeInterfaceConfig(ifindex: number): boolean {
-    return this.configMap.delete(layout.encodeConfigKey(ifindex));
+    const found = this.configProbes(ifindex).find((p) => p.ifindex === ifindex);
+    if (!found) return false;
+    const key = layout.encodeStatsKey(found.slot);
+    this.configMap.update(key, layout.encodeConfigValue(layout.decodeConfigValue(found.value)));
+    this.configMap.update(key, Buffer.alloc(layout.CONFIG_VALUE.size));
+    return true;
+  }
+
+  private configProbes(ifindex: number): { slot: number; ifindex: number; value: Buffer }[] {
+    return Array.from({ length: layout.LIMITS.JUNEAU_CONFIG_PROBES }, (_, probe) => {
+      const slot = layout.configSlot(ifindex, probe);
+      const value = this.configMap.lookup(layout.encodeStatsKey(slot))!;
+      return { slot, ifindex: layout.decodeConfigIfindex(value), value };
+    });
   }
 
   // ---- juneau_stats ----------------------------------------------------------------------
