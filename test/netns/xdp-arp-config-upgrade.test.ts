@@ -3,7 +3,6 @@
 // same key and value sizes: read as the array it would be misread, and libbpf refuses to reuse it.
 // It is made here the way libbpf made it (bpftool: hash, 4/32 bytes, 64 entries) and given the
 // interface's entry with a heartbeat, so the test does not depend on an old build.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
@@ -11,6 +10,7 @@ import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_TYPE, LIMITS, MAP_NAMES, encodeConfigValue } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { type Rig, CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { pinOlderMap } from './older-pin';
 import { sleep } from '../sleep';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
@@ -45,22 +45,12 @@ describeAsRoot('upgrade over pins whose juneau_config is a hash keyed by ifindex
     rig.maps(0).addAddress(VIP);
     // The pins of an agent before the array: a hash holding the interface's entry.
     const heartbeat = monotonicNowNs();
-    fs.unlinkSync(configPin());
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      configPin(),
-      'type',
-      'hash',
-      'key',
-      '4',
-      'value',
-      '32',
-      'entries',
-      String(LIMITS.JUNEAU_CONFIG_MAX),
-      'name',
-      MAP_NAMES.config,
-    ]);
+    pinOlderMap(rig.pinDir(0), MAP_NAMES.config, {
+      type: 'hash',
+      keySize: 4,
+      valueSize: 32,
+      entries: LIMITS.JUNEAU_CONFIG_MAX,
+    });
     const key = Buffer.alloc(4);
     key.writeUInt32LE(first.ifindex);
     const older = { mac: first.mac, guard: true, conflictDetection: false, heartbeatNs: heartbeat, expiryNs: 0n };

@@ -3,7 +3,6 @@
 // key and value sizes but type hash: read as per-CPU it would be misread, and libbpf refuses to
 // reuse it. The older map is made here the way libbpf made it (bpftool: hash, 4/40 bytes, 65536
 // entries) and filled with an entry and counters, so the test does not depend on an old build.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
@@ -18,6 +17,7 @@ import {
 } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { pinOlderMap } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -49,23 +49,13 @@ describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-C
   test('OPS-1 ARP-10: the older table is refused by readers, then moved into the per-CPU table with its counters, and the counts go on exactly', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     // The pins of an agent before the per-CPU table: a hash table holding VIP, and no filter.
-    fs.unlinkSync(pin(MAP_NAMES.arpTable));
     fs.unlinkSync(pin(MAP_NAMES.filter));
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      pin(MAP_NAMES.arpTable),
-      'type',
-      'hash',
-      'key',
-      '4',
-      'value',
-      '40',
-      'entries',
-      String(LIMITS.JUNEAU_ARP_TABLE_MAX),
-      'name',
-      MAP_NAMES.arpTable,
-    ]);
+    pinOlderMap(rig.pinDir(0), MAP_NAMES.arpTable, {
+      type: 'hash',
+      keySize: 4,
+      valueSize: 40,
+      entries: LIMITS.JUNEAU_ARP_TABLE_MAX,
+    });
     withPinned(MAP_NAMES.arpTable, (map) => map.update(encodeArpKey(VIP), encodeArpValue(OLDER)));
     // Not misread: a reader of this version refuses the older table, naming what to do.
     expect(() => ArpMaps.openPinned(rig.pinDir(0))).toThrow(

@@ -241,6 +241,15 @@ function setAsideOlder<K, V>(
   };
 }
 
+/** The verdict on a pin whose current type is `current` and which an older agent made as a plain
+ * hash with the same key and value sizes. */
+function olderHash(current: number, keySize: number, valueSize: number): (map: BpfMap) => boolean | 'current' {
+  return (map) =>
+    map.info.type === current
+      ? 'current'
+      : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH && map.keySize === keySize && map.valueSize === valueSize;
+}
+
 /**
  * external_arp_table became per-CPU (no shared-line atomics per request). An older agent pinned it
  * as a plain hash with the same key and value sizes, which libbpf would refuse to reuse (another
@@ -270,15 +279,10 @@ function setAsideOlderTable(pinDir: string): SetAside<string, ArpEntry> {
  * old program keeps reading the old map until it is replaced without a gap (OPS-1, FO-2).
  */
 function setAsideOlderConfig(pinDir: string): SetAside<number, InterfaceConfig> {
-  return setAsideOlder(
-    pinDir,
-    MAP_NAMES.config,
-    (map) =>
-      map.info.type === CONFIG_TYPE
-        ? 'current'
-        : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH && map.keySize === 4 && map.valueSize === CONFIG_VALUE.size,
-    (key, value) => [key.readUInt32LE(0), decodeConfigValue(value)],
-  );
+  return setAsideOlder(pinDir, MAP_NAMES.config, olderHash(CONFIG_TYPE, 4, CONFIG_VALUE.size), (key, value) => [
+    key.readUInt32LE(0),
+    decodeConfigValue(value),
+  ]);
 }
 
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay
