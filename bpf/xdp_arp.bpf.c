@@ -96,6 +96,20 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
+	__type(value, struct juneau_arp_slot);
+	__uint(max_entries, JUNEAU_ARP_SLOTS);
+} juneau_arp_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_arp_value);
+	__uint(max_entries, JUNEAU_ARP_SLOTS);
+} juneau_arp_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
 	__type(value, struct juneau_arp_filter);
 	__uint(max_entries, 1);
 } juneau_arp_filter SEC(".maps");
@@ -159,13 +173,24 @@ static __always_inline int maybe_ours(__be32 addr)
 	return (filter->bits[(bit >> 6) & (JUNEAU_ARP_FILTER_BITS / 64 - 1)] >> (bit & 63)) & 1;
 }
 
-/* The address's entry: this CPU's copy of its counters, or NULL. */
+/* The address's entry: this CPU's copy of its counters, or NULL. First its
+ * slots (inlined array lookups, no call), then external_arp_table (a call),
+ * which holds only what did not fit in the slots (bpf/juneau_arp.h). */
 static __always_inline struct juneau_arp_value *lookup_ours(__be32 addr)
 {
 	struct juneau_arp_key key = { .addr = addr };
 
-	if (!maybe_ours(addr))
+	/* 0.0.0.0 marks a free slot; it is never answered. */
+	if (!addr || !maybe_ours(addr))
 		return 0;
+#pragma unroll
+	for (__u32 probe = 0; probe < JUNEAU_ARP_PROBES; probe++) {
+		__u32 slot = juneau_arp_slot(addr, probe);
+		struct juneau_arp_slot *s = bpf_map_lookup_elem(&juneau_arp_slots, &slot);
+
+		if (s && s->addr == addr)
+			return bpf_map_lookup_elem(&juneau_arp_counters, &slot);
+	}
 	return bpf_map_lookup_elem(&external_arp_table, &key);
 }
 

@@ -45,7 +45,14 @@ describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbea
     const second = await rig.attach(0, { mode: 'auto', answerExpiryMs: 5_000 });
     expect(second.replacedProgramId).toBe(first.programId);
     expect(second.adoptedMaps.sort()).toEqual(
-      [MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats, MAP_NAMES.filter].sort(),
+      [
+        MAP_NAMES.arpTable,
+        MAP_NAMES.guard,
+        MAP_NAMES.stats,
+        MAP_NAMES.filter,
+        MAP_NAMES.slots,
+        MAP_NAMES.counters,
+      ].sort(),
     );
     expect(valueSize()).toBe(CONFIG_VALUE.size);
     const config = rig.maps(0).interfaceConfig(second.ifindex)!;

@@ -50,7 +50,14 @@ describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', ()
     const second = await rig.attach(0, { mode: 'auto' });
     expect(second.replacedProgramId).toBe(first.programId);
     expect(second.adoptedMaps.sort()).toEqual(
-      [MAP_NAMES.arpTable, MAP_NAMES.config, MAP_NAMES.guard, MAP_NAMES.filter].sort(),
+      [
+        MAP_NAMES.arpTable,
+        MAP_NAMES.config,
+        MAP_NAMES.guard,
+        MAP_NAMES.filter,
+        MAP_NAMES.slots,
+        MAP_NAMES.counters,
+      ].sort(),
     );
     expect(slots()).toBe(REASONS.JUNEAU_REASON_MAX);
     expect(withMaps((maps) => [...maps.addresses().keys()])).toEqual([VIP]);

@@ -57,6 +57,8 @@ export class ArpMaps {
         config,
         open(layout.MAP_NAMES.stats, 4, layout.STATS_VALUE),
         open(layout.MAP_NAMES.filter, 4, layout.ARP_FILTER),
+        open(layout.MAP_NAMES.slots, 4, layout.ARP_SLOT),
+        open(layout.MAP_NAMES.counters, 4, layout.ARP_VALUE),
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -72,49 +74,72 @@ export class ArpMaps {
     readonly configMap: BpfMap,
     readonly statsMap: BpfMap,
     readonly filterMap: BpfMap,
+    readonly slotsMap: BpfMap,
+    readonly countersMap: BpfMap,
   ) {}
 
-  // ---- external_arp_table ----------------------------------------------------------------
-  // Every write keeps juneau_arp_filter a superset of the table (bpf/juneau_arp.h): a bit is set
-  // before its address is inserted, and cleared only by a rebuild from the table after deletes.
-  // A stale set bit only costs the program the lookup it would have made anyway. The agent is the
-  // one writer (the bit is set by read-modify-write of the filter).
+  // ---- the address table: juneau_arp_slots (+ juneau_arp_counters), then external_arp_table -----
+  // An address is in a slot of its probes (the program finds it without a call) or, when they are
+  // all taken, in external_arp_table; never in both, and it does not move while it stays, so its
+  // counters stay exact (bpf/juneau_arp.h). A slot's counters are written before its address; a
+  // removal clears the address. Every write keeps juneau_arp_filter a superset of the table: a bit
+  // is set before its address is inserted, and cleared only by a rebuild from the table after
+  // deletes. A stale set bit only costs the program the lookup it would have made anyway. The
+  // agent is the one writer (the bit is set by read-modify-write of the filter).
 
   /** Starts answering for `address`; an existing entry (and its counters) is kept. `counters`
    * start the new entry's sums (an older agent's table moved over). */
   addAddress(address: string, counters?: Partial<ArpEntry>): boolean {
+    assertAnswerable(address);
     const filter = this.filter();
     if (!layout.arpFilterHas(filter, address)) {
       const bit = layout.arpFilterBit(address);
       filter[bit >> 3] |= 1 << (bit & 7);
       this.filterMap.update(layout.encodeStatsKey(0), filter);
     }
+    const probes = this.probes(address);
+    if (probes.some((p) => p.address === address)) return false;
+    if (this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes())) return false;
+    const free = probes.find((p) => p.address === undefined);
+    if (free) {
+      this.placeInSlot(free.slot, address, counters);
+      return true;
+    }
     return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus, counters));
   }
 
   /** Stops answering for `address`. Its filter bit stays until rebuildFilter(). */
   removeAddress(address: string): boolean {
-    return this.arpTableMap.delete(layout.encodeArpKey(address));
+    const held = this.probes(address).find((p) => p.address === address);
+    if (!held) return this.arpTableMap.delete(layout.encodeArpKey(address));
+    this.slotsMap.update(layout.encodeStatsKey(held.slot), Buffer.alloc(layout.ARP_SLOT.size));
+    return true;
   }
 
   lookupAddress(address: string): ArpEntry | undefined {
-    const value = this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
+    const held = this.probes(address).find((p) => p.address === address);
+    const value = held
+      ? this.countersMap.lookup(layout.encodeStatsKey(held.slot), this.arpValueBytes())
+      : this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
     return value && layout.sumArpValues(value, this.cpus);
   }
 
   /** The table's addresses without their counters, for the agent's pass, which only diffs the
-   * keys: read in batches with their values, which costs less than a key-by-key walk (bench/scale). */
+   * keys: read in batches, which costs less than a key-by-key walk (bench/scale). */
   addressKeys(): string[] {
-    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
+    return [...this.slotted().keys(), ...this.tableKeys()];
   }
 
   /** Every address with its counters summed over the CPUs. */
   addresses(): Map<string, ArpEntry> {
-    return new Map(
-      this.arpTableMap
-        .entriesBatched(this.arpValueBytes())
-        .map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]),
-    );
+    const out = new Map<string, ArpEntry>();
+    for (const [address, slot] of this.slotted()) {
+      const value = this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes());
+      if (value) out.set(address, layout.sumArpValues(value, this.cpus));
+    }
+    for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes()))
+      out.set(layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus));
+    return out;
   }
 
   /** Makes the table hold exactly `wanted`, touching only the difference: kept addresses keep
@@ -122,16 +147,92 @@ export class ArpMaps {
    * (an insert into a map at max_entries fails). */
   syncAddresses(wanted: Iterable<string>): SyncResult {
     const want = new Set(wanted);
-    const have = new Set(this.addressKeys());
+    for (const address of want) assertAnswerable(address);
+    const slotted = this.slotted();
+    const tabled = new Set(this.tableKeys());
+    const have = new Set([...slotted.keys(), ...tabled]);
     const gone = [...have].filter((a) => !want.has(a));
     const fresh = [...want].filter((a) => !have.has(a));
     if (fresh.length > 0) this.writeFilter([...have, ...want]);
-    const removed = gone.filter((a) => this.arpTableMap.delete(layout.encodeArpKey(a)));
-    const added = fresh.filter((a) =>
-      this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus)),
-    );
+    const taken = new Set(slotted.values());
+    const removed = gone.filter((a) => {
+      const slot = slotted.get(a);
+      if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(a));
+      this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+      taken.delete(slot);
+      return true;
+    });
+    const added = fresh.filter((a) => {
+      const slot = freeProbe(a, taken);
+      if (slot === undefined) return this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus));
+      this.placeInSlot(slot, a);
+      taken.add(slot);
+      return true;
+    });
     if (gone.length > 0) this.writeFilter(this.addressKeys());
     return { added, removed };
+  }
+
+  /**
+   * Moves what external_arp_table holds into free slots of its probes, with its counters (an
+   * older agent's table, or addresses whose probes were full when they came), and returns them:
+   * they are in both until dropFromTable(), so the caller attaches a program that looks in the
+   * slots first, then drops them, and a program still reading only the table answers throughout.
+   * Requests counted in the table between this read and the drop are not carried over.
+   */
+  moveTableIntoSlots(): string[] {
+    const taken = new Set(this.slotted().values());
+    const moved: string[] = [];
+    for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes())) {
+      const address = layout.decodeArpKey(k);
+      const slot = freeProbe(address, taken);
+      if (slot === undefined) continue;
+      this.placeInSlot(slot, address, layout.sumArpValues(v, this.cpus));
+      taken.add(slot);
+      moved.push(address);
+    }
+    return moved;
+  }
+
+  /** The second half of moveTableIntoSlots (after the program attached), or its undo (`fromSlots`:
+   * when attaching failed, the table stays what answers). */
+  dropMoved(addresses: readonly string[], fromSlots = false): void {
+    for (const address of addresses) {
+      if (!fromSlots) {
+        this.arpTableMap.delete(layout.encodeArpKey(address));
+        continue;
+      }
+      const held = this.probes(address).find((p) => p.address === address);
+      if (held) this.slotsMap.update(layout.encodeStatsKey(held.slot), Buffer.alloc(layout.ARP_SLOT.size));
+    }
+  }
+
+  private placeInSlot(slot: number, address: string, counters?: Partial<ArpEntry>): void {
+    const key = layout.encodeStatsKey(slot);
+    this.countersMap.update(key, layout.encodeArpValues(this.cpus, counters));
+    this.slotsMap.update(key, layout.encodeArpKey(address));
+  }
+
+  /** The address's probe slots and what each holds. */
+  private probes(address: string): { slot: number; address: string | undefined }[] {
+    return Array.from({ length: layout.LIMITS.JUNEAU_ARP_PROBES }, (_, probe) => {
+      const slot = layout.arpSlot(address, probe);
+      return { slot, address: layout.decodeArpSlot(this.slotsMap.lookup(layout.encodeStatsKey(slot))!) };
+    });
+  }
+
+  /** Every slotted address and its slot, read in batches. */
+  private slotted(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [k, v] of this.slotsMap.entriesBatched()) {
+      const address = layout.decodeArpSlot(v);
+      if (address !== undefined) out.set(address, k.readUInt32LE(0));
+    }
+    return out;
+  }
+
+  private tableKeys(): string[] {
+    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
   }
 
   /** Rewrites juneau_arp_filter from the table: after a new filter map was created, and after
@@ -278,8 +379,23 @@ export class ArpMaps {
   }
 
   close(): void {
-    for (const map of [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap]) map.close();
+    const maps = [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap];
+    for (const map of [...maps, this.slotsMap, this.countersMap]) map.close();
   }
+}
+
+/** The first probe slot of `address` not in `taken`, or undefined when all are. */
+function freeProbe(address: string, taken: ReadonlySet<number>): number | undefined {
+  for (let probe = 0; probe < layout.LIMITS.JUNEAU_ARP_PROBES; probe++) {
+    const slot = layout.arpSlot(address, probe);
+    if (!taken.has(slot)) return slot;
+  }
+  return undefined;
+}
+
+/** 0.0.0.0 marks a free slot (bpf/juneau_arp.h), and no ARPAdvertisement names it. */
+function assertAnswerable(address: string): void {
+  if (address === '0.0.0.0') throw new Error('external_arp_table: 0.0.0.0 is never answered (it marks a free slot)');
 }
 
 function assertSizes(map: BpfMap, keySize: number, valueSize: number): void {

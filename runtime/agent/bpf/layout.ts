@@ -13,6 +13,8 @@ export const MAP_NAMES = {
   config: 'juneau_config',
   stats: 'juneau_stats',
   filter: 'juneau_arp_filter',
+  slots: 'juneau_arp_slots',
+  counters: 'juneau_arp_counters',
 } as const;
 
 /** enum bpf_map_type values of the maps whose type the agent checks on a pin (linux/bpf.h). */
@@ -33,6 +35,8 @@ export const LIMITS = {
   JUNEAU_CONFIG_MAX: 64,
   JUNEAU_CONFIG_PROBES: 4,
   JUNEAU_ARP_FILTER_BITS: 65536,
+  JUNEAU_ARP_SLOTS: 16384,
+  JUNEAU_ARP_PROBES: 8,
 } as const;
 
 export const GUARD_ACTION = { JUNEAU_GUARD_DROP: 1, JUNEAU_GUARD_ALLOW: 2 } as const;
@@ -122,6 +126,8 @@ export const CONFIG_VALUE = cStruct('juneau_config_value', [
 
 export const STATS_VALUE = cStruct('juneau_stats_value', [['packets', 8]]);
 
+export const ARP_SLOT = cStruct('juneau_arp_slot', [['addr', 4]]);
+
 export const ARP_FILTER = cStruct('juneau_arp_filter', [['bits', LIMITS.JUNEAU_ARP_FILTER_BITS / 8]]);
 
 export const STRUCTS: readonly StructLayout[] = [
@@ -132,6 +138,7 @@ export const STRUCTS: readonly StructLayout[] = [
   CONFIG_VALUE,
   STATS_VALUE,
   ARP_FILTER,
+  ARP_SLOT,
 ];
 
 const f = (s: StructLayout, field: string): number => s.fields[field].offset;
@@ -215,6 +222,19 @@ export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer
   const value = Buffer.alloc(perCpuValueSize(ARP_VALUE.size, cpus));
   encodeArpValue(entry).copy(value, 0);
   return value;
+}
+
+// ---- juneau_arp_slots --------------------------------------------------------------------
+
+/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_arp.h. */
+export function arpSlot(address: string, probe: number): number {
+  const hash = Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 18;
+  return (hash + probe) & (LIMITS.JUNEAU_ARP_SLOTS - 1);
+}
+
+/** A juneau_arp_slots value: the address (network order), or undefined for 0.0.0.0 (free). */
+export function decodeArpSlot(value: Buffer): string | undefined {
+  return value.readUInt32LE(f(ARP_SLOT, 'addr')) === 0 ? undefined : decodeArpKey(value);
 }
 
 // ---- juneau_arp_filter -------------------------------------------------------------------

@@ -123,7 +123,19 @@ function attachWith(options: AttachOptions, pinDir: string, carried: Carried): A
         heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
         expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
       });
-      const { mode, replacedProgramId } = attachOrReplace(options, progFd);
+      // What external_arp_table holds goes into the slots too, where this program looks first; it
+      // leaves the table only once this program answers from the slots (a program before the
+      // slots reads only the table).
+      const moved = maps.moveTableIntoSlots();
+      let attached: ReturnType<typeof attachOrReplace>;
+      try {
+        attached = attachOrReplace(options, progFd);
+      } catch (err) {
+        maps.dropMoved(moved, true);
+        throw err;
+      }
+      maps.dropMoved(moved);
+      const { mode, replacedProgramId } = attached;
       pinProgram(progFd, programPinPath(pinDir, options.ifindex));
       return { maps, mode, programId: libbpf.progInfo(progFd).id, replacedProgramId, adoptedMaps };
     } catch (err) {
