@@ -70,6 +70,21 @@ describeAsRoot('address slots, and external_arp_table for what does not fit', ()
     expect(() => maps.addAddress('0.0.0.0')).toThrow(/0\.0\.0\.0 is never answered/);
   });
 
+  test("ARP-10: with many slots taken, the counters read in batches are each address's own, as one by one", async () => {
+    const maps = rig.maps(0);
+    const many = Array.from({ length: 2000 }, (_, i) => `10.7.${i >> 8}.${i & 255}`);
+    const vip = `${SUBNET}.57`;
+    maps.syncAddresses([...many, vip]);
+    expect(maps.arpTableMap.keys()).toEqual([]); // all in slots: a spread hash, an eighth full
+    const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: vip, count: 3 }));
+    expect(repliesFor(frames, vip)).toHaveLength(3);
+    const all = maps.addresses(); // 2,001 of 16,384 slots: the batched read
+    expect(all.size).toBe(2001);
+    expect(all.get(vip)).toMatchObject({ requests: 3n, replies: 3n });
+    expect(all.get(vip)).toEqual(maps.lookupAddress(vip));
+    expect([...all.values()].filter((e) => e.requests > 0n)).toHaveLength(1);
+  });
+
   test('OPS-1 ARP-10: over pins whose addresses are only in external_arp_table, the upgrade moves them into the slots while a prober runs, and not one request goes unanswered', async () => {
     const vip = `${SUBNET}.56`;
     const cpus = numPossibleCpus();

@@ -130,11 +130,20 @@ export class ArpMaps {
     return [...this.slotted().keys(), ...this.tableKeys()];
   }
 
-  /** Every address with its counters summed over the CPUs. */
+  /** Every address with its counters summed over the CPUs. The slots' counters are read one by
+   * one when few slots are taken, and in batches of the whole array when many are (the agent's
+   * poll at 10,000 addresses: bench/scale), which costs the array's size times the CPUs. */
   addresses(): Map<string, ArpEntry> {
     const out = new Map<string, ArpEntry>();
-    for (const [address, slot] of this.slotted()) {
-      const value = this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes());
+    const slotted = this.slotted();
+    const batched =
+      slotted.size * 16 > layout.LIMITS.JUNEAU_ARP_SLOTS
+        ? new Map(this.countersMap.entriesBatched(this.arpValueBytes()).map(([k, v]) => [k.readUInt32LE(0), v]))
+        : undefined;
+    for (const [address, slot] of slotted) {
+      const value = batched
+        ? batched.get(slot)
+        : this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes());
       if (value) out.set(address, layout.sumArpValues(value, this.cpus));
     }
     for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes()))
