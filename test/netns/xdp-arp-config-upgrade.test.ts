@@ -10,7 +10,7 @@ import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_TYPE, LIMITS, MAP_NAMES, encodeConfigValue } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { type Rig, CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap } from './older-pin';
+import { pinOlderMap, withPinnedMap, withPinnedMaps } from './older-pin';
 import { sleep } from '../sleep';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
@@ -21,24 +21,10 @@ const VIP = `${SUBNET}.54`;
 describeAsRoot('upgrade over pins whose juneau_config is a hash keyed by ifindex', () => {
   const rig = useRig(1);
   const configPin = () => path.join(rig.pinDir(0), MAP_NAMES.config);
-  const withPinned = <T>(use: (map: BpfMap) => T): T => {
-    const map = BpfMap.openPinned(configPin());
-    try {
-      return use(map);
-    } finally {
-      map.close();
-    }
-  };
+  const withPinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(configPin(), use);
 
   // Opened afresh: rig.maps() keeps the maps it opened first, and the config pin changes here.
-  const configs = () => {
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    try {
-      return maps.interfaceConfigs();
-    } finally {
-      maps.close();
-    }
-  };
+  const configs = () => withPinnedMaps(rig.pinDir(0), (maps) => maps.interfaceConfigs());
 
   test('OPS-1 FO-2: readers refuse the older config; the upgrade carries its entry (heartbeat kept) into the array while a prober runs, and not one request goes unanswered', async () => {
     const first = await rig.attach(0, { mode: 'generic' });

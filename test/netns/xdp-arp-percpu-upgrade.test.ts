@@ -17,7 +17,7 @@ import {
 } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap } from './older-pin';
+import { pinOlderMap, withPinnedMap, withPinnedMaps } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -29,22 +29,8 @@ const OLDER = { requests: 10n, replies: 9n, conflicts: 1n, lastConflictNs: 123_4
 describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-CPU) hash', () => {
   const rig = useRig(1);
   const pin = (name: string) => path.join(rig.pinDir(0), name);
-  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => {
-    const map = BpfMap.openPinned(pin(name));
-    try {
-      return use(map);
-    } finally {
-      map.close();
-    }
-  };
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => {
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    try {
-      return use(maps);
-    } finally {
-      maps.close();
-    }
-  };
+  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => withPinnedMap(pin(name), use);
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-10: the older table is refused by readers, then moved into the per-CPU table with its counters, and the counts go on exactly', async () => {
     const first = await rig.attach(0, { mode: 'generic' });

@@ -8,7 +8,7 @@ import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap } from './older-pin';
+import { pinOlderMap, withPinnedMaps } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -27,14 +27,7 @@ describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', ()
       map.close();
     }
   };
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => {
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    try {
-      return use(maps);
-    } finally {
-      maps.close();
-    }
-  };
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });

@@ -94,15 +94,21 @@ export class ArpMaps {
     const filter = this.filter();
     if (!layout.arpFilterHas(filter, address)) {
       const bit = layout.arpFilterBit(address);
-      filter[bit >> 3] |= 1 << (bit & 7);
-      this.filterMap.update(layout.encodeStatsKey(0), filter);
+      const withBit = Buffer.from(filter);
+      withBit[bit >> 3] |= 1 << (bit & 7);
+      this.filterMap.update(layout.encodeStatsKey(0), withBit);
     }
-    const probes = this.probes(address);
-    if (probes.some((p) => p.address === address)) return false;
-    if (this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes())) return false;
-    const free = probes.find((p) => p.address === undefined);
-    if (free) {
-      this.placeInSlot(free.slot, address, counters);
+    // A clear filter bit proves the address absent: only a free slot is looked for then.
+    const known = layout.arpFilterHas(filter, address);
+    if (
+      known &&
+      (this.slotOf(address) !== undefined ||
+        this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes()))
+    )
+      return false;
+    const free = this.firstProbe(address, (held) => held === undefined);
+    if (free !== undefined) {
+      this.placeInSlot(free, address, counters);
       return true;
     }
     return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus, counters));
@@ -110,17 +116,18 @@ export class ArpMaps {
 
   /** Stops answering for `address`. Its filter bit stays until rebuildFilter(). */
   removeAddress(address: string): boolean {
-    const held = this.probes(address).find((p) => p.address === address);
-    if (!held) return this.arpTableMap.delete(layout.encodeArpKey(address));
-    this.slotsMap.update(layout.encodeStatsKey(held.slot), Buffer.alloc(layout.ARP_SLOT.size));
+    const slot = this.slotOf(address);
+    if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(address));
+    this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
     return true;
   }
 
   lookupAddress(address: string): ArpEntry | undefined {
-    const held = this.probes(address).find((p) => p.address === address);
-    const value = held
-      ? this.countersMap.lookup(layout.encodeStatsKey(held.slot), this.arpValueBytes())
-      : this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
+    const slot = this.slotOf(address);
+    const value =
+      slot !== undefined
+        ? this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes())
+        : this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
     return value && layout.sumArpValues(value, this.cpus);
   }
 
@@ -138,7 +145,11 @@ export class ArpMaps {
     const slotted = this.slotted();
     const batched =
       slotted.size * 16 > layout.LIMITS.JUNEAU_ARP_SLOTS
-        ? new Map(this.countersMap.entriesBatched(this.arpValueBytes()).map(([k, v]) => [k.readUInt32LE(0), v]))
+        ? new Map(
+            this.countersMap
+              .entriesBatched(this.arpValueBytes(), layout.LIMITS.JUNEAU_ARP_SLOTS)
+              .map(([k, v]) => [k.readUInt32LE(0), v]),
+          )
         : undefined;
     for (const [address, slot] of slotted) {
       const value = batched
@@ -211,8 +222,8 @@ export class ArpMaps {
         this.arpTableMap.delete(layout.encodeArpKey(address));
         continue;
       }
-      const held = this.probes(address).find((p) => p.address === address);
-      if (held) this.slotsMap.update(layout.encodeStatsKey(held.slot), Buffer.alloc(layout.ARP_SLOT.size));
+      const slot = this.slotOf(address);
+      if (slot !== undefined) this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
     }
   }
 
@@ -222,18 +233,24 @@ export class ArpMaps {
     this.slotsMap.update(key, layout.encodeArpKey(address));
   }
 
-  /** The address's probe slots and what each holds. */
-  private probes(address: string): { slot: number; address: string | undefined }[] {
-    return Array.from({ length: layout.LIMITS.JUNEAU_ARP_PROBES }, (_, probe) => {
-      const slot = layout.arpSlot(address, probe);
-      return { slot, address: layout.decodeArpSlot(this.slotsMap.lookup(layout.encodeStatsKey(slot))!) };
-    });
+  /** The slot of `address`, or undefined when none of its probes holds it. */
+  private slotOf(address: string): number | undefined {
+    return this.firstProbe(address, (held) => held === address);
   }
 
-  /** Every slotted address and its slot, read in batches. */
+  /** The first of the address's probe slots whose address passes `test`, read one by one. */
+  private firstProbe(address: string, test: (held: string | undefined) => boolean): number | undefined {
+    for (let probe = 0; probe < layout.LIMITS.JUNEAU_ARP_PROBES; probe++) {
+      const slot = layout.arpSlot(address, probe);
+      if (test(layout.decodeArpSlot(this.slotsMap.lookup(layout.encodeStatsKey(slot))!))) return slot;
+    }
+    return undefined;
+  }
+
+  /** Every slotted address and its slot, read in one batch. */
   private slotted(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const [k, v] of this.slotsMap.entriesBatched()) {
+    for (const [k, v] of this.slotsMap.entriesBatched(layout.ARP_SLOT.size, layout.LIMITS.JUNEAU_ARP_SLOTS)) {
       const address = layout.decodeArpSlot(v);
       if (address !== undefined) out.set(address, k.readUInt32LE(0));
     }

@@ -111,7 +111,8 @@ function attachWith(options: AttachOptions, pinDir: string, carried: Carried): A
     try {
       // Before the program attaches: the older table's addresses (with their counters) in the
       // new one, and the filter matching the table (a new filter map starts empty, and an empty
-      // filter answers nothing).
+      // filter answers nothing). Rebuilt first too: addAddress trusts a clear bit to mean absent.
+      maps.rebuildFilter();
       for (const [address, entry] of carried.table) maps.addAddress(address, entry);
       maps.rebuildFilter();
       for (const [ifindex, config] of carried.config) maps.setInterfaceConfig(ifindex, config);
