@@ -31,7 +31,8 @@
  * one, or two for QinQ. A frame with more is passed to the kernel unparsed. */
 #define JUNEAU_VLAN_MAX_DEPTH	2
 
-/* external_arp_table (ARP-10): the addresses this node answers for.
+/* external_arp_table (ARP-10): the addresses this node answers for that did
+ * not fit in juneau_arp_slots (below), and those an older agent inserted.
  * BPF_MAP_TYPE_PERCPU_HASH (BPF_F_NO_PREALLOC): every CPU counts into its own
  * copy of the value, so a request costs no atomic on a shared cache line; the
  * reader (runtime/agent/bpf/layout.ts sumArpValues) sums the counters and
@@ -52,6 +53,35 @@ struct juneau_arp_value {
 	__u8  last_conflict_mac[JUNEAU_ETH_ALEN];
 	__u8  pad[2];
 };
+
+/* juneau_arp_slots and juneau_arp_counters: where the program looks first for
+ * an address it answers, without a call (array lookups the verifier inlines;
+ * a hash lookup is a call chain, costly on a kernel with SRSO "Safe RET":
+ * bench/README.md). An open-addressed table: the agent places an address in
+ * the first free slot of juneau_arp_slot(addr, 0 .. JUNEAU_ARP_PROBES - 1);
+ * its counters are the per-CPU juneau_arp_counters entry of the same slot.
+ * An address whose probes are all taken goes to external_arp_table, the
+ * per-CPU hash, where the program looks when no probe holds it. Every address
+ * is in exactly one of the two, and never moves while it stays, so its
+ * counters stay exact (the readers sum the CPUs). The agent writes a slot's
+ * counters (zero, or carried) before its address, and clears the address
+ * first when it removes one; a free slot holds 0.0.0.0, which is never an
+ * answered address. Sized for the common node: a per-CPU array preallocates
+ * JUNEAU_ARP_SLOTS values per possible CPU. */
+#define JUNEAU_ARP_SLOTS	16384
+#define JUNEAU_ARP_PROBES	8
+
+struct juneau_arp_slot {
+	__be32 addr;			/* IPv4, network byte order; 0: free */
+};
+
+/* The probe-th slot of an address: the top 14 bits of the multiplicative
+ * hash of juneau_arp_filter_bit() (its four bytes as one host-order word),
+ * then linear probing. */
+static inline __u32 juneau_arp_slot(__be32 addr, __u32 probe)
+{
+	return ((((__u32)addr * 0x9e3779b1u) >> 18) + probe) & (JUNEAU_ARP_SLOTS - 1);
+}
 
 /* juneau_arp_filter[0]: one bit per hash of every address in
  * external_arp_table, written by the agent before it inserts an address and
@@ -93,10 +123,28 @@ struct juneau_guard_value {
 };
 
 /* juneau_config: per ingress interface, written by the agent. An interface
- * without an entry is not ours: everything passes (fail open). */
-struct juneau_config_key {
-	__u32 ifindex;
-};
+ * without an entry is not ours: everything passes (fail open).
+ *
+ * BPF_MAP_TYPE_ARRAY of JUNEAU_CONFIG_MAX slots, so the program reads it
+ * without a call (the verifier inlines an array lookup; a hash lookup is a
+ * call chain, and on a kernel with SRSO "Safe RET" every return is costly:
+ * bench/README.md). The interface's entry is in one of JUNEAU_CONFIG_PROBES
+ * slots from juneau_config_slot(ifindex, 0), the one whose ifindex field is
+ * the interface's; a free slot has ifindex 0 (no interface has). The agent
+ * places an entry in the first free slot of its probes and writes it in two
+ * steps, so that the program never reads a half-written entry as valid: the
+ * value with ifindex 0, then the same value with the ifindex (removal in the
+ * reverse order). Later writes change only heartbeat_ns or flags.
+ *
+ * An older agent pinned this map as a HASH keyed by ifindex with the same
+ * value (ifindex was pad2, zero); the agent recognises it by its type and
+ * moves its entries over (runtime/agent/bpf/responder.ts). */
+#define JUNEAU_CONFIG_PROBES	4
+
+static inline __u32 juneau_config_slot(__u32 ifindex, __u32 probe)
+{
+	return (ifindex + probe) & (JUNEAU_CONFIG_MAX - 1);
+}
 
 enum juneau_config_flags {
 	/* Protections are on unless switched off, so a zeroed flags word is the
@@ -115,7 +163,7 @@ struct juneau_config_value {
 	__u8  mac[JUNEAU_ETH_ALEN];	/* the interface's MAC: our sender hw */
 	__u8  pad[2];
 	__u32 flags;			/* enum juneau_config_flags */
-	__u32 pad2;
+	__u32 ifindex;			/* the interface of this slot; 0: free */
 	__u64 heartbeat_ns;		/* bpf_ktime_get_ns() time of the agent's last proof */
 	__u64 expiry_ns;		/* answers stop this long after heartbeat_ns; 0: never */
 };
@@ -157,9 +205,9 @@ struct juneau_stats_value {
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_key) == 4, "juneau_arp_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_filter) == 8192, "juneau_arp_filter size");
+JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_slot) == 4, "juneau_arp_slot size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_key) == 4, "juneau_config_key size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 32, "juneau_config_value size");
 JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
 

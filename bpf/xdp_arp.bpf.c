@@ -96,6 +96,20 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
+	__type(value, struct juneau_arp_slot);
+	__uint(max_entries, JUNEAU_ARP_SLOTS);
+} juneau_arp_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct juneau_arp_value);
+	__uint(max_entries, JUNEAU_ARP_SLOTS);
+} juneau_arp_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
 	__type(value, struct juneau_arp_filter);
 	__uint(max_entries, 1);
 } juneau_arp_filter SEC(".maps");
@@ -109,8 +123,8 @@ struct {
 } juneau_guard SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_config_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
 	__type(value, struct juneau_config_value);
 	__uint(max_entries, JUNEAU_CONFIG_MAX);
 } juneau_config SEC(".maps");
@@ -159,13 +173,24 @@ static __always_inline int maybe_ours(__be32 addr)
 	return (filter->bits[(bit >> 6) & (JUNEAU_ARP_FILTER_BITS / 64 - 1)] >> (bit & 63)) & 1;
 }
 
-/* The address's entry: this CPU's copy of its counters, or NULL. */
+/* The address's entry: this CPU's copy of its counters, or NULL. First its
+ * slots (inlined array lookups, no call), then external_arp_table (a call),
+ * which holds only what did not fit in the slots (bpf/juneau_arp.h). */
 static __always_inline struct juneau_arp_value *lookup_ours(__be32 addr)
 {
 	struct juneau_arp_key key = { .addr = addr };
 
-	if (!maybe_ours(addr))
+	/* 0.0.0.0 marks a free slot; it is never answered. */
+	if (!addr || !maybe_ours(addr))
 		return 0;
+#pragma unroll
+	for (__u32 probe = 0; probe < JUNEAU_ARP_PROBES; probe++) {
+		__u32 slot = juneau_arp_slot(addr, probe);
+		struct juneau_arp_slot *s = bpf_map_lookup_elem(&juneau_arp_slots, &slot);
+
+		if (s && s->addr == addr)
+			return bpf_map_lookup_elem(&juneau_arp_counters, &slot);
+	}
 	return bpf_map_lookup_elem(&external_arp_table, &key);
 }
 
@@ -228,6 +253,22 @@ static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
 	return arp->hrd == bpf_htons(ARP_HRD_ETHER) &&
 	       arp->pro == bpf_htons(ETH_P_IP) &&
 	       arp->hln == ETH_ALEN && arp->pln == ARP_PLN_IPV4;
+}
+
+/* The ingress interface's entry in juneau_config (bpf/juneau_arp.h): up to
+ * JUNEAU_CONFIG_PROBES array lookups, each inlined by the verifier (no call);
+ * the first probe finds it unless interfaces share slots. */
+static __always_inline const struct juneau_config_value *lookup_config(__u32 ifindex)
+{
+#pragma unroll
+	for (__u32 probe = 0; probe < JUNEAU_CONFIG_PROBES; probe++) {
+		__u32 slot = juneau_config_slot(ifindex, probe);
+		const struct juneau_config_value *cfg = bpf_map_lookup_elem(&juneau_config, &slot);
+
+		if (cfg && cfg->ifindex == ifindex)
+			return cfg;
+	}
+	return 0;
 }
 
 /* RFC 5227 2.4: someone else claims an address we answer for. */
@@ -353,7 +394,6 @@ int xdp_arp(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	struct juneau_config_key cfg_key = { .ifindex = ctx->ingress_ifindex };
 	const struct juneau_config_value *cfg;
 	struct ethhdr *eth = data;
 	struct arp_eth_ipv4 *arp;
@@ -379,7 +419,7 @@ int xdp_arp(struct xdp_md *ctx)
 	if (!arp_is_eth_ipv4(arp))
 		return exit_with(JUNEAU_PASS_NOT_IPV4_ARP, XDP_PASS);
 
-	cfg = bpf_map_lookup_elem(&juneau_config, &cfg_key);
+	cfg = lookup_config(ctx->ingress_ifindex);
 	if (!cfg)
 		return exit_with(JUNEAU_PASS_NO_CONFIG, XDP_PASS);
 	if (mac_is_group(arp->sha))

@@ -163,7 +163,7 @@ export async function measureAgent(
     await agent.ready(600_000);
     const coldReadyMs = Date.now() - t0;
     maps = ArpMaps.openPinned(pinDir);
-    const entries = maps.arpTableMap.keys().length;
+    const entries = maps.addressKeys().length;
     if (entries !== count) fail(`agent map holds ${entries} entries after ready, not ${count}`);
     log(`  agent ready with ${entries} entries after ${seconds(coldReadyMs)} (cold: empty pins)`);
 
@@ -202,7 +202,7 @@ export async function measureAgent(
     agent.start();
     await agent.ready(600_000);
     const readoptMs = Date.now() - t3;
-    const entriesAfterRestart = maps.arpTableMap.keys().length;
+    const entriesAfterRestart = maps.addressKeys().length;
     if (entriesAfterRestart !== count)
       fail(`agent map holds ${entriesAfterRestart} entries after the restart, not ${count}`);
     await agent.stop('SIGTERM');

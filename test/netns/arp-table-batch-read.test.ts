@@ -3,7 +3,7 @@
 // keys and per-CPU counters, however the batch size cuts the table's buckets (a bucket larger than
 // the batch makes the kernel answer ENOSPC, and the read retries it with more room).
 import { describeAsRoot, useRig, CLIENT_IP, SUBNET, repliesFor } from './rig';
-import { perCpuValueSize, ARP_VALUE } from '../../runtime/agent/bpf/layout';
+import { perCpuValueSize, ARP_VALUE, encodeArpKey, encodeArpValues } from '../../runtime/agent/bpf/layout';
 import { numPossibleCpus } from '../../runtime/agent/bpf/libbpf';
 
 jest.setTimeout(60_000);
@@ -15,7 +15,9 @@ describeAsRoot('external_arp_table batch read', () => {
     await rig.attach(0, { mode: 'generic' });
     const maps = rig.maps(0);
     const many = Array.from({ length: 3000 }, (_, i) => `10.${(i >> 8) & 255}.${i & 255}.7`);
-    for (const a of many) maps.addAddress(a);
+    // Straight into external_arp_table (the hash, which the batched read is for): the agent would
+    // put most of them in the slots.
+    for (const a of many) maps.arpTableMap.insert(encodeArpKey(a), encodeArpValues(numPossibleCpus()));
     const vip = `${SUBNET}.70`;
     maps.addAddress(vip);
     const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: vip, count: 2 }));
@@ -24,7 +26,7 @@ describeAsRoot('external_arp_table batch read', () => {
     const text = (pairs: Array<[Buffer, Buffer]>) =>
       pairs.map(([k, v]) => `${k.toString('hex')}=${v.toString('hex')}`).sort();
     const walked = text(maps.arpTableMap.entries(bytes));
-    expect(walked).toHaveLength(3001);
+    expect(walked).toHaveLength(3000);
     for (const batch of [1, 7, 1024, 100_000])
       expect(text(maps.arpTableMap.entriesBatched(bytes, batch))).toEqual(walked);
     expect(maps.addresses().get(vip)).toMatchObject({ requests: 2n, replies: 2n });

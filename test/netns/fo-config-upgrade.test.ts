@@ -3,14 +3,13 @@
 // replaced (the agent rewrites the entry at every attach anyway), with a fresh heartbeat, while
 // the table is adopted and answering goes on. The older map is made the way libbpf would have
 // made it (bpftool: same type, key and entries, the older value size).
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_VALUE, LIMITS, MAP_NAMES } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { pinOlderMap } from './older-pin';
 
 jest.setTimeout(30_000);
 
@@ -34,29 +33,26 @@ describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbea
     const maps = ArpMaps.openPinned(rig.pinDir(0));
     maps.addAddress(VIP);
     maps.close();
-    fs.unlinkSync(configPin());
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      configPin(),
-      'type',
-      'hash',
-      'key',
-      '4',
-      'value',
-      String(CONFIG_VALUE_BEFORE_FO_2),
-      'entries',
-      String(LIMITS.JUNEAU_CONFIG_MAX),
-      'name',
-      MAP_NAMES.config,
-    ]);
+    pinOlderMap(rig.pinDir(0), MAP_NAMES.config, {
+      type: 'hash',
+      keySize: 4,
+      valueSize: CONFIG_VALUE_BEFORE_FO_2,
+      entries: LIMITS.JUNEAU_CONFIG_MAX,
+    });
     expect(valueSize()).toBe(CONFIG_VALUE_BEFORE_FO_2);
 
     const before = monotonicNowNs();
     const second = await rig.attach(0, { mode: 'auto', answerExpiryMs: 5_000 });
     expect(second.replacedProgramId).toBe(first.programId);
     expect(second.adoptedMaps.sort()).toEqual(
-      [MAP_NAMES.arpTable, MAP_NAMES.guard, MAP_NAMES.stats, MAP_NAMES.filter].sort(),
+      [
+        MAP_NAMES.arpTable,
+        MAP_NAMES.guard,
+        MAP_NAMES.stats,
+        MAP_NAMES.filter,
+        MAP_NAMES.slots,
+        MAP_NAMES.counters,
+      ].sort(),
     );
     expect(valueSize()).toBe(CONFIG_VALUE.size);
     const config = rig.maps(0).interfaceConfig(second.ifindex)!;

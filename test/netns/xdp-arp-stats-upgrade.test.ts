@@ -3,13 +3,12 @@
 // another size, so without care the new agent could not load at all on such a node. The older
 // map is made here the way libbpf would have made it (bpftool: same type, key, value and flags,
 // 13 entries), so the test does not depend on an old build.
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { pinOlderMap, withPinnedMaps } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -28,40 +27,30 @@ describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', ()
       map.close();
     }
   };
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => {
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    try {
-      return use(maps);
-    } finally {
-      maps.close();
-    }
-  };
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     withMaps((maps) => maps.addAddress(VIP));
-    fs.unlinkSync(statsPin());
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      statsPin(),
-      'type',
-      'percpu_array',
-      'key',
-      '4',
-      'value',
-      '8',
-      'entries',
-      String(SLOTS_BEFORE_ARP_12),
-      'name',
-      MAP_NAMES.stats,
-    ]);
+    pinOlderMap(rig.pinDir(0), MAP_NAMES.stats, {
+      type: 'percpu_array',
+      keySize: 4,
+      valueSize: 8,
+      entries: SLOTS_BEFORE_ARP_12,
+    });
     expect(slots()).toBe(SLOTS_BEFORE_ARP_12);
 
     const second = await rig.attach(0, { mode: 'auto' });
     expect(second.replacedProgramId).toBe(first.programId);
     expect(second.adoptedMaps.sort()).toEqual(
-      [MAP_NAMES.arpTable, MAP_NAMES.config, MAP_NAMES.guard, MAP_NAMES.filter].sort(),
+      [
+        MAP_NAMES.arpTable,
+        MAP_NAMES.config,
+        MAP_NAMES.guard,
+        MAP_NAMES.filter,
+        MAP_NAMES.slots,
+        MAP_NAMES.counters,
+      ].sort(),
     );
     expect(slots()).toBe(REASONS.JUNEAU_REASON_MAX);
     expect(withMaps((maps) => [...maps.addresses().keys()])).toEqual([VIP]);

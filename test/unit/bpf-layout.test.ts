@@ -45,9 +45,11 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
   test.each([
     [layout.MAP_NAMES.arpTable, 'juneau_arp_key', 'juneau_arp_value', layout.LIMITS.JUNEAU_ARP_TABLE_MAX],
     [layout.MAP_NAMES.guard, 'juneau_guard_key', 'juneau_guard_value', layout.LIMITS.JUNEAU_GUARD_MAX],
-    [layout.MAP_NAMES.config, 'juneau_config_key', 'juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
+    [layout.MAP_NAMES.config, '__u32', 'juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
     [layout.MAP_NAMES.stats, '__u32', 'juneau_stats_value', layout.REASONS.JUNEAU_REASON_MAX],
     [layout.MAP_NAMES.filter, '__u32', 'juneau_arp_filter', 1],
+    [layout.MAP_NAMES.slots, '__u32', 'juneau_arp_slot', layout.LIMITS.JUNEAU_ARP_SLOTS],
+    [layout.MAP_NAMES.counters, '__u32', 'juneau_arp_value', layout.LIMITS.JUNEAU_ARP_SLOTS],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) => {
     const keyType = btf.mapMember(map, 'key');
     if (key === '__u32') expect(keyType).toMatchObject({ kind: 'INT', size: 4 });
@@ -61,6 +63,16 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     expect(layout.ARP_TABLE_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH);
     expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'map_flags').nr_elems).toBe(layout.BPF_F_NO_PREALLOC);
     expect(btf.mapMember(layout.MAP_NAMES.filter, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
+  });
+
+  test('the address slots are an array and their counters a per-CPU array, so the program reads both without a call', () => {
+    expect(btf.mapMember(layout.MAP_NAMES.slots, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
+    expect(btf.mapMember(layout.MAP_NAMES.counters, 'type').nr_elems).toBe(6); // BPF_MAP_TYPE_PERCPU_ARRAY
+  });
+
+  test('juneau_config is an array of slots (read without a call), as the agent checks on its pin', () => {
+    expect(btf.mapMember(layout.MAP_NAMES.config, 'type').nr_elems).toBe(layout.CONFIG_TYPE);
+    expect(layout.CONFIG_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
   test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {

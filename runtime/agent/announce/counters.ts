@@ -5,23 +5,19 @@
 // This file is the TS mirror of that section (test/unit/bpf-layout-announce.test.ts checks it).
 import { BpfMap } from '../bpf/map';
 import { BpfObject } from '../bpf/object';
-import { encodeArpKey, decodeArpKey, type StructLayout } from '../bpf/layout';
+import { cStruct, encodeArpKey, decodeArpKey } from '../bpf/layout';
 import { findBuiltObject } from '../bpf/responder';
 import * as path from 'node:path';
 
 export const ANNOUNCE_MAP_NAME = 'juneau_announce';
 export const ANNOUNCE_LIMITS = { JUNEAU_ANNOUNCE_MAX: 65536 } as const;
 
-export const ANNOUNCE_VALUE: StructLayout = {
-  name: 'juneau_announce_value',
-  size: 32,
-  fields: {
-    probes: { offset: 0, size: 8 },
-    announcements: { offset: 8, size: 8 },
-    last_announce_ns: { offset: 16, size: 8 },
-    gave_up: { offset: 24, size: 8 },
-  },
-};
+export const ANNOUNCE_VALUE = cStruct('juneau_announce_value', [
+  ['probes', 8],
+  ['announcements', 8],
+  ['last_announce_ns', 8],
+  ['gave_up', 8],
+]);
 
 export interface AnnounceEntry {
   readonly probes: bigint;

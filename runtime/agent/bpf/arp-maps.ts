@@ -44,12 +44,21 @@ export class ArpMaps {
             'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
         );
       }
+      const config = open(layout.MAP_NAMES.config, 4, layout.CONFIG_VALUE);
+      if (config.info.type !== layout.CONFIG_TYPE) {
+        throw new Error(
+          `${config.path}: pinned map has type ${config.info.type}, this agent expects ${layout.CONFIG_TYPE} (array of slots): ` +
+            'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
+        );
+      }
       return new ArpMaps(
         table,
         open(layout.MAP_NAMES.guard, layout.GUARD_KEY, layout.GUARD_VALUE),
-        open(layout.MAP_NAMES.config, layout.CONFIG_KEY, layout.CONFIG_VALUE),
+        config,
         open(layout.MAP_NAMES.stats, 4, layout.STATS_VALUE),
         open(layout.MAP_NAMES.filter, 4, layout.ARP_FILTER),
+        open(layout.MAP_NAMES.slots, 4, layout.ARP_SLOT),
+        open(layout.MAP_NAMES.counters, 4, layout.ARP_VALUE),
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -65,49 +74,92 @@ export class ArpMaps {
     readonly configMap: BpfMap,
     readonly statsMap: BpfMap,
     readonly filterMap: BpfMap,
+    readonly slotsMap: BpfMap,
+    readonly countersMap: BpfMap,
   ) {}
 
-  // ---- external_arp_table ----------------------------------------------------------------
-  // Every write keeps juneau_arp_filter a superset of the table (bpf/juneau_arp.h): a bit is set
-  // before its address is inserted, and cleared only by a rebuild from the table after deletes.
-  // A stale set bit only costs the program the lookup it would have made anyway. The agent is the
-  // one writer (the bit is set by read-modify-write of the filter).
+  // ---- the address table: juneau_arp_slots (+ juneau_arp_counters), then external_arp_table -----
+  // An address is in a slot of its probes (the program finds it without a call) or, when they are
+  // all taken, in external_arp_table; never in both, and it does not move while it stays, so its
+  // counters stay exact (bpf/juneau_arp.h). A slot's counters are written before its address; a
+  // removal clears the address. Every write keeps juneau_arp_filter a superset of the table: a bit
+  // is set before its address is inserted, and cleared only by a rebuild from the table after
+  // deletes. A stale set bit only costs the program the lookup it would have made anyway. The
+  // agent is the one writer (the bit is set by read-modify-write of the filter).
 
   /** Starts answering for `address`; an existing entry (and its counters) is kept. `counters`
    * start the new entry's sums (an older agent's table moved over). */
   addAddress(address: string, counters?: Partial<ArpEntry>): boolean {
+    assertAnswerable(address);
     const filter = this.filter();
     if (!layout.arpFilterHas(filter, address)) {
       const bit = layout.arpFilterBit(address);
-      filter[bit >> 3] |= 1 << (bit & 7);
-      this.filterMap.update(layout.encodeStatsKey(0), filter);
+      const withBit = Buffer.from(filter);
+      withBit[bit >> 3] |= 1 << (bit & 7);
+      this.filterMap.update(layout.encodeStatsKey(0), withBit);
+    }
+    // A clear filter bit proves the address absent: only a free slot is looked for then.
+    const known = layout.arpFilterHas(filter, address);
+    if (
+      known &&
+      (this.slotOf(address) !== undefined ||
+        this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes()))
+    )
+      return false;
+    const free = this.firstProbe(address, (held) => held === undefined);
+    if (free !== undefined) {
+      this.placeInSlot(free, address, counters);
+      return true;
     }
     return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus, counters));
   }
 
   /** Stops answering for `address`. Its filter bit stays until rebuildFilter(). */
   removeAddress(address: string): boolean {
-    return this.arpTableMap.delete(layout.encodeArpKey(address));
+    const slot = this.slotOf(address);
+    if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(address));
+    this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+    return true;
   }
 
   lookupAddress(address: string): ArpEntry | undefined {
-    const value = this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
+    const slot = this.slotOf(address);
+    const value =
+      slot !== undefined
+        ? this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes())
+        : this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
     return value && layout.sumArpValues(value, this.cpus);
   }
 
   /** The table's addresses without their counters, for the agent's pass, which only diffs the
-   * keys: read in batches with their values, which costs less than a key-by-key walk (bench/scale). */
+   * keys: read in batches, which costs less than a key-by-key walk (bench/scale). */
   addressKeys(): string[] {
-    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
+    return [...this.slotted().keys(), ...this.tableKeys()];
   }
 
-  /** Every address with its counters summed over the CPUs. */
+  /** Every address with its counters summed over the CPUs. The slots' counters are read one by
+   * one when few slots are taken, and in batches of the whole array when many are (the agent's
+   * poll at 10,000 addresses: bench/scale), which costs the array's size times the CPUs. */
   addresses(): Map<string, ArpEntry> {
-    return new Map(
-      this.arpTableMap
-        .entriesBatched(this.arpValueBytes())
-        .map(([k, v]) => [layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus)]),
-    );
+    const out = new Map<string, ArpEntry>();
+    const slotted = this.slotted();
+    const batched =
+      slotted.size * 16 > layout.LIMITS.JUNEAU_ARP_SLOTS
+        ? new Map(
+            this.countersMap
+              .entriesBatched(this.arpValueBytes(), layout.LIMITS.JUNEAU_ARP_SLOTS)
+              .map(([k, v]) => [k.readUInt32LE(0), v]),
+          )
+        : undefined;
+    for (const [address, slot] of slotted) {
+      const value = batched
+        ? batched.get(slot)
+        : this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes());
+      if (value) out.set(address, layout.sumArpValues(value, this.cpus));
+    }
+    for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes()))
+      out.set(layout.decodeArpKey(k), layout.sumArpValues(v, this.cpus));
+    return out;
   }
 
   /** Makes the table hold exactly `wanted`, touching only the difference: kept addresses keep
@@ -115,16 +167,98 @@ export class ArpMaps {
    * (an insert into a map at max_entries fails). */
   syncAddresses(wanted: Iterable<string>): SyncResult {
     const want = new Set(wanted);
-    const have = new Set(this.addressKeys());
+    for (const address of want) assertAnswerable(address);
+    const slotted = this.slotted();
+    const tabled = new Set(this.tableKeys());
+    const have = new Set([...slotted.keys(), ...tabled]);
     const gone = [...have].filter((a) => !want.has(a));
     const fresh = [...want].filter((a) => !have.has(a));
     if (fresh.length > 0) this.writeFilter([...have, ...want]);
-    const removed = gone.filter((a) => this.arpTableMap.delete(layout.encodeArpKey(a)));
-    const added = fresh.filter((a) =>
-      this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus)),
-    );
+    const taken = new Set(slotted.values());
+    const removed = gone.filter((a) => {
+      const slot = slotted.get(a);
+      if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(a));
+      this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+      taken.delete(slot);
+      return true;
+    });
+    const added = fresh.filter((a) => {
+      const slot = freeProbe(a, taken);
+      if (slot === undefined) return this.arpTableMap.insert(layout.encodeArpKey(a), layout.encodeArpValues(this.cpus));
+      this.placeInSlot(slot, a);
+      taken.add(slot);
+      return true;
+    });
     if (gone.length > 0) this.writeFilter(this.addressKeys());
     return { added, removed };
+  }
+
+  /**
+   * Moves what external_arp_table holds into free slots of its probes, with its counters (an
+   * older agent's table, or addresses whose probes were full when they came), and returns them:
+   * they are in both until dropFromTable(), so the caller attaches a program that looks in the
+   * slots first, then drops them, and a program still reading only the table answers throughout.
+   * Requests counted in the table between this read and the drop are not carried over.
+   */
+  moveTableIntoSlots(): string[] {
+    const taken = new Set(this.slotted().values());
+    const moved: string[] = [];
+    for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes())) {
+      const address = layout.decodeArpKey(k);
+      const slot = freeProbe(address, taken);
+      if (slot === undefined) continue;
+      this.placeInSlot(slot, address, layout.sumArpValues(v, this.cpus));
+      taken.add(slot);
+      moved.push(address);
+    }
+    return moved;
+  }
+
+  /** The second half of moveTableIntoSlots (after the program attached), or its undo (`fromSlots`:
+   * when attaching failed, the table stays what answers). */
+  dropMoved(addresses: readonly string[], fromSlots = false): void {
+    for (const address of addresses) {
+      if (!fromSlots) {
+        this.arpTableMap.delete(layout.encodeArpKey(address));
+        continue;
+      }
+      const slot = this.slotOf(address);
+      if (slot !== undefined) this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+    }
+  }
+
+  private placeInSlot(slot: number, address: string, counters?: Partial<ArpEntry>): void {
+    const key = layout.encodeStatsKey(slot);
+    this.countersMap.update(key, layout.encodeArpValues(this.cpus, counters));
+    this.slotsMap.update(key, layout.encodeArpKey(address));
+  }
+
+  /** The slot of `address`, or undefined when none of its probes holds it. */
+  private slotOf(address: string): number | undefined {
+    return this.firstProbe(address, (held) => held === address);
+  }
+
+  /** The first of the address's probe slots whose address passes `test`, read one by one. */
+  private firstProbe(address: string, test: (held: string | undefined) => boolean): number | undefined {
+    for (let probe = 0; probe < layout.LIMITS.JUNEAU_ARP_PROBES; probe++) {
+      const slot = layout.arpSlot(address, probe);
+      if (test(layout.decodeArpSlot(this.slotsMap.lookup(layout.encodeStatsKey(slot))!))) return slot;
+    }
+    return undefined;
+  }
+
+  /** Every slotted address and its slot, read in one batch. */
+  private slotted(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [k, v] of this.slotsMap.entriesBatched(layout.ARP_SLOT.size, layout.LIMITS.JUNEAU_ARP_SLOTS)) {
+      const address = layout.decodeArpSlot(v);
+      if (address !== undefined) out.set(address, k.readUInt32LE(0));
+    }
+    return out;
+  }
+
+  private tableKeys(): string[] {
+    return this.arpTableMap.entriesBatched(this.arpValueBytes()).map(([k]) => layout.decodeArpKey(k));
   }
 
   /** Rewrites juneau_arp_filter from the table: after a new filter map was created, and after
@@ -189,13 +323,43 @@ export class ArpMaps {
 
   // ---- juneau_config ---------------------------------------------------------------------
 
+  // juneau_config is an array the program reads without a call: an interface's entry is in one
+  // of its JUNEAU_CONFIG_PROBES slots, marked by its ifindex (bpf/juneau_arp.h).
+
+  /** Writes the interface's entry: in its slot when it has one, else placed in the first free slot
+   * of its probes (first with ifindex 0, then with the ifindex, so the program never takes a
+   * half-written value for the interface's). */
   setInterfaceConfig(ifindex: number, config: InterfaceConfig): void {
-    this.configMap.update(layout.encodeConfigKey(ifindex), layout.encodeConfigValue(config));
+    const probes = this.configProbes(ifindex);
+    const found = probes.find((p) => p.ifindex === ifindex);
+    if (found) {
+      this.configMap.update(layout.encodeStatsKey(found.slot), layout.encodeConfigValue(config, ifindex));
+      return;
+    }
+    const free = probes.find((p) => p.ifindex === 0);
+    if (!free) {
+      throw new Error(
+        `${this.configMap.path}: no free slot for ifindex ${ifindex}: its ${probes.length} slots hold ifindexes ` +
+          `${probes.map((p) => p.ifindex).join(', ')}; remove the config of an interface no longer answered on`,
+      );
+    }
+    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config));
+    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config, ifindex));
   }
 
   interfaceConfig(ifindex: number): InterfaceConfig | undefined {
-    const value = this.configMap.lookup(layout.encodeConfigKey(ifindex));
-    return value && layout.decodeConfigValue(value);
+    const found = this.configProbes(ifindex).find((p) => p.ifindex === ifindex);
+    return found && layout.decodeConfigValue(found.value);
+  }
+
+  /** Every configured interface with its entry. */
+  interfaceConfigs(): Map<number, InterfaceConfig> {
+    const out = new Map<number, InterfaceConfig>();
+    for (const [, value] of this.configMap.entries()) {
+      const ifindex = layout.decodeConfigIfindex(value);
+      if (ifindex !== 0) out.set(ifindex, layout.decodeConfigValue(value));
+    }
+    return out;
   }
 
   /** FO-2: moves the interface's heartbeat to `nowNs` (CLOCK_MONOTONIC, see clock.ts), keeping
@@ -207,8 +371,23 @@ export class ArpMaps {
     return true;
   }
 
+  /** Frees the interface's slot: its ifindex cleared first (the program stops using it), then the
+   * rest zeroed. */
   removeInterfaceConfig(ifindex: number): boolean {
-    return this.configMap.delete(layout.encodeConfigKey(ifindex));
+    const found = this.configProbes(ifindex).find((p) => p.ifindex === ifindex);
+    if (!found) return false;
+    const key = layout.encodeStatsKey(found.slot);
+    this.configMap.update(key, layout.encodeConfigValue(layout.decodeConfigValue(found.value)));
+    this.configMap.update(key, Buffer.alloc(layout.CONFIG_VALUE.size));
+    return true;
+  }
+
+  private configProbes(ifindex: number): { slot: number; ifindex: number; value: Buffer }[] {
+    return Array.from({ length: layout.LIMITS.JUNEAU_CONFIG_PROBES }, (_, probe) => {
+      const slot = layout.configSlot(ifindex, probe);
+      const value = this.configMap.lookup(layout.encodeStatsKey(slot))!;
+      return { slot, ifindex: layout.decodeConfigIfindex(value), value };
+    });
   }
 
   // ---- juneau_stats ----------------------------------------------------------------------
@@ -226,8 +405,23 @@ export class ArpMaps {
   }
 
   close(): void {
-    for (const map of [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap]) map.close();
+    const maps = [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap];
+    for (const map of [...maps, this.slotsMap, this.countersMap]) map.close();
   }
+}
+
+/** The first probe slot of `address` not in `taken`, or undefined when all are. */
+function freeProbe(address: string, taken: ReadonlySet<number>): number | undefined {
+  for (let probe = 0; probe < layout.LIMITS.JUNEAU_ARP_PROBES; probe++) {
+    const slot = layout.arpSlot(address, probe);
+    if (!taken.has(slot)) return slot;
+  }
+  return undefined;
+}
+
+/** 0.0.0.0 marks a free slot (bpf/juneau_arp.h), and no ARPAdvertisement names it. */
+function assertAnswerable(address: string): void {
+  if (address === '0.0.0.0') throw new Error('external_arp_table: 0.0.0.0 is never answered (it marks a free slot)');
 }
 
 function assertSizes(map: BpfMap, keySize: number, valueSize: number): void {

@@ -13,6 +13,8 @@ export const MAP_NAMES = {
   config: 'juneau_config',
   stats: 'juneau_stats',
   filter: 'juneau_arp_filter',
+  slots: 'juneau_arp_slots',
+  counters: 'juneau_arp_counters',
 } as const;
 
 /** enum bpf_map_type values of the maps whose type the agent checks on a pin (linux/bpf.h). */
@@ -22,13 +24,19 @@ export const MAP_TYPES = { BPF_MAP_TYPE_HASH: 1, BPF_MAP_TYPE_ARRAY: 2, BPF_MAP_
 export const ARP_TABLE_TYPE = MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH;
 export const BPF_F_NO_PREALLOC = 1 << 0;
 
+/** juneau_config's type: an array of slots, read by the program without a call. */
+export const CONFIG_TYPE = MAP_TYPES.BPF_MAP_TYPE_ARRAY;
+
 export const PROGRAM_NAME = 'xdp_arp';
 
 export const LIMITS = {
   JUNEAU_ARP_TABLE_MAX: 65536,
   JUNEAU_GUARD_MAX: 4096,
   JUNEAU_CONFIG_MAX: 64,
+  JUNEAU_CONFIG_PROBES: 4,
   JUNEAU_ARP_FILTER_BITS: 65536,
+  JUNEAU_ARP_SLOTS: 16384,
+  JUNEAU_ARP_PROBES: 8,
 } as const;
 
 export const GUARD_ACTION = { JUNEAU_GUARD_DROP: 1, JUNEAU_GUARD_ALLOW: 2 } as const;
@@ -72,77 +80,65 @@ export interface StructLayout {
   readonly fields: Readonly<Record<string, FieldLayout>>;
 }
 
-export const ARP_KEY: StructLayout = {
-  name: 'juneau_arp_key',
-  size: 4,
-  fields: { addr: { offset: 0, size: 4 } },
-};
+/** A C struct from its fields in declaration order, `[name, bytes]`: each field starts where the
+ * previous one ends, because every struct in bpf/juneau_arp.h names its holes as pad fields (the
+ * layout tests check offsets and sizes against the BTF and the header). */
+export function cStruct(name: string, fields: ReadonlyArray<readonly [string, number]>): StructLayout {
+  let offset = 0;
+  const out: Record<string, FieldLayout> = {};
+  for (const [field, size] of fields) {
+    out[field] = { offset, size };
+    offset += size;
+  }
+  return { name, size: offset, fields: out };
+}
 
-export const ARP_VALUE: StructLayout = {
-  name: 'juneau_arp_value',
-  size: 40,
-  fields: {
-    requests: { offset: 0, size: 8 },
-    replies: { offset: 8, size: 8 },
-    conflicts: { offset: 16, size: 8 },
-    last_conflict_ns: { offset: 24, size: 8 },
-    last_conflict_mac: { offset: 32, size: 6 },
-    pad: { offset: 38, size: 2 },
-  },
-};
+export const ARP_KEY = cStruct('juneau_arp_key', [['addr', 4]]);
 
-export const GUARD_KEY: StructLayout = {
-  name: 'juneau_guard_key',
-  size: 8,
-  fields: { prefixlen: { offset: 0, size: 4 }, addr: { offset: 4, size: 4 } },
-};
+export const ARP_VALUE = cStruct('juneau_arp_value', [
+  ['requests', 8],
+  ['replies', 8],
+  ['conflicts', 8],
+  ['last_conflict_ns', 8],
+  ['last_conflict_mac', 6],
+  ['pad', 2],
+]);
 
-export const GUARD_VALUE: StructLayout = {
-  name: 'juneau_guard_value',
-  size: 16,
-  fields: { action: { offset: 0, size: 4 }, pad: { offset: 4, size: 4 }, hits: { offset: 8, size: 8 } },
-};
+export const GUARD_KEY = cStruct('juneau_guard_key', [
+  ['prefixlen', 4],
+  ['addr', 4],
+]);
 
-export const CONFIG_KEY: StructLayout = {
-  name: 'juneau_config_key',
-  size: 4,
-  fields: { ifindex: { offset: 0, size: 4 } },
-};
+export const GUARD_VALUE = cStruct('juneau_guard_value', [
+  ['action', 4],
+  ['pad', 4],
+  ['hits', 8],
+]);
 
-export const CONFIG_VALUE: StructLayout = {
-  name: 'juneau_config_value',
-  size: 32,
-  fields: {
-    mac: { offset: 0, size: 6 },
-    pad: { offset: 6, size: 2 },
-    flags: { offset: 8, size: 4 },
-    pad2: { offset: 12, size: 4 },
-    heartbeat_ns: { offset: 16, size: 8 },
-    expiry_ns: { offset: 24, size: 8 },
-  },
-};
+export const CONFIG_VALUE = cStruct('juneau_config_value', [
+  ['mac', 6],
+  ['pad', 2],
+  ['flags', 4],
+  ['ifindex', 4],
+  ['heartbeat_ns', 8],
+  ['expiry_ns', 8],
+]);
 
-export const STATS_VALUE: StructLayout = {
-  name: 'juneau_stats_value',
-  size: 8,
-  fields: { packets: { offset: 0, size: 8 } },
-};
+export const STATS_VALUE = cStruct('juneau_stats_value', [['packets', 8]]);
 
-export const ARP_FILTER: StructLayout = {
-  name: 'juneau_arp_filter',
-  size: LIMITS.JUNEAU_ARP_FILTER_BITS / 8,
-  fields: { bits: { offset: 0, size: LIMITS.JUNEAU_ARP_FILTER_BITS / 8 } },
-};
+export const ARP_SLOT = cStruct('juneau_arp_slot', [['addr', 4]]);
+
+export const ARP_FILTER = cStruct('juneau_arp_filter', [['bits', LIMITS.JUNEAU_ARP_FILTER_BITS / 8]]);
 
 export const STRUCTS: readonly StructLayout[] = [
   ARP_KEY,
   ARP_VALUE,
   GUARD_KEY,
   GUARD_VALUE,
-  CONFIG_KEY,
   CONFIG_VALUE,
   STATS_VALUE,
   ARP_FILTER,
+  ARP_SLOT,
 ];
 
 const f = (s: StructLayout, field: string): number => s.fields[field].offset;
@@ -228,6 +224,19 @@ export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer
   return value;
 }
 
+// ---- juneau_arp_slots --------------------------------------------------------------------
+
+/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_arp.h. */
+export function arpSlot(address: string, probe: number): number {
+  const hash = Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 18;
+  return (hash + probe) & (LIMITS.JUNEAU_ARP_SLOTS - 1);
+}
+
+/** A juneau_arp_slots value: the address (network order), or undefined for 0.0.0.0 (free). */
+export function decodeArpSlot(value: Buffer): string | undefined {
+  return value.readUInt32LE(f(ARP_SLOT, 'addr')) === 0 ? undefined : decodeArpKey(value);
+}
+
 // ---- juneau_arp_filter -------------------------------------------------------------------
 
 /** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_arp.h (the key's four
@@ -302,14 +311,9 @@ export function decodeGuardValue(value: Buffer): GuardEntry {
 
 // ---- juneau_config -----------------------------------------------------------------------
 
-export function encodeConfigKey(ifindex: number): Buffer {
-  const key = Buffer.alloc(CONFIG_KEY.size);
-  key.writeUInt32LE(ifindex, f(CONFIG_KEY, 'ifindex'));
-  return key;
-}
-
-export function decodeConfigKey(key: Buffer): number {
-  return key.readUInt32LE(f(CONFIG_KEY, 'ifindex'));
+/** The juneau_config slot of `ifindex`'s `probe`-th place: juneau_config_slot() in the header. */
+export function configSlot(ifindex: number, probe: number): number {
+  return (ifindex + probe) & (LIMITS.JUNEAU_CONFIG_MAX - 1);
 }
 
 export interface InterfaceConfig {
@@ -325,8 +329,11 @@ export interface InterfaceConfig {
   readonly expiryNs?: bigint;
 }
 
-export function encodeConfigValue(config: InterfaceConfig): Buffer {
+/** A juneau_config slot's value; `ifindex` 0 marks the slot free (the first of the two writes
+ * that place an entry, see bpf/juneau_arp.h). */
+export function encodeConfigValue(config: InterfaceConfig, ifindex = 0): Buffer {
   const value = Buffer.alloc(CONFIG_VALUE.size);
+  value.writeUInt32LE(ifindex, f(CONFIG_VALUE, 'ifindex'));
   macToBytes(config.mac).copy(value, f(CONFIG_VALUE, 'mac'));
   const flags =
     (config.guard ? 0 : CONFIG_FLAGS.JUNEAU_CFG_GUARD_OFF) |
@@ -335,6 +342,11 @@ export function encodeConfigValue(config: InterfaceConfig): Buffer {
   value.writeBigUInt64LE(config.heartbeatNs ?? 0n, f(CONFIG_VALUE, 'heartbeat_ns'));
   value.writeBigUInt64LE(config.expiryNs ?? 0n, f(CONFIG_VALUE, 'expiry_ns'));
   return value;
+}
+
+/** The interface a juneau_config slot belongs to; 0: free. */
+export function decodeConfigIfindex(value: Buffer): number {
+  return value.readUInt32LE(f(CONFIG_VALUE, 'ifindex'));
 }
 
 export function decodeConfigValue(value: Buffer): InterfaceConfig {
@@ -424,50 +436,29 @@ export const NAT_REASONS = {
 
 export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;
 
-export const NAT_KEY: StructLayout = { name: 'juneau_nat_key', size: 4, fields: { addr: { offset: 0, size: 4 } } };
-export const NAT_VALUE: StructLayout = { name: 'juneau_nat_value', size: 4, fields: { addr: { offset: 0, size: 4 } } };
-export const NAT_COUNTERS: StructLayout = {
-  name: 'juneau_nat_counters',
-  size: 32,
-  fields: {
-    in_packets: { offset: 0, size: 8 },
-    in_bytes: { offset: 8, size: 8 },
-    out_packets: { offset: 16, size: 8 },
-    out_bytes: { offset: 24, size: 8 },
-  },
-};
-export const NAT_CONFIG: StructLayout = {
-  name: 'juneau_nat_config',
-  size: 8,
-  fields: { ext_ifindex: { offset: 0, size: 4 }, flags: { offset: 4, size: 4 } },
-};
-export const NAT_SKIP_VALUE: StructLayout = {
-  name: 'juneau_nat_skip_value',
-  size: 8,
-  fields: { hits: { offset: 0, size: 8 } },
-};
+export const NAT_KEY = cStruct('juneau_nat_key', [['addr', 4]]);
+export const NAT_VALUE = cStruct('juneau_nat_value', [['addr', 4]]);
+export const NAT_COUNTERS = cStruct('juneau_nat_counters', [
+  ['in_packets', 8],
+  ['in_bytes', 8],
+  ['out_packets', 8],
+  ['out_bytes', 8],
+]);
+export const NAT_CONFIG = cStruct('juneau_nat_config', [
+  ['ext_ifindex', 4],
+  ['flags', 4],
+]);
+export const NAT_SKIP_VALUE = cStruct('juneau_nat_skip_value', [['hits', 8]]);
 
 /** juneau_nat_remote (EN-9): a direct ElasticIP of another node -> its node, VNI, VXLAN device. */
-export const NAT_REMOTE: StructLayout = {
-  name: 'juneau_nat_remote',
-  size: 16,
-  fields: {
-    node: { offset: 0, size: 4 },
-    vni: { offset: 4, size: 4 },
-    ifindex: { offset: 8, size: 4 },
-    pad: { offset: 12, size: 4 },
-  },
-};
-export const NAT_VNI_KEY: StructLayout = {
-  name: 'juneau_nat_vni_key',
-  size: 4,
-  fields: { vni: { offset: 0, size: 4 } },
-};
-export const NAT_VNI_VALUE: StructLayout = {
-  name: 'juneau_nat_vni_value',
-  size: 8,
-  fields: { packets: { offset: 0, size: 8 } },
-};
+export const NAT_REMOTE = cStruct('juneau_nat_remote', [
+  ['node', 4],
+  ['vni', 4],
+  ['ifindex', 4],
+  ['pad', 4],
+]);
+export const NAT_VNI_KEY = cStruct('juneau_nat_vni_key', [['vni', 4]]);
+export const NAT_VNI_VALUE = cStruct('juneau_nat_vni_value', [['packets', 8]]);
 
 /** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
 export const NAT_STRUCTS: readonly StructLayout[] = [

@@ -19,6 +19,7 @@ import {
   ARP_KEY,
   ARP_TABLE_TYPE,
   ARP_VALUE,
+  CONFIG_TYPE,
   CONFIG_VALUE,
   MAP_NAMES,
   MAP_TYPES,
@@ -26,8 +27,9 @@ import {
   REASONS,
   decodeArpKey,
   decodeArpValue,
+  decodeConfigValue,
 } from './layout';
-import type { ArpEntry } from './layout';
+import type { ArpEntry, InterfaceConfig } from './layout';
 import { monotonicNowNs } from './clock';
 
 export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
@@ -77,18 +79,28 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
   ensureBpffs(pinDir);
   unpinOutgrownStats(pinDir);
   unpinOutgrownConfig(pinDir);
-  const older = setAsideOlderTable(pinDir);
+  const olderTable = setAsideOlderTable(pinDir);
+  let olderConfig: SetAside<number, InterfaceConfig> | undefined;
   try {
-    const result = attachWith(options, pinDir, older.entries);
-    older.drop();
+    olderConfig = setAsideOlderConfig(pinDir);
+    const result = attachWith(options, pinDir, { table: olderTable.entries, config: olderConfig.entries });
+    olderTable.drop();
+    olderConfig.drop();
     return result;
   } catch (err) {
-    older.restore();
+    olderTable.restore();
+    olderConfig?.restore();
     throw err;
   }
 }
 
-function attachWith(options: AttachOptions, pinDir: string, carried: ReadonlyMap<string, ArpEntry>): AttachResult {
+/** What an older agent's pins held, moved into this version's maps before the program attaches. */
+interface Carried {
+  readonly table: ReadonlyMap<string, ArpEntry>;
+  readonly config: ReadonlyMap<number, InterfaceConfig>;
+}
+
+function attachWith(options: AttachOptions, pinDir: string, carried: Carried): AttachResult {
   const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
@@ -99,9 +111,11 @@ function attachWith(options: AttachOptions, pinDir: string, carried: ReadonlyMap
     try {
       // Before the program attaches: the older table's addresses (with their counters) in the
       // new one, and the filter matching the table (a new filter map starts empty, and an empty
-      // filter answers nothing).
-      for (const [address, entry] of carried) maps.addAddress(address, entry);
+      // filter answers nothing). Rebuilt first too: addAddress trusts a clear bit to mean absent.
       maps.rebuildFilter();
+      for (const [address, entry] of carried.table) maps.addAddress(address, entry);
+      maps.rebuildFilter();
+      for (const [ifindex, config] of carried.config) maps.setInterfaceConfig(ifindex, config);
       // Configure before attaching, so the program answers from its first packet.
       maps.setInterfaceConfig(options.ifindex, {
         mac: options.mac,
@@ -110,7 +124,19 @@ function attachWith(options: AttachOptions, pinDir: string, carried: ReadonlyMap
         heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
         expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
       });
-      const { mode, replacedProgramId } = attachOrReplace(options, progFd);
+      // What external_arp_table holds goes into the slots too, where this program looks first; it
+      // leaves the table only once this program answers from the slots (a program before the
+      // slots reads only the table).
+      const moved = maps.moveTableIntoSlots();
+      let attached: ReturnType<typeof attachOrReplace>;
+      try {
+        attached = attachOrReplace(options, progFd);
+      } catch (err) {
+        maps.dropMoved(moved, true);
+        throw err;
+      }
+      maps.dropMoved(moved);
+      const { mode, replacedProgramId } = attached;
       pinProgram(progFd, programPinPath(pinDir, options.ifindex));
       return { maps, mode, programId: libbpf.progInfo(progFd).id, replacedProgramId, adoptedMaps };
     } catch (err) {
@@ -177,34 +203,43 @@ function unpinOutgrownConfig(pinDir: string): void {
   if (valueSize !== CONFIG_VALUE.size) unlinkIfPresent(pin);
 }
 
+/** An older agent's pinned map, read and renamed aside: dropped once the new responder is
+ * attached, put back if attaching fails. */
+interface SetAside<K, V> {
+  readonly entries: Map<K, V>;
+  drop(): void;
+  restore(): void;
+}
+
 /**
- * external_arp_table became per-CPU (no shared-line atomics per request). An older agent pinned it
- * as a plain hash with the same key and value sizes, which libbpf would refuse to reuse (another
- * type) and which must never be read as per-CPU. Its entries are read here with their counters
- * and its pin set aside; attachArpResponder writes them into the new table before the new program
- * replaces the old one, which keeps answering from the old map until that moment (OPS-1).
- * Requests the old program counts between this read and the replace are not carried over.
+ * Sets aside the pin `name` when `older(map)` says an older agent made it, reading its entries
+ * with `decode` first. A pin that neither this nor an older agent made is refused by name.
  */
-function setAsideOlderTable(pinDir: string): { entries: Map<string, ArpEntry>; drop(): void; restore(): void } {
-  const pin = path.join(pinDir, MAP_NAMES.arpTable);
+function setAsideOlder<K, V>(
+  pinDir: string,
+  name: string,
+  older: (map: BpfMap) => boolean | 'current',
+  decode: (key: Buffer, value: Buffer) => [K, V],
+): SetAside<K, V> {
+  const pin = path.join(pinDir, name);
   const aside = `${pin}_older`; // bpffs refuses dots in names
-  const entries = new Map<string, ArpEntry>();
+  const entries = new Map<K, V>();
   const nothing = { entries, drop: () => undefined, restore: () => undefined };
   if (!fs.existsSync(pin)) return nothing;
   const map = BpfMap.openPinned(pin);
   try {
-    if (map.info.type === ARP_TABLE_TYPE) return nothing;
-    if (
-      map.info.type !== MAP_TYPES.BPF_MAP_TYPE_HASH ||
-      map.keySize !== ARP_KEY.size ||
-      map.valueSize !== ARP_VALUE.size
-    ) {
+    const verdict = older(map);
+    if (verdict === 'current') return nothing;
+    if (!verdict) {
       throw new Error(
         `${pin}: pinned map has type ${map.info.type} and key/value ${map.keySize}/${map.valueSize} bytes, ` +
-          `which no Juneau agent wrote; remove it (its addresses are re-added from the ARPAdvertisements)`,
+          `which no Juneau agent wrote; remove it (the agent rewrites its contents)`,
       );
     }
-    for (const [key, value] of map.entries()) entries.set(decodeArpKey(key), decodeArpValue(value));
+    for (const [key, value] of map.entries()) {
+      const [k, v] = decode(key, value);
+      entries.set(k, v);
+    }
   } finally {
     map.close();
   }
@@ -217,6 +252,50 @@ function setAsideOlderTable(pinDir: string): { entries: Map<string, ArpEntry>; d
       if (!fs.existsSync(pin)) fs.renameSync(aside, pin);
     },
   };
+}
+
+/** The verdict on a pin whose current type is `current` and which an older agent made as a plain
+ * hash with the same key and value sizes. */
+function olderHash(current: number, keySize: number, valueSize: number): (map: BpfMap) => boolean | 'current' {
+  return (map) =>
+    map.info.type === current
+      ? 'current'
+      : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH && map.keySize === keySize && map.valueSize === valueSize;
+}
+
+/**
+ * external_arp_table became per-CPU (no shared-line atomics per request). An older agent pinned it
+ * as a plain hash with the same key and value sizes, which libbpf would refuse to reuse (another
+ * type) and which must never be read as per-CPU. Its entries are read here with their counters
+ * and its pin set aside; attachArpResponder writes them into the new table before the new program
+ * replaces the old one, which keeps answering from the old map until that moment (OPS-1).
+ * Requests the old program counts between this read and the replace are not carried over.
+ */
+function setAsideOlderTable(pinDir: string): SetAside<string, ArpEntry> {
+  return setAsideOlder(
+    pinDir,
+    MAP_NAMES.arpTable,
+    (map) =>
+      map.info.type === ARP_TABLE_TYPE
+        ? 'current'
+        : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH &&
+          map.keySize === ARP_KEY.size &&
+          map.valueSize === ARP_VALUE.size,
+    (key, value) => [decodeArpKey(key), decodeArpValue(value)],
+  );
+}
+
+/**
+ * juneau_config became an array of slots (read without a call). An older agent pinned it as a
+ * hash keyed by ifindex with the same key and value sizes (the slot's ifindex field was padding).
+ * Its entries, heartbeats included, are carried into the new array like the older table's: the
+ * old program keeps reading the old map until it is replaced without a gap (OPS-1, FO-2).
+ */
+function setAsideOlderConfig(pinDir: string): SetAside<number, InterfaceConfig> {
+  return setAsideOlder(pinDir, MAP_NAMES.config, olderHash(CONFIG_TYPE, 4, CONFIG_VALUE.size), (key, value) => [
+    key.readUInt32LE(0),
+    decodeConfigValue(value),
+  ]);
 }
 
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay

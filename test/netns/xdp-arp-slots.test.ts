@@ -1,0 +1,117 @@
+// The address table as juneau_arp_slots (open addressing, read by the program without a call)
+// with external_arp_table for what does not fit (bpf/juneau_arp.h): an address whose probes are
+// all taken is answered from the hash, both kinds count exactly, and an upgrade over pins where
+// only the hash held the addresses (the layout before the slots) moves them into the slots while
+// a prober runs, without one request unanswered.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
+import { numPossibleCpus } from '../../runtime/agent/bpf/libbpf';
+import { LIMITS, MAP_NAMES, arpSlot, encodeArpKey, encodeArpValues } from '../../runtime/agent/bpf/layout';
+import { type Rig, CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { withPinnedMaps } from './older-pin';
+import { sleep } from '../sleep';
+
+// Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
+jest.setTimeout(30_000);
+
+/** `count` addresses in 10.0.0.0/8 whose first probe is the same slot. */
+function sameFirstSlot(count: number): string[] {
+  const out: string[] = [];
+  const slot = arpSlot('10.0.0.1', 0);
+  for (let n = 1; out.length < count; n++) {
+    const address = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+    if (arpSlot(address, 0) === slot) out.push(address);
+  }
+  return out;
+}
+
+describeAsRoot('address slots, and external_arp_table for what does not fit', () => {
+  const rig = useRig(1);
+  const fresh = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
+
+  test('ARP-10: the address past its last free probe is answered from external_arp_table; both kinds count exactly and leave cleanly', async () => {
+    const { mac } = await rig.attach(0, { mode: 'generic' });
+    const maps = rig.maps(0);
+    const crowd = sameFirstSlot(LIMITS.JUNEAU_ARP_PROBES + 1);
+    const overflow = crowd[LIMITS.JUNEAU_ARP_PROBES];
+    expect(maps.syncAddresses(crowd).added.sort()).toEqual([...crowd].sort());
+    // The probes are full, so the last one went to the hash; the others are not there.
+    expect(maps.arpTableMap.keys().map((k) => k.toString('hex'))).toEqual([encodeArpKey(overflow).toString('hex')]);
+    expect(maps.addressKeys().sort()).toEqual([...crowd].sort());
+
+    const first = crowd[0];
+    const frames = await rig.capture(async () => {
+      await rig.sendArp({ sip: CLIENT_IP, tip: overflow, count: 3 });
+      await rig.sendArp({ sip: CLIENT_IP, tip: first, count: 2 });
+    });
+    expect(repliesFor(frames, overflow).map((f) => f.src)).toEqual([mac, mac, mac]);
+    expect(repliesFor(frames, first).map((f) => f.src)).toEqual([mac, mac]);
+    expect(maps.lookupAddress(overflow)).toMatchObject({ requests: 3n, replies: 3n });
+    expect(maps.lookupAddress(first)).toMatchObject({ requests: 2n, replies: 2n });
+    expect(maps.lookupAddress(crowd[1])).toMatchObject({ requests: 0n, replies: 0n });
+
+    // A slotted address leaves: its slot frees, the hash's entry stays where it is (it never
+    // moves while it stays), and a newcomer takes the slot with zeroed counters.
+    expect(maps.syncAddresses(crowd.slice(1)).removed).toEqual([first]);
+    expect(maps.lookupAddress(first)).toBeUndefined();
+    expect(maps.lookupAddress(overflow)).toMatchObject({ requests: 3n, replies: 3n });
+    const [newcomer] = sameFirstSlot(LIMITS.JUNEAU_ARP_PROBES + 2).slice(-1);
+    expect(maps.addAddress(newcomer)).toBe(true);
+    expect(maps.lookupAddress(newcomer)).toMatchObject({ requests: 0n, replies: 0n });
+    const gone = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: first, count: 2 }));
+    expect(repliesFor(gone, first)).toEqual([]);
+    expect(() => maps.addAddress('0.0.0.0')).toThrow(/0\.0\.0\.0 is never answered/);
+  });
+
+  test("ARP-10: with many slots taken, the counters read in batches are each address's own, as one by one", async () => {
+    const maps = rig.maps(0);
+    const many = Array.from({ length: 2000 }, (_, i) => `10.7.${i >> 8}.${i & 255}`);
+    const vip = `${SUBNET}.57`;
+    maps.syncAddresses([...many, vip]);
+    expect(maps.arpTableMap.keys()).toEqual([]); // all in slots: a spread hash, an eighth full
+    const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: vip, count: 3 }));
+    expect(repliesFor(frames, vip)).toHaveLength(3);
+    const all = maps.addresses(); // 2,001 of 16,384 slots: the batched read
+    expect(all.size).toBe(2001);
+    expect(all.get(vip)).toMatchObject({ requests: 3n, replies: 3n });
+    expect(all.get(vip)).toEqual(maps.lookupAddress(vip));
+    expect([...all.values()].filter((e) => e.requests > 0n)).toHaveLength(1);
+  });
+
+  test('OPS-1 ARP-10: over pins whose addresses are only in external_arp_table, the upgrade moves them into the slots while a prober runs, and not one request goes unanswered', async () => {
+    const vip = `${SUBNET}.56`;
+    const cpus = numPossibleCpus();
+    // The layout before the slots: the address in the hash (with its filter bit), no slot maps
+    // pinned. The running program finds it in the hash (no probe holds it).
+    rig.maps(0).syncAddresses([]);
+    rig.maps(0).rebuildFilter([vip]);
+    expect(
+      rig.maps(0).arpTableMap.insert(encodeArpKey(vip), encodeArpValues(cpus, { requests: 7n, replies: 7n })),
+    ).toBe(true);
+    for (const name of [MAP_NAMES.slots, MAP_NAMES.counters]) fs.unlinkSync(path.join(rig.pinDir(0), name));
+    const before = await rig.xdpProgramId(0);
+
+    const PROBES = 200;
+    let second: Awaited<ReturnType<Rig['attach']>> | undefined;
+    const frames = await rig.capture(async () => {
+      const prober = rig.sendArp({ sip: CLIENT_IP, tip: vip, count: PROBES, gapMs: 10 }); // ~2 s
+      await sleep(300);
+      second = await rig.attach(0, { mode: 'auto' });
+      await prober;
+    });
+    expect(second!.replacedProgramId).toBe(before);
+    expect(frames.filter((f) => f.arp?.op === 1 && f.arp.tip === vip)).toHaveLength(PROBES);
+    expect(repliesFor(frames, vip)).toHaveLength(PROBES);
+    // Moved: in its slot, out of the hash, counters carried (those the old program counted
+    // between the move and the replace are not: at most the prober's).
+    fresh((maps) => {
+      expect(maps.arpTableMap.keys()).toEqual([]);
+      expect(maps.addressKeys()).toEqual([vip]);
+      const entry = maps.lookupAddress(vip)!;
+      expect(entry.replies).toBeGreaterThanOrEqual(7n);
+      expect(entry.replies).toBeLessThanOrEqual(7n + BigInt(PROBES));
+      expect(entry.requests).toBe(entry.replies);
+    });
+  });
+});
