@@ -4,11 +4,12 @@
 // And the Pulumi components' one validate-then-register path (JuneauComponent): nothing invalid is
 // registered or recorded for later cross-object checks.
 import * as pulumi from '@pulumi/pulumi';
-import { App, Chart, Testing } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import { ANNOTATIONS } from '../../api';
 import * as cdk8s from '../../constructs/cdk8s';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
+import { testApp } from './temp-dir';
 
 const registered: { type: string; name: string }[] = [];
 void pulumi.runtime.setMocks(
@@ -38,7 +39,7 @@ function synthErrors(app: App): string {
 
 describe('cdk8s: IExternalNetwork', () => {
   const build = (reference: (chart: Chart) => cdk8s.IExternalNetwork) => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const network = reference(chart);
     new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: network, requestedIP: '10.9.9.9' });

@@ -3,11 +3,12 @@
 // network given by name resolved against the program, and a warning when the program does not
 // declare it. The Pulumi registry is per stack and reset through the public resetDeclarations().
 import * as pulumi from '@pulumi/pulumi';
-import { ApiObject, App, Chart, Testing } from 'cdk8s';
+import { ApiObject, App, Chart } from 'cdk8s';
 import { checkDuplicateDeclaration, checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import * as cdk8s from '../../constructs/cdk8s';
 import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
+import { testApp } from './temp-dir';
 
 // Mocks: no Pulumi engine runs in unit tests (set before the components are loaded).
 void pulumi.runtime.setMocks(
@@ -86,7 +87,7 @@ describe('cdk8s', () => {
     });
 
   test('two charts each with AddressPool "pool": synth fails naming both construct paths', () => {
-    const app = Testing.app();
+    const app = testApp();
     new cdk8s.AddressPool(new Chart(app, 'one'), 'pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
     new cdk8s.AddressPool(new Chart(app, 'two'), 'pool', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'] });
     expect(synthErrors(app)).toContain(
@@ -95,7 +96,7 @@ describe('cdk8s', () => {
   });
 
   test('namespaced kinds collide only within one namespace (the chart namespace counts)', () => {
-    const app = Testing.app();
+    const app = testApp();
     const net = network(new Chart(app, 'net'));
     new cdk8s.ElasticIP(new Chart(app, 'a', { namespace: 'team-a' }), 'eip', { externalNetwork: net });
     new cdk8s.ElasticIP(new Chart(app, 'b', { namespace: 'team-b' }), 'eip', { externalNetwork: net });
@@ -107,7 +108,7 @@ describe('cdk8s', () => {
   });
 
   test("a LoadBalancerService collides with another core Service of its name in the app, not with another group's Service", () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     new cdk8s.LoadBalancerService(chart, 'web', {
       externalNetwork: network(chart),
@@ -125,7 +126,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3: the same requestedIP on two ElasticIPs fails naming both', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
@@ -136,7 +137,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3, SLB-2: an ElasticIP and a Service asking for one address fail naming both', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
@@ -152,7 +153,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3: a network referenced by name that the app declares (even later) is resolved and checked', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     new cdk8s.ElasticIP(chart, 'eip', {
       externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'ext-net'),
@@ -166,7 +167,7 @@ describe('cdk8s', () => {
   });
 
   test('a network name the app does not declare synthesizes with a warning that the cluster will decide', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const elsewhere = cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere');
     const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: elsewhere, requestedIP: '10.9.9.9' });
