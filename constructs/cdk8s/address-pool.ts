@@ -2,7 +2,7 @@ import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
-import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, metadataInput, otherObjectsInApp } from './base';
 
 export interface AddressPoolProps {
   /**
@@ -51,13 +51,7 @@ export class AddressPool extends Construct {
     this.apiObject = emit(
       this,
       this.object,
-      () =>
-        validateAddressPool(
-          this.object,
-          findAllInApp(this, AddressPool)
-            .filter((p) => p !== this)
-            .map((p) => p.toObject()),
-        ),
+      () => validateAddressPool(this.object, otherObjectsInApp(this, AddressPool)),
       true,
     );
     if (props.advertiseMode === 'bgp') addWarning(this, `AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`);

@@ -105,6 +105,16 @@ export function findAllInApp<T extends IConstruct>(scope: IConstruct, type: abst
   return scope.node.root.node.findAll().filter((c): c is T => c instanceof type);
 }
 
+/** The objects of the other constructs of the scope's class in the app, for rules across one kind (AP-2, EN-4). */
+export function otherObjectsInApp<O, T extends IConstruct & { toObject(): O }>(
+  scope: T,
+  type: abstract new (...args: never[]) => T,
+): O[] {
+  return findAllInApp(scope, type)
+    .filter((c) => c !== scope)
+    .map((c) => c.toObject());
+}
+
 /** The default object name: the construct id, so `new ElasticIP(chart, 'web-eip')` is `web-eip` on the cluster. */
 export const defaultName = (scope: Construct, metadata?: ApiObjectMetadata): string => metadata?.name ?? scope.node.id;
 

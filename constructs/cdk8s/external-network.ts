@@ -4,7 +4,7 @@ import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkOb
 import { PoolView } from '../../api/validation';
 import { poolView, renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
-import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, findAllInApp, metadataInput, otherObjectsInApp } from './base';
 
 export interface ExternalNetworkProps {
   /**
@@ -83,14 +83,7 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
     this.apiObject = emit(
       this,
       this.object,
-      () =>
-        validateExternalNetwork(
-          this.object,
-          this.knownPools(),
-          findAllInApp(this, ExternalNetwork)
-            .filter((n) => n !== this)
-            .map((n) => n.toObject()),
-        ),
+      () => validateExternalNetwork(this.object, this.knownPools(), otherObjectsInApp(this, ExternalNetwork)),
       true,
     );
     if (props.type === 'bgp') addWarning(this, `ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`);
