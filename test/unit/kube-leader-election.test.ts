@@ -1,5 +1,5 @@
 import { LeaderElector, decideLease, validateTimings } from '../../runtime/kube/leader-election';
-import { MemoryLeases } from './memory-leases';
+import { MemoryLeases, testTimings } from './memory-leases';
 import { sleep } from '../sleep';
 
 const now = new Date('2025-01-01T00:01:00.000Z');
@@ -85,13 +85,7 @@ describe('validateTimings', () => {
   });
 });
 
-const fast = {
-  namespace: 'juneau-system',
-  name: 'juneau-controller',
-  leaseDurationMs: 300,
-  renewDeadlineMs: 200,
-  retryPeriodMs: 20,
-};
+const fast = testTimings(20);
 
 describe('LeaderElector against an in-memory Lease', () => {
   it('elects exactly one of two candidates and hands over at once on release', async () => {

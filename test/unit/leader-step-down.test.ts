@@ -4,18 +4,12 @@
 // nothing after its fence aborted (here against a local HTTP server standing in for the API server).
 import { LeaderElector, validateTimings } from '../../runtime/kube/leader-election';
 import { localApiServer } from './local-api-server';
-import { MemoryLeases } from './memory-leases';
+import { MemoryLeases, testTimings } from './memory-leases';
 import { FencedError, RestClient } from '../../runtime/kube/rest';
 import { done, WorkQueue } from '../../runtime/kube/workqueue';
 import { sleep } from '../sleep';
 
-const timings = {
-  namespace: 'juneau-system',
-  name: 'juneau-controller',
-  leaseDurationMs: 600,
-  renewDeadlineMs: 400,
-  retryPeriodMs: 40,
-};
+const timings = testTimings(40);
 
 describe('issue 11 item 6: a leader cut off from the API server steps down at renewDeadline', () => {
   it('steps down at renewDeadline while its Lease call hangs, before the Lease can expire for anyone else', async () => {

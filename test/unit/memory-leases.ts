@@ -52,3 +52,12 @@ export class MemoryLeases implements LeaseClient {
     return structuredClone(this.lease);
   }
 }
+
+/** The controller's Lease with election timings shrunk for tests: leaseDuration 15 and renewDeadline 10 retry periods. */
+export const testTimings = (retryPeriodMs: number) => ({
+  namespace: 'juneau-system',
+  name: 'juneau-controller',
+  leaseDurationMs: 15 * retryPeriodMs,
+  renewDeadlineMs: 10 * retryPeriodMs,
+  retryPeriodMs,
+});
