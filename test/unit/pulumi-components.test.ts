@@ -7,6 +7,7 @@ import { ANNOTATIONS, API_VERSION, LOAD_BALANCER_CLASS } from '../../api';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 import type * as SharedInstall from '../../constructs/shared/install';
+import { thrown as thrownError } from './thrown';
 import { mockCluster, type Registered, registrationsSettled, valueOf } from './pulumi-rpcs';
 import { sleep } from '../sleep';
 
@@ -50,14 +51,7 @@ async function child(type: string, name: string): Promise<Registered> {
   throw new Error(`${type} ${name} was never registered`);
 }
 /** The error `fn` throws, with its problems (fails if nothing is thrown). */
-function thrown(fn: () => unknown): Error & { problems: readonly string[] } {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error & { problems: readonly string[] };
-  }
-  throw new Error('expected construction to throw, it did not');
-}
+const thrown = (fn: () => unknown) => thrownError<Error & { problems: readonly string[] }>(fn);
 const CR = (kind: string) => `kubernetes:juneau.loutres.me/v1alpha1:${kind}`;
 
 /** The component holds one `kind` child (its URN is under the component's) with exactly this metadata and spec. */
