@@ -48,11 +48,8 @@ export class AddressPool extends Construct {
     });
     this.name = this.object.metadata.name!;
     this.advertiseMode = props.advertiseMode;
-    this.apiObject = emit(
-      this,
-      this.object,
-      () => validateAddressPool(this.object, otherObjectsInApp(this, AddressPool)),
-      true,
+    this.apiObject = emit(this, this.object, () =>
+      validateAddressPool(this.object, otherObjectsInApp(this, AddressPool)),
     );
     if (props.advertiseMode === 'bgp') addWarning(this, `AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }

@@ -80,11 +80,8 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
     });
     this.name = this.object.metadata.name!;
     this.type = props.type;
-    this.apiObject = emit(
-      this,
-      this.object,
-      () => validateExternalNetwork(this.object, this.knownPools(), otherObjectsInApp(this, ExternalNetwork)),
-      true,
+    this.apiObject = emit(this, this.object, () =>
+      validateExternalNetwork(this.object, this.knownPools(), otherObjectsInApp(this, ExternalNetwork)),
     );
     if (props.type === 'bgp') addWarning(this, `ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }
