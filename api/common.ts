@@ -5,6 +5,9 @@ import { Infer, s } from './schema';
 export const objectName = (description: string) =>
   s.string({ description, minLength: 1, maxLength: LIMITS.nameLength });
 
+/** A name copied or written by the controller: empty until known, so no minLength. */
+export const nameOrEmpty = (description: string) => s.string({ description, maxLength: LIMITS.nameLength });
+
 /** A dotted-quad IPv4 address; the API server checks the format. */
 export const ipv4 = (description: string) => s.string({ description, format: 'ipv4', maxLength: 15 });
 
@@ -27,6 +30,22 @@ export const conditions = s.array(condition, {
   listType: 'map',
   listMapKeys: ['type'],
   description: 'Current state, one entry per condition type.',
+});
+
+/**
+ * The status fields every reconciled kind ends with: the metadata.generation its status was
+ * computed from, and its conditions.
+ */
+export const reconciledStatus = { observedGeneration: s.integer({ minimum: 0 }), conditions };
+
+/** A `phase` that is Pending with a CamelCase `reason` and a `message` until the object is ready. */
+export const pendingPhase = <const V extends string>(
+  phases: readonly V[],
+  descriptions: { readonly phase: string; readonly reason: string },
+) => ({
+  phase: s.enum(phases, { description: descriptions.phase }),
+  reason: s.string({ maxLength: LIMITS.reasonLength, description: descriptions.reason }),
+  message: s.string({ maxLength: LIMITS.messageLength }),
 });
 
 /** Standard object metadata as Juneau reads and writes it. */

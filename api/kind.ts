@@ -28,10 +28,20 @@ export interface KindDefinition<Spec extends Schema<unknown>, Status extends Sch
   readonly categories?: readonly string[];
 }
 
+/**
+ * A kind as written in api/kinds: the singular and plural names follow from `kind` (lower case,
+ * plus `s`) for every Juneau kind, so they are derived rather than written beside it.
+ */
+export type KindInput<Spec extends Schema<unknown>, Status extends Schema<unknown>> = Omit<
+  KindDefinition<Spec, Status>,
+  'plural' | 'singular'
+>;
+
 export function defineKind<Spec extends Schema<unknown>, Status extends Schema<unknown>>(
-  def: KindDefinition<Spec, Status>,
+  def: KindInput<Spec, Status>,
 ): KindDefinition<Spec, Status> {
-  return def;
+  const singular = def.kind.toLowerCase();
+  return { ...def, singular, plural: `${singular}s` };
 }
 
 /** The typed object of a kind: `{ apiVersion, kind, metadata, spec, status? }`. */
@@ -43,6 +53,10 @@ export type KindObject<D> =
 export type AnyKind = KindDefinition<Schema<any>, Schema<any>>;
 
 export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+/** The phase column of the kinds whose status carries a `phase`. */
+export const PHASE_COLUMN: PrinterColumn = { name: 'Phase', type: 'string', jsonPath: '.status.phase' };
+/** The reason beside a Pending phase, shown by `kubectl get -o wide`. */
+export const REASON_COLUMN: PrinterColumn = { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 };
 
 /** Renders the OpenAPI schema of the whole object. */
 export function objectSchema(def: AnyKind): OpenAPISchema {

@@ -1,4 +1,4 @@
-import { conditions } from '../common';
+import { conditions, nameOrEmpty } from '../common';
 import { LIMITS } from '../constants';
 import { AGE_COLUMN, defineKind, KindObject } from '../kind';
 import { s } from '../schema';
@@ -33,8 +33,6 @@ export const BGP_NOT_ADVERTISED =
 /** AddressPool (AP): a cluster-scoped set of IPv4 addresses an ExternalNetwork hands out. */
 export const addressPoolKind = defineKind({
   kind: 'AddressPool',
-  plural: 'addresspools',
-  singular: 'addresspool',
   shortNames: ['ap'],
   scope: 'Cluster',
   description:
@@ -79,10 +77,7 @@ export const addressPoolKind = defineKind({
   status: s.object({
     size: s.integer({ minimum: 0, description: 'How many addresses the pool can hand out (AP-3, ADDR-2).' }),
     used: s.integer({ minimum: 0, description: 'How many addresses are allocated now (AP-3).' }),
-    externalNetwork: s.string({
-      maxLength: LIMITS.nameLength,
-      description: 'The ExternalNetwork that lists this pool.',
-    }),
+    externalNetwork: nameOrEmpty('The ExternalNetwork that lists this pool.'),
     conditions,
   }),
   printerColumns: [

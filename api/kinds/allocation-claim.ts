@@ -9,8 +9,6 @@ import { s } from '../schema';
  */
 export const allocationClaimKind = defineKind({
   kind: 'AllocationClaim',
-  plural: 'allocationclaims',
-  singular: 'allocationclaim',
   scope: 'Cluster',
   description:
     'One value or address reserved for one holder; the name is derived from the value, so creating it is the reservation (ALLOC-1, ALLOC-2, EIP-3).',

@@ -5,8 +5,6 @@ import { s } from '../schema';
 /** AllocationPool (ALLOC-1): a named integer range, e.g. `subnet-vni` for VXLAN VNIs. */
 export const allocationPoolKind = defineKind({
   kind: 'AllocationPool',
-  plural: 'allocationpools',
-  singular: 'allocationpool',
   scope: 'Cluster',
   description:
     'A named range of integers handed out by AllocationClaims; subnet-vni holds the VNIs of Subnets, L2Networks and ExternalNetworks (ALLOC-1, EN-7).',

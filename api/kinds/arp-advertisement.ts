@@ -1,4 +1,4 @@
-import { conditions, immutable } from '../common';
+import { conditions, immutable, objectName } from '../common';
 import { LIMITS } from '../constants';
 import { AGE_COLUMN, defineKind, KindObject } from '../kind';
 import { s } from '../schema';
@@ -6,8 +6,6 @@ import { s } from '../schema';
 /** ARPAdvertisement (ARP): which node answers ARP for one external address. */
 export const arpAdvertisementKind = defineKind({
   kind: 'ARPAdvertisement',
-  plural: 'arpadvertisements',
-  singular: 'arpadvertisement',
   shortNames: ['arpad'],
   scope: 'Cluster',
   description:
@@ -26,11 +24,7 @@ export const arpAdvertisementKind = defineKind({
         description: "The IPv4 address answered, inside one of the network's pools; immutable (ARP-2, ARP-3).",
         validations: [immutable('spec.address', 'ARP-3')],
       }),
-      nodeName: s.string({
-        minLength: 1,
-        maxLength: LIMITS.nameLength,
-        description: 'The node that answers; the only field that changes (ARP-3).',
-      }),
+      nodeName: objectName('The node that answers; the only field that changes (ARP-3).'),
     },
     { required: ['externalNetwork', 'address', 'nodeName'] },
   ),

@@ -1,6 +1,5 @@
-import { conditions, immutable, objectName } from '../common';
-import { LIMITS } from '../constants';
-import { AGE_COLUMN, defineKind, KindObject } from '../kind';
+import { immutable, nameOrEmpty, objectName, pendingPhase, reconciledStatus } from '../common';
+import { AGE_COLUMN, defineKind, KindObject, PHASE_COLUMN, REASON_COLUMN } from '../kind';
 import { s } from '../schema';
 
 export const elasticIPAttachmentPhases = ['Pending', 'Attached'] as const;
@@ -8,8 +7,6 @@ export const elasticIPAttachmentPhases = ['Pending', 'Attached'] as const;
 /** ElasticIPAttachment (EIPA): binds an ElasticIP to a NetworkInterface by 1:1 NAT. */
 export const elasticIPAttachmentKind = defineKind({
   kind: 'ElasticIPAttachment',
-  plural: 'elasticipattachments',
-  singular: 'elasticipattachment',
   shortNames: ['eipa'],
   scope: 'Namespaced',
   description: 'Binds an ElasticIP to a NetworkInterface in the same namespace through 1:1 NAT (EIPA-1, EIPA-2).',
@@ -25,19 +22,19 @@ export const elasticIPAttachmentKind = defineKind({
     { ...immutable('spec.networkInterface', 'EIPA-1'), rule: 'self.networkInterface == oldSelf.networkInterface' },
   ],
   status: s.object({
-    phase: s.enum(elasticIPAttachmentPhases, { description: 'Pending (with a reason) or Attached (EIPA-1).' }),
-    reason: s.string({ maxLength: LIMITS.reasonLength, description: 'Why it is Pending, in CamelCase.' }),
-    message: s.string({ maxLength: LIMITS.messageLength }),
-    nodeName: s.string({ maxLength: LIMITS.nameLength, description: 'The node of the NetworkInterface (EIPA-1).' }),
-    observedGeneration: s.integer({ minimum: 0 }),
-    conditions,
+    ...pendingPhase(elasticIPAttachmentPhases, {
+      phase: 'Pending (with a reason) or Attached (EIPA-1).',
+      reason: 'Why it is Pending, in CamelCase.',
+    }),
+    nodeName: nameOrEmpty('The node of the NetworkInterface (EIPA-1).'),
+    ...reconciledStatus,
   }),
   printerColumns: [
     { name: 'ElasticIP', type: 'string', jsonPath: '.spec.elasticIP' },
     { name: 'NetworkInterface', type: 'string', jsonPath: '.spec.networkInterface' },
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-    { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
+    PHASE_COLUMN,
+    REASON_COLUMN,
     AGE_COLUMN,
   ],
 });

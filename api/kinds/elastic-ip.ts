@@ -1,6 +1,5 @@
-import { conditions, immutable, ipv4, objectName } from '../common';
-import { LIMITS } from '../constants';
-import { defineKind, KindObject } from '../kind';
+import { immutable, ipv4, nameOrEmpty, objectName, reconciledStatus } from '../common';
+import { defineKind, KindObject, PHASE_COLUMN } from '../kind';
 import { s } from '../schema';
 
 export const elasticIPPhases = ['Pending', 'Available', 'Attached', 'Error'] as const;
@@ -10,8 +9,6 @@ export const attachmentKinds = ['ElasticIPAttachment', 'NetworkInterface'] as co
 /** ElasticIP (EIP): one reserved external IPv4 address, used by NAT or directly on a Pod NIC. */
 export const elasticIPKind = defineKind({
   kind: 'ElasticIP',
-  plural: 'elasticips',
-  singular: 'elasticip',
   shortNames: ['eip'],
   scope: 'Namespaced',
   description:
@@ -35,20 +32,19 @@ export const elasticIPKind = defineKind({
   status: s.object({
     phase: s.enum(elasticIPPhases, { description: 'Pending, Available, Attached or Error (EIP-9).' }),
     address: ipv4('The reserved address.'),
-    addressPool: s.string({ maxLength: LIMITS.nameLength, description: 'The AddressPool the address came from.' }),
+    addressPool: nameOrEmpty('The AddressPool the address came from.'),
     attachment: s.object(
       { kind: s.enum(attachmentKinds), name: objectName('Name of the user in this namespace.') },
       { required: ['kind', 'name'], description: 'What uses the address now; empty while unused (EIP-7).' },
     ),
-    observedGeneration: s.integer({ minimum: 0 }),
-    conditions,
+    ...reconciledStatus,
   }),
   printerColumns: [
     { name: 'ExternalNetwork', type: 'string', jsonPath: '.spec.externalNetwork' },
     { name: 'Address', type: 'string', jsonPath: '.status.address' },
     { name: 'AttachmentKind', type: 'string', jsonPath: '.status.attachment.kind' },
     { name: 'Attachment', type: 'string', jsonPath: '.status.attachment.name' },
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    PHASE_COLUMN,
     { name: 'Allocated', type: 'string', jsonPath: '.status.conditions[?(@.type=="Allocated")].status' },
     { name: 'Attached', type: 'string', jsonPath: '.status.conditions[?(@.type=="Attached")].status' },
   ],

@@ -10,8 +10,6 @@ export const MAX_VNI = 16777215;
 /** ExternalNetwork (EN): groups AddressPools into one external network of one type. */
 export const externalNetworkKind = defineKind({
   kind: 'ExternalNetwork',
-  plural: 'externalnetworks',
-  singular: 'externalnetwork',
   shortNames: ['extnet'],
   scope: 'Cluster',
   description:

@@ -1,6 +1,6 @@
-import { conditions, ipv4 } from '../common';
+import { ipv4, nameOrEmpty, reconciledStatus } from '../common';
 import { LIMITS } from '../constants';
-import { AGE_COLUMN, defineKind, KindObject } from '../kind';
+import { AGE_COLUMN, defineKind, KindObject, PHASE_COLUMN } from '../kind';
 import { s } from '../schema';
 
 export const serviceLoadBalancerPhases = ['Pending', 'Allocated', 'Ready', 'Degraded', 'Error'] as const;
@@ -9,18 +9,15 @@ export type ServiceLoadBalancerPhase = (typeof serviceLoadBalancerPhases)[number
 /** ServiceLoadBalancer (SLB): derived by the controller from a Juneau LoadBalancer Service. */
 export const serviceLoadBalancerKind = defineKind({
   kind: 'ServiceLoadBalancer',
-  plural: 'serviceloadbalancers',
-  singular: 'serviceloadbalancer',
   shortNames: ['slb'],
   scope: 'Namespaced',
   description:
     'The VIP of a Service of type LoadBalancer with loadBalancerClass juneau.loutres.me/load-balancer; created and kept by the controller, not by users (SLB-1..10).',
   spec: s.object(
     {
-      externalNetwork: s.string({
-        maxLength: LIMITS.nameLength,
-        description: 'From the Service annotation juneau.loutres.me/load-balancer-external-network (SLB-2).',
-      }),
+      externalNetwork: nameOrEmpty(
+        'From the Service annotation juneau.loutres.me/load-balancer-external-network (SLB-2).',
+      ),
       requestedIP: s.string({
         maxLength: 64,
         description: 'From the Service annotation juneau.loutres.me/load-balancer-requested-ip (SLB-2).',
@@ -31,7 +28,7 @@ export const serviceLoadBalancerKind = defineKind({
   status: s.object({
     phase: s.enum(serviceLoadBalancerPhases, { description: 'Pending, Allocated, Ready, Degraded or Error (SLB-3).' }),
     vip: ipv4('The allocated external address (SLB-4).'),
-    addressPool: s.string({ maxLength: LIMITS.nameLength, description: 'The AddressPool the VIP came from (SLB-4).' }),
+    addressPool: nameOrEmpty('The AddressPool the VIP came from (SLB-4).'),
     ports: s.array(
       s.object(
         {
@@ -60,20 +57,16 @@ export const serviceLoadBalancerKind = defineKind({
       listType: 'atomic',
       description: 'Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4).',
     }),
-    arpAnnouncingNode: s.string({
-      maxLength: LIMITS.nameLength,
-      description: 'type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).',
-    }),
+    arpAnnouncingNode: nameOrEmpty('type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).'),
     backendSummary: s.object({
       totalReady: s.integer({ minimum: 0, description: 'Ready endpoints of the whole Service.' }),
       localReadyNodes: s.integer({ minimum: 0, description: 'The number of advertisingNodes.' }),
     }),
-    observedGeneration: s.integer({ minimum: 0 }),
-    conditions,
+    ...reconciledStatus,
   }),
   printerColumns: [
     { name: 'VIP', type: 'string', jsonPath: '.status.vip' },
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    PHASE_COLUMN,
     { name: 'Node', type: 'string', jsonPath: '.status.arpAnnouncingNode' },
     { name: 'ExternalNetwork', type: 'string', jsonPath: '.spec.externalNetwork', priority: 1 },
     { name: 'Ready', type: 'integer', jsonPath: '.status.backendSummary.totalReady', priority: 1 },

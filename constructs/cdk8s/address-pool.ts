@@ -2,7 +2,7 @@ import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AddressPool as AddressPoolObject, AdvertiseMode, BGP_NOT_ADVERTISED } from '../../api';
 import { renderAddressPool, validateAddressPool } from '../shared/kinds';
-import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, metadataInput, otherObjectsInApp } from './base';
 
 export interface AddressPoolProps {
   /**
@@ -48,17 +48,8 @@ export class AddressPool extends Construct {
     });
     this.name = this.object.metadata.name!;
     this.advertiseMode = props.advertiseMode;
-    this.apiObject = emit(
-      this,
-      this.object,
-      () =>
-        validateAddressPool(
-          this.object,
-          findAllInApp(this, AddressPool)
-            .filter((p) => p !== this)
-            .map((p) => p.toObject()),
-        ),
-      true,
+    this.apiObject = emit(this, this.object, () =>
+      validateAddressPool(this.object, otherObjectsInApp(this, AddressPool)),
     );
     if (props.advertiseMode === 'bgp') addWarning(this, `AddressPool ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }

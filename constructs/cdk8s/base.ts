@@ -10,6 +10,9 @@ import {
   ValidationIssue,
 } from '../../api/validation';
 
+/** The kinds whose objects have no namespace (AddressPool, ExternalNetwork, ...). */
+const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
+
 /**
  * Adds the object as an ApiObject child named 'Resource' and registers its validation, so every
  * problem of every construct is reported together when `cdk8s synth` runs (node.addValidation).
@@ -18,7 +21,6 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
   scope: Construct,
   object: T,
   validate: () => ValidationIssue[],
-  clusterScoped = false,
 ): ApiObject {
   const { apiVersion, kind, metadata, ...rest } = object as T & Record<string, unknown>;
   const apiObject = new ApiObject(scope, 'Resource', {
@@ -27,7 +29,7 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
     metadata: metadata as ApiObjectMetadata,
     ...rest,
   });
-  if (clusterScoped && Chart.of(scope).namespace !== undefined) {
+  if (CLUSTER_SCOPED.has(kind) && Chart.of(scope).namespace !== undefined) {
     // A chart's namespace is meant for namespaced objects; the API server refuses it on cluster-scoped ones.
     apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
   }
@@ -39,8 +41,6 @@ export function emit<T extends { apiVersion: string; kind: string; metadata: obj
   });
   return apiObject;
 }
-
-const CLUSTER_SCOPED = new Set(ALL_KINDS.filter((k) => k.scope === 'Cluster').map((k) => k.kind));
 
 /** An ApiObject as the program-wide checks see it; a Juneau construct's object carries the construct's path. */
 function declaredObject(o: ApiObject): DeclaredObject {
@@ -103,6 +103,16 @@ export function addWarningAtSynth(scope: Construct, decide: () => string | undef
 /** All constructs of a class anywhere in the app: cross-object rules (EN-4, AP-2) look at the whole program. */
 export function findAllInApp<T extends IConstruct>(scope: IConstruct, type: abstract new (...args: never[]) => T): T[] {
   return scope.node.root.node.findAll().filter((c): c is T => c instanceof type);
+}
+
+/** The objects of the other constructs of the scope's class in the app, for rules across one kind (AP-2, EN-4). */
+export function otherObjectsInApp<O, T extends IConstruct & { toObject(): O }>(
+  scope: T,
+  type: abstract new (...args: never[]) => T,
+): O[] {
+  return findAllInApp(scope, type)
+    .filter((c) => c !== scope)
+    .map((c) => c.toObject());
 }
 
 /** The default object name: the construct id, so `new ElasticIP(chart, 'web-eip')` is `web-eip` on the cluster. */

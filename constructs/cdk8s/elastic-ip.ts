@@ -1,18 +1,10 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ElasticIP as ElasticIPObject } from '../../api';
-import { checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import { addressRequestOf, renderElasticIP, validateElasticIP } from '../shared/kinds';
-import {
-  addressRequestsInApp,
-  addWarningAtSynth,
-  defaultName,
-  emit,
-  metadataInput,
-  registerAddressRequest,
-} from './base';
+import { defaultName, metadataInput } from './base';
 import { IExternalNetwork } from './external-network';
-import { networkOfProp } from './network-reference';
+import { emitAddressUser, networkOfProp } from './network-reference';
 
 export interface ElasticIPProps {
   /**
@@ -54,18 +46,13 @@ export class ElasticIP extends Construct {
     });
     this.name = this.object.metadata.name!;
     this.namespace = this.object.metadata.namespace;
-    const request = addressRequestOf(this.object, this.node.path);
-    registerAddressRequest(this, request);
-    this.apiObject = emit(this, this.object, () => [
-      ...network.issues,
-      ...validateElasticIP(this.object, network.definition(), network.knownPools()),
-      ...(request ? checkRequestedAddressClash(request, addressRequestsInApp(this)) : []),
-    ]);
-    addWarningAtSynth(this, () =>
-      network.definition() || network.issues.length
-        ? undefined
-        : undeclaredNetworkWarning(`ElasticIP ${this.name}`, network.name),
-    );
+    this.apiObject = emitAddressUser(this, {
+      object: this.object,
+      network,
+      request: addressRequestOf(this.object, this.node.path),
+      label: `ElasticIP ${this.name}`,
+      validate: () => validateElasticIP(this.object, network.definition(), network.knownPools()),
+    });
   }
 
   /** The Pod annotation that puts this ElasticIP directly on the Pod's eth0 (EIP-4). */

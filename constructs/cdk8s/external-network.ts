@@ -4,7 +4,7 @@ import { AdvertiseMode, BGP_NOT_ADVERTISED, ExternalNetwork as ExternalNetworkOb
 import { PoolView } from '../../api/validation';
 import { poolView, renderExternalNetwork, validateExternalNetwork } from '../shared/kinds';
 import { AddressPool } from './address-pool';
-import { addWarning, defaultName, emit, findAllInApp, metadataInput } from './base';
+import { addWarning, defaultName, emit, findAllInApp, metadataInput, otherObjectsInApp } from './base';
 
 export interface ExternalNetworkProps {
   /**
@@ -80,18 +80,8 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
     });
     this.name = this.object.metadata.name!;
     this.type = props.type;
-    this.apiObject = emit(
-      this,
-      this.object,
-      () =>
-        validateExternalNetwork(
-          this.object,
-          this.knownPools(),
-          findAllInApp(this, ExternalNetwork)
-            .filter((n) => n !== this)
-            .map((n) => n.toObject()),
-        ),
-      true,
+    this.apiObject = emit(this, this.object, () =>
+      validateExternalNetwork(this.object, this.knownPools(), otherObjectsInApp(this, ExternalNetwork)),
     );
     if (props.type === 'bgp') addWarning(this, `ExternalNetwork ${this.name}: ${BGP_NOT_ADVERTISED}`);
   }

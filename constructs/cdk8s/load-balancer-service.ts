@@ -1,6 +1,6 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
-import { checkRequestedAddressClash, issue, undeclaredNetworkWarning } from '../../api/validation';
+import { issue } from '../../api/validation';
 import {
   LoadBalancerPort,
   renderLoadBalancerService,
@@ -8,16 +8,9 @@ import {
   serviceAddressRequestOf,
   validateLoadBalancerService,
 } from '../shared/load-balancer-service';
-import {
-  addressRequestsInApp,
-  addWarningAtSynth,
-  defaultName,
-  emit,
-  metadataInput,
-  registerAddressRequest,
-} from './base';
+import { defaultName, metadataInput } from './base';
 import { IExternalNetwork } from './external-network';
-import { networkOfProp } from './network-reference';
+import { emitAddressUser, networkOfProp } from './network-reference';
 
 export type { LoadBalancerPort } from '../shared/load-balancer-service';
 
@@ -78,26 +71,18 @@ export class LoadBalancerService extends Construct {
       metadata: metadataInput(props.metadata),
     });
     this.name = this.object.metadata.name!;
-    const request = serviceAddressRequestOf(this.object, this.node.path);
-    registerAddressRequest(this, request);
-    this.apiObject = emit(this, this.object, () => {
-      const issues = [
-        ...network.issues,
+    this.apiObject = emitAddressUser(this, {
+      object: this.object,
+      network,
+      request: serviceAddressRequestOf(this.object, this.node.path),
+      label: `Service ${this.name}`,
+      validate: () => [
+        ...(props.selector !== undefined && props.workload !== undefined
+          ? [issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`)]
+          : []),
         ...validateLoadBalancerService(this.object, network.definition(), network.knownPools()),
-      ];
-      if (props.selector !== undefined && props.workload !== undefined) {
-        issues.unshift(
-          issue('selector', props.selector, `and workload are both set on Service ${this.name}: give one of them`),
-        );
-      }
-      if (request) issues.push(...checkRequestedAddressClash(request, addressRequestsInApp(this)));
-      return issues;
+      ],
     });
-    addWarningAtSynth(this, () =>
-      network.definition() || network.issues.length
-        ? undefined
-        : undeclaredNetworkWarning(`Service ${this.name}`, network.name),
-    );
   }
 
   /** The Service object as synthesized (a copy). */

@@ -1,7 +1,16 @@
 // Not exported from the package: how a construct reads its `externalNetwork` prop.
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
 import { ExternalNetwork as ExternalNetworkObject } from '../../api';
-import { PoolView, ValidationIssue } from '../../api/validation';
+import {
+  AddressRequestDeclaration,
+  checkRequestedAddressClash,
+  PoolView,
+  undeclaredNetworkWarning,
+  ValidationIssue,
+} from '../../api/validation';
 import { isNetworkReference, nameOfNonReference, networkReferenceIssues } from '../shared/network-reference';
+import { addressRequestsInApp, addWarningAtSynth, emit, registerAddressRequest } from './base';
 import { IExternalNetwork } from './external-network';
 
 /** A construct's network: the reference's name and what the app knows of it, and what is wrong with the prop. */
@@ -32,4 +41,38 @@ export function networkOfProp(network: IExternalNetwork): NetworkOfProp {
     knownPools: () => new Map(),
     issues: networkReferenceIssues(network, (name) => `ExternalNetwork.fromName(scope, id, ${name})`),
   };
+}
+
+/** What a construct that asks for an address of a network (ElasticIP, LoadBalancerService) emits. */
+export interface AddressUser<T> {
+  readonly object: T;
+  readonly network: NetworkOfProp;
+  /** The address it asks for, if any: checked against every other request of the app (EIP-3, SLB-2). */
+  readonly request: AddressRequestDeclaration | undefined;
+  /** How the undeclared-network warning names it, e.g. `ElasticIP web`. */
+  readonly label: string;
+  /** The object's own problems, reported after the network prop's. */
+  readonly validate: () => ValidationIssue[];
+}
+
+/**
+ * Emits the object of an address user with its synth-time checks: the network prop's problems,
+ * the object's own, a clash with another construct's requested address, and a warning (not an
+ * error) when the network is declared nowhere in the app.
+ */
+export function emitAddressUser<T extends { apiVersion: string; kind: string; metadata: object }>(
+  scope: Construct,
+  user: AddressUser<T>,
+): ApiObject {
+  const { network, request } = user;
+  registerAddressRequest(scope, request);
+  const apiObject = emit(scope, user.object, () => [
+    ...network.issues,
+    ...user.validate(),
+    ...(request ? checkRequestedAddressClash(request, addressRequestsInApp(scope)) : []),
+  ]);
+  addWarningAtSynth(scope, () =>
+    network.definition() || network.issues.length ? undefined : undeclaredNetworkWarning(user.label, network.name),
+  );
+  return apiObject;
 }

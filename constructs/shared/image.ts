@@ -59,34 +59,37 @@ const REGISTRY =
 const REPOSITORY = /^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 
+/** Each part of a reference, its grammar, and what a person is told when it does not match. */
+const PART_RULES: readonly { part: 'registry' | 'repository' | 'tag'; pattern: RegExp; message: string }[] = [
+  {
+    part: 'registry',
+    // Empty: a reference without a registry (the runtime's default).
+    pattern: new RegExp(`^$|${REGISTRY.source}`),
+    message: 'must be a registry host[:port] without a scheme or path, e.g. registry.example:5000',
+  },
+  {
+    part: 'repository',
+    pattern: REPOSITORY,
+    message: 'must be lower-case path components separated by "/", e.g. loutres/juneau',
+  },
+  {
+    part: 'tag',
+    pattern: TAG,
+    message: 'must be 1-128 letters, digits, "_", "." or "-", not starting with "." or "-"',
+  },
+];
+const PULL_POLICIES: readonly string[] = ['Always', 'IfNotPresent', 'Never'];
+
 /** `field` names the option in messages: `image`, or a workload's `controller.image`. */
 export function validateImage(o: JuneauImageOptions | undefined, version: string, field = 'image'): ValidationIssue[] {
   // A plain reference string (what `image` was before 0.2) would otherwise fall back to the defaults unnoticed.
   if (o !== undefined && (typeof o !== 'object' || o === null || Array.isArray(o)))
     return [issue(field, o, 'must be an object { registry?, repository?, tag?, pullPolicy? }')];
   const r = resolveImage(o, version);
-  const issues: ValidationIssue[] = [];
-  if (r.registry !== '' && !REGISTRY.test(r.registry))
-    issues.push(
-      issue(
-        `${field}.registry`,
-        r.registry,
-        'must be a registry host[:port] without a scheme or path, e.g. registry.example:5000',
-      ),
-    );
-  if (!REPOSITORY.test(r.repository))
-    issues.push(
-      issue(
-        `${field}.repository`,
-        r.repository,
-        'must be lower-case path components separated by "/", e.g. loutres/juneau',
-      ),
-    );
-  if (!TAG.test(r.tag))
-    issues.push(
-      issue(`${field}.tag`, r.tag, 'must be 1-128 letters, digits, "_", "." or "-", not starting with "." or "-"'),
-    );
-  if (!['Always', 'IfNotPresent', 'Never'].includes(r.pullPolicy))
+  const issues = PART_RULES.filter(({ part, pattern }) => !pattern.test(r[part])).map(({ part, message }) =>
+    issue(`${field}.${part}`, r[part], message),
+  );
+  if (!PULL_POLICIES.includes(r.pullPolicy))
     issues.push(issue(`${field}.pullPolicy`, r.pullPolicy, 'must be Always, IfNotPresent or Never'));
   return issues;
 }

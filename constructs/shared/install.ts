@@ -471,7 +471,6 @@ const AGENT_LISTEN_HOST = '127.0.0.1';
 
 function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
   const name = INSTALL.controllerName;
-  const p = INSTALL.ports;
   return [
     {
       apiVersion: 'apps/v1',
@@ -499,41 +498,7 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
               },
             },
             ...podScheduling('controller', o.controller, o.imagePullSecrets),
-            containers: [
-              {
-                name: 'controller',
-                ...containerImage(o, 'controller'),
-                command: ['juneau-controller'],
-                args: [
-                  '--leader-elect=true',
-                  `--leader-election-namespace=${o.namespace}`,
-                  // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
-                  // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
-                  `--metrics-bind-address=[$(POD_IP)]:${p.controllerMetrics}`,
-                  `--health-probe-bind-address=[$(POD_IP)]:${p.controllerHealth}`,
-                  `--webhook-addr=:${p.webhook}`,
-                  `--webhook-certificates=${o.certificates}`,
-                  `--log-level=${o.logLevel}`,
-                ],
-                env: [
-                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-                ],
-                ports: [
-                  { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
-                  { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
-                  { name: 'health', containerPort: p.controllerHealth, protocol: 'TCP' },
-                ],
-                livenessProbe: httpProbe('/healthz', 'health'),
-                readinessProbe: httpProbe('/readyz', 'health'),
-                resources: containerResources('controller', o.controller),
-                securityContext: restrictedContainerSecurity,
-                ...(o.certificates === 'cert-manager'
-                  ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] }
-                  : {}),
-              },
-            ],
+            containers: [controllerContainer(o)],
             ...(o.certificates === 'cert-manager'
               ? { volumes: [{ name: 'webhook-cert', secret: { secretName: INSTALL.webhookCertSecretName } }] }
               : {}),
@@ -557,6 +522,44 @@ function controller(o: Required<JuneauInstallOptions>): KubeObject[] {
       },
     },
   ];
+}
+
+/** The controller's container: leader election, the webhook server, metrics and health on the pod's own address. */
+function controllerContainer(o: Required<JuneauInstallOptions>): Record<string, unknown> {
+  const p = INSTALL.ports;
+  return {
+    name: 'controller',
+    ...containerImage(o, 'controller'),
+    command: ['juneau-controller'],
+    args: [
+      '--leader-elect=true',
+      `--leader-election-namespace=${o.namespace}`,
+      // The pod's own address (downward API): the kubelet probes it and a scraper reaches it
+      // on the pod network, never on a node's external L2 network. Brackets keep IPv6 valid.
+      `--metrics-bind-address=[$(POD_IP)]:${p.controllerMetrics}`,
+      `--health-probe-bind-address=[$(POD_IP)]:${p.controllerHealth}`,
+      `--webhook-addr=:${p.webhook}`,
+      `--webhook-certificates=${o.certificates}`,
+      `--log-level=${o.logLevel}`,
+    ],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+    ],
+    ports: [
+      { name: 'webhook', containerPort: p.webhook, protocol: 'TCP' },
+      { name: 'metrics', containerPort: p.controllerMetrics, protocol: 'TCP' },
+      { name: 'health', containerPort: p.controllerHealth, protocol: 'TCP' },
+    ],
+    livenessProbe: httpProbe('/healthz', 'health'),
+    readinessProbe: httpProbe('/readyz', 'health'),
+    resources: containerResources('controller', o.controller),
+    securityContext: restrictedContainerSecurity,
+    ...(o.certificates === 'cert-manager'
+      ? { volumeMounts: [{ name: 'webhook-cert', mountPath: '/var/run/juneau/webhook', readOnly: true }] }
+      : {}),
+  };
 }
 
 /**

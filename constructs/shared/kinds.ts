@@ -3,7 +3,15 @@
  * Each function takes plain values and returns the object or the list of problems; the front-ends
  * only decide how to report them (cdk8s: node.addValidation at synth; Pulumi: an error at preview).
  */
-import { AddressPool, API_VERSION, ElasticIP, ElasticIPAttachment, ExternalNetwork, AdvertiseMode } from '../../api';
+import {
+  AddressPool,
+  ALL_KINDS,
+  API_VERSION,
+  ElasticIP,
+  ElasticIPAttachment,
+  ExternalNetwork,
+  AdvertiseMode,
+} from '../../api';
 import {
   AddressRequestDeclaration,
   checkNetworkSpec,
@@ -17,6 +25,16 @@ import {
   ValidationIssue,
 } from '../../api/validation';
 import { ObjectMetadataInput, renderMetadata } from './metadata';
+
+const NAMESPACED = new Set(ALL_KINDS.filter((k) => k.scope === 'Namespaced').map((k) => k.kind));
+
+/** A Juneau object with its metadata rendered (a namespace only where the kind's CRD is namespaced). */
+const juneauObject = <Spec>(kind: string, name: string, metadata: ObjectMetadataInput | undefined, spec: Spec) => ({
+  apiVersion: API_VERSION as typeof API_VERSION,
+  kind,
+  metadata: renderMetadata(name, metadata, NAMESPACED.has(kind)),
+  spec,
+});
 
 /** Prefixes each issue's message with the object it is about, so a list of many errors is readable. */
 export const about = (what: string, issues: readonly ValidationIssue[]): ValidationIssue[] =>
@@ -32,16 +50,11 @@ export interface AddressPoolInput {
 }
 
 export function renderAddressPool(name: string, input: AddressPoolInput): AddressPool {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'AddressPool',
-    metadata: renderMetadata(name, input.metadata, false),
-    spec: {
-      advertiseMode: input.advertiseMode,
-      addresses: [...input.addresses],
-      ...(input.avoidBuggyIPs ? { avoidBuggyIPs: true } : {}),
-    },
-  };
+  return juneauObject('AddressPool', name, input.metadata, {
+    advertiseMode: input.advertiseMode,
+    addresses: [...input.addresses],
+    ...(input.avoidBuggyIPs ? { avoidBuggyIPs: true } : {}),
+  });
 }
 
 /** AP-1, AP-2 within the pool, and AP-2 against the other pools the program declares. */
@@ -80,16 +93,11 @@ export interface ExternalNetworkInput {
 }
 
 export function renderExternalNetwork(name: string, input: ExternalNetworkInput): ExternalNetwork {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'ExternalNetwork',
-    metadata: renderMetadata(name, input.metadata, false),
-    spec: {
-      type: input.type,
-      addressPools: [...input.addressPools],
-      ...(input.announceOnMove !== undefined ? { arp: { announceOnMove: input.announceOnMove } } : {}),
-    },
-  };
+  return juneauObject('ExternalNetwork', name, input.metadata, {
+    type: input.type,
+    addressPools: [...input.addressPools],
+    ...(input.announceOnMove !== undefined ? { arp: { announceOnMove: input.announceOnMove } } : {}),
+  });
 }
 
 /**
@@ -137,7 +145,7 @@ export interface ElasticIPInput {
 export function renderElasticIP(name: string, input: ElasticIPInput): ElasticIP {
   const spec: ElasticIP['spec'] = { externalNetwork: input.externalNetwork };
   if (input.requestedIP !== undefined) spec.requestedIP = input.requestedIP;
-  return { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: renderMetadata(name, input.metadata, true), spec };
+  return juneauObject('ElasticIP', name, input.metadata, spec);
 }
 
 /** EIP-2/EIP-3 when the network and its pools are declared in the same program. */
@@ -193,12 +201,10 @@ export interface ElasticIPAttachmentInput {
 }
 
 export function renderElasticIPAttachment(name: string, input: ElasticIPAttachmentInput): ElasticIPAttachment {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'ElasticIPAttachment',
-    metadata: renderMetadata(name, input.metadata, true),
-    spec: { elasticIP: input.elasticIP, networkInterface: input.networkInterface },
-  };
+  return juneauObject('ElasticIPAttachment', name, input.metadata, {
+    elasticIP: input.elasticIP,
+    networkInterface: input.networkInterface,
+  });
 }
 
 /** EIPA-1: both names valid and in the attachment's namespace; EIPA-2 within the program. */

@@ -1,7 +1,6 @@
 /** `kubectl juneau bpf dump announcements`: FO-1's per-address counters (the pinned map juneau_announce). */
 import { AnnounceCounters, type AnnounceEntry } from '../agent/announce/counters';
-import { compareAddresses } from '../agent/desired';
-import { formatAgo, table } from './format';
+import { agoCell, rowsByAddress, table } from './format';
 
 export interface AnnounceRow {
   readonly address: string;
@@ -14,15 +13,13 @@ export interface AnnounceRow {
 
 /** `nowNs`: CLOCK_MONOTONIC, the clock the agent stamps announcements with. */
 export function announceRows(entries: ReadonlyMap<string, AnnounceEntry>, nowNs: bigint): AnnounceRow[] {
-  return [...entries]
-    .sort(([a], [b]) => compareAddresses(a, b))
-    .map(([address, e]) => ({
-      address,
-      probes: Number(e.probes),
-      announcements: Number(e.announcements),
-      gaveUp: Number(e.gaveUp),
-      lastAnnouncementSecondsAgo: e.lastAnnounceNs === 0n ? null : Math.max(0, Number(nowNs - e.lastAnnounceNs) / 1e9),
-    }));
+  return rowsByAddress(entries, (address, e) => ({
+    address,
+    probes: Number(e.probes),
+    announcements: Number(e.announcements),
+    gaveUp: Number(e.gaveUp),
+    lastAnnouncementSecondsAgo: e.lastAnnounceNs === 0n ? null : Math.max(0, Number(nowNs - e.lastAnnounceNs) / 1e9),
+  }));
 }
 
 export function renderAnnounce(rows: readonly AnnounceRow[]): string {
@@ -33,7 +30,7 @@ export function renderAnnounce(rows: readonly AnnounceRow[]): string {
       String(r.probes),
       String(r.announcements),
       String(r.gaveUp),
-      r.lastAnnouncementSecondsAgo === null ? '-' : `${formatAgo(r.lastAnnouncementSecondsAgo)} ago`,
+      agoCell(r.lastAnnouncementSecondsAgo),
     ]),
   );
 }

@@ -12,19 +12,26 @@ export interface ArpTableRow {
   readonly lastConflictSecondsAgo: number | null;
 }
 
+/** One row a per-address map entry, in address order (numerically, not as strings). */
+export function rowsByAddress<E, R>(entries: ReadonlyMap<string, E>, row: (address: string, e: E) => R): R[] {
+  return [...entries].sort(([a], [b]) => compareAddresses(a, b)).map(([address, e]) => row(address, e));
+}
+
+/** A table cell for a time in the past: `3s ago`, or `-` when it never happened. */
+export const agoCell = (secondsAgo: number | null): string =>
+  secondsAgo === null ? '-' : `${formatAgo(secondsAgo)} ago`;
+
 /** external_arp_table as rows sorted by address; `nowNs` is CLOCK_MONOTONIC now. */
 export function arpTableRows(entries: ReadonlyMap<string, ArpEntry>, nowNs: bigint): ArpTableRow[] {
-  return [...entries]
-    .sort(([a], [b]) => compareAddresses(a, b))
-    .map(([address, e]) => ({
-      address,
-      requests: Number(e.requests),
-      replies: Number(e.replies),
-      conflicts: Number(e.conflicts),
-      lastConflictMac: e.lastConflictMac ?? null,
-      lastConflictSecondsAgo:
-        e.conflicts > 0n && e.lastConflictNs > 0n ? Number((nowNs - e.lastConflictNs) / 1_000_000n) / 1000 : null,
-    }));
+  return rowsByAddress(entries, (address, e) => ({
+    address,
+    requests: Number(e.requests),
+    replies: Number(e.replies),
+    conflicts: Number(e.conflicts),
+    lastConflictMac: e.lastConflictMac ?? null,
+    lastConflictSecondsAgo:
+      e.conflicts > 0n && e.lastConflictNs > 0n ? Number((nowNs - e.lastConflictNs) / 1_000_000n) / 1000 : null,
+  }));
 }
 
 export function renderArpTable(rows: readonly ArpTableRow[]): string {
@@ -36,7 +43,7 @@ export function renderArpTable(rows: readonly ArpTableRow[]): string {
       String(r.replies),
       String(r.conflicts),
       r.lastConflictMac ?? '-',
-      r.lastConflictSecondsAgo === null ? '-' : `${formatAgo(r.lastConflictSecondsAgo)} ago`,
+      agoCell(r.lastConflictSecondsAgo),
     ]),
   );
 }

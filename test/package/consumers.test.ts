@@ -152,6 +152,24 @@ function project(name: string, files: Record<string, string>, dependencies: Reco
   return { dir, install };
 }
 
+/**
+ * The project of a describe block, created and installed in its beforeAll (installs run one block
+ * after another, not all at collection time); its `dir` is readable from the tests on.
+ */
+function installedProject(...args: Parameters<typeof project>): { readonly dir: string } {
+  let p: Project | undefined;
+  beforeAll(async () => {
+    p = project(...args);
+    await p.install;
+  }, 300_000);
+  return {
+    get dir() {
+      if (!p) throw new Error(`project ${args[0]} used before its beforeAll`);
+      return p.dir;
+    },
+  };
+}
+
 const tsc = (dir: string, ...args: string[]) =>
   run(process.execPath, [TSC, '-p', dir, '--pretty', 'false', ...args], { cwd: dir }).then(
     () => '',
@@ -183,15 +201,11 @@ const RUNTIME_ONLY = ['@kubernetes/client-node', 'koffi', 'prom-client', '@pecul
 describe.each(Object.entries(CDK8S_PEERS))(
   'a cdk8s init typescript-app project with the %s cdk8s and constructs',
   (which, peers) => {
-    let p: Project;
-    beforeAll(async () => {
-      p = project(
-        `cdk8s-${which}`,
-        { 'main.ts': CDK8S_MAIN, 'tsconfig.json': JSON.stringify(CDK8S_TSCONFIG, null, 2) },
-        { cdk8s: peers.cdk8s, constructs: peers.constructs, '@types/node': '^14' },
-      );
-      await p.install;
-    }, 300_000);
+    const p = installedProject(
+      `cdk8s-${which}`,
+      { 'main.ts': CDK8S_MAIN, 'tsconfig.json': JSON.stringify(CDK8S_TSCONFIG, null, 2) },
+      { cdk8s: peers.cdk8s, constructs: peers.constructs, '@types/node': '^14' },
+    );
 
     it(`installs juneau from the tarball next to cdk8s ${peers.cdk8s} and constructs ${peers.constructs}: one copy of each, none of the runtime's dependencies`, () => {
       const all = installedPackages(p.dir);
@@ -238,23 +252,19 @@ describe.each(Object.entries(CDK8S_PEERS))(
 describe.each(Object.entries(PULUMI_PEERS))(
   'a pulumi new typescript project with the %s @pulumi/pulumi and @pulumi/kubernetes',
   (which, peers) => {
-    let p: Project;
-    beforeAll(async () => {
-      p = project(
-        `pulumi-${which}`,
-        {
-          'index.ts': PULUMI_INDEX,
-          'mocks.ts': PULUMI_MOCKS,
-          'tsconfig.json': JSON.stringify(PULUMI_TSCONFIG, null, 2),
-        },
-        {
-          '@pulumi/pulumi': peers['@pulumi/pulumi'],
-          '@pulumi/kubernetes': peers['@pulumi/kubernetes'],
-          '@types/node': '^18',
-        },
-      );
-      await p.install;
-    }, 300_000);
+    const p = installedProject(
+      `pulumi-${which}`,
+      {
+        'index.ts': PULUMI_INDEX,
+        'mocks.ts': PULUMI_MOCKS,
+        'tsconfig.json': JSON.stringify(PULUMI_TSCONFIG, null, 2),
+      },
+      {
+        '@pulumi/pulumi': peers['@pulumi/pulumi'],
+        '@pulumi/kubernetes': peers['@pulumi/kubernetes'],
+        '@types/node': '^18',
+      },
+    );
 
     it(`installs next to @pulumi/pulumi ${peers['@pulumi/pulumi']} and @pulumi/kubernetes ${peers['@pulumi/kubernetes']} without cdk8s or the runtime's dependencies`, () => {
       const all = installedPackages(p.dir);

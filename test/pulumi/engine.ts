@@ -107,6 +107,10 @@ export class PulumiStack {
     return this.run(['config', 'set', key, value, ...this.stackArgs()]);
   }
 
+  removeConfig(key: string): Promise<PulumiResult> {
+    return this.run(['config', 'rm', key, ...this.stackArgs()]);
+  }
+
   /**
    * `pulumi up --yes`, extra flags after: preview first, as a user's `up` does (the update starts
    * only if the preview succeeds).

@@ -183,15 +183,7 @@ describeWhen(
         expect(failure.stdout + failure.stderr).toContain(problem);
         expect(await programObjects()).toEqual(NOTHING);
       }
-      await stack.run([
-        'config',
-        'rm',
-        'juneau-examples:webEipAddress',
-        '--stack',
-        stack.name,
-        '--config-file',
-        stack.configFile,
-      ]);
+      await stack.removeConfig('juneau-examples:webEipAddress');
     }, 300_000);
 
     test('EIP-1, EIP-3, SLB-2, SLB-4: `pulumi up` creates every object, and its outputs are the addresses the controller wrote', async () => {
@@ -276,15 +268,7 @@ describeWhen(
           detailedDiff: { 'spec.ports[0].port': { kind: 'update', inputDiff: false } },
         },
       ]);
-      await stack.run([
-        'config',
-        'rm',
-        'juneau-examples:webPort',
-        '--stack',
-        stack.name,
-        '--config-file',
-        stack.configFile,
-      ]);
+      await stack.removeConfig('juneau-examples:webPort');
     }, 300_000);
 
     test("EIP-3: a new address for an existing ElasticIP (spec.requestedIP is immutable) fails `pulumi preview` with the API server's reason", async () => {
@@ -306,15 +290,7 @@ describeWhen(
         requestedIP: '10.225.32.241',
         address: '10.225.32.241',
       });
-      await stack.run([
-        'config',
-        'rm',
-        'juneau-examples:webEipAddress',
-        '--stack',
-        stack.name,
-        '--config-file',
-        stack.configFile,
-      ]);
+      await stack.removeConfig('juneau-examples:webEipAddress');
     }, 300_000);
 
     test('EIP-14, ARP-6: `pulumi destroy` removes every object, finalizers included, and returns; nothing is left', async () => {

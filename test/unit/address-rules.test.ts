@@ -2,7 +2,7 @@
 // holder's (ADDR-3): the shared validation the constructs and the webhook run, the allocation
 // index the controller feeds from AddressPools, and the keep rule of the ServiceLoadBalancer path.
 import * as pulumi from '@pulumi/pulumi';
-import { Chart, Testing } from 'cdk8s';
+import { Chart } from 'cdk8s';
 import {
   findPoolForRequestedAddress,
   formatIPv4,
@@ -20,6 +20,7 @@ import { mayKeepAddress, type RetainContext } from '../../runtime/controller/all
 import { decideAddressRequest } from '../../runtime/controller/eip/request';
 import { toAdmissionResponse } from '../../runtime/controller/webhook/admission';
 import { checkAddressPoolAdmission } from '../../runtime/controller/webhook/rules/networks';
+import { testApp } from './temp-dir';
 
 void pulumi.runtime.setMocks(
   { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
@@ -91,7 +92,7 @@ describe('ADDR-1: AddressPools refuse addresses nobody can use, naming the field
   });
 
   it('ADDR-1: cdk8s synth fails naming the field and the pool', () => {
-    const app = Testing.app();
+    const app = testApp();
     new Cdk8sAddressPool(new Chart(app, 'c'), 'mc', {
       advertiseMode: 'arp',
       addresses: ['10.0.0.0/24', '224.0.0.0/8'],
@@ -190,7 +191,7 @@ describe('ADDR-2: network and broadcast addresses, and avoidBuggyIPs', () => {
   });
 
   it('ADDR-2: the cdk8s and Pulumi front-ends render spec.avoidBuggyIPs', () => {
-    const app = Testing.app();
+    const app = testApp();
     const pool = new Cdk8sAddressPool(new Chart(app, 'c'), 'odd', {
       advertiseMode: 'arp',
       addresses: ['10.0.0.0/24'],

@@ -1,6 +1,8 @@
 // The NodeAgent's unit-test fakes: a list/watch client whose lists block until open() and whose
 // watches the test drives, and an in-memory datapath (no BPF: the netns tests load the real one).
+import { NodeAgent, type NodeAgentOptions } from '../../runtime/agent/agent';
 import type { ArpDatapath } from '../../runtime/agent/writer';
+import type { ObjectReference } from '../../runtime/kube/events';
 import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
 import type { ListWatchClient } from '../../runtime/kube/informer';
 import type { KubeList, KubeObject } from '../../runtime/kube/types';
@@ -92,3 +94,35 @@ export const iface = {
   addresses: [{ address: '192.0.2.1', prefixLength: 24 }],
 };
 export const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** An arp AddressPool `p` over 192.0.2.0/25, which the agent's guard follows. */
+export const arpPool = (): KubeObject =>
+  ({ metadata: { name: 'p' }, spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] } }) as KubeObject;
+
+/** A Warning Event the agent recorded. */
+export interface RecordedWarning {
+  readonly regarding: ObjectReference;
+  readonly reason: string;
+  readonly note: string;
+}
+
+/**
+ * The NodeAgent of node-a on the fakes, on `iface` unless `readInterface` says otherwise; its
+ * Warning Events go to `warnings`. The poll is a minute away: a test calls `poll()` itself.
+ */
+export function fakeAgent(
+  api: FakeApi,
+  datapath: FakeDatapath,
+  warnings: RecordedWarning[] = [],
+  readInterface: NodeAgentOptions['readInterface'] = () => iface,
+): NodeAgent {
+  return new NodeAgent({
+    client: api,
+    nodeName: 'node-a',
+    datapath,
+    iface,
+    readInterface,
+    recorder: { warning: (regarding, reason, _action, note) => warnings.push({ regarding, reason, note }) },
+    pollIntervalMs: 60_000,
+  });
+}

@@ -1,30 +1,20 @@
 // NodeAgent against a fake list/watch client and a fake datapath: nothing is written before the
 // caches are synced (a restarting agent must not empty the map, ARP-10), events become diffs,
 // refusals (EN-12) and conflicts (RFC 5227) become Warning Events, once.
-import { NodeAgent } from '../../runtime/agent/agent';
-import type { KubeObject } from '../../runtime/kube/types';
-import type { ObjectReference } from '../../runtime/kube/events';
-import { FakeApi, FakeDatapath, arpAd, iface, tick } from './agent-fakes';
+import type { NodeAgent } from '../../runtime/agent/agent';
+import { FakeApi, FakeDatapath, arpAd, arpPool, fakeAgent, iface, type RecordedWarning, tick } from './agent-fakes';
 
 describe('NodeAgent', () => {
   let api: FakeApi;
   let datapath: FakeDatapath;
-  let warnings: Array<{ regarding: ObjectReference; reason: string; note: string }>;
+  let warnings: RecordedWarning[];
   let agent: NodeAgent;
 
   beforeEach(() => {
     api = new FakeApi();
     datapath = new FakeDatapath();
     warnings = [];
-    agent = new NodeAgent({
-      client: api,
-      nodeName: 'node-a',
-      datapath,
-      iface,
-      readInterface: () => iface,
-      recorder: { warning: (regarding, reason, _action, note) => warnings.push({ regarding, reason, note }) },
-      pollIntervalMs: 60_000,
-    });
+    agent = fakeAgent(api, datapath, warnings);
   });
   afterEach(() => agent.stop());
 
@@ -57,10 +47,7 @@ describe('NodeAgent', () => {
   test('the guard follows arp AddressPools, allowing the interface address', async () => {
     api.open();
     await agent.start();
-    api.emit('addresspools', 'ADDED', {
-      metadata: { name: 'p' },
-      spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] },
-    } as KubeObject);
+    api.emit('addresspools', 'ADDED', arpPool());
     await tick();
     expect(datapath.guard).toEqual({ drop: [{ address: '192.0.2.0', prefixLength: 25 }], allow: ['192.0.2.1'] });
   });
@@ -69,10 +56,7 @@ describe('NodeAgent', () => {
     api.objects.set('arpadvertisements', [arpAd('far', '198.51.100.7')]);
     api.open();
     await agent.start();
-    api.emit('addresspools', 'ADDED', {
-      metadata: { name: 'p' },
-      spec: { advertiseMode: 'arp', addresses: ['192.0.2.0/25'] },
-    } as KubeObject);
+    api.emit('addresspools', 'ADDED', arpPool());
     await tick();
     expect(datapath.table.size).toBe(0);
     expect(warnings).toHaveLength(1);
@@ -103,15 +87,7 @@ describe('NodeAgent and its interface', () => {
     const api = new FakeApi();
     const datapath = new FakeDatapath();
     let current: typeof iface | undefined = iface;
-    const agent = new NodeAgent({
-      client: api,
-      nodeName: 'node-a',
-      datapath,
-      iface,
-      readInterface: () => current,
-      recorder: { warning: () => undefined },
-      pollIntervalMs: 60_000,
-    });
+    const agent = fakeAgent(api, datapath, [], () => current);
     api.objects.set('arpadvertisements', [arpAd('near', '192.0.2.7'), arpAd('far', '198.51.100.7')]);
     api.open();
     await agent.start();

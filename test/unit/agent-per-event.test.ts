@@ -2,30 +2,22 @@
 // only its own address and reads no table; the poll, which reads the table anyway, clears the
 // filter bits of removed addresses and repairs a table that drifted from what the agent wrote.
 // Against the fakes of agent-loop.test.ts; test/netns/agent-per-event.test.ts has the real maps.
-import { NodeAgent } from '../../runtime/agent/agent';
+import type { NodeAgent } from '../../runtime/agent/agent';
 import { AnsweredAddresses } from '../../runtime/agent/answered';
 import { desiredState } from '../../runtime/agent/desired';
-import { FakeApi, FakeDatapath, arpAd, iface, tick } from './agent-fakes';
+import { FakeApi, FakeDatapath, arpAd, fakeAgent, type RecordedWarning, tick } from './agent-fakes';
 
 describe('NodeAgent per-event path', () => {
   let api: FakeApi;
   let datapath: FakeDatapath;
   let agent: NodeAgent;
-  let warnings: string[];
+  let warnings: RecordedWarning[];
 
   beforeEach(async () => {
     api = new FakeApi();
     datapath = new FakeDatapath();
     warnings = [];
-    agent = new NodeAgent({
-      client: api,
-      nodeName: 'node-a',
-      datapath,
-      iface,
-      readInterface: () => iface,
-      recorder: { warning: (_regarding, reason) => warnings.push(reason) },
-      pollIntervalMs: 60_000,
-    });
+    agent = fakeAgent(api, datapath, warnings);
     api.objects.set(
       'arpadvertisements',
       Array.from({ length: 50 }, (_, i) => arpAd(`ad-${i}`, `192.0.2.${10 + i}`)),
@@ -80,7 +72,7 @@ describe('NodeAgent per-event path', () => {
     api.emit('arpadvertisements', 'MODIFIED', arpAd('ad-0', '198.51.100.7'));
     await tick();
     expect(datapath.ops).toEqual(['remove 192.0.2.10']);
-    expect(warnings).toEqual(['AddressOutsideInterfaceSubnet']);
+    expect(warnings.map((w) => w.reason)).toEqual(['AddressOutsideInterfaceSubnet']);
     api.emit('arpadvertisements', 'MODIFIED', arpAd('ad-0', '192.0.2.10'));
     await tick();
     expect(datapath.ops).toEqual(['remove 192.0.2.10', 'add 192.0.2.10']);

@@ -2,7 +2,7 @@
 // advertises the addresses. That is said where a user meets the choice: the CRDs (kubectl
 // explain), and a warning from both front-ends when a bgp pool or network is declared; arp
 // declarations stay quiet.
-import { App, Chart, Testing } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import * as pulumi from '@pulumi/pulumi';
 import {
   addressPoolKind,
@@ -15,6 +15,7 @@ import * as cdk8s from '../../constructs/cdk8s';
 import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
+import { testApp } from './temp-dir';
 
 // Mocks: no engine runs here (set before the Pulumi components are loaded).
 void pulumi.runtime.setMocks(
@@ -48,7 +49,7 @@ describe('cdk8s: a bgp AddressPool or ExternalNetwork warns at synth', () => {
   afterEach(() => warn.mockRestore());
 
   function declare(mode: 'arp' | 'bgp'): { app: App; pool: cdk8s.AddressPool; net: cdk8s.ExternalNetwork } {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const pool = new cdk8s.AddressPool(chart, 'pool', { advertiseMode: mode, addresses: ['10.0.0.0/24'] });
     const net = new cdk8s.ExternalNetwork(chart, 'net', { type: mode, addressPools: [pool] });

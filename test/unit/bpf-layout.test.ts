@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as layout from '../../runtime/agent/bpf/layout';
-import { Btf, compileStaticAsserts, loadBtf, REPO } from './btf';
+import { Btf, compileStaticAsserts, layoutAsserts, loadBtf, REPO } from './btf';
 
 describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout.ts', () => {
   let btf: Btf;
@@ -17,17 +17,7 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
 
   test.each(layout.STRUCTS.map((s) => [s.name, s] as const))(
     'struct %s: size, field names, offsets and sizes',
-    (name, mirror) => {
-      const c = btf.struct(name);
-      expect(c.size).toBe(mirror.size);
-      const cFields = Object.fromEntries(
-        c.members!.map((m) => {
-          expect(m.bits_offset % 8).toBe(0); // no bitfields
-          return [m.name, { offset: m.bits_offset / 8, size: btf.sizeOf(m.type_id) }];
-        }),
-      );
-      expect(cFields).toEqual(mirror.fields);
-    },
+    (name, mirror) => expect(btf.layoutOf(name)).toEqual({ size: mirror.size, fields: mirror.fields }),
   );
 
   test('no implicit padding: fields tile each struct exactly (every hole is a named pad)', () => {
@@ -43,20 +33,16 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
   });
 
   test.each([
-    [layout.MAP_NAMES.arpTable, 'juneau_arp_key', 'juneau_arp_value', layout.LIMITS.JUNEAU_ARP_TABLE_MAX],
-    [layout.MAP_NAMES.guard, 'juneau_guard_key', 'juneau_guard_value', layout.LIMITS.JUNEAU_GUARD_MAX],
-    [layout.MAP_NAMES.config, '__u32', 'juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
-    [layout.MAP_NAMES.stats, '__u32', 'juneau_stats_value', layout.REASONS.JUNEAU_REASON_MAX],
-    [layout.MAP_NAMES.filter, '__u32', 'juneau_arp_filter', 1],
-    [layout.MAP_NAMES.slots, '__u32', 'juneau_arp_slot', layout.LIMITS.JUNEAU_ARP_SLOTS],
-    [layout.MAP_NAMES.counters, '__u32', 'juneau_arp_value', layout.LIMITS.JUNEAU_ARP_SLOTS],
-  ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) => {
-    const keyType = btf.mapMember(map, 'key');
-    if (key === '__u32') expect(keyType).toMatchObject({ kind: 'INT', size: 4 });
-    else expect(keyType).toMatchObject({ kind: 'STRUCT', name: key });
-    expect(btf.mapMember(map, 'value')).toMatchObject({ kind: 'STRUCT', name: value });
-    expect(btf.mapMember(map, 'max_entries').nr_elems).toBe(maxEntries);
-  });
+    [layout.MAP_NAMES.arpTable, 'struct juneau_arp_key', 'struct juneau_arp_value', layout.LIMITS.JUNEAU_ARP_TABLE_MAX],
+    [layout.MAP_NAMES.guard, 'struct juneau_guard_key', 'struct juneau_guard_value', layout.LIMITS.JUNEAU_GUARD_MAX],
+    [layout.MAP_NAMES.config, '__u32', 'struct juneau_config_value', layout.LIMITS.JUNEAU_CONFIG_MAX],
+    [layout.MAP_NAMES.stats, '__u32', 'struct juneau_stats_value', layout.REASONS.JUNEAU_REASON_MAX],
+    [layout.MAP_NAMES.filter, '__u32', 'struct juneau_arp_filter', 1],
+    [layout.MAP_NAMES.slots, '__u32', 'struct juneau_arp_slot', layout.LIMITS.JUNEAU_ARP_SLOTS],
+    [layout.MAP_NAMES.counters, '__u32', 'struct juneau_arp_value', layout.LIMITS.JUNEAU_ARP_SLOTS],
+  ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
+    expect(btf.mapShape(map)).toEqual({ key, value, maxEntries }),
+  );
 
   test('external_arp_table is a per-CPU hash without preallocation, as the agent checks on its pin; the filter an array', () => {
     expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'type').nr_elems).toBe(layout.ARP_TABLE_TYPE);
@@ -76,19 +62,8 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
   });
 
   test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
-    const asserts: string[] = [];
     const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
-    for (const [name, value] of Object.entries(constants))
-      asserts.push(`_Static_assert(${name} == ${value}, "${name}");`);
-    for (const s of layout.STRUCTS) {
-      asserts.push(`_Static_assert(sizeof(struct ${s.name}) == ${s.size}, "sizeof ${s.name}");`);
-      for (const [field, f] of Object.entries(s.fields)) {
-        asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
-        asserts.push(
-          `_Static_assert(sizeof(((struct ${s.name} *)0)->${field}) == ${f.size}, "${s.name}.${field} size");`,
-        );
-      }
-    }
+    const asserts = layoutAsserts(constants, layout.STRUCTS);
     compileStaticAsserts(asserts);
     expect(asserts.length).toBeGreaterThan(50);
   });

@@ -67,6 +67,28 @@ export class Btf {
     return ['TYPEDEF', 'CONST', 'VOLATILE'].includes(t.kind) ? this.resolve(t.type_id!) : t;
   }
 
+  /** A struct as layout.ts mirrors it: its size and each field's offset and size (a bitfield fails the test). */
+  layoutOf(name: string): { size: number; fields: Record<string, { offset: number; size: number }> } {
+    const c = this.struct(name);
+    const fields = Object.fromEntries(
+      c.members!.map((m) => {
+        if (m.bits_offset % 8 !== 0) throw new Error(`struct ${name}: ${m.name} is a bitfield`);
+        return [m.name, { offset: m.bits_offset / 8, size: this.sizeOf(m.type_id) }];
+      }),
+    );
+    return { size: c.size!, fields };
+  }
+
+  /** A map's key and value types (a struct by name, an integer as `__u32`) and its max_entries. */
+  mapShape(mapName: string): { key: string; value: string; maxEntries: number } {
+    const name = (t: BtfType) => (t.kind === 'INT' ? `__u${t.size! * 8}` : `${t.kind.toLowerCase()} ${t.name}`);
+    return {
+      key: name(this.mapMember(mapName, 'key')),
+      value: name(this.mapMember(mapName, 'value')),
+      maxEntries: this.mapMember(mapName, 'max_entries').nr_elems!,
+    };
+  }
+
   /** A libbpf map definition's member: `__type(key, T)` is a pointer to T, `__uint(n, V)` a
    * pointer to an array of V elements. */
   mapMember(mapName: string, member: string): BtfType {
@@ -98,4 +120,22 @@ export function compileStaticAsserts(asserts: readonly string[]): void {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `_Static_assert`s that each constant has its value and each struct its size, field offsets and field sizes. */
+export function layoutAsserts(
+  constants: Record<string, number>,
+  structs: readonly { name: string; size: number; fields: Record<string, { offset: number; size: number }> }[],
+): string[] {
+  const asserts = Object.entries(constants).map(([name, value]) => `_Static_assert(${name} == ${value}, "${name}");`);
+  for (const s of structs) {
+    asserts.push(`_Static_assert(sizeof(struct ${s.name}) == ${s.size}, "sizeof ${s.name}");`);
+    for (const [field, f] of Object.entries(s.fields)) {
+      asserts.push(`_Static_assert(offsetof(struct ${s.name}, ${field}) == ${f.offset}, "${s.name}.${field}");`);
+      asserts.push(
+        `_Static_assert(sizeof(((struct ${s.name} *)0)->${field}) == ${f.size}, "${s.name}.${field} size");`,
+      );
+    }
+  }
+  return asserts;
 }

@@ -1,6 +1,6 @@
 // The cdk8s front-end: what each construct synthesizes, and that bad input fails `cdk8s synth`
 // with every problem listed, each naming the field and the value.
-import { App, Chart, Testing } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import * as YAML from 'yaml';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
@@ -14,6 +14,7 @@ import {
 } from '../../constructs/cdk8s';
 import { juneauInstallObjects } from '../../constructs/shared/install';
 import { SeedExamples } from '../../examples/cdk8s/seed-examples';
+import { testApp } from './temp-dir';
 
 type Obj = {
   apiVersion: string;
@@ -30,7 +31,7 @@ let references = 0;
 const byName = (scope: Chart, name: string) => ExternalNetwork.fromName(scope, `network-ref-${++references}`, name);
 const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
 const synthErrors = (build: (chart: Chart) => void): string => {
-  const app = Testing.app();
+  const app = testApp();
   build(new Chart(app, 'c'));
   try {
     app.synthYaml();
@@ -59,7 +60,7 @@ function userContract(chart: Chart) {
 
 describe('constructs synthesize', () => {
   test('the user contract: pool, network, ElasticIP and LoadBalancer Service (snapshot)', () => {
-    const app = Testing.app();
+    const app = testApp();
     userContract(new Chart(app, 'c'));
     const objs = synth(app);
     expect(objs).toMatchSnapshot();
@@ -72,7 +73,7 @@ describe('constructs synthesize', () => {
   });
 
   test('AddressPool and ExternalNetwork are cluster-scoped even in a chart with a namespace', () => {
-    const app = Testing.app();
+    const app = testApp();
     userContract(new Chart(app, 'c', { namespace: 'apps' }));
     const objs = synth(app);
     expect(byKind(objs, 'AddressPool')[0].metadata.namespace).toBeUndefined();
@@ -82,7 +83,7 @@ describe('constructs synthesize', () => {
   });
 
   test('SLB-1, SLB-2, SLB-10: the Service carries the class, the annotations and the only supported policies', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const { net } = userContract(chart);
     new LoadBalancerService(chart, 'dns', {
@@ -114,7 +115,7 @@ describe('constructs synthesize', () => {
   });
 
   test('LoadBalancerService takes a cdk8s-plus workload as its backends', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const deployment = new kplus.Deployment(chart, 'web-deploy', {
       containers: [{ image: 'nginx', portNumber: 8080 }],
@@ -130,7 +131,7 @@ describe('constructs synthesize', () => {
   });
 
   test('ElasticIPAttachment inherits the ElasticIP namespace; podAnnotation is the direct-use annotation (EIP-4)', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const eip = new ElasticIP(chart, 'nginx-eip', {
       metadata: { namespace: 'shop' },
@@ -144,7 +145,7 @@ describe('constructs synthesize', () => {
   });
 
   test('metadata.name overrides the construct id', () => {
-    const app = Testing.app();
+    const app = testApp();
     new AddressPool(new Chart(app, 'c'), 'Pool', {
       metadata: { name: 'pool-a', labels: { team: 'net' } },
       advertiseMode: 'bgp',
@@ -154,7 +155,7 @@ describe('constructs synthesize', () => {
   });
 
   test('the seed examples: ext-net-arp, nginx-eip by NAT, web-eip direct on web.eth0, the web Service', () => {
-    const app = Testing.app();
+    const app = testApp();
     new SeedExamples(app, 'examples');
     const objs = synth(app);
     expect(objs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
@@ -178,7 +179,7 @@ describe('constructs synthesize', () => {
 
 describe('JuneauInstall', () => {
   const install = (props = {}) => {
-    const app = Testing.app();
+    const app = testApp();
     new JuneauInstall(new Chart(app, 'c'), 'juneau', props);
     return synth(app);
   };

@@ -3,42 +3,23 @@
 // fails the synth, or the component's construction, naming the field and the call that fixes it.
 // And the Pulumi components' one validate-then-register path (JuneauComponent): nothing invalid is
 // registered or recorded for later cross-object checks.
-import * as pulumi from '@pulumi/pulumi';
-import { App, Chart, Testing } from 'cdk8s';
+import { Chart } from 'cdk8s';
 import { ANNOTATIONS } from '../../api';
 import * as cdk8s from '../../constructs/cdk8s';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
+import { mockCluster } from './pulumi-rpcs';
+import { testApp } from './temp-dir';
+import { synthErrors, thrownMessage } from './thrown';
 
-const registered: { type: string; name: string }[] = [];
-void pulumi.runtime.setMocks(
-  {
-    newResource: (args) => {
-      registered.push({ type: args.type, name: args.name });
-      return { id: args.custom === false ? undefined : `${args.name}-id`, state: args.inputs };
-    },
-    call: (args) => args.inputs,
-  },
-  'juneau-test',
-  'unit',
-  false,
-);
+const registered = mockCluster({}, 'juneau-test', 'unit');
 const { AddressPool, ElasticIP, ExternalNetwork, LoadBalancerService } =
   require('../../constructs/pulumi') as typeof Juneau;
 const { declarations, resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
 
-function synthErrors(app: App): string {
-  try {
-    app.synthYaml();
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return '';
-}
-
 describe('cdk8s: IExternalNetwork', () => {
   const build = (reference: (chart: Chart) => cdk8s.IExternalNetwork) => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const network = reference(chart);
     new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: network, requestedIP: '10.9.9.9' });
@@ -87,15 +68,6 @@ describe('cdk8s: IExternalNetwork', () => {
 describe('Pulumi: IExternalNetwork and the shared validate-then-register path', () => {
   beforeEach(() => resetDeclarations());
 
-  const thrown = (fn: () => unknown): string => {
-    try {
-      fn();
-    } catch (e) {
-      return (e as Error).message;
-    }
-    throw new Error('expected construction to throw, it did not');
-  };
-
   test('fromName finds the network the program declares when the reference is used (EIP-3, SLB-2)', () => {
     const reference = ExternalNetwork.fromName('net-a');
     expect(reference.definition()).toBeUndefined();
@@ -103,11 +75,11 @@ describe('Pulumi: IExternalNetwork and the shared validate-then-register path', 
     const pool = new AddressPool('pool-a', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
     new ExternalNetwork('net-a', { type: 'arp', addressPools: [pool] });
     expect(reference.definition()?.spec.addressPools).toEqual(['pool-a']);
-    expect(thrown(() => new ElasticIP('after', { externalNetwork: reference, requestedIP: '10.9.9.9' }))).toContain(
-      'ElasticIP after is invalid',
-    );
     expect(
-      thrown(
+      thrownMessage(() => new ElasticIP('after', { externalNetwork: reference, requestedIP: '10.9.9.9' })),
+    ).toContain('ElasticIP after is invalid');
+    expect(
+      thrownMessage(
         () =>
           new LoadBalancerService('web', {
             externalNetwork: ExternalNetwork.fromName('net-a'),
@@ -122,11 +94,11 @@ describe('Pulumi: IExternalNetwork and the shared validate-then-register path', 
   test('a plain name where a reference belongs throws at construction, naming the field and the fix; nothing is registered', () => {
     const before = registered.length;
     const plain = 'net-a' as unknown as Juneau.IExternalNetwork;
-    expect(thrown(() => new ElasticIP('plain', { externalNetwork: plain }))).toContain(
+    expect(thrownMessage(() => new ElasticIP('plain', { externalNetwork: plain }))).toContain(
       'ElasticIP plain is invalid (1 problem):\n  - externalNetwork: "net-a" is not an ExternalNetwork reference: give ExternalNetwork.fromName("net-a") for a network declared elsewhere, or the ExternalNetwork itself',
     );
     expect(
-      thrown(
+      thrownMessage(
         () =>
           new LoadBalancerService('plain-web', { externalNetwork: plain, ports: [{ port: 80 }], selector: { a: 'b' } }),
       ),
@@ -138,7 +110,7 @@ describe('Pulumi: IExternalNetwork and the shared validate-then-register path', 
   test('an invalid component throws naming its kind, and is neither registered nor recorded (AP-2 against it does not fire)', () => {
     const before = registered.length;
     expect(
-      thrown(() => new AddressPool('bad', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.0.0/33'] })),
+      thrownMessage(() => new AddressPool('bad', { advertiseMode: 'arp', addresses: ['10.1.0.0/24', '10.1.0.0/33'] })),
     ).toContain('AddressPool bad is invalid');
     expect(declarations().addressPools).toEqual([]);
     expect(registered.slice(before).filter((r) => r.name === 'bad')).toEqual([]);

@@ -1,10 +1,11 @@
 // FO-1: spec.arp.announceOnMove of an ExternalNetwork, as the constructs render and check it at
 // synth time (the CRD's CEL rule is proven on a real API server in test/cluster/fo-announce-cel).
-import { App, Chart, Testing } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import * as YAML from 'yaml';
 import { externalNetworkKind } from '../../api';
 import { checkNetworkSpec, formatIssue } from '../../api/validation';
 import { AddressPool, ExternalNetwork } from '../../constructs/cdk8s';
+import { testApp } from './temp-dir';
 
 type Obj = { kind: string; spec?: Record<string, unknown> };
 const synth = (app: App): Obj[] =>
@@ -14,7 +15,7 @@ const synth = (app: App): Obj[] =>
 
 describe('FO-1 announceOnMove in the API and the cdk8s constructs', () => {
   test('FO-1: absent unless set (the seed default, ARP-8); true and false render as spec.arp.announceOnMove', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const pool = new AddressPool(chart, 'p1', { advertiseMode: 'arp', addresses: ['10.9.1.0/24'] });
     const pool2 = new AddressPool(chart, 'p2', { advertiseMode: 'arp', addresses: ['10.9.2.0/24'] });
@@ -31,7 +32,7 @@ describe('FO-1 announceOnMove in the API and the cdk8s constructs', () => {
   });
 
   test('FO-1: announceOnMove on a bgp network fails synth naming the field and the network', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const pool = new AddressPool(chart, 'bp', { advertiseMode: 'bgp', addresses: ['10.9.4.0/24'] });
     new ExternalNetwork(chart, 'bgp-net', { type: 'bgp', addressPools: [pool], announceOnMove: true });

@@ -2,17 +2,18 @@
 // archive (one constant, DEFAULT_IMAGE), a user who pushed the archive elsewhere points both
 // containers there, and bad values fail synthesis naming the field. (The Pulumi JuneauInstall
 // renders and validates through the same functions; pulumi-components.test.ts checks its error.)
-import { Chart, Testing } from 'cdk8s';
+import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
 import { JuneauInstall, type JuneauImageOptions } from '../../constructs/cdk8s';
 import { DEFAULT_IMAGE } from '../../constructs/shared/image';
 import { juneauImageReference } from '../../scripts/images/juneau';
+import { testApp } from './temp-dir';
 
 const VERSION = (require('../../package.json') as { version: string }).version;
 
 type Container = { name: string; image: string; imagePullPolicy: string };
 function containers(image?: JuneauImageOptions): Container[] {
-  const app = Testing.app();
+  const app = testApp();
   new JuneauInstall(new Chart(app, 'c'), 'juneau', { includeCrds: false, image });
   return YAML.parseAllDocuments(app.synthYaml())
     .map((d) => d.toJSON() as { spec?: { template?: { spec: { containers: Container[] } } } })
@@ -20,7 +21,7 @@ function containers(image?: JuneauImageOptions): Container[] {
 }
 
 function synthError(image: unknown): string {
-  const app = Testing.app();
+  const app = testApp();
   new JuneauInstall(new Chart(app, 'c'), 'juneau', { image: image as JuneauImageOptions });
   try {
     app.synthYaml();

@@ -3,11 +3,12 @@
 // agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install.ts). The
 // default output does not change: test/box applies dist/juneau-install.k8s.yaml as is.
 import * as pulumi from '@pulumi/pulumi';
-import { Chart, Testing } from 'cdk8s';
+import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
 import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
 import { juneauInstallObjects, KubeObject } from '../../constructs/shared/install';
 import type * as Juneau from '../../constructs/pulumi';
+import { testApp } from './temp-dir';
 
 void pulumi.runtime.setMocks(
   { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
@@ -25,7 +26,7 @@ const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') =>
 const pod = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
 
 function synth(props: JuneauInstallProps): { yaml: string; error: string } {
-  const app = Testing.app();
+  const app = testApp();
   new JuneauInstall(new Chart(app, 'c'), 'juneau', props);
   try {
     return { yaml: app.synthYaml(), error: '' };

@@ -1,11 +1,5 @@
-import {
-  LeaderElector,
-  decideLease,
-  validateTimings,
-  type Lease,
-  type LeaseClient,
-} from '../../runtime/kube/leader-election';
-import { KubeApiError } from '../../runtime/kube/rest';
+import { LeaderElector, decideLease, validateTimings } from '../../runtime/kube/leader-election';
+import { MemoryLeases, testTimings } from './memory-leases';
 import { sleep } from '../sleep';
 
 const now = new Date('2025-01-01T00:01:00.000Z');
@@ -91,42 +85,7 @@ describe('validateTimings', () => {
   });
 });
 
-/** An in-memory Lease store with the API server's optimistic concurrency. */
-class MemoryLeases implements LeaseClient {
-  lease: Lease | undefined;
-  private version = 0;
-  failing = false;
-  async get(): Promise<Lease | undefined> {
-    if (this.failing) throw new Error('connection refused');
-    return this.lease && structuredClone(this.lease);
-  }
-  async create(lease: Lease): Promise<Lease> {
-    if (this.failing) throw new Error('connection refused');
-    if (this.lease) throw new KubeApiError(409, 'AlreadyExists', 'exists', undefined);
-    return this.store(lease);
-  }
-  async update(lease: Lease): Promise<Lease> {
-    if (this.failing) throw new Error('connection refused');
-    if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
-      throw new KubeApiError(409, 'Conflict', 'stale', undefined);
-    return this.store(lease);
-  }
-  private store(lease: Lease): Lease {
-    this.lease = {
-      ...structuredClone(lease),
-      metadata: { ...lease.metadata, resourceVersion: String(++this.version) },
-    };
-    return structuredClone(this.lease);
-  }
-}
-
-const fast = {
-  namespace: 'juneau-system',
-  name: 'juneau-controller',
-  leaseDurationMs: 300,
-  renewDeadlineMs: 200,
-  retryPeriodMs: 20,
-};
+const fast = testTimings(20);
 
 describe('LeaderElector against an in-memory Lease', () => {
   it('elects exactly one of two candidates and hands over at once on release', async () => {

@@ -2,59 +2,18 @@
 // connection open) steps down at renewDeadline anyway and every Lease call is aborted below it; a
 // work queue shut down with `drop` runs nothing more that was queued; a fenced RestClient sends
 // nothing after its fence aborted (here against a local HTTP server standing in for the API server).
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
-import { LeaderElector, validateTimings, type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
+import { LeaderElector, validateTimings } from '../../runtime/kube/leader-election';
+import { localApiServer } from './local-api-server';
+import { MemoryLeases, testTimings } from './memory-leases';
 import { FencedError, RestClient } from '../../runtime/kube/rest';
 import { done, WorkQueue } from '../../runtime/kube/workqueue';
 import { sleep } from '../sleep';
 
-/** A Lease store whose calls can be made to hang until their signal aborts. */
-class HangingLeases implements LeaseClient {
-  lease: Lease | undefined;
-  hang = false;
-  aborted = 0;
-  private version = 0;
-  get(_ns: string, _name: string, signal?: AbortSignal): Promise<Lease | undefined> {
-    return this.maybeHang(signal, () => this.lease && structuredClone(this.lease));
-  }
-  create(lease: Lease, signal?: AbortSignal): Promise<Lease> {
-    return this.maybeHang(signal, () => this.store(lease));
-  }
-  update(lease: Lease, signal?: AbortSignal): Promise<Lease> {
-    return this.maybeHang(signal, () => this.store(lease));
-  }
-  private maybeHang<T>(signal: AbortSignal | undefined, answer: () => T): Promise<T> {
-    if (!this.hang) return Promise.resolve(answer());
-    return new Promise((_resolve, reject) => {
-      if (!signal) return; // hangs for ever: the elector must not depend on the call ending
-      signal.addEventListener('abort', () => {
-        this.aborted++;
-        reject(new Error('aborted'));
-      });
-    });
-  }
-  private store(lease: Lease): Lease {
-    this.lease = {
-      ...structuredClone(lease),
-      metadata: { ...lease.metadata, resourceVersion: String(++this.version) },
-    };
-    return structuredClone(this.lease);
-  }
-}
-
-const timings = {
-  namespace: 'juneau-system',
-  name: 'juneau-controller',
-  leaseDurationMs: 600,
-  renewDeadlineMs: 400,
-  retryPeriodMs: 40,
-};
+const timings = testTimings(40);
 
 describe('issue 11 item 6: a leader cut off from the API server steps down at renewDeadline', () => {
   it('steps down at renewDeadline while its Lease call hangs, before the Lease can expire for anyone else', async () => {
-    const leases = new HangingLeases();
+    const leases = new MemoryLeases();
     let signal: AbortSignal | undefined;
     const a = new LeaderElector(leases, { ...timings, identity: 'a', onStartedLeading: (s) => (signal = s) });
     a.start();
@@ -72,7 +31,7 @@ describe('issue 11 item 6: a leader cut off from the API server steps down at re
     expect(() => validateTimings(15_000, 10_000, 2_000, 10_000)).toThrow(
       'callTimeout (10000 ms) must be greater than 0 and less than renewDeadline (10000 ms)',
     );
-    const leases = new HangingLeases();
+    const leases = new MemoryLeases();
     leases.hang = true;
     const a = new LeaderElector(leases, { ...timings, identity: 'a', callTimeoutMs: 50 });
     a.start();
@@ -109,19 +68,9 @@ describe('issue 11 item 6: WorkQueue.shutdown({ drop: true })', () => {
 describe('issue 11 item 6: RestClient fenced by leadership', () => {
   it('aborts the request in flight when the fence aborts and refuses new ones without sending them', async () => {
     const received: string[] = [];
-    const server = http.createServer((req) => received.push(`${req.method} ${req.url}`)); // never answers
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
-      ],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+    const api = await localApiServer((req) => received.push(`${req.method} ${req.url}`)); // never answers
     const leadership = new AbortController();
-    const rest = new RestClient(kc).fenced(leadership.signal);
+    const rest = new RestClient(api.kubeConfig).fenced(leadership.signal);
     try {
       const inFlight = rest.request('PUT', '/api/v1/namespaces/a', { body: {} });
       while (received.length === 0) await sleep(5);
@@ -131,8 +80,7 @@ describe('issue 11 item 6: RestClient fenced by leadership', () => {
       await sleep(20);
       expect(received).toEqual(['PUT /api/v1/namespaces/a']);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await api.close();
     }
   });
 });

@@ -3,9 +3,6 @@
 // that cannot finish ends it, stop twice tears down once. A local HTTP server stands in for an API
 // server that answers 503 to everything (a real one cannot be made to fail on demand); what is
 // asserted is what the classes send it.
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { JuneauController } from '../../runtime/controller/controller';
 import { createControllerContext } from '../../runtime/controller/context';
 import { ElasticIPControllers } from '../../runtime/controller/eip/register';
@@ -14,34 +11,22 @@ import type { WebhookCaches } from '../../runtime/controller/webhook/views';
 import { Lifecycle } from '../../runtime/kube/lifecycle';
 import { RestClient } from '../../runtime/kube/rest';
 import { sleep } from '../sleep';
+import { localApiServer } from './local-api-server';
 
 /** Every request, as `METHOD path`; each is answered 503. */
 let received: string[] = [];
-let server: http.Server;
+let api: Awaited<ReturnType<typeof localApiServer>>;
 let rest: RestClient;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  api = await localApiServer((req, res) => {
     received.push(`${req.method} ${req.url?.split('?')[0]}`);
     res.writeHead(503, { 'content-type': 'application/json' }).end('{"kind":"Status","code":503}');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  rest = new RestClient(kc);
+  rest = new RestClient(api.kubeConfig);
 });
 beforeEach(() => (received = []));
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+afterAll(() => api.close());
 
 /** Fails if any request arrives during `ms` (the window in which a leaked start would list or watch). */
 async function expectNoRequestsFor(ms: number): Promise<void> {

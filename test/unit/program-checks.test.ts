@@ -3,38 +3,18 @@
 // network given by name resolved against the program, and a warning when the program does not
 // declare it. The Pulumi registry is per stack and reset through the public resetDeclarations().
 import * as pulumi from '@pulumi/pulumi';
-import { ApiObject, App, Chart, Testing } from 'cdk8s';
+import { ApiObject, Chart } from 'cdk8s';
 import { checkDuplicateDeclaration, checkRequestedAddressClash, undeclaredNetworkWarning } from '../../api/validation';
 import * as cdk8s from '../../constructs/cdk8s';
 import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
+import { mockCluster } from './pulumi-rpcs';
+import { testApp } from './temp-dir';
+import { synthErrors, thrownMessage } from './thrown';
 
 // Mocks: no Pulumi engine runs in unit tests (set before the components are loaded).
-void pulumi.runtime.setMocks(
-  { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
-  'juneau-test',
-  'unit',
-  false,
-);
+mockCluster({}, 'juneau-test', 'unit');
 const juneau = require('../../constructs/pulumi') as typeof Juneau;
-
-function synthErrors(app: App): string {
-  try {
-    app.synthYaml();
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return '';
-}
-
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    return (e as Error).message;
-  }
-  throw new Error('expected construction to throw, it did not');
-}
 
 const DUPLICATE = 'one would overwrite the other on apply, so give them different names';
 
@@ -86,7 +66,7 @@ describe('cdk8s', () => {
     });
 
   test('two charts each with AddressPool "pool": synth fails naming both construct paths', () => {
-    const app = Testing.app();
+    const app = testApp();
     new cdk8s.AddressPool(new Chart(app, 'one'), 'pool', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'] });
     new cdk8s.AddressPool(new Chart(app, 'two'), 'pool', { advertiseMode: 'arp', addresses: ['10.1.0.0/24'] });
     expect(synthErrors(app)).toContain(
@@ -95,7 +75,7 @@ describe('cdk8s', () => {
   });
 
   test('namespaced kinds collide only within one namespace (the chart namespace counts)', () => {
-    const app = Testing.app();
+    const app = testApp();
     const net = network(new Chart(app, 'net'));
     new cdk8s.ElasticIP(new Chart(app, 'a', { namespace: 'team-a' }), 'eip', { externalNetwork: net });
     new cdk8s.ElasticIP(new Chart(app, 'b', { namespace: 'team-b' }), 'eip', { externalNetwork: net });
@@ -107,7 +87,7 @@ describe('cdk8s', () => {
   });
 
   test("a LoadBalancerService collides with another core Service of its name in the app, not with another group's Service", () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     new cdk8s.LoadBalancerService(chart, 'web', {
       externalNetwork: network(chart),
@@ -125,7 +105,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3: the same requestedIP on two ElasticIPs fails naming both', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
@@ -136,7 +116,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3, SLB-2: an ElasticIP and a Service asking for one address fail naming both', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
@@ -152,7 +132,7 @@ describe('cdk8s', () => {
   });
 
   test('EIP-3: a network referenced by name that the app declares (even later) is resolved and checked', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     new cdk8s.ElasticIP(chart, 'eip', {
       externalNetwork: cdk8s.ExternalNetwork.fromName(chart, 'ref', 'ext-net'),
@@ -166,7 +146,7 @@ describe('cdk8s', () => {
   });
 
   test('a network name the app does not declare synthesizes with a warning that the cluster will decide', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new Chart(app, 'c');
     const elsewhere = cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere');
     const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: elsewhere, requestedIP: '10.9.9.9' });
@@ -203,7 +183,7 @@ describe('Pulumi', () => {
   test('two components with one AddressPool name: the second throws naming both', () => {
     new juneau.AddressPool('first', { advertiseMode: 'arp', addresses: ['10.0.0.0/24'], metadata: { name: 'pool' } });
     expect(
-      thrown(
+      thrownMessage(
         () =>
           new juneau.AddressPool('second', {
             advertiseMode: 'arp',
@@ -221,13 +201,15 @@ describe('Pulumi', () => {
     new juneau.ElasticIP('a', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } });
     new juneau.ElasticIP('b', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-b' } });
     expect(
-      thrown(() => new juneau.ElasticIP('c', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } })),
+      thrownMessage(
+        () => new juneau.ElasticIP('c', { externalNetwork: net, metadata: { name: 'eip', namespace: 'team-a' } }),
+      ),
     ).toContain(
       '"eip" is declared twice: ElasticIP team-a/eip at juneau:index:ElasticIP::c and at juneau:index:ElasticIP::a',
     );
     new juneau.LoadBalancerService('web', { externalNetwork: net, ports: [{ port: 80 }], selector: { app: 'web' } });
     expect(
-      thrown(
+      thrownMessage(
         () =>
           new juneau.LoadBalancerService('web2', {
             externalNetwork: net,
@@ -242,11 +224,11 @@ describe('Pulumi', () => {
   test('EIP-3, SLB-2: one address requested by two ElasticIPs, or an ElasticIP and a Service, throws naming both', () => {
     const net = network();
     new juneau.ElasticIP('a', { externalNetwork: net, requestedIP: '10.0.0.5' });
-    expect(thrown(() => new juneau.ElasticIP('b', { externalNetwork: net, requestedIP: '10.0.0.5' }))).toContain(
+    expect(thrownMessage(() => new juneau.ElasticIP('b', { externalNetwork: net, requestedIP: '10.0.0.5' }))).toContain(
       'spec.requestedIP: "10.0.0.5" is also requested by ElasticIP default/a (juneau:index:ElasticIP::a)',
     );
     expect(
-      thrown(
+      thrownMessage(
         () =>
           new juneau.LoadBalancerService('web', {
             externalNetwork: net,

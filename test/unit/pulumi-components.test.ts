@@ -3,30 +3,15 @@
 // cluster reports, and bad arguments throw one error naming every field and value.
 import type * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { ANNOTATIONS, API_VERSION, LOAD_BALANCER_CLASS } from '../../api';
 import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 import type * as SharedInstall from '../../constructs/shared/install';
-import { registrationsSettled } from './pulumi-rpcs';
+import { thrown as thrownError } from './thrown';
+import { mockCluster, type Registered, registrationsSettled, valueOf } from './pulumi-rpcs';
 import { sleep } from '../sleep';
 
 // ---- mocks (set before the code under test is loaded) -------------------------------------------
-
-interface Registered {
-  readonly type: string;
-  readonly name: string;
-  readonly inputs: {
-    metadata?: {
-      name?: string;
-      namespace?: string;
-      labels?: Record<string, string>;
-      annotations?: Record<string, string>;
-    };
-    spec?: Record<string, unknown>;
-  } & Record<string, unknown>;
-  readonly custom: boolean;
-}
-const registered: Registered[] = [];
 
 /** What the mocked cluster reports as status, by type token. */
 const STATUS: Record<string, Record<string, unknown>> = {
@@ -40,22 +25,7 @@ const STATUS: Record<string, Record<string, unknown>> = {
   'kubernetes:core/v1:Service': { loadBalancer: { ingress: [{ ip: '10.225.32.7', ipMode: 'VIP' }] } },
 };
 
-void pulumi.runtime.setMocks(
-  {
-    newResource: (args) => {
-      registered.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });
-      const status = STATUS[args.type];
-      return {
-        id: args.custom === false ? undefined : `${args.name}-id`,
-        state: status ? { ...args.inputs, status } : args.inputs,
-      };
-    },
-    call: (args) => args.inputs,
-  },
-  'juneau-test',
-  'unit',
-  false,
-);
+const registered = mockCluster(STATUS, 'juneau-test', 'unit');
 
 const {
   AddressPool,
@@ -71,7 +41,6 @@ const { juneauInstallObjects } = require('../../constructs/shared/install') as t
 
 // ---- helpers -------------------------------------------------------------------------------------
 
-const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
 /** Registrations are asynchronous: the child named `name` of type `type`, once registered. */
 async function child(type: string, name: string): Promise<Registered> {
   for (let i = 0; i < 200; i++) {
@@ -82,15 +51,19 @@ async function child(type: string, name: string): Promise<Registered> {
   throw new Error(`${type} ${name} was never registered`);
 }
 /** The error `fn` throws, with its problems (fails if nothing is thrown). */
-function thrown(fn: () => unknown): Error & { problems: readonly string[] } {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error & { problems: readonly string[] };
-  }
-  throw new Error('expected construction to throw, it did not');
-}
+const thrown = (fn: () => unknown) => thrownError<Error & { problems: readonly string[] }>(fn);
 const CR = (kind: string) => `kubernetes:juneau.loutres.me/v1alpha1:${kind}`;
+
+/** The component holds one `kind` child (its URN is under the component's) with exactly this metadata and spec. */
+async function expectJuneauChild(
+  component: { resource: pulumi.Resource },
+  kind: string,
+  metadata: Registered['inputs']['metadata'] & { name: string },
+  spec: Record<string, unknown>,
+): Promise<void> {
+  expect(await valueOf(component.resource.urn)).toContain(`juneau:index:${kind}$${CR(kind)}::${metadata.name}`);
+  expect((await child(CR(kind), metadata.name)).inputs).toEqual({ apiVersion: API_VERSION, kind, metadata, spec });
+}
 
 beforeEach(() => {
   resetDeclarations();
@@ -192,15 +165,12 @@ describe('ExternalNetwork', () => {
   test('takes pool components and names; registers an ExternalNetwork child; networkID from status', async () => {
     const pool = new AddressPool('en-pool', { advertiseMode: 'arp', addresses: ['10.10.0.0/24'] });
     const net = new ExternalNetwork('en-a', { type: 'arp', addressPools: [pool, 'pool-elsewhere'] });
-    expect(await valueOf(net.resource.urn)).toContain(
-      'juneau:index:ExternalNetwork$kubernetes:juneau.loutres.me/v1alpha1:ExternalNetwork::en-a',
+    await expectJuneauChild(
+      net,
+      'ExternalNetwork',
+      { name: 'en-a' },
+      { type: 'arp', addressPools: ['en-pool', 'pool-elsewhere'] },
     );
-    expect((await child(CR('ExternalNetwork'), 'en-a')).inputs).toEqual({
-      apiVersion: 'juneau.loutres.me/v1alpha1',
-      kind: 'ExternalNetwork',
-      metadata: { name: 'en-a' },
-      spec: { type: 'arp', addressPools: ['en-pool', 'pool-elsewhere'] },
-    });
     expect(await valueOf(net.networkID)).toBe(4242);
     expect([...net.knownPools().keys()]).toEqual(['en-pool']);
   });
@@ -246,15 +216,12 @@ describe('ElasticIP', () => {
       externalNetwork: net,
       requestedIP: '10.225.32.241',
     });
-    expect(await valueOf(eip.resource.urn)).toContain(
-      'juneau:index:ElasticIP$kubernetes:juneau.loutres.me/v1alpha1:ElasticIP::web-eip',
+    await expectJuneauChild(
+      eip,
+      'ElasticIP',
+      { name: 'web-eip', namespace: 'default' },
+      { externalNetwork: 'ext-net-arp-eip', requestedIP: '10.225.32.241' },
     );
-    expect((await child(CR('ElasticIP'), 'web-eip')).inputs).toEqual({
-      apiVersion: 'juneau.loutres.me/v1alpha1',
-      kind: 'ElasticIP',
-      metadata: { name: 'web-eip', namespace: 'default' },
-      spec: { externalNetwork: 'ext-net-arp-eip', requestedIP: '10.225.32.241' },
-    });
     expect(await valueOf(eip.address)).toBe('10.225.32.241');
     expect(await valueOf(eip.phase)).toBe('Available');
     expect(eip.podAnnotation()).toEqual({ [ANNOTATIONS.elasticIP]: 'web-eip' });
@@ -333,15 +300,12 @@ describe('ElasticIPAttachment', () => {
       externalNetwork: ExternalNetwork.fromName('ext'),
     });
     const att = new ElasticIPAttachment('nginx-eip-attach', { elasticIP: eip, networkInterface: 'nginx.eth0' });
-    expect(await valueOf(att.resource.urn)).toContain(
-      'juneau:index:ElasticIPAttachment$kubernetes:juneau.loutres.me/v1alpha1:ElasticIPAttachment::nginx-eip-attach',
+    await expectJuneauChild(
+      att,
+      'ElasticIPAttachment',
+      { name: 'nginx-eip-attach', namespace: 'shop' },
+      { elasticIP: 'nginx-eip', networkInterface: 'nginx.eth0' },
     );
-    expect((await child(CR('ElasticIPAttachment'), 'nginx-eip-attach')).inputs).toEqual({
-      apiVersion: 'juneau.loutres.me/v1alpha1',
-      kind: 'ElasticIPAttachment',
-      metadata: { name: 'nginx-eip-attach', namespace: 'shop' },
-      spec: { elasticIP: 'nginx-eip', networkInterface: 'nginx.eth0' },
-    });
   });
 
   test('EIPA-1: an attachment in another namespace than its ElasticIP', () => {

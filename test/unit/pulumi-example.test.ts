@@ -1,48 +1,16 @@
 // The Pulumi example program (examples/pulumi, run by Pulumi.yaml) under mocks: it registers
 // Juneau's install and the seeds' examples — the same objects as the cdk8s example — and its stack
 // outputs come from the status the mocked cluster reports.
-import * as pulumi from '@pulumi/pulumi';
 import type * as SharedInstall from '../../constructs/shared/install';
 import type * as Program from '../../examples/pulumi/index';
-import { registrationsSettled } from './pulumi-rpcs';
+import { mockCluster, type Registered, registrationsSettled, valueOf } from './pulumi-rpcs';
 
-interface Registered {
-  readonly type: string;
-  readonly name: string;
-  readonly inputs: {
-    metadata?: {
-      name?: string;
-      namespace?: string;
-      labels?: Record<string, string>;
-      annotations?: Record<string, string>;
-    };
-    spec?: Record<string, unknown>;
-  } & Record<string, unknown>;
-}
-const registered: Registered[] = [];
 const STATUS: Record<string, Record<string, unknown>> = {
   'kubernetes:juneau.loutres.me/v1alpha1:ElasticIP': { phase: 'Attached', address: '10.225.32.241' },
   'kubernetes:core/v1:Service': { loadBalancer: { ingress: [{ ip: '10.225.32.1' }] } },
 };
 
-void pulumi.runtime.setMocks(
-  {
-    newResource: (args) => {
-      registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-      const status = STATUS[args.type];
-      return {
-        id: args.custom === false ? undefined : `${args.name}-id`,
-        state: status ? { ...args.inputs, status } : args.inputs,
-      };
-    },
-    call: (args) => args.inputs,
-  },
-  'juneau-examples',
-  'dev',
-  false,
-);
-
-const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));
+const registered = mockCluster(STATUS, 'juneau-examples', 'dev');
 
 const { juneauInstallObjects } = require('../../constructs/shared/install') as typeof SharedInstall;
 const install = juneauInstallObjects({});

@@ -16,3 +16,52 @@ export async function registrationsSettled(): Promise<void> {
     );
   await wait();
 }
+
+/** A resource as the mocks saw it registered. */
+export interface Registered {
+  readonly type: string;
+  readonly name: string;
+  readonly inputs: {
+    metadata?: {
+      name?: string;
+      namespace?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+    spec?: Record<string, unknown>;
+  } & Record<string, unknown>;
+  readonly custom: boolean;
+}
+
+/**
+ * Sets Pulumi's mocks (before the code under test is loaded): a mocked cluster that stores every
+ * registration in the returned list and reports `status[type]` as the status of a resource of that
+ * type token.
+ */
+export function mockCluster(
+  status: Record<string, Record<string, unknown>>,
+  project: string,
+  stack: string,
+): Registered[] {
+  const registered: Registered[] = [];
+  void pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        registered.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });
+        const reported = status[args.type];
+        return {
+          id: args.custom === false ? undefined : `${args.name}-id`,
+          state: reported ? { ...args.inputs, status: reported } : args.inputs,
+        };
+      },
+      call: (args) => args.inputs,
+    },
+    project,
+    stack,
+    false,
+  );
+  return registered;
+}
+
+/** The value of an output, once Pulumi resolves it. */
+export const valueOf = <T>(output: pulumi.Output<T>): Promise<T> => new Promise((resolve) => output.apply(resolve));

@@ -3,9 +3,9 @@
 // and (when it names them) resourceNames. The box scenarios (test/box/scenarios.test.ts) rely on it to catch missing and extra
 // rules, so it must not call a rule used on a near miss.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { auditOf, type PolicyRule } from '../e2e/install-identity';
+import { tempDir } from './temp-dir';
 
 const CONTROLLER = 'system:serviceaccount:juneau-system:juneau-controller';
 const AGENT = 'system:serviceaccount:juneau-system:juneau-agent';
@@ -28,7 +28,7 @@ function event(
 }
 
 function audit(lines: string[], rules: Record<string, PolicyRule[]>) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rbac-audit-')), 'audit.log');
+  const file = path.join(tempDir('rbac-audit'), 'audit.log');
   fs.writeFileSync(file, lines.join('\n') + '\n');
   return auditOf(file, rules);
 }
