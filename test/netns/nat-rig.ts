@@ -19,7 +19,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
-import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
+import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
 import { sleep } from '../sleep';
@@ -40,6 +41,18 @@ export const POD2 = '10.0.1.2';
 export const ROUTER_SRV = '203.0.113.1';
 export const SERVER = '203.0.113.2';
 export const SERVER_MTU = 1280;
+
+/** What both ends of NatRig.tcpEcho reported. */
+export interface TcpEcho {
+  readonly client: { banner: string; sent: number; echoed: number; intact: boolean };
+  readonly server: { client: string; received: number };
+}
+
+/** A TcpEcho in which `bytes` went both ways intact and the server saw the client as `seenAs`. */
+export const intactEcho = (seenAs: string, bytes: number): TcpEcho => ({
+  client: { banner: `client=${seenAs}`, sent: bytes, echoed: bytes, intact: true },
+  server: { client: seenAs, received: bytes },
+});
 
 export class NatRig {
   readonly id = randomBytes(3).toString('hex');
@@ -199,6 +212,14 @@ export class NatRig {
     return JSON.parse(out.trim().split('\n').pop()!) as T;
   }
 
+  /** A TCP transfer of `bytes`, echoed back: nat_tool.py tcp-server in `serverNs` on `port`, a
+   * tcp-client from `clientNs` to `address`; what each side reported. */
+  async tcpEcho(clientNs: string, serverNs: string, address: string, port: number, bytes: number): Promise<TcpEcho> {
+    const server = await this.serve<TcpEcho['server']>(serverNs, 'tcp-server', String(port));
+    const client = await this.tool<TcpEcho['client']>(clientNs, 'tcp-client', address, String(port), String(bytes));
+    return { client, server: await server.result };
+  }
+
   /** Starts nat_tool.py as a server; resolves once it listens; `result` resolves with its JSON. */
   async serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
     const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], {
@@ -273,6 +294,34 @@ export class NatRig {
     const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
     if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s); what it saw cannot be judged`);
     return pcapFrames(fs.readFileSync(file));
+  }
+
+  /** What `send` resolved to and every frame `dev` in `ns` saw while it ran (tcpdump `filter`). */
+  async sendCaptured<T>(
+    at: { readonly ns: string; readonly dev: string; readonly filter: string[] },
+    send: () => Promise<T>,
+  ): Promise<{ sent: T; frames: Buffer[] }> {
+    let sent: T | undefined;
+    const frames = await this.capture(at.ns, at.dev, async () => void (sent = await send()), at.filter);
+    return { sent: sent as T, frames };
+  }
+
+  /** The per-ElasticIP packet and byte counters of `elasticIP`. */
+  counters(elasticIP = EIP): NatEntry {
+    const entry = this.maps()
+      .entries()
+      .find((e) => e.elasticIP === elasticIP);
+    if (!entry) throw new Error(`no NAT entry for ${elasticIP}`);
+    return entry;
+  }
+
+  /** The NAT reason counters that moved since `before` (a `maps().stats()`), by how much. */
+  statsSince(before: Record<NatReasonName, bigint>): Partial<Record<NatReasonName, bigint>> {
+    return Object.fromEntries(
+      Object.entries(this.maps().stats())
+        .map(([k, v]) => [k, v - before[k as NatReasonName]])
+        .filter(([, v]) => v !== 0n),
+    );
   }
 
   /** Sends one frame, byte by byte, from the router's r0 (mausezahn raw mode). */
