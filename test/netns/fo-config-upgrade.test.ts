@@ -3,13 +3,10 @@
 // replaced (the agent rewrites the entry at every attach anyway), with a fresh heartbeat, while
 // the table is adopted and answering goes on. The older map is made the way libbpf would have
 // made it (bpftool: same type, key and entries, the older value size).
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_VALUE, LIMITS, MAP_NAMES } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(30_000);
@@ -20,36 +17,18 @@ const CONFIG_VALUE_BEFORE_FO_2 = 12;
 describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbeat', () => {
   const rig = useRig(1);
   const configPin = () => path.join(rig.pinDir(0), MAP_NAMES.config);
-  const valueSize = () => {
-    const map = BpfMap.openPinned(configPin());
-    try {
-      return map.valueSize;
-    } finally {
-      map.close();
-    }
-  };
+  const valueSize = () => withPinnedMap(configPin(), (map) => map.valueSize);
 
   test('FO-2: the new responder loads, replaces only the config pin (fresh heartbeat, the expiry set), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    maps.addAddress(VIP);
-    maps.close();
-    fs.unlinkSync(configPin());
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      configPin(),
-      'type',
-      'hash',
-      'key',
-      '4',
-      'value',
-      String(CONFIG_VALUE_BEFORE_FO_2),
-      'entries',
-      String(LIMITS.JUNEAU_CONFIG_MAX),
-      'name',
-      MAP_NAMES.config,
-    ]);
+    withArpMaps(rig.pinDir(0), (maps) => maps.addAddress(VIP));
+    pinOlderMap(configPin(), {
+      name: MAP_NAMES.config,
+      type: 'hash',
+      key: 4,
+      value: CONFIG_VALUE_BEFORE_FO_2,
+      entries: LIMITS.JUNEAU_CONFIG_MAX,
+    });
     expect(valueSize()).toBe(CONFIG_VALUE_BEFORE_FO_2);
 
     const before = monotonicNowNs();

@@ -3,7 +3,6 @@
 // key and value sizes but type hash: read as per-CPU it would be misread, and libbpf refuses to
 // reuse it. The older map is made here the way libbpf made it (bpftool: hash, 4/40 bytes, 65536
 // entries) and filled with an entry and counters, so the test does not depend on an old build.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
@@ -16,7 +15,8 @@ import {
   encodeArpKey,
   encodeArpValue,
 } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
+import type { BpfMap } from '../../runtime/agent/bpf/map';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
@@ -29,43 +29,20 @@ const OLDER = { requests: 10n, replies: 9n, conflicts: 1n, lastConflictNs: 123_4
 describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-CPU) hash', () => {
   const rig = useRig(1);
   const pin = (name: string) => path.join(rig.pinDir(0), name);
-  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => {
-    const map = BpfMap.openPinned(pin(name));
-    try {
-      return use(map);
-    } finally {
-      map.close();
-    }
-  };
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => {
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    try {
-      return use(maps);
-    } finally {
-      maps.close();
-    }
-  };
+  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => withPinnedMap(pin(name), use);
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-10: the older table is refused by readers, then moved into the per-CPU table with its counters, and the counts go on exactly', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     // The pins of an agent before the per-CPU table: a hash table holding VIP, and no filter.
-    fs.unlinkSync(pin(MAP_NAMES.arpTable));
     fs.unlinkSync(pin(MAP_NAMES.filter));
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      pin(MAP_NAMES.arpTable),
-      'type',
-      'hash',
-      'key',
-      '4',
-      'value',
-      '40',
-      'entries',
-      String(LIMITS.JUNEAU_ARP_TABLE_MAX),
-      'name',
-      MAP_NAMES.arpTable,
-    ]);
+    pinOlderMap(pin(MAP_NAMES.arpTable), {
+      name: MAP_NAMES.arpTable,
+      type: 'hash',
+      key: 4,
+      value: 40,
+      entries: LIMITS.JUNEAU_ARP_TABLE_MAX,
+    });
     withPinned(MAP_NAMES.arpTable, (map) => map.update(encodeArpKey(VIP), encodeArpValue(OLDER)));
     // Not misread: a reader of this version refuses the older table, naming what to do.
     expect(() => ArpMaps.openPinned(rig.pinDir(0))).toThrow(
