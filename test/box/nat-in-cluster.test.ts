@@ -7,24 +7,21 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
-import { REPO_ROOT } from '../cluster/paths';
-import { sleep } from '../sleep';
+import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { elapsedSince, figure } from '../e2e/figures';
 import { cmd, inNetns } from './exec';
-import { PEER, type PeerResult, Running, runningIn } from './peers';
+import { downEchoBox, type EchoBox, upEchoBox } from './echo-box';
+import { podConnects } from './peers';
 import type { BoxState } from './state';
-import { addRouter } from './upstream';
 import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
   describeOnBox,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
   type Kubectl,
   arpNetworkYaml,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
+  podReady,
+  until,
 } from './session';
 
 jest.setTimeout(1_800_000);
@@ -33,46 +30,6 @@ const NS = 'juneau-system';
 const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
 const EXTRA_CLUSTER_IP = '10.100.0.10';
 
-/** A bare echo Pod pinned to `node`. */
-function echoPod(name: string, node: string, annotations: Record<string, string>): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', annotations, labels: { app: name } },
-    spec: {
-      nodeName: node,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'echo',
-          image: ECHO_IMAGE,
-          imagePullPolicy: 'Never',
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          ],
-          ports: [{ containerPort: ECHO_HTTP_PORT, protocol: 'TCP' }],
-          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
-        },
-      ],
-    },
-  });
-}
-
-interface PodJson {
-  spec: { nodeName: string };
-  status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean }> };
-}
-
-/** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-  }
-}
-
 describeOnBox(
   'NAT-2 on a stock install: an ElasticIP pod keeps its own address inside the cluster, and leaves from the ElasticIP only towards the outside',
   () => {
@@ -80,8 +37,7 @@ describeOnBox(
     const dir = path.join(work, 'cluster');
     let box: BoxState;
     let kubectl: Kubectl;
-    let kubectlBin = '';
-    let kubectlArgs: string[] = [];
+    let echoBox: EchoBox;
     let router = '';
     let routerIp = '';
     let eip = '';
@@ -90,12 +46,10 @@ describeOnBox(
     let clusterIp = '';
     let nodePort = 0;
 
-    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
-    const running = (name: string) =>
-      until(`pod ${name} Ready`, async () => {
-        const p = await pod(name);
-        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-      });
+    const running = (name: string) => podReady(kubectl, name);
+    /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
+    const webConnectsToRouter = (port: number, bytes: number) =>
+      podConnects(echoBox, 'web', { netns: router, address: routerIp, port }, bytes);
     /** One HTTP GET by the echo image's Node.js in the pod `web`: the page, or `ERROR <why>` (5 s). */
     const getFromWeb = async (url: string) =>
       (
@@ -128,36 +82,15 @@ r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', 
       cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 60_000 });
 
     beforeAll(async () => {
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '2', '--images', `${IMAGE},${echo}`]);
-      figure('nat-in-cluster box: cluster up --nodes 2 (Juneau and echo images imported)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectl = kubectlFor(status);
-      kubectlBin = path.join(status.binDir, 'kubectl');
-      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-      routerIp = `${box.segment}.254`;
-      router = await addRouter(box, routerIp);
-      await installJuneau(kubectl);
+      echoBox = await upEchoBox(work, dir, { nodes: 2, label: 'nat-in-cluster box' });
+      ({ box, kubectl, router, routerIp } = echoBox);
 
       const [n0, n1] = box.nodes.map((n) => n.name);
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
         `${arpNetworkYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: web, namespace: default }
-spec: { externalNetwork: box-net }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIPAttachment
-metadata: { name: web, namespace: default }
-spec: { elasticIP: web, networkInterface: web.eth0 }
----
+${elasticIpYaml('web', 'box-net', 'web.eth0')}---
 apiVersion: v1
 kind: Service
 metadata: { name: peer, namespace: default }
@@ -177,13 +110,8 @@ spec:
         ['apply', '--server-side', '-f', '-'],
         echoPod('web', n0, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
       );
-      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1, {}));
-      eip = await until('ElasticIP web Attached with an address', async () => {
-        const e = JSON.parse(await kubectl(['get', 'elasticip', 'web', '-o', 'json'])) as {
-          status?: { phase?: string; address?: string };
-        };
-        return e.status?.phase === 'Attached' ? e.status.address : undefined;
-      });
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1));
+      eip = await elasticIpAddress(kubectl, 'web');
       webIp = (await running('web')).status.podIP!;
       peerIp = (await running('peer')).status.podIP!;
       clusterIp = (await kubectl(['get', 'service', 'peer', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
@@ -211,11 +139,7 @@ spec:
       figure('nat-in-cluster box: ElasticIP, pods and Services applied -> all paths programmed', elapsedSince(tApply));
     });
 
-    afterAll(async () => {
-      if (router) await cmd('ip', ['netns', 'del', router]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [router]));
 
     test("NAT-2: HTTP from the ElasticIP pod to a ClusterIP Service whose backend is on another node is answered, and the backend saw the pod's own address", async () => {
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(`client=${webIp} pod=peer node=${box.nodes[1].name}`);
@@ -234,23 +158,7 @@ spec:
     });
 
     test("NAT-2, NAT-1: towards the outside the ElasticIP still wins: the pod's connection to the router arrives from the ElasticIP, and the router's GET to the ElasticIP reaches the pod", async () => {
-      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9000', '100']);
-      await listener.waitFor(/"listening":true/);
-      const client = new Running(kubectlBin, [
-        ...kubectlArgs,
-        'exec',
-        '-i',
-        'web',
-        '--',
-        'node',
-        '-e',
-        PEER,
-        'connect',
-        routerIp,
-        '9000',
-        '100',
-      ]);
-      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard, said } = await webConnectsToRouter(9000, 100);
       expect(heard.peer).toBe(eip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
       const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
@@ -309,23 +217,7 @@ spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port:
       expect(await getFromWeb(`http://${EXTRA_CLUSTER_IP}/`)).toBe(page);
       expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(page);
 
-      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9001', '10']);
-      await listener.waitFor(/"listening":true/);
-      const client = new Running(kubectlBin, [
-        ...kubectlArgs,
-        'exec',
-        '-i',
-        'web',
-        '--',
-        'node',
-        '-e',
-        PEER,
-        'connect',
-        routerIp,
-        '9001',
-        '10',
-      ]);
-      const [heard] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard } = await webConnectsToRouter(9001, 10);
       expect(heard.peer).toBe(eip);
     });
   },

@@ -12,27 +12,25 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
-import { sleep } from '../sleep';
+import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
-import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../e2e/figures';
 import { cmd, inNetns } from './exec';
-import { addServerBehind, PEER, type PeerResult, Running, runningIn } from './peers';
+import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
 import { BoxState } from './state';
-import { addRouter, pidsInNetns, pidsOf } from './upstream';
+import { pidsInNetns, pidsOf } from './upstream';
 import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
   agentPods,
   describeOnBox,
-  type PodJson,
   arpNetworkYaml,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
+  getPod,
+  podReady,
+  until,
 } from './session';
+import { downEchoBox, upEchoBox } from './echo-box';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -40,31 +38,6 @@ const NS = 'juneau-system';
 const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const MiB = 1 << 20;
-
-/** An echo Pod on `node`; `annotations` make it a Juneau NIC (networks) or a direct ElasticIP holder. */
-function echoPod(name: string, node: string, annotations: Record<string, string>): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', annotations },
-    spec: {
-      nodeName: node,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'echo',
-          image: ECHO_IMAGE,
-          imagePullPolicy: 'Never',
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          ],
-          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
-        },
-      ],
-    },
-  });
-}
 
 interface NatRow {
   elasticIP: string;
@@ -96,7 +69,7 @@ describeOnBox(
     const inRouter = (script: string, timeoutMs = 120_000) =>
       cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
     const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
-    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
+    const pod = (name: string) => getPod(kubectl, name);
     /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
     const podNetns = (name: string) => {
       const pids = pidsOf('juneau-echo/server.js', (pid) =>
@@ -108,9 +81,10 @@ describeOnBox(
     const inPod = (netns: string, script: string, timeoutMs = 120_000) =>
       cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
     /** The echo image's own Node.js in the pod: one PEER end. */
-    const peerInPod = (name: string, args: string[]) =>
-      new Running(kubectlBin, [...kubectlArgs, 'exec', '-i', name, '--', 'node', '-e', PEER, ...args]);
-    const peerIn = (netns: string, args: string[]) => runningIn(netns, process.execPath, ['-e', PEER, ...args]);
+    const peerInPod = (name: string, args: string[]) => peerInPodOf({ kubectlBin, kubectlArgs }, name, args);
+    /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
+    const webConnectsToRouter = (port: number, bytes: number) =>
+      podConnects({ kubectlBin, kubectlArgs }, 'web', { netns: router, address: routerIp, port }, bytes);
     /** An HTTP GET by the echo image's Node.js in the pod `web`. */
     const peerHttpFromWeb = (url: string) =>
       kubectl([
@@ -145,31 +119,13 @@ describeOnBox(
         ]),
       ) as NatRow[];
     }
-    /** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
-    async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-      for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
-        const v = await probe();
-        if (v !== undefined) return v;
-        if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-      }
-    }
-    const running = (name: string) =>
-      until(`pod ${name} Ready`, async () => {
-        const p = await pod(name);
-        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-      });
+    const running = (name: string) => podReady(kubectl, name);
     /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
     const freshGet = (ip: string) =>
       inRouter(`ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`).then((s) =>
         s.trim(),
       );
-    const eipAddress = (name: string) =>
-      until(`ElasticIP ${name} Attached with an address`, async () => {
-        const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as {
-          status?: { phase?: string; address?: string };
-        };
-        return e.status?.phase === 'Attached' ? e.status.address : undefined;
-      });
+    const eipAddress = (name: string) => elasticIpAddress(kubectl, name);
     const advertisedNode = async (eip: string) =>
       (
         JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
@@ -180,45 +136,19 @@ describeOnBox(
         .map((a) => a.spec.nodeName);
 
     beforeAll(async () => {
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`]);
-      figure('nat box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectlBin = path.join(status.binDir, 'kubectl');
-      kubectlArgs = ['--kubeconfig', status.kubeconfigPath];
-      kubectl = kubectlFor(status);
-      routerIp = `${box.segment}.254`;
-      router = await addRouter(box, routerIp);
+      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upEchoBox(work, dir, {
+        nodes: 3,
+        label: 'nat box',
+      }));
       ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
-
-      const tInstall = Date.now();
-      await installJuneau(kubectl);
-      figure('nat box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
 
       // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
         `${arpNetworkYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: web, namespace: default }
-spec: { externalNetwork: box-net }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIPAttachment
-metadata: { name: web, namespace: default }
-spec: { elasticIP: web, networkInterface: web.eth0 }
----
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: direct, namespace: default }
-spec: { externalNetwork: box-net }
-`,
+${elasticIpYaml('web', 'box-net', 'web.eth0')}---
+${elasticIpYaml('direct', 'box-net')}`,
       );
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
@@ -233,11 +163,7 @@ spec: { externalNetwork: box-net }
       );
     });
 
-    afterAll(async () => {
-      for (const ns of [server, router]) if (ns) await cmd('ip', ['netns', 'del', ns]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [server, router]));
 
     test("EIP-4 (NAT), NAT-1: HTTP GET to the ElasticIP returns the pod's page; the pod saw (and logged) the router's address as the client", async () => {
       const page = await freshGet(natEip);
@@ -247,10 +173,7 @@ spec: { externalNetwork: box-net }
     });
 
     test('NAT-2: a connection the pod opens to a server in the router namespace arrives from the ElasticIP', async () => {
-      const listener = peerIn(router, ['listen', routerIp, '9000', '1000']);
-      await listener.waitFor(/"listening":true/);
-      const client = peerInPod('web', ['connect', routerIp, '9000', '1000']);
-      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard, said } = await webConnectsToRouter(9000, 1000);
       expect(heard.peer).toBe(natEip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 1000, sha: said.sentSha256 });
       expect({ received: said.received, sha: said.receivedSha256 }).toEqual({ received: 1000, sha: heard.sentSha256 });
@@ -532,12 +455,7 @@ send(); setInterval(send, 1000);`;
         30_000,
       );
       // And the way out follows too: the new pod's connection to the router arrives from the ElasticIP.
-      const listener = peerIn(router, ['listen', routerIp, '9300', '10']);
-      await listener.waitFor(/"listening":true/);
-      const [heard] = await Promise.all([
-        listener.result<PeerResult>(),
-        peerInPod('web', ['connect', routerIp, '9300', '10']).result<PeerResult>(),
-      ]);
+      const { heard } = await webConnectsToRouter(9300, 10);
       expect(heard.peer).toBe(natEip);
     });
 
@@ -573,12 +491,7 @@ send(); setInterval(send, 1000);`;
       const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
       expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
       // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
-      const listener = peerIn(router, ['listen', routerIp, '9400', '10']);
-      await listener.waitFor(/"listening":true/);
-      const [heard] = await Promise.all([
-        listener.result<PeerResult>(),
-        peerInPod('web', ['connect', routerIp, '9400', '10']).result<PeerResult>(),
-      ]);
+      const { heard } = await webConnectsToRouter(9400, 10);
       expect(heard.peer).toBe(natEip);
       expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
       // Stateless both ways: no conntrack entry on the node for either translated flow.
