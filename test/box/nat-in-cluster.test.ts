@@ -14,6 +14,7 @@ import { downEchoBox, type EchoBox, upEchoBox } from './echo-box';
 import { podConnects } from './peers';
 import type { BoxState } from './state';
 import {
+  addAgentArgs,
   describeOnBox,
   type Kubectl,
   arpNetworkYaml,
@@ -169,19 +170,7 @@ spec:
     // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
     // Service range itself must be known, and only the ServiceCIDRs say what it is.
     test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify([
-          { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--nat-pod-ifaces=cni0' },
-        ]),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, ['--nat-pod-ifaces=cni0'], NS);
       const page = `client=${webIp} pod=peer node=${box.nodes[1].name}`;
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
 

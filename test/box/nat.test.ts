@@ -20,6 +20,8 @@ import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type Pe
 import { BoxState } from './state';
 import { pidsInNetns, pidsOf } from './upstream';
 import {
+  addAgentArgs,
+  advertisedNodes,
   agentPods,
   describeOnBox,
   arpNetworkYaml,
@@ -126,14 +128,7 @@ describeOnBox(
         s.trim(),
       );
     const eipAddress = (name: string) => elasticIpAddress(kubectl, name);
-    const advertisedNode = async (eip: string) =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === eip)
-        .map((a) => a.spec.nodeName);
+    const advertisedNode = (eip: string) => advertisedNodes(kubectl, eip);
 
     beforeAll(async () => {
       ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upEchoBox(work, dir, {
@@ -466,17 +461,7 @@ send(); setInterval(send, 1000);`;
       const peer = await running('peer');
       const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
       const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify(args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }))),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, args, NS);
       // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
       for (const n of box.nodes) {
         await inNetns(n.netns, 'nft', ['-f', '-'], {

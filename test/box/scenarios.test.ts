@@ -31,7 +31,7 @@ import {
 } from './router-view';
 import { BoxState } from './state';
 import { downEchoBox, upEchoBox } from './echo-box';
-import { type BoxStatus, echoDeployment, agentPods, describeOnBox, arpNetworkYaml } from './session';
+import { advertisedNodes, type BoxStatus, echoDeployment, agentPods, describeOnBox, arpNetworkYaml } from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -104,14 +104,7 @@ describeOnBox(
     }
 
     /** The nodes the VIP's ARPAdvertisements name (one, or none). */
-    const advertised = async () =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === vip)
-        .map((a) => a.spec.nodeName);
+    const advertised = () => advertisedNodes(kubectl, vip);
     const slbStatus = async () =>
       (
         JSON.parse(await kubectl(['-n', 'default', 'get', 'serviceloadbalancers', 'echo', '-o', 'json'])) as {

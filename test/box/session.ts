@@ -250,3 +250,22 @@ export const elasticIpAddress = (kubectl: Kubectl, name: string): Promise<string
     };
     return e.status?.phase === 'Attached' ? e.status.address : undefined;
   });
+
+/** Adds `args` to the juneau-agent container's arguments and waits for the DaemonSet's rollout. */
+export async function addAgentArgs(
+  kubectl: Kubectl,
+  args: readonly string[],
+  namespace = INSTALL.namespace,
+): Promise<void> {
+  const patch = args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }));
+  await kubectl(['-n', namespace, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(patch)]);
+  await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+}
+
+/** The nodes the ARPAdvertisements of `address` name (one, or none). */
+export async function advertisedNodes(kubectl: Kubectl, address: string): Promise<string[]> {
+  const list = JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
+    items: Array<{ spec: { address: string; nodeName: string } }>;
+  };
+  return list.items.filter((a) => a.spec.address === address).map((a) => a.spec.nodeName);
+}

@@ -22,7 +22,15 @@ import { BoxState } from './state';
 import { pidsInNetns, pidsOf } from './upstream';
 import { downEchoBox, upEchoBox } from './echo-box';
 import { answeringMacs, nodesByMac } from './router-view';
-import { echoDeployment, type Kubectl, agentPods, describeOnBox, arpNetworkYaml } from './session';
+import {
+  addAgentArgs,
+  advertisedNodes,
+  echoDeployment,
+  type Kubectl,
+  agentPods,
+  describeOnBox,
+  arpNetworkYaml,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const NODE_SUBNET = '10.225.32';
@@ -142,14 +150,7 @@ done`);
       return firsts[0];
     }
 
-    const advertisedNode = async () =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === VIP)
-        .map((a) => a.spec.nodeName);
+    const advertisedNode = () => advertisedNodes(kubectl, VIP);
     const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
 
     /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
@@ -325,17 +326,7 @@ send(); setInterval(send, 1000);`;
     });
 
     test(`the incident with a real kube-proxy: guard off (--no-guard, every kernel answers ARP for the VIP on kube-ipvs0) — ${CONNECTIONS} connections, the ones that fail`, async () => {
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--no-guard' }]),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, ['--no-guard'], NS);
       // The condition of the incident: more than one MAC answers the router's ARP for the VIP.
       let macs: string[] = [];
       for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;)
