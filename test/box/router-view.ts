@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startTcpdump } from '../netns/ns-tools';
 import { ARP_REPLY, ARP_REQUEST, parsePcap, type Frame } from '../netns/pcap';
 import { cmd, inNetns } from './exec';
 
@@ -19,39 +20,10 @@ export interface Running<T> {
 /** Starts capturing ARP on `ifname` of `netns`; resolves once tcpdump listens. */
 export async function captureArp(netns: string, ifname = 'eth0'): Promise<Running<Frame[]>> {
   const file = path.join(os.tmpdir(), `juneau-box-arp-${randomBytes(4).toString('hex')}.pcap`);
-  const tcpdump = spawn(
-    'nsenter',
-    [
-      `--net=/var/run/netns/${netns}`,
-      'tcpdump',
-      '-Z',
-      'root',
-      '--immediate-mode',
-      '-U',
-      '-n',
-      '-i',
-      ifname,
-      '-w',
-      file,
-      'arp',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    tcpdump.stderr!.on('data', (c: Buffer) => {
-      err += c.toString();
-      if (err.includes('listening on')) resolve();
-    });
-    tcpdump.once('exit', (code) => reject(new Error(`tcpdump in ${netns} exited ${code}: ${err}`)));
-  });
+  const tcpdump = await startTcpdump(netns, ifname, file, { filter: ['arp'] });
   return {
     stop: async () => {
-      if (tcpdump.exitCode === null) {
-        const exited = new Promise((resolve) => tcpdump.once('exit', resolve));
-        tcpdump.kill('SIGINT');
-        await exited;
-      }
+      await tcpdump.stop();
       const frames = parsePcap(fs.readFileSync(file));
       fs.rmSync(file, { force: true });
       return frames;

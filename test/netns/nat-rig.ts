@@ -23,6 +23,7 @@ import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
+import { inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -165,14 +166,12 @@ export class NatRig {
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }
 
-  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
-    const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
-    return stdout;
+  in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    return inNs(ns, cmd, ...args);
   }
 
-  async mac(ns: string, dev: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', dev)) as Array<{ address: string }>;
-    return link.address;
+  mac(ns: string, dev: string): Promise<string> {
+    return macIn(ns, dev);
   }
 
   /** Loads the NAT programs onto the node from a separate process that exits, holding only the
@@ -249,49 +248,14 @@ export class NatRig {
   /** Every frame `dev` in `ns` sees while `during` runs (tcpdump, optional filter). */
   async capture(ns: string, dev: string, during: () => Promise<void>, filter: string[] = []): Promise<Buffer[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn(
-      'nsenter',
-      [
-        `--net=/var/run/netns/${ns}`,
-        'tcpdump',
-        '-Z',
-        'root',
-        '--immediate-mode',
-        '-B',
-        '16384',
-        '-i',
-        dev,
-        '-U',
-        '-n',
-        '-w',
-        file,
-        ...filter,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`tcpdump did not start: ${stderr}`)), 10_000);
-      tcpdump.stderr!.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('listening on')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      tcpdump.once('exit', (code) => reject(new Error(`tcpdump exited ${code}: ${stderr}`)));
-    });
+    const tcpdump = await startTcpdump(ns, dev, file, { filter, bufferKiB: 16384 });
     try {
       await during();
       await sleep(200);
     } finally {
-      await new Promise<void>((resolve) => {
-        if (tcpdump.exitCode !== null) return resolve();
-        tcpdump.once('exit', () => resolve());
-        tcpdump.kill('SIGINT');
-      });
+      await tcpdump.stop();
     }
-    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
+    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(tcpdump.stderr())?.[1] ?? 0);
     if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s); what it saw cannot be judged`);
     return pcapFrames(fs.readFileSync(file));
   }

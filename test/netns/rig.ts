@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
 import { describeAsRootFor, isRoot } from '../requirements';
+import { inNs, macIn } from './ns-tools';
 import { parsePcap, type Frame } from './pcap';
 import { sleep } from '../sleep';
 
@@ -140,16 +141,12 @@ export class Rig {
   }
 
   /** Runs a command in a network namespace only (not `ip netns exec`: it would hide bpffs). */
-  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
-    const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
-    return stdout;
+  in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    return inNs(ns, cmd, ...args);
   }
 
-  async mac(ns: string, ifname: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{
-      address: string;
-    }>;
-    return link.address;
+  mac(ns: string, ifname: string): Promise<string> {
+    return macIn(ns, ifname);
   }
 
   /** Loads the responder onto node i's eth0 from a separate process that then exits. */
