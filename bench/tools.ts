@@ -50,3 +50,25 @@ export const trafgen = (dev: string, conf: string, ...more: string[]): [string, 
   '-q',
   ...more,
 ];
+
+const hexByte = (b: number) => `0x${b.toString(16).padStart(2, '0')}`;
+/** An IPv4 address as trafgen bytes. */
+export const hexIp = (ip: string): string[] => ip.split('.').map((b) => hexByte(Number(b)));
+/** A MAC address as trafgen bytes. */
+export const hexMac = (mac: string): string[] => mac.split(':').map((b) => hexByte(Number.parseInt(b, 16)));
+
+/** One trafgen packet: broadcast ARP request "who has `target`, tell `senderIp`" from `mac`, with
+ * `sha` (trafgen bytes; default `mac`) as the sender hardware address. */
+export function arpRequestPacket(mac: string, senderIp: string, target: string, sha = hexMac(mac)): string {
+  const bytes = [
+    ...Array(6).fill('0xff'),
+    ...hexMac(mac),
+    ...['0x08', '0x06'], // Ethernet: broadcast, ARP
+    ...['0x00', '0x01', '0x08', '0x00', '6', '4', '0x00', '0x01'], // Ethernet/IPv4, request
+    ...sha,
+    ...hexIp(senderIp),
+    ...Array(6).fill('0x00'),
+    ...hexIp(target),
+  ];
+  return `{ ${bytes.join(', ')} }\n`;
+}

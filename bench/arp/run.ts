@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { sleep } from '../../test/sleep';
 import { CLIENT_IP, Rig, SUBNET, XDP_PASS_OBJECT } from '../../test/netns/rig';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap } from './latency';
-import { captureArpTimed, clangBpf, trafgen } from '../tools';
+import { arpRequestPacket, captureArpTimed, clangBpf, trafgen } from '../tools';
 
 const VIP = `${SUBNET}.50`;
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -39,39 +39,9 @@ function buildReflect(dir: string): string {
   return clangBpf(path.join(__dirname, 'xdp_reflect.bpf.c'), path.join(dir, 'xdp_reflect.bpf.o'));
 }
 
-function hexBytes(text: string, sep: RegExp): string[] {
-  return text.split(sep).map(
-    (b) =>
-      `0x${Number.parseInt(b, sep.source === '\\.' ? 10 : 16)
-        .toString(16)
-        .padStart(2, '0')}`,
-  );
-}
-
 /** A trafgen packet: broadcast ARP request "who has VIP, tell CLIENT_IP" from `mac`, with
  * `sha` (default `mac`) as the sender hardware address. */
-function trafgenConfig(mac: string, sha: string[] = hexBytes(mac, /:/)): string {
-  const macBytes = hexBytes(mac, /:/);
-  const bytes = [
-    ...Array(6).fill('0xff'),
-    ...macBytes,
-    '0x08',
-    '0x06', // Ethernet: broadcast, ARP
-    '0x00',
-    '0x01',
-    '0x08',
-    '0x00',
-    '6',
-    '4',
-    '0x00',
-    '0x01', // Ethernet/IPv4, request
-    ...sha,
-    ...hexBytes(CLIENT_IP, /\./), // sender
-    ...Array(6).fill('0x00'),
-    ...hexBytes(VIP, /\./), // target
-  ];
-  return `{ ${bytes.join(', ')} }\n`;
-}
+const trafgenConfig = (mac: string, sha?: string[]) => arpRequestPacket(mac, CLIENT_IP, VIP, sha);
 
 /** Numbered requests `first`.. `first + count - 1`, sent in this order by trafgen: probe i has
  * the sender hardware address 02:00:00:00:hi:lo, which every responder echoes back (latency.ts). */

@@ -7,39 +7,10 @@ import * as path from 'node:path';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap, TimedFrame } from '../arp/latency';
 import { sleep } from '../../test/sleep';
 import { cmd, inNetns } from '../../test/box/exec';
-import { captureArpTimed, trafgen } from '../tools';
+import { arpRequestPacket, captureArpTimed, trafgen } from '../tools';
 
 const BATCH = 25;
 const PROBE_GAP = '1ms';
-
-function hexIp(ip: string): string[] {
-  return ip.split('.').map((b) => `0x${Number(b).toString(16).padStart(2, '0')}`);
-}
-function hexMac(mac: string): string[] {
-  return mac.split(':').map((b) => `0x${b.padStart(2, '0')}`);
-}
-
-/** One trafgen packet: broadcast "who has `target`, tell `senderIp`" from `mac`, sender hardware address `sha`. */
-function request(mac: string, sha: string[], senderIp: string, target: string): string {
-  return `{ ${[
-    ...Array(6).fill('0xff'),
-    ...hexMac(mac),
-    '0x08',
-    '0x06',
-    '0x00',
-    '0x01',
-    '0x08',
-    '0x00',
-    '6',
-    '4',
-    '0x00',
-    '0x01',
-    ...sha,
-    ...hexIp(senderIp),
-    ...Array(6).fill('0x00'),
-    ...hexIp(target),
-  ].join(', ')} }\n`;
-}
 
 export interface Prober {
   readonly router: string;
@@ -73,7 +44,7 @@ export async function arpLatency(p: Prober, targets: string[], batches: number):
         const target = targets[(k + b) % targets.length];
         let conf = '';
         for (let i = b * BATCH; i < (b + 1) * BATCH; i++)
-          conf += request(p.mac, [...PROBE_OUI, i >> 8, i & 0xff].map(hex), p.senderIp, target);
+          conf += arpRequestPacket(p.mac, p.senderIp, target, [...PROBE_OUI, i >> 8, i & 0xff].map(hex));
         const f = path.join(p.dir, 'probe.cfg');
         fs.writeFileSync(f, conf);
         const [bin, ...args] = trafgen('eth0', f, '-n', String(BATCH), '--gap', PROBE_GAP);
@@ -129,7 +100,7 @@ export async function cpuDuring(
 /** Broadcast requests for `target` from the router as fast as one trafgen core sends them, for `seconds`; replies per second seen on the router's eth0. */
 export async function arpFlood(p: Prober, target: string, seconds: number): Promise<number> {
   const f = path.join(p.dir, 'flood.cfg');
-  fs.writeFileSync(f, request(p.mac, hexMac(p.mac), p.senderIp, target));
+  fs.writeFileSync(f, arpRequestPacket(p.mac, p.senderIp, target));
   const sentBefore = await rxPackets(p.router);
   const t0 = process.hrtime.bigint();
   // trafgen exits non-zero on SIGINT: the flood's end, not a failure.
