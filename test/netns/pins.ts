@@ -5,25 +5,20 @@ import * as fs from 'node:fs';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 
-/** Opens the map pinned at `pin`, hands it to `use`, closes it. */
-export function withPinnedMap<T>(pin: string, use: (map: BpfMap) => T): T {
-  const map = BpfMap.openPinned(pin);
+/** Hands `opened` to `use`, then closes it. */
+function closing<M extends { close(): void }, T>(opened: M, use: (m: M) => T): T {
   try {
-    return use(map);
+    return use(opened);
   } finally {
-    map.close();
+    opened.close();
   }
 }
 
+/** Opens the map pinned at `pin`, hands it to `use`, closes it. */
+export const withPinnedMap = <T>(pin: string, use: (map: BpfMap) => T): T => closing(BpfMap.openPinned(pin), use);
+
 /** Opens the responder's maps pinned in `dir`, hands them to `use`, closes them. */
-export function withArpMaps<T>(dir: string, use: (maps: ArpMaps) => T): T {
-  const maps = ArpMaps.openPinned(dir);
-  try {
-    return use(maps);
-  } finally {
-    maps.close();
-  }
-}
+export const withArpMaps = <T>(dir: string, use: (maps: ArpMaps) => T): T => closing(ArpMaps.openPinned(dir), use);
 
 /** How libbpf made a map for an older agent: what `bpftool map create` needs to make it again. */
 export interface OlderMap {
