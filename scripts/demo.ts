@@ -14,8 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { runKubectl } from '../test/cluster/kubectl';
-import { cmd, inNetns } from '../test/box/exec';
+import { cmd } from '../test/box/exec';
 import { writeNginxStandIn } from '../test/box/images';
+import { nodesByMac } from '../test/box/router-view';
 import type { BoxState } from '../test/box/state';
 import { addRouter, pidsOf } from '../test/box/upstream';
 import { sleep } from '../test/sleep';
@@ -167,21 +168,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
 
-    const macs = new Map(
-      await Promise.all(
-        box.nodes.map(
-          async (n) =>
-            [
-              (
-                JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
-                  address: string;
-                }>
-              )[0].address,
-              n.name,
-            ] as const,
-        ),
-      ),
-    );
+    const macs = await nodesByMac(box);
     const vip = await waitFor(
       'the web Service VIP',
       async () =>

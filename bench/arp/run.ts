@@ -16,13 +16,14 @@
 //   noop    - the same, with a no-op XDP program (xdp_pass) on eth0: the cost of the XDP hook
 //   juneau  - the address in external_arp_table, answered by xdp_arp
 //   reflect - xdp_reflect sends every frame straight back: the rig's ceiling
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { sleep } from '../../test/sleep';
 import { CLIENT_IP, Rig, SUBNET, XDP_PASS_OBJECT } from '../../test/netns/rig';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap } from './latency';
+import { arpRequestPacket, captureArpTimed, clangBpf, trafgen } from '../tools';
 
 const VIP = `${SUBNET}.50`;
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -35,55 +36,12 @@ type Variant = 'kernel' | 'noop' | 'juneau' | 'reflect';
 const VARIANTS: Variant[] = ['kernel', 'noop', 'juneau', 'reflect'];
 
 function buildReflect(dir: string): string {
-  const out = path.join(dir, 'xdp_reflect.bpf.o');
-  const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
-  execFileSync('clang', [
-    '-O2',
-    '-g',
-    '-target',
-    'bpf',
-    `-I${arch}`,
-    '-c',
-    path.join(__dirname, 'xdp_reflect.bpf.c'),
-    '-o',
-    out,
-  ]);
-  return out;
-}
-
-function hexBytes(text: string, sep: RegExp): string[] {
-  return text.split(sep).map(
-    (b) =>
-      `0x${Number.parseInt(b, sep.source === '\\.' ? 10 : 16)
-        .toString(16)
-        .padStart(2, '0')}`,
-  );
+  return clangBpf(path.join(__dirname, 'xdp_reflect.bpf.c'), path.join(dir, 'xdp_reflect.bpf.o'));
 }
 
 /** A trafgen packet: broadcast ARP request "who has VIP, tell CLIENT_IP" from `mac`, with
  * `sha` (default `mac`) as the sender hardware address. */
-function trafgenConfig(mac: string, sha: string[] = hexBytes(mac, /:/)): string {
-  const macBytes = hexBytes(mac, /:/);
-  const bytes = [
-    ...Array(6).fill('0xff'),
-    ...macBytes,
-    '0x08',
-    '0x06', // Ethernet: broadcast, ARP
-    '0x00',
-    '0x01',
-    '0x08',
-    '0x00',
-    '6',
-    '4',
-    '0x00',
-    '0x01', // Ethernet/IPv4, request
-    ...sha,
-    ...hexBytes(CLIENT_IP, /\./), // sender
-    ...Array(6).fill('0x00'),
-    ...hexBytes(VIP, /\./), // target
-  ];
-  return `{ ${bytes.join(', ')} }\n`;
-}
+const trafgenConfig = (mac: string, sha?: string[]) => arpRequestPacket(mac, CLIENT_IP, VIP, sha);
 
 /** Numbered requests `first`.. `first + count - 1`, sent in this order by trafgen: probe i has
  * the sender hardware address 02:00:00:00:hi:lo, which every responder echoes back (latency.ts). */
@@ -156,29 +114,8 @@ async function measureLatency(
     stderr: '',
   }));
   const tcpdumps = captures.map((c) => {
-    // Not --immediate-mode: waking tcpdump for every frame would put a wake-up (an IPI when it
-    // sleeps on the other CPU) between a request's timestamp and its transmission. Buffered,
-    // libpcap takes a block of frames when it fills or after its 1 s timeout.
-    const child = spawn(
-      'nsenter',
-      [
-        `--net=/var/run/netns/${rig.client}`,
-        'tcpdump',
-        '-Z',
-        'root',
-        '-B',
-        '8192',
-        '-n',
-        '-i',
-        c.port,
-        '--time-stamp-precision=nano',
-        '-w',
-        c.file,
-        'arp',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    child.stderr.on('data', (chunk: Buffer) => (c.stderr += chunk.toString()));
+    const child = captureArpTimed(rig.client, c.port, c.file);
+    child.stderr!.on('data', (chunk: Buffer) => (c.stderr += chunk.toString()));
     return child;
   });
   try {
@@ -189,21 +126,7 @@ async function measureLatency(
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + batch) % VARIANTS.length;
         const config = probeConfigs[i][batch];
-        await rig.in(
-          rig.client,
-          'trafgen',
-          '--dev',
-          rig.port(i),
-          '--conf',
-          config,
-          '--cpus',
-          '1',
-          '-q',
-          '-n',
-          String(BATCH),
-          '--gap',
-          PROBE_GAP,
-        );
+        await rig.in(rig.client, ...trafgen(rig.port(i), config, '-n', String(BATCH), '--gap', PROBE_GAP));
       }
     }
     await sleep(1300); // a block still open at SIGINT is lost: let the last one retire (1 s)
@@ -263,21 +186,7 @@ async function measureRate(
   const statsBefore = await programStats(rig, i);
   const started = process.hrtime.bigint();
   await rig
-    .in(
-      rig.client,
-      'timeout',
-      '-s',
-      'INT',
-      String(SECONDS),
-      'trafgen',
-      '--dev',
-      rig.port(i),
-      '--conf',
-      config,
-      '--cpus',
-      '1',
-      '-q',
-    )
+    .in(rig.client, 'timeout', '-s', 'INT', String(SECONDS), ...trafgen(rig.port(i), config))
     .catch(() => undefined);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const statsAfter = await programStats(rig, i);

@@ -31,6 +31,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { EIP, NatRig, POD, ROUTER_EXT } from '../../test/netns/nat-rig';
 import { percentile } from '../arp/latency';
+import { clangBpf } from '../tools';
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -113,23 +114,11 @@ async function buildFloor(rig: NatRig, dir: string): Promise<string> {
       .split(':')
       .map((b) => `0x${b}`)
       .join(',');
-  const out = path.join(dir, 'tc_floor.bpf.o');
-  const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
-  execFileSync('clang', [
-    '-O2',
-    '-g',
-    '-target',
-    'bpf',
-    `-I${arch}`,
-    `-DFLOOR_IFINDEX=${link.ifindex}`,
-    `-DFLOOR_DMAC=${bytes(podMac)}`,
-    `-DFLOOR_SMAC=${bytes(link.address)}`,
-    '-c',
-    FLOOR_SOURCE,
-    '-o',
-    out,
+  return clangBpf(FLOOR_SOURCE, path.join(dir, 'tc_floor.bpf.o'), [
+    `FLOOR_IFINDEX=${link.ifindex}`,
+    `FLOOR_DMAC=${bytes(podMac)}`,
+    `FLOOR_SMAC=${bytes(link.address)}`,
   ]);
-  return out;
 }
 
 async function use(rig: NatRig, variant: Variant): Promise<void> {

@@ -1,44 +1,16 @@
 // What the router sees, measured the same way for every responder: ARP reply latency from a
 // capture on the router's eth0 (numbered probes, paired as bench/arp does), replies per second
 // under a trafgen request flood, and the CPU time a process used over a window.
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pairProbes, percentile, PROBE_OUI, readTimedPcap, TimedFrame } from '../arp/latency';
 import { sleep } from '../../test/sleep';
 import { cmd, inNetns } from '../../test/box/exec';
+import { arpRequestPacket, captureArpTimed, trafgen } from '../tools';
 
 const BATCH = 25;
 const PROBE_GAP = '1ms';
-
-function hexIp(ip: string): string[] {
-  return ip.split('.').map((b) => `0x${Number(b).toString(16).padStart(2, '0')}`);
-}
-function hexMac(mac: string): string[] {
-  return mac.split(':').map((b) => `0x${b.padStart(2, '0')}`);
-}
-
-/** One trafgen packet: broadcast "who has `target`, tell `senderIp`" from `mac`, sender hardware address `sha`. */
-function request(mac: string, sha: string[], senderIp: string, target: string): string {
-  return `{ ${[
-    ...Array(6).fill('0xff'),
-    ...hexMac(mac),
-    '0x08',
-    '0x06',
-    '0x00',
-    '0x01',
-    '0x08',
-    '0x00',
-    '6',
-    '4',
-    '0x00',
-    '0x01',
-    ...sha,
-    ...hexIp(senderIp),
-    ...Array(6).fill('0x00'),
-    ...hexIp(target),
-  ].join(', ')} }\n`;
-}
 
 export interface Prober {
   readonly router: string;
@@ -60,25 +32,7 @@ export interface Latency {
 export async function arpLatency(p: Prober, targets: string[], batches: number): Promise<Latency[]> {
   const file = path.join(p.dir, `latency-${Date.now()}.pcap`);
   let stderr = '';
-  const tcpdump = spawn(
-    'nsenter',
-    [
-      `--net=/var/run/netns/${p.router}`,
-      'tcpdump',
-      '-Z',
-      'root',
-      '-B',
-      '8192',
-      '-n',
-      '-i',
-      'eth0',
-      '--time-stamp-precision=nano',
-      '-w',
-      file,
-      'arp',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const tcpdump = captureArpTimed(p.router, 'eth0', file);
   tcpdump.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   try {
     for (const until = Date.now() + 10_000; !stderr.includes('listening on'); await sleep(20)) {
@@ -90,22 +44,11 @@ export async function arpLatency(p: Prober, targets: string[], batches: number):
         const target = targets[(k + b) % targets.length];
         let conf = '';
         for (let i = b * BATCH; i < (b + 1) * BATCH; i++)
-          conf += request(p.mac, [...PROBE_OUI, i >> 8, i & 0xff].map(hex), p.senderIp, target);
+          conf += arpRequestPacket(p.mac, p.senderIp, target, [...PROBE_OUI, i >> 8, i & 0xff].map(hex));
         const f = path.join(p.dir, 'probe.cfg');
         fs.writeFileSync(f, conf);
-        await inNetns(p.router, 'trafgen', [
-          '--dev',
-          'eth0',
-          '--conf',
-          f,
-          '--cpus',
-          '1',
-          '-q',
-          '-n',
-          String(BATCH),
-          '--gap',
-          PROBE_GAP,
-        ]);
+        const [bin, ...args] = trafgen('eth0', f, '-n', String(BATCH), '--gap', PROBE_GAP);
+        await inNetns(p.router, bin, args);
       }
     }
     await sleep(1300); // libpcap's open block retires after 1 s
@@ -157,27 +100,13 @@ export async function cpuDuring(
 /** Broadcast requests for `target` from the router as fast as one trafgen core sends them, for `seconds`; replies per second seen on the router's eth0. */
 export async function arpFlood(p: Prober, target: string, seconds: number): Promise<number> {
   const f = path.join(p.dir, 'flood.cfg');
-  fs.writeFileSync(f, request(p.mac, hexMac(p.mac), p.senderIp, target));
+  fs.writeFileSync(f, arpRequestPacket(p.mac, p.senderIp, target));
   const sentBefore = await rxPackets(p.router);
   const t0 = process.hrtime.bigint();
   // trafgen exits non-zero on SIGINT: the flood's end, not a failure.
   await cmd(
     'nsenter',
-    [
-      `--net=/var/run/netns/${p.router}`,
-      'timeout',
-      '-s',
-      'INT',
-      String(seconds),
-      'trafgen',
-      '--dev',
-      'eth0',
-      '--conf',
-      f,
-      '--cpus',
-      '1',
-      '-q',
-    ],
+    [`--net=/var/run/netns/${p.router}`, 'timeout', '-s', 'INT', String(seconds), ...trafgen('eth0', f)],
     { timeoutMs: (seconds + 30) * 1000 },
   ).catch((e: Error) => {
     if (!/\(124\)|\(1\)/.test(e.message)) throw e;

@@ -12,6 +12,7 @@ import { REPO_ROOT } from '../../test/cluster/paths';
 import { cmd, inNetns } from '../../test/box/exec';
 import { BoxState } from '../../test/box/state';
 import { addRouter, pidsInNetns, pidsOf } from '../../test/box/upstream';
+import { macOf, nodesByMac } from '../../test/box/router-view';
 import { backendGone, nodeCrash } from './failover';
 import { startMetalLB } from './metallb';
 import { arpFlood, arpLatency, cpuDuring, Latency, Prober, summary } from './probes';
@@ -78,26 +79,8 @@ done`);
     });
 }
 
-async function macsOfNodes(box: BoxState): Promise<Map<string, string>> {
-  return new Map(
-    await Promise.all(
-      box.nodes.map(
-        async (n) =>
-          [
-            (
-              JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
-                address: string;
-              }>
-            )[0].address,
-            n.name,
-          ] as const,
-      ),
-    ),
-  );
-}
-
 async function tally(rig: Rig, conns: Connection[]): Promise<Record<string, number>> {
-  const byMac = await macsOfNodes(rig.box);
+  const byMac = await nodesByMac(rig.box);
   const t: Record<string, number> = {};
   for (const c of conns) {
     const k = `${byMac.get(c.mac) ?? c.mac} ${c.ok ? 'ok' : 'failed'}`;
@@ -116,7 +99,7 @@ async function answeringMacs(rig: Rig, ip: string): Promise<string[]> {
 async function firstKernelToAnswer(rig: Rig): Promise<string> {
   const probe = `${rig.box.segment}.239`;
   for (const n of rig.box.nodes) await inNetns(n.netns, 'ip', ['addr', 'add', `${probe}/32`, 'dev', 'lo']);
-  const byMac = await macsOfNodes(rig.box);
+  const byMac = await nodesByMac(rig.box);
   const firsts: string[] = [];
   for (let i = 0; i < 3; i++) {
     const r = await rig.inRouter(`ip neigh flush to ${probe} dev eth0; arping -c 1 -w 2 -I eth0 ${probe} || true`);
@@ -342,14 +325,7 @@ async function juneauPhase(rig: Rig): Promise<PhaseResult> {
     res,
   );
   await failover(rig, 'Juneau, backend unready on the answering node', res);
-  await rig.kubectl([
-    'patch',
-    'externalnetwork',
-    'bench-net',
-    '--type=merge',
-    '-p',
-    '{"spec":{"arp":{"announceOnMove":true}}}',
-  ]);
+  await announceOnMove(rig, true);
   await failover(rig, 'Juneau with spec.arp.announceOnMove, backend unready on the answering node', res);
   const killAgent = async (node: string) => {
     const pids = pidsInNetns(rig.box.nodes.find((n) => n.name === node)!.netns, 'juneau-agent');
@@ -384,17 +360,21 @@ async function juneauPhase(rig: Rig): Promise<PhaseResult> {
     killAgent,
     agentBack,
   );
-  await rig.kubectl([
+  await announceOnMove(rig, false);
+  await crash(rig, 'Juneau, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
+  return res;
+}
+
+/** Sets the ExternalNetwork bench-net's spec.arp.announceOnMove. */
+const announceOnMove = (rig: Rig, on: boolean) =>
+  rig.kubectl([
     'patch',
     'externalnetwork',
     'bench-net',
     '--type=merge',
     '-p',
-    '{"spec":{"arp":{"announceOnMove":false}}}',
+    JSON.stringify({ spec: { arp: { announceOnMove: on } } }),
   ]);
-  await crash(rig, 'Juneau, node crash (agent SIGKILLed, link cut)', res, killAgent, agentBack);
-  return res;
-}
 
 const failures: string[] = [];
 
@@ -425,9 +405,7 @@ async function main(): Promise<void> {
     if (!ownBox) for (const n of box.nodes) await cmd('ip', ['link', 'set', 'dev', n.hostVeth, 'xdpdrv', 'off']);
     router = `jr-${box.id}`; // addRouter's name, set first so that a failure inside it is cleaned up too
     await addRouter(box, routerIp);
-    const mac = (
-      JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>
-    )[0].address;
+    const mac = await macOf(router);
     const rig: Rig = {
       box,
       kubectl,
@@ -439,7 +417,7 @@ async function main(): Promise<void> {
       prober: { router, mac, senderIp: `${box.segment}.253`, dir: work },
       backendNodes: [],
       inRouter: (script) =>
-        cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '-c', script], { timeoutMs: 900_000 }),
+        cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 900_000 }),
     };
     log(
       `box ${box.id}: nodes ${box.nodes.map((n) => `${n.name}=${n.ip}`).join(' ')}; VIP ${rig.vip}; router ${routerIp}; machine load ${os

@@ -20,6 +20,7 @@ import { runKubectl } from '../cluster/kubectl';
 import { REPO_ROOT } from '../cluster/paths';
 import { cmd, inNetns } from './exec';
 import { writeNginxStandIn } from './images';
+import { answeringMacs, macOf } from './router-view';
 import { BoxState } from './state';
 import { addRouter, pidsInNetns } from './upstream';
 import {
@@ -56,26 +57,12 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
   const pods = (ns: string, selector: string) => listPods(kubectl, ns, selector);
   const ready = (p: PodJson) =>
     p.status.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  const macOf = async (netns: string, ifname: string) =>
-    (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show', 'dev', ifname])) as Array<{ address: string }>)[0]
-      .address;
   const xdpProgId = async (netns: string) =>
     (
       JSON.parse(await inNetns(netns, 'ip', ['-j', '-d', 'link', 'show', 'dev', 'eth0'])) as Array<{
         xdp?: { prog?: { id: number } };
       }>
     )[0].xdp?.prog?.id ?? 0;
-
-  /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
-  async function answeringMacs(ip: string): Promise<string[]> {
-    const r = await cmd('nsenter', [
-      `--net=/var/run/netns/${router}`,
-      'sh',
-      '-c',
-      `arping -c 3 -w 4 -I eth0 ${ip} || true`,
-    ]);
-    return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
-  }
 
   beforeAll(async () => {
     // What the user builds: the image and the manifests, from this tree.
@@ -201,7 +188,7 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
     for (const until = Date.now() + 120_000; Date.now() < until && answered.size < adverts.length;) {
       for (const a of adverts)
         if (!answered.has(a.spec.address)) {
-          const m = await answeringMacs(a.spec.address);
+          const m = await answeringMacs(router, a.spec.address);
           if (m.length) answered.set(a.spec.address, m);
         }
     }

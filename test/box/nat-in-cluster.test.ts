@@ -9,22 +9,22 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { elapsedSince, figure } from '../e2e/figures';
-import {
-  attachedElasticIP,
-  downNatBox,
-  echoPod,
-  getFromPod,
-  routerGet,
-  runningPod,
-  until,
-  upNatBox,
-  WEB_NETWORKS,
-  webElasticIPYaml,
-} from './echo-pods';
-import { inNetns } from './exec';
-import { PEER, type PeerResult, Running, runningIn } from './peers';
+import { cmd, inNetns } from './exec';
+import { downEchoBox, type EchoBox, upEchoBox } from './echo-box';
+import { podConnects } from './peers';
 import type { BoxState } from './state';
-import { describeOnBox, type Kubectl } from './session';
+import {
+  addAgentArgs,
+  describeOnBox,
+  type Kubectl,
+  arpNetworkYaml,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
+  getFromPod,
+  podReady,
+  until,
+} from './session';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -39,8 +39,7 @@ describeOnBox(
     const dir = path.join(work, 'cluster');
     let box: BoxState;
     let kubectl: Kubectl;
-    let kubectlBin = '';
-    let kubectlArgs: string[] = [];
+    let echoBox: EchoBox;
     let router = '';
     let routerIp = '';
     let eip = '';
@@ -49,8 +48,11 @@ describeOnBox(
     let clusterIp = '';
     let nodePort = 0;
 
-    const running = (name: string) => runningPod(kubectl, name);
-    /** One HTTP GET by the pod `web`: the page, or `ERROR <why>` (5 s). */
+    const running = (name: string) => podReady(kubectl, name);
+    /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
+    const webConnectsToRouter = (port: number, bytes: number) =>
+      podConnects(echoBox, 'web', { netns: router, address: routerIp, port }, bytes);
+    /** One HTTP GET by the echo image's Node.js in the pod `web`: the page, or `ERROR <why>` (5 s). */
     const getFromWeb = (url: string) => getFromPod(kubectl, 'web', url);
     const agentPodOn = async (node: string) =>
       (
@@ -67,15 +69,19 @@ describeOnBox(
           'jsonpath={.items[0].metadata.name}',
         ])
       ).trim();
+    const inRouter = (script: string) =>
+      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 60_000 });
 
     beforeAll(async () => {
-      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upNatBox(dir, 2, 'nat-in-cluster'));
+      echoBox = await upEchoBox(work, dir, { nodes: 2, label: 'nat-in-cluster box' });
+      ({ box, kubectl, router, routerIp } = echoBox);
 
       const [n0, n1] = box.nodes.map((n) => n.name);
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${webElasticIPYaml(box.segment)}---
+        `${arpNetworkYaml(box.segment)}---
+${elasticIpYaml('web', 'box-net', 'web.eth0')}---
 apiVersion: v1
 kind: Service
 metadata: { name: peer, namespace: default }
@@ -91,16 +97,23 @@ spec:
   ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
 `,
       );
-      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', n0, WEB_NETWORKS));
-      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1, {}));
-      eip = await attachedElasticIP(kubectl, 'web');
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('web', n0, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+      );
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1));
+      eip = await elasticIpAddress(kubectl, 'web');
       webIp = (await running('web')).status.podIP!;
       peerIp = (await running('peer')).status.podIP!;
       clusterIp = (await kubectl(['get', 'service', 'peer', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
       nodePort = Number(await kubectl(['get', 'service', 'peer-nodeport', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
       // The ElasticIP translated on web's node: the router's GET reaches the pod through it.
       await until(`HTTP through ElasticIP ${eip}`, async () =>
-        (await routerGet(router, eip)).startsWith('client=') ? true : undefined,
+        (await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/ || true`))
+          .trim()
+          .startsWith('client=')
+          ? true
+          : undefined,
       );
       // kube-proxy on both nodes has the Services and their endpoint (not what the tests assert:
       // the path they take exists).
@@ -117,10 +130,7 @@ spec:
       figure('nat-in-cluster box: ElasticIP, pods and Services applied -> all paths programmed', elapsedSince(tApply));
     });
 
-    afterAll(async () => {
-      await downNatBox(dir, router);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [router]));
 
     test("NAT-2: HTTP from the ElasticIP pod to a ClusterIP Service whose backend is on another node is answered, and the backend saw the pod's own address", async () => {
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(`client=${webIp} pod=peer node=${box.nodes[1].name}`);
@@ -139,45 +149,18 @@ spec:
     });
 
     test("NAT-2, NAT-1: towards the outside the ElasticIP still wins: the pod's connection to the router arrives from the ElasticIP, and the router's GET to the ElasticIP reaches the pod", async () => {
-      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9000', '100']);
-      await listener.waitFor(/"listening":true/);
-      const client = new Running(kubectlBin, [
-        ...kubectlArgs,
-        'exec',
-        '-i',
-        'web',
-        '--',
-        'node',
-        '-e',
-        PEER,
-        'connect',
-        routerIp,
-        '9000',
-        '100',
-      ]);
-      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard, said } = await webConnectsToRouter(9000, 100);
       expect(heard.peer).toBe(eip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
-      expect(await routerGet(router, eip)).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
+      const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
+      expect(page.trim()).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
     });
 
     // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are
     // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
     // Service range itself must be known, and only the ServiceCIDRs say what it is.
     test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify([
-          { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--nat-pod-ifaces=cni0' },
-        ]),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, ['--nat-pod-ifaces=cni0'], NS);
       const page = `client=${webIp} pod=peer node=${box.nodes[1].name}`;
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
 
@@ -213,23 +196,7 @@ spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port:
       expect(await getFromWeb(`http://${EXTRA_CLUSTER_IP}/`)).toBe(page);
       expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(page);
 
-      const listener = runningIn(router, process.execPath, ['-e', PEER, 'listen', routerIp, '9001', '10']);
-      await listener.waitFor(/"listening":true/);
-      const client = new Running(kubectlBin, [
-        ...kubectlArgs,
-        'exec',
-        '-i',
-        'web',
-        '--',
-        'node',
-        '-e',
-        PEER,
-        'connect',
-        routerIp,
-        '9001',
-        '10',
-      ]);
-      const [heard] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard } = await webConnectsToRouter(9001, 10);
       expect(heard.peer).toBe(eip);
     });
   },

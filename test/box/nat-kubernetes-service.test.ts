@@ -9,22 +9,22 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  attachedElasticIP,
-  downNatBox,
-  echoPod,
-  getFromPod,
-  routerGet,
-  runningPod,
-  until,
-  upNatBox,
-  WEB_NETWORKS,
-  webElasticIPYaml,
-} from './echo-pods';
 import { elapsedSince, figure } from '../e2e/figures';
 import { inNetns } from './exec';
 import type { BoxState } from './state';
-import { describeOnBox, type Kubectl } from './session';
+import { downEchoBox, upEchoBox } from './echo-box';
+import {
+  arpNetworkYaml,
+  describeOnBox,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
+  getFromPod,
+  type Kubectl,
+  podReady,
+  routerGet,
+  until,
+} from './session';
 
 jest.setTimeout(1_800_000);
 
@@ -40,12 +40,18 @@ describeOnBox('NAT-2: an ElasticIP pod reaches the kubernetes Service when the A
   const jsonpath = async (args: string[], path: string) => (await kubectl([...args, '-o', `jsonpath=${path}`])).trim();
 
   beforeAll(async () => {
-    ({ box, kubectl, router } = await upNatBox(dir, 1, 'nat-kubernetes'));
+    ({ box, kubectl, router } = await upEchoBox(work, dir, { nodes: 1, label: 'nat-kubernetes box' }));
     const [node] = box.nodes;
-    await kubectl(['apply', '--server-side', '-f', '-'], webElasticIPYaml(box.segment));
-    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', node.name, WEB_NETWORKS));
-    const eip = await attachedElasticIP(kubectl, 'web');
-    await runningPod(kubectl, 'web');
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      `${arpNetworkYaml(box.segment)}---\n${elasticIpYaml('web', 'box-net', 'web.eth0')}`,
+    );
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      echoPod('web', node.name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+    );
+    const eip = await elasticIpAddress(kubectl, 'web');
+    await podReady(kubectl, 'web');
     // The ElasticIP is translated on the pod's node: the router's GET reaches the pod through it.
     await until(`HTTP through ElasticIP ${eip}`, async () =>
       (await routerGet(router, eip)).startsWith('client=') ? true : undefined,
@@ -64,10 +70,7 @@ describeOnBox('NAT-2: an ElasticIP pod reaches the kubernetes Service when the A
     });
   });
 
-  afterAll(async () => {
-    await downNatBox(dir, router);
-    fs.rmSync(work, { recursive: true, force: true });
-  });
+  afterAll(() => downEchoBox(work, dir, [router]));
 
   test("NAT-2: HTTPS from the ElasticIP pod to the kubernetes Service's ClusterIP is answered by the API server, which is not a Node", async () => {
     // What makes this case: no Node has the API server's address, so nothing but the

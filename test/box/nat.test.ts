@@ -15,22 +15,25 @@ import * as path from 'node:path';
 import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
-import {
-  attachedElasticIP,
-  downNatBox,
-  echoPod,
-  routerGet,
-  runningPod,
-  until,
-  upNatBox,
-  WEB_NETWORKS,
-  webElasticIPYaml,
-} from './echo-pods';
 import { cmd, inNetns } from './exec';
-import { addServerBehind, PEER, type PeerResult, Running, runningIn } from './peers';
+import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
 import { BoxState } from './state';
 import { pidsInNetns, pidsOf } from './upstream';
-import { agentPods, describeOnBox, type PodJson } from './session';
+import {
+  addAgentArgs,
+  advertisedNodes,
+  agentPods,
+  describeOnBox,
+  arpNetworkYaml,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
+  getPod,
+  podReady,
+  routerGet,
+  until,
+} from './session';
+import { downEchoBox, upEchoBox } from './echo-box';
 
 jest.setTimeout(1_800_000);
 const NS = 'juneau-system';
@@ -69,7 +72,7 @@ describeOnBox(
     const inRouter = (script: string, timeoutMs = 120_000) =>
       cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
     const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
-    const pod = async (name: string) => JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
+    const pod = (name: string) => getPod(kubectl, name);
     /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
     const podNetns = (name: string) => {
       const pids = pidsOf('juneau-echo/server.js', (pid) =>
@@ -81,9 +84,10 @@ describeOnBox(
     const inPod = (netns: string, script: string, timeoutMs = 120_000) =>
       cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
     /** The echo image's own Node.js in the pod: one PEER end. */
-    const peerInPod = (name: string, args: string[]) =>
-      new Running(kubectlBin, [...kubectlArgs, 'exec', '-i', name, '--', 'node', '-e', PEER, ...args]);
-    const peerIn = (netns: string, args: string[]) => runningIn(netns, process.execPath, ['-e', PEER, ...args]);
+    const peerInPod = (name: string, args: string[]) => peerInPodOf({ kubectlBin, kubectlArgs }, name, args);
+    /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
+    const webConnectsToRouter = (port: number, bytes: number) =>
+      podConnects({ kubectlBin, kubectlArgs }, 'web', { netns: router, address: routerIp, port }, bytes);
     /** An HTTP GET by the echo image's Node.js in the pod `web`. */
     const peerHttpFromWeb = (url: string) =>
       kubectl([
@@ -118,35 +122,31 @@ describeOnBox(
         ]),
       ) as NatRow[];
     }
-    const running = (name: string) => runningPod(kubectl, name);
+    const running = (name: string) => podReady(kubectl, name);
     /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
     const freshGet = (ip: string) => routerGet(router, ip);
-    const eipAddress = (name: string) => attachedElasticIP(kubectl, name);
-    const advertisedNode = async (eip: string) =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === eip)
-        .map((a) => a.spec.nodeName);
+    const eipAddress = (name: string) => elasticIpAddress(kubectl, name);
+    const advertisedNode = (eip: string) => advertisedNodes(kubectl, eip);
 
     beforeAll(async () => {
-      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upNatBox(dir, 3, 'nat'));
+      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upEchoBox(work, dir, {
+        nodes: 3,
+        label: 'nat box',
+      }));
       ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
 
       // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${webElasticIPYaml(box.segment)}---
-apiVersion: juneau.loutres.me/v1alpha1
-kind: ElasticIP
-metadata: { name: direct, namespace: default }
-spec: { externalNetwork: box-net }
-`,
+        `${arpNetworkYaml(box.segment)}---
+${elasticIpYaml('web', 'box-net', 'web.eth0')}---
+${elasticIpYaml('direct', 'box-net')}`,
       );
-      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', box.nodes[1].name, WEB_NETWORKS));
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('web', box.nodes[1].name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
+      );
       natEip = await eipAddress('web');
       await running('web');
       await until(`HTTP through ElasticIP ${natEip}`, async () => (await freshGet(natEip)) || undefined);
@@ -156,11 +156,7 @@ spec: { externalNetwork: box-net }
       );
     });
 
-    afterAll(async () => {
-      if (server) await cmd('ip', ['netns', 'del', server]);
-      await downNatBox(dir, router);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [server, router]));
 
     test("EIP-4 (NAT), NAT-1: HTTP GET to the ElasticIP returns the pod's page; the pod saw (and logged) the router's address as the client", async () => {
       const page = await freshGet(natEip);
@@ -170,10 +166,7 @@ spec: { externalNetwork: box-net }
     });
 
     test('NAT-2: a connection the pod opens to a server in the router namespace arrives from the ElasticIP', async () => {
-      const listener = peerIn(router, ['listen', routerIp, '9000', '1000']);
-      await listener.waitFor(/"listening":true/);
-      const client = peerInPod('web', ['connect', routerIp, '9000', '1000']);
-      const [heard, said] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
+      const { heard, said } = await webConnectsToRouter(9000, 1000);
       expect(heard.peer).toBe(natEip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 1000, sha: said.sentSha256 });
       expect({ received: said.received, sha: said.receivedSha256 }).toEqual({ received: 1000, sha: heard.sentSha256 });
@@ -455,12 +448,7 @@ send(); setInterval(send, 1000);`;
         30_000,
       );
       // And the way out follows too: the new pod's connection to the router arrives from the ElasticIP.
-      const listener = peerIn(router, ['listen', routerIp, '9300', '10']);
-      await listener.waitFor(/"listening":true/);
-      const [heard] = await Promise.all([
-        listener.result<PeerResult>(),
-        peerInPod('web', ['connect', routerIp, '9300', '10']).result<PeerResult>(),
-      ]);
+      const { heard } = await webConnectsToRouter(9300, 10);
       expect(heard.peer).toBe(natEip);
     });
 
@@ -471,17 +459,7 @@ send(); setInterval(send, 1000);`;
       const peer = await running('peer');
       const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
       const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify(args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }))),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, args, NS);
       // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
       for (const n of box.nodes) {
         await inNetns(n.netns, 'nft', ['-f', '-'], {
@@ -496,12 +474,7 @@ send(); setInterval(send, 1000);`;
       const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
       expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
       // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
-      const listener = peerIn(router, ['listen', routerIp, '9400', '10']);
-      await listener.waitFor(/"listening":true/);
-      const [heard] = await Promise.all([
-        listener.result<PeerResult>(),
-        peerInPod('web', ['connect', routerIp, '9400', '10']).result<PeerResult>(),
-      ]);
+      const { heard } = await webConnectsToRouter(9400, 10);
       expect(heard.peer).toBe(natEip);
       expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
       // Stateless both ways: no conntrack entry on the node for either translated flow.

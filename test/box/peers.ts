@@ -165,3 +165,35 @@ export async function addServerBehind(
   for (const n of box.nodes) await inNetns(n.netns, 'ip', ['route', 'add', `${prefix}.0/24`, 'via', routerIp]);
   return { server, serverIp, gateway };
 }
+
+/** kubectl's binary and the arguments that reach a box (an EchoBox has both). */
+export interface KubectlCommand {
+  readonly kubectlBin: string;
+  readonly kubectlArgs: readonly string[];
+}
+
+/** A PEER end run by the echo image's own Node.js in the Pod `pod` (kubectl exec -i). */
+export const peerInPod = (k: KubectlCommand, pod: string, args: string[]): Running =>
+  new Running(k.kubectlBin, [...k.kubectlArgs, 'exec', '-i', pod, '--', 'node', '-e', PEER, ...args]);
+
+/** A PEER end run by this Node.js in the network namespace `netns`. */
+export const peerIn = (netns: string, args: string[]): Running =>
+  runningIn(netns, process.execPath, ['-e', PEER, ...args]);
+
+/** A connection the Pod `pod` opens to a PEER listener at `address:port` in `netns`, `bytes` each
+ * way: what the listener heard and what the pod's end said. */
+export async function podConnects(
+  k: KubectlCommand,
+  pod: string,
+  listener: { readonly netns: string; readonly address: string; readonly port: number },
+  bytes: number,
+): Promise<{ heard: PeerResult; said: PeerResult }> {
+  const at = [listener.address, String(listener.port), String(bytes)];
+  const listening = peerIn(listener.netns, ['listen', ...at]);
+  await listening.waitFor(/"listening":true/);
+  const [heard, said] = await Promise.all([
+    listening.result<PeerResult>(),
+    peerInPod(k, pod, ['connect', ...at]).result<PeerResult>(),
+  ]);
+  return { heard, said };
+}

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startTcpdump } from '../netns/ns-tools';
 import { ARP_REPLY, ARP_REQUEST, parsePcap, type Frame } from '../netns/pcap';
-import { cmd } from './exec';
+import { cmd, inNetns } from './exec';
 
 const BROADCAST = 'ff:ff:ff:ff:ff:ff';
 
@@ -19,39 +20,10 @@ export interface Running<T> {
 /** Starts capturing ARP on `ifname` of `netns`; resolves once tcpdump listens. */
 export async function captureArp(netns: string, ifname = 'eth0'): Promise<Running<Frame[]>> {
   const file = path.join(os.tmpdir(), `juneau-box-arp-${randomBytes(4).toString('hex')}.pcap`);
-  const tcpdump = spawn(
-    'nsenter',
-    [
-      `--net=/var/run/netns/${netns}`,
-      'tcpdump',
-      '-Z',
-      'root',
-      '--immediate-mode',
-      '-U',
-      '-n',
-      '-i',
-      ifname,
-      '-w',
-      file,
-      'arp',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    tcpdump.stderr!.on('data', (c: Buffer) => {
-      err += c.toString();
-      if (err.includes('listening on')) resolve();
-    });
-    tcpdump.once('exit', (code) => reject(new Error(`tcpdump in ${netns} exited ${code}: ${err}`)));
-  });
+  const tcpdump = await startTcpdump(netns, ifname, file, { filter: ['arp'] });
   return {
     stop: async () => {
-      if (tcpdump.exitCode === null) {
-        const exited = new Promise((resolve) => tcpdump.once('exit', resolve));
-        tcpdump.kill('SIGINT');
-        await exited;
-      }
+      await tcpdump.stop();
       const frames = parsePcap(fs.readFileSync(file));
       fs.rmSync(file, { force: true });
       return frames;
@@ -84,6 +56,21 @@ export async function answeringMacs(netns: string, ip: string, count = 3): Promi
     `arping -c ${count} -w ${count + 1} -I eth0 ${ip} || true`,
   ]);
   return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
+}
+
+/** The MAC of `ifname` in the network namespace `netns`. */
+export async function macOf(netns: string, ifname = 'eth0'): Promise<string> {
+  const [link] = JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show', 'dev', ifname])) as Array<{
+    address: string;
+  }>;
+  return link.address;
+}
+
+/** The node each eth0 MAC belongs to, to name what the router cached or heard. */
+export async function nodesByMac(box: {
+  readonly nodes: ReadonlyArray<{ readonly name: string; readonly netns: string }>;
+}): Promise<Map<string, string>> {
+  return new Map(await Promise.all(box.nodes.map(async (n) => [await macOf(n.netns), n.name] as const)));
 }
 
 /** The MAC of the router's neighbour entry for `ip` (kept by the kernel with its default timers), if any. */

@@ -11,31 +11,27 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+import { ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
 import { INSTALL } from '../../api/constants';
 import { sleep } from '../sleep';
-import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../e2e/figures';
 import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../e2e/install-identity';
 import { auditLogPath } from './box';
 import { cmd, inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { ARP_REPLY } from '../netns/pcap';
-import { answeringMacs, captureArp, firstBroadcastAsk, gratuitousFor, neighbourMac, watchLines } from './router-view';
-import { BoxState } from './state';
-import { addRouter } from './upstream';
 import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
-  echoDeployment,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
-  agentPods,
-  describeOnBox,
-  arpNetworkYaml,
-} from './session';
+  answeringMacs,
+  captureArp,
+  macOf,
+  firstBroadcastAsk,
+  gratuitousFor,
+  neighbourMac,
+  watchLines,
+} from './router-view';
+import { BoxState } from './state';
+import { downEchoBox, upEchoBox } from './echo-box';
+import { advertisedNodes, type BoxStatus, echoDeployment, agentPods, describeOnBox, arpNetworkYaml } from './session';
 
 jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -108,14 +104,7 @@ describeOnBox(
     }
 
     /** The nodes the VIP's ARPAdvertisements name (one, or none). */
-    const advertised = async () =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === vip)
-        .map((a) => a.spec.nodeName);
+    const advertised = () => advertisedNodes(kubectl, vip);
     const slbStatus = async () =>
       (
         JSON.parse(await kubectl(['-n', 'default', 'get', 'serviceloadbalancers', 'echo', '-o', 'json'])) as {
@@ -143,45 +132,22 @@ describeOnBox(
       ).items.map((p) => p.metadata.name);
 
     beforeAll(async () => {
-      // What the user builds (the image and the manifests, from this tree), and the echo image.
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
       const policy = path.join(work, 'audit-policy.json');
       writeAuditPolicy(policy, NS);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '3', '--images', `${IMAGE},${echo}`, '--audit-policy', policy]);
-      figure('box scenarios: cluster up --nodes 3 (images imported, audit log on)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectlBin = path.join(status.binDir, 'kubectl');
+      let status: BoxStatus;
+      ({ status, box, kubectl, kubectlBin, router } = await upEchoBox(work, dir, {
+        nodes: 3,
+        label: 'box scenarios',
+        upArgs: ['--audit-policy', policy],
+        upNote: 'images imported, audit log on',
+      }));
       kubeconfig = status.kubeconfigPath;
-      kubectl = kubectlFor(status);
       vip = `${box.segment}.241`;
-      router = await addRouter(box, `${box.segment}.254`);
-      routerMac = (
-        JSON.parse(await inNetns(router, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{ address: string }>
-      )[0].address;
-      for (const n of box.nodes)
-        macs.set(
-          n.name,
-          (
-            JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
-              address: string;
-            }>
-          )[0].address,
-        );
-
-      const tInstall = Date.now();
-      await installJuneau(kubectl);
-      figure('box scenarios: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
+      routerMac = await macOf(router);
+      for (const n of box.nodes) macs.set(n.name, await macOf(n.netns));
     });
 
-    afterAll(async () => {
-      if (router) await cmd('ip', ['netns', 'del', router]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [router]));
 
     test('SLB-5, SLB-6, OPS-2, ARP-10: echo on node-0 and node-1 behind a Local Service -> one MAC answers, the node the ARPAdvertisement names; kubectl exec kubectl-juneau bpf dump external_arp_table shows the VIP on that node only', async () => {
       const [n0, n1] = nodeNames();

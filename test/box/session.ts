@@ -10,6 +10,8 @@ import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/
 import { runKubectl } from '../cluster/kubectl';
 import { REPO_ROOT } from '../cluster/paths';
 import { describeAsRootFor } from '../requirements';
+import { sleep } from '../sleep';
+import { cmd } from './exec';
 import type { BoxState } from './state';
 
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
@@ -175,4 +177,128 @@ spec:
           ports: [${ports.join(', ')}]
           readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
 `;
+}
+
+/** Polls `probe` until it returns a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  for (const end = Date.now() + timeoutMs; ; await sleep(200)) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+  }
+}
+
+/** A bare Pod of the echo image in `default` on `node`, labelled `app: NAME`; `annotations` make it
+ * a Juneau NIC (networks) or a direct ElasticIP holder. */
+export function echoPod(name: string, node: string, annotations: Record<string, string> = {}): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', annotations, labels: { app: name } },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'echo',
+          image: ECHO_IMAGE,
+          imagePullPolicy: 'Never',
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+          ],
+          ports: [{ containerPort: ECHO_HTTP_PORT, protocol: 'TCP' }],
+          readinessProbe: { tcpSocket: { port: ECHO_HTTP_PORT }, periodSeconds: 1 },
+        },
+      ],
+    },
+  });
+}
+
+/** The Pod `name` in `default`. */
+export const getPod = async (kubectl: Kubectl, name: string): Promise<PodJson> =>
+  JSON.parse(await kubectl(['get', 'pod', name, '-o', 'json'])) as PodJson;
+
+/** The Pod `name` in `default`, once Running and ready. */
+export const podReady = (kubectl: Kubectl, name: string): Promise<PodJson> =>
+  until(`pod ${name} Ready`, async () => {
+    const p = await getPod(kubectl, name);
+    return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+  });
+
+/** An ElasticIP `name` in `default` on `network`, with its ElasticIPAttachment `name` to
+ * `networkInterface` (POD.IFACE) when given: YAML documents ending in a newline. */
+export function elasticIpYaml(name: string, network: string, networkInterface?: string): string {
+  const eip = `apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIP
+metadata: { name: ${name}, namespace: default }
+spec: { externalNetwork: ${network} }
+`;
+  if (!networkInterface) return eip;
+  return `${eip}---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ElasticIPAttachment
+metadata: { name: ${name}, namespace: default }
+spec: { elasticIP: ${name}, networkInterface: ${networkInterface} }
+`;
+}
+
+/** The address of the ElasticIP `name` in `default`, once Attached. */
+export const elasticIpAddress = (kubectl: Kubectl, name: string): Promise<string> =>
+  until(`ElasticIP ${name} Attached with an address`, async () => {
+    const e = JSON.parse(await kubectl(['get', 'elasticip', name, '-o', 'json'])) as {
+      status?: { phase?: string; address?: string };
+    };
+    return e.status?.phase === 'Attached' ? e.status.address : undefined;
+  });
+
+/** Adds `args` to the juneau-agent container's arguments and waits for the DaemonSet's rollout. */
+export async function addAgentArgs(
+  kubectl: Kubectl,
+  args: readonly string[],
+  namespace = INSTALL.namespace,
+): Promise<void> {
+  const patch = args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }));
+  await kubectl(['-n', namespace, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(patch)]);
+  await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+}
+
+/** The nodes the ARPAdvertisements of `address` name (one, or none). */
+export async function advertisedNodes(kubectl: Kubectl, address: string): Promise<string[]> {
+  const list = JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
+    items: Array<{ spec: { address: string; nodeName: string } }>;
+  };
+  return list.items.filter((a) => a.spec.address === address).map((a) => a.spec.nodeName);
+}
+
+/** One HTTP GET from the router namespace after it forgets the address's MAC (a router that
+ * re-resolves: ARP-8 sends no gratuitous ARP): the page, or '' (2 s). */
+export async function routerGet(router: string, ip: string): Promise<string> {
+  const script = `ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`;
+  return (await cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script])).trim();
+}
+
+/**
+ * One HTTP(S) GET by the echo image's Node.js in pod `name`: the body (`body`) or the status line
+ * (`status`: `status=NNN`, any answer; the certificate is not checked), or `ERROR <why>` when no
+ * answer came within 5 s.
+ */
+export async function getFromPod(kubectl: Kubectl, name: string, url: string, print: 'body' | 'status' = 'body') {
+  const module = url.startsWith('https:') ? 'node:https' : 'node:http';
+  const onAnswer =
+    print === 'body'
+      ? '(res) => res.pipe(process.stdout)'
+      : // The answer is all this wants: the socket's idle timeout must not fire after it.
+        "(res) => { console.log('status=' + res.statusCode); process.exit(0); }";
+  return (
+    await kubectl([
+      'exec',
+      name,
+      '--',
+      'node',
+      '-e',
+      `const r = require('${module}').get(${JSON.stringify(url)}, { timeout: 5000, rejectUnauthorized: false }, ${onAnswer});
+r.on('timeout', () => r.destroy(new Error('no answer within 5 s'))).on('error', (e) => console.log('ERROR ' + e.message));`,
+    ])
+  ).trim();
 }

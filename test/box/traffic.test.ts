@@ -13,22 +13,20 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEchoImage, ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
+import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { sleep } from '../sleep';
-import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../e2e/figures';
 import { cmd, inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { BoxState } from './state';
-import { addRouter, pidsInNetns, pidsOf } from './upstream';
+import { pidsInNetns, pidsOf } from './upstream';
+import { downEchoBox, upEchoBox } from './echo-box';
+import { answeringMacs, nodesByMac } from './router-view';
 import {
-  boxCli,
-  boxStatus,
-  buildUserArtifacts,
+  addAgentArgs,
+  advertisedNodes,
   echoDeployment,
-  IMAGE,
-  installJuneau,
-  kubectlFor,
+  type Kubectl,
   agentPods,
   describeOnBox,
   arpNetworkYaml,
@@ -80,17 +78,11 @@ describeOnBox(
     const dir = path.join(work, 'cluster');
     let box: BoxState;
     let router = '';
-    let kubectl: (args: string[], input?: string) => Promise<string>;
+    let kubectl: Kubectl;
     let backendNodes: string[] = [];
 
     const inRouter = (script: string, timeoutMs = 900_000) =>
       cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
-
-    /** The MACs answering ARP for `ip` to the router (iputils arping prints every reply with its MAC). */
-    async function answeringMacs(ip: string): Promise<string[]> {
-      const r = await inRouter(`arping -c 3 -w 4 -I eth0 ${ip} || true`);
-      return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
-    }
 
     /**
      * `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the
@@ -124,22 +116,7 @@ done`);
     }
 
     /** The node each MAC belongs to (eth0 of each node), to name what the router cached. */
-    async function nodeOfMac(): Promise<Map<string, string>> {
-      const macs = await Promise.all(
-        box.nodes.map(
-          async (n) =>
-            [
-              (
-                JSON.parse(await inNetns(n.netns, 'ip', ['-j', 'link', 'show', 'dev', 'eth0'])) as Array<{
-                  address: string;
-                }>
-              )[0].address,
-              n.name,
-            ] as const,
-        ),
-      );
-      return new Map(macs);
-    }
+    const nodeOfMac = () => nodesByMac(box);
 
     /** Connections per (node the router cached, outcome), e.g. `node-0 ok: 120`. */
     async function tally(conns: Connection[]): Promise<Record<string, number>> {
@@ -173,14 +150,7 @@ done`);
       return firsts[0];
     }
 
-    const advertisedNode = async () =>
-      (
-        JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-          items: Array<{ spec: { address: string; nodeName: string } }>;
-        }
-      ).items
-        .filter((a) => a.spec.address === VIP)
-        .map((a) => a.spec.nodeName);
+    const advertisedNode = () => advertisedNodes(kubectl, VIP);
     const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
 
     /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
@@ -191,28 +161,10 @@ done`);
     }
 
     beforeAll(async () => {
-      // What the user builds (the image and the manifests, from this tree), and the echo image.
-      buildUserArtifacts();
-      const echo = path.join(work, 'echo.oci.tar');
-      fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
-      const t0 = Date.now();
-      boxCli(dir, ['up', '--nodes', '3', '--node-subnet', `${NODE_SUBNET}.0/24`, '--images', `${IMAGE},${echo}`]);
-      figure('box: cluster up --nodes 3 (Juneau and echo images imported)', elapsedSince(t0));
-      const status = boxStatus(dir);
-      box = status.box;
-      kubectl = kubectlFor(status);
-      router = await addRouter(box, ROUTER_IP);
-
-      const tInstall = Date.now();
-      await installJuneau(kubectl);
-      figure('box: install kubectl apply -> controller and agents rolled out', elapsedSince(tInstall));
+      ({ box, kubectl, router } = await upEchoBox(work, dir, { nodes: 3, label: 'box', nodeSubnet: NODE_SUBNET }));
     });
 
-    afterAll(async () => {
-      if (router) await cmd('ip', ['netns', 'del', router]);
-      if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-      fs.rmSync(work, { recursive: true, force: true });
-    });
+    afterAll(() => downEchoBox(work, dir, [router]));
 
     test('SLB-5, OPS-1: kubectl apply of the echo Deployment (2 of 3 nodes) and its Local LoadBalancer Service -> the VIP answers HTTP with the router as the client, through kube-proxy on a backend node', async () => {
       // Backends on the two nodes whose kernels do not answer first: with the guard off, the router
@@ -374,20 +326,11 @@ send(); setInterval(send, 1000);`;
     });
 
     test(`the incident with a real kube-proxy: guard off (--no-guard, every kernel answers ARP for the VIP on kube-ipvs0) — ${CONNECTIONS} connections, the ones that fail`, async () => {
-      await kubectl([
-        '-n',
-        NS,
-        'patch',
-        'daemonset',
-        'juneau-agent',
-        '--type=json',
-        '-p',
-        JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--no-guard' }]),
-      ]);
-      await kubectl(['-n', NS, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+      await addAgentArgs(kubectl, ['--no-guard'], NS);
       // The condition of the incident: more than one MAC answers the router's ARP for the VIP.
       let macs: string[] = [];
-      for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;) macs = await answeringMacs(VIP);
+      for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;)
+        macs = await answeringMacs(router, VIP);
       figure('seed-004 in connections, guard off: distinct MACs answering one arping', macs.length);
       expect(macs.length).toBeGreaterThan(1);
       const conns = await replay(CONNECTIONS);

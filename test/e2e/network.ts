@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { inNs, macIn, startTcpdump } from '../netns/ns-tools';
 import { parsePcap, type Frame } from '../netns/pcap';
 import { sleep } from '../sleep';
 
@@ -85,16 +86,12 @@ export class E2ENetwork {
     await this.in(ns, 'sh', '-c', `echo ${value} > /proc/sys/${key.replace(/\./g, '/')}`);
   }
 
-  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
-    const { stdout } = await exec('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
-    return stdout;
+  in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    return inNs(ns, cmd, ...args);
   }
 
-  async mac(ns: string, ifname: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{
-      address: string;
-    }>;
-    return link.address;
+  mac(ns: string, ifname: string): Promise<string> {
+    return macIn(ns, ifname);
   }
 
   /** Puts a VIP on every node's kube-ipvs0, as kube-proxy ipvs does for every LoadBalancer IP. */
@@ -210,44 +207,15 @@ export class E2ENetwork {
     return splitProbes(frames, routerMac, vip);
   }
 
-  /** Every frame `ifname` in `ns` sees while `during` runs (and `settleMs` after). */
+  /** Every ARP frame `ifname` in `ns` sees while `during` runs (and `settleMs` after). */
   async capture(ns: string, ifname: string, during: () => Promise<void>, settleMs = 200): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn(
-      'nsenter',
-      [
-        `--net=/var/run/netns/${ns}`,
-        'tcpdump',
-        '-Z',
-        'root',
-        '--immediate-mode',
-        '-U',
-        '-n',
-        '-i',
-        ifname,
-        '-w',
-        file,
-        'arp',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      let err = '';
-      tcpdump.stderr!.on('data', (c: Buffer) => {
-        err += c.toString();
-        if (err.includes('listening on')) resolve();
-      });
-      tcpdump.once('exit', (code) => reject(new Error(`tcpdump exited ${code}: ${err}`)));
-    });
+    const tcpdump = await startTcpdump(ns, ifname, file, { filter: ['arp'] });
     try {
       await during();
       await sleep(settleMs);
     } finally {
-      await new Promise<void>((resolve) => {
-        if (tcpdump.exitCode !== null) return resolve();
-        tcpdump.once('exit', () => resolve());
-        tcpdump.kill('SIGINT');
-      });
+      await tcpdump.stop();
     }
     return parsePcap(fs.readFileSync(file));
   }

@@ -4,12 +4,10 @@
 // the table is adopted and answering goes on. The older map is made the way libbpf would have
 // made it (bpftool: same type, key and entries, the older value size).
 import * as path from 'node:path';
-import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_VALUE, LIMITS, MAP_NAMES } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap } from './older-pin';
 
 jest.setTimeout(30_000);
 
@@ -19,24 +17,16 @@ const CONFIG_VALUE_BEFORE_FO_2 = 12;
 describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbeat', () => {
   const rig = useRig(1);
   const configPin = () => path.join(rig.pinDir(0), MAP_NAMES.config);
-  const valueSize = () => {
-    const map = BpfMap.openPinned(configPin());
-    try {
-      return map.valueSize;
-    } finally {
-      map.close();
-    }
-  };
+  const valueSize = () => withPinnedMap(configPin(), (map) => map.valueSize);
 
   test('FO-2: the new responder loads, replaces only the config pin (fresh heartbeat, the expiry set), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
-    const maps = ArpMaps.openPinned(rig.pinDir(0));
-    maps.addAddress(VIP);
-    maps.close();
-    pinOlderMap(rig.pinDir(0), MAP_NAMES.config, {
+    withArpMaps(rig.pinDir(0), (maps) => maps.addAddress(VIP));
+    pinOlderMap(configPin(), {
+      name: MAP_NAMES.config,
       type: 'hash',
-      keySize: 4,
-      valueSize: CONFIG_VALUE_BEFORE_FO_2,
+      key: 4,
+      value: CONFIG_VALUE_BEFORE_FO_2,
       entries: LIMITS.JUNEAU_CONFIG_MAX,
     });
     expect(valueSize()).toBe(CONFIG_VALUE_BEFORE_FO_2);

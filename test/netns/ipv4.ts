@@ -111,6 +111,48 @@ export function parseIcmpError(p: Ipv4Packet): IcmpError | undefined {
   };
 }
 
+/** The IPv4 packets among captured frames (anything else, e.g. ARP, left out). */
+export const ipv4Packets = (frames: Buffer[]): Ipv4Packet[] =>
+  frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
+
+/** An ICMP error and the packet that carried it, flattened for one `expect`. */
+export interface IcmpErrorSummary {
+  readonly src: string;
+  readonly dst: string;
+  readonly ip: boolean;
+  readonly type: number;
+  readonly code: number;
+  readonly mtu: number;
+  readonly icmp: boolean;
+  readonly innerSrc: string;
+  readonly innerDst: string;
+  readonly innerIp: boolean;
+  readonly innerUdp: boolean | 'zero' | 'n/a';
+}
+
+/** Every ICMP error among captured frames, summarised (outer addresses and checksums, the embedded header). */
+export function icmpErrors(frames: Buffer[]): IcmpErrorSummary[] {
+  return ipv4Packets(frames).flatMap((p) => {
+    const e = parseIcmpError(p);
+    if (!e) return [];
+    return [
+      {
+        src: p.src,
+        dst: p.dst,
+        ip: checkPacket(p).ip,
+        type: e.type,
+        code: e.code,
+        mtu: e.mtu,
+        icmp: e.icmpChecksumOk,
+        innerSrc: e.inner.src,
+        innerDst: e.inner.dst,
+        innerIp: e.innerIpChecksumOk,
+        innerUdp: e.innerL4ChecksumOk,
+      },
+    ];
+  });
+}
+
 /** Reads what tcpdump -w wrote (classic pcap): the frames' bytes. */
 export function pcapFrames(file: Buffer): Buffer[] {
   if (file.length < 24) return [];

@@ -4,7 +4,7 @@
 // reverse-path filter is strict, as on many distributions: the pod's replies from the ElasticIP
 // arrive on a device with no route back to it, so only the redirect lets them out.
 import { describeAsRoot } from './rig';
-import { EIP, POD, POD2, ROUTER_EXT, useNatRig } from './nat-rig';
+import { EIP, POD, POD2, ROUTER_EXT, intactEcho, useNatRig } from './nat-rig';
 
 describeAsRoot('direct ElasticIPs through the node (DIR-1)', () => {
   const rig = useNatRig();
@@ -19,14 +19,7 @@ describeAsRoot('direct ElasticIPs through the node (DIR-1)', () => {
 
   test('DIR-1: a TCP connection to a direct ElasticIP reaches the pod that holds it, unchanged both ways; counted per ElasticIP', async () => {
     rig.maps().sync([], [{ elasticIP: EIP, address: POD }]);
-    const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '50000')).toEqual({
-      banner: `client=${ROUTER_EXT}`,
-      sent: 50000,
-      echoed: 50000,
-      intact: true,
-    });
-    expect(await server.result).toEqual({ client: ROUTER_EXT, received: 50000 });
+    expect(await rig.tcpEcho(rig.router, rig.pod, EIP, 8080, 50000)).toEqual(intactEcho(ROUTER_EXT, 50000));
     const [entry] = rig.maps().entries();
     expect({
       elasticIP: entry.elasticIP,

@@ -3,7 +3,7 @@
 // at the last transmit), the way GRO and TSO hand packets to TC on real NICs. The rewrite must
 // adjust that partial sum, or the payload arrives corrupted or not at all (NAT-3).
 import { describeAsRoot } from './rig';
-import { EIP, POD, ROUTER_EXT, SERVER, useNatRig } from './nat-rig';
+import { EIP, POD, ROUTER_EXT, SERVER, intactEcho, useNatRig } from './nat-rig';
 
 // Four 5 MB transfers through real namespaces take about 4.5 s here on their own (with the NAT
 // before and after tc_nat_in's fast path alike), over jest's 5 s default once the other netns
@@ -26,22 +26,8 @@ describeAsRoot('ElasticIP NAT with GSO/GRO and checksum offload on (NAT-3)', () 
   }, 60_000);
 
   test('NAT-3: 5 MB each way through the ElasticIP, inbound and outbound connections, arrive intact', async () => {
-    const inbound = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '5000000')).toEqual({
-      banner: `client=${ROUTER_EXT}`,
-      sent: 5000000,
-      echoed: 5000000,
-      intact: true,
-    });
-    expect(await inbound.result).toEqual({ client: ROUTER_EXT, received: 5000000 });
-    const outbound = await rig.serve<{ client: string; received: number }>(rig.server, 'tcp-server', '8081');
-    expect(await rig.tool(rig.pod, 'tcp-client', SERVER, '8081', '5000000')).toEqual({
-      banner: `client=${EIP}`,
-      sent: 5000000,
-      echoed: 5000000,
-      intact: true,
-    });
-    expect(await outbound.result).toEqual({ client: EIP, received: 5000000 });
+    expect(await rig.tcpEcho(rig.router, rig.pod, EIP, 8080, 5000000)).toEqual(intactEcho(ROUTER_EXT, 5000000));
+    expect(await rig.tcpEcho(rig.pod, rig.server, SERVER, 8081, 5000000)).toEqual(intactEcho(EIP, 5000000));
     const stats = rig.maps().stats();
     expect([
       stats.JUNEAU_NAT_DNAT_REDIRECT > 0n,

@@ -19,9 +19,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
-import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
+import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
+import { inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -40,6 +42,18 @@ export const POD2 = '10.0.1.2';
 export const ROUTER_SRV = '203.0.113.1';
 export const SERVER = '203.0.113.2';
 export const SERVER_MTU = 1280;
+
+/** What both ends of NatRig.tcpEcho reported. */
+export interface TcpEcho {
+  readonly client: { banner: string; sent: number; echoed: number; intact: boolean };
+  readonly server: { client: string; received: number };
+}
+
+/** A TcpEcho in which `bytes` went both ways intact and the server saw the client as `seenAs`. */
+export const intactEcho = (seenAs: string, bytes: number): TcpEcho => ({
+  client: { banner: `client=${seenAs}`, sent: bytes, echoed: bytes, intact: true },
+  server: { client: seenAs, received: bytes },
+});
 
 export class NatRig {
   readonly id = randomBytes(3).toString('hex');
@@ -152,14 +166,12 @@ export class NatRig {
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }
 
-  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
-    const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
-    return stdout;
+  in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    return inNs(ns, cmd, ...args);
   }
 
-  async mac(ns: string, dev: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', dev)) as Array<{ address: string }>;
-    return link.address;
+  mac(ns: string, dev: string): Promise<string> {
+    return macIn(ns, dev);
   }
 
   /** Loads the NAT programs onto the node from a separate process that exits, holding only the
@@ -199,6 +211,14 @@ export class NatRig {
     return JSON.parse(out.trim().split('\n').pop()!) as T;
   }
 
+  /** A TCP transfer of `bytes`, echoed back: nat_tool.py tcp-server in `serverNs` on `port`, a
+   * tcp-client from `clientNs` to `address`; what each side reported. */
+  async tcpEcho(clientNs: string, serverNs: string, address: string, port: number, bytes: number): Promise<TcpEcho> {
+    const server = await this.serve<TcpEcho['server']>(serverNs, 'tcp-server', String(port));
+    const client = await this.tool<TcpEcho['client']>(clientNs, 'tcp-client', address, String(port), String(bytes));
+    return { client, server: await server.result };
+  }
+
   /** Starts nat_tool.py as a server; resolves once it listens; `result` resolves with its JSON. */
   async serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
     const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], {
@@ -228,51 +248,44 @@ export class NatRig {
   /** Every frame `dev` in `ns` sees while `during` runs (tcpdump, optional filter). */
   async capture(ns: string, dev: string, during: () => Promise<void>, filter: string[] = []): Promise<Buffer[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    const tcpdump = spawn(
-      'nsenter',
-      [
-        `--net=/var/run/netns/${ns}`,
-        'tcpdump',
-        '-Z',
-        'root',
-        '--immediate-mode',
-        '-B',
-        '16384',
-        '-i',
-        dev,
-        '-U',
-        '-n',
-        '-w',
-        file,
-        ...filter,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`tcpdump did not start: ${stderr}`)), 10_000);
-      tcpdump.stderr!.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('listening on')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      tcpdump.once('exit', (code) => reject(new Error(`tcpdump exited ${code}: ${stderr}`)));
-    });
+    const tcpdump = await startTcpdump(ns, dev, file, { filter, bufferKiB: 16384 });
     try {
       await during();
       await sleep(200);
     } finally {
-      await new Promise<void>((resolve) => {
-        if (tcpdump.exitCode !== null) return resolve();
-        tcpdump.once('exit', () => resolve());
-        tcpdump.kill('SIGINT');
-      });
+      await tcpdump.stop();
     }
-    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
+    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(tcpdump.stderr())?.[1] ?? 0);
     if (dropped > 0) throw new Error(`the capture lost ${dropped} frame(s); what it saw cannot be judged`);
     return pcapFrames(fs.readFileSync(file));
+  }
+
+  /** What `send` resolved to and every frame `dev` in `ns` saw while it ran (tcpdump `filter`). */
+  async sendCaptured<T>(
+    at: { readonly ns: string; readonly dev: string; readonly filter: string[] },
+    send: () => Promise<T>,
+  ): Promise<{ sent: T; frames: Buffer[] }> {
+    let sent: T | undefined;
+    const frames = await this.capture(at.ns, at.dev, async () => void (sent = await send()), at.filter);
+    return { sent: sent as T, frames };
+  }
+
+  /** The per-ElasticIP packet and byte counters of `elasticIP`. */
+  counters(elasticIP = EIP): NatEntry {
+    const entry = this.maps()
+      .entries()
+      .find((e) => e.elasticIP === elasticIP);
+    if (!entry) throw new Error(`no NAT entry for ${elasticIP}`);
+    return entry;
+  }
+
+  /** The NAT reason counters that moved since `before` (a `maps().stats()`), by how much. */
+  statsSince(before: Record<NatReasonName, bigint>): Partial<Record<NatReasonName, bigint>> {
+    return Object.fromEntries(
+      Object.entries(this.maps().stats())
+        .map(([k, v]) => [k, v - before[k as NatReasonName]])
+        .filter(([, v]) => v !== 0n),
+    );
   }
 
   /** Sends one frame, byte by byte, from the router's r0 (mausezahn raw mode). */

@@ -4,12 +4,11 @@
 // new map before its programs replace the old ones, so in-cluster traffic keeps the pod address
 // through the upgrade. The older map is made here as libbpf would have made it (bpftool: same
 // type, key, value and flags, 256 entries), so the test does not depend on an old build.
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { encodeGuardKey, NAT_LIMITS, NAT_MAP_NAMES, NAT_SKIP_VALUE } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
 import { parseIpv4 } from './ipv4';
+import type { BpfMap } from '../../runtime/agent/bpf/map';
+import { pinOlderMap, withPinnedMap } from './pins';
 import { EIP, POD, ROUTER_EXT, useNatRig } from './nat-rig';
 import { describeAsRoot } from './rig';
 
@@ -20,35 +19,18 @@ const SKIP_BEFORE = 256;
 describeAsRoot('upgrade over a juneau_nat_skip pin of 256 prefixes', () => {
   const rig = useNatRig();
   const skipPin = () => path.join(rig.pinDir, NAT_MAP_NAMES.skip);
-  const pinned = <T>(use: (map: BpfMap) => T): T => {
-    const map = BpfMap.openPinned(skipPin());
-    try {
-      return use(map);
-    } finally {
-      map.close();
-    }
-  };
+  const pinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(skipPin(), use);
 
   test('NAT-2, NAT-4: the new programs load, the skip map grows, the old prefixes are carried over, and a destination among them keeps the pod address', async () => {
     const first = await rig.attach();
-    fs.unlinkSync(skipPin());
-    execFileSync('bpftool', [
-      'map',
-      'create',
-      skipPin(),
-      'type',
-      'lpm_trie',
-      'key',
-      '8',
-      'value',
-      String(NAT_SKIP_VALUE.size),
-      'entries',
-      String(SKIP_BEFORE),
-      'name',
-      NAT_MAP_NAMES.skip,
-      'flags',
-      '1', // BPF_F_NO_PREALLOC, as the program declares it (an LPM trie requires it)
-    ]);
+    pinOlderMap(skipPin(), {
+      name: NAT_MAP_NAMES.skip,
+      type: 'lpm_trie',
+      key: 8,
+      value: NAT_SKIP_VALUE.size,
+      entries: SKIP_BEFORE,
+      flags: 1, // BPF_F_NO_PREALLOC, as the program declares it (an LPM trie requires it)
+    });
     const routerKey = encodeGuardKey({ address: ROUTER_EXT, prefixLength: 32 });
     pinned((map) => map.update(routerKey, Buffer.alloc(NAT_SKIP_VALUE.size)));
     expect(pinned((map) => map.info.maxEntries)).toBe(SKIP_BEFORE);

@@ -4,10 +4,8 @@
 // sockets prove what the kernel accepted (checksums verified in software: offloads are off);
 // captures prove the bytes (every checksum recomputed here).
 import { describeAsRoot } from './rig';
-import { EIP, NODE_EXT, NODE_POD, POD, ROUTER_EXT, SERVER, SERVER_MTU, useNatRig } from './nat-rig';
-import { checkPacket, craftFrame, parseIcmpError, parseIpv4, type Ipv4Packet } from './ipv4';
-import type { NatEntry } from '../../runtime/agent/bpf/nat';
-import type { NatReasonName } from '../../runtime/agent/bpf/layout';
+import { EIP, NODE_EXT, NODE_POD, POD, ROUTER_EXT, SERVER, SERVER_MTU, intactEcho, useNatRig } from './nat-rig';
+import { checkPacket, craftFrame, icmpErrors, ipv4Packets as ipv4 } from './ipv4';
 
 interface Answers {
   answers: Array<{ from: string; len: number; ok: boolean }>;
@@ -17,9 +15,6 @@ interface Seen {
   seen: Array<{ from: string; port: number; len: number; ok: boolean }>;
 }
 
-const ipv4 = (frames: Buffer[]): Ipv4Packet[] =>
-  frames.map((f) => parseIpv4(f)).filter((p): p is Ipv4Packet => p !== undefined);
-
 describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through real namespaces', () => {
   const rig = useNatRig();
 
@@ -28,49 +23,30 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     rig.maps().sync([{ elasticIP: EIP, address: POD }]);
   }, 60_000);
 
-  const counters = (): NatEntry =>
-    rig
-      .maps()
-      .entries()
-      .find((e) => e.elasticIP === EIP)!;
-  const stats = (): Record<NatReasonName, bigint> => rig.maps().stats();
-  const delta = (before: Record<NatReasonName, bigint>, after: Record<NatReasonName, bigint>) =>
-    Object.fromEntries(
-      Object.entries(after)
-        .map(([k, v]) => [k, v - before[k as NatReasonName]])
-        .filter(([, v]) => v !== 0n),
-    );
+  const counters = () => rig.counters(EIP);
+  const stats = () => rig.maps().stats();
+  const atPod = (filter: string[]) => ({ ns: rig.pod, dev: 'eth0', filter });
+  const atRouter = (filter: string[]) => ({ ns: rig.router, dev: 'r0', filter });
+  /** nat_tool.py udp-send from `ns`: `count` datagrams of `len` bytes, DF set or not. */
+  const udpSend = (ns: string, to: string, port: number, len: number, count: number, df: 'df' | 'nodf') => () =>
+    rig.tool<Answers>(ns, 'udp-send', to, String(port), String(len), String(count), df);
 
   test('NAT-1, NAT-3: a TCP connection to the ElasticIP reaches the pod, which sees the router as client; bytes both ways', async () => {
-    const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
-    const client = await rig.tool(rig.router, 'tcp-client', EIP, '8080', '300000');
-    expect(client).toEqual({ banner: `client=${ROUTER_EXT}`, sent: 300000, echoed: 300000, intact: true });
-    expect(await server.result).toEqual({ client: ROUTER_EXT, received: 300000 });
+    expect(await rig.tcpEcho(rig.router, rig.pod, EIP, 8080, 300000)).toEqual(intactEcho(ROUTER_EXT, 300000));
   });
 
   test('NAT-2, NAT-3: a TCP connection the pod opens to a server beyond the router arrives from the ElasticIP', async () => {
-    const server = await rig.serve<{ client: string; received: number }>(rig.server, 'tcp-server', '8081');
-    const client = await rig.tool(rig.pod, 'tcp-client', SERVER, '8081', '100000');
-    expect(client).toEqual({ banner: `client=${EIP}`, sent: 100000, echoed: 100000, intact: true });
-    expect(await server.result).toEqual({ client: EIP, received: 100000 });
+    expect(await rig.tcpEcho(rig.pod, rig.server, SERVER, 8081, 100000)).toEqual(intactEcho(EIP, 100000));
   });
 
   test('NAT-3, NAT-5: UDP both ways with correct checksums; per-ElasticIP packet and byte counters exact', async () => {
     const before = counters();
     const beforeStats = stats();
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9000', '5');
-    let sent: Answers | undefined;
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9000', '100', '5', 'nodf');
-      },
-      ['udp'],
-    );
+    const { sent, frames } = await rig.sendCaptured(atPod(['udp']), udpSend(rig.router, EIP, 9000, 100, 5, 'nodf'));
     expect(sent).toEqual({ answers: Array(5).fill({ from: EIP, len: 100, ok: true }), errors: [] });
     expect((await server.result).seen.map((s) => s.from)).toEqual(Array(5).fill(ROUTER_EXT));
-    const inbound = ipv4(atPod).filter((p) => p.dst === POD);
+    const inbound = ipv4(frames).filter((p) => p.dst === POD);
     expect(inbound).toHaveLength(5);
     for (const p of inbound) expect({ src: p.src, ...checkPacket(p) }).toEqual({ src: ROUTER_EXT, ip: true, l4: true });
     const after = counters();
@@ -81,7 +57,7 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
       outPackets: after.outPackets - before.outPackets,
       outBytes: after.outBytes - before.outBytes,
     }).toEqual({ inPackets: 5n, inBytes: BigInt(5 * frame), outPackets: 5n, outBytes: BigInt(5 * frame) });
-    expect(delta(beforeStats, stats())).toEqual({
+    expect(rig.statsSince(beforeStats)).toEqual({
       JUNEAU_NAT_DNAT_REDIRECT: 5n,
       JUNEAU_NAT_SNAT_REDIRECT: 5n,
       JUNEAU_NAT_PASS_UNMAPPED: 5n,
@@ -90,63 +66,31 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
 
   test('NAT-3: a UDP datagram sent with a zero checksum arrives at the pod with a zero checksum and is received', async () => {
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9001', '1');
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        await rig.tool(rig.router, 'udp-raw', ROUTER_EXT, EIP, '5555', '9001', '64', 'zero', '1');
-        expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: 5555, len: 64, ok: true }]);
-      },
-      ['udp', 'and', 'dst', 'port', '9001'],
-    );
-    const [p] = ipv4(atPod);
+    const { frames } = await rig.sendCaptured(atPod(['udp', 'and', 'dst', 'port', '9001']), async () => {
+      await rig.tool(rig.router, 'udp-raw', ROUTER_EXT, EIP, '5555', '9001', '64', 'zero', '1');
+      expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: 5555, len: 64, ok: true }]);
+    });
+    const [p] = ipv4(frames);
     expect({ dst: p.dst, ...checkPacket(p) }).toEqual({ dst: POD, ip: true, l4: 'zero' });
   });
 
   test('NAT-3: ICMP echo to the ElasticIP is answered from the ElasticIP', async () => {
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        expect(await rig.tool(rig.router, 'ping', EIP, '3')).toEqual({ replies: [EIP, EIP, EIP] });
-      },
-      ['icmp'],
-    );
-    const requests = ipv4(atPod).filter((p) => p.dst === POD && p.payload[0] === 8);
+    const { sent, frames } = await rig.sendCaptured(atPod(['icmp']), () => rig.tool(rig.router, 'ping', EIP, '3'));
+    expect(sent).toEqual({ replies: [EIP, EIP, EIP] });
+    const requests = ipv4(frames).filter((p) => p.dst === POD && p.payload[0] === 8);
     expect(requests).toHaveLength(3);
     for (const p of requests) expect(checkPacket(p)).toEqual({ ip: true, l4: true });
   });
 
   test("EIP-6 inbound: the router's fragmentation-needed reaches the pod naming the pod's own address; the pod learns MTU 1280", async () => {
-    let sent: Answers | undefined;
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9100', '1400', '2', 'df');
-      },
-      ['icmp'],
-    );
+    const { sent, frames } = await rig.sendCaptured(atPod(['icmp']), udpSend(rig.pod, SERVER, 9100, 1400, 2, 'df'));
     // The first datagram dies at the MTU 1280 link and the error comes back to the socket (the
     // pod's kernel matched the rewritten embedded header to its flow); the second is refused
     // locally by the MTU it learned.
-    expect(sent!.errors).toEqual(['Message too long', 'Message too long']);
-    const errors = ipv4(atPod)
-      .map((p) => ({ p, e: parseIcmpError(p) }))
-      .filter((x) => x.e);
+    expect(sent.errors).toEqual(['Message too long', 'Message too long']);
+    const errors = icmpErrors(frames);
     expect(errors).toHaveLength(1);
-    const { p, e } = errors[0];
-    expect({
-      dst: p.dst,
-      ip: checkPacket(p).ip,
-      type: e!.type,
-      code: e!.code,
-      mtu: e!.mtu,
-      icmp: e!.icmpChecksumOk,
-      innerSrc: e!.inner.src,
-      innerDst: e!.inner.dst,
-      innerIp: e!.innerIpChecksumOk,
-    }).toEqual({
+    expect(errors[0]).toMatchObject({
       dst: POD,
       ip: true,
       type: 3,
@@ -162,56 +106,19 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
 
   test("EIP-6 inbound: a port-unreachable carrying the whole datagram has its embedded UDP checksum rewritten too; the pod's socket gets it", async () => {
     const beforeStats = stats();
-    let sent: Answers | undefined;
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        sent = await rig.tool<Answers>(rig.pod, 'udp-send', SERVER, '9199', '100', '1', 'nodf');
-      },
-      ['icmp'],
-    );
+    const { sent, frames } = await rig.sendCaptured(atPod(['icmp']), udpSend(rig.pod, SERVER, 9199, 100, 1, 'nodf'));
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const [e] = ipv4(atPod)
-      .map(parseIcmpError)
-      .filter((x) => x);
-    expect({
-      type: e!.type,
-      code: e!.code,
-      icmp: e!.icmpChecksumOk,
-      innerSrc: e!.inner.src,
-      innerIp: e!.innerIpChecksumOk,
-      innerUdp: e!.innerL4ChecksumOk,
-    }).toEqual({ type: 3, code: 3, icmp: true, innerSrc: POD, innerIp: true, innerUdp: true });
-    expect(delta(beforeStats, stats())).toMatchObject({ JUNEAU_NAT_EVENT_ICMP_ERROR: 1n });
+    const [e] = icmpErrors(frames);
+    expect(e).toMatchObject({ type: 3, code: 3, icmp: true, innerSrc: POD, innerIp: true, innerUdp: true });
+    expect(rig.statsSince(beforeStats)).toMatchObject({ JUNEAU_NAT_EVENT_ICMP_ERROR: 1n });
   });
 
   test("EIP-6 outbound: the pod's port-unreachable leaves from the ElasticIP naming it inside; the router's socket gets it", async () => {
-    let sent: Answers | undefined;
-    const atRouter = await rig.capture(
-      rig.router,
-      'r0',
-      async () => {
-        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9999', '100', '1', 'nodf');
-      },
-      ['icmp'],
-    );
+    const { sent, frames } = await rig.sendCaptured(atRouter(['icmp']), udpSend(rig.router, EIP, 9999, 100, 1, 'nodf'));
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const errors = ipv4(atRouter)
-      .map((p) => ({ p, e: parseIcmpError(p) }))
-      .filter((x) => x.e);
+    const errors = icmpErrors(frames);
     expect(errors).toHaveLength(1);
-    const { p, e } = errors[0];
-    expect({
-      src: p.src,
-      ip: checkPacket(p).ip,
-      type: e!.type,
-      icmp: e!.icmpChecksumOk,
-      innerSrc: e!.inner.src,
-      innerDst: e!.inner.dst,
-      innerIp: e!.innerIpChecksumOk,
-      innerUdp: e!.innerL4ChecksumOk,
-    }).toEqual({
+    expect(errors[0]).toMatchObject({
       src: EIP,
       ip: true,
       type: 3,
@@ -226,32 +133,14 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
   test("EIP-6 outbound: the node's own fragmentation-needed about a translated packet names the ElasticIP; the router learns the MTU", async () => {
     await rig.in(rig.node, 'ip', 'link', 'set', 'pod0', 'mtu', String(SERVER_MTU));
     try {
-      let sent: Answers | undefined;
-      const atRouter = await rig.capture(
-        rig.router,
-        'r0',
-        async () => {
-          sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9200', '1400', '2', 'df');
-        },
-        ['icmp'],
+      const { sent, frames } = await rig.sendCaptured(
+        atRouter(['icmp']),
+        udpSend(rig.router, EIP, 9200, 1400, 2, 'df'),
       );
-      expect(sent!.errors).toEqual(['Message too long', 'Message too long']);
-      const errors = ipv4(atRouter)
-        .map((p) => ({ p, e: parseIcmpError(p) }))
-        .filter((x) => x.e);
+      expect(sent.errors).toEqual(['Message too long', 'Message too long']);
+      const errors = icmpErrors(frames);
       expect(errors).toHaveLength(1);
-      const { p, e } = errors[0];
-      expect({
-        src: p.src,
-        ip: checkPacket(p).ip,
-        type: e!.type,
-        code: e!.code,
-        mtu: e!.mtu,
-        icmp: e!.icmpChecksumOk,
-        innerSrc: e!.inner.src,
-        innerDst: e!.inner.dst,
-        innerIp: e!.innerIpChecksumOk,
-      }).toEqual({
+      expect(errors[0]).toMatchObject({
         src: NODE_EXT,
         ip: true,
         type: 3,
@@ -294,18 +183,13 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const before = counters();
     const beforeStats = stats();
     const server = await rig.serve<Seen>(rig.pod, 'udp-server', '9300', '1');
-    let sent: Answers | undefined;
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        sent = await rig.tool<Answers>(rig.router, 'udp-send', EIP, '9300', '3000', '1', 'nodf');
-      },
-      ['ip', 'and', 'dst', POD],
+    const { sent, frames } = await rig.sendCaptured(
+      atPod(['ip', 'and', 'dst', POD]),
+      udpSend(rig.router, EIP, 9300, 3000, 1, 'nodf'),
     );
     expect(sent).toEqual({ answers: [{ from: EIP, len: 3000, ok: true }], errors: [] });
     expect((await server.result).seen).toEqual([{ from: ROUTER_EXT, port: expect.any(Number), len: 3000, ok: true }]);
-    const fragments = ipv4(atPod);
+    const fragments = ipv4(frames);
     expect(fragments.map((f) => [f.fragOffset, f.moreFragments, checkPacket(f).ip])).toEqual([
       [0, true, true],
       [1480, true, true],
@@ -316,7 +200,7 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     expect(checkPacket({ ...fragments[0], fragOffset: 0, moreFragments: false, payload: whole }).l4).toBe(true);
     const after = counters();
     expect([after.inPackets - before.inPackets, after.outPackets - before.outPackets]).toEqual([3n, 3n]);
-    expect(delta(beforeStats, stats())).toMatchObject({ JUNEAU_NAT_EVENT_FRAGMENT: 6n });
+    expect(rig.statsSince(beforeStats)).toMatchObject({ JUNEAU_NAT_EVENT_FRAGMENT: 6n });
   });
 
   test('NAT-3: truncated and malformed frames pass untouched, each counted with its reason', async () => {
@@ -324,26 +208,21 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const beforeStats = stats();
     const base = { srcMac: rig.routerMac, dstMac: rig.nodeExtMac, src: ROUTER_EXT, dst: EIP };
     const udp = Buffer.from([0x15, 0xb3, 0x23, 0x28, 0x00, 0x10, 0x12, 0x34, 1, 2, 3, 4, 5, 6, 7, 8]);
-    const atPod = await rig.capture(
-      rig.pod,
-      'eth0',
-      async () => {
-        // Total length beyond the frame.
-        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, totalLength: 400 }));
-        // IHL below 5, and an IPv6 version nibble in an IPv4 frame.
-        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x44 }));
-        await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x65 }));
-        // A first fragment of TCP that ends before the TCP checksum.
-        await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: Buffer.alloc(10, 1), fragment: 0x2000 }));
-        // An ICMP error whose embedded header is cut short.
-        await rig.sendFrame(
-          craftFrame({ ...base, proto: 1, payload: Buffer.from([3, 3, 0, 0, 0, 0, 0, 0, 0x45, 0, 0, 40, 0, 0]) }),
-        );
-      },
-      ['ip'],
-    );
-    expect(ipv4(atPod)).toEqual([]);
-    expect(delta(beforeStats, stats())).toEqual({
+    const { frames } = await rig.sendCaptured(atPod(['ip']), async () => {
+      // Total length beyond the frame.
+      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, totalLength: 400 }));
+      // IHL below 5, and an IPv6 version nibble in an IPv4 frame.
+      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x44 }));
+      await rig.sendFrame(craftFrame({ ...base, proto: 17, payload: udp, versionIhl: 0x65 }));
+      // A first fragment of TCP that ends before the TCP checksum.
+      await rig.sendFrame(craftFrame({ ...base, proto: 6, payload: Buffer.alloc(10, 1), fragment: 0x2000 }));
+      // An ICMP error whose embedded header is cut short.
+      await rig.sendFrame(
+        craftFrame({ ...base, proto: 1, payload: Buffer.from([3, 3, 0, 0, 0, 0, 0, 0, 0x45, 0, 0, 40, 0, 0]) }),
+      );
+    });
+    expect(ipv4(frames)).toEqual([]);
+    expect(rig.statsSince(beforeStats)).toEqual({
       JUNEAU_NAT_PASS_TRUNCATED: 2n,
       JUNEAU_NAT_PASS_MALFORMED: 2n,
       JUNEAU_NAT_PASS_ICMP_MALFORMED: 1n,
@@ -354,15 +233,10 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
   test('NAT-2: a destination inside the cluster keeps the pod address', async () => {
     rig.maps().setInClusterPrefixes([{ address: ROUTER_EXT, prefixLength: 32 }]);
     try {
-      const atRouter = await rig.capture(
-        rig.router,
-        'r0',
-        async () => {
-          await rig.tool(rig.pod, 'udp-raw', POD, ROUTER_EXT, '7000', '7001', '20', 'csum', '1');
-        },
-        ['udp', 'and', 'port', '7001'],
+      const { frames } = await rig.sendCaptured(atRouter(['udp', 'and', 'port', '7001']), () =>
+        rig.tool(rig.pod, 'udp-raw', POD, ROUTER_EXT, '7000', '7001', '20', 'csum', '1'),
       );
-      expect(ipv4(atRouter).map((p) => p.src)).toEqual([POD]);
+      expect(ipv4(frames).map((p) => p.src)).toEqual([POD]);
     } finally {
       rig.maps().setInClusterPrefixes([]);
     }

@@ -6,7 +6,7 @@
 // Machine facts (test/netns needs root): `ip netns exec` remounts /sys and hides /sys/fs/bpf, so
 // commands enter only the network namespace (nsenter --net). Native XDP on a veth drops XDP_TX
 // frames unless the peer runs an XDP program; generic mode has no such rule.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
 import { describeAsRootFor, isRoot } from '../requirements';
+import { inNs, macIn, startTcpdump } from './ns-tools';
 import { parsePcap, type Frame } from './pcap';
 import { sleep } from '../sleep';
 
@@ -140,16 +141,12 @@ export class Rig {
   }
 
   /** Runs a command in a network namespace only (not `ip netns exec`: it would hide bpffs). */
-  async in(ns: string, cmd: string, ...args: string[]): Promise<string> {
-    const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
-    return stdout;
+  in(ns: string, cmd: string, ...args: string[]): Promise<string> {
+    return inNs(ns, cmd, ...args);
   }
 
-  async mac(ns: string, ifname: string): Promise<string> {
-    const [link] = JSON.parse(await this.in(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{
-      address: string;
-    }>;
-    return link.address;
+  mac(ns: string, ifname: string): Promise<string> {
+    return macIn(ns, ifname);
   }
 
   /** Loads the responder onto node i's eth0 from a separate process that then exits. */
@@ -232,39 +229,16 @@ export class Rig {
   /** Captures every frame the client's bridge sees while `during` runs, plus `settleMs`. */
   async capture(during: () => Promise<void>, settleMs = 300): Promise<Frame[]> {
     const file = path.join(this.tmp, `cap-${randomBytes(3).toString('hex')}.pcap`);
-    // -B: a 64 MiB kernel buffer, so a capture on a loaded machine keeps up with a probe burst.
-    const tcpdump = spawn(
-      'nsenter',
-      [
-        `--net=/var/run/netns/${this.client}`,
-        'tcpdump',
-        '-Z',
-        'root',
-        '--immediate-mode',
-        '-B',
-        '65536',
-        '-i',
-        this.bridge,
-        '-U',
-        '-n',
-        '-w',
-        file,
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    let stderr = '';
-    tcpdump.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A 64 MiB kernel buffer, so a capture on a loaded machine keeps up with a probe burst.
+    const tcpdump = await startTcpdump(this.client, this.bridge, file, { bufferKiB: 65536 });
     try {
-      await waitForListening(tcpdump);
       await during();
       await sleep(settleMs);
     } finally {
-      await stop(tcpdump);
+      await tcpdump.stop();
     }
     // A frame the capture lost would read as a frame never sent or never answered: say so instead.
-    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(stderr)?.[1] ?? 0);
+    const dropped = Number(/(\d+) packets? dropped by kernel/.exec(tcpdump.stderr())?.[1] ?? 0);
     if (dropped > 0)
       throw new Error(
         `the capture lost ${dropped} frame(s) (tcpdump: dropped by kernel); what it saw cannot be judged`,
@@ -334,30 +308,4 @@ export function arpFramesAbout(frames: Frame[], mac: string, addresses: readonly
   return frames.filter(
     (f) => f.src === mac && f.arp && (addresses.includes(f.arp.sip) || addresses.includes(f.arp.tip)),
   );
-}
-
-function waitForListening(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`tcpdump did not start: ${err}`)), 10_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      if (err.includes('listening on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`tcpdump exited (${code}): ${err}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGINT');
-  });
 }

@@ -10,7 +10,7 @@ import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_TYPE, LIMITS, MAP_NAMES, encodeConfigValue } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 import { type Rig, CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap, withPinnedMap, withPinnedMaps } from './older-pin';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { sleep } from '../sleep';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
@@ -24,17 +24,18 @@ describeAsRoot('upgrade over pins whose juneau_config is a hash keyed by ifindex
   const withPinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(configPin(), use);
 
   // Opened afresh: rig.maps() keeps the maps it opened first, and the config pin changes here.
-  const configs = () => withPinnedMaps(rig.pinDir(0), (maps) => maps.interfaceConfigs());
+  const configs = () => withArpMaps(rig.pinDir(0), (maps) => maps.interfaceConfigs());
 
   test('OPS-1 FO-2: readers refuse the older config; the upgrade carries its entry (heartbeat kept) into the array while a prober runs, and not one request goes unanswered', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     rig.maps(0).addAddress(VIP);
     // The pins of an agent before the array: a hash holding the interface's entry.
     const heartbeat = monotonicNowNs();
-    pinOlderMap(rig.pinDir(0), MAP_NAMES.config, {
+    pinOlderMap(configPin(), {
+      name: MAP_NAMES.config,
       type: 'hash',
-      keySize: 4,
-      valueSize: 32,
+      key: 4,
+      value: 32,
       entries: LIMITS.JUNEAU_CONFIG_MAX,
     });
     const key = Buffer.alloc(4);

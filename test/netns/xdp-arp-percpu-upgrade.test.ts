@@ -15,9 +15,9 @@ import {
   encodeArpKey,
   encodeArpValue,
 } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
+import type { BpfMap } from '../../runtime/agent/bpf/map';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap, withPinnedMap, withPinnedMaps } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -30,16 +30,17 @@ describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-C
   const rig = useRig(1);
   const pin = (name: string) => path.join(rig.pinDir(0), name);
   const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => withPinnedMap(pin(name), use);
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-10: the older table is refused by readers, then moved into the per-CPU table with its counters, and the counts go on exactly', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     // The pins of an agent before the per-CPU table: a hash table holding VIP, and no filter.
     fs.unlinkSync(pin(MAP_NAMES.filter));
-    pinOlderMap(rig.pinDir(0), MAP_NAMES.arpTable, {
+    pinOlderMap(pin(MAP_NAMES.arpTable), {
+      name: MAP_NAMES.arpTable,
       type: 'hash',
-      keySize: 4,
-      valueSize: 40,
+      key: 4,
+      value: 40,
       entries: LIMITS.JUNEAU_ARP_TABLE_MAX,
     });
     withPinned(MAP_NAMES.arpTable, (map) => map.update(encodeArpKey(VIP), encodeArpValue(OLDER)));

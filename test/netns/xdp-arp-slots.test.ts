@@ -9,7 +9,7 @@ import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { numPossibleCpus } from '../../runtime/agent/bpf/libbpf';
 import { LIMITS, MAP_NAMES, arpSlot, encodeArpKey, encodeArpValues } from '../../runtime/agent/bpf/layout';
 import { type Rig, CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { withPinnedMaps } from './older-pin';
+import { withArpMaps } from './pins';
 import { sleep } from '../sleep';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
@@ -28,7 +28,7 @@ function sameFirstSlot(count: number): string[] {
 
 describeAsRoot('address slots, and external_arp_table for what does not fit', () => {
   const rig = useRig(1);
-  const fresh = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
+  const fresh = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('ARP-10: the address past its last free probe is answered from external_arp_table; both kinds count exactly and leave cleanly', async () => {
     const { mac } = await rig.attach(0, { mode: 'generic' });

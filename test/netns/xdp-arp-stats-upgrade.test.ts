@@ -4,11 +4,10 @@
 // map is made here the way libbpf would have made it (bpftool: same type, key, value and flags,
 // 13 entries), so the test does not depend on an old build.
 import * as path from 'node:path';
-import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
-import { BpfMap } from '../../runtime/agent/bpf/map';
+import type { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
+import { pinOlderMap, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
-import { pinOlderMap, withPinnedMaps } from './older-pin';
 
 // Real namespaces, processes and captures: generous on a loaded 2-CPU CI machine.
 jest.setTimeout(30_000);
@@ -19,23 +18,17 @@ const SLOTS_BEFORE_ARP_12 = 13;
 describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', () => {
   const rig = useRig(1);
   const statsPin = () => path.join(rig.pinDir(0), MAP_NAMES.stats);
-  const slots = () => {
-    const map = BpfMap.openPinned(statsPin());
-    try {
-      return map.info.maxEntries;
-    } finally {
-      map.close();
-    }
-  };
-  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withPinnedMaps(rig.pinDir(0), use);
+  const slots = () => withPinnedMap(statsPin(), (map) => map.info.maxEntries);
+  const withMaps = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     withMaps((maps) => maps.addAddress(VIP));
-    pinOlderMap(rig.pinDir(0), MAP_NAMES.stats, {
+    pinOlderMap(statsPin(), {
+      name: MAP_NAMES.stats,
       type: 'percpu_array',
-      keySize: 4,
-      valueSize: 8,
+      key: 4,
+      value: 8,
       entries: SLOTS_BEFORE_ARP_12,
     });
     expect(slots()).toBe(SLOTS_BEFORE_ARP_12);

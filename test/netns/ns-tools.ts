@@ -1,0 +1,67 @@
+// What the namespace rigs (test/netns rig.ts and nat-rig.ts, test/e2e/network.ts, the box's
+// router-view.ts) do in a network namespace the same way: run a command, read a MAC, capture.
+// Every command enters only the network namespace (nsenter --net): `ip netns exec` would hide bpffs.
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Runs `cmd args` in the network namespace `ns` (a name under /var/run/netns); its stdout. */
+export async function inNs(ns: string, cmd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
+  return stdout;
+}
+
+/** The MAC of `ifname` in the network namespace `ns`. */
+export async function macIn(ns: string, ifname: string): Promise<string> {
+  const [link] = JSON.parse(await inNs(ns, 'ip', '-j', 'link', 'show', 'dev', ifname)) as Array<{ address: string }>;
+  return link.address;
+}
+
+/** A running capture: stop() ends it (SIGINT, so the file is complete); stderr is what tcpdump said. */
+export interface Tcpdump {
+  stop(): Promise<void>;
+  stderr(): string;
+}
+
+/**
+ * tcpdump writing every frame `ifname` in `ns` sees to `file` (immediate mode, written as it
+ * comes), with a kernel buffer of `bufferKiB` when given and only what `filter` matches;
+ * resolves once it listens.
+ */
+export async function startTcpdump(
+  ns: string,
+  ifname: string,
+  file: string,
+  o: { readonly filter?: readonly string[]; readonly bufferKiB?: number } = {},
+): Promise<Tcpdump> {
+  const buffer = o.bufferKiB ? ['-B', String(o.bufferKiB)] : [];
+  const args = ['tcpdump', '-Z', 'root', '--immediate-mode', ...buffer, '-U', '-n', '-i', ifname, '-w', file];
+  const tcpdump = spawn('nsenter', [`--net=/var/run/netns/${ns}`, ...args, ...(o.filter ?? [])], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`tcpdump in ${ns} did not start: ${stderr}`)), 10_000);
+    tcpdump.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      if (stderr.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    tcpdump.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`tcpdump in ${ns} exited ${code}: ${stderr}`));
+    });
+  });
+  return {
+    stderr: () => stderr,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (tcpdump.exitCode !== null) return resolve();
+        tcpdump.once('exit', () => resolve());
+        tcpdump.kill('SIGINT');
+      }),
+  };
+}
