@@ -12,10 +12,9 @@ import {
   type ElasticIPAttachment,
   type NetworkInterface,
 } from '../../../api';
-import { Informer } from '../../kube/informer';
-import type { Logger } from '../../kube/log';
+import type { Informer } from '../../kube/informer';
+import type { SharedInformers } from '../../kube/shared-informers';
 import { juneauResource, Resources } from '../../kube/resources';
-import type { RestClient } from '../../kube/rest';
 import { indexBy } from '../../kube/store';
 import type { KubeObject, ObjectMeta } from '../../kube/types';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
@@ -53,28 +52,26 @@ export interface EipCaches {
   readonly pods: Informer<PodObject>;
 }
 
-export function createEipCaches(rest: RestClient, logger?: Logger): EipCaches {
+/** The caches, from the controller's shared informers (the webhooks read attachments and NICs too). */
+export function createEipCaches(informers: SharedInformers): EipCaches {
   return {
-    elasticIPs: new Informer<ElasticIPObject>(rest, { type: EipResources.elasticIPs, logger }),
-    attachments: new Informer<AttachmentObject>(rest, {
+    elasticIPs: informers.informer<ElasticIPObject>({ type: EipResources.elasticIPs }),
+    attachments: informers.informer<AttachmentObject>({
       type: EipResources.elasticIPAttachments,
-      logger,
       indexers: {
         [INDEX.byElasticIP]: indexBy((a) => ref(a.metadata.namespace, a.spec.elasticIP)),
         [INDEX.byNetworkInterface]: indexBy((a) => ref(a.metadata.namespace, a.spec.networkInterface)),
       },
     }),
-    nics: new Informer<NicObject>(rest, {
+    nics: informers.informer<NicObject>({
       type: EipResources.networkInterfaces,
-      logger,
       indexers: {
         [INDEX.byElasticIP]: indexBy((n) => ref(n.metadata.namespace, n.spec.elasticIP)),
         [INDEX.byPod]: indexBy((n) => ref(n.metadata.namespace, n.spec.podName)),
       },
     }),
-    pods: new Informer<PodObject>(rest, {
+    pods: informers.informer<PodObject>({
       type: Resources.pods,
-      logger,
       // The ElasticIPs a Pod's annotations name, so an ElasticIP change finds the Pods waiting for it (EN-8).
       indexers: { [INDEX.byElasticIP]: (p) => podElasticIPs(p) },
     }),

@@ -13,7 +13,7 @@ import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
-import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { CACHE_INDEX, poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import {
   deleteOwnedAdvertisements,
@@ -153,11 +153,9 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
   return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message}${keeping} (SLB-2)` };
 }
 
+/** The Service's EndpointSlices, by index: a full walk of the cache per pass was O(N²) over N Services. */
 function endpointSlicesOf(ctx: ControllerContext, key: string) {
-  const { namespace, name } = splitKey(key);
-  return ctx.caches.endpointSlices
-    .list()
-    .filter((s) => s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
+  return ctx.caches.endpointSlices.byIndex(CACHE_INDEX.byService, key);
 }
 
 function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
