@@ -4,30 +4,22 @@
  * and the views all of them build from those caches — so the three status reconcilers decide
  * usage (EIP-11) from the same inputs with the same function.
  */
-import {
-  elasticIPAttachmentKind,
-  elasticIPKind,
-  networkInterfaceKind,
-  type ElasticIP,
-  type ElasticIPAttachment,
-  type NetworkInterface,
-} from '../../../api';
+import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../../api';
 import type { Informer } from '../../kube/informer';
 import type { SharedInformers } from '../../kube/shared-informers';
-import { juneauResource, Resources } from '../../kube/resources';
+import { Resources } from '../../kube/resources';
 import { indexBy } from '../../kube/store';
 import type { KubeObject, ObjectMeta } from '../../kube/types';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import type { PodView } from '../pods/plan';
+import { JuneauResources } from '../resources';
 import { decideUsage, type AttachmentView, type NicView, type Usage } from './usage';
-
-const juneau = juneauResource;
 
 /** The namespaced kinds of this feature as REST resource types. */
 export const EipResources = {
-  elasticIPs: juneau(elasticIPKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
+  elasticIPs: JuneauResources.elasticIPs,
+  elasticIPAttachments: JuneauResources.elasticIPAttachments,
+  networkInterfaces: JuneauResources.networkInterfaces,
 } as const;
 
 export type ElasticIPObject = ElasticIP & KubeObject;

@@ -10,31 +10,23 @@
  *   Pods (read only when an ElasticIPAttachment is created, for one namespace; a cluster-wide Pod
  *   informer would cost far more), and by tests and bench/admission as the baseline.
  */
-import {
-  addressPoolKind,
-  arpAdvertisementKind,
-  elasticIPAttachmentKind,
-  externalNetworkKind,
-  networkInterfaceKind,
-} from '../../../api';
 import { waitForCacheSync, type Informer } from '../../kube/informer';
 import { SharedInformers } from '../../kube/shared-informers';
 import type { Logger } from '../../kube/log';
-import { juneauResource, Resources, type ResourceType } from '../../kube/resources';
+import { Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import { addressKey, advertisementsByAddress, CACHE_INDEX } from '../context';
+import { JuneauResources } from '../resources';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
-
-const juneau = juneauResource;
 
 /** The resource types the webhooks read. */
 export const WebhookResources = {
-  addressPools: juneau(addressPoolKind),
-  externalNetworks: juneau(externalNetworkKind),
-  arpAdvertisements: juneau(arpAdvertisementKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
+  addressPools: JuneauResources.addressPools,
+  externalNetworks: JuneauResources.externalNetworks,
+  arpAdvertisements: JuneauResources.arpAdvertisements,
+  elasticIPAttachments: JuneauResources.elasticIPAttachments,
+  networkInterfaces: JuneauResources.networkInterfaces,
   nodes: Resources.nodes,
   pods: Resources.pods,
 } as const;
