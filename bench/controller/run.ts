@@ -21,7 +21,7 @@ import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
-import { createArpNetwork } from '../../test/cluster/fixture';
+import { createArpNetwork } from '../../test/cluster/arp-network';
 import { sleep } from '../../test/sleep';
 import { createBackends, createNodes, serviceFloorWrites } from '../lb-rig';
 

@@ -16,7 +16,7 @@ import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { type Cluster } from '../../test/cluster/harness';
 import { REPO_ROOT } from '../../test/cluster/paths';
-import { createArpNetwork } from '../../test/cluster/fixture';
+import { createArpNetwork } from '../../test/cluster/arp-network';
 import {
   duplicates,
   fail,
