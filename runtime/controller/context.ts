@@ -8,7 +8,7 @@ import type {
   ServiceLoadBalancer,
 } from '../../api';
 import { parseIPv4, type PoolView } from '../../api/validation';
-import { FieldManagers } from '../kube/apply';
+import { applyStatus, FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import type { Informer, InformerOptions } from '../kube/informer';
 import { SharedInformers } from '../kube/shared-informers';
@@ -187,6 +187,22 @@ export function poolViews(caches: Caches): Map<string, PoolView> {
       },
     ]),
   );
+}
+
+/**
+ * Server-side apply of `status` unless `current` already equals it: a pass that changes nothing
+ * writes nothing (level-triggered reconcilers run often). Returns whether it wrote.
+ */
+export async function applyStatusIfChanged(
+  ctx: Pick<ControllerContext, 'rest' | 'fieldManager'>,
+  type: ResourceType,
+  ref: { namespace?: string; name: string },
+  current: unknown,
+  status: unknown,
+): Promise<boolean> {
+  if (sameJson(current, status)) return false;
+  await applyStatus(ctx.rest, type, ref, status, ctx.fieldManager);
+  return true;
 }
 
 /** Order-insensitive deep equality of JSON values, to skip writes that change nothing. */
