@@ -6,6 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { setMaxListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { resourcePath, type ResourceType } from './resources';
 import type { KubeList, KubeObject } from './types';
@@ -114,6 +115,9 @@ export class RestClient {
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.fence = options.fence;
+    // Every request and watch in flight listens on the fence until it ends: more than the default
+    // 10 is the normal case, not a leak (the listeners are removed on completion, see abortOn).
+    if (this.fence) setMaxListeners(Infinity, this.fence);
   }
 
   /** The same credentials and connection pool rules, behind `fence` (see RestClientOptions.fence). */
