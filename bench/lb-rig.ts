@@ -8,7 +8,7 @@
 import { API_VERSION, FINALIZERS } from '../api';
 import { advertisementName, ownerMetadata } from '../runtime/controller/arp/names';
 import { JuneauResources } from '../runtime/controller/resources';
-import { FieldManagers } from '../runtime/kube/apply';
+import { applyStatus, FieldManagers } from '../runtime/kube/apply';
 import { toMicroTime } from '../runtime/kube/conditions';
 import { Resources } from '../runtime/kube/resources';
 import type { RestClient } from '../runtime/kube/rest';
@@ -176,14 +176,7 @@ export async function serviceFloorWrites(rest: RestClient, s: FloorService): Pro
       condition('Available', 'Advertised', `VIP ${vip} answered over ARP by node ${members[0]}`),
     ],
   };
-  await rest.patch(
-    JuneauResources.serviceLoadBalancers,
-    namespace,
-    name,
-    'apply',
-    { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status },
-    { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
-  );
+  await applyStatus(rest, JuneauResources.serviceLoadBalancers, { namespace, name }, status, FIELD_MANAGER);
   await rest.patch(
     Resources.services,
     namespace,

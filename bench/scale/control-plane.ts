@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { FieldManagers } from '../../runtime/kube/apply';
+import { applyStatus, FieldManagers } from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -239,14 +239,7 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
         },
       ],
     };
-    await rest.patch(
-      EipResources.elasticIPs,
-      namespace,
-      name,
-      'apply',
-      { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace, name }, status },
-      { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
-    );
+    await applyStatus(rest, EipResources.elasticIPs, { namespace, name }, status, FIELD_MANAGER);
     await floorEvent(
       rest,
       { kind: 'ElasticIP', namespace, name, uid: eip.metadata?.uid },

@@ -2,6 +2,7 @@
 // bench scripts (tsx) can import it (./fixture.ts sets jest's timeout when loaded).
 import { API_VERSION } from '../../api/constants';
 import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import type { ResourceType } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 
 /** An arp AddressPool `pool` over `addresses` and the arp ExternalNetwork `network` over it. */
@@ -9,22 +10,8 @@ export async function createArpNetwork(
   rest: RestClient,
   o: { readonly pool: string; readonly network: string; readonly addresses: readonly string[] },
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: o.pool },
-      spec: { advertiseMode: 'arp', addresses: [...o.addresses] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: o.network },
-      spec: { type: 'arp', addressPools: [o.pool] },
-    }),
-  );
+  const create = (type: ResourceType, name: string, spec: object) =>
+    rest.create(type, asKube({ apiVersion: API_VERSION, kind: type.kind, metadata: { name }, spec }));
+  await create(JuneauResources.addressPools, o.pool, { advertiseMode: 'arp', addresses: [...o.addresses] });
+  await create(JuneauResources.externalNetworks, o.network, { type: 'arp', addressPools: [o.pool] });
 }
