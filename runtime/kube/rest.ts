@@ -6,6 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as tls from 'node:tls';
 import { setMaxListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { resourcePath, type ResourceType } from './resources';
@@ -269,7 +270,10 @@ export class RestClient {
     const opts: https.RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(opts);
     const { ca, cert, key, rejectUnauthorized, servername } = opts;
-    this.agent = new https.Agent({ keepAlive: true, ca, cert, key, rejectUnauthorized, servername });
+    // One TLS context for every connection: given ca/cert/key, the agent would build (and parse
+    // them into) a new one per connection, 1.7 s of a 27 s CPU profile in bench/scale.
+    const secureContext = tls.createSecureContext({ ca, cert, key });
+    this.agent = new https.Agent({ keepAlive: true, secureContext, rejectUnauthorized, servername });
     return this.agent;
   }
 }
