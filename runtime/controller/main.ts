@@ -81,7 +81,10 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       return;
     }
     controller.observeAgentLeases(); // a standby too: at takeover it knows which agents died (FO-3)
-    elector = new LeaderElector(restLeaseClient(rest), {
+    // Its own client and connections, apart from the shared informers' lists and watches on `rest`
+    // (as before they were shared). On a machine at load 20+ a starved leader still misses the
+    // 10 s renew deadline at times, with or without this (bench/README.md, scale).
+    elector = new LeaderElector(restLeaseClient(new RestClient(kubeConfig)), {
       namespace: flags.leaderElectionNamespace,
       name: flags.leaderElectionId,
       identity,
