@@ -3,29 +3,23 @@
 // (The old AbortSignal.any/timeout leak — a WeakRef per request among the fence's dependants, a
 // timer until it fires — is internal to Node and not observable here; these checks guard the
 // listeners and timers the client now manages itself. That the fence aborts a request in flight
-// is leader-step-down.test.ts's.) A plain local
-// HTTP server stands in for the API server: only the client's bookkeeping is under test.
-import * as http from 'node:http';
-import { localKubeConfig } from './local-kubeconfig';
+// is leader-step-down.test.ts's.) A plain local HTTP server stands in for the API server: only the
+// client's bookkeeping is under test.
 import { getEventListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../../runtime/kube/rest';
+import { localApiServer } from './local-api-server';
 
-let server: http.Server;
 let kc: KubeConfig;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  ({ kubeConfig: kc, close } = await localApiServer((req, res) => {
     if (req.url?.startsWith('/hang')) return; // never answers
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Status"}');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  kc = localKubeConfig(server);
+  }));
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+afterAll(() => close());
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
