@@ -11,25 +11,24 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { advertisementName, ownerMetadata } from '../../runtime/controller/arp/names';
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { FieldManagers } from '../../runtime/kube/apply';
 import { EventRecorder } from '../../runtime/kube/events';
-import { toMicroTime } from '../../runtime/kube/conditions';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
+import { createArpNetwork } from '../../test/cluster/arp-network';
 import { sleep } from '../../test/sleep';
+import { createBackends, createNodes, serviceFloorWrites } from '../lb-rig';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
 /** The controller's default `--workers`; the floor runs as many loops side by side. */
 const WORKERS = 4;
-const FIELD_MANAGER = FieldManagers.controller;
 const REPORTER = 'juneau.loutres.me/controller';
 
 const nodes = [1, 2, 3, 4, 5, 6].map((i) => `bench-n${i}`);
@@ -96,59 +95,6 @@ async function createNamespace(rest: RestClient, name: string): Promise<void> {
   await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
-/** Nodes, then 9 ready Pods per namespace (no kubelet: the status is written here). */
-async function ensureNodes(rest: RestClient): Promise<void> {
-  for (const [i, name] of nodes.entries()) {
-    await rest.create(Resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    });
-    await rest.patch(
-      Resources.nodes,
-      undefined,
-      name,
-      'merge',
-      { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } },
-      { subresource: 'status' },
-    );
-  }
-}
-
-async function createBackends(rest: RestClient, namespace: string, podNet: number): Promise<void> {
-  const now = new Date().toISOString();
-  for (const [g, members] of groups.entries()) {
-    for (const [j, node] of members.entries()) {
-      const name = `g${g}-${j}`;
-      await rest.create(Resources.pods, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { namespace, name, labels: { group: `g${g}` } },
-        spec: {
-          nodeName: node,
-          containers: [
-            { name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] },
-          ],
-        },
-      } as KubeObject);
-      const podIP = `10.${podNet}.${g}.${10 + j}`;
-      const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-        type,
-        status: 'True',
-        lastTransitionTime: now,
-      }));
-      await rest.patch(
-        Resources.pods,
-        namespace,
-        name,
-        'merge',
-        { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } },
-        { subresource: 'status' },
-      );
-    }
-  }
-}
-
 /** N Services (externalTrafficPolicy Local) and waits until each has an EndpointSlice with a ready endpoint. */
 async function createServices(
   rest: RestClient,
@@ -186,21 +132,6 @@ async function createServices(
     if (ready.size >= SERVICES) return;
     await sleep(500);
   }
-}
-
-async function createPoolAndNetwork(rest: RestClient, pool: string, network: string, cidr: string): Promise<void> {
-  await rest.create(JuneauResources.addressPools, {
-    apiVersion: API_VERSION,
-    kind: 'AddressPool',
-    metadata: { name: pool },
-    spec: { advertiseMode: 'arp', addresses: [cidr] },
-  } as KubeObject);
-  await rest.create(JuneauResources.externalNetworks, {
-    apiVersion: API_VERSION,
-    kind: 'ExternalNetwork',
-    metadata: { name: network },
-    spec: { type: 'arp', addressPools: [pool] },
-  } as KubeObject);
 }
 
 /** Resolves with the time at which a watch on the namespace's ServiceLoadBalancers has seen all N Ready. */
@@ -264,112 +195,17 @@ async function runFloor(
   const uidOf = new Map(services.map((s) => [s.metadata?.name ?? '', s.metadata?.uid ?? '']));
   const watch = await watchAllReady(admin, namespace);
   const t0 = Date.now();
-  await forEachConcurrent(SERVICES, WORKERS, async (i) => {
-    const name = `s${i}`;
-    const vip = ipv4(base, i + 1);
-    const members = groups[i % groups.length];
-    const owner = {
-      apiVersion: 'v1',
-      kind: 'Service',
-      name,
-      uid: uidOf.get(name) ?? '',
-      controller: true,
-      blockOwnerDeletion: true,
-    };
-    const slb = await rest.patch<KubeObject>(
-      JuneauResources.serviceLoadBalancers,
+  await forEachConcurrent(SERVICES, WORKERS, (i) =>
+    serviceFloorWrites(rest, {
       namespace,
-      name,
-      'apply',
-      {
-        apiVersion: API_VERSION,
-        kind: 'ServiceLoadBalancer',
-        metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
-        spec: { externalNetwork: network },
-      },
-      { fieldManager: FIELD_MANAGER, force: true },
-    );
-    const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
-    await rest.create(
-      JuneauResources.allocationClaims,
-      {
-        apiVersion: API_VERSION,
-        kind: 'AllocationClaim',
-        metadata: { name: `ipv4.${vip}` },
-        spec: { pool: { kind: 'AddressPool', name: pool }, value: vip, holder },
-      } as KubeObject,
-      { fieldManager: FIELD_MANAGER },
-    );
-    await rest.create(
-      JuneauResources.arpAdvertisements,
-      {
-        apiVersion: API_VERSION,
-        kind: 'ARPAdvertisement',
-        metadata: {
-          name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
-          ...ownerMetadata({ kind: 'ServiceLoadBalancer', namespace, name }),
-        },
-        spec: { externalNetwork: network, address: vip, nodeName: members[0] },
-      } as KubeObject,
-      { fieldManager: FIELD_MANAGER },
-    );
-    const now = new Date().toISOString();
-    const status = {
-      phase: 'Ready',
-      vip,
-      addressPool: pool,
-      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
-      advertisingNodes: [...members].sort(),
-      arpAnnouncingNode: members[0],
-      backendSummary: { totalReady: 3, localReadyNodes: 3 },
-      observedGeneration: 1,
-      conditions: [
-        {
-          type: 'Allocated',
-          status: 'True',
-          reason: 'AddressAllocated',
-          message: `VIP ${vip} from AddressPool ${pool}`,
-          observedGeneration: 1,
-          lastTransitionTime: now,
-        },
-        {
-          type: 'Available',
-          status: 'True',
-          reason: 'Advertised',
-          message: `VIP ${vip} answered over ARP by node ${members[0]}`,
-          observedGeneration: 1,
-          lastTransitionTime: now,
-        },
-      ],
-    };
-    const path = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status };
-    await rest.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'apply', path, {
-      fieldManager: FIELD_MANAGER,
-      force: true,
-      subresource: 'status',
-    });
-    await rest.patch(
-      Resources.services,
-      namespace,
-      name,
-      'merge',
-      { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } },
-      { fieldManager: FIELD_MANAGER, subresource: 'status' },
-    );
-    await rest.create(Resources.events, {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace, name: `${name}.${Date.now().toString(16)}${i}` },
-      eventTime: toMicroTime(new Date()),
-      reportingController: REPORTER,
-      reportingInstance: 'bench-floor',
-      action: 'Reconcile',
-      reason: 'Advertised',
-      type: 'Normal',
-      note: `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`,
-      regarding: { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid },
-    } as KubeObject);
-  });
+      name: `s${i}`,
+      uid: uidOf.get(`s${i}`) ?? '',
+      vip: ipv4(base, i + 1),
+      pool,
+      network,
+      members: groups[i % groups.length],
+    }),
+  );
   const t1 = await watch.done;
   watch.abort();
   return { ms: t1 - t0, writes: rest };
@@ -454,7 +290,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   try {
     const admin = new RestClient(cluster.kubeConfig);
-    await ensureNodes(admin);
+    await createNodes(admin, nodes);
     const rounds: Array<{ controller: number; floors: [number, number]; ratio: number }> = [];
     let controllerWrites: CountingRestClient | undefined;
     let floorWrites: CountingRestClient | undefined;
@@ -471,15 +307,15 @@ async function main(): Promise<void> {
       // A /21 (2,048 addresses) per pool and round, from 198.18.0.0/15.
       const ctlCidr = `198.18.${(round - 1) * 16}.0/21`;
       const floorBase = `198.18.${(round - 1) * 16 + 8}.0`;
-      await createPoolAndNetwork(admin, ctlPool, ctlPool, ctlCidr);
-      await createPoolAndNetwork(admin, floorPool, floorPool, `${floorBase}/21`);
+      await createArpNetwork(admin, { pool: ctlPool, network: ctlPool, addresses: [ctlCidr] });
+      await createArpNetwork(admin, { pool: floorPool, network: floorPool, addresses: [`${floorBase}/21`] });
       const setup0 = Date.now();
       for (const [ns, net] of [
         [ctlNs, 1],
         [floorNs, 2],
       ] as const) {
         await createNamespace(admin, ns);
-        await createBackends(admin, ns, 100 + round * 2 + net);
+        await createBackends(admin, ns, groups, 100 + round * 2 + net);
       }
       await createServices(admin, floorNs, floorPool, 'bench.juneau.invalid/floor');
       await createServices(admin, ctlNs, ctlPool, LOAD_BALANCER_CLASS);

@@ -20,6 +20,7 @@ import { type Cluster } from '../../test/cluster/harness';
 import { REPO_ROOT } from '../../test/cluster/paths';
 import { Rig } from '../../test/netns/rig';
 import { fail, forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, waitUntil } from './common';
+import { createArpNetwork } from '../../test/cluster/arp-network';
 
 const AGENT_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-agent.js');
 const CPU_PROF_PRELOAD = path.join(REPO_ROOT, 'bench', 'scale', 'cpu-prof-after-ready.cjs');
@@ -111,18 +112,7 @@ export async function measureAgent(
       { status: { addresses: [{ type: 'InternalIP', address: rig.nodeIp(0) }] } },
       { subresource: 'status' },
     );
-    await rest.create(JuneauResources.addressPools, {
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: NETWORK },
-      spec: { advertiseMode: 'arp', addresses: [`${BASE}/17`] },
-    } as KubeObject);
-    await rest.create(JuneauResources.externalNetworks, {
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: NETWORK },
-      spec: { type: 'arp', addressPools: [NETWORK] },
-    } as KubeObject);
+    await createArpNetwork(rest, { pool: NETWORK, network: NETWORK, addresses: [`${BASE}/17`] });
     const ad = (i: number) =>
       ({
         apiVersion: API_VERSION,

@@ -8,16 +8,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
-import { advertisementName, ownerMetadata } from '../../runtime/controller/arp/names';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { FieldManagers } from '../../runtime/kube/apply';
-import { toMicroTime } from '../../runtime/kube/conditions';
+import { applyStatus, FieldManagers } from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { type Cluster } from '../../test/cluster/harness';
 import { REPO_ROOT } from '../../test/cluster/paths';
+import { createArpNetwork } from '../../test/cluster/arp-network';
 import {
   duplicates,
   fail,
@@ -30,9 +29,9 @@ import {
   watchCount,
 } from './common';
 import { sleep } from '../../test/sleep';
+import { createBackends, createNodes, floorEvent, serviceFloorWrites } from '../lb-rig';
 
 const FIELD_MANAGER = FieldManagers.controller;
-const REPORTER = 'juneau.loutres.me/controller';
 /** The controller's default `--workers`; the floor keeps as many writes in flight per kind. */
 const WORKERS = 4;
 const CONTROLLER_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-controller.js');
@@ -79,77 +78,26 @@ const slbReady = (o: KubeObject & { status?: { phase?: string } }) => o.status?.
 const eipAvailable = (o: KubeObject & { status?: { phase?: string; address?: string } }) =>
   o.status?.phase === 'Available' && !!o.status.address;
 
-async function createPoolAndNetwork(rest: RestClient, name: string, base: string): Promise<void> {
-  await rest.create(JuneauResources.addressPools, {
-    apiVersion: API_VERSION,
-    kind: 'AddressPool',
-    metadata: { name },
-    spec: { advertiseMode: 'arp', addresses: [`${base}/16`] },
-  } as KubeObject);
-  await rest.create(JuneauResources.externalNetworks, {
-    apiVersion: API_VERSION,
-    kind: 'ExternalNetwork',
-    metadata: { name },
-    spec: { type: 'arp', addressPools: [name] },
-  } as KubeObject);
-}
-
 /** Nodes (no kubelet: their status is written here), pools and networks, namespaces and 9 ready Pods each. */
 export async function setupSides(rest: RestClient): Promise<void> {
-  for (const [i, name] of nodes.entries()) {
-    await rest.create(Resources.nodes, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    });
-    await rest.patch(
-      Resources.nodes,
-      undefined,
-      name,
-      'merge',
-      { status: { addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + i}` }] } },
-      { subresource: 'status' },
-    );
-  }
+  await createNodes(rest, nodes);
   for (const [s, side] of Object.values(sides).entries()) {
-    await createPoolAndNetwork(rest, side.slbNetwork, side.slbBase);
-    await createPoolAndNetwork(rest, side.eipNetwork, side.eipBase);
+    await createArpNetwork(rest, {
+      pool: side.slbNetwork,
+      network: side.slbNetwork,
+      addresses: [`${side.slbBase}/16`],
+    });
+    await createArpNetwork(rest, {
+      pool: side.eipNetwork,
+      network: side.eipNetwork,
+      addresses: [`${side.eipBase}/16`],
+    });
     await rest.create(Resources.namespaces, {
       apiVersion: 'v1',
       kind: 'Namespace',
       metadata: { name: side.namespace },
     });
-    const now = new Date().toISOString();
-    for (const [g, members] of groups.entries()) {
-      for (const [j, node] of members.entries()) {
-        const name = `g${g}-${j}`;
-        await rest.create(Resources.pods, {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { namespace: side.namespace, name, labels: { group: `g${g}` } },
-          spec: {
-            nodeName: node,
-            containers: [
-              { name: 'main', image: 'registry.invalid/none', ports: [{ name: 'http', containerPort: 8080 }] },
-            ],
-          },
-        } as KubeObject);
-        const podIP = `10.${200 + s}.${g}.${10 + j}`;
-        const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
-          type,
-          status: 'True',
-          lastTransitionTime: now,
-        }));
-        await rest.patch(
-          Resources.pods,
-          side.namespace,
-          name,
-          'merge',
-          { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }], conditions } },
-          { subresource: 'status' },
-        );
-      }
-    }
+    await createBackends(rest, side.namespace, groups, 200 + s);
   }
 }
 
@@ -233,119 +181,17 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
   );
   const watch = await watchSide(admin, side, count);
   const t0 = Date.now();
-  const event = (name: string, kind: string, uid: string | undefined, note: string) =>
-    rest.create(Resources.events, {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { namespace, name: `${name}.${Date.now().toString(16)}` },
-      eventTime: toMicroTime(new Date()),
-      reportingController: REPORTER,
-      reportingInstance: 'bench-floor',
-      action: 'Reconcile',
-      reason: 'Advertised',
-      type: 'Normal',
-      note,
-      regarding: { apiVersion: API_VERSION, kind, namespace, name, uid },
-    } as KubeObject);
-  const services = forEachConcurrent(count, WORKERS, async (i) => {
-    const name = `s${i}`;
-    const vip = ipv4(side.slbBase, i + 1);
-    const members = groups[i % groups.length];
-    const owner = {
-      apiVersion: 'v1',
-      kind: 'Service',
-      name,
-      uid: uidOf.get(name) ?? '',
-      controller: true,
-      blockOwnerDeletion: true,
-    };
-    const slb = await rest.patch<KubeObject>(
-      JuneauResources.serviceLoadBalancers,
+  const services = forEachConcurrent(count, WORKERS, (i) =>
+    serviceFloorWrites(rest, {
       namespace,
-      name,
-      'apply',
-      {
-        apiVersion: API_VERSION,
-        kind: 'ServiceLoadBalancer',
-        metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
-        spec: { externalNetwork: side.slbNetwork },
-      },
-      { fieldManager: FIELD_MANAGER, force: true },
-    );
-    const holder = { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', namespace, name, uid: slb.metadata?.uid };
-    await rest.create(
-      JuneauResources.allocationClaims,
-      {
-        apiVersion: API_VERSION,
-        kind: 'AllocationClaim',
-        metadata: { name: `ipv4.${vip}` },
-        spec: { pool: { kind: 'AddressPool', name: side.slbNetwork }, value: vip, holder },
-      } as KubeObject,
-      { fieldManager: FIELD_MANAGER },
-    );
-    const ownerRef = { kind: 'ServiceLoadBalancer', namespace, name } as const;
-    await rest.create(
-      JuneauResources.arpAdvertisements,
-      {
-        apiVersion: API_VERSION,
-        kind: 'ARPAdvertisement',
-        metadata: { name: advertisementName(ownerRef), ...ownerMetadata(ownerRef) },
-        spec: { externalNetwork: side.slbNetwork, address: vip, nodeName: members[0] },
-      } as KubeObject,
-      { fieldManager: FIELD_MANAGER },
-    );
-    const now = new Date().toISOString();
-    const status = {
-      phase: 'Ready',
-      vip,
-      addressPool: side.slbNetwork,
-      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
-      advertisingNodes: [...members].sort(),
-      arpAnnouncingNode: members[0],
-      backendSummary: { totalReady: 3, localReadyNodes: 3 },
-      observedGeneration: 1,
-      conditions: [
-        {
-          type: 'Allocated',
-          status: 'True',
-          reason: 'AddressAllocated',
-          message: `VIP ${vip} from AddressPool ${side.slbNetwork}`,
-          observedGeneration: 1,
-          lastTransitionTime: now,
-        },
-        {
-          type: 'Available',
-          status: 'True',
-          reason: 'Advertised',
-          message: `VIP ${vip} answered over ARP by node ${members[0]}`,
-          observedGeneration: 1,
-          lastTransitionTime: now,
-        },
-      ],
-    };
-    await rest.patch(
-      JuneauResources.serviceLoadBalancers,
-      namespace,
-      name,
-      'apply',
-      { apiVersion: API_VERSION, kind: 'ServiceLoadBalancer', metadata: { namespace, name }, status },
-      { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
-    );
-    await rest.patch(
-      Resources.services,
-      namespace,
-      name,
-      'merge',
-      { status: { loadBalancer: { ingress: [{ ip: vip, ipMode: 'VIP' }] } } },
-      { fieldManager: FIELD_MANAGER, subresource: 'status' },
-    );
-    await event(
-      name,
-      'ServiceLoadBalancer',
-      slb.metadata?.uid,
-      `phase Ready: VIP ${vip} answered over ARP by node ${members[0]}`,
-    );
-  });
+      name: `s${i}`,
+      uid: uidOf.get(`s${i}`) ?? '',
+      vip: ipv4(side.slbBase, i + 1),
+      pool: side.slbNetwork,
+      network: side.slbNetwork,
+      members: groups[i % groups.length],
+    }),
+  );
   const eips = forEachConcurrent(count, WORKERS, async (i) => {
     const name = `e${i}`;
     const address = ipv4(side.eipBase, i + 1);
@@ -393,15 +239,12 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
         },
       ],
     };
-    await rest.patch(
-      EipResources.elasticIPs,
-      namespace,
-      name,
-      'apply',
-      { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { namespace, name }, status },
-      { fieldManager: FIELD_MANAGER, force: true, subresource: 'status' },
+    await applyStatus(rest, EipResources.elasticIPs, { namespace, name }, status, FIELD_MANAGER);
+    await floorEvent(
+      rest,
+      { kind: 'ElasticIP', namespace, name, uid: eip.metadata?.uid },
+      `phase Available: ${address}`,
     );
-    await event(name, 'ElasticIP', eip.metadata?.uid, `phase Available: ${address}`);
   });
   await Promise.all([services, eips]);
   const t1 = await watch.all;

@@ -7,10 +7,12 @@ import type {
   ExternalNetwork,
   ServiceLoadBalancer,
 } from '../../api';
-import type { PoolView } from '../../api/validation';
-import { FieldManagers } from '../kube/apply';
+import { parseIPv4, type PoolView } from '../../api/validation';
+import { applyStatus, FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
-import { Informer } from '../kube/informer';
+import type { Informer, InformerOptions } from '../kube/informer';
+import { SharedInformers } from '../kube/shared-informers';
+import { indexBy, type IndexFunc } from '../kube/store';
 import { silentLogger, type Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { Resources, type ResourceType } from '../kube/resources';
@@ -20,8 +22,8 @@ import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
 import { withdrawBeforeRelease } from './arp/claim-guard';
-import { JuneauResources, OWNER_LABELS, restClaimStore } from './resources';
-import type { EndpointSliceView, ServiceView } from './slb/views';
+import { JuneauResources, restClaimStore } from './resources';
+import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from './slb/views';
 import type { Lease } from '../kube/leader-election';
 import { INSTALL } from '../../api/constants';
 import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
@@ -54,29 +56,79 @@ export interface ControllerContext {
   readonly fieldManager: 'juneau-controller';
   /** FO-3: nodes whose agent Lease expired (nodes/agent-leases.ts). */
   readonly agentLiveness: AgentLeaseTracker;
+  /** Where every cache of this controller comes from (the ElasticIP caches too), one informer per kind. */
+  readonly informers: SharedInformers;
 }
 
-/** The shared caches, not started: whoever runs reconcilers on them starts those it reads. */
-export function createCaches(rest: RestClient, logger: Logger): Caches {
-  const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) =>
-    new Informer<T>(rest, { type, labelSelector, logger });
+/** Index names of the shared caches. */
+export const CACHE_INDEX = {
+  /** EndpointSlices by `<namespace>/<kubernetes.io/service-name>`: a pass reads its Service's slices, not all of them. */
+  byService: 'service',
+  /** ARPAdvertisements by spec.address as addressKey spells it (ARP-4: the duplicate detector and the webhook). */
+  byAddress: 'address',
+} as const;
+
+/** One spelling per address (the schema requires dotted-quad IPv4; anything else is kept as written). */
+export const addressKey = (address: string | undefined): string | undefined => {
+  const n = address === undefined ? undefined : parseIPv4(address);
+  return n !== undefined ? String(n) : address;
+};
+
+/** CACHE_INDEX.byAddress; one function, so the readers of the shared informer ask for the same index. */
+export const advertisementsByAddress: IndexFunc<KubeObject> = indexBy((a) =>
+  addressKey((a as K<ARPAdvertisement>).spec?.address),
+);
+
+/**
+ * The shared caches, not started: whoever runs reconcilers on them starts those it reads. From
+ * `informers` when given (one informer per kind for the whole process, ./webhook/listers.ts too).
+ */
+export function createCaches(rest: RestClient, logger: Logger, informers = new SharedInformers(rest, logger)): Caches {
+  const informer = <T extends KubeObject>(type: ResourceType, more: Partial<InformerOptions<T>> = {}) =>
+    informers.informer<T>({ type, logger, ...more });
   return {
-    services: informer(Resources.services),
-    endpointSlices: informer(Resources.endpointSlices),
+    services: informer<ServiceObject>(Resources.services, { transform: serviceView }),
+    endpointSlices: informer<EndpointSliceObject>(Resources.endpointSlices, {
+      transform: endpointSliceView,
+      indexers: {
+        [CACHE_INDEX.byService]: indexBy((s) => {
+          const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
+          return service ? `${s.metadata?.namespace}/${service}` : undefined;
+        }),
+      },
+    }),
     serviceLoadBalancers: informer(JuneauResources.serviceLoadBalancers),
-    // Only ours (an owner label): the duplicate detector watches every ARPAdvertisement itself.
-    arpAdvertisements: informer(JuneauResources.arpAdvertisements, OWNER_LABELS.kind),
+    // Every ARPAdvertisement, not only ours: the duplicate detector reads this cache too (ARP-4),
+    // and the reconcilers verify an object's owner marks before they count it as theirs (NAME-1).
+    arpAdvertisements: informer<K<ARPAdvertisement>>(JuneauResources.arpAdvertisements, {
+      indexers: { [CACHE_INDEX.byAddress]: advertisementsByAddress },
+    }),
     externalNetworks: informer(JuneauResources.externalNetworks),
     addressPools: informer(JuneauResources.addressPools),
     allocationPools: informer(JuneauResources.allocationPools),
     allocationClaims: informer(JuneauResources.allocationClaims),
-    agentLeases: new Informer<Lease>(rest, {
-      type: Resources.leases,
+    agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
-      logger,
     }),
   };
+}
+
+/**
+ * A Service as the cache keeps it: its metadata and status, and of its spec what the rules read
+ * (ServiceView) — not its selector, cluster IPs, node ports or session affinity.
+ */
+function serviceView(s: ServiceObject): ServiceObject {
+  const spec = s.spec;
+  if (!spec) return s;
+  const { type, loadBalancerClass, ports, externalTrafficPolicy, ipFamilies } = spec;
+  return { ...s, spec: { type, loadBalancerClass, ports, externalTrafficPolicy, ipFamilies } };
+}
+
+/** An EndpointSlice as the cache keeps it: each endpoint's addresses, conditions and node (EndpointSliceView). */
+function endpointSliceView(s: EndpointSliceObject): EndpointSliceObject {
+  const endpoints = s.endpoints?.map(({ addresses, conditions, nodeName }) => ({ addresses, conditions, nodeName }));
+  return { ...s, endpoints };
 }
 
 export interface ControllerContextOptions {
@@ -87,6 +139,8 @@ export interface ControllerContextOptions {
   readonly metrics?: RuntimeMetrics;
   /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
   readonly agentLeaseGraceMs?: number;
+  /** The process's informers, shared with the webhooks' caches. @default a new set over `rest` */
+  readonly informers?: SharedInformers;
 }
 
 /**
@@ -97,7 +151,8 @@ export interface ControllerContextOptions {
 export function createControllerContext(options: ControllerContextOptions): ControllerContext {
   const { rest } = options;
   const logger = options.logger ?? silentLogger;
-  const caches = createCaches(rest, logger);
+  const informers = options.informers ?? new SharedInformers(rest, logger);
+  const caches = createCaches(rest, logger, informers);
   const index = new AllocatorIndex();
   feedAllocatorIndex(caches, index, options.metrics);
   const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
@@ -111,6 +166,7 @@ export function createControllerContext(options: ControllerContextOptions): Cont
     logger,
     fieldManager: FieldManagers.controller,
     agentLiveness,
+    informers,
   };
 }
 
@@ -131,6 +187,22 @@ export function poolViews(caches: Caches): Map<string, PoolView> {
       },
     ]),
   );
+}
+
+/**
+ * Server-side apply of `status` unless `current` already equals it: a pass that changes nothing
+ * writes nothing (level-triggered reconcilers run often). Returns whether it wrote.
+ */
+export async function applyStatusIfChanged(
+  ctx: Pick<ControllerContext, 'rest' | 'fieldManager'>,
+  type: ResourceType,
+  ref: { namespace?: string; name: string },
+  current: unknown,
+  status: unknown,
+): Promise<boolean> {
+  if (sameJson(current, status)) return false;
+  await applyStatus(ctx.rest, type, ref, status, ctx.fieldManager);
+  return true;
 }
 
 /** Order-insensitive deep equality of JSON values, to skip writes that change nothing. */

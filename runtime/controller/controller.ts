@@ -17,6 +17,7 @@ import { requeueAfter, runQueue, TerminalError, WorkQueue, type ReconcileResult 
 import { DuplicateDetector } from './arp/duplicate-detector';
 import type { AllocatorIndex } from './allocator/allocator-index';
 import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
+import type { SharedInformers } from '../kube/shared-informers';
 import { allCaches, createControllerContext, type Caches, type ControllerContext } from './context';
 import { reconcileAddressPool } from './network/reconcile-address-pool';
 import { controllerHolderKinds, sweepOrphanClaims } from './allocator/claim-sweep';
@@ -41,6 +42,8 @@ export interface ControllerOptions {
   readonly sweepGraceMs?: number;
   /** FO-3: added to an agent Lease's duration before its node counts as dead. @default 0 */
   readonly agentLeaseGraceMs?: number;
+  /** The process's informers, shared with the webhooks' caches (main.ts). @default a new set over `rest` */
+  readonly informers?: SharedInformers;
 }
 
 /**
@@ -93,6 +96,7 @@ export class JuneauController {
     this.elasticIPs = new ElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
     this.duplicates = new DuplicateDetector({
       rest,
+      informer: this.caches.arpAdvertisements,
       recorder: options.recorder,
       metrics: options.metrics,
       logger: this.logger,

@@ -17,6 +17,7 @@ import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kub
 import { RuntimeMetrics } from '../kube/metrics';
 import { processIO, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
+import { SharedInformers } from '../kube/shared-informers';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import { JuneauController } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
@@ -53,23 +54,14 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
-  const recorder = new EventRecorder(leaderRest, {
-    reportingController: 'juneau.loutres.me/controller',
-    reportingInstance: identity,
-    logger,
-  });
-  const controller = new JuneauController({
-    rest: leaderRest,
-    logger,
-    recorder,
-    metrics,
-    workers: flags.workers,
-    agentLeaseGraceMs: flags.agentLeaseGraceMs,
-  });
+  // One informer per kind for the reconcilers and the webhooks. Reads go through the unfenced
+  // client: every replica serves admission from them, and the fence is about writes.
+  const informers = new SharedInformers(rest, logger);
+  const { controller, recorder } = buildController(flags, leaderRest, informers, identity, metrics, logger);
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
-  const webhookCaches = informerWebhookCaches(rest, logger);
+  const webhookCaches = informerWebhookCaches(rest, logger, informers);
   const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
@@ -89,7 +81,10 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       return;
     }
     controller.observeAgentLeases(); // a standby too: at takeover it knows which agents died (FO-3)
-    elector = new LeaderElector(restLeaseClient(rest), {
+    // Its own client and connections, apart from the shared informers' lists and watches on `rest`
+    // (as before they were shared). On a machine at load 20+ a starved leader still misses the
+    // 10 s renew deadline at times, with or without this (bench/README.md, scale).
+    elector = new LeaderElector(restLeaseClient(new RestClient(kubeConfig)), {
       namespace: flags.leaderElectionNamespace,
       name: flags.leaderElectionId,
       identity,
@@ -130,6 +125,32 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   await health.stop();
   logger.info('stopped', { code });
   return code;
+}
+
+/** The reconcilers and their Events, writing through the leader's fenced client. */
+function buildController(
+  flags: ControllerFlags,
+  leaderRest: RestClient,
+  informers: SharedInformers,
+  identity: string,
+  metrics: RuntimeMetrics,
+  logger: Logger,
+): { controller: JuneauController; recorder: EventRecorder } {
+  const recorder = new EventRecorder(leaderRest, {
+    reportingController: 'juneau.loutres.me/controller',
+    reportingInstance: identity,
+    logger,
+  });
+  const controller = new JuneauController({
+    rest: leaderRest,
+    informers,
+    logger,
+    recorder,
+    metrics,
+    workers: flags.workers,
+    agentLeaseGraceMs: flags.agentLeaseGraceMs,
+  });
+  return { controller, recorder };
 }
 
 /**

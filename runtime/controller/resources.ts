@@ -4,8 +4,11 @@ import {
   allocationPoolKind,
   addressPoolKind,
   arpAdvertisementKind,
+  elasticIPAttachmentKind,
+  elasticIPKind,
   externalNetworkKind,
   GROUP,
+  networkInterfaceKind,
   serviceLoadBalancerKind,
   type AllocationClaim,
 } from '../../api';
@@ -16,6 +19,7 @@ import type { ClaimStore } from './allocator/allocator';
 
 const juneau = juneauResource;
 
+/** Every Juneau kind the controller reads and writes, as a REST resource type (one table for the reconcilers and the webhooks). */
 export const JuneauResources = {
   addressPools: juneau(addressPoolKind),
   externalNetworks: juneau(externalNetworkKind),
@@ -23,6 +27,9 @@ export const JuneauResources = {
   arpAdvertisements: juneau(arpAdvertisementKind),
   allocationPools: juneau(allocationPoolKind),
   allocationClaims: juneau(allocationClaimKind),
+  elasticIPs: juneau(elasticIPKind),
+  elasticIPAttachments: juneau(elasticIPAttachmentKind),
+  networkInterfaces: juneau(networkInterfaceKind),
 } as const;
 
 /**

@@ -97,47 +97,36 @@ export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
   return object.metadata?.finalizers?.includes(finalizer) ?? false;
 }
 
+/** What addFinalizer and removeFinalizer take. */
+type FinalizerArgs<T> = [
+  rest: RestClient,
+  type: ResourceType,
+  object: T,
+  finalizer: string,
+  fieldManager: FieldManager,
+];
+
 /**
  * Adds `finalizer` if missing. The merge patch carries resourceVersion because it replaces
  * the whole list: without it a concurrent writer's finalizer could be lost. Returns the
  * object unchanged when there is nothing to do.
  */
-export async function addFinalizer<T extends KubeObject>(
-  rest: RestClient,
-  type: ResourceType,
-  object: T,
-  finalizer: string,
-  fieldManager: FieldManager,
-): Promise<T> {
-  if (hasFinalizer(object, finalizer)) return object;
-  return writeFinalizers(rest, type, object, [...(object.metadata?.finalizers ?? []), finalizer], fieldManager);
+export function addFinalizer<T extends KubeObject>(...args: FinalizerArgs<T>): Promise<T> {
+  return setFinalizer(true, ...args);
 }
 
 /** Removes `finalizer` if present; the same precondition as addFinalizer. */
-export async function removeFinalizer<T extends KubeObject>(
-  rest: RestClient,
-  type: ResourceType,
-  object: T,
-  finalizer: string,
-  fieldManager: FieldManager,
-): Promise<T> {
-  if (!hasFinalizer(object, finalizer)) return object;
-  return writeFinalizers(
-    rest,
-    type,
-    object,
-    (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer),
-    fieldManager,
-  );
+export function removeFinalizer<T extends KubeObject>(...args: FinalizerArgs<T>): Promise<T> {
+  return setFinalizer(false, ...args);
 }
 
-function writeFinalizers<T extends KubeObject>(
-  rest: RestClient,
-  type: ResourceType,
-  object: T,
-  finalizers: string[],
-  fieldManager: FieldManager,
+async function setFinalizer<T extends KubeObject>(
+  present: boolean,
+  ...[rest, type, object, finalizer, fieldManager]: FinalizerArgs<T>
 ): Promise<T> {
+  if (hasFinalizer(object, finalizer) === present) return object;
+  const others = (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
+  const finalizers = present ? [...others, finalizer] : others;
   const { namespace, name } = requireName(type, object);
   const metadata = { finalizers, resourceVersion: object.metadata?.resourceVersion };
   return rest.patch<T>(type, namespace, name, 'merge', { metadata }, { fieldManager });

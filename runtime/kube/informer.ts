@@ -47,6 +47,12 @@ export interface InformerOptions<T> {
    */
   readonly idleTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * Applied to every object as it enters the cache (after managedFields are dropped), as
+   * client-go's SetTransform: keep only the fields the readers use. It may change the object it
+   * is given (a fresh decode, nobody else holds it). @default none
+   */
+  readonly transform?: (object: T) => T;
 }
 
 /** The two calls an informer makes; RestClient is one. */
@@ -93,6 +99,11 @@ export class Informer<T extends KubeObject> {
 
   byIndex(indexName: string, value: string): T[] {
     return this.store.byIndex(indexName, value);
+  }
+
+  /** More indexes (a reader of a shared informer, ./shared-informers.ts); cached objects are filed too. */
+  addIndexers(indexers: Readonly<Record<string, IndexFunc<T>>>): void {
+    this.store.addIndexers(indexers);
   }
 
   /** True once the first list is in the cache. */
@@ -204,7 +215,7 @@ export class Informer<T extends KubeObject> {
         limit: this.options.pageSize ?? 500,
         continue: continueToken,
       });
-      for (const item of page.items) items.push(withoutManagedFields(item));
+      for (const item of page.items) items.push(this.admit(item));
       continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';
     } while (continueToken);
@@ -263,7 +274,7 @@ export class Informer<T extends KubeObject> {
         status,
       );
     }
-    const object = withoutManagedFields(event.object);
+    const object = this.admit(event.object);
     if (event.type === 'ADDED' || event.type === 'MODIFIED') {
       const old = this.store.upsert(object);
       if (!old) this.emit('onAdd', object);
@@ -272,6 +283,12 @@ export class Informer<T extends KubeObject> {
       if (this.store.delete(objectKey(object))) this.emit('onDelete', object);
     }
     this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
+  }
+
+  /** What the cache keeps of a decoded object. */
+  private admit(object: T): T {
+    const kept = withoutManagedFields(object);
+    return this.options.transform ? this.options.transform(kept) : kept;
   }
 
   private emit(kind: 'onAdd' | 'onDelete', object: T): void;

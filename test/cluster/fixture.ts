@@ -25,9 +25,7 @@ import {
   V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { API_VERSION } from '../../api/constants';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
-import { isNotFound as isRestNotFound, KubeApiError, type RestClient } from '../../runtime/kube/rest';
+import { isNotFound as isRestNotFound, KubeApiError } from '../../runtime/kube/rest';
 import { sleep } from '../sleep';
 import { KubectlResult, runKubectl } from './kubectl';
 import { CRD_MANIFEST, resolveBinDir } from './paths';
@@ -317,30 +315,7 @@ export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<
 }
 
 // ---------------------------------------------------------------------------------------------
-/** An arp AddressPool `pool` over `addresses` and the arp ExternalNetwork `network` over it. */
-export async function createArpNetwork(
-  rest: RestClient,
-  o: { readonly pool: string; readonly network: string; readonly addresses: readonly string[] },
-): Promise<void> {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: o.pool },
-      spec: { advertiseMode: 'arp', addresses: [...o.addresses] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: o.network },
-      spec: { type: 'arp', addressPools: [o.pool] },
-    }),
-  );
-}
+export { createArpNetwork } from './arp-network';
 
 // pods and nodes without a kubelet
 

@@ -10,22 +10,27 @@ import type { ARPAdvertisement } from '../../../api';
 import { applyStatus, FieldManagers } from '../../kube/apply';
 import { setCondition, type Condition } from '../../kube/conditions';
 import { referenceTo, type EventRecorder } from '../../kube/events';
-import { Informer } from '../../kube/informer';
+import type { Informer } from '../../kube/informer';
 import { silentLogger, type Logger } from '../../kube/log';
 import type { RuntimeMetrics } from '../../kube/metrics';
 import { isNotFound, type RestClient } from '../../kube/rest';
-import { indexBy } from '../../kube/store';
 import type { KubeObject } from '../../kube/types';
 import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
+import { addressKey, CACHE_INDEX } from '../context';
 import { JuneauResources } from '../resources';
 import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
 
 type Ad = ARPAdvertisement & KubeObject;
 const ARP = JuneauResources.arpAdvertisements;
-const ADDRESS_INDEX = 'address';
 
 export interface DuplicateDetectorOptions {
   readonly rest: RestClient;
+  /**
+   * The cache of every ARPAdvertisement (not only those with owner labels: a duplicate may come
+   * from anyone) indexed by CACHE_INDEX.byAddress: the controller's own (../context.ts), so the
+   * objects are held once.
+   */
+  readonly informer: Informer<Ad>;
   readonly recorder?: EventRecorder;
   readonly metrics?: RuntimeMetrics;
   readonly logger?: Logger;
@@ -43,11 +48,7 @@ export class DuplicateDetector {
 
   constructor(private readonly options: DuplicateDetectorOptions) {
     this.logger = (options.logger ?? silentLogger).child({ detector: 'arp-duplicates' });
-    this.informer = new Informer<Ad>(options.rest, {
-      type: ARP,
-      indexers: { [ADDRESS_INDEX]: indexBy((a) => a.spec?.address) },
-      logger: options.logger,
-    });
+    this.informer = options.informer;
     this.gauge = options.metrics?.registerGauge(
       'arp_duplicate_addresses',
       'Addresses advertised by more than one ARPAdvertisement (ARP-4); should be 0.',
@@ -76,9 +77,9 @@ export class DuplicateDetector {
     );
   }
 
+  /** Stops the passes; the informer is the controller's, stopped with its caches. */
   async stop(): Promise<void> {
     await this.queue.shutdown();
-    await this.informer.stop();
   }
 
   get hasSynced(): boolean {
@@ -91,7 +92,9 @@ export class DuplicateDetector {
   }
 
   private async pass(address: string): Promise<ReconcileResult> {
-    const ads = this.informer.byIndex(ADDRESS_INDEX, address).filter((a) => !a.metadata.deletionTimestamp);
+    const ads = this.informer
+      .byIndex(CACHE_INDEX.byAddress, addressKey(address) ?? '')
+      .filter((a) => !a.metadata.deletionTimestamp);
     if (ads.length > 1) this.duplicated.add(address);
     else this.duplicated.delete(address);
     this.gauge?.set(this.duplicated.size);

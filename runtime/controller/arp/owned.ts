@@ -10,6 +10,8 @@
  * moment nobody answers, never two nodes), always through ./claim-guard.ts.
  */
 import { API_VERSION } from '../../../api';
+import type { ObjectReference, EventRecorder } from '../../kube/events';
+import type { Logger } from '../../kube/log';
 import type { KubeObject } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { advertisementAction, type AdvertisementSpec } from '../slb/plan';
@@ -101,6 +103,39 @@ export async function writeAdvertisement(
   };
   await createAdvertisement(ctx.rest, body, holder, ctx.fieldManager);
 }
+
+/** What ensureAdvertisement needs besides the writes: where a taken name is reported. */
+export interface EnsureContext extends WriteContext {
+  readonly recorder?: EventRecorder;
+  readonly logger: Logger;
+}
+
+/**
+ * The owner's ARPAdvertisement made to match `desired` (writeAdvertisement), unless another
+ * owner's object stands on its name: that one is never touched (NAME-1); a Warning on `regarding`
+ * says so, and the address is not advertised until it is gone.
+ */
+export async function ensureAdvertisement(
+  ctx: EnsureContext,
+  regarding: ObjectReference,
+  owner: AdvertisementOwner,
+  holder: Holder,
+  found: AdvertisementLookup,
+  desired: AdvertisementSpec | undefined,
+): Promise<void> {
+  if (found.foreign) {
+    ctx.logger.warn('ARPAdvertisement name taken by another owner; not touching it', {
+      name: found.foreign.metadata?.name,
+      labels: found.foreign.metadata?.labels,
+    });
+    ctx.recorder?.warning(regarding, ADVERTISEMENT_NAME_TAKEN, 'Advertise', nameTakenMessage(owner, found.foreign));
+    return;
+  }
+  await writeAdvertisement(ctx, owner, holder, found.current, desired);
+}
+
+/** The reason of that Warning (and of the owner's condition, where it has one). */
+export const ADVERTISEMENT_NAME_TAKEN = 'ARPAdvertisementNameTaken';
 
 /** ARP-6: the owner is going away; its objects (under either name) go first, uid-guarded. */
 export async function deleteOwnedAdvertisements(

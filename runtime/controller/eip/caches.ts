@@ -4,31 +4,22 @@
  * and the views all of them build from those caches — so the three status reconcilers decide
  * usage (EIP-11) from the same inputs with the same function.
  */
-import {
-  elasticIPAttachmentKind,
-  elasticIPKind,
-  networkInterfaceKind,
-  type ElasticIP,
-  type ElasticIPAttachment,
-  type NetworkInterface,
-} from '../../../api';
-import { Informer } from '../../kube/informer';
-import type { Logger } from '../../kube/log';
-import { juneauResource, Resources } from '../../kube/resources';
-import type { RestClient } from '../../kube/rest';
+import type { ElasticIP, ElasticIPAttachment, NetworkInterface } from '../../../api';
+import type { Informer } from '../../kube/informer';
+import type { SharedInformers } from '../../kube/shared-informers';
+import { Resources } from '../../kube/resources';
 import { indexBy } from '../../kube/store';
 import type { KubeObject, ObjectMeta } from '../../kube/types';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import type { PodView } from '../pods/plan';
+import { JuneauResources } from '../resources';
 import { decideUsage, type AttachmentView, type NicView, type Usage } from './usage';
-
-const juneau = juneauResource;
 
 /** The namespaced kinds of this feature as REST resource types. */
 export const EipResources = {
-  elasticIPs: juneau(elasticIPKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
+  elasticIPs: JuneauResources.elasticIPs,
+  elasticIPAttachments: JuneauResources.elasticIPAttachments,
+  networkInterfaces: JuneauResources.networkInterfaces,
 } as const;
 
 export type ElasticIPObject = ElasticIP & KubeObject;
@@ -53,28 +44,26 @@ export interface EipCaches {
   readonly pods: Informer<PodObject>;
 }
 
-export function createEipCaches(rest: RestClient, logger?: Logger): EipCaches {
+/** The caches, from the controller's shared informers (the webhooks read attachments and NICs too). */
+export function createEipCaches(informers: SharedInformers): EipCaches {
   return {
-    elasticIPs: new Informer<ElasticIPObject>(rest, { type: EipResources.elasticIPs, logger }),
-    attachments: new Informer<AttachmentObject>(rest, {
+    elasticIPs: informers.informer<ElasticIPObject>({ type: EipResources.elasticIPs }),
+    attachments: informers.informer<AttachmentObject>({
       type: EipResources.elasticIPAttachments,
-      logger,
       indexers: {
         [INDEX.byElasticIP]: indexBy((a) => ref(a.metadata.namespace, a.spec.elasticIP)),
         [INDEX.byNetworkInterface]: indexBy((a) => ref(a.metadata.namespace, a.spec.networkInterface)),
       },
     }),
-    nics: new Informer<NicObject>(rest, {
+    nics: informers.informer<NicObject>({
       type: EipResources.networkInterfaces,
-      logger,
       indexers: {
         [INDEX.byElasticIP]: indexBy((n) => ref(n.metadata.namespace, n.spec.elasticIP)),
         [INDEX.byPod]: indexBy((n) => ref(n.metadata.namespace, n.spec.podName)),
       },
     }),
-    pods: new Informer<PodObject>(rest, {
+    pods: informers.informer<PodObject>({
       type: Resources.pods,
-      logger,
       // The ElasticIPs a Pod's annotations name, so an ElasticIP change finds the Pods waiting for it (EN-8).
       indexers: { [INDEX.byElasticIP]: (p) => podElasticIPs(p) },
     }),

@@ -74,20 +74,30 @@ export function planNetworkInterfaceStatus(
   now: Date = new Date(),
 ): NetworkInterfaceStatus {
   const v = nicVerdict(o);
-  const condition: ConditionInput = {
-    type: CONDITIONS.networkInterface.ready,
-    status: v.ok ? 'True' : 'False',
-    reason: v.reason,
-    message: v.message,
-    observedGeneration: o.generation,
-  };
   return {
     phase: v.ok ? 'Ready' : 'Pending',
     reason: v.reason,
     message: v.message,
     observedGeneration: o.generation,
-    conditions: setCondition((o.previous?.conditions ?? []) as Condition[], condition, now),
+    conditions: verdictConditions(o, CONDITIONS.networkInterface.ready, v, now),
   };
+}
+
+/** The previous conditions with `type` set from the verdict (True when ok). */
+function verdictConditions(
+  o: { readonly generation: number; readonly previous?: { readonly conditions?: unknown } },
+  type: string,
+  v: Verdict,
+  now: Date,
+): Condition[] {
+  const condition: ConditionInput = {
+    type,
+    status: v.ok ? 'True' : 'False',
+    reason: v.reason,
+    message: v.message,
+    observedGeneration: o.generation,
+  };
+  return setCondition((o.previous?.conditions ?? []) as Condition[], condition, now);
 }
 
 function nicVerdict(o: NetworkInterfaceObservation): Verdict {
@@ -163,13 +173,6 @@ export interface AttachmentObservation {
 
 export function planAttachmentStatus(o: AttachmentObservation, now: Date = new Date()): ElasticIPAttachmentStatus {
   const v = attachmentVerdict(o);
-  const condition: ConditionInput = {
-    type: CONDITIONS.attachment.attached,
-    status: v.ok ? 'True' : 'False',
-    reason: v.reason,
-    message: v.message,
-    observedGeneration: o.generation,
-  };
   const nodeName = o.nic?.nodeName;
   return {
     phase: v.ok ? 'Attached' : 'Pending',
@@ -177,7 +180,7 @@ export function planAttachmentStatus(o: AttachmentObservation, now: Date = new D
     message: v.message,
     ...(nodeName ? { nodeName } : {}),
     observedGeneration: o.generation,
-    conditions: setCondition((o.previous?.conditions ?? []) as Condition[], condition, now),
+    conditions: verdictConditions(o, CONDITIONS.attachment.attached, v, now),
   };
 }
 

@@ -4,10 +4,9 @@
  * status and the usage decided from the caches (./caches usageOf), and write status only when it
  * changed.
  */
-import { applyStatus } from '../../kube/apply';
 import { splitKey } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import { sameJson } from '../context';
+import { applyStatusIfChanged } from '../context';
 import { EipResources, usageOf, type ElasticIPObject } from './caches';
 import { planAttachmentStatus, planNetworkInterfaceStatus, type ElasticIPView } from './dependents';
 import type { EipContext } from './reconcile-elastic-ip';
@@ -34,14 +33,7 @@ export async function reconcileNetworkInterface(ctx: EipContext, key: string): P
     eip: elasticIPView(ctx, namespace, nic.spec.elasticIP),
     previous: nic.status,
   });
-  if (!sameJson(nic.status, status))
-    await applyStatus(
-      ctx.base.rest,
-      EipResources.networkInterfaces,
-      { namespace, name },
-      status,
-      ctx.base.fieldManager,
-    );
+  await applyStatusIfChanged(ctx.base, EipResources.networkInterfaces, { namespace, name }, nic.status, status);
   return done();
 }
 
@@ -59,13 +51,12 @@ export async function reconcileElasticIPAttachment(ctx: EipContext, key: string)
     eip: elasticIPView(ctx, namespace, attachment.spec.elasticIP),
     previous: attachment.status,
   });
-  if (!sameJson(attachment.status, status))
-    await applyStatus(
-      ctx.base.rest,
-      EipResources.elasticIPAttachments,
-      { namespace, name },
-      status,
-      ctx.base.fieldManager,
-    );
+  await applyStatusIfChanged(
+    ctx.base,
+    EipResources.elasticIPAttachments,
+    { namespace, name },
+    attachment.status,
+    status,
+  );
   return done();
 }

@@ -17,22 +17,9 @@ import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
-import {
-  deleteOwnedAdvertisements,
-  findAdvertisement,
-  nameTakenMessage,
-  writeAdvertisement,
-  type AdvertisementLookup,
-} from '../arp/owned';
+import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
-import {
-  planElasticIP,
-  REASONS,
-  type AdvertisementSpec,
-  type Allocation,
-  type ElasticIPPlan,
-  type Resolution,
-} from './plan';
+import { planElasticIP, REASONS, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
 import { decideAddressRequest, type RequestDecision } from './request';
 
 /** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
@@ -68,7 +55,7 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
   });
   if (plan.finalize) return finalizeElasticIP(ctx, eip, owner);
   await ensureStatus(ctx, eip, plan);
-  await ensureAdvertisement(ctx, eip, owner, advertisement, plan.advertisement);
+  await ensureAdvertisement(ctx.base, referenceTo(eip, EIP), owner, holderOf(eip), advertisement, plan.advertisement);
   recordEvents(ctx, eip, plan);
   return done();
 }
@@ -142,34 +129,6 @@ async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: Elastic
     plan.status,
     ctx.base.fieldManager,
   );
-}
-
-/**
- * EIP-17/18, ARP-3/7: create, move (only spec.nodeName) or delete the ElasticIP's ARPAdvertisement;
- * written only while this ElasticIP holds the address's claim (ARP-4, ../arp/claim-guard.ts), and
- * never another owner's object under this name (NAME-1).
- */
-async function ensureAdvertisement(
-  ctx: EipContext,
-  eip: ElasticIPObject,
-  owner: AdvertisementOwner,
-  found: AdvertisementLookup,
-  desired: AdvertisementSpec | undefined,
-): Promise<void> {
-  if (found.foreign) {
-    ctx.base.logger.warn('ARPAdvertisement name taken by another owner; not touching it', {
-      name: found.foreign.metadata?.name,
-      labels: found.foreign.metadata?.labels,
-    });
-    ctx.base.recorder?.warning(
-      referenceTo(eip, EIP),
-      REASONS.advertisementNameTaken,
-      'Advertise',
-      nameTakenMessage(owner, found.foreign),
-    );
-    return;
-  }
-  await writeAdvertisement(ctx.base, owner, holderOf(eip), found.current, desired);
 }
 
 function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): void {

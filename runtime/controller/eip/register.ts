@@ -50,7 +50,7 @@ export class ElasticIPControllers {
     private readonly base: ControllerContext,
     private readonly options: ElasticIPControllerOptions = {},
   ) {
-    this.caches = createEipCaches(base.rest, base.logger);
+    this.caches = createEipCaches(base.informers);
     this.ctx = { base, caches: this.caches };
     const queue = (name: string) => new WorkQueue({ onDepthChange: options.metrics?.queueDepthHook(name) });
     this.queues = {

@@ -2,21 +2,13 @@
  * EIP-1..3: which pools an ElasticIP's address may come from, and the requested address, or why
  * there is none (an ElasticIP whose network and pools are not resolved is in Error, EIP-9). Pure.
  */
-import {
-  checkPoolModes,
-  findPoolForRequestedAddress,
-  formatIssue,
-  parseIPv4,
-  usablePools,
-  type NetworkView,
-  type PoolView,
-} from '../../../api/validation';
+import type { NetworkView, PoolView } from '../../../api/validation';
+import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 
 /** Why an ElasticIP cannot ask for an address: the reason of its `Allocated` condition (phase Error, EIP-9). */
 export const REASONS = {
   externalNetworkNotFound: 'ExternalNetworkNotFound',
-  noUsableAddressPool: 'NoUsableAddressPool',
-  requestedIPNotInPool: 'RequestedIPNotInPool',
+  ...POOL_CHOICE_REASONS,
 } as const;
 
 export interface AddressRequest {
@@ -43,26 +35,10 @@ export function decideAddressRequest(
     };
   }
   const type = network.type === 'bgp' ? 'bgp' : 'arp';
-  const usable = usablePools(network, pools).map((p) => p.name);
-  if (usable.length === 0) {
-    const modeIssues = checkPoolModes(network, pools).map(formatIssue);
-    const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
-    return {
-      ok: false,
-      reason: REASONS.noUsableAddressPool,
-      message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (EIP-2)`,
-    };
+  const choice = choosePools(network, pools, { field: 'spec.requestedIP', address: spec.requestedIP });
+  if (!choice.ok) {
+    const statement = choice.reason === REASONS.noUsableAddressPool ? 'EIP-2' : 'EIP-3';
+    return { ok: false, reason: choice.reason, message: `${choice.message} (${statement})` };
   }
-  if (!spec.requestedIP) return { ok: true, network: network.name, type, pools: usable };
-  const found = findPoolForRequestedAddress('spec.requestedIP', spec.requestedIP, network, pools);
-  if ('issue' in found)
-    return { ok: false, reason: REASONS.requestedIPNotInPool, message: `${formatIssue(found.issue)} (EIP-3)` };
-  const value = parseIPv4(spec.requestedIP)!;
-  return {
-    ok: true,
-    network: network.name,
-    type,
-    pools: usable,
-    requested: { address: spec.requestedIP, value, pool: found.pool.name },
-  };
+  return { ok: true, network: network.name, type, pools: choice.pools, requested: choice.requested };
 }

@@ -1,7 +1,6 @@
 /** AddressPool status (AP-2, AP-3). Key: the pool's name. */
-import { applyStatus } from '../../kube/apply';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import { poolViews, sameJson, type ControllerContext } from '../context';
+import { applyStatusIfChanged, poolViews, type ControllerContext } from '../context';
 import { planPoolStatus } from './plan';
 import { JuneauResources } from '../resources';
 
@@ -20,7 +19,6 @@ export async function reconcileAddressPool(ctx: ControllerContext, name: string)
     usage: ctx.index.usage({ kind: 'AddressPool', name }),
     networks,
   });
-  if (!sameJson(pool.status, status))
-    await applyStatus(ctx.rest, JuneauResources.addressPools, { name }, status, ctx.fieldManager);
+  await applyStatusIfChanged(ctx, JuneauResources.addressPools, { name }, pool.status, status);
   return done();
 }

@@ -4,12 +4,11 @@
  * network, so the garbage collector releases it when the network is gone.
  */
 import { API_VERSION, type ExternalNetwork } from '../../../api';
-import { applyStatus } from '../../kube/apply';
 import type { KubeObject } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { AllocationResult } from '../allocator/allocator';
 import { SUBNET_VNI_REF } from '../allocator/claims';
-import { poolViews, sameJson, type ControllerContext } from '../context';
+import { applyStatusIfChanged, poolViews, type ControllerContext } from '../context';
 import { planNetworkStatus } from './plan';
 import { JuneauResources } from '../resources';
 
@@ -20,8 +19,7 @@ export async function reconcileExternalNetwork(ctx: ControllerContext, name: str
   if (!network || network.metadata.deletionTimestamp) return done();
   const networkID = await ensureNetworkID(ctx, network);
   const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID });
-  if (!sameJson(network.status, status))
-    await applyStatus(ctx.rest, JuneauResources.externalNetworks, { name }, status, ctx.fieldManager);
+  await applyStatusIfChanged(ctx, JuneauResources.externalNetworks, { name }, network.status, status);
   return done();
 }
 

@@ -13,17 +13,11 @@ import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
-import { poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { CACHE_INDEX, poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
-import {
-  deleteOwnedAdvertisements,
-  findAdvertisement,
-  nameTakenMessage,
-  writeAdvertisement,
-  type AdvertisementLookup,
-} from '../arp/owned';
+import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, REASONS, type AdvertisementSpec, type AllocationOutcome, type SlbPlan } from './plan';
+import { planServiceLoadBalancer, type AllocationOutcome, type SlbPlan } from './plan';
 import {
   decideAllocationRequest,
   isJuneauLoadBalancer,
@@ -58,7 +52,14 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     currentAdvertisement: advertisement.current?.spec,
     unavailableNodes: ctx.agentLiveness.unavailableNodes(),
   });
-  await ensureAdvertisement(ctx, slb, owner, advertisement, plan.advertisement);
+  await ensureAdvertisement(
+    ctx,
+    referenceTo(asKube(slb), SLB),
+    owner,
+    holderOf(slb),
+    advertisement,
+    plan.advertisement,
+  );
   await ensureStatus(ctx, slb, plan);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
   recordEvents(ctx, slb, plan);
@@ -153,11 +154,9 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
   return { allocated: false, phase: 'Pending', reason: result.reason, message: `${result.message}${keeping} (SLB-2)` };
 }
 
+/** The Service's EndpointSlices, by index: a full walk of the cache per pass was O(N²) over N Services. */
 function endpointSlicesOf(ctx: ControllerContext, key: string) {
-  const { namespace, name } = splitKey(key);
-  return ctx.caches.endpointSlices
-    .list()
-    .filter((s) => s.metadata?.namespace === namespace && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
+  return ctx.caches.endpointSlices.byIndex(CACHE_INDEX.byService, key);
 }
 
 function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
@@ -170,29 +169,6 @@ function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp
 function ownerOf(key: string): AdvertisementOwner {
   const { namespace = '', name } = splitKey(key);
   return { kind: 'ServiceLoadBalancer', namespace, name };
-}
-
-/**
- * SLB-6..8: create, move (only spec.nodeName), or delete the ARPAdvertisement; writes only while
- * the VIP's claim is held (ARP-4), and never another owner's object under this name (NAME-1).
- */
-async function ensureAdvertisement(
-  ctx: ControllerContext,
-  slb: Slb,
-  owner: AdvertisementOwner,
-  found: AdvertisementLookup,
-  desired: AdvertisementSpec | undefined,
-): Promise<void> {
-  if (found.foreign) {
-    ctx.recorder?.warning(
-      referenceTo(asKube(slb), SLB),
-      REASONS.advertisementNameTaken,
-      'Advertise',
-      nameTakenMessage(owner, found.foreign),
-    );
-    return;
-  }
-  await writeAdvertisement(ctx, owner, holderOf(slb), found.current, desired);
 }
 
 /** Status once per pass, through the status subresource, only when it changed. */

@@ -3,15 +3,8 @@
  * ServiceLoadBalancer asks for — or why it cannot ask for one. Pure.
  */
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
-import {
-  checkPoolModes,
-  findPoolForRequestedAddress,
-  formatIssue,
-  parseIPv4,
-  usablePools,
-  type NetworkView,
-  type PoolView,
-} from '../../../api/validation';
+import type { NetworkView, PoolView } from '../../../api/validation';
+import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 import type { ServiceView } from './views';
 
 /** SLB-1: a Service Juneau serves. */
@@ -42,8 +35,7 @@ export const REASONS = {
   /** SLB-2: where the VIP comes from. */
   externalNetworkNotSpecified: 'ExternalNetworkNotSpecified',
   externalNetworkNotFound: 'ExternalNetworkNotFound',
-  noUsableAddressPool: 'NoUsableAddressPool',
-  requestedIPNotInPool: 'RequestedIPNotInPool',
+  ...POOL_CHOICE_REASONS,
 } as const;
 
 /** Why there is no VIP. `phase` is the SLB-3 phase this leads to. */
@@ -130,29 +122,10 @@ export function decideAllocationRequest(
       message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)`,
     };
   }
-  const usable = usablePools(network, pools).map((p) => p.name);
-  if (usable.length === 0) {
-    const modeIssues = checkPoolModes(network, pools).map(formatIssue);
-    const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
-    return {
-      ok: false,
-      phase: 'Error',
-      reason: REASONS.noUsableAddressPool,
-      message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')} (SLB-2, EN-3)`,
-    };
+  const choice = choosePools(network, pools, { field: SERVICE_FIELDS.requestedIP, address: spec.requestedIP });
+  if (!choice.ok) {
+    const statement = choice.reason === REASONS.noUsableAddressPool ? 'SLB-2, EN-3' : 'SLB-2';
+    return { ok: false, phase: 'Error', reason: choice.reason, message: `${choice.message} (${statement})` };
   }
-  if (!spec.requestedIP) return { ok: true, request: { network, pools: usable } };
-  const found = findPoolForRequestedAddress(SERVICE_FIELDS.requestedIP, spec.requestedIP, network, pools);
-  if ('issue' in found)
-    return {
-      ok: false,
-      phase: 'Error',
-      reason: REASONS.requestedIPNotInPool,
-      message: `${formatIssue(found.issue)} (SLB-2)`,
-    };
-  const value = parseIPv4(spec.requestedIP)!;
-  return {
-    ok: true,
-    request: { network, pools: usable, requested: { address: spec.requestedIP, value, pool: found.pool.name } },
-  };
+  return { ok: true, request: { network, pools: choice.pools, requested: choice.requested } };
 }

@@ -10,31 +10,23 @@
  *   Pods (read only when an ElasticIPAttachment is created, for one namespace; a cluster-wide Pod
  *   informer would cost far more), and by tests and bench/admission as the baseline.
  */
-import {
-  addressPoolKind,
-  arpAdvertisementKind,
-  elasticIPAttachmentKind,
-  externalNetworkKind,
-  networkInterfaceKind,
-} from '../../../api';
-import { parseIPv4 } from '../../../api/validation';
-import { Informer, waitForCacheSync } from '../../kube/informer';
+import { waitForCacheSync, type Informer } from '../../kube/informer';
+import { SharedInformers } from '../../kube/shared-informers';
 import type { Logger } from '../../kube/log';
-import { juneauResource, Resources, type ResourceType } from '../../kube/resources';
+import { Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
-import { indexBy } from '../../kube/store';
+import { addressKey, advertisementsByAddress, CACHE_INDEX } from '../context';
+import { JuneauResources } from '../resources';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
-
-const juneau = juneauResource;
 
 /** The resource types the webhooks read. */
 export const WebhookResources = {
-  addressPools: juneau(addressPoolKind),
-  externalNetworks: juneau(externalNetworkKind),
-  arpAdvertisements: juneau(arpAdvertisementKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
+  addressPools: JuneauResources.addressPools,
+  externalNetworks: JuneauResources.externalNetworks,
+  arpAdvertisements: JuneauResources.arpAdvertisements,
+  elasticIPAttachments: JuneauResources.elasticIPAttachments,
+  networkInterfaces: JuneauResources.networkInterfaces,
   nodes: Resources.nodes,
   pods: Resources.pods,
 } as const;
@@ -73,22 +65,25 @@ export interface WebhookCacheSet {
   stop(): Promise<void>;
 }
 
-/** One spelling per address (the schema requires dotted-quad IPv4; anything else is kept as written). */
-export const addressKey = (address: string | undefined): string | undefined => {
-  const n = address === undefined ? undefined : parseIPv4(address);
-  return n !== undefined ? String(n) : address;
-};
-const ADDRESS_INDEX = 'address';
+/** One spelling per address (kept here for the webhook's readers; defined with the index it keys). */
+export { addressKey };
 
-/** One informer per kind the webhooks read cluster-wide; Pods stay a live lister (see above). */
-export function informerWebhookCaches(rest: RestClient, logger?: Logger): WebhookCacheSet {
-  const informer = (type: ResourceType, indexers = {}) => new Informer<KubeObject>(rest, { type, logger, indexers });
+/**
+ * One informer per kind the webhooks read cluster-wide; Pods stay a live lister (see above). From
+ * `informers` when given: the controller's own (main.ts), so a kind both read is cached once.
+ */
+export function informerWebhookCaches(
+  rest: RestClient,
+  logger?: Logger,
+  shared = new SharedInformers(rest, logger),
+): WebhookCacheSet {
+  const informer = (type: ResourceType, indexers = {}) => shared.informer<KubeObject>({ type, logger, indexers });
   const informers = {
     addressPools: informer(WebhookResources.addressPools),
     externalNetworks: informer(WebhookResources.externalNetworks),
     // ARP-4 asks for the objects of one address: an index, not a walk over all of them.
     arpAdvertisements: informer(WebhookResources.arpAdvertisements, {
-      [ADDRESS_INDEX]: indexBy<KubeObject>((o) => addressKey((o as ARPAdvertisementObject).spec?.address)),
+      [CACHE_INDEX.byAddress]: advertisementsByAddress,
     }),
     nodes: informer(WebhookResources.nodes),
     elasticIPAttachments: informer(WebhookResources.elasticIPAttachments),
@@ -107,7 +102,7 @@ export function informerWebhookCaches(rest: RestClient, logger?: Logger): Webhoo
       arpAdvertisements: lister(informers.arpAdvertisements),
       arpAdvertisementsAt: (address) =>
         informers.arpAdvertisements.byIndex(
-          ADDRESS_INDEX,
+          CACHE_INDEX.byAddress,
           addressKey(address) ?? '',
         ) as unknown as ARPAdvertisementObject[],
       nodes: lister(informers.nodes),

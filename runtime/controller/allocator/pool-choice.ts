@@ -1,0 +1,57 @@
+/**
+ * EIP-2/3, SLB-2: the pools of an ExternalNetwork an address may come from, and the pool of a
+ * requested address — the same rule for an ElasticIP and a ServiceLoadBalancer, which differ only
+ * in the field that names the request and the statement a message cites. Pure.
+ */
+import {
+  checkPoolModes,
+  findPoolForRequestedAddress,
+  formatIssue,
+  parseIPv4,
+  usablePools,
+  type NetworkView,
+  type PoolView,
+} from '../../../api/validation';
+
+export const POOL_CHOICE_REASONS = {
+  noUsableAddressPool: 'NoUsableAddressPool',
+  requestedIPNotInPool: 'RequestedIPNotInPool',
+} as const;
+
+export type PoolChoice =
+  | {
+      readonly ok: true;
+      /** Usable AddressPool names in the network's order. */
+      readonly pools: string[];
+      readonly requested?: { readonly address: string; readonly value: number; readonly pool: string };
+    }
+  | {
+      readonly ok: false;
+      readonly reason: (typeof POOL_CHOICE_REASONS)[keyof typeof POOL_CHOICE_REASONS];
+      /** Without the statement ID; the caller cites its own. */
+      readonly message: string;
+    };
+
+/** `requested`: the address asked for (if any) and the field path that names it in messages. */
+export function choosePools(
+  network: NetworkView,
+  pools: ReadonlyMap<string, PoolView>,
+  requested: { readonly field: string; readonly address?: string },
+): PoolChoice {
+  const usable = usablePools(network, pools).map((p) => p.name);
+  if (usable.length === 0) {
+    const modeIssues = checkPoolModes(network, pools).map(formatIssue);
+    const missing = network.addressPools.filter((n) => !pools.has(n)).map((n) => `AddressPool ${n} does not exist`);
+    return {
+      ok: false,
+      reason: POOL_CHOICE_REASONS.noUsableAddressPool,
+      message: `ExternalNetwork ${network.name} has no AddressPool with advertiseMode ${network.type}: ${[...modeIssues, ...missing].join('; ')}`,
+    };
+  }
+  if (!requested.address) return { ok: true, pools: usable };
+  const found = findPoolForRequestedAddress(requested.field, requested.address, network, pools);
+  if ('issue' in found)
+    return { ok: false, reason: POOL_CHOICE_REASONS.requestedIPNotInPool, message: formatIssue(found.issue) };
+  const value = parseIPv4(requested.address)!;
+  return { ok: true, pools: usable, requested: { address: requested.address, value, pool: found.pool.name } };
+}
