@@ -9,10 +9,11 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
+import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { clients, createLoadBalancerService, mergePatch, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { createLoadBalancerService, type Service, testKubeConfig, useNamespace, waitFor } from './fixture';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -139,7 +140,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
           getEip(namespace, 'eip-any'),
           getEip(namespace, 'eip-req'),
         ]);
-        const svc = await clients().core.readNamespacedServiceStatus({ namespace, name: 'web-any' });
+        const svc = await rest.get<Service>(Resources.services, namespace, 'web-any');
         const now = {
           'web-any': a?.status?.phase === 'Allocated' && a.status.vip,
           'web-req': b?.status?.phase === 'Allocated' && b.status.vip,
@@ -238,14 +239,9 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await createService(namespace, 'web', '198.18.150.6');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.6', { what: 'web has .6' });
     const old = (await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6'))!;
-    await clients().core.patchNamespacedService(
-      {
-        namespace,
-        name: 'web',
-        body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } } },
-      },
-      mergePatch,
-    );
+    await rest.patch(Resources.services, namespace, 'web', 'merge', {
+      metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } },
+    });
     await waitFor(
       async () => {
         const allocated = condition(await getSlb(namespace, 'web'), 'Allocated');

@@ -14,10 +14,11 @@ import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
   createLoadBalancerService,
   createRunningPod,
+  deleteArpNetwork,
   deleteNamespace,
+  deleteNodes,
   ensureNode,
   TEST_NAMESPACE_LABEL,
   testKubeConfig,
@@ -55,7 +56,7 @@ const getAd = (name: string) => getAs<Ad>(ARP, undefined, name);
 
 /** A namespace of exactly this name (the collisions need exact names), deleted after the file. */
 async function namespace(name: string): Promise<string> {
-  await clients().core.createNamespace({ body: { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } } });
+  await rest.create(Resources.namespaces, { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } });
   namespaces.push(name);
   return name;
 }
@@ -204,9 +205,8 @@ afterAll(async () => {
   for (const name of handMade)
     await rest.delete(ARP, undefined, name).catch((err: unknown) => void (isNotFound(err) || console.error(err)));
   for (const ns of namespaces) await deleteNamespace(ns);
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL);
-  for (const n of nodes) await clients().core.deleteNode({ name: n });
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await deleteNodes(nodes);
 });
 
 describe('ARPAdvertisement names (NAME-1)', () => {

@@ -12,15 +12,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
-import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
 import {
-  clients,
   createLoadBalancerService,
   createNamespace,
+  deleteArpNetwork,
+  deleteNamespace,
+  deleteNodes,
   createRunningPod,
   ensureNode,
   testKubeConfig,
@@ -160,16 +162,6 @@ function inPool(ip: string): boolean {
   return a === 198 && b === 18 && (c === 130 || c === 131);
 }
 
-async function deleteIgnoringNotFound(
-  type: ResourceType,
-  namespaceOf: string | undefined,
-  name: string,
-): Promise<void> {
-  await rest
-    .delete(type, namespaceOf, name)
-    .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-}
-
 beforeAll(async () => {
   if (!fs.existsSync(CONTROLLER_BIN))
     execFileSync(process.execPath, [path.join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
@@ -198,12 +190,7 @@ afterAll(async () => {
   // The Services go with the namespace; a running controller finalizes their ServiceLoadBalancers
   // (ARPAdvertisement and claim released), so wait for that before stopping the replicas.
   if (namespace) {
-    await clients()
-      .core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
-      .catch(() => undefined);
-    await clients()
-      .core.deleteNamespace({ name: namespace })
-      .catch(() => undefined);
+    await deleteNamespace(namespace);
     if (replicas.some((r) => r.child.exitCode === null && r.child.signalCode === null)) {
       await waitFor(async () => (await listAds()).length === 0 && (await listClaims()).length === 0, {
         what: 'ARPAdvertisements and claims released',
@@ -212,16 +199,9 @@ afterAll(async () => {
     }
   }
   await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM')));
-  await deleteIgnoringNotFound(JuneauResources.externalNetworks, undefined, NET);
-  await deleteIgnoringNotFound(JuneauResources.addressPools, undefined, POOL);
-  await deleteIgnoringNotFound(Resources.leases, LEASE_NAMESPACE, LEASE);
-  await Promise.all(
-    nodes.map((n) =>
-      clients()
-        .core.deleteNode({ name: n })
-        .catch(() => undefined),
-    ),
-  );
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await deleteIgnoringNotFound(rest, Resources.leases, LEASE_NAMESPACE, LEASE);
+  await deleteNodes(nodes);
   fs.rmSync(logDir, { recursive: true, force: true });
 }, 150_000);
 

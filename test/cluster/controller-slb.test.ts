@@ -18,11 +18,12 @@ import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import {
-  clients,
+  deleteNodes,
   createLoadBalancerService,
   createRunningPod,
   deletePodNow,
   ensureNode,
+  type Service,
   setPodReady,
   testKubeConfig,
   useNamespace,
@@ -31,6 +32,7 @@ import {
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
+const getService = (namespace: string, name: string) => rest.get<Service>(Resources.services, namespace, name);
 
 async function getAs<T>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
   try {
@@ -108,10 +110,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const n of nodes)
-    await clients()
-      .core.deleteNode({ name: n })
-      .catch(() => undefined);
+  await deleteNodes(nodes);
 });
 
 describe('ExternalNetwork (EN-7)', () => {
@@ -220,7 +219,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     expect(ad.spec).toMatchObject({ externalNetwork: NET, address: vip });
     expect([nodes[0], nodes[1]]).toContain(ad.spec.nodeName);
     expect(ready.status?.arpAnnouncingNode).toBe(ad.spec.nodeName);
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'web' });
+    const svc = await getService(namespace, 'web');
     expect(svc.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([vip]);
 
     // SLB-7: a new backend node does not move it.
@@ -285,7 +284,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), {
       what: 'ARPAdvertisement again',
     });
-    await clients().core.deleteNamespacedService({ namespace, name: 'web' });
+    await rest.delete(Resources.services, namespace, 'web');
     await waitFor(async () => (await getSlb(namespace, 'web')) === undefined, { what: 'SLB gone', timeoutMs: 45_000 });
     expect(await getClaim(`ipv4.${vip}`)).toBeUndefined();
     expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
@@ -335,7 +334,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'odd', { network: NET, ...options });
     if ('ipFamilies' in options) {
-      const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+      const svc = await getService(namespace, 'odd');
       expect(svc.spec?.ipFamilies).toEqual(['IPv6']);
       expect(svc.spec?.clusterIP).toContain(':');
     }
@@ -356,14 +355,14 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       { what: `Event ${reason}` },
     );
     expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringContaining('SLB-10') });
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+    const svc = await getService(namespace, 'odd');
     expect(svc.status?.loadBalancer?.ingress ?? []).toEqual([]);
   });
 
   it('SLB-10: a dual-stack Service (IPv6 first) gets an IPv4 VIP, and only that address is published', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'dual', { network: NET, ipFamilies: ['IPv6', 'IPv4'] });
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'dual' });
+    const svc = await getService(namespace, 'dual');
     expect(svc.spec?.clusterIPs?.map((ip) => ip.includes(':'))).toEqual([true, false]);
     const slb = await waitFor(
       async () => {
@@ -374,11 +373,9 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     );
     expect(slb.status?.vip).toMatch(/^198\.18\.77\.\d+$/);
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'True' });
-    const published = await waitFor(
-      async () =>
-        (await clients().core.readNamespacedService({ namespace, name: 'dual' })).status?.loadBalancer?.ingress,
-      { what: 'status.loadBalancer.ingress' },
-    );
+    const published = await waitFor(async () => (await getService(namespace, 'dual')).status?.loadBalancer?.ingress, {
+      what: 'status.loadBalancer.ingress',
+    });
     expect(published.map((i) => i.ip)).toEqual([slb.status?.vip]);
   });
 

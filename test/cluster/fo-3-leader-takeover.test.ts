@@ -18,7 +18,6 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
   createLoadBalancerService,
   createRunningPod,
   ensureNode,
@@ -28,6 +27,8 @@ import {
   useNamespace,
   waitFor,
   createArpNetwork,
+  deleteArpNetwork,
+  deleteNodes,
 } from './fixture';
 
 jest.setTimeout(120_000);
@@ -125,12 +126,10 @@ afterAll(async () => {
   await Promise.all(replicas.map((r) => r.exited));
   for (const lease of leases.values()) await lease.stop();
   await rest.delete(Resources.leases, INSTALL.namespace, LEADER_LEASE).catch(ignoreNotFound);
-  for (const n of nodes) {
+  for (const n of nodes)
     await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
-  }
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
+  await deleteNodes(nodes);
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 
 describe('FO-3 leader takeover (controller binaries, real API server)', () => {

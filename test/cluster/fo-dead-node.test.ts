@@ -3,7 +3,7 @@
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
-import { ANNOTATIONS, LOAD_BALANCER_CLASS, INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
+import { INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
 import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
@@ -13,7 +13,7 @@ import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
+  createLoadBalancerService,
   createRunningPod,
   ensureNode,
   ignoreNotFound,
@@ -21,6 +21,8 @@ import {
   useNamespace,
   waitFor,
   createArpNetwork,
+  deleteArpNetwork,
+  deleteNodes,
 } from './fixture';
 import { watchForChanges } from './quiet-watch';
 
@@ -81,12 +83,10 @@ afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
   for (const lease of leases.values()) await lease.stop();
-  for (const n of nodes) {
+  for (const n of nodes)
     await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
-  }
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
+  await deleteNodes(nodes);
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 
 describe('FO-3 dead nodes handed over (controller, real API server)', () => {
@@ -94,20 +94,7 @@ describe('FO-3 dead nodes handed over (controller, real API server)', () => {
 
   test("FO-3 SLB-7: a non-answering node whose Lease expires is left out with the reason, the answering node stays; the answering node's expiry moves the address; a recovered node takes nothing back", async () => {
     const namespace = ns();
-    await clients().core.createNamespacedService({
-      namespace,
-      body: {
-        metadata: { name: 'web', annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
-        spec: {
-          type: 'LoadBalancer',
-          loadBalancerClass: LOAD_BALANCER_CLASS,
-          allocateLoadBalancerNodePorts: false,
-          externalTrafficPolicy: 'Local',
-          selector: { app: 'web' },
-          ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-        },
-      },
-    });
+    await createLoadBalancerService(namespace, 'web', { network: NET });
     for (const [i, nodeName] of nodes.entries()) {
       await createRunningPod({
         namespace,

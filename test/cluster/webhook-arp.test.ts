@@ -4,6 +4,7 @@
 // main.ts would learn from a SelfSubjectReview); `alice` is impersonated with group system:masters,
 // so RBAC allows her everything and only the webhook can refuse. Removing the finalizers of a
 // deleting ARPAdvertisement stays open to anyone.
+import { JuneauResources } from '../../runtime/controller/resources';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { ownerMetadata } from '../../runtime/controller/arp/names';
 import { RestClient } from '../../runtime/kube/rest';
@@ -78,9 +79,9 @@ afterAll(async () => {
     await kubectl(['patch', 'arpadvertisement', n, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], {
       allowFailure: true,
     });
-  await deleteClusterObjects('arpadvertisements', ads);
-  await deleteClusterObjects('externalnetworks', [LAN]);
-  await deleteClusterObjects('addresspools', [POOL]);
+  await deleteClusterObjects(JuneauResources.arpAdvertisements, ads);
+  await deleteClusterObjects(JuneauResources.externalNetworks, [LAN]);
+  await deleteClusterObjects(JuneauResources.addressPools, [POOL]);
   await webhook?.stop();
 });
 

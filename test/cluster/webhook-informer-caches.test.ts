@@ -2,6 +2,7 @@
 // not a LIST per request, and answers nothing before they have synced (an empty cache would allow
 // what it must refuse); the controller's own ServiceLoadBalancer writes skip the SLB-1 webhook by
 // the install manifest's matchConditions, everyone else's still reach it.
+import { JuneauResources } from '../../runtime/controller/resources';
 import { API_VERSION } from '../../api';
 import {
   informerWebhookCaches,
@@ -32,7 +33,7 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
   const pending: Array<Promise<TestWebhook>> = [];
 
   afterAll(async () => {
-    await deleteClusterObjects('addresspools', pools);
+    await deleteClusterObjects(JuneauResources.addressPools, pools);
     cacheSet?.start(); // a test that failed early left the webhook waiting for it
     await Promise.all(pending);
     await webhook?.stop();
