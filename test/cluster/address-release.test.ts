@@ -13,7 +13,14 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { createLoadBalancerService, type Service, testKubeConfig, useNamespace, waitFor } from './fixture';
+import {
+  createLoadBalancerService,
+  type Service,
+  testKubeConfig,
+  useNamespace,
+  waitFor,
+  waitForMatch,
+} from './fixture';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -267,23 +274,19 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     const namespace = ns();
     await createEip(namespace, 'net-addr', NET, '198.18.150.0');
     await createService(namespace, 'bcast', '198.18.150.15');
-    const eip = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'net-addr');
-        return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
-      },
-      { what: 'net-addr refused' },
+    const eip = await waitForMatch(
+      () => getEip(namespace, 'net-addr'),
+      (e) => condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool',
+      'net-addr refused',
     );
     expect(eip.status?.phase).toBe('Error');
     expect(condition(eip, 'Allocated')?.message).toBe(
       `spec.requestedIP: "198.18.150.0" is the network address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2) (EIP-3)`,
     );
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'bcast');
-        return condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool' ? s : undefined;
-      },
-      { what: 'bcast refused' },
+    const slb = await waitForMatch(
+      () => getSlb(namespace, 'bcast'),
+      (s) => condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool',
+      'bcast refused',
     );
     expect(condition(slb, 'Allocated')?.message).toContain(
       `"198.18.150.15" is the broadcast address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2)`,

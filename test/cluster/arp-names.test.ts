@@ -23,6 +23,7 @@ import {
   TEST_NAMESPACE_LABEL,
   testKubeConfig,
   waitFor,
+  waitForMatch,
   createArpNetwork,
 } from './fixture';
 import { sleep } from '../sleep';
@@ -314,12 +315,10 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       },
       { what: 'a Warning ARPAdvertisementNameTaken for the Service and the ElasticIP' },
     );
-    const ready = await waitFor(
-      async () => {
-        const s = await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web');
-        return s?.status?.vip && s.status.advertisingNodes?.length ? s : undefined;
-      },
-      { what: 'the ServiceLoadBalancer with a VIP and a backend' },
+    const ready = await waitForMatch(
+      () => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web'),
+      (s) => s?.status?.vip && s.status.advertisingNodes?.length,
+      'the ServiceLoadBalancer with a VIP and a backend',
     ); // written after a pass that wanted its ARPAdvertisement
     await waitFor(
       async () => (await getAs<ElasticIP>(EipResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached',

@@ -12,7 +12,7 @@ import { EventRecorder } from '../../runtime/kube/events';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { testKubeConfig, useNamespace, waitFor } from './fixture';
+import { testKubeConfig, useNamespace, waitFor, waitForMatch } from './fixture';
 
 // 198.18.151.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -63,20 +63,16 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
     await controller.start();
     // b's claim is made first, so whenever a's is old enough for the sweep, b's is too.
     await createEip(namespace, 'b', NET, '198.18.151.6');
-    const oldB = await waitFor(
-      async () => {
-        const b = await getEip(namespace, 'b');
-        return b?.status?.address ? b : undefined;
-      },
-      { what: 'b allocated' },
+    const oldB = await waitForMatch(
+      () => getEip(namespace, 'b'),
+      (b) => b?.status?.address,
+      'b allocated',
     );
     await createEip(namespace, 'a', NET, '198.18.151.5');
-    const oldA = await waitFor(
-      async () => {
-        const a = await getEip(namespace, 'a');
-        return a?.status?.address ? a : undefined;
-      },
-      { what: 'a allocated' },
+    const oldA = await waitForMatch(
+      () => getEip(namespace, 'a'),
+      (a) => a?.status?.address,
+      'a allocated',
     );
     expect((await getClaim('198.18.151.5'))?.spec.holder).toMatchObject({
       kind: 'ElasticIP',

@@ -28,6 +28,7 @@ import {
   testKubeConfig,
   testKubeconfigPath,
   waitFor,
+  waitForMatch,
   createArpNetwork,
 } from './fixture';
 
@@ -234,11 +235,9 @@ describe('two juneau-controller processes, 300 Services', () => {
 
       // Mid-run: once some Services are Ready, record their node choices and SIGKILL the leader.
       // Watched while the creates are still in flight, so the kill cannot come after the last one.
-      const beforeKillP = waitFor(
-        async () => {
-          const s = await sample();
-          return s.slbs.filter(isReady).length >= KILL_AT_READY ? s : undefined;
-        },
+      const beforeKillP = waitForMatch(
+        () => sample(),
+        (s) => s.slbs.filter(isReady).length >= KILL_AT_READY,
         { what: `${KILL_AT_READY} Services Ready under the first leader`, timeoutMs: 120_000, intervalMs: 50 },
       );
       const [beforeKill] = await Promise.all([beforeKillP, created]);

@@ -7,7 +7,7 @@ import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { deletePodNow, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
   condition,
   createAttachment,
@@ -57,12 +57,10 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
 
     // NIC-1: the Pod's NetworkInterface, owned by it, with node, address and ElasticIP.
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('web-eip'), podIP: '10.1.0.5' });
-    const nic = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'web.eth0');
-        return n?.spec.address ? n : undefined;
-      },
-      { what: 'NetworkInterface web.eth0 with the Pod address' },
+    const nic = await waitForMatch(
+      () => getNic(namespace, 'web.eth0'),
+      (n) => n?.spec.address,
+      'NetworkInterface web.eth0 with the Pod address',
     );
     expect(nic.spec).toEqual({
       podName: 'web',
@@ -95,12 +93,10 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     // The Pod is re-created on another node (same name): the old NIC goes with the old Pod, the ARPAdvertisement follows.
     await deletePodNow(namespace, 'web');
     await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('web-eip'), podIP: '10.1.0.6' });
-    const moved = await waitFor(
-      async () => {
-        const a = await getAd(adName);
-        return a?.spec.nodeName === nodes[1] ? a : undefined;
-      },
-      { what: 'ARPAdvertisement on node b' },
+    const moved = await waitForMatch(
+      () => getAd(adName),
+      (a) => a?.spec.nodeName === nodes[1],
+      'ARPAdvertisement on node b',
     );
     expect(moved.spec.address).toBe(address);
     expect((await getNic(namespace, 'web.eth0'))?.spec).toMatchObject({ nodeName: nodes[1], address: '10.1.0.6' });
@@ -129,12 +125,10 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       what: 'plain NIC Ready',
     });
     // Held, but nobody can answer before the Pod has a node (EIP-17 needs a node).
-    const held = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'api-eip');
-        return e?.status?.attachment?.name === 'api.net1' ? e : undefined;
-      },
-      { what: 'api.net1 holds api-eip' },
+    const held = await waitForMatch(
+      () => getEip(namespace, 'api-eip'),
+      (e) => e?.status?.attachment?.name === 'api.net1',
+      'api.net1 holds api-eip',
     );
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
     expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
@@ -181,12 +175,10 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
       podIP: '10.1.0.9',
     });
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
-    const attachment = await waitFor(
-      async () => {
-        const a = await getAttachment(namespace, 'nginx-attach');
-        return a?.status?.phase === 'Attached' ? a : undefined;
-      },
-      { what: 'attachment Attached' },
+    const attachment = await waitForMatch(
+      () => getAttachment(namespace, 'nginx-attach'),
+      (a) => a?.status?.phase === 'Attached',
+      'attachment Attached',
     );
     expect(attachment.status).toMatchObject({ nodeName: nodes[1], reason: 'Attached' });
     const eip = await getEip(namespace, 'nginx-eip');

@@ -19,7 +19,7 @@ import { createLogger, silentLogger } from '../../runtime/kube/log';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { ensureNode, testKubeConfig, waitFor } from './fixture';
+import { ensureNode, testKubeConfig, waitForMatch } from './fixture';
 
 export const rest = new RestClient(testKubeConfig());
 
@@ -131,12 +131,10 @@ export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.a
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
 /** Waits for the ElasticIP to reach `phase`; returns it as read then. */
 export const eipIn = (ns: string, name: string, phase: string) =>
-  waitFor(
-    async () => {
-      const e = await getEip(ns, name);
-      return e?.status?.phase === phase ? e : undefined;
-    },
-    { what: `ElasticIP ${name} ${phase}` },
+  waitForMatch(
+    () => getEip(ns, name),
+    (e) => e?.status?.phase === phase,
+    `ElasticIP ${name} ${phase}`,
   );
 export const condition = (
   o:

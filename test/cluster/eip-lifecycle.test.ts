@@ -6,7 +6,7 @@ import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, type ElasticIP, type NetworkInterface } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { deletePodNow, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
   condition,
@@ -53,12 +53,10 @@ describe('EIP-10: an attachment and a NIC at once', () => {
       async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
       { what: 'no ARPAdvertisement during the conflict' },
     );
-    const nic = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'web.eth0');
-        return n?.status?.phase === 'Pending' ? n : undefined;
-      },
-      { what: 'NIC Pending' },
+    const nic = await waitForMatch(
+      () => getNic(namespace, 'web.eth0'),
+      (n) => n?.status?.phase === 'Pending',
+      'NIC Pending',
     );
     expect(nic.status).toMatchObject({ reason: 'WaitingForElasticIP', message: expect.stringContaining('nat-attach') });
     await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.reason === 'Conflict', {
@@ -123,12 +121,10 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     // The old Pod terminates (no kubelet: it stays Terminating); the replacement appears on node b.
     await terminatePod(namespace, 'vm-old');
     await createPod(namespace, 'vm-new', { nodeName: nodes[1], annotations: direct('eip') });
-    const loser = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'vm-new.eth0');
-        return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
-      },
-      { what: 'replacement NIC Pending' },
+    const loser = await waitForMatch(
+      () => getNic(namespace, 'vm-new.eth0'),
+      (n) => n?.status?.reason === 'ElasticIPHeldElsewhere',
+      'replacement NIC Pending',
     );
     expect(loser.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('vm-old.eth0') });
     // Rule 1: the recorded holder keeps it while terminating; the ARPAdvertisement stays.
@@ -155,12 +151,10 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
 
     // Rule 2 / EIP-12: Available, Attached False WaitingForHandover naming the terminating NIC; nobody answers.
-    const waiting = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'eip');
-        return condition(e, 'Attached')?.reason === 'WaitingForHandover' ? e : undefined;
-      },
-      { what: 'WaitingForHandover' },
+    const waiting = await waitForMatch(
+      () => getEip(namespace, 'eip'),
+      (e) => condition(e, 'Attached')?.reason === 'WaitingForHandover',
+      'WaitingForHandover',
     );
     expect(waiting.status?.phase).toBe('Available');
     expect(condition(waiting, 'Attached')).toMatchObject({
@@ -201,12 +195,10 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
 
     await deleteObject(EipResources.elasticIPs, namespace, 'eip');
-    const waiting = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'eip');
-        return condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces' ? e : undefined;
-      },
-      { what: 'WaitingForNetworkInterfaces' },
+    const waiting = await waitForMatch(
+      () => getEip(namespace, 'eip'),
+      (e) => condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces',
+      'WaitingForNetworkInterfaces',
     );
     expect(waiting.metadata.deletionTimestamp).toBeDefined();
     expect(condition(waiting, 'Allocated')?.message).toContain('web.eth0');

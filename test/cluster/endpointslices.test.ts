@@ -12,6 +12,7 @@ import {
   testRest,
   useNamespace,
   waitFor,
+  waitForMatch,
 } from './fixture';
 
 const byIP = (slices: EndpointSlice[]) =>
@@ -66,12 +67,10 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
         .list<EndpointSlice>(Resources.endpointSlices, { namespace, labelSelector: 'kubernetes.io/service-name=web' })
         .then((l) => l.items);
 
-    const first = await waitFor(
-      async () => {
-        const s = await slices();
-        return byIP(s).size === 2 ? s : undefined;
-      },
-      { what: 'EndpointSlice with both web pods' },
+    const first = await waitForMatch(
+      () => slices(),
+      (s) => byIP(s).size === 2,
+      'EndpointSlice with both web pods',
     );
     expect(first.every((s) => s.addressType === 'IPv4')).toBe(true);
     expect(

@@ -237,6 +237,21 @@ export async function waitFor<T>(
   }
 }
 
+/** Polls `read` until what it returns passes `test`, and returns that; `opts` as waitFor's (a string: `what`). */
+export function waitForMatch<T>(
+  read: () => Promise<T | undefined>,
+  test: (value: T) => unknown,
+  opts: WaitOptions | string,
+): Promise<T> {
+  return waitFor(
+    async () => {
+      const value = await read();
+      return value !== undefined && test(value) ? value : undefined;
+    },
+    typeof opts === 'string' ? { what: opts } : opts,
+  );
+}
+
 export interface ApiError {
   /** HTTP status, e.g. 422 for a CEL/validation rejection, 409 for AlreadyExists/Conflict. */
   code: number;

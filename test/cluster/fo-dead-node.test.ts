@@ -20,6 +20,7 @@ import {
   testKubeConfig,
   useNamespace,
   waitFor,
+  waitForMatch,
   createArpNetwork,
   deleteArpNetwork,
   deleteNodes,
@@ -106,12 +107,10 @@ describe('FO-3 dead nodes handed over (controller, real API server)', () => {
         ports: [{ name: 'http', containerPort: 8080 }],
       });
     }
-    const first = await waitFor(
-      async () => {
-        const slb = await getSlb(namespace);
-        return slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode ? slb : undefined;
-      },
-      { what: 'three advertising nodes and an answering one' },
+    const first = await waitForMatch(
+      () => getSlb(namespace),
+      (slb) => slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode,
+      'three advertising nodes and an answering one',
     );
     const chosen = first.status!.arpAnnouncingNode!;
     const [bystander, survivor] = nodes.filter((n) => n !== chosen);

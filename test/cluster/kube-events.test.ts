@@ -2,7 +2,7 @@
 import { EventRecorder, referenceTo, type KubeEvent } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { TestResources, testRest, useNamespace, waitFor } from './fixture';
+import { TestResources, testRest, useNamespace, waitForMatch } from './fixture';
 
 describe('EventRecorder on a real API server', () => {
   const rest = testRest();
@@ -25,11 +25,9 @@ describe('EventRecorder on a real API server', () => {
       recorder.warning(regarding, 'NoFreeAddress', 'Allocate', `pool default is full (attempt ${i})`);
     await recorder.stop();
 
-    const list = await waitFor(
-      async () => {
-        const l = await rest.list<KubeEvent>(Resources.events, { namespace: ns });
-        return l.items.length === 2 && l.items.some((e) => e.series?.count === 20) ? l : undefined;
-      },
+    const list = await waitForMatch(
+      () => rest.list<KubeEvent>(Resources.events, { namespace: ns }),
+      (l) => l.items.length === 2 && l.items.some((e) => e.series?.count === 20),
       { what: 'two Events, one with a series of 20', timeoutMs: 10_000 },
     );
     const allocated = list.items.find((e) => e.reason === 'Allocated');

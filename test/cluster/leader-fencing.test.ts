@@ -19,7 +19,14 @@ import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { Lease } from '../../runtime/kube/leader-election';
-import { createLoadBalancerService, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import {
+  createLoadBalancerService,
+  testKubeConfig,
+  testKubeconfigPath,
+  useNamespace,
+  waitFor,
+  waitForMatch,
+} from './fixture';
 
 const rest = new RestClient(testKubeConfig());
 const LEASE_NAMESPACE = 'default';
@@ -180,11 +187,9 @@ describe('leader fencing (issue 11 item 6)', () => {
       await Promise.all(
         Array.from({ length: 5 }, (_, i) => createLoadBalancerService(namespace, `during-${i}`, SERVICE)),
       );
-      const taken = await waitFor(
-        async () => {
-          const spec = await leaseOf(lease);
-          return spec.holderIdentity?.startsWith('replica-b_') ? spec : undefined;
-        },
+      const taken = await waitForMatch(
+        () => leaseOf(lease),
+        (spec) => spec.holderIdentity?.startsWith('replica-b_'),
         { what: 'replica B takes the Lease over', timeoutMs: 40_000 },
       );
       const expired = Math.min(renewed + LEASE_SECONDS * 1000, Date.parse(taken.acquireTime ?? ''));
