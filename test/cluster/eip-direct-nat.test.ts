@@ -2,13 +2,14 @@
 // both Pod annotations (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18), the ARPAdvertisement
 // following a re-created Pod to another node (EIP-17), NAT through an ElasticIPAttachment
 // (EIPA-1, EIP-14), and a requestedIP that is already taken (EIP-3).
-import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
+  attachmentIn,
+  eipAdName,
   condition,
   createAttachment,
   createEip,
@@ -52,7 +53,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       namespace,
       name: 'web-eip',
     });
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'web-eip' });
+    const adName = eipAdName(namespace, 'web-eip');
     expect(await getAd(adName)).toBeUndefined();
 
     // NIC-1: the Pod's NetworkInterface, owned by it, with node, address and ElasticIP.
@@ -131,12 +132,12 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       'api.net1 holds api-eip',
     );
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
-    expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
+    expect(await getAd(eipAdName(namespace, 'api-eip'))).toBeUndefined();
     // "Scheduling": a binding sets spec.nodeName.
     await rest.request('POST', resourcePath(Resources.pods, namespace, 'api', 'binding'), {
       body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } },
     });
-    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), {
+    const ad = await waitFor(() => getAd(eipAdName(namespace, 'api-eip')), {
       what: 'ARPAdvertisement after scheduling',
     });
     expect(ad.spec.nodeName).toBe(nodes[1]);
@@ -175,11 +176,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
       podIP: '10.1.0.9',
     });
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
-    const attachment = await waitForMatch(
-      () => getAttachment(namespace, 'nginx-attach'),
-      (a) => a?.status?.phase === 'Attached',
-      'attachment Attached',
-    );
+    const attachment = await attachmentIn(namespace, 'nginx-attach', 'Attached');
     expect(attachment.status).toMatchObject({ nodeName: nodes[1], reason: 'Attached' });
     const eip = await getEip(namespace, 'nginx-eip');
     expect(eip?.status).toMatchObject({
@@ -188,7 +185,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     });
     expect(condition(eip, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedThroughNAT' });
     const address = eip!.status!.address!;
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'nginx-eip' });
+    const adName = eipAdName(namespace, 'nginx-eip');
     expect((await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' })).spec).toEqual({
       externalNetwork: NET,
       address,
@@ -221,7 +218,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await createPod(namespace, 'p1', { nodeName: nodes[0], annotations: networks([{ interface: 'eth0' }]) });
     await createPod(namespace, 'p2', { nodeName: nodes[1], annotations: networks([{ interface: 'eth0' }]) });
     await createAttachment(namespace, 'a1', 'eip', 'p1.eth0');
-    await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+    await waitFor(() => getAd(eipAdName(namespace, 'eip')), {
       what: 'ARPAdvertisement for a1',
     });
     await createAttachment(namespace, 'a2', 'eip', 'p2.eth0');
@@ -229,16 +226,13 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'MultipleAttachments' });
     expect(condition(error, 'Attached')?.message).toContain('a1 and a2');
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(
-      async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
-      { what: 'no ARPAdvertisement' },
-    );
+    await waitFor(async () => (await getAd(eipAdName(namespace, 'eip'))) === undefined, {
+      what: 'no ARPAdvertisement',
+    });
     await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', {
       what: 'a1 Pending',
     });
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'a2');
-    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.phase === 'Attached', {
-      what: 'a1 Attached again',
-    });
+    await attachmentIn(namespace, 'a1', 'Attached');
   });
 });
