@@ -9,7 +9,7 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
-import { Resources } from '../../runtime/kube/resources';
+import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
@@ -163,19 +163,36 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     );
   }
 
+  /** Runs `step` while every write to `claims` is recorded; then none was written, and all are still there. */
+  async function expectClaimsUntouched(
+    namespace: string,
+    claims: Awaited<ReturnType<typeof claimsIn>>,
+    step: () => Promise<void>,
+  ): Promise<void> {
+    const changes = new ClaimChanges(claims);
+    await changes.start();
+    try {
+      await step();
+    } finally {
+      await changes.stop();
+    }
+    expect(changes.changes).toEqual([]);
+    expect(await claimsIn(namespace)).toEqual(claims);
+  }
+  /** Deletes the cluster-scoped object and waits until it is gone (finalizers done). */
+  async function deleteAndWait(type: ResourceType, name: string): Promise<void> {
+    await deleteObject(type, undefined, name);
+    await waitFor(async () => !(await getAs(type, undefined, name)), { what: `${type.kind} ${name} gone` });
+  }
+
   it('ADDR-3, EN-6: deleting and recreating the ExternalNetwork gives every VIP and ElasticIP its address back; the claims are never written meanwhile', async () => {
     const namespace = ns();
     const before = await allocateAll(namespace);
     const claims = await claimsIn(namespace);
     expect([...claims.values()].map((c) => c.value).sort()).toEqual(Object.values(before).sort());
-    const changes = new ClaimChanges(claims);
-    await changes.start();
-    try {
+    await expectClaimsUntouched(namespace, claims, async () => {
       // EN-6: to change the pools of a network, the user deletes and recreates it.
-      await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-      await waitFor(async () => !(await getAs(JuneauResources.externalNetworks, undefined, NET)), {
-        what: 'ExternalNetwork gone',
-      });
+      await deleteAndWait(JuneauResources.externalNetworks, NET);
       // Meanwhile the status says why nothing is served, and that the address stays reserved.
       await waitFor(
         async () => {
@@ -202,24 +219,15 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
       );
       await createNetwork(NET, [POOL]);
       await waitForSameAddresses(namespace, before);
-    } finally {
-      await changes.stop();
-    }
-    expect(changes.changes).toEqual([]);
-    expect(await claimsIn(namespace)).toEqual(claims);
+    });
   });
 
   it('ADDR-3: an AddressPool deleted and created again keeps every VIP and ElasticIP address; the claims are never written meanwhile', async () => {
     const namespace = ns();
     const before = await allocateAll(namespace);
     const claims = await claimsIn(namespace);
-    const changes = new ClaimChanges(claims);
-    await changes.start();
-    try {
-      await deleteObject(JuneauResources.addressPools, undefined, POOL);
-      await waitFor(async () => !(await getAs(JuneauResources.addressPools, undefined, POOL)), {
-        what: 'AddressPool gone',
-      });
+    await expectClaimsUntouched(namespace, claims, async () => {
+      await deleteAndWait(JuneauResources.addressPools, POOL);
       await waitFor(
         async () => {
           const slb = await getSlb(namespace, 'web-req');
@@ -230,11 +238,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
       );
       await createPool(POOL, ADDRESSES);
       await waitForSameAddresses(namespace, before);
-    } finally {
-      await changes.stop();
-    }
-    expect(changes.changes).toEqual([]);
-    expect(await claimsIn(namespace)).toEqual(claims);
+    });
   });
 
   it('ADDR-3: a requested address held by someone else keeps the current VIP until it is free, then the VIP moves and the old claim is released', async () => {

@@ -36,31 +36,12 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
       spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     });
     const ports = [{ name: 'http', containerPort: 8080 }];
-    await createRunningPod({
-      namespace,
-      name: 'web-1',
-      labels: { app: 'web' },
-      nodeName: w1,
-      podIP: '10.244.1.10',
-      ports,
-    });
-    await createRunningPod({
-      namespace,
-      name: 'web-2',
-      labels: { app: 'web' },
-      nodeName: w2,
-      podIP: '10.244.2.10',
-      ports,
-      ready: false,
-    });
-    await createRunningPod({
-      namespace,
-      name: 'other',
-      labels: { app: 'other' },
-      nodeName: w1,
-      podIP: '10.244.1.99',
-      ports,
-    });
+    const pods = [
+      { name: 'web-1', app: 'web', nodeName: w1, podIP: '10.244.1.10', ready: true },
+      { name: 'web-2', app: 'web', nodeName: w2, podIP: '10.244.2.10', ready: false },
+      { name: 'other', app: 'other', nodeName: w1, podIP: '10.244.1.99', ready: true },
+    ];
+    for (const { app, ...pod } of pods) await createRunningPod({ namespace, labels: { app }, ports, ...pod });
 
     const slices = () =>
       rest

@@ -86,9 +86,11 @@ export interface Clients {
 }
 
 let cachedRest: RestClient | undefined;
-/** The admin (system:masters) RestClient of the test control plane, shared by a test file. */
+/** The admin (system:masters) RestClient of the test control plane, shared by a test file. Its
+ * requests wait as long as a test may (client-node's, which the fixture used before, never timed
+ * out): a test's own write aborted while a loaded API server still works on it says nothing. */
 export function testRest(): RestClient {
-  return (cachedRest ??= new RestClient(testKubeConfig()));
+  return (cachedRest ??= new RestClient(testKubeConfig(), { requestTimeoutMs: 120_000 }));
 }
 
 /** A client-node model as RestClient returns it: plain JSON, so metadata times are strings. */
