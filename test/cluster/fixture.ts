@@ -394,24 +394,10 @@ export async function createArpNetwork(
   rest: RestClient,
   o: { readonly pool: string; readonly network: string; readonly addresses: readonly string[] },
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'AddressPool',
-      metadata: { name: o.pool },
-      spec: { advertiseMode: 'arp', addresses: [...o.addresses] },
-    }),
-  );
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name: o.network },
-      spec: { type: 'arp', addressPools: [o.pool] },
-    }),
-  );
+  const create = (type: ResourceType, name: string, spec: object) =>
+    rest.create(type, asKube({ apiVersion: API_VERSION, kind: type.kind, metadata: { name }, spec }));
+  await create(JuneauResources.addressPools, o.pool, { advertiseMode: 'arp', addresses: [...o.addresses] });
+  await create(JuneauResources.externalNetworks, o.network, { type: 'arp', addressPools: [o.pool] });
 }
 
 /** Deletes what createArpNetwork made (network first, as a user would), those already gone included. */
