@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { INSTALL, type ARPAdvertisement } from '../../api';
-import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';
@@ -28,8 +28,8 @@ import {
   waitFor,
   createArpNetwork,
   deleteArpNetwork,
-  deleteNodes,
 } from './fixture';
+import { agentLeases, removeAgentNodes } from './agent-leases';
 
 jest.setTimeout(120_000);
 
@@ -49,15 +49,7 @@ const LEADER_FLAGS = [
 ];
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
 
-const newLease = (nodeName: string) =>
-  new AgentLease({
-    rest,
-    namespace: INSTALL.namespace,
-    nodeName,
-    leaseDurationMs: AGENT_LEASE_MS,
-    renewIntervalMs: 300,
-  });
-const leases = new Map(nodes.map((n) => [n, newLease(n)]));
+const leases = agentLeases(rest, nodes, AGENT_LEASE_MS);
 
 interface Replica {
   readonly name: string;
@@ -124,11 +116,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
   await Promise.all(replicas.map((r) => r.exited));
-  for (const lease of leases.values()) await lease.stop();
   await rest.delete(Resources.leases, INSTALL.namespace, LEADER_LEASE).catch(ignoreNotFound);
-  for (const n of nodes)
-    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-  await deleteNodes(nodes);
+  await removeAgentNodes(rest, leases);
   await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 

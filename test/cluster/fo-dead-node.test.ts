@@ -4,7 +4,7 @@
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
 import { INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
-import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { AgentLease } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/controller/resources';
@@ -16,15 +16,14 @@ import {
   createLoadBalancerService,
   createRunningPod,
   ensureNode,
-  ignoreNotFound,
   testKubeConfig,
   useNamespace,
   waitFor,
   waitForMatch,
   createArpNetwork,
   deleteArpNetwork,
-  deleteNodes,
 } from './fixture';
+import { agentLeases, removeAgentNodes } from './agent-leases';
 import { watchForChanges } from './quiet-watch';
 
 jest.setTimeout(120_000);
@@ -35,18 +34,7 @@ const POOL = `fo3-${suffix}`;
 const NET = `fo3-${suffix}`;
 const nodes = [1, 2, 3].map((i) => `fo3-${suffix}-n${i}`);
 const LEASE_MS = 2_000;
-const leases = new Map(
-  nodes.map((n) => [
-    n,
-    new AgentLease({
-      rest,
-      namespace: INSTALL.namespace,
-      nodeName: n,
-      leaseDurationMs: LEASE_MS,
-      renewIntervalMs: 300,
-    }),
-  ]),
-);
+const leases = agentLeases(rest, nodes, LEASE_MS);
 const recorder = new EventRecorder(rest, {
   reportingController: 'juneau.loutres.me/controller',
   reportingInstance: 'fo3',
@@ -83,10 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const lease of leases.values()) await lease.stop();
-  for (const n of nodes)
-    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-  await deleteNodes(nodes);
+  await removeAgentNodes(rest, leases);
   await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 
