@@ -7,7 +7,7 @@
 // kubelet); each Service selects one of three groups of 3 Pods, so it has 3 candidate nodes and the
 // real EndpointSlice controller makes one slice per Service.
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,14 +26,13 @@ import {
   createRunningPod,
   ensureNode,
   testKubeConfig,
-  testKubeconfigPath,
   waitFor,
   waitForMatch,
   createArpNetwork,
 } from './fixture';
+import { CONTROLLER_BIN, spawnController, type ControllerProcess } from './controller-process';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');
 
 const SERVICES = 300;
 /** The leader is killed once this many Services are Ready (well before all of them are). */
@@ -69,43 +68,11 @@ const rest = new RestClient(testKubeConfig());
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-scale-'));
 let namespace = '';
 
-interface Replica {
-  readonly podName: string;
-  readonly child: ChildProcess;
-  readonly logFile: string;
-  readonly exited: Promise<number | string>;
-}
+type Replica = ControllerProcess;
 const replicas: Replica[] = [];
 
 function startReplica(podName: string): Replica {
-  const logFile = path.join(logDir, `${podName}.log`);
-  const fd = fs.openSync(logFile, 'a');
-  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: podName };
-  // Outside a cluster the binary serves no webhooks (nothing to register on the shared API server).
-  delete env.KUBERNETES_SERVICE_HOST;
-  delete env.POD_NAMESPACE;
-  const child = spawn(
-    process.execPath,
-    [
-      CONTROLLER_BIN,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      '--leader-elect=true',
-      '--leader-election-namespace',
-      LEASE_NAMESPACE,
-      '--leader-election-id',
-      LEASE,
-      '--metrics-addr=0',
-      '--health-addr=0',
-      '--log-level=info',
-    ],
-    { stdio: ['ignore', fd, fd], env },
-  );
-  fs.closeSync(fd);
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code ?? -1)),
-  );
-  const replica = { podName, child, logFile, exited };
+  const replica = spawnController({ podName, logDir, leaseNamespace: LEASE_NAMESPACE, lease: LEASE });
   replicas.push(replica);
   return replica;
 }

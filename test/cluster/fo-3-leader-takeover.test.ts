@@ -6,7 +6,6 @@
 // the address one agent lease duration later (leader Lease + agent Lease + takeover: 15 + 2 + 15 s
 // with the defaults of the day). Two controller binaries as child processes with --leader-elect
 // (the leader is SIGKILLed: no release), agent Leases renewed by the agent's own Lease code.
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,17 +22,16 @@ import {
   ensureNode,
   ignoreNotFound,
   testKubeConfig,
-  testKubeconfigPath,
   useNamespace,
   waitFor,
   createArpNetwork,
   deleteArpNetwork,
 } from './fixture';
+import { spawnController, type ControllerProcess } from './controller-process';
 import { agentLeases, removeAgentNodes } from './agent-leases';
 
 jest.setTimeout(120_000);
 
-const CONTROLLER_BIN = path.resolve(__dirname, '..', '..', 'build', 'bin', 'juneau-controller.js');
 const rest = new RestClient(testKubeConfig());
 const suffix = Math.random().toString(36).slice(2, 7);
 const POOL = `fo3lt-${suffix}`;
@@ -51,38 +49,16 @@ const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
 
 const leases = agentLeases(rest, nodes, AGENT_LEASE_MS);
 
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-}
-const replicas: Replica[] = [];
+const replicas: ControllerProcess[] = [];
 
-function startReplica(name: string): Replica {
-  const fd = fs.openSync(path.join(logDir, `${name}.log`), 'a');
-  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: name };
-  // Outside a cluster the binary serves no webhooks (nothing to register on the shared API server).
-  delete env.KUBERNETES_SERVICE_HOST;
-  delete env.POD_NAMESPACE;
-  const child = spawn(
-    process.execPath,
-    [
-      CONTROLLER_BIN,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      '--leader-elect=true',
-      `--leader-election-namespace=${INSTALL.namespace}`,
-      `--leader-election-id=${LEADER_LEASE}`,
-      ...LEADER_FLAGS,
-      '--metrics-addr=0',
-      '--health-addr=0',
-      '--log-level=info',
-    ],
-    { stdio: ['ignore', fd, fd], env },
-  );
-  fs.closeSync(fd);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const replica = { name, child, exited };
+function startReplica(podName: string): ControllerProcess {
+  const replica = spawnController({
+    podName,
+    logDir,
+    leaseNamespace: INSTALL.namespace,
+    lease: LEADER_LEASE,
+    args: LEADER_FLAGS,
+  });
   replicas.push(replica);
   return replica;
 }
@@ -104,7 +80,7 @@ const holder = async (): Promise<string | undefined> => {
 
 const logs = () =>
   replicas
-    .map((r) => `--- ${r.name} ---\n${fs.readFileSync(path.join(logDir, `${r.name}.log`), 'utf8').trim()}`)
+    .map((r) => `--- ${r.podName} ---\n${fs.readFileSync(path.join(logDir, `${r.podName}.log`), 'utf8').trim()}`)
     .join('\n');
 
 beforeAll(async () => {
@@ -127,7 +103,7 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
   test('FO-3 FO-4: the leader dies with the answering node; the standby hands the address over at the agent Lease expiry, not one lease duration after it took over', async () => {
     const namespace = ns();
     const a = startReplica('fo3lt-a');
-    await waitFor(async () => (await holder())?.startsWith(`${a.name}_`), { what: `${a.name} leading` });
+    await waitFor(async () => (await holder())?.startsWith(`${a.podName}_`), { what: `${a.podName} leading` });
     // The standby runs from here on: everything below happens while it only watches.
     startReplica('fo3lt-b');
     await createLoadBalancerService(namespace, 'web', { network: NET });
