@@ -32,6 +32,9 @@ import {
 const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
+/** A watch that fails on any change of `project` of the ElasticIP `eip`. */
+const eipChanges = (namespace: string, project: (e: ElasticIP) => unknown) =>
+  watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project });
 
 describe('EIP-10: an attachment and a NIC at once', () => {
   const ns = useNamespace();
@@ -132,12 +135,7 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[0]);
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({
-        type: EipResources.elasticIPs,
-        namespace,
-        name: 'eip',
-        project: (e) => e.status?.attachment,
-      }),
+      await eipChanges(namespace, (e) => e.status?.attachment),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
     );
 
@@ -236,12 +234,7 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     // comes back, the late NIC stays Pending.
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({
-        type: EipResources.elasticIPs,
-        namespace,
-        name: 'eip',
-        project: (e) => [e.metadata.finalizers, e.status?.address],
-      }),
+      await eipChanges(namespace, (e) => [e.metadata.finalizers, e.status?.address]),
       await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${address}` }),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
       await nicPhaseChanges(namespace, 'late.eth0'),
