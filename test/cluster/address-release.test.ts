@@ -8,19 +8,11 @@ import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
-import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import {
-  createLoadBalancerService,
-  type Service,
-  testKubeConfig,
-  useNamespace,
-  waitFor,
-  waitForMatch,
-} from './fixture';
+import { createLoadBalancerService, type Service, useNamespace, waitFor, waitForMatch } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -82,22 +74,13 @@ async function claimsIn(
 }
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'addr3',
-  flushIntervalMs: 1_000,
-});
+const recorder = controllerRecorder(rest, 'addr3');
 
 beforeAll(async () => {
   await createPool(POOL, ADDRESSES);
   await createNetwork(NET, [POOL]);
   // A short sweep, so a claim the sweep would wrongly take is taken within the test.
-  controller = new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 1_000,
-    sweepIntervalMs: 1_000,
-  });
+  controller = sweepingController(recorder, 1_000);
   await controller.start();
 });
 

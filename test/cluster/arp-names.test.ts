@@ -9,7 +9,6 @@ import { advertisementName, isOwnedBy, type AdvertisementOwner } from '../../run
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { asKube, JuneauResources, OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
-import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -26,6 +25,7 @@ import {
   waitForMatch,
   createArpNetwork,
 } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
@@ -182,21 +182,12 @@ const touch = (type: typeof ARP, ns: string, name: string) =>
   rest.patch(type, ns, name, 'merge', { metadata: { annotations: { 'juneau.test/poke': String(Date.now()) } } });
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'names',
-  flushIntervalMs: 500,
-});
+const recorder = controllerRecorder(rest, 'names', 500);
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${141 + i}` })));
   await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [POOL_CIDR] });
-  controller = new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 2_000,
-    sweepIntervalMs: 2_000,
-  });
+  controller = sweepingController(recorder, 2_000);
   await controller.start();
 });
 

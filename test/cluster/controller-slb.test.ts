@@ -13,7 +13,6 @@ import {
 import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { EventRecorder } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
@@ -30,6 +29,7 @@ import {
   waitFor,
   waitForMatch,
 } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -89,18 +89,8 @@ const createBackend = (namespace: string, name: string, nodeName: string, podIP:
   createRunningPod({ namespace, name, labels: { app: name.replace(/-\d+$/, '') }, nodeName, podIP, ports });
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'test',
-  flushIntervalMs: 1_000,
-});
-const newController = () =>
-  new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 2_000,
-    sweepIntervalMs: 2_000,
-  });
+const recorder = controllerRecorder(rest, 'test');
+const newController = () => sweepingController(recorder, 2_000);
 async function eventReasons(namespace: string): Promise<Array<{ type?: string; reason?: string; note?: string }>> {
   const list = await rest.list<KubeObject & { type?: string; reason?: string; note?: string }>(Resources.events, {
     namespace,
