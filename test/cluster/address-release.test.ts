@@ -8,11 +8,11 @@ import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { EventRecorder } from '../../runtime/kube/events';
-import { RestClient } from '../../runtime/kube/rest';
+import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { clients, createLoadBalancerService, mergePatch, testKubeConfig, useNamespace, waitFor } from './fixture';
+import { createLoadBalancerService, type Service, useNamespace, waitFor, waitForMatch } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -74,22 +74,13 @@ async function claimsIn(
 }
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'addr3',
-  flushIntervalMs: 1_000,
-});
+const recorder = controllerRecorder(rest, 'addr3');
 
 beforeAll(async () => {
   await createPool(POOL, ADDRESSES);
   await createNetwork(NET, [POOL]);
   // A short sweep, so a claim the sweep would wrongly take is taken within the test.
-  controller = new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 1_000,
-    sweepIntervalMs: 1_000,
-  });
+  controller = sweepingController(recorder, 1_000);
   await controller.start();
 });
 
@@ -139,7 +130,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
           getEip(namespace, 'eip-any'),
           getEip(namespace, 'eip-req'),
         ]);
-        const svc = await clients().core.readNamespacedServiceStatus({ namespace, name: 'web-any' });
+        const svc = await rest.get<Service>(Resources.services, namespace, 'web-any');
         const now = {
           'web-any': a?.status?.phase === 'Allocated' && a.status.vip,
           'web-req': b?.status?.phase === 'Allocated' && b.status.vip,
@@ -155,19 +146,36 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     );
   }
 
+  /** Runs `step` while every write to `claims` is recorded; then none was written, and all are still there. */
+  async function expectClaimsUntouched(
+    namespace: string,
+    claims: Awaited<ReturnType<typeof claimsIn>>,
+    step: () => Promise<void>,
+  ): Promise<void> {
+    const changes = new ClaimChanges(claims);
+    await changes.start();
+    try {
+      await step();
+    } finally {
+      await changes.stop();
+    }
+    expect(changes.changes).toEqual([]);
+    expect(await claimsIn(namespace)).toEqual(claims);
+  }
+  /** Deletes the cluster-scoped object and waits until it is gone (finalizers done). */
+  async function deleteAndWait(type: ResourceType, name: string): Promise<void> {
+    await deleteObject(type, undefined, name);
+    await waitFor(async () => !(await getAs(type, undefined, name)), { what: `${type.kind} ${name} gone` });
+  }
+
   it('ADDR-3, EN-6: deleting and recreating the ExternalNetwork gives every VIP and ElasticIP its address back; the claims are never written meanwhile', async () => {
     const namespace = ns();
     const before = await allocateAll(namespace);
     const claims = await claimsIn(namespace);
     expect([...claims.values()].map((c) => c.value).sort()).toEqual(Object.values(before).sort());
-    const changes = new ClaimChanges(claims);
-    await changes.start();
-    try {
+    await expectClaimsUntouched(namespace, claims, async () => {
       // EN-6: to change the pools of a network, the user deletes and recreates it.
-      await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-      await waitFor(async () => !(await getAs(JuneauResources.externalNetworks, undefined, NET)), {
-        what: 'ExternalNetwork gone',
-      });
+      await deleteAndWait(JuneauResources.externalNetworks, NET);
       // Meanwhile the status says why nothing is served, and that the address stays reserved.
       await waitFor(
         async () => {
@@ -194,24 +202,15 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
       );
       await createNetwork(NET, [POOL]);
       await waitForSameAddresses(namespace, before);
-    } finally {
-      await changes.stop();
-    }
-    expect(changes.changes).toEqual([]);
-    expect(await claimsIn(namespace)).toEqual(claims);
+    });
   });
 
   it('ADDR-3: an AddressPool deleted and created again keeps every VIP and ElasticIP address; the claims are never written meanwhile', async () => {
     const namespace = ns();
     const before = await allocateAll(namespace);
     const claims = await claimsIn(namespace);
-    const changes = new ClaimChanges(claims);
-    await changes.start();
-    try {
-      await deleteObject(JuneauResources.addressPools, undefined, POOL);
-      await waitFor(async () => !(await getAs(JuneauResources.addressPools, undefined, POOL)), {
-        what: 'AddressPool gone',
-      });
+    await expectClaimsUntouched(namespace, claims, async () => {
+      await deleteAndWait(JuneauResources.addressPools, POOL);
       await waitFor(
         async () => {
           const slb = await getSlb(namespace, 'web-req');
@@ -222,11 +221,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
       );
       await createPool(POOL, ADDRESSES);
       await waitForSameAddresses(namespace, before);
-    } finally {
-      await changes.stop();
-    }
-    expect(changes.changes).toEqual([]);
-    expect(await claimsIn(namespace)).toEqual(claims);
+    });
   });
 
   it('ADDR-3: a requested address held by someone else keeps the current VIP until it is free, then the VIP moves and the old claim is released', async () => {
@@ -238,14 +233,9 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await createService(namespace, 'web', '198.18.150.6');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.6', { what: 'web has .6' });
     const old = (await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6'))!;
-    await clients().core.patchNamespacedService(
-      {
-        namespace,
-        name: 'web',
-        body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } } },
-      },
-      mergePatch,
-    );
+    await rest.patch(Resources.services, namespace, 'web', 'merge', {
+      metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } },
+    });
     await waitFor(
       async () => {
         const allocated = condition(await getSlb(namespace, 'web'), 'Allocated');
@@ -271,23 +261,19 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     const namespace = ns();
     await createEip(namespace, 'net-addr', NET, '198.18.150.0');
     await createService(namespace, 'bcast', '198.18.150.15');
-    const eip = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'net-addr');
-        return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
-      },
-      { what: 'net-addr refused' },
+    const eip = await waitForMatch(
+      () => getEip(namespace, 'net-addr'),
+      (e) => condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool',
+      'net-addr refused',
     );
     expect(eip.status?.phase).toBe('Error');
     expect(condition(eip, 'Allocated')?.message).toBe(
       `spec.requestedIP: "198.18.150.0" is the network address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2) (EIP-3)`,
     );
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'bcast');
-        return condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool' ? s : undefined;
-      },
-      { what: 'bcast refused' },
+    const slb = await waitForMatch(
+      () => getSlb(namespace, 'bcast'),
+      (s) => condition(s, 'Allocated')?.reason === 'RequestedIPNotInPool',
+      'bcast refused',
     );
     expect(condition(slb, 'Allocated')?.message).toContain(
       `"198.18.150.15" is the broadcast address of 198.18.150.0/28 in AddressPool ${POOL}, which is never handed out (ADDR-2)`,

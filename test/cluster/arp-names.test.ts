@@ -9,21 +9,23 @@ import { advertisementName, isOwnedBy, type AdvertisementOwner } from '../../run
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { asKube, JuneauResources, OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
-import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
   createLoadBalancerService,
   createRunningPod,
+  deleteArpNetwork,
   deleteNamespace,
+  deleteNodes,
   ensureNode,
   TEST_NAMESPACE_LABEL,
   testKubeConfig,
   waitFor,
+  waitForMatch,
   createArpNetwork,
 } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
@@ -55,7 +57,7 @@ const getAd = (name: string) => getAs<Ad>(ARP, undefined, name);
 
 /** A namespace of exactly this name (the collisions need exact names), deleted after the file. */
 async function namespace(name: string): Promise<string> {
-  await clients().core.createNamespace({ body: { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } } });
+  await rest.create(Resources.namespaces, { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } });
   namespaces.push(name);
   return name;
 }
@@ -180,21 +182,12 @@ const touch = (type: typeof ARP, ns: string, name: string) =>
   rest.patch(type, ns, name, 'merge', { metadata: { annotations: { 'juneau.test/poke': String(Date.now()) } } });
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'names',
-  flushIntervalMs: 500,
-});
+const recorder = controllerRecorder(rest, 'names', 500);
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${141 + i}` })));
   await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [POOL_CIDR] });
-  controller = new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 2_000,
-    sweepIntervalMs: 2_000,
-  });
+  controller = sweepingController(recorder, 2_000);
   await controller.start();
 });
 
@@ -204,9 +197,8 @@ afterAll(async () => {
   for (const name of handMade)
     await rest.delete(ARP, undefined, name).catch((err: unknown) => void (isNotFound(err) || console.error(err)));
   for (const ns of namespaces) await deleteNamespace(ns);
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL);
-  for (const n of nodes) await clients().core.deleteNode({ name: n });
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await deleteNodes(nodes);
 });
 
 describe('ARPAdvertisement names (NAME-1)', () => {
@@ -314,12 +306,10 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       },
       { what: 'a Warning ARPAdvertisementNameTaken for the Service and the ElasticIP' },
     );
-    const ready = await waitFor(
-      async () => {
-        const s = await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web');
-        return s?.status?.vip && s.status.advertisingNodes?.length ? s : undefined;
-      },
-      { what: 'the ServiceLoadBalancer with a VIP and a backend' },
+    const ready = await waitForMatch(
+      () => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, 'a-web'),
+      (s) => s?.status?.vip && s.status.advertisingNodes?.length,
+      'the ServiceLoadBalancer with a VIP and a backend',
     ); // written after a pass that wanted its ARPAdvertisement
     await waitFor(
       async () => (await getAs<ElasticIP>(EipResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached',

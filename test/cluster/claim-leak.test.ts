@@ -8,11 +8,10 @@ import { API_VERSION, type AllocationClaim } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { asKube, JuneauResources } from '../../runtime/controller/resources';
-import { EventRecorder } from '../../runtime/kube/events';
-import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
-import { testKubeConfig, useNamespace, waitFor } from './fixture';
+import { useNamespace, waitFor, waitForMatch } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 
 // 198.18.151.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -21,18 +20,8 @@ const NET = `leak-${suffix}`;
 type Claim = AllocationClaim & KubeObject;
 const getClaim = (address: string) => getAs<Claim>(JuneauResources.allocationClaims, undefined, `ipv4.${address}`);
 
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'leak',
-  flushIntervalMs: 1_000,
-});
-const newController = () =>
-  new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 1_000,
-    sweepIntervalMs: 1_000,
-  });
+const recorder = controllerRecorder(rest, 'leak');
+const newController = () => sweepingController(recorder, 1_000);
 let controller: JuneauController | undefined;
 
 beforeAll(async () => {
@@ -63,20 +52,16 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
     await controller.start();
     // b's claim is made first, so whenever a's is old enough for the sweep, b's is too.
     await createEip(namespace, 'b', NET, '198.18.151.6');
-    const oldB = await waitFor(
-      async () => {
-        const b = await getEip(namespace, 'b');
-        return b?.status?.address ? b : undefined;
-      },
-      { what: 'b allocated' },
+    const oldB = await waitForMatch(
+      () => getEip(namespace, 'b'),
+      (b) => b?.status?.address,
+      'b allocated',
     );
     await createEip(namespace, 'a', NET, '198.18.151.5');
-    const oldA = await waitFor(
-      async () => {
-        const a = await getEip(namespace, 'a');
-        return a?.status?.address ? a : undefined;
-      },
-      { what: 'a allocated' },
+    const oldA = await waitForMatch(
+      () => getEip(namespace, 'a'),
+      (a) => a?.status?.address,
+      'a allocated',
     );
     expect((await getClaim('198.18.151.5'))?.spec.holder).toMatchObject({
       kind: 'ElasticIP',

@@ -1,7 +1,8 @@
 // The control plane itself: versions, identity and RBAC, warm start time, stop() and start failures.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { Resources } from '../../runtime/kube/resources';
+import { RestClient } from '../../runtime/kube/rest';
 import { startCluster } from './harness';
 import { CRD_MANIFEST } from './paths';
 import { ClusterStartError, isAlive } from './processes';
@@ -68,8 +69,7 @@ describe('harness', () => {
         `cluster: warm start ${(ms / 1000).toFixed(1)} s (etcd ${cluster.timings.etcdMs} ms, apiserver ready ${cluster.timings.apiserverMs} ms, CRDs ${cluster.timings.crdsMs} ms)\n`,
       );
       expect(ms).toBeLessThan(15_000);
-      const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-      const namespaces = await core.listNamespace();
+      const namespaces = await new RestClient(cluster.kubeConfig).list(Resources.namespaces);
       expect(namespaces.items.map((n) => n.metadata!.name)).toContain('kube-system');
       expect(cluster.processes.map((p) => p.name)).toEqual(['etcd', 'kube-apiserver', 'kube-controller-manager']);
       expect(cluster.processes.every((p) => isAlive(p.pid))).toBe(true);

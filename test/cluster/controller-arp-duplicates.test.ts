@@ -10,7 +10,7 @@ import { RuntimeMetrics } from '../../runtime/kube/metrics';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { testKubeConfig, waitFor } from './fixture';
+import { testKubeConfig, waitFor, waitForMatch } from './fixture';
 
 type Ad = ARPAdvertisement & KubeObject;
 interface EventObject extends KubeObject {
@@ -124,11 +124,9 @@ describe('duplicate detector (ARP-4)', () => {
     await Promise.all(
       ordered.slice(1).map((a) => rest.delete(JuneauResources.arpAdvertisements, undefined, a.metadata.name!)),
     );
-    const resolved = await waitFor(
-      async () => {
-        const a = await rest.get<Ad>(JuneauResources.arpAdvertisements, undefined, first);
-        return unique(a)?.status === 'True' ? a : undefined;
-      },
+    const resolved = await waitForMatch(
+      () => rest.get<Ad>(JuneauResources.arpAdvertisements, undefined, first),
+      (a) => unique(a)?.status === 'True',
       { what: 'the survivor back to Unique=True', timeoutMs: 30_000 },
     );
     expect(unique(resolved)).toMatchObject({ reason: 'UniqueAddress' });

@@ -10,16 +10,16 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
 import { Informer } from '../../runtime/kube/informer';
 import { Resources } from '../../runtime/kube/resources';
-import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import {
-  clients,
   createLoadBalancerService,
   createRunningPod,
+  deleteArpNetwork,
+  deleteNodes,
   deletePodNow,
   ensureNode,
-  mergePatch,
   testKubeConfig,
   useNamespace,
   waitFor,
@@ -111,21 +111,14 @@ async function createDirectPod(
   );
 }
 
-const deleteIgnoringNotFound = (p: Promise<unknown>) =>
-  p.catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${221 + i}` })));
   await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [`${PREFIX}0-${PREFIX}7`] });
 });
 
 afterAll(async () => {
-  await deleteIgnoringNotFound(rest.delete(JuneauResources.externalNetworks, undefined, NET));
-  await deleteIgnoringNotFound(rest.delete(JuneauResources.addressPools, undefined, POOL));
-  for (const n of nodes)
-    await clients()
-      .core.deleteNode({ name: n })
-      .catch(() => undefined);
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await deleteNodes(nodes);
 });
 
 describe('two active controllers, no webhook', () => {
@@ -218,7 +211,7 @@ describe('two active controllers, no webhook', () => {
         leaving.map((o) =>
           o.kind === 'ElasticIP'
             ? rest.delete(EipResources.elasticIPs, namespace, o.name)
-            : clients().core.deleteNamespacedService({ namespace, name: o.name }),
+            : rest.delete(Resources.services, namespace, o.name),
         ),
       );
       // Movers: Services holding an address now ask for one outside the pool -> they release
@@ -228,14 +221,9 @@ describe('two active controllers, no webhook', () => {
       const elsewhere = '198.18.119.7';
       await Promise.all(
         movers.map((m) =>
-          clients().core.patchNamespacedService(
-            {
-              namespace,
-              name: m.name,
-              body: { metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } } },
-            },
-            mergePatch,
-          ),
+          rest.patch(Resources.services, namespace, m.name, 'merge', {
+            metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: elsewhere } },
+          }),
         ),
       );
       await Promise.all(leaving.map((o) => deletePodNow(namespace, `${o.name}-pod`)));
@@ -248,7 +236,7 @@ describe('two active controllers, no webhook', () => {
       await Promise.all([
         ...services
           .filter((s) => !leaving.some((o) => o.name === s.name))
-          .map((s) => clients().core.deleteNamespacedService({ namespace, name: s.name })),
+          .map((s) => rest.delete(Resources.services, namespace, s.name)),
         ...eips
           .filter((e) => !leaving.some((o) => o.name === e.name))
           .map((e) => rest.delete(EipResources.elasticIPs, namespace, e.name)),

@@ -14,6 +14,7 @@ import {
   testKubeconfigPath,
   useNamespace,
   waitFor,
+  waitForMatch,
   createArpNetwork,
 } from './fixture';
 import { watchForChanges } from './quiet-watch';
@@ -157,11 +158,9 @@ describe('juneau-controller binary (main)', () => {
       // Released, not left to expire: the moment a has exited the Lease no longer names it (a
       // Lease that was only abandoned would name it for its whole 15 s duration).
       expect(await holder()).not.toBe(first);
-      await waitFor(
-        async () => {
-          const h = await holder();
-          return h && h !== first ? h : undefined;
-        },
+      await waitForMatch(
+        () => holder(),
+        (h) => h && h !== first,
         { what: 'the standby takes over', timeoutMs: 20_000 },
       );
       b.stop('SIGTERM');

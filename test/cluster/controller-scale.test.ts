@@ -7,30 +7,32 @@
 // kubelet); each Service selects one of three groups of 3 Pods, so it has 3 candidate nodes and the
 // real EndpointSlice controller makes one slice per Service.
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
-import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
 import {
-  clients,
   createLoadBalancerService,
   createNamespace,
+  deleteArpNetwork,
+  deleteNamespace,
+  deleteNodes,
   createRunningPod,
   ensureNode,
   testKubeConfig,
-  testKubeconfigPath,
   waitFor,
+  waitForMatch,
   createArpNetwork,
 } from './fixture';
+import { CONTROLLER_BIN, spawnController, type ControllerProcess } from './controller-process';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');
 
 const SERVICES = 300;
 /** The leader is killed once this many Services are Ready (well before all of them are). */
@@ -66,43 +68,11 @@ const rest = new RestClient(testKubeConfig());
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-scale-'));
 let namespace = '';
 
-interface Replica {
-  readonly podName: string;
-  readonly child: ChildProcess;
-  readonly logFile: string;
-  readonly exited: Promise<number | string>;
-}
+type Replica = ControllerProcess;
 const replicas: Replica[] = [];
 
 function startReplica(podName: string): Replica {
-  const logFile = path.join(logDir, `${podName}.log`);
-  const fd = fs.openSync(logFile, 'a');
-  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: podName };
-  // Outside a cluster the binary serves no webhooks (nothing to register on the shared API server).
-  delete env.KUBERNETES_SERVICE_HOST;
-  delete env.POD_NAMESPACE;
-  const child = spawn(
-    process.execPath,
-    [
-      CONTROLLER_BIN,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      '--leader-elect=true',
-      '--leader-election-namespace',
-      LEASE_NAMESPACE,
-      '--leader-election-id',
-      LEASE,
-      '--metrics-addr=0',
-      '--health-addr=0',
-      '--log-level=info',
-    ],
-    { stdio: ['ignore', fd, fd], env },
-  );
-  fs.closeSync(fd);
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code ?? -1)),
-  );
-  const replica = { podName, child, logFile, exited };
+  const replica = spawnController({ podName, logDir, leaseNamespace: LEASE_NAMESPACE, lease: LEASE });
   replicas.push(replica);
   return replica;
 }
@@ -160,16 +130,6 @@ function inPool(ip: string): boolean {
   return a === 198 && b === 18 && (c === 130 || c === 131);
 }
 
-async function deleteIgnoringNotFound(
-  type: ResourceType,
-  namespaceOf: string | undefined,
-  name: string,
-): Promise<void> {
-  await rest
-    .delete(type, namespaceOf, name)
-    .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-}
-
 beforeAll(async () => {
   if (!fs.existsSync(CONTROLLER_BIN))
     execFileSync(process.execPath, [path.join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
@@ -198,12 +158,7 @@ afterAll(async () => {
   // The Services go with the namespace; a running controller finalizes their ServiceLoadBalancers
   // (ARPAdvertisement and claim released), so wait for that before stopping the replicas.
   if (namespace) {
-    await clients()
-      .core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
-      .catch(() => undefined);
-    await clients()
-      .core.deleteNamespace({ name: namespace })
-      .catch(() => undefined);
+    await deleteNamespace(namespace);
     if (replicas.some((r) => r.child.exitCode === null && r.child.signalCode === null)) {
       await waitFor(async () => (await listAds()).length === 0 && (await listClaims()).length === 0, {
         what: 'ARPAdvertisements and claims released',
@@ -212,16 +167,9 @@ afterAll(async () => {
     }
   }
   await Promise.all(replicas.map((r) => stopReplica(r, 'SIGTERM')));
-  await deleteIgnoringNotFound(JuneauResources.externalNetworks, undefined, NET);
-  await deleteIgnoringNotFound(JuneauResources.addressPools, undefined, POOL);
-  await deleteIgnoringNotFound(Resources.leases, LEASE_NAMESPACE, LEASE);
-  await Promise.all(
-    nodes.map((n) =>
-      clients()
-        .core.deleteNode({ name: n })
-        .catch(() => undefined),
-    ),
-  );
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await deleteIgnoringNotFound(rest, Resources.leases, LEASE_NAMESPACE, LEASE);
+  await deleteNodes(nodes);
   fs.rmSync(logDir, { recursive: true, force: true });
 }, 150_000);
 
@@ -254,11 +202,9 @@ describe('two juneau-controller processes, 300 Services', () => {
 
       // Mid-run: once some Services are Ready, record their node choices and SIGKILL the leader.
       // Watched while the creates are still in flight, so the kill cannot come after the last one.
-      const beforeKillP = waitFor(
-        async () => {
-          const s = await sample();
-          return s.slbs.filter(isReady).length >= KILL_AT_READY ? s : undefined;
-        },
+      const beforeKillP = waitForMatch(
+        () => sample(),
+        (s) => s.slbs.filter(isReady).length >= KILL_AT_READY,
         { what: `${KILL_AT_READY} Services Ready under the first leader`, timeoutMs: 120_000, intervalMs: 50 },
       );
       const [beforeKill] = await Promise.all([beforeKillP, created]);

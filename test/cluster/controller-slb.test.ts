@@ -10,27 +10,30 @@ import {
   type ExternalNetwork,
   type ServiceLoadBalancer,
 } from '../../api';
-import { RestClient, isNotFound } from '../../runtime/kube/rest';
+import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { EventRecorder } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import {
-  clients,
+  deleteNodes,
   createLoadBalancerService,
   createRunningPod,
   deletePodNow,
   ensureNode,
+  type Service,
   setPodReady,
   testKubeConfig,
   useNamespace,
   waitFor,
+  waitForMatch,
 } from './fixture';
+import { controllerRecorder, sweepingController } from './in-process-controller';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
+const getService = (namespace: string, name: string) => rest.get<Service>(Resources.services, namespace, name);
 
 async function getAs<T>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
   try {
@@ -59,11 +62,18 @@ async function createNetwork(name: string, type: 'arp' | 'bgp', addressPools: st
     asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } }),
   );
 }
-async function deleteClusterObject(type: ResourceType, name: string) {
-  await rest.delete(type, undefined, name).catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
-}
+const deleteClusterObject = (type: ResourceType, name: string) => deleteIgnoringNotFound(rest, type, undefined, name);
+/** The ServiceLoadBalancer once its phase is `phase`. */
+const slbInPhase = (namespace: string, name: string, phase: string, what: string) =>
+  waitFor(
+    async () => {
+      const s = await getSlb(namespace, name);
+      return s?.status?.phase === phase ? s : undefined;
+    },
+    { what },
+  );
+const slbAdName = (namespace: string, name: string) =>
+  advertisementName({ kind: 'ServiceLoadBalancer', namespace, name });
 
 // Addresses from 198.18.0.0/15 (benchmarking range), a distinct /24 per purpose, so nothing here
 // collides with other test files' pools.
@@ -74,20 +84,13 @@ const NET = `ctl-public-${suffix}`;
 const BGP_NET = `ctl-bgp-${suffix}`;
 const nodes = [1, 2, 3].map((i) => `ctl-${suffix}-n${i}`);
 const ports = [{ name: 'http', containerPort: 8080 }];
+/** A ready backend `<app>-<n>` of the Service `<app>` (port http 8080). */
+const createBackend = (namespace: string, name: string, nodeName: string, podIP: string) =>
+  createRunningPod({ namespace, name, labels: { app: name.replace(/-\d+$/, '') }, nodeName, podIP, ports });
 
 let controller: JuneauController;
-const recorder = new EventRecorder(rest, {
-  reportingController: 'juneau.loutres.me/controller',
-  reportingInstance: 'test',
-  flushIntervalMs: 1_000,
-});
-const newController = () =>
-  new JuneauController({
-    rest: new RestClient(testKubeConfig()),
-    recorder,
-    sweepGraceMs: 2_000,
-    sweepIntervalMs: 2_000,
-  });
+const recorder = controllerRecorder(rest, 'test');
+const newController = () => sweepingController(recorder, 2_000);
 async function eventReasons(namespace: string): Promise<Array<{ type?: string; reason?: string; note?: string }>> {
   const list = await rest.list<KubeObject & { type?: string; reason?: string; note?: string }>(Resources.events, {
     namespace,
@@ -108,20 +111,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const n of nodes)
-    await clients()
-      .core.deleteNode({ name: n })
-      .catch(() => undefined);
+  await deleteNodes(nodes);
 });
 
 describe('ExternalNetwork (EN-7)', () => {
   it('EN-7: gets status.networkID from subnet-vni once, backed by a claim it owns; subnet-vni is created with the default range', async () => {
-    const network = await waitFor(
-      async () => {
-        const n = await getNetwork(NET);
-        return n?.status?.networkID ? n : undefined;
-      },
-      { what: 'networkID' },
+    const network = await waitForMatch(
+      () => getNetwork(NET),
+      (n) => n?.status?.networkID,
+      'networkID',
     );
     const id = network.status!.networkID!;
     expect(id).toBeGreaterThanOrEqual(4096);
@@ -163,13 +161,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'web', { network: NET });
     // SLB-3: no backend yet -> Allocated.
-    const allocated = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'web');
-        return s?.status?.phase === 'Allocated' ? s : undefined;
-      },
-      { what: 'phase Allocated' },
-    );
+    const allocated = await slbInPhase(namespace, 'web', 'Allocated', 'phase Allocated');
     const vip = allocated.status!.vip!;
     expect(vip).toMatch(/^198\.18\.77\.[0-7]$/);
     expect(allocated.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Service', name: 'web', controller: true });
@@ -181,31 +173,15 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       name: 'web',
       uid: allocated.metadata.uid,
     });
-    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
+    expect(await getAd(slbAdName(namespace, 'web'))).toBeUndefined();
 
     // Backends on two nodes -> Ready, ARPAdvertisement on one of them.
-    await createRunningPod({
-      namespace,
-      name: 'web-1',
-      labels: { app: 'web' },
-      nodeName: nodes[0],
-      podIP: '10.244.1.10',
-      ports,
-    });
-    await createRunningPod({
-      namespace,
-      name: 'web-2',
-      labels: { app: 'web' },
-      nodeName: nodes[1],
-      podIP: '10.244.2.10',
-      ports,
-    });
-    const ready = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'web');
-        return s?.status?.phase === 'Ready' && s.status.advertisingNodes?.length === 2 ? s : undefined;
-      },
-      { what: 'phase Ready with two advertising nodes' },
+    await createBackend(namespace, 'web-1', nodes[0], '10.244.1.10');
+    await createBackend(namespace, 'web-2', nodes[1], '10.244.2.10');
+    const ready = await waitForMatch(
+      () => getSlb(namespace, 'web'),
+      (s) => s?.status?.phase === 'Ready' && s.status.advertisingNodes?.length === 2,
+      'phase Ready with two advertising nodes',
     );
     expect(ready.status).toMatchObject({
       vip,
@@ -214,40 +190,29 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       backendSummary: { totalReady: 2, localReadyNodes: 2 },
       ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
     });
-    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), {
+    const ad = await waitFor(() => getAd(slbAdName(namespace, 'web')), {
       what: 'ARPAdvertisement',
     });
     expect(ad.spec).toMatchObject({ externalNetwork: NET, address: vip });
     expect([nodes[0], nodes[1]]).toContain(ad.spec.nodeName);
     expect(ready.status?.arpAnnouncingNode).toBe(ad.spec.nodeName);
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'web' });
+    const svc = await getService(namespace, 'web');
     expect(svc.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([vip]);
 
     // SLB-7: a new backend node does not move it.
-    await createRunningPod({
-      namespace,
-      name: 'web-3',
-      labels: { app: 'web' },
-      nodeName: nodes[2],
-      podIP: '10.244.3.10',
-      ports,
-    });
+    await createBackend(namespace, 'web-3', nodes[2], '10.244.3.10');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.advertisingNodes?.length === 3, {
       what: 'three advertising nodes',
     });
-    expect(
-      (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })))?.spec.nodeName,
-    ).toBe(ad.spec.nodeName);
+    expect((await getAd(slbAdName(namespace, 'web')))?.spec.nodeName).toBe(ad.spec.nodeName);
 
     // SLB-7: the chosen node's backend goes unready -> only spec.nodeName changes.
     const chosenPod = ad.spec.nodeName === nodes[0] ? 'web-1' : 'web-2';
     await setPodReady(namespace, chosenPod, false);
-    const moved = await waitFor(
-      async () => {
-        const a = await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }));
-        return a && a.spec.nodeName !== ad.spec.nodeName ? a : undefined;
-      },
-      { what: 'ARPAdvertisement moved' },
+    const moved = await waitForMatch(
+      () => getAd(slbAdName(namespace, 'web')),
+      (a) => a && a.spec.nodeName !== ad.spec.nodeName,
+      'ARPAdvertisement moved',
     );
     expect(moved.metadata.uid).toBe(ad.metadata.uid);
     expect(moved.spec).toMatchObject({ address: vip, externalNetwork: NET });
@@ -258,49 +223,28 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
 
     // SLB-8: all backends gone -> ARPAdvertisement deleted, Degraded.
     await Promise.all(['web-1', 'web-2', 'web-3'].map((p) => deletePodNow(namespace, p)));
-    const degraded = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'web');
-        return s?.status?.phase === 'Degraded' ? s : undefined;
-      },
-      { what: 'phase Degraded' },
-    );
+    const degraded = await slbInPhase(namespace, 'web', 'Degraded', 'phase Degraded');
     expect(degraded.status).toMatchObject({ vip, advertisingNodes: [], arpAnnouncingNode: '' });
     expect(cond(degraded, 'Available')).toMatchObject({ status: 'False', reason: 'NoReadyBackends' });
-    await waitFor(
-      async () =>
-        (await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))) === undefined,
-      { what: 'ARPAdvertisement deleted' },
-    );
+    await waitFor(async () => (await getAd(slbAdName(namespace, 'web'))) === undefined, {
+      what: 'ARPAdvertisement deleted',
+    });
 
     // ARP-6: deleting the Service removes the SLB, its claim and its ARPAdvertisement.
-    await createRunningPod({
-      namespace,
-      name: 'web-4',
-      labels: { app: 'web' },
-      nodeName: nodes[0],
-      podIP: '10.244.1.11',
-      ports,
-    });
-    await waitFor(() => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' })), {
+    await createBackend(namespace, 'web-4', nodes[0], '10.244.1.11');
+    await waitFor(() => getAd(slbAdName(namespace, 'web')), {
       what: 'ARPAdvertisement again',
     });
-    await clients().core.deleteNamespacedService({ namespace, name: 'web' });
+    await rest.delete(Resources.services, namespace, 'web');
     await waitFor(async () => (await getSlb(namespace, 'web')) === undefined, { what: 'SLB gone', timeoutMs: 45_000 });
     expect(await getClaim(`ipv4.${vip}`)).toBeUndefined();
-    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }))).toBeUndefined();
+    expect(await getAd(slbAdName(namespace, 'web'))).toBeUndefined();
   });
 
   it('SLB-2: a requested IP outside the pools -> Error, no VIP, the condition names the annotation', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'req', { network: NET, requestedIP: '203.0.113.7' });
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'req');
-        return s?.status?.phase === 'Error' ? s : undefined;
-      },
-      { what: 'phase Error' },
-    );
+    const slb = await slbInPhase(namespace, 'req', 'Error', 'phase Error');
     expect(slb.status?.vip).toBeUndefined();
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPNotInPool' });
     expect(cond(slb, 'Allocated')?.message).toContain(
@@ -314,13 +258,7 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     await createLoadBalancerService(namespace, 'a', { network: NET, requestedIP: '198.18.77.6' });
     await waitFor(async () => (await getSlb(namespace, 'a'))?.status?.vip === '198.18.77.6', { what: 'requested VIP' });
     await createLoadBalancerService(namespace, 'b', { network: NET, requestedIP: '198.18.77.6' });
-    const b = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'b');
-        return s?.status?.phase === 'Pending' ? s : undefined;
-      },
-      { what: 'b Pending' },
-    );
+    const b = await slbInPhase(namespace, 'b', 'Pending', 'b Pending');
     expect(cond(b, 'Allocated')).toMatchObject({ status: 'False', reason: 'RequestedIPInUse' });
     expect(cond(b, 'Allocated')?.message).toContain(`ServiceLoadBalancer ${namespace}/a`);
   });
@@ -335,17 +273,11 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'odd', { network: NET, ...options });
     if ('ipFamilies' in options) {
-      const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+      const svc = await getService(namespace, 'odd');
       expect(svc.spec?.ipFamilies).toEqual(['IPv6']);
       expect(svc.spec?.clusterIP).toContain(':');
     }
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'odd');
-        return s?.status?.phase === 'Error' ? s : undefined;
-      },
-      { what: 'phase Error' },
-    );
+    const slb = await slbInPhase(namespace, 'odd', 'Error', 'phase Error');
     expect(slb.status?.vip).toBeUndefined();
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'False', reason });
     const events = await waitFor(
@@ -356,77 +288,44 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       { what: `Event ${reason}` },
     );
     expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringContaining('SLB-10') });
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'odd' });
+    const svc = await getService(namespace, 'odd');
     expect(svc.status?.loadBalancer?.ingress ?? []).toEqual([]);
   });
 
   it('SLB-10: a dual-stack Service (IPv6 first) gets an IPv4 VIP, and only that address is published', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'dual', { network: NET, ipFamilies: ['IPv6', 'IPv4'] });
-    const svc = await clients().core.readNamespacedService({ namespace, name: 'dual' });
+    const svc = await getService(namespace, 'dual');
     expect(svc.spec?.clusterIPs?.map((ip) => ip.includes(':'))).toEqual([true, false]);
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'dual');
-        return s?.status?.vip ? s : undefined;
-      },
-      { what: 'a VIP' },
+    const slb = await waitForMatch(
+      () => getSlb(namespace, 'dual'),
+      (s) => s?.status?.vip,
+      'a VIP',
     );
     expect(slb.status?.vip).toMatch(/^198\.18\.77\.\d+$/);
     expect(cond(slb, 'Allocated')).toMatchObject({ status: 'True' });
-    const published = await waitFor(
-      async () =>
-        (await clients().core.readNamespacedService({ namespace, name: 'dual' })).status?.loadBalancer?.ingress,
-      { what: 'status.loadBalancer.ingress' },
-    );
+    const published = await waitFor(async () => (await getService(namespace, 'dual')).status?.loadBalancer?.ingress, {
+      what: 'status.loadBalancer.ingress',
+    });
     expect(published.map((i) => i.ip)).toEqual([slb.status?.vip]);
   });
 
   it('SLB-5: a bgp network gets a VIP and advertisingNodes, but no ARPAdvertisement', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'bgp', { network: BGP_NET });
-    await createRunningPod({
-      namespace,
-      name: 'bgp-1',
-      labels: { app: 'bgp' },
-      nodeName: nodes[2],
-      podIP: '10.244.3.20',
-      ports,
-    });
-    const slb = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'bgp');
-        return s?.status?.phase === 'Ready' ? s : undefined;
-      },
-      { what: 'bgp Ready' },
-    );
+    await createBackend(namespace, 'bgp-1', nodes[2], '10.244.3.20');
+    const slb = await slbInPhase(namespace, 'bgp', 'Ready', 'bgp Ready');
     expect(slb.status).toMatchObject({ advertisingNodes: [nodes[2]], arpAnnouncingNode: '' });
     expect(slb.status?.vip).toMatch(/^198\.18\.78\./);
-    expect(await getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'bgp' }))).toBeUndefined();
+    expect(await getAd(slbAdName(namespace, 'bgp'))).toBeUndefined();
   });
 
   it('ALLOC-1: a restarted controller rebuilds the index from the claims and changes nothing', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'keep', { network: NET });
-    await createRunningPod({
-      namespace,
-      name: 'keep-1',
-      labels: { app: 'keep' },
-      nodeName: nodes[1],
-      podIP: '10.244.2.30',
-      ports,
-    });
-    const before = await waitFor(
-      async () => {
-        const s = await getSlb(namespace, 'keep');
-        return s?.status?.phase === 'Ready' ? s : undefined;
-      },
-      { what: 'Ready' },
-    );
-    const adBefore = await waitFor(
-      () => getAd(advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'keep' })),
-      { what: 'ad' },
-    );
+    await createBackend(namespace, 'keep-1', nodes[1], '10.244.2.30');
+    const before = await slbInPhase(namespace, 'keep', 'Ready', 'Ready');
+    const adBefore = await waitFor(() => getAd(slbAdName(namespace, 'keep')), { what: 'ad' });
     // Watched from before the stop: any write to the SLB, its ARPAdvertisement or its claim during
     // the restart and the 3 s after it fails the test.
     const quiet = await Promise.all([

@@ -4,52 +4,37 @@
 // list by. The install manifest and the examples are accepted by a server-side dry run.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { API_VERSION, GROUP, VERSION } from '../../api';
-import { clients, kubectl, mergePatch, rejection, useNamespace, waitFor } from './fixture';
+import { API_VERSION } from '../../api';
+import { EipResources } from '../../runtime/controller/eip/caches';
+import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import type { ResourceType } from '../../runtime/kube/resources';
+import type { KubeObject } from '../../runtime/kube/types';
+import { EIP_8_COLUMNS } from '../printer-columns';
+import { kubectl, rejection, testRest, useNamespace, waitFor } from './fixture';
 import { REPO_ROOT } from './paths';
 
-const custom = () => clients().custom;
-const cluster = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+const rest = testRest();
+const create = (type: ResourceType, kind: string, name: string, spec: object, namespace?: string) =>
+  rest.create(type, asKube({ apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec }));
+const STATUS = { subresource: 'status' } as const;
 const uid = () => Math.random().toString(36).slice(2, 8);
 
 async function createPool(name: string, addresses: string[], advertiseMode = 'arp') {
-  return custom().createClusterCustomObject({
-    ...cluster('addresspools'),
-    body: { apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } },
-  });
+  return create(JuneauResources.addressPools, 'AddressPool', name, { advertiseMode, addresses });
 }
 async function createNetwork(name: string, addressPools: string[], type = 'arp') {
-  return custom().createClusterCustomObject({
-    ...cluster('externalnetworks'),
-    body: { apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } },
-  });
+  return create(JuneauResources.externalNetworks, 'ExternalNetwork', name, { type, addressPools });
 }
 async function createAdvertisement(name: string, address: string, nodeName: string, externalNetwork = 'ext') {
-  return custom().createClusterCustomObject({
-    ...cluster('arpadvertisements'),
-    body: {
-      apiVersion: API_VERSION,
-      kind: 'ARPAdvertisement',
-      metadata: { name },
-      spec: { externalNetwork, address, nodeName },
-    },
-  });
+  return create(JuneauResources.arpAdvertisements, 'ARPAdvertisement', name, { externalNetwork, address, nodeName });
 }
-const patchSpec = (plural: string, name: string, spec: object) =>
-  custom().patchClusterCustomObject({ ...cluster(plural), name, body: { spec } }, mergePatch);
+const patchSpec = (type: ResourceType, name: string, spec: object, namespace?: string) =>
+  rest.patch<KubeObject & { spec: unknown }>(type, namespace, name, 'merge', { spec });
 
 describe('ExternalNetwork CEL rules on the real API server', () => {
   test('EN-1: spec.type is required at creation', async () => {
     const err = await rejection(
-      custom().createClusterCustomObject({
-        ...cluster('externalnetworks'),
-        body: {
-          apiVersion: API_VERSION,
-          kind: 'ExternalNetwork',
-          metadata: { name: `n-${uid()}` },
-          spec: { addressPools: ['p'] },
-        },
-      }),
+      create(JuneauResources.externalNetworks, 'ExternalNetwork', `n-${uid()}`, { addressPools: ['p'] }),
     );
     expect(err.code).toBe(422);
     expect(err.message).toContain('spec.type: Required value');
@@ -60,7 +45,7 @@ describe('ExternalNetwork CEL rules on the real API server', () => {
     expect(bad.message).toContain('spec.type: Unsupported value: "ospf"');
     const name = `n-${uid()}`;
     await createNetwork(name, ['p1']);
-    const err = await rejection(patchSpec('externalnetworks', name, { type: 'bgp' }));
+    const err = await rejection(patchSpec(JuneauResources.externalNetworks, name, { type: 'bgp' }));
     expect(err.code).toBe(422);
     expect(err.message).toContain('spec.type is immutable (EN-1)');
   });
@@ -75,11 +60,13 @@ describe('ExternalNetwork CEL rules on the real API server', () => {
   test('EN-6: items of addressPools cannot be removed; appending is accepted', async () => {
     const name = `n-${uid()}`;
     await createNetwork(name, ['p1', 'p2']);
-    const err = await rejection(patchSpec('externalnetworks', name, { addressPools: ['p1'] }));
+    const err = await rejection(patchSpec(JuneauResources.externalNetworks, name, { addressPools: ['p1'] }));
     expect(err.message).toContain('spec.addressPools is append-only');
-    const reordered = await rejection(patchSpec('externalnetworks', name, { addressPools: ['p2', 'p3'] }));
+    const reordered = await rejection(
+      patchSpec(JuneauResources.externalNetworks, name, { addressPools: ['p2', 'p3'] }),
+    );
     expect(reordered.message).toContain('(EN-6)');
-    const ok = (await patchSpec('externalnetworks', name, { addressPools: ['p1', 'p2', 'p3'] })) as {
+    const ok = (await patchSpec(JuneauResources.externalNetworks, name, { addressPools: ['p1', 'p2', 'p3'] })) as {
       spec: { addressPools: string[] };
     };
     expect(ok.spec.addressPools).toEqual(['p1', 'p2', 'p3']);
@@ -89,10 +76,7 @@ describe('ExternalNetwork CEL rules on the real API server', () => {
     const name = `n-${uid()}`;
     await createNetwork(name, ['p1']);
     const status = (networkID: number) =>
-      custom().patchClusterCustomObjectStatus(
-        { ...cluster('externalnetworks'), name, body: { status: { networkID } } },
-        mergePatch,
-      );
+      rest.patch(JuneauResources.externalNetworks, undefined, name, 'merge', { status: { networkID } }, STATUS);
     await status(4097);
     const err = await rejection(status(4098));
     expect(err.message).toContain('status.networkID never changes once written (EN-7)');
@@ -122,11 +106,11 @@ describe('ARPAdvertisement on the real API server', () => {
   test('ARP-3: address and externalNetwork are immutable; nodeName changes', async () => {
     const name = `a-${uid()}`;
     await createAdvertisement(name, '10.2.0.10', 'worker-1');
-    const addr = await rejection(patchSpec('arpadvertisements', name, { address: '10.2.0.11' }));
+    const addr = await rejection(patchSpec(JuneauResources.arpAdvertisements, name, { address: '10.2.0.11' }));
     expect(addr.message).toContain('spec.address is immutable (ARP-3)');
-    const net = await rejection(patchSpec('arpadvertisements', name, { externalNetwork: 'other' }));
+    const net = await rejection(patchSpec(JuneauResources.arpAdvertisements, name, { externalNetwork: 'other' }));
     expect(net.message).toContain('spec.externalNetwork is immutable (ARP-3)');
-    const moved = (await patchSpec('arpadvertisements', name, { nodeName: 'worker-2' })) as {
+    const moved = (await patchSpec(JuneauResources.arpAdvertisements, name, { nodeName: 'worker-2' })) as {
       spec: { nodeName: string };
     };
     expect(moved.spec.nodeName).toBe('worker-2');
@@ -142,11 +126,8 @@ describe('ARPAdvertisement on the real API server', () => {
     await createAdvertisement(`sel-${tag}-1`, '10.3.0.1', `w1-${tag}`);
     await createAdvertisement(`sel-${tag}-2`, '10.3.0.2', `w2-${tag}`);
     await createAdvertisement(`sel-${tag}-3`, '10.3.0.3', `w1-${tag}`);
-    const list = (await custom().listClusterCustomObject({
-      ...cluster('arpadvertisements'),
-      fieldSelector: `spec.nodeName=w1-${tag}`,
-    })) as { items: Array<{ metadata: { name: string } }> };
-    expect(list.items.map((i) => i.metadata.name).sort()).toEqual([`sel-${tag}-1`, `sel-${tag}-3`]);
+    const list = await rest.list(JuneauResources.arpAdvertisements, { fieldSelector: `spec.nodeName=w1-${tag}` });
+    expect(list.items.map((i) => i.metadata?.name).sort()).toEqual([`sel-${tag}-1`, `sel-${tag}-3`]);
   });
 
   test('ARP-9: kubectl get arpadvertisement prints NAME, EXTERNALNETWORK, ADDRESS, NODE, AGE', async () => {
@@ -160,61 +141,42 @@ describe('ARPAdvertisement on the real API server', () => {
 
 describe('ElasticIP on the real API server', () => {
   const ns = useNamespace();
-  const create = (name: string, spec: object) =>
-    custom().createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: 'elasticips',
-      namespace: ns(),
-      body: { apiVersion: API_VERSION, kind: 'ElasticIP', metadata: { name }, spec },
-    });
+  const createEip = (name: string, spec: object) => create(EipResources.elasticIPs, 'ElasticIP', name, spec, ns());
 
   test('EIP-8: kubectl get elasticip prints exactly NAME, EXTERNALNETWORK, ADDRESS, ATTACHMENTKIND, ATTACHMENT, PHASE, ALLOCATED, ATTACHED', async () => {
-    await create('web-eip', { externalNetwork: 'ext-net-arp' });
-    await custom().patchNamespacedCustomObjectStatus(
+    await createEip('web-eip', { externalNetwork: 'ext-net-arp' });
+    await rest.patch(
+      EipResources.elasticIPs,
+      ns(),
+      'web-eip',
+      'merge',
       {
-        group: GROUP,
-        version: VERSION,
-        plural: 'elasticips',
-        namespace: ns(),
-        name: 'web-eip',
-        body: {
-          status: {
-            phase: 'Attached',
-            address: '10.225.32.241',
-            attachment: { kind: 'NetworkInterface', name: 'web.eth0' },
-            conditions: [
-              {
-                type: 'Allocated',
-                status: 'True',
-                reason: 'Allocated',
-                message: 'ok',
-                lastTransitionTime: new Date().toISOString(),
-              },
-              {
-                type: 'Attached',
-                status: 'True',
-                reason: 'Attached',
-                message: 'ok',
-                lastTransitionTime: new Date().toISOString(),
-              },
-            ],
-          },
+        status: {
+          phase: 'Attached',
+          address: '10.225.32.241',
+          attachment: { kind: 'NetworkInterface', name: 'web.eth0' },
+          conditions: [
+            {
+              type: 'Allocated',
+              status: 'True',
+              reason: 'Allocated',
+              message: 'ok',
+              lastTransitionTime: new Date().toISOString(),
+            },
+            {
+              type: 'Attached',
+              status: 'True',
+              reason: 'Attached',
+              message: 'ok',
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
         },
       },
-      mergePatch,
+      STATUS,
     );
     const out = (await kubectl(['get', 'elasticip', '-n', ns()])).stdout.trim().split('\n');
-    expect(out[0].split(/\s+/)).toEqual([
-      'NAME',
-      'EXTERNALNETWORK',
-      'ADDRESS',
-      'ATTACHMENTKIND',
-      'ATTACHMENT',
-      'PHASE',
-      'ALLOCATED',
-      'ATTACHED',
-    ]);
+    expect(out[0].split(/\s+/)).toEqual(EIP_8_COLUMNS);
     expect(out[1].split(/\s+/)).toEqual([
       'web-eip',
       'ext-net-arp',
@@ -228,14 +190,10 @@ describe('ElasticIP on the real API server', () => {
   });
 
   test('EIP-3: requestedIP is an IPv4 address and cannot change; externalNetwork cannot change', async () => {
-    const bad = await rejection(create('e1', { externalNetwork: 'n', requestedIP: '10.0.0.300' }));
+    const bad = await rejection(createEip('e1', { externalNetwork: 'n', requestedIP: '10.0.0.300' }));
     expect(bad.message).toContain('spec.requestedIP');
-    await create('e2', { externalNetwork: 'n', requestedIP: '10.0.0.3' });
-    const patch = (spec: object) =>
-      custom().patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, plural: 'elasticips', namespace: ns(), name: 'e2', body: { spec } },
-        mergePatch,
-      );
+    await createEip('e2', { externalNetwork: 'n', requestedIP: '10.0.0.3' });
+    const patch = (spec: object) => patchSpec(EipResources.elasticIPs, 'e2', spec, ns());
     expect((await rejection(patch({ requestedIP: '10.0.0.4' }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ requestedIP: null }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ externalNetwork: 'm' }))).message).toContain('spec.externalNetwork is immutable');
@@ -255,18 +213,11 @@ describe('AllocationClaim: creation is the reservation (ALLOC-1)', () => {
         holder: { kind: 'ElasticIP', namespace: 'default', name: holder },
       },
     });
-    await custom().createClusterCustomObject({ ...cluster('allocationclaims'), body: body('first') });
-    const err = await rejection(
-      custom().createClusterCustomObject({ ...cluster('allocationclaims'), body: body('second') }),
-    );
+    await rest.create(JuneauResources.allocationClaims, body('first'));
+    const err = await rejection(rest.create(JuneauResources.allocationClaims, body('second')));
     expect(err.code).toBe(409);
     expect(err.reason).toBe('AlreadyExists');
-    const change = await rejection(
-      custom().patchClusterCustomObject(
-        { ...cluster('allocationclaims'), name, body: { spec: { holder: { name: 'second' } } } },
-        mergePatch,
-      ),
-    );
+    const change = await rejection(patchSpec(JuneauResources.allocationClaims, name, { holder: { name: 'second' } }));
     expect(change.message).toContain('spec is immutable');
   });
 });

@@ -2,13 +2,14 @@
 // both Pod annotations (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18), the ARPAdvertisement
 // following a re-created Pod to another node (EIP-17), NAT through an ElasticIPAttachment
 // (EIPA-1, EIP-14), and a requestedIP that is already taken (EIP-3).
-import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, FINALIZERS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { deletePodNow, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
+  attachmentIn,
+  eipAdName,
   condition,
   createAttachment,
   createEip,
@@ -52,17 +53,15 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       namespace,
       name: 'web-eip',
     });
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'web-eip' });
+    const adName = eipAdName(namespace, 'web-eip');
     expect(await getAd(adName)).toBeUndefined();
 
     // NIC-1: the Pod's NetworkInterface, owned by it, with node, address and ElasticIP.
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('web-eip'), podIP: '10.1.0.5' });
-    const nic = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'web.eth0');
-        return n?.spec.address ? n : undefined;
-      },
-      { what: 'NetworkInterface web.eth0 with the Pod address' },
+    const nic = await waitForMatch(
+      () => getNic(namespace, 'web.eth0'),
+      (n) => n?.spec.address,
+      'NetworkInterface web.eth0 with the Pod address',
     );
     expect(nic.spec).toEqual({
       podName: 'web',
@@ -95,12 +94,10 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     // The Pod is re-created on another node (same name): the old NIC goes with the old Pod, the ARPAdvertisement follows.
     await deletePodNow(namespace, 'web');
     await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('web-eip'), podIP: '10.1.0.6' });
-    const moved = await waitFor(
-      async () => {
-        const a = await getAd(adName);
-        return a?.spec.nodeName === nodes[1] ? a : undefined;
-      },
-      { what: 'ARPAdvertisement on node b' },
+    const moved = await waitForMatch(
+      () => getAd(adName),
+      (a) => a?.spec.nodeName === nodes[1],
+      'ARPAdvertisement on node b',
     );
     expect(moved.spec.address).toBe(address);
     expect((await getNic(namespace, 'web.eth0'))?.spec).toMatchObject({ nodeName: nodes[1], address: '10.1.0.6' });
@@ -129,20 +126,18 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
       what: 'plain NIC Ready',
     });
     // Held, but nobody can answer before the Pod has a node (EIP-17 needs a node).
-    const held = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'api-eip');
-        return e?.status?.attachment?.name === 'api.net1' ? e : undefined;
-      },
-      { what: 'api.net1 holds api-eip' },
+    const held = await waitForMatch(
+      () => getEip(namespace, 'api-eip'),
+      (e) => e?.status?.attachment?.name === 'api.net1',
+      'api.net1 holds api-eip',
     );
     expect(condition(held, 'Attached')?.message).toContain('not scheduled');
-    expect(await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' }))).toBeUndefined();
+    expect(await getAd(eipAdName(namespace, 'api-eip'))).toBeUndefined();
     // "Scheduling": a binding sets spec.nodeName.
     await rest.request('POST', resourcePath(Resources.pods, namespace, 'api', 'binding'), {
       body: { metadata: { name: 'api' }, target: { kind: 'Node', name: nodes[1] } },
     });
-    const ad = await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'api-eip' })), {
+    const ad = await waitFor(() => getAd(eipAdName(namespace, 'api-eip')), {
       what: 'ARPAdvertisement after scheduling',
     });
     expect(ad.spec.nodeName).toBe(nodes[1]);
@@ -181,13 +176,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
       podIP: '10.1.0.9',
     });
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
-    const attachment = await waitFor(
-      async () => {
-        const a = await getAttachment(namespace, 'nginx-attach');
-        return a?.status?.phase === 'Attached' ? a : undefined;
-      },
-      { what: 'attachment Attached' },
-    );
+    const attachment = await attachmentIn(namespace, 'nginx-attach', 'Attached');
     expect(attachment.status).toMatchObject({ nodeName: nodes[1], reason: 'Attached' });
     const eip = await getEip(namespace, 'nginx-eip');
     expect(eip?.status).toMatchObject({
@@ -196,7 +185,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     });
     expect(condition(eip, 'Attached')).toMatchObject({ status: 'True', reason: 'AttachedThroughNAT' });
     const address = eip!.status!.address!;
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'nginx-eip' });
+    const adName = eipAdName(namespace, 'nginx-eip');
     expect((await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' })).spec).toEqual({
       externalNetwork: NET,
       address,
@@ -229,7 +218,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await createPod(namespace, 'p1', { nodeName: nodes[0], annotations: networks([{ interface: 'eth0' }]) });
     await createPod(namespace, 'p2', { nodeName: nodes[1], annotations: networks([{ interface: 'eth0' }]) });
     await createAttachment(namespace, 'a1', 'eip', 'p1.eth0');
-    await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+    await waitFor(() => getAd(eipAdName(namespace, 'eip')), {
       what: 'ARPAdvertisement for a1',
     });
     await createAttachment(namespace, 'a2', 'eip', 'p2.eth0');
@@ -237,16 +226,13 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'MultipleAttachments' });
     expect(condition(error, 'Attached')?.message).toContain('a1 and a2');
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(
-      async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
-      { what: 'no ARPAdvertisement' },
-    );
+    await waitFor(async () => (await getAd(eipAdName(namespace, 'eip'))) === undefined, {
+      what: 'no ARPAdvertisement',
+    });
     await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', {
       what: 'a1 Pending',
     });
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'a2');
-    await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.phase === 'Attached', {
-      what: 'a1 Attached again',
-    });
+    await attachmentIn(namespace, 'a1', 'Attached');
   });
 });

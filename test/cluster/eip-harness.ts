@@ -10,6 +10,7 @@ import {
   type ElasticIPAttachment,
   type NetworkInterface,
 } from '../../api';
+import { advertisementName } from '../../runtime/controller/arp/names';
 import { createControllerContext, type ControllerContext } from '../../runtime/controller/context';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { ElasticIPControllers, sharedCachesRead } from '../../runtime/controller/eip/register';
@@ -19,7 +20,7 @@ import { createLogger, silentLogger } from '../../runtime/kube/log';
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { ensureNode, testKubeConfig, waitFor } from './fixture';
+import { ensureNode, testKubeConfig, waitForMatch } from './fixture';
 
 export const rest = new RestClient(testKubeConfig());
 
@@ -131,13 +132,20 @@ export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.a
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
 /** Waits for the ElasticIP to reach `phase`; returns it as read then. */
 export const eipIn = (ns: string, name: string, phase: string) =>
-  waitFor(
-    async () => {
-      const e = await getEip(ns, name);
-      return e?.status?.phase === phase ? e : undefined;
-    },
-    { what: `ElasticIP ${name} ${phase}` },
+  waitForMatch(
+    () => getEip(ns, name),
+    (e) => e?.status?.phase === phase,
+    `ElasticIP ${name} ${phase}`,
   );
+/** Waits for the ElasticIPAttachment to reach `phase`; returns it as read then. */
+export const attachmentIn = (ns: string, name: string, phase: string) =>
+  waitForMatch(
+    () => getAttachment(ns, name),
+    (a) => a.status?.phase === phase,
+    `ElasticIPAttachment ${name} ${phase}`,
+  );
+/** The name of the ElasticIP's ARPAdvertisement (NAME-1). */
+export const eipAdName = (ns: string, name: string) => advertisementName({ kind: 'ElasticIP', namespace: ns, name });
 export const condition = (
   o:
     | {
@@ -195,39 +203,17 @@ export async function setNetworkID(name: string, networkID: number): Promise<voi
   );
 }
 
-export async function createEip(
-  ns: string,
-  name: string,
-  externalNetwork: string,
-  requestedIP?: string,
-): Promise<void> {
-  await rest.create(
-    EipResources.elasticIPs,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIP',
-      metadata: { name, namespace: ns },
-      spec: { externalNetwork, ...(requestedIP ? { requestedIP } : {}) },
-    }),
-  );
+/** Creates the namespaced Juneau object `ns/name` of `type` with `spec`. */
+async function createNamespaced(type: ResourceType, ns: string, name: string, spec: object): Promise<void> {
+  const object = { apiVersion: API_VERSION, kind: type.kind, metadata: { name, namespace: ns }, spec };
+  await rest.create(type, asKube(object));
 }
 
-export async function createAttachment(
-  ns: string,
-  name: string,
-  elasticIP: string,
-  networkInterface: string,
-): Promise<void> {
-  await rest.create(
-    EipResources.elasticIPAttachments,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIPAttachment',
-      metadata: { name, namespace: ns },
-      spec: { elasticIP, networkInterface },
-    }),
-  );
-}
+export const createEip = (ns: string, name: string, externalNetwork: string, requestedIP?: string) =>
+  createNamespaced(EipResources.elasticIPs, ns, name, { externalNetwork, ...(requestedIP ? { requestedIP } : {}) });
+
+export const createAttachment = (ns: string, name: string, elasticIP: string, networkInterface: string) =>
+  createNamespaced(EipResources.elasticIPAttachments, ns, name, { elasticIP, networkInterface });
 
 export async function deleteObject(
   type: ResourceType,

@@ -2,13 +2,14 @@
 // in-process: the EIP-10 conflict and its recovery from either side, the EIP-11/12 handover
 // between a terminating Pod's NIC and its replacement, EIP-15/16 deletion that waits for NICs,
 // and the pod controller's EN-8 wait and malformed annotations (NIC-1).
-import { advertisementName } from '../../runtime/controller/arp/names';
 import { ANNOTATIONS, type ElasticIP, type NetworkInterface } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { deletePodNow, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
+  attachmentIn,
+  eipAdName,
   condition,
   createAttachment,
   createEip,
@@ -31,34 +32,38 @@ import {
 const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
 const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
+/** A watch that fails on any change of `project` of the ElasticIP `eip`. */
+const eipChanges = (namespace: string, project: (e: ElasticIP) => unknown) =>
+  watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project });
 
 describe('EIP-10: an attachment and a NIC at once', () => {
   const ns = useNamespace();
-
-  it('EIP-10: Error Conflict naming both; the NIC Pending WaitingForElasticIP naming the attachment; the attachment Pending; deleting the attachment gives the NIC the address', async () => {
-    const namespace = ns();
+  /** ElasticIP `eip` held by Pod web's NIC (node 0), then attached to Pod nat's NIC (node 1) too: Error. */
+  const conflict = async (namespace: string) => {
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
     await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
     await eipIn(namespace, 'eip', 'Attached');
     // The slip-through of EIP-5 (no webhook here): an attachment for an ElasticIP a NIC holds.
     await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
-    const error = await eipIn(namespace, 'eip', 'Error');
+    return eipIn(namespace, 'eip', 'Error');
+  };
+
+  it('EIP-10: Error Conflict naming both; the NIC Pending WaitingForElasticIP naming the attachment; the attachment Pending; deleting the attachment gives the NIC the address', async () => {
+    const namespace = ns();
+    const error = await conflict(namespace);
     expect(condition(error, 'Attached')).toMatchObject({ status: 'False', reason: 'Conflict' });
     expect(condition(error, 'Attached')?.message).toMatch(
       /ElasticIPAttachment\(s\) nat-attach.*NetworkInterface\(s\) web\.eth0/,
     );
     expect(error.status?.attachment).toBeUndefined();
-    await waitFor(
-      async () => (await getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' }))) === undefined,
-      { what: 'no ARPAdvertisement during the conflict' },
-    );
-    const nic = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'web.eth0');
-        return n?.status?.phase === 'Pending' ? n : undefined;
-      },
-      { what: 'NIC Pending' },
+    await waitFor(async () => (await getAd(eipAdName(namespace, 'eip'))) === undefined, {
+      what: 'no ARPAdvertisement during the conflict',
+    });
+    const nic = await waitForMatch(
+      () => getNic(namespace, 'web.eth0'),
+      (n) => n?.status?.phase === 'Pending',
+      'NIC Pending',
     );
     expect(nic.status).toMatchObject({ reason: 'WaitingForElasticIP', message: expect.stringContaining('nat-attach') });
     await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.reason === 'Conflict', {
@@ -76,7 +81,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     // The status is written before the ARPAdvertisement (one pass, two writes): wait for it to exist.
     expect(
       (
-        await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+        await waitFor(() => getAd(eipAdName(namespace, 'eip')), {
           what: 'ARPAdvertisement recreated',
         })
       ).spec.nodeName,
@@ -85,21 +90,14 @@ describe('EIP-10: an attachment and a NIC at once', () => {
 
   it('EIP-10: recovery from the other side — deleting the Pod gives the attachment the address', async () => {
     const namespace = ns();
-    await createEip(namespace, 'eip', NET);
-    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
-    await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
-    await eipIn(namespace, 'eip', 'Attached');
-    await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
-    await eipIn(namespace, 'eip', 'Error');
+    await conflict(namespace);
     await deletePodNow(namespace, 'web');
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'ElasticIPAttachment', name: 'nat-attach' });
-    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', {
-      what: 'attachment Attached',
-    });
+    await attachmentIn(namespace, 'nat-attach', 'Attached');
     expect(
       (
-        await waitFor(() => getAd(advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' })), {
+        await waitFor(() => getAd(eipAdName(namespace, 'eip')), {
           what: 'ARPAdvertisement',
         })
       ).spec.nodeName,
@@ -115,7 +113,7 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'vm-old', { nodeName: nodes[0], annotations: direct('eip') });
     await eipIn(namespace, 'eip', 'Attached');
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
+    const adName = eipAdName(namespace, 'eip');
     await waitFor(async () => (await getAd(adName))?.spec.nodeName === nodes[0], {
       what: 'ARPAdvertisement on node a',
     });
@@ -123,12 +121,10 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     // The old Pod terminates (no kubelet: it stays Terminating); the replacement appears on node b.
     await terminatePod(namespace, 'vm-old');
     await createPod(namespace, 'vm-new', { nodeName: nodes[1], annotations: direct('eip') });
-    const loser = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'vm-new.eth0');
-        return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
-      },
-      { what: 'replacement NIC Pending' },
+    const loser = await waitForMatch(
+      () => getNic(namespace, 'vm-new.eth0'),
+      (n) => n?.status?.reason === 'ElasticIPHeldElsewhere',
+      'replacement NIC Pending',
     );
     expect(loser.status).toMatchObject({ phase: 'Pending', message: expect.stringContaining('vm-old.eth0') });
     // Rule 1: the recorded holder keeps it while terminating; the ARPAdvertisement stays.
@@ -139,12 +135,7 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     expect((await getAd(adName))?.spec.nodeName).toBe(nodes[0]);
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({
-        type: EipResources.elasticIPs,
-        namespace,
-        name: 'eip',
-        project: (e) => e.status?.attachment,
-      }),
+      await eipChanges(namespace, (e) => e.status?.attachment),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
     );
 
@@ -155,12 +146,10 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
 
     // Rule 2 / EIP-12: Available, Attached False WaitingForHandover naming the terminating NIC; nobody answers.
-    const waiting = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'eip');
-        return condition(e, 'Attached')?.reason === 'WaitingForHandover' ? e : undefined;
-      },
-      { what: 'WaitingForHandover' },
+    const waiting = await waitForMatch(
+      () => getEip(namespace, 'eip'),
+      (e) => condition(e, 'Attached')?.reason === 'WaitingForHandover',
+      'WaitingForHandover',
     );
     expect(waiting.status?.phase).toBe('Available');
     expect(condition(waiting, 'Attached')).toMatchObject({
@@ -190,23 +179,37 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
 
 describe('EIP-15/16: deletion waits for the NICs', () => {
   const ns = useNamespace();
+  /** ElasticIP `eip` held by Pod web's NIC on `node` and advertised, then deleted. */
+  const deleteHeldEip = async (namespace: string, node: string) => {
+    await createEip(namespace, 'eip', NET);
+    await createPod(namespace, 'web', { nodeName: node, annotations: direct('eip') });
+    const attached = await eipIn(namespace, 'eip', 'Attached');
+    const adName = eipAdName(namespace, 'eip');
+    await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
+    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
+    return { address: attached.status!.address!, adName };
+  };
+  /** A watch that fails on any change of the NIC's phase. */
+  const nicPhaseChanges = (namespace: string, name: string) =>
+    watchForChanges<NetworkInterface>({
+      type: EipResources.networkInterfaces,
+      namespace,
+      name,
+      project: (n) => n.status?.phase,
+    });
+  /** Deletes the last Pod whose NIC held `eip`: the ElasticIP is finalized and goes. */
+  const deleteLastPod = async (namespace: string, pod: string) => {
+    await deletePodNow(namespace, pod);
+    await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
+  };
 
   it('EIP-15: the claim and the ARPAdvertisement stay, Allocated says WaitingForNetworkInterfaces listing the NICs; EIP-16: a new NIC gets nothing; gone once the Pods are', async () => {
     const namespace = ns();
-    await createEip(namespace, 'eip', NET);
-    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
-    const attached = await eipIn(namespace, 'eip', 'Attached');
-    const address = attached.status!.address!;
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
-    await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
-
-    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
-    const waiting = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'eip');
-        return condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces' ? e : undefined;
-      },
-      { what: 'WaitingForNetworkInterfaces' },
+    const { address, adName } = await deleteHeldEip(namespace, nodes[0]);
+    const waiting = await waitForMatch(
+      () => getEip(namespace, 'eip'),
+      (e) => condition(e, 'Allocated')?.reason === 'WaitingForNetworkInterfaces',
+      'WaitingForNetworkInterfaces',
     );
     expect(waiting.metadata.deletionTimestamp).toBeDefined();
     expect(condition(waiting, 'Allocated')?.message).toContain('web.eth0');
@@ -231,36 +234,20 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     // comes back, the late NIC stays Pending.
     await expectNoChangesFor(
       1_000,
-      await watchForChanges<ElasticIP>({
-        type: EipResources.elasticIPs,
-        namespace,
-        name: 'eip',
-        project: (e) => [e.metadata.finalizers, e.status?.address],
-      }),
+      await eipChanges(namespace, (e) => [e.metadata.finalizers, e.status?.address]),
       await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${address}` }),
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
-      await watchForChanges<NetworkInterface>({
-        type: EipResources.networkInterfaces,
-        namespace,
-        name: 'late.eth0',
-        project: (n) => n.status?.phase,
-      }),
+      await nicPhaseChanges(namespace, 'late.eth0'),
     );
 
-    await deletePodNow(namespace, 'late');
-    await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
+    await deleteLastPod(namespace, 'late');
     expect(await getClaim(`ipv4.${address}`)).toBeUndefined();
     expect(await getAd(adName)).toBeUndefined();
   });
 
   it('EIP-15: while the holder remains, the ARPAdvertisement stays', async () => {
     const namespace = ns();
-    await createEip(namespace, 'eip', NET);
-    await createPod(namespace, 'web', { nodeName: nodes[1], annotations: direct('eip') });
-    await eipIn(namespace, 'eip', 'Attached');
-    const adName = advertisementName({ kind: 'ElasticIP', namespace, name: 'eip' });
-    await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
-    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
+    const { adName } = await deleteHeldEip(namespace, nodes[1]);
     await waitFor(
       async () => condition(await getEip(namespace, 'eip'), 'Allocated')?.reason === 'WaitingForNetworkInterfaces',
       { what: 'waiting' },
@@ -270,15 +257,9 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     await expectNoChangesFor(
       1_000,
       await watchForChanges({ type: JuneauResources.arpAdvertisements, name: adName }),
-      await watchForChanges<NetworkInterface>({
-        type: EipResources.networkInterfaces,
-        namespace,
-        name: 'web.eth0',
-        project: (n) => n.status?.phase,
-      }),
+      await nicPhaseChanges(namespace, 'web.eth0'),
     );
-    await deletePodNow(namespace, 'web');
-    await waitFor(async () => (await getEip(namespace, 'eip')) === undefined, { what: 'ElasticIP gone' });
+    await deleteLastPod(namespace, 'web');
     expect(await getAd(adName)).toBeUndefined();
   });
 });
@@ -305,9 +286,7 @@ describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
     await createPod(namespace, 'nat', { nodeName: nodes[0], annotations: plain });
     // NAT: the plain NIC, the attachment and the ElasticIP proceed without a network ID.
     await createAttachment(namespace, 'nat-attach', 'nat-eip', 'nat.eth0');
-    await waitFor(async () => (await getAttachment(namespace, 'nat-attach'))?.status?.phase === 'Attached', {
-      what: 'NAT attached without networkID',
-    });
+    await attachmentIn(namespace, 'nat-attach', 'Attached');
     const event = await waitFor(
       async () =>
         (await listEvents(namespace)).find((e) => e.regarding?.kind === 'Pod' && e.reason === 'WaitingForNetworkID'),

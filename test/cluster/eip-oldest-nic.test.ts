@@ -7,7 +7,7 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
-import { deletePodNow, useNamespace, waitFor } from './fixture';
+import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
   condition,
   createAttachment,
@@ -62,12 +62,10 @@ describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
     // The API server's timestamps have whole seconds: the second NIC must be created in a later one.
     await sleep(Math.max(0, createdAt(old) + 1_000 - Date.now()) + 50);
     await createPod(namespace, 'a-new', { nodeName: nodes[1], annotations: direct('eip') });
-    const young = await waitFor(
-      async () => {
-        const n = await getNic(namespace, 'a-new.eth0');
-        return n?.status?.reason === 'ElasticIPHeldElsewhere' ? n : undefined;
-      },
-      { what: 'a-new.eth0 Pending behind b-old.eth0' },
+    const young = await waitForMatch(
+      () => getNic(namespace, 'a-new.eth0'),
+      (n) => n?.status?.reason === 'ElasticIPHeldElsewhere',
+      'a-new.eth0 Pending behind b-old.eth0',
     );
     expect(createdAt(young)).toBeGreaterThan(createdAt(old));
 

@@ -6,7 +6,7 @@
 import type { AllocationClaim } from '../../api';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { useNamespace, waitFor } from './fixture';
+import { useNamespace, waitForMatch } from './fixture';
 import {
   condition,
   createEip,
@@ -81,12 +81,10 @@ describe("EIP-2: only pools of the network's mode are used", () => {
   it('EIP-2: a requestedIP inside the bgp pool of an arp network is refused, naming the usable pools; nothing is claimed', async () => {
     const namespace = ns();
     await createEip(namespace, 'asks-bgp', MIXED, '198.18.94.3');
-    const eip = await waitFor(
-      async () => {
-        const e = await getEip(namespace, 'asks-bgp');
-        return condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool' ? e : undefined;
-      },
-      { what: 'Allocated False RequestedIPNotInPool' },
+    const eip = await waitForMatch(
+      () => getEip(namespace, 'asks-bgp'),
+      (e) => condition(e, 'Allocated')?.reason === 'RequestedIPNotInPool',
+      'Allocated False RequestedIPNotInPool',
     );
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({ status: 'False' });

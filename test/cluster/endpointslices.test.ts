@@ -1,75 +1,57 @@
 // EndpointSlices from the real EndpointSlice controller for Pods whose status the test sets (there
 // is no kubelet). SLB-4 relies on them: advertisingNodes are nodes with at least one Ready, Serving,
 // non-terminating endpoint, read from EndpointSlice `nodeName` and `conditions`.
-import { V1EndpointSlice } from '@kubernetes/client-node';
-import { clients, createRunningPod, deletePodNow, ensureNode, setPodReady, useNamespace, waitFor } from './fixture';
+import { Resources } from '../../runtime/kube/resources';
+import {
+  createRunningPod,
+  deleteNodes,
+  deletePodNow,
+  type EndpointSlice,
+  ensureNode,
+  setPodReady,
+  testRest,
+  useNamespace,
+  waitFor,
+  waitForMatch,
+} from './fixture';
 
-const byIP = (slices: V1EndpointSlice[]) =>
+const byIP = (slices: EndpointSlice[]) =>
   new Map(slices.flatMap((s) => (s.endpoints ?? []).map((e) => [e.addresses[0], e] as const)));
 
 describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
   const ns = useNamespace();
   const nodes: string[] = [];
-  afterAll(async () => {
-    for (const name of nodes)
-      await clients()
-        .core.deleteNode({ name })
-        .catch(() => {});
-  });
+  afterAll(() => deleteNodes(nodes));
 
   it('list endpoints with nodeName and ready/serving/terminating conditions that follow the Pods', async () => {
-    const { core, discovery } = clients();
+    const rest = testRest();
     const namespace = ns();
     const [w1, w2] = [`${namespace}-w1`, `${namespace}-w2`];
     nodes.push(w1, w2);
     await ensureNode(w1, { internalIP: '192.0.2.11' });
     await ensureNode(w2, { internalIP: '192.0.2.12' });
 
-    await core.createNamespacedService({
-      namespace,
-      body: {
-        metadata: { name: 'web' },
-        spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-      },
+    await rest.create(Resources.services, {
+      metadata: { name: 'web', namespace },
+      spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
     });
     const ports = [{ name: 'http', containerPort: 8080 }];
-    await createRunningPod({
-      namespace,
-      name: 'web-1',
-      labels: { app: 'web' },
-      nodeName: w1,
-      podIP: '10.244.1.10',
-      ports,
-    });
-    await createRunningPod({
-      namespace,
-      name: 'web-2',
-      labels: { app: 'web' },
-      nodeName: w2,
-      podIP: '10.244.2.10',
-      ports,
-      ready: false,
-    });
-    await createRunningPod({
-      namespace,
-      name: 'other',
-      labels: { app: 'other' },
-      nodeName: w1,
-      podIP: '10.244.1.99',
-      ports,
-    });
+    const pods = [
+      { name: 'web-1', app: 'web', nodeName: w1, podIP: '10.244.1.10', ready: true },
+      { name: 'web-2', app: 'web', nodeName: w2, podIP: '10.244.2.10', ready: false },
+      { name: 'other', app: 'other', nodeName: w1, podIP: '10.244.1.99', ready: true },
+    ];
+    for (const { app, ...pod } of pods) await createRunningPod({ namespace, labels: { app }, ports, ...pod });
 
     const slices = () =>
-      discovery
-        .listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=web' })
+      rest
+        .list<EndpointSlice>(Resources.endpointSlices, { namespace, labelSelector: 'kubernetes.io/service-name=web' })
         .then((l) => l.items);
 
-    const first = await waitFor(
-      async () => {
-        const s = await slices();
-        return byIP(s).size === 2 ? s : undefined;
-      },
-      { what: 'EndpointSlice with both web pods' },
+    const first = await waitForMatch(
+      () => slices(),
+      (s) => byIP(s).size === 2,
+      'EndpointSlice with both web pods',
     );
     expect(first.every((s) => s.addressType === 'IPv4')).toBe(true);
     expect(
@@ -102,7 +84,11 @@ describe('EndpointSlices of a selector Service (SLB-4 depends on them)', () => {
     });
 
     // A graceful delete leaves web-1 Terminating (no kubelet finishes it): still serving, not ready.
-    await core.deleteNamespacedPod({ namespace, name: 'web-1', gracePeriodSeconds: 300 });
+    await rest.delete(Resources.pods, namespace, 'web-1', {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 300,
+    });
     await waitFor(async () => byIP(await slices()).get('10.244.1.10')?.conditions?.terminating === true, {
       what: 'web-1 terminating in the slice',
     });

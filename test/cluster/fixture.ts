@@ -3,11 +3,15 @@
 //
 //   const ns = useNamespace();                     // fresh namespace per test, deleted after it
 //   it('...', async () => {
-//     const { core } = clients();
-//     await core.createNamespacedConfigMap({ namespace: ns(), body: { metadata: { name: 'x' } } });
-//     const err = await rejection(core.createNamespacedConfigMap({ namespace: ns(), body: { metadata: { name: 'x' } } }));
+//     const cm = { metadata: { name: 'x', namespace: ns() } };
+//     await testRest().create(Resources.configMaps, cm);
+//     const err = await rejection(testRest().create(Resources.configMaps, cm));
 //     expect(err.code).toBe(409);
 //   });
+//
+// Cluster tests talk to the API server through the product's RestClient (runtime/kube/rest.ts),
+// as the controller and agent do; `clients()` (client-node's generated API classes) stays only for
+// test/pulumi, which imports this fixture.
 import * as path from 'node:path';
 import {
   ApiextensionsV1Api,
@@ -21,11 +25,16 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
-  V1Pod,
-  V1Service,
+  type V1CustomResourceDefinition,
+  type V1EndpointSlice,
+  type V1Pod,
+  type V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { isNotFound as isRestNotFound, KubeApiError } from '../../runtime/kube/rest';
+import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
+import { isNotFound as isRestNotFound, KubeApiError, RestClient } from '../../runtime/kube/rest';
+import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import { KubectlResult, runKubectl } from './kubectl';
 import { CRD_MANIFEST, resolveBinDir } from './paths';
@@ -75,7 +84,50 @@ export interface Clients {
   objects: KubernetesObjectApi;
 }
 
+let cachedRest: RestClient | undefined;
+/** The admin (system:masters) RestClient of the test control plane, shared by a test file. Its
+ * requests wait as long as a test may (client-node's, which the fixture used before, never timed
+ * out): a test's own write aborted while a loaded API server still works on it says nothing. */
+export function testRest(): RestClient {
+  return (cachedRest ??= new RestClient(testKubeConfig(), { requestTimeoutMs: 120_000 }));
+}
+
+/** A client-node model as RestClient returns it: plain JSON, so metadata times are strings. */
+export type Wire<T> = Omit<T, 'metadata'> & KubeObject;
+export type Service = Wire<V1Service>;
+export type Pod = Wire<V1Pod>;
+export type EndpointSlice = Wire<V1EndpointSlice>;
+
+/** Built-in kinds the tests touch beyond those Juneau itself reads or writes (runtime/kube Resources). */
+export const TestResources = {
+  ...Resources,
+  /** core/v1 Events (Resources.events is events.k8s.io/v1). */
+  coreEvents: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+  clusterRoles: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
+  customResourceDefinitions: {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+  },
+} as const satisfies Record<string, ResourceType>;
+
+/** DELETE with grace period 0 (no kubelet would ever finish a graceful delete of a Pod). */
+export async function deleteNow(type: ResourceType, namespace: string | undefined, name: string): Promise<void> {
+  await testRest()
+    .delete(type, namespace, name, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 })
+    .catch(ignoreNotFound);
+}
+
 let cached: Clients | undefined;
+/** client-node's generated API classes, for test/pulumi; cluster tests use testRest(). */
 export function clients(): Clients {
   if (cached) return cached;
   const kc = testKubeConfig();
@@ -108,8 +160,8 @@ function slug(s: string): string {
 
 /** Creates a namespace with a unique name (prefix + random suffix) and returns its name. */
 export async function createNamespace(prefix = 'jt'): Promise<string> {
-  const ns = await clients().core.createNamespace({
-    body: { metadata: { generateName: `${slug(prefix)}-`, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } },
+  const ns = await testRest().create<KubeObject>(Resources.namespaces, {
+    metadata: { generateName: `${slug(prefix)}-`, labels: { [TEST_NAMESPACE_LABEL]: 'true' } },
   });
   return ns.metadata!.name!;
 }
@@ -117,9 +169,11 @@ export async function createNamespace(prefix = 'jt'): Promise<string> {
 /** Deletes a namespace without waiting. Pods go first with grace period 0: without a kubelet a
  * bound Pod would stay Terminating and hold the namespace in Terminating forever. */
 export async function deleteNamespace(name: string): Promise<void> {
-  const { core } = clients();
-  await core.deleteCollectionNamespacedPod({ namespace: name, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
-  await core.deleteNamespace({ name }).catch(ignoreNotFound);
+  const rest = testRest();
+  await rest
+    .request('DELETE', resourcePath(Resources.pods, name), { query: { gracePeriodSeconds: 0 } })
+    .catch(ignoreNotFound);
+  await rest.delete(Resources.namespaces, undefined, name).catch(ignoreNotFound);
 }
 
 /** Runs fn in a fresh namespace and deletes the namespace afterwards, also when fn throws. */
@@ -182,6 +236,21 @@ export async function waitFor<T>(
     }
     await sleep(opts.intervalMs ?? 100);
   }
+}
+
+/** Polls `read` until what it returns passes `test`, and returns that; `opts` as waitFor's (a string: `what`). */
+export function waitForMatch<T>(
+  read: () => Promise<T | undefined>,
+  test: (value: T) => unknown,
+  opts: WaitOptions | string,
+): Promise<T> {
+  return waitFor(
+    async () => {
+      const value = await read();
+      return value !== undefined && test(value) ? value : undefined;
+    },
+    typeof opts === 'string' ? { what: opts } : opts,
+  );
 }
 
 export interface ApiError {
@@ -302,7 +371,11 @@ export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<
   const name = `${plural}.${group}`;
   let crd;
   try {
-    crd = await clients().apiextensions.readCustomResourceDefinition({ name });
+    crd = await testRest().get<Wire<V1CustomResourceDefinition>>(
+      TestResources.customResourceDefinitions,
+      undefined,
+      name,
+    );
   } catch (err) {
     if (!isNotFound(err)) throw err;
     throw new Error(
@@ -317,6 +390,15 @@ export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<
 // ---------------------------------------------------------------------------------------------
 export { createArpNetwork } from './arp-network';
 
+/** Deletes what createArpNetwork made (network first, as a user would), those already gone included. */
+export async function deleteArpNetwork(
+  rest: RestClient,
+  o: { readonly pool: string; readonly network: string },
+): Promise<void> {
+  await rest.delete(JuneauResources.externalNetworks, undefined, o.network).catch(ignoreNotFound);
+  await rest.delete(JuneauResources.addressPools, undefined, o.pool).catch(ignoreNotFound);
+}
+
 // pods and nodes without a kubelet
 
 /** Creates (or keeps) a Node object. There is no kubelet: it is never Ready unless you patch it. */
@@ -324,28 +406,26 @@ export async function ensureNode(
   name: string,
   opts: { internalIP?: string; labels?: Record<string, string> } = {},
 ): Promise<void> {
-  const { core } = clients();
+  const rest = testRest();
   try {
-    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } } } });
+    await rest.create(Resources.nodes, {
+      metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } },
+    });
   } catch (err) {
     if (apiError(err)?.code !== 409) throw err;
   }
   if (opts.internalIP) {
-    await core.patchNodeStatus(
-      {
-        name,
-        body: {
-          status: {
-            addresses: [
-              { type: 'InternalIP', address: opts.internalIP },
-              { type: 'Hostname', address: name },
-            ],
-          },
-        },
-      },
-      mergePatch,
-    );
+    const addresses = [
+      { type: 'InternalIP', address: opts.internalIP },
+      { type: 'Hostname', address: name },
+    ];
+    await rest.patch(Resources.nodes, undefined, name, 'merge', { status: { addresses } }, { subresource: 'status' });
   }
+}
+
+/** Deletes the named Node objects (made by ensureNode), those already gone included. */
+export async function deleteNodes(names: Iterable<string>): Promise<void> {
+  for (const name of names) await testRest().delete(Resources.nodes, undefined, name).catch(ignoreNotFound);
 }
 
 export interface FakePodOptions {
@@ -361,20 +441,16 @@ export interface FakePodOptions {
 
 /** Creates a Pod bound to nodeName and sets its status as a kubelet would: Running, podIP, and the
  * Ready condition. Remove it with deletePodNow (a graceful delete would wait for a kubelet). */
-export async function createRunningPod(o: FakePodOptions): Promise<V1Pod> {
-  const { core } = clients();
-  await core.createNamespacedPod({
-    namespace: o.namespace,
-    body: {
-      metadata: { name: o.name, labels: o.labels },
-      spec: { nodeName: o.nodeName, containers: [{ name: 'main', image: 'registry.invalid/none', ports: o.ports }] },
-    },
+export async function createRunningPod(o: FakePodOptions): Promise<Pod> {
+  await testRest().create(Resources.pods, {
+    metadata: { name: o.name, namespace: o.namespace, labels: o.labels },
+    spec: { nodeName: o.nodeName, containers: [{ name: 'main', image: 'registry.invalid/none', ports: o.ports }] },
   });
   return setPodReady(o.namespace, o.name, o.ready ?? true, o.podIP);
 }
 
 /** Patches the status subresource like a kubelet: phase Running, podIP(s), Ready/ContainersReady. */
-export async function setPodReady(namespace: string, name: string, ready: boolean, podIP?: string): Promise<V1Pod> {
+export async function setPodReady(namespace: string, name: string, ready: boolean, podIP?: string): Promise<Pod> {
   const now = new Date().toISOString();
   const status = ready ? 'True' : 'False';
   const body: Record<string, unknown> = {
@@ -387,12 +463,12 @@ export async function setPodReady(namespace: string, name: string, ready: boolea
     ],
   };
   if (podIP) Object.assign(body, { podIP, podIPs: [{ ip: podIP }] });
-  return clients().core.patchNamespacedPodStatus({ namespace, name, body: { status: body } }, mergePatch);
+  return testRest().patch<Pod>(Resources.pods, namespace, name, 'merge', { status: body }, { subresource: 'status' });
 }
 
 /** Deletes a Pod with grace period 0 (no kubelet would ever finish a graceful delete). */
 export async function deletePodNow(namespace: string, name: string): Promise<void> {
-  await clients().core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+  await deleteNow(Resources.pods, namespace, name);
 }
 
 export interface LoadBalancerServiceOptions {
@@ -435,6 +511,7 @@ export function createLoadBalancerService(
   namespace: string,
   name: string,
   o: LoadBalancerServiceOptions = {},
-): Promise<V1Service> {
-  return clients().core.createNamespacedService({ namespace, body: loadBalancerService(name, o) });
+): Promise<Service> {
+  const service = loadBalancerService(name, o);
+  return testRest().create(Resources.services, asKube({ ...service, metadata: { ...service.metadata, namespace } }));
 }

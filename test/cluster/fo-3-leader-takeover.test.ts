@@ -6,33 +6,32 @@
 // the address one agent lease duration later (leader Lease + agent Lease + takeover: 15 + 2 + 15 s
 // with the defaults of the day). Two controller binaries as child processes with --leader-elect
 // (the leader is SIGKILLed: no release), agent Leases renewed by the agent's own Lease code.
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { INSTALL, type ARPAdvertisement } from '../../api';
-import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { agentLeaseName } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
   createLoadBalancerService,
   createRunningPod,
   ensureNode,
   ignoreNotFound,
   testKubeConfig,
-  testKubeconfigPath,
   useNamespace,
   waitFor,
   createArpNetwork,
+  deleteArpNetwork,
 } from './fixture';
+import { spawnController, type ControllerProcess } from './controller-process';
+import { agentLeases, removeAgentNodes } from './agent-leases';
 
 jest.setTimeout(120_000);
 
-const CONTROLLER_BIN = path.resolve(__dirname, '..', '..', 'build', 'bin', 'juneau-controller.js');
 const rest = new RestClient(testKubeConfig());
 const suffix = Math.random().toString(36).slice(2, 7);
 const POOL = `fo3lt-${suffix}`;
@@ -48,48 +47,18 @@ const LEADER_FLAGS = [
 ];
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
 
-const newLease = (nodeName: string) =>
-  new AgentLease({
-    rest,
-    namespace: INSTALL.namespace,
-    nodeName,
-    leaseDurationMs: AGENT_LEASE_MS,
-    renewIntervalMs: 300,
+const leases = agentLeases(rest, nodes, AGENT_LEASE_MS);
+
+const replicas: ControllerProcess[] = [];
+
+function startReplica(podName: string): ControllerProcess {
+  const replica = spawnController({
+    podName,
+    logDir,
+    leaseNamespace: INSTALL.namespace,
+    lease: LEADER_LEASE,
+    args: LEADER_FLAGS,
   });
-const leases = new Map(nodes.map((n) => [n, newLease(n)]));
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly exited: Promise<unknown>;
-}
-const replicas: Replica[] = [];
-
-function startReplica(name: string): Replica {
-  const fd = fs.openSync(path.join(logDir, `${name}.log`), 'a');
-  const env: NodeJS.ProcessEnv = { ...process.env, POD_NAME: name };
-  // Outside a cluster the binary serves no webhooks (nothing to register on the shared API server).
-  delete env.KUBERNETES_SERVICE_HOST;
-  delete env.POD_NAMESPACE;
-  const child = spawn(
-    process.execPath,
-    [
-      CONTROLLER_BIN,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      '--leader-elect=true',
-      `--leader-election-namespace=${INSTALL.namespace}`,
-      `--leader-election-id=${LEADER_LEASE}`,
-      ...LEADER_FLAGS,
-      '--metrics-addr=0',
-      '--health-addr=0',
-      '--log-level=info',
-    ],
-    { stdio: ['ignore', fd, fd], env },
-  );
-  fs.closeSync(fd);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const replica = { name, child, exited };
   replicas.push(replica);
   return replica;
 }
@@ -111,7 +80,7 @@ const holder = async (): Promise<string | undefined> => {
 
 const logs = () =>
   replicas
-    .map((r) => `--- ${r.name} ---\n${fs.readFileSync(path.join(logDir, `${r.name}.log`), 'utf8').trim()}`)
+    .map((r) => `--- ${r.podName} ---\n${fs.readFileSync(path.join(logDir, `${r.podName}.log`), 'utf8').trim()}`)
     .join('\n');
 
 beforeAll(async () => {
@@ -123,14 +92,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
   await Promise.all(replicas.map((r) => r.exited));
-  for (const lease of leases.values()) await lease.stop();
   await rest.delete(Resources.leases, INSTALL.namespace, LEADER_LEASE).catch(ignoreNotFound);
-  for (const n of nodes) {
-    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
-  }
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
+  await removeAgentNodes(rest, leases);
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 
 describe('FO-3 leader takeover (controller binaries, real API server)', () => {
@@ -139,7 +103,7 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
   test('FO-3 FO-4: the leader dies with the answering node; the standby hands the address over at the agent Lease expiry, not one lease duration after it took over', async () => {
     const namespace = ns();
     const a = startReplica('fo3lt-a');
-    await waitFor(async () => (await holder())?.startsWith(`${a.name}_`), { what: `${a.name} leading` });
+    await waitFor(async () => (await holder())?.startsWith(`${a.podName}_`), { what: `${a.podName} leading` });
     // The standby runs from here on: everything below happens while it only watches.
     startReplica('fo3lt-b');
     await createLoadBalancerService(namespace, 'web', { network: NET });

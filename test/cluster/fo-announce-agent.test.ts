@@ -186,22 +186,19 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
   test('FO-1: counted per address in the pinned map juneau_announce, as kubectl juneau bpf dump announcements shows it', async () => {
     // Runs after the two tests above: ON_VIP was announced at once, ORDER_VIP after node 0's
     // answers stopped, OFF_VIP (announceOnMove off) never.
-    const { stdout } = await execFileAsync(process.execPath, [
-      CLI_BIN,
-      'bpf',
-      'dump',
-      'announcements',
-      `--bpffs=${rig.pinDir(1)}`,
-      '-o',
-      'json',
-    ]);
-    const rows = JSON.parse(stdout) as Array<{
-      address: string;
-      probes: number;
-      announcements: number;
-      gaveUp: number;
-      lastAnnouncementSecondsAgo: number | null;
-    }>;
+    /** The rows of `kubectl juneau bpf dump announcements -o json` on node 1. */
+    const dumpAnnouncements = async () => {
+      const args = [CLI_BIN, 'bpf', 'dump', 'announcements', `--bpffs=${rig.pinDir(1)}`, '-o', 'json'];
+      const { stdout } = await execFileAsync(process.execPath, args);
+      return JSON.parse(stdout) as Array<{
+        address: string;
+        probes: number;
+        announcements: number;
+        gaveUp: number;
+        lastAnnouncementSecondsAgo: number | null;
+      }>;
+    };
+    const rows = await dumpAnnouncements();
     const row = (address: string) => rows.find((r) => r.address === address);
     expect(rows.map((r) => r.address).sort()).toEqual([ORDER_VIP, ON_VIP].sort());
     expect(row(ON_VIP)).toMatchObject({ probes: 1, announcements: RFC5227.ANNOUNCE_NUM, gaveUp: 0 });
@@ -211,20 +208,8 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     expect(row(ORDER_VIP)!.lastAnnouncementSecondsAgo).toBeGreaterThanOrEqual(0);
     // The address leaves the node: its counters go with it.
     await rest.delete(AgentResources.arpAdvertisements, undefined, adName(ON_VIP));
-    await waitFor(
-      async () => {
-        const { stdout: after } = await execFileAsync(process.execPath, [
-          CLI_BIN,
-          'bpf',
-          'dump',
-          'announcements',
-          `--bpffs=${rig.pinDir(1)}`,
-          '-o',
-          'json',
-        ]);
-        return !(JSON.parse(after) as Array<{ address: string }>).some((r) => r.address === ON_VIP);
-      },
-      { what: `${ON_VIP} gone from bpf dump announcements` },
-    );
+    await waitFor(async () => !(await dumpAnnouncements()).some((r) => r.address === ON_VIP), {
+      what: `${ON_VIP} gone from bpf dump announcements`,
+    });
   });
 });

@@ -3,8 +3,8 @@
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
-import { ANNOTATIONS, LOAD_BALANCER_CLASS, INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
-import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
+import { AgentLease } from '../../runtime/agent/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/controller/resources';
@@ -13,15 +13,17 @@ import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
-  clients,
+  createLoadBalancerService,
   createRunningPod,
   ensureNode,
-  ignoreNotFound,
   testKubeConfig,
   useNamespace,
   waitFor,
+  waitForMatch,
   createArpNetwork,
+  deleteArpNetwork,
 } from './fixture';
+import { agentLeases, removeAgentNodes } from './agent-leases';
 import { watchForChanges } from './quiet-watch';
 
 jest.setTimeout(120_000);
@@ -32,18 +34,7 @@ const POOL = `fo3-${suffix}`;
 const NET = `fo3-${suffix}`;
 const nodes = [1, 2, 3].map((i) => `fo3-${suffix}-n${i}`);
 const LEASE_MS = 2_000;
-const leases = new Map(
-  nodes.map((n) => [
-    n,
-    new AgentLease({
-      rest,
-      namespace: INSTALL.namespace,
-      nodeName: n,
-      leaseDurationMs: LEASE_MS,
-      renewIntervalMs: 300,
-    }),
-  ]),
-);
+const leases = agentLeases(rest, nodes, LEASE_MS);
 const recorder = new EventRecorder(rest, {
   reportingController: 'juneau.loutres.me/controller',
   reportingInstance: 'fo3',
@@ -80,13 +71,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  for (const lease of leases.values()) await lease.stop();
-  for (const n of nodes) {
-    await rest.delete(Resources.leases, INSTALL.namespace, agentLeaseName(n)).catch(ignoreNotFound);
-    await clients().core.deleteNode({ name: n }).catch(ignoreNotFound);
-  }
-  await rest.delete(JuneauResources.externalNetworks, undefined, NET).catch(ignoreNotFound);
-  await rest.delete(JuneauResources.addressPools, undefined, POOL).catch(ignoreNotFound);
+  await removeAgentNodes(rest, leases);
+  await deleteArpNetwork(rest, { pool: POOL, network: NET });
 });
 
 describe('FO-3 dead nodes handed over (controller, real API server)', () => {
@@ -94,20 +80,7 @@ describe('FO-3 dead nodes handed over (controller, real API server)', () => {
 
   test("FO-3 SLB-7: a non-answering node whose Lease expires is left out with the reason, the answering node stays; the answering node's expiry moves the address; a recovered node takes nothing back", async () => {
     const namespace = ns();
-    await clients().core.createNamespacedService({
-      namespace,
-      body: {
-        metadata: { name: 'web', annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: NET } },
-        spec: {
-          type: 'LoadBalancer',
-          loadBalancerClass: LOAD_BALANCER_CLASS,
-          allocateLoadBalancerNodePorts: false,
-          externalTrafficPolicy: 'Local',
-          selector: { app: 'web' },
-          ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-        },
-      },
-    });
+    await createLoadBalancerService(namespace, 'web', { network: NET });
     for (const [i, nodeName] of nodes.entries()) {
       await createRunningPod({
         namespace,
@@ -119,12 +92,10 @@ describe('FO-3 dead nodes handed over (controller, real API server)', () => {
         ports: [{ name: 'http', containerPort: 8080 }],
       });
     }
-    const first = await waitFor(
-      async () => {
-        const slb = await getSlb(namespace);
-        return slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode ? slb : undefined;
-      },
-      { what: 'three advertising nodes and an answering one' },
+    const first = await waitForMatch(
+      () => getSlb(namespace),
+      (slb) => slb?.status?.advertisingNodes?.length === 3 && slb.status.arpAnnouncingNode,
+      'three advertising nodes and an answering one',
     );
     const chosen = first.status!.arpAnnouncingNode!;
     const [bystander, survivor] = nodes.filter((n) => n !== chosen);

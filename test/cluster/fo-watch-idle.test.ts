@@ -38,13 +38,18 @@ describe('FO-2 watch idle bound (runtime/kube informer, real API server)', () =>
     await informer?.stop();
     informer = undefined;
   });
+  /** An informer of the namespace's ConfigMaps over `client` with the short idle bound, synced. */
+  const startSynced = async (client: ReturnType<typeof countingClient>) => {
+    const started = new Informer(client, { type: Resources.configMaps, namespace: ns(), idleTimeoutMs: IDLE_MS });
+    started.start();
+    await started.waitForSync(10_000);
+    return started;
+  };
 
   test('FO-2: a watch silent for longer than the bound is treated as broken: not current, relisted, and the cache still follows the API server', async () => {
     await rest.create(Resources.configMaps, configMap(ns(), 'a', '1'));
     const client = countingClient();
-    informer = new Informer(client, { type: Resources.configMaps, namespace: ns(), idleTimeoutMs: IDLE_MS });
-    informer.start();
-    await informer.waitForSync(10_000);
+    informer = await startSynced(client);
     await waitFor(() => informer!.isCurrent, { what: 'the watch open (current)' });
     let release: () => void = () => undefined;
     client.hold = new Promise((resolve) => (release = resolve));
@@ -61,9 +66,7 @@ describe('FO-2 watch idle bound (runtime/kube informer, real API server)', () =>
   test('FO-2: a watch that keeps delivering is never cut: no relist while events arrive faster than the bound', async () => {
     await rest.create(Resources.configMaps, configMap(ns(), 'busy', '0'));
     const client = countingClient();
-    informer = new Informer(client, { type: Resources.configMaps, namespace: ns(), idleTimeoutMs: IDLE_MS });
-    informer.start();
-    await informer.waitForSync(10_000);
+    informer = await startSynced(client);
     for (let i = 1; i <= 12; i++) {
       await rest.patch(Resources.configMaps, ns(), 'busy', 'merge', { data: { v: String(i) } });
       await sleep(IDLE_MS / 4);

@@ -1,60 +1,57 @@
 // ownerReference garbage collection by the real kube-controller-manager (ARP-6 relies on it:
 // ARPAdvertisements created for an ExternalNetworkAttachment are collected with it; both are
 // cluster-scoped, so the cluster-scoped case is covered as well as the namespaced one).
-import { V1ClusterRole, V1OwnerReference, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { clients, ignoreNotFound, isNotFound, useNamespace, waitFor } from './fixture';
+import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import type { KubeObject, OwnerReference } from '../../runtime/kube/types';
+import { ignoreNotFound, isNotFound, TestResources, testRest, useNamespace, waitFor } from './fixture';
 
 const GC_TIMEOUT = { timeoutMs: 30_000 };
-const owner = (
-  kind: string,
-  apiVersion: string,
-  o: { metadata?: { name?: string; uid?: string } },
-): V1OwnerReference => ({
+const rest = testRest();
+const owner = (kind: string, apiVersion: string, o: KubeObject): OwnerReference => ({
   apiVersion,
   kind,
   name: o.metadata!.name!,
   uid: o.metadata!.uid!,
 });
+/** Resolves true once the object is gone (NotFound), false while it exists. */
+const gone = (type: ResourceType, namespace: string | undefined, name: string) =>
+  rest.get(type, namespace, name).then(() => false, isNotFound);
 
 describe('ownerReference garbage collection (ARP-6 depends on it)', () => {
   const ns = useNamespace();
+  const configMap = (name: string, ownerRef?: OwnerReference) =>
+    rest.create(Resources.configMaps, {
+      metadata: { name, namespace: ns(), ownerReferences: ownerRef ? [ownerRef] : undefined },
+    });
 
   it('a namespaced object whose owner is deleted is garbage-collected', async () => {
-    const { core } = clients();
     const namespace = ns();
-    const parent = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'parent' } } });
-    await core.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: 'child', ownerReferences: [owner('ConfigMap', 'v1', parent)] } },
-    });
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'bystander' } } });
+    const parent = await configMap('parent');
+    await configMap('child', owner('ConfigMap', 'v1', parent));
+    await configMap('bystander');
 
-    await core.deleteNamespacedConfigMap({ namespace, name: 'parent' });
+    await rest.delete(Resources.configMaps, namespace, 'parent');
 
-    await waitFor(() => core.readNamespacedConfigMap({ namespace, name: 'child' }).then(() => false, isNotFound), {
+    await waitFor(() => gone(Resources.configMaps, namespace, 'child'), {
       ...GC_TIMEOUT,
       what: 'child ConfigMap collected',
     });
-    await expect(core.readNamespacedConfigMap({ namespace, name: 'bystander' })).resolves.toBeDefined();
+    await expect(rest.get(Resources.configMaps, namespace, 'bystander')).resolves.toBeDefined();
   });
 
   it('an object created with an ownerReference to an owner that no longer exists is garbage-collected', async () => {
-    const { core } = clients();
     const namespace = ns();
-    const parent = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'gone' } } });
-    await core.deleteNamespacedConfigMap({ namespace, name: 'gone' });
-    await core.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: 'orphan', ownerReferences: [owner('ConfigMap', 'v1', parent)] } },
-    });
-    await waitFor(() => core.readNamespacedConfigMap({ namespace, name: 'orphan' }).then(() => false, isNotFound), {
+    const parent = await configMap('gone');
+    await rest.delete(Resources.configMaps, namespace, 'gone');
+    await configMap('orphan', owner('ConfigMap', 'v1', parent));
+    await waitFor(() => gone(Resources.configMaps, namespace, 'orphan'), {
       ...GC_TIMEOUT,
       what: 'orphan ConfigMap collected',
     });
   });
 
   it('a cluster-scoped object whose cluster-scoped owner is deleted is garbage-collected, also with foreground deletion', async () => {
-    const rbac = clients().kc.makeApiClient(RbacAuthorizationV1Api);
+    const ROLES = TestResources.clusterRoles;
     const suffix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
     const names = {
       owner: `jt-owner-${suffix}`,
@@ -62,43 +59,40 @@ describe('ownerReference garbage collection (ARP-6 depends on it)', () => {
       fgOwner: `jt-fg-owner-${suffix}`,
       fgChild: `jt-fg-child-${suffix}`,
     };
-    const role = (name: string, ownerRef?: V1OwnerReference): V1ClusterRole => ({
-      metadata: { name, labels: { 'juneau.test/gc': suffix }, ownerReferences: ownerRef ? [ownerRef] : undefined },
-      rules: [],
-    });
-    try {
-      const o = await rbac.createClusterRole({ body: role(names.owner) });
-      await rbac.createClusterRole({
-        body: role(names.child, owner('ClusterRole', 'rbac.authorization.k8s.io/v1', o)),
+    const role = (name: string, ownerRef?: OwnerReference) =>
+      rest.create(ROLES, {
+        metadata: { name, labels: { 'juneau.test/gc': suffix }, ownerReferences: ownerRef ? [ownerRef] : undefined },
+        rules: [],
       });
-      await rbac.deleteClusterRole({ name: names.owner });
-      await waitFor(() => rbac.readClusterRole({ name: names.child }).then(() => false, isNotFound), {
+    try {
+      const o = await role(names.owner);
+      await role(names.child, owner('ClusterRole', 'rbac.authorization.k8s.io/v1', o));
+      await rest.delete(ROLES, undefined, names.owner);
+      await waitFor(() => gone(ROLES, undefined, names.child), {
         ...GC_TIMEOUT,
         what: 'child ClusterRole collected',
       });
 
       // Foreground: the owner stays (with the foregroundDeletion finalizer) until its blocking dependents are gone.
-      const fo = await rbac.createClusterRole({ body: role(names.fgOwner) });
-      await rbac.createClusterRole({
-        body: role(names.fgChild, {
-          ...owner('ClusterRole', 'rbac.authorization.k8s.io/v1', fo),
-          blockOwnerDeletion: true,
-        }),
+      const fo = await role(names.fgOwner);
+      await role(names.fgChild, {
+        ...owner('ClusterRole', 'rbac.authorization.k8s.io/v1', fo),
+        blockOwnerDeletion: true,
       });
-      await rbac.deleteClusterRole({ name: names.fgOwner, propagationPolicy: 'Foreground' });
+      await rest.delete(ROLES, undefined, names.fgOwner, {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Foreground',
+      });
       await waitFor(
         async () =>
-          (
-            await Promise.all(
-              [names.fgOwner, names.fgChild].map((name) =>
-                rbac.readClusterRole({ name }).then(() => false, isNotFound),
-              ),
-            )
-          ).every(Boolean),
+          (await Promise.all([names.fgOwner, names.fgChild].map((name) => gone(ROLES, undefined, name)))).every(
+            Boolean,
+          ),
         { ...GC_TIMEOUT, what: 'foreground-deleted owner and its child gone' },
       );
     } finally {
-      for (const name of Object.values(names)) await rbac.deleteClusterRole({ name }).catch(ignoreNotFound);
+      for (const name of Object.values(names)) await rest.delete(ROLES, undefined, name).catch(ignoreNotFound);
     }
   });
 });

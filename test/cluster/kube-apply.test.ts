@@ -1,6 +1,7 @@
 // Server-side apply with per-component field managers, the status subresource, and finalizers.
 import {
   FieldManagers,
+  type FieldManager,
   addFinalizer,
   applyObject,
   applyStatus,
@@ -10,9 +11,9 @@ import {
 } from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
 import { JuneauResources } from '../../runtime/controller/resources';
-import { KubeApiError, RestClient, isConflict } from '../../runtime/kube/rest';
+import { KubeApiError, isConflict } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { createNamespace, deleteNamespace, testKubeConfig } from './fixture';
+import { testRest, useNamespace } from './fixture';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -31,43 +32,36 @@ const managers = (
     .sort();
 
 describe('apply helpers on a real API server', () => {
-  const rest = new RestClient(testKubeConfig());
+  const rest = testRest();
+  const namespace = useNamespace();
   let ns: string;
-  beforeEach(async () => (ns = await createNamespace('kube-apply')));
-  afterEach(async () => deleteNamespace(ns));
+  beforeEach(() => (ns = namespace()));
 
   it('server-side applies as juneau-controller, shares an object with juneau-agent, and detects conflicts', async () => {
-    const cm: ConfigMap = { metadata: { name: 'shared', namespace: ns }, data: { owner: 'controller' } };
-    const created = await applyObject(rest, Resources.configMaps, cm, FieldManagers.controller, { force: false });
+    /** Applies `data` to the ConfigMap `shared` as `manager`. */
+    const applyShared = (data: Record<string, string>, manager: FieldManager, options?: { force: boolean }) =>
+      applyObject<ConfigMap>(
+        rest,
+        Resources.configMaps,
+        { metadata: { name: 'shared', namespace: ns }, data },
+        manager,
+        options,
+      );
+    const created = await applyShared({ owner: 'controller' }, FieldManagers.controller, { force: false });
     expect(created.data).toEqual({ owner: 'controller' });
-    const both = await applyObject(
-      rest,
-      Resources.configMaps,
-      { metadata: { name: 'shared', namespace: ns }, data: { iface: 'eth0' } },
-      FieldManagers.agent,
-      { force: false },
-    );
+    const both = await applyShared({ iface: 'eth0' }, FieldManagers.agent, { force: false });
     expect(both.data).toEqual({ owner: 'controller', iface: 'eth0' });
     expect(managers(both)).toEqual(['juneau-agent/Apply', 'juneau-controller/Apply']);
 
-    const conflict = await applyObject(
-      rest,
-      Resources.configMaps,
-      { metadata: { name: 'shared', namespace: ns }, data: { owner: 'agent' } },
-      FieldManagers.agent,
-      { force: false },
-    ).catch((e: unknown) => e);
+    const conflict = await applyShared({ owner: 'agent' }, FieldManagers.agent, { force: false }).catch(
+      (e: unknown) => e,
+    );
     expect(conflict).toBeInstanceOf(KubeApiError);
     expect((conflict as KubeApiError).code).toBe(409);
     expect((conflict as KubeApiError).message).toContain('juneau-controller');
 
     // The controller re-applies without a field: it is removed (it owned it alone).
-    const pruned = await applyObject(
-      rest,
-      Resources.configMaps,
-      { metadata: { name: 'shared', namespace: ns }, data: {} },
-      FieldManagers.controller,
-    );
+    const pruned = await applyShared({}, FieldManagers.controller);
     expect(pruned.data).toEqual({ iface: 'eth0' });
   });
 

@@ -1,20 +1,16 @@
 // The Event recorder writes events.k8s.io/v1 Events the API server accepts, and aggregates repeats.
 import { EventRecorder, referenceTo, type KubeEvent } from '../../runtime/kube/events';
 import { Resources } from '../../runtime/kube/resources';
-import { RestClient } from '../../runtime/kube/rest';
-import { clients, createNamespace, deleteNamespace, testKubeConfig, waitFor } from './fixture';
+import type { KubeObject } from '../../runtime/kube/types';
+import { TestResources, testRest, useNamespace, waitForMatch } from './fixture';
 
 describe('EventRecorder on a real API server', () => {
-  const rest = new RestClient(testKubeConfig());
-  let ns: string;
-  beforeEach(async () => (ns = await createNamespace('kube-events')));
-  afterEach(async () => deleteNamespace(ns));
+  const rest = testRest();
+  const namespace = useNamespace();
 
   it('creates an Event regarding an object, and folds 20 repeats into one series', async () => {
-    const cm = await clients().core.createNamespacedConfigMap({
-      namespace: ns,
-      body: { metadata: { name: 'target' } },
-    });
+    const ns = namespace();
+    const cm = await rest.create<KubeObject>(Resources.configMaps, { metadata: { name: 'target', namespace: ns } });
     const regarding = referenceTo({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -29,11 +25,9 @@ describe('EventRecorder on a real API server', () => {
       recorder.warning(regarding, 'NoFreeAddress', 'Allocate', `pool default is full (attempt ${i})`);
     await recorder.stop();
 
-    const list = await waitFor(
-      async () => {
-        const l = await rest.list<KubeEvent>(Resources.events, { namespace: ns });
-        return l.items.length === 2 && l.items.some((e) => e.series?.count === 20) ? l : undefined;
-      },
+    const list = await waitForMatch(
+      () => rest.list<KubeEvent>(Resources.events, { namespace: ns }),
+      (l) => l.items.length === 2 && l.items.some((e) => e.series?.count === 20),
       { what: 'two Events, one with a series of 20', timeoutMs: 10_000 },
     );
     const allocated = list.items.find((e) => e.reason === 'Allocated');
@@ -49,7 +43,7 @@ describe('EventRecorder on a real API server', () => {
     expect(allocated?.series).toBeUndefined();
     expect(full).toMatchObject({ type: 'Warning', note: 'pool default is full (attempt 0)', series: { count: 20 } });
     // The same Events through the core/v1 view that `kubectl describe` uses.
-    const core = await clients().core.listNamespacedEvent({ namespace: ns });
+    const core = await rest.list<KubeObject & { reason?: string }>(TestResources.coreEvents, { namespace: ns });
     expect(core.items.map((e) => e.reason).sort()).toEqual(['Allocated', 'NoFreeAddress']);
   });
 });

@@ -5,7 +5,7 @@ import { Resources } from '../../runtime/kube/resources';
 import { RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import { indexBy } from '../../runtime/kube/store';
 import type { KubeObject } from '../../runtime/kube/types';
-import { clients, createNamespace, deleteNamespace, ensureNode, testKubeConfig, waitFor } from './fixture';
+import { ensureNode, testKubeConfig, testRest, useNamespace, waitFor } from './fixture';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -62,14 +62,30 @@ class FlakyClient implements ListWatchClient {
 }
 
 describe('Informer on a real API server', () => {
-  const rest = new RestClient(testKubeConfig());
+  const rest = testRest();
+  const namespace = useNamespace();
   let ns: string;
-  beforeEach(async () => (ns = await createNamespace('kube-informer')));
-  afterEach(async () => deleteNamespace(ns));
+  beforeEach(() => (ns = namespace()));
+  const configMap = (name: string, data?: Record<string, string>): ConfigMap => ({
+    metadata: { name, namespace: ns },
+    data,
+  });
+  const createConfigMap = (name: string, data?: Record<string, string>) =>
+    rest.create(Resources.configMaps, configMap(name, data));
+  const deleteConfigMap = (name: string) => rest.delete(Resources.configMaps, ns, name);
+  /** An informer of this namespace's ConfigMaps over a FlakyClient, retrying fast. */
+  const flakyInformer = () => {
+    const client = new FlakyClient(rest);
+    const informer = new Informer<ConfigMap>(client, {
+      type: Resources.configMaps,
+      namespace: ns,
+      initialBackoffMs: 50,
+    });
+    return { client, informer };
+  };
 
   it('lists what exists, then sees create, update and delete through handlers', async () => {
-    const { core } = clients();
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'before' }, data: { v: '0' } } });
+    await createConfigMap('before', { v: '0' });
     const informer = new Informer<ConfigMap>(rest, { type: Resources.configMaps, namespace: ns });
     const seen: string[] = [];
     informer.addHandlers({
@@ -82,13 +98,9 @@ describe('Informer on a real API server', () => {
       await informer.waitForSync(10_000);
       expect(informer.hasSynced).toBe(true);
       expect(informer.get(ns, 'before')?.data).toEqual({ v: '0' });
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm' }, data: { v: '1' } } });
-      await core.replaceNamespacedConfigMap({
-        namespace: ns,
-        name: 'cm',
-        body: { metadata: { name: 'cm' }, data: { v: '2' } },
-      });
-      await core.deleteNamespacedConfigMap({ namespace: ns, name: 'cm' });
+      await createConfigMap('cm', { v: '1' });
+      await rest.replace(Resources.configMaps, configMap('cm', { v: '2' }));
+      await deleteConfigMap('cm');
       await waitFor(() => seen.length >= 4, { what: 'four events', timeoutMs: 10_000 });
       expect(seen).toEqual(['add before', 'add cm', 'update cm 1->2', 'delete cm']);
       expect(informer.list(ns).map((o) => o.metadata?.name)).toEqual(['before']);
@@ -98,13 +110,12 @@ describe('Informer on a real API server', () => {
   });
 
   it('watches only what a field selector picks (Pods by spec.nodeName) and indexes by node', async () => {
-    const { core } = clients();
     await ensureNode('kube-informer-n1');
     await ensureNode('kube-informer-n2');
     const pod = (name: string, nodeName: string) =>
-      core.createNamespacedPod({
-        namespace: ns,
-        body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'registry.invalid/none' }] } },
+      rest.create(Resources.pods, {
+        metadata: { name, namespace: ns },
+        spec: { nodeName, containers: [{ name: 'c', image: 'registry.invalid/none' }] },
       });
     const onN1 = new Informer<Pod>(rest, {
       type: Resources.pods,
@@ -144,22 +155,16 @@ describe('Informer on a real API server', () => {
   });
 
   it('resumes from its resourceVersion after a dropped watch, without relisting', async () => {
-    const { core } = clients();
-    const client = new FlakyClient(rest);
-    const informer = new Informer<ConfigMap>(client, {
-      type: Resources.configMaps,
-      namespace: ns,
-      initialBackoffMs: 50,
-    });
+    const { client, informer } = flakyInformer();
     const adds: string[] = [];
     informer.addHandlers({ onAdd: (o) => adds.push(o.metadata?.name ?? '') });
     informer.start();
     try {
       await informer.waitForSync(10_000);
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'one' } } });
+      await createConfigMap('one');
       await waitFor(() => informer.get(ns, 'one'), { what: 'cm one', timeoutMs: 10_000 });
       client.cut();
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'two' } } }); // during the gap
+      await createConfigMap('two'); // during the gap
       await waitFor(() => informer.get(ns, 'two'), { what: 'cm two after the cut', timeoutMs: 10_000 });
       expect(client.lists).toBe(1);
       expect(client.watches).toBeGreaterThanOrEqual(2);
@@ -170,19 +175,13 @@ describe('Informer on a real API server', () => {
   });
 
   it('relists when a watch reports 410 Gone, and reports what changed meanwhile, deletes included', async () => {
-    const { core } = clients();
-    const client = new FlakyClient(rest);
-    const informer = new Informer<ConfigMap>(client, {
-      type: Resources.configMaps,
-      namespace: ns,
-      initialBackoffMs: 50,
-    });
+    const { client, informer } = flakyInformer();
     const seen: string[] = [];
     informer.addHandlers({
       onAdd: (o) => seen.push(`add ${o.metadata?.name}`),
       onDelete: (o) => seen.push(`delete ${o.metadata?.name}`),
     });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'doomed' } } });
+    await createConfigMap('doomed');
     informer.start();
     try {
       await informer.waitForSync(10_000);
@@ -192,8 +191,8 @@ describe('Informer on a real API server', () => {
       client.goneNextWatch = true;
       client.cut();
       // Changes while it is not watching: the relist must surface both, the delete included.
-      await core.deleteNamespacedConfigMap({ namespace: ns, name: 'doomed' });
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'born' } } });
+      await deleteConfigMap('doomed');
+      await createConfigMap('born');
       resume();
       await waitFor(() => informer.get(ns, 'born') && !informer.get(ns, 'doomed'), {
         what: 'cache caught up',

@@ -19,7 +19,14 @@ import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { Lease } from '../../runtime/kube/leader-election';
-import { clients, loadBalancerService, testKubeConfig, testKubeconfigPath, useNamespace, waitFor } from './fixture';
+import {
+  createLoadBalancerService,
+  testKubeConfig,
+  testKubeconfigPath,
+  useNamespace,
+  waitFor,
+  waitForMatch,
+} from './fixture';
 
 const rest = new RestClient(testKubeConfig());
 const LEASE_NAMESPACE = 'default';
@@ -148,7 +155,7 @@ function replica(kubeconfig: string, podName: string, lease: string, sink: strin
 const leaseOf = async (name: string) =>
   (await rest.get<Lease & KubeObject>(Resources.leases, LEASE_NAMESPACE, name)).spec ?? {};
 
-const service = (name: string) => loadBalancerService(name, { ports: [{ port: 80 }] });
+const SERVICE = { ports: [{ port: 80 }] };
 
 describe('leader fencing (issue 11 item 6)', () => {
   const ns = useNamespace();
@@ -168,9 +175,7 @@ describe('leader fencing (issue 11 item 6)', () => {
       b = replica(testKubeconfigPath(), 'replica-b', lease, log);
       // Work in flight when the partition starts: A is reconciling these Services.
       await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          clients().core.createNamespacedService({ namespace, body: service(`before-${i}`) }),
-        ),
+        Array.from({ length: 20 }, (_, i) => createLoadBalancerService(namespace, `before-${i}`, SERVICE)),
       );
       await waitFor(
         async () => (await rest.list(JuneauResources.serviceLoadBalancers, { namespace })).items.length > 0,
@@ -180,15 +185,11 @@ describe('leader fencing (issue 11 item 6)', () => {
       const renewed = Date.parse((await leaseOf(lease)).renewTime ?? '');
       // Work A cannot see any more: after the partition heals its watches would deliver it.
       await Promise.all(
-        Array.from({ length: 5 }, (_, i) =>
-          clients().core.createNamespacedService({ namespace, body: service(`during-${i}`) }),
-        ),
+        Array.from({ length: 5 }, (_, i) => createLoadBalancerService(namespace, `during-${i}`, SERVICE)),
       );
-      const taken = await waitFor(
-        async () => {
-          const spec = await leaseOf(lease);
-          return spec.holderIdentity?.startsWith('replica-b_') ? spec : undefined;
-        },
+      const taken = await waitForMatch(
+        () => leaseOf(lease),
+        (spec) => spec.holderIdentity?.startsWith('replica-b_'),
         { what: 'replica B takes the Lease over', timeoutMs: 40_000 },
       );
       const expired = Math.min(renewed + LEASE_SECONDS * 1000, Date.parse(taken.acquireTime ?? ''));

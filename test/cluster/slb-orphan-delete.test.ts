@@ -8,45 +8,22 @@
 // `admin` is "anyone else", as the garbage collector is in a real cluster.
 import { API_VERSION, FINALIZERS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
-import {
-  createLoadBalancerService,
-  createNamespace,
-  deleteNamespace,
-  kubectl,
-  testKubeConfig,
-  waitFor,
-} from './fixture';
-import { startTestWebhook, type TestWebhook } from './webhook-fixture';
+import { createLoadBalancerService, kubectl, testKubeConfig, waitFor } from './fixture';
+import { patchSlb, SLB_DENIED as DENIED, slbField, startSlbWebhook, stopSlbWebhook } from './slb-kubectl';
+import type { TestWebhook } from './webhook-fixture';
 
 const WRITER = 'juneau-controller-test';
 const AS_WRITER = [`--as=${WRITER}`, '--as-group=system:masters'];
 const ALICE = ['--as=alice', '--as-group=system:masters'];
-const DENIED = 'admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request';
 
 let webhook: TestWebhook;
 let namespace: string;
 
-beforeAll(async () => {
-  const rest = new RestClient(testKubeConfig());
-  webhook = await startTestWebhook('orphan', {
-    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [WRITER] },
-  });
-  namespace = await createNamespace('slb-orphan');
-});
+beforeAll(async () => ({ webhook, namespace } = await startSlbWebhook('slb-orphan', [WRITER])));
+afterAll(() => stopSlbWebhook(webhook, namespace));
 
-afterAll(async () => {
-  await kubectl(
-    ['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
-    { allowFailure: true },
-  );
-  await deleteNamespace(namespace);
-  await webhook?.stop();
-});
-
-const slbJson = (field: string) =>
-  kubectl(['-n', namespace, 'get', 'serviceloadbalancer', 'web', '-o', `jsonpath={${field}}`]);
+const slbJson = (field: string) => slbField(namespace, 'web', field);
 
 test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
   const service = await createLoadBalancerService(namespace, 'web', { ports: [{ port: 80 }] });
@@ -84,47 +61,26 @@ test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; th
   expect(gone.stderr).toContain('NotFound');
 
   // Orphaned: still there, the garbage collector's only change is the ownerReference it removed.
-  expect((await slbJson('.metadata.ownerReferences')).stdout).toBe('');
-  expect((await slbJson('.spec.externalNetwork')).stdout).toBe('net-orphan');
-  expect((await slbJson('.metadata.finalizers[0]')).stdout).toBe(FINALIZERS.serviceLoadBalancer);
+  expect(await slbJson('.metadata.ownerReferences')).toBe('');
+  expect(await slbJson('.spec.externalNetwork')).toBe('net-orphan');
+  expect(await slbJson('.metadata.finalizers[0]')).toBe(FINALIZERS.serviceLoadBalancer);
 
   // SLB-1 still holds for the spec of the orphan.
-  const edit = await kubectl(
-    [
-      ...ALICE,
-      '-n',
-      namespace,
-      'patch',
-      'serviceloadbalancer',
-      'web',
-      '--type=merge',
-      '-p',
-      '{"spec":{"externalNetwork":"net-other"}}',
-    ],
-    { allowFailure: true },
-  );
+  const edit = await patchSlb(namespace, 'web', { spec: { externalNetwork: 'net-other' } }, { as: ALICE });
   expect(edit.code).not.toBe(0);
   expect(`${edit.stdout}${edit.stderr}`).toContain(DENIED);
   expect(`${edit.stdout}${edit.stderr}`).toContain(
     `spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
   );
   // Removing what is not there any more (or adding an owner) is no exception either.
-  const adopt = await kubectl(
-    [
-      ...ALICE,
-      '-n',
-      namespace,
-      'patch',
-      'serviceloadbalancer',
-      'web',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ metadata: { ownerReferences: slb.metadata.ownerReferences } }),
-    ],
-    { allowFailure: true },
+  const adopt = await patchSlb(
+    namespace,
+    'web',
+    { metadata: { ownerReferences: slb.metadata.ownerReferences } },
+    { as: ALICE },
   );
   expect(`${adopt.stdout}${adopt.stderr}`).toContain(DENIED);
-  expect((await slbJson('.spec.externalNetwork')).stdout).toBe('net-orphan');
+  expect(await slbJson('.spec.externalNetwork')).toBe('net-orphan');
 
   // SLB-1: a ServiceLoadBalancer exists for a Service; without one the controller deletes it (its finalizer runs).
   const controller = new JuneauController({ rest: new RestClient(testKubeConfig()) });

@@ -4,6 +4,7 @@
 // main.ts would learn from a SelfSubjectReview); `alice` is impersonated with group system:masters,
 // so RBAC allows her everything and only the webhook can refuse. Removing the finalizers of a
 // deleting ARPAdvertisement stays open to anyone.
+import { JuneauResources } from '../../runtime/controller/resources';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { ownerMetadata } from '../../runtime/controller/arp/names';
 import { RestClient } from '../../runtime/kube/rest';
@@ -78,29 +79,31 @@ afterAll(async () => {
     await kubectl(['patch', 'arpadvertisement', n, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], {
       allowFailure: true,
     });
-  await deleteClusterObjects('arpadvertisements', ads);
-  await deleteClusterObjects('externalnetworks', [LAN]);
-  await deleteClusterObjects('addresspools', [POOL]);
+  await deleteClusterObjects(JuneauResources.arpAdvertisements, ads);
+  await deleteClusterObjects(JuneauResources.externalNetworks, [LAN]);
+  await deleteClusterObjects(JuneauResources.addressPools, [POOL]);
   await webhook?.stop();
 });
+
+/** kubectl arguments of a merge patch of the ARPAdvertisement `adName` (its status subresource when `status`). */
+const patchAd = (adName: string, patch: object, o: { status?: boolean } = {}) => [
+  'patch',
+  'arpadvertisement',
+  adName,
+  ...(o.status ? ['--subresource=status'] : []),
+  '--type=merge',
+  '-p',
+  JSON.stringify(patch),
+];
 
 describe('ARPAdvertisement writers (ARP-11)', () => {
   test('ARP-11: the controller identity (admin) creates, moves and writes status', async () => {
     await applyOk(ad(name('web'), 10, { kind: 'ServiceLoadBalancer', namespace: 'shop', name: 'web' }));
     await applyOk(ad(name('web'), 10, { kind: 'ServiceLoadBalancer', namespace: 'shop', name: 'web' }, 'node-b'));
     expect(await nodeOf(name('web'))).toBe('node-b');
-    const status = await kubectl(
-      [
-        'patch',
-        'arpadvertisement',
-        name('web'),
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { conditions: [condition()] } }),
-      ],
-      { allowFailure: true },
-    );
+    const status = await kubectl(patchAd(name('web'), { status: { conditions: [condition()] } }, { status: true }), {
+      allowFailure: true,
+    });
     expect(`${status.stdout}${status.stderr}`).not.toContain(DENIED);
     expect(status.code).toBe(0);
   });
@@ -118,14 +121,7 @@ describe('ARPAdvertisement writers (ARP-11)', () => {
   });
 
   test("ARP-11: another user moving a Service's ARPAdvertisement is refused, told to change that Service; it stays where it was", async () => {
-    const r = await asAlice([
-      'patch',
-      'arpadvertisement',
-      name('web'),
-      '--type=merge',
-      '-p',
-      '{"spec":{"nodeName":"node-z"}}',
-    ]);
+    const r = await asAlice(patchAd(name('web'), { spec: { nodeName: 'node-z' } }));
     expect(r.ok).toBe(false);
     expect(r.output).toContain(DENIED);
     expect(r.output).toContain(
@@ -147,15 +143,7 @@ describe('ARPAdvertisement writers (ARP-11)', () => {
   });
 
   test('ARP-11: another user writing status is refused (the status subresource is covered)', async () => {
-    const r = await asAlice([
-      'patch',
-      'arpadvertisement',
-      name('web'),
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: { conditions: [condition('False')] } }),
-    ]);
+    const r = await asAlice(patchAd(name('web'), { status: { conditions: [condition('False')] } }, { status: true }));
     expect(r.ok).toBe(false);
     expect(r.output).toContain(`status: of ARPAdvertisement ${name('web')} ${ONLY}`);
   });

@@ -3,16 +3,17 @@
 // every webhook has objectSelector `juneau.test/webhook=<id>`, so other test files sharing the
 // control plane never reach it. The objects it READS are every object of the cluster, so tests use
 // unique names and addresses from a random /24 of 100.64.0.0/10.
-import { API_VERSION, GROUP, VERSION } from '../../api';
+import { API_VERSION } from '../../api';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import {
   startWebhookServer,
   type WebhookServerHandle,
   type WebhookServerOptions,
 } from '../../runtime/controller/webhook/start';
+import type { ResourceType } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import { createLogger } from '../../runtime/kube/log';
-import { clients, createNamespace, deleteNamespace, kubectl, testKubeConfig } from './fixture';
+import { createNamespace, deleteNamespace, ignoreNotFound, kubectl, testKubeConfig, testRest } from './fixture';
 import { freePort } from './processes';
 
 export const WEBHOOK_LABEL = 'juneau.test/webhook';
@@ -185,17 +186,9 @@ export async function applyOk(object: Manifest): Promise<void> {
   if (!r.ok) throw new Error(`kubectl apply of ${object.kind} ${object.metadata.name} was refused: ${r.output}`);
 }
 
-export const juneauPath = (plural: string) => ({ group: GROUP, version: VERSION, plural });
-
-/** Deletes Juneau cluster-scoped objects by name, ignoring those already gone (afterAll). */
-export async function deleteClusterObjects(plural: string, names: string[]): Promise<void> {
-  await Promise.all(
-    names.map((name) =>
-      clients()
-        .custom.deleteClusterCustomObject({ ...juneauPath(plural), name })
-        .catch(() => undefined),
-    ),
-  );
+/** Deletes cluster-scoped objects by name, ignoring those already gone (afterAll). */
+export async function deleteClusterObjects(type: ResourceType, names: string[]): Promise<void> {
+  await Promise.all(names.map((name) => testRest().delete(type, undefined, name).catch(ignoreNotFound)));
 }
 
 /** A random /24 of 100.64.0.0/10 as `100.x.y.`: add the last octet. */

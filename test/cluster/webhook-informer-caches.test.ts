@@ -2,14 +2,12 @@
 // not a LIST per request, and answers nothing before they have synced (an empty cache would allow
 // what it must refuse); the controller's own ServiceLoadBalancer writes skip the SLB-1 webhook by
 // the install manifest's matchConditions, everyone else's still reach it.
+import { JuneauResources } from '../../runtime/controller/resources';
 import { API_VERSION } from '../../api';
-import {
-  informerWebhookCaches,
-  liveWebhookCaches,
-  type WebhookCacheSet,
-} from '../../runtime/controller/webhook/listers';
+import { informerWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
-import { createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
+import { kubectl, testKubeConfig, waitFor } from './fixture';
+import { patchSlb, SLB_DENIED, slbField, startSlbWebhook, stopSlbWebhook } from './slb-kubectl';
 import {
   addressPool,
   apply,
@@ -32,7 +30,7 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
   const pending: Array<Promise<TestWebhook>> = [];
 
   afterAll(async () => {
-    await deleteClusterObjects('addresspools', pools);
+    await deleteClusterObjects(JuneauResources.addressPools, pools);
     cacheSet?.start(); // a test that failed early left the webhook waiting for it
     await Promise.all(pending);
     await webhook?.stop();
@@ -81,17 +79,9 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
 describe('issue 11 item 7: the controller skips its own SLB-1 webhook (matchConditions)', () => {
   let webhook: TestWebhook;
   let namespace: string;
-  beforeAll(async () => {
-    // Nobody is a known writer: every write that reaches the webhook is refused.
-    webhook = await startTestWebhook('slb-self', {
-      caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => [] },
-    });
-    namespace = await createNamespace('slb-self');
-  });
-  afterAll(async () => {
-    await deleteNamespace(namespace);
-    await webhook?.stop();
-  });
+  // Nobody is a known writer: every write that reaches the webhook is refused.
+  beforeAll(async () => ({ webhook, namespace } = await startSlbWebhook('slb-self', [])));
+  afterAll(() => stopSlbWebhook(webhook, namespace));
 
   test('SLB-1: writes by the install ServiceAccount juneau-controller are not sent to the webhook; the same write by another user is refused by it', async () => {
     // The url registration takes the install manifest's webhooks for the webhook's namespace.
@@ -108,31 +98,15 @@ describe('issue 11 item 7: the controller skips its own SLB-1 webhook (matchCond
     };
     const refused = await kubectl([...other, 'apply', '-f', '-'], { input: JSON.stringify(slb), allowFailure: true });
     expect(refused.code).not.toBe(0);
-    expect(`${refused.stdout}${refused.stderr}`).toContain(
-      'admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request',
-    );
+    expect(`${refused.stdout}${refused.stderr}`).toContain(SLB_DENIED);
     await kubectl([...controller, 'apply', '-f', '-'], { input: JSON.stringify(slb) });
-    await kubectl([
-      ...controller,
-      '-n',
+    const patched = await patchSlb(
       namespace,
-      'patch',
-      'serviceloadbalancer',
       'web',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      '{"status":{"phase":"Pending"}}',
-    ]);
-    const status = await kubectl([
-      '-n',
-      namespace,
-      'get',
-      'serviceloadbalancer',
-      'web',
-      '-o',
-      'jsonpath={.status.phase}',
-    ]);
-    expect(status.stdout).toBe('Pending');
+      { status: { phase: 'Pending' } },
+      { as: controller, status: true },
+    );
+    expect(patched.code).toBe(0);
+    expect(await slbField(namespace, 'web', '.status.phase')).toBe('Pending');
   });
 });

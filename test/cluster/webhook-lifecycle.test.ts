@@ -7,6 +7,7 @@
 // naming an ElasticIP follow the pods webhook's failurePolicy from constructs/shared/install.ts.
 // Timeouts: 5 s per call (timeoutSeconds in the install manifest); a stopped process is refused at
 // once (connection refused), a hung one costs the client up to 5 s before the refusal.
+import { JuneauResources } from '../../runtime/controller/resources';
 import { X509Certificate } from 'node:crypto';
 import { ANNOTATIONS } from '../../api';
 import { juneauWebhooks } from '../../api/webhooks';
@@ -22,14 +23,13 @@ import {
   type SecretObject,
 } from '../../runtime/controller/webhook/cert-secret';
 import { sleep } from '../sleep';
-import { clients, createNamespace, deleteNamespace, mergePatch, waitFor } from './fixture';
+import { createNamespace, deleteNamespace, testRest, waitFor } from './fixture';
 import {
   addressPool,
   apply,
   applyOk,
   deleteClusterObjects,
   externalNetwork,
-  juneauPath,
   pod,
   randomId,
   randomSubnet,
@@ -45,8 +45,8 @@ const pools: string[] = [];
 const networks: string[] = [];
 
 afterAll(async () => {
-  await deleteClusterObjects('externalnetworks', networks);
-  await deleteClusterObjects('addresspools', pools);
+  await deleteClusterObjects(JuneauResources.externalNetworks, networks);
+  await deleteClusterObjects(JuneauResources.addressPools, pools);
 });
 
 describe('EN-5: pools shared before the webhook existed', () => {
@@ -72,8 +72,8 @@ describe('EN-5: pools shared before the webhook existed', () => {
 
     webhook = await startTestWebhook('en5', {}, id);
     // Both still exist (EN-5: they "stay as they are").
-    const { custom } = clients();
-    await custom.getClusterCustomObject({ ...juneauPath('externalnetworks'), name: name('net-a') });
+    const rest = testRest();
+    await rest.get(JuneauResources.externalNetworks, undefined, name('net-a'));
 
     // Any update: a label only ...
     const relabel = await apply({
@@ -91,14 +91,13 @@ describe('EN-5: pools shared before the webhook existed', () => {
     expect(append.output).toContain(`is already listed by ExternalNetwork ${name('net-a')}`);
 
     // Deleting one is allowed ...
-    await custom.deleteClusterCustomObject({ ...juneauPath('externalnetworks'), name: name('net-a') });
+    await rest.delete(JuneauResources.externalNetworks, undefined, name('net-a'));
     // ... it holds the pool while deleting (EN-4), so B is still refused ...
     expect((await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L))).ok).toBe(false);
     // ... removing its finalizer is an update of a sharing network too, allowed because it is deleting ...
-    await custom.patchClusterCustomObject(
-      { ...juneauPath('externalnetworks'), name: name('net-a'), body: { metadata: { finalizers: null } } },
-      mergePatch,
-    );
+    await rest.patch(JuneauResources.externalNetworks, undefined, name('net-a'), 'merge', {
+      metadata: { finalizers: null },
+    });
     // ... and once it is gone, B can be updated again.
     await waitFor(async () => (await apply(externalNetwork(name('net-b'), [name('shared'), name('extra')], L))).ok, {
       what: 'net-b accepted after net-a is gone',
@@ -149,7 +148,7 @@ describe('certificates and failure mode', () => {
         const r = await apply(addressPool(n, [`${net}${100 + (i % 100)}/32`], L));
         if (r.ok) accepted++;
         else refused++;
-        await deleteClusterObjects('addresspools', [n]);
+        await deleteClusterObjects(JuneauResources.addressPools, [n]);
         await sleep(100);
       }
     })();

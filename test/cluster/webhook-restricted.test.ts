@@ -5,6 +5,7 @@
 // server, and serves: the API server refuses a bad object through it (EN-4).
 // Before this, certificates were made by running `openssl` in os.tmpdir(), and this test failed
 // ("webhook not ready yet": the temporary directory, then the openssl CLI, refused).
+import { JuneauResources } from '../../runtime/controller/resources';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -122,8 +123,8 @@ afterAll(async () => {
     child.kill('SIGTERM');
     await exited;
   }
-  await deleteClusterObjects('externalnetworks', [`a-${id}`, `b-${id}`]);
-  await deleteClusterObjects('addresspools', [`p-${id}`]);
+  await deleteClusterObjects(JuneauResources.externalNetworks, [`a-${id}`, `b-${id}`]);
+  await deleteClusterObjects(JuneauResources.addressPools, [`p-${id}`]);
   if (namespace) await deleteNamespace(namespace);
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
   // esbuild's service process outlives the build and kept Jest (in band on 2 cores) from exiting.

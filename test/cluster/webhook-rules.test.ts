@@ -45,9 +45,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteClusterObjects('arpadvertisements', created.arpadvertisements);
-  await deleteClusterObjects('externalnetworks', created.externalnetworks);
-  await deleteClusterObjects('addresspools', created.addresspools);
+  await deleteClusterObjects(JuneauResources.arpAdvertisements, created.arpadvertisements);
+  await deleteClusterObjects(JuneauResources.externalNetworks, created.externalnetworks);
+  await deleteClusterObjects(JuneauResources.addressPools, created.addresspools);
   await webhook?.stop();
 });
 

@@ -4,12 +4,10 @@
 // `alice` is impersonated with group system:masters, so RBAC allows her everything and only the
 // webhook can refuse. Removing finalizers of a deleting ServiceLoadBalancer is allowed to anyone.
 import { API_VERSION } from '../../api';
-import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
-import { RestClient } from '../../runtime/kube/rest';
-import { createNamespace, deleteNamespace, kubectl, testKubeConfig, waitFor } from './fixture';
-import { apply, applyOk, startTestWebhook, type Manifest, type TestWebhook } from './webhook-fixture';
+import { kubectl, waitFor } from './fixture';
+import { patchSlb, SLB_DENIED as DENIED, slbField, startSlbWebhook, stopSlbWebhook } from './slb-kubectl';
+import { apply, applyOk, type Manifest, type TestWebhook } from './webhook-fixture';
 
-const DENIED = 'admission webhook "serviceloadbalancers.juneau.loutres.me" denied the request';
 const ALICE = ['--as=alice', '--as-group=system:masters'];
 
 let webhook: TestWebhook;
@@ -28,37 +26,14 @@ async function applyAsAlice(object: Manifest): Promise<{ ok: boolean; output: st
   return { ok: r.code === 0, output: `${r.stdout}${r.stderr}`.trim() };
 }
 
-beforeAll(async () => {
-  const rest = new RestClient(testKubeConfig());
-  webhook = await startTestWebhook('slb', {
-    caches: { ...liveWebhookCaches(rest), serviceLoadBalancerWriters: () => ['admin'] },
-  });
-  namespace = await createNamespace('webhook-slb');
-});
-
-afterAll(async () => {
-  await kubectl(
-    ['-n', namespace, 'patch', 'serviceloadbalancer', 'web', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
-    { allowFailure: true },
-  );
-  await deleteNamespace(namespace);
-  await webhook?.stop();
-});
+beforeAll(async () => ({ webhook, namespace } = await startSlbWebhook('webhook-slb', ['admin'])));
+afterAll(() => stopSlbWebhook(webhook, namespace));
 
 describe('ServiceLoadBalancer admission (SLB-1)', () => {
   test('SLB-1: the controller identity (admin) creates and updates a ServiceLoadBalancer', async () => {
     await applyOk(slb('web', { externalNetwork: 'net-a' }));
     await applyOk(slb('web', { externalNetwork: 'net-a', requestedIP: '198.18.122.1' }));
-    const r = await kubectl([
-      '-n',
-      namespace,
-      'get',
-      'serviceloadbalancer',
-      'web',
-      '-o',
-      'jsonpath={.spec.requestedIP}',
-    ]);
-    expect(r.stdout).toBe('198.18.122.1');
+    expect(await slbField(namespace, 'web', '.spec.requestedIP')).toBe('198.18.122.1');
   });
 
   test('SLB-1: another user creating one through kubectl apply is refused, naming it and saying to change the Service', async () => {
@@ -82,34 +57,11 @@ describe('ServiceLoadBalancer admission (SLB-1)', () => {
       `spec: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
     );
     expect(r.output).toContain(`derived from Service ${namespace}/web; change the Service instead`);
-    const get = await kubectl([
-      '-n',
-      namespace,
-      'get',
-      'serviceloadbalancer',
-      'web',
-      '-o',
-      'jsonpath={.spec.externalNetwork}',
-    ]);
-    expect(get.stdout).toBe('net-a');
+    expect(await slbField(namespace, 'web', '.spec.externalNetwork')).toBe('net-a');
   });
 
   test('SLB-1: another user writing status is refused too (the status subresource)', async () => {
-    const r = await kubectl(
-      [
-        ...ALICE,
-        '-n',
-        namespace,
-        'patch',
-        'serviceloadbalancer',
-        'web',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        '{"status":{"vip":"198.18.122.9"}}',
-      ],
-      { allowFailure: true },
-    );
+    const r = await patchSlb(namespace, 'web', { status: { vip: '198.18.122.9' } }, { as: ALICE, status: true });
     expect(r.code).not.toBe(0);
     expect(`${r.stdout}${r.stderr}`).toContain(
       `status: of ServiceLoadBalancer ${namespace}/web is written by the Juneau controller only (SLB-1)`,
@@ -129,20 +81,10 @@ describe('ServiceLoadBalancer admission (SLB-1)', () => {
     expect(edit.output).toContain(
       `ServiceLoadBalancer ${namespace}/gone is written by the Juneau controller only (SLB-1)`,
     );
-    const release = await kubectl(
-      [
-        ...ALICE,
-        '-n',
-        namespace,
-        'patch',
-        'serviceloadbalancer',
-        'gone',
-        '--type=json',
-        '-p',
-        '[{"op":"remove","path":"/metadata/finalizers"}]',
-      ],
-      { allowFailure: true },
-    );
+    const release = await patchSlb(namespace, 'gone', [{ op: 'remove', path: '/metadata/finalizers' }], {
+      as: ALICE,
+      type: 'json',
+    });
     expect(`${release.stdout}${release.stderr}`).not.toContain(DENIED);
     expect(release.code).toBe(0);
     await waitFor(
