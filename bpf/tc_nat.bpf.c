@@ -57,6 +57,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "juneau_arp.h"
+#include "juneau_stats.h"
 
 #define IPPROTO_ICMP_	1
 #define IPPROTO_TCP_	6
@@ -160,11 +161,7 @@ struct {
 
 static __always_inline void count(enum juneau_nat_reason reason)
 {
-	__u32 key = reason;
-	struct juneau_stats_value *v = bpf_map_lookup_elem(&juneau_nat_stats, &key);
-
-	if (v)
-		v->packets++;	/* per-CPU slot: no atomic needed */
+	juneau_count(&juneau_nat_stats, reason);
 }
 
 static __always_inline int exit_with(enum juneau_nat_reason reason)

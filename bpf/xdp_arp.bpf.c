@@ -53,6 +53,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "juneau_arp.h"
+#include "juneau_stats.h"
 
 /* ARP constants, defined here rather than from linux/if_arp.h (which pulls in
  * libc headers). Values from RFC 826 and IANA. */
@@ -138,11 +139,7 @@ struct {
 
 static __always_inline void count(enum juneau_reason reason)
 {
-	__u32 key = reason;
-	struct juneau_stats_value *v = bpf_map_lookup_elem(&juneau_stats, &key);
-
-	if (v)
-		v->packets++;	/* per-CPU slot: no atomic needed */
+	juneau_count(&juneau_stats, reason);
 }
 
 static __always_inline int exit_with(enum juneau_reason reason, int action)
