@@ -3,18 +3,14 @@
 // the node namespace with the node's InternalIP on ext0. No Juneau controller runs in the cluster
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { NatResources } from '../../runtime/agent/nat';
 import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
 import { useAgentNat } from './agent-nat-harness';
 import { waitFor } from './fixture';
-import { REPO_ROOT } from './paths';
+import { kubectlJuneau } from './agent-harness';
 
-const run = promisify(execFile);
 jest.setTimeout(120_000);
 
 const EIP_DIRECT = '192.0.2.51';
@@ -42,21 +38,8 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
         'nud',
         'permanent',
       );
-      await create(NatResources.elasticIPs, {
-        kind: 'ElasticIP',
-        metadata: { namespace: t.ns, name: 'web' },
-        spec: { externalNetwork: 'ext' },
-      });
-      await patchStatus(NatResources.elasticIPs, 'web', {
-        phase: 'Attached',
-        address: EIP,
-        attachment: { kind: 'ElasticIPAttachment', name: 'web' },
-      });
-      await create(NatResources.networkInterfaces, {
-        kind: 'NetworkInterface',
-        metadata: { namespace: t.ns, name: 'web.eth0' },
-        spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD },
-      });
+      await createAttachedEip('web', EIP, { kind: 'ElasticIPAttachment', name: 'web' });
+      await createNic('web');
       await create(NatResources.attachments, {
         kind: 'ElasticIPAttachment',
         metadata: { namespace: t.ns, name: 'web' },
@@ -70,6 +53,22 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     rest.create(type, { apiVersion: API, metadata: { namespace: t.ns }, ...object } as KubeObject);
   const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) =>
     rest.patch(type, t.ns, name, 'merge', { status }, { subresource: 'status' });
+  /** An ElasticIP as the controller leaves it once attached (no controller runs here). */
+  const createAttachedEip = async (name: string, address: string, attachment: { kind: string; name: string }) => {
+    await create(NatResources.elasticIPs, {
+      kind: 'ElasticIP',
+      metadata: { namespace: t.ns, name },
+      spec: { externalNetwork: 'ext' },
+    });
+    await patchStatus(NatResources.elasticIPs, name, { phase: 'Attached', address, attachment });
+  };
+  /** The NetworkInterface `<pod>.eth0` of a Pod on this node. */
+  const createNic = (pod: string, spec: object = {}) =>
+    create(NatResources.networkInterfaces, {
+      kind: 'NetworkInterface',
+      metadata: { namespace: t.ns, name: `${pod}.eth0` },
+      spec: { podName: pod, interface: 'eth0', nodeName: node, address: POD, ...spec },
+    });
   const bindings = () => JSON.stringify({ nat: t.maps.bindings(), direct: t.maps.directBindings() });
   const waitForBindings = (nat: object[], direct: object[] = []) =>
     waitFor(() => bindings() === JSON.stringify({ nat, direct }), {
@@ -93,9 +92,8 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-5: kubectl juneau bpf dump nat shows the binding with its counters, and the agent exports them as metrics', async () => {
-    const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
-    const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
-    const rows = JSON.parse(json.stdout) as Array<{
+    const dump = ['bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
+    const rows = JSON.parse(await kubectlJuneau(...dump, '-o', 'json')) as Array<{
       elasticIP: string;
       address: string;
       kind: string;
@@ -109,9 +107,9 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     const [entry] = t.maps.entries();
     expect(row.inPackets).toBeGreaterThan(0);
     expect(row.inPackets).toBeLessThanOrEqual(Number(entry.inPackets));
-    const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
-    expect(text.stdout).toMatch(/^ELASTIC IP\s+ADDRESS\s+KIND\s+IN PACKETS\s+IN BYTES\s+OUT PACKETS\s+OUT BYTES/);
-    expect(text.stdout).toContain(EIP);
+    const text = await kubectlJuneau(...dump);
+    expect(text).toMatch(/^ELASTIC IP\s+ADDRESS\s+KIND\s+IN PACKETS\s+IN BYTES\s+OUT PACKETS\s+OUT BYTES/);
+    expect(text).toContain(EIP);
     const metrics = await waitFor(async () => {
       const out = await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics');
       return /juneau_agent_nat_packets_total\{elastic_ip="192\.0\.2\.50",direction="out"\} [1-9]/.test(out) && out;
@@ -143,21 +141,8 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
-    await create(NatResources.elasticIPs, {
-      kind: 'ElasticIP',
-      metadata: { namespace: t.ns, name: 'direct' },
-      spec: { externalNetwork: 'ext' },
-    });
-    await patchStatus(NatResources.elasticIPs, 'direct', {
-      phase: 'Attached',
-      address: EIP_DIRECT,
-      attachment: { kind: 'NetworkInterface', name: 'direct.eth0' },
-    });
-    await create(NatResources.networkInterfaces, {
-      kind: 'NetworkInterface',
-      metadata: { namespace: t.ns, name: 'direct.eth0' },
-      spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' },
-    });
+    await createAttachedEip('direct', EIP_DIRECT, { kind: 'NetworkInterface', name: 'direct.eth0' });
+    await createNic('direct', { elasticIP: 'direct' });
     await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
     await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
     const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
