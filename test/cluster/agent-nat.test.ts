@@ -4,7 +4,6 @@
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
 import { NatResources } from '../../runtime/agent/nat';
-import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
 import { useAgentNat } from './agent-nat-harness';
@@ -14,7 +13,6 @@ import { kubectlJuneau } from './agent-harness';
 jest.setTimeout(120_000);
 
 const EIP_DIRECT = '192.0.2.51';
-const API = 'juneau.loutres.me/v1alpha1';
 
 describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT-1, NAT-4, NAT-5, DIR-1)', () => {
   const t = useAgentNat({
@@ -38,9 +36,12 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
         'nud',
         'permanent',
       );
-      await createAttachedEip('web', EIP, { kind: 'ElasticIPAttachment', name: 'web' });
-      await createNic('web');
-      await create(NatResources.attachments, {
+      await t.createAttachedEip('web', 'ext', {
+        address: EIP,
+        attachment: { kind: 'ElasticIPAttachment', name: 'web' },
+      });
+      await t.createNic('web', { address: POD });
+      await t.create(NatResources.attachments, {
         kind: 'ElasticIPAttachment',
         metadata: { namespace: t.ns, name: 'web' },
         spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
@@ -49,26 +50,6 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
   const { rig, node, rest } = t;
 
-  const create = (type: typeof NatResources.elasticIPs, object: object) =>
-    rest.create(type, { apiVersion: API, metadata: { namespace: t.ns }, ...object } as KubeObject);
-  const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) =>
-    rest.patch(type, t.ns, name, 'merge', { status }, { subresource: 'status' });
-  /** An ElasticIP as the controller leaves it once attached (no controller runs here). */
-  const createAttachedEip = async (name: string, address: string, attachment: { kind: string; name: string }) => {
-    await create(NatResources.elasticIPs, {
-      kind: 'ElasticIP',
-      metadata: { namespace: t.ns, name },
-      spec: { externalNetwork: 'ext' },
-    });
-    await patchStatus(NatResources.elasticIPs, name, { phase: 'Attached', address, attachment });
-  };
-  /** The NetworkInterface `<pod>.eth0` of a Pod on this node. */
-  const createNic = (pod: string, spec: object = {}) =>
-    create(NatResources.networkInterfaces, {
-      kind: 'NetworkInterface',
-      metadata: { namespace: t.ns, name: `${pod}.eth0` },
-      spec: { podName: pod, interface: 'eth0', nodeName: node, address: POD, ...spec },
-    });
   const bindings = () => JSON.stringify({ nat: t.maps.bindings(), direct: t.maps.directBindings() });
   const waitForBindings = (nat: object[], direct: object[] = []) =>
     waitFor(() => bindings() === JSON.stringify({ nat, direct }), {
@@ -79,7 +60,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     // Reconciled once with everything listed (readiness), and the Pending attachment left out.
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
     expect(bindings()).toBe(JSON.stringify({ nat: [], direct: [] }));
-    await patchStatus(NatResources.attachments, 'web', { phase: 'Attached', nodeName: node });
+    await t.patchStatus(NatResources.attachments, t.ns, 'web', { phase: 'Attached', nodeName: node });
     await waitForBindings([{ elasticIP: EIP, address: POD }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
     expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({
@@ -134,16 +115,19 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-4: the attachment moved to another node: this node stops translating and keeps no entry of it', async () => {
-    await patchStatus(NatResources.attachments, 'web', { nodeName: 'another-node' });
+    await t.patchStatus(NatResources.attachments, t.ns, 'web', { nodeName: 'another-node' });
     await waitForBindings([]);
     expect([t.maps.outMap.keys(), t.maps.countersMap.keys()]).toEqual([[], []]);
     expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [] });
   });
 
   test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
-    await createAttachedEip('direct', EIP_DIRECT, { kind: 'NetworkInterface', name: 'direct.eth0' });
-    await createNic('direct', { elasticIP: 'direct' });
-    await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
+    await t.createAttachedEip('direct', 'ext', {
+      address: EIP_DIRECT,
+      attachment: { kind: 'NetworkInterface', name: 'direct.eth0' },
+    });
+    await t.createNic('direct', { address: POD, elasticIP: 'direct' });
+    await t.patchStatus(NatResources.networkInterfaces, t.ns, 'direct.eth0', { phase: 'Ready' });
     await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
     const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
     expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({
