@@ -112,6 +112,15 @@ afterAll(async () => {
 describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
   const ns = useNamespace();
 
+  /** The four holders allocateAll makes: web-any, web-req, eip-any, eip-req. */
+  const readHolders = (namespace: string) =>
+    Promise.all([
+      getSlb(namespace, 'web-any'),
+      getSlb(namespace, 'web-req'),
+      getEip(namespace, 'eip-any'),
+      getEip(namespace, 'eip-req'),
+    ]);
+
   /** Two Services and two ElasticIPs (one of each with a requested address), all allocated. */
   async function allocateAll(namespace: string): Promise<Record<string, string>> {
     await createService(namespace, 'web-any');
@@ -120,12 +129,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await createEip(namespace, 'eip-req', NET, '198.18.150.12');
     return waitFor(
       async () => {
-        const [a, b, c, d] = await Promise.all([
-          getSlb(namespace, 'web-any'),
-          getSlb(namespace, 'web-req'),
-          getEip(namespace, 'eip-any'),
-          getEip(namespace, 'eip-req'),
-        ]);
+        const [a, b, c, d] = await readHolders(namespace);
         const got = {
           'web-any': a?.status?.vip,
           'web-req': b?.status?.vip,
@@ -142,12 +146,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
   async function waitForSameAddresses(namespace: string, before: Record<string, string>): Promise<void> {
     await waitFor(
       async () => {
-        const [a, b, c, d] = await Promise.all([
-          getSlb(namespace, 'web-any'),
-          getSlb(namespace, 'web-req'),
-          getEip(namespace, 'eip-any'),
-          getEip(namespace, 'eip-req'),
-        ]);
+        const [a, b, c, d] = await readHolders(namespace);
         const svc = await rest.get<Service>(Resources.services, namespace, 'web-any');
         const now = {
           'web-any': a?.status?.phase === 'Allocated' && a.status.vip,
