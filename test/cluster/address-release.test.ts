@@ -22,6 +22,24 @@ const ADDRESSES = ['198.18.150.0/28'];
 
 type Claim = AllocationClaim & KubeObject;
 const getSlb = (ns: string, name: string) => getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, ns, name);
+type Allocated = NonNullable<ReturnType<typeof condition>>;
+/** Waits until the ServiceLoadBalancer's Allocated condition is in `state` and says its VIP `vip` stays reserved (ADDR-3). */
+const waitForVipKept = (
+  namespace: string,
+  name: string,
+  vip: string,
+  state: (allocated: Allocated, slb: ServiceLoadBalancer) => boolean,
+) =>
+  waitForMatch(
+    () => getSlb(namespace, name),
+    (slb) => {
+      const allocated = condition(slb, 'Allocated');
+      return (
+        allocated !== undefined && allocated.message.includes(`VIP ${vip} stays reserved`) && state(allocated, slb)
+      );
+    },
+    `${name} keeping its VIP ${vip}`,
+  );
 
 const createService = (namespace: string, name: string, requestedIP?: string) =>
   createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ name: 'http', port: 80 }] });
@@ -94,6 +112,15 @@ afterAll(async () => {
 describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
   const ns = useNamespace();
 
+  /** The four holders allocateAll makes: web-any, web-req, eip-any, eip-req. */
+  const readHolders = (namespace: string) =>
+    Promise.all([
+      getSlb(namespace, 'web-any'),
+      getSlb(namespace, 'web-req'),
+      getEip(namespace, 'eip-any'),
+      getEip(namespace, 'eip-req'),
+    ]);
+
   /** Two Services and two ElasticIPs (one of each with a requested address), all allocated. */
   async function allocateAll(namespace: string): Promise<Record<string, string>> {
     await createService(namespace, 'web-any');
@@ -102,12 +129,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await createEip(namespace, 'eip-req', NET, '198.18.150.12');
     return waitFor(
       async () => {
-        const [a, b, c, d] = await Promise.all([
-          getSlb(namespace, 'web-any'),
-          getSlb(namespace, 'web-req'),
-          getEip(namespace, 'eip-any'),
-          getEip(namespace, 'eip-req'),
-        ]);
+        const [a, b, c, d] = await readHolders(namespace);
         const got = {
           'web-any': a?.status?.vip,
           'web-req': b?.status?.vip,
@@ -124,12 +146,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
   async function waitForSameAddresses(namespace: string, before: Record<string, string>): Promise<void> {
     await waitFor(
       async () => {
-        const [a, b, c, d] = await Promise.all([
-          getSlb(namespace, 'web-any'),
-          getSlb(namespace, 'web-req'),
-          getEip(namespace, 'eip-any'),
-          getEip(namespace, 'eip-req'),
-        ]);
+        const [a, b, c, d] = await readHolders(namespace);
         const svc = await rest.get<Service>(Resources.services, namespace, 'web-any');
         const now = {
           'web-any': a?.status?.phase === 'Allocated' && a.status.vip,
@@ -177,17 +194,11 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
       // EN-6: to change the pools of a network, the user deletes and recreates it.
       await deleteAndWait(JuneauResources.externalNetworks, NET);
       // Meanwhile the status says why nothing is served, and that the address stays reserved.
-      await waitFor(
-        async () => {
-          const slb = await getSlb(namespace, 'web-any');
-          const allocated = condition(slb, 'Allocated');
-          return (
-            slb?.status?.phase === 'Pending' &&
-            allocated?.reason === 'ExternalNetworkNotFound' &&
-            allocated.message.includes(`VIP ${before['web-any']} stays reserved`)
-          );
-        },
-        { what: 'web-any Pending, keeping its VIP' },
+      await waitForVipKept(
+        namespace,
+        'web-any',
+        before['web-any'],
+        (allocated, slb) => slb.status?.phase === 'Pending' && allocated.reason === 'ExternalNetworkNotFound',
       );
       await waitFor(
         async () => {
@@ -211,14 +222,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     const claims = await claimsIn(namespace);
     await expectClaimsUntouched(namespace, claims, async () => {
       await deleteAndWait(JuneauResources.addressPools, POOL);
-      await waitFor(
-        async () => {
-          const slb = await getSlb(namespace, 'web-req');
-          const allocated = condition(slb, 'Allocated');
-          return allocated?.status === 'False' && allocated.message.includes(`VIP ${before['web-req']} stays reserved`);
-        },
-        { what: 'web-req without a pool, keeping its VIP' },
-      );
+      await waitForVipKept(namespace, 'web-req', before['web-req'], (allocated) => allocated.status === 'False');
       await createPool(POOL, ADDRESSES);
       await waitForSameAddresses(namespace, before);
     });
@@ -236,15 +240,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     await rest.patch(Resources.services, namespace, 'web', 'merge', {
       metadata: { annotations: { [ANNOTATIONS.loadBalancerRequestedIP]: '198.18.150.5' } },
     });
-    await waitFor(
-      async () => {
-        const allocated = condition(await getSlb(namespace, 'web'), 'Allocated');
-        return (
-          allocated?.reason === 'RequestedIPInUse' && allocated.message.includes('VIP 198.18.150.6 stays reserved')
-        );
-      },
-      { what: 'web Pending on .5, keeping .6' },
-    );
+    await waitForVipKept(namespace, 'web', '198.18.150.6', (allocated) => allocated.reason === 'RequestedIPInUse');
     const kept = await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6');
     expect(kept?.metadata.uid).toBe(old.metadata.uid);
     expect(kept?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', name: 'web' });

@@ -2,9 +2,7 @@
 // whose InternalIP is the address of eth0 in a "node" network namespace; the agent runs inside that
 // namespace; a client namespace on the same segment sends ARP requests and captures what comes back.
 // The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (seed 004).
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf';
 import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
@@ -12,11 +10,9 @@ import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
-import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness';
+import { BridgedAgent, kubectlJuneau, removePinsThen, type AgentProcess } from './agent-harness';
 import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
-import { REPO_ROOT } from './paths';
 
-const run = promisify(execFile);
 jest.setTimeout(90_000);
 
 const VIP = `${SUBNET}.60`;
@@ -140,15 +136,8 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
   });
 
   test('ARP-10: kubectl juneau bpf dump external_arp_table prints what the map holds, with counters', async () => {
-    const cli = [
-      path.join(REPO_ROOT, 'runtime/cli/main.ts'),
-      'bpf',
-      'dump',
-      'external_arp_table',
-      `--bpffs=${rig.pinDir(0)}`,
-    ];
-    const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
-    const rows = JSON.parse(json.stdout) as Array<{
+    const dump = ['bpf', 'dump', 'external_arp_table', `--bpffs=${rig.pinDir(0)}`];
+    const rows = JSON.parse(await kubectlJuneau(...dump, '-o', 'json')) as Array<{
       address: string;
       requests: number;
       replies: number;
@@ -157,9 +146,9 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     expect(rows.map((r) => r.address)).toEqual([VIP, VIP_GONE]);
     expect(rows[0].requests).toBeGreaterThanOrEqual(60);
     expect(rows[0].replies).toBeGreaterThanOrEqual(60);
-    const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
-    expect(text.stdout).toMatch(/^ADDRESS\s+REQUESTS\s+REPLIES\s+CONFLICTS/);
-    expect(text.stdout).toContain(VIP);
+    const text = await kubectlJuneau(...dump);
+    expect(text).toMatch(/^ADDRESS\s+REQUESTS\s+REPLIES\s+CONFLICTS/);
+    expect(text).toContain(VIP);
   });
 
   test('metrics and readiness: /readyz is ok; table size, XDP mode and per-address replies are exported', async () => {

@@ -6,14 +6,22 @@
 // network-namespaced): a forwarder process in the node namespace listens on 127.0.0.1:<the API
 // server's port> and pipes each connection to the socket, where this (the test) process pipes it on
 // to the real API server. The agent then uses the test kubeconfig unchanged, TLS names included.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { removePins } from '../../runtime/agent/bpf';
 import { REPO_ROOT } from './paths';
 import { sleep } from '../sleep';
+
+/** Runs `kubectl juneau ARGS` from the source, as the plugin would, and returns its stdout. */
+export async function kubectlJuneau(...args: string[]): Promise<string> {
+  const cli = path.join(REPO_ROOT, 'runtime/cli/main.ts');
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: REPO_ROOT });
+  return stdout;
+}
 
 const FORWARDER = `
 const net = require('net');

@@ -6,7 +6,6 @@
 // statuses the controller would. The packets themselves: test/netns/nat-en9.test.ts.
 import { NatResources } from '../../runtime/agent/nat';
 import { VXLAN_DEVICE } from '../../runtime/agent/vxlan';
-import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { useAgentNat } from './agent-nat-harness';
 import { ensureNode, ignoreNotFound, waitFor } from './fixture';
@@ -16,7 +15,6 @@ jest.setTimeout(120_000);
 const EIP = '192.0.2.52';
 const OTHER_NODE_IP = '192.0.2.9';
 const VNI = 4243;
-const API = 'juneau.loutres.me/v1alpha1';
 
 describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (EN-9)', () => {
   const t = useAgentNat({
@@ -26,27 +24,17 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
     setup: async () => {
       await ensureNode(other, { internalIP: OTHER_NODE_IP });
       t.nodes.push(other);
-      await create(NatResources.externalNetworks, {
+      await t.create(NatResources.externalNetworks, {
         kind: 'ExternalNetwork',
         metadata: { name: network },
         spec: { type: 'arp', addressPools: [network] },
       });
-      await create(NatResources.elasticIPs, {
-        kind: 'ElasticIP',
-        metadata: { namespace: t.ns, name: 'far' },
-        spec: { externalNetwork: network },
-      });
-      await patchStatus(NatResources.elasticIPs, t.ns, 'far', {
-        phase: 'Attached',
+      await t.createAttachedEip('far', network, {
         address: EIP,
         attachment: { kind: 'NetworkInterface', name: 'far.eth0' },
       });
-      await create(NatResources.networkInterfaces, {
-        kind: 'NetworkInterface',
-        metadata: { namespace: t.ns, name: 'far.eth0' },
-        spec: { podName: 'far', interface: 'eth0', nodeName: other, address: '10.9.0.2', elasticIP: 'far' },
-      });
-      await patchStatus(NatResources.networkInterfaces, t.ns, 'far.eth0', { phase: 'Ready' });
+      await t.createNic('far', { nodeName: other, address: '10.9.0.2', elasticIP: 'far' });
+      await t.patchStatus(NatResources.networkInterfaces, t.ns, 'far.eth0', { phase: 'Ready' });
     },
     cleanup: async () => {
       await rest.delete(NatResources.externalNetworks, undefined, network).catch(ignoreNotFound);
@@ -56,10 +44,6 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
   const other = `en9-${rig.id}-other`;
   const network = `en9-${rig.id}`;
 
-  const create = (type: typeof NatResources.elasticIPs, object: object) =>
-    rest.create(type, { apiVersion: API, ...object } as KubeObject);
-  const patchStatus = (type: typeof NatResources.elasticIPs, namespace: string, name: string, status: object) =>
-    rest.patch(type, namespace, name, 'merge', { status }, { subresource: 'status' });
   const remote = (want: object[]) =>
     waitFor(() => JSON.stringify(t.maps.remoteBindings()) === JSON.stringify(want), {
       what: `juneau_nat_remote = ${JSON.stringify(want)}`,
@@ -79,7 +63,7 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
       port: device[0].linkinfo.info_data.port,
       learning: device[0].linkinfo.info_data.learning,
     }).toEqual({ up: true, kind: 'vxlan', external: true, port: 4789, learning: false });
-    await patchStatus(NatResources.externalNetworks, '', network, { networkID: VNI });
+    await t.patchStatus(NatResources.externalNetworks, '', network, { networkID: VNI });
     await remote([{ elasticIP: EIP, node: OTHER_NODE_IP, vni: VNI }]);
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics')).toContain(
       'juneau_agent_nat_bindings{kind="remote"} 1',

@@ -3,8 +3,11 @@
 // namespace, the agent (API through an ApiBridge) and the pinned NAT maps opened from the test,
 // made before the enclosing describe's tests and removed after them, nothing left behind.
 import * as path from 'node:path';
+import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
-import { Resources } from '../../runtime/kube/resources';
+import { NatResources } from '../../runtime/agent/nat';
+import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import type { KubeObject } from '../../runtime/kube/types';
 import { RestClient } from '../../runtime/kube/rest';
 import { NODE_EXT, NatRig } from '../netns/nat-rig';
 import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness';
@@ -70,6 +73,39 @@ export class AgentNat {
   get agent(): AgentProcess {
     if (!this.bridged) throw new Error('the agent runs only between beforeAll and afterAll');
     return this.bridged.process;
+  }
+
+  /** Creates a Juneau object as written (its metadata names its namespace, if it has one). */
+  create(type: ResourceType, object: { kind: string; metadata: { name: string; namespace?: string }; spec: object }) {
+    return this.rest.create(type, { apiVersion: API_VERSION, ...object } as KubeObject);
+  }
+
+  /** Writes the status the controller would: no Juneau controller runs in the cluster project. */
+  patchStatus(type: ResourceType, namespace: string | undefined, name: string, status: object) {
+    return this.rest.patch(type, namespace, name, 'merge', { status }, { subresource: 'status' });
+  }
+
+  /** An ElasticIP in the test namespace as the controller leaves it once attached. */
+  async createAttachedEip(
+    name: string,
+    externalNetwork: string,
+    status: { address: string; attachment: { kind: 'ElasticIPAttachment' | 'NetworkInterface'; name: string } },
+  ): Promise<void> {
+    await this.create(NatResources.elasticIPs, {
+      kind: 'ElasticIP',
+      metadata: { namespace: this.ns, name },
+      spec: { externalNetwork },
+    });
+    await this.patchStatus(NatResources.elasticIPs, this.ns, name, { phase: 'Attached', ...status });
+  }
+
+  /** The NetworkInterface `<pod>.eth0` of a Pod in the test namespace, on this node unless `nodeName` says. */
+  createNic(pod: string, spec: { address: string; nodeName?: string; elasticIP?: string }) {
+    return this.create(NatResources.networkInterfaces, {
+      kind: 'NetworkInterface',
+      metadata: { namespace: this.ns, name: `${pod}.eth0` },
+      spec: { podName: pod, interface: 'eth0', nodeName: this.node, ...spec },
+    });
   }
 
   async setup(): Promise<void> {

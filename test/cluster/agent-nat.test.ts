@@ -3,22 +3,16 @@
 // the node namespace with the node's InternalIP on ext0. No Juneau controller runs in the cluster
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { NatResources } from '../../runtime/agent/nat';
-import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
 import { useAgentNat } from './agent-nat-harness';
 import { waitFor } from './fixture';
-import { REPO_ROOT } from './paths';
+import { kubectlJuneau } from './agent-harness';
 
-const run = promisify(execFile);
 jest.setTimeout(120_000);
 
 const EIP_DIRECT = '192.0.2.51';
-const API = 'juneau.loutres.me/v1alpha1';
 
 describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT-1, NAT-4, NAT-5, DIR-1)', () => {
   const t = useAgentNat({
@@ -42,22 +36,12 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
         'nud',
         'permanent',
       );
-      await create(NatResources.elasticIPs, {
-        kind: 'ElasticIP',
-        metadata: { namespace: t.ns, name: 'web' },
-        spec: { externalNetwork: 'ext' },
-      });
-      await patchStatus(NatResources.elasticIPs, 'web', {
-        phase: 'Attached',
+      await t.createAttachedEip('web', 'ext', {
         address: EIP,
         attachment: { kind: 'ElasticIPAttachment', name: 'web' },
       });
-      await create(NatResources.networkInterfaces, {
-        kind: 'NetworkInterface',
-        metadata: { namespace: t.ns, name: 'web.eth0' },
-        spec: { podName: 'web', interface: 'eth0', nodeName: node, address: POD },
-      });
-      await create(NatResources.attachments, {
+      await t.createNic('web', { address: POD });
+      await t.create(NatResources.attachments, {
         kind: 'ElasticIPAttachment',
         metadata: { namespace: t.ns, name: 'web' },
         spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
@@ -66,10 +50,6 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
   const { rig, node, rest } = t;
 
-  const create = (type: typeof NatResources.elasticIPs, object: object) =>
-    rest.create(type, { apiVersion: API, metadata: { namespace: t.ns }, ...object } as KubeObject);
-  const patchStatus = (type: typeof NatResources.elasticIPs, name: string, status: object) =>
-    rest.patch(type, t.ns, name, 'merge', { status }, { subresource: 'status' });
   const bindings = () => JSON.stringify({ nat: t.maps.bindings(), direct: t.maps.directBindings() });
   const waitForBindings = (nat: object[], direct: object[] = []) =>
     waitFor(() => bindings() === JSON.stringify({ nat, direct }), {
@@ -80,7 +60,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     // Reconciled once with everything listed (readiness), and the Pending attachment left out.
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
     expect(bindings()).toBe(JSON.stringify({ nat: [], direct: [] }));
-    await patchStatus(NatResources.attachments, 'web', { phase: 'Attached', nodeName: node });
+    await t.patchStatus(NatResources.attachments, t.ns, 'web', { phase: 'Attached', nodeName: node });
     await waitForBindings([{ elasticIP: EIP, address: POD }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
     expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({
@@ -93,9 +73,8 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-5: kubectl juneau bpf dump nat shows the binding with its counters, and the agent exports them as metrics', async () => {
-    const cli = [path.join(REPO_ROOT, 'runtime/cli/main.ts'), 'bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
-    const json = await run(process.execPath, ['--import', 'tsx', ...cli, '-o', 'json'], { cwd: REPO_ROOT });
-    const rows = JSON.parse(json.stdout) as Array<{
+    const dump = ['bpf', 'dump', 'nat', `--bpffs=${rig.pinDir}`];
+    const rows = JSON.parse(await kubectlJuneau(...dump, '-o', 'json')) as Array<{
       elasticIP: string;
       address: string;
       kind: string;
@@ -109,9 +88,9 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     const [entry] = t.maps.entries();
     expect(row.inPackets).toBeGreaterThan(0);
     expect(row.inPackets).toBeLessThanOrEqual(Number(entry.inPackets));
-    const text = await run(process.execPath, ['--import', 'tsx', ...cli], { cwd: REPO_ROOT });
-    expect(text.stdout).toMatch(/^ELASTIC IP\s+ADDRESS\s+KIND\s+IN PACKETS\s+IN BYTES\s+OUT PACKETS\s+OUT BYTES/);
-    expect(text.stdout).toContain(EIP);
+    const text = await kubectlJuneau(...dump);
+    expect(text).toMatch(/^ELASTIC IP\s+ADDRESS\s+KIND\s+IN PACKETS\s+IN BYTES\s+OUT PACKETS\s+OUT BYTES/);
+    expect(text).toContain(EIP);
     const metrics = await waitFor(async () => {
       const out = await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics');
       return /juneau_agent_nat_packets_total\{elastic_ip="192\.0\.2\.50",direction="out"\} [1-9]/.test(out) && out;
@@ -136,29 +115,19 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-4: the attachment moved to another node: this node stops translating and keeps no entry of it', async () => {
-    await patchStatus(NatResources.attachments, 'web', { nodeName: 'another-node' });
+    await t.patchStatus(NatResources.attachments, t.ns, 'web', { nodeName: 'another-node' });
     await waitForBindings([]);
     expect([t.maps.outMap.keys(), t.maps.countersMap.keys()]).toEqual([[], []]);
     expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [] });
   });
 
   test('DIR-1: a NetworkInterface of this node holding an ElasticIP directly: packets for it reach the pod', async () => {
-    await create(NatResources.elasticIPs, {
-      kind: 'ElasticIP',
-      metadata: { namespace: t.ns, name: 'direct' },
-      spec: { externalNetwork: 'ext' },
-    });
-    await patchStatus(NatResources.elasticIPs, 'direct', {
-      phase: 'Attached',
+    await t.createAttachedEip('direct', 'ext', {
       address: EIP_DIRECT,
       attachment: { kind: 'NetworkInterface', name: 'direct.eth0' },
     });
-    await create(NatResources.networkInterfaces, {
-      kind: 'NetworkInterface',
-      metadata: { namespace: t.ns, name: 'direct.eth0' },
-      spec: { podName: 'direct', interface: 'eth0', nodeName: node, address: POD, elasticIP: 'direct' },
-    });
-    await patchStatus(NatResources.networkInterfaces, 'direct.eth0', { phase: 'Ready' });
+    await t.createNic('direct', { address: POD, elasticIP: 'direct' });
+    await t.patchStatus(NatResources.networkInterfaces, t.ns, 'direct.eth0', { phase: 'Ready' });
     await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
     const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
     expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({

@@ -9,12 +9,13 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
   attachmentIn,
-  eipAdName,
   condition,
   createAttachment,
   createEip,
   createPod,
   deleteObject,
+  direct,
+  eipAdName,
   eipIn,
   getAd,
   getAttachment,
@@ -27,7 +28,6 @@ import {
 } from './eip-harness';
 
 const { pool: POOL, network: NET, nodes } = useEipSetup('eipt', { addresses: ['198.18.90.0/28'], networkID: 5001 });
-const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
 const networks = (list: unknown) => ({ [ANNOTATIONS.networks]: JSON.stringify(list) });
 
 describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', () => {

@@ -3,6 +3,7 @@
 // feature's reconcilers from ElasticIPControllers. The ExternalNetwork reconciler is not
 // run, so a test decides when status.networkID is written (EN-8).
 import {
+  ANNOTATIONS,
   API_VERSION,
   type ARPAdvertisement,
   type AllocationClaim,
@@ -146,6 +147,11 @@ export const attachmentIn = (ns: string, name: string, phase: string) =>
   );
 /** The name of the ElasticIP's ARPAdvertisement (NAME-1). */
 export const eipAdName = (ns: string, name: string) => advertisementName({ kind: 'ElasticIP', namespace: ns, name });
+/** Pod annotations asking for the ElasticIP `eip` directly (the elastic-ip shorthand, NIC-1). */
+export const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
+/** Pod annotations asking for a NetworkInterface on eth0 and no ElasticIP (NIC-1). */
+export const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
+
 export const condition = (
   o:
     | {

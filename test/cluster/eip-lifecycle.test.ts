@@ -9,7 +9,6 @@ import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
   attachmentIn,
-  eipAdName,
   condition,
   createAttachment,
   createEip,
@@ -17,6 +16,8 @@ import {
   createPod,
   createPool,
   deleteObject,
+  direct,
+  eipAdName,
   eipIn,
   getAd,
   getAttachment,
@@ -24,14 +25,13 @@ import {
   getEip,
   getNic,
   listEvents,
+  plain,
   setNetworkID,
   terminatePod,
   useEipSetup,
 } from './eip-harness';
 
 const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
-const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
-const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
 /** A watch that fails on any change of `project` of the ElasticIP `eip`. */
 const eipChanges = (namespace: string, project: (e: ElasticIP) => unknown) =>
   watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project });

@@ -2,7 +2,7 @@
 // the ElasticIP passes through Error, EIP-10) and no referencing NIC being deleted, the oldest
 // NetworkInterface gets the address — by the creationTimestamp the API server wrote — and NICs of
 // the same second are ordered by name. The reconcilers run in-process (eip-harness).
-import { ANNOTATIONS, type ARPAdvertisement, type NetworkInterface } from '../../api';
+import { type ARPAdvertisement, type NetworkInterface } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -14,16 +14,16 @@ import {
   createEip,
   createPod,
   deleteObject,
+  direct,
   eipIn,
   getEip,
   getNic,
+  plain,
   rest,
   useEipSetup,
 } from './eip-harness';
 
 const { network: NET, nodes } = useEipSetup('eipo', { addresses: ['198.18.95.0/28'], networkID: 5011 });
-const direct = (eip: string) => ({ [ANNOTATIONS.elasticIP]: eip });
-const plain = { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) };
 
 const createdAt = (nic: NetworkInterface | undefined) => Date.parse(String(nic?.metadata.creationTimestamp));
 

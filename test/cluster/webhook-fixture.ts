@@ -100,63 +100,42 @@ export type Manifest = {
   [k: string]: unknown;
 };
 
-export const addressPool = (
-  name: string,
-  addresses: string[],
-  labels: Record<string, string>,
-  advertiseMode = 'arp',
-): Manifest => ({
+/** A Juneau object of `kind` as a user writes it. */
+const juneauObject = (kind: string, metadata: Manifest['metadata'], spec: Record<string, unknown>): Manifest => ({
   apiVersion: API_VERSION,
-  kind: 'AddressPool',
-  metadata: { name, labels },
-  spec: { advertiseMode, addresses },
+  kind,
+  metadata,
+  spec,
 });
-export const externalNetwork = (
-  name: string,
-  addressPools: string[],
-  labels: Record<string, string>,
-  type = 'arp',
-): Manifest => ({
-  apiVersion: API_VERSION,
-  kind: 'ExternalNetwork',
-  metadata: { name, labels },
-  spec: { type, addressPools },
-});
+export const addressPool = (name: string, addresses: string[], labels: Record<string, string>, advertiseMode = 'arp') =>
+  juneauObject('AddressPool', { name, labels }, { advertiseMode, addresses });
+export const externalNetwork = (name: string, addressPools: string[], labels: Record<string, string>, type = 'arp') =>
+  juneauObject('ExternalNetwork', { name, labels }, { type, addressPools });
 export const arpAdvertisement = (
   name: string,
   address: string,
   externalNetwork: string,
   labels: Record<string, string>,
   nodeName = 'node-a',
-): Manifest => ({
-  apiVersion: API_VERSION,
-  kind: 'ARPAdvertisement',
-  metadata: { name, labels },
-  spec: { externalNetwork, address, nodeName },
-});
+) => juneauObject('ARPAdvertisement', { name, labels }, { externalNetwork, address, nodeName });
 export const elasticIPAttachment = (
   namespace: string,
   name: string,
   elasticIP: string,
   labels: Record<string, string>,
-): Manifest => ({
-  apiVersion: API_VERSION,
-  kind: 'ElasticIPAttachment',
-  metadata: { name, namespace, labels },
-  spec: { elasticIP, networkInterface: `${name}.eth0` },
-});
+) => juneauObject('ElasticIPAttachment', { name, namespace, labels }, { elasticIP, networkInterface: `${name}.eth0` });
 export const networkInterface = (
   namespace: string,
   name: string,
   podName: string,
   elasticIP: string | undefined,
   labels: Record<string, string>,
-): Manifest => ({
-  apiVersion: API_VERSION,
-  kind: 'NetworkInterface',
-  metadata: { name, namespace, labels },
-  spec: { podName, interface: 'eth0', ...(elasticIP ? { elasticIP } : {}) },
-});
+) =>
+  juneauObject(
+    'NetworkInterface',
+    { name, namespace, labels },
+    { podName, interface: 'eth0', ...(elasticIP ? { elasticIP } : {}) },
+  );
 export const pod = (
   namespace: string,
   name: string,

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
+import { MAP_NAMES } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
 
 /** Hands `opened` to `use`, then closes it. */
@@ -19,6 +20,12 @@ export const withPinnedMap = <T>(pin: string, use: (map: BpfMap) => T): T => clo
 
 /** Opens the responder's maps pinned in `dir`, hands them to `use`, closes them. */
 export const withArpMaps = <T>(dir: string, use: (maps: ArpMaps) => T): T => closing(ArpMaps.openPinned(dir), use);
+
+/** The responder's maps an upgrade adopts, sorted: all but the `replaced` ones. */
+export const responderMapsBut = (...replaced: string[]): string[] =>
+  Object.values(MAP_NAMES)
+    .filter((name) => !replaced.includes(name))
+    .sort();
 
 /** How libbpf made a map for an older agent: what `bpftool map create` needs to make it again. */
 export interface OlderMap {

@@ -212,12 +212,21 @@ describe('ADDR-2: network and broadcast addresses, and avoidBuggyIPs', () => {
 // ---- ADDR-3 ---------------------------------------------------------------------------------------
 
 const LAN = { kind: 'AddressPool' as const, name: 'lan' };
+const web: Holder = { kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'web', uid: 'u1' };
 const claimOf = (value: string, pool = 'lan'): ClaimRecord => ({
   claimName: `ipv4.${value}`,
   pool: { kind: 'AddressPool', name: pool },
   value: ip(value),
-  holder: { kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'web', uid: 'u1' },
+  holder: web,
 });
+
+/** An Allocator over the pool lan (10.0.0.0/28) with its claims in memory. */
+const lanAllocator = () => {
+  const index = new AllocatorIndex();
+  index.setPool(LAN, ...addressPoolRanges('lan', { addresses: ['10.0.0.0/28'] }));
+  const store = new MemoryClaimStore();
+  return { store, allocator: new Allocator(index, store) };
+};
 
 describe("ADDR-3: when a held address stays its holder's", () => {
   const index = new AllocatorIndex();
@@ -263,11 +272,7 @@ describe("ADDR-3: when a held address stays its holder's", () => {
   });
 
   it('ADDR-3: a requested address held by someone else keeps the current claim; once free, the holder moves and releases the old one', async () => {
-    const idx = new AllocatorIndex();
-    idx.setPool(LAN, ...addressPoolRanges('lan', { addresses: ['10.0.0.0/28'] }));
-    const store = new MemoryClaimStore();
-    const allocator = new Allocator(idx, store);
-    const web: Holder = { kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'web', uid: 'u1' };
+    const { store, allocator } = lanAllocator();
     const other: Holder = { kind: 'ElasticIP', namespace: 'ns', name: 'eip', uid: 'u2' };
     expect(await allocator.ensureAddress(web, { pools: ['lan'] })).toMatchObject({
       ok: true,
@@ -290,11 +295,7 @@ describe("ADDR-3: when a held address stays its holder's", () => {
   });
 
   it('ADDR-3: retainAddress keeps what the rule accepts and releases the rest', async () => {
-    const idx = new AllocatorIndex();
-    idx.setPool(LAN, ...addressPoolRanges('lan', { addresses: ['10.0.0.0/28'] }));
-    const store = new MemoryClaimStore();
-    const allocator = new Allocator(idx, store);
-    const web: Holder = { kind: 'ServiceLoadBalancer', namespace: 'ns', name: 'web', uid: 'u1' };
+    const { store, allocator } = lanAllocator();
     await allocator.ensureAddress(web, { pools: ['lan'] });
     expect(await allocator.retainAddress(web, () => true)).toMatchObject({ claimName: 'ipv4.10.0.0.1' });
     expect(store.objects.has('ipv4.10.0.0.1')).toBe(true);

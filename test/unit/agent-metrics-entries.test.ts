@@ -23,12 +23,9 @@ describe('AgentMetrics.observeEntries', () => {
         .split('\n')
         .filter((l) => /^juneau_agent_arp_(requests|replies|conflicts)_total\{/.test(l))
         .sort();
-    metrics.observeEntries(
-      new Map([
-        ['192.0.2.1', entry(0n, 0n)],
-        ['192.0.2.2', entry(5n, 4n, 1n)],
-      ]),
-    );
+    /** One poll of the map: address -> its entry. */
+    const observe = (entries: Record<string, ArpEntry>) => metrics.observeEntries(new Map(Object.entries(entries)));
+    observe({ '192.0.2.1': entry(0n, 0n), '192.0.2.2': entry(5n, 4n, 1n) });
     expect(await series()).toEqual([
       'juneau_agent_arp_conflicts_total{address="192.0.2.1"} 0',
       'juneau_agent_arp_conflicts_total{address="192.0.2.2"} 1',
@@ -38,25 +35,15 @@ describe('AgentMetrics.observeEntries', () => {
       'juneau_agent_arp_requests_total{address="192.0.2.2"} 5',
     ]);
     // .2 moved (requests +2), then came back lower (deleted and re-added: 3 more from 0); .1 left.
-    metrics.observeEntries(
-      new Map([
-        ['192.0.2.1', entry(0n, 0n)],
-        ['192.0.2.2', entry(7n, 4n, 1n)],
-      ]),
-    );
-    metrics.observeEntries(new Map([['192.0.2.2', entry(3n, 4n, 1n)]]));
+    observe({ '192.0.2.1': entry(0n, 0n), '192.0.2.2': entry(7n, 4n, 1n) });
+    observe({ '192.0.2.2': entry(3n, 4n, 1n) });
     expect(await series()).toEqual([
       'juneau_agent_arp_conflicts_total{address="192.0.2.2"} 1',
       'juneau_agent_arp_replies_total{address="192.0.2.2"} 4',
       'juneau_agent_arp_requests_total{address="192.0.2.2"} 10',
     ]);
     // .1 back: a new series from its value.
-    metrics.observeEntries(
-      new Map([
-        ['192.0.2.1', entry(2n, 2n)],
-        ['192.0.2.2', entry(3n, 4n, 1n)],
-      ]),
-    );
+    observe({ '192.0.2.1': entry(2n, 2n), '192.0.2.2': entry(3n, 4n, 1n) });
     expect(await series()).toContain('juneau_agent_arp_requests_total{address="192.0.2.1"} 2');
     expect(await series()).toContain('juneau_agent_arp_requests_total{address="192.0.2.2"} 10');
   });

@@ -52,29 +52,18 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
   });
 
   test("another node's, a Pending one, or one the ElasticIP does not name is not translated here", () => {
-    const base = {
-      elasticIPs: [eip('a', '192.0.2.50', { kind: 'ElasticIPAttachment', name: 'other' })],
-      networkInterfaces: [nic('a.eth0', '10.0.0.2', 'n1')],
-    };
-    expect(
+    // The ElasticIP names another attachment; the attachment's status varies.
+    const withAttachment = (status: { phase: 'Attached' | 'Pending'; nodeName: string }) =>
       desiredNat({
         nodeName: 'n1',
-        ...base,
-        attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Attached', nodeName: 'n2' })],
-      }),
-    ).toEqual({ nat: [], direct: [], remote: [], waiting: [] });
-    expect(
-      desiredNat({
-        nodeName: 'n1',
-        ...base,
-        attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Pending', nodeName: 'n1' })],
-      }),
-    ).toEqual({ nat: [], direct: [], remote: [], waiting: [] });
-    const named = desiredNat({
-      nodeName: 'n1',
-      ...base,
-      attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Attached', nodeName: 'n1' })],
-    });
+        elasticIPs: [eip('a', '192.0.2.50', { kind: 'ElasticIPAttachment', name: 'other' })],
+        networkInterfaces: [nic('a.eth0', '10.0.0.2', 'n1')],
+        attachments: [eipa('a', 'a', 'a.eth0', status)],
+      });
+    const nothing = { nat: [], direct: [], remote: [], waiting: [] };
+    expect(withAttachment({ phase: 'Attached', nodeName: 'n2' })).toEqual(nothing);
+    expect(withAttachment({ phase: 'Pending', nodeName: 'n1' })).toEqual(nothing);
+    const named = withAttachment({ phase: 'Attached', nodeName: 'n1' });
     expect(named.nat).toEqual([]);
     expect(named.waiting).toEqual([
       'ElasticIPAttachment ns/a: ElasticIP a has no address or does not name this attachment in status.attachment',

@@ -11,6 +11,7 @@ import {
   ExternalNetwork,
   JuneauInstall,
   LoadBalancerService,
+  type LoadBalancerServiceProps,
 } from '../../constructs/cdk8s';
 import { juneauInstallObjects } from '../../constructs/shared/install';
 import { SeedExamples } from '../../examples/cdk8s/seed-examples';
@@ -294,6 +295,14 @@ describe('JuneauInstall', () => {
 describe('bad input fails synth, naming the field and the value', () => {
   const pool = (chart: Chart, id: string, addresses: string[], advertiseMode: 'arp' | 'bgp' = 'arp') =>
     new AddressPool(chart, id, { advertiseMode, addresses });
+  /** A LoadBalancerService valid but for what `props` changes. */
+  const slb = (c: Chart, props: Partial<LoadBalancerServiceProps> = {}) =>
+    new LoadBalancerService(c, 's', {
+      externalNetwork: byName(c, 'n'),
+      ports: [{ port: 80 }],
+      selector: { a: 'b' },
+      ...props,
+    });
   const cases: Array<[string, (c: Chart) => void, string[]]> = [
     [
       'AP-2 malformed CIDR',
@@ -414,12 +423,7 @@ describe('bad input fails synth, naming the field and the value', () => {
     ],
     [
       'SLB-10 SCTP',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }],
-          selector: { a: 'b' },
-        }),
+      (c) => slb(c, { ports: [{ port: 80, protocol: 'SCTP' as 'TCP' }] }),
       ['spec.ports[0].protocol: "SCTP" is not supported', 'SLB-10'],
     ],
     [
@@ -427,61 +431,27 @@ describe('bad input fails synth, naming the field and the value', () => {
       (c) => new LoadBalancerService(c, 's', { externalNetwork: byName(c, 'n'), ports: [{ port: 80 }] }),
       ['spec.selector', 'SLB-10'],
     ],
-    [
-      'port out of range',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 70000 }],
-          selector: { a: 'b' },
-        }),
-      ['spec.ports[0].port: 70000'],
-    ],
-    [
-      'port 0 is not dropped as falsy',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 0 }],
-          selector: { a: 'b' },
-        }),
-      ['spec.ports[0].port: 0'],
-    ],
+    ['port out of range', (c) => slb(c, { ports: [{ port: 70000 }] }), ['spec.ports[0].port: 70000']],
+    ['port 0 is not dropped as falsy', (c) => slb(c, { ports: [{ port: 0 }] }), ['spec.ports[0].port: 0']],
     [
       'targetPort name invalid',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 80, targetPort: 'HTTP_PORT' }],
-          selector: { a: 'b' },
-        }),
+      (c) => slb(c, { ports: [{ port: 80, targetPort: 'HTTP_PORT' }] }),
       ['spec.ports[0].targetPort: "HTTP_PORT"'],
     ],
-    [
-      'no ports',
-      (c) => new LoadBalancerService(c, 's', { externalNetwork: byName(c, 'n'), ports: [], selector: { a: 'b' } }),
-      ['spec.ports: must list at least one port'],
-    ],
+    ['no ports', (c) => slb(c, { ports: [] }), ['spec.ports: must list at least one port']],
     [
       'several ports need names',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 80 }, { port: 443 }],
-          selector: { a: 'b' },
-        }),
+      (c) => slb(c, { ports: [{ port: 80 }, { port: 443 }] }),
       ['spec.ports[0].name: is required'],
     ],
     [
       'duplicate ports',
       (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
+        slb(c, {
           ports: [
             { name: 'a', port: 80 },
             { name: 'b', port: 80 },
           ],
-          selector: { a: 'b' },
         }),
       ['spec.ports[1].port: 80 duplicates spec.ports[0] (80/TCP)'],
     ],
@@ -502,26 +472,10 @@ describe('bad input fails synth, naming the field and the value', () => {
     ],
     [
       'selector and workload both set',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 80 }],
-          selector: { a: 'b' },
-          workload: { matchLabels: { c: 'd' } },
-        }),
+      (c) => slb(c, { workload: { matchLabels: { c: 'd' } } }),
       ['selector: {"a":"b"} and workload are both set'],
     ],
-    [
-      'Service name too long',
-      (c) =>
-        new LoadBalancerService(c, 's', {
-          metadata: { name: 'x'.repeat(64) },
-          externalNetwork: byName(c, 'n'),
-          ports: [{ port: 80 }],
-          selector: { a: 'b' },
-        }),
-      ['metadata.name', 'at most 63'],
-    ],
+    ['Service name too long', (c) => slb(c, { metadata: { name: 'x'.repeat(64) } }), ['metadata.name', 'at most 63']],
     [
       'JuneauInstall replicas',
       (c) => new JuneauInstall(c, 'j', { controllerReplicas: 0 }),

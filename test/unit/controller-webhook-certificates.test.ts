@@ -95,21 +95,11 @@ describe('a CA kept in the Secret signs new serving certificates whatever its ke
   it('an RSA CA', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    const importDer = (format: 'pkcs8' | 'spki', der: Buffer, usage: 'sign' | 'verify') =>
+      webcrypto.subtle.importKey(format, der, alg, true, [usage]);
     const keys = {
-      privateKey: await webcrypto.subtle.importKey(
-        'pkcs8',
-        rsa.privateKey.export({ type: 'pkcs8', format: 'der' }),
-        alg,
-        true,
-        ['sign'],
-      ),
-      publicKey: await webcrypto.subtle.importKey(
-        'spki',
-        rsa.publicKey.export({ type: 'spki', format: 'der' }),
-        alg,
-        true,
-        ['verify'],
-      ),
+      privateKey: await importDer('pkcs8', rsa.privateKey.export({ type: 'pkcs8', format: 'der' }), 'sign'),
+      publicKey: await importDer('spki', rsa.publicKey.export({ type: 'spki', format: 'der' }), 'verify'),
     };
     const caCert = await x509.X509CertificateGenerator.createSelfSigned({
       serialNumber: '01',

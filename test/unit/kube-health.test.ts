@@ -38,6 +38,19 @@ describe('runChecks', () => {
   });
 });
 
+/** Starts `server`, hands its ports to `use`, and stops it, also when `use` fails. */
+async function serving(
+  server: HealthServer,
+  use: (ports: Awaited<ReturnType<HealthServer['start']>>) => Promise<void>,
+): Promise<void> {
+  const ports = await server.start();
+  try {
+    await use(ports);
+  } finally {
+    await server.stop();
+  }
+}
+
 describe('HealthServer', () => {
   it('serves /healthz, /readyz and /metrics on one address', async () => {
     const metrics = new RuntimeMetrics({ processMetrics: false });
@@ -45,8 +58,7 @@ describe('HealthServer', () => {
     const server = new HealthServer({ healthAddr: '127.0.0.1:0', metrics });
     let synced = false;
     server.addReadinessCheck('informers-synced', () => synced);
-    const { healthPort, metricsPort } = await server.start();
-    try {
+    await serving(server, async ({ healthPort, metricsPort }) => {
       expect(metricsPort).toBe(healthPort);
       expect(await fetchText(healthPort!, '/healthz')).toEqual({ status: 200, text: 'ok\n' });
       expect((await fetchText(healthPort!, '/readyz')).status).toBe(503);
@@ -56,22 +68,17 @@ describe('HealthServer', () => {
         'juneau_pool_size_addresses{pool="default"} 10',
       );
       expect((await fetchText(healthPort!, '/nope')).status).toBe(404);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('serves /metrics on a separate address when asked, and not on the health one', async () => {
     const metrics = new RuntimeMetrics({ processMetrics: false });
     const server = new HealthServer({ healthAddr: '127.0.0.1:0', metricsAddr: '127.0.0.1:0', metrics });
-    const { healthPort, metricsPort } = await server.start();
-    try {
+    await serving(server, async ({ healthPort, metricsPort }) => {
       expect(metricsPort).not.toBe(healthPort);
       expect((await fetchText(metricsPort!, '/metrics')).status).toBe(200);
       expect((await fetchText(healthPort!, '/metrics')).status).toBe(404);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it("'0' turns a listener off: both off starts nothing; metrics off keeps /metrics off the health address", async () => {
@@ -80,13 +87,10 @@ describe('HealthServer', () => {
     expect(await none.start()).toEqual({});
     await none.stop();
     const healthOnly = new HealthServer({ healthAddr: '127.0.0.1:0', metricsAddr: '0', metrics });
-    const { healthPort, metricsPort } = await healthOnly.start();
-    try {
+    await serving(healthOnly, async ({ healthPort, metricsPort }) => {
       expect(metricsPort).toBeUndefined();
       expect((await fetchText(healthPort!, '/healthz')).status).toBe(200);
       expect((await fetchText(healthPort!, '/metrics')).status).toBe(404);
-    } finally {
-      await healthOnly.stop();
-    }
+    });
   });
 });

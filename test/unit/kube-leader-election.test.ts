@@ -1,5 +1,5 @@
 import { LeaderElector, decideLease, validateTimings } from '../../runtime/kube/leader-election';
-import { MemoryLeases, testTimings } from './memory-leases';
+import { MemoryLeases, startLeading, testTimings } from './memory-leases';
 import { sleep } from '../sleep';
 
 const now = new Date('2025-01-01T00:01:00.000Z');
@@ -119,10 +119,7 @@ describe('LeaderElector against an in-memory Lease', () => {
 
   it('stops leading when it cannot renew within renewDeadline', async () => {
     const leases = new MemoryLeases();
-    let signal: AbortSignal | undefined;
-    const a = new LeaderElector(leases, { ...fast, identity: 'a', onStartedLeading: (s) => (signal = s) });
-    a.start();
-    while (!a.isLeader) await sleep(5);
+    const { elector: a, signal } = await startLeading(leases, { ...fast, identity: 'a' });
     leases.failing = true;
     while (a.isLeader) await sleep(5);
     // Counted from the last renewal the Lease records (the cut can fall anywhere between two
@@ -132,7 +129,7 @@ describe('LeaderElector against an in-memory Lease', () => {
     const took = Date.now() - Date.parse(leases.lease!.spec!.renewTime!);
     expect(took).toBeGreaterThanOrEqual(180);
     expect(took).toBeLessThan(300);
-    expect(signal?.aborted).toBe(true);
+    expect(signal.aborted).toBe(true);
     await a.release();
   });
 });

@@ -4,7 +4,7 @@
 // nothing after its fence aborted (here against a local HTTP server standing in for the API server).
 import { LeaderElector, validateTimings } from '../../runtime/kube/leader-election';
 import { localApiServer } from './local-api-server';
-import { MemoryLeases, testTimings } from './memory-leases';
+import { MemoryLeases, startLeading, testTimings } from './memory-leases';
 import { FencedError, RestClient } from '../../runtime/kube/rest';
 import { done, WorkQueue } from '../../runtime/kube/workqueue';
 import { sleep } from '../sleep';
@@ -14,15 +14,12 @@ const timings = testTimings(40);
 describe('issue 11 item 6: a leader cut off from the API server steps down at renewDeadline', () => {
   it('steps down at renewDeadline while its Lease call hangs, before the Lease can expire for anyone else', async () => {
     const leases = new MemoryLeases();
-    let signal: AbortSignal | undefined;
-    const a = new LeaderElector(leases, { ...timings, identity: 'a', onStartedLeading: (s) => (signal = s) });
-    a.start();
-    while (!a.isLeader) await sleep(5);
+    const { elector: a, signal } = await startLeading(leases, { ...timings, identity: 'a' });
     const cut = Date.now();
     leases.hang = true;
     while (a.isLeader) await sleep(5);
     const took = Date.now() - cut;
-    expect(signal?.aborted).toBe(true);
+    expect(signal.aborted).toBe(true);
     expect(took).toBeLessThan(timings.leaseDurationMs);
     await a.release();
   });

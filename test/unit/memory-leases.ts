@@ -1,5 +1,11 @@
-import { type Lease, type LeaseClient } from '../../runtime/kube/leader-election';
+import {
+  LeaderElector,
+  type LeaderElectionOptions,
+  type Lease,
+  type LeaseClient,
+} from '../../runtime/kube/leader-election';
 import { KubeApiError } from '../../runtime/kube/rest';
+import { sleep } from '../sleep';
 
 /**
  * An in-memory Lease store with the API server's optimistic concurrency. Its calls can be made to
@@ -61,3 +67,15 @@ export const testTimings = (retryPeriodMs: number) => ({
   renewDeadlineMs: 10 * retryPeriodMs,
   retryPeriodMs,
 });
+
+/** Starts a LeaderElector on `leases` and returns it once it leads, with the signal it was handed. */
+export async function startLeading(
+  leases: MemoryLeases,
+  options: LeaderElectionOptions,
+): Promise<{ elector: LeaderElector; signal: AbortSignal }> {
+  let signal: AbortSignal | undefined;
+  const elector = new LeaderElector(leases, { ...options, onStartedLeading: (s) => (signal = s) });
+  elector.start();
+  while (!elector.isLeader || !signal) await sleep(5);
+  return { elector, signal };
+}
