@@ -15,7 +15,7 @@
  */
 import { referenceTo, type EventRecorder } from '../kube/events';
 import { Informer, type ListWatchClient } from '../kube/informer';
-import { startInformerLoop, stopInformerLoop } from './informer-loop';
+import { InformerLoop } from './informer-loop';
 import { silentLogger, type Logger } from '../kube/log';
 import { ConflictTracker, type ConflictReport } from './conflicts';
 import { AnsweredAddresses } from './answered';
@@ -77,17 +77,23 @@ export class NodeAgent {
   /** The per-event path deleted entries whose filter bits the next poll clears. */
   private filterStale = false;
   private iface: LocalInterface;
-  private synced = false;
   private reconciled = false;
   private lastPassFailed = false;
   private scheduled = false;
   private interfaceMissing = false;
   private reportedGuardProblems = '';
-  private stopped = false;
-  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly loop: InformerLoop;
 
   constructor(private readonly options: NodeAgentOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.loop = new InformerLoop({
+      informers: () => this.informers(),
+      logger: this.logger,
+      waiting: 'still waiting for the informers; the pinned maps keep answering meanwhile',
+      firstPass: () => this.reconcile(),
+      poll: () => this.poll(),
+      pollIntervalMs: options.pollIntervalMs,
+    });
     this.iface = options.iface;
     const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
     this.advertisements = new Informer(options.client, {
@@ -107,28 +113,17 @@ export class NodeAgent {
   /** Starts the informers, waits for them (however long: the pinned maps answer meanwhile), writes
    * the first pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
-    this.pollTimer = await startInformerLoop({
-      informers: this.informers(),
-      stopped: () => this.stopped,
-      logger: this.logger,
-      waiting: 'still waiting for the informers; the pinned maps keep answering meanwhile',
-      synced: () => {
-        this.synced = true;
-        this.reconcile();
-      },
-      poll: () => this.poll(),
-      pollIntervalMs: this.options.pollIntervalMs,
-    });
+    await this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await this.options.announcements?.stop();
-    await stopInformerLoop(this.informers(), this.pollTimer);
+    await this.loop.stop(async () => {
+      await this.options.announcements?.stop();
+    });
   }
 
   get informersSynced(): boolean {
-    return this.informers().every((i) => i.hasSynced);
+    return this.loop.informersSynced;
   }
 
   /**
@@ -136,7 +131,7 @@ export class NodeAgent {
    * watch open and not idle) and the last pass wrote its result. The heartbeat moves only then.
    */
   get viewIsCurrent(): boolean {
-    return this.reconciled && !this.lastPassFailed && !this.stopped && this.informers().every((i) => i.isCurrent);
+    return this.reconciled && !this.lastPassFailed && !this.loop.stopped && this.informers().every((i) => i.isCurrent);
   }
 
   /** True once a pass has made the maps equal to the desired state (readiness). */
@@ -150,7 +145,7 @@ export class NodeAgent {
 
   /** One full pass: desired state from the caches, difference written, refusals reported. */
   reconcile(): DesiredState | undefined {
-    if (!this.synced || this.stopped) return undefined;
+    if (!this.loop.running) return undefined;
     // Everything changed so far is read now.
     this.fullPassPending = false;
     this.changedAdvertisements.clear();
@@ -202,7 +197,7 @@ export class NodeAgent {
    * lose their last advertisement are written (removals first, as in writer.ts).
    */
   private reconcileAdvertisements(): void {
-    if (!this.synced || this.stopped) return;
+    if (!this.loop.running) return;
     const subnets = interfaceSubnets(this.iface);
     const names = [...this.changedAdvertisements];
     this.changedAdvertisements.clear();
@@ -249,7 +244,7 @@ export class NodeAgent {
 
   /** Reads the counters (conflicts, metrics) and the interface; retries a failed pass. */
   poll(): void {
-    if (!this.synced || this.stopped) return;
+    if (!this.loop.running) return;
     const current = this.options.readInterface();
     // A link that is down is absent; the last known subnets stay in force meanwhile, so a flap
     // never empties the table.
@@ -301,7 +296,7 @@ export class NodeAgent {
   /** Coalesces changes into one pass: per-event when only the named ARPAdvertisements changed,
    * full otherwise (no name: a pool or network changed). */
   private schedule(advertisement?: string): void {
-    if (!this.synced || this.stopped) return;
+    if (!this.loop.running) return;
     if (advertisement === undefined) this.fullPassPending = true;
     else this.changedAdvertisements.add(advertisement);
     if (this.scheduled) return;

@@ -3,6 +3,7 @@ import { INSTALL } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
 import { parseClusterCidrs } from './cluster-prefixes';
 import { parseOwnerDaemonSet } from './uninstall';
+import { flagArgs } from '../kube/flags';
 
 export interface AgentFlags {
   /** The Node this agent answers for. @default $NODE_NAME */
@@ -240,15 +241,11 @@ export function parseAgentFlags(
   env: Readonly<Record<string, string | undefined>> = {},
 ): ParsedAgentFlags {
   const out: Mutable<AgentFlags> = { ...DEFAULT_AGENT_FLAGS, nodeName: env.NODE_NAME ?? '' };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '-h' || arg === '--help') return { help: true };
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
-    const [, given, inline] = match;
-    const name = AGENT_FLAG_ALIASES[given] ?? given;
+  for (const flag of flagArgs(argv, AGENT_FLAG_ALIASES)) {
+    if (flag === 'help') return { help: true };
+    const { given, name, inline } = flag;
     if (setBoolean(out, name, inline)) continue;
-    const value = inline ?? argv[++i];
+    const value = flag.value();
     if (name in STRING_FLAGS || name === 'xdp-mode' || name in DURATION_FLAGS) {
       if (value === undefined) throw new Error(`--${given} needs a value`);
     } else {

@@ -9,10 +9,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { EventRecorder } from '../kube/events';
 import { HealthServer } from '../kube/health';
 import { loadKubeConfig } from '../kube/kubeconfig';
-import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
+import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
-import { processIO, startupFlags, type MainIO } from '../kube/process';
+import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { isNotFound, RestClient } from '../kube/rest';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
@@ -47,12 +47,7 @@ import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
   const flags = startupFlags('juneau-agent', argv, io, parseAgentFlags, AGENT_HELP);
   if (typeof flags === 'number') return flags;
-  const logger = createLogger({
-    component: 'agent',
-    level: parseLogLevel(flags.logLevel),
-    format: parseLogFormat(flags.logFormat),
-    sink: (line) => io.stderr(line + '\n'),
-  }).child({ node: flags.nodeName });
+  const logger = processLogger('agent', flags, io).child({ node: flags.nodeName });
   let server: string | undefined;
   try {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });

@@ -25,7 +25,7 @@
 import { elasticIPAttachmentKind, elasticIPKind, externalNetworkKind, networkInterfaceKind } from '../../api';
 import type { ElasticIP, ElasticIPAttachment, ExternalNetwork, NetworkInterface } from '../../api';
 import { Informer, type ListWatchClient } from '../kube/informer';
-import { startInformerLoop, stopInformerLoop } from './informer-loop';
+import { InformerLoop } from './informer-loop';
 import { silentLogger, type Logger } from '../kube/log';
 import { juneauResource, Resources, type ResourceType } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
@@ -220,16 +220,22 @@ export class NatSync {
   /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
   private writtenPrefixes: string | undefined;
   private reportedSkipped = '';
-  private synced = false;
   private reconciled = false;
   private scheduled = false;
-  private stopped = false;
   private lastPassFailed = false;
   private reportedWaiting = '';
-  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly loop: InformerLoop;
 
   constructor(private readonly options: NatSyncOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'nat' });
+    this.loop = new InformerLoop({
+      informers: () => this.informers(),
+      logger: this.logger,
+      waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
+      firstPass: () => this.reconcile(),
+      poll: () => this.poll(),
+      pollIntervalMs: options.pollIntervalMs,
+    });
     const common = { logger: this.logger };
     this.elasticIPs = new Informer(options.client, { ...common, type: NatResources.elasticIPs });
     this.attachments = new Informer(options.client, { ...common, type: NatResources.attachments });
@@ -252,27 +258,15 @@ export class NatSync {
   /** Starts the informers, waits for them (the pinned maps translate meanwhile), writes the first
    * pass, then polls. Resolves early when stopped. */
   async start(): Promise<void> {
-    this.pollTimer = await startInformerLoop({
-      informers: this.informers(),
-      stopped: () => this.stopped,
-      logger: this.logger,
-      waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
-      synced: () => {
-        this.synced = true;
-        this.reconcile();
-      },
-      poll: () => this.poll(),
-      pollIntervalMs: this.options.pollIntervalMs,
-    });
+    await this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await stopInformerLoop(this.informers(), this.pollTimer);
+    await this.loop.stop();
   }
 
   get informersSynced(): boolean {
-    return this.informers().every((i) => i.hasSynced);
+    return this.loop.informersSynced;
   }
 
   get reconciledOnce(): boolean {
@@ -280,7 +274,7 @@ export class NatSync {
   }
 
   reconcile(): DesiredNat | undefined {
-    if (!this.synced || this.stopped) return undefined;
+    if (!this.loop.running) return undefined;
     const desired = desiredNat({
       nodeName: this.options.nodeName,
       elasticIPs: this.elasticIPs.list(),
@@ -333,7 +327,7 @@ export class NatSync {
   }
 
   poll(): void {
-    if (!this.synced || this.stopped) return;
+    if (!this.loop.running) return;
     if (this.lastPassFailed) this.reconcile();
     try {
       this.options.metrics?.observe(this.options.datapath.entries(), this.options.datapath.stats());
@@ -343,7 +337,7 @@ export class NatSync {
   }
 
   private schedule(): void {
-    if (!this.synced || this.scheduled || this.stopped) return;
+    if (!this.loop.running || this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;

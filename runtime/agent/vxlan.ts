@@ -4,8 +4,8 @@
 // redirects to it, as Cilium does with cilium_vxlan; on the pod's node tc_nat_tun reads the key of
 // what it decapsulated. Learning is off: nothing is forwarded by an FDB, only by the programs.
 import { constants as osConstants } from 'node:os';
-import type { LibraryHandle } from 'koffi';
 import { koffi } from './koffi';
+import { libc } from './libc-socket';
 import { LibbpfError, ifNameToIndex } from './bpf/libbpf';
 
 /** The device's name and UDP port (IANA's VXLAN port, RFC 7348). */
@@ -27,23 +27,6 @@ const IFLA_INFO = { KIND: 1, DATA: 2 } as const;
 const IFLA_VXLAN = { LEARNING: 7, PORT: 15, COLLECT_METADATA: 25 } as const;
 const NLMSG_HDRLEN = 16;
 const IFINFOMSG_LEN = 16;
-
-function declareLibc(lib: LibraryHandle) {
-  return {
-    socket: lib.func('int socket(int domain, int type, int protocol)'),
-    send: lib.func('intptr_t send(int fd, void *buf, size_t len, int flags)'),
-    recv: lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)'),
-    close: lib.func('int close(int fd)'),
-  };
-}
-
-// One binding per process, shared by every copy of this module (Jest evaluates modules per file).
-const LOADED = Symbol.for('juneau.agent.vxlan.libc');
-function libc(): ReturnType<typeof declareLibc> {
-  const store = globalThis as { [LOADED]?: ReturnType<typeof declareLibc> };
-  store[LOADED] ??= declareLibc(koffi.load('libc.so.6'));
-  return store[LOADED];
-}
 
 const align4 = (n: number) => (n + 3) & ~3;
 

@@ -1,5 +1,6 @@
 /** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
 import { validateTimings } from '../kube/leader-election';
+import { flagArgs } from '../kube/flags';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -143,13 +144,9 @@ export function parseFlags(
     ...DEFAULT_FLAGS,
     leaderElectionNamespace: env.POD_NAMESPACE || DEFAULT_FLAGS.leaderElectionNamespace,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '-h' || arg === '--help') return { help: true };
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new Error(`unexpected argument '${arg}' (see --help)`);
-    const [, given, inline] = match;
-    const name = FLAG_ALIASES[given] ?? given;
+  for (const flag of flagArgs(argv, FLAG_ALIASES)) {
+    if (flag === 'help') return { help: true };
+    const { given, name, inline } = flag;
     if (name === 'leader-elect') {
       if (inline !== undefined && inline !== 'true' && inline !== 'false')
         throw new Error(`--leader-elect must be true or false, not '${inline}'`);
@@ -158,14 +155,14 @@ export function parseFlags(
     }
     const duration = DURATION_FLAGS[name];
     if (duration) {
-      const value = inline ?? argv[++i];
+      const value = flag.value();
       if (value === undefined) throw new Error(`--${name} needs a value`);
       out[duration] = duration === 'agentLeaseGraceMs' ? parseGrace(value) : parseDuration(value, `--${name}`);
       continue;
     }
     const key = STRING_FLAGS[name];
     if (!key) throw new Error(`unknown flag --${given} (see --help)`);
-    const value = inline ?? argv[++i];
+    const value = flag.value();
     if (value === undefined) throw new Error(`--${given} needs a value`);
     if (key === 'workers') {
       if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);

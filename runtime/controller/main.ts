@@ -13,9 +13,9 @@ import { EventRecorder } from '../kube/events';
 import { HealthServer } from '../kube/health';
 import { LeaderElector, restLeaseClient } from '../kube/leader-election';
 import { loadKubeConfig } from '../kube/kubeconfig';
-import { createLogger, parseLogFormat, parseLogLevel, type Logger } from '../kube/log';
+import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
-import { processIO, startupFlags, type MainIO } from '../kube/process';
+import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
 import { SharedInformers } from '../kube/shared-informers';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
@@ -32,12 +32,7 @@ import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
   const flags = startupFlags('juneau-controller', argv, io, parseFlags, HELP);
   if (typeof flags === 'number') return flags;
-  const logger = createLogger({
-    component: 'controller',
-    level: parseLogLevel(flags.logLevel),
-    format: parseLogFormat(flags.logFormat),
-    sink: (line) => io.stderr(line + '\n'),
-  });
+  const logger = processLogger('controller', flags, io);
   let kubeConfig: KubeConfig | undefined;
   try {
     kubeConfig = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env }).kubeConfig;

@@ -3,7 +3,7 @@
  * streams and stop signal, `--version`, `--help`, and flags parsed with the log settings checked,
  * so a bad flag is one line on stderr and exit code 2.
  */
-import { parseLogFormat, parseLogLevel } from './log';
+import { createLogger, parseLogFormat, parseLogLevel, type Logger } from './log';
 import { versionLine, wantsVersion } from './version';
 
 export interface MainIO {
@@ -57,4 +57,19 @@ export function startupFlags<F extends { readonly logLevel: string; readonly log
     io.stderr(`${binary}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
+}
+
+/** The binary's logger: the level and format its (already checked) flags name, one line per entry
+ * on stderr. */
+export function processLogger(
+  component: string,
+  flags: { readonly logLevel: string; readonly logFormat: string },
+  io: MainIO,
+): Logger {
+  return createLogger({
+    component,
+    level: parseLogLevel(flags.logLevel),
+    format: parseLogFormat(flags.logFormat),
+    sink: (line) => io.stderr(line + '\n'),
+  });
 }

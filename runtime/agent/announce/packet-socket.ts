@@ -4,8 +4,8 @@
 // AGENT_CAPABILITIES says why the agent has it). Opened only when an address is to be announced
 // (FO-1), so an agent whose networks all leave it off never opens one.
 import { constants as osConstants } from 'node:os';
-import type { LibraryHandle } from 'koffi';
 import { koffi } from '../koffi';
+import { libc } from '../libc-socket';
 import { LibbpfError } from '../bpf/libbpf';
 import { ETH_P_ARP } from './frames';
 
@@ -17,24 +17,6 @@ const MSG_DONTWAIT = 0x40;
 /** struct sockaddr_ll: family u16, protocol be16, ifindex i32, hatype u16, pkttype u8, halen u8, addr[8]. */
 const SOCKADDR_LL_SIZE = 20;
 const MAX_FRAME = 1518;
-
-function declareLibc(lib: LibraryHandle) {
-  return {
-    socket: lib.func('int socket(int domain, int type, int protocol)'),
-    bind: lib.func('int bind(int fd, void *addr, uint32_t len)'),
-    send: lib.func('intptr_t send(int fd, void *buf, size_t len, int flags)'),
-    recv: lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)'),
-    close: lib.func('int close(int fd)'),
-  };
-}
-
-// One binding per process, shared by every copy of this module (Jest evaluates modules per file).
-const LOADED = Symbol.for('juneau.agent.announce.libc');
-function libc(): ReturnType<typeof declareLibc> {
-  const store = globalThis as { [LOADED]?: ReturnType<typeof declareLibc> };
-  store[LOADED] ??= declareLibc(koffi.load('libc.so.6'));
-  return store[LOADED];
-}
 
 /** The socket interface the announcer needs; tests of the ordering pass a fake. */
 export interface FrameSocket {

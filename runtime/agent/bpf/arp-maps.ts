@@ -3,7 +3,7 @@
 // and tests read and write the same maps the running XDP program uses. Knows no Kubernetes:
 // it takes addresses, prefixes, MACs and ifindexes.
 import * as path from 'node:path';
-import { BpfMap } from './map';
+import { BpfMap, reasonStats } from './map';
 import * as layout from './layout';
 import type { ArpEntry, GuardAction, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';
 import { numPossibleCpus } from './libbpf';
@@ -394,14 +394,7 @@ export class ArpMaps {
 
   /** Packets per reason, summed over CPUs. */
   stats(): Record<ReasonName, bigint> {
-    const bytes = layout.perCpuValueSize(layout.STATS_VALUE.size, this.cpus);
-    const out = {} as Record<ReasonName, bigint>;
-    for (const [name, slot] of Object.entries(layout.REASONS)) {
-      if (name === 'JUNEAU_REASON_MAX') continue;
-      const value = this.statsMap.lookup(layout.encodeStatsKey(slot), bytes);
-      out[name as ReasonName] = value ? layout.sumPerCpuStats(value, this.cpus) : 0n;
-    }
-    return out;
+    return reasonStats(this.statsMap, layout.REASONS, 'JUNEAU_REASON_MAX', this.cpus);
   }
 
   close(): void {

@@ -287,18 +287,28 @@ export interface ProgInfo {
 const PROG_INFO_LEN = 80;
 
 export function progInfo(fd: number): ProgInfo {
-  const info = Buffer.alloc(PROG_INFO_LEN);
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(PROG_INFO_LEN);
-  check('bpf_obj_get_info_by_fd', lib().bpf.bpf_obj_get_info_by_fd(fd, info, len), `fd ${fd}`);
-  const name = info.subarray(64, 80);
-  const nul = name.indexOf(0);
+  const info = objectInfo(fd, PROG_INFO_LEN);
   return {
     type: info.readUInt32LE(0),
     id: info.readUInt32LE(4),
     tag: info.subarray(8, 16).toString('hex'),
-    name: name.subarray(0, nul < 0 ? name.length : nul).toString('latin1'),
+    name: cString(info.subarray(64, 80)),
   };
+}
+
+/** bpf_obj_get_info_by_fd into a buffer of `length` bytes (a prefix of the kernel's struct). */
+function objectInfo(fd: number, length: number): Buffer {
+  const info = Buffer.alloc(length);
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(length);
+  check('bpf_obj_get_info_by_fd', lib().bpf.bpf_obj_get_info_by_fd(fd, info, len), `fd ${fd}`);
+  return info;
+}
+
+/** A NUL-terminated char array (the whole array when it has no NUL). */
+function cString(chars: Buffer): string {
+  const nul = chars.indexOf(0);
+  return chars.subarray(0, nul < 0 ? chars.length : nul).toString('latin1');
 }
 
 export interface BpfMapInfo {
@@ -316,12 +326,7 @@ export interface BpfMapInfo {
 const MAP_INFO_LEN = 40;
 
 export function mapInfo(fd: number): BpfMapInfo {
-  const info = Buffer.alloc(MAP_INFO_LEN);
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(MAP_INFO_LEN);
-  check('bpf_obj_get_info_by_fd', lib().bpf.bpf_obj_get_info_by_fd(fd, info, len), `fd ${fd}`);
-  const name = info.subarray(24, 40);
-  const nul = name.indexOf(0);
+  const info = objectInfo(fd, MAP_INFO_LEN);
   return {
     type: info.readUInt32LE(0),
     id: info.readUInt32LE(4),
@@ -329,7 +334,7 @@ export function mapInfo(fd: number): BpfMapInfo {
     valueSize: info.readUInt32LE(12),
     maxEntries: info.readUInt32LE(16),
     flags: info.readUInt32LE(20),
-    name: name.subarray(0, nul < 0 ? name.length : nul).toString('latin1'),
+    name: cString(info.subarray(24, 40)),
   };
 }
 

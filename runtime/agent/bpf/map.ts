@@ -1,6 +1,7 @@
 // A BPF map reached by file descriptor: typed byte-level operations over the libbpf binding.
 // Knows nothing of what the bytes mean; layout.ts does.
 import * as libbpf from './libbpf';
+import * as layout from './layout';
 
 /** What the kernel reports of a map (bpf_map_info); the name is at most 15 characters (external_arp_table shows as external_arp_ta). */
 export type MapInfo = libbpf.BpfMapInfo;
@@ -129,4 +130,22 @@ export class BpfMap {
     if (buf.length !== size) throw new Error(`${this.path}: ${what} is ${buf.length} bytes, map expects ${size}`);
     return buf;
   }
+}
+
+/** A per-CPU stats map (ARP or NAT) read as packets per exit reason, summed over CPUs; `max` (the
+ * number of reasons) is no reason and is skipped. */
+export function reasonStats<R extends Readonly<Record<string, number>>, M extends keyof R>(
+  statsMap: BpfMap,
+  reasons: R,
+  max: M,
+  cpus: number,
+): Record<Exclude<keyof R, M>, bigint> {
+  const bytes = layout.perCpuValueSize(layout.STATS_VALUE.size, cpus);
+  const out = {} as Record<Exclude<keyof R, M>, bigint>;
+  for (const [name, slot] of Object.entries(reasons)) {
+    if (name === max) continue;
+    const value = statsMap.lookup(layout.encodeStatsKey(slot), bytes);
+    out[name as Exclude<keyof R, M>] = value ? layout.sumPerCpuStats(value, cpus) : 0n;
+  }
+  return out;
 }

@@ -11,13 +11,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ipv4FromBytes, ipv4ToBytes } from './addr';
-import { BpfMap } from './map';
+import { BpfMap, reasonStats } from './map';
 import { BpfObject } from './object';
 import * as libbpf from './libbpf';
 import { TC_ATTACH, type TcFilter } from './libbpf';
 import * as layout from './layout';
 import type { NatCounters, NatReasonName, Prefix } from './layout';
-import { ensureBpffs, findBuiltObject } from './responder';
+import { ensureBpffs, findBuiltObject, unlinkIfPresent } from './responder';
 
 /** Handles and priority of the Juneau NAT filters: priority 1 runs them before filters others add
  * at the default priorities. 0x4a4e is "JN"; tc_nat_pod has its own handle, so an interface that
@@ -197,14 +197,6 @@ function pin(progFd: number, pinPath: string): void {
   unlinkIfPresent(tmp);
   libbpf.objPin(progFd, tmp);
   fs.renameSync(tmp, pinPath);
-}
-
-function unlinkIfPresent(file: string): void {
-  try {
-    fs.unlinkSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
 }
 
 export interface NatSyncResult {
@@ -479,14 +471,7 @@ export class NatMaps {
 
   /** Exit reasons of the NAT programs, summed over CPUs. */
   stats(): Record<NatReasonName, bigint> {
-    const out = {} as Record<NatReasonName, bigint>;
-    const size = layout.perCpuValueSize(layout.STATS_VALUE.size, this.cpus);
-    for (const [name, slot] of Object.entries(layout.NAT_REASONS)) {
-      if (name === 'JUNEAU_NAT_REASON_MAX') continue;
-      const value = this.statsMap.lookup(layout.encodeStatsKey(slot), size);
-      out[name as NatReasonName] = value ? layout.sumPerCpuStats(value, this.cpus) : 0n;
-    }
-    return out;
+    return reasonStats(this.statsMap, layout.NAT_REASONS, 'JUNEAU_NAT_REASON_MAX', this.cpus);
   }
 
   close(): void {

@@ -324,7 +324,7 @@ export function removePins(pinDir: string = DEFAULT_PIN_DIR): void {
 }
 
 // Pins are unlinked one by one: fs.rmSync stats paths in ways bpffs refuses.
-function unlinkIfPresent(file: string): void {
+export function unlinkIfPresent(file: string): void {
   try {
     fs.unlinkSync(file);
   } catch (err) {

@@ -7,6 +7,7 @@
  * value; it becomes firm when its claim arrives from the informer, and is dropped by
  * `release` (the create failed) or by `expireTentative` (a claim that was never seen).
  */
+import { API_VERSION } from '../../../api';
 import { parseIPv4, type AddressRange } from '../../../api/validation';
 import { ValuePool } from './value-pool';
 
@@ -24,6 +25,15 @@ export interface Holder {
   readonly namespace?: string;
   readonly name: string;
   readonly uid?: string;
+}
+
+/** The Holder that is one of Juneau's own objects (a ServiceLoadBalancer, an ElasticIP). */
+export function juneauHolder(
+  kind: string,
+  object: { readonly metadata: { readonly namespace?: string; readonly name?: string; readonly uid?: string } },
+): Holder {
+  const { namespace, name, uid } = object.metadata;
+  return { apiVersion: API_VERSION, kind, namespace, name: name ?? '', uid };
 }
 
 /** An AllocationClaim reduced to what the index needs. */

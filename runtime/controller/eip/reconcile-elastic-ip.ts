@@ -7,14 +7,14 @@
  * Contract: NotFound in the cache → the object is gone (claims it held without our finalizer are
  * released once no NIC references it); API errors are thrown and retried with backoff.
  */
-import { API_VERSION, FINALIZERS } from '../../../api';
+import { FINALIZERS } from '../../../api';
 import { formatIPv4 } from '../../../api/validation';
 import { addFinalizer, applyStatus, hasFinalizer, removeFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { isNotFound } from '../../kube/rest';
 import { splitKey } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import type { Holder } from '../allocator/allocator-index';
+import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { poolViews, sameJson, type ControllerContext } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
@@ -61,13 +61,7 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
 }
 
 export function holderOf(eip: { metadata: { namespace?: string; name?: string; uid?: string } }): Holder {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'ElasticIP',
-    namespace: eip.metadata.namespace,
-    name: eip.metadata.name ?? '',
-    uid: eip.metadata.uid,
-  };
+  return juneauHolder('ElasticIP', eip);
 }
 
 function requestOf(ctx: EipContext, eip: ElasticIPObject): RequestDecision {

@@ -11,7 +11,7 @@ import { Resources } from '../../kube/resources';
 import { deleteIgnoringNotFound, isNotFound } from '../../kube/rest';
 import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import type { ClaimRecord, Holder } from '../allocator/allocator-index';
+import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
 import { CACHE_INDEX, poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
@@ -98,13 +98,7 @@ async function ensureServiceLoadBalancer(
 }
 
 function holderOf(slb: Slb): Holder {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'ServiceLoadBalancer',
-    namespace: slb.metadata.namespace,
-    name: slb.metadata.name ?? '',
-    uid: slb.metadata.uid,
-  };
+  return juneauHolder('ServiceLoadBalancer', slb);
 }
 
 /**
