@@ -354,10 +354,22 @@ export async function runControllers(
     startReplica(cluster, 'scale-b', logDir, profile),
   ];
   const deadline = t0 + timeoutMs;
+  // A replica that loses its Lease exits by design (a CPU-starved one misses its renew deadline);
+  // with none left nothing becomes Ready, so the run fails then instead of at its timeout.
+  const noneLeft = () =>
+    replicas.every((r) => r.child.exitCode !== null || r.child.signalCode !== null) &&
+    `every controller replica exited (their logs: ${logDir})`;
+  const allExited = Promise.all(replicas.map((r) => r.exited)).then((): typeof ALL_EXITED => ALL_EXITED);
   try {
-    const holder = await poll(deadline, 'a leader', leaseHolder);
+    const holder = await poll(deadline, 'a leader', leaseHolder, 250, noneLeft);
     const leader = replicas.find((r) => holder.startsWith(`${r.name}_`))!;
-    await poll(deadline, `${count} of ${2 * count} objects Ready`, () => watch.ready() >= count || undefined, 100);
+    await poll(
+      deadline,
+      `${count} of ${2 * count} objects Ready`,
+      () => watch.ready() >= count || undefined,
+      100,
+      noneLeft,
+    );
     await stopReplica(leader, 'SIGKILL');
     const killedAt = Date.now();
     log(`  leader ${leader.name} SIGKILLed at ${seconds(killedAt - t0)} with ${watch.ready()} of ${2 * count} Ready`);
@@ -366,13 +378,17 @@ export async function runControllers(
       'the standby to take the Lease',
       async () => ((await leaseHolder()) !== holder ? leaseHolder() : undefined),
       250,
+      noneLeft,
     );
     const takeoverMs = Date.now() - killedAt;
     log(`  standby leading (${next}) after ${seconds(takeoverMs)}`);
+    let timer: NodeJS.Timeout | undefined;
     const t1 = await Promise.race([
       watch.all,
-      new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, deadline - Date.now()))),
-    ]);
+      allExited,
+      new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, deadline - Date.now())))),
+    ]).finally(() => clearTimeout(timer));
+    if (t1 === ALL_EXITED) throw new Error(`${noneLeft()} with ${watch.ready()} of ${2 * count} Ready`);
     if (t1 === undefined)
       fail(
         `${2 * count - watch.ready()} of ${2 * count} objects never became Ready/Available within ${seconds(timeoutMs)}`,
@@ -394,15 +410,22 @@ export async function runControllers(
   }
 }
 
+const ALL_EXITED = Symbol('every replica exited');
+
+/** Polls `check` until it gives a value; throws at the deadline, or as soon as `gone` says why
+ * waiting is pointless. */
 async function poll<T>(
   deadline: number,
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
   intervalMs = 250,
+  gone: () => string | false = () => false,
 ): Promise<T> {
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
+    const why = gone();
+    if (why) throw new Error(`${why} while waiting for ${what}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(intervalMs);
   }
