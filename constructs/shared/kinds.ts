@@ -3,15 +3,7 @@
  * Each function takes plain values and returns the object or the list of problems; the front-ends
  * only decide how to report them (cdk8s: node.addValidation at synth; Pulumi: an error at preview).
  */
-import {
-  AddressPool,
-  ALL_KINDS,
-  API_VERSION,
-  ElasticIP,
-  ElasticIPAttachment,
-  ExternalNetwork,
-  AdvertiseMode,
-} from '../../api';
+import { AddressPool, ALL_KINDS, API_VERSION, ElasticIP, ElasticIPAttachment, ExternalNetwork } from '../../api';
 import {
   AddressRequestDeclaration,
   checkNetworkSpec,
@@ -36,18 +28,19 @@ const juneauObject = <Spec>(kind: string, name: string, metadata: ObjectMetadata
   spec,
 });
 
+/**
+ * What a front-end passes to render a kind whose input is its spec as written: the spec's fields
+ * (typed by api/kinds, their one source of truth) and the object's metadata.
+ */
+type ObjectInput<Spec> = Readonly<Spec> & { readonly metadata?: ObjectMetadataInput };
+
 /** Prefixes each issue's message with the object it is about, so a list of many errors is readable. */
 export const about = (what: string, issues: readonly ValidationIssue[]): ValidationIssue[] =>
   issues.map((i) => ({ ...i, message: `${i.message} [${what}]` }));
 
 // ---- AddressPool --------------------------------------------------------------------------------
 
-export interface AddressPoolInput {
-  readonly metadata?: ObjectMetadataInput;
-  readonly advertiseMode: AdvertiseMode;
-  readonly addresses: readonly string[];
-  readonly avoidBuggyIPs?: boolean;
-}
+export type AddressPoolInput = ObjectInput<AddressPool['spec']>;
 
 export function renderAddressPool(name: string, input: AddressPoolInput): AddressPool {
   return juneauObject('AddressPool', name, input.metadata, {
@@ -83,11 +76,8 @@ export const poolView = (p: AddressPool): PoolView => ({
 
 // ---- ExternalNetwork ----------------------------------------------------------------------------
 
-export interface ExternalNetworkInput {
-  readonly metadata?: ObjectMetadataInput;
-  readonly type: AdvertiseMode;
-  /** Pool names, in order. */
-  readonly addressPools: readonly string[];
+/** The spec with FO-1's `arp.announceOnMove` given flat, as both front-ends take it. */
+export interface ExternalNetworkInput extends ObjectInput<Omit<ExternalNetwork['spec'], 'arp'>> {
   /** FO-1: rendered as `spec.arp.announceOnMove` when set (true or false); absent otherwise. */
   readonly announceOnMove?: boolean;
 }
@@ -136,11 +126,7 @@ export function validateExternalNetwork(
 
 // ---- ElasticIP ----------------------------------------------------------------------------------
 
-export interface ElasticIPInput {
-  readonly metadata?: ObjectMetadataInput;
-  readonly externalNetwork: string;
-  readonly requestedIP?: string;
-}
+export type ElasticIPInput = ObjectInput<ElasticIP['spec']>;
 
 export function renderElasticIP(name: string, input: ElasticIPInput): ElasticIP {
   const spec: ElasticIP['spec'] = { externalNetwork: input.externalNetwork };
@@ -194,11 +180,7 @@ export function checkRequestedAddress(
 
 // ---- ElasticIPAttachment ------------------------------------------------------------------------
 
-export interface ElasticIPAttachmentInput {
-  readonly metadata?: ObjectMetadataInput;
-  readonly elasticIP: string;
-  readonly networkInterface: string;
-}
+export type ElasticIPAttachmentInput = ObjectInput<ElasticIPAttachment['spec']>;
 
 export function renderElasticIPAttachment(name: string, input: ElasticIPAttachmentInput): ElasticIPAttachment {
   return juneauObject('ElasticIPAttachment', name, input.metadata, {

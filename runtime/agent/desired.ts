@@ -8,6 +8,10 @@ import { isIpv4 } from './bpf/addr';
 import { parsePoolItem, poolItemsToPrefixes, prefixContains, formatPrefix } from './bpf/prefixes';
 import type { GuardRules, Prefix } from './bpf';
 import { interfaceSubnets, type LocalInterface } from './interface';
+import type { NetworkView as NetworkSpecView, PoolView } from '../../api/validation';
+
+/** What the agent reads of an AddressPool: the view validation reads. */
+export type { PoolView };
 
 /** What the agent reads of an ARPAdvertisement. */
 export interface AdvertisementView {
@@ -17,16 +21,8 @@ export interface AdvertisementView {
   readonly externalNetwork: string;
 }
 
-export interface PoolView {
-  readonly name: string;
-  readonly advertiseMode: string;
-  readonly addresses: readonly string[];
-}
-
-export interface NetworkView {
-  readonly name: string;
-  readonly type: string;
-  readonly addressPools: readonly string[];
+/** What the agent reads of an ExternalNetwork: validation's view, with FO-1's `spec.arp.announceOnMove` flat. */
+export interface NetworkView extends Omit<NetworkSpecView, 'arp'> {
   /** FO-1: `spec.arp.announceOnMove`. @default false */
   readonly announceOnMove?: boolean;
 }
