@@ -22,11 +22,11 @@ describe('RuntimeMetrics', () => {
       throw new TerminalError('spec is invalid');
     });
     await expect(invalid('ns/e')).rejects.toThrow('spec is invalid');
+    const perResult = { success: 2, requeue: 1, error: 1, terminal: 1 };
     await expectExposition(metrics, [
-      'juneau_reconcile_total{controller="slb",result="success"} 2',
-      'juneau_reconcile_total{controller="slb",result="requeue"} 1',
-      'juneau_reconcile_total{controller="slb",result="error"} 1',
-      'juneau_reconcile_total{controller="slb",result="terminal"} 1',
+      ...Object.entries(perResult).map(
+        ([result, n]) => `juneau_reconcile_total{controller="slb",result="${result}"} ${n}`,
+      ),
       'juneau_reconcile_duration_seconds_count{controller="slb"} 5',
     ]);
   });
