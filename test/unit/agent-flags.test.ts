@@ -25,22 +25,22 @@ describe('juneau-agent flags', () => {
   });
 
   test('defaults: ports and bpffs of the install manifest, protections on, no detach, 5 s poll', () => {
-    const parsed = parseAgentFlags([], env);
-    expect(parsed.help).toBe(false);
-    if (parsed.help) return;
-    expect(parsed.flags).toMatchObject({
-      nodeName: 'node-a',
-      nodeIngressIface: undefined,
-      kubeconfig: undefined,
-      metricsAddr: `127.0.0.1:${INSTALL.ports.agentMetrics}`,
-      healthAddr: `127.0.0.1:${INSTALL.ports.agentHealth}`,
-      xdpMode: 'auto',
-      bpffs: INSTALL.bpffsPath,
-      guard: true,
-      conflictDetection: true,
-      detachOnExit: false,
-      pollIntervalMs: 5000,
-    });
+    // The documented defaults, spelled out on the command line, change nothing.
+    const documented = [
+      `--metrics-bind-address=127.0.0.1:${INSTALL.ports.agentMetrics}`,
+      `--health-probe-bind-address=127.0.0.1:${INSTALL.ports.agentHealth}`,
+      '--xdp-mode=auto',
+      `--bpffs=${INSTALL.bpffsPath}`,
+      '--guard',
+      '--conflict-detection',
+      '--detach-on-exit=false',
+      '--poll-interval=5s',
+      // Empty is none: in-cluster, and the interface holding the Node's InternalIP.
+      '--kubeconfig=',
+      '--node-ingress-iface=',
+    ];
+    expect(parseAgentFlags([], env)).toEqual(parseAgentFlags(documented, env));
+    expect(parseAgentFlags([], env)).toMatchObject({ flags: { nodeName: 'node-a', kubeconfig: undefined } });
   });
 
   test('--node-name wins over NODE_NAME; space-separated values work', () => {

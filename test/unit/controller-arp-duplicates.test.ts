@@ -6,11 +6,13 @@ import {
   type AdvertisementView,
 } from '../../runtime/controller/arp/duplicates';
 
+/** Created `second` seconds after the first (2026-01-01T00:00:00Z, every object's by default). */
+const createdAt = (second: number) => ({ creationTimestamp: `2026-01-01T00:00:${String(second).padStart(2, '0')}Z` });
 const ad = (name: string, o: Partial<AdvertisementView> = {}): AdvertisementView => ({
   name,
   address: '198.18.120.9',
   nodeName: `node-${name}`,
-  creationTimestamp: '2026-01-01T00:00:00Z',
+  ...createdAt(0),
   generation: 1,
   ...o,
 });
@@ -25,9 +27,9 @@ const flagged = (o: Partial<NonNullable<AdvertisementView['unique']>> = {}) => (
 describe('duplicateSets (ARP-4)', () => {
   it('ARP-4: keeps only addresses with two or more objects, oldest first (creationTimestamp, then name)', () => {
     const sets = duplicateSets([
-      ad('b', { creationTimestamp: '2026-01-01T00:00:01Z' }),
+      ad('b', createdAt(1)),
       ad('c'),
-      ad('a', { creationTimestamp: '2026-01-01T00:00:01Z' }),
+      ad('a', createdAt(1)),
       ad('alone', { address: '198.18.120.10' }),
     ]);
     expect([...sets.keys()]).toEqual(['198.18.120.9']);
@@ -41,11 +43,7 @@ describe('duplicateSets (ARP-4)', () => {
 
 describe('decideUniqueness (ARP-4)', () => {
   it('ARP-4: flags every member, the first too, each message naming the others and which one was first; one Warning each', () => {
-    const decisions = decideUniqueness([
-      ad('second', { creationTimestamp: '2026-01-01T00:00:05Z' }),
-      ad('first'),
-      ad('third', { creationTimestamp: '2026-01-01T00:00:07Z' }),
-    ]);
+    const decisions = decideUniqueness([ad('second', createdAt(5)), ad('first'), ad('third', createdAt(7))]);
     expect(decisions.map((d) => d.name)).toEqual(['first', 'second', 'third']);
     for (const d of decisions) {
       expect(d.condition).toMatchObject({
@@ -80,7 +78,7 @@ describe('decideUniqueness (ARP-4)', () => {
     const decisions = decideUniqueness([
       ad('a', { unique: flagged() }),
       ad('b', { unique: flagged() }),
-      ad('c', { creationTimestamp: '2026-01-01T00:00:09Z' }),
+      ad('c', createdAt(9)),
     ]);
     expect(decisions.map((d) => d.event?.type)).toEqual([undefined, undefined, 'Warning']);
     expect(decisions[0].condition!.message).toContain('b (node node-b), c (node node-c)');

@@ -1,4 +1,4 @@
-import { DEFAULT_FLAGS, HELP, parseFlags } from '../../runtime/controller/flags';
+import { DEFAULT_FLAGS, HELP, parseFlags, type ControllerFlags } from '../../runtime/controller/flags';
 import { main } from '../../runtime/controller/main';
 
 describe('juneau-controller flags', () => {
@@ -10,27 +10,18 @@ describe('juneau-controller flags', () => {
   });
 
   it('parses --flag value and --flag=value, and --leader-elect=false', () => {
-    const parsed = parseFlags([
-      '--kubeconfig',
-      '/k',
-      '--leader-elect=false',
-      '--metrics-addr=:9090',
-      '--health-addr',
-      '127.0.0.1:9091',
-      '--leader-election-namespace=x',
-      '--workers=8',
-    ]);
-    expect(parsed).toEqual({
+    // One row a flag: its arguments and the field they set; given together, they set all of them.
+    const given: Array<[string[], Partial<ControllerFlags>]> = [
+      [['--kubeconfig', '/k'], { kubeconfig: '/k' }],
+      [['--leader-elect=false'], { leaderElect: false }],
+      [['--metrics-addr=:9090'], { metricsAddr: ':9090' }],
+      [['--health-addr', '127.0.0.1:9091'], { healthAddr: '127.0.0.1:9091' }],
+      [['--leader-election-namespace=x'], { leaderElectionNamespace: 'x' }],
+      [['--workers=8'], { workers: 8 }],
+    ];
+    expect(parseFlags(given.flatMap(([argv]) => argv))).toEqual({
       help: false,
-      flags: {
-        ...DEFAULT_FLAGS,
-        kubeconfig: '/k',
-        leaderElect: false,
-        metricsAddr: ':9090',
-        healthAddr: '127.0.0.1:9091',
-        leaderElectionNamespace: 'x',
-        workers: 8,
-      },
+      flags: Object.assign({ ...DEFAULT_FLAGS }, ...given.map(([, set]) => set)),
     });
   });
 

@@ -77,76 +77,47 @@ describe('ExternalNetwork admission (EN-3, EN-4, EN-5)', () => {
     pool('p2', 'arp', ['10.0.1.0/24']),
     pool('b1', 'bgp', ['10.0.2.0/24']),
   ];
+  // Every case reads these pools; what varies is the request and the other networks.
+  const admit = (request: AdmissionRequest<ExternalNetworkObject>, externalNetworks: ExternalNetworkObject[]) =>
+    checkExternalNetworkAdmission(request, { externalNetworks, addressPools: pools });
 
   it('EN-4: allows a network whose pools no other network lists', () => {
-    expect(
-      checkExternalNetworkAdmission(req('CREATE', network('a', 'arp', ['p1'])), {
-        externalNetworks: [network('b', 'arp', ['p2'])],
-        addressPools: pools,
-      }).allowed,
-    ).toBe(true);
+    expect(admit(req('CREATE', network('a', 'arp', ['p1'])), [network('b', 'arp', ['p2'])]).allowed).toBe(true);
   });
 
   it('EN-4: refuses a pool listed by another network, naming that network and the field', () => {
-    const d = denial(
-      checkExternalNetworkAdmission(req('CREATE', network('a', 'arp', ['p2', 'p1'])), {
-        externalNetworks: [network('b', 'arp', ['p1'])],
-        addressPools: pools,
-      }),
-    );
+    const d = denial(admit(req('CREATE', network('a', 'arp', ['p2', 'p1'])), [network('b', 'arp', ['p1'])]));
     expect(d.reason).toBe('Forbidden');
     expect(d.message).toContain('spec.addressPools[1]: "p1" is already listed by ExternalNetwork b');
     expect(d.message).toContain('(EN-4)');
   });
 
   it('EN-4: a network being deleted still holds its pools', () => {
-    const d = denial(
-      checkExternalNetworkAdmission(req('CREATE', network('a', 'arp', ['p1'])), {
-        externalNetworks: [network('old', 'arp', ['p1'], true)],
-        addressPools: pools,
-      }),
-    );
+    const d = denial(admit(req('CREATE', network('a', 'arp', ['p1'])), [network('old', 'arp', ['p1'], true)]));
     expect(d.message).toContain('ExternalNetwork old (it is being deleted');
   });
 
   it('EN-4: the network itself (an update of its own spec) is not a conflict', () => {
     const a = network('a', 'arp', ['p1']);
     const updated = network('a', 'arp', ['p1', 'p2']);
-    expect(
-      checkExternalNetworkAdmission(req('UPDATE', updated, a), { externalNetworks: [a], addressPools: pools }).allowed,
-    ).toBe(true);
+    expect(admit(req('UPDATE', updated, a), [a]).allowed).toBe(true);
   });
 
   it('EN-5: any update of a network that shares a pool from before the rule is refused, even one not touching addressPools', () => {
     const a = network('a', 'arp', ['p1']);
     const relabelled: ExternalNetworkObject = { ...a, metadata: { ...a.metadata, labels: { team: 'x' } } };
-    const d = denial(
-      checkExternalNetworkAdmission(req('UPDATE', relabelled, a), {
-        externalNetworks: [a, network('b', 'arp', ['p1'])],
-        addressPools: pools,
-      }),
-    );
+    const d = denial(admit(req('UPDATE', relabelled, a), [a, network('b', 'arp', ['p1'])]));
     expect(d.message).toContain('ExternalNetwork b');
     expect(d.message).toContain('(EN-5)');
   });
 
   it('EN-5: an update while the network is being deleted (finalizer removal) is allowed', () => {
     const a = network('a', 'arp', ['p1'], true);
-    expect(
-      checkExternalNetworkAdmission(req('UPDATE', a, a), {
-        externalNetworks: [a, network('b', 'arp', ['p1'])],
-        addressPools: pools,
-      }).allowed,
-    ).toBe(true);
+    expect(admit(req('UPDATE', a, a), [a, network('b', 'arp', ['p1'])]).allowed).toBe(true);
   });
 
   it('EN-3: refuses a pool whose advertiseMode differs from the type, naming the pool; missing pools are not an error', () => {
-    const d = denial(
-      checkExternalNetworkAdmission(req('CREATE', network('a', 'arp', ['p1', 'b1', 'missing'])), {
-        externalNetworks: [],
-        addressPools: pools,
-      }),
-    );
+    const d = denial(admit(req('CREATE', network('a', 'arp', ['p1', 'b1', 'missing'])), []));
     expect(d.reason).toBe('Invalid');
     expect(d.message).toBe(
       'spec.addressPools[1]: "b1" is an AddressPool with advertiseMode bgp, but ExternalNetwork a has type arp (EN-3)',
@@ -154,12 +125,7 @@ describe('ExternalNetwork admission (EN-3, EN-4, EN-5)', () => {
   });
 
   it('EN-4 and EN-3 together: Forbidden, both named', () => {
-    const d = denial(
-      checkExternalNetworkAdmission(req('CREATE', network('a', 'arp', ['p1', 'b1'])), {
-        externalNetworks: [network('b', 'arp', ['p1'])],
-        addressPools: pools,
-      }),
-    );
+    const d = denial(admit(req('CREATE', network('a', 'arp', ['p1', 'b1'])), [network('b', 'arp', ['p1'])]));
     expect(d.reason).toBe('Forbidden');
     expect(d.message).toMatch(/ExternalNetwork b.*EN-4.*b1.*EN-3/);
   });
@@ -167,19 +133,15 @@ describe('ExternalNetwork admission (EN-3, EN-4, EN-5)', () => {
 
 describe('AddressPool admission (AP-2 across pools)', () => {
   const others = [pool('lan', 'arp', ['10.0.0.0/24']), pool('old', 'arp', ['10.9.0.10-10.9.0.20'], true)];
+  const admit = (request: AdmissionRequest<AddressPoolObject>, addressPools = others) =>
+    checkAddressPoolAdmission(request, { addressPools });
 
   it('AP-2: allows a pool overlapping no other', () => {
-    expect(
-      checkAddressPoolAdmission(req('CREATE', pool('new', 'arp', ['10.0.1.0/24'])), { addressPools: others }).allowed,
-    ).toBe(true);
+    expect(admit(req('CREATE', pool('new', 'arp', ['10.0.1.0/24']))).allowed).toBe(true);
   });
 
   it('AP-2: refuses an overlap, naming the other pool and its item', () => {
-    const d = denial(
-      checkAddressPoolAdmission(req('CREATE', pool('new', 'arp', ['10.1.0.0/24', '10.0.0.128-10.0.0.130'])), {
-        addressPools: others,
-      }),
-    );
+    const d = denial(admit(req('CREATE', pool('new', 'arp', ['10.1.0.0/24', '10.0.0.128-10.0.0.130']))));
     expect(d.reason).toBe('Forbidden');
     expect(d.message).toBe(
       'spec.addresses[1]: "10.0.0.128-10.0.0.130" overlaps "10.0.0.0/24" of AddressPool lan (AP-2)',
@@ -187,37 +149,26 @@ describe('AddressPool admission (AP-2 across pools)', () => {
   });
 
   it('AP-2: a pool being deleted still holds its addresses', () => {
-    expect(
-      denial(checkAddressPoolAdmission(req('CREATE', pool('new', 'arp', ['10.9.0.0/24'])), { addressPools: others }))
-        .message,
-    ).toContain('AddressPool old');
+    expect(denial(admit(req('CREATE', pool('new', 'arp', ['10.9.0.0/24'])))).message).toContain('AddressPool old');
   });
 
   it('AP-2: an update of the pool itself does not overlap itself', () => {
     const lan = others[0];
-    expect(
-      checkAddressPoolAdmission(req('UPDATE', pool('lan', 'arp', ['10.0.0.0/24', '10.0.5.0/24']), lan), {
-        addressPools: others,
-      }).allowed,
-    ).toBe(true);
+    expect(admit(req('UPDATE', pool('lan', 'arp', ['10.0.0.0/24', '10.0.5.0/24']), lan)).allowed).toBe(true);
   });
 
   it('AP-2: items overlapping each other are Invalid', () => {
-    const d = denial(
-      checkAddressPoolAdmission(req('CREATE', pool('new', 'arp', ['10.5.0.0/24', '10.5.0.7-10.5.0.9'])), {
-        addressPools: [],
-      }),
-    );
+    const d = denial(admit(req('CREATE', pool('new', 'arp', ['10.5.0.0/24', '10.5.0.7-10.5.0.9'])), []));
     expect(d.reason).toBe('Invalid');
     expect(d.message).toContain('overlaps spec.addresses[0]');
   });
 
   it('AP-2: an update that leaves spec.addresses alone passes with a warning when an old overlap exists', () => {
     const legacy = pool('legacy', 'arp', ['10.0.0.0/25']);
-    const v = checkAddressPoolAdmission(
-      req('UPDATE', { ...legacy, metadata: { name: 'legacy', labels: { a: 'b' } } }, legacy),
-      { addressPools: [...others, legacy] },
-    );
+    const v = admit(req('UPDATE', { ...legacy, metadata: { name: 'legacy', labels: { a: 'b' } } }, legacy), [
+      ...others,
+      legacy,
+    ]);
     expect(v.allowed).toBe(true);
     expect(v.allowed && v.warnings?.[0]).toContain('AddressPool lan');
   });

@@ -10,6 +10,7 @@ import type * as Juneau from '../../constructs/pulumi';
 import type * as Declarations from '../../constructs/pulumi/declarations';
 import { mockCluster } from './pulumi-rpcs';
 import { testApp } from './temp-dir';
+import { webService } from './web-service';
 import { synthErrors, thrownMessage } from './thrown';
 
 const registered = mockCluster({}, 'juneau-test', 'unit');
@@ -23,11 +24,7 @@ describe('cdk8s: IExternalNetwork', () => {
     const chart = new Chart(app, 'c');
     const network = reference(chart);
     new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: network, requestedIP: '10.9.9.9' });
-    new cdk8s.LoadBalancerService(chart, 'web', {
-      externalNetwork: network,
-      ports: [{ port: 80 }],
-      selector: { app: 'web' },
-    });
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network, ...webService() });
     return app;
   };
 

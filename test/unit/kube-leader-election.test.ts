@@ -1,9 +1,15 @@
-import { LeaderElector, decideLease, validateTimings } from '../../runtime/kube/leader-election';
+import { LeaderElector, decideLease, validateTimings, type LeaseSpec } from '../../runtime/kube/leader-election';
 import { MemoryLeases, startLeading, testTimings } from './memory-leases';
 import { sleep } from '../sleep';
 
 const now = new Date('2025-01-01T00:01:00.000Z');
 const ms = now.getTime();
+/** A Lease held by `holderIdentity` for 15 s (the duration every case here asks for); `over` is what the case is about. */
+const lease = (holderIdentity: string, over: LeaseSpec = {}): LeaseSpec => ({
+  holderIdentity,
+  leaseDurationSeconds: 15,
+  ...over,
+});
 
 describe('decideLease', () => {
   it('creates an absent Lease with itself as holder', () => {
@@ -20,18 +26,13 @@ describe('decideLease', () => {
   });
 
   it("waits while another holder's record changed less than leaseDuration ago (by our clock)", () => {
-    const held = {
-      holderIdentity: 'b',
-      leaseDurationSeconds: 15,
-      leaseTransitions: 3,
-      renewTime: '2020-01-01T00:00:00.000000Z',
-    };
+    const held = lease('b', { leaseTransitions: 3, renewTime: '2020-01-01T00:00:00.000000Z' });
     // renewTime is years old, but we observed the record only 14.9 s ago: still valid.
     expect(decideLease(held, ms - 14_900, 'a', 15, now)).toEqual({ action: 'wait', holder: 'b' });
   });
 
   it('takes over an expired Lease and counts a transition', () => {
-    const held = { holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 3, acquireTime: 'old' };
+    const held = lease('b', { leaseTransitions: 3, acquireTime: 'old' });
     const decision = decideLease(held, ms - 15_000, 'a', 15, now);
     expect(decision).toMatchObject({
       action: 'update',
@@ -40,7 +41,7 @@ describe('decideLease', () => {
   });
 
   it('takes a released Lease (empty holder) at once', () => {
-    const released = { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 4 };
+    const released = lease('', { leaseDurationSeconds: 1, leaseTransitions: 4 });
     expect(decideLease(released, ms, 'a', 15, now)).toMatchObject({
       action: 'update',
       spec: { holderIdentity: 'a', leaseTransitions: 5 },
@@ -48,27 +49,15 @@ describe('decideLease', () => {
   });
 
   it('renews its own Lease keeping acquireTime and transitions', () => {
-    const mine = {
-      holderIdentity: 'a',
-      leaseDurationSeconds: 15,
-      leaseTransitions: 2,
-      acquireTime: 'then',
-      renewTime: 'then',
-    };
+    const mine = lease('a', { leaseTransitions: 2, acquireTime: 'then', renewTime: 'then' });
     expect(decideLease(mine, ms - 5_000, 'a', 15, now)).toEqual({
       action: 'update',
-      spec: {
-        holderIdentity: 'a',
-        leaseDurationSeconds: 15,
-        leaseTransitions: 2,
-        acquireTime: 'then',
-        renewTime: '2025-01-01T00:01:00.000000Z',
-      },
+      spec: { ...mine, renewTime: '2025-01-01T00:01:00.000000Z' },
     });
   });
 
   it('uses the duration written in the Lease, not its own, to judge expiry', () => {
-    const held = { holderIdentity: 'b', leaseDurationSeconds: 60 };
+    const held = lease('b', { leaseDurationSeconds: 60 });
     expect(decideLease(held, ms - 30_000, 'a', 15, now).action).toBe('wait');
   });
 });

@@ -1,6 +1,11 @@
 import { RuntimeMetrics } from '../../runtime/kube/metrics';
 import { done, requeueAfter, TerminalError, WorkQueue } from '../../runtime/kube/workqueue';
 
+/** Each line stands, whole, in the exposition. */
+async function expectExposition(metrics: RuntimeMetrics, lines: readonly string[]): Promise<void> {
+  expect((await metrics.exposition()).split('\n')).toEqual(expect.arrayContaining([...lines]));
+}
+
 describe('RuntimeMetrics', () => {
   it('counts reconcile results and observes durations per controller', async () => {
     const metrics = new RuntimeMetrics({ processMetrics: false });
@@ -17,12 +22,13 @@ describe('RuntimeMetrics', () => {
       throw new TerminalError('spec is invalid');
     });
     await expect(invalid('ns/e')).rejects.toThrow('spec is invalid');
-    const text = await metrics.exposition();
-    expect(text).toContain('juneau_reconcile_total{controller="slb",result="success"} 2');
-    expect(text).toContain('juneau_reconcile_total{controller="slb",result="requeue"} 1');
-    expect(text).toContain('juneau_reconcile_total{controller="slb",result="error"} 1');
-    expect(text).toContain('juneau_reconcile_total{controller="slb",result="terminal"} 1');
-    expect(text).toContain('juneau_reconcile_duration_seconds_count{controller="slb"} 5');
+    const perResult = { success: 2, requeue: 1, error: 1, terminal: 1 };
+    await expectExposition(metrics, [
+      ...Object.entries(perResult).map(
+        ([result, n]) => `juneau_reconcile_total{controller="slb",result="${result}"} ${n}`,
+      ),
+      'juneau_reconcile_duration_seconds_count{controller="slb"} 5',
+    ]);
   });
 
   it('exposes queue depth through the work-queue hook', async () => {
@@ -30,18 +36,19 @@ describe('RuntimeMetrics', () => {
     const queue = new WorkQueue({ onDepthChange: metrics.queueDepthHook('slb') });
     queue.add('a');
     queue.add('b');
-    expect(await metrics.exposition()).toContain('juneau_workqueue_depth{queue="slb"} 2');
+    await expectExposition(metrics, ['juneau_workqueue_depth{queue="slb"} 2']);
   });
 
   it('exposes pool usage and metrics registered by other modules', async () => {
     const metrics = new RuntimeMetrics({ processMetrics: false });
     metrics.setPoolUsage('default', 3, 254);
     metrics.registerCounter('arp_replies_total', 'ARP replies sent.', ['iface']).inc({ iface: 'eth0' }, 5);
-    const text = await metrics.exposition();
-    expect(text).toContain('juneau_pool_allocated_addresses{pool="default"} 3');
-    expect(text).toContain('juneau_pool_size_addresses{pool="default"} 254');
-    expect(text).toContain('# HELP juneau_arp_replies_total ARP replies sent.');
-    expect(text).toContain('juneau_arp_replies_total{iface="eth0"} 5');
+    await expectExposition(metrics, [
+      'juneau_pool_allocated_addresses{pool="default"} 3',
+      'juneau_pool_size_addresses{pool="default"} 254',
+      '# HELP juneau_arp_replies_total ARP replies sent.',
+      'juneau_arp_replies_total{iface="eth0"} 5',
+    ]);
   });
 
   it('keeps registries of two instances apart and can add process metrics', async () => {

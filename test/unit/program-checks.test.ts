@@ -10,6 +10,7 @@ import { WARNING_METADATA } from '../../constructs/cdk8s/base';
 import type * as Juneau from '../../constructs/pulumi';
 import { mockCluster } from './pulumi-rpcs';
 import { testApp } from './temp-dir';
+import { webService } from './web-service';
 import { synthErrors, thrownMessage } from './thrown';
 
 // Mocks: no Pulumi engine runs in unit tests (set before the components are loaded).
@@ -89,11 +90,7 @@ describe('cdk8s', () => {
   test("a LoadBalancerService collides with another core Service of its name in the app, not with another group's Service", () => {
     const app = testApp();
     const chart = new Chart(app, 'c');
-    new cdk8s.LoadBalancerService(chart, 'web', {
-      externalNetwork: network(chart),
-      ports: [{ port: 80 }],
-      selector: { app: 'web' },
-    });
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: network(chart), ...webService() });
     new ApiObject(chart, 'knative', {
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Service',
@@ -120,12 +117,7 @@ describe('cdk8s', () => {
     const chart = new Chart(app, 'c');
     const net = network(chart);
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
-    new cdk8s.LoadBalancerService(chart, 'web', {
-      externalNetwork: net,
-      requestedIP: '10.0.0.5',
-      ports: [{ port: 80 }],
-      selector: { app: 'web' },
-    });
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: net, requestedIP: '10.0.0.5', ...webService() });
     expect(synthErrors(app)).toContain(
       'metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "10.0.0.5" is also requested by ElasticIP default/a (c/a); an address is held by one ElasticIP or Service at a time, so Service default/web (c/web) would stay Pending (EIP-3, SLB-2)',
     );
@@ -150,11 +142,7 @@ describe('cdk8s', () => {
     const chart = new Chart(app, 'c');
     const elsewhere = cdk8s.ExternalNetwork.fromName(chart, 'ref', 'elsewhere');
     const eip = new cdk8s.ElasticIP(chart, 'eip', { externalNetwork: elsewhere, requestedIP: '10.9.9.9' });
-    new cdk8s.LoadBalancerService(chart, 'web', {
-      externalNetwork: elsewhere,
-      ports: [{ port: 80 }],
-      selector: { app: 'web' },
-    });
+    new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: elsewhere, ...webService() });
     expect(synthErrors(app)).toBe('');
     expect(warn.mock.calls).toEqual([
       [`[warning] c/eip: ${undeclaredNetworkWarning('ElasticIP eip', 'elsewhere')}`],
@@ -207,14 +195,13 @@ describe('Pulumi', () => {
     ).toContain(
       '"eip" is declared twice: ElasticIP team-a/eip at juneau:index:ElasticIP::c and at juneau:index:ElasticIP::a',
     );
-    new juneau.LoadBalancerService('web', { externalNetwork: net, ports: [{ port: 80 }], selector: { app: 'web' } });
+    new juneau.LoadBalancerService('web', { externalNetwork: net, ...webService() });
     expect(
       thrownMessage(
         () =>
           new juneau.LoadBalancerService('web2', {
             externalNetwork: net,
-            ports: [{ port: 80 }],
-            selector: { app: 'web' },
+            ...webService(),
             metadata: { name: 'web' },
           }),
       ),
@@ -229,13 +216,7 @@ describe('Pulumi', () => {
     );
     expect(
       thrownMessage(
-        () =>
-          new juneau.LoadBalancerService('web', {
-            externalNetwork: net,
-            requestedIP: '10.0.0.5',
-            ports: [{ port: 80 }],
-            selector: { app: 'web' },
-          }),
+        () => new juneau.LoadBalancerService('web', { externalNetwork: net, requestedIP: '10.0.0.5', ...webService() }),
       ),
     ).toContain(
       'is also requested by ElasticIP default/a (juneau:index:ElasticIP::a); an address is held by one ElasticIP or Service at a time, so Service default/web (juneau:index:LoadBalancerService::web) would stay Pending (EIP-3, SLB-2)',

@@ -50,18 +50,25 @@ const terminal = () => (): ReconcileResult => {
   throw new TerminalError('spec.requestedIP is not in any pool');
 };
 
+/** A pass that throws, then `second` on the retry 100 ms later: the failure counts until that pass and
+ * is forgotten by it, and no third pass comes within `waitMs`. */
+async function failThen(second: () => ReconcileResult, waitMs: number) {
+  const h = harness([fail(), second], { baseDelayMs: 100 });
+  h.queue.add('a');
+  await jest.advanceTimersByTimeAsync(0);
+  expect(h.queue.numRequeues('a')).toBe(1);
+  await jest.advanceTimersByTimeAsync(waitMs);
+  expect(h.passes).toEqual([0, 100]);
+  expect(h.queue.numRequeues('a')).toBe(0);
+  return h;
+}
+
 describe('issue 12 item 5: the work queue acts on each ReconcileResult', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   it('done: one pass, no retry, earlier failures forgotten', async () => {
-    const { queue, passes, logged } = harness([fail(), done], { baseDelayMs: 100 });
-    queue.add('a');
-    await jest.advanceTimersByTimeAsync(0);
-    expect(queue.numRequeues('a')).toBe(1);
-    await jest.advanceTimersByTimeAsync(60_000);
-    expect(passes).toEqual([0, 100]);
-    expect(queue.numRequeues('a')).toBe(0);
+    const { queue, logged } = await failThen(done, 60_000);
     expect(logged.map((l) => l.level)).toEqual(['warn']);
     await queue.shutdown();
   });
@@ -101,13 +108,7 @@ describe('issue 12 item 5: the work queue acts on each ReconcileResult', () => {
   });
 
   it('a TerminalError: forgotten (failure count reset, no retry), logged as an error, counted as terminal', async () => {
-    const { queue, passes, logged, metrics } = harness([fail(), terminal()], { baseDelayMs: 100 });
-    queue.add('a');
-    await jest.advanceTimersByTimeAsync(0);
-    expect(queue.numRequeues('a')).toBe(1);
-    await jest.advanceTimersByTimeAsync(600_000);
-    expect(passes).toEqual([0, 100]);
-    expect(queue.numRequeues('a')).toBe(0);
+    const { queue, passes, logged, metrics } = await failThen(terminal(), 600_000);
     expect(logged.map((l) => l.level)).toEqual(['warn', 'error']);
     expect(logged[1].fields?.err).toContain('spec.requestedIP is not in any pool');
     expect(await metrics.exposition()).toContain('juneau_reconcile_total{controller="test",result="terminal"} 1');

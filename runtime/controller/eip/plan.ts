@@ -12,7 +12,8 @@ export type ElasticIPStatus = NonNullable<ElasticIP['status']>;
 
 export const CONDITIONS = { allocated: 'Allocated', attached: 'Attached' } as const;
 
-/** Reasons this module writes; allocation failures bring their own (NoFreeAddress, RequestedIPInUse, ...). */
+/** Reasons this module writes; allocation failures bring their own (NoFreeAddress, RequestedIPInUse, ...), and
+ * a taken ARPAdvertisement name (NAME-1) is ../arp/owned.ts's ADVERTISEMENT_NAME_TAKEN. */
 export const REASONS = {
   addressAllocated: 'AddressAllocated',
   waitingForNetworkInterfaces: 'WaitingForNetworkInterfaces',
@@ -25,8 +26,6 @@ export const REASONS = {
   multipleAttachments: 'MultipleAttachments',
   elasticIPDeleting: 'ElasticIPDeleting',
   answeringNodeChanged: 'AnsweringNodeChanged',
-  /** NAME-1: the ARPAdvertisement's name is held by another owner's object (an Event). */
-  advertisementNameTaken: 'ARPAdvertisementNameTaken',
 } as const;
 
 /** The network as resolved from `spec.externalNetwork` (EIP-1, EIP-2), or why it cannot be. */

@@ -14,7 +14,8 @@ import type { EndpointSliceView, ServiceView } from './views';
 export type SlbStatus = NonNullable<ServiceLoadBalancer['status']>;
 
 export const CONDITIONS = { allocated: 'Allocated', available: 'Available' } as const;
-/** Reasons this module writes itself; allocation failures bring their own (see request.ts, allocator.ts). */
+/** Reasons this module writes itself; allocation failures bring their own (see request.ts, allocator.ts), and
+ * a taken ARPAdvertisement name (NAME-1) is ../arp/owned.ts's ADVERTISEMENT_NAME_TAKEN. */
 export const REASONS = {
   addressAllocated: 'AddressAllocated',
   advertised: 'Advertised',
@@ -23,8 +24,6 @@ export const REASONS = {
   announcingNodeChanged: 'AnnouncingNodeChanged',
   /** FO-3: every node with ready backends has an expired agent Lease. */
   agentLeaseExpired: 'AgentLeaseExpired',
-  /** NAME-1: the ARPAdvertisement's name is held by another owner's object (an Event). */
-  advertisementNameTaken: 'ARPAdvertisementNameTaken',
 } as const;
 
 /** The allocation as the reconciler found or made it this pass. */

@@ -107,6 +107,10 @@ export function reviewResponse(response: AdmissionResponse): AdmissionReview {
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
 }
 
+/** The object a CREATE or UPDATE would store; undefined for DELETE and CONNECT, which no rule refuses. */
+export const writtenObject = <T>(request: AdmissionRequest<T>): T | undefined =>
+  request.operation === 'CREATE' || request.operation === 'UPDATE' ? request.object : undefined;
+
 /** Whether the object is being deleted (it still holds what it holds until it is gone: EN-4). */
 export const isDeleting = (object: { metadata?: { deletionTimestamp?: string | Date } } | undefined): boolean =>
   object?.metadata?.deletionTimestamp !== undefined && object.metadata.deletionTimestamp !== null;

@@ -84,6 +84,11 @@ export interface WebhookCaches {
   readonly hasSynced?: () => boolean;
 }
 
+/** What a rule reads: the named caches, each listed once by its handler (handlers.ts). */
+export type CacheSnapshot<K extends keyof WebhookCaches> = {
+  readonly [P in K]: WebhookCaches[P] extends Lister<infer T> ? readonly T[] : never;
+};
+
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';
 
 export const inNamespace = <T extends ObjectView>(objects: readonly T[], namespace: string | undefined): T[] =>

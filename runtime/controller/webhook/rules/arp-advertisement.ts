@@ -5,22 +5,13 @@
  * only moves `spec.nodeName` and is allowed: refusing it would pin an address to a dead node.
  */
 import { findPoolForRequestedAddress, issue, parseIPv4, type ValidationIssue } from '../../../../api/validation';
-import { allowed, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import {
-  nameOf,
-  type AddressPoolObject,
-  type ARPAdvertisementObject,
-  type ExternalNetworkObject,
-  type NodeObject,
-} from '../views';
+import { allowed, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
+import { nameOf, type ARPAdvertisementObject, type CacheSnapshot } from '../views';
 import { poolView } from './networks';
 
-export interface ARPAdvertisementSnapshot {
-  readonly arpAdvertisements: readonly ARPAdvertisementObject[];
-  readonly externalNetworks: readonly ExternalNetworkObject[];
-  readonly addressPools: readonly AddressPoolObject[];
-  readonly nodes: readonly NodeObject[];
-}
+export type ARPAdvertisementSnapshot = CacheSnapshot<
+  'arpAdvertisements' | 'externalNetworks' | 'addressPools' | 'nodes'
+>;
 
 /** Same address whatever its spelling (the schema already requires dotted-quad IPv4). */
 const sameAddress = (a: string, b: string): boolean => {
@@ -32,8 +23,8 @@ export function checkARPAdvertisementAdmission(
   request: AdmissionRequest<ARPAdvertisementObject>,
   snapshot: ARPAdvertisementSnapshot,
 ): Verdict {
-  const ad = request.object;
-  if (!ad || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
+  const ad = writtenObject(request);
+  if (!ad) return allowed();
   const old = request.oldObject;
   if (
     request.operation === 'UPDATE' &&

@@ -8,13 +8,7 @@
 import { ANNOTATIONS } from '../../../../api';
 import { issue, parsePodNetworks, type ValidationIssue } from '../../../../api/validation';
 import { allowed, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import {
-  inNamespace,
-  nameOf,
-  type ElasticIPAttachmentObject,
-  type NetworkInterfaceObject,
-  type PodObject,
-} from '../views';
+import { inNamespace, nameOf, type CacheSnapshot, type ElasticIPAttachmentObject, type PodObject } from '../views';
 
 /** One ElasticIP a Pod names directly, and the annotation field that names it. */
 export interface PodElasticIPReference {
@@ -54,12 +48,11 @@ export function podElasticIPReferences(annotations: Readonly<Record<string, stri
   return { references, issues: [] };
 }
 
-export interface PodSnapshot {
-  readonly elasticIPAttachments: readonly ElasticIPAttachmentObject[];
-}
-
 /** EIP-5, Pod side: refused at creation when an attachment (even one being deleted) uses a referenced ElasticIP. */
-export function checkPodAdmission(request: AdmissionRequest<PodObject>, snapshot: PodSnapshot): Verdict {
+export function checkPodAdmission(
+  request: AdmissionRequest<PodObject>,
+  snapshot: CacheSnapshot<'elasticIPAttachments'>,
+): Verdict {
   if (request.operation !== 'CREATE' || !request.object) return allowed();
   const namespace = request.namespace ?? request.object.metadata?.namespace;
   const { references, issues } = podElasticIPReferences(request.object.metadata?.annotations);
@@ -79,15 +72,10 @@ export function checkPodAdmission(request: AdmissionRequest<PodObject>, snapshot
   return conflicts.length ? verdictOf(conflicts, issues) : issues.length ? invalid(issues) : allowed();
 }
 
-export interface ElasticIPAttachmentSnapshot {
-  readonly networkInterfaces: readonly NetworkInterfaceObject[];
-  readonly pods: readonly PodObject[];
-}
-
 /** EIP-5, attachment side: refused when a NetworkInterface holds the ElasticIP directly, or a Pod names it. */
 export function checkElasticIPAttachmentAdmission(
   request: AdmissionRequest<ElasticIPAttachmentObject>,
-  snapshot: ElasticIPAttachmentSnapshot,
+  snapshot: CacheSnapshot<'networkInterfaces' | 'pods'>,
 ): Verdict {
   if (request.operation !== 'CREATE' || !request.object) return allowed();
   const namespace = request.namespace ?? request.object.metadata?.namespace;

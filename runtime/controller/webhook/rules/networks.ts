@@ -12,13 +12,8 @@ import {
   type PoolView,
   type ValidationIssue,
 } from '../../../../api/validation';
-import { allowed, isDeleting, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import { nameOf, type AddressPoolObject, type ExternalNetworkObject } from '../views';
-
-export interface ExternalNetworkSnapshot {
-  readonly externalNetworks: readonly ExternalNetworkObject[];
-  readonly addressPools: readonly AddressPoolObject[];
-}
+import { allowed, isDeleting, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
+import { nameOf, type AddressPoolObject, type CacheSnapshot, type ExternalNetworkObject } from '../views';
 
 const networkView = (n: ExternalNetworkObject, fallbackName = ''): NetworkView => ({
   name: nameOf(n) || fallbackName,
@@ -33,6 +28,15 @@ export const poolView = (p: AddressPoolObject): PoolView => ({
   avoidBuggyIPs: p.spec?.avoidBuggyIPs,
 });
 
+/** The object to check: a CREATE's or UPDATE's, but not an update of an object being deleted
+ * (removing its finalizers is how it ends; it holds its pools or addresses until it is gone). */
+function checkedObject<T extends ExternalNetworkObject | AddressPoolObject>(
+  request: AdmissionRequest<T>,
+): T | undefined {
+  const object = writtenObject(request);
+  return request.operation === 'UPDATE' && isDeleting(object) ? undefined : object;
+}
+
 /**
  * EN-4: a pool listed by another ExternalNetwork (deleting or not) cannot be listed here.
  * EN-5: sharing that predates the webhook stays, but every later update of a sharing network
@@ -41,11 +45,10 @@ export const poolView = (p: AddressPoolObject): PoolView => ({
  */
 export function checkExternalNetworkAdmission(
   request: AdmissionRequest<ExternalNetworkObject>,
-  snapshot: ExternalNetworkSnapshot,
+  snapshot: CacheSnapshot<'externalNetworks' | 'addressPools'>,
 ): Verdict {
-  const network = request.object;
-  if (!network || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
-  if (request.operation === 'UPDATE' && isDeleting(network)) return allowed();
+  const network = checkedObject(request);
+  if (!network) return allowed();
   const view = networkView(network, request.name);
   const sharedBefore = new Set(
     request.operation === 'UPDATE' && request.oldObject ? (request.oldObject.spec?.addressPools ?? []) : [],
@@ -74,10 +77,6 @@ export function checkExternalNetworkAdmission(
   return verdictOf(conflicts, checkPoolModes(view, pools));
 }
 
-export interface AddressPoolSnapshot {
-  readonly addressPools: readonly AddressPoolObject[];
-}
-
 /**
  * AP-2: the pool's items are well-formed and overlap neither each other nor any item of another
  * pool (a deleting pool still holds its addresses). An update that leaves `spec.addresses` as it
@@ -85,11 +84,10 @@ export interface AddressPoolSnapshot {
  */
 export function checkAddressPoolAdmission(
   request: AdmissionRequest<AddressPoolObject>,
-  snapshot: AddressPoolSnapshot,
+  snapshot: CacheSnapshot<'addressPools'>,
 ): Verdict {
-  const pool = request.object;
-  if (!pool || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return allowed();
-  if (request.operation === 'UPDATE' && isDeleting(pool)) return allowed();
+  const pool = checkedObject(request);
+  if (!pool) return allowed();
   const view = { ...poolView(pool), name: nameOf(pool) || request.name || '' };
   const own = parsePoolAddresses(view).issues;
   const others = snapshot.addressPools.map(poolView).filter((p) => p.name !== view.name);
