@@ -2,7 +2,8 @@
  * The start and stop both of the agent's loops share (NodeAgent for ARP, NatSync for the NAT):
  * informers started, waited for however long it takes (the pinned maps keep answering and
  * translating meanwhile: an agent that restarts with an empty cache must not empty them, ARP-10,
- * NAT-4), then the first pass, then a poll every interval.
+ * NAT-4), then the first pass, then a poll every interval. Between them, the passes: changes
+ * coalesced into one (schedule), and how the last one's write went (the poll retries a failure).
  */
 import { waitUntilSynced, type Informer } from '../kube/informer';
 import type { Logger } from '../kube/log';
@@ -24,11 +25,14 @@ export interface InformerLoopOptions {
   readonly pollIntervalMs?: number;
 }
 
-/** The informers, the synced and stopped flags, and the poll timer of one loop. */
+/** The informers, the synced and stopped flags, the poll timer and the pass flags of one loop. */
 export class InformerLoop {
   private isSynced = false;
   private isStopped = false;
   private timer: NodeJS.Timeout | undefined;
+  private isScheduled = false;
+  private passedOnce = false;
+  private lastFailed = false;
 
   constructor(private readonly options: InformerLoopOptions) {}
 
@@ -65,5 +69,41 @@ export class InformerLoop {
 
   get informersSynced(): boolean {
     return this.options.informers().every((i) => i.hasSynced);
+  }
+
+  /** Runs `pass` once on the next turn of the event loop, however many changes call this before
+   * it runs; nothing while the loop is not running. */
+  schedule(pass: () => void): void {
+    if (!this.running || this.isScheduled) return;
+    this.isScheduled = true;
+    setImmediate(() => {
+      this.isScheduled = false;
+      pass();
+    });
+  }
+
+  /** A scheduled pass has not run yet. */
+  get scheduled(): boolean {
+    return this.isScheduled;
+  }
+
+  /** A pass wrote the maps. */
+  passSucceeded(): void {
+    this.passedOnce = true;
+    this.lastFailed = false;
+  }
+
+  /** A pass failed to write the maps: the next poll retries it. */
+  passFailed(): void {
+    this.lastFailed = true;
+  }
+
+  /** True once a pass has made the maps equal to the desired state (readiness). */
+  get reconciledOnce(): boolean {
+    return this.passedOnce;
+  }
+
+  get lastPassFailed(): boolean {
+    return this.lastFailed;
   }
 }

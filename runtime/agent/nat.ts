@@ -220,9 +220,6 @@ export class NatSync {
   /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
   private writtenPrefixes: string | undefined;
   private reportedSkipped = '';
-  private reconciled = false;
-  private scheduled = false;
-  private lastPassFailed = false;
   private reportedWaiting = '';
   private readonly loop: InformerLoop;
 
@@ -270,7 +267,7 @@ export class NatSync {
   }
 
   get reconciledOnce(): boolean {
-    return this.reconciled;
+    return this.loop.reconciledOnce;
   }
 
   reconcile(): DesiredNat | undefined {
@@ -292,11 +289,10 @@ export class NatSync {
       this.options.metrics?.bindings.set({ kind: 'nat' }, desired.nat.length);
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
       this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
-      this.reconciled = true;
-      this.lastPassFailed = false;
+      this.loop.passSucceeded();
     } catch (err) {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
-      this.lastPassFailed = true;
+      this.loop.passFailed();
     }
     const waiting = desired.waiting.join('\n');
     if (waiting && waiting !== this.reportedWaiting)
@@ -328,7 +324,7 @@ export class NatSync {
 
   poll(): void {
     if (!this.loop.running) return;
-    if (this.lastPassFailed) this.reconcile();
+    if (this.loop.lastPassFailed) this.reconcile();
     try {
       this.options.metrics?.observe(this.options.datapath.entries(), this.options.datapath.stats());
     } catch (err) {
@@ -337,12 +333,7 @@ export class NatSync {
   }
 
   private schedule(): void {
-    if (!this.loop.running || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.reconcile();
-    });
+    this.loop.schedule(() => this.reconcile());
   }
 
   private informers(): Array<Informer<KubeObject>> {
