@@ -83,12 +83,9 @@ export class NodeAgent {
 
   constructor(private readonly options: NodeAgentOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.loop = new InformerLoop({
-      informers: () => this.informers(),
+    this.loop = new InformerLoop(this, {
       logger: this.logger,
       waiting: 'still waiting for the informers; the pinned maps keep answering meanwhile',
-      firstPass: () => this.reconcile(),
-      poll: () => this.poll(),
       pollIntervalMs: options.pollIntervalMs,
     });
     this.iface = options.iface;
@@ -346,9 +343,8 @@ export class NodeAgent {
       );
   }
 
-  private informers(): Array<
-    Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>
-  > {
+  /** The loop's informers (InformerLoop starts and stops them). */
+  informers(): Array<Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>> {
     return [this.advertisements, this.pools, this.networks];
   }
 }

@@ -12,15 +12,19 @@ import type { KubeObject } from '../kube/types';
 /** What the loop uses of an informer (any object type). */
 type LoopInformer = Pick<Informer<KubeObject>, 'start' | 'stop' | 'waitForSync' | 'hasSynced'>;
 
-export interface InformerLoopOptions {
+/** What a loop drives (NodeAgent, NatSync). */
+export interface LoopOwner {
   /** The loop's informers (read at start and stop). */
-  readonly informers: () => readonly LoopInformer[];
+  informers(): readonly LoopInformer[];
+  /** A full pass; once synced, the first one. */
+  reconcile(): void;
+  poll(): void;
+}
+
+export interface InformerLoopOptions {
   readonly logger: Logger;
   /** Logged while the informers have not synced: what keeps working meanwhile. */
   readonly waiting: string;
-  /** Once synced: the first pass. */
-  readonly firstPass: () => void;
-  readonly poll: () => void;
   /** @default 5000 */
   readonly pollIntervalMs?: number;
 }
@@ -34,19 +38,22 @@ export class InformerLoop {
   private passedOnce = false;
   private lastFailed = false;
 
-  constructor(private readonly options: InformerLoopOptions) {}
+  constructor(
+    private readonly owner: LoopOwner,
+    private readonly options: InformerLoopOptions,
+  ) {}
 
   /** Starts the informers and, once synced, the first pass and the poll timer. Resolves early when
    * stopped before the informers synced. */
   async start(): Promise<void> {
-    const o = this.options;
-    const informers = o.informers();
+    const { owner, options } = this;
+    const informers = owner.informers();
     for (const informer of informers) informer.start();
-    if (!(await waitUntilSynced(informers, () => this.isStopped, o.logger, o.waiting))) return;
+    if (!(await waitUntilSynced(informers, () => this.isStopped, options.logger, options.waiting))) return;
     this.isSynced = true;
-    o.firstPass();
-    o.poll();
-    this.timer = setInterval(o.poll, o.pollIntervalMs ?? 5_000);
+    owner.reconcile();
+    owner.poll();
+    this.timer = setInterval(() => owner.poll(), options.pollIntervalMs ?? 5_000);
   }
 
   /** Marks the loop stopped (passes and polls return at once from now on), awaits `first` (what
@@ -55,7 +62,7 @@ export class InformerLoop {
     this.isStopped = true;
     await first?.();
     clearInterval(this.timer);
-    await Promise.all(this.options.informers().map((i) => i.stop()));
+    await Promise.all(this.owner.informers().map((i) => i.stop()));
   }
 
   /** A pass may write: the informers synced and the loop is not stopped. */
@@ -68,7 +75,7 @@ export class InformerLoop {
   }
 
   get informersSynced(): boolean {
-    return this.options.informers().every((i) => i.hasSynced);
+    return this.owner.informers().every((i) => i.hasSynced);
   }
 
   /** Runs `pass` once on the next turn of the event loop, however many changes call this before

@@ -225,12 +225,9 @@ export class NatSync {
 
   constructor(private readonly options: NatSyncOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'nat' });
-    this.loop = new InformerLoop({
-      informers: () => this.informers(),
+    this.loop = new InformerLoop(this, {
       logger: this.logger,
       waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
-      firstPass: () => this.reconcile(),
-      poll: () => this.poll(),
       pollIntervalMs: options.pollIntervalMs,
     });
     const common = { logger: this.logger };
@@ -336,7 +333,8 @@ export class NatSync {
     this.loop.schedule(() => this.reconcile());
   }
 
-  private informers(): Array<Informer<KubeObject>> {
+  /** The loop's informers (InformerLoop starts and stops them). */
+  informers(): Array<Informer<KubeObject>> {
     return [
       this.elasticIPs,
       this.attachments,
