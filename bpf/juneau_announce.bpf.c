@@ -11,12 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include "juneau_arp.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_arp_key);
-	__type(value, struct juneau_announce_value);
-	__uint(max_entries, JUNEAU_ANNOUNCE_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} juneau_announce SEC(".maps");
+JUNEAU_MAP(juneau_announce, BPF_MAP_TYPE_HASH, struct juneau_arp_key,
+	   struct juneau_announce_value, JUNEAU_ANNOUNCE_MAX, BPF_F_NO_PREALLOC);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -200,16 +200,17 @@ struct juneau_stats_value {
 	__u64 packets;
 };
 
-#define JUNEAU_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+/* The size of struct `name`, asserted with its name as the message. */
+#define JUNEAU_ASSERT_SIZE(name, bytes) _Static_assert(sizeof(struct name) == (bytes), #name " size")
 
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_key) == 4, "juneau_arp_key size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_value) == 40, "juneau_arp_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_filter) == 8192, "juneau_arp_filter size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_arp_slot) == 4, "juneau_arp_slot size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_key) == 8, "juneau_guard_key size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_guard_value) == 16, "juneau_guard_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_config_value) == 32, "juneau_config_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_stats_value) == 8, "juneau_stats_value size");
+JUNEAU_ASSERT_SIZE(juneau_arp_key, 4);
+JUNEAU_ASSERT_SIZE(juneau_arp_value, 40);
+JUNEAU_ASSERT_SIZE(juneau_arp_filter, 8192);
+JUNEAU_ASSERT_SIZE(juneau_arp_slot, 4);
+JUNEAU_ASSERT_SIZE(juneau_guard_key, 8);
+JUNEAU_ASSERT_SIZE(juneau_guard_value, 16);
+JUNEAU_ASSERT_SIZE(juneau_config_value, 32);
+JUNEAU_ASSERT_SIZE(juneau_stats_value, 8);
 
 /* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------
  * Pinned next to the ARP maps; runtime/agent/nat-maps.ts writes them. */
@@ -316,14 +317,14 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_REASON_MAX		= 24,
 };
 
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_key) == 4, "juneau_nat_key size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_value) == 4, "juneau_nat_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_counters) == 32, "juneau_nat_counters size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_config) == 8, "juneau_nat_config size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_skip_value) == 8, "juneau_nat_skip_value size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_remote) == 16, "juneau_nat_remote size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_vni_key) == 4, "juneau_nat_vni_key size");
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_nat_vni_value) == 8, "juneau_nat_vni_value size");
+JUNEAU_ASSERT_SIZE(juneau_nat_key, 4);
+JUNEAU_ASSERT_SIZE(juneau_nat_value, 4);
+JUNEAU_ASSERT_SIZE(juneau_nat_counters, 32);
+JUNEAU_ASSERT_SIZE(juneau_nat_config, 8);
+JUNEAU_ASSERT_SIZE(juneau_nat_skip_value, 8);
+JUNEAU_ASSERT_SIZE(juneau_nat_remote, 16);
+JUNEAU_ASSERT_SIZE(juneau_nat_vni_key, 4);
+JUNEAU_ASSERT_SIZE(juneau_nat_vni_value, 8);
 
 /* ---- FO-1 announcements (juneau_announce.bpf.c) ----------------------------
  * Written by the agent only (no program reads it): per address this node
@@ -341,6 +342,23 @@ struct juneau_announce_value {
 	__u64 gave_up;			/* handovers that announced nothing: another MAC kept answering */
 };
 
-JUNEAU_STATIC_ASSERT(sizeof(struct juneau_announce_value) == 32, "juneau_announce_value size");
+JUNEAU_ASSERT_SIZE(juneau_announce_value, 32);
+
+/* ---- Map definitions (the programs' .maps sections) -----------------------
+ * Every map of the programs is declared with JUNEAU_MAP, BTF-defined as libbpf
+ * reads it (__uint and __type come from bpf/bpf_helpers.h, which each program
+ * includes before this header is used): type, key and value types, max_entries
+ * and, when the map has any, its map_flags as the last argument. These are
+ * what bpf_map__reuse_fd compares when the agent adopts a pinned map across an
+ * upgrade, so a map keeps them for as long as its pin may be adopted. A map
+ * without flags declares no map_flags member. */
+#define JUNEAU_MAP(_name, _type, _key, _value, _max_entries, ...)		\
+	struct {							\
+		__uint(type, _type);					\
+		__type(key, _key);					\
+		__type(value, _value);					\
+		__uint(max_entries, _max_entries);			\
+		__VA_OPT__(__uint(map_flags, __VA_ARGS__);)		\
+	} _name SEC(".maps")
 
 #endif /* __JUNEAU_ARP_H */

@@ -95,69 +95,32 @@ struct ipv4_hdr {
 
 _Static_assert(sizeof(struct ipv4_hdr) == 20, "ipv4_hdr size");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_nat_key);
-	__type(value, struct juneau_nat_value);
-	__uint(max_entries, JUNEAU_NAT_MAX);
-} juneau_nat_in SEC(".maps");
+/* The three binding maps: an address to an address (juneau_arp.h), one entry
+ * per ElasticIP: juneau_nat_in and juneau_nat_out, the two directions of a
+ * translated one, and juneau_nat_direct. */
+#define NAT_BINDING_MAP(name) \
+	JUNEAU_MAP(name, BPF_MAP_TYPE_HASH, struct juneau_nat_key, struct juneau_nat_value, JUNEAU_NAT_MAX)
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_nat_key);
-	__type(value, struct juneau_nat_value);
-	__uint(max_entries, JUNEAU_NAT_MAX);
-} juneau_nat_out SEC(".maps");
+NAT_BINDING_MAP(juneau_nat_in);
+NAT_BINDING_MAP(juneau_nat_out);
+NAT_BINDING_MAP(juneau_nat_direct);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_nat_key);
-	__type(value, struct juneau_nat_value);
-	__uint(max_entries, JUNEAU_NAT_MAX);
-} juneau_nat_direct SEC(".maps");
+JUNEAU_MAP(juneau_nat_remote, BPF_MAP_TYPE_HASH, struct juneau_nat_key,
+	   struct juneau_nat_remote, JUNEAU_NAT_MAX);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_nat_key);
-	__type(value, struct juneau_nat_remote);
-	__uint(max_entries, JUNEAU_NAT_MAX);
-} juneau_nat_remote SEC(".maps");
+JUNEAU_MAP(juneau_nat_vni, BPF_MAP_TYPE_HASH, struct juneau_nat_vni_key,
+	   struct juneau_nat_vni_value, JUNEAU_NAT_VNI_MAX);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct juneau_nat_vni_key);
-	__type(value, struct juneau_nat_vni_value);
-	__uint(max_entries, JUNEAU_NAT_VNI_MAX);
-} juneau_nat_vni SEC(".maps");
+JUNEAU_MAP(juneau_nat_cnt, BPF_MAP_TYPE_PERCPU_HASH, struct juneau_nat_key,
+	   struct juneau_nat_counters, JUNEAU_NAT_MAX);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__type(key, struct juneau_nat_key);
-	__type(value, struct juneau_nat_counters);
-	__uint(max_entries, JUNEAU_NAT_MAX);
-} juneau_nat_cnt SEC(".maps");
+JUNEAU_MAP(juneau_nat_cfg, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_nat_config, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_nat_config);
-	__uint(max_entries, 1);
-} juneau_nat_cfg SEC(".maps");
+JUNEAU_MAP(juneau_nat_skip, BPF_MAP_TYPE_LPM_TRIE, struct juneau_guard_key,
+	   struct juneau_nat_skip_value, JUNEAU_NAT_SKIP_MAX, BPF_F_NO_PREALLOC);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__type(key, struct juneau_guard_key);
-	__type(value, struct juneau_nat_skip_value);
-	__uint(max_entries, JUNEAU_NAT_SKIP_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} juneau_nat_skip SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_stats_value);
-	__uint(max_entries, JUNEAU_NAT_REASON_MAX);
-} juneau_nat_stats SEC(".maps");
+JUNEAU_MAP(juneau_nat_stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32,
+	   struct juneau_stats_value, JUNEAU_NAT_REASON_MAX);
 
 static __always_inline void count(enum juneau_nat_reason reason)
 {

@@ -86,56 +86,23 @@ struct vlan_tag {
 
 _Static_assert(sizeof(struct vlan_tag) == 4, "vlan_tag size");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__type(key, struct juneau_arp_key);
-	__type(value, struct juneau_arp_value);
-	__uint(max_entries, JUNEAU_ARP_TABLE_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} external_arp_table SEC(".maps");
+JUNEAU_MAP(external_arp_table, BPF_MAP_TYPE_PERCPU_HASH, struct juneau_arp_key,
+	   struct juneau_arp_value, JUNEAU_ARP_TABLE_MAX, BPF_F_NO_PREALLOC);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_arp_slot);
-	__uint(max_entries, JUNEAU_ARP_SLOTS);
-} juneau_arp_slots SEC(".maps");
+JUNEAU_MAP(juneau_arp_slots, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_arp_slot, JUNEAU_ARP_SLOTS);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_arp_value);
-	__uint(max_entries, JUNEAU_ARP_SLOTS);
-} juneau_arp_counters SEC(".maps");
+JUNEAU_MAP(juneau_arp_counters, BPF_MAP_TYPE_PERCPU_ARRAY, __u32,
+	   struct juneau_arp_value, JUNEAU_ARP_SLOTS);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_arp_filter);
-	__uint(max_entries, 1);
-} juneau_arp_filter SEC(".maps");
+JUNEAU_MAP(juneau_arp_filter, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_arp_filter, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__type(key, struct juneau_guard_key);
-	__type(value, struct juneau_guard_value);
-	__uint(max_entries, JUNEAU_GUARD_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} juneau_guard SEC(".maps");
+JUNEAU_MAP(juneau_guard, BPF_MAP_TYPE_LPM_TRIE, struct juneau_guard_key,
+	   struct juneau_guard_value, JUNEAU_GUARD_MAX, BPF_F_NO_PREALLOC);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_config_value);
-	__uint(max_entries, JUNEAU_CONFIG_MAX);
-} juneau_config SEC(".maps");
+JUNEAU_MAP(juneau_config, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_config_value, JUNEAU_CONFIG_MAX);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct juneau_stats_value);
-	__uint(max_entries, JUNEAU_REASON_MAX);
-} juneau_stats SEC(".maps");
+JUNEAU_MAP(juneau_stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32,
+	   struct juneau_stats_value, JUNEAU_REASON_MAX);
 
 static __always_inline void count(enum juneau_reason reason)
 {

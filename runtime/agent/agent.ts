@@ -77,21 +77,15 @@ export class NodeAgent {
   /** The per-event path deleted entries whose filter bits the next poll clears. */
   private filterStale = false;
   private iface: LocalInterface;
-  private reconciled = false;
-  private lastPassFailed = false;
-  private scheduled = false;
   private interfaceMissing = false;
   private reportedGuardProblems = '';
   private readonly loop: InformerLoop;
 
   constructor(private readonly options: NodeAgentOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.loop = new InformerLoop({
-      informers: () => this.informers(),
+    this.loop = new InformerLoop(this, {
       logger: this.logger,
       waiting: 'still waiting for the informers; the pinned maps keep answering meanwhile',
-      firstPass: () => this.reconcile(),
-      poll: () => this.poll(),
       pollIntervalMs: options.pollIntervalMs,
     });
     this.iface = options.iface;
@@ -131,12 +125,13 @@ export class NodeAgent {
    * watch open and not idle) and the last pass wrote its result. The heartbeat moves only then.
    */
   get viewIsCurrent(): boolean {
-    return this.reconciled && !this.lastPassFailed && !this.loop.stopped && this.informers().every((i) => i.isCurrent);
+    const loop = this.loop;
+    return loop.reconciledOnce && !loop.lastPassFailed && !loop.stopped && this.informers().every((i) => i.isCurrent);
   }
 
   /** True once a pass has made the maps equal to the desired state (readiness). */
   get reconciledOnce(): boolean {
-    return this.reconciled;
+    return this.loop.reconciledOnce;
   }
 
   get ingressInterface(): LocalInterface {
@@ -176,8 +171,7 @@ export class NodeAgent {
       this.options.metrics?.reconciles.inc({ result: 'success' });
       this.options.metrics?.tableEntries.set(result.entries);
       this.options.metrics?.guardEntries.set(desired.guard.drop.length + desired.guard.allow.length);
-      this.reconciled = true;
-      this.lastPassFailed = false;
+      this.loop.passSucceeded();
       // writeDesired rebuilt the filter after its removals.
       this.filterStale = false;
     } catch (err) {
@@ -239,7 +233,7 @@ export class NodeAgent {
   private writeFailed(err: unknown): void {
     this.options.metrics?.reconciles.inc({ result: 'error' });
     this.logger.error('writing the maps failed; retrying at the next poll', { err });
-    this.lastPassFailed = true;
+    this.loop.passFailed();
   }
 
   /** Reads the counters (conflicts, metrics) and the interface; retries a failed pass. */
@@ -260,7 +254,7 @@ export class NodeAgent {
       this.logger.info('ingress interface changed; reconciling', { iface: current.name, addresses: current.addresses });
       this.iface = current;
       this.reconcile();
-    } else if (this.lastPassFailed) {
+    } else if (this.loop.lastPassFailed) {
       this.reconcile();
     }
     try {
@@ -287,7 +281,7 @@ export class NodeAgent {
 
   /** Whether the table holds other addresses than the passes wrote (checked when none is due). */
   private drifted(entries: ReadonlyMap<string, unknown>): boolean {
-    if (this.scheduled || this.lastPassFailed) return false;
+    if (this.loop.scheduled || this.loop.lastPassFailed) return false;
     if (entries.size !== this.answered.size) return true;
     for (const address of entries.keys()) if (!this.answered.has(address)) return true;
     return false;
@@ -299,11 +293,8 @@ export class NodeAgent {
     if (!this.loop.running) return;
     if (advertisement === undefined) this.fullPassPending = true;
     else this.changedAdvertisements.add(advertisement);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.fullPassPending || this.lastPassFailed) this.reconcile();
+    this.loop.schedule(() => {
+      if (this.fullPassPending || this.loop.lastPassFailed) this.reconcile();
       else this.reconcileAdvertisements();
     });
   }
@@ -352,9 +343,8 @@ export class NodeAgent {
       );
   }
 
-  private informers(): Array<
-    Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>
-  > {
+  /** The loop's informers (InformerLoop starts and stops them). */
+  informers(): Array<Informer<AdvertisementObject> | Informer<AddressPoolObject> | Informer<ExternalNetworkObject>> {
     return [this.advertisements, this.pools, this.networks];
   }
 }

@@ -3,73 +3,53 @@
  * (per-reason packets, per-address requests/replies/conflicts) are read from the maps on every
  * poll and added as increments, so they are real counters.
  */
-import type { Counter, Gauge } from 'prom-client';
-import type { RuntimeMetrics } from '../kube/metrics';
 import type { ArpEntry, ReasonName, XdpMode } from './bpf';
 import { CounterDeltas } from './conflicts';
+import { counter, gauge, metricsOf } from './metric-table';
 
 type AddressCounters = Pick<ArpEntry, 'requests' | 'replies' | 'conflicts'>;
 
-export class AgentMetrics {
-  readonly tableEntries: Gauge;
-  readonly guardEntries: Gauge;
-  readonly refusedAdvertisements: Gauge;
-  readonly xdpMode: Gauge<'mode'>;
-  readonly packets: Counter<'reason'>;
-  readonly requests: Counter<'address'>;
-  readonly replies: Counter<'address'>;
-  readonly conflicts: Counter<'address'>;
-  readonly conflictReports: Counter<'address'>;
-  readonly reconciles: Counter<'result'>;
+const AGENT_METRICS = {
+  tableEntries: gauge('agent_arp_table_entries', [], 'Addresses in external_arp_table on this node (ARP-10).'),
+  guardEntries: gauge('agent_guard_entries', [], 'Prefixes and allowed addresses in the guard trie.'),
+  refusedAdvertisements: gauge(
+    'agent_refused_advertisements',
+    [],
+    'ARPAdvertisements of this node not answered (EN-12: outside the interface subnet).',
+  ),
+  xdpMode: gauge('agent_xdp_mode', ['mode'], 'XDP attach mode of the responder: 1 for the mode in use.'),
+  packets: counter(
+    'agent_xdp_packets_total',
+    ['reason'],
+    'Packets seen by the XDP program, by reason (bpf/juneau_arp.h enum juneau_reason).',
+  ),
+  requests: counter(
+    'agent_arp_requests_total',
+    ['address'],
+    'ARP requests for an answered address that reached the program.',
+  ),
+  replies: counter('agent_arp_replies_total', ['address'], 'ARP replies transmitted for an address.'),
+  conflicts: counter(
+    'agent_arp_conflicts_total',
+    ['address'],
+    'ARP packets from another MAC claiming an address this node answers for (RFC 5227 2.4).',
+  ),
+  conflictReports: counter(
+    'agent_arp_conflict_events_total',
+    ['address'],
+    'Warning Events written for address conflicts.',
+  ),
+  reconciles: counter(
+    'agent_reconcile_total',
+    ['result'],
+    'Passes that made the maps equal to the desired state, by result.',
+  ),
+};
+
+export class AgentMetrics extends metricsOf(AGENT_METRICS) {
   private readonly deltas = new CounterDeltas();
   /** Per address, the map's counters at the last poll. */
   private readonly lastEntries = new Map<string, AddressCounters>();
-
-  constructor(metrics: RuntimeMetrics) {
-    this.tableEntries = metrics.registerGauge(
-      'agent_arp_table_entries',
-      'Addresses in external_arp_table on this node (ARP-10).',
-    );
-    this.guardEntries = metrics.registerGauge(
-      'agent_guard_entries',
-      'Prefixes and allowed addresses in the guard trie.',
-    );
-    this.refusedAdvertisements = metrics.registerGauge(
-      'agent_refused_advertisements',
-      'ARPAdvertisements of this node not answered (EN-12: outside the interface subnet).',
-    );
-    this.xdpMode = metrics.registerGauge('agent_xdp_mode', 'XDP attach mode of the responder: 1 for the mode in use.', [
-      'mode',
-    ]);
-    this.packets = metrics.registerCounter(
-      'agent_xdp_packets_total',
-      'Packets seen by the XDP program, by reason (bpf/juneau_arp.h enum juneau_reason).',
-      ['reason'],
-    );
-    this.requests = metrics.registerCounter(
-      'agent_arp_requests_total',
-      'ARP requests for an answered address that reached the program.',
-      ['address'],
-    );
-    this.replies = metrics.registerCounter('agent_arp_replies_total', 'ARP replies transmitted for an address.', [
-      'address',
-    ]);
-    this.conflicts = metrics.registerCounter(
-      'agent_arp_conflicts_total',
-      'ARP packets from another MAC claiming an address this node answers for (RFC 5227 2.4).',
-      ['address'],
-    );
-    this.conflictReports = metrics.registerCounter(
-      'agent_arp_conflict_events_total',
-      'Warning Events written for address conflicts.',
-      ['address'],
-    );
-    this.reconciles = metrics.registerCounter(
-      'agent_reconcile_total',
-      'Passes that made the maps equal to the desired state, by result.',
-      ['result'],
-    );
-  }
 
   setMode(mode: XdpMode): void {
     for (const m of ['native', 'generic'] as const) this.xdpMode.set({ mode: m }, m === mode ? 1 : 0);

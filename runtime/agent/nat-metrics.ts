@@ -4,41 +4,36 @@
  * maps on every poll and added as increments, so they are real counters; an ElasticIP that leaves
  * the maps leaves the metrics.
  */
-import type { Counter, Gauge } from 'prom-client';
-import type { RuntimeMetrics } from '../kube/metrics';
 import type { NatReasonName } from './bpf/layout';
 import type { NatEntry } from './bpf/nat';
 import { CounterDeltas } from './conflicts';
+import { counter, gauge, metricsOf } from './metric-table';
 
-export class NatMetrics {
-  readonly bindings: Gauge<'kind'>;
-  readonly packets: Counter<'elastic_ip' | 'direction'>;
-  readonly bytes: Counter<'elastic_ip' | 'direction'>;
-  readonly reasons: Counter<'reason'>;
+const NAT_METRICS = {
+  bindings: gauge(
+    'agent_nat_bindings',
+    ['kind'],
+    "ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1), direct (DIR-1) or remote (to the pod's node, EN-9).",
+  ),
+  packets: counter(
+    'agent_nat_packets_total',
+    ['elastic_ip', 'direction'],
+    'Packets of an ElasticIP through the NAT programs, by direction (in, out).',
+  ),
+  bytes: counter(
+    'agent_nat_bytes_total',
+    ['elastic_ip', 'direction'],
+    'Bytes (as the TC hook saw them, L2 included) of an ElasticIP, by direction.',
+  ),
+  reasons: counter(
+    'agent_nat_program_packets_total',
+    ['reason'],
+    'Packets seen by the NAT programs, by exit reason (enum juneau_nat_reason).',
+  ),
+};
+
+export class NatMetrics extends metricsOf(NAT_METRICS) {
   private readonly deltas = new CounterDeltas();
-
-  constructor(metrics: RuntimeMetrics) {
-    this.bindings = metrics.registerGauge(
-      'agent_nat_bindings',
-      "ElasticIPs this node carries, by kind: nat (1:1 NAT, NAT-1), direct (DIR-1) or remote (to the pod's node, EN-9).",
-      ['kind'],
-    );
-    this.packets = metrics.registerCounter(
-      'agent_nat_packets_total',
-      'Packets of an ElasticIP through the NAT programs, by direction (in, out).',
-      ['elastic_ip', 'direction'],
-    );
-    this.bytes = metrics.registerCounter(
-      'agent_nat_bytes_total',
-      'Bytes (as the TC hook saw them, L2 included) of an ElasticIP, by direction.',
-      ['elastic_ip', 'direction'],
-    );
-    this.reasons = metrics.registerCounter(
-      'agent_nat_program_packets_total',
-      'Packets seen by the NAT programs, by exit reason (enum juneau_nat_reason).',
-      ['reason'],
-    );
-  }
 
   observe(entries: readonly NatEntry[], stats: Readonly<Record<NatReasonName, bigint>>): void {
     for (const [reason, value] of Object.entries(stats)) {

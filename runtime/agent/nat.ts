@@ -220,20 +220,14 @@ export class NatSync {
   /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
   private writtenPrefixes: string | undefined;
   private reportedSkipped = '';
-  private reconciled = false;
-  private scheduled = false;
-  private lastPassFailed = false;
   private reportedWaiting = '';
   private readonly loop: InformerLoop;
 
   constructor(private readonly options: NatSyncOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'nat' });
-    this.loop = new InformerLoop({
-      informers: () => this.informers(),
+    this.loop = new InformerLoop(this, {
       logger: this.logger,
       waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
-      firstPass: () => this.reconcile(),
-      poll: () => this.poll(),
       pollIntervalMs: options.pollIntervalMs,
     });
     const common = { logger: this.logger };
@@ -270,7 +264,7 @@ export class NatSync {
   }
 
   get reconciledOnce(): boolean {
-    return this.reconciled;
+    return this.loop.reconciledOnce;
   }
 
   reconcile(): DesiredNat | undefined {
@@ -292,11 +286,10 @@ export class NatSync {
       this.options.metrics?.bindings.set({ kind: 'nat' }, desired.nat.length);
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
       this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
-      this.reconciled = true;
-      this.lastPassFailed = false;
+      this.loop.passSucceeded();
     } catch (err) {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
-      this.lastPassFailed = true;
+      this.loop.passFailed();
     }
     const waiting = desired.waiting.join('\n');
     if (waiting && waiting !== this.reportedWaiting)
@@ -328,7 +321,7 @@ export class NatSync {
 
   poll(): void {
     if (!this.loop.running) return;
-    if (this.lastPassFailed) this.reconcile();
+    if (this.loop.lastPassFailed) this.reconcile();
     try {
       this.options.metrics?.observe(this.options.datapath.entries(), this.options.datapath.stats());
     } catch (err) {
@@ -337,15 +330,11 @@ export class NatSync {
   }
 
   private schedule(): void {
-    if (!this.loop.running || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.reconcile();
-    });
+    this.loop.schedule(() => this.reconcile());
   }
 
-  private informers(): Array<Informer<KubeObject>> {
+  /** The loop's informers (InformerLoop starts and stops them). */
+  informers(): Array<Informer<KubeObject>> {
     return [
       this.elasticIPs,
       this.attachments,

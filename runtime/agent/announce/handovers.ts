@@ -9,10 +9,9 @@
  * moves nothing). With every network's announceOnMove absent or false nothing is started, no
  * socket is opened and no unsolicited ARP leaves the node (ARP-8).
  */
-import type { Counter } from 'prom-client';
 import type { EventRecorder, ObjectReference } from '../../kube/events';
 import { silentLogger, type Logger } from '../../kube/log';
-import type { RuntimeMetrics } from '../../kube/metrics';
+import { counter, metricsOf } from '../metric-table';
 import { Announcer, RFC5227, type AnnounceOutcome, type AnnounceTimings } from './announcer';
 import type { FrameSocket } from './packet-socket';
 import type { AnnounceCounters } from './counters';
@@ -20,29 +19,25 @@ import { monotonicNowNs } from '../bpf/clock';
 
 export const ANNOUNCE_EVENT_REASONS = { announced: 'Announced', skipped: 'AnnouncementSkipped' } as const;
 
-export class AnnounceMetrics {
-  readonly announcements: Counter<'address'>;
-  readonly probes: Counter<'address'>;
-  readonly handovers: Counter<'result'>;
+const ANNOUNCE_METRICS = {
+  announcements: counter(
+    'agent_arp_announcements_total',
+    ['address'],
+    'RFC 5227 announcements sent for an address this node gained (FO-1).',
+  ),
+  probes: counter(
+    'agent_arp_probes_total',
+    ['address'],
+    'RFC 5227 probes sent before announcing an address (FO-1: wait until the previous node stopped answering).',
+  ),
+  handovers: counter(
+    'agent_arp_handovers_total',
+    ['result'],
+    'Announcement handovers by outcome: announced, gave-up (another host kept answering), cancelled (the address left).',
+  ),
+};
 
-  constructor(metrics: RuntimeMetrics) {
-    this.announcements = metrics.registerCounter(
-      'agent_arp_announcements_total',
-      'RFC 5227 announcements sent for an address this node gained (FO-1).',
-      ['address'],
-    );
-    this.probes = metrics.registerCounter(
-      'agent_arp_probes_total',
-      'RFC 5227 probes sent before announcing an address (FO-1: wait until the previous node stopped answering).',
-      ['address'],
-    );
-    this.handovers = metrics.registerCounter(
-      'agent_arp_handovers_total',
-      'Announcement handovers by outcome: announced, gave-up (another host kept answering), cancelled (the address left).',
-      ['result'],
-    );
-  }
-
+export class AnnounceMetrics extends metricsOf(ANNOUNCE_METRICS) {
   forget(address: string): void {
     this.announcements.remove({ address });
     this.probes.remove({ address });

@@ -208,6 +208,26 @@ export interface NatSyncResult {
   readonly remoteRemoved: RemoteBinding[];
 }
 
+/**
+ * The writes that make a map of bindings hold `want` where it holds `have`, by ElasticIP: `added`,
+ * what `want` holds that `have` lacks or binds otherwise; `removed`, deleted before those are
+ * written, what `want` drops, and also what it binds otherwise unless `inPlace` (the update then
+ * overwrites the entry with no gap).
+ */
+function bindingChanges(
+  have: readonly NatBinding[],
+  want: ReadonlyMap<string, NatBinding>,
+  inPlace: boolean,
+): { added: NatBinding[]; removed: NatBinding[] } {
+  const had = new Map(have.map((h) => [h.elasticIP, h.address]));
+  const removed = have.filter((h) => {
+    const w = want.get(h.elasticIP);
+    return w === undefined || (!inPlace && w.address !== h.address);
+  });
+  const added = [...want.values()].filter((w) => had.get(w.elasticIP) !== w.address);
+  return { added, removed };
+}
+
 const key = (address: string): Buffer => ipv4ToBytes(address);
 const addr = (bytes: Buffer): string => ipv4FromBytes(bytes);
 
@@ -294,35 +314,24 @@ export class NatMaps {
     direct: readonly DirectBinding[] = [],
     remote: readonly RemoteBinding[] = [],
   ): NatSyncResult {
-    const want = new Map<string, string>();
+    const want = new Map<string, NatBinding>();
     const byAddress = new Map<string, string>();
-    for (const b of desired) {
-      const clash = byAddress.get(b.address);
-      if (clash !== undefined && clash !== b.elasticIP) {
+    for (const { elasticIP, address } of desired) {
+      const clash = byAddress.get(address);
+      if (clash !== undefined && clash !== elasticIP) {
         throw new Error(
-          `NIC address ${b.address} is bound to two ElasticIPs (${clash}, ${b.elasticIP}); a 1:1 NAT cannot translate it to both`,
+          `NIC address ${address} is bound to two ElasticIPs (${clash}, ${elasticIP}); a 1:1 NAT cannot translate it to both`,
         );
       }
-      want.set(b.elasticIP, b.address);
-      byAddress.set(b.address, b.elasticIP);
+      want.set(elasticIP, { elasticIP, address });
+      byAddress.set(address, elasticIP);
     }
-    const have = new Map(this.bindings().map((b) => [b.elasticIP, b.address]));
-    const added: NatBinding[] = [];
-    const removed: NatBinding[] = [];
-    for (const [elasticIP, address] of have) {
-      if (want.get(elasticIP) === address) continue;
-      this.inMap.delete(key(elasticIP));
-      removed.push({ elasticIP, address });
-    }
-    for (const [elasticIP, address] of want) {
-      if (have.get(elasticIP) === address) continue;
-      this.countersMap.insert(
-        key(elasticIP),
-        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
-      );
-      this.outMap.update(key(address), key(elasticIP));
-      this.inMap.update(key(elasticIP), key(address));
-      added.push({ elasticIP, address });
+    const { added, removed } = bindingChanges(this.bindings(), want, false);
+    for (const b of removed) this.inMap.delete(key(b.elasticIP));
+    for (const b of added) {
+      this.startCounting(b.elasticIP);
+      this.outMap.update(key(b.address), key(b.elasticIP));
+      this.inMap.update(key(b.elasticIP), key(b.address));
     }
     // juneau_nat_out keys no binding wants: an address whose ElasticIP changed or went.
     for (const k of this.outMap.keys()) {
@@ -361,7 +370,7 @@ export class NatMaps {
   /** Remote bindings, written only with a VXLAN device to send through and a VNI (EN-8: 0 is none). */
   private syncRemote(
     remote: readonly RemoteBinding[],
-    nat: ReadonlyMap<string, string>,
+    nat: ReadonlyMap<string, NatBinding>,
     direct: readonly DirectBinding[],
   ): Pick<NatSyncResult, 'remoteAdded' | 'remoteRemoved'> {
     const local = new Set(direct.map((d) => d.elasticIP));
@@ -389,10 +398,7 @@ export class NatMaps {
     }
     for (const [elasticIP, r] of want) {
       if (same(r, have.get(elasticIP))) continue;
-      this.countersMap.insert(
-        key(elasticIP),
-        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
-      );
+      this.startCounting(elasticIP);
       this.remoteMap.update(key(elasticIP), layout.encodeNatRemote(key(r.node), r.vni, this.tunnelIfindex));
       remoteAdded.push(r);
     }
@@ -409,34 +415,29 @@ export class NatMaps {
 
   private syncDirect(
     direct: readonly NatBinding[],
-    nat: ReadonlyMap<string, string>,
+    nat: ReadonlyMap<string, NatBinding>,
   ): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
-    const want = new Map<string, string>();
-    for (const d of direct) {
-      if (nat.has(d.elasticIP))
+    const want = new Map<string, NatBinding>();
+    for (const { elasticIP, address } of direct) {
+      if (nat.has(elasticIP))
         throw new Error(
-          `ElasticIP ${d.elasticIP} is both translated (to ${nat.get(d.elasticIP)}) and held directly by ${d.address} (EIP-5)`,
+          `ElasticIP ${elasticIP} is both translated (to ${nat.get(elasticIP)?.address}) and held directly by ${address} (EIP-5)`,
         );
-      want.set(d.elasticIP, d.address);
+      want.set(elasticIP, { elasticIP, address });
     }
-    const have = new Map(this.directBindings().map((b) => [b.elasticIP, b.address]));
-    const directAdded: NatBinding[] = [];
-    const directRemoved: NatBinding[] = [];
-    for (const [elasticIP, address] of have) {
-      if (want.has(elasticIP)) continue;
-      this.directMap.delete(key(elasticIP));
-      directRemoved.push({ elasticIP, address });
+    // Nothing is translated: a direct ElasticIP that moved to another NIC is overwritten in place.
+    const { added, removed } = bindingChanges(this.directBindings(), want, true);
+    for (const b of removed) this.directMap.delete(key(b.elasticIP));
+    for (const b of added) {
+      this.startCounting(b.elasticIP);
+      this.directMap.update(key(b.elasticIP), key(b.address));
     }
-    for (const [elasticIP, address] of want) {
-      if (have.get(elasticIP) === address) continue;
-      this.countersMap.insert(
-        key(elasticIP),
-        Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)),
-      );
-      this.directMap.update(key(elasticIP), key(address));
-      directAdded.push({ elasticIP, address });
-    }
-    return { directAdded, directRemoved };
+    return { directAdded: added, directRemoved: removed };
+  }
+
+  /** Zeroed counters for an ElasticIP, unless it has some (insert keeps an existing entry). */
+  private startCounting(elasticIP: string): void {
+    this.countersMap.insert(key(elasticIP), Buffer.alloc(layout.perCpuValueSize(layout.NAT_COUNTERS.size, this.cpus)));
   }
 
   /** Bindings with their counters, summed over CPUs. */
