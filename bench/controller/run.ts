@@ -11,7 +11,7 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { LOAD_BALANCER_CLASS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
@@ -23,7 +23,14 @@ import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { createArpNetwork } from '../../test/cluster/arp-network';
 import { sleep } from '../../test/sleep';
-import { createBackends, createNodes, serviceFloorWrites } from '../lb-rig';
+import {
+  backendGroups,
+  createBackends,
+  createNodes,
+  loadBalancerService,
+  serviceFloorWrites,
+  waitForReadyEndpoints,
+} from '../lb-rig';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -32,12 +39,7 @@ const WORKERS = 4;
 const REPORTER = 'juneau.loutres.me/controller';
 
 const nodes = [1, 2, 3, 4, 5, 6].map((i) => `bench-n${i}`);
-/** Backend groups: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
-const groups = [
-  [nodes[0], nodes[1], nodes[2]],
-  [nodes[2], nodes[3], nodes[4]],
-  [nodes[4], nodes[5], nodes[0]],
-];
+const groups = backendGroups(nodes);
 
 /** Counts the writes (everything but GET) a client makes, by verb and resource. */
 class CountingRestClient extends RestClient {
@@ -102,36 +104,11 @@ async function createServices(
   network: string,
   loadBalancerClass: string,
 ): Promise<void> {
+  const side = { namespace, network, loadBalancerClass, groups: groups.length };
   await forEachConcurrent(SERVICES, 16, async (i) => {
-    await rest.create(Resources.services, {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { namespace, name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: network } },
-      spec: {
-        type: 'LoadBalancer',
-        loadBalancerClass,
-        allocateLoadBalancerNodePorts: false,
-        externalTrafficPolicy: 'Local',
-        selector: { group: `g${i % groups.length}` },
-        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-      },
-    } as KubeObject);
+    await rest.create(Resources.services, loadBalancerService(side, i));
   });
-  for (;;) {
-    const slices = (
-      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
-        Resources.endpointSlices,
-        { namespace },
-      )
-    ).items;
-    const ready = new Set(
-      slices
-        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
-        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
-    );
-    if (ready.size >= SERVICES) return;
-    await sleep(500);
-  }
+  await waitForReadyEndpoints(rest, namespace, SERVICES, 500);
 }
 
 /** Resolves with the time at which a watch on the namespace's ServiceLoadBalancers has seen all N Ready. */
