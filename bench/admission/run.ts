@@ -20,18 +20,17 @@ import {
   liveWebhookCaches,
   type WebhookCacheSet,
 } from '../../runtime/controller/webhook/listers';
-import { startWebhookServer, type WebhookServerHandle } from '../../runtime/controller/webhook/start';
+import type { WebhookServerHandle } from '../../runtime/controller/webhook/start';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
-import { Resources, resourcePath } from '../../runtime/kube/resources';
+import { resourcePath } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
-import { freePort } from '../../test/cluster/processes';
+import { startVariantServer, VARIANT_LABEL } from '../scale/admission';
 
 const POPULATION = Number(process.argv[2] ?? 10_000);
 const REQUESTS = Number(process.argv[3] ?? 200);
-const VARIANT_LABEL = 'bench.juneau/variant';
 const NETWORK = 'bench-net';
 const POOL = 'bench-pool';
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -71,18 +70,7 @@ async function populate(rest: RestClient): Promise<void> {
 }
 
 async function variant(rest: RestClient, name: string, caches: WebhookCaches): Promise<WebhookServerHandle> {
-  const namespace = `bench-${name}`;
-  await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  const handle = startWebhookServer({
-    rest,
-    caches,
-    urlBase: `https://127.0.0.1:${await freePort()}`,
-    inCluster: false,
-    namespace,
-    configurationName: `bench-${name}`,
-    objectSelector: { matchLabels: { [VARIANT_LABEL]: name } },
-    checkIntervalMs: 60_000,
-  });
+  const handle = await startVariantServer(rest, name, caches);
   await handle.ready;
   return handle;
 }

@@ -16,7 +16,7 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { forEachConcurrent, freePort, ipv4, log, percentile } from './common';
 import { sides } from './control-plane';
 
-const VARIANT_LABEL = 'bench.juneau/variant';
+export const VARIANT_LABEL = 'bench.juneau/variant';
 
 export interface AdmissionFigures {
   readonly population: number;
@@ -67,18 +67,7 @@ export async function measureAdmission(
   const handles: WebhookServerHandle[] = [];
   try {
     for (const [name, caches] of Object.entries(variants)) {
-      const namespace = `bench-${name}`;
-      await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      const handle = startWebhookServer({
-        rest,
-        caches,
-        urlBase: `https://127.0.0.1:${await freePort()}`,
-        inCluster: false,
-        namespace,
-        configurationName: `bench-${name}`,
-        objectSelector: { matchLabels: { [VARIANT_LABEL]: name } },
-        checkIntervalMs: 60_000,
-      });
+      const handle = await startVariantServer(rest, name, caches);
       handles.push(handle);
       await handle.ready;
     }
@@ -144,4 +133,25 @@ export async function populateAdvertisements(rest: RestClient, count: number): P
     } as unknown as KubeObject);
   });
   return used;
+}
+
+/** A webhook server of its own (namespace and configuration named for the variant) that admits
+ * only objects labelled with the variant's name; the caller awaits `ready` and stops it. */
+export async function startVariantServer(
+  rest: RestClient,
+  name: string,
+  caches: WebhookCaches,
+): Promise<WebhookServerHandle> {
+  const namespace = `bench-${name}`;
+  await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  return startWebhookServer({
+    rest,
+    caches,
+    urlBase: `https://127.0.0.1:${await freePort()}`,
+    inCluster: false,
+    namespace,
+    configurationName: `bench-${name}`,
+    objectSelector: { matchLabels: { [VARIANT_LABEL]: name } },
+    checkIntervalMs: 60_000,
+  });
 }
