@@ -17,7 +17,7 @@ import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
-import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
+import { RestClient, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
@@ -31,6 +31,7 @@ import {
   serviceFloorWrites,
   waitForReadyEndpoints,
 } from '../lb-rig';
+import { forEachConcurrent, ignoreNotFound, ipv4, log, seconds } from '../scale/common';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -64,33 +65,6 @@ class CountingRestClient extends RestClient {
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
   }
-}
-
-const log = (line: string) => process.stdout.write(`${line}\n`);
-
-async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-/** Runs fn over 0..n-1 with `width` calls in flight. */
-async function forEachConcurrent(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-function ipv4(base: string, offset: number): string {
-  const [a, b, c, d] = base.split('.').map(Number);
-  const n = ((a << 24) | (b << 16) | (c << 8) | d) + offset;
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
 async function createNamespace(rest: RestClient, name: string): Promise<void> {
@@ -252,7 +226,6 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 async function main(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);
