@@ -10,11 +10,11 @@ export interface LeasedNodesOptions {
   /** How many Nodes. */
   readonly count: number;
   /** The agent Leases' duration (renewed every 300 ms). */
-  readonly leaseDurationMs: number;
+  readonly leaseMs: number;
   /** Node i's InternalIP is 192.0.2.(firstHost + i): each file its own range. */
   readonly firstHost: number;
-  /** The AddressPool's addresses: each file its own range. */
-  readonly addresses: readonly string[];
+  /** The AddressPool's one range (CIDR): each file its own. */
+  readonly cidr: string;
 }
 
 /**
@@ -44,7 +44,7 @@ export class LeasedNodes {
   async setUp(): Promise<void> {
     await Promise.all(this.nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${this.o.firstHost + i}` })));
     for (const lease of this.leases.values()) lease.start();
-    await createArpNetwork(this.rest, { pool: this.pool, network: this.network, addresses: this.o.addresses });
+    await createArpNetwork(this.rest, { pool: this.pool, network: this.network, addresses: [this.o.cidr] });
   }
 
   /** Renews `node`'s Lease again, as its agent coming back would (a stopped AgentLease stays stopped). */
@@ -68,7 +68,7 @@ export class LeasedNodes {
       rest: this.rest,
       namespace: INSTALL.namespace,
       nodeName,
-      leaseDurationMs: this.o.leaseDurationMs,
+      leaseDurationMs: this.o.leaseMs,
       renewIntervalMs: 300,
     });
   }

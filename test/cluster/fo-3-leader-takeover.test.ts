@@ -34,9 +34,9 @@ const rest = new RestClient(testKubeConfig());
 const AGENT_LEASE_MS = 6_000;
 const fleet = new LeasedNodes(rest, 'fo3lt', {
   count: 2,
-  leaseDurationMs: AGENT_LEASE_MS,
+  leaseMs: AGENT_LEASE_MS,
   firstHost: 171,
-  addresses: ['198.18.94.0/29'],
+  cidr: '198.18.94.0/29',
 });
 const { network: NET, nodes, leases } = fleet;
 const LEADER_LEASE = `juneau-fo3lt-${fleet.suffix}`;

@@ -26,12 +26,7 @@ jest.setTimeout(120_000);
 
 const rest = new RestClient(testKubeConfig());
 const LEASE_MS = 2_000;
-const fleet = new LeasedNodes(rest, 'fo3', {
-  count: 3,
-  leaseDurationMs: LEASE_MS,
-  firstHost: 151,
-  addresses: ['198.18.93.0/29'],
-});
+const fleet = new LeasedNodes(rest, 'fo3', { count: 3, leaseMs: LEASE_MS, firstHost: 151, cidr: '198.18.93.0/29' });
 const { network: NET, nodes, leases } = fleet;
 const recorder = new EventRecorder(rest, {
   reportingController: 'juneau.loutres.me/controller',
