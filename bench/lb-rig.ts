@@ -1,11 +1,11 @@
 /**
  * The LoadBalancer rig bench/controller and bench/scale share: Nodes and ready backend Pods
- * without a kubelet, and the floor's writes: per Service what the controller
+ * without a kubelet, the Services over them, and the floor's writes: per Service what the controller
  * writes on its first pass, with nothing read and nothing decided — the ServiceLoadBalancer
  * (server-side apply, owner reference and finalizer), the AllocationClaim, the ARPAdvertisement,
  * the status (server-side apply), the Service's status.loadBalancer, and one Event.
  */
-import { API_VERSION, FINALIZERS } from '../api';
+import { ANNOTATIONS, API_VERSION, FINALIZERS } from '../api';
 import { advertisementName, ownerMetadata } from '../runtime/controller/arp/names';
 import { JuneauResources } from '../runtime/controller/resources';
 import { applyStatus, FieldManagers } from '../runtime/kube/apply';
@@ -13,6 +13,7 @@ import { toMicroTime } from '../runtime/kube/conditions';
 import { Resources } from '../runtime/kube/resources';
 import type { RestClient } from '../runtime/kube/rest';
 import type { KubeObject } from '../runtime/kube/types';
+import { sleep } from '../test/sleep';
 
 /** Nodes named `names`, the i-th with InternalIP 192.0.2.(10+i) (no kubelet: their status is written here). */
 export async function createNodes(rest: RestClient, names: readonly string[]): Promise<void> {
@@ -73,6 +74,67 @@ export async function createBackends(
         { subresource: 'status' },
       );
     }
+  }
+}
+
+/** Backend groups over six nodes: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
+export const backendGroups = (nodes: readonly string[]): string[][] => [
+  [nodes[0], nodes[1], nodes[2]],
+  [nodes[2], nodes[3], nodes[4]],
+  [nodes[4], nodes[5], nodes[0]],
+];
+
+/** The Services' side of a run: where they are made, the network they ask for, the class that picks the controller. */
+export interface ServiceSide {
+  readonly namespace: string;
+  readonly network: string;
+  readonly loadBalancerClass: string;
+  /** How many backend groups there are (createBackends); Service i selects group i % groups. */
+  readonly groups: number;
+}
+
+/** Service `s<i>`: a LoadBalancer (externalTrafficPolicy Local, no node ports) on port 80 of its group's Pods. */
+export function loadBalancerService(side: ServiceSide, i: number): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      namespace: side.namespace,
+      name: `s${i}`,
+      annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: side.network },
+    },
+    spec: {
+      type: 'LoadBalancer',
+      loadBalancerClass: side.loadBalancerClass,
+      allocateLoadBalancerNodePorts: false,
+      externalTrafficPolicy: 'Local',
+      selector: { group: `g${i % side.groups}` },
+      ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+    },
+  } as KubeObject;
+}
+
+/** Polls every `pollMs` until `count` Services of `namespace` have an EndpointSlice with a ready endpoint. */
+export async function waitForReadyEndpoints(
+  rest: RestClient,
+  namespace: string,
+  count: number,
+  pollMs: number,
+): Promise<void> {
+  for (;;) {
+    const slices = (
+      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
+        Resources.endpointSlices,
+        { namespace },
+      )
+    ).items;
+    const ready = new Set(
+      slices
+        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
+        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
+    );
+    if (ready.size >= count) return;
+    await sleep(pollMs);
   }
 }
 

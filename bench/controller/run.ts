@@ -11,19 +11,27 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { LOAD_BALANCER_CLASS } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
-import { RestClient, isNotFound, type RequestOptions } from '../../runtime/kube/rest';
+import { RestClient, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { createArpNetwork } from '../../test/cluster/arp-network';
 import { sleep } from '../../test/sleep';
-import { createBackends, createNodes, serviceFloorWrites } from '../lb-rig';
+import {
+  backendGroups,
+  createBackends,
+  createNodes,
+  loadBalancerService,
+  serviceFloorWrites,
+  waitForReadyEndpoints,
+} from '../lb-rig';
+import { forEachConcurrent, ignoreNotFound, ipv4, log, seconds } from '../scale/common';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -32,12 +40,7 @@ const WORKERS = 4;
 const REPORTER = 'juneau.loutres.me/controller';
 
 const nodes = [1, 2, 3, 4, 5, 6].map((i) => `bench-n${i}`);
-/** Backend groups: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
-const groups = [
-  [nodes[0], nodes[1], nodes[2]],
-  [nodes[2], nodes[3], nodes[4]],
-  [nodes[4], nodes[5], nodes[0]],
-];
+const groups = backendGroups(nodes);
 
 /** Counts the writes (everything but GET) a client makes, by verb and resource. */
 class CountingRestClient extends RestClient {
@@ -64,33 +67,6 @@ class CountingRestClient extends RestClient {
   }
 }
 
-const log = (line: string) => process.stdout.write(`${line}\n`);
-
-async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-/** Runs fn over 0..n-1 with `width` calls in flight. */
-async function forEachConcurrent(n: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-function ipv4(base: string, offset: number): string {
-  const [a, b, c, d] = base.split('.').map(Number);
-  const n = ((a << 24) | (b << 16) | (c << 8) | d) + offset;
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
 async function createNamespace(rest: RestClient, name: string): Promise<void> {
   await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
@@ -102,36 +78,11 @@ async function createServices(
   network: string,
   loadBalancerClass: string,
 ): Promise<void> {
+  const side = { namespace, network, loadBalancerClass, groups: groups.length };
   await forEachConcurrent(SERVICES, 16, async (i) => {
-    await rest.create(Resources.services, {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { namespace, name: `s${i}`, annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: network } },
-      spec: {
-        type: 'LoadBalancer',
-        loadBalancerClass,
-        allocateLoadBalancerNodePorts: false,
-        externalTrafficPolicy: 'Local',
-        selector: { group: `g${i % groups.length}` },
-        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-      },
-    } as KubeObject);
+    await rest.create(Resources.services, loadBalancerService(side, i));
   });
-  for (;;) {
-    const slices = (
-      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
-        Resources.endpointSlices,
-        { namespace },
-      )
-    ).items;
-    const ready = new Set(
-      slices
-        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
-        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
-    );
-    if (ready.size >= SERVICES) return;
-    await sleep(500);
-  }
+  await waitForReadyEndpoints(rest, namespace, SERVICES, 500);
 }
 
 /** Resolves with the time at which a watch on the namespace's ServiceLoadBalancers has seen all N Ready. */
@@ -275,7 +226,6 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 async function main(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);

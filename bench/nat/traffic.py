@@ -5,15 +5,20 @@
 #   tcp-sink PORT                  accept connections and discard (background)
 #   tcp-blast DST PORT SECONDS     send as fast as possible for SECONDS: bytes per second
 import json
+import os
 import socket
 import sys
 import time
 
+# The servers' socket set-up is the NAT tests' own (test/netns/nat_tool.py), imported without
+# leaving a __pycache__ in test/netns.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'test', 'netns'))
+from nat_tool import serving  # noqa: E402
+
 
 def udp_echo(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(('0.0.0.0', port))
-    print('listening', flush=True)
+    s = serving(socket.SOCK_DGRAM, port)
     while True:
         data, addr = s.recvfrom(2048)
         s.sendto(data, addr)
@@ -38,11 +43,7 @@ def udp_rtt(dst, port, count):
 
 
 def tcp_sink(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(('0.0.0.0', port))
-    s.listen(8)
-    print('listening', flush=True)
+    s = serving(socket.SOCK_STREAM, port, backlog=8)
     while True:
         conn, _ = s.accept()
         while conn.recv(1 << 20):

@@ -38,19 +38,10 @@ export async function measureAdmission(
   const syncMs = Date.now() - t0;
   const fixed = (items: unknown[]) => ({ list: () => items as never[] });
   const empty = fixed([]);
-  // ARP-11: only the controller's identity may write ARPAdvertisements; here the bench's own is.
-  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>(
-    'POST',
-    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-    {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } as unknown as KubeObject,
-    },
-  );
-  const writers = [review.status?.userInfo?.username ?? ''];
   const variants: Record<string, WebhookCaches> = {
-    informer: { ...cacheSet.caches, arpAdvertisementWriters: () => writers },
+    informer: cacheSet.caches,
     // The same informers without the address index: ARP-4 walks every cached ARPAdvertisement (before issue 16).
-    walk: { ...cacheSet.caches, arpAdvertisementsAt: undefined, arpAdvertisementWriters: () => writers },
+    walk: { ...cacheSet.caches, arpAdvertisementsAt: undefined },
     empty: {
       addressPools: fixed([
         { metadata: { name: slbNetwork }, spec: { advertiseMode: 'arp', addresses: [`${slbBase}/16`] } },
@@ -61,7 +52,6 @@ export async function measureAdmission(
       elasticIPAttachments: empty,
       networkInterfaces: empty,
       pods: empty,
-      arpAdvertisementWriters: () => writers,
     },
   };
   const handles: WebhookServerHandle[] = [];
@@ -136,7 +126,9 @@ export async function populateAdvertisements(rest: RestClient, count: number): P
 }
 
 /** A webhook server of its own (namespace and configuration named for the variant) that admits
- * only objects labelled with the variant's name; the caller awaits `ready` and stops it. */
+ * only objects labelled with the variant's name, the bench's own identity taken for the
+ * controller's (ARP-11: only the controller writes ARPAdvertisements); the caller awaits `ready`
+ * and stops it. */
 export async function startVariantServer(
   rest: RestClient,
   name: string,
@@ -144,9 +136,17 @@ export async function startVariantServer(
 ): Promise<WebhookServerHandle> {
   const namespace = `bench-${name}`;
   await rest.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const review = await rest.request<{ status?: { userInfo?: { username?: string } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } as unknown as KubeObject,
+    },
+  );
+  const writers = [review.status?.userInfo?.username ?? ''];
   return startWebhookServer({
     rest,
-    caches,
+    caches: { ...caches, arpAdvertisementWriters: () => writers },
     urlBase: `https://127.0.0.1:${await freePort()}`,
     inCluster: false,
     namespace,

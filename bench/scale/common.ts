@@ -1,6 +1,6 @@
 /**
- * Small pieces the bench/scale parts share: concurrency, addresses, percentiles, a watch that
- * counts objects in a state, and a process's resident memory from /proc.
+ * Small pieces the bench/scale parts (and bench/controller) share: concurrency, addresses,
+ * percentiles, a watch that counts objects in a state, and a process's resident memory from /proc.
  */
 import * as fs from 'node:fs';
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';

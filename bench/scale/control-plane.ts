@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { API_VERSION, ANNOTATIONS, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
+import { API_VERSION, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
 import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { applyStatus, FieldManagers } from '../../runtime/kube/apply';
@@ -29,7 +29,15 @@ import {
   watchCount,
 } from './common';
 import { sleep } from '../../test/sleep';
-import { createBackends, createNodes, floorEvent, serviceFloorWrites } from '../lb-rig';
+import {
+  backendGroups,
+  createBackends,
+  createNodes,
+  floorEvent,
+  loadBalancerService,
+  serviceFloorWrites,
+  waitForReadyEndpoints,
+} from '../lb-rig';
 
 const FIELD_MANAGER = FieldManagers.controller;
 /** The controller's default `--workers`; the floor keeps as many writes in flight per kind. */
@@ -38,12 +46,7 @@ const CONTROLLER_BIN = path.join(REPO_ROOT, 'build', 'bin', 'juneau-controller.j
 const LEASE = 'juneau-bench-scale';
 
 export const nodes = [1, 2, 3, 4, 5, 6].map((i) => `scale-n${i}`);
-/** Backend groups: one ready Pod on each of 3 nodes; Service i selects group i % 3. */
-const groups = [
-  [nodes[0], nodes[1], nodes[2]],
-  [nodes[2], nodes[3], nodes[4]],
-  [nodes[4], nodes[5], nodes[0]],
-];
+const groups = backendGroups(nodes);
 
 /** One side of the run: its namespace, and the pools and networks its Services and ElasticIPs draw from. */
 export interface Side {
@@ -103,24 +106,14 @@ export async function setupSides(rest: RestClient): Promise<void> {
 
 /** N Services (ETP Local) and N ElasticIPs in the side's namespace; waits until every Service has a ready EndpointSlice. */
 export async function createObjects(rest: RestClient, side: Side, count: number): Promise<void> {
+  const services = {
+    namespace: side.namespace,
+    network: side.slbNetwork,
+    loadBalancerClass: side.loadBalancerClass,
+    groups: groups.length,
+  };
   await forEachConcurrent(count, 32, async (i) => {
-    await rest.create(Resources.services, {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: {
-        namespace: side.namespace,
-        name: `s${i}`,
-        annotations: { [ANNOTATIONS.loadBalancerExternalNetwork]: side.slbNetwork },
-      },
-      spec: {
-        type: 'LoadBalancer',
-        loadBalancerClass: side.loadBalancerClass,
-        allocateLoadBalancerNodePorts: false,
-        externalTrafficPolicy: 'Local',
-        selector: { group: `g${i % groups.length}` },
-        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
-      },
-    } as KubeObject);
+    await rest.create(Resources.services, loadBalancerService(services, i));
     await rest.create(EipResources.elasticIPs, {
       apiVersion: API_VERSION,
       kind: 'ElasticIP',
@@ -128,21 +121,7 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
       spec: { externalNetwork: side.eipNetwork },
     } as KubeObject);
   });
-  for (;;) {
-    const slices = (
-      await rest.list<KubeObject & { endpoints?: Array<{ conditions?: { ready?: boolean } }> }>(
-        Resources.endpointSlices,
-        { namespace: side.namespace },
-      )
-    ).items;
-    const ready = new Set(
-      slices
-        .filter((s) => s.endpoints?.some((e) => e.conditions?.ready))
-        .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']),
-    );
-    if (ready.size >= count) return;
-    await sleep(1_000);
-  }
+  await waitForReadyEndpoints(rest, side.namespace, count, 1_000);
 }
 
 /** Watches a side until all N ServiceLoadBalancers are Ready and all N ElasticIPs Available. */

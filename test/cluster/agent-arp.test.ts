@@ -11,7 +11,16 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import { CLIENT_IP, Rig, SUBNET, arpFramesAbout, describeAsRoot, repliesFor } from '../netns/rig';
 import { BridgedAgent, kubectlJuneau, removePinsThen, type AgentProcess } from './agent-harness';
-import { ensureNode, requireCrd, testKubeConfig, testKubeconfigPath, waitFor } from './fixture';
+import {
+  createArpNetwork,
+  deleteArpNetwork,
+  deleteNodes,
+  ensureNode,
+  requireCrd,
+  testKubeConfig,
+  testKubeconfigPath,
+  waitFor,
+} from './fixture';
 
 jest.setTimeout(90_000);
 
@@ -83,18 +92,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     for (const scope of ['all', 'eth0']) await rig.sysctl(ns, `net.ipv4.conf.${scope}.arp_ignore`, '0');
     nodeMac = await rig.mac(ns, 'eth0');
     await ensureNode(node, { internalIP: rig.nodeIp(0) });
-    await rest.create(AgentResources.addressPools, {
-      apiVersion: 'juneau.loutres.me/v1alpha1',
-      kind: 'AddressPool',
-      metadata: { name: names.pool },
-      spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.0/25`] },
-    } as KubeObject);
-    await rest.create(AgentResources.externalNetworks, {
-      apiVersion: 'juneau.loutres.me/v1alpha1',
-      kind: 'ExternalNetwork',
-      metadata: { name: names.network },
-      spec: { type: 'arp', addressPools: [names.pool] },
-    } as KubeObject);
+    await createArpNetwork(rest, { ...names, addresses: [`${SUBNET}.0/25`] });
     bridged = new BridgedAgent(ns, agentArgs, testKubeconfigPath());
     agent = await bridged.start();
     maps = ArpMaps.openPinned(pinDir);
@@ -104,9 +102,8 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     await bridged?.stop();
     maps?.close();
     for (const address of [VIP, VIP_IPVS, VIP_GONE, VIP_LATE, FAR]) await deleteAd(address);
-    await rest.delete(AgentResources.externalNetworks, undefined, names.network).catch(() => undefined);
-    await rest.delete(AgentResources.addressPools, undefined, names.pool).catch(() => undefined);
-    await rest.delete(Resources.nodes, undefined, node).catch(() => undefined);
+    await deleteArpNetwork(rest, names);
+    await deleteNodes([node]);
     // The rig: namespaces (and with them the XDP attachment), the rig's pin directory.
     await removePinsThen(pinDir, () => rig.destroy());
   }, 60_000);

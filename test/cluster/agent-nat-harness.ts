@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { NatResources } from '../../runtime/agent/nat';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { RestClient } from '../../runtime/kube/rest';
 import { NODE_EXT, NatRig } from '../netns/nat-rig';
@@ -14,8 +14,8 @@ import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness
 import {
   createNamespace,
   deleteNamespace,
+  deleteNodes,
   ensureNode,
-  ignoreNotFound,
   requireCrd,
   testKubeConfig,
   testKubeconfigPath,
@@ -124,7 +124,7 @@ export class AgentNat {
     this.openMaps?.close();
     if (this.ns) await deleteNamespace(this.ns);
     await this.options.cleanup?.(this);
-    for (const n of this.nodes) await this.rest.delete(Resources.nodes, undefined, n).catch(ignoreNotFound);
+    await deleteNodes(this.nodes);
     await removePinsThen(this.pinDir, () => this.rig.destroy());
   }
 }

@@ -10,7 +10,7 @@ import { RuntimeMetrics } from '../../runtime/kube/metrics';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { testKubeConfig, waitFor, waitForMatch } from './fixture';
+import { ignoreNotFound, testKubeConfig, waitFor, waitForMatch } from './fixture';
 
 type Ad = ARPAdvertisement & KubeObject;
 interface EventObject extends KubeObject {
@@ -44,7 +44,7 @@ afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
   await Promise.all(
-    names.map((n) => rest.delete(JuneauResources.arpAdvertisements, undefined, n).catch(() => undefined)),
+    names.map((n) => rest.delete(JuneauResources.arpAdvertisements, undefined, n).catch(ignoreNotFound)),
   );
 });
 

@@ -19,35 +19,33 @@ import type { KubeObject } from '../../runtime/kube/types';
 import {
   createLoadBalancerService,
   createRunningPod,
-  ensureNode,
   ignoreNotFound,
   testKubeConfig,
   useNamespace,
   waitFor,
-  createArpNetwork,
-  deleteArpNetwork,
 } from './fixture';
 import { spawnController, type ControllerProcess } from './controller-process';
-import { agentLeases, removeAgentNodes } from './agent-leases';
+import { LeasedNodes } from './agent-leases';
 
 jest.setTimeout(120_000);
 
 const rest = new RestClient(testKubeConfig());
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `fo3lt-${suffix}`;
-const NET = `fo3lt-${suffix}`;
-const LEADER_LEASE = `juneau-fo3lt-${suffix}`;
-const nodes = [1, 2].map((i) => `fo3lt-${suffix}-n${i}`);
 /** The agent Lease is shorter than the leader's, as with the defaults (10 s against 15 s). */
 const AGENT_LEASE_MS = 6_000;
+const fleet = new LeasedNodes(rest, 'fo3lt', {
+  count: 2,
+  leaseMs: AGENT_LEASE_MS,
+  firstHost: 171,
+  cidr: '198.18.94.0/29',
+});
+const { network: NET, nodes, leases } = fleet;
+const LEADER_LEASE = `juneau-fo3lt-${fleet.suffix}`;
 const LEADER_FLAGS = [
   '--leader-election-lease-duration=12s',
   '--leader-election-renew-deadline=8s',
   '--leader-election-retry-period=1s',
 ];
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fo3lt-'));
-
-const leases = agentLeases(rest, nodes, AGENT_LEASE_MS);
 
 const replicas: ControllerProcess[] = [];
 
@@ -84,17 +82,14 @@ const logs = () =>
     .join('\n');
 
 beforeAll(async () => {
-  await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${171 + i}` })));
-  for (const lease of leases.values()) lease.start();
-  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: ['198.18.94.0/29'] });
+  await fleet.setUp();
 });
 
 afterAll(async () => {
   for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
   await Promise.all(replicas.map((r) => r.exited));
   await rest.delete(Resources.leases, INSTALL.namespace, LEADER_LEASE).catch(ignoreNotFound);
-  await removeAgentNodes(rest, leases);
-  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await fleet.tearDown();
 });
 
 describe('FO-3 leader takeover (controller binaries, real API server)', () => {

@@ -3,8 +3,7 @@
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.
-import { INSTALL, type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
-import { AgentLease } from '../../runtime/agent/lease';
+import { type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/controller/resources';
@@ -15,26 +14,20 @@ import type { KubeObject } from '../../runtime/kube/types';
 import {
   createLoadBalancerService,
   createRunningPod,
-  ensureNode,
   testKubeConfig,
   useNamespace,
   waitFor,
   waitForMatch,
-  createArpNetwork,
-  deleteArpNetwork,
 } from './fixture';
-import { agentLeases, removeAgentNodes } from './agent-leases';
+import { LeasedNodes } from './agent-leases';
 import { watchForChanges } from './quiet-watch';
 
 jest.setTimeout(120_000);
 
 const rest = new RestClient(testKubeConfig());
-const suffix = Math.random().toString(36).slice(2, 7);
-const POOL = `fo3-${suffix}`;
-const NET = `fo3-${suffix}`;
-const nodes = [1, 2, 3].map((i) => `fo3-${suffix}-n${i}`);
 const LEASE_MS = 2_000;
-const leases = agentLeases(rest, nodes, LEASE_MS);
+const fleet = new LeasedNodes(rest, 'fo3', { count: 3, leaseMs: LEASE_MS, firstHost: 151, cidr: '198.18.93.0/29' });
+const { network: NET, nodes, leases } = fleet;
 const recorder = new EventRecorder(rest, {
   reportingController: 'juneau.loutres.me/controller',
   reportingInstance: 'fo3',
@@ -61,9 +54,7 @@ const available = (slb: ServiceLoadBalancer | undefined) =>
   slb?.status?.conditions?.find((c) => c.type === 'Available');
 
 beforeAll(async () => {
-  await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${151 + i}` })));
-  for (const lease of leases.values()) lease.start();
-  await createArpNetwork(rest, { pool: POOL, network: NET, addresses: ['198.18.93.0/29'] });
+  await fleet.setUp();
   controller = new JuneauController({ rest: new RestClient(testKubeConfig()), recorder });
   await controller.start();
 });
@@ -71,8 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await controller?.stop();
   await recorder.stop();
-  await removeAgentNodes(rest, leases);
-  await deleteArpNetwork(rest, { pool: POOL, network: NET });
+  await fleet.tearDown();
 });
 
 describe('FO-3 dead nodes handed over (controller, real API server)', () => {
@@ -154,17 +144,7 @@ describe('FO-3 dead nodes handed over (controller, real API server)', () => {
       name: advertisementName({ kind: 'ServiceLoadBalancer', namespace, name: 'web' }),
       project: (ad) => ad.spec?.nodeName,
     });
-    leases.set(
-      chosen,
-      new AgentLease({
-        rest,
-        namespace: INSTALL.namespace,
-        nodeName: chosen,
-        leaseDurationMs: LEASE_MS,
-        renewIntervalMs: 300,
-      }),
-    );
-    leases.get(chosen)!.start();
+    fleet.revive(chosen);
     await waitFor(async () => (await getSlb(namespace))?.status?.advertisingNodes?.includes(chosen), {
       what: `${chosen} advertising again`,
     });

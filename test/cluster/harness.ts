@@ -275,7 +275,10 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       stop,
     };
   } catch (err) {
-    await stop().catch(() => {});
+    // The start's error is the one to throw; a failure to clean up after it is said, not lost.
+    await stop().catch((stopErr: unknown) =>
+      process.stderr.write(`cluster: stop after a failed start: ${String(stopErr)}\n`),
+    );
     if (keepDir) log(`cluster: start failed; logs kept in ${path.join(dir, 'logs')}`);
     throw err;
   }

@@ -61,8 +61,8 @@ export function spawnWatchdog(dir: string, removeDir: boolean): ChildProcess {
 export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
-  } catch {
-    /* already gone */
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err; // ESRCH: already gone
   }
 }
 

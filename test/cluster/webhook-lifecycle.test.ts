@@ -23,7 +23,7 @@ import {
   type SecretObject,
 } from '../../runtime/controller/webhook/cert-secret';
 import { sleep } from '../sleep';
-import { createNamespace, deleteNamespace, testRest, waitFor } from './fixture';
+import { createNamespace, deleteNamespace, ignoreNotFound, testRest, waitFor } from './fixture';
 import {
   addressPool,
   apply,
@@ -236,7 +236,7 @@ describe('caBundle patching (in-cluster mode)', () => {
         config.webhooks?.every((w) => w.clientConfig.caBundle === Buffer.from(material.caBundle).toString('base64')),
       ).toBe(true);
     } finally {
-      await rest.delete(ValidatingWebhookConfigurationResource, undefined, configName).catch(() => undefined);
+      await rest.delete(ValidatingWebhookConfigurationResource, undefined, configName).catch(ignoreNotFound);
       await webhook.stop();
     }
   });

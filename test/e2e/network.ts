@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { inNs, macIn, startTcpdump } from '../netns/ns-tools';
+import { deleteNetns, inNs, macIn, startTcpdump } from '../netns/ns-tools';
 import { parsePcap, type Frame } from '../netns/pcap';
 import { sleep } from '../sleep';
 
@@ -224,13 +224,8 @@ export class E2ENetwork {
     const servers = [...this.servers.values()];
     this.servers.clear();
     for (const s of servers) s.kill('SIGKILL');
-    for (const ns of [
-      this.router,
-      this.freshClient,
-      ...Array.from({ length: this.nodeCount }, (_, i) => this.node(i)),
-    ]) {
-      await exec('ip', ['netns', 'del', ns]).catch(() => undefined);
-    }
+    const nodes = Array.from({ length: this.nodeCount }, (_, i) => this.node(i));
+    for (const ns of [this.router, this.freshClient, ...nodes]) await deleteNetns(ns);
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }
 }

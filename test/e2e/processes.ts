@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { sleep } from '../sleep';
+import { forwardingServer } from './ns-forward.cjs';
 
 const REPO = path.resolve(__dirname, '..', '..');
 export const CONTROLLER_BIN = path.join(REPO, 'build', 'bin', 'juneau-controller.js');
@@ -65,16 +66,7 @@ export class ApiForwarder {
   ) {}
 
   async start(): Promise<void> {
-    this.server = net.createServer((inbound) => {
-      const outbound = net.connect(this.apiPort, '127.0.0.1');
-      inbound.pipe(outbound).pipe(inbound);
-      const close = () => {
-        inbound.destroy();
-        outbound.destroy();
-      };
-      inbound.on('error', close);
-      outbound.on('error', close);
-    });
+    this.server = forwardingServer(() => net.connect(this.apiPort, '127.0.0.1'));
     await new Promise<void>((resolve) => this.server!.listen(this.socketPath, resolve));
   }
 

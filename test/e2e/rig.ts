@@ -551,13 +551,10 @@ export class E2ERig {
     await this.cluster?.stop();
     this.log(`rig ${this.net.id}: control plane stopped`);
     await this.net.destroy();
+    // Either may be gone already: the agent never pinned anything, or the setup never got there.
     for (let i = 0; i < this.net.nodeCount; i++) {
-      try {
-        removePins(path.join(this.pinRoot(i), 'juneau'));
-        fs.rmdirSync(this.pinRoot(i));
-      } catch {
-        // already gone, or the agent never pinned anything
-      }
+      removePins(path.join(this.pinRoot(i), 'juneau'));
+      if (fs.existsSync(this.pinRoot(i))) fs.rmdirSync(this.pinRoot(i));
     }
   }
 }

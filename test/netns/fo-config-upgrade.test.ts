@@ -3,7 +3,6 @@
 // replaced (the agent rewrites the entry at every attach anyway), with a fresh heartbeat, while
 // the table is adopted and answering goes on. The older map is made the way libbpf would have
 // made it (bpftool: same type, key and entries, the older value size).
-import * as path from 'node:path';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_VALUE, LIMITS, MAP_NAMES } from '../../runtime/agent/bpf/layout';
 import { pinOlderMap, responderMapsBut, withArpMaps, withPinnedMap } from './pins';
@@ -16,13 +15,12 @@ const CONFIG_VALUE_BEFORE_FO_2 = 12;
 
 describeAsRoot('FO-2 upgrade over pins whose juneau_config predates the heartbeat', () => {
   const rig = useRig(1);
-  const configPin = () => path.join(rig.pinDir(0), MAP_NAMES.config);
-  const valueSize = () => withPinnedMap(configPin(), (map) => map.valueSize);
+  const valueSize = () => withPinnedMap(rig.pinDir(0), MAP_NAMES.config, (map) => map.valueSize);
 
   test('FO-2: the new responder loads, replaces only the config pin (fresh heartbeat, the expiry set), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     withArpMaps(rig.pinDir(0), (maps) => maps.addAddress(VIP));
-    pinOlderMap(configPin(), {
+    pinOlderMap(rig.pinDir(0), {
       name: MAP_NAMES.config,
       type: 'hash',
       key: 4,

@@ -23,7 +23,7 @@ import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/responder';
 import { pcapFrames } from './ipv4';
-import { inNs, macIn, startTcpdump } from './ns-tools';
+import { deleteNetns, inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -161,7 +161,7 @@ export class NatRig {
     for (const child of this.children) child.kill('SIGKILL');
     this.openMaps?.close();
     const namespaces = [this.router, this.node, this.pod, this.server, ...(this.hasPod2 ? [this.pod2] : [])];
-    for (const ns of namespaces) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
+    for (const ns of namespaces) await deleteNetns(ns);
     removePins(this.pinDir);
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }

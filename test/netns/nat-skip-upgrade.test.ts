@@ -4,7 +4,6 @@
 // new map before its programs replace the old ones, so in-cluster traffic keeps the pod address
 // through the upgrade. The older map is made here as libbpf would have made it (bpftool: same
 // type, key, value and flags, 256 entries), so the test does not depend on an old build.
-import * as path from 'node:path';
 import { encodeGuardKey, NAT_LIMITS, NAT_MAP_NAMES, NAT_SKIP_VALUE } from '../../runtime/agent/bpf/layout';
 import { parseIpv4 } from './ipv4';
 import type { BpfMap } from '../../runtime/agent/bpf/map';
@@ -18,12 +17,11 @@ const SKIP_BEFORE = 256;
 
 describeAsRoot('upgrade over a juneau_nat_skip pin of 256 prefixes', () => {
   const rig = useNatRig();
-  const skipPin = () => path.join(rig.pinDir, NAT_MAP_NAMES.skip);
-  const pinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(skipPin(), use);
+  const pinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(rig.pinDir, NAT_MAP_NAMES.skip, use);
 
   test('NAT-2, NAT-4: the new programs load, the skip map grows, the old prefixes are carried over, and a destination among them keeps the pod address', async () => {
     const first = await rig.attach();
-    pinOlderMap(skipPin(), {
+    pinOlderMap(rig.pinDir, {
       name: NAT_MAP_NAMES.skip,
       type: 'lpm_trie',
       key: 8,

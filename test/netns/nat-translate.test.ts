@@ -5,7 +5,7 @@
 // captures prove the bytes (every checksum recomputed here).
 import { describeAsRoot } from './rig';
 import { EIP, NODE_EXT, NODE_POD, POD, ROUTER_EXT, SERVER, SERVER_MTU, intactEcho, useNatRig } from './nat-rig';
-import { checkPacket, craftFrame, icmpErrors, ipv4Packets as ipv4 } from './ipv4';
+import { type IcmpErrorSummary, checkPacket, craftFrame, icmpErrors, ipv4Packets as ipv4 } from './ipv4';
 
 interface Answers {
   answers: Array<{ from: string; len: number; ok: boolean }>;
@@ -30,6 +30,14 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
   /** nat_tool.py udp-send from `ns`: `count` datagrams of `len` bytes, DF set or not. */
   const udpSend = (ns: string, to: string, port: number, len: number, count: number, df: 'df' | 'nodf') => () =>
     rig.tool<Answers>(ns, 'udp-send', to, String(port), String(len), String(count), df);
+  /** The capture holds one ICMP destination-unreachable, its IP, ICMP and embedded IP checksums valid, with `fields`. */
+  const expectOneUnreachable = (frames: Buffer[], fields: Partial<IcmpErrorSummary>) => {
+    const errors = icmpErrors(frames);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ type: 3, ip: true, icmp: true, innerIp: true, ...fields });
+  };
+  /** Fragmentation needed, naming the MTU of the server's link. */
+  const fragNeeded = { code: 4, mtu: SERVER_MTU };
 
   test('NAT-1, NAT-3: a TCP connection to the ElasticIP reaches the pod, which sees the router as client; bytes both ways', async () => {
     expect(await rig.tcpEcho(rig.router, rig.pod, EIP, 8080, 300000)).toEqual(intactEcho(ROUTER_EXT, 300000));
@@ -88,19 +96,7 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     // pod's kernel matched the rewritten embedded header to its flow); the second is refused
     // locally by the MTU it learned.
     expect(sent.errors).toEqual(['Message too long', 'Message too long']);
-    const errors = icmpErrors(frames);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({
-      dst: POD,
-      ip: true,
-      type: 3,
-      code: 4,
-      mtu: SERVER_MTU,
-      icmp: true,
-      innerSrc: POD,
-      innerDst: SERVER,
-      innerIp: true,
-    });
+    expectOneUnreachable(frames, { ...fragNeeded, dst: POD, innerSrc: POD, innerDst: SERVER });
     expect(await rig.learnedMtu(rig.pod, SERVER)).toBe(SERVER_MTU);
   });
 
@@ -108,26 +104,14 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     const beforeStats = stats();
     const { sent, frames } = await rig.sendCaptured(atPod(['icmp']), udpSend(rig.pod, SERVER, 9199, 100, 1, 'nodf'));
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const [e] = icmpErrors(frames);
-    expect(e).toMatchObject({ type: 3, code: 3, icmp: true, innerSrc: POD, innerIp: true, innerUdp: true });
+    expectOneUnreachable(frames, { code: 3, innerSrc: POD, innerUdp: true });
     expect(rig.statsSince(beforeStats)).toMatchObject({ JUNEAU_NAT_EVENT_ICMP_ERROR: 1n });
   });
 
   test("EIP-6 outbound: the pod's port-unreachable leaves from the ElasticIP naming it inside; the router's socket gets it", async () => {
     const { sent, frames } = await rig.sendCaptured(atRouter(['icmp']), udpSend(rig.router, EIP, 9999, 100, 1, 'nodf'));
     expect(sent).toEqual({ answers: [], errors: ['Connection refused'] });
-    const errors = icmpErrors(frames);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({
-      src: EIP,
-      ip: true,
-      type: 3,
-      icmp: true,
-      innerSrc: ROUTER_EXT,
-      innerDst: EIP,
-      innerIp: true,
-      innerUdp: true,
-    });
+    expectOneUnreachable(frames, { src: EIP, innerSrc: ROUTER_EXT, innerDst: EIP, innerUdp: true });
   });
 
   test("EIP-6 outbound: the node's own fragmentation-needed about a translated packet names the ElasticIP; the router learns the MTU", async () => {
@@ -138,19 +122,7 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
         udpSend(rig.router, EIP, 9200, 1400, 2, 'df'),
       );
       expect(sent.errors).toEqual(['Message too long', 'Message too long']);
-      const errors = icmpErrors(frames);
-      expect(errors).toHaveLength(1);
-      expect(errors[0]).toMatchObject({
-        src: NODE_EXT,
-        ip: true,
-        type: 3,
-        code: 4,
-        mtu: SERVER_MTU,
-        icmp: true,
-        innerSrc: ROUTER_EXT,
-        innerDst: EIP,
-        innerIp: true,
-      });
+      expectOneUnreachable(frames, { ...fragNeeded, src: NODE_EXT, innerSrc: ROUTER_EXT, innerDst: EIP });
       expect(await rig.learnedMtu(rig.router, EIP)).toBe(SERVER_MTU);
     } finally {
       await rig.in(rig.node, 'ip', 'link', 'set', 'pod0', 'mtu', '1500');

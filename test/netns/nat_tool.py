@@ -27,6 +27,19 @@ def out(obj):
     print(json.dumps(obj), flush=True)
 
 
+def serving(kind, port, backlog=1):
+    """A socket of `kind` (SOCK_DGRAM or SOCK_STREAM) bound to `port` on every address, a stream one
+    listening; prints the 'listening' line its starter waits for (also bench/nat/traffic.py's)."""
+    s = socket.socket(socket.AF_INET, kind)
+    if kind == socket.SOCK_STREAM:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('0.0.0.0', port))
+    if kind == socket.SOCK_STREAM:
+        s.listen(backlog)
+    print('listening', flush=True)
+    return s
+
+
 def ping(dst, count, timeout=2.0):
     """ICMP echo through a raw socket; the replies' source addresses."""
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
@@ -52,9 +65,7 @@ def ping(dst, count, timeout=2.0):
 
 def udp_server(port, count):
     """Receives `count` datagrams, answers each with its length in bytes of 'r', reports them."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(('0.0.0.0', port))
-    print('listening', flush=True)
+    s = serving(socket.SOCK_DGRAM, port)
     seen = []
     for _ in range(count):
         data, addr = s.recvfrom(65535)
@@ -102,11 +113,7 @@ def udp_raw(src, dst, sport, dport, length, zero_csum, count):
 
 def tcp_server(port):
     """One connection: sends 'client=<address>\\n', then echoes until EOF, reports the bytes."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(('0.0.0.0', port))
-    s.listen(1)
-    print('listening', flush=True)
+    s = serving(socket.SOCK_STREAM, port)
     conn, addr = s.accept()
     conn.sendall(('client=%s\n' % addr[0]).encode())
     total = 0

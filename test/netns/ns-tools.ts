@@ -2,6 +2,7 @@
 // router-view.ts) do in a network namespace the same way: run a command, read a MAC, capture.
 // Every command enters only the network namespace (nsenter --net): `ip netns exec` would hide bpffs.
 import { execFile, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -10,6 +11,12 @@ const run = promisify(execFile);
 export async function inNs(ns: string, cmd: string, ...args: string[]): Promise<string> {
   const { stdout } = await run('nsenter', [`--net=/var/run/netns/${ns}`, cmd, ...args], { maxBuffer: 16 << 20 });
   return stdout;
+}
+
+/** Deletes the network namespace `ns`, and with it its veths and their XDP and TC programs; one that
+ * was never made (a setup that failed before it) is no error. */
+export async function deleteNetns(ns: string): Promise<void> {
+  if (fs.existsSync(`/var/run/netns/${ns}`)) await run('ip', ['netns', 'del', ns]);
 }
 
 /** The MAC of `ifname` in the network namespace `ns`. */

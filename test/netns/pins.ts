@@ -2,6 +2,7 @@
 // afresh and closes it, because an upgrade replaces pins under any map held open.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { MAP_NAMES } from '../../runtime/agent/bpf/layout';
 import { BpfMap } from '../../runtime/agent/bpf/map';
@@ -15,8 +16,9 @@ function closing<M extends { close(): void }, T>(opened: M, use: (m: M) => T): T
   }
 }
 
-/** Opens the map pinned at `pin`, hands it to `use`, closes it. */
-export const withPinnedMap = <T>(pin: string, use: (map: BpfMap) => T): T => closing(BpfMap.openPinned(pin), use);
+/** Opens the map pinned in `dir` under its `name`, hands it to `use`, closes it. */
+export const withPinnedMap = <T>(dir: string, name: string, use: (map: BpfMap) => T): T =>
+  closing(BpfMap.openPinned(path.join(dir, name)), use);
 
 /** Opens the responder's maps pinned in `dir`, hands them to `use`, closes them. */
 export const withArpMaps = <T>(dir: string, use: (maps: ArpMaps) => T): T => closing(ArpMaps.openPinned(dir), use);
@@ -37,9 +39,10 @@ export interface OlderMap {
   readonly flags?: number;
 }
 
-/** Replaces the map pinned at `pin` by one made as an older agent's libbpf made it (bpftool), so
- * an upgrade test does not depend on an old build. */
-export function pinOlderMap(pin: string, older: OlderMap): void {
+/** Replaces the map pinned in `dir` under `older.name` by one made as an older agent's libbpf made
+ * it (bpftool), so an upgrade test does not depend on an old build. */
+export function pinOlderMap(dir: string, older: OlderMap): void {
+  const pin = path.join(dir, older.name);
   fs.unlinkSync(pin);
   const flags = older.flags === undefined ? [] : ['flags', String(older.flags)];
   execFileSync('bpftool', [

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { removePins, type XdpMode, type XdpModeRequest } from '../../runtime/agent/bpf/responder';
 import { describeAsRootFor, isRoot } from '../requirements';
-import { inNs, macIn, startTcpdump } from './ns-tools';
+import { deleteNetns, inNs, macIn, startTcpdump } from './ns-tools';
 import { parsePcap, type Frame } from './pcap';
 import { sleep } from '../sleep';
 
@@ -134,8 +134,7 @@ export class Rig {
     for (const maps of this.openMaps.values()) maps.close();
     this.openMaps.clear();
     const namespaces = [this.client, ...Array.from({ length: this.nodeCount }, (_, i) => this.node(i))];
-    // Deleting a namespace destroys its veths and with them their XDP attachments.
-    for (const ns of namespaces) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
+    for (const ns of namespaces) await deleteNetns(ns);
     for (let i = 0; i < this.nodeCount; i++) removePins(this.pinDir(i));
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }

@@ -4,7 +4,6 @@
 // It is made here the way libbpf made it (bpftool: hash, 4/32 bytes, 64 entries) and given the
 // interface's entry with a heartbeat, so the test does not depend on an old build.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { CONFIG_TYPE, LIMITS, MAP_NAMES, encodeConfigValue } from '../../runtime/agent/bpf/layout';
@@ -20,8 +19,7 @@ const VIP = `${SUBNET}.54`;
 
 describeAsRoot('upgrade over pins whose juneau_config is a hash keyed by ifindex', () => {
   const rig = useRig(1);
-  const configPin = () => path.join(rig.pinDir(0), MAP_NAMES.config);
-  const withPinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(configPin(), use);
+  const withPinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(rig.pinDir(0), MAP_NAMES.config, use);
 
   // Opened afresh: rig.maps() keeps the maps it opened first, and the config pin changes here.
   const configs = () => withArpMaps(rig.pinDir(0), (maps) => maps.interfaceConfigs());
@@ -31,7 +29,7 @@ describeAsRoot('upgrade over pins whose juneau_config is a hash keyed by ifindex
     rig.maps(0).addAddress(VIP);
     // The pins of an agent before the array: a hash holding the interface's entry.
     const heartbeat = monotonicNowNs();
-    pinOlderMap(configPin(), {
+    pinOlderMap(rig.pinDir(0), {
       name: MAP_NAMES.config,
       type: 'hash',
       key: 4,

@@ -28,15 +28,14 @@ const OLDER = { requests: 10n, replies: 9n, conflicts: 1n, lastConflictNs: 123_4
 
 describeAsRoot('upgrade over pins whose external_arp_table is a plain (not per-CPU) hash', () => {
   const rig = useRig(1);
-  const pin = (name: string) => path.join(rig.pinDir(0), name);
-  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => withPinnedMap(pin(name), use);
+  const withPinned = <T>(name: string, use: (map: BpfMap) => T): T => withPinnedMap(rig.pinDir(0), name, use);
   const withMaps = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-10: the older table is refused by readers, then moved into the per-CPU table with its counters, and the counts go on exactly', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     // The pins of an agent before the per-CPU table: a hash table holding VIP, and no filter.
-    fs.unlinkSync(pin(MAP_NAMES.filter));
-    pinOlderMap(pin(MAP_NAMES.arpTable), {
+    fs.unlinkSync(path.join(rig.pinDir(0), MAP_NAMES.filter));
+    pinOlderMap(rig.pinDir(0), {
       name: MAP_NAMES.arpTable,
       type: 'hash',
       key: 4,

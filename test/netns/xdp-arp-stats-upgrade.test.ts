@@ -3,7 +3,6 @@
 // another size, so without care the new agent could not load at all on such a node. The older
 // map is made here the way libbpf would have made it (bpftool: same type, key, value and flags,
 // 13 entries), so the test does not depend on an old build.
-import * as path from 'node:path';
 import { MAP_NAMES, REASONS } from '../../runtime/agent/bpf/layout';
 import type { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { pinOlderMap, responderMapsBut, withArpMaps, withPinnedMap } from './pins';
@@ -17,14 +16,13 @@ const SLOTS_BEFORE_ARP_12 = 13;
 
 describeAsRoot('upgrade over pins whose juneau_stats has fewer reason slots', () => {
   const rig = useRig(1);
-  const statsPin = () => path.join(rig.pinDir(0), MAP_NAMES.stats);
-  const slots = () => withPinnedMap(statsPin(), (map) => map.info.maxEntries);
+  const slots = () => withPinnedMap(rig.pinDir(0), MAP_NAMES.stats, (map) => map.info.maxEntries);
   const withMaps = <T>(use: (maps: ArpMaps) => T): T => withArpMaps(rig.pinDir(0), use);
 
   test('OPS-1 ARP-12: the new responder loads, replaces only the stats map (counters), adopts the table and keeps answering', async () => {
     const first = await rig.attach(0, { mode: 'generic' });
     withMaps((maps) => maps.addAddress(VIP));
-    pinOlderMap(statsPin(), {
+    pinOlderMap(rig.pinDir(0), {
       name: MAP_NAMES.stats,
       type: 'percpu_array',
       key: 4,
