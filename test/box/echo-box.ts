@@ -123,7 +123,7 @@ export function sharedEchoBox(
     get box() {
       return current().box;
     },
-    // Read before the beforeAll too (`const { kubectl } = …` in the describe block): it waits for no box.
+    // Functions, not getters (as inRouter): `const { kubectl } = …` in the describe block, before the box is up.
     kubectl: (args, input) => current().kubectl(args, input),
     get kubectlBin() {
       return current().kubectlBin;
