@@ -1,22 +1,32 @@
-// How the box tests with echo pods begin and end (traffic, scenarios, nat, nat-in-cluster):
-// build what a user builds and the echo image (scripts/images/echo.ts), `up` a box with both
-// images imported, add a router namespace on the nodes' segment and install Juneau; at the end,
-// remove the namespaces the test added and take the box down.
+// How the box tests with echo pods begin and end (traffic, scenarios, nat, nat-in-cluster,
+// nat-kubernetes-service), around their describe block (`sharedEchoBox`): build what a user builds
+// and the echo image (scripts/images/echo.ts), `up` a box with both images imported, add a router
+// namespace on the nodes' segment and install Juneau; at the end, remove the namespaces the test
+// added and take the box down.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage } from '../../scripts/images/echo';
 import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../e2e/figures';
-import { cmd } from './exec';
+import { bashIn } from './exec';
 import type { BoxState } from './state';
 import { addRouter } from './upstream';
 import {
+  arpNetworkYaml,
   boxCli,
   boxStatus,
   buildUserArtifacts,
+  cleanUpBox,
+  echoPod,
+  elasticIpAddress,
+  elasticIpYaml,
   IMAGE,
   installJuneau,
   kubectlFor,
+  podReady,
+  routerGet,
+  until,
   type BoxStatus,
   type Kubectl,
 } from './session';
@@ -46,7 +56,7 @@ export interface EchoBox {
 }
 
 /** Builds, brings a box up in `dir` (a folder of `work`), adds the router and installs Juneau. */
-export async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): Promise<EchoBox> {
+async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): Promise<EchoBox> {
   buildUserArtifacts();
   const echo = path.join(work, 'echo.oci.tar');
   fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
@@ -75,9 +85,87 @@ export async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): P
   };
 }
 
-/** Deletes the network namespaces the test added (those set), takes the box in `dir` down and removes `work`. */
-export async function downEchoBox(work: string, dir: string, namespaces: readonly string[]): Promise<void> {
-  for (const ns of namespaces) if (ns) await cmd('ip', ['netns', 'del', ns]);
-  if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-  fs.rmSync(work, { recursive: true, force: true });
+/** The echo box a describe block shares (`sharedEchoBox`): its folders at once, the rest once its beforeAll ran. */
+export interface SharedEchoBox extends EchoBox {
+  /** The test's folder (removed at the end), and the box's in it. */
+  readonly work: string;
+  readonly dir: string;
+  /** Network namespaces the test adds (a server behind the router), deleted before the router at the end. */
+  readonly namespaces: string[];
+  /** A bash script in the router namespace: its stdout. @default timeoutMs 120 s */
+  inRouter(script: string, timeoutMs?: number): Promise<string>;
+}
+
+/**
+ * The echo box of the describe block that calls it: a folder `<tmp>/<prefix>…` made now, the box up
+ * (`upEchoBox`) in a beforeAll registered before the block's own, and down (`cleanUpBox`) in an
+ * afterAll. `options` may be made from the folder (an audit policy written there), when the
+ * beforeAll runs.
+ */
+export function sharedEchoBox(
+  prefix: string,
+  options: EchoBoxOptions | ((work: string) => EchoBoxOptions),
+): SharedEchoBox {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = path.join(work, 'cluster');
+  let up: EchoBox | undefined;
+  const current = (): EchoBox => {
+    if (!up) throw new Error(`the echo box in ${dir} is not up (its beforeAll has not run, or failed)`);
+    return up;
+  };
+  const shared: SharedEchoBox = {
+    work,
+    dir,
+    namespaces: [],
+    get status() {
+      return current().status;
+    },
+    get box() {
+      return current().box;
+    },
+    // Functions, not getters (as inRouter): `const { kubectl } = …` in the describe block, before the box is up.
+    kubectl: (args, input) => current().kubectl(args, input),
+    get kubectlBin() {
+      return current().kubectlBin;
+    },
+    get kubectlArgs() {
+      return current().kubectlArgs;
+    },
+    get router() {
+      return current().router;
+    },
+    get routerIp() {
+      return current().routerIp;
+    },
+    inRouter: (script, timeoutMs) => bashIn(current().router, script, timeoutMs),
+  };
+  beforeAll(async () => {
+    up = await upEchoBox(work, dir, typeof options === 'function' ? options(work) : options);
+  });
+  afterAll(() => cleanUpBox(work, dir, [...shared.namespaces, up?.router ?? '']));
+  return shared;
+}
+
+/** The annotation that makes an echo pod's eth0 a Juneau NetworkInterface (`<pod>.eth0`). */
+export const ETH0_NIC = { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' };
+
+/**
+ * What the NAT tests start from: the pool and network of the box's segment (`arpNetworkYaml`), the
+ * ElasticIP `web` attached to `web.eth0`, and the echo pod `web` on `node` with that interface. Once
+ * the ElasticIP has its address and the pod is ready, the router's GETs (re-resolving each time)
+ * until one reaches the pod through it: the ElasticIP is translated on the pod's node. Its address.
+ */
+export async function webBehindElasticIp(echoBox: EchoBox, node: string): Promise<string> {
+  const { kubectl } = echoBox;
+  await kubectl(
+    ['apply', '--server-side', '-f', '-'],
+    `${arpNetworkYaml(echoBox.box.segment)}---\n${elasticIpYaml('web', 'box-net', 'web.eth0')}`,
+  );
+  await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', node, ETH0_NIC));
+  const eip = await elasticIpAddress(kubectl, 'web');
+  await podReady(kubectl, 'web');
+  await until(`HTTP through ElasticIP ${eip}`, async () =>
+    (await routerGet(echoBox.router, eip)).startsWith('client=') ? true : undefined,
+  );
+  return eip;
 }

@@ -34,6 +34,9 @@ export function cmd(bin: string, args: string[], opts: { input?: string; timeout
   });
 }
 
+/** The file of network namespace `netns`: a name under /var/run/netns, or a path (a process's /proc/PID/ns/net). */
+export const netnsFile = (netns: string) => (netns.startsWith('/') ? netns : `/var/run/netns/${netns}`);
+
 /** A command in a network namespace only (`ip netns exec` would also remount /sys). */
 export function inNetns(
   netns: string,
@@ -41,8 +44,12 @@ export function inNetns(
   args: string[],
   opts: { input?: string; timeoutMs?: number } = {},
 ): Promise<string> {
-  return cmd('nsenter', [`--net=/var/run/netns/${netns}`, bin, ...args], opts);
+  return cmd('nsenter', [`--net=${netnsFile(netns)}`, bin, ...args], opts);
 }
+
+/** A bash script (without the host's rc files) in a network namespace, as `inNetns` runs a command. */
+export const bashIn = (netns: string, script: string, timeoutMs?: number): Promise<string> =>
+  inNetns(netns, 'bash', ['--norc', '-c', script], { timeoutMs });
 
 /** Runs every cleanup step, collecting failures instead of stopping at the first. */
 export async function allSteps(steps: Array<[string, () => Promise<void> | void]>): Promise<string[]> {

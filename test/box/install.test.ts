@@ -28,15 +28,18 @@ import {
   boxStatus,
   buildUserArtifacts,
   DIST,
+  cleanUpBox,
   IMAGE,
   INSTALL_FILES,
   installJuneau,
+  juneauInAgent,
+  type Kubectl,
+  kubectlFor,
   describeOnBox,
   listPods,
   type PodJson,
 } from './session';
 
-jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
@@ -50,7 +53,7 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
   let box: BoxState;
   let router = '';
   let kubectlRun: (args: string[], input?: string) => ReturnType<typeof runKubectl>;
-  let kubectl: (args: string[], input?: string) => Promise<string>;
+  let kubectl: Kubectl;
   let tInstall = 0;
   let plugin: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
   const nodeOf = (name: string) => box.nodes.find((n) => n.name === name)!;
@@ -87,19 +90,11 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
             resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
         ),
       );
-    kubectl = async (args, input) => {
-      const r = await kubectlRun(args, input);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
+    kubectl = kubectlFor(status);
     router = await addRouter(box, ROUTER_IP);
   });
 
-  afterAll(async () => {
-    if (router) await cmd('ip', ['netns', 'del', router]);
-    if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
-    fs.rmSync(work, { recursive: true, force: true });
-  });
+  afterAll(() => cleanUpBox(work, dir, [router]));
 
   test('kubectl apply --server-side of the synthesized CRDs and install: both controllers Ready with one leader, the agent on every node', async () => {
     tInstall = Date.now();
@@ -143,17 +138,7 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
 
   test('kubectl exec into an agent runs kubectl-juneau bpf dump external_arp_table', async () => {
     const [agent] = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
-    const r = await kubectlRun([
-      '-n',
-      NS,
-      'exec',
-      agent.metadata.name,
-      '--',
-      'kubectl-juneau',
-      'bpf',
-      'dump',
-      'external_arp_table',
-    ]);
+    const r = await kubectlRun(juneauInAgent(agent.metadata.name, ['bpf', 'dump', 'external_arp_table']));
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
   });

@@ -27,6 +27,25 @@ export async function clientKubeconfig(
   return file;
 }
 
+/**
+ * A node component's folder `<node>/<component>`: its client identity `subj` (a certificate
+ * `<component>-<node>` of the CA and a kubeconfig with it) and `config.yaml` from `config(kubeconfig)`.
+ */
+async function writeComponentFiles(
+  cp: ControlPlaneAccess,
+  node: NodeRecord,
+  component: 'kubelet' | 'kube-proxy',
+  subj: string,
+  config: (kubeconfig: string) => object,
+): Promise<{ dir: string; kubeconfig: string; config: string }> {
+  const dir = path.join(node.dir, component);
+  fs.mkdirSync(dir, { recursive: true });
+  const kubeconfig = await clientKubeconfig(cp, `${component}-${node.name}`, subj, path.join(dir, 'kubeconfig'));
+  const file = path.join(dir, 'config.yaml');
+  fs.writeFileSync(file, JSON.stringify(config(kubeconfig), null, 2) + '\n'); // JSON is YAML
+  return { dir, kubeconfig, config: file };
+}
+
 export interface KubeletFiles {
   config: string;
   kubeconfig: string;
@@ -38,15 +57,8 @@ export async function writeKubeletFiles(
   node: NodeRecord,
   containerd: ContainerdPaths,
 ): Promise<KubeletFiles> {
-  const dir = path.join(node.dir, 'kubelet');
-  fs.mkdirSync(dir, { recursive: true });
-  const kubeconfig = await clientKubeconfig(
-    cp,
-    `kubelet-${node.name}`,
-    `/O=system:nodes/CN=system:node:${node.name}`,
-    path.join(dir, 'kubeconfig'),
-  );
-  const config = {
+  const subj = `/O=system:nodes/CN=system:node:${node.name}`;
+  const files = await writeComponentFiles(cp, node, 'kubelet', subj, () => ({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     // The API server authenticates to the kubelet (exec, logs) with a client certificate of this CA.
@@ -84,10 +96,8 @@ export async function writeKubeletFiles(
     imageGCLowThresholdPercent: 99,
     serializeImagePulls: false,
     registerNode: true,
-  };
-  const configFile = path.join(dir, 'config.yaml');
-  fs.writeFileSync(configFile, JSON.stringify(config, null, 2) + '\n'); // JSON is YAML
-  return { config: configFile, kubeconfig, rootDir: path.join(dir, 'root') };
+  }));
+  return { config: files.config, kubeconfig: files.kubeconfig, rootDir: path.join(files.dir, 'root') };
 }
 
 export function kubeletArgs(node: NodeRecord, files: KubeletFiles): string[] {
@@ -105,16 +115,8 @@ export async function writeKubeProxyConfig(
   node: NodeRecord,
   clusterCidr: string,
 ): Promise<string> {
-  const dir = path.join(node.dir, 'kube-proxy');
-  fs.mkdirSync(dir, { recursive: true });
   // One identity for every node's kube-proxy, bound to system:node-proxier by default RBAC.
-  const kubeconfig = await clientKubeconfig(
-    cp,
-    `kube-proxy-${node.name}`,
-    '/CN=system:kube-proxy',
-    path.join(dir, 'kubeconfig'),
-  );
-  const config = {
+  const files = await writeComponentFiles(cp, node, 'kube-proxy', '/CN=system:kube-proxy', (kubeconfig) => ({
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
     clientConnection: { kubeconfig },
@@ -126,8 +128,6 @@ export async function writeKubeProxyConfig(
     metricsBindAddress: '127.0.0.1:10249',
     // Leave the host-wide conntrack table size and timeouts alone (0 = do not set).
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-  };
-  const file = path.join(dir, 'config.yaml');
-  fs.writeFileSync(file, JSON.stringify(config, null, 2) + '\n');
-  return file;
+  }));
+  return files.config;
 }

@@ -4,30 +4,14 @@
 // the nodes' eth0 egress), on the cluster in a box: two real nodes that route each other's pod
 // ranges over eth0 (as host-gw or native routing does), kube-proxy in nftables mode, echo pods
 // whose HTTP server answers with the client address it saw (scripts/images/echo.ts).
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { elapsedSince, figure } from '../e2e/figures';
-import { cmd, inNetns } from './exec';
-import { downEchoBox, type EchoBox, upEchoBox } from './echo-box';
+import { INSTALL } from '../../api/constants';
+import { inNetns } from './exec';
+import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 import { podConnects } from './peers';
-import type { BoxState } from './state';
-import {
-  addAgentArgs,
-  describeOnBox,
-  type Kubectl,
-  arpNetworkYaml,
-  echoPod,
-  elasticIpAddress,
-  elasticIpYaml,
-  getFromPod,
-  podReady,
-  until,
-} from './session';
+import { addAgentArgs, agentPods, describeOnBox, echoPod, getFromPod, podReady, until } from './session';
 
-jest.setTimeout(1_800_000);
-const NS = 'juneau-system';
 /** A second Service range, added as a ServiceCIDR during the run (TEST-NET-free private space). */
 const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
 const EXTRA_CLUSTER_IP = '10.100.0.10';
@@ -35,13 +19,8 @@ const EXTRA_CLUSTER_IP = '10.100.0.10';
 describeOnBox(
   'NAT-2 on a stock install: an ElasticIP pod keeps its own address inside the cluster, and leaves from the ElasticIP only towards the outside',
   () => {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-in-cluster-'));
-    const dir = path.join(work, 'cluster');
-    let box: BoxState;
-    let kubectl: Kubectl;
-    let echoBox: EchoBox;
-    let router = '';
-    let routerIp = '';
+    const echoBox = sharedEchoBox('juneau-nat-in-cluster-', { nodes: 2, label: 'nat-in-cluster box' });
+    const { kubectl, inRouter } = echoBox;
     let eip = '';
     let webIp = '';
     let peerIp = '';
@@ -51,38 +30,19 @@ describeOnBox(
     const running = (name: string) => podReady(kubectl, name);
     /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
     const webConnectsToRouter = (port: number, bytes: number) =>
-      podConnects(echoBox, 'web', { netns: router, address: routerIp, port }, bytes);
+      podConnects(echoBox, 'web', { netns: echoBox.router, address: echoBox.routerIp, port }, bytes);
     /** One HTTP GET by the echo image's Node.js in the pod `web`: the page, or `ERROR <why>` (5 s). */
     const getFromWeb = (url: string) => getFromPod(kubectl, 'web', url);
-    const agentPodOn = async (node: string) =>
-      (
-        await kubectl([
-          '-n',
-          NS,
-          'get',
-          'pods',
-          '-l',
-          'app.kubernetes.io/name=juneau-agent',
-          '--field-selector',
-          `spec.nodeName=${node}`,
-          '-o',
-          'jsonpath={.items[0].metadata.name}',
-        ])
-      ).trim();
-    const inRouter = (script: string) =>
-      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs: 60_000 });
+    const agentPodOn = async (node: string) => (await agentPods(kubectl, node))[0].metadata.name;
 
     beforeAll(async () => {
-      echoBox = await upEchoBox(work, dir, { nodes: 2, label: 'nat-in-cluster box' });
-      ({ box, kubectl, router, routerIp } = echoBox);
-
+      const { box } = echoBox;
       const [n0, n1] = box.nodes.map((n) => n.name);
       const tApply = Date.now();
+      // peer (on n1) behind a ClusterIP and a NodePort Service, then web (on n0) behind the ElasticIP.
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${arpNetworkYaml(box.segment)}---
-${elasticIpYaml('web', 'box-net', 'web.eth0')}---
-apiVersion: v1
+        `apiVersion: v1
 kind: Service
 metadata: { name: peer, namespace: default }
 spec: { selector: { app: peer }, ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }] }
@@ -97,24 +57,12 @@ spec:
   ports: [{ port: 80, targetPort: ${ECHO_HTTP_PORT}, protocol: TCP }]
 `,
       );
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('web', n0, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-      );
       await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', n1));
-      eip = await elasticIpAddress(kubectl, 'web');
+      eip = await webBehindElasticIp(echoBox, n0);
       webIp = (await running('web')).status.podIP!;
       peerIp = (await running('peer')).status.podIP!;
       clusterIp = (await kubectl(['get', 'service', 'peer', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
       nodePort = Number(await kubectl(['get', 'service', 'peer-nodeport', '-o', 'jsonpath={.spec.ports[0].nodePort}']));
-      // The ElasticIP translated on web's node: the router's GET reaches the pod through it.
-      await until(`HTTP through ElasticIP ${eip}`, async () =>
-        (await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/ || true`))
-          .trim()
-          .startsWith('client=')
-          ? true
-          : undefined,
-      );
       // kube-proxy on both nodes has the Services and their endpoint (not what the tests assert:
       // the path they take exists).
       for (const node of box.nodes)
@@ -130,21 +78,21 @@ spec:
       figure('nat-in-cluster box: ElasticIP, pods and Services applied -> all paths programmed', elapsedSince(tApply));
     });
 
-    afterAll(() => downEchoBox(work, dir, [router]));
-
     test("NAT-2: HTTP from the ElasticIP pod to a ClusterIP Service whose backend is on another node is answered, and the backend saw the pod's own address", async () => {
-      expect(await getFromWeb(`http://${clusterIp}/`)).toBe(`client=${webIp} pod=peer node=${box.nodes[1].name}`);
+      expect(await getFromWeb(`http://${clusterIp}/`)).toBe(
+        `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`,
+      );
     });
 
     test("NAT-2: HTTP from the ElasticIP pod straight to a pod on another node: that pod saw the pod's own address, not the ElasticIP", async () => {
       expect(await getFromWeb(`http://${peerIp}:${ECHO_HTTP_PORT}/`)).toBe(
-        `client=${webIp} pod=peer node=${box.nodes[1].name}`,
+        `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`,
       );
     });
 
     test("NAT-2: HTTP from the ElasticIP pod to another node's own address (a NodePort, externalTrafficPolicy Local): the backend saw the pod's own address", async () => {
-      expect(await getFromWeb(`http://${box.nodes[1].ip}:${nodePort}/`)).toBe(
-        `client=${webIp} pod=peer node=${box.nodes[1].name}`,
+      expect(await getFromWeb(`http://${echoBox.box.nodes[1].ip}:${nodePort}/`)).toBe(
+        `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`,
       );
     });
 
@@ -152,16 +100,19 @@ spec:
       const { heard, said } = await webConnectsToRouter(9000, 100);
       expect(heard.peer).toBe(eip);
       expect({ received: heard.received, sha: heard.receivedSha256 }).toEqual({ received: 100, sha: said.sentSha256 });
-      const page = await inRouter(`ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`);
-      expect(page.trim()).toBe(`client=${routerIp} pod=web node=${box.nodes[0].name}`);
+      const page = await inRouter(
+        `ip neigh flush to ${eip} dev eth0; curl -s -m 2 http://${eip}:${ECHO_HTTP_PORT}/`,
+        60_000,
+      );
+      expect(page.trim()).toBe(`client=${echoBox.routerIp} pod=web node=${echoBox.box.nodes[0].name}`);
     });
 
     // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are
     // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
     // Service range itself must be known, and only the ServiceCIDRs say what it is.
     test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
-      await addAgentArgs(kubectl, ['--nat-pod-ifaces=cni0'], NS);
-      const page = `client=${webIp} pod=peer node=${box.nodes[1].name}`;
+      await addAgentArgs(kubectl, ['--nat-pod-ifaces=cni0']);
+      const page = `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`;
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
 
       const t0 = Date.now();
@@ -179,8 +130,8 @@ spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port:
 `,
       );
       // The agent on web's node wrote the new range (its log), and kube-proxy there programs the Service.
-      await until(`the agent on ${box.nodes[0].name} writes ${EXTRA_SERVICE_CIDR}`, async () => {
-        const logs = await kubectl(['-n', NS, 'logs', await agentPodOn(box.nodes[0].name)]);
+      await until(`the agent on ${echoBox.box.nodes[0].name} writes ${EXTRA_SERVICE_CIDR}`, async () => {
+        const logs = await kubectl(['-n', INSTALL.namespace, 'logs', await agentPodOn(echoBox.box.nodes[0].name)]);
         return logs.split('\n').some((l) => l.includes('in-cluster prefixes written') && l.includes(EXTRA_SERVICE_CIDR))
           ? true
           : undefined;
@@ -188,8 +139,8 @@ spec: { clusterIP: ${EXTRA_CLUSTER_IP}, selector: { app: peer }, ports: [{ port:
       figure('nat-in-cluster box: ServiceCIDR applied -> the agent wrote its range', elapsedSince(t0));
       // (An entry in service-ips, not the no-endpoint reject it starts with.)
       const serviceEntry = new RegExp(`${EXTRA_CLUSTER_IP.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto service-`);
-      await until(`kube-proxy on ${box.nodes[0].name} sends ${EXTRA_CLUSTER_IP} to its endpoint`, async () =>
-        serviceEntry.test(await inNetns(box.nodes[0].netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']))
+      await until(`kube-proxy on ${echoBox.box.nodes[0].name} sends ${EXTRA_CLUSTER_IP} to its endpoint`, async () =>
+        serviceEntry.test(await inNetns(echoBox.box.nodes[0].netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']))
           ? true
           : undefined,
       );

@@ -10,37 +10,39 @@
 // traceroute from Debian's `traceroute` and `iputils-ping`, scripts/install-system-deps.sh) runs
 // from the host inside the pod's network namespace, found through the echo server's process.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
 import { elapsedSince, figure } from '../e2e/figures';
-import { cmd, inNetns } from './exec';
+import { bashIn, inNetns } from './exec';
 import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
-import { BoxState } from './state';
 import { pidsInNetns, pidsOf } from './upstream';
 import {
   addAgentArgs,
   advertisedNodes,
   agentPods,
   describeOnBox,
-  arpNetworkYaml,
   echoPod,
   elasticIpAddress,
   elasticIpYaml,
+  getFromPod,
   getPod,
+  juneauInAgent,
+  type PodJson,
   podReady,
   routerGet,
   until,
 } from './session';
-import { downEchoBox, upEchoBox } from './echo-box';
+import { ETH0_NIC, sharedEchoBox, webBehindElasticIp } from './echo-box';
 
-jest.setTimeout(1_800_000);
-const NS = 'juneau-system';
 /** The server's side of the narrow link (TEST-NET-2, only inside the router and server namespaces and the nodes' routes). */
 const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const MiB = 1 << 20;
+/** The annotations of the two ElasticIP pods: `web` a Juneau NIC (eth0, the attachment web's), `direct` the holder of the ElasticIP direct. */
+const POD_ANNOTATIONS = {
+  web: ETH0_NIC,
+  direct: { 'juneau.loutres.me/elastic-ip': 'direct' },
+};
 
 interface NatRow {
   elasticIP: string;
@@ -55,23 +57,15 @@ interface NatRow {
 describeOnBox(
   'the ElasticIP data plane with real pods on real nodes, real traffic from a router (issue 14 proof)',
   () => {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-nat-box-'));
-    const dir = path.join(work, 'cluster');
-    let box: BoxState;
-    let router = '';
+    const echoBox = sharedEchoBox('juneau-nat-box-', { nodes: 3, label: 'nat box' });
+    const { kubectl, inRouter } = echoBox;
     let server = '';
     let serverIp = '';
-    let routerIp = '';
-    let kubectlArgs: string[] = [];
-    let kubectlBin = '';
-    let kubectl: (args: string[], input?: string) => Promise<string>;
     /** The NAT ElasticIP (through the attachment `web` to the pod `web`) and the direct one (pod `direct`). */
     let natEip = '';
     let directEip = '';
 
-    const inRouter = (script: string, timeoutMs = 120_000) =>
-      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
-    const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
+    const nodeRecord = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!;
     const pod = (name: string) => getPod(kubectl, name);
     /** The pod's network namespace, through its echo server's process (found from the host by POD_NAME). */
     const podNetns = (name: string) => {
@@ -81,23 +75,11 @@ describeOnBox(
       expect(pids).toHaveLength(1);
       return `/proc/${pids[0]}/ns/net`;
     };
-    const inPod = (netns: string, script: string, timeoutMs = 120_000) =>
-      cmd('nsenter', [`--net=${netns}`, 'bash', '--norc', '-c', script], { timeoutMs });
     /** The echo image's own Node.js in the pod: one PEER end. */
-    const peerInPod = (name: string, args: string[]) => peerInPodOf({ kubectlBin, kubectlArgs }, name, args);
+    const peerInPod = (name: string, args: string[]) => peerInPodOf(echoBox, name, args);
     /** A connection the pod `web` opens to the router at `port`, `bytes` each way. */
     const webConnectsToRouter = (port: number, bytes: number) =>
-      podConnects({ kubectlBin, kubectlArgs }, 'web', { netns: router, address: routerIp, port }, bytes);
-    /** An HTTP GET by the echo image's Node.js in the pod `web`. */
-    const peerHttpFromWeb = (url: string) =>
-      kubectl([
-        'exec',
-        'web',
-        '--',
-        'node',
-        '-e',
-        `require('node:http').get(${JSON.stringify(url)}, (r) => r.pipe(process.stdout)).on('error', (e) => { console.error(e.message); process.exit(1); })`,
-      ]);
+      podConnects(echoBox, 'web', { netns: echoBox.router, address: echoBox.routerIp, port }, bytes);
     const podLog = async (name: string) =>
       (await kubectl(['logs', name]))
         .split('\n')
@@ -107,62 +89,71 @@ describeOnBox(
     async function natTable(node: string): Promise<NatRow[]> {
       const [agent] = await agentPods(kubectl, node);
       return JSON.parse(
-        await kubectl([
-          '-n',
-          NS,
-          'exec',
-          agent.metadata.name,
-          '--',
-          'kubectl-juneau',
-          'bpf',
-          'dump',
-          'nat',
-          '-o',
-          'json',
-        ]),
+        await kubectl(juneauInAgent(agent.metadata.name, ['bpf', 'dump', 'nat', '-o', 'json'])),
       ) as NatRow[];
     }
     const running = (name: string) => podReady(kubectl, name);
     /** One HTTP GET from the router after it forgets the address's MAC (a router that re-resolves: ARP-8 sends no gratuitous ARP). */
-    const freshGet = (ip: string) => routerGet(router, ip);
+    const freshGet = (ip: string) => routerGet(echoBox.router, ip);
     const eipAddress = (name: string) => elasticIpAddress(kubectl, name);
     const advertisedNode = (eip: string) => advertisedNodes(kubectl, eip);
 
+    /**
+     * The pod `name` deleted and made again on `to`: once the new pod is Running and `whenRunning` has
+     * run, the router's GETs to `address` (re-resolving each time) until the new pod answers, within
+     * 60 s; the time from Running to that answer is the figure `what`. The ARPAdvertisement names
+     * `to`. Returns the new pod.
+     */
+    async function recreateOn(
+      name: keyof typeof POD_ANNOTATIONS,
+      to: string,
+      address: string,
+      what: string,
+      whenRunning: () => Promise<unknown> = async () => undefined,
+    ): Promise<PodJson> {
+      await kubectl(['delete', 'pod', name, '--wait=true']);
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod(name, to, POD_ANNOTATIONS[name]));
+      const p = await until(`the new pod ${name} Running`, async () => {
+        const q = await pod(name);
+        return q.status.phase === 'Running' ? q : undefined;
+      });
+      const tRunning = Date.now();
+      await whenRunning();
+      const page = await until(
+        `HTTP to ${address} answered by the new pod`,
+        async () => {
+          const got = await freshGet(address);
+          return got.includes(`node=${to}`) ? got : undefined;
+        },
+        60_000,
+      );
+      figure(what, elapsedSince(tRunning));
+      expect(page).toBe(`client=${echoBox.routerIp} pod=${name} node=${to}`);
+      expect(await advertisedNode(address)).toEqual([to]);
+      return p;
+    }
+
     beforeAll(async () => {
-      ({ box, kubectl, kubectlBin, kubectlArgs, router, routerIp } = await upEchoBox(work, dir, {
-        nodes: 3,
-        label: 'nat box',
-      }));
+      const { router, box, routerIp } = echoBox;
       ({ server, serverIp } = await addServerBehind(router, box, routerIp, SERVER_PREFIX, LINK_MTU));
+      echoBox.namespaces.push(server);
 
       // EN-12: the pool lies in the nodes' own subnet, whichever `up` picked.
       const tApply = Date.now();
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        `${arpNetworkYaml(box.segment)}---
-${elasticIpYaml('web', 'box-net', 'web.eth0')}---
-${elasticIpYaml('direct', 'box-net')}`,
-      );
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('web', box.nodes[1].name, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-      );
-      natEip = await eipAddress('web');
-      await running('web');
-      await until(`HTTP through ElasticIP ${natEip}`, async () => (await freshGet(natEip)) || undefined);
+      natEip = await webBehindElasticIp(echoBox, box.nodes[1].name);
       figure(
         'nat box: ElasticIP, attachment and pod applied -> HTTP answered through the ElasticIP',
         elapsedSince(tApply),
       );
+      // The direct ElasticIP, held by the pod `direct` that DIR-1 makes.
+      await kubectl(['apply', '--server-side', '-f', '-'], elasticIpYaml('direct', 'box-net'));
     });
-
-    afterAll(() => downEchoBox(work, dir, [server, router]));
 
     test("EIP-4 (NAT), NAT-1: HTTP GET to the ElasticIP returns the pod's page; the pod saw (and logged) the router's address as the client", async () => {
       const page = await freshGet(natEip);
-      expect(page).toBe(`client=${routerIp} pod=web node=${box.nodes[1].name}`);
-      expect((await podLog('web')).filter((l) => l.msg === 'http').map((l) => l.client)).toContain(routerIp);
-      expect((await podLog('web')).filter((l) => l.msg === 'http' && l.client !== routerIp)).toEqual([]);
+      expect(page).toBe(`client=${echoBox.routerIp} pod=web node=${echoBox.box.nodes[1].name}`);
+      expect((await podLog('web')).filter((l) => l.msg === 'http').map((l) => l.client)).toContain(echoBox.routerIp);
+      expect((await podLog('web')).filter((l) => l.msg === 'http' && l.client !== echoBox.routerIp)).toEqual([]);
     });
 
     test('NAT-2: a connection the pod opens to a server in the router namespace arrives from the ElasticIP', async () => {
@@ -179,24 +170,22 @@ ${elasticIpYaml('direct', 'box-net')}`,
 let tries = 0; const send = () => { if (++tries > 10) { console.log('NO ANSWER'); process.exit(1); } s.send(msg, ${ECHO_UDP_PORT}, '${natEip}'); };
 s.on('message', (m, r) => { console.log(JSON.stringify({ same: m.equals(msg), from: r.address + ':' + r.port })); process.exit(0); });
 send(); setInterval(send, 1000);`;
-      const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], {
-        timeoutMs: 30_000,
-      });
+      const out = await inNetns(echoBox.router, process.execPath, ['-e', script], { timeoutMs: 30_000 });
       expect(JSON.parse(out)).toEqual({ same: true, from: `${natEip}:${ECHO_UDP_PORT}` });
-      expect((await podLog('web')).filter((l) => l.msg === 'udp').map((l) => l.client)).toContain(routerIp);
+      expect((await podLog('web')).filter((l) => l.msg === 'udp').map((l) => l.client)).toContain(echoBox.routerIp);
     });
 
     test("NAT-1, NAT-2, NAT-5: 10 MiB each way on one connection from the router to the ElasticIP, checksums equal on both ends; the node's per-ElasticIP counters grew by at least that", async () => {
-      const node = box.nodes[1].name;
+      const node = echoBox.box.nodes[1].name;
       const row = async () => (await natTable(node)).find((r) => r.elasticIP === natEip)!;
       const before = await row();
       const t0 = Date.now();
       const listener = peerInPod('web', ['listen', '0.0.0.0', '9100', String(10 * MiB)]);
       await listener.waitFor(/"listening":true/);
-      const client = peerIn(router, ['connect', natEip, '9100', String(10 * MiB)]);
+      const client = peerIn(echoBox.router, ['connect', natEip, '9100', String(10 * MiB)]);
       const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), client.result<PeerResult>()]);
       figure('nat box: 10 MiB each way through the ElasticIP (one connection)', elapsedSince(t0));
-      expect(inPodEnd.peer).toBe(routerIp);
+      expect(inPodEnd.peer).toBe(echoBox.routerIp);
       expect({ received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({
         received: 10 * MiB,
         sha: routerEnd.sentSha256,
@@ -228,21 +217,23 @@ send(); setInterval(send, 1000);`;
           '1',
           'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
         ]);
-      await inPod(netns, 'ip route flush cache');
+      await bashIn(netns, 'ip route flush cache');
       let capture = fragNeeded();
       await capture.waitFor(/listening on/);
-      const ping = await inPod(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
+      const ping = await bashIn(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
       expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
       let seen = (await capture.done).stdout.replace(/\s+/g, ' ');
       // Outer header to the pod, the embedded header naming the pod's address (not the ElasticIP the router saw); every checksum tcpdump checks is right.
-      expect(seen).toContain(`${routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`);
+      expect(seen).toContain(
+        `${echoBox.routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`,
+      );
       expect(seen).toContain(`${podIp} > ${serverIp}: ICMP echo request`);
       expect(seen).not.toMatch(/bad cksum|wrong/i);
-      expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
+      expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
 
       // TCP learns the path MTU the same way (the server advertises MSS 1460): forgotten first, learned again during the transfer.
-      await inPod(netns, 'ip route flush cache');
-      expect(await inPod(netns, `ip route get ${serverIp}`)).not.toContain(`mtu ${LINK_MTU}`);
+      await bashIn(netns, 'ip route flush cache');
+      expect(await bashIn(netns, `ip route get ${serverIp}`)).not.toContain(`mtu ${LINK_MTU}`);
       capture = fragNeeded();
       await capture.waitFor(/listening on/);
       const sink = peerIn(server, ['listen', serverIp, '9001', '0']);
@@ -264,7 +255,7 @@ send(); setInterval(send, 1000);`;
         new RegExp(`${podIp.replace(/\./g, '\\.')}\\.\\d+ > ${serverIp.replace(/\./g, '\\.')}\\.9001: Flags`),
       );
       expect(seen).not.toMatch(/bad cksum|wrong/i);
-      expect(await inPod(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
+      expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
     });
 
     test('EIP-6: traceroute from the pod to the server shows the node, the router, the server; traceroute from the router to the ElasticIP ends at the pod', async () => {
@@ -275,11 +266,11 @@ send(); setInterval(send, 1000);`;
           .split('\n')
           .map((l) => /^\s*\d+\s+(\S+)/.exec(l)?.[1])
           .filter(Boolean);
-      const gateway = (JSON.parse(await inPod(netns, 'ip -j route show default')) as Array<{ gateway: string }>)[0]
+      const gateway = (JSON.parse(await bashIn(netns, 'ip -j route show default')) as Array<{ gateway: string }>)[0]
         .gateway;
       // Debian's traceroute 2.1 (UDP probes), from the host inside the pod's network namespace.
-      const out = await inPod(netns, `traceroute -n -q 1 -w 2 -m 6 ${serverIp}`);
-      expect(hops(out)).toEqual([gateway, routerIp, serverIp]);
+      const out = await bashIn(netns, `traceroute -n -q 1 -w 2 -m 6 ${serverIp}`);
+      expect(hops(out)).toEqual([gateway, echoBox.routerIp, serverIp]);
 
       const probes = runningIn(netns, 'timeout', [
         '60',
@@ -300,13 +291,13 @@ send(); setInterval(send, 1000);`;
     });
 
     test("NAT-4: the agent SIGKILLed on the attachment's node during a transfer through the ElasticIP: the transfer goes on while it is gone and completes, checksum equal", async () => {
-      const node = box.nodes[1].name;
+      const node = echoBox.box.nodes[1].name;
       const agentStatus = async () => (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
       const restarts = (await agentStatus())!.restartCount;
       const listener = peerInPod('web', ['listen', '0.0.0.0', '9200', '0']);
       await listener.waitFor(/"listening":true/);
       // The router sends 64 KiB every 10 ms until its stdin is closed.
-      const sender = peerIn(router, ['connect', natEip, '9200', 'paced']);
+      const sender = peerIn(echoBox.router, ['connect', natEip, '9200', 'paced']);
       const received = () =>
         Math.max(0, ...listener.lines.map((l) => (JSON.parse(l) as { received?: number }).received ?? 0));
       await listener.waitFor(/"received":[1-9]/);
@@ -332,7 +323,7 @@ send(); setInterval(send, 1000);`;
       const [inPodEnd, routerEnd] = await Promise.all([listener.result<PeerResult>(), sender.result<PeerResult>()]);
       expect(duringAbsence).toBeGreaterThan(0);
       expect({ peer: inPodEnd.peer, received: inPodEnd.received, sha: inPodEnd.receivedSha256 }).toEqual({
-        peer: routerIp,
+        peer: echoBox.routerIp,
         received: routerEnd.sent,
         sha: routerEnd.sentSha256,
       });
@@ -340,44 +331,24 @@ send(); setInterval(send, 1000);`;
     });
 
     test('DIR-1, EIP-4 (direct), EN-9: HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod, also through the old node (a stale router cache)', async () => {
-      const [a, b] = [box.nodes[0].name, box.nodes[2].name];
+      const [a, b] = [echoBox.box.nodes[0].name, echoBox.box.nodes[2].name];
       /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
-      const putAddressInPod = async () => inPod(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('direct', a, { 'juneau.loutres.me/elastic-ip': 'direct' }),
-      );
+      const putAddressInPod = async () => bashIn(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
+      await kubectl(['apply', '--server-side', '-f', '-'], echoPod('direct', a, POD_ANNOTATIONS.direct));
       directEip = await eipAddress('direct');
       await running('direct');
       await putAddressInPod();
       const page = await until(`HTTP to ${directEip}`, async () => (await freshGet(directEip)) || undefined, 60_000);
-      expect(page).toBe(`client=${routerIp} pod=direct node=${a}`);
+      expect(page).toBe(`client=${echoBox.routerIp} pod=direct node=${a}`);
       expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => r.kind)).toEqual(['direct']);
 
-      await kubectl(['delete', 'pod', 'direct', '--wait=true']);
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('direct', b, { 'juneau.loutres.me/elastic-ip': 'direct' }),
-      );
-      await until('the new pod direct Running', async () =>
-        (await pod('direct')).status.phase === 'Running' ? true : undefined,
-      );
-      const tRunning = Date.now();
-      await putAddressInPod();
-      const moved = await until(
-        `HTTP to ${directEip} answered by the new pod`,
-        async () => {
-          const p = await freshGet(directEip);
-          return p.includes(`node=${b}`) ? p : undefined;
-        },
-        60_000,
-      );
-      figure(
+      await recreateOn(
+        'direct',
+        b,
+        directEip,
         'nat box: direct ElasticIP, pod recreated on another node: pod Running -> first HTTP answered by the new pod (router re-resolving)',
-        elapsedSince(tRunning),
+        putAddressInPod,
       );
-      expect(moved).toBe(`client=${routerIp} pod=direct node=${b}`);
-      expect(await advertisedNode(directEip)).toEqual([b]);
       await until(
         `node ${a} forwarding nothing for ${directEip} to a pod of its own`,
         async () =>
@@ -407,38 +378,20 @@ send(); setInterval(send, 1000);`;
         `ip neigh replace ${directEip} lladdr ${oldLink.address} dev eth0 nud permanent; ` +
           `curl -s -m 5 http://${directEip}:${ECHO_HTTP_PORT}/; ip neigh del ${directEip} dev eth0`,
       );
-      expect(stale.trim()).toBe(`client=${routerIp} pod=direct node=${b}`);
+      expect(stale.trim()).toBe(`client=${echoBox.routerIp} pod=direct node=${b}`);
       // Carried by the old node's VXLAN path, not rescued by its kernel's routing (its default route
       // leads to the box's host, which resolves the address to the new node itself).
       expect(await carried()).toBeGreaterThan(before);
     });
 
     test('NAT-4, EIP-17: the attachment moves with its pod (recreated on another node): the ElasticIP reaches the new pod, the old node translates it no more', async () => {
-      const [from, to] = [box.nodes[1].name, box.nodes[2].name];
-      await kubectl(['delete', 'pod', 'web', '--wait=true']);
-      await kubectl(
-        ['apply', '--server-side', '-f', '-'],
-        echoPod('web', to, { 'juneau.loutres.me/networks': '[{"interface":"eth0"}]' }),
-      );
-      const p = await until('the new pod web Running', async () => {
-        const q = await pod('web');
-        return q.status.phase === 'Running' ? q : undefined;
-      });
-      const tRunning = Date.now();
-      const page = await until(
-        `HTTP through ${natEip} answered by the new pod`,
-        async () => {
-          const got = await freshGet(natEip);
-          return got.includes(`node=${to}`) ? got : undefined;
-        },
-        60_000,
-      );
-      figure(
+      const [from, to] = [echoBox.box.nodes[1].name, echoBox.box.nodes[2].name];
+      const p = await recreateOn(
+        'web',
+        to,
+        natEip,
         'nat box: ElasticIPAttachment moved with its pod: pod Running -> first connection through the ElasticIP (router re-resolving)',
-        elapsedSince(tRunning),
       );
-      expect(page).toBe(`client=${routerIp} pod=web node=${to}`);
-      expect(await advertisedNode(natEip)).toEqual([to]);
       expect((await natTable(to)).filter((r) => r.elasticIP === natEip).map((r) => [r.kind, r.address])).toEqual([
         ['nat', p.status.podIP],
       ]);
@@ -454,16 +407,20 @@ send(); setInterval(send, 1000);`;
 
     test("NAT-2, NAT-4 with the agents' --nat-pod-ifaces=cni0 and --nat-cluster-cidrs, and a CNI-like masquerade on every node: in-cluster traffic keeps the pod address, the ElasticIP still wins over the masquerade, and the node keeps no conntrack entry for the translated flows", async () => {
       const node = (await pod('web')).spec.nodeName!;
-      const other = box.nodes.find((n) => n.name !== node)!;
+      const other = echoBox.box.nodes.find((n) => n.name !== node)!;
       await kubectl(['apply', '--server-side', '-f', '-'], echoPod('peer', other.name, {}));
       const peer = await running('peer');
-      const cidrs = [box.clusterCidr, SERVICE_CLUSTER_IP_RANGE.split(',')[0], ...box.nodes.map((n) => `${n.ip}/32`)];
+      const cidrs = [
+        echoBox.box.clusterCidr,
+        SERVICE_CLUSTER_IP_RANGE.split(',')[0],
+        ...echoBox.box.nodes.map((n) => `${n.ip}/32`),
+      ];
       const args = [`--nat-pod-ifaces=cni0`, `--nat-cluster-cidrs=${cidrs.join(',')}`];
-      await addAgentArgs(kubectl, args, NS);
+      await addAgentArgs(kubectl, args);
       // What flannel's --ip-masq installs: pod traffic leaving the cluster masqueraded to the node's address.
-      for (const n of box.nodes) {
+      for (const n of echoBox.box.nodes) {
         await inNetns(n.netns, 'nft', ['-f', '-'], {
-          input: `table ip cni-masq {\n chain post { type nat hook postrouting priority 100; ip saddr ${box.clusterCidr} ip daddr != ${box.clusterCidr} oifname "eth0" masquerade; }\n}\n`,
+          input: `table ip cni-masq {\n chain post { type nat hook postrouting priority 100; ip saddr ${echoBox.box.clusterCidr} ip daddr != ${echoBox.box.clusterCidr} oifname "eth0" masquerade; }\n}\n`,
         });
       }
       const { netns } = nodeRecord(node);
@@ -471,16 +428,16 @@ send(); setInterval(send, 1000);`;
 
       // In the cluster: the pod on the other node sees the ElasticIP pod's own address.
       const web = (await pod('web')).status.podIP!;
-      const page = await peerHttpFromWeb(`http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
-      expect(page.trim()).toBe(`client=${web} pod=peer node=${other.name}`);
+      const page = await getFromPod(kubectl, 'web', `http://${peer.status.podIP}:${ECHO_HTTP_PORT}/`);
+      expect(page).toBe(`client=${web} pod=peer node=${other.name}`);
       // Out of the cluster: from the ElasticIP, not the node's address the masquerade would give it.
       const { heard } = await webConnectsToRouter(9400, 10);
       expect(heard.peer).toBe(natEip);
-      expect(await freshGet(natEip)).toBe(`client=${routerIp} pod=web node=${node}`);
+      expect(await freshGet(natEip)).toBe(`client=${echoBox.routerIp} pod=web node=${node}`);
       // Stateless both ways: no conntrack entry on the node for either translated flow.
       const tracked = (await inNetns(netns, 'conntrack', ['-L']))
         .split('\n')
-        .filter((l) => l.includes(natEip) || (l.includes(web) && l.includes(routerIp)));
+        .filter((l) => l.includes(natEip) || (l.includes(web) && l.includes(echoBox.routerIp)));
       expect(tracked).toEqual([]);
     });
   },

@@ -19,8 +19,6 @@ import { rssMiB } from './node';
 import { describeOnBox, listPods } from './session';
 import { BoxState, readBoxState } from './state';
 
-// A cold run builds kubelet, kube-proxy and kube-scheduler first (~20 min on a busy 2-core machine).
-jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
 

@@ -3,7 +3,7 @@
 // in a pod through `kubectl exec`), the server namespace behind the router, and long-running
 // commands whose output lines a test waits on.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cmd, inNetns } from './exec';
+import { cmd, inNetns, netnsFile } from './exec';
 
 /**
  * `node -e PEER listen|connect HOST PORT BYTES|paced`: one half-closable TCP connection; sends BYTES random bytes
@@ -120,7 +120,7 @@ export class Running {
 
 /** Runs `bin args` in network namespace `netns` (a name under /var/run/netns, or a /proc/PID/ns/net path). */
 export function runningIn(netns: string, bin: string, args: string[]): Running {
-  return new Running('nsenter', [`--net=${netns.startsWith('/') ? netns : `/var/run/netns/${netns}`}`, bin, ...args]);
+  return new Running('nsenter', [`--net=${netnsFile(netns)}`, bin, ...args]);
 }
 
 /**

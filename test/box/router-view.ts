@@ -75,9 +75,9 @@ export async function nodesByMac(box: {
 
 /** The MAC of the router's neighbour entry for `ip` (kept by the kernel with its default timers), if any. */
 export async function neighbourMac(netns: string, ip: string): Promise<string | undefined> {
-  const entries = JSON.parse(
-    await cmd('nsenter', [`--net=/var/run/netns/${netns}`, 'ip', '-j', 'neigh', 'show', 'to', ip, 'dev', 'eth0']),
-  ) as Array<{ lladdr?: string }>;
+  const entries = JSON.parse(await inNetns(netns, 'ip', ['-j', 'neigh', 'show', 'to', ip, 'dev', 'eth0'])) as Array<{
+    lladdr?: string;
+  }>;
   return entries[0]?.lladdr?.toLowerCase();
 }
 

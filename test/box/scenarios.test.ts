@@ -8,16 +8,14 @@
 // The box picks its own subnet (slot b, beside install/traffic.test.ts on 10.225.32.0/24): the pool
 // is taken from the nodes' segment, as EN-12 requires. The API server writes an audit log of the
 // install's ServiceAccounts (`up --audit-policy`), read by the last test.
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { ECHO_HTTP_PORT, ECHO_IMAGE } from '../../scripts/images/echo';
+import { ECHO_IMAGE } from '../../scripts/images/echo';
 import { INSTALL } from '../../api/constants';
 import { sleep } from '../sleep';
 import { elapsedSince, figure } from '../e2e/figures';
 import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../e2e/install-identity';
 import { auditLogPath } from './box';
-import { cmd, inNetns } from './exec';
+import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { ARP_REPLY } from '../netns/pcap';
 import {
@@ -29,11 +27,18 @@ import {
   neighbourMac,
   watchLines,
 } from './router-view';
-import { BoxState } from './state';
-import { downEchoBox, upEchoBox } from './echo-box';
-import { advertisedNodes, type BoxStatus, echoDeployment, agentPods, describeOnBox, arpNetworkYaml } from './session';
+import { sharedEchoBox } from './echo-box';
+import {
+  advertisedNodes,
+  echoDeployment,
+  echoServiceYaml,
+  agentPods,
+  describeOnBox,
+  arpNetworkYaml,
+  juneauInAgent,
+  listPods,
+} from './session';
 
-jest.setTimeout(1_800_000);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const NS = INSTALL.namespace;
 /** One line per ARPAdvertisement event: any write changes its resourceVersion. */
@@ -41,24 +46,8 @@ const ADVERT_COLUMNS =
   'custom-columns=NAME:.metadata.name,ADDRESS:.spec.address,NODE:.spec.nodeName,RV:.metadata.resourceVersion';
 
 /** A pool in the nodes' segment (EN-12), its network, and the Local LoadBalancer Service echo on `vip`. */
-function network(segment: string, vip: string): string {
-  return `${arpNetworkYaml(segment)}---
-apiVersion: v1
-kind: Service
-metadata:
-  name: echo
-  namespace: default
-  annotations:
-    juneau.loutres.me/load-balancer-external-network: box-net
-    juneau.loutres.me/load-balancer-requested-ip: ${vip}
-spec:
-  type: LoadBalancer
-  loadBalancerClass: juneau.loutres.me/load-balancer
-  externalTrafficPolicy: Local
-  selector: { app: echo }
-  ports: [{ name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }]
-`;
-}
+const network = (segment: string, vip: string) =>
+  `${arpNetworkYaml(segment)}---\n${echoServiceYaml({ network: 'box-net', vip })}`;
 
 interface ServiceLoadBalancerStatus {
   phase?: string;
@@ -69,19 +58,24 @@ interface ServiceLoadBalancerStatus {
 describeOnBox(
   'the e2e scenarios on real nodes: one answer per address, from a node that can serve it (issue 13 item 6)',
   () => {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-scenarios-box-'));
-    const dir = path.join(work, 'cluster');
-    let box: BoxState;
-    let router = '';
+    const echoBox = sharedEchoBox('juneau-scenarios-box-', (work) => {
+      const policy = path.join(work, 'audit-policy.json');
+      writeAuditPolicy(policy, NS);
+      return {
+        nodes: 3,
+        label: 'box scenarios',
+        upArgs: ['--audit-policy', policy],
+        upNote: 'images imported, audit log on',
+      };
+    });
+    const { kubectl, inRouter } = echoBox;
     let vip = '';
-    let kubectlBin = '';
-    let kubeconfig = '';
-    let kubectl: (args: string[], input?: string) => Promise<string>;
     const macs = new Map<string, string>();
     let routerMac = '';
-    const nodeNames = () => box.nodes.map((n) => n.name);
-    const inRouter = (script: string) =>
-      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script]);
+    const nodeNames = () => echoBox.box.nodes.map((n) => n.name);
+    /** `kubectl get --watch` of the ARPAdvertisements, one line per event. */
+    const watchAdverts = () =>
+      watchLines(echoBox.kubectlBin, echoBox.status.kubeconfigPath, ['arpadvertisements', '-o', ADVERT_COLUMNS], 1);
 
     /** Polls `fn` until it returns a value; on timeout says what the last poll saw. */
     async function waitFor<T>(
@@ -113,61 +107,32 @@ describeOnBox(
       ).status ?? {};
     /** One GET from the router to the VIP with its neighbour cache as it is (never flushed): the node that served it. */
     const routerServedBy = async () => /node=(\S+)/.exec(await inRouter(`curl -s -m 2 http://${vip}/ || true`))?.[1];
-    const echoPodOn = async (node: string) =>
-      (
-        JSON.parse(
-          await kubectl([
-            '-n',
-            'default',
-            'get',
-            'pods',
-            '-l',
-            'app=echo',
-            '--field-selector',
-            `spec.nodeName=${node}`,
-            '-o',
-            'json',
-          ]),
-        ) as { items: Array<{ metadata: { name: string } }> }
-      ).items.map((p) => p.metadata.name);
 
     beforeAll(async () => {
-      const policy = path.join(work, 'audit-policy.json');
-      writeAuditPolicy(policy, NS);
-      let status: BoxStatus;
-      ({ status, box, kubectl, kubectlBin, router } = await upEchoBox(work, dir, {
-        nodes: 3,
-        label: 'box scenarios',
-        upArgs: ['--audit-policy', policy],
-        upNote: 'images imported, audit log on',
-      }));
-      kubeconfig = status.kubeconfigPath;
-      vip = `${box.segment}.241`;
-      routerMac = await macOf(router);
-      for (const n of box.nodes) macs.set(n.name, await macOf(n.netns));
+      vip = `${echoBox.box.segment}.241`;
+      routerMac = await macOf(echoBox.router);
+      for (const n of echoBox.box.nodes) macs.set(n.name, await macOf(n.netns));
     });
-
-    afterAll(() => downEchoBox(work, dir, [router]));
 
     test('SLB-5, SLB-6, OPS-2, ARP-10: echo on node-0 and node-1 behind a Local Service -> one MAC answers, the node the ARPAdvertisement names; kubectl exec kubectl-juneau bpf dump external_arp_table shows the VIP on that node only', async () => {
       const [n0, n1] = nodeNames();
       const tApply = Date.now();
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
-        `${network(box.segment, vip)}---\n${echoDeployment({ name: 'echo', nodes: [n0, n1], replicas: 2, labels: { deployment: 'echo' } })}`,
+        `${network(echoBox.box.segment, vip)}---\n${echoDeployment({ name: 'echo', nodes: [n0, n1], replicas: 2, labels: { deployment: 'echo' } })}`,
       );
       const [node] = await waitFor("the VIP's ARPAdvertisement", async () =>
         (await advertised()).length ? advertised() : undefined,
       );
       expect([n0, n1]).toContain(node);
       const answering = await waitFor(`${node} answering ARP for ${vip}`, async () => {
-        const m = await answeringMacs(router, vip, 1);
+        const m = await answeringMacs(echoBox.router, vip, 1);
         return m.length > 0 && m;
       });
       figure('box scenarios: kubectl apply -> the VIP answered over ARP', elapsedSince(tApply));
       expect(answering).toEqual([macs.get(node)]);
       // OPS-2: counted, not one look: 10 broadcast requests, every answer from that MAC.
-      expect(await answeringMacs(router, vip, 10)).toEqual([macs.get(node)]);
+      expect(await answeringMacs(echoBox.router, vip, 10)).toEqual([macs.get(node)]);
 
       const agents = await agentPods(kubectl);
       expect(agents.map((a) => a.spec.nodeName).sort()).toEqual(nodeNames());
@@ -175,17 +140,7 @@ describeOnBox(
       for (const a of agents)
         dumps.set(
           a.spec.nodeName!,
-          await kubectl([
-            '-n',
-            NS,
-            'exec',
-            a.metadata.name,
-            '--',
-            'kubectl-juneau',
-            'bpf',
-            'dump',
-            'external_arp_table',
-          ]),
+          await kubectl(juneauInAgent(a.metadata.name, ['bpf', 'dump', 'external_arp_table'])),
         );
       log(`kubectl-juneau bpf dump external_arp_table on ${node}:\n${dumps.get(node)}`);
       expect(nodeNames().map((n) => [n, dumps.get(n)!.includes(vip)])).toEqual(nodeNames().map((n) => [n, n === node]));
@@ -197,21 +152,21 @@ describeOnBox(
         .slice(0, 2)
         .find((n) => n !== from)!;
       expect(await waitFor(`the router served by ${from}`, routerServedBy)).toBe(from);
-      expect(await neighbourMac(router, vip)).toBe(macs.get(from));
+      expect(await neighbourMac(echoBox.router, vip)).toBe(macs.get(from));
 
-      const capture = await captureArp(router);
-      const watch = await watchLines(kubectlBin, kubeconfig, ['arpadvertisements', '-o', ADVERT_COLUMNS], 1);
+      const capture = await captureArp(echoBox.router);
+      const watch = await watchAdverts();
       let frames;
       let changes: string[] = [];
       const t0 = Date.now();
       try {
         await kubectl(['cordon', from]);
-        const [pod] = await echoPodOn(from);
-        await kubectl(['-n', 'default', 'delete', 'pod', pod, '--wait=false']);
+        const [pod] = await listPods(kubectl, 'default', 'app=echo', `spec.nodeName=${from}`);
+        await kubectl(['-n', 'default', 'delete', 'pod', pod.metadata.name, '--wait=false']);
         await waitFor(`the ARPAdvertisement to move to ${to}`, async () => (await advertised()).join() === to);
         figure('box scenarios: backend pod deleted -> ARPAdvertisement moved', elapsedSince(t0));
         // ARP-8: nobody told the router; its entry still holds the old node's MAC.
-        expect(await neighbourMac(router, vip)).toBe(macs.get(from));
+        expect(await neighbourMac(echoBox.router, vip)).toBe(macs.get(from));
         // The router's own traffic, a GET a second: to the old MAC (dropped there: Local policy, no
         // endpoint) until the kernel's neighbour entry fails and a broadcast request finds the new node.
         await waitFor(`the router served by ${to}`, async () => (await routerServedBy()) === to, 180_000, 1000);
@@ -235,14 +190,14 @@ describeOnBox(
       expect(forVip.filter((f) => f.timeMs < ask!.timeMs)).toEqual([]);
       const replies = forVip.filter((f) => f.arp!.op === ARP_REPLY).map((f) => f.arp!.sha.toLowerCase());
       expect([...new Set(replies)]).toEqual([macs.get(to)]);
-      expect(await neighbourMac(router, vip)).toBe(macs.get(to));
+      expect(await neighbourMac(echoBox.router, vip)).toBe(macs.get(to));
       expect((await slbStatus()).arpAnnouncingNode).toBe(to);
     });
 
     test('SLB-7: backends come back on the old node and appear on a third one -> the VIP stays where it is (a watch on ARPAdvertisements sees no change; fresh probes answered by the same MAC)', async () => {
       const [current] = await advertised();
       const [n0, n1, n2] = nodeNames();
-      const watch = await watchLines(kubectlBin, kubeconfig, ['arpadvertisements', '-o', ADVERT_COLUMNS], 1);
+      const watch = await watchAdverts();
       let changes: string[] = [];
       try {
         for (const n of [n0, n1]) await kubectl(['uncordon', n]);
@@ -256,7 +211,7 @@ describeOnBox(
           'all three nodes in advertisingNodes',
           async () => ((await slbStatus()).advertisingNodes ?? []).slice().sort().join() === nodeNames().join(),
         );
-        expect(await answeringMacs(router, vip, 5)).toEqual([macs.get(current)]);
+        expect(await answeringMacs(echoBox.router, vip, 5)).toEqual([macs.get(current)]);
       } finally {
         changes = await watch.stop();
       }
@@ -270,11 +225,11 @@ describeOnBox(
       figure('box scenarios: all backends scaled to 0 -> ARPAdvertisement deleted', elapsedSince(t0));
       await waitFor('phase Degraded', async () => (await slbStatus()).phase === 'Degraded');
       // Without the guard every kernel would answer: the VIP stays on each node's kube-ipvs0, arp_ignore=0.
-      for (const n of box.nodes) {
+      for (const n of echoBox.box.nodes) {
         const addrs = await inNetns(n.netns, 'ip', ['-4', '-o', 'addr', 'show', 'dev', KUBE_IPVS0]);
         expect({ node: n.name, vip: addrs.includes(` ${vip}/32 `) }).toEqual({ node: n.name, vip: true });
       }
-      const silent = await answeringMacs(router, vip, 5);
+      const silent = await answeringMacs(echoBox.router, vip, 5);
       figure('box scenarios: all backends gone: MACs answering 5 broadcast requests', silent.length);
       expect(silent).toEqual([]);
     });
@@ -282,7 +237,7 @@ describeOnBox(
     // Not the direct-ElasticIP scenario itself (EIP-17..19 with traffic: test/box/nat.test.ts): what
     // makes the controller use its ElasticIP, NetworkInterface and release rules, for the audit below.
     test('ALLOC, EIP-17, EIP-18, ARP-7 (for the RBAC audit): an ElasticIP named by a pod on node-2 is answered by node-2; the pod deleted, nobody answers; the ElasticIP deleted, its claim is released', async () => {
-      const address = `${box.segment}.242`;
+      const address = `${echoBox.box.segment}.242`;
       const node = nodeNames()[2];
       await kubectl(
         ['apply', '--server-side', '-f', '-'],
@@ -299,22 +254,15 @@ spec:
   containers: [{ name: echo, image: ${ECHO_IMAGE}, imagePullPolicy: Never }]
 `,
       );
-      const advertisedFor = async (a: string) =>
-        (
-          JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as {
-            items: Array<{ spec: { address: string; nodeName: string } }>;
-          }
-        ).items
-          .filter((x) => x.spec.address === a)
-          .map((x) => x.spec.nodeName);
+      const advertisedFor = (a: string) => advertisedNodes(kubectl, a);
       await waitFor(`the ElasticIP advertised on ${node}`, async () => (await advertisedFor(address)).join() === node);
       await waitFor(
         `${node} answering ARP for ${address}`,
-        async () => (await answeringMacs(router, address, 1)).join() === macs.get(node),
+        async () => (await answeringMacs(echoBox.router, address, 1)).join() === macs.get(node),
       );
       await kubectl(['-n', 'default', 'delete', 'pod', 'eip-pod', '--wait=true', '--timeout=120s']);
       await waitFor('no ARPAdvertisement while unused', async () => (await advertisedFor(address)).length === 0);
-      expect(await answeringMacs(router, address, 3)).toEqual([]);
+      expect(await answeringMacs(echoBox.router, address, 3)).toEqual([]);
       await kubectl(['-n', 'default', 'delete', 'elasticip', 'web-eip', '--wait=true', '--timeout=120s']);
       const claimed = async () =>
         (
@@ -329,7 +277,7 @@ spec:
     test('RBAC (issue 11): the controller and agents, with the tokens the kubelet gave their pods, were never Forbidden, and used every rule of the install manifest that these scenarios reach', () => {
       const manifest = installManifest();
       const user = (sa: string) => `system:serviceaccount:${NS}:${sa}`;
-      const { forbidden, unused } = auditOf(auditLogPath(dir), {
+      const { forbidden, unused } = auditOf(auditLogPath(echoBox.dir), {
         [user(INSTALL.controllerName)]: rulesOf(manifest, INSTALL.controllerName),
         [user(INSTALL.agentName)]: rulesOf(manifest, INSTALL.agentName),
       });

@@ -4,6 +4,7 @@
  * install Juneau from the synthesized manifests as a user does, and run the project's echo image.
  */
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
@@ -11,7 +12,7 @@ import { runKubectl } from '../cluster/kubectl';
 import { REPO_ROOT } from '../cluster/paths';
 import { describeAsRootFor } from '../requirements';
 import { sleep } from '../sleep';
-import { cmd } from './exec';
+import { bashIn, cmd } from './exec';
 import type { BoxState } from './state';
 
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
@@ -44,6 +45,13 @@ export function boxCli(dir: string, args: string[], stderr: 'pipe' | 'inherit' =
     stdio: ['ignore', 'pipe', stderr],
     maxBuffer: 64 << 20,
   });
+}
+
+/** Deletes the network namespaces the test added (those set), takes the box in `dir` down and removes `work`. */
+export async function cleanUpBox(work: string, dir: string, namespaces: readonly string[]): Promise<void> {
+  for (const ns of namespaces) if (ns) await cmd('ip', ['netns', 'del', ns]);
+  if (fs.existsSync(path.join(dir, 'box.json'))) boxCli(dir, ['down']);
+  fs.rmSync(work, { recursive: true, force: true });
 }
 
 export const boxStatus = (dir: string, stderr: 'pipe' | 'inherit' = 'pipe'): BoxStatus =>
@@ -103,6 +111,17 @@ export const agentPods = (kubectl: Kubectl, node?: string): Promise<PodJson[]> =
     'app.kubernetes.io/name=juneau-agent',
     node ? `spec.nodeName=${node}` : undefined,
   );
+
+/** kubectl's arguments that run `kubectl-juneau ARGS` in the agent Pod `pod` (the agent's image carries the plugin). */
+export const juneauInAgent = (pod: string, args: readonly string[]): string[] => [
+  '-n',
+  INSTALL.namespace,
+  'exec',
+  pod,
+  '--',
+  'kubectl-juneau',
+  ...args,
+];
 
 /** `kubectl apply --server-side` of the synthesized install, then both rollouts. */
 export async function installJuneau(kubectl: Kubectl, namespace = INSTALL.namespace): Promise<void> {
@@ -176,6 +195,33 @@ spec:
             - { name: NODE_NAME, valueFrom: { fieldRef: { fieldPath: spec.nodeName } } }
           ports: [${ports.join(', ')}]
           readinessProbe: { tcpSocket: { port: ${ECHO_HTTP_PORT} }, periodSeconds: 2 }
+`;
+}
+
+/**
+ * The LoadBalancer Service `echo` in `default` over the `app: echo` pods, `externalTrafficPolicy:
+ * Local`, its address `vip` from the ExternalNetwork `network`: HTTP on 80, and with `udp` the UDP
+ * echo on 7. YAML ending in a newline.
+ */
+export function echoServiceYaml(o: { readonly network: string; readonly vip: string; readonly udp?: boolean }): string {
+  const ports = [
+    `{ name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }`,
+    ...(o.udp ? [`{ name: echo, port: 7, protocol: UDP, targetPort: ${ECHO_UDP_PORT} }`] : []),
+  ];
+  return `apiVersion: v1
+kind: Service
+metadata:
+  name: echo
+  namespace: default
+  annotations:
+    juneau.loutres.me/load-balancer-external-network: ${o.network}
+    juneau.loutres.me/load-balancer-requested-ip: ${o.vip}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: juneau.loutres.me/load-balancer
+  externalTrafficPolicy: Local
+  selector: { app: echo }
+  ports: [${ports.join(', ')}]
 `;
 }
 
@@ -275,7 +321,7 @@ export async function advertisedNodes(kubectl: Kubectl, address: string): Promis
  * re-resolves: ARP-8 sends no gratuitous ARP): the page, or '' (2 s). */
 export async function routerGet(router: string, ip: string): Promise<string> {
   const script = `ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`;
-  return (await cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script])).trim();
+  return (await bashIn(router, script)).trim();
 }
 
 /**

@@ -11,28 +11,24 @@
 // for the VIP, as under MetalLB L2 with ipvs and strictARP off): whichever MAC the router caches,
 // a node without a backend drops the connection.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { sleep } from '../sleep';
 import { elapsedSince, figure } from '../e2e/figures';
-import { cmd, inNetns } from './exec';
+import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
-import { BoxState } from './state';
 import { pidsInNetns, pidsOf } from './upstream';
-import { downEchoBox, upEchoBox } from './echo-box';
+import { sharedEchoBox } from './echo-box';
 import { answeringMacs, nodesByMac } from './router-view';
 import {
   addAgentArgs,
   advertisedNodes,
   echoDeployment,
-  type Kubectl,
+  echoServiceYaml,
+  listPods,
   agentPods,
   describeOnBox,
   arpNetworkYaml,
 } from './session';
 
-jest.setTimeout(1_800_000);
 const NODE_SUBNET = '10.225.32';
 const ROUTER_IP = `${NODE_SUBNET}.254`;
 const VIP = `${NODE_SUBNET}.245`;
@@ -44,23 +40,7 @@ const FLUSH_EVERY = 10;
 function manifest(nodes: string[]): string {
   return `${arpNetworkYaml(NODE_SUBNET, { pool: 'arp-pool', network: 'ext-net-arp' })}---
 ${echoDeployment({ nodes, udp: true })}---
-apiVersion: v1
-kind: Service
-metadata:
-  name: echo
-  namespace: default
-  annotations:
-    juneau.loutres.me/load-balancer-external-network: ext-net-arp
-    juneau.loutres.me/load-balancer-requested-ip: ${VIP}
-spec:
-  type: LoadBalancer
-  loadBalancerClass: juneau.loutres.me/load-balancer
-  externalTrafficPolicy: Local
-  selector: { app: echo }
-  ports:
-    - { name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }
-    - { name: echo, port: 7, protocol: UDP, targetPort: ${ECHO_UDP_PORT} }
-`;
+${echoServiceYaml({ network: 'ext-net-arp', vip: VIP, udp: true })}`;
 }
 
 interface Connection {
@@ -74,15 +54,9 @@ interface Connection {
 describeOnBox(
   'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (issue 14 item 3)',
   () => {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-traffic-box-'));
-    const dir = path.join(work, 'cluster');
-    let box: BoxState;
-    let router = '';
-    let kubectl: Kubectl;
+    const echoBox = sharedEchoBox('juneau-traffic-box-', { nodes: 3, label: 'box', nodeSubnet: NODE_SUBNET });
+    const { kubectl, inRouter } = echoBox;
     let backendNodes: string[] = [];
-
-    const inRouter = (script: string, timeoutMs = 900_000) =>
-      cmd('nsenter', [`--net=/var/run/netns/${router}`, 'bash', '--norc', '-c', script], { timeoutMs });
 
     /**
      * `n` HTTP GETs to the VIP, one TCP connection each, 2 s to answer (as the seed's check), the
@@ -94,7 +68,7 @@ describeOnBox(
      * per connection.
      */
     async function replay(n: number, flushEvery = FLUSH_EVERY): Promise<Connection[]> {
-      const out = await inRouter(`dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+      const script = `dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 for g in $(seq 0 ${flushEvery} ${n - 1}); do
   ip neigh flush to ${VIP} dev eth0
   for i in $(seq $g $((g + ${flushEvery} - 1))); do
@@ -107,7 +81,8 @@ for g in $(seq 0 ${flushEvery} ${n - 1}); do
     [ $i -lt ${n} ] || break
     r=$(cat "$dir/$i"); echo "\${r%% *} \${mac:-none} \${r#* }"
   done
-done`);
+done`;
+      const out = await inRouter(script, 900_000); // a group of connections takes up to 2 s, on a loaded machine more
       const lines = out.split('\n').filter(Boolean);
       return lines.map((l) => {
         const [status, mac, ...rest] = l.split(' ');
@@ -116,7 +91,7 @@ done`);
     }
 
     /** The node each MAC belongs to (eth0 of each node), to name what the router cached. */
-    const nodeOfMac = () => nodesByMac(box);
+    const nodeOfMac = () => nodesByMac(echoBox.box);
 
     /** Connections per (node the router cached, outcome), e.g. `node-0 ok: 120`. */
     async function tally(conns: Connection[]): Promise<Record<string, number>> {
@@ -136,7 +111,7 @@ done`);
      */
     async function firstKernelToAnswer(): Promise<string> {
       const probe = `${NODE_SUBNET}.239`;
-      for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'add', `${probe}/32`, 'dev', 'lo']);
+      for (const n of echoBox.box.nodes) await inNetns(n.netns, 'ip', ['addr', 'add', `${probe}/32`, 'dev', 'lo']);
       const byMac = await nodeOfMac();
       const firsts: string[] = [];
       for (let i = 0; i < 3; i++) {
@@ -144,14 +119,14 @@ done`);
         const r = await inRouter(`arping -c 1 -w 2 -I eth0 ${probe} || true`);
         firsts.push(byMac.get(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/.exec(r)?.[1].toLowerCase() ?? '') ?? 'none');
       }
-      for (const n of box.nodes) await inNetns(n.netns, 'ip', ['addr', 'del', `${probe}/32`, 'dev', 'lo']);
+      for (const n of echoBox.box.nodes) await inNetns(n.netns, 'ip', ['addr', 'del', `${probe}/32`, 'dev', 'lo']);
       figure('box: the kernel answering a broadcast ARP request first, 3 probes', firsts.join(', '));
       expect(new Set(firsts).size).toBe(1);
       return firsts[0];
     }
 
     const advertisedNode = () => advertisedNodes(kubectl, VIP);
-    const nodeRecord = (name: string) => box.nodes.find((n) => n.name === name)!;
+    const nodeRecord = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!;
 
     /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
     function agentPid(node: string): number {
@@ -160,17 +135,11 @@ done`);
       return Number(pids[0]);
     }
 
-    beforeAll(async () => {
-      ({ box, kubectl, router } = await upEchoBox(work, dir, { nodes: 3, label: 'box', nodeSubnet: NODE_SUBNET }));
-    });
-
-    afterAll(() => downEchoBox(work, dir, [router]));
-
     test('SLB-5, OPS-1: kubectl apply of the echo Deployment (2 of 3 nodes) and its Local LoadBalancer Service -> the VIP answers HTTP with the router as the client, through kube-proxy on a backend node', async () => {
       // Backends on the two nodes whose kernels do not answer first: with the guard off, the router
       // then caches the node without a backend, as the seed's HAProxy did.
       const first = await firstKernelToAnswer();
-      backendNodes = box.nodes.map((n) => n.name).filter((n) => n !== first);
+      backendNodes = echoBox.box.nodes.map((n) => n.name).filter((n) => n !== first);
       const tApply = Date.now();
       await kubectl(['apply', '--server-side', '-f', '-'], manifest(backendNodes));
       let page = '';
@@ -182,18 +151,13 @@ done`);
         new RegExp(`^client=${ROUTER_IP.replace(/\./g, '\\.')} pod=echo-\\S+ node=(${backendNodes.join('|')})$`),
       );
       // The seed's precondition holds: every node's kernel holds the VIP, on kube-ipvs0.
-      for (const n of box.nodes) {
+      for (const n of echoBox.box.nodes) {
         const addrs = await inNetns(n.netns, 'ip', ['-4', '-o', 'addr', 'show', 'dev', KUBE_IPVS0]);
         expect({ node: n.name, vip: addrs.includes(` ${VIP}/32 `) }).toEqual({ node: n.name, vip: true });
       }
       // The connection went through kube-proxy's nftables DNAT, not to a local socket on the VIP.
       const answering = /node=(\S+)/.exec(page)![1];
-      const nft = await inNetns(box.nodes.find((n) => n.name === answering)!.netns, 'nft', [
-        'list',
-        'table',
-        'ip',
-        'kube-proxy',
-      ]);
+      const nft = await inNetns(nodeRecord(answering).netns, 'nft', ['list', 'table', 'ip', 'kube-proxy']);
       expect(nft).toContain(VIP);
     });
 
@@ -202,9 +166,7 @@ done`);
 let tries = 0; const send = () => { if (++tries > 10) { console.log('NO ANSWER'); process.exit(1); } s.send(msg, 7, '${VIP}'); };
 s.on('message', (m, r) => { console.log(JSON.stringify({ same: m.equals(msg), from: r.address + ':' + r.port })); process.exit(0); });
 send(); setInterval(send, 1000);`;
-      const out = await cmd('nsenter', [`--net=/var/run/netns/${router}`, process.execPath, '-e', script], {
-        timeoutMs: 30_000,
-      });
+      const out = await inNetns(echoBox.router, process.execPath, ['-e', script], { timeoutMs: 30_000 });
       expect(JSON.parse(out)).toEqual({ same: true, from: `${VIP}:7` });
     });
 
@@ -292,14 +254,10 @@ send(); setInterval(send, 1000);`;
     test('SLB-7: the answering node loses its backend pod (cordoned, pod deleted) -> the VIP moves to the other backend node and serves from there; the backend back does not move it again', async () => {
       const [from] = await advertisedNode();
       const to = backendNodes.find((n) => n !== from)!;
-      const pod = (
-        JSON.parse(
-          await kubectl(['get', 'pods', '-l', 'app=echo', '--field-selector', `spec.nodeName=${from}`, '-o', 'json']),
-        ) as { items: Array<{ metadata: { name: string } }> }
-      ).items[0].metadata.name;
+      const [pod] = await listPods(kubectl, 'default', 'app=echo', `spec.nodeName=${from}`);
       await kubectl(['cordon', from]);
       const t0 = Date.now();
-      await kubectl(['delete', 'pod', pod, '--wait=false']);
+      await kubectl(['delete', 'pod', pod.metadata.name, '--wait=false']);
       for (const until = Date.now() + 120_000; (await advertisedNode()).join() !== to; await sleep(250)) {
         if (Date.now() > until) throw new Error(`the ARPAdvertisement for ${VIP} did not move to ${to}`);
       }
@@ -330,7 +288,7 @@ send(); setInterval(send, 1000);`;
       // The condition of the incident: more than one MAC answers the router's ARP for the VIP.
       let macs: string[] = [];
       for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;)
-        macs = await answeringMacs(router, VIP);
+        macs = await answeringMacs(echoBox.router, VIP);
       figure('seed-004 in connections, guard off: distinct MACs answering one arping', macs.length);
       expect(macs.length).toBeGreaterThan(1);
       const conns = await replay(CONNECTIONS);
@@ -343,7 +301,7 @@ send(); setInterval(send, 1000);`;
       figure('seed-004 in connections, guard off: by the node the router cached', JSON.stringify(t));
       // The incident's mechanism, connection by connection: sent to the node without a backend, the
       // SYN is dropped by kube-proxy (Local policy, no local endpoint); sent to a backend node, it is served.
-      const third = box.nodes.find((n) => !backendNodes.includes(n.name))!.name;
+      const third = echoBox.box.nodes.find((n) => !backendNodes.includes(n.name))!.name;
       expect(Object.keys(t).filter((k) => k.startsWith(`${third} `) !== k.endsWith(' failed'))).toEqual([]);
       expect(t[`${third} failed`]).toBeGreaterThan(0);
     });
