@@ -43,7 +43,14 @@ describeAsRoot('juneau_config slots', () => {
 
   test('an interface whose probes are all held gets an error naming them, and nothing is written', () => {
     const maps = rig.maps(0);
-    const base = 40; // far from the rig's own ifindex and its slots
+    // `base` whose probes (slots base .. base+3) are clear of every slot the entries already here
+    // may hold (the rig's interface and the first test's `other`): the kernel hands out ifindexes,
+    // so those can be anywhere in the array.
+    const probesOf = (i: number) => Array.from({ length: LIMITS.JUNEAU_CONFIG_PROBES }, (_, p) => configSlot(i, p));
+    const held = new Set([...maps.interfaceConfigs().keys()].flatMap(probesOf));
+    const base = Array.from({ length: LIMITS.JUNEAU_CONFIG_MAX }, (_, i) => i + 1).find((i) =>
+      probesOf(i).every((slot) => !held.has(slot)),
+    )!;
     // Fill the probes of `base` (slots base .. base+3) with interfaces that are not `base`.
     const fillers = Array.from({ length: LIMITS.JUNEAU_CONFIG_PROBES }, (_, p) => base + p + LIMITS.JUNEAU_CONFIG_MAX);
     for (const f of fillers) maps.setInterfaceConfig(f, { mac: FOREIGN_MAC, guard: true, conflictDetection: true });
