@@ -204,13 +204,35 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     });
     await waitForTable([VIP, VIP_GONE]);
     // Control: with the guard switched off behind the agent's back, this node's kernel answers (seed 004).
+    // Only the flag changes: the agent's heartbeat and expiry stay as it wrote them, so a test that
+    // fails here leaves the next one an agent whose answers have not expired (FO-2).
     const ifindex = agent.lines.find((l) => l.msg === 'responder attached')!.ifindex as number;
-    maps!.setInterfaceConfig(ifindex, { mac: nodeMac, guard: false, conflictDetection: true });
+    const setGuard = (guard: boolean) =>
+      maps!.setInterfaceConfig(ifindex, { ...maps!.interfaceConfig(ifindex)!, guard });
+    setGuard(false);
     try {
-      const unguarded = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 3 }));
-      expect(repliesFor(unguarded, VIP_IPVS).length).toBeGreaterThan(0);
+      // Each attempt says what the program did with its three requests, so a miss names its side:
+      // passed to the kernel with the guard still off, or not. The kernel's answer is the control
+      // (it answers a local address on kube-ipvs0); once is enough, and every attempt is printed.
+      const attempts: { guard?: boolean; passedToKernel: bigint; kernelReplies: number }[] = [];
+      while (attempts.length < 3 && !attempts.some((a) => a.kernelReplies > 0)) {
+        const passed = maps!.stats().JUNEAU_PASS_UNMAPPED;
+        const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 3 }));
+        attempts.push({
+          guard: maps!.interfaceConfig(ifindex)?.guard,
+          passedToKernel: maps!.stats().JUNEAU_PASS_UNMAPPED - passed,
+          kernelReplies: repliesFor(frames, VIP_IPVS).length,
+        });
+      }
+      if (attempts.length > 1) console.warn('OPS-1 control: the kernel did not answer the first attempt', attempts);
+      for (const a of attempts) {
+        expect(a.guard).toBe(false);
+        // At least: the client's own kernel may ask for the node's address meanwhile.
+        expect(a.passedToKernel).toBeGreaterThanOrEqual(3n);
+      }
+      expect(attempts.some((a) => a.kernelReplies > 0)).toBe(true);
     } finally {
-      maps!.setInterfaceConfig(ifindex, { mac: nodeMac, guard: true, conflictDetection: true });
+      setGuard(true);
     }
     const dropped = maps!.stats().JUNEAU_DROP_GUARDED;
     const frames = await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 30, gapMs: 10 }));
