@@ -17,11 +17,12 @@ import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { Resources, resourcePath } from '../../runtime/kube/resources';
-import { RestClient, type RequestOptions } from '../../runtime/kube/rest';
+import { deleteIgnoringNotFound, getOrUndefined, RestClient, type RequestOptions } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster, type Cluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { createArpNetwork } from '../../test/cluster/arp-network';
+import { ignoreNotFound } from '../../test/cluster/fixture';
 import { sleep } from '../../test/sleep';
 import {
   backendGroups,
@@ -31,7 +32,7 @@ import {
   serviceFloorWrites,
   waitForReadyEndpoints,
 } from '../lb-rig';
-import { forEachConcurrent, ignoreNotFound, ipv4, log, seconds } from '../scale/common';
+import { forEachConcurrent, ipv4, log, seconds } from '../scale/common';
 
 const SERVICES = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -170,27 +171,26 @@ async function runFloor(
 async function cleanRun(admin: RestClient, namespace: string, pool: string): Promise<void> {
   await forEachConcurrent(SERVICES, 16, async (i) => {
     const name = `s${i}`;
-    await ignoreNotFound(
-      admin.delete(
-        JuneauResources.arpAdvertisements,
-        undefined,
-        advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
-      ),
+    await deleteIgnoringNotFound(
+      admin,
+      JuneauResources.arpAdvertisements,
+      undefined,
+      advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
     );
-    await ignoreNotFound(
-      admin.patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } }),
-    );
-    await ignoreNotFound(admin.delete(JuneauResources.serviceLoadBalancers, namespace, name));
-    await ignoreNotFound(
-      admin.patch(
+    await admin
+      .patch(JuneauResources.serviceLoadBalancers, namespace, name, 'merge', { metadata: { finalizers: null } })
+      .catch(ignoreNotFound);
+    await deleteIgnoringNotFound(admin, JuneauResources.serviceLoadBalancers, namespace, name);
+    await admin
+      .patch(
         Resources.services,
         namespace,
         name,
         'merge',
         { status: { loadBalancer: { ingress: null } } },
         { subresource: 'status' },
-      ),
-    );
+      )
+      .catch(ignoreNotFound);
   });
   const claims = (
     await admin.list<KubeObject & { spec: { pool: { name: string } } }>(JuneauResources.allocationClaims)
@@ -199,8 +199,11 @@ async function cleanRun(admin: RestClient, namespace: string, pool: string): Pro
     claims.length,
     16,
     async (i) =>
-      void (await ignoreNotFound(
-        admin.delete(JuneauResources.allocationClaims, undefined, claims[i].metadata?.name ?? ''),
+      void (await deleteIgnoringNotFound(
+        admin,
+        JuneauResources.allocationClaims,
+        undefined,
+        claims[i].metadata?.name ?? '',
       )),
   );
 }
@@ -209,15 +212,13 @@ async function cleanRun(admin: RestClient, namespace: string, pool: string): Pro
 async function deleteNamespace(admin: RestClient, namespace: string): Promise<void> {
   const pods = (await admin.list(Resources.pods, { namespace })).items;
   for (const p of pods)
-    await ignoreNotFound(
-      admin.delete(Resources.pods, namespace, p.metadata?.name ?? '', {
-        apiVersion: 'v1',
-        kind: 'DeleteOptions',
-        gracePeriodSeconds: 0,
-      }),
-    );
-  await ignoreNotFound(admin.delete(Resources.namespaces, undefined, namespace));
-  while (await ignoreNotFound(admin.get(Resources.namespaces, undefined, namespace))) await sleep(500);
+    await deleteIgnoringNotFound(admin, Resources.pods, namespace, p.metadata?.name ?? '', {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 0,
+    });
+  await deleteIgnoringNotFound(admin, Resources.namespaces, undefined, namespace);
+  while (await getOrUndefined(admin, Resources.namespaces, undefined, namespace)) await sleep(500);
 }
 
 /** The middle value; the mean of the two middle ones for an even count. */

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
-import { isNotFound, type RestClient } from '../../runtime/kube/rest';
+import type { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../../test/sleep';
 
@@ -15,15 +15,6 @@ export const failures: string[] = [];
 export function fail(message: string): void {
   failures.push(message);
   log(`FAIL: ${message}`);
-}
-
-export async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
 }
 
 /** Runs fn over 0..n-1 with `width` calls in flight. */

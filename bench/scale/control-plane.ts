@@ -12,22 +12,13 @@ import { EipResources } from '../../runtime/controller/eip/caches';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { applyStatus, FieldManagers } from '../../runtime/kube/apply';
 import { Resources } from '../../runtime/kube/resources';
-import { RestClient } from '../../runtime/kube/rest';
+import { getOrUndefined, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { type Cluster } from '../../test/cluster/harness';
 import { REPO_ROOT } from '../../test/cluster/paths';
 import { createArpNetwork } from '../../test/cluster/arp-network';
-import {
-  duplicates,
-  fail,
-  forEachConcurrent,
-  ignoreNotFound,
-  ipv4,
-  log,
-  seconds,
-  trackPeak,
-  watchCount,
-} from './common';
+import { waitFor } from '../../test/cluster/fixture';
+import { duplicates, fail, forEachConcurrent, ipv4, log, seconds, trackPeak, watchCount } from './common';
 import { sleep } from '../../test/sleep';
 import {
   backendGroups,
@@ -323,8 +314,11 @@ export async function runControllers(
   );
   const leaseHolder = async () =>
     (
-      await ignoreNotFound(
-        admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, 'default', LEASE),
+      await getOrUndefined<KubeObject & { spec?: { holderIdentity?: string } }>(
+        admin,
+        Resources.leases,
+        'default',
+        LEASE,
       )
     )?.spec?.holderIdentity || undefined;
   const t0 = Date.now();
@@ -340,24 +334,21 @@ export async function runControllers(
     `every controller replica exited (their logs: ${logDir})`;
   const allExited = Promise.all(replicas.map((r) => r.exited)).then((): typeof ALL_EXITED => ALL_EXITED);
   try {
-    const holder = await poll(deadline, 'a leader', leaseHolder, 250, noneLeft);
+    const wait = (what: string, intervalMs: number) => ({
+      what,
+      intervalMs,
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      giveUp: noneLeft,
+    });
+    const holder = await waitFor(leaseHolder, wait('a leader', 250));
     const leader = replicas.find((r) => holder.startsWith(`${r.name}_`))!;
-    await poll(
-      deadline,
-      `${count} of ${2 * count} objects Ready`,
-      () => watch.ready() >= count || undefined,
-      100,
-      noneLeft,
-    );
+    await waitFor(() => watch.ready() >= count, wait(`${count} of ${2 * count} objects Ready`, 100));
     await stopReplica(leader, 'SIGKILL');
     const killedAt = Date.now();
     log(`  leader ${leader.name} SIGKILLed at ${seconds(killedAt - t0)} with ${watch.ready()} of ${2 * count} Ready`);
-    const next = await poll(
-      deadline,
-      'the standby to take the Lease',
+    const next = await waitFor(
       async () => ((await leaseHolder()) !== holder ? leaseHolder() : undefined),
-      250,
-      noneLeft,
+      wait('the standby to take the Lease', 250),
     );
     const takeoverMs = Date.now() - killedAt;
     log(`  standby leading (${next}) after ${seconds(takeoverMs)}`);
@@ -390,25 +381,6 @@ export async function runControllers(
 }
 
 const ALL_EXITED = Symbol('every replica exited');
-
-/** Polls `check` until it gives a value; throws at the deadline, or as soon as `gone` says why
- * waiting is pointless. */
-async function poll<T>(
-  deadline: number,
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  intervalMs = 250,
-  gone: () => string | false = () => false,
-): Promise<T> {
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    const why = gone();
-    if (why) throw new Error(`${why} while waiting for ${what}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 /** After the run: every VIP and address distinct, one claim each, one ARPAdvertisement per address (cluster-wide). */
 export async function checkAddresses(admin: RestClient, count: number): Promise<string[]> {

@@ -72,10 +72,6 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
 
   test('EN-9: the NetworkInterface gone, the remote binding goes, counters included', async () => {
     await rest.delete(NatResources.networkInterfaces, t.ns, 'far.eth0');
-    // One pass of the agent (another process) deletes the remote entry, then its counters: read
-    // together, or a read between the two writes would see the counters still there.
-    await waitFor(() => t.maps.remoteBindings().length === 0 && t.maps.countersMap.keys().length === 0, {
-      what: 'juneau_nat_remote and juneau_nat_cnt empty',
-    });
+    await t.waitForNoEntries('juneau_nat_remote and juneau_nat_cnt empty');
   });
 });

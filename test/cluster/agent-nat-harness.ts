@@ -19,6 +19,7 @@ import {
   requireCrd,
   testKubeConfig,
   testKubeconfigPath,
+  waitFor,
 } from './fixture';
 
 export interface AgentNatOptions {
@@ -67,6 +68,30 @@ export class AgentNat {
   get maps(): NatMaps {
     if (!this.openMaps) throw new Error('the NAT maps are open only between beforeAll and afterAll');
     return this.openMaps;
+  }
+
+  /**
+   * Waits until the NAT maps hold no entry at all. One pass of the agent (another process) deletes
+   * a binding, then its reverse entry, then its counters: read together, or a read between two of
+   * those writes would see the rest still there. A timeout names what is left.
+   */
+  async waitForNoEntries(what: string): Promise<void> {
+    const m = this.maps;
+    await waitFor(
+      () => {
+        const left = {
+          nat: m.bindings(),
+          direct: m.directBindings(),
+          remote: m.remoteBindings(),
+          out: m.outMap.keys().length,
+          counters: m.countersMap.keys().length,
+        };
+        const empty = [left.nat, left.direct, left.remote].every((l) => l.length === 0) && !left.out && !left.counters;
+        if (!empty) throw new Error(`still there: ${JSON.stringify(left)}`);
+        return true;
+      },
+      { what },
+    );
   }
 
   /** The agent process (after setup); `startReady()` starts it again after a stop. */

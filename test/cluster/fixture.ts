@@ -211,6 +211,8 @@ export interface WaitOptions {
   intervalMs?: number;
   /** What is awaited, for the timeout message. */
   what?: string;
+  /** Asked after each miss: a reason why waiting is pointless ends the wait at once with it. */
+  giveUp?: () => string | false;
 }
 
 /** Polls fn until it returns a value other than undefined/null/false; returns that value. Errors
@@ -230,6 +232,8 @@ export async function waitFor<T>(
     } catch (err) {
       last = err;
     }
+    const why = opts.giveUp?.();
+    if (why) throw new Error(`waitFor${opts.what ? ` ${opts.what}` : ''}: ${why}`);
     if (Date.now() > until) {
       const detail = last instanceof Error ? last.message : JSON.stringify(last);
       throw new Error(`waitFor${opts.what ? ` ${opts.what}` : ''}: not true after ${timeoutMs} ms (last: ${detail})`);
