@@ -72,6 +72,6 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
 
   test('EN-9: the NetworkInterface gone, the remote binding goes, counters included', async () => {
     await rest.delete(NatResources.networkInterfaces, t.ns, 'far.eth0');
-    await t.waitForNoEntries('juneau_nat_remote and juneau_nat_cnt empty');
+    await t.waitForNoEntries('no NAT entry left: the remote binding and its counters');
   });
 });

@@ -86,8 +86,8 @@ export class AgentNat {
           out: m.outMap.keys().length,
           counters: m.countersMap.keys().length,
         };
-        const empty = [left.nat, left.direct, left.remote].every((l) => l.length === 0) && !left.out && !left.counters;
-        if (!empty) throw new Error(`still there: ${JSON.stringify(left)}`);
+        const sizes = [left.nat.length, left.direct.length, left.remote.length, left.out, left.counters];
+        if (sizes.some((n) => n > 0)) throw new Error(`still there: ${JSON.stringify(left)}`);
         return true;
       },
       { what },

@@ -41,10 +41,6 @@ import { CRD_MANIFEST, resolveBinDir } from './paths';
 
 export { CRD_MANIFEST };
 
-// Calls to a real API server (and waits on its controllers) outlast Jest's 5 s default. This applies
-// to every test file that imports the fixture. (Better: `testTimeout` on the Jest "cluster" project.)
-// Benches import the fixture's waits outside Jest, where there is no `jest`.
-if (typeof jest !== 'undefined') jest.setTimeout(60_000);
 export const KUBECONFIG_ENV = 'JUNEAU_TEST_KUBECONFIG';
 /** Label on every namespace the fixture makes (handy to clean up after an interrupted run). */
 export const TEST_NAMESPACE_LABEL = 'juneau.test/namespace';
