@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION } from '../../api';
-import { ArpMaps, removePins } from '../../runtime/agent/bpf';
+import { ArpMaps, PIN_SUBDIR, removePins } from '../../runtime/agent/bpf';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
@@ -95,7 +95,7 @@ export async function measureAgent(
 ): Promise<AgentFigures> {
   const rig = new Rig(1);
   const node = `scale-agent-${rig.id}`;
-  const pinDir = path.join(rig.pinDir(0), 'juneau');
+  const pinDir = path.join(rig.pinDir(0), PIN_SUBDIR);
   let bridge: ApiBridge | undefined;
   let agent: Agent | undefined;
   let maps: ArpMaps | undefined;

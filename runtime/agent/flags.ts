@@ -94,9 +94,6 @@ const DURATION_FLAGS = {
   'lease-renew-interval': 'leaseRenewIntervalMs',
 } as const satisfies Record<string, keyof AgentFlags>;
 
-/** The directory under `bpffs` holding the agent's maps and programs. */
-export const PIN_SUBDIR = 'juneau';
-
 export const AGENT_HELP = `Usage: juneau-agent [flags]
 
 Runs on every node (a DaemonSet in the host network namespace). Loads the XDP ARP

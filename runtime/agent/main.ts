@@ -26,7 +26,8 @@ import {
   type AttachResult,
 } from './bpf';
 import { NodeAgent } from './agent';
-import { AGENT_HELP, PIN_SUBDIR, parseAgentFlags, type AgentFlags } from './flags';
+import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
+import { PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { AgentMetrics } from './metrics';
 import { NatResources, NatSync } from './nat';

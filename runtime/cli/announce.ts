@@ -1,5 +1,6 @@
 /** `kubectl juneau bpf dump announcements`: FO-1's per-address counters (the pinned map juneau_announce). */
-import { AnnounceCounters, type AnnounceEntry } from '../agent/announce/counters';
+import { AnnounceCounters } from '../agent/announce/counters';
+import type { AnnounceEntry } from '../agent/bpf/layout';
 import { agoCell, rowsByAddress, table } from './format';
 
 export interface AnnounceRow {

@@ -8,7 +8,7 @@ import { renderAnnounceCommand } from './announce';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ArpMaps } from '../agent/bpf';
-import { PIN_SUBDIR } from '../agent/flags';
+import { PIN_SUBDIR } from '../agent/bpf/pins';
 import { describeStartupError } from '../kube/startup-errors';
 import { versionLine } from '../kube/version';
 import { parseCommandLine, type CommandLine } from './args';

@@ -3,7 +3,7 @@
 // namespace; a client namespace on the same segment sends ARP requests and captures what comes back.
 // The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (seed 004).
 import * as path from 'node:path';
-import { ArpMaps } from '../../runtime/agent/bpf';
+import { ArpMaps, PIN_SUBDIR } from '../../runtime/agent/bpf';
 import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
@@ -34,7 +34,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
   const rig = new Rig(1);
   const node = `agent-${rig.id}`;
   const names = { pool: `agent-${rig.id}`, network: `agent-${rig.id}` };
-  const pinDir = path.join(rig.pinDir(0), 'juneau');
+  const pinDir = path.join(rig.pinDir(0), PIN_SUBDIR);
   const kc = testKubeConfig();
   const rest = new RestClient(kc);
   let bridged: BridgedAgent | undefined;

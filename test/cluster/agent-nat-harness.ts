@@ -5,6 +5,7 @@
 import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
+import { PIN_SUBDIR } from '../../runtime/agent/bpf/pins';
 import { NatResources } from '../../runtime/agent/nat';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -40,7 +41,7 @@ export interface AgentNatOptions {
 export class AgentNat {
   readonly rig = new NatRig();
   readonly node: string;
-  readonly pinDir = path.join(this.rig.pinDir, 'juneau');
+  readonly pinDir = path.join(this.rig.pinDir, PIN_SUBDIR);
   readonly rest = new RestClient(testKubeConfig());
   readonly agentArgs: string[];
   /** Nodes deleted after the tests (the agent's own first). */

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ANNOTATIONS, type ARPAdvertisement } from '../../api';
-import { ArpMaps, removePins } from '../../runtime/agent/bpf';
+import { ArpMaps, PIN_SUBDIR, removePins } from '../../runtime/agent/bpf';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -46,7 +46,7 @@ describeAsRoot("EIP-19: no gratuitous ARP when an ElasticIP's answering node cha
   let replica: Replica | undefined;
   let namespace = '';
 
-  const pinDir = (i: number) => path.join(rig.pinDir(i), 'juneau');
+  const pinDir = (i: number) => path.join(rig.pinDir(i), PIN_SUBDIR);
   const answering = (i: number, address: string) => maps[i].addresses().has(address);
   const direct = { [ANNOTATIONS.elasticIP]: 'web' };
   const advertisementOf = async (address: string) =>

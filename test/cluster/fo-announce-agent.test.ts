@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ArpMaps } from '../../runtime/agent/bpf';
+import { ArpMaps, PIN_SUBDIR } from '../../runtime/agent/bpf';
 import { RFC5227 } from '../../runtime/agent/announce/announcer';
 import { AgentResources } from '../../runtime/agent/resources';
 import { Resources } from '../../runtime/kube/resources';
@@ -40,7 +40,7 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     on: `fo1-on-${rig.id}`,
     off: `fo1-off-${rig.id}`,
   };
-  const pinDir = path.join(rig.pinDir(1), 'juneau');
+  const pinDir = path.join(rig.pinDir(1), PIN_SUBDIR);
   const rest = new RestClient(testKubeConfig());
   let bridged: BridgedAgent | undefined;
   let maps: ArpMaps | undefined;

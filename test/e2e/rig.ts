@@ -19,7 +19,7 @@ import {
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, API_VERSION, GROUP, LOAD_BALANCER_CLASS, VERSION } from '../../api';
 import { OWNER_LABELS } from '../../runtime/controller/resources';
-import { ensureBpffs, removePins } from '../../runtime/agent/bpf/responder';
+import { ensureBpffs, removePins } from '../../runtime/agent/bpf/pins';
 import { INSTALL } from '../../api/constants';
 import { agentCapabilities, installManifest, rbacObjects, serviceAccountKubeconfig } from './install-identity';
 import { startCluster, type Cluster } from '../cluster/harness';

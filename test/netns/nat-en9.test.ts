@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
-import { removePins } from '../../runtime/agent/bpf/responder';
+import { removePins } from '../../runtime/agent/bpf/pins';
 import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat';
 import { VXLAN_PORT } from '../../runtime/agent/vxlan';
 import { NatRig } from './nat-rig';

@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
-import { removePins } from '../../runtime/agent/bpf/responder';
+import { removePins } from '../../runtime/agent/bpf/pins';
 import { pcapFrames } from './ipv4';
 import { deleteNetns, inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';

@@ -1,5 +1,5 @@
-// Pinned maps for the upgrade tests (test/netns/*-upgrade.test.ts): each opens what it reads
-// afresh and closes it, because an upgrade replaces pins under any map held open.
+// Pinned maps for the pin-policy tests (test/netns/*-pins.test.ts): each opens what it reads
+// afresh and closes it, because an attach replaces pins under any map held open.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -23,14 +23,14 @@ export const withPinnedMap = <T>(dir: string, name: string, use: (map: BpfMap) =
 /** Opens the responder's maps pinned in `dir`, hands them to `use`, closes them. */
 export const withArpMaps = <T>(dir: string, use: (maps: ArpMaps) => T): T => closing(ArpMaps.openPinned(dir), use);
 
-/** The responder's maps an upgrade adopts, sorted: all but the `replaced` ones. */
+/** The responder's maps an attach adopts, sorted: all but the `replaced` ones. */
 export const responderMapsBut = (...replaced: string[]): string[] =>
   Object.values(MAP_NAMES)
     .filter((name) => !replaced.includes(name))
     .sort();
 
-/** How libbpf made a map for an older agent: what `bpftool map create` needs to make it again. */
-export interface OlderMap {
+/** A map's shape: what `bpftool map create` needs to make it. */
+export interface MapShape {
   readonly name: string;
   readonly type: string;
   readonly key: number;
@@ -39,26 +39,26 @@ export interface OlderMap {
   readonly flags?: number;
 }
 
-/** Replaces the map pinned in `dir` under `older.name` by one made as an older agent's libbpf made
- * it (bpftool), so an upgrade test does not depend on an old build. */
-export function pinOlderMap(dir: string, older: OlderMap): void {
-  const pin = path.join(dir, older.name);
+/** Replaces the map pinned in `dir` under `shape.name` by one of the shape `shape` (bpftool), as
+ * another layout would have pinned it. */
+export function pinMapOfShape(dir: string, shape: MapShape): void {
+  const pin = path.join(dir, shape.name);
   fs.unlinkSync(pin);
-  const flags = older.flags === undefined ? [] : ['flags', String(older.flags)];
+  const flags = shape.flags === undefined ? [] : ['flags', String(shape.flags)];
   execFileSync('bpftool', [
     'map',
     'create',
     pin,
     'type',
-    older.type,
+    shape.type,
     'key',
-    String(older.key),
+    String(shape.key),
     'value',
-    String(older.value),
+    String(shape.value),
     'entries',
-    String(older.entries),
+    String(shape.entries),
     'name',
-    older.name,
+    shape.name,
     ...flags,
   ]);
 }

@@ -1,51 +1,19 @@
-// FO-1: per-address announcement counters in the pinned map juneau_announce (bpf/juneau_arp.h,
-// section "FO-1 announcements"; created by loading bpf/juneau_announce.bpf.o, which has no
-// program). The agent writes it; `kubectl juneau bpf dump announcements` reads it from the pins,
-// so what a node sent is visible where its other maps are, and survives an agent restart.
-// This file is the TS mirror of that section (test/unit/bpf-layout-announce.test.ts checks it).
-import { BpfMap } from '../bpf/map';
-import { BpfObject } from '../bpf/object';
-import { cStruct, encodeArpKey, decodeArpKey } from '../bpf/layout';
-import { findBuiltObject } from '../bpf/responder';
+// FO-1: per-address announcement counters in the pinned map juneau_announce (created by loading
+// bpf/juneau_announce.bpf.o, which has no program; its layout is in runtime/agent/bpf/layout/).
+// The agent writes it; `kubectl juneau bpf dump announcements` reads it from the pins, so what a
+// node sent is visible where its other maps are, and survives an agent restart.
 import * as path from 'node:path';
-
-export const ANNOUNCE_MAP_NAME = 'juneau_announce';
-export const ANNOUNCE_LIMITS = { JUNEAU_ANNOUNCE_MAX: 65536 } as const;
-
-export const ANNOUNCE_VALUE = cStruct('juneau_announce_value', [
-  ['probes', 8],
-  ['announcements', 8],
-  ['last_announce_ns', 8],
-  ['gave_up', 8],
-]);
-
-export interface AnnounceEntry {
-  readonly probes: bigint;
-  readonly announcements: bigint;
-  /** CLOCK_MONOTONIC ns of the last announcement; 0n when none. */
-  readonly lastAnnounceNs: bigint;
-  readonly gaveUp: bigint;
-}
-
-const at = (field: string) => ANNOUNCE_VALUE.fields[field].offset;
-
-export function encodeAnnounceValue(e: AnnounceEntry): Buffer {
-  const b = Buffer.alloc(ANNOUNCE_VALUE.size);
-  b.writeBigUInt64LE(e.probes, at('probes'));
-  b.writeBigUInt64LE(e.announcements, at('announcements'));
-  b.writeBigUInt64LE(e.lastAnnounceNs, at('last_announce_ns'));
-  b.writeBigUInt64LE(e.gaveUp, at('gave_up'));
-  return b;
-}
-
-export function decodeAnnounceValue(b: Buffer): AnnounceEntry {
-  return {
-    probes: b.readBigUInt64LE(at('probes')),
-    announcements: b.readBigUInt64LE(at('announcements')),
-    lastAnnounceNs: b.readBigUInt64LE(at('last_announce_ns')),
-    gaveUp: b.readBigUInt64LE(at('gave_up')),
-  };
-}
+import { BpfMap } from '../bpf/map';
+import { BpfObject, findBuiltObject } from '../bpf/object';
+import { loadPinned } from '../bpf/pins';
+import {
+  ANNOUNCE_MAP_NAME,
+  decodeAnnounceValue,
+  decodeArpKey,
+  encodeAnnounceValue,
+  encodeArpKey,
+  type AnnounceEntry,
+} from '../bpf/layout';
 
 const ZERO: AnnounceEntry = { probes: 0n, announcements: 0n, lastAnnounceNs: 0n, gaveUp: 0n };
 
@@ -55,8 +23,7 @@ export class AnnounceCounters {
   static openOrCreate(pinDir: string, objectPath: string = findBuiltObject('juneau_announce.bpf.o')): AnnounceCounters {
     const obj = BpfObject.open(objectPath);
     try {
-      obj.setPinDir(pinDir);
-      obj.load();
+      loadPinned(obj, pinDir, () => undefined);
     } finally {
       obj.close(); // the pin keeps the map
     }

@@ -25,9 +25,8 @@ export interface GuardRules {
 export type GuardListing = Prefix & GuardEntry;
 
 export class ArpMaps {
-  /** Opens the five maps pinned in `pinDir`; checks their sizes against layout.ts, and the table's
-   * type: an older agent's plain-hash table has the same sizes but one value per key, and read as
-   * per-CPU it would be misread. */
+  /** Opens the seven maps pinned in `pinDir`; checks their sizes against layout/, and the types of
+   * the table and the config, whose values are read as per-CPU and as slots. */
   static openPinned(pinDir: string): ArpMaps {
     const opened: BpfMap[] = [];
     try {
@@ -41,14 +40,14 @@ export class ArpMaps {
       if (table.info.type !== layout.ARP_TABLE_TYPE) {
         throw new Error(
           `${table.path}: pinned map has type ${table.info.type}, this agent expects ${layout.ARP_TABLE_TYPE} (per-CPU hash): ` +
-            'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
+            'starting the agent brings the pins to its layout (runtime/agent/bpf/pins.ts)',
         );
       }
       const config = open(layout.MAP_NAMES.config, 4, layout.CONFIG_VALUE);
       if (config.info.type !== layout.CONFIG_TYPE) {
         throw new Error(
           `${config.path}: pinned map has type ${config.info.type}, this agent expects ${layout.CONFIG_TYPE} (array of slots): ` +
-            'it was pinned by an older agent; attaching the responder (starting the agent) moves its entries over',
+            'starting the agent brings the pins to its layout (runtime/agent/bpf/pins.ts)',
         );
       }
       return new ArpMaps(
@@ -87,16 +86,15 @@ export class ArpMaps {
   // deletes. A stale set bit only costs the program the lookup it would have made anyway. The
   // agent is the one writer (the bit is set by read-modify-write of the filter).
 
-  /** Starts answering for `address`; an existing entry (and its counters) is kept. `counters`
-   * start the new entry's sums (an older agent's table moved over). */
-  addAddress(address: string, counters?: Partial<ArpEntry>): boolean {
+  /** Starts answering for `address`; an existing entry (and its counters) is kept. */
+  addAddress(address: string): boolean {
     assertAnswerable(address);
     const filter = this.filter();
     if (!layout.arpFilterHas(filter, address)) {
       const bit = layout.arpFilterBit(address);
       const withBit = Buffer.from(filter);
       withBit[bit >> 3] |= 1 << (bit & 7);
-      this.filterMap.update(layout.encodeStatsKey(0), withBit);
+      this.filterMap.update(layout.u32Key(0), withBit);
     }
     // A clear filter bit proves the address absent: only a free slot is looked for then.
     const known = layout.arpFilterHas(filter, address);
@@ -108,17 +106,17 @@ export class ArpMaps {
       return false;
     const free = this.firstProbe(address, (held) => held === undefined);
     if (free !== undefined) {
-      this.placeInSlot(free, address, counters);
+      this.placeInSlot(free, address);
       return true;
     }
-    return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus, counters));
+    return this.arpTableMap.insert(layout.encodeArpKey(address), layout.encodeArpValues(this.cpus));
   }
 
   /** Stops answering for `address`. Its filter bit stays until rebuildFilter(). */
   removeAddress(address: string): boolean {
     const slot = this.slotOf(address);
     if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(address));
-    this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+    this.slotsMap.update(layout.u32Key(slot), Buffer.alloc(layout.ARP_SLOT.size));
     return true;
   }
 
@@ -126,7 +124,7 @@ export class ArpMaps {
     const slot = this.slotOf(address);
     const value =
       slot !== undefined
-        ? this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes())
+        ? this.countersMap.lookup(layout.u32Key(slot), this.arpValueBytes())
         : this.arpTableMap.lookup(layout.encodeArpKey(address), this.arpValueBytes());
     return value && layout.sumArpValues(value, this.cpus);
   }
@@ -152,9 +150,7 @@ export class ArpMaps {
           )
         : undefined;
     for (const [address, slot] of slotted) {
-      const value = batched
-        ? batched.get(slot)
-        : this.countersMap.lookup(layout.encodeStatsKey(slot), this.arpValueBytes());
+      const value = batched ? batched.get(slot) : this.countersMap.lookup(layout.u32Key(slot), this.arpValueBytes());
       if (value) out.set(address, layout.sumArpValues(value, this.cpus));
     }
     for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes()))
@@ -178,7 +174,7 @@ export class ArpMaps {
     const removed = gone.filter((a) => {
       const slot = slotted.get(a);
       if (slot === undefined) return this.arpTableMap.delete(layout.encodeArpKey(a));
-      this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
+      this.slotsMap.update(layout.u32Key(slot), Buffer.alloc(layout.ARP_SLOT.size));
       taken.delete(slot);
       return true;
     });
@@ -193,43 +189,9 @@ export class ArpMaps {
     return { added, removed };
   }
 
-  /**
-   * Moves what external_arp_table holds into free slots of its probes, with its counters (an
-   * older agent's table, or addresses whose probes were full when they came), and returns them:
-   * they are in both until dropFromTable(), so the caller attaches a program that looks in the
-   * slots first, then drops them, and a program still reading only the table answers throughout.
-   * Requests counted in the table between this read and the drop are not carried over.
-   */
-  moveTableIntoSlots(): string[] {
-    const taken = new Set(this.slotted().values());
-    const moved: string[] = [];
-    for (const [k, v] of this.arpTableMap.entriesBatched(this.arpValueBytes())) {
-      const address = layout.decodeArpKey(k);
-      const slot = freeProbe(address, taken);
-      if (slot === undefined) continue;
-      this.placeInSlot(slot, address, layout.sumArpValues(v, this.cpus));
-      taken.add(slot);
-      moved.push(address);
-    }
-    return moved;
-  }
-
-  /** The second half of moveTableIntoSlots (after the program attached), or its undo (`fromSlots`:
-   * when attaching failed, the table stays what answers). */
-  dropMoved(addresses: readonly string[], fromSlots = false): void {
-    for (const address of addresses) {
-      if (!fromSlots) {
-        this.arpTableMap.delete(layout.encodeArpKey(address));
-        continue;
-      }
-      const slot = this.slotOf(address);
-      if (slot !== undefined) this.slotsMap.update(layout.encodeStatsKey(slot), Buffer.alloc(layout.ARP_SLOT.size));
-    }
-  }
-
-  private placeInSlot(slot: number, address: string, counters?: Partial<ArpEntry>): void {
-    const key = layout.encodeStatsKey(slot);
-    this.countersMap.update(key, layout.encodeArpValues(this.cpus, counters));
+  private placeInSlot(slot: number, address: string): void {
+    const key = layout.u32Key(slot);
+    this.countersMap.update(key, layout.encodeArpValues(this.cpus));
     this.slotsMap.update(key, layout.encodeArpKey(address));
   }
 
@@ -242,7 +204,7 @@ export class ArpMaps {
   private firstProbe(address: string, test: (held: string | undefined) => boolean): number | undefined {
     for (let probe = 0; probe < layout.LIMITS.JUNEAU_ARP_PROBES; probe++) {
       const slot = layout.arpSlot(address, probe);
-      if (test(layout.decodeArpSlot(this.slotsMap.lookup(layout.encodeStatsKey(slot))!))) return slot;
+      if (test(layout.decodeArpSlot(this.slotsMap.lookup(layout.u32Key(slot))!))) return slot;
     }
     return undefined;
   }
@@ -270,11 +232,11 @@ export class ArpMaps {
 
   /** juneau_arp_filter[0] as the program reads it. */
   filter(): Buffer {
-    return this.filterMap.lookup(layout.encodeStatsKey(0))!;
+    return this.filterMap.lookup(layout.u32Key(0))!;
   }
 
   private writeFilter(addresses: Iterable<string>): void {
-    this.filterMap.update(layout.encodeStatsKey(0), layout.encodeArpFilter(addresses));
+    this.filterMap.update(layout.u32Key(0), layout.encodeArpFilter(addresses));
   }
 
   private arpValueBytes(): number {
@@ -333,7 +295,7 @@ export class ArpMaps {
     const probes = this.configProbes(ifindex);
     const found = probes.find((p) => p.ifindex === ifindex);
     if (found) {
-      this.configMap.update(layout.encodeStatsKey(found.slot), layout.encodeConfigValue(config, ifindex));
+      this.configMap.update(layout.u32Key(found.slot), layout.encodeConfigValue(config, ifindex));
       return;
     }
     const free = probes.find((p) => p.ifindex === 0);
@@ -343,8 +305,8 @@ export class ArpMaps {
           `${probes.map((p) => p.ifindex).join(', ')}; remove the config of an interface no longer answered on`,
       );
     }
-    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config));
-    this.configMap.update(layout.encodeStatsKey(free.slot), layout.encodeConfigValue(config, ifindex));
+    this.configMap.update(layout.u32Key(free.slot), layout.encodeConfigValue(config));
+    this.configMap.update(layout.u32Key(free.slot), layout.encodeConfigValue(config, ifindex));
   }
 
   interfaceConfig(ifindex: number): InterfaceConfig | undefined {
@@ -376,7 +338,7 @@ export class ArpMaps {
   removeInterfaceConfig(ifindex: number): boolean {
     const found = this.configProbes(ifindex).find((p) => p.ifindex === ifindex);
     if (!found) return false;
-    const key = layout.encodeStatsKey(found.slot);
+    const key = layout.u32Key(found.slot);
     this.configMap.update(key, layout.encodeConfigValue(layout.decodeConfigValue(found.value)));
     this.configMap.update(key, Buffer.alloc(layout.CONFIG_VALUE.size));
     return true;
@@ -385,7 +347,7 @@ export class ArpMaps {
   private configProbes(ifindex: number): { slot: number; ifindex: number; value: Buffer }[] {
     return Array.from({ length: layout.LIMITS.JUNEAU_CONFIG_PROBES }, (_, probe) => {
       const slot = layout.configSlot(ifindex, probe);
-      const value = this.configMap.lookup(layout.encodeStatsKey(slot))!;
+      const value = this.configMap.lookup(layout.u32Key(slot))!;
       return { slot, ifindex: layout.decodeConfigIfindex(value), value };
     });
   }
@@ -421,7 +383,7 @@ function assertSizes(map: BpfMap, keySize: number, valueSize: number): void {
   if (map.keySize !== keySize || map.valueSize !== valueSize) {
     throw new Error(
       `${map.path}: pinned map has key/value ${map.keySize}/${map.valueSize} bytes, this agent expects ` +
-        `${keySize}/${valueSize} (bpf/juneau_arp.h changed; remove the pins to migrate)`,
+        `${keySize}/${valueSize}: starting the agent brings the pins to its layout (runtime/agent/bpf/pins.ts)`,
     );
   }
 }

@@ -74,9 +74,11 @@ function declare(lib: LibraryHandle) {
     bpf_map__name: lib.func('bpf_map__name', 'str', [map]),
     bpf_map__fd: lib.func('bpf_map__fd', 'int', [map]),
     bpf_map__set_pin_path: lib.func('bpf_map__set_pin_path', 'int', [map, 'str']),
-    bpf_map__is_pinned: lib.func('bpf_map__is_pinned', 'bool', [map]),
+    bpf_map__type: lib.func('bpf_map__type', 'int', [map]),
     bpf_map__key_size: lib.func('bpf_map__key_size', 'uint32_t', [map]),
     bpf_map__value_size: lib.func('bpf_map__value_size', 'uint32_t', [map]),
+    bpf_map__max_entries: lib.func('bpf_map__max_entries', 'uint32_t', [map]),
+    bpf_map__map_flags: lib.func('bpf_map__map_flags', 'uint32_t', [map]),
     bpf_xdp_attach: lib.func('int bpf_xdp_attach(int ifindex, int prog_fd, uint32_t flags, void *opts)'),
     bpf_xdp_detach: lib.func('int bpf_xdp_detach(int ifindex, uint32_t flags, void *opts)'),
     bpf_xdp_query: lib.func('int bpf_xdp_query(int ifindex, int flags, void *opts)'),
@@ -181,16 +183,19 @@ export function mapSetPinPath(map: CPointer, path: string): void {
   check('bpf_map__set_pin_path', lib().bpf.bpf_map__set_pin_path(map, path), path);
 }
 
-export function mapIsPinned(map: CPointer): boolean {
-  return Boolean(lib().bpf.bpf_map__is_pinned(map));
-}
+/** What an opened object declares for a map, before load(): what libbpf compares with a pin
+ * before reusing it (the same fields as the kernel's bpf_map_info). */
+export type MapDef = Pick<BpfMapInfo, 'type' | 'keySize' | 'valueSize' | 'maxEntries' | 'flags'>;
 
-export function mapKeySize(map: CPointer): number {
-  return lib().bpf.bpf_map__key_size(map) as number;
-}
-
-export function mapValueSize(map: CPointer): number {
-  return lib().bpf.bpf_map__value_size(map) as number;
+export function mapDef(map: CPointer): MapDef {
+  const bpf = lib().bpf;
+  return {
+    type: bpf.bpf_map__type(map) as number,
+    keySize: bpf.bpf_map__key_size(map) as number,
+    valueSize: bpf.bpf_map__value_size(map) as number,
+    maxEntries: bpf.bpf_map__max_entries(map) as number,
+    flags: bpf.bpf_map__map_flags(map) as number,
+  };
 }
 
 export function numPossibleCpus(): number {

@@ -144,7 +144,7 @@ export function reasonStats<R extends Readonly<Record<string, number>>, M extend
   const out = {} as Record<Exclude<keyof R, M>, bigint>;
   for (const [name, slot] of Object.entries(reasons)) {
     if (name === max) continue;
-    const value = statsMap.lookup(layout.encodeStatsKey(slot), bytes);
+    const value = statsMap.lookup(layout.u32Key(slot), bytes);
     out[name as Exclude<keyof R, M>] = value ? layout.sumPerCpuStats(value, cpus) : 0n;
   }
   return out;

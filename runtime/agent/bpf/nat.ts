@@ -12,12 +12,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ipv4FromBytes, ipv4ToBytes } from './addr';
 import { BpfMap, reasonStats } from './map';
-import { BpfObject } from './object';
+import { BpfObject, findBuiltObject } from './object';
 import * as libbpf from './libbpf';
 import { TC_ATTACH, type TcFilter } from './libbpf';
 import * as layout from './layout';
 import type { NatCounters, NatReasonName, Prefix } from './layout';
-import { ensureBpffs, findBuiltObject, unlinkIfPresent } from './responder';
+import { loadPinned, pinProgram, unlinkIfPresent } from './pins';
 
 /** Handles and priority of the Juneau NAT filters: priority 1 runs them before filters others add
  * at the default priorities. 0x4a4e is "JN"; tc_nat_pod has its own handle, so an interface that
@@ -63,7 +63,7 @@ export interface NatAttachOptions {
   /** The VXLAN device (external, collect_md) for EN-9: tc_nat_tun on its ingress, and the device
    * juneau_nat_remote sends to. @default none: no direct ElasticIP of another node is carried */
   readonly tunnelIfindex?: number;
-  /** @default '/sys/fs/bpf/juneau' */
+  /** The pin directory, the responder's (DEFAULT_PIN_DIR in responder.ts). */
   readonly pinDir: string;
   /** @default build/bpf/tc_nat.bpf.o of this package */
   readonly objectPath?: string;
@@ -87,68 +87,36 @@ export function natProgramPinPath(pinDir: string, role: Role, ifindex: number): 
   return path.join(pinDir, `${layout.NAT_PROGRAMS[role]}_if${ifindex}`);
 }
 
-/** Loads tc_nat.bpf.o (adopting its pinned maps), attaches or replaces its filters, pins the
- * programs, and returns the maps. */
+/** Loads tc_nat.bpf.o (adopting its pinned maps, pins.ts), attaches or replaces its filters, pins
+ * the programs, and returns the maps. */
 export function attachNat(options: NatAttachOptions): NatMaps {
-  ensureBpffs(options.pinDir);
-  unpinOutgrownNatStats(options.pinDir);
-  const carried = unpinOutgrownSkip(options.pinDir);
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('tc_nat.bpf.o'));
   try {
-    obj.setPinDir(options.pinDir);
-    obj.load();
-    const maps = NatMaps.openPinned(options.pinDir);
-    try {
-      for (const k of carried) maps.skipMap.insert(k, Buffer.alloc(layout.NAT_SKIP_VALUE.size));
-      maps.setExternalInterface(options.extIfindex, options.kernelForward ?? false);
-      const attach = (role: Role, ifindex: number) => {
-        const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
-        libbpf.tcHookCreate(ifindex);
-        libbpf.tcAttach(filterFor(role, ifindex), fd);
-        pin(fd, natProgramPinPath(options.pinDir, role, ifindex));
-      };
-      attach('in', options.extIfindex);
-      attach('out', options.extIfindex);
-      for (const ifindex of options.podIfindexes ?? []) attach('pod', ifindex);
-      if (options.tunnelIfindex) {
-        attach('tun', options.tunnelIfindex);
-        maps.setTunnel(options.tunnelIfindex);
+    return loadPinned(obj, options.pinDir, () => {
+      const maps = NatMaps.openPinned(options.pinDir);
+      try {
+        maps.setExternalInterface(options.extIfindex, options.kernelForward ?? false);
+        const attach = (role: Role, ifindex: number) => {
+          const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
+          libbpf.tcHookCreate(ifindex);
+          libbpf.tcAttach(filterFor(role, ifindex), fd);
+          pinProgram(fd, natProgramPinPath(options.pinDir, role, ifindex));
+        };
+        attach('in', options.extIfindex);
+        attach('out', options.extIfindex);
+        for (const ifindex of options.podIfindexes ?? []) attach('pod', ifindex);
+        if (options.tunnelIfindex) {
+          attach('tun', options.tunnelIfindex);
+          maps.setTunnel(options.tunnelIfindex);
+        }
+        return maps;
+      } catch (err) {
+        maps.close();
+        throw err;
       }
-      return maps;
-    } catch (err) {
-      maps.close();
-      throw err;
-    }
+    });
   } finally {
     obj.close();
-  }
-}
-
-/** juneau_nat_stats grows when a reason is appended; it holds only counters, so a pin of another
- * size is dropped rather than refusing to load (like juneau_stats in responder.ts). */
-function unpinOutgrownNatStats(pinDir: string): void {
-  const pinPath = path.join(pinDir, layout.NAT_MAP_NAMES.stats);
-  if (!fs.existsSync(pinPath)) return;
-  const map = BpfMap.openPinned(pinPath);
-  const slots = map.info.maxEntries;
-  map.close();
-  if (slots !== layout.NAT_REASONS.JUNEAU_NAT_REASON_MAX) unlinkIfPresent(pinPath);
-}
-
-/** juneau_nat_skip grew (256 -> JUNEAU_NAT_SKIP_MAX, for a node address per Node): a pin of
- * another size cannot be adopted, so it is unpinned and its prefixes returned, to be written into
- * the new map before the new programs are attached; the old programs keep the old map until then. */
-function unpinOutgrownSkip(pinDir: string): Buffer[] {
-  const pinPath = path.join(pinDir, layout.NAT_MAP_NAMES.skip);
-  if (!fs.existsSync(pinPath)) return [];
-  const map = BpfMap.openPinned(pinPath);
-  try {
-    if (map.info.maxEntries === layout.NAT_LIMITS.JUNEAU_NAT_SKIP_MAX) return [];
-    const keys = map.keys();
-    unlinkIfPresent(pinPath);
-    return keys;
-  } finally {
-    map.close();
   }
 }
 
@@ -189,14 +157,6 @@ function pinnedProgramId(pinPath: string): number | undefined {
   } finally {
     libbpf.closeFd(fd);
   }
-}
-
-/** Pins under a temporary name and renames over the old pin, so the path always names a program. */
-function pin(progFd: number, pinPath: string): void {
-  const tmp = `${pinPath}_new`;
-  unlinkIfPresent(tmp);
-  libbpf.objPin(progFd, tmp);
-  fs.renameSync(tmp, pinPath);
 }
 
 export interface NatSyncResult {
@@ -290,7 +250,7 @@ export class NatMaps {
   }
 
   setExternalInterface(ifindex: number, kernelForward = false): void {
-    this.configMap.update(layout.encodeStatsKey(0), layout.encodeNatConfig(ifindex, kernelForward));
+    this.configMap.update(layout.u32Key(0), layout.encodeNatConfig(ifindex, kernelForward));
   }
 
   /** The bindings, from juneau_nat_in (ElasticIP -> address). */

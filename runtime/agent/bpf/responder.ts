@@ -1,7 +1,7 @@
 // Loads, adopts, attaches and detaches the XDP ARP responder (ARCHITECTURE.md "Answer").
 //
-// Lifecycle, one step a function: ensure bpffs -> open the object -> point every map at its pin
-// (libbpf reuses a compatible pinned map, or creates and pins a new one) -> load -> configure the
+// Lifecycle, one step a function: open the object -> point every map at its pin (libbpf reuses a
+// pinned map of the same shape, pins.ts decides about one of another) -> load -> configure the
 // interface -> attach: atomically replace a responder already on the interface
 // (XDP_FLAGS_REPLACE, no gap), or attach fresh (native, else generic) -> pin the program -> close
 // the object. Program and maps outlive the process: a netlink XDP attachment stays after exit and
@@ -9,31 +9,15 @@
 // them (OPS-1: one node keeps answering for its addresses throughout).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import * as libbpf from './libbpf';
 import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
-import { BpfObject } from './object';
-import { BpfMap } from './map';
-import {
-  ARP_KEY,
-  ARP_TABLE_TYPE,
-  ARP_VALUE,
-  CONFIG_TYPE,
-  CONFIG_VALUE,
-  MAP_NAMES,
-  MAP_TYPES,
-  PROGRAM_NAME,
-  REASONS,
-  decodeArpKey,
-  decodeArpValue,
-  decodeConfigValue,
-} from './layout';
-import type { ArpEntry, InterfaceConfig } from './layout';
+import { BpfObject, findBuiltObject } from './object';
+import { PROGRAM_NAME } from './layout';
 import { monotonicNowNs } from './clock';
+import { PIN_SUBDIR, loadPinned, pinProgram, unlinkIfPresent } from './pins';
 
-export const DEFAULT_PIN_DIR = '/sys/fs/bpf/juneau';
-const BPF_FS_MAGIC = 0xcafe4a11;
+export const DEFAULT_PIN_DIR = path.join('/sys/fs/bpf', PIN_SUBDIR);
 
 export type XdpMode = 'native' | 'generic';
 export type XdpModeRequest = XdpMode | 'auto';
@@ -43,7 +27,7 @@ export interface AttachOptions {
   readonly ifindex: number;
   /** Its MAC: the sender hardware address of every reply. */
   readonly mac: string;
-  /** bpffs directory holding the maps and the program. @default '/sys/fs/bpf/juneau' */
+  /** bpffs directory holding the maps and the program. @default DEFAULT_PIN_DIR, /sys/fs/bpf/juneau/v1 */
   readonly pinDir?: string;
   /** The built object. @default build/bpf/xdp_arp.bpf.o of this package */
   readonly objectPath?: string;
@@ -73,233 +57,41 @@ export interface AttachResult {
   readonly adoptedMaps: string[];
 }
 
-/** Loads the responder onto `ifindex`, adopting whatever is pinned in `pinDir`. */
+/** Loads the responder onto `ifindex`, adopting whatever is pinned in `pinDir` (pins.ts). */
 export function attachArpResponder(options: AttachOptions): AttachResult {
   const pinDir = options.pinDir ?? DEFAULT_PIN_DIR;
-  ensureBpffs(pinDir);
-  unpinOutgrownStats(pinDir);
-  unpinOutgrownConfig(pinDir);
-  const olderTable = setAsideOlderTable(pinDir);
-  let olderConfig: SetAside<number, InterfaceConfig> | undefined;
-  try {
-    olderConfig = setAsideOlderConfig(pinDir);
-    const result = attachWith(options, pinDir, { table: olderTable.entries, config: olderConfig.entries });
-    olderTable.drop();
-    olderConfig.drop();
-    return result;
-  } catch (err) {
-    olderTable.restore();
-    olderConfig?.restore();
-    throw err;
-  }
-}
-
-/** What an older agent's pins held, moved into this version's maps before the program attaches. */
-interface Carried {
-  readonly table: ReadonlyMap<string, ArpEntry>;
-  readonly config: ReadonlyMap<number, InterfaceConfig>;
-}
-
-function attachWith(options: AttachOptions, pinDir: string, carried: Carried): AttachResult {
-  const adoptedMaps = Object.values(MAP_NAMES).filter((name) => fs.existsSync(path.join(pinDir, name)));
   const obj = BpfObject.open(options.objectPath ?? findBuiltObject('xdp_arp.bpf.o'));
   try {
-    obj.setPinDir(pinDir);
-    loadExplaining(obj, pinDir, adoptedMaps);
-    const progFd = obj.programFd(PROGRAM_NAME);
-    const maps = ArpMaps.openPinned(pinDir);
-    try {
-      // Before the program attaches: the older table's addresses (with their counters) in the
-      // new one, and the filter matching the table (a new filter map starts empty, and an empty
-      // filter answers nothing). Rebuilt first too: addAddress trusts a clear bit to mean absent.
-      maps.rebuildFilter();
-      for (const [address, entry] of carried.table) maps.addAddress(address, entry);
-      maps.rebuildFilter();
-      for (const [ifindex, config] of carried.config) maps.setInterfaceConfig(ifindex, config);
-      // Configure before attaching, so the program answers from its first packet.
-      maps.setInterfaceConfig(options.ifindex, {
-        mac: options.mac,
-        guard: options.guard ?? true,
-        conflictDetection: options.conflictDetection ?? true,
-        heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
-        expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
-      });
-      // What external_arp_table holds goes into the slots too, where this program looks first; it
-      // leaves the table only once this program answers from the slots (a program before the
-      // slots reads only the table).
-      const moved = maps.moveTableIntoSlots();
-      let attached: ReturnType<typeof attachOrReplace>;
+    return loadPinned(obj, pinDir, (adoptedMaps) => {
+      const progFd = obj.programFd(PROGRAM_NAME);
+      const maps = ArpMaps.openPinned(pinDir);
       try {
-        attached = attachOrReplace(options, progFd);
+        // The filter matching the table before the program attaches: a new filter map starts
+        // empty, and an empty filter answers nothing.
+        maps.rebuildFilter();
+        // Configure before attaching, so the program answers from its first packet.
+        maps.setInterfaceConfig(options.ifindex, {
+          mac: options.mac,
+          guard: options.guard ?? true,
+          conflictDetection: options.conflictDetection ?? true,
+          heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
+          expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
+        });
+        const { mode, replacedProgramId } = attachOrReplace(options, progFd);
+        pinProgram(progFd, programPinPath(pinDir, options.ifindex));
+        return { maps, mode, programId: libbpf.progInfo(progFd).id, replacedProgramId, adoptedMaps };
       } catch (err) {
-        maps.dropMoved(moved, true);
+        maps.close();
         throw err;
       }
-      maps.dropMoved(moved);
-      const { mode, replacedProgramId } = attached;
-      pinProgram(progFd, programPinPath(pinDir, options.ifindex));
-      return { maps, mode, programId: libbpf.progInfo(progFd).id, replacedProgramId, adoptedMaps };
-    } catch (err) {
-      maps.close();
-      throw err;
-    }
+    });
   } finally {
     obj.close();
   }
 }
 
-/** load(), with the likely cause spelled out when pinned maps were being reused: libbpf refuses a
- * pinned map whose type, key/value size, entries or flags differ from the object's. */
-function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): void {
-  try {
-    obj.load();
-  } catch (err) {
-    if (err instanceof LibbpfError && err.code === 'EPERM') {
-      // libbpf raises RLIMIT_MEMLOCK by itself only on kernels that charge BPF memory to it (before
-      // 5.11; later ones charge the memory cgroup), and that needs CAP_SYS_RESOURCE, which the
-      // install manifest does not grant (README "Security and limits").
-      err.message +=
-        ' (the kernel refused to create a map or load the program: the agent needs CAP_BPF and CAP_NET_ADMIN, ' +
-        'and on kernels before 5.11, which charge BPF memory to RLIMIT_MEMLOCK, a memlock limit large enough for its maps: ' +
-        'Juneau supports Linux 5.11 and later)';
-    }
-    if (err instanceof LibbpfError && adoptedMaps.length > 0) {
-      err.message +=
-        ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
-        'those pins are incompatible and must be removed, which drops their contents)';
-    }
-    throw err;
-  }
-}
-
-/**
- * juneau_stats has one slot per reason and grows when a reason is appended to enum juneau_reason
- * (ARP-12 added three). libbpf refuses to reuse a pin of another size, which would stop an
- * upgraded agent from loading at all; the map holds only counters, so its pin is dropped and a new
- * one created (a running older program keeps counting into the old map until it is replaced).
- * The maps that hold what is answered are never dropped here.
- */
-function unpinOutgrownStats(pinDir: string): void {
-  const pin = path.join(pinDir, MAP_NAMES.stats);
-  if (!fs.existsSync(pin)) return;
-  const map = BpfMap.openPinned(pin);
-  const slots = map.info.maxEntries;
-  map.close();
-  if (slots !== REASONS.JUNEAU_REASON_MAX) unlinkIfPresent(pin);
-}
-
-/**
- * juneau_config grew for FO-2 (heartbeat and expiry). Its entries are written by the agent at
- * every attach (MAC and flags come from the agent's options), so an older pin is dropped like an
- * outgrown stats map: the running older program keeps its map until it is replaced without a gap,
- * and the new entry starts with a fresh heartbeat (an older agent had none to keep).
- */
-function unpinOutgrownConfig(pinDir: string): void {
-  const pin = path.join(pinDir, MAP_NAMES.config);
-  if (!fs.existsSync(pin)) return;
-  const map = BpfMap.openPinned(pin);
-  const valueSize = map.valueSize;
-  map.close();
-  if (valueSize !== CONFIG_VALUE.size) unlinkIfPresent(pin);
-}
-
-/** An older agent's pinned map, read and renamed aside: dropped once the new responder is
- * attached, put back if attaching fails. */
-interface SetAside<K, V> {
-  readonly entries: Map<K, V>;
-  drop(): void;
-  restore(): void;
-}
-
-/**
- * Sets aside the pin `name` when `older(map)` says an older agent made it, reading its entries
- * with `decode` first. A pin that neither this nor an older agent made is refused by name.
- */
-function setAsideOlder<K, V>(
-  pinDir: string,
-  name: string,
-  older: (map: BpfMap) => boolean | 'current',
-  decode: (key: Buffer, value: Buffer) => [K, V],
-): SetAside<K, V> {
-  const pin = path.join(pinDir, name);
-  const aside = `${pin}_older`; // bpffs refuses dots in names
-  const entries = new Map<K, V>();
-  const nothing = { entries, drop: () => undefined, restore: () => undefined };
-  if (!fs.existsSync(pin)) return nothing;
-  const map = BpfMap.openPinned(pin);
-  try {
-    const verdict = older(map);
-    if (verdict === 'current') return nothing;
-    if (!verdict) {
-      throw new Error(
-        `${pin}: pinned map has type ${map.info.type} and key/value ${map.keySize}/${map.valueSize} bytes, ` +
-          `which no Juneau agent wrote; remove it (the agent rewrites its contents)`,
-      );
-    }
-    for (const [key, value] of map.entries()) {
-      const [k, v] = decode(key, value);
-      entries.set(k, v);
-    }
-  } finally {
-    map.close();
-  }
-  // Renamed, not removed, until the new responder is attached: a failed attach puts it back.
-  fs.renameSync(pin, aside);
-  return {
-    entries,
-    drop: () => unlinkIfPresent(aside),
-    restore: () => {
-      if (!fs.existsSync(pin)) fs.renameSync(aside, pin);
-    },
-  };
-}
-
-/** The verdict on a pin whose current type is `current` and which an older agent made as a plain
- * hash with the same key and value sizes. */
-function olderHash(current: number, keySize: number, valueSize: number): (map: BpfMap) => boolean | 'current' {
-  return (map) =>
-    map.info.type === current
-      ? 'current'
-      : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH && map.keySize === keySize && map.valueSize === valueSize;
-}
-
-/**
- * external_arp_table became per-CPU (no shared-line atomics per request). An older agent pinned it
- * as a plain hash with the same key and value sizes, which libbpf would refuse to reuse (another
- * type) and which must never be read as per-CPU. Its entries are read here with their counters
- * and its pin set aside; attachArpResponder writes them into the new table before the new program
- * replaces the old one, which keeps answering from the old map until that moment (OPS-1).
- * Requests the old program counts between this read and the replace are not carried over.
- */
-function setAsideOlderTable(pinDir: string): SetAside<string, ArpEntry> {
-  return setAsideOlder(
-    pinDir,
-    MAP_NAMES.arpTable,
-    (map) =>
-      map.info.type === ARP_TABLE_TYPE
-        ? 'current'
-        : map.info.type === MAP_TYPES.BPF_MAP_TYPE_HASH &&
-          map.keySize === ARP_KEY.size &&
-          map.valueSize === ARP_VALUE.size,
-    (key, value) => [decodeArpKey(key), decodeArpValue(value)],
-  );
-}
-
-/**
- * juneau_config became an array of slots (read without a call). An older agent pinned it as a
- * hash keyed by ifindex with the same key and value sizes (the slot's ifindex field was padding).
- * Its entries, heartbeats included, are carried into the new array like the older table's: the
- * old program keeps reading the old map until it is replaced without a gap (OPS-1, FO-2).
- */
-function setAsideOlderConfig(pinDir: string): SetAside<number, InterfaceConfig> {
-  return setAsideOlder(pinDir, MAP_NAMES.config, olderHash(CONFIG_TYPE, 4, CONFIG_VALUE.size), (key, value) => [
-    key.readUInt32LE(0),
-    decodeConfigValue(value),
-  ]);
-}
-
 /** Removes the responder from `ifindex` (only if it is ours) and unpins its program. Maps stay
- * pinned; removePins() deletes them. Returns false when no responder was attached. */
+ * pinned; pins.ts removePins() deletes them. Returns false when no responder was attached. */
 export function detachArpResponder(ifindex: number, pinDir: string = DEFAULT_PIN_DIR): boolean {
   const attached = attachedProgram(ifindex, pinDir);
   if (!attached || attached.name !== PROGRAM_NAME) {
@@ -314,22 +106,6 @@ export function detachArpResponder(ifindex: number, pinDir: string = DEFAULT_PIN
   }
   unlinkIfPresent(programPinPath(pinDir, ifindex));
   return true;
-}
-
-/** Deletes every pin in `pinDir` and the directory (uninstall, tests). */
-export function removePins(pinDir: string = DEFAULT_PIN_DIR): void {
-  if (!fs.existsSync(pinDir)) return;
-  for (const name of fs.readdirSync(pinDir)) unlinkIfPresent(path.join(pinDir, name));
-  fs.rmdirSync(pinDir);
-}
-
-// Pins are unlinked one by one: fs.rmSync stats paths in ways bpffs refuses.
-export function unlinkIfPresent(file: string): void {
-  try {
-    fs.unlinkSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
 }
 
 export interface AttachedProgram {
@@ -434,32 +210,4 @@ function attachFresh(ifindex: number, progFd: number, requested: XdpModeRequest)
 
 function modeFlag(mode: XdpMode): number {
   return mode === 'native' ? XDP_FLAGS.DRV_MODE : XDP_FLAGS.SKB_MODE;
-}
-
-/** Pins under a temporary name and renames over the old pin, so the path always names a program. */
-function pinProgram(progFd: number, pinPath: string): void {
-  const tmp = `${pinPath}_new`; // bpffs refuses dots in names (EPERM)
-  unlinkIfPresent(tmp);
-  libbpf.objPin(progFd, tmp);
-  fs.renameSync(tmp, pinPath);
-}
-
-/** Mounts bpffs on /sys/fs/bpf when nothing is mounted there, and creates `pinDir`. */
-export function ensureBpffs(pinDir: string): void {
-  const root = '/sys/fs/bpf';
-  if (!pinDir.startsWith(`${root}/`)) throw new Error(`pin directory '${pinDir}' must be under ${root}`);
-  if (fs.statfsSync(root).type !== BPF_FS_MAGIC) {
-    execFileSync('mount', ['-t', 'bpf', 'bpf', root], { stdio: 'pipe' });
-  }
-  fs.mkdirSync(pinDir, { recursive: true, mode: 0o700 });
-}
-
-/** build/bpf/<name> of this package, from source (runtime/agent/bpf) or built (build/...) layouts. */
-export function findBuiltObject(name: string): string {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    for (const candidate of [path.join(dir, 'build', 'bpf', name), path.join(dir, 'bpf', name)]) {
-      if (candidate.includes(`${path.sep}build${path.sep}bpf${path.sep}`) && fs.existsSync(candidate)) return candidate;
-    }
-    if (path.dirname(dir) === dir) throw new Error(`${name} not found above ${__dirname}: run npm run build:bpf`);
-  }
 }

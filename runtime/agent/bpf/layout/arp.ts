@@ -1,11 +1,14 @@
-// The one TS mirror of bpf/juneau_arp.h: map names, constants, struct sizes and field offsets,
-// and the encoders/decoders the agent uses on map keys and values. Change it together with the
-// header; test/unit/bpf-layout.test.ts compares both against the BTF of the built object and
-// lets clang check the constants.
-//
-// Byte order: fields named __be32 in C hold IPv4 addresses in network order; every other integer
-// is host order, which is little-endian on every platform the agent ships for (x86_64, arm64).
-import { ipv4ToBytes, ipv4FromBytes, macToBytes, macFromBytes } from './addr';
+// The XDP responder's maps (bpf/xdp_arp.bpf.c; structs in bpf/juneau_arp.h).
+import { ipv4ToBytes, ipv4FromBytes, macToBytes, macFromBytes } from '../addr';
+import {
+  MAP_TYPES,
+  STATS_VALUE,
+  alignUp,
+  cStruct,
+  fieldOffset as f,
+  perCpuValueSize,
+  type StructLayout,
+} from './common';
 
 export const MAP_NAMES = {
   arpTable: 'external_arp_table',
@@ -16,9 +19,6 @@ export const MAP_NAMES = {
   slots: 'juneau_arp_slots',
   counters: 'juneau_arp_counters',
 } as const;
-
-/** enum bpf_map_type values of the maps whose type the agent checks on a pin (linux/bpf.h). */
-export const MAP_TYPES = { BPF_MAP_TYPE_HASH: 1, BPF_MAP_TYPE_ARRAY: 2, BPF_MAP_TYPE_PERCPU_HASH: 5 } as const;
 
 /** external_arp_table's type and flags: per-CPU values (no shared-line atomics), not preallocated. */
 export const ARP_TABLE_TYPE = MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH;
@@ -68,31 +68,6 @@ export const REASONS = {
 
 export type ReasonName = Exclude<keyof typeof REASONS, 'JUNEAU_REASON_MAX'>;
 
-/** A field of a C struct: byte offset and size. Arrays give the whole array's size. */
-export interface FieldLayout {
-  readonly offset: number;
-  readonly size: number;
-}
-
-export interface StructLayout {
-  readonly name: string;
-  readonly size: number;
-  readonly fields: Readonly<Record<string, FieldLayout>>;
-}
-
-/** A C struct from its fields in declaration order, `[name, bytes]`: each field starts where the
- * previous one ends, because every struct in bpf/juneau_arp.h names its holes as pad fields (the
- * layout tests check offsets and sizes against the BTF and the header). */
-export function cStruct(name: string, fields: ReadonlyArray<readonly [string, number]>): StructLayout {
-  let offset = 0;
-  const out: Record<string, FieldLayout> = {};
-  for (const [field, size] of fields) {
-    out[field] = { offset, size };
-    offset += size;
-  }
-  return { name, size: offset, fields: out };
-}
-
 export const ARP_KEY = cStruct('juneau_arp_key', [['addr', 4]]);
 
 export const ARP_VALUE = cStruct('juneau_arp_value', [
@@ -124,8 +99,6 @@ export const CONFIG_VALUE = cStruct('juneau_config_value', [
   ['expiry_ns', 8],
 ]);
 
-export const STATS_VALUE = cStruct('juneau_stats_value', [['packets', 8]]);
-
 export const ARP_SLOT = cStruct('juneau_arp_slot', [['addr', 4]]);
 
 export const ARP_FILTER = cStruct('juneau_arp_filter', [['bits', LIMITS.JUNEAU_ARP_FILTER_BITS / 8]]);
@@ -140,8 +113,6 @@ export const STRUCTS: readonly StructLayout[] = [
   ARP_FILTER,
   ARP_SLOT,
 ];
-
-const f = (s: StructLayout, field: string): number => s.fields[field].offset;
 
 // ---- external_arp_table ------------------------------------------------------------------
 
@@ -216,8 +187,7 @@ export function sumArpValues(value: Buffer, cpus: number): ArpEntry {
   };
 }
 
-/** A per-CPU value holding `entry` in CPU 0's slot and zeros elsewhere: its sums are `entry`
- * (moving an older agent's counters into the per-CPU table keeps them exact). */
+/** A per-CPU value holding `entry` in CPU 0's slot and zeros elsewhere: its sums are `entry`. */
 export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer {
   const value = Buffer.alloc(perCpuValueSize(ARP_VALUE.size, cpus));
   encodeArpValue(entry).copy(value, 0);
@@ -359,170 +329,4 @@ export function decodeConfigValue(value: Buffer): InterfaceConfig {
     heartbeatNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'heartbeat_ns')),
     expiryNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'expiry_ns')),
   };
-}
-
-// ---- juneau_stats ------------------------------------------------------------------------
-
-export function encodeStatsKey(reason: number): Buffer {
-  const key = Buffer.alloc(4);
-  key.writeUInt32LE(reason);
-  return key;
-}
-
-/** A per-CPU value buffer holds one 8-byte-aligned slot per possible CPU; the sum is the count. */
-export function sumPerCpuStats(value: Buffer, cpus: number): bigint {
-  const stride = alignUp(STATS_VALUE.size, 8);
-  let total = 0n;
-  for (let cpu = 0; cpu < cpus; cpu++) total += value.readBigUInt64LE(cpu * stride + f(STATS_VALUE, 'packets'));
-  return total;
-}
-
-export function perCpuValueSize(valueSize: number, cpus: number): number {
-  return alignUp(valueSize, 8) * cpus;
-}
-
-function alignUp(n: number, to: number): number {
-  return Math.ceil(n / to) * to;
-}
-
-// ---- ElasticIP 1:1 NAT (bpf/tc_nat.bpf.c) ------------------------------------------------
-
-export const NAT_MAP_NAMES = {
-  in: 'juneau_nat_in',
-  out: 'juneau_nat_out',
-  direct: 'juneau_nat_direct',
-  counters: 'juneau_nat_cnt',
-  config: 'juneau_nat_cfg',
-  skip: 'juneau_nat_skip',
-  stats: 'juneau_nat_stats',
-  remote: 'juneau_nat_remote',
-  vni: 'juneau_nat_vni',
-} as const;
-
-export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_pod', tun: 'tc_nat_tun' } as const;
-
-export const NAT_CONFIG_FLAGS = { JUNEAU_NAT_CFG_KERNEL_FORWARD: 1 << 0 } as const;
-
-export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 16384, JUNEAU_NAT_VNI_MAX: 4096 } as const;
-
-/** enum juneau_nat_reason: slot numbers of juneau_nat_stats. */
-export const NAT_REASONS = {
-  JUNEAU_NAT_PASS_NOT_IPV4: 0,
-  JUNEAU_NAT_PASS_TRUNCATED: 1,
-  JUNEAU_NAT_PASS_MALFORMED: 2,
-  JUNEAU_NAT_PASS_UNMAPPED: 3,
-  JUNEAU_NAT_PASS_ICMP_MALFORMED: 4,
-  JUNEAU_NAT_PASS_REWRITE_FAILED: 5,
-  JUNEAU_NAT_DNAT: 6,
-  JUNEAU_NAT_SNAT: 7,
-  JUNEAU_NAT_PASS_IN_CLUSTER: 8,
-  JUNEAU_NAT_PASS_NOT_EXTERNAL: 9,
-  JUNEAU_NAT_PASS_ROUTE: 10,
-  JUNEAU_NAT_SNAT_REDIRECT: 11,
-  JUNEAU_NAT_EVENT_FRAGMENT: 12,
-  JUNEAU_NAT_EVENT_ICMP_ERROR: 13,
-  JUNEAU_NAT_DNAT_REDIRECT: 14,
-  JUNEAU_NAT_DIRECT_IN: 15,
-  JUNEAU_NAT_DIRECT_OUT: 16,
-  JUNEAU_NAT_REMOTE_ENCAP: 17,
-  JUNEAU_NAT_PASS_TUNNEL_KEY: 18,
-  JUNEAU_NAT_PASS_NO_TUNNEL: 19,
-  JUNEAU_NAT_DROP_TUNNEL_VNI: 20,
-  JUNEAU_NAT_DROP_TUNNEL_UNMAPPED: 21,
-  JUNEAU_NAT_EVENT_TUNNEL_IN: 22,
-  JUNEAU_NAT_PASS_OTHER_HOST: 23,
-  JUNEAU_NAT_REASON_MAX: 24,
-} as const;
-
-export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;
-
-export const NAT_KEY = cStruct('juneau_nat_key', [['addr', 4]]);
-export const NAT_VALUE = cStruct('juneau_nat_value', [['addr', 4]]);
-export const NAT_COUNTERS = cStruct('juneau_nat_counters', [
-  ['in_packets', 8],
-  ['in_bytes', 8],
-  ['out_packets', 8],
-  ['out_bytes', 8],
-]);
-export const NAT_CONFIG = cStruct('juneau_nat_config', [
-  ['ext_ifindex', 4],
-  ['flags', 4],
-]);
-export const NAT_SKIP_VALUE = cStruct('juneau_nat_skip_value', [['hits', 8]]);
-
-/** juneau_nat_remote (EN-9): a direct ElasticIP of another node -> its node, VNI, VXLAN device. */
-export const NAT_REMOTE = cStruct('juneau_nat_remote', [
-  ['node', 4],
-  ['vni', 4],
-  ['ifindex', 4],
-  ['pad', 4],
-]);
-export const NAT_VNI_KEY = cStruct('juneau_nat_vni_key', [['vni', 4]]);
-export const NAT_VNI_VALUE = cStruct('juneau_nat_vni_value', [['packets', 8]]);
-
-/** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
-export const NAT_STRUCTS: readonly StructLayout[] = [
-  NAT_KEY,
-  NAT_VALUE,
-  NAT_COUNTERS,
-  NAT_CONFIG,
-  NAT_SKIP_VALUE,
-  NAT_REMOTE,
-  NAT_VNI_KEY,
-  NAT_VNI_VALUE,
-];
-
-export interface NatCounters {
-  readonly inPackets: bigint;
-  readonly inBytes: bigint;
-  readonly outPackets: bigint;
-  readonly outBytes: bigint;
-}
-
-/** Sums a per-CPU juneau_nat_counters value (one 32-byte slot per possible CPU). */
-export function sumNatCounters(value: Buffer, cpus: number): NatCounters {
-  const stride = alignUp(NAT_COUNTERS.size, 8);
-  const sum = (field: string): bigint => {
-    let total = 0n;
-    for (let cpu = 0; cpu < cpus; cpu++) total += value.readBigUInt64LE(cpu * stride + f(NAT_COUNTERS, field));
-    return total;
-  };
-  return {
-    inPackets: sum('in_packets'),
-    inBytes: sum('in_bytes'),
-    outPackets: sum('out_packets'),
-    outBytes: sum('out_bytes'),
-  };
-}
-
-/** juneau_nat_cfg[0]. `kernelForward`: inbound goes through the kernel's forwarding (netfilter,
- * conntrack) instead of a redirect. */
-export function encodeNatConfig(extIfindex: number, kernelForward = false): Buffer {
-  const value = Buffer.alloc(NAT_CONFIG.size);
-  value.writeUInt32LE(extIfindex, f(NAT_CONFIG, 'ext_ifindex'));
-  value.writeUInt32LE(kernelForward ? NAT_CONFIG_FLAGS.JUNEAU_NAT_CFG_KERNEL_FORWARD : 0, f(NAT_CONFIG, 'flags'));
-  return value;
-}
-
-/** juneau_nat_remote value: `node` (IPv4 bytes, network order) reached through `ifindex` with `vni`. */
-export function encodeNatRemote(node: Buffer, vni: number, ifindex: number): Buffer {
-  const value = Buffer.alloc(NAT_REMOTE.size);
-  node.copy(value, f(NAT_REMOTE, 'node'));
-  value.writeUInt32LE(vni, f(NAT_REMOTE, 'vni'));
-  value.writeUInt32LE(ifindex, f(NAT_REMOTE, 'ifindex'));
-  return value;
-}
-
-export function decodeNatRemote(value: Buffer): { node: Buffer; vni: number; ifindex: number } {
-  return {
-    node: value.subarray(f(NAT_REMOTE, 'node'), f(NAT_REMOTE, 'node') + 4),
-    vni: value.readUInt32LE(f(NAT_REMOTE, 'vni')),
-    ifindex: value.readUInt32LE(f(NAT_REMOTE, 'ifindex')),
-  };
-}
-
-export function encodeNatVniKey(vni: number): Buffer {
-  const key = Buffer.alloc(NAT_VNI_KEY.size);
-  key.writeUInt32LE(vni, f(NAT_VNI_KEY, 'vni'));
-  return key;
 }

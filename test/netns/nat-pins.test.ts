@@ -1,13 +1,11 @@
-// Upgrading over an older agent's pins when juneau_nat_skip grew (256 -> 16384 prefixes, so the
-// agent can hold a node address per Node: NAT-2 learned from the API). libbpf refuses to reuse a
-// pinned map of another size; the new loader unpins the old one and carries its prefixes into the
-// new map before its programs replace the old ones, so in-cluster traffic keeps the pod address
-// through the upgrade. The older map is made here as libbpf would have made it (bpftool: same
-// type, key, value and flags, 256 entries), so the test does not depend on an old build.
+// The pin policy of runtime/agent/bpf/pins.ts for the NAT programs: juneau_nat_skip is state
+// (NAT-2: the destinations that keep the pod address), so a pin of another size (256 prefixes,
+// made with bpftool as libbpf makes a map) has its prefixes carried into the new map before the
+// new programs replace the old ones, and in-cluster traffic keeps the pod address throughout.
 import { encodeGuardKey, NAT_LIMITS, NAT_MAP_NAMES, NAT_SKIP_VALUE } from '../../runtime/agent/bpf/layout';
 import { parseIpv4 } from './ipv4';
 import type { BpfMap } from '../../runtime/agent/bpf/map';
-import { pinOlderMap, withPinnedMap } from './pins';
+import { pinMapOfShape, withPinnedMap } from './pins';
 import { EIP, POD, ROUTER_EXT, useNatRig } from './nat-rig';
 import { describeAsRoot } from './rig';
 
@@ -15,13 +13,13 @@ jest.setTimeout(60_000);
 
 const SKIP_BEFORE = 256;
 
-describeAsRoot('upgrade over a juneau_nat_skip pin of 256 prefixes', () => {
+describeAsRoot('attach over a juneau_nat_skip pin of 256 prefixes (pins.ts PIN_POLICY)', () => {
   const rig = useNatRig();
   const pinned = <T>(use: (map: BpfMap) => T): T => withPinnedMap(rig.pinDir, NAT_MAP_NAMES.skip, use);
 
   test('NAT-2, NAT-4: the new programs load, the skip map grows, the old prefixes are carried over, and a destination among them keeps the pod address', async () => {
     const first = await rig.attach();
-    pinOlderMap(rig.pinDir, {
+    pinMapOfShape(rig.pinDir, {
       name: NAT_MAP_NAMES.skip,
       type: 'lpm_trie',
       key: 8,

@@ -1,14 +1,16 @@
-// bpf/juneau_arp.h and its one TS mirror (runtime/agent/bpf/layout.ts) agree: struct sizes, field
-// offsets and sizes, and the maps' key/value types and sizes, read from the BTF of the built
-// object; the constants (reasons, actions, flags, limits) checked by clang against the header.
+// bpf/juneau_arp.h and its one TS mirror (runtime/agent/bpf/layout/) agree: struct sizes, field
+// offsets and sizes, and the maps' key/value types and sizes, read from the BTF of each built
+// object (xdp_arp.bpf.o, tc_nat.bpf.o, juneau_announce.bpf.o: a struct is only in the BTF of an
+// object that uses it); the constants (reasons, actions, flags, limits) checked by clang against
+// the header, and the probe slots computed by the header's own functions, compiled and run.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as layout from '../../runtime/agent/bpf/layout';
-import { Btf, compileStaticAsserts, layoutAsserts, loadBtf, REPO } from './btf';
+import * as layout from '../../../runtime/agent/bpf/layout';
+import { Btf, compileStaticAsserts, layoutAsserts, loadBtf, REPO } from '../btf';
 
-describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout.ts', () => {
+describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout/arp.ts', () => {
   let btf: Btf;
 
   beforeAll(() => {
@@ -61,7 +63,7 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     expect(layout.CONFIG_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
-  test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
+  test('constants and layouts of layout/arp.ts compile as static assertions against bpf/juneau_arp.h', () => {
     const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
     const asserts = layoutAsserts(constants, layout.STRUCTS);
     compileStaticAsserts(asserts);
@@ -212,4 +214,151 @@ describe('bpf map encoders', () => {
       /not a MAC/,
     );
   });
+});
+
+describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agent/bpf/layout/nat.ts', () => {
+  let btf: Btf;
+
+  beforeAll(() => {
+    btf = loadBtf('tc_nat.bpf.o');
+  });
+
+  test.each(layout.NAT_STRUCTS.map((s) => [s.name, s] as const))(
+    'struct %s: size, field names, offsets and sizes',
+    (name, mirror) => expect(btf.layoutOf(name)).toEqual({ size: mirror.size, fields: mirror.fields }),
+  );
+
+  test.each([
+    [layout.NAT_MAP_NAMES.in, 'struct juneau_nat_key', 'struct juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
+    [layout.NAT_MAP_NAMES.out, 'struct juneau_nat_key', 'struct juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
+    [layout.NAT_MAP_NAMES.direct, 'struct juneau_nat_key', 'struct juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
+    [
+      layout.NAT_MAP_NAMES.counters,
+      'struct juneau_nat_key',
+      'struct juneau_nat_counters',
+      layout.NAT_LIMITS.JUNEAU_NAT_MAX,
+    ],
+    [layout.NAT_MAP_NAMES.config, '__u32', 'struct juneau_nat_config', 1],
+    [
+      layout.NAT_MAP_NAMES.skip,
+      'struct juneau_guard_key',
+      'struct juneau_nat_skip_value',
+      layout.NAT_LIMITS.JUNEAU_NAT_SKIP_MAX,
+    ],
+    [layout.NAT_MAP_NAMES.stats, '__u32', 'struct juneau_stats_value', layout.NAT_REASONS.JUNEAU_NAT_REASON_MAX],
+    [
+      layout.NAT_MAP_NAMES.remote,
+      'struct juneau_nat_key',
+      'struct juneau_nat_remote',
+      layout.NAT_LIMITS.JUNEAU_NAT_MAX,
+    ],
+    [
+      layout.NAT_MAP_NAMES.vni,
+      'struct juneau_nat_vni_key',
+      'struct juneau_nat_vni_value',
+      layout.NAT_LIMITS.JUNEAU_NAT_VNI_MAX,
+    ],
+  ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
+    expect(btf.mapShape(map)).toEqual({ key, value, maxEntries }),
+  );
+
+  test('NAT constants, sizes and offsets of layout/nat.ts compile as static assertions against bpf/juneau_arp.h', () => {
+    const asserts = layoutAsserts(
+      { ...layout.NAT_REASONS, ...layout.NAT_LIMITS, ...layout.NAT_CONFIG_FLAGS },
+      layout.NAT_STRUCTS,
+    );
+    compileStaticAsserts(asserts);
+    expect(asserts.length).toBeGreaterThan(20);
+  });
+
+  test('per-CPU NAT counters are summed field by field over 32-byte slots', () => {
+    const value = Buffer.alloc(layout.perCpuValueSize(32, 2));
+    value.writeBigUInt64LE(1n, 0);
+    value.writeBigUInt64LE(100n, 8);
+    value.writeBigUInt64LE(2n, 32 + 16);
+    value.writeBigUInt64LE(7n, 32 + 24);
+    value.writeBigUInt64LE(3n, 32);
+    expect(layout.sumNatCounters(value, 2)).toEqual({ inPackets: 4n, inBytes: 100n, outPackets: 2n, outBytes: 7n });
+  });
+});
+
+describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce.bpf.o) equals runtime/agent/bpf/layout/announce.ts', () => {
+  let btf: Btf;
+
+  beforeAll(() => {
+    btf = loadBtf('juneau_announce.bpf.o');
+  });
+
+  test('FO-1: struct juneau_announce_value: size, field names, offsets and sizes', () => {
+    expect(btf.layoutOf(layout.ANNOUNCE_VALUE.name)).toEqual({
+      size: layout.ANNOUNCE_VALUE.size,
+      fields: layout.ANNOUNCE_VALUE.fields,
+    });
+  });
+
+  test('FO-1: map juneau_announce: a hash keyed by juneau_arp_key, JUNEAU_ANNOUNCE_MAX entries', () => {
+    expect(btf.mapMember(layout.ANNOUNCE_MAP_NAME, 'type').nr_elems).toBe(1); // BPF_MAP_TYPE_HASH
+    expect(btf.mapShape(layout.ANNOUNCE_MAP_NAME)).toEqual({
+      key: 'struct juneau_arp_key',
+      value: `struct ${layout.ANNOUNCE_VALUE.name}`,
+      maxEntries: layout.ANNOUNCE_LIMITS.JUNEAU_ANNOUNCE_MAX,
+    });
+  });
+
+  test('FO-1: the limit, size and offsets compile as static assertions against bpf/juneau_arp.h', () => {
+    compileStaticAsserts(layoutAsserts(layout.ANNOUNCE_LIMITS, [layout.ANNOUNCE_VALUE]));
+  });
+
+  test('FO-1: a value round-trips through its encoding', () => {
+    const e = { probes: 3n, announcements: 2n, lastAnnounceNs: 123_456_789_000n, gaveUp: 1n };
+    expect(layout.decodeAnnounceValue(layout.encodeAnnounceValue(e))).toEqual(e);
+  });
+});
+
+// The slots the agent places entries in are the ones the program probes: juneau_arp_slot() and
+// juneau_config_slot() of bpf/juneau_arp.h, compiled by clang for this host and run.
+const ADDRESSES = ['192.0.2.50', '10.225.51.7', '0.0.0.1', '255.255.255.255', '10.112.39.16'];
+const IFINDEXES = [1, 2, 63, 64, 65, 4_000_000_000];
+
+/** Lines `arp <addr> <probe> <slot>` and `cfg <ifindex> <probe> <slot>` from the C functions. */
+function slotsFromC(): string[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-slots-'));
+  try {
+    const src = path.join(dir, 'slots.c');
+    const bin = path.join(dir, 'slots');
+    const arpCalls = ADDRESSES.flatMap((a) =>
+      Array.from(
+        { length: layout.LIMITS.JUNEAU_ARP_PROBES },
+        (_, p) => `printf("arp ${a} ${p} %u\\n", juneau_arp_slot(${layout.encodeArpKey(a).readUInt32LE(0)}u, ${p}));`,
+      ),
+    );
+    const cfgCalls = IFINDEXES.flatMap((i) =>
+      Array.from(
+        { length: layout.LIMITS.JUNEAU_CONFIG_PROBES },
+        (_, p) => `printf("cfg ${i} ${p} %u\\n", juneau_config_slot(${i}u, ${p}));`,
+      ),
+    );
+    fs.writeFileSync(
+      src,
+      `#include <stdio.h>\n#include "juneau_arp.h"\nint main(void) {\n${[...arpCalls, ...cfgCalls].join('\n')}\nreturn 0;\n}\n`,
+    );
+    execFileSync('clang', ['-O1', `-I${path.join(REPO, 'bpf')}`, src, '-o', bin], { stdio: 'pipe' });
+    return execFileSync(bin, { encoding: 'utf8' }).trim().split('\n');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('ARP-10: the address and config slots of layout/arp.ts are those of bpf/juneau_arp.h, probe by probe', () => {
+  const expected = [
+    ...ADDRESSES.flatMap((a) =>
+      Array.from({ length: layout.LIMITS.JUNEAU_ARP_PROBES }, (_, p) => `arp ${a} ${p} ${layout.arpSlot(a, p)}`),
+    ),
+    ...IFINDEXES.flatMap((i) =>
+      Array.from({ length: layout.LIMITS.JUNEAU_CONFIG_PROBES }, (_, p) => `cfg ${i} ${p} ${layout.configSlot(i, p)}`),
+    ),
+  ];
+  expect(slotsFromC()).toEqual(expected);
+  // Probing wraps around the end of the array.
+  expect(layout.configSlot(63, 1)).toBe(0);
 });
