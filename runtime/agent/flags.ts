@@ -1,8 +1,8 @@
 /** `juneau-agent` command-line flags, parsed purely so `--help` and errors are testable. */
 import { INSTALL } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
-import { parseClusterCidrs } from './cluster-prefixes';
-import { parseOwnerDaemonSet } from './uninstall';
+import { parseClusterCidrs } from './nat/prefixes';
+import { parseOwnerDaemonSet } from './liveness/uninstall';
 import { flagArgs } from '../kube/flags';
 
 export interface AgentFlags {
@@ -25,15 +25,15 @@ export interface AgentFlags {
   /** Detach the program on SIGTERM (development only: production keeps answering). */
   readonly detachOnExit: boolean;
   /** `NAMESPACE/NAME` of the agent's DaemonSet: a stop while it (or its namespace) is deleted
-   * is an uninstall (runtime/agent/uninstall.ts). @default undefined: never */
+   * is an uninstall (runtime/agent/liveness/uninstall.ts). @default undefined: never */
   readonly ownerDaemonSet: string | undefined;
   /** How often the map's counters are read for conflicts and metrics, and the interface re-read. */
   readonly pollIntervalMs: number;
   /** Devices that route to the pods, comma-separated: tc_nat_pod on their ingress (runtime/agent/
-   * nat-attach.ts). @default undefined: none, SNAT at the external interface's egress only */
+   * nat/attach.ts). @default undefined: none, SNAT at the external interface's egress only */
   readonly natPodIfaces: string | undefined;
   /** In-cluster destination prefixes, comma-separated CIDRs, added to those the agent learns from
-   * the Nodes and ServiceCIDRs (runtime/agent/cluster-prefixes.ts): traffic to them keeps the pod
+   * the Nodes and ServiceCIDRs (runtime/agent/nat/prefixes.ts): traffic to them keeps the pod
    * address (NAT-2). @default undefined: only what is learned */
   readonly natClusterCidrs: string | undefined;
   /** FO-2: answers stop this long after the agent last proved its view current. */
@@ -295,7 +295,7 @@ export function parseDurationMs(value: string, flag: string): number {
   return Math.round(ms);
 }
 
-/** FO-2: the heartbeat is checked five times per expiry (runtime/agent/heartbeat.ts); an expiry
+/** FO-2: the heartbeat is checked five times per expiry (runtime/agent/liveness/heartbeat.ts); an expiry
  * below 500 ms would expire answers on a single slow event-loop turn of a loaded node. */
 function checkExpiryFlags(flags: AgentFlags): void {
   if (flags.answerExpiryMs < 500)

@@ -1,5 +1,5 @@
 /**
- * The start and stop both of the agent's loops share (NodeAgent for ARP, NatSync for the NAT):
+ * The start and stop both of the agent's loops share (ArpSync for ARP, NatSync for the NAT):
  * informers started, waited for however long it takes (the pinned maps keep answering and
  * translating meanwhile: an agent that restarts with an empty cache must not empty them, ARP-10,
  * NAT-4), then the first pass, then a poll every interval. Between them, the passes: changes
@@ -12,7 +12,7 @@ import type { KubeObject } from '../kube/types';
 /** What the loop uses of an informer (any object type). */
 type LoopInformer = Pick<Informer<KubeObject>, 'start' | 'stop' | 'waitForSync' | 'hasSynced'>;
 
-/** What a loop drives (NodeAgent, NatSync). */
+/** What a loop drives (ArpSync, NatSync). */
 export interface LoopOwner {
   /** The loop's informers (read at start and stop). */
   informers(): readonly LoopInformer[];

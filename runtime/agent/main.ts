@@ -1,8 +1,9 @@
 /**
  * `juneau-agent`: flags -> kubeconfig -> ingress interface (EN-12) -> attach or adopt the pinned
- * XDP responder -> health/metrics -> NodeAgent. SIGTERM/SIGINT stop the agent and leave the
- * responder attached with its maps pinned, so the node keeps answering through a restart or an
- * upgrade (ARCHITECTURE.md "Answer"); `--detach-on-exit` is for development.
+ * XDP responder and the NAT programs -> health/metrics -> each feature's loop (arp/, nat/,
+ * liveness/). SIGTERM/SIGINT stop the loops and leave the responder attached with its maps pinned,
+ * so the node keeps answering through a restart or an upgrade (ARCHITECTURE.md "Answer");
+ * `--detach-on-exit` is for development.
  */
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -25,24 +26,24 @@ import {
   removePins,
   type AttachResult,
 } from './bpf';
-import { NodeAgent } from './agent';
+import { ArpSync } from './arp/sync';
 import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
 import { PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
-import { AgentMetrics } from './metrics';
-import { NatResources, NatSync } from './nat';
-import { parseClusterCidrs } from './cluster-prefixes';
-import { attachNatDataplane, detachNatDataplane } from './nat-attach';
-import { NatMetrics } from './nat-metrics';
+import { AgentMetrics } from './arp/metrics';
+import { NatResources, NatSync } from './nat/sync';
+import { parseClusterCidrs } from './nat/prefixes';
+import { attachNatDataplane, detachNatDataplane } from './nat/attach';
+import { NatMetrics } from './nat/metrics';
 import { natFilters, type NatMaps } from './bpf/nat';
-import { AnswerHeartbeat } from './heartbeat';
-import { AgentLease } from './lease';
+import { AnswerHeartbeat } from './liveness/heartbeat';
+import { AgentLease } from './liveness/lease';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
 import { ArpPacketSocket } from './announce/packet-socket';
 import { AnnounceCounters } from './announce/counters';
 import { AgentResources } from './resources';
 import { referenceTo } from '../kube/events';
-import { parseOwnerDaemonSet, UninstallWatch } from './uninstall';
+import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -128,53 +129,41 @@ interface Running {
   readonly nat: NatMaps | undefined;
 }
 
+/** A feature's loop (arp/, nat/, liveness/): serve() starts them in the order Parts.loops lists
+ * them, and stops them in reverse. */
+interface FeatureLoop {
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+}
+
 /** The agent's long-running parts, built but not started. */
 interface Parts {
   readonly runtimeMetrics: RuntimeMetrics;
   readonly recorder: EventRecorder;
   readonly counters: AnnounceCounters | undefined;
-  readonly agent: NodeAgent;
+  readonly arp: ArpSync;
   readonly natSync: NatSync | undefined;
   readonly lease: AgentLease | undefined;
+  readonly uninstall: UninstallWatch | undefined;
+  /** Every feature's loop, in start order. */
+  readonly loops: readonly FeatureLoop[];
 }
 
 async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running): Promise<number> {
   const parts = buildParts(flags, logger, r, r.nat ? await serviceCIDRsServed(r.rest, logger) : false);
-  const { agent, natSync, lease, recorder, counters } = parts;
+  const { arp, uninstall, recorder, counters, loops } = parts;
   const health = healthServer(flags, r, parts);
-  lease?.start();
-  // FO-2: the heartbeat moves while the agent's view is current, never past the last renewal the
-  // API server accepted (lease.ts says why).
-  const provenAtNs = () => (!agent.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs());
-  const heartbeat = new AnswerHeartbeat({
-    maps: r.attached.maps,
-    ifindex: r.ifindex,
-    expiryMs: flags.answerExpiryMs,
-    logger,
-    provenAtNs,
-  });
-  heartbeat.start();
   const ports = await health.start();
   logger.info('listening', ports);
-  const uninstall = flags.ownerDaemonSet
-    ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
-    : undefined;
-  uninstall?.start();
-  void natSync?.start();
-  const started = agent
-    .start()
-    .then(() =>
-      logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
-    );
+  const starts = loops.map((loop) => loop.start());
+  const started = Promise.resolve(starts[loops.indexOf(arp)]).then(() =>
+    logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
+  );
   const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
-  // Decided before anything stops: what the watch saw last (uninstall.ts says why not at SIGTERM).
+  // Decided before anything stops: what the watch saw last (liveness/uninstall.ts says why not at SIGTERM).
   const stop = uninstall?.stopKind() ?? { uninstall: false, why: 'no --owner-daemonset' };
   logger.info('stopping', { signal, detach: flags.detachOnExit, uninstall: stop.uninstall, why: stop.why });
-  await uninstall?.stop();
-  heartbeat.stop();
-  await lease?.stop();
-  await agent.stop();
-  await natSync?.stop();
+  for (const loop of [...loops].reverse()) await loop.stop();
   await recorder.stop();
   await health.stop();
   counters?.close();
@@ -182,60 +171,18 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
   return 0;
 }
 
-/** The node agent, its move announcements (FO-1), the NAT sync and the node's Lease (FO-3); none started. */
+/** Every feature's loop, none started: NAT, ARP (with its move announcements, FO-1), the node's
+ * Lease (FO-3), the answers' heartbeat (FO-2) and the uninstall watch. */
 function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsServed: boolean): Parts {
   const runtimeMetrics = new RuntimeMetrics();
-  const metrics = new AgentMetrics(runtimeMetrics);
-  metrics.setMode(r.attached.mode);
   const recorder = new EventRecorder(r.rest, {
     reportingController: 'juneau.loutres.me/agent',
     reportingInstance: flags.nodeName,
     logger,
   });
-  // FO-1: opens its ARP socket only while an address of an announcing network is being handed over.
   const counters = openAnnounceCounters(r.pinDir, logger);
-  const announcements: MoveAnnouncements = new MoveAnnouncements({
-    nodeName: flags.nodeName,
-    ifname: r.iface.name,
-    mac: r.iface.mac,
-    recorder,
-    logger,
-    metrics: new AnnounceMetrics(runtimeMetrics),
-    counters,
-    openSocket: () => new ArpPacketSocket(r.ifindex),
-    advertisementsFor: (address) =>
-      agent.advertisements
-        .list()
-        .filter((ad) => ad.spec?.address === address)
-        .map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
-  });
-  const agent: NodeAgent = new NodeAgent({
-    announcements,
-    watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
-    client: r.rest,
-    nodeName: flags.nodeName,
-    datapath: r.attached.maps,
-    recorder,
-    iface: r.iface,
-    readInterface: () => localInterfaces().find((i) => i.name === r.iface.name),
-    pollIntervalMs: flags.pollIntervalMs,
-    conflictDetection: flags.conflictDetection,
-    metrics,
-    logger,
-  });
-  const natSync =
-    r.nat &&
-    new NatSync({
-      client: r.rest,
-      nodeName: flags.nodeName,
-      datapath: r.nat,
-      pollIntervalMs: flags.pollIntervalMs,
-      metrics: new NatMetrics(runtimeMetrics),
-      logger,
-      extraClusterCidrs: parseClusterCidrs(flags.natClusterCidrs),
-      serviceCIDRsServed,
-    });
-  // FO-3: the node's Lease.
+  const arp = arpLoop(flags, logger, r, { runtimeMetrics, recorder, counters });
+  const natSync = r.nat && natLoop(flags, logger, r, r.nat, runtimeMetrics, serviceCIDRsServed);
   const lease = flags.leaseNamespace
     ? new AgentLease({
         rest: r.rest,
@@ -246,19 +193,95 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsS
         logger,
       })
     : undefined;
-  return { runtimeMetrics, recorder, counters, agent, natSync, lease };
+  // FO-2: the heartbeat moves while the agent's view is current, never past the last renewal the
+  // API server accepted (liveness/lease.ts says why).
+  const heartbeat = new AnswerHeartbeat({
+    maps: r.attached.maps,
+    ifindex: r.ifindex,
+    expiryMs: flags.answerExpiryMs,
+    logger,
+    provenAtNs: () => (!arp.viewIsCurrent ? undefined : lease ? lease.lastRenewSentNs : monotonicNowNs()),
+  });
+  const uninstall = flags.ownerDaemonSet
+    ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
+    : undefined;
+  const loops = [natSync, arp, lease, heartbeat, uninstall].filter((l): l is NonNullable<typeof l> => l !== undefined);
+  return { runtimeMetrics, recorder, counters, arp, natSync, lease, uninstall, loops };
+}
+
+/** The ARP loop and its move announcements (FO-1: an ARP socket open only while an address of an
+ * announcing network is being handed over). */
+function arpLoop(
+  flags: AgentFlags,
+  logger: Logger,
+  r: Running,
+  shared: Pick<Parts, 'runtimeMetrics' | 'recorder' | 'counters'>,
+): ArpSync {
+  const metrics = new AgentMetrics(shared.runtimeMetrics);
+  metrics.setMode(r.attached.mode);
+  const announcements: MoveAnnouncements = new MoveAnnouncements({
+    nodeName: flags.nodeName,
+    ifname: r.iface.name,
+    mac: r.iface.mac,
+    recorder: shared.recorder,
+    logger,
+    metrics: new AnnounceMetrics(shared.runtimeMetrics),
+    counters: shared.counters,
+    openSocket: () => new ArpPacketSocket(r.ifindex),
+    advertisementsFor: (address) =>
+      arp.advertisements
+        .list()
+        .filter((ad) => ad.spec?.address === address)
+        .map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
+  });
+  const arp: ArpSync = new ArpSync({
+    announcements,
+    watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
+    client: r.rest,
+    nodeName: flags.nodeName,
+    datapath: r.attached.maps,
+    recorder: shared.recorder,
+    iface: r.iface,
+    readInterface: () => localInterfaces().find((i) => i.name === r.iface.name),
+    pollIntervalMs: flags.pollIntervalMs,
+    conflictDetection: flags.conflictDetection,
+    metrics,
+    logger,
+  });
+  return arp;
+}
+
+/** The NAT loop over the attached NAT maps. */
+function natLoop(
+  flags: AgentFlags,
+  logger: Logger,
+  r: Running,
+  datapath: NatMaps,
+  runtimeMetrics: RuntimeMetrics,
+  serviceCIDRsServed: boolean,
+): NatSync {
+  return new NatSync({
+    client: r.rest,
+    nodeName: flags.nodeName,
+    datapath,
+    pollIntervalMs: flags.pollIntervalMs,
+    metrics: new NatMetrics(runtimeMetrics),
+    logger,
+    extraClusterCidrs: parseClusterCidrs(flags.natClusterCidrs),
+    serviceCIDRsServed,
+  });
 }
 
 /** /healthz and /readyz with the agent's checks, and /metrics; not started. */
 function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer {
-  const { agent, natSync, lease } = parts;
+  const { arp, natSync, lease } = parts;
   const health = new HealthServer({
     healthAddr: flags.healthAddr,
     metricsAddr: flags.metricsAddr,
     metrics: parts.runtimeMetrics,
   });
-  health.addReadinessCheck('informers-synced', () => agent.informersSynced);
-  health.addReadinessCheck('maps-reconciled', () => agent.reconciledOnce);
+  health.addReadinessCheck('informers-synced', () => arp.informersSynced);
+  health.addReadinessCheck('maps-reconciled', () => arp.reconciledOnce);
   if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
   // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
   if (r.nat)

@@ -1,9 +1,9 @@
-/** The Juneau kinds the agent reads, as REST resource types, and their views for desired.ts. */
+/** The Juneau kinds the agent reads, as REST resource types, and their views for arp/desired.ts. */
 import { addressPoolKind, arpAdvertisementKind, externalNetworkKind } from '../../api';
 import type { AddressPool, ARPAdvertisement, ExternalNetwork } from '../../api';
 import { juneauResource } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
-import type { AdvertisementView, NetworkView, PoolView } from './desired';
+import type { AdvertisementView, NetworkView, PoolView } from './arp/desired';
 
 const juneau = juneauResource;
 

@@ -1,6 +1,6 @@
 /** Pure renderings of the pinned maps for `kubectl juneau bpf ...`: aligned tables and JSON rows. */
 import type { ArpEntry, GuardListing, ReasonName } from '../agent/bpf';
-import { compareAddresses } from '../agent/desired';
+import { compareAddresses } from '../agent/arp/desired';
 
 export interface ArpTableRow {
   readonly address: string;

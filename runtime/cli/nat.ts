@@ -1,7 +1,7 @@
 /** `kubectl juneau bpf dump nat` and `bpf stats nat`: the ElasticIP NAT maps (NAT-5), as pinned. */
 import { NatMaps, type NatEntry } from '../agent/bpf/nat';
 import type { NatReasonName } from '../agent/bpf/layout';
-import { compareAddresses } from '../agent/desired';
+import { compareAddresses } from '../agent/arp/desired';
 import { table, type StatsRow } from './format';
 
 export interface NatRow {

@@ -4,7 +4,7 @@
  * than from the owner's status, so it shows what the agents are told to answer.
  */
 import type { ARPAdvertisement, ElasticIP, ServiceLoadBalancer } from '../../api';
-import { compareAddresses } from '../agent/desired';
+import { compareAddresses } from '../agent/arp/desired';
 import type { RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
 import { CliResources } from './kube';

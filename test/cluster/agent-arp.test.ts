@@ -1,7 +1,7 @@
 // The real juneau-agent against the real control plane, answering real ARP from real XDP: a Node
 // whose InternalIP is the address of eth0 in a "node" network namespace; the agent runs inside that
 // namespace; a client namespace on the same segment sends ARP requests and captures what comes back.
-// The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (seed 004).
+// The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (the incident behind OPS-1).
 import * as path from 'node:path';
 import { ArpMaps, PIN_SUBDIR } from '../../runtime/agent/bpf';
 import { AgentResources } from '../../runtime/agent/resources';
@@ -25,7 +25,7 @@ import {
 jest.setTimeout(90_000);
 
 const VIP = `${SUBNET}.60`;
-const VIP_IPVS = `${SUBNET}.61`; // also held by the node's kernel on kube-ipvs0 (seed 004)
+const VIP_IPVS = `${SUBNET}.61`; // also held by the node's kernel on kube-ipvs0 (the incident behind OPS-1)
 const VIP_GONE = `${SUBNET}.62`; // deleted while the agent is down
 const VIP_LATE = `${SUBNET}.63`; // created while the agent is down
 const FAR = '198.51.100.7'; // outside eth0's 192.0.2.0/24 (EN-12)
@@ -86,7 +86,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     await requireCrd('arpadvertisements');
     await rig.setup();
     const ns = rig.node(0);
-    // kube-proxy ipvs with strictARP: false (seed 004): LB IPs on kube-ipvs0, arp_ignore=0.
+    // kube-proxy ipvs with strictARP: false (the incident behind OPS-1): LB IPs on kube-ipvs0, arp_ignore=0.
     await rig.in(ns, 'ip', 'link', 'add', 'kube-ipvs0', 'type', 'veth', 'peer', 'name', 'kube-ipvs0p');
     await rig.in(ns, 'ip', 'addr', 'add', `${VIP_IPVS}/32`, 'dev', 'kube-ipvs0');
     for (const scope of ['all', 'eth0']) await rig.sysctl(ns, `net.ipv4.conf.${scope}.arp_ignore`, '0');
@@ -191,7 +191,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
     expect(maps!.lookupAddress(VIP)).toMatchObject({ lastConflictMac: rig.clientMac });
   });
 
-  test('OPS-1 seed 004: nodeName moved away -> no answer, although the kernel holds the address on kube-ipvs0 with arp_ignore=0 (the guard drops it)', async () => {
+  test('OPS-1: nodeName moved away -> no answer, although the kernel holds the address on kube-ipvs0 with arp_ignore=0 (the guard drops it)', async () => {
     expect(await rig.in(rig.node(0), 'ip', '-o', 'addr', 'show', 'dev', 'kube-ipvs0')).toContain(VIP_IPVS);
     await createAd(VIP_IPVS);
     await waitForTable([VIP, VIP_GONE, VIP_IPVS]);
@@ -203,7 +203,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
       spec: { nodeName: `elsewhere-${rig.id}` },
     });
     await waitForTable([VIP, VIP_GONE]);
-    // Control: with the guard switched off behind the agent's back, this node's kernel answers (seed 004).
+    // Control: with the guard switched off behind the agent's back, this node's kernel answers (the incident behind OPS-1).
     // Only the flag changes: the agent's heartbeat and expiry stay as it wrote them, so a test that
     // fails here leaves the next one an agent whose answers have not expired (FO-2).
     const ifindex = agent.lines.find((l) => l.msg === 'responder attached')!.ifindex as number;

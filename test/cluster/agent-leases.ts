@@ -1,7 +1,7 @@
 // The agents' node Leases (FO-2) for controller tests without agents: the test starts and stops
 // renewing each node's Lease itself, as an agent that lives or dies would.
 import { INSTALL } from '../../api';
-import { AgentLease, agentLeaseName } from '../../runtime/agent/lease';
+import { AgentLease, agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { Resources } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 import { createArpNetwork, deleteArpNetwork, deleteNodes, ensureNode, ignoreNotFound } from './fixture';

@@ -4,8 +4,8 @@
 // when the NetworkInterface goes. The agent runs in the node namespace of the NAT rig and makes its
 // VXLAN device there. No Juneau controller runs in the cluster project: the test writes the
 // statuses the controller would. The packets themselves: test/netns/nat-en9.test.ts.
-import { NatResources } from '../../runtime/agent/nat';
-import { VXLAN_DEVICE } from '../../runtime/agent/vxlan';
+import { NatResources } from '../../runtime/agent/nat/sync';
+import { VXLAN_DEVICE } from '../../runtime/agent/nat/vxlan';
 import { describeAsRoot } from '../netns/rig';
 import { useAgentNat } from './agent-nat-harness';
 import { ensureNode, ignoreNotFound, waitFor } from './fixture';

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { PIN_SUBDIR } from '../../runtime/agent/bpf/pins';
-import { NatResources } from '../../runtime/agent/nat';
+import { NatResources } from '../../runtime/agent/nat/sync';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { RestClient } from '../../runtime/kube/rest';

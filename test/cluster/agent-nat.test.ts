@@ -3,7 +3,7 @@
 // the node namespace with the node's InternalIP on ext0. No Juneau controller runs in the cluster
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
-import { NatResources } from '../../runtime/agent/nat';
+import { NatResources } from '../../runtime/agent/nat/sync';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
 import { useAgentNat } from './agent-nat-harness';

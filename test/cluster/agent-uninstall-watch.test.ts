@@ -1,10 +1,10 @@
-// How the agent tells an uninstall from a restart (runtime/agent/uninstall.ts), against the real
+// How the agent tells an uninstall from a restart (runtime/agent/liveness/uninstall.ts), against the real
 // API server: its DaemonSet in place (a restart or a rolling update) keeps the responder; the
 // DaemonSet deleted, or its namespace being deleted, makes the stop an uninstall; before the
 // watch has seen anything the answer is "keep". The whole path on real nodes (detach and pins
 // removed by `kubectl delete -f`, kept across `rollout restart`) is test/box/install.test.ts.
 import { randomBytes } from 'node:crypto';
-import { UninstallWatch, DAEMONSETS } from '../../runtime/agent/uninstall';
+import { UninstallWatch, DAEMONSETS } from '../../runtime/agent/liveness/uninstall';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { INSTALL, type ARPAdvertisement } from '../../api';
-import { agentLeaseName } from '../../runtime/agent/lease';
+import { agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauResources } from '../../runtime/controller/resources';
 import { Resources } from '../../runtime/kube/resources';

@@ -9,7 +9,7 @@ import { sleep } from '../sleep';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api';
 import { DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS } from '../../runtime/agent/flags';
-import { agentLeaseName } from '../../runtime/agent/lease';
+import { agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { APP_NAMESPACE, CONTROLLER_NAMESPACE, E2ERig, serviceLoadBalancerRef } from './rig';
 import { after, firstLogLine, firstWatchEvent, handoverFrames, neighbourChange } from './timeline';
 import * as path from 'node:path';

@@ -1,18 +1,18 @@
-// The agent's per-event path (issue 16) on the real pinned maps with the XDP program attached: an
+// The agent's per-event path (bench/scale) on the real pinned maps with the XDP program attached: an
 // ARPAdvertisement created is answered, one deleted is not, each by a write of its own entry
 // only (the other entries keep their counters); the deleted address's filter bit is cleared at
 // the next poll, which rebuilds the filter from the table it reads anyway. The API side is the
 // unit tests' fake list/watch client (the cluster tests run the agent against a real API server).
-import { NodeAgent } from '../../runtime/agent/agent';
+import { ArpSync } from '../../runtime/agent/arp/sync';
 import { arpFilterBit, arpFilterHas } from '../../runtime/agent/bpf/layout';
 import { FakeApi, arpAd, tick } from '../unit/agent-fakes';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(30_000);
 
-describeAsRoot('NodeAgent per-event path on the real maps', () => {
+describeAsRoot('ArpSync per-event path on the real maps', () => {
   const rig = useRig(1);
-  let agent: NodeAgent | undefined;
+  let agent: ArpSync | undefined;
   afterEach(() => agent?.stop());
 
   test('ARP-10: a created ARPAdvertisement is answered and a deleted one is not, each by one entry; the poll clears the stale filter bit', async () => {
@@ -20,7 +20,7 @@ describeAsRoot('NodeAgent per-event path on the real maps', () => {
     const maps = rig.maps(0);
     const api = new FakeApi();
     const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }] };
-    agent = new NodeAgent({
+    agent = new ArpSync({
       client: api,
       nodeName: 'node-a',
       datapath: maps,

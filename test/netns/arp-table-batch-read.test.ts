@@ -1,5 +1,5 @@
 // The agent reads external_arp_table in batches (BPF_MAP_LOOKUP_BATCH) on every pass and poll
-// (issue 16, bench/scale): the batched read must return exactly what the key-by-key walk returns,
+// (bench/scale): the batched read must return exactly what the key-by-key walk returns,
 // keys and per-CPU counters, however the batch size cuts the table's buckets (a bucket larger than
 // the batch makes the kernel answer ENOSPC, and the read retries it with more room).
 import { describeAsRoot, useRig, CLIENT_IP, SUBNET, repliesFor } from './rig';

@@ -1,7 +1,7 @@
 // FO-2 on real XDP: an interface's answers expire when its heartbeat in juneau_config is older
 // than the configured expiry, and a restart (a new loader process adopting the pins, as a
 // restarted agent does) within the expiry loses no answer. The node's kernel holds the address on
-// a kube-ipvs0-like interface with arp_ignore=0 (seed 004): an expired node must not hand the
+// a kube-ipvs0-like interface with arp_ignore=0 (the incident behind OPS-1): an expired node must not hand the
 // request to it, the guard still drops it. The heartbeat is written from this (Node.js) process
 // with the agent's clock (runtime/agent/bpf/clock.ts) and read by the program with
 // bpf_ktime_get_ns(): the test proves both clocks agree, to within a probe interval.

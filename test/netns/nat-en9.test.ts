@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/pins';
-import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat';
-import { VXLAN_PORT } from '../../runtime/agent/vxlan';
+import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat/desired';
+import { VXLAN_PORT } from '../../runtime/agent/nat/vxlan';
 import { NatRig } from './nat-rig';
 import { describeAsRoot } from './rig';
 

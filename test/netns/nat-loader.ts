@@ -5,7 +5,7 @@
 // Usage: tsx test/netns/nat-loader.ts attach|detach|filters '<json>' -> one JSON line on stdout.
 import { ifNameToIndex } from '../../runtime/agent/bpf/libbpf';
 import { attachNat, detachNat, natFilters } from '../../runtime/agent/bpf/nat';
-import { ensureVxlanDevice } from '../../runtime/agent/vxlan';
+import { ensureVxlanDevice } from '../../runtime/agent/nat/vxlan';
 
 interface Request {
   readonly ext: string;

@@ -4,7 +4,7 @@
 // conflicts for it; and what the filter rules out goes to the kernel exactly as before.
 import { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
 import { arpFilterBit, arpFilterHas } from '../../runtime/agent/bpf/layout';
-import { writeDesired } from '../../runtime/agent/writer';
+import { writeDesired } from '../../runtime/agent/arp/writer';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(30_000);

@@ -1,8 +1,8 @@
-// A full map converges (issue 11 item 10): the pinned maps are at max_entries and the desired set
+// A full map converges: the pinned maps are at max_entries and the desired set
 // moves (some entries leave, as many others arrive). An insert into a full hash map fails with
 // E2BIG and one into a full LPM trie with ENOSPC, so a writer that adds before it removes never
 // converges. Real maps of the real responder, pinned by a real attach; the writer is the agent's.
-import { writeDesired } from '../../runtime/agent/writer';
+import { writeDesired } from '../../runtime/agent/arp/writer';
 import { LIMITS } from '../../runtime/agent/bpf/layout';
 import { CLIENT_IP, Rig, SUBNET, describeAsRoot, repliesFor } from './rig';
 

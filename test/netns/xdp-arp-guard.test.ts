@@ -13,7 +13,7 @@ const POOL = [`${SUBNET}.0/25`];
 const VIP = `${SUBNET}.60`; // owned by node 0
 const HELD_BY_NOBODY = `${SUBNET}.61`; // on both kernels' kube-ipvs0, in no external_arp_table
 
-describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () => {
+describeAsRoot('the OPS-1 incident replayed: guard and conflict detection on two nodes', () => {
   const rig = new Rig(2);
   const macs: string[] = [];
   const ifindexes: number[] = [];
@@ -25,7 +25,7 @@ describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () 
     await rig.setup();
     for (const node of [0, 1]) {
       const ns = rig.node(node);
-      // kube-proxy ipvs with strictARP: false (seed 004): every LB IP on kube-ipvs0, arp_ignore=0.
+      // kube-proxy ipvs with strictARP: false (the incident behind OPS-1): every LB IP on kube-ipvs0, arp_ignore=0.
       // kube-proxy uses a dummy device, left down; this kernel may lack the dummy driver, and a
       // veth left down is the same thing to ARP: a local address on another interface.
       await rig.in(ns, 'ip', 'link', 'add', 'kube-ipvs0', 'type', 'veth', 'peer', 'name', 'kube-ipvs0p');
@@ -44,7 +44,7 @@ describeAsRoot('seed 004 replay: guard and conflict detection on two nodes', () 
     await rig.destroy();
   }, 60_000);
 
-  test('seed 004 as it happened: with the guard off, both kernels answer for the VIP (the test can see the race)', async () => {
+  test('the OPS-1 incident as it happened: with the guard off, both kernels answer for the VIP (the test can see the race)', async () => {
     setGuard(0, false);
     setGuard(1, false);
     try {

@@ -1,6 +1,6 @@
 // ARP-12: the guard also applies to ARP requests that arrive VLAN-tagged (802.1Q, 802.1ad, QinQ).
 // One node whose kernel holds the VIP and a guarded address nobody owns on a kube-ipvs0-like
-// interface with arp_ignore=0 (seed 004). Frames are built byte by byte, tags in the frame, as a
+// interface with arp_ignore=0 (the incident behind OPS-1). Frames are built byte by byte, tags in the frame, as a
 // switch trunk port delivers them. What the responder does with tags is written at the top of
 // bpf/xdp_arp.bpf.c: priority tags (VLAN id 0) are our network and handled like untagged
 // frames; a nonzero VLAN id is another network, where it never answers, only guards.
@@ -90,7 +90,7 @@ describeAsRoot('ARP-12: the guard applies to VLAN-tagged ARP requests (802.1Q, 8
   beforeAll(async () => {
     await rig.setup();
     const ns = rig.node(0);
-    // kube-proxy ipvs with strictARP: false (seed 004), as in xdp-arp-guard.test.ts.
+    // kube-proxy ipvs with strictARP: false (the incident behind OPS-1), as in xdp-arp-guard.test.ts.
     await rig.in(ns, 'ip', 'link', 'add', 'kube-ipvs0', 'type', 'veth', 'peer', 'name', 'kube-ipvs0p');
     await rig.in(ns, 'ip', 'addr', 'add', `${VIP}/32`, 'dev', 'kube-ipvs0');
     await rig.in(ns, 'ip', 'addr', 'add', `${HELD_BY_NOBODY}/32`, 'dev', 'kube-ipvs0');

@@ -1,7 +1,7 @@
-// The NodeAgent's unit-test fakes: a list/watch client whose lists block until open() and whose
+// The ArpSync's unit-test fakes: a list/watch client whose lists block until open() and whose
 // watches the test drives, and an in-memory datapath (no BPF: the netns tests load the real one).
-import { NodeAgent, type NodeAgentOptions } from '../../runtime/agent/agent';
-import type { ArpDatapath } from '../../runtime/agent/writer';
+import { ArpSync, type ArpSyncOptions } from '../../runtime/agent/arp/sync';
+import type { ArpDatapath } from '../../runtime/agent/arp/writer';
 import type { ObjectReference } from '../../runtime/kube/events';
 import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
 import type { ListWatchClient } from '../../runtime/kube/informer';
@@ -107,16 +107,16 @@ export interface RecordedWarning {
 }
 
 /**
- * The NodeAgent of node-a on the fakes, on `iface` unless `readInterface` says otherwise; its
+ * The ArpSync of node-a on the fakes, on `iface` unless `readInterface` says otherwise; its
  * Warning Events go to `warnings`. The poll is a minute away: a test calls `poll()` itself.
  */
 export function fakeAgent(
   api: FakeApi,
   datapath: FakeDatapath,
   warnings: RecordedWarning[] = [],
-  readInterface: NodeAgentOptions['readInterface'] = () => iface,
-): NodeAgent {
-  return new NodeAgent({
+  readInterface: ArpSyncOptions['readInterface'] = () => iface,
+): ArpSync {
+  return new ArpSync({
     client: api,
     nodeName: 'node-a',
     datapath,

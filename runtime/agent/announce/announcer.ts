@@ -5,7 +5,7 @@
  * router still caches the previous node's MAC (ARP-8). An RFC 5227 section 3 announcement (a
  * broadcast request with sender IP = target IP = the address) makes every host that caches the
  * address switch to our MAC at once. Sent while the previous node still answers, it would only
- * start a race between two answering MACs (the incident of seed 004), so it must come after the
+ * start a race between two answering MACs (the incident behind OPS-1), so it must come after the
  * previous node has stopped.
  *
  * The order we rely on, and why it is observed rather than assumed: the controller moves an
@@ -24,14 +24,14 @@
  * entry it just updated. When another host still answers after `giveUpAfterMs` (longer than the
  * FO-2 expiry, so it is no stale Juneau node), nothing is announced and a Warning says who.
  *
- * Knows no Kubernetes: addresses in, outcomes out (agent.ts turns them into Events and metrics).
+ * Knows no Kubernetes: addresses in, outcomes out (handovers.ts turns them into Events and metrics).
  */
 import { announcementFrame, claimsAddress, parseArpFrame, probeFrame, type ArpPacket } from './frames';
 import type { FrameSocket } from './packet-socket';
 
 /** An XDP responder answers in microseconds and a kernel in a few milliseconds on a LAN; 50 ms of
- * silence is ten times a slow kernel's answer while costing a move only 50 ms (issue 15 asks 250
- * ms from unready to the router). */
+ * silence is ten times a slow kernel's answer while costing a move only 50 ms (a failover budget is
+ * a few hundred ms from unready to the router). */
 export const DEFAULT_ANSWER_WAIT_MS = 50;
 /** How often the socket is read while waiting for an answer (an answer ends the wait). */
 export const CLAIM_POLL_MS = 5;

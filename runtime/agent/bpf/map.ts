@@ -1,5 +1,5 @@
 // A BPF map reached by file descriptor: typed byte-level operations over the libbpf binding.
-// Knows nothing of what the bytes mean; layout.ts does.
+// Knows nothing of what the bytes mean; layout/ does.
 import * as libbpf from './libbpf';
 import * as layout from './layout';
 

@@ -200,7 +200,7 @@ export class NatMaps {
       opened.push(map);
       if (map.keySize !== keySize || map.valueSize !== valueSize) {
         throw new Error(
-          `${map.path}: key/value ${map.keySize}/${map.valueSize} bytes, layout.ts expects ${keySize}/${valueSize}`,
+          `${map.path}: key/value ${map.keySize}/${map.valueSize} bytes, layout/ expects ${keySize}/${valueSize}`,
         );
       }
       return map;
