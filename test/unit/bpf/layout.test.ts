@@ -10,17 +10,24 @@ import * as path from 'node:path';
 import * as layout from '../../../runtime/agent/bpf/layout';
 import { Btf, compileStaticAsserts, layoutAsserts, loadBtf, REPO } from '../btf';
 
+/** The BTF of each built object, read once. */
+const btfs = new Map<string, Btf>();
+const btfOf = (object: string): Btf => btfs.get(object) ?? btfs.set(object, loadBtf(object)).get(object)!;
+
+/** Each object and the structs of layout/ whose BTF it carries. */
+const OBJECT_STRUCTS = [
+  ['xdp_arp.bpf.o', layout.STRUCTS],
+  ['tc_nat.bpf.o', layout.NAT_STRUCTS],
+  ['juneau_announce.bpf.o', [layout.ANNOUNCE_VALUE]],
+] as const;
+
+test.each(OBJECT_STRUCTS.flatMap(([object, structs]) => structs.map((s) => [s.name, object, s] as const)))(
+  'struct %s (BTF of build/bpf/%s): size, field names, offsets and sizes',
+  (name, object, mirror) => expect(btfOf(object).layoutOf(name)).toEqual({ size: mirror.size, fields: mirror.fields }),
+);
+
 describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/agent/bpf/layout/arp.ts', () => {
-  let btf: Btf;
-
-  beforeAll(() => {
-    btf = loadBtf('xdp_arp.bpf.o');
-  });
-
-  test.each(layout.STRUCTS.map((s) => [s.name, s] as const))(
-    'struct %s: size, field names, offsets and sizes',
-    (name, mirror) => expect(btf.layoutOf(name)).toEqual({ size: mirror.size, fields: mirror.fields }),
-  );
+  const btf = (): Btf => btfOf('xdp_arp.bpf.o');
 
   test('no implicit padding: fields tile each struct exactly (every hole is a named pad)', () => {
     for (const s of layout.STRUCTS) {
@@ -43,23 +50,23 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     [layout.MAP_NAMES.slots, '__u32', 'struct juneau_arp_slot', layout.LIMITS.JUNEAU_ARP_SLOTS],
     [layout.MAP_NAMES.counters, '__u32', 'struct juneau_arp_value', layout.LIMITS.JUNEAU_ARP_SLOTS],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
-    expect(btf.mapShape(map)).toEqual({ key, value, maxEntries }),
+    expect(btf().mapShape(map)).toEqual({ key, value, maxEntries }),
   );
 
   test('external_arp_table is a per-CPU hash without preallocation, as the agent checks on its pin; the filter an array', () => {
-    expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'type').nr_elems).toBe(layout.ARP_TABLE_TYPE);
+    expect(btf().mapMember(layout.MAP_NAMES.arpTable, 'type').nr_elems).toBe(layout.ARP_TABLE_TYPE);
     expect(layout.ARP_TABLE_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_PERCPU_HASH);
-    expect(btf.mapMember(layout.MAP_NAMES.arpTable, 'map_flags').nr_elems).toBe(layout.BPF_F_NO_PREALLOC);
-    expect(btf.mapMember(layout.MAP_NAMES.filter, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
+    expect(btf().mapMember(layout.MAP_NAMES.arpTable, 'map_flags').nr_elems).toBe(layout.BPF_F_NO_PREALLOC);
+    expect(btf().mapMember(layout.MAP_NAMES.filter, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
   test('the address slots are an array and their counters a per-CPU array, so the program reads both without a call', () => {
-    expect(btf.mapMember(layout.MAP_NAMES.slots, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
-    expect(btf.mapMember(layout.MAP_NAMES.counters, 'type').nr_elems).toBe(6); // BPF_MAP_TYPE_PERCPU_ARRAY
+    expect(btf().mapMember(layout.MAP_NAMES.slots, 'type').nr_elems).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
+    expect(btf().mapMember(layout.MAP_NAMES.counters, 'type').nr_elems).toBe(6); // BPF_MAP_TYPE_PERCPU_ARRAY
   });
 
   test('juneau_config is an array of slots (read without a call), as the agent checks on its pin', () => {
-    expect(btf.mapMember(layout.MAP_NAMES.config, 'type').nr_elems).toBe(layout.CONFIG_TYPE);
+    expect(btf().mapMember(layout.MAP_NAMES.config, 'type').nr_elems).toBe(layout.CONFIG_TYPE);
     expect(layout.CONFIG_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
@@ -217,16 +224,7 @@ describe('bpf map encoders', () => {
 });
 
 describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agent/bpf/layout/nat.ts', () => {
-  let btf: Btf;
-
-  beforeAll(() => {
-    btf = loadBtf('tc_nat.bpf.o');
-  });
-
-  test.each(layout.NAT_STRUCTS.map((s) => [s.name, s] as const))(
-    'struct %s: size, field names, offsets and sizes',
-    (name, mirror) => expect(btf.layoutOf(name)).toEqual({ size: mirror.size, fields: mirror.fields }),
-  );
+  const btf = (): Btf => btfOf('tc_nat.bpf.o');
 
   test.each([
     [layout.NAT_MAP_NAMES.in, 'struct juneau_nat_key', 'struct juneau_nat_value', layout.NAT_LIMITS.JUNEAU_NAT_MAX],
@@ -259,7 +257,7 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
       layout.NAT_LIMITS.JUNEAU_NAT_VNI_MAX,
     ],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
-    expect(btf.mapShape(map)).toEqual({ key, value, maxEntries }),
+    expect(btf().mapShape(map)).toEqual({ key, value, maxEntries }),
   );
 
   test('NAT constants, sizes and offsets of layout/nat.ts compile as static assertions against bpf/juneau_arp.h', () => {
@@ -283,22 +281,11 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
 });
 
 describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce.bpf.o) equals runtime/agent/bpf/layout/announce.ts', () => {
-  let btf: Btf;
-
-  beforeAll(() => {
-    btf = loadBtf('juneau_announce.bpf.o');
-  });
-
-  test('FO-1: struct juneau_announce_value: size, field names, offsets and sizes', () => {
-    expect(btf.layoutOf(layout.ANNOUNCE_VALUE.name)).toEqual({
-      size: layout.ANNOUNCE_VALUE.size,
-      fields: layout.ANNOUNCE_VALUE.fields,
-    });
-  });
+  const btf = (): Btf => btfOf('juneau_announce.bpf.o');
 
   test('FO-1: map juneau_announce: a hash keyed by juneau_arp_key, JUNEAU_ANNOUNCE_MAX entries', () => {
-    expect(btf.mapMember(layout.ANNOUNCE_MAP_NAME, 'type').nr_elems).toBe(1); // BPF_MAP_TYPE_HASH
-    expect(btf.mapShape(layout.ANNOUNCE_MAP_NAME)).toEqual({
+    expect(btf().mapMember(layout.ANNOUNCE_MAP_NAME, 'type').nr_elems).toBe(1); // BPF_MAP_TYPE_HASH
+    expect(btf().mapShape(layout.ANNOUNCE_MAP_NAME)).toEqual({
       key: 'struct juneau_arp_key',
       value: `struct ${layout.ANNOUNCE_VALUE.name}`,
       maxEntries: layout.ANNOUNCE_LIMITS.JUNEAU_ANNOUNCE_MAX,
