@@ -130,7 +130,7 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
       const pins = await cmd('nsenter', [
         `--mount=/run/juneau-box/mnt/${node.netns}`,
         'ls',
-        '/sys/fs/bpf/juneau/juneau',
+        '/sys/fs/bpf/juneau/juneau/v1',
       ]);
       expect(pins.split('\n')).toContain('external_arp_table');
     }

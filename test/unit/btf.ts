@@ -67,7 +67,7 @@ export class Btf {
     return ['TYPEDEF', 'CONST', 'VOLATILE'].includes(t.kind) ? this.resolve(t.type_id!) : t;
   }
 
-  /** A struct as layout.ts mirrors it: its size and each field's offset and size (a bitfield fails the test). */
+  /** A struct as runtime/agent/bpf/layout/ mirrors it: its size and each field's offset and size (a bitfield fails the test). */
   layoutOf(name: string): { size: number; fields: Record<string, { offset: number; size: number }> } {
     const c = this.struct(name);
     const fields = Object.fromEntries(

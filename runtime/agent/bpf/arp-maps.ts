@@ -146,7 +146,7 @@ export class ArpMaps {
         ? new Map(
             this.countersMap
               .entriesBatched(this.arpValueBytes(), layout.LIMITS.JUNEAU_ARP_SLOTS)
-              .map(([k, v]) => [k.readUInt32LE(0), v]),
+              .map(([k, v]) => [layout.decodeU32Key(k), v]),
           )
         : undefined;
     for (const [address, slot] of slotted) {
@@ -214,7 +214,7 @@ export class ArpMaps {
     const out = new Map<string, number>();
     for (const [k, v] of this.slotsMap.entriesBatched(layout.ARP_SLOT.size, layout.LIMITS.JUNEAU_ARP_SLOTS)) {
       const address = layout.decodeArpSlot(v);
-      if (address !== undefined) out.set(address, k.readUInt32LE(0));
+      if (address !== undefined) out.set(address, layout.decodeU32Key(k));
     }
     return out;
   }

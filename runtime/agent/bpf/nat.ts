@@ -323,7 +323,7 @@ export class NatMaps {
   acceptedVnis(): number[] {
     return this.vniMap
       .keys()
-      .map((k) => k.readUInt32LE(0))
+      .map(layout.decodeNatVniKey)
       .sort((a, b) => a - b);
   }
 
@@ -369,7 +369,7 @@ export class NatMaps {
    * bindings, so an accepted VNI finds its ElasticIP. */
   private syncVnis(direct: readonly DirectBinding[]): void {
     const want = new Set(direct.map((d) => d.vni ?? 0).filter((v) => v > 0));
-    for (const k of this.vniMap.keys()) if (!want.has(k.readUInt32LE(0))) this.vniMap.delete(k);
+    for (const k of this.vniMap.keys()) if (!want.has(layout.decodeNatVniKey(k))) this.vniMap.delete(k);
     for (const vni of want) this.vniMap.insert(layout.encodeNatVniKey(vni), Buffer.alloc(layout.NAT_VNI_VALUE.size));
   }
 

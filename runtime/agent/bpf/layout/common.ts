@@ -57,6 +57,11 @@ export function u32Key(index: number): Buffer {
   return key;
 }
 
+/** The index a u32Key holds. */
+export function decodeU32Key(key: Buffer): number {
+  return key.readUInt32LE(0);
+}
+
 export const STATS_VALUE = cStruct('juneau_stats_value', [['packets', 8]]);
 
 /** A per-CPU value buffer holds one 8-byte-aligned slot per possible CPU; the sum is the count. */

@@ -140,3 +140,7 @@ export function encodeNatVniKey(vni: number): Buffer {
   key.writeUInt32LE(vni, f(NAT_VNI_KEY, 'vni'));
   return key;
 }
+
+export function decodeNatVniKey(key: Buffer): number {
+  return key.readUInt32LE(f(NAT_VNI_KEY, 'vni'));
+}
