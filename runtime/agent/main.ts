@@ -30,7 +30,7 @@ import { ArpSync } from './arp/sync';
 import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
 import { PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
-import { AgentMetrics } from './arp/metrics';
+import { ArpMetrics } from './arp/metrics';
 import { NatResources, NatSync } from './nat/sync';
 import { parseClusterCidrs } from './nat/prefixes';
 import { attachNatDataplane, detachNatDataplane } from './nat/attach';
@@ -217,7 +217,7 @@ function arpLoop(
   r: Running,
   shared: Pick<Parts, 'runtimeMetrics' | 'recorder' | 'counters'>,
 ): ArpSync {
-  const metrics = new AgentMetrics(shared.runtimeMetrics);
+  const metrics = new ArpMetrics(shared.runtimeMetrics);
   metrics.setMode(r.attached.mode);
   const announcements: MoveAnnouncements = new MoveAnnouncements({
     nodeName: flags.nodeName,

@@ -1,5 +1,5 @@
 /**
- * The agent's metric classes (AgentMetrics, NatMetrics, AnnounceMetrics) declare their metrics as
+ * The agent's metric classes (ArpMetrics, NatMetrics, AnnounceMetrics) declare their metrics as
  * one table each, `field: counter(name, labels, help)` (the name and label names first, as the
  * exposition and the README write them: `juneau_agent_arp_probes_total{address}`), and extend
  * `metricsOf(table)`: its constructor registers every entry on the process's RuntimeMetrics

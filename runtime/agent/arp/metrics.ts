@@ -46,7 +46,7 @@ const AGENT_METRICS = {
   ),
 };
 
-export class AgentMetrics extends metricsOf(AGENT_METRICS) {
+export class ArpMetrics extends metricsOf(AGENT_METRICS) {
   private readonly deltas = new CounterDeltas();
   /** Per address, the map's counters at the last poll. */
   private readonly lastEntries = new Map<string, AddressCounters>();

@@ -21,7 +21,7 @@ import { ConflictTracker, type ConflictReport } from './conflicts';
 import { AnsweredAddresses } from './answered';
 import { announcingNetworks, contributionOf, desiredState, type DesiredState, type Refusal } from './desired';
 import { interfaceSubnets, sameInterface, type LocalInterface } from '../interface';
-import type { AgentMetrics } from './metrics';
+import type { ArpMetrics } from './metrics';
 import {
   AgentResources,
   advertisementView,
@@ -51,7 +51,7 @@ export interface ArpSyncOptions {
   readonly pollIntervalMs?: number;
   /** Report conflicts as Events. @default true */
   readonly conflictDetection?: boolean;
-  readonly metrics?: AgentMetrics;
+  readonly metrics?: ArpMetrics;
   readonly logger?: Logger;
   /** FO-2: a watch silent for this long (no event, no bookmark) is broken: relist. @default none */
   readonly watchIdleTimeoutMs?: number;

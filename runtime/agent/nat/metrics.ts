@@ -1,5 +1,5 @@
 /**
- * The NAT data plane's Prometheus metrics (NAT-5), beside AgentMetrics on the same registry: per
+ * The NAT data plane's Prometheus metrics (NAT-5), beside ArpMetrics on the same registry: per
  * ElasticIP packets and bytes in each direction, and the NAT programs' exit reasons. Read from the
  * maps on every poll and added as increments, so they are real counters; an ElasticIP that leaves
  * the maps leaves the metrics.

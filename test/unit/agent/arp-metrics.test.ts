@@ -2,7 +2,7 @@
 // follow the map's counters poll by poll: every address is exported from its first poll, at its
 // value (0 included); a counter moves by what the kernel counted since; a value that went down
 // (the entry deleted and added again) counts from 0; an address that left loses its series.
-import { AgentMetrics } from '../../../runtime/agent/arp/metrics';
+import { ArpMetrics } from '../../../runtime/agent/arp/metrics';
 import type { ArpEntry } from '../../../runtime/agent/bpf';
 import { RuntimeMetrics } from '../../../runtime/kube/metrics';
 
@@ -14,10 +14,10 @@ const entry = (requests: bigint, replies: bigint, conflicts = 0n): ArpEntry => (
   lastConflictMac: undefined,
 });
 
-describe('AgentMetrics.observeEntries', () => {
+describe('ArpMetrics.observeEntries', () => {
   test('ARP-10 RFC 5227: per-address counters follow the map, new addresses exported at their value, gone ones dropped', async () => {
     const runtime = new RuntimeMetrics({ processMetrics: false });
-    const metrics = new AgentMetrics(runtime);
+    const metrics = new ArpMetrics(runtime);
     const series = async () =>
       (await runtime.exposition())
         .split('\n')
