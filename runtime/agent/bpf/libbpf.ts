@@ -72,7 +72,6 @@ function declare(lib: LibraryHandle) {
     bpf_object__next_map: lib.func('bpf_object__next_map', map, [obj, map]),
     bpf_program__fd: lib.func('bpf_program__fd', 'int', [prog]),
     bpf_map__name: lib.func('bpf_map__name', 'str', [map]),
-    bpf_map__fd: lib.func('bpf_map__fd', 'int', [map]),
     bpf_map__set_pin_path: lib.func('bpf_map__set_pin_path', 'int', [map, 'str']),
     bpf_map__type: lib.func('bpf_map__type', 'int', [map]),
     bpf_map__key_size: lib.func('bpf_map__key_size', 'uint32_t', [map]),
@@ -173,10 +172,6 @@ export function programFd(prog: CPointer): number {
 
 export function mapName(map: CPointer): string {
   return lib().bpf.bpf_map__name(map) as string;
-}
-
-export function mapFd(map: CPointer): number {
-  return check('bpf_map__fd', lib().bpf.bpf_map__fd(map), mapName(map));
 }
 
 export function mapSetPinPath(map: CPointer, path: string): void {

@@ -17,11 +17,6 @@ export class BpfObject {
     readonly file: string,
   ) {}
 
-  /** Names of the object's maps, in ELF order. */
-  mapNames(): string[] {
-    return libbpf.objectMaps(this.live()).map(libbpf.mapName);
-  }
-
   /** What the object declares for each map, by name (before load(): what a pin must match). */
   mapDefs(): Map<string, libbpf.MapDef> {
     return new Map(libbpf.objectMaps(this.live()).map((m) => [libbpf.mapName(m), libbpf.mapDef(m)]));
@@ -40,13 +35,6 @@ export class BpfObject {
   /** The loaded program's fd, owned by this object. */
   programFd(name: string): number {
     return libbpf.programFd(libbpf.objectFindProgram(this.live(), name));
-  }
-
-  /** The loaded map's fd, owned by this object. */
-  mapFd(name: string): number {
-    const map = libbpf.objectMaps(this.live()).find((m) => libbpf.mapName(m) === name);
-    if (!map) throw new Error(`${this.file}: no map named '${name}'`);
-    return libbpf.mapFd(map);
   }
 
   close(): void {
