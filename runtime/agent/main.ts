@@ -28,7 +28,7 @@ import {
 } from './bpf';
 import { ArpSync } from './arp/sync';
 import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
-import { PIN_SUBDIR } from './bpf/pins';
+import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
 import { NatResources, NatSync } from './nat/sync';
@@ -304,8 +304,9 @@ function leaveDataplane(
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
-    // Unlinking the pins frees the maps once the last descriptor (ours, closed by run()) goes.
-    removePins(r.pinDir);
+    // Unlinking the pins (every version's) frees the maps once the last descriptor (ours, closed by
+    // run()) goes.
+    removePins(path.join(flags.bpffs, PIN_ROOT));
     logger.info('uninstalled: responder detached and pins removed', { detached, pinDir: r.pinDir, why: stop.why });
   } else if (flags.detachOnExit) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);

@@ -2,10 +2,13 @@
 // object's: a counters map is made anew, a state map is carried over with its entries, and a
 // state map no codec can carry is refused with every pin left as it was. The differing maps are
 // made with bpftool (as libbpf makes a map, in another shape), so the test needs no other build.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { numPossibleCpus } from '../../runtime/agent/bpf/libbpf';
 import { LIMITS, MAP_NAMES, REASONS, encodeArpKey, encodeArpValues } from '../../runtime/agent/bpf/layout';
 import type { ArpMaps } from '../../runtime/agent/bpf/arp-maps';
+import { PIN_ROOT, PIN_SUBDIR, ensureBpffs, removePins } from '../../runtime/agent/bpf/pins';
 import { pinMapOfShape, responderMapsBut, withArpMaps, withPinnedMap } from './pins';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
@@ -71,5 +74,44 @@ describeAsRoot('pins of another shape at attach (pins.ts PIN_POLICY)', () => {
     expect(withPinnedMap(rig.pinDir(0), MAP_NAMES.config, (map) => map.valueSize)).toBe(12);
     expect(entriesOf(MAP_NAMES.arpTable)).toBe(LIMITS.JUNEAU_ARP_TABLE_MAX);
     expect(asides()).toEqual([]);
+  });
+});
+
+describeAsRoot('removePins over versioned pin directories', () => {
+  const bpffs = `/sys/fs/bpf/juneau-test-${process.pid}-pins`;
+  const pinMap = (dir: string) =>
+    execFileSync('bpftool', [
+      'map',
+      'create',
+      path.join(dir, 'm'),
+      'type',
+      'array',
+      'key',
+      '4',
+      'value',
+      '4',
+      'entries',
+      '1',
+      'name',
+      'm',
+    ]);
+  afterAll(() => removePins(bpffs));
+
+  test("uninstall: removing a version's directory keeps <bpffs>/juneau while another version is in it; removing <bpffs>/juneau removes every version", () => {
+    const current = path.join(bpffs, PIN_SUBDIR);
+    const other = path.join(bpffs, PIN_ROOT, 'v0');
+    for (const dir of [current, other]) {
+      ensureBpffs(dir);
+      pinMap(dir);
+    }
+    removePins(other);
+    expect(fs.readdirSync(path.join(bpffs, PIN_ROOT))).toEqual([path.basename(current)]);
+    removePins(path.join(bpffs, PIN_ROOT));
+    expect(fs.readdirSync(bpffs)).toEqual([]);
+    // A version's directory that was the last one takes the root with it.
+    ensureBpffs(current);
+    pinMap(current);
+    removePins(current);
+    expect(fs.readdirSync(bpffs)).toEqual([]);
   });
 });

@@ -198,13 +198,13 @@ export function ensureBpffs(pinDir: string): void {
   fs.mkdirSync(pinDir, { recursive: true, mode: 0o700 });
 }
 
-/** Deletes every pin under `dir` (subdirectories too) and the directory, then the PIN_ROOT above
- * it when no other version is left there (uninstall, tests). */
+/** Deletes every pin under `dir` (subdirectories too) and the directory; for a version's directory
+ * (<bpffs>/juneau/v1), the PIN_ROOT above it too once no version is left there (tests). */
 export function removePins(dir: string): void {
   if (!fs.existsSync(dir)) return;
   removeTree(dir);
-  const parent = path.dirname(dir);
-  if (path.basename(parent) === PIN_ROOT && fs.readdirSync(parent).length === 0) fs.rmdirSync(parent);
+  const root = path.dirname(dir);
+  if (dir.endsWith(`${path.sep}${PIN_SUBDIR}`) && fs.readdirSync(root).length === 0) fs.rmdirSync(root);
 }
 
 function removeTree(dir: string): void {
