@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Copyright Juneau authors */
 
 /*
@@ -13,7 +13,7 @@
  *  - guard: a request for an address inside an arp AddressPool that this node
  *    is not answering for is dropped, so a kernel that holds the address
  *    anyway (kube-proxy ipvs binds every LoadBalancer IP to kube-ipvs0, and
- *    arp_ignore=0 lets it answer: the incident in seed 004) never answers.
+ *    arp_ignore=0 lets it answer: the incident behind OPS-1) never answers.
  *  - conflict detection (RFC 5227 2.4): any ARP packet whose sender address
  *    is one we answer for but whose sender MAC is not ours is counted against
  *    that address, with the offending MAC, for the agent to report.
@@ -30,7 +30,7 @@
  * guarded: for an address we answer it goes to the kernel, which answers from
  * the VLAN sub-interface by its own rules (as it would without Juneau); for a
  * guarded address we do not answer it is dropped, or the kube-ipvs0 kernel of
- * seed 004 would answer it through the VLAN sub-interface. Conflict detection
+ * that incident would answer it through the VLAN sub-interface. Conflict detection
  * looks only at our network: a claim on another VLAN is not a conflict on it.
  *
  * Answers expire with their agent (FO-2): the datapath distrusts a stale
@@ -52,7 +52,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "juneau_arp.h"
+#include "juneau_maps.h"
+#include "juneau_slots.h"
 #include "juneau_stats.h"
 
 /* ARP constants, defined here rather than from linux/if_arp.h (which pulls in
@@ -139,7 +140,7 @@ static __always_inline int maybe_ours(__be32 addr)
 
 /* The address's entry: this CPU's copy of its counters, or NULL. First its
  * slots (inlined array lookups, no call), then external_arp_table (a call),
- * which holds only what did not fit in the slots (bpf/juneau_arp.h). */
+ * which holds only what did not fit in the slots (bpf/juneau_maps.h). */
 static __always_inline struct juneau_arp_value *lookup_ours(__be32 addr)
 {
 	struct juneau_arp_key key = { .addr = addr };
@@ -219,7 +220,7 @@ static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
 	       arp->hln == ETH_ALEN && arp->pln == ARP_PLN_IPV4;
 }
 
-/* The ingress interface's entry in juneau_config (bpf/juneau_arp.h): up to
+/* The ingress interface's entry in juneau_config (bpf/juneau_maps.h): up to
  * JUNEAU_CONFIG_PROBES array lookups, each inlined by the verifier (no call);
  * the first probe finds it unless interfaces share slots. */
 static __always_inline const struct juneau_config_value *lookup_config(__u32 ifindex)
@@ -266,7 +267,7 @@ static __always_inline int answers_expired(const struct juneau_config_value *cfg
 }
 
 /* Requests for a guarded address that is not ours are dropped so that no
- * kernel on this node can answer them (seed 004). The node's own addresses
+ * kernel on this node can answer them (OPS-1). The node's own addresses
  * inside a pool are /32 ALLOW entries, which win the longest match. */
 static __always_inline int guard_drops(__be32 tip,
 				       const struct juneau_config_value *cfg)

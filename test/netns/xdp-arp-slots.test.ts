@@ -1,5 +1,5 @@
 // The address table as juneau_arp_slots (open addressing, read by the program without a call)
-// with external_arp_table for what does not fit (bpf/juneau_arp.h): an address whose probes are
+// with external_arp_table for what does not fit (bpf/juneau_maps.h): an address whose probes are
 // all taken is answered from the hash, both kinds count exactly, and an upgrade over pins where
 // only the hash held the addresses (the layout before the slots) moves them into the slots while
 // a prober runs, without one request unanswered.

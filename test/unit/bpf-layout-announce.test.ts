@@ -1,4 +1,4 @@
-// FO-1: the "FO-1 announcements" section of bpf/juneau_arp.h and its mirror in
+// FO-1: the "FO-1 announcements" section of bpf/juneau_maps.h and its mirror in
 // runtime/agent/announce/counters.ts agree, read from the BTF of build/bpf/juneau_announce.bpf.o
 // (the map's only object; no program reads it, the agent writes it and the CLI dumps it).
 import {
@@ -30,7 +30,7 @@ describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce
     });
   });
 
-  test('FO-1: the limit, size and offsets compile as static assertions against bpf/juneau_arp.h', () => {
+  test('FO-1: the limit, size and offsets compile as static assertions against bpf/juneau_maps.h', () => {
     compileStaticAsserts(layoutAsserts(ANNOUNCE_LIMITS, [ANNOUNCE_VALUE]));
   });
 

@@ -1,4 +1,4 @@
-// The NAT section of bpf/juneau_arp.h and its mirror in runtime/agent/bpf/layout.ts agree, read
+// The NAT section of bpf/juneau_maps.h and its mirror in runtime/agent/bpf/layout.ts agree, read
 // from the BTF of build/bpf/tc_nat.bpf.o (the ARP structs are checked by bpf-layout.test.ts against
 // xdp_arp.bpf.o; the NAT structs exist only in this object's BTF).
 import * as layout from '../../runtime/agent/bpf/layout';
@@ -50,7 +50,7 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
     expect(btf.mapShape(map)).toEqual({ key, value, maxEntries }),
   );
 
-  test('NAT constants, sizes and offsets of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
+  test('NAT constants, sizes and offsets of layout.ts compile as static assertions against bpf/juneau_maps.h', () => {
     const asserts = layoutAsserts(
       { ...layout.NAT_REASONS, ...layout.NAT_LIMITS, ...layout.NAT_CONFIG_FLAGS },
       layout.NAT_STRUCTS,

@@ -1,5 +1,5 @@
 // The slots the agent places entries in are the ones the program probes: juneau_arp_slot() and
-// juneau_config_slot() of bpf/juneau_arp.h, compiled by clang for this host and run, give what
+// juneau_config_slot() of bpf/juneau_slots.h, compiled by clang for this host and run, give what
 // runtime/agent/bpf/layout.ts computes, for every probe.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -31,7 +31,7 @@ function slotsFromC(): string[] {
     );
     fs.writeFileSync(
       src,
-      `#include <stdio.h>\n#include "juneau_arp.h"\nint main(void) {\n${[...arpCalls, ...cfgCalls].join('\n')}\nreturn 0;\n}\n`,
+      `#include <stdio.h>\n#include "juneau_slots.h"\nint main(void) {\n${[...arpCalls, ...cfgCalls].join('\n')}\nreturn 0;\n}\n`,
     );
     execFileSync('clang', ['-O1', `-I${path.join(REPO, 'bpf')}`, src, '-o', bin], { stdio: 'pipe' });
     return execFileSync(bin, { encoding: 'utf8' }).trim().split('\n');
@@ -40,7 +40,7 @@ function slotsFromC(): string[] {
   }
 }
 
-test('ARP-10: the address and config slots of layout.ts are those of bpf/juneau_arp.h, probe by probe', () => {
+test('ARP-10: the address and config slots of layout.ts are those of bpf/juneau_slots.h, probe by probe', () => {
   const expected = [
     ...ADDRESSES.flatMap((a) =>
       Array.from({ length: layout.LIMITS.JUNEAU_ARP_PROBES }, (_, p) => `arp ${a} ${p} ${layout.arpSlot(a, p)}`),

@@ -1,4 +1,4 @@
-// bpf/juneau_arp.h and its one TS mirror (runtime/agent/bpf/layout.ts) agree: struct sizes, field
+// bpf/juneau_maps.h and its one TS mirror (runtime/agent/bpf/layout.ts) agree: struct sizes, field
 // offsets and sizes, and the maps' key/value types and sizes, read from the BTF of the built
 // object; the constants (reasons, actions, flags, limits) checked by clang against the header.
 import { execFileSync } from 'node:child_process';
@@ -61,7 +61,7 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     expect(layout.CONFIG_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
-  test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_arp.h', () => {
+  test('constants and layouts of layout.ts compile as static assertions against bpf/juneau_maps.h', () => {
     const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
     const asserts = layoutAsserts(constants, layout.STRUCTS);
     compileStaticAsserts(asserts);
@@ -146,7 +146,7 @@ describe('bpf map encoders', () => {
       });
       // juneau_arp_filter_bit itself is an inline function; its expression is repeated here and
       // compared with the header's text so that a change there fails this test.
-      const header = fs.readFileSync(path.join(REPO, 'bpf/juneau_arp.h'), 'utf8');
+      const header = fs.readFileSync(path.join(REPO, 'bpf/juneau_slots.h'), 'utf8');
       expect(header).toContain('return ((__u32)addr * 0x9e3779b1u) >> 16;');
       fs.writeFileSync(file, `#include <linux/types.h>\n${asserts.join('\n')}\n`);
       const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;

@@ -1,4 +1,4 @@
-// FO-1: per-address announcement counters in the pinned map juneau_announce (bpf/juneau_arp.h,
+// FO-1: per-address announcement counters in the pinned map juneau_announce (bpf/juneau_maps.h,
 // section "FO-1 announcements"; created by loading bpf/juneau_announce.bpf.o, which has no
 // program). The agent writes it; `kubectl juneau bpf dump announcements` reads it from the pins,
 // so what a node sent is visible where its other maps are, and survives an agent restart.

@@ -1,4 +1,4 @@
-// The one TS mirror of bpf/juneau_arp.h: map names, constants, struct sizes and field offsets,
+// The one TS mirror of bpf/juneau_maps.h: map names, constants, struct sizes and field offsets,
 // and the encoders/decoders the agent uses on map keys and values. Change it together with the
 // header; test/unit/bpf-layout.test.ts compares both against the BTF of the built object and
 // lets clang check the constants.
@@ -81,7 +81,7 @@ export interface StructLayout {
 }
 
 /** A C struct from its fields in declaration order, `[name, bytes]`: each field starts where the
- * previous one ends, because every struct in bpf/juneau_arp.h names its holes as pad fields (the
+ * previous one ends, because every struct in bpf/juneau_maps.h names its holes as pad fields (the
  * layout tests check offsets and sizes against the BTF and the header). */
 export function cStruct(name: string, fields: ReadonlyArray<readonly [string, number]>): StructLayout {
   let offset = 0;
@@ -226,7 +226,7 @@ export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer
 
 // ---- juneau_arp_slots --------------------------------------------------------------------
 
-/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_arp.h. */
+/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_slots.h. */
 export function arpSlot(address: string, probe: number): number {
   const hash = Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 18;
   return (hash + probe) & (LIMITS.JUNEAU_ARP_SLOTS - 1);
@@ -239,7 +239,7 @@ export function decodeArpSlot(value: Buffer): string | undefined {
 
 // ---- juneau_arp_filter -------------------------------------------------------------------
 
-/** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_arp.h (the key's four
+/** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_slots.h (the key's four
  * bytes read as a little-endian word, times 0x9e3779b1 mod 2^32, top 16 bits). */
 export function arpFilterBit(address: string): number {
   return (Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 16) & 0xffff;
@@ -311,7 +311,7 @@ export function decodeGuardValue(value: Buffer): GuardEntry {
 
 // ---- juneau_config -----------------------------------------------------------------------
 
-/** The juneau_config slot of `ifindex`'s `probe`-th place: juneau_config_slot() in the header. */
+/** The juneau_config slot of `ifindex`'s `probe`-th place: juneau_config_slot() in bpf/juneau_slots.h. */
 export function configSlot(ifindex: number, probe: number): number {
   return (ifindex + probe) & (LIMITS.JUNEAU_CONFIG_MAX - 1);
 }
@@ -330,7 +330,7 @@ export interface InterfaceConfig {
 }
 
 /** A juneau_config slot's value; `ifindex` 0 marks the slot free (the first of the two writes
- * that place an entry, see bpf/juneau_arp.h). */
+ * that place an entry, see bpf/juneau_maps.h). */
 export function encodeConfigValue(config: InterfaceConfig, ifindex = 0): Buffer {
   const value = Buffer.alloc(CONFIG_VALUE.size);
   value.writeUInt32LE(ifindex, f(CONFIG_VALUE, 'ifindex'));

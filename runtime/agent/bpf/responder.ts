@@ -165,7 +165,7 @@ function loadExplaining(obj: BpfObject, pinDir: string, adoptedMaps: string[]): 
     }
     if (err instanceof LibbpfError && adoptedMaps.length > 0) {
       err.message +=
-        ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_arp.h changed, ` +
+        ` (reusing pinned maps ${adoptedMaps.join(', ')} in ${pinDir}: if bpf/juneau_maps.h changed, ` +
         'those pins are incompatible and must be removed, which drops their contents)';
     }
     throw err;
