@@ -29,8 +29,11 @@
 #define JUNEAU_CONFIG_MAX	64
 
 /* VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8) parsed in front of an ARP frame:
- * one, or two for QinQ. A frame with more is passed to the kernel unparsed. */
-#define JUNEAU_VLAN_MAX_DEPTH	2
+ * one, or two for QinQ; up to JUNEAU_VLAN_PRIORITY_MAX_DEPTH while they are
+ * all priority tags (VLAN id 0), which the kernel strips at any depth. A frame
+ * with more is passed to the kernel unparsed. */
+#define JUNEAU_VLAN_MAX_DEPTH		2
+#define JUNEAU_VLAN_PRIORITY_MAX_DEPTH	8
 
 /* external_arp_table (ARP-10): the addresses this node answers for that did
  * not fit in juneau_arp_slots (below), and those an older agent inserted.
@@ -171,7 +174,7 @@ enum juneau_reason {
 	JUNEAU_EVENT_CONFLICT		= 12,	/* counted besides the exit reason */
 	/* Requests tagged with a VLAN id (ARP-12: 802.1Q or 802.1ad, one tag or
 	 * two); priority tags (VLAN id 0) count as untagged. */
-	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_MAX_DEPTH */
+	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_*MAX_DEPTH */
 	JUNEAU_PASS_VLAN_OURS		= 14,	/* another VLAN, our address: the kernel decides */
 	JUNEAU_DROP_GUARDED_VLAN	= 15,	/* another VLAN, guarded, not ours */
 	/* FO-2: the interface's heartbeat expired; nothing is answered. */
