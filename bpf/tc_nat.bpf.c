@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Copyright Juneau authors */
 
 /*
@@ -50,13 +50,16 @@
  * in juneau_nat_stats.
  */
 
+#include <stddef.h>		/* offsetof, before bpf_helpers.h defines its own */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "juneau_arp.h"
+#include "juneau_maps.h"
 #include "juneau_stats.h"
 
 #define IPPROTO_ICMP_	1
@@ -67,19 +70,12 @@
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 
-#define IP_OFF_TTL	8
-#define IP_OFF_CHECK	10
-#define IP_OFF_SADDR	12
-#define IP_OFF_DADDR	16
-#define TCP_OFF_CHECK	16
-#define UDP_OFF_CHECK	6
-#define ICMP_OFF_CHECK	2
-#define ICMP_HLEN	8
-
 #define PACKET_HOST_	0	/* linux/if_packet.h: to this host's MAC */
 
 enum nat_dir { NAT_IN = 0, NAT_OUT = 1 };
 
+/* The IPv4 and ICMP headers, defined here rather than from linux/ip.h (the
+ * version and ihl bitfields) and linux/icmp.h (which pulls in libc headers). */
 struct ipv4_hdr {
 	__u8   ver_ihl;
 	__u8   tos;
@@ -93,9 +89,33 @@ struct ipv4_hdr {
 	__be32 daddr;
 };
 
-_Static_assert(sizeof(struct ipv4_hdr) == 20, "ipv4_hdr size");
+struct icmp_hdr {
+	__u8   type;
+	__u8   code;
+	__sum16 check;
+	__be32 rest;		/* id and sequence, or unused before an error's payload */
+};
 
-/* The three binding maps: an address to an address (juneau_arp.h), one entry
+_Static_assert(sizeof(struct ipv4_hdr) == 20, "ipv4_hdr size");
+_Static_assert(sizeof(struct icmp_hdr) == 8, "icmp_hdr size");
+
+#define IP_OFF_TTL	offsetof(struct ipv4_hdr, ttl)
+#define IP_OFF_CHECK	offsetof(struct ipv4_hdr, check)
+#define IP_OFF_SADDR	offsetof(struct ipv4_hdr, saddr)
+#define IP_OFF_DADDR	offsetof(struct ipv4_hdr, daddr)
+#define TCP_OFF_CHECK	offsetof(struct tcphdr, check)
+#define UDP_OFF_CHECK	offsetof(struct udphdr, check)
+#define ICMP_OFF_CHECK	offsetof(struct icmp_hdr, check)
+
+/* What parse_ipv4() and parse_inner() return for a header they read whole;
+ * any other value is the juneau_nat_reason to pass the packet with. */
+enum { NAT_PARSED = -1 };
+
+/* What the writers return: the packet rewritten, or a helper refused
+ * (JUNEAU_NAT_PASS_REWRITE_FAILED). */
+enum write_result { WRITTEN = 0, WRITE_FAILED = -1 };
+
+/* The three binding maps: an address to an address (juneau_maps.h), one entry
  * per ElasticIP: juneau_nat_in and juneau_nat_out, the two directions of a
  * translated one, and juneau_nat_direct. */
 #define NAT_BINDING_MAP(name) \
@@ -152,7 +172,7 @@ struct pkt {
 	__u8  more;		/* MF */
 };
 
-/* Returns -1 for a complete IPv4 header, else the reason to pass. */
+/* Returns NAT_PARSED for a complete IPv4 header, else the reason to pass. */
 static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
 {
 	__u32 ihl;
@@ -173,7 +193,7 @@ static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
 		return JUNEAU_NAT_PASS_TRUNCATED;
 	p->frag = bpf_ntohs(p->ip.frag_off) & IP_OFFSET;
 	p->more = (bpf_ntohs(p->ip.frag_off) & IP_MF) != 0;
-	return -1;
+	return NAT_PARSED;
 }
 
 /* RFC 1624 incremental update of a 16-bit one's complement checksum. */
@@ -193,28 +213,42 @@ static __always_inline __sum16 csum_replace4(__sum16 check, __be32 from, __be32 
 	return (__sum16)~csum_fold32(sum);
 }
 
+static __always_inline __sum16 csum_replace2(__sum16 check, __be16 from, __be16 to)
+{
+	__u32 sum = (__u16)~check;
+
+	sum += (__u16)~from + to;
+	return (__sum16)~csum_fold32(sum);
+}
+
+/* l4_check_offset() results besides an offset. */
+enum {
+	L4_NO_CHECK	= 0,	/* none to update (ICMP: no pseudo header; later
+				 * fragments: no L4 header) */
+	L4_CHECK_CUT	= -1,	/* the first fragment ends inside the L4 header */
+};
+
 /* Where the L4 checksum of this (outer) packet is, and the flags to update it
- * with; 0 when there is none to update (ICMP: no pseudo header; later
- * fragments: no L4 header). -1 when the first fragment ends inside it. */
+ * with, or L4_NO_CHECK, or L4_CHECK_CUT. */
 static __always_inline int l4_check_offset(const struct pkt *p, __u64 *flags)
 {
 	if (p->frag)
-		return 0;
+		return L4_NO_CHECK;
 	if (p->ip.protocol == IPPROTO_TCP_) {
 		if (p->l4 + TCP_OFF_CHECK + 2 > p->end)
-			return -1;
+			return L4_CHECK_CUT;
 		*flags = BPF_F_PSEUDO_HDR;
 		return p->l4 + TCP_OFF_CHECK;
 	}
 	if (p->ip.protocol == IPPROTO_UDP_) {
-		if (p->l4 + 8 > p->end)
-			return -1;
+		if (p->l4 + sizeof(struct udphdr) > p->end)
+			return L4_CHECK_CUT;
 		/* A zero checksum (none sent) stays zero; a result of zero is
 		 * written as 0xffff. */
 		*flags = BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0;
 		return p->l4 + UDP_OFF_CHECK;
 	}
-	return 0;
+	return L4_NO_CHECK;
 }
 
 static __always_inline int icmp_is_error(__u8 type)
@@ -234,14 +268,15 @@ struct inner {
 	__u8  udp;
 };
 
-/* Parses the embedded header: -1 when it is complete, else a pass reason. */
+/* Parses the embedded header: NAT_PARSED when it is complete, else a pass
+ * reason. */
 static __always_inline int parse_inner(struct __sk_buff *skb, const struct pkt *p,
 				       enum nat_dir dir, struct inner *in)
 {
 	__u32 ihl, l4;
 	__u16 frag;
 
-	in->l3 = p->l4 + ICMP_HLEN;
+	in->l3 = p->l4 + sizeof(struct icmp_hdr);
 	if (in->l3 + sizeof(in->ip) > p->end ||
 	    bpf_skb_load_bytes(skb, in->l3, &in->ip, sizeof(in->ip)) < 0)
 		return JUNEAU_NAT_PASS_ICMP_MALFORMED;
@@ -257,7 +292,7 @@ static __always_inline int parse_inner(struct __sk_buff *skb, const struct pkt *
 	frag = bpf_ntohs(in->ip.frag_off) & IP_OFFSET;
 	l4 = in->l3 + ihl;
 	if (frag)
-		return -1;
+		return NAT_PARSED;
 	if (in->ip.protocol == IPPROTO_TCP_ && l4 + TCP_OFF_CHECK + 2 <= p->end)
 		in->l4_check = l4 + TCP_OFF_CHECK;
 	else if (in->ip.protocol == IPPROTO_UDP_ && l4 + UDP_OFF_CHECK + 2 <= p->end) {
@@ -266,24 +301,24 @@ static __always_inline int parse_inner(struct __sk_buff *skb, const struct pkt *
 	}
 	if (in->l4_check && bpf_skb_load_bytes(skb, in->l4_check, &in->l4_old, 2) < 0)
 		return JUNEAU_NAT_PASS_ICMP_MALFORMED;
-	return -1;
+	return NAT_PARSED;
 }
 
 /* Rewrites the embedded header's address from `from` to `to`, its IP and L4
  * checksums, and moves the outer ICMP checksum by exactly what changed, so the
  * sum over the ICMP message (and skb->csum) stays consistent. */
-static __always_inline int rewrite_inner(struct __sk_buff *skb, const struct pkt *p,
-					 const struct inner *in, __be32 from, __be32 to)
+static __always_inline enum write_result rewrite_inner(struct __sk_buff *skb, const struct pkt *p,
+							const struct inner *in, __be32 from, __be32 to)
 {
 	__u32 icmp_check = p->l4 + ICMP_OFF_CHECK;
 	__sum16 ip_new = csum_replace4(in->ip.check, from, to);
 
 	if (bpf_skb_store_bytes(skb, in->addr_off, &to, 4, 0) < 0 ||
 	    bpf_l4_csum_replace(skb, icmp_check, from, to, 4) < 0)
-		return -1;
+		return WRITE_FAILED;
 	if (bpf_skb_store_bytes(skb, in->l3 + IP_OFF_CHECK, &ip_new, 2, 0) < 0 ||
 	    bpf_l4_csum_replace(skb, icmp_check, in->ip.check, ip_new, 2) < 0)
-		return -1;
+		return WRITE_FAILED;
 	if (in->l4_check && !(in->udp && in->l4_old == 0)) {
 		__sum16 l4_new = csum_replace4(in->l4_old, from, to);
 
@@ -291,23 +326,24 @@ static __always_inline int rewrite_inner(struct __sk_buff *skb, const struct pkt
 			l4_new = 0xffff;
 		if (bpf_skb_store_bytes(skb, in->l4_check, &l4_new, 2, 0) < 0 ||
 		    bpf_l4_csum_replace(skb, icmp_check, in->l4_old, l4_new, 2) < 0)
-			return -1;
+			return WRITE_FAILED;
 	}
-	return 0;
+	return WRITTEN;
 }
 
 /* Rewrites the outer address at `off` (source or destination) with its IP
- * checksum and, where the packet carries one, its L4 checksum. */
-static __always_inline int rewrite_outer(struct __sk_buff *skb, const struct pkt *p,
-					 __u32 off, __be32 from, __be32 to,
-					 int l4_check, __u64 l4_flags)
+ * checksum and, where the packet carries one (l4_check an offset, not
+ * L4_NO_CHECK), its L4 checksum. */
+static __always_inline enum write_result rewrite_outer(struct __sk_buff *skb, const struct pkt *p,
+							__u32 off, __be32 from, __be32 to,
+							int l4_check, __u64 l4_flags)
 {
-	if (l4_check > 0 &&
+	if (l4_check > L4_NO_CHECK &&
 	    bpf_l4_csum_replace(skb, l4_check, from, to, l4_flags | 4) < 0)
-		return -1;
+		return WRITE_FAILED;
 	if (bpf_l3_csum_replace(skb, p->l3 + IP_OFF_CHECK, from, to, 4) < 0)
-		return -1;
-	return bpf_skb_store_bytes(skb, p->l3 + off, &to, 4, 0) < 0 ? -1 : 0;
+		return WRITE_FAILED;
+	return bpf_skb_store_bytes(skb, p->l3 + off, &to, 4, 0) < 0 ? WRITE_FAILED : WRITTEN;
 }
 
 static __always_inline void count_bytes(struct __sk_buff *skb, __be32 eip, enum nat_dir dir)
@@ -342,7 +378,8 @@ static __always_inline int in_cluster(__be32 daddr)
 /* One translation in direction `dir`; returns the reason to count (DNAT or
  * SNAT when something was rewritten). Nothing is written unless every check
  * passed, so a packet that is passed is passed untouched. */
-static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum nat_dir dir)
+static __always_inline enum juneau_nat_reason translate(struct __sk_buff *skb, struct pkt *p,
+							 enum nat_dir dir)
 {
 	__u32 off = dir == NAT_IN ? IP_OFF_DADDR : IP_OFF_SADDR;
 	__be32 outer = dir == NAT_IN ? p->ip.daddr : p->ip.saddr;
@@ -357,14 +394,15 @@ static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum 
 		outer_to = v->addr;
 	l4_check = l4_check_offset(p, &l4_flags);
 	if (p->ip.protocol == IPPROTO_ICMP_ && !p->frag) {
-		if (p->l4 + ICMP_HLEN > p->end || bpf_skb_load_bytes(skb, p->l4, &type, 1) < 0)
+		if (p->l4 + sizeof(struct icmp_hdr) > p->end ||
+		    bpf_skb_load_bytes(skb, p->l4 + offsetof(struct icmp_hdr, type), &type, 1) < 0)
 			return v ? JUNEAU_NAT_PASS_TRUNCATED : JUNEAU_NAT_PASS_UNMAPPED;
 		icmp_error = icmp_is_error(type);
 	}
 	if (icmp_error) {
 		int reason = parse_inner(skb, p, dir, &in);
 
-		if (reason >= 0)
+		if (reason != NAT_PARSED)
 			return reason;
 		bpf_skb_load_bytes(skb, in.addr_off, &inner_from, 4);
 		iv = binding(dir, inner_from);
@@ -377,11 +415,11 @@ static __always_inline int translate(struct __sk_buff *skb, struct pkt *p, enum 
 	 * than the hash lookups every other packet stops at. */
 	if (dir == NAT_OUT && in_cluster(p->ip.daddr))
 		return JUNEAU_NAT_PASS_IN_CLUSTER;
-	if (v && l4_check < 0)
+	if (v && l4_check == L4_CHECK_CUT)
 		return JUNEAU_NAT_PASS_TRUNCATED;
-	if (iv && rewrite_inner(skb, p, &in, inner_from, inner_to) < 0)
+	if (iv && rewrite_inner(skb, p, &in, inner_from, inner_to) != WRITTEN)
 		return JUNEAU_NAT_PASS_REWRITE_FAILED;
-	if (v && rewrite_outer(skb, p, off, outer, outer_to, l4_check, l4_flags) < 0)
+	if (v && rewrite_outer(skb, p, off, outer, outer_to, l4_check, l4_flags) != WRITTEN)
 		return JUNEAU_NAT_PASS_REWRITE_FAILED;
 	/* Counted against the ElasticIP of the binding that matched. */
 	if (dir == NAT_IN)
@@ -401,7 +439,7 @@ static __always_inline int nat(struct __sk_buff *skb, enum nat_dir dir)
 	struct pkt p = {};
 	int reason = parse_ipv4(skb, &p);
 
-	if (reason >= 0)
+	if (reason != NAT_PARSED)
 		return exit_with(reason);
 	return exit_with(translate(skb, &p, dir));
 }
@@ -415,20 +453,23 @@ enum route_result {
 	ROUTE_NEIGH	= 2,	/* routed, next hop's MAC not resolved yet */
 };
 
-/* Where a translated packet goes without the kernel's forwarding path: no
- * netfilter (no conntrack entry, no masquerade). Fills `fib` (egress ifindex,
- * next hop, MACs). `want_ifindex` 0 accepts any interface. */
-static __always_inline int route(struct __sk_buff *skb, struct pkt *p, __be32 saddr,
-				 __be32 daddr, __u32 want_ifindex, struct bpf_fib_lookup *fib)
+/* Where a packet with header `ip`, its destination `daddr` after any
+ * rewrite, goes without the kernel's forwarding path: no netfilter (no
+ * conntrack entry, no masquerade). The one fib lookup of every redirect, the
+ * fast path's too. Fills `fib` (egress ifindex, next hop, MACs).
+ * `want_ifindex` 0 accepts any interface. */
+static __always_inline enum route_result route(struct __sk_buff *skb, const struct ipv4_hdr *ip,
+					       __be32 daddr, __u32 want_ifindex,
+					       struct bpf_fib_lookup *fib)
 {
 	int rc;
 
-	if (p->ip.ttl <= 1)
-		return -1;
+	if (ip->ttl <= 1)
+		return ROUTE_KERNEL;
 	fib->family = AF_INET_;
-	fib->l4_protocol = p->ip.protocol;
-	fib->tos = p->ip.tos;
-	fib->ipv4_src = saddr;
+	fib->l4_protocol = ip->protocol;
+	fib->tos = ip->tos;
+	fib->ipv4_src = ip->saddr;
 	fib->ipv4_dst = daddr;
 	fib->ifindex = skb->ingress_ifindex;
 	/* tot_len 0: the kernel checks the skb itself against the MTU, GSO
@@ -442,23 +483,43 @@ static __always_inline int route(struct __sk_buff *skb, struct pkt *p, __be32 sa
 	return rc == BPF_FIB_LKUP_RET_SUCCESS ? ROUTE_MACS : ROUTE_NEIGH;
 }
 
+/* route() for a packet tc_nat_in or tc_nat_tun received: one that would
+ * leave through the interface it arrived on is left to the kernel too. */
+static __always_inline enum route_result route_in(struct __sk_buff *skb, const struct ipv4_hdr *ip,
+						  __be32 daddr, struct bpf_fib_lookup *fib)
+{
+	enum route_result routed = route(skb, ip, daddr, 0, fib);
+
+	if (routed == ROUTE_KERNEL || fib->ifindex == skb->ingress_ifindex)
+		return ROUTE_KERNEL;
+	return routed;
+}
+
+/* Whether tc_nat_in sends what it translated on itself; else the kernel's
+ * forwarding does (JUNEAU_NAT_CFG_KERNEL_FORWARD, or no juneau_nat_cfg). */
+static __always_inline int redirects_in(void)
+{
+	__u32 zero = 0;
+	struct juneau_nat_config *cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
+
+	return cfg && !(cfg->flags & JUNEAU_NAT_CFG_KERNEL_FORWARD);
+}
+
 /* Decrements the TTL as forwarding would (the redirect skips ip_forward). */
-static __always_inline int decrement_ttl(struct __sk_buff *skb, const struct pkt *p)
+static __always_inline enum write_result decrement_ttl(struct __sk_buff *skb, const struct pkt *p)
 {
 	__u8 ttl = p->ip.ttl - 1;
 	__be16 old = bpf_htons((__u16)p->ip.ttl << 8);
 	__be16 new = bpf_htons((__u16)ttl << 8);
 
 	if (bpf_l3_csum_replace(skb, p->l3 + IP_OFF_CHECK, old, new, 2) < 0)
-		return -1;
-	return bpf_skb_store_bytes(skb, p->l3 + IP_OFF_TTL, &ttl, 1, 0);
+		return WRITE_FAILED;
+	return bpf_skb_store_bytes(skb, p->l3 + IP_OFF_TTL, &ttl, 1, 0) < 0 ? WRITE_FAILED : WRITTEN;
 }
 
-/* Sends the packet out of fib->ifindex, TTL decremented as forwarding
- * would. With the next hop's MAC known, a plain redirect; else the kernel
- * resolves the neighbour (bpf_redirect_neigh). */
-static __always_inline int forward(struct __sk_buff *skb, struct pkt *p, struct bpf_fib_lookup *fib,
-				   int routed, enum juneau_nat_reason reason)
+/* Sends the packet to fib's next hop, whose MAC the kernel resolves
+ * (ROUTE_NEIGH, or MACs that could not be written). */
+static __always_inline int redirect_neigh(const struct bpf_fib_lookup *fib)
 {
 	struct bpf_redir_neigh nh;
 
@@ -468,14 +529,24 @@ static __always_inline int forward(struct __sk_buff *skb, struct pkt *p, struct 
 	__builtin_memset(&nh, 0, sizeof(nh));
 	nh.nh_family = AF_INET_;
 	nh.ipv4_nh = fib->ipv4_dst;
-	if (decrement_ttl(skb, p) < 0)
+	return bpf_redirect_neigh(fib->ifindex, &nh, sizeof(nh), 0);
+}
+
+/* Sends the packet out of fib->ifindex, TTL decremented as forwarding
+ * would, counted with `reason`. With the next hop's MAC known, a plain
+ * redirect; else the kernel resolves the neighbour. */
+static __always_inline int forward(struct __sk_buff *skb, struct pkt *p,
+				   const struct bpf_fib_lookup *fib, enum route_result routed,
+				   enum juneau_nat_reason reason)
+{
+	if (decrement_ttl(skb, p) != WRITTEN)
 		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
 	count(reason);
 	if (routed == ROUTE_MACS &&
 	    bpf_skb_store_bytes(skb, 0, fib->dmac, ETH_ALEN, 0) == 0 &&
 	    bpf_skb_store_bytes(skb, ETH_ALEN, fib->smac, ETH_ALEN, 0) == 0)
 		return bpf_redirect(fib->ifindex, 0);
-	return bpf_redirect_neigh(fib->ifindex, &nh, sizeof(nh), 0);
+	return redirect_neigh(fib);
 }
 
 static __always_inline struct juneau_nat_value *direct(__be32 eip)
@@ -492,9 +563,9 @@ static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
 				     struct juneau_nat_value *nic)
 {
 	struct bpf_fib_lookup fib = {};
-	int routed = route(skb, p, p->ip.saddr, nic->addr, 0, &fib);
+	enum route_result routed = route_in(skb, &p->ip, nic->addr, &fib);
 
-	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
+	if (routed == ROUTE_KERNEL)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
 	count_bytes(skb, p->ip.daddr, NAT_IN);
 	return forward(skb, p, &fib, routed, JUNEAU_NAT_DIRECT_IN);
@@ -550,142 +621,151 @@ static __always_inline int remote_in(struct __sk_buff *skb, struct pkt *p,
  * bpf_l4_csum_replace, which knows every ip_summed state (CHECKSUM_PARTIAL
  * from a veth with offloads holds the pseudo header sum, not the checksum). */
 
-#define FAST_FALLBACK	-1
-/* Ethernet, IPv4 without options, and a TCP header without options. */
-#define FAST_PULL	(ETH_HLEN + 20 + 20)
+/* nat_in_fast(): not a TC action, the packet is the general path's (nothing
+ * has been written then). */
+enum { FAST_FALLBACK = -1 };
 
-/* Returns the TC action, or FAST_FALLBACK for the general path (nothing has
- * been written then). */
-static __always_inline int nat_in_fast(struct __sk_buff *skb)
+/* Ethernet, IPv4 without options, and a TCP header without options. */
+#define FAST_PULL	(ETH_HLEN + sizeof(struct ipv4_hdr) + sizeof(struct tcphdr))
+
+/* The TCP or UDP checksum of a packet the fast path takes. */
+struct fast_l4 {
+	__u32  check_off;	/* offset from skb->data */
+	__u64  flags;		/* bpf_l4_csum_replace flags for it */
+	__sum16 check;		/* its value: a zero UDP checksum is none */
+	__u8   proto;
+};
+
+/* The IPv4 header of a packet the fast path takes, with its L4 checksum in
+ * *l4, or NULL for the general path. Pulls the headers into the linear area
+ * if they are not there. */
+static __always_inline struct ipv4_hdr *fast_parse(struct __sk_buff *skb, struct fast_l4 *l4)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
-	struct ethhdr *eth = data;
-	struct ipv4_hdr *ip = (void *)(eth + 1);
-	struct bpf_fib_lookup fib = {};
-	struct juneau_nat_config *cfg;
-	struct juneau_nat_value *v;
-	__be32 eip, nic, saddr;
-	__u32 zero = 0, l4_off, check_off, tot_len;
-	__u64 l4_flags;
-	__be16 check;
-	__u8 proto, ttl;
-	int rc, routed;
+	struct ipv4_hdr *ip = data + ETH_HLEN;
+	__u32 l4_off = ETH_HLEN + sizeof(*ip), tot_len;
+	__sum16 *check;
 
 	if (skb->protocol != bpf_htons(ETH_P_IP))
-		return FAST_FALLBACK;
+		return NULL;
 	if (data + FAST_PULL > data_end) {
 		/* Headers outside the linear area (a packet socket's frames
 		 * carry only the Ethernet header there): one pull, which the
 		 * kernel's own IP receive would do anyway. */
 		if (bpf_skb_pull_data(skb, skb->len < FAST_PULL ? skb->len : FAST_PULL) < 0)
-			return FAST_FALLBACK;
+			return NULL;
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
-		eth = data;
-		ip = (void *)(eth + 1);
+		ip = data + ETH_HLEN;
 	}
 	if ((void *)(ip + 1) > data_end)
-		return FAST_FALLBACK;
+		return NULL;
 	if (ip->ver_ihl != 0x45 || (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
-		return FAST_FALLBACK;
-	proto = ip->protocol;
-	tot_len = bpf_ntohs(ip->tot_len);
-	l4_off = ETH_HLEN + sizeof(*ip);
+		return NULL;
+	l4->proto = ip->protocol;
 	/* The checksum field inside the datagram and the linear area. Constant
 	 * offsets from the packet pointer: without CAP_PERFMON (the agent's
-	 * case) the verifier refuses a variable one. */
-	if (proto == IPPROTO_UDP_) {
-		__u8 *udp = (void *)(ip + 1);
-
-		if ((void *)(udp + UDP_OFF_CHECK + 2) > data_end)
-			return FAST_FALLBACK;
-		check = *(__be16 *)(udp + UDP_OFF_CHECK);
-		check_off = l4_off + UDP_OFF_CHECK;
-		l4_flags = BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0;
-	} else if (proto == IPPROTO_TCP_) {
-		__u8 *tcp = (void *)(ip + 1);
-
-		if ((void *)(tcp + TCP_OFF_CHECK + 2) > data_end)
-			return FAST_FALLBACK;
-		check = *(__be16 *)(tcp + TCP_OFF_CHECK);
-		check_off = l4_off + TCP_OFF_CHECK;
-		l4_flags = BPF_F_PSEUDO_HDR;
+	 * case) the verifier refuses a variable one, so barrier_var() keeps the
+	 * compiler from merging the two fields' addresses into one. */
+	if (l4->proto == IPPROTO_UDP_) {
+		check = &((struct udphdr *)(ip + 1))->check;
+		barrier_var(check);
+		l4->check_off = l4_off + UDP_OFF_CHECK;
+		l4->flags = BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0;
+	} else if (l4->proto == IPPROTO_TCP_) {
+		check = &((struct tcphdr *)(ip + 1))->check;
+		barrier_var(check);
+		l4->check_off = l4_off + TCP_OFF_CHECK;
+		l4->flags = BPF_F_PSEUDO_HDR;
 	} else {
-		return FAST_FALLBACK;
+		return NULL;
 	}
-	if (tot_len < check_off + 2 - ETH_HLEN || ETH_HLEN + tot_len > skb->len)
+	if ((void *)(check + 1) > data_end)
+		return NULL;
+	l4->check = *check;
+	tot_len = bpf_ntohs(ip->tot_len);
+	if (tot_len < l4->check_off + 2 - ETH_HLEN || ETH_HLEN + tot_len > skb->len)
+		return NULL;
+	return ip;
+}
+
+/* Rewrites the destination of a packet fast_parse() took from `eip` to `nic`,
+ * and its TTL when it is `forwarded` past ip_forward: the L4 checksum through
+ * the helper, then the IP header in place. Returns the Ethernet header (for
+ * the MACs), or NULL when the helper refused (the L4 checksum may then be
+ * written already). */
+static __always_inline struct ethhdr *fast_rewrite(struct __sk_buff *skb, const struct fast_l4 *l4,
+						   __be32 eip, __be32 nic, int forwarded)
+{
+	struct ethhdr *eth;
+	struct ipv4_hdr *ip;
+	__sum16 sum;
+
+	/* L4 checksum first: the helper invalidates packet pointers. A zero
+	 * UDP checksum (none) stays zero and needs no call. */
+	if (!(l4->proto == IPPROTO_UDP_ && l4->check == 0) &&
+	    bpf_l4_csum_replace(skb, l4->check_off, eip, nic, l4->flags | 4) < 0)
+		return NULL;
+	eth = (void *)(long)skb->data;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > (void *)(long)skb->data_end)
+		return NULL;
+	sum = csum_replace4(ip->check, eip, nic);
+	ip->daddr = nic;
+	if (forwarded) {
+		__u8 ttl = ip->ttl;
+
+		sum = csum_replace2(sum, bpf_htons((__u16)ttl << 8), bpf_htons((__u16)(ttl - 1) << 8));
+		ip->ttl = ttl - 1;
+	}
+	ip->check = sum;
+	return eth;
+}
+
+/* Sends a packet fast_rewrite() rewrote out of fib->ifindex, like forward()
+ * with its MACs written in place. */
+static __always_inline int fast_forward(struct ethhdr *eth, const struct bpf_fib_lookup *fib,
+					enum route_result routed)
+{
+	count(JUNEAU_NAT_DNAT_REDIRECT);
+	if (routed == ROUTE_MACS) {
+		__builtin_memcpy(eth->h_dest, fib->dmac, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, fib->smac, ETH_ALEN);
+		return bpf_redirect(fib->ifindex, 0);
+	}
+	return redirect_neigh(fib);
+}
+
+/* tc_nat_in's DNAT of the common packet. Returns the TC action, or
+ * FAST_FALLBACK for the general path, which also handles direct and remote
+ * ElasticIPs. */
+static __always_inline int nat_in_fast(struct __sk_buff *skb)
+{
+	struct bpf_fib_lookup fib = {};
+	enum route_result routed;
+	struct juneau_nat_value *v;
+	struct fast_l4 l4;
+	struct ipv4_hdr *ip = fast_parse(skb, &l4);
+	struct ethhdr *eth;
+	__be32 eip, nic;
+
+	if (!ip)
 		return FAST_FALLBACK;
 	eip = ip->daddr;
-	saddr = ip->saddr;
-	ttl = ip->ttl;
 	v = binding(NAT_IN, eip);
 	if (!v)
 		return direct(eip) || remote(eip) ? FAST_FALLBACK : exit_with(JUNEAU_NAT_PASS_UNMAPPED);
 	nic = v->addr;
-
 	/* Where it goes, decided before anything is written. */
-	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
-	routed = ROUTE_KERNEL;
-	if (cfg && !(cfg->flags & JUNEAU_NAT_CFG_KERNEL_FORWARD) && ttl > 1) {
-		fib.family = AF_INET_;
-		fib.l4_protocol = proto;
-		fib.tos = ip->tos;
-		fib.ipv4_src = saddr;
-		fib.ipv4_dst = nic;
-		fib.ifindex = skb->ingress_ifindex;
-		rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
-		if (rc == BPF_FIB_LKUP_RET_SUCCESS)
-			routed = ROUTE_MACS;
-		else if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-			routed = ROUTE_NEIGH;
-		if (fib.ifindex == skb->ingress_ifindex)
-			routed = ROUTE_KERNEL;
-	}
-
-	/* L4 checksum first: the helper invalidates packet pointers. A zero
-	 * UDP checksum (none) stays zero and needs no call. */
-	if (!(proto == IPPROTO_UDP_ && check == 0) &&
-	    bpf_l4_csum_replace(skb, check_off, eip, nic, l4_flags | 4) < 0)
+	routed = redirects_in() ? route_in(skb, ip, nic, &fib) : ROUTE_KERNEL;
+	eth = fast_rewrite(skb, &l4, eip, nic, routed != ROUTE_KERNEL);
+	if (!eth)
 		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
-	data = (void *)(long)skb->data;
-	data_end = (void *)(long)skb->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
-	{
-		__sum16 sum = csum_replace4(ip->check, eip, nic);
-
-		ip->daddr = nic;
-		if (routed != ROUTE_KERNEL) {
-			/* Forwarded past ip_forward: the TTL goes down here. */
-			__be16 old = bpf_htons((__u16)ttl << 8), new = bpf_htons((__u16)(ttl - 1) << 8);
-			__u32 t = (__u16)~sum;
-
-			t += (__u16)~old + new;
-			sum = (__sum16)~csum_fold32(t);
-			ip->ttl = ttl - 1;
-		}
-		ip->check = sum;
-	}
 	count_bytes(skb, eip, NAT_IN);
 	if (routed == ROUTE_KERNEL)
 		return exit_with(JUNEAU_NAT_DNAT);
-	count(JUNEAU_NAT_DNAT_REDIRECT);
-	if (routed == ROUTE_MACS) {
-		__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-		__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
-		return bpf_redirect(fib.ifindex, 0);
-	}
-	{
-		struct bpf_redir_neigh nh;
-
-		__builtin_memset(&nh, 0, sizeof(nh));
-		nh.nh_family = AF_INET_;
-		nh.ipv4_nh = fib.ipv4_dst;
-		return bpf_redirect_neigh(fib.ifindex, &nh, sizeof(nh), 0);
-	}
+	return fast_forward(eth, &fib, routed);
 }
 
 SEC("tc")
@@ -694,10 +774,10 @@ int tc_nat_in(struct __sk_buff *skb)
 	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_remote *far;
 	struct juneau_nat_value *nic;
-	struct juneau_nat_config *cfg;
+	enum juneau_nat_reason done;
+	enum route_result routed;
 	struct pkt p = {};
-	__u32 zero = 0;
-	int reason, routed;
+	int reason;
 	__be32 daddr;
 
 	/* A frame for another host's MAC (a switch flooding an unknown
@@ -710,26 +790,23 @@ int tc_nat_in(struct __sk_buff *skb)
 	if (reason != FAST_FALLBACK)
 		return reason;
 	reason = parse_ipv4(skb, &p);
-	if (reason >= 0)
+	if (reason != NAT_PARSED)
 		return exit_with(reason);
-	reason = translate(skb, &p, NAT_IN);
-	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
+	done = translate(skb, &p, NAT_IN);
+	if (done == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
 		return direct_in(skb, &p, nic);
-	if (reason == JUNEAU_NAT_PASS_UNMAPPED && (far = remote(p.ip.daddr)))
+	if (done == JUNEAU_NAT_PASS_UNMAPPED && (far = remote(p.ip.daddr)))
 		return remote_in(skb, &p, far);
-	if (reason != JUNEAU_NAT_DNAT)
-		return exit_with(reason);
-	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
-	if (!cfg || (cfg->flags & JUNEAU_NAT_CFG_KERNEL_FORWARD))
-		return exit_with(reason);
+	if (done != JUNEAU_NAT_DNAT || !redirects_in())
+		return exit_with(done);
 	/* The destination is now the NIC address (ICMP errors whose outer
 	 * destination is not ours were rewritten inside only: they keep
 	 * theirs and the kernel routes them). */
 	if (bpf_skb_load_bytes(skb, p.l3 + IP_OFF_DADDR, &daddr, 4) < 0)
-		return exit_with(reason);
-	routed = route(skb, &p, p.ip.saddr, daddr, 0, &fib);
-	if (routed == ROUTE_KERNEL || fib.ifindex == skb->ingress_ifindex)
-		return exit_with(reason);
+		return exit_with(done);
+	routed = route_in(skb, &p.ip, daddr, &fib);
+	if (routed == ROUTE_KERNEL)
+		return exit_with(done);
 	return forward(skb, &p, &fib, routed, JUNEAU_NAT_DNAT_REDIRECT);
 }
 
@@ -763,7 +840,7 @@ int tc_nat_tun(struct __sk_buff *skb)
 	if (!accepted)
 		return drop_with(JUNEAU_NAT_DROP_TUNNEL_VNI);
 	reason = parse_ipv4(skb, &p);
-	if (reason >= 0)
+	if (reason != NAT_PARSED)
 		return exit_with(reason);
 	nic = direct(p.ip.daddr);
 	if (!nic)
@@ -779,17 +856,18 @@ int tc_nat_out(struct __sk_buff *skb)
 	return nat(skb, NAT_OUT);
 }
 
-
 SEC("tc")
 int tc_nat_pod(struct __sk_buff *skb)
 {
 	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_config *cfg;
+	enum juneau_nat_reason done;
+	enum route_result routed;
 	struct pkt p = {};
 	__u32 zero = 0;
-	int reason = parse_ipv4(skb, &p), routed, is_direct;
+	int reason = parse_ipv4(skb, &p), is_direct;
 
-	if (reason >= 0)
+	if (reason != NAT_PARSED)
 		return exit_with(reason);
 	is_direct = direct(p.ip.saddr) != 0;
 	if (!is_direct && !binding(NAT_OUT, p.ip.saddr))
@@ -800,7 +878,7 @@ int tc_nat_pod(struct __sk_buff *skb)
 	/* Not routable here (TTL expiring: traceroute; too big: the kernel
 	 * fragments or sends the pod a fragmentation-needed naming its own
 	 * address): the kernel decides, and tc_nat_out translates on the way. */
-	routed = route(skb, &p, p.ip.saddr, p.ip.daddr, cfg->ext_ifindex, &fib);
+	routed = route(skb, &p.ip, p.ip.daddr, cfg->ext_ifindex, &fib);
 	if (routed == ROUTE_KERNEL)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
 	if (routed == ROUTE_ELSEWHERE)
@@ -811,9 +889,9 @@ int tc_nat_pod(struct __sk_buff *skb)
 		count_bytes(skb, p.ip.saddr, NAT_OUT);
 		return forward(skb, &p, &fib, routed, JUNEAU_NAT_DIRECT_OUT);
 	}
-	reason = translate(skb, &p, NAT_OUT);
-	if (reason != JUNEAU_NAT_SNAT)
-		return exit_with(reason);
+	done = translate(skb, &p, NAT_OUT);
+	if (done != JUNEAU_NAT_SNAT)
+		return exit_with(done);
 	/* No netfilter on the way: no masquerade, no conntrack entry. */
 	return forward(skb, &p, &fib, routed, JUNEAU_NAT_SNAT_REDIRECT);
 }

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Copyright Juneau authors */
 
 /*
@@ -13,12 +13,15 @@
  *  - guard: a request for an address inside an arp AddressPool that this node
  *    is not answering for is dropped, so a kernel that holds the address
  *    anyway (kube-proxy ipvs binds every LoadBalancer IP to kube-ipvs0, and
- *    arp_ignore=0 lets it answer: the incident in seed 004) never answers.
+ *    arp_ignore=0 lets it answer: the incident behind OPS-1) never answers.
+ *    Broadcast and multicast requests alike: the kernel takes both. A
+ *    multicast one is guarded only, never answered here.
  *  - conflict detection (RFC 5227 2.4): any ARP packet whose sender address
  *    is one we answer for but whose sender MAC is not ours is counted against
  *    that address, with the offending MAC, for the agent to report.
  *
- * VLAN tags (ARP-12: 802.1Q or 802.1ad, one tag or two) are parsed. The
+ * VLAN tags (ARP-12: 802.1Q or 802.1ad, one tag or two; up to eight priority
+ * tags, which the kernel strips at any depth) are parsed. The
  * ARPAdvertisement names an address on the network the ingress interface
  * reaches untagged (EN-12 checks it against that interface's subnet). A frame
  * whose tags carry only VLAN id 0 (priority tags) is on that same network, as
@@ -30,7 +33,7 @@
  * guarded: for an address we answer it goes to the kernel, which answers from
  * the VLAN sub-interface by its own rules (as it would without Juneau); for a
  * guarded address we do not answer it is dropped, or the kube-ipvs0 kernel of
- * seed 004 would answer it through the VLAN sub-interface. Conflict detection
+ * that incident would answer it through the VLAN sub-interface. Conflict detection
  * looks only at our network: a claim on another VLAN is not a conflict on it.
  *
  * Answers expire with their agent (FO-2): the datapath distrusts a stale
@@ -52,7 +55,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "juneau_arp.h"
+#include "juneau_maps.h"
+#include "juneau_slots.h"
 #include "juneau_stats.h"
 
 /* ARP constants, defined here rather than from linux/if_arp.h (which pulls in
@@ -139,7 +143,7 @@ static __always_inline int maybe_ours(__be32 addr)
 
 /* The address's entry: this CPU's copy of its counters, or NULL. First its
  * slots (inlined array lookups, no call), then external_arp_table (a call),
- * which holds only what did not fit in the slots (bpf/juneau_arp.h). */
+ * which holds only what did not fit in the slots (bpf/juneau_maps.h). */
 static __always_inline struct juneau_arp_value *lookup_ours(__be32 addr)
 {
 	struct juneau_arp_key key = { .addr = addr };
@@ -180,6 +184,13 @@ static __always_inline int mac_is_group(const __u8 *a)
 	return a[0] & 0x01;
 }
 
+/* The kernel takes an ARP request sent to a multicast MAC as it takes a
+ * broadcast one (arp_rcv accepts PACKET_MULTICAST). */
+static __always_inline int mac_is_multicast(const __u8 *a)
+{
+	return mac_is_group(a) && !mac_is_broadcast(a);
+}
+
 static __always_inline int eth_type_vlan(__be16 proto)
 {
 	return proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD);
@@ -187,25 +198,34 @@ static __always_inline int eth_type_vlan(__be16 proto)
 
 #define VLAN_VID_MASK	0x0fff
 
-/* Steps *cursor over up to JUNEAU_VLAN_MAX_DEPTH tags, leaving in *proto the
- * EtherType after the last one it read. Returns the VLAN ids it read ORed
- * together (0: untagged or priority tags only, i.e. our network), or -1 when
- * the frame ends inside a tag. A bounded loop: the caller sees a VLAN
- * EtherType in *proto when there were more tags. */
+/* Steps *cursor over up to JUNEAU_VLAN_MAX_DEPTH tags, and on over priority
+ * tags up to JUNEAU_VLAN_PRIORITY_MAX_DEPTH while every tag so far is one (the
+ * kernel strips any number of them and answers as if untagged, so the guard
+ * must see through them too), leaving in *proto the EtherType after the last
+ * one it read. Returns the VLAN ids it read ORed together (0: untagged or
+ * priority tags only, i.e. our network), or -1 when the frame ends inside a
+ * tag. A bounded loop: the caller sees a VLAN EtherType in *proto when there
+ * were more tags. */
 static __always_inline int skip_vlan_tags(void **cursor, const void *data_end,
 					  __be16 *proto)
 {
 	int vids = 0;
 
 #pragma unroll
-	for (int i = 0; i < JUNEAU_VLAN_MAX_DEPTH; i++) {
+	for (int i = 0; i < JUNEAU_VLAN_PRIORITY_MAX_DEPTH; i++) {
 		struct vlan_tag *tag = *cursor;
+		int vid;
 
 		if (!eth_type_vlan(*proto))
 			break;
+		if (i >= JUNEAU_VLAN_MAX_DEPTH && vids)
+			break;
 		if ((void *)(tag + 1) > data_end)
 			return -1;
-		vids |= bpf_ntohs(tag->tci) & VLAN_VID_MASK;
+		vid = bpf_ntohs(tag->tci) & VLAN_VID_MASK;
+		if (i >= JUNEAU_VLAN_MAX_DEPTH && vid)
+			break;
+		vids |= vid;
 		*proto = tag->proto;
 		*cursor = tag + 1;
 	}
@@ -219,7 +239,7 @@ static __always_inline int arp_is_eth_ipv4(const struct arp_eth_ipv4 *arp)
 	       arp->hln == ETH_ALEN && arp->pln == ARP_PLN_IPV4;
 }
 
-/* The ingress interface's entry in juneau_config (bpf/juneau_arp.h): up to
+/* The ingress interface's entry in juneau_config (bpf/juneau_maps.h): up to
  * JUNEAU_CONFIG_PROBES array lookups, each inlined by the verifier (no call);
  * the first probe finds it unless interfaces share slots. */
 static __always_inline const struct juneau_config_value *lookup_config(__u32 ifindex)
@@ -266,7 +286,7 @@ static __always_inline int answers_expired(const struct juneau_config_value *cfg
 }
 
 /* Requests for a guarded address that is not ours are dropped so that no
- * kernel on this node can answer them (seed 004). The node's own addresses
+ * kernel on this node can answer them (OPS-1). The node's own addresses
  * inside a pool are /32 ALLOW entries, which win the longest match. */
 static __always_inline int guard_drops(__be32 tip,
 				       const struct juneau_config_value *cfg)
@@ -338,19 +358,27 @@ static __always_inline int answer_request(struct ethhdr *eth,
 	return exit_with(probe ? JUNEAU_TX_PROBE_REPLY : JUNEAU_TX_REPLY, XDP_TX);
 }
 
-/* ARP-12: a request on another VLAN is guarded, never answered (see the top
- * of the file): ours goes to the kernel, guarded and not ours is dropped. */
-static __always_inline int guard_tagged_request(const struct arp_eth_ipv4 *arp,
-						const struct juneau_config_value *cfg)
+/* The reasons guard_request() counts a request with. */
+struct guard_reasons {
+	enum juneau_reason ours;	/* one we answer: passed, the kernel decides */
+	enum juneau_reason guarded;	/* guarded, not ours: dropped */
+	enum juneau_reason other;	/* neither: passed */
+};
+
+/* A request this program guards but never answers: one on another VLAN
+ * (ARP-12, see the top of the file), and one sent to a multicast MAC. */
+static __always_inline int guard_request(const struct arp_eth_ipv4 *arp,
+					 const struct juneau_config_value *cfg,
+					 struct guard_reasons why)
 {
 	__be32 tip = load_ip(arp->tip);
 
 	/* Expired (FO-2): nothing is ours any more, so the guard decides. */
 	if (!answers_expired(cfg) && lookup_ours(tip))
-		return exit_with(JUNEAU_PASS_VLAN_OURS, XDP_PASS);
+		return exit_with(why.ours, XDP_PASS);
 	if (guard_drops(tip, cfg))
-		return exit_with(JUNEAU_DROP_GUARDED_VLAN, XDP_DROP);
-	return exit_with(JUNEAU_PASS_UNMAPPED, XDP_PASS);
+		return exit_with(why.guarded, XDP_DROP);
+	return exit_with(why.other, XDP_PASS);
 }
 
 SEC("xdp")
@@ -394,11 +422,22 @@ int xdp_arp(struct xdp_md *ctx)
 
 	if (arp->op != bpf_htons(ARP_OP_REQUEST))
 		return exit_with(JUNEAU_PASS_NOT_REQUEST, XDP_PASS);
-	if (!mac_is_broadcast(eth->h_dest) && !mac_equal(eth->h_dest, cfg->mac))
+	/* Unicast to another MAC: the kernel drops it too (PACKET_OTHERHOST). */
+	if (!mac_is_group(eth->h_dest) && !mac_equal(eth->h_dest, cfg->mac))
 		return exit_with(JUNEAU_PASS_NOT_FOR_US, XDP_PASS);
 
 	if (vids)
-		return guard_tagged_request(arp, cfg);
+		return guard_request(arp, cfg, (struct guard_reasons){
+			.ours = JUNEAU_PASS_VLAN_OURS,
+			.guarded = JUNEAU_DROP_GUARDED_VLAN,
+			.other = JUNEAU_PASS_UNMAPPED,
+		});
+	if (mac_is_multicast(eth->h_dest))
+		return guard_request(arp, cfg, (struct guard_reasons){
+			.ours = JUNEAU_PASS_NOT_FOR_US,
+			.guarded = JUNEAU_DROP_GUARDED,
+			.other = JUNEAU_PASS_NOT_FOR_US,
+		});
 	return answer_request(eth, arp, cfg);
 }
 

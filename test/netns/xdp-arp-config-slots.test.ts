@@ -1,4 +1,4 @@
-// juneau_config as an array of slots (bpf/juneau_arp.h): an interface's entry goes to the first
+// juneau_config as an array of slots (bpf/juneau_maps.h): an interface's entry goes to the first
 // free slot of its probes, the program finds it there, and an entry of another interface in the
 // same slot is never taken for the ingress interface's.
 import { configSlot, LIMITS } from '../../runtime/agent/bpf/layout';

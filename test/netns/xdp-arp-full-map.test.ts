@@ -25,7 +25,7 @@ const sorted = (xs: Iterable<string>) => [...xs].sort();
 describeAsRoot('full maps converge when entries move (writes remove before they add)', () => {
   const rig = new Rig(1);
   let mac = '';
-  // The table's addresses, in the slots or in external_arp_table (bpf/juneau_arp.h): at
+  // The table's addresses, in the slots or in external_arp_table (bpf/juneau_maps.h): at
   // JUNEAU_ARP_TABLE_MAX addresses in all, external_arp_table holds what the slots did not.
   const tableKeys = () => rig.maps(0).addressKeys();
 

@@ -1,5 +1,5 @@
 // The address table as juneau_arp_slots (open addressing, read by the program without a call)
-// with external_arp_table for what does not fit (bpf/juneau_arp.h): an address whose probes are
+// with external_arp_table for what does not fit (bpf/juneau_maps.h): an address whose probes are
 // all taken is answered from the hash, and both kinds count exactly.
 import { LIMITS, arpSlot, encodeArpKey } from '../../runtime/agent/bpf/layout';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';

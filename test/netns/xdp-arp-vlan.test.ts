@@ -8,8 +8,9 @@
 // This machine's kernel has neither 802.1Q sub-interfaces (`ip link add ... type vlan`: "Unknown
 // device type") nor bridge VLAN filtering, so no kernel here can answer on VLAN 100. The bypass
 // the guard closes is shown with what every kernel does: it strips priority tags (VLAN id 0, of
-// either TPID, nested too) and answers the request as if untagged. Requests with a VLAN id are
-// asserted by their counters and by the absence of any reply.
+// either TPID, nested too, any number of them) and answers the request as if untagged. Requests
+// with a VLAN id are asserted by their counters and by the absence of any reply. The kernel also
+// takes a request sent to a multicast MAC like a broadcast one: the guard covers those too.
 import { poolItemsToPrefixes } from '../../runtime/agent/bpf/prefixes';
 import { ipv4ToBytes, macToBytes } from '../../runtime/agent/bpf/addr';
 import type { ReasonName } from '../../runtime/agent/bpf/layout';
@@ -23,6 +24,7 @@ const POOL = [`${SUBNET}.0/25`];
 const VIP = `${SUBNET}.60`; // in node 0's external_arp_table
 const HELD_BY_NOBODY = `${SUBNET}.61`; // on the kernel's kube-ipvs0, in no external_arp_table
 const OTHER_MAC = '02:00:00:00:0b:0b';
+const MULTICAST_MAC = '01:00:5e:00:00:01';
 
 type Stack = readonly VlanTag[];
 const q = (id: number): VlanTag => ({ tpid: ETH_P_8021Q, id });
@@ -33,6 +35,8 @@ const PRIORITY: ReadonlyArray<readonly [string, Stack]> = [
   ['802.1Q VLAN id 0', [q(0)]],
   ['802.1ad VLAN id 0', [ad(0)]],
   ['QinQ 802.1ad 0 + 802.1Q 0', [ad(0), q(0)]],
+  ['three priority tags', [ad(0), q(0), q(0)]],
+  ['eight priority tags (JUNEAU_VLAN_PRIORITY_MAX_DEPTH)', Array<VlanTag>(8).fill(q(0))],
 ];
 
 /** A VLAN id somewhere in the stack: another L2 network. */
@@ -45,13 +49,15 @@ const OTHER_VLAN: ReadonlyArray<readonly [string, Stack]> = [
 
 interface ArpFrame {
   readonly op?: 'request' | 'reply';
+  /** The destination MAC; broadcast unless given. */
+  readonly dst?: string;
   readonly sha: string;
   readonly tags: Stack;
   readonly sip: string;
   readonly tip: string;
 }
 
-/** A broadcast ARP frame behind `tags` (outermost first; priority bits set, which must not matter). */
+/** An ARP frame behind `tags` (outermost first; priority bits set, which must not matter). */
 function arpFrame(f: ArpFrame): Buffer {
   const tagBytes = f.tags.map((t) => {
     const b = Buffer.alloc(4);
@@ -68,7 +74,8 @@ function arpFrame(f: ArpFrame): Buffer {
   macToBytes(f.sha).copy(arp, 8);
   ipv4ToBytes(f.sip).copy(arp, 14);
   ipv4ToBytes(f.tip).copy(arp, 24);
-  return Buffer.concat([Buffer.alloc(6, 0xff), macToBytes(f.sha), ...tagBytes, Buffer.from([0x08, 0x06]), arp]);
+  const dst = f.dst ? macToBytes(f.dst) : Buffer.alloc(6, 0xff);
+  return Buffer.concat([dst, macToBytes(f.sha), ...tagBytes, Buffer.from([0x08, 0x06]), arp]);
 }
 
 /** ARP replies answering for `address`: who sent them and behind which tags. */
@@ -83,6 +90,8 @@ describeAsRoot('ARP-12: the guard applies to VLAN-tagged ARP requests (802.1Q, 8
   const setGuard = (guard: boolean) => rig.maps(0).setInterfaceConfig(ifindex, { mac, guard, conflictDetection: true });
   const request = (tags: Stack, tip: string, count: number) =>
     rig.sendFrame(arpFrame({ sha: rig.clientMac, tags, sip: CLIENT_IP, tip }), count);
+  const multicast = (tags: Stack, tip: string, count: number) =>
+    rig.sendFrame(arpFrame({ dst: MULTICAST_MAC, sha: rig.clientMac, tags, sip: CLIENT_IP, tip }), count);
   const counters = () => rig.maps(0).stats();
   /** Packets counted for `reason` since `before` was read. */
   const since = (before: Record<ReasonName, bigint>, reason: ReasonName) => counters()[reason] - before[reason];
@@ -187,11 +196,46 @@ describeAsRoot('ARP-12: the guard applies to VLAN-tagged ARP requests (802.1Q, 8
   test('ARP-12: parsing is bounded: three tags pass unparsed (pass_vlan_too_deep), a frame ending inside a tag passes (pass_truncated)', async () => {
     const before = counters();
     await request([ad(300), q(30), q(3)], HELD_BY_NOBODY, 4);
+    await request([ad(0), q(0), q(100)], HELD_BY_NOBODY, 2); // a VLAN id behind two priority tags
+    await request(Array<VlanTag>(9).fill(q(0)), HELD_BY_NOBODY, 3); // beyond JUNEAU_VLAN_PRIORITY_MAX_DEPTH
     const cut = arpFrame({ sha: rig.clientMac, tags: [ad(300), q(30)], sip: CLIENT_IP, tip: HELD_BY_NOBODY });
     await rig.sendFrame(cut.subarray(0, 12 + 4 + 2), 2); // addresses, one tag, half of the next
-    expect(since(before, 'JUNEAU_PASS_VLAN_TOO_DEEP')).toBe(4n);
+    expect(since(before, 'JUNEAU_PASS_VLAN_TOO_DEEP')).toBe(9n);
     expect(since(before, 'JUNEAU_PASS_TRUNCATED')).toBe(2n);
     expect(since(before, 'JUNEAU_DROP_GUARDED_VLAN')).toBe(0n);
+    expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(0n);
+  });
+
+  test('EN-11 the bypass: with the guard off, the kernel answers a request sent to a multicast MAC for a guarded address it holds', async () => {
+    setGuard(false);
+    try {
+      const frames = await rig.capture(() => multicast([], HELD_BY_NOBODY, 3));
+      expect(replies(frames, HELD_BY_NOBODY)).toEqual(Array(3).fill({ src: mac, vlans: [] }));
+    } finally {
+      setGuard(true);
+    }
+  });
+
+  test('EN-11: a request sent to a multicast MAC is guarded (drop_guarded, drop_guarded_vlan), never answered here (pass_not_for_us); unicast to another MAC passes', async () => {
+    const before = counters();
+    const entry = rig.maps(0).lookupAddress(VIP)!;
+    const frames = await rig.capture(async () => {
+      await multicast([], HELD_BY_NOBODY, 3);
+      await multicast([q(100)], HELD_BY_NOBODY, 2);
+      await multicast([], VIP, 2);
+      await rig.sendFrame(
+        arpFrame({ dst: OTHER_MAC, sha: rig.clientMac, tags: [], sip: CLIENT_IP, tip: HELD_BY_NOBODY }),
+        2,
+      );
+    });
+    expect(replies(frames, HELD_BY_NOBODY)).toEqual([]);
+    expect(since(before, 'JUNEAU_DROP_GUARDED')).toBe(3n);
+    expect(since(before, 'JUNEAU_DROP_GUARDED_VLAN')).toBe(2n);
+    expect(since(before, 'JUNEAU_PASS_NOT_FOR_US')).toBe(4n);
+    // The VIP's request is left to the kernel (which holds it here and answers): the responder
+    // sent nothing and counted nothing against the VIP.
+    expect(since(before, 'JUNEAU_TX_REPLY')).toBe(0n);
+    expect(rig.maps(0).lookupAddress(VIP)).toMatchObject({ requests: entry.requests, replies: entry.replies });
   });
 
   test('untagged requests are unchanged: the VIP is answered by the responder, the guarded address dropped', async () => {

@@ -141,7 +141,7 @@ describe('the packed package', () => {
     expect(packedFiles).toEqual(
       expect.arrayContaining([
         'bpf/xdp_arp.bpf.c',
-        'bpf/juneau_arp.h',
+        'bpf/juneau_maps.h',
         'build/bpf/xdp_arp.bpf.o',
         'docs/README.md',
         'build/bin/kubectl-juneau.js',

@@ -1,6 +1,6 @@
 /**
  * The BTF of a compiled BPF object (bpftool's JSON dump), for the layout tests that hold the TS
- * mirrors of bpf/juneau_arp.h to the C: structs, map definitions, and static assertions compiled
+ * mirrors of bpf/juneau_maps.h to the C: structs, map definitions, and static assertions compiled
  * against the header.
  */
 import { execFileSync } from 'node:child_process';
@@ -107,12 +107,12 @@ export function loadBtf(object: string): Btf {
   return new Btf((JSON.parse(json) as { types: BtfType[] }).types, file);
 }
 
-/** Compiles `_Static_assert`s against bpf/juneau_arp.h for the BPF target; throws clang's error when one fails. */
+/** Compiles `_Static_assert`s against bpf/juneau_maps.h for the BPF target; throws clang's error when one fails. */
 export function compileStaticAsserts(asserts: readonly string[]): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-layout-'));
   try {
     const file = path.join(dir, 'layout_check.c');
-    fs.writeFileSync(file, `#include <stddef.h>\n#include "juneau_arp.h"\n${asserts.join('\n')}\n`);
+    fs.writeFileSync(file, `#include <stddef.h>\n#include "juneau_maps.h"\n${asserts.join('\n')}\n`);
     const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
     execFileSync('clang', ['-target', 'bpf', '-fsyntax-only', `-I${arch}`, `-I${path.join(REPO, 'bpf')}`, file], {
       stdio: 'pipe',

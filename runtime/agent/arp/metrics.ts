@@ -21,7 +21,7 @@ const AGENT_METRICS = {
   packets: counter(
     'agent_xdp_packets_total',
     ['reason'],
-    'Packets seen by the XDP program, by reason (bpf/juneau_arp.h enum juneau_reason).',
+    'Packets seen by the XDP program, by reason (bpf/juneau_maps.h enum juneau_reason).',
   ),
   requests: counter(
     'agent_arp_requests_total',

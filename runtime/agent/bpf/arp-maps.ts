@@ -80,7 +80,7 @@ export class ArpMaps {
   // ---- the address table: juneau_arp_slots (+ juneau_arp_counters), then external_arp_table -----
   // An address is in a slot of its probes (the program finds it without a call) or, when they are
   // all taken, in external_arp_table; never in both, and it does not move while it stays, so its
-  // counters stay exact (bpf/juneau_arp.h). A slot's counters are written before its address; a
+  // counters stay exact (bpf/juneau_maps.h). A slot's counters are written before its address; a
   // removal clears the address. Every write keeps juneau_arp_filter a superset of the table: a bit
   // is set before its address is inserted, and cleared only by a rebuild from the table after
   // deletes. A stale set bit only costs the program the lookup it would have made anyway. The
@@ -286,7 +286,7 @@ export class ArpMaps {
   // ---- juneau_config ---------------------------------------------------------------------
 
   // juneau_config is an array the program reads without a call: an interface's entry is in one
-  // of its JUNEAU_CONFIG_PROBES slots, marked by its ifindex (bpf/juneau_arp.h).
+  // of its JUNEAU_CONFIG_PROBES slots, marked by its ifindex (bpf/juneau_maps.h).
 
   /** Writes the interface's entry: in its slot when it has one, else placed in the first free slot
    * of its probes (first with ifindex 0, then with the ifindex, so the program never takes a
@@ -374,7 +374,7 @@ function freeProbe(address: string, taken: ReadonlySet<number>): number | undefi
   return undefined;
 }
 
-/** 0.0.0.0 marks a free slot (bpf/juneau_arp.h), and no ARPAdvertisement names it. */
+/** 0.0.0.0 marks a free slot (bpf/juneau_maps.h), and no ARPAdvertisement names it. */
 function assertAnswerable(address: string): void {
   if (address === '0.0.0.0') throw new Error('external_arp_table: 0.0.0.0 is never answered (it marks a free slot)');
 }

@@ -3,7 +3,7 @@
 //
 // Pins live in <bpffs>/juneau/<PIN_VERSION>. Maps and programs outlive the agent, and the next
 // agent adopts them (OPS-1): libbpf reuses a pinned map whose type, key and value sizes, entries
-// and flags equal the object's. When a map's definition changes in bpf/juneau_arp.h, its pin no
+// and flags equal the object's. When a map's definition changes in bpf/juneau_maps.h, its pin no
 // longer matches, and PIN_POLICY says what happens to it before the object loads:
 //  - 'counters': nothing the datapath needs is lost by dropping it (counters, or what the loader
 //    writes before the program attaches): the pin is removed and libbpf makes a fresh map. The

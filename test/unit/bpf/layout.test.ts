@@ -1,4 +1,4 @@
-// bpf/juneau_arp.h and its one TS mirror (runtime/agent/bpf/layout/) agree: struct sizes, field
+// bpf/juneau_maps.h and its one TS mirror (runtime/agent/bpf/layout/) agree: struct sizes, field
 // offsets and sizes, and the maps' key/value types and sizes, read from the BTF of each built
 // object (xdp_arp.bpf.o, tc_nat.bpf.o, juneau_announce.bpf.o: a struct is only in the BTF of an
 // object that uses it); the constants (reasons, actions, flags, limits) checked by clang against
@@ -70,7 +70,7 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     expect(layout.CONFIG_TYPE).toBe(layout.MAP_TYPES.BPF_MAP_TYPE_ARRAY);
   });
 
-  test('constants and layouts of layout/arp.ts compile as static assertions against bpf/juneau_arp.h', () => {
+  test('constants and layouts of layout/arp.ts compile as static assertions against bpf/juneau_maps.h', () => {
     const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
     const asserts = layoutAsserts(constants, layout.STRUCTS);
     compileStaticAsserts(asserts);
@@ -155,7 +155,7 @@ describe('bpf map encoders', () => {
       });
       // juneau_arp_filter_bit itself is an inline function; its expression is repeated here and
       // compared with the header's text so that a change there fails this test.
-      const header = fs.readFileSync(path.join(REPO, 'bpf/juneau_arp.h'), 'utf8');
+      const header = fs.readFileSync(path.join(REPO, 'bpf/juneau_slots.h'), 'utf8');
       expect(header).toContain('return ((__u32)addr * 0x9e3779b1u) >> 16;');
       fs.writeFileSync(file, `#include <linux/types.h>\n${asserts.join('\n')}\n`);
       const arch = `/usr/include/${os.arch() === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`;
@@ -260,7 +260,7 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
     expect(btf().mapShape(map)).toEqual({ key, value, maxEntries }),
   );
 
-  test('NAT constants, sizes and offsets of layout/nat.ts compile as static assertions against bpf/juneau_arp.h', () => {
+  test('NAT constants, sizes and offsets of layout/nat.ts compile as static assertions against bpf/juneau_maps.h', () => {
     const asserts = layoutAsserts(
       { ...layout.NAT_REASONS, ...layout.NAT_LIMITS, ...layout.NAT_CONFIG_FLAGS },
       layout.NAT_STRUCTS,
@@ -292,7 +292,7 @@ describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce
     });
   });
 
-  test('FO-1: the limit, size and offsets compile as static assertions against bpf/juneau_arp.h', () => {
+  test('FO-1: the limit, size and offsets compile as static assertions against bpf/juneau_maps.h', () => {
     compileStaticAsserts(layoutAsserts(layout.ANNOUNCE_LIMITS, [layout.ANNOUNCE_VALUE]));
   });
 
@@ -303,7 +303,7 @@ describe('FO-1 announcement counters layout: C (BTF of build/bpf/juneau_announce
 });
 
 // The slots the agent places entries in are the ones the program probes: juneau_arp_slot() and
-// juneau_config_slot() of bpf/juneau_arp.h, compiled by clang for this host and run.
+// juneau_config_slot() of bpf/juneau_slots.h, compiled by clang for this host and run.
 const ADDRESSES = ['192.0.2.50', '10.225.51.7', '0.0.0.1', '255.255.255.255', '10.112.39.16'];
 const IFINDEXES = [1, 2, 63, 64, 65, 4_000_000_000];
 
@@ -327,7 +327,7 @@ function slotsFromC(): string[] {
     );
     fs.writeFileSync(
       src,
-      `#include <stdio.h>\n#include "juneau_arp.h"\nint main(void) {\n${[...arpCalls, ...cfgCalls].join('\n')}\nreturn 0;\n}\n`,
+      `#include <stdio.h>\n#include "juneau_slots.h"\nint main(void) {\n${[...arpCalls, ...cfgCalls].join('\n')}\nreturn 0;\n}\n`,
     );
     execFileSync('clang', ['-O1', `-I${path.join(REPO, 'bpf')}`, src, '-o', bin], { stdio: 'pipe' });
     return execFileSync(bin, { encoding: 'utf8' }).trim().split('\n');
@@ -336,7 +336,7 @@ function slotsFromC(): string[] {
   }
 }
 
-test('ARP-10: the address and config slots of layout/arp.ts are those of bpf/juneau_arp.h, probe by probe', () => {
+test('ARP-10: the address and config slots of layout/arp.ts are those of bpf/juneau_slots.h, probe by probe', () => {
   const expected = [
     ...ADDRESSES.flatMap((a) =>
       Array.from({ length: layout.LIMITS.JUNEAU_ARP_PROBES }, (_, p) => `arp ${a} ${p} ${layout.arpSlot(a, p)}`),

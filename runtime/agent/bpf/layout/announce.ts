@@ -1,5 +1,5 @@
 // FO-1: the per-address announcement counters juneau_announce (bpf/juneau_announce.bpf.c, which
-// has no program; struct in bpf/juneau_arp.h, section "FO-1 announcements"). Keyed by
+// has no program; struct in bpf/juneau_maps.h, section "FO-1 announcements"). Keyed by
 // struct juneau_arp_key, like external_arp_table (encodeArpKey).
 import { cStruct, fieldOffset as at } from './common';
 

@@ -1,4 +1,4 @@
-// The XDP responder's maps (bpf/xdp_arp.bpf.c; structs in bpf/juneau_arp.h).
+// The XDP responder's maps (bpf/xdp_arp.bpf.c; structs in bpf/juneau_maps.h).
 import { ipv4ToBytes, ipv4FromBytes, macToBytes, macFromBytes } from '../addr';
 import {
   MAP_TYPES,
@@ -196,7 +196,7 @@ export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer
 
 // ---- juneau_arp_slots --------------------------------------------------------------------
 
-/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_arp.h. */
+/** The `probe`-th slot of an address: juneau_arp_slot() in bpf/juneau_slots.h. */
 export function arpSlot(address: string, probe: number): number {
   const hash = Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 18;
   return (hash + probe) & (LIMITS.JUNEAU_ARP_SLOTS - 1);
@@ -209,7 +209,7 @@ export function decodeArpSlot(value: Buffer): string | undefined {
 
 // ---- juneau_arp_filter -------------------------------------------------------------------
 
-/** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_arp.h (the key's four
+/** The filter bit of an address: juneau_arp_filter_bit() in bpf/juneau_slots.h (the key's four
  * bytes read as a little-endian word, times 0x9e3779b1 mod 2^32, top 16 bits). */
 export function arpFilterBit(address: string): number {
   return (Math.imul(encodeArpKey(address).readUInt32LE(0), 0x9e3779b1) >>> 16) & 0xffff;
@@ -300,7 +300,7 @@ export interface InterfaceConfig {
 }
 
 /** A juneau_config slot's value; `ifindex` 0 marks the slot free (the first of the two writes
- * that place an entry, see bpf/juneau_arp.h). */
+ * that place an entry, see bpf/juneau_slots.h). */
 export function encodeConfigValue(config: InterfaceConfig, ifindex = 0): Buffer {
   const value = Buffer.alloc(CONFIG_VALUE.size);
   value.writeUInt32LE(ifindex, f(CONFIG_VALUE, 'ifindex'));

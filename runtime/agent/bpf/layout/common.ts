@@ -1,5 +1,5 @@
 // What every layout file shares: struct layouts built from their fields, u32 map keys, and
-// per-CPU values (bpf/juneau_arp.h, the header of every program's maps).
+// per-CPU values (bpf/juneau_maps.h, the header of every program's maps).
 //
 // Byte order: fields named __be32 in C hold IPv4 addresses in network order; every other integer
 // is host order, which is little-endian on every platform the agent ships for (x86_64, arm64).
@@ -17,7 +17,7 @@ export interface StructLayout {
 }
 
 /** A C struct from its fields in declaration order, `[name, bytes]`: each field starts where the
- * previous one ends, because every struct in bpf/juneau_arp.h names its holes as pad fields (the
+ * previous one ends, because every struct in bpf/juneau_maps.h names its holes as pad fields (the
  * layout tests check offsets and sizes against the BTF and the header). */
 export function cStruct(name: string, fields: ReadonlyArray<readonly [string, number]>): StructLayout {
   let offset = 0;

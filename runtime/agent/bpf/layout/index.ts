@@ -1,4 +1,4 @@
-// The one TS mirror of bpf/juneau_arp.h, the header of every program's maps: map names,
+// The one TS mirror of bpf/juneau_maps.h, the header of every program's maps: map names,
 // constants, struct sizes and field offsets, and the encoders/decoders the agent uses on map keys
 // and values, one file per program (arp.ts, nat.ts, announce.ts) over common.ts. Change it
 // together with the header; test/unit/bpf/layout.test.ts compares it against the BTF of the built

@@ -1,4 +1,4 @@
-// The ElasticIP 1:1 NAT programs' maps (bpf/tc_nat.bpf.c; structs in bpf/juneau_arp.h).
+// The ElasticIP 1:1 NAT programs' maps (bpf/tc_nat.bpf.c; structs in bpf/juneau_maps.h).
 import { alignUp, cStruct, fieldOffset as f, type StructLayout } from './common';
 
 export const NAT_MAP_NAMES = {

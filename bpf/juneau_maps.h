@@ -3,18 +3,19 @@
 
 /*
  * The one header with the map layouts shared by the eBPF programs (the XDP
- * ARP responder, the TC ElasticIP NAT) and the agent.
+ * ARP responder, the TC ElasticIP NAT, the FO-1 announce map) and the agent.
  *
- * runtime/agent/bpf/layout.ts mirrors every struct and constant below, and
- * test/unit/bpf-layout.test.ts (ARP) and bpf-layout-nat.test.ts (NAT) compare
- * the two against the BTF of the built objects. Change both together.
+ * runtime/agent/bpf/layout/ mirrors every struct and constant below, and
+ * test/unit/bpf/layout.test.ts compares the two against the BTF of the built
+ * objects. Change both together.
  *
  * Rules: fixed-width types only, every hole is an explicit `pad` field the
  * writer zeroes, and every size is asserted so that a change shows up here
- * rather than as a silently misread map.
+ * rather than as a silently misread map. No functions: the slot and filter
+ * functions that say where an entry goes are in juneau_slots.h.
  */
-#ifndef __JUNEAU_ARP_H
-#define __JUNEAU_ARP_H
+#ifndef __JUNEAU_MAPS_H
+#define __JUNEAU_MAPS_H
 
 #include <linux/types.h>
 
@@ -28,19 +29,21 @@
 #define JUNEAU_CONFIG_MAX	64
 
 /* VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8) parsed in front of an ARP frame:
- * one, or two for QinQ. A frame with more is passed to the kernel unparsed. */
-#define JUNEAU_VLAN_MAX_DEPTH	2
+ * one, or two for QinQ; up to JUNEAU_VLAN_PRIORITY_MAX_DEPTH while they are
+ * all priority tags (VLAN id 0), which the kernel strips at any depth. A frame
+ * with more is passed to the kernel unparsed. */
+#define JUNEAU_VLAN_MAX_DEPTH		2
+#define JUNEAU_VLAN_PRIORITY_MAX_DEPTH	8
 
 /* external_arp_table (ARP-10): the addresses this node answers for that did
  * not fit in juneau_arp_slots (below), and those an older agent inserted.
  * BPF_MAP_TYPE_PERCPU_HASH (BPF_F_NO_PREALLOC): every CPU counts into its own
  * copy of the value, so a request costs no atomic on a shared cache line; the
- * reader (runtime/agent/bpf/layout.ts sumArpValues) sums the counters and
+ * reader (runtime/agent/bpf/layout/arp.ts sumArpValues) sums the counters and
  * takes the last conflict from the CPU that saw the latest one. Not
  * preallocated: a per-CPU value costs its size times the CPUs, so only the
- * addresses present take memory. An older agent pinned this map as a plain
- * HASH with the same sizes; the agent recognises it by its type and moves
- * its entries over (runtime/agent/bpf/responder.ts). */
+ * addresses present take memory. How its pin survives a layout change is
+ * its entry in runtime/agent/bpf/pins.ts. */
 struct juneau_arp_key {
 	__be32 addr;			/* IPv4, network byte order */
 };
@@ -58,7 +61,8 @@ struct juneau_arp_value {
  * an address it answers, without a call (array lookups the verifier inlines;
  * a hash lookup is a call chain, costly on a kernel with SRSO "Safe RET":
  * bench/README.md). An open-addressed table: the agent places an address in
- * the first free slot of juneau_arp_slot(addr, 0 .. JUNEAU_ARP_PROBES - 1);
+ * the first free slot of juneau_arp_slot(addr, 0 .. JUNEAU_ARP_PROBES - 1)
+ * (juneau_slots.h);
  * its counters are the per-CPU juneau_arp_counters entry of the same slot.
  * An address whose probes are all taken goes to external_arp_table, the
  * per-CPU hash, where the program looks when no probe holds it. Every address
@@ -75,33 +79,19 @@ struct juneau_arp_slot {
 	__be32 addr;			/* IPv4, network byte order; 0: free */
 };
 
-/* The probe-th slot of an address: the top 14 bits of the multiplicative
- * hash of juneau_arp_filter_bit() (its four bytes as one host-order word),
- * then linear probing. */
-static inline __u32 juneau_arp_slot(__be32 addr, __u32 probe)
-{
-	return ((((__u32)addr * 0x9e3779b1u) >> 18) + probe) & (JUNEAU_ARP_SLOTS - 1);
-}
-
 /* juneau_arp_filter[0]: one bit per hash of every address in
- * external_arp_table, written by the agent before it inserts an address and
- * cleared only after it removed one, so a clear bit proves the address is not
- * in the table (set bits may be shared: a false positive costs only the table
- * lookup it would have cost anyway). The program tests the sender address
- * here before the conflict lookup and the target before the answer lookup: an
- * array lookup the verifier inlines, where each hash lookup is a call. */
+ * external_arp_table (juneau_arp_filter_bit(), juneau_slots.h), written by the
+ * agent before it inserts an address and cleared only after it removed one, so
+ * a clear bit proves the address is not in the table (set bits may be shared:
+ * a false positive costs only the table lookup it would have cost anyway). The
+ * program tests the sender address here before the conflict lookup and the
+ * target before the answer lookup: an array lookup the verifier inlines, where
+ * each hash lookup is a call. */
 #define JUNEAU_ARP_FILTER_BITS	65536
 
 struct juneau_arp_filter {
 	__u64 bits[JUNEAU_ARP_FILTER_BITS / 64];
 };
-
-/* The bit of an address: the top 16 bits of a multiplicative hash of its four
- * bytes read as one host-order (little-endian) word. */
-static inline __u32 juneau_arp_filter_bit(__be32 addr)
-{
-	return ((__u32)addr * 0x9e3779b1u) >> 16;
-}
 
 /* juneau_guard: LPM trie of the arp AddressPools' prefixes (drop) and the
  * node's own addresses inside them (allow, as /32s that win the longest
@@ -129,22 +119,14 @@ struct juneau_guard_value {
  * without a call (the verifier inlines an array lookup; a hash lookup is a
  * call chain, and on a kernel with SRSO "Safe RET" every return is costly:
  * bench/README.md). The interface's entry is in one of JUNEAU_CONFIG_PROBES
- * slots from juneau_config_slot(ifindex, 0), the one whose ifindex field is
- * the interface's; a free slot has ifindex 0 (no interface has). The agent
- * places an entry in the first free slot of its probes and writes it in two
- * steps, so that the program never reads a half-written entry as valid: the
- * value with ifindex 0, then the same value with the ifindex (removal in the
- * reverse order). Later writes change only heartbeat_ns or flags.
- *
- * An older agent pinned this map as a HASH keyed by ifindex with the same
- * value (ifindex was pad2, zero); the agent recognises it by its type and
- * moves its entries over (runtime/agent/bpf/responder.ts). */
+ * slots from juneau_config_slot(ifindex, 0) (juneau_slots.h), the one whose
+ * ifindex field is the interface's; a free slot has ifindex 0 (no interface
+ * has). The agent places an entry in the first free slot of its probes and
+ * writes it in two steps, so that the program never reads a half-written entry
+ * as valid: the value with ifindex 0, then the same value with the ifindex
+ * (removal in the reverse order). Later writes change only heartbeat_ns or
+ * flags. */
 #define JUNEAU_CONFIG_PROBES	4
-
-static inline __u32 juneau_config_slot(__u32 ifindex, __u32 probe)
-{
-	return (ifindex + probe) & (JUNEAU_CONFIG_MAX - 1);
-}
 
 enum juneau_config_flags {
 	/* Protections are on unless switched off, so a zeroed flags word is the
@@ -187,7 +169,7 @@ enum juneau_reason {
 	JUNEAU_EVENT_CONFLICT		= 12,	/* counted besides the exit reason */
 	/* Requests tagged with a VLAN id (ARP-12: 802.1Q or 802.1ad, one tag or
 	 * two); priority tags (VLAN id 0) count as untagged. */
-	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_MAX_DEPTH */
+	JUNEAU_PASS_VLAN_TOO_DEEP	= 13,	/* more tags than JUNEAU_VLAN_*MAX_DEPTH */
 	JUNEAU_PASS_VLAN_OURS		= 14,	/* another VLAN, our address: the kernel decides */
 	JUNEAU_DROP_GUARDED_VLAN	= 15,	/* another VLAN, guarded, not ours */
 	/* FO-2: the interface's heartbeat expired; nothing is answered. */
@@ -213,7 +195,7 @@ JUNEAU_ASSERT_SIZE(juneau_config_value, 32);
 JUNEAU_ASSERT_SIZE(juneau_stats_value, 8);
 
 /* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------
- * Pinned next to the ARP maps; runtime/agent/nat-maps.ts writes them. */
+ * Pinned next to the ARP maps; runtime/agent/bpf/nat.ts writes them. */
 #define JUNEAU_NAT_MAX		65536
 #define JUNEAU_NAT_SKIP_MAX	16384	/* a node address per Node, pod and service ranges */
 
@@ -331,8 +313,8 @@ JUNEAU_ASSERT_SIZE(juneau_nat_vni_value, 8);
  * gained on a network with spec.arp.announceOnMove, what its handover sent,
  * so `kubectl juneau bpf dump announcements` reads it from the pins like the
  * other maps. Key: struct juneau_arp_key. An entry goes with its address.
- * Mirrored in runtime/agent/announce/counters.ts (its own file, checked by
- * test/unit/bpf-layout-announce.test.ts against juneau_announce.bpf.o). */
+ * Mirrored in runtime/agent/bpf/layout/announce.ts (checked by
+ * test/unit/bpf/layout.test.ts against juneau_announce.bpf.o). */
 #define JUNEAU_ANNOUNCE_MAX	JUNEAU_ARP_TABLE_MAX
 
 struct juneau_announce_value {
@@ -361,4 +343,4 @@ JUNEAU_ASSERT_SIZE(juneau_announce_value, 32);
 		__VA_OPT__(__uint(map_flags, __VA_ARGS__);)		\
 	} _name SEC(".maps")
 
-#endif /* __JUNEAU_ARP_H */
+#endif /* __JUNEAU_MAPS_H */
