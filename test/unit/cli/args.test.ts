@@ -1,9 +1,9 @@
 // kubectl-juneau's command line: kubectl's standard flags anywhere, bpf's own flags passed on,
 // --node only for bpf, and the exec it builds for --node (test/cluster/kubectl-juneau.test.ts runs it).
-import { parseCommandLine } from '../../runtime/cli/args';
-import { CLI_HELP, main, parseCliArgs } from '../../runtime/cli/main';
-import { kubectlExecArgs } from '../../runtime/cli/node-exec';
-import { resolveKind } from '../../runtime/cli/why';
+import { parseCommandLine } from '../../../runtime/cli/args';
+import { CLI_HELP, main, parseCliArgs } from '../../../runtime/cli/main';
+import { kubectlExecArgs } from '../../../runtime/cli/node-exec';
+import { resolveKind } from '../../../runtime/cli/why';
 
 describe('kubectl juneau command line', () => {
   it('kubectl flags anywhere: --kubeconfig, --context, -n/--namespace, -A', () => {

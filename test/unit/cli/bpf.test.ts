@@ -1,6 +1,6 @@
 // kubectl-juneau (ARP-10): argument parsing and the renderings of the pinned maps.
-import { CLI_HELP, parseCliArgs } from '../../runtime/cli/main';
-import { arpTableRows, guardRows, renderArpTable, renderGuard, statsRows } from '../../runtime/cli/format';
+import { CLI_HELP, parseCliArgs } from '../../../runtime/cli/main';
+import { arpTableRows, guardRows, renderArpTable, renderGuard, statsRows } from '../../../runtime/cli/format';
 
 describe('kubectl juneau', () => {
   test('ARP-10: bpf dump external_arp_table, with --bpffs and -o json', () => {

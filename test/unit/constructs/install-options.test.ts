@@ -5,10 +5,10 @@
 import * as pulumi from '@pulumi/pulumi';
 import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
-import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
-import { juneauInstallObjects, KubeObject } from '../../constructs/shared/install';
-import type * as Juneau from '../../constructs/pulumi';
-import { testApp } from './temp-dir';
+import { JuneauInstall, type JuneauInstallProps } from '../../../constructs/cdk8s';
+import { juneauInstallObjects, KubeObject } from '../../../constructs/shared/install';
+import type * as Juneau from '../../../constructs/pulumi';
+import { testApp } from '../temp-dir';
 
 void pulumi.runtime.setMocks(
   { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
@@ -16,7 +16,7 @@ void pulumi.runtime.setMocks(
   'unit',
   false,
 );
-const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
+const juneauPulumi = require('../../../constructs/pulumi') as typeof Juneau;
 
 type PodSpec = Record<string, unknown> & { containers: Array<Record<string, unknown>> };
 const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') =>
@@ -106,7 +106,7 @@ describe('options', () => {
   });
 
   test('a workload image is taken field by field over the install image', () => {
-    const version = (require('../../package.json') as { version: string }).version;
+    const version = (require('../../../package.json') as { version: string }).version;
     expect(pod(objects, 'Deployment').containers[0].image).toBe(`ghcr.io/loutres/juneau:v${version}`);
     expect(pod(objects, 'DaemonSet').containers[0].image).toBe('ghcr.io/loutres/juneau:agent-debug');
     const moved = juneauInstallObjects({
