@@ -1,12 +1,12 @@
 // JuneauInstall's workload options (issue 17 item 7): pull secrets, node selector, tolerations,
 // resources, priority class, a per-workload image and extra labels, for the controller and the
-// agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install.ts). The
+// agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install/). The
 // default output does not change: test/box applies dist/juneau-install.k8s.yaml as is.
 import * as pulumi from '@pulumi/pulumi';
 import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
 import { JuneauInstall, type JuneauInstallProps } from '../../../constructs/cdk8s';
-import { juneauInstallObjects, KubeObject } from '../../../constructs/shared/install';
+import { juneauInstallObjects, ManifestObject } from '../../../constructs/shared/install';
 import type * as Juneau from '../../../constructs/pulumi';
 import { testApp } from '../temp-dir';
 
@@ -19,11 +19,11 @@ void pulumi.runtime.setMocks(
 const juneauPulumi = require('../../../constructs/pulumi') as typeof Juneau;
 
 type PodSpec = Record<string, unknown> & { containers: Array<Record<string, unknown>> };
-const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') =>
-  objects.find((o) => o.kind === kind) as KubeObject & {
+const workload = (objects: ManifestObject[], kind: 'Deployment' | 'DaemonSet') =>
+  objects.find((o) => o.kind === kind) as ManifestObject & {
     spec: { selector: unknown; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
   };
-const pod = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
+const pod = (objects: ManifestObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
 
 function synth(props: JuneauInstallProps): { yaml: string; error: string } {
   const app = testApp();
@@ -128,7 +128,7 @@ describe('options', () => {
   test('cdk8s and Pulumi emit the same objects', () => {
     const install = new juneauPulumi.JuneauInstall('juneau', options);
     expect(install.toObjects()).toEqual(objects);
-    const fromCdk8s = YAML.parseAllDocuments(synth(options).yaml).map((d) => d.toJSON() as KubeObject);
+    const fromCdk8s = YAML.parseAllDocuments(synth(options).yaml).map((d) => d.toJSON() as ManifestObject);
     expect(fromCdk8s.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
       objects.map((o) => `${o.kind}/${o.metadata.name}`),
     );
