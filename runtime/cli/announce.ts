@@ -1,5 +1,5 @@
 /** `kubectl juneau bpf dump announcements`: FO-1's per-address counters (the pinned map juneau_announce). */
-import { AnnounceCounters, type AnnounceEntry } from '../agent/announce/counters';
+import type { AnnounceEntry } from '../agent/announce/counters';
 import { agoCell, rowsByAddress, table } from './format';
 
 export interface AnnounceRow {
@@ -33,16 +33,4 @@ export function renderAnnounce(rows: readonly AnnounceRow[]): string {
       agoCell(r.lastAnnouncementSecondsAgo),
     ]),
   );
-}
-
-/** Renders the dump from the map pinned in `pinDir`. */
-export function renderAnnounceCommand(pinDir: string, output: 'table' | 'json'): string {
-  const counters = AnnounceCounters.openPinned(pinDir);
-  try {
-    // process.hrtime is CLOCK_MONOTONIC on Linux.
-    const rows = announceRows(counters.entries(), process.hrtime.bigint());
-    return output === 'json' ? JSON.stringify(rows, null, 2) + '\n' : renderAnnounce(rows);
-  } finally {
-    counters.close();
-  }
 }

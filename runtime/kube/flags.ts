@@ -12,6 +12,8 @@ export interface FlagSpec<F> {
   readonly boolean?: true;
   /** The value as the field holds it; throws naming `flag` (as written) and the value. @default the string */
   readonly read?: (value: string, flag: string) => unknown;
+  /** A one-letter name too (`-n web`, `-n=web`). @default none */
+  readonly short?: string;
 }
 
 /** A binary's flags by name (without `--`). */
@@ -22,14 +24,16 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /**
  * Sets `into`'s fields from `argv` in order; true when `-h`/`--help` stands there (what comes
  * before it is still read, so a bad flag before it is still an error). A value is taken as it is,
- * even one that looks like a flag (`--kubeconfig --help` names a file called --help). Errors name
- * the flag as written and the bad value.
+ * even one that looks like a flag (`--kubeconfig --help` names a file called --help). Other
+ * arguments go to `positionals`, or are refused without it. Errors name the flag as written and
+ * the bad value.
  */
 export function readFlags<F>(
   argv: readonly string[],
   table: FlagTable<F>,
   aliases: Readonly<Record<string, string>>,
   into: Mutable<F>,
+  positionals?: string[],
 ): boolean {
   // Not strict: parseArgs's own errors would not say which value was bad, and it refuses a value
   // beginning with '-'. Unknown flags, stray arguments and missing values are refused below.
@@ -41,20 +45,27 @@ export function readFlags<F>(
     tokens: true,
   });
   for (const token of tokens) {
-    if (token.kind === 'positional') throw new Error(`unexpected argument '${token.value}' (see --help)`);
+    if (token.kind === 'positional') {
+      if (!positionals) throw new Error(`unexpected argument '${token.value}' (see --help)`);
+      positionals.push(token.value);
+      continue;
+    }
     if (token.kind === 'option-terminator') throw new Error(`unexpected argument '--' (see --help)`);
     if (token.name === 'help') return true;
     const given = token.rawName;
     const negated = token.name.startsWith('no-') && table[canonical(token.name.slice(3), aliases)]?.boolean;
     const name = canonical(negated ? token.name.slice(3) : token.name, aliases);
     const spec = table[name];
-    if (!spec || !given.startsWith('--')) throw new Error(`unknown flag ${given} (see --help)`);
+    const short = !given.startsWith('--');
+    if (!spec || (short && given !== `-${spec.short}`)) throw new Error(`unknown flag ${given} (see --help)`);
+    // `-n=web` as kubectl reads it; parseArgs would take `=web`.
+    const value = short && token.inlineValue && token.value?.startsWith('=') ? token.value.slice(1) : token.value;
     if (spec.boolean) {
-      (into as Record<keyof F, unknown>)[spec.field] = readBoolean(given, token.value, !!negated);
+      (into as Record<keyof F, unknown>)[spec.field] = readBoolean(given, value, !!negated);
       continue;
     }
-    if (token.value === undefined) throw new Error(`${given} needs a value`);
-    (into as Record<keyof F, unknown>)[spec.field] = spec.read ? spec.read(token.value, given) : token.value;
+    if (value === undefined) throw new Error(`${given} needs a value`);
+    (into as Record<keyof F, unknown>)[spec.field] = spec.read ? spec.read(value, given) : value;
   }
   return false;
 }
@@ -68,8 +79,8 @@ function parseArgsOptions<F>(table: FlagTable<F>, aliases: Readonly<Record<strin
   };
   const names = [...Object.keys(table), ...Object.keys(aliases)];
   for (const name of names) {
-    const boolean = table[canonical(name, aliases)]?.boolean;
-    options[name] = { type: boolean ? 'boolean' : 'string' };
+    const { boolean, short } = table[canonical(name, aliases)] ?? {};
+    options[name] = { type: boolean ? 'boolean' : 'string', ...(short && !aliases[name] ? { short } : {}) };
     if (boolean) options[`no-${name}`] = { type: 'boolean' };
   }
   return options;
@@ -89,13 +100,23 @@ function readBoolean(given: string, inline: string | undefined, negated: boolean
 /** A string flag whose empty value means "not given" (the default then applies). */
 export const optionalString = (value: string): string | undefined => value || undefined;
 
+/** A string flag that must not be empty. */
+export function nonEmpty(value: string, flag: string): string {
+  if (value === '') throw new Error(`${flag} needs a value`);
+  return value;
+}
+
 /** A flag that takes one of `choices`. */
 export function oneOf<T extends string>(choices: readonly T[]): (value: string, flag: string) => T {
   return (value, flag) => {
     if ((choices as readonly string[]).includes(value)) return value as T;
-    throw new Error(`${flag} must be one of ${choices.join(', ')}, not '${value}'`);
+    throw new Error(`${flag} must be ${orList(choices)}, not '${value}'`);
   };
 }
+
+/** `a, b or c`. */
+export const orList = (words: readonly string[]): string =>
+  words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000 } as const;
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m)$/;

@@ -63,7 +63,7 @@ describe('juneau-agent flags', () => {
   });
 
   test.each([
-    [['--xdp-mode=offload'], "--xdp-mode must be one of auto, native, generic, not 'offload'"],
+    [['--xdp-mode=offload'], "--xdp-mode must be auto, native or generic, not 'offload'"],
     [['--guard=maybe'], "--guard must be true or false, not 'maybe'"],
     [['--no-guard=true'], "--no-guard takes no value, got 'true'"],
     [['--bpffs'], '--bpffs needs a value'],

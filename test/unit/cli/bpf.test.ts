@@ -1,33 +1,72 @@
-// kubectl-juneau (ARP-10): argument parsing and the renderings of the pinned maps.
-import { CLI_HELP, parseCliArgs } from '../../../runtime/cli/main';
+// kubectl-juneau (ARP-10): the bpf command table, its command lines, and the renderings of the pinned maps.
+import * as os from 'node:os';
+import { parseCommandLine } from '../../../runtime/cli/args';
+import { BPF_COMMANDS } from '../../../runtime/cli/bpf';
+import { CLI_HELP, main } from '../../../runtime/cli/main';
 import { arpTableRows, guardRows, renderArpTable, renderGuard, statsRows } from '../../../runtime/cli/format';
+
+const bpf = (argv: string[]) => {
+  const line = parseCommandLine(argv);
+  if (line.command !== 'bpf') throw new Error(`bpf expected, got ${line.command}`);
+  return { words: line.bpf.words, bpffs: line.bpffs, output: line.output };
+};
 
 describe('kubectl juneau', () => {
   test('ARP-10: bpf dump external_arp_table, with --bpffs and -o json', () => {
-    expect(parseCliArgs(['bpf', 'dump', 'external_arp_table'])).toEqual({
-      command: 'dump-arp-table',
+    expect(bpf(['bpf', 'dump', 'external_arp_table'])).toEqual({
+      words: 'bpf dump external_arp_table',
       bpffs: '/sys/fs/bpf',
       output: 'table',
     });
-    expect(parseCliArgs(['bpf', 'dump', 'external_arp_table', '--bpffs', '/sys/fs/bpf/x', '-o', 'json'])).toEqual({
-      command: 'dump-arp-table',
+    expect(bpf(['bpf', 'dump', 'external_arp_table', '--bpffs', '/sys/fs/bpf/x', '-o', 'json'])).toEqual({
+      words: 'bpf dump external_arp_table',
       bpffs: '/sys/fs/bpf/x',
       output: 'json',
     });
-    expect(parseCliArgs(['bpf', 'dump', 'guard', '--output=json'])).toMatchObject({
-      command: 'dump-guard',
-      output: 'json',
-    });
-    expect(parseCliArgs(['bpf', 'stats'])).toMatchObject({ command: 'stats' });
+    expect(bpf(['bpf', 'dump', 'guard', '--output=json'])).toMatchObject({ words: 'bpf dump guard', output: 'json' });
+    expect(bpf(['bpf', 'stats', '-o=json'])).toMatchObject({ words: 'bpf stats', output: 'json' });
+  });
+
+  test('every command of the table parses, and the help names it', () => {
+    expect(BPF_COMMANDS.map((c) => c.words)).toEqual([
+      'bpf dump external_arp_table',
+      'bpf dump guard',
+      'bpf stats',
+      'bpf dump nat',
+      'bpf stats nat',
+      'bpf dump announcements',
+    ]);
+    for (const c of BPF_COMMANDS) {
+      expect(bpf(c.words.split(' ')).words).toBe(c.words);
+      expect(CLI_HELP).toContain(`  ${c.words} `);
+    }
   });
 
   test('help and errors', () => {
-    expect(parseCliArgs([])).toBe('help');
-    expect(parseCliArgs(['bpf', '--help'])).toBe('help');
-    expect(() => parseCliArgs(['bpf', 'dump', 'nothing'])).toThrow("unknown command 'bpf dump nothing'");
-    expect(() => parseCliArgs(['bpf', 'stats', '-o', 'yaml'])).toThrow("-o must be table or json, not 'yaml'");
-    expect(CLI_HELP).toContain('bpf dump external_arp_table');
+    expect(parseCommandLine([])).toEqual({ command: 'help' });
+    expect(parseCommandLine(['bpf', '--help'])).toEqual({ command: 'help' });
+    expect(() => parseCommandLine(['bpf', 'dump', 'nothing'])).toThrow("unknown command 'bpf dump nothing'");
+    expect(() => parseCommandLine(['bpf'])).toThrow("unknown command 'bpf'");
+    expect(() => parseCommandLine(['bpf', 'stats', '-o', 'yaml'])).toThrow("-o must be table or json, not 'yaml'");
+    expect(() => parseCommandLine(['status', '--bpffs', '/x'])).toThrow(
+      "--bpffs applies to bpf commands only, not 'status'",
+    );
   });
+
+  test.each(BPF_COMMANDS.map((c) => [c.words, c.reads]))(
+    '%s without pinned maps: exit 1, naming %s and the directory',
+    async (words, reads) => {
+      const bpffs = os.tmpdir();
+      let err = '';
+      const io = { stdout: () => undefined, stderr: (t: string) => (err += t) };
+      expect(await main([...words.split(' '), '--bpffs', bpffs], io)).toBe(1);
+      expect(err).toMatch(
+        new RegExp(
+          `^kubectl-juneau: cannot read ${reads} in ${bpffs}/juneau \\(is juneau-agent running on this node, and are you root\\?\\): `,
+        ),
+      );
+    },
+  );
 
   test('the table: sorted by address, counters, last conflicting MAC and how long ago', () => {
     const entries = new Map([

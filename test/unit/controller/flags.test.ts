@@ -33,7 +33,7 @@ describe('juneau-controller flags', () => {
     expect(() => parseFlags(['--kubeconfig'])).toThrow('--kubeconfig needs a value');
     expect(() => parseFlags(['--workers=0'])).toThrow("--workers must be a positive integer, not '0'");
     expect(() => parseFlags(['--webhook-certificates=vault'])).toThrow(
-      "--webhook-certificates must be one of self-managed, cert-manager, not 'vault'",
+      "--webhook-certificates must be self-managed or cert-manager, not 'vault'",
     );
     expect(() => parseFlags(['--no-leader-elect=true'])).toThrow("--no-leader-elect takes no value, got 'true'");
   });
