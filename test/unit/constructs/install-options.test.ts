@@ -1,4 +1,4 @@
-// JuneauInstall's workload options (issue 17 item 7): pull secrets, node selector, tolerations,
+// JuneauInstall's workload options: pull secrets, node selector, tolerations,
 // resources, priority class, a per-workload image and extra labels, for the controller and the
 // agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install/). The
 // default output does not change: test/box applies dist/juneau-install.k8s.yaml as is.

@@ -1,4 +1,4 @@
-// Pulumi components take metadata namespace, labels and annotations as Inputs (issue 17 item 4):
+// Pulumi components take metadata namespace, labels and annotations as Inputs:
 // what resolves later is written to the object as it resolves, Juneau's own annotations (SLB-2,
 // the waitFor annotation) win over a user's of the same key, and the checks that compare
 // namespaces leave an unknown one to the cluster instead of guessing.
