@@ -17,6 +17,7 @@ import {
   parseFlags,
 } from '../../../runtime/controller/flags';
 import type { FlagTable } from '../../../runtime/kube/flags';
+import { AGENT_FLAGS, CONTROLLER_FLAGS } from '../../../api/constants';
 import { leaseProblem } from '../../../runtime/controller/lease-report';
 import { main as controllerMain } from '../../../runtime/controller/main';
 import { createLogger, parseLogFormat } from '../../../runtime/kube/log';
@@ -126,6 +127,11 @@ describe('controller-runtime flag names, old names as aliases', () => {
         expect(message).not.toMatch(/unknown flag/);
       }
     });
+  });
+
+  it("the flag names the install renders (api/constants.ts) are the binaries' own", () => {
+    for (const name of Object.values(AGENT_FLAGS)) expect(AGENT_FLAG_TABLE).toHaveProperty([name]);
+    for (const name of Object.values(CONTROLLER_FLAGS)) expect(CONTROLLER_FLAG_TABLE).toHaveProperty([name]);
   });
 
   it('the install manifest passes the new names, and both binaries parse its command lines', () => {
