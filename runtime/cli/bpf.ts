@@ -34,52 +34,50 @@ const command = <M extends Closable, R>(c: BpfCommand<M, R>): BpfCommand => c as
 // process.hrtime is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
 const now = () => process.hrtime.bigint();
 
+type Entry<M extends Closable, R> = Pick<BpfCommand<M, R>, 'words' | 'help' | 'rows' | 'render'>;
+/** A command over the XDP responder's maps. */
+const arp = <R>(c: Entry<ArpMaps, R>) =>
+  command({ ...c, reads: "the responder's maps", open: (pinDir) => ArpMaps.openPinned(pinDir) });
+/** A command over the NAT programs' maps. */
+const nat = <R>(c: Entry<NatMaps, R>) =>
+  command({ ...c, reads: 'the NAT maps', open: (pinDir) => NatMaps.openPinned(pinDir) });
+
 export const BPF_COMMANDS: readonly BpfCommand[] = [
-  command({
+  arp({
     words: 'bpf dump external_arp_table',
     help: [
       'the addresses this node answers ARP for (ARP-10), with',
       'requests, replies, conflicts (RFC 5227: another MAC',
       'claimed the address) and the last conflicting MAC',
     ],
-    reads: "the responder's maps",
-    open: (pinDir) => ArpMaps.openPinned(pinDir),
     rows: (maps) => arpTableRows(maps.addresses(), now()),
     render: renderArpTable,
   }),
-  command({
+  arp({
     words: 'bpf dump guard',
     help: ["the guard's prefixes (drop: arp AddressPools) and", "allowed addresses (the interface's own), with hits"],
-    reads: "the responder's maps",
-    open: (pinDir) => ArpMaps.openPinned(pinDir),
     rows: (maps) => guardRows(maps.guardEntries()),
     render: renderGuard,
   }),
-  command({
+  arp({
     words: 'bpf stats',
     help: ['packets the XDP program saw, by reason'],
-    reads: "the responder's maps",
-    open: (pinDir) => ArpMaps.openPinned(pinDir),
     rows: (maps) => statsRows(maps.stats()),
     render: renderStats,
   }),
-  command({
+  nat({
     words: 'bpf dump nat',
     help: [
       'the ElasticIPs this node translates (nat: to the NIC',
       'address) or forwards (direct), with packets and bytes',
       'in and out (NAT-5)',
     ],
-    reads: 'the NAT maps',
-    open: (pinDir) => NatMaps.openPinned(pinDir),
     rows: (maps) => natRows(maps.entries()),
     render: renderNat,
   }),
-  command({
+  nat({
     words: 'bpf stats nat',
     help: ['packets the NAT programs saw, by reason'],
-    reads: 'the NAT maps',
-    open: (pinDir) => NatMaps.openPinned(pinDir),
     rows: (maps) => natStatsRows(maps.stats()),
     render: renderStats,
   }),

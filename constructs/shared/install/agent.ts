@@ -1,15 +1,7 @@
 /** The agent DaemonSet: host network, its own bpffs directory, exactly the capabilities it uses. */
 import { AGENT_FLAGS, INSTALL } from '../../../api';
-import {
-  containerImage,
-  flag,
-  httpProbe,
-  labels,
-  meta,
-  selector,
-  type ManifestObject,
-  type ResolvedOptions,
-} from './objects';
+import { containerImage, flag, httpProbe, labels, meta, selector } from './objects';
+import type { ManifestObject, ResolvedOptions } from './objects';
 import { containerResources, podScheduling } from './pods';
 
 /**

@@ -1,15 +1,7 @@
 /** The controller: its Deployment (leader election, the webhook server), PodDisruptionBudget and webhook Service. */
 import { CONTROLLER_FLAGS, INSTALL } from '../../../api';
-import {
-  containerImage,
-  flag,
-  httpProbe,
-  labels,
-  meta,
-  selector,
-  type ManifestObject,
-  type ResolvedOptions,
-} from './objects';
+import { containerImage, flag, httpProbe, labels, meta, selector } from './objects';
+import type { ManifestObject, ResolvedOptions } from './objects';
 import { containerResources, podScheduling } from './pods';
 
 const restrictedContainerSecurity = {
