@@ -25,10 +25,54 @@ export const FINALIZERS = {
   serviceLoadBalancer: `${GROUP}/service-load-balancer`,
 } as const;
 
-/** One server-side-apply field manager per component. */
+/** One server-side-apply field manager per component, so managedFields show who owns what
+ * (runtime/kube/apply.ts FieldManagers). */
 export const FIELD_MANAGERS = {
   controller: 'juneau-controller',
   agent: 'juneau-agent',
+} as const;
+
+/**
+ * FO-3: the Lease each agent renews for its node, `<namePrefix><node>`, labelled so the controller
+ * watches only these: the agent writes it (runtime/agent/lease.ts), the controller reads it
+ * (runtime/controller/nodes/agent-leases.ts), and the install's ValidatingAdmissionPolicy lets an
+ * agent write its own node's only (constructs/shared/install/rbac.ts).
+ */
+export const AGENT_LEASE = {
+  namePrefix: 'juneau-agent-',
+  label: { key: `${GROUP}/agent-lease`, value: 'true' },
+} as const;
+
+/** The agent's `--xdp-mode` values and the install's `xdpMode`: auto tries native, then generic. */
+export const XDP_MODES = ['auto', 'native', 'generic'] as const;
+
+/** Who issues the webhook's serving certificate: the controller's `--webhook-certificates` and the
+ * install's `certificates`. */
+export const CERTIFICATE_MODES = ['self-managed', 'cert-manager'] as const;
+export type CertificateMode = (typeof CERTIFICATE_MODES)[number];
+
+/** The agent flags the install manifest passes (runtime/agent/flags.ts parses them). */
+export const AGENT_FLAGS = {
+  nodeIngressIface: 'node-ingress-iface',
+  metricsBindAddress: 'metrics-bind-address',
+  healthProbeBindAddress: 'health-probe-bind-address',
+  xdpMode: 'xdp-mode',
+  bpffs: 'bpffs',
+  logLevel: 'log-level',
+  ownerDaemonSet: 'owner-daemonset',
+  natPodIfaces: 'nat-pod-ifaces',
+  natClusterCidrs: 'nat-cluster-cidrs',
+} as const;
+
+/** The controller flags the install manifest passes (runtime/controller/flags.ts parses them). */
+export const CONTROLLER_FLAGS = {
+  leaderElect: 'leader-elect',
+  leaderElectionNamespace: 'leader-election-namespace',
+  metricsBindAddress: 'metrics-bind-address',
+  healthProbeBindAddress: 'health-probe-bind-address',
+  webhookAddr: 'webhook-addr',
+  webhookCertificates: 'webhook-certificates',
+  logLevel: 'log-level',
 } as const;
 
 /** The AllocationPool that ExternalNetwork VNIs come from (EN-7). */

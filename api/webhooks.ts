@@ -1,7 +1,7 @@
 /**
  * The admission webhooks Juneau registers: names, paths, rules, operations, failure policies,
  * timeouts and matchConditions. Both sides read this one list: the install manifest
- * (constructs/shared/install.ts) ships it with a Service clientConfig, and the controller
+ * (constructs/shared/install/webhooks.ts) ships it with a Service clientConfig, and the controller
  * (runtime/controller/webhook/registration.ts) registers the same webhooks by URL outside a
  * cluster — so the runtime never imports the constructs.
  *

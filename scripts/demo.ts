@@ -20,6 +20,7 @@ import { nodesByMac } from '../test/box/router-view';
 import type { BoxState } from '../test/box/state';
 import { addRouter, pidsOf } from '../test/box/upstream';
 import { sleep } from '../test/sleep';
+import { readFlags } from '../runtime/kube/flags';
 
 const exec = promisify(execFile);
 const REPO = path.resolve(__dirname, '..');
@@ -55,14 +56,15 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (argv.includes('-h') || argv.includes('--help')) return (say(HELP), 0);
+  const flags = { keep: false };
+  if (readFlags(argv, { keep: { field: 'keep', boolean: true } }, {}, flags)) return (say(HELP), 0);
   if (process.getuid?.() !== 0) {
     process.stderr.write(
       'npm run demo needs root: it creates network namespaces, runs kubelets and loads eBPF programs. Run it as root (e.g. `sudo npm run demo`).\n',
     );
     return 1;
   }
-  const keep = argv.includes('--keep');
+  const { keep } = flags;
   await prepare();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-demo-'));
   const dir = path.join(work, 'cluster');

@@ -10,6 +10,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { nonEmpty, readFlags } from '../runtime/kube/flags';
 import { buildOciArchive, GZIP_LEVEL, gzipLayer } from './images/oci';
 import { IMAGES_DIR, juneauImageReference, juneauRootfs } from './images/juneau';
 
@@ -25,18 +26,14 @@ function version(): string {
   return (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+/** The command line in the binaries' grammar (runtime/kube/flags.ts); undefined after --help. */
 function parseArgs(argv: string[]): { reference: string; out: string } | undefined {
   const o = { reference: juneauImageReference(version()), out: path.join(REPO, IMAGES_DIR) };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    if (flag === '-h' || flag === '--help') return undefined;
-    const value = inline ?? argv[++i];
-    if (value === undefined) throw new Error(`${flag} needs a value (see --help)`);
-    if (flag === '--reference') o.reference = value;
-    else if (flag === '--out') o.out = path.resolve(value);
-    else throw new Error(`unknown flag ${flag} (see --help)`);
-  }
-  return o;
+  const table = {
+    reference: { field: 'reference', read: nonEmpty },
+    out: { field: 'out', read: (value: string, flag: string) => path.resolve(nonEmpty(value, flag)) },
+  } as const;
+  return readFlags(argv, table, {}, o) ? undefined : o;
 }
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;

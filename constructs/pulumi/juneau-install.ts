@@ -3,7 +3,7 @@ import * as pulumi from '@pulumi/pulumi';
 import {
   JuneauInstallOptions,
   juneauInstallObjects,
-  KubeObject,
+  ManifestObject,
   resolveInstallOptions,
   validateInstallOptions,
 } from '../shared/install';
@@ -12,15 +12,15 @@ import { throwIfInvalid, TYPE_PREFIX } from './base';
 /** The install's options: the very ones of the cdk8s JuneauInstall (plain values, checked at construction). */
 export type JuneauInstallArgs = JuneauInstallOptions;
 export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
-export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from '../shared/install-pods';
+export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from '../shared/install';
 
 /**
- * The install objects as a class's args. They are rendered by constructs/shared/install.ts as
+ * The install objects as a class's args. They are rendered by constructs/shared/install/ as
  * plain manifests (the cdk8s JuneauInstall writes the same ones); the provider sends them as given.
  */
-const args = <A>(object: KubeObject): A => object as unknown as A;
+const args = <A>(object: ManifestObject): A => object as unknown as A;
 
-type Factory = (name: string, object: KubeObject, opts: pulumi.CustomResourceOptions) => pulumi.CustomResource;
+type Factory = (name: string, object: ManifestObject, opts: pulumi.CustomResourceOptions) => pulumi.CustomResource;
 
 /**
  * The typed @pulumi/kubernetes class of each kind the install emits, so each object gets the
@@ -90,7 +90,7 @@ export class JuneauInstall extends pulumi.ComponentResource {
   public readonly namespace: string;
   /** One resource per install object, in apply order. */
   public readonly resources: readonly pulumi.CustomResource[];
-  private readonly objects: KubeObject[];
+  private readonly objects: ManifestObject[];
 
   /** @throws JuneauValidationError listing every problem of `args`. */
   constructor(name: string, args: JuneauInstallArgs = {}, opts?: pulumi.ComponentResourceOptions) {
@@ -119,7 +119,7 @@ export class JuneauInstall extends pulumi.ComponentResource {
   }
 
   /** The install objects, in apply order (a copy). */
-  public toObjects(): KubeObject[] {
+  public toObjects(): ManifestObject[] {
     return structuredClone(this.objects);
   }
 }

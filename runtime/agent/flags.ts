@@ -1,9 +1,9 @@
 /** `juneau-agent` command-line flags, parsed purely so `--help` and errors are testable. */
-import { INSTALL } from '../../api/constants';
+import { AGENT_FLAGS, INSTALL, XDP_MODES } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
 import { parseClusterCidrs } from './nat/prefixes';
 import { parseOwnerDaemonSet } from './liveness/uninstall';
-import { flagArgs } from '../kube/flags';
+import { duration, oneOf, optionalString, readFlags, type FlagTable } from '../kube/flags';
 
 export interface AgentFlags {
   /** The Node this agent answers for. @default $NODE_NAME */
@@ -15,7 +15,7 @@ export interface AgentFlags {
   readonly metricsAddr: string;
   readonly healthAddr: string;
   readonly xdpMode: XdpModeRequest;
-  /** The bpffs mount; pins live in `<bpffs>/juneau`. */
+  /** The bpffs mount; pins live in `<bpffs>/juneau/v1` (runtime/agent/bpf/pins.ts). */
   readonly bpffs: string;
   readonly guard: boolean;
   readonly conflictDetection: boolean;
@@ -53,7 +53,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   nodeIngressIface: undefined,
   kubeconfig: undefined,
   // Loopback: the agent runs in the host's network namespace, where every other address may be on
-  // the external L2 network it answers on (constructs/shared/install.ts AGENT_LISTEN_HOST).
+  // the external L2 network it answers on (constructs/shared/install/agent.ts AGENT_LISTEN_HOST).
   metricsAddr: `127.0.0.1:${INSTALL.ports.agentMetrics}`,
   healthAddr: `127.0.0.1:${INSTALL.ports.agentHealth}`,
   xdpMode: 'auto',
@@ -76,7 +76,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
 };
 
 /**
- * FO-3: the documented profile for a node crash handed over in under 3 s end to end (issue 15):
+ * FO-3: the documented profile for a node crash handed over in under 3 s end to end:
  * detection ~2 s, at 2 Lease writes a second per node (the default: ~10 s at 0.5 a second).
  */
 export const FAST_FAILOVER_FLAGS: readonly string[] = [
@@ -85,14 +85,6 @@ export const FAST_FAILOVER_FLAGS: readonly string[] = [
   '--answer-expiry=2s',
 ];
 
-/** Duration flags: name -> field (values parsed by parseDurationMs). */
-const DURATION_FLAGS = {
-  'poll-interval': 'pollIntervalMs',
-  'answer-expiry': 'answerExpiryMs',
-  'watch-idle-timeout': 'watchIdleTimeoutMs',
-  'lease-duration': 'leaseDurationMs',
-  'lease-renew-interval': 'leaseRenewIntervalMs',
-} as const satisfies Record<string, keyof AgentFlags>;
 
 export const AGENT_HELP = `Usage: juneau-agent [flags]
 
@@ -100,7 +92,7 @@ Runs on every node (a DaemonSet in the host network namespace). Loads the XDP AR
 responder onto the node's ingress interface and keeps the pinned eBPF map
 external_arp_table equal to this node's ARPAdvertisements (ARP-10), so the node
 answers ARP for exactly those addresses. Programs and maps stay pinned in
-<bpffs>/juneau: answering goes on while the agent restarts or upgrades, and a new
+<bpffs>/juneau/v1: answering goes on while the agent restarts or upgrades, and a new
 agent adopts and reconciles them. SIGTERM/SIGINT stop the agent and leave the
 responder attached. No gratuitous ARP is sent (ARP-8) unless an ExternalNetwork
 asks for it with spec.arp.announceOnMove (FO-1): then a node that gains one of its
@@ -126,7 +118,7 @@ Flags:
                                      attached; an explicit mode other than the attached
                                      one is refused (detach first) (default auto)
   --bpffs DIR                        bpffs mount, /sys/fs/bpf or a directory below it;
-                                     pins go to DIR/juneau (default ${INSTALL.bpffsPath})
+                                     pins go to DIR/juneau/v1 (default ${INSTALL.bpffsPath})
   --guard, --no-guard                drop ARP requests for addresses of arp AddressPools
                                      this node does not answer for, so a kernel holding
                                      them (kube-ipvs0) cannot answer (default on)
@@ -172,8 +164,10 @@ Flags:
                                      server stall over 2 s then moves the node's
                                      addresses):
                                        ${FAST_FAILOVER_FLAGS.join(' ')}
-  --detach-on-exit                   detach the responder on SIGTERM/SIGINT; for
+  --detach-on-exit, --no-detach-on-exit
+                                     detach the responder on SIGTERM/SIGINT; for
                                      development only: the node stops answering
+                                     (default off)
   --owner-daemonset NAMESPACE/NAME   the DaemonSet running this agent: a stop while it
                                      or its namespace is being deleted (an uninstall)
                                      detaches the responder and removes the pins; a
@@ -196,63 +190,59 @@ Flags:
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
   -h, --help                         print this help and exit
+
+A boolean flag is also written --FLAG=true or --FLAG=false. A DURATION is a number and a unit:
+500ms, 1.5s, 5m.
 `;
 
 export type ParsedAgentFlags = { readonly help: true } | { readonly help: false; readonly flags: AgentFlags };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-const STRING_FLAGS = {
-  'node-name': 'nodeName',
-  'node-ingress-iface': 'nodeIngressIface',
-  kubeconfig: 'kubeconfig',
-  'metrics-bind-address': 'metricsAddr',
-  'health-probe-bind-address': 'healthAddr',
-  bpffs: 'bpffs',
-  'log-level': 'logLevel',
-  'log-format': 'logFormat',
-  'owner-daemonset': 'ownerDaemonSet',
-  'nat-pod-ifaces': 'natPodIfaces',
-  'nat-cluster-cidrs': 'natClusterCidrs',
-  'lease-namespace': 'leaseNamespace',
-} as const satisfies Record<string, keyof AgentFlags>;
+/** Durations the agent counts in its own loops: 10 ms is below anything a loop can keep. */
+const LOOP_DURATION = duration({ min: 10 });
 
-const BOOLEAN_FLAGS = {
-  guard: 'guard',
-  'conflict-detection': 'conflictDetection',
-  'detach-on-exit': 'detachOnExit',
-} as const satisfies Record<string, keyof AgentFlags>;
+/** Every flag: its name, the field it sets and how its value is read. An empty string value is
+ * "not given" (the default applies; parseAgentFlags says where that is an error). */
+export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
+  'node-name': { field: 'nodeName', read: optionalString },
+  [AGENT_FLAGS.nodeIngressIface]: { field: 'nodeIngressIface', read: optionalString },
+  kubeconfig: { field: 'kubeconfig', read: optionalString },
+  [AGENT_FLAGS.metricsBindAddress]: { field: 'metricsAddr', read: optionalString },
+  [AGENT_FLAGS.healthProbeBindAddress]: { field: 'healthAddr', read: optionalString },
+  [AGENT_FLAGS.xdpMode]: { field: 'xdpMode', read: oneOf(XDP_MODES) },
+  [AGENT_FLAGS.bpffs]: { field: 'bpffs', read: optionalString },
+  guard: { field: 'guard', boolean: true },
+  'conflict-detection': { field: 'conflictDetection', boolean: true },
+  'poll-interval': { field: 'pollIntervalMs', read: LOOP_DURATION },
+  // FO-2: the heartbeat is checked five times per expiry (runtime/agent/liveness/heartbeat.ts); an expiry
+  // below 500 ms would expire answers on a single slow event-loop turn of a loaded node.
+  'answer-expiry': { field: 'answerExpiryMs', read: duration({ min: 500 }) },
+  'watch-idle-timeout': { field: 'watchIdleTimeoutMs', read: duration({ min: 1_000 }) },
+  'lease-namespace': { field: 'leaseNamespace', read: optionalString },
+  'lease-duration': { field: 'leaseDurationMs', read: LOOP_DURATION },
+  'lease-renew-interval': { field: 'leaseRenewIntervalMs', read: LOOP_DURATION },
+  'detach-on-exit': { field: 'detachOnExit', boolean: true },
+  [AGENT_FLAGS.ownerDaemonSet]: { field: 'ownerDaemonSet', read: optionalString },
+  [AGENT_FLAGS.natPodIfaces]: { field: 'natPodIfaces', read: optionalString },
+  [AGENT_FLAGS.natClusterCidrs]: { field: 'natClusterCidrs', read: optionalString },
+  [AGENT_FLAGS.logLevel]: { field: 'logLevel', read: optionalString },
+  'log-format': { field: 'logFormat', read: optionalString },
+};
 
 /** The names flags had before they took controller-runtime's; still accepted. */
 export const AGENT_FLAG_ALIASES: Readonly<Record<string, string>> = {
-  'metrics-addr': 'metrics-bind-address',
-  'health-addr': 'health-probe-bind-address',
+  'metrics-addr': AGENT_FLAGS.metricsBindAddress,
+  'health-addr': AGENT_FLAGS.healthProbeBindAddress,
 };
 
-const XDP_MODES: readonly XdpModeRequest[] = ['auto', 'native', 'generic'];
-
-/** Parses `--flag value`, `--flag=value`, `--bool`, `--no-bool`, `--bool=false`; an error names
- * the flag and the bad value. */
+/** Parses the command line; an error names the flag and the bad value. */
 export function parseAgentFlags(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): ParsedAgentFlags {
   const out: Mutable<AgentFlags> = { ...DEFAULT_AGENT_FLAGS, nodeName: env.NODE_NAME ?? '' };
-  for (const flag of flagArgs(argv, AGENT_FLAG_ALIASES)) {
-    if (flag === 'help') return { help: true };
-    const { given, name, inline } = flag;
-    if (setBoolean(out, name, inline)) continue;
-    const value = flag.value();
-    if (name in STRING_FLAGS || name === 'xdp-mode' || name in DURATION_FLAGS) {
-      if (value === undefined) throw new Error(`--${given} needs a value`);
-    } else {
-      throw new Error(`unknown flag --${given} (see --help)`);
-    }
-    if (name === 'xdp-mode') out.xdpMode = parseXdpMode(value);
-    else if (name in DURATION_FLAGS)
-      out[DURATION_FLAGS[name as keyof typeof DURATION_FLAGS]] = parseDurationMs(value, `--${name}`);
-    else (out as Record<string, unknown>)[STRING_FLAGS[name as keyof typeof STRING_FLAGS]] = value || undefined;
-  }
+  if (readFlags(argv, AGENT_FLAG_TABLE, AGENT_FLAG_ALIASES, out)) return { help: true };
   if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
   if (!out.bpffs) throw new Error('--bpffs must name a directory');
   if (!out.metricsAddr) out.metricsAddr = DEFAULT_AGENT_FLAGS.metricsAddr;
@@ -266,42 +256,8 @@ export function parseAgentFlags(
   return { help: false, flags: out };
 }
 
-/** Handles `--x`, `--no-x` and `--x=true|false` for boolean flags; false when `name` is not one. */
-function setBoolean(out: Mutable<AgentFlags>, name: string, inline: string | undefined): boolean {
-  const negated = name.startsWith('no-');
-  const base = negated ? name.slice(3) : name;
-  const key = BOOLEAN_FLAGS[base as keyof typeof BOOLEAN_FLAGS];
-  if (!key) return false;
-  if (inline !== undefined && (negated || (inline !== 'true' && inline !== 'false'))) {
-    throw new Error(
-      negated ? `--${name} takes no value, got '${inline}'` : `--${name} must be true or false, not '${inline}'`,
-    );
-  }
-  out[key] = negated ? false : inline !== 'false';
-  return true;
-}
-
-export function parseXdpMode(value: string): XdpModeRequest {
-  if ((XDP_MODES as readonly string[]).includes(value)) return value as XdpModeRequest;
-  throw new Error(`--xdp-mode must be one of ${XDP_MODES.join(', ')}, not '${value}'`);
-}
-
-/** `500ms`, `5s`, `1m` -> milliseconds (at least 10 ms). */
-export function parseDurationMs(value: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
-  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
-  if (!(ms >= 10))
-    throw new Error(`${flag} must be a duration of at least 10ms such as 500ms, 5s or 1m, not '${value}'`);
-  return Math.round(ms);
-}
-
-/** FO-2: the heartbeat is checked five times per expiry (runtime/agent/liveness/heartbeat.ts); an expiry
- * below 500 ms would expire answers on a single slow event-loop turn of a loaded node. */
+/** FO-2/FO-4: the timings that bound each other. */
 function checkExpiryFlags(flags: AgentFlags): void {
-  if (flags.answerExpiryMs < 500)
-    throw new Error(`--answer-expiry must be at least 500ms, not ${flags.answerExpiryMs}ms`);
-  if (flags.watchIdleTimeoutMs < 1_000)
-    throw new Error(`--watch-idle-timeout must be at least 1s, not ${flags.watchIdleTimeoutMs}ms`);
   if (!flags.leaseNamespace) return;
   if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
     throw new Error(

@@ -1,5 +1,4 @@
 /** `kubectl juneau bpf dump announcements`: FO-1's per-address counters (the pinned map juneau_announce). */
-import { AnnounceCounters } from '../agent/announce/counters';
 import type { AnnounceEntry } from '../agent/bpf/layout';
 import { agoCell, rowsByAddress, table } from './format';
 
@@ -34,16 +33,4 @@ export function renderAnnounce(rows: readonly AnnounceRow[]): string {
       agoCell(r.lastAnnouncementSecondsAgo),
     ]),
   );
-}
-
-/** Renders the dump from the map pinned in `pinDir`. */
-export function renderAnnounceCommand(pinDir: string, output: 'table' | 'json'): string {
-  const counters = AnnounceCounters.openPinned(pinDir);
-  try {
-    // process.hrtime is CLOCK_MONOTONIC on Linux.
-    const rows = announceRows(counters.entries(), process.hrtime.bigint());
-    return output === 'json' ? JSON.stringify(rows, null, 2) + '\n' : renderAnnounce(rows);
-  } finally {
-    counters.close();
-  }
 }

@@ -1,8 +1,12 @@
 /**
- * The plugin's command line: kubectl's standard flags (`--kubeconfig`, `--context`,
- * `-n/--namespace`, `-A/--all-namespaces`) anywhere, then one command. `bpf ...` keeps its own
- * flags (parseCliArgs in ./main.ts); `--node NAME` sends it to that node's agent Pod.
+ * The plugin's command line, in the binaries' grammar (runtime/kube/flags.ts): kubectl's standard
+ * flags (`--kubeconfig`, `--context`, `-n/--namespace`, `-A/--all-namespaces`) anywhere, then one
+ * command; a `bpf` command (./bpf.ts) takes `--bpffs` and, to run in that node's agent Pod,
+ * `--node NAME`.
  */
+import { INSTALL } from '../../api/constants';
+import { nonEmpty, oneOf, readFlags, type FlagTable } from '../kube/flags';
+import { bpfCommand, type BpfCommand } from './bpf';
 
 export interface KubeFlags {
   readonly kubeconfig?: string;
@@ -11,71 +15,60 @@ export interface KubeFlags {
   readonly allNamespaces: boolean;
 }
 
+export type Output = 'table' | 'json';
+
 export type CommandLine =
   | { readonly command: 'help' }
   | { readonly command: 'version' }
-  /** `rest` is the bpf command line without the kubectl flags and `--node`. */
-  | { readonly command: 'bpf'; readonly rest: readonly string[]; readonly node?: string; readonly kube: KubeFlags }
-  | { readonly command: 'status'; readonly output: 'table' | 'json'; readonly kube: KubeFlags }
+  | {
+      readonly command: 'bpf';
+      readonly bpf: BpfCommand;
+      readonly bpffs: string;
+      readonly output: Output;
+      /** The same command for the agent Pod's kubectl-juneau: without the kubectl flags and `--node`. */
+      readonly rest: readonly string[];
+      readonly node?: string;
+      readonly kube: KubeFlags;
+    }
+  | { readonly command: 'status'; readonly output: Output; readonly kube: KubeFlags }
   | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags };
 
-const VALUE_FLAGS: Readonly<Record<string, 'kubeconfig' | 'context' | 'namespace' | 'node' | 'output'>> = {
-  '--kubeconfig': 'kubeconfig',
-  '--context': 'context',
-  '-n': 'namespace',
-  '--namespace': 'namespace',
-  '--node': 'node',
-  '-o': 'output',
-  '--output': 'output',
+interface CliFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  allNamespaces: boolean;
+  node?: string;
+  bpffs?: string;
+  output?: Output;
+}
+
+/** Every flag but `--version` (main answers that first) and `-h/--help`. */
+export const CLI_FLAG_TABLE: FlagTable<CliFlags> = {
+  kubeconfig: { field: 'kubeconfig', read: nonEmpty },
+  context: { field: 'context', read: nonEmpty },
+  namespace: { field: 'namespace', read: nonEmpty, short: 'n' },
+  'all-namespaces': { field: 'allNamespaces', boolean: true, short: 'A' },
+  node: { field: 'node', read: nonEmpty },
+  bpffs: { field: 'bpffs', read: nonEmpty },
+  output: { field: 'output', read: oneOf<Output>(['table', 'json']), short: 'o' },
 };
 
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (argv.includes('--version')) return { command: 'version' };
+  const flags: CliFlags = { allNamespaces: false };
   const words: string[] = [];
-  const values: Partial<Record<'kubeconfig' | 'context' | 'namespace' | 'node' | 'output', string>> = {};
-  const passThrough: string[] = [];
-  let allNamespaces = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const match = /^(--?[a-zA-Z-]+)(?:=(.*))?$/.exec(arg);
-    const key = match ? VALUE_FLAGS[match[1]] : undefined;
-    if (arg === '-A' || arg === '--all-namespaces') {
-      allNamespaces = true;
-    } else if (key && match) {
-      const value = match[2] ?? argv[++i];
-      if (value === undefined || value === '') throw new Error(`${match[1]} needs a value`);
-      values[key] = value;
-      // bpf's own parser reads -o; the kubectl flags and --node stay here.
-      if (key === 'output') passThrough.push('-o', value);
-    } else if (arg.startsWith('-')) {
-      passThrough.push(arg);
-      // --bpffs takes a value the bpf parser reads (`--bpffs DIR`).
-      if (arg === '--bpffs' && argv[i + 1] !== undefined) passThrough.push(argv[++i]);
-    } else {
-      words.push(arg);
-      passThrough.push(arg);
-    }
-  }
-  const kube: KubeFlags = {
-    kubeconfig: values.kubeconfig,
-    context: values.context,
-    namespace: values.namespace,
-    allNamespaces,
-  };
+  if (readFlags(argv, CLI_FLAG_TABLE, {}, flags, words)) return { command: 'help' };
+  const { kubeconfig, context, namespace, allNamespaces } = flags;
+  const kube: KubeFlags = { kubeconfig, context, namespace, allNamespaces };
   const [command, ...rest] = words;
-  if (command === undefined || passThrough.includes('-h') || passThrough.includes('--help')) {
-    if (command === 'bpf') return { command: 'bpf', rest: passThrough, node: values.node, kube };
-    return { command: 'help' };
-  }
-  const unknownFlag = passThrough.find((a) => a.startsWith('-') && a !== '-o');
-  if (command === 'bpf') return { command: 'bpf', rest: passThrough, node: values.node, kube };
-  if (values.node !== undefined) throw new Error(`--node applies to bpf commands only, not '${command}'`);
-  if (unknownFlag) throw new Error(`unknown flag ${unknownFlag} (see --help)`);
+  if (command === undefined) return { command: 'help' };
+  if (command === 'bpf') return bpfLine(words.join(' '), flags, kube);
+  for (const bpfOnly of ['node', 'bpffs'] as const)
+    if (flags[bpfOnly] !== undefined) throw new Error(`--${bpfOnly} applies to bpf commands only, not '${command}'`);
   if (command === 'status') {
     if (rest.length > 0) throw new Error(`status takes no arguments, got '${rest.join(' ')}'`);
-    const output = values.output ?? 'table';
-    if (output !== 'table' && output !== 'json') throw new Error(`-o must be table or json, not '${output}'`);
-    return { command: 'status', output, kube };
+    return { command: 'status', output: flags.output ?? 'table', kube };
   }
   if (command === 'why') {
     if (rest.length !== 1 || !rest[0].includes('/'))
@@ -84,4 +77,16 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { command: 'why', target: rest[0], kube };
   }
   throw new Error(`unknown command '${words.join(' ')}' (see --help)`);
+}
+
+function bpfLine(words: string, flags: CliFlags, kube: KubeFlags): CommandLine {
+  const bpf = bpfCommand(words);
+  if (!bpf) throw new Error(`unknown command '${words}' (see --help)`);
+  const rest = [
+    ...words.split(' '),
+    ...(flags.bpffs !== undefined ? ['--bpffs', flags.bpffs] : []),
+    ...(flags.output !== undefined ? ['-o', flags.output] : []),
+  ];
+  const output = flags.output ?? 'table';
+  return { command: 'bpf', bpf, bpffs: flags.bpffs ?? INSTALL.bpffsPath, output, rest, node: flags.node, kube };
 }

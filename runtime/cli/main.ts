@@ -4,17 +4,14 @@
  * datapath itself holds (ARP-10), not what the API server says should be there; that needs root
  * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server.
  */
-import { renderAnnounceCommand } from './announce';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
-import { ArpMaps } from '../agent/bpf';
 import { PIN_SUBDIR } from '../agent/bpf/pins';
 import { describeStartupError } from '../kube/startup-errors';
 import { versionLine } from '../kube/version';
 import { parseCommandLine, type CommandLine } from './args';
-import { arpTableRows, guardRows, renderArpTable, renderGuard, renderStats, statsRows } from './format';
+import { bpfHelp, showBpf } from './bpf';
 import { connect } from './kube';
-import { renderNatCommand } from './nat';
 import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
 import { readStatus, renderStatus } from './status';
 import { explain } from './why';
@@ -38,20 +35,7 @@ The bpf commands show what the Juneau XDP ARP responder holds on THIS node, read
 pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP_BPF).
 With --node NAME they run in that node's juneau-agent Pod for you (kubectl exec; -n names
 Juneau's namespace, default ${INSTALL.namespace}).
-  bpf dump external_arp_table   the addresses this node answers ARP for (ARP-10), with
-                                requests, replies, conflicts (RFC 5227: another MAC
-                                claimed the address) and the last conflicting MAC
-  bpf dump guard                the guard's prefixes (drop: arp AddressPools) and
-                                allowed addresses (the interface's own), with hits
-  bpf stats                     packets the XDP program saw, by reason
-  bpf dump nat                  the ElasticIPs this node translates (nat: to the NIC
-                                address) or forwards (direct), with packets and bytes
-                                in and out (NAT-5)
-  bpf stats nat                 packets the NAT programs saw, by reason
-  bpf dump announcements        FO-1: per address this node gained on an announceOnMove
-                                network, the RFC 5227 probes and announcements it sent,
-                                handovers that gave up (another MAC kept answering)
-
+${bpfHelp()}
 Flags:
   --node NAME              bpf: run in the juneau-agent Pod of node NAME
   --bpffs DIR              bpf: bpffs mount the agent pins under (its --bpffs); maps are
@@ -73,60 +57,18 @@ export interface CliIO {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-type Command = 'dump-arp-table' | 'dump-guard' | 'stats' | 'dump-nat' | 'nat-stats' | 'dump-announcements';
-
-export interface CliRequest {
-  readonly command: Command;
-  readonly bpffs: string;
-  readonly output: 'table' | 'json';
-}
-
-/** Parses the plugin's arguments; `help` when asked for or when no command is given. */
-export function parseCliArgs(argv: readonly string[]): CliRequest | 'help' {
-  const words: string[] = [];
-  let bpffs: string = INSTALL.bpffsPath;
-  let output: 'table' | 'json' = 'table';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '-h' || arg === '--help') return 'help';
-    const match = /^(--bpffs|-o|--output)(?:=(.*))?$/.exec(arg);
-    if (match) {
-      const value = match[2] ?? argv[++i];
-      if (value === undefined) throw new Error(`${match[1]} needs a value`);
-      if (match[1] === '--bpffs') bpffs = value;
-      else if (value === 'table' || value === 'json') output = value;
-      else throw new Error(`${match[1]} must be table or json, not '${value}'`);
-    } else if (arg.startsWith('-')) {
-      throw new Error(`unknown flag ${arg} (see --help)`);
-    } else {
-      words.push(arg);
-    }
-  }
-  if (words.length === 0) return 'help';
-  const command = words.join(' ');
-  if (command === 'bpf dump external_arp_table') return { command: 'dump-arp-table', bpffs, output };
-  if (command === 'bpf dump guard') return { command: 'dump-guard', bpffs, output };
-  if (command === 'bpf stats') return { command: 'stats', bpffs, output };
-  if (command === 'bpf dump nat') return { command: 'dump-nat', bpffs, output };
-  if (command === 'bpf stats nat') return { command: 'nat-stats', bpffs, output };
-  if (command === 'bpf dump announcements') return { command: 'dump-announcements', bpffs, output };
-  throw new Error(`unknown command '${command}' (see --help)`);
-}
-
 const processIO: CliIO = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 
 /** Exit codes: 0 done, 1 could not (API server, maps, no agent Pod), 2 bad command line. */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   let line: CommandLine;
-  let bpf: CliRequest | 'help' | undefined;
   try {
     line = parseCommandLine(argv);
-    if (line.command === 'bpf') bpf = parseCliArgs(line.rest);
   } catch (err) {
     io.stderr(`kubectl-juneau: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  if (line.command === 'help' || bpf === 'help') {
+  if (line.command === 'help') {
     io.stdout(CLI_HELP);
     return 0;
   }
@@ -134,7 +76,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     io.stdout(versionLine('kubectl-juneau'));
     return 0;
   }
-  if (line.command === 'bpf' && bpf && !line.node) return dumpLocal(bpf, io);
+  if (line.command === 'bpf' && !line.node) return dumpLocal(line, io);
   return remote(line, io);
 }
 
@@ -173,65 +115,17 @@ async function remote(line: Exclude<CommandLine, { command: 'help' | 'version' }
 }
 
 /** bpf on this node: the pinned maps read directly. */
-function dumpLocal(request: CliRequest, io: CliIO): number {
-  const pinDir = path.join(request.bpffs, PIN_SUBDIR);
-  if (request.command === 'dump-nat' || request.command === 'nat-stats') {
-    try {
-      io.stdout(renderNatCommand(request.command, pinDir, request.output));
-      return 0;
-    } catch (err) {
-      io.stderr(
-        `kubectl-juneau: cannot read the NAT maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
-      );
-      return 1;
-    }
-  }
-  if (request.command === 'dump-announcements') {
-    try {
-      io.stdout(renderAnnounceCommand(pinDir, request.output));
-      return 0;
-    } catch (err) {
-      io.stderr(
-        `kubectl-juneau: cannot read the announcement counters in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
-      );
-      return 1;
-    }
-  }
-  let maps: ArpMaps;
+function dumpLocal(line: Extract<CommandLine, { command: 'bpf' }>, io: CliIO): number {
+  const pinDir = path.join(line.bpffs, PIN_SUBDIR);
   try {
-    maps = ArpMaps.openPinned(pinDir);
+    io.stdout(showBpf(line.bpf, pinDir, line.output));
+    return 0;
   } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
     io.stderr(
-      `kubectl-juneau: cannot open the responder's maps in ${pinDir} (is juneau-agent running on this node, and are you root?): ${err instanceof Error ? err.message : String(err)}\n`,
+      `kubectl-juneau: cannot read ${line.bpf.reads} in ${pinDir} (is juneau-agent running on this node, and are you root?): ${why}\n`,
     );
     return 1;
-  }
-  try {
-    io.stdout(render(request, maps));
-    return 0;
-  } finally {
-    maps.close();
-  }
-}
-
-function render(request: CliRequest, maps: ArpMaps): string {
-  const json = (rows: unknown) => JSON.stringify(rows, null, 2) + '\n';
-  switch (request.command) {
-    case 'dump-arp-table': {
-      // process.hrtime is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
-      const rows = arpTableRows(maps.addresses(), process.hrtime.bigint());
-      return request.output === 'json' ? json(rows) : renderArpTable(rows);
-    }
-    case 'dump-guard': {
-      const rows = guardRows(maps.guardEntries());
-      return request.output === 'json' ? json(rows) : renderGuard(rows);
-    }
-    case 'stats': {
-      const rows = statsRows(maps.stats());
-      return request.output === 'json' ? json(rows) : renderStats(rows);
-    }
-    default:
-      throw new Error(`${request.command} is not an ARP map command`);
   }
 }
 

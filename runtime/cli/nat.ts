@@ -1,5 +1,5 @@
 /** `kubectl juneau bpf dump nat` and `bpf stats nat`: the ElasticIP NAT maps (NAT-5), as pinned. */
-import { NatMaps, type NatEntry } from '../agent/bpf/nat';
+import type { NatEntry } from '../agent/bpf/nat';
 import type { NatReasonName } from '../agent/bpf/layout';
 import { compareAddresses } from '../agent/arp/desired';
 import { table, type StatsRow } from './format';
@@ -49,21 +49,4 @@ export function natStatsRows(stats: Readonly<Record<NatReasonName, bigint>>): St
     reason: reason.replace(/^JUNEAU_NAT_/, '').toLowerCase(),
     packets: Number(packets),
   }));
-}
-
-/** Renders one NAT command from the maps pinned in `pinDir`. */
-export function renderNatCommand(command: 'dump-nat' | 'nat-stats', pinDir: string, output: 'table' | 'json'): string {
-  const maps = NatMaps.openPinned(pinDir);
-  try {
-    const rows = command === 'dump-nat' ? natRows(maps.entries()) : natStatsRows(maps.stats());
-    if (output === 'json') return JSON.stringify(rows, null, 2) + '\n';
-    return command === 'dump-nat'
-      ? renderNat(rows as NatRow[])
-      : table(
-          ['REASON', 'PACKETS'],
-          (rows as StatsRow[]).map((r) => [r.reason, String(r.packets)]),
-        );
-  } finally {
-    maps.close();
-  }
 }

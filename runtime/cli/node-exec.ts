@@ -11,7 +11,7 @@ import { getOrUndefined, type RestClient } from '../kube/rest';
 import type { KubeObject } from '../kube/types';
 import type { KubeFlags } from './args';
 
-/** The labels the install manifest gives the agent's Pods (constructs/shared/install.ts selector()). */
+/** The labels the install manifest gives the agent's Pods (constructs/shared/install/objects.ts selector()). */
 export const AGENT_POD_SELECTOR = `app.kubernetes.io/name=${INSTALL.agentName},app.kubernetes.io/part-of=juneau`;
 export const AGENT_CONTAINER = 'agent';
 

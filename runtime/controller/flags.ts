@@ -1,6 +1,7 @@
 /** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
+import { CERTIFICATE_MODES, CONTROLLER_FLAGS, type CertificateMode } from '../../api/constants';
 import { validateTimings } from '../kube/leader-election';
-import { flagArgs } from '../kube/flags';
+import { duration, oneOf, readFlags, type FlagTable } from '../kube/flags';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -14,9 +15,9 @@ export interface ControllerFlags {
   readonly workers: number;
   readonly webhookAddr: string | undefined;
   readonly webhookUrlBase: string | undefined;
-  readonly webhookCertificates: 'self-managed' | 'cert-manager';
+  readonly webhookCertificates: CertificateMode;
   readonly webhookCertDir: string | undefined;
-  /** Leader election (FO, issue 15 item 4): the Lease's duration, the leader's renew deadline, the retry period. */
+  /** Leader election (FO): the Lease's duration, the leader's renew deadline, the retry period. */
   readonly leaderElectionLeaseDurationMs: number;
   readonly leaderElectionRenewDeadlineMs: number;
   readonly leaderElectionRetryPeriodMs: number;
@@ -57,7 +58,7 @@ reports AddressPool size and use. Exits 0 on SIGTERM/SIGINT after releasing the 
 Flags:
   --kubeconfig PATH                  kubeconfig file (default: $KUBECONFIG if set, else
                                      the in-cluster service account, else ~/.kube/config)
-  --leader-elect[=true|false]        elect one active replica with a coordination.k8s.io
+  --leader-elect, --no-leader-elect  elect one active replica with a coordination.k8s.io
                                      Lease (default true)
   --leader-election-namespace NS     namespace of the Lease (default $POD_NAMESPACE, else
                                      juneau-system); while it does not exist the log says
@@ -110,23 +111,36 @@ Flags:
                                      (default /var/run/juneau/webhook)
   --version                          print the version and exit
   -h, --help                         print this help and exit
+
+A boolean flag is also written --FLAG=true or --FLAG=false. A DURATION is a number and a unit:
+500ms, 1.5s, 5m.
 `;
 
 export type ParsedFlags = { readonly help: true } | { readonly help: false; readonly flags: ControllerFlags };
 
-const STRING_FLAGS: Record<string, keyof ControllerFlags> = {
-  kubeconfig: 'kubeconfig',
-  'leader-election-namespace': 'leaderElectionNamespace',
-  'leader-election-id': 'leaderElectionId',
-  'metrics-bind-address': 'metricsAddr',
-  'health-probe-bind-address': 'healthAddr',
-  'log-level': 'logLevel',
-  'log-format': 'logFormat',
-  workers: 'workers',
-  'webhook-addr': 'webhookAddr',
-  'webhook-url-base': 'webhookUrlBase',
-  'webhook-certificates': 'webhookCertificates',
-  'webhook-cert-dir': 'webhookCertDir',
+/** Leader election durations below 100 ms would renew faster than an API server answers. */
+const LEADER_ELECTION = duration({ min: 100 });
+
+/** Every flag: its name, the field it sets and how its value is read. */
+export const CONTROLLER_FLAG_TABLE: FlagTable<ControllerFlags> = {
+  kubeconfig: { field: 'kubeconfig' },
+  [CONTROLLER_FLAGS.leaderElect]: { field: 'leaderElect', boolean: true },
+  [CONTROLLER_FLAGS.leaderElectionNamespace]: { field: 'leaderElectionNamespace' },
+  'leader-election-id': { field: 'leaderElectionId' },
+  'leader-election-lease-duration': { field: 'leaderElectionLeaseDurationMs', read: LEADER_ELECTION },
+  'leader-election-renew-deadline': { field: 'leaderElectionRenewDeadlineMs', read: LEADER_ELECTION },
+  'leader-election-retry-period': { field: 'leaderElectionRetryPeriodMs', read: LEADER_ELECTION },
+  // FO-3: 0s to 5m; a negative grace cannot be written, so FO-4 cannot be undone from here.
+  'agent-lease-grace': { field: 'agentLeaseGraceMs', read: duration({ min: 0, max: 300_000 }) },
+  [CONTROLLER_FLAGS.metricsBindAddress]: { field: 'metricsAddr' },
+  [CONTROLLER_FLAGS.healthProbeBindAddress]: { field: 'healthAddr' },
+  [CONTROLLER_FLAGS.logLevel]: { field: 'logLevel' },
+  'log-format': { field: 'logFormat' },
+  workers: { field: 'workers', read: positiveInteger },
+  [CONTROLLER_FLAGS.webhookAddr]: { field: 'webhookAddr' },
+  'webhook-url-base': { field: 'webhookUrlBase' },
+  [CONTROLLER_FLAGS.webhookCertificates]: { field: 'webhookCertificates', read: oneOf(CERTIFICATE_MODES) },
+  'webhook-cert-dir': { field: 'webhookCertDir' },
 };
 
 /** The names flags had before they took controller-runtime's; still accepted. */
@@ -135,7 +149,7 @@ export const FLAG_ALIASES: Readonly<Record<string, string>> = {
   'health-addr': 'health-probe-bind-address',
 };
 
-/** Parses `--flag value` and `--flag=value`; an error names the flag and the bad value. */
+/** Parses the command line; an error names the flag and the bad value. */
 export function parseFlags(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
@@ -144,37 +158,7 @@ export function parseFlags(
     ...DEFAULT_FLAGS,
     leaderElectionNamespace: env.POD_NAMESPACE || DEFAULT_FLAGS.leaderElectionNamespace,
   };
-  for (const flag of flagArgs(argv, FLAG_ALIASES)) {
-    if (flag === 'help') return { help: true };
-    const { given, name, inline } = flag;
-    if (name === 'leader-elect') {
-      if (inline !== undefined && inline !== 'true' && inline !== 'false')
-        throw new Error(`--leader-elect must be true or false, not '${inline}'`);
-      out.leaderElect = inline !== 'false';
-      continue;
-    }
-    const duration = DURATION_FLAGS[name];
-    if (duration) {
-      const value = flag.value();
-      if (value === undefined) throw new Error(`--${name} needs a value`);
-      out[duration] = duration === 'agentLeaseGraceMs' ? parseGrace(value) : parseDuration(value, `--${name}`);
-      continue;
-    }
-    const key = STRING_FLAGS[name];
-    if (!key) throw new Error(`unknown flag --${given} (see --help)`);
-    const value = flag.value();
-    if (value === undefined) throw new Error(`--${given} needs a value`);
-    if (key === 'workers') {
-      if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`--workers must be a positive integer, not '${value}'`);
-      out.workers = Number(value);
-    } else if (key === 'webhookCertificates') {
-      if (value !== 'self-managed' && value !== 'cert-manager')
-        throw new Error(`--webhook-certificates must be self-managed or cert-manager, not '${value}'`);
-      out.webhookCertificates = value;
-    } else {
-      (out as Record<string, unknown>)[key] = value;
-    }
-  }
+  if (readFlags(argv, CONTROLLER_FLAG_TABLE, FLAG_ALIASES, out)) return { help: true };
   try {
     validateTimings(
       out.leaderElectionLeaseDurationMs,
@@ -182,38 +166,13 @@ export function parseFlags(
       out.leaderElectionRetryPeriodMs,
     );
   } catch (err) {
-    throw new Error(
-      `leader election flags: ${(err as Error).message} (--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period)`,
-    );
+    const flags = '--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period';
+    throw new Error(`leader election flags: ${(err as Error).message} (${flags})`);
   }
   return { help: false, flags: out };
 }
 
-const DURATION_FLAGS: Record<
-  string,
-  | 'leaderElectionLeaseDurationMs'
-  | 'leaderElectionRenewDeadlineMs'
-  | 'leaderElectionRetryPeriodMs'
-  | 'agentLeaseGraceMs'
-> = {
-  'agent-lease-grace': 'agentLeaseGraceMs',
-  'leader-election-lease-duration': 'leaderElectionLeaseDurationMs',
-  'leader-election-renew-deadline': 'leaderElectionRenewDeadlineMs',
-  'leader-election-retry-period': 'leaderElectionRetryPeriodMs',
-};
-
-/** FO-3: `0s` to `5m`; a negative grace cannot be written, so FO-4 cannot be undone from here. */
-function parseGrace(value: string): number {
-  const ms = value === '0' ? 0 : /^0(ms|s|m)$/.test(value) ? 0 : parseDuration(value, '--agent-lease-grace');
-  if (ms > 300_000) throw new Error(`--agent-lease-grace must be at most 5m, not '${value}'`);
-  return ms;
-}
-
-/** `500ms`, `5s`, `1m` -> milliseconds (at least 100 ms). */
-function parseDuration(value: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value);
-  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'] : NaN;
-  if (!(ms >= 100))
-    throw new Error(`${flag} must be a duration of at least 100ms such as 500ms, 5s or 1m, not '${value}'`);
-  return Math.round(ms);
+function positiveInteger(value: string, flag: string): number {
+  if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`${flag} must be a positive integer, not '${value}'`);
+  return Number(value);
 }

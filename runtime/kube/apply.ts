@@ -2,16 +2,14 @@
  * Writes with one field manager per component: server-side apply for owned objects, the
  * status subresource for status, and finalizers guarded by resourceVersion.
  */
+import { FIELD_MANAGERS } from '../../api/constants';
 import type { ResourceType } from './resources';
 import { apiVersionOf } from './resources';
 import type { RestClient } from './rest';
 import type { KubeObject } from './types';
 
 /** One field manager per component, so managedFields show who owns what. */
-export const FieldManagers = {
-  controller: 'juneau-controller',
-  agent: 'juneau-agent',
-} as const;
+export const FieldManagers = FIELD_MANAGERS;
 export type FieldManager = (typeof FieldManagers)[keyof typeof FieldManagers];
 
 /** An object that has a status subresource. */

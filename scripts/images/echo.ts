@@ -1,5 +1,5 @@
 /**
- * The test image behind the addresses (issue 14 item 3): an HTTP server that answers with the
+ * The test image behind the addresses: an HTTP server that answers with the
  * client address it saw, the pod and the node, and a UDP echo. It is Juneau's own runtime layer
  * (Node.js and its libraries, the very layer `npm run images` writes, so a node that holds Juneau's
  * image stores nothing twice) plus one small layer with the server; the smallest that carries both

@@ -4,7 +4,7 @@
 // Failure mode (documented here and in the report): Juneau's kinds have failurePolicy Fail, so
 // while no replica answers, creating or updating them is refused ("failed calling webhook"); Pods
 // without a Juneau annotation never reach the webhook (matchConditions) and start as usual; Pods
-// naming an ElasticIP follow the pods webhook's failurePolicy from constructs/shared/install.ts.
+// naming an ElasticIP follow the pods webhook's failurePolicy from api/webhooks.ts.
 // Timeouts: 5 s per call (timeoutSeconds in the install manifest); a stopped process is refused at
 // once (connection refused), a hung one costs the client up to 5 s before the refusal.
 import { JuneauResources } from '../../runtime/controller/resources';

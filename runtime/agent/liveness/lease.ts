@@ -12,6 +12,7 @@
  * (checked on the flags), the old node is silent before the new one starts (FO-4).
  */
 import { toMicroTime } from '../../kube/conditions';
+import { AGENT_LEASE } from '../../../api/constants';
 import { silentLogger, type Logger } from '../../kube/log';
 import { resourcePath, Resources } from '../../kube/resources';
 import { isNotFound, type RestClient } from '../../kube/rest';
@@ -20,9 +21,9 @@ import { monotonicNowNs } from '../bpf/clock';
 
 /** The Lease's name for a node; the label lets the controller watch only agent Leases. */
 export function agentLeaseName(nodeName: string): string {
-  return `juneau-agent-${nodeName}`;
+  return `${AGENT_LEASE.namePrefix}${nodeName}`;
 }
-export const AGENT_LEASE_LABEL = { key: 'juneau.loutres.me/agent-lease', value: 'true' } as const;
+export const AGENT_LEASE_LABEL = AGENT_LEASE.label;
 
 export interface AgentLeaseOptions {
   readonly rest: Pick<RestClient, 'request'>;

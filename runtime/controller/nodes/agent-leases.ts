@@ -14,11 +14,12 @@
  * start, the standbys too (JuneauController.observeAgentLeases), so a replica that takes over from
  * a leader that died with a node already knows how long that node's Lease has been still.
  */
+import { AGENT_LEASE } from '../../../api/constants';
 import type { Informer } from '../../kube/informer';
 import type { Lease } from '../../kube/leader-election';
 
-export const AGENT_LEASE_PREFIX = 'juneau-agent-';
-export const AGENT_LEASE_SELECTOR = 'juneau.loutres.me/agent-lease=true';
+export const AGENT_LEASE_PREFIX = AGENT_LEASE.namePrefix;
+export const AGENT_LEASE_SELECTOR = `${AGENT_LEASE.label.key}=${AGENT_LEASE.label.value}`;
 
 /** What is known of one agent Lease. */
 export interface LeaseRecord {

@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { juneauInstallObjects } from '../../constructs/shared/install';
-import { BINARIES, juneauImageReference, juneauRootfs } from '../../scripts/images/juneau';
-import { buildOciArchive, MEDIA_TYPES, sha256, type BuiltImage } from '../../scripts/images/oci';
-import { readTar, type TarRecord } from '../../scripts/images/ustar';
+import { juneauInstallObjects } from '../../../constructs/shared/install';
+import { BINARIES, juneauImageReference, juneauRootfs } from '../../../scripts/images/juneau';
+import { buildOciArchive, MEDIA_TYPES, sha256, type BuiltImage } from '../../../scripts/images/oci';
+import { readTar, type TarRecord } from '../../../scripts/images/ustar';
 
 jest.setTimeout(180_000);
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 const build = () => {

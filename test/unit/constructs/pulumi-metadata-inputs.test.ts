@@ -1,10 +1,10 @@
-// Pulumi components take metadata namespace, labels and annotations as Inputs (issue 17 item 4):
+// Pulumi components take metadata namespace, labels and annotations as Inputs:
 // what resolves later is written to the object as it resolves, Juneau's own annotations (SLB-2,
 // the waitFor annotation) win over a user's of the same key, and the checks that compare
 // namespaces leave an unknown one to the cluster instead of guessing.
 import * as pulumi from '@pulumi/pulumi';
-import { ANNOTATIONS } from '../../api';
-import type * as Juneau from '../../constructs/pulumi';
+import { ANNOTATIONS } from '../../../api';
+import type * as Juneau from '../../../constructs/pulumi';
 
 // Mocks: no Pulumi engine runs in unit tests; the mock records what each resource is registered with.
 const inputs = new Map<string, Record<string, unknown>>();
@@ -20,7 +20,7 @@ void pulumi.runtime.setMocks(
   'unit',
   false,
 );
-const juneau = require('../../constructs/pulumi') as typeof Juneau;
+const juneau = require('../../../constructs/pulumi') as typeof Juneau;
 
 const settled = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((resolve) => o.apply(resolve));
 const later = <T>(value: T) => pulumi.output(new Promise<T>((resolve) => setTimeout(() => resolve(value), 5)));

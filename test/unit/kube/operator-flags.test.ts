@@ -1,15 +1,30 @@
-// Operator ergonomics of juneau-controller and juneau-agent (issue 17 item 5): controller-runtime's
-// flag names with the old ones kept as aliases, --help truthful about both, --log-format json|text
-// through the one logger, --version, and the install manifest passing the new names.
-import { AGENT_FLAG_ALIASES, AGENT_HELP, DEFAULT_AGENT_FLAGS, parseAgentFlags } from '../../runtime/agent/flags';
-import { DEFAULT_FLAGS, FLAG_ALIASES, HELP, parseFlags } from '../../runtime/controller/flags';
-import { leaseProblem } from '../../runtime/controller/lease-report';
-import { main as controllerMain } from '../../runtime/controller/main';
-import { createLogger, parseLogFormat } from '../../runtime/kube/log';
-import { KubeApiError } from '../../runtime/kube/rest';
-import { describeStartupError } from '../../runtime/kube/startup-errors';
-import { UNBUNDLED_VERSION, packageVersion, wantsVersion } from '../../runtime/kube/version';
-import { juneauInstallObjects } from '../../constructs/shared/install';
+// Operator ergonomics of juneau-controller and juneau-agent: controller-runtime's flag names with
+// the old ones kept as aliases, --help truthful about both (it names exactly the flags that parse),
+// --log-format json|text through the one logger, --version, and the install manifest passing the
+// new names.
+import {
+  AGENT_FLAG_ALIASES,
+  AGENT_FLAG_TABLE,
+  AGENT_HELP,
+  DEFAULT_AGENT_FLAGS,
+  parseAgentFlags,
+} from '../../../runtime/agent/flags';
+import {
+  CONTROLLER_FLAG_TABLE,
+  DEFAULT_FLAGS,
+  FLAG_ALIASES,
+  HELP,
+  parseFlags,
+} from '../../../runtime/controller/flags';
+import type { FlagTable } from '../../../runtime/kube/flags';
+import { AGENT_FLAGS, CONTROLLER_FLAGS } from '../../../api/constants';
+import { leaseProblem } from '../../../runtime/controller/lease-report';
+import { main as controllerMain } from '../../../runtime/controller/main';
+import { createLogger, parseLogFormat } from '../../../runtime/kube/log';
+import { KubeApiError } from '../../../runtime/kube/rest';
+import { describeStartupError } from '../../../runtime/kube/startup-errors';
+import { UNBUNDLED_VERSION, packageVersion, wantsVersion } from '../../../runtime/kube/version';
+import { juneauInstallObjects } from '../../../constructs/shared/install';
 
 const clock = () => new Date('2026-01-02T03:04:05.000Z');
 
@@ -55,6 +70,68 @@ describe('controller-runtime flag names, old names as aliases', () => {
       expect(help).toContain('--log-format FORMAT');
       expect(help).toContain('--version');
     }
+  });
+
+  // Each binary's help against its flag table: every entry and every flag a description mentions
+  // parses, and every flag that parses (its --no- form, its alias) has an entry.
+  describe.each([
+    [
+      'juneau-controller',
+      HELP,
+      CONTROLLER_FLAG_TABLE as FlagTable<never>,
+      FLAG_ALIASES,
+      (argv: string[]) => parseFlags(argv),
+      // --agent-lease-grace explains itself by the agent's flag.
+      { 'lease-duration': AGENT_FLAG_TABLE },
+    ],
+    [
+      'juneau-agent',
+      AGENT_HELP,
+      AGENT_FLAG_TABLE as FlagTable<never>,
+      AGENT_FLAG_ALIASES,
+      (argv: string[]) => parseAgentFlags(argv, { NODE_NAME: 'n' }),
+      {},
+    ],
+  ])('%s --help', (_binary, help, table: FlagTable<never>, aliases, parse, otherBinary: Record<string, object>) => {
+    const entries = [
+      ...help.matchAll(/^ {2}(?:-h, )?--([a-z-]+)(?:, --([a-z-]+))?/gm),
+      ...help.matchAll(/Alias: --([a-z-]+)/g),
+    ].flatMap((m) => m.slice(1).filter((name): name is string => name !== undefined));
+    const parses = [
+      ...Object.entries(table).flatMap(([name, spec]) => (spec.boolean ? [name, `no-${name}`] : [name])),
+      ...Object.keys(aliases),
+      'help',
+      'version',
+    ];
+
+    it('has an entry for exactly the flags that parse', () => {
+      expect([...entries].sort()).toEqual([...parses].sort());
+    });
+
+    it('mentions no flag that does not parse', () => {
+      const mentioned = new Set([...help.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]));
+      for (const name of mentioned) {
+        if (otherBinary[name]) expect(otherBinary[name]).toHaveProperty([name]);
+        else expect(parses).toContain(name);
+      }
+    });
+
+    it('each entry is a flag the parser knows (whatever its value)', () => {
+      for (const name of entries.filter((n) => n !== 'version')) {
+        let message = '';
+        try {
+          parse([`--${name}=1s`]);
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        expect(message).not.toMatch(/unknown flag/);
+      }
+    });
+  });
+
+  it("the flag names the install renders (api/constants.ts) are the binaries' own", () => {
+    for (const name of Object.values(AGENT_FLAGS)) expect(AGENT_FLAG_TABLE).toHaveProperty([name]);
+    for (const name of Object.values(CONTROLLER_FLAGS)) expect(CONTROLLER_FLAG_TABLE).toHaveProperty([name]);
   });
 
   it('the install manifest passes the new names, and both binaries parse its command lines', () => {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeOciArchive, type BoxImageSpec } from '../box/images';
+import { writeOciArchive, type BoxImageSpec } from '../../box/images';
 
 const spec: BoxImageSpec = {
   name: 'juneau.box/test:1',

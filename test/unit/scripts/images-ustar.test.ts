@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readTar, writeTar, type TarEntry } from '../../scripts/images/ustar';
+import { readTar, writeTar, type TarEntry } from '../../../scripts/images/ustar';
 
 const LONG_DIR = `usr/lib/${'a'.repeat(60)}/${'b'.repeat(60)}`;
 const ENTRIES: TarEntry[] = [

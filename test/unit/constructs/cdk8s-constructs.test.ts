@@ -3,7 +3,7 @@
 import { App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import * as YAML from 'yaml';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
 import {
   AddressPool,
   ElasticIP,
@@ -12,10 +12,10 @@ import {
   JuneauInstall,
   LoadBalancerService,
   type LoadBalancerServiceProps,
-} from '../../constructs/cdk8s';
-import { juneauInstallObjects } from '../../constructs/shared/install';
-import { SeedExamples } from '../../examples/cdk8s/seed-examples';
-import { testApp } from './temp-dir';
+} from '../../../constructs/cdk8s';
+import { juneauInstallObjects } from '../../../constructs/shared/install';
+import { SeedExamples } from '../../../examples/cdk8s/seed-examples';
+import { testApp } from '../temp-dir';
 
 type Obj = {
   apiVersion: string;

@@ -4,12 +4,12 @@
 // renders and validates through the same functions; pulumi-components.test.ts checks its error.)
 import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
-import { JuneauInstall, type JuneauImageOptions } from '../../constructs/cdk8s';
-import { DEFAULT_IMAGE } from '../../constructs/shared/image';
-import { juneauImageReference } from '../../scripts/images/juneau';
-import { testApp } from './temp-dir';
+import { JuneauInstall, type JuneauImageOptions } from '../../../constructs/cdk8s';
+import { DEFAULT_IMAGE } from '../../../constructs/shared/image';
+import { juneauImageReference } from '../../../scripts/images/juneau';
+import { testApp } from '../temp-dir';
 
-const VERSION = (require('../../package.json') as { version: string }).version;
+const VERSION = (require('../../../package.json') as { version: string }).version;
 
 type Container = { name: string; image: string; imagePullPolicy: string };
 function containers(image?: JuneauImageOptions): Container[] {

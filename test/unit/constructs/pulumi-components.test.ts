@@ -3,13 +3,13 @@
 // cluster reports, and bad arguments throw one error naming every field and value.
 import type * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { ANNOTATIONS, API_VERSION, LOAD_BALANCER_CLASS } from '../../api';
-import type * as Juneau from '../../constructs/pulumi';
-import type * as Declarations from '../../constructs/pulumi/declarations';
-import type * as SharedInstall from '../../constructs/shared/install';
-import { thrown as thrownError } from './thrown';
-import { mockCluster, type Registered, registrationsSettled, valueOf } from './pulumi-rpcs';
-import { sleep } from '../sleep';
+import { ANNOTATIONS, API_VERSION, LOAD_BALANCER_CLASS } from '../../../api';
+import type * as Juneau from '../../../constructs/pulumi';
+import type * as Declarations from '../../../constructs/pulumi/declarations';
+import type * as SharedInstall from '../../../constructs/shared/install';
+import { thrown as thrownError } from '../thrown';
+import { mockCluster, type Registered, registrationsSettled, valueOf } from '../pulumi-rpcs';
+import { sleep } from '../../sleep';
 
 // ---- mocks (set before the code under test is loaded) -------------------------------------------
 
@@ -35,9 +35,9 @@ const {
   JuneauInstall,
   JuneauValidationError,
   LoadBalancerService,
-} = require('../../constructs/pulumi') as typeof Juneau;
-const { resetDeclarations } = require('../../constructs/pulumi/declarations') as typeof Declarations;
-const { juneauInstallObjects } = require('../../constructs/shared/install') as typeof SharedInstall;
+} = require('../../../constructs/pulumi') as typeof Juneau;
+const { resetDeclarations } = require('../../../constructs/pulumi/declarations') as typeof Declarations;
+const { juneauInstallObjects } = require('../../../constructs/shared/install') as typeof SharedInstall;
 
 // ---- helpers -------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // FO-3/FO-4: the agent's Lease defaults and the documented fast failover profile are what --help
 // and the README promise, and both pass the agent's own timing checks.
-import { AGENT_HELP, DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS, parseAgentFlags } from '../../runtime/agent/flags';
+import { AGENT_HELP, DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS, parseAgentFlags } from '../../../runtime/agent/flags';
 
 const parse = (...argv: string[]) => {
   const parsed = parseAgentFlags(['--node-name', 'n1', ...argv]);

@@ -1,14 +1,14 @@
-// JuneauInstall's workload options (issue 17 item 7): pull secrets, node selector, tolerations,
+// JuneauInstall's workload options: pull secrets, node selector, tolerations,
 // resources, priority class, a per-workload image and extra labels, for the controller and the
-// agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install.ts). The
+// agent separately, the same in cdk8s and Pulumi (both render constructs/shared/install/). The
 // default output does not change: test/box applies dist/juneau-install.k8s.yaml as is.
 import * as pulumi from '@pulumi/pulumi';
 import { Chart } from 'cdk8s';
 import * as YAML from 'yaml';
-import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
-import { juneauInstallObjects, KubeObject } from '../../constructs/shared/install';
-import type * as Juneau from '../../constructs/pulumi';
-import { testApp } from './temp-dir';
+import { JuneauInstall, type JuneauInstallProps } from '../../../constructs/cdk8s';
+import { juneauInstallObjects, ManifestObject } from '../../../constructs/shared/install';
+import type * as Juneau from '../../../constructs/pulumi';
+import { testApp } from '../temp-dir';
 
 void pulumi.runtime.setMocks(
   { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
@@ -16,14 +16,14 @@ void pulumi.runtime.setMocks(
   'unit',
   false,
 );
-const juneauPulumi = require('../../constructs/pulumi') as typeof Juneau;
+const juneauPulumi = require('../../../constructs/pulumi') as typeof Juneau;
 
 type PodSpec = Record<string, unknown> & { containers: Array<Record<string, unknown>> };
-const workload = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') =>
-  objects.find((o) => o.kind === kind) as KubeObject & {
+const workload = (objects: ManifestObject[], kind: 'Deployment' | 'DaemonSet') =>
+  objects.find((o) => o.kind === kind) as ManifestObject & {
     spec: { selector: unknown; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
   };
-const pod = (objects: KubeObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
+const pod = (objects: ManifestObject[], kind: 'Deployment' | 'DaemonSet') => workload(objects, kind).spec.template.spec;
 
 function synth(props: JuneauInstallProps): { yaml: string; error: string } {
   const app = testApp();
@@ -106,7 +106,7 @@ describe('options', () => {
   });
 
   test('a workload image is taken field by field over the install image', () => {
-    const version = (require('../../package.json') as { version: string }).version;
+    const version = (require('../../../package.json') as { version: string }).version;
     expect(pod(objects, 'Deployment').containers[0].image).toBe(`ghcr.io/loutres/juneau:v${version}`);
     expect(pod(objects, 'DaemonSet').containers[0].image).toBe('ghcr.io/loutres/juneau:agent-debug');
     const moved = juneauInstallObjects({
@@ -128,7 +128,7 @@ describe('options', () => {
   test('cdk8s and Pulumi emit the same objects', () => {
     const install = new juneauPulumi.JuneauInstall('juneau', options);
     expect(install.toObjects()).toEqual(objects);
-    const fromCdk8s = YAML.parseAllDocuments(synth(options).yaml).map((d) => d.toJSON() as KubeObject);
+    const fromCdk8s = YAML.parseAllDocuments(synth(options).yaml).map((d) => d.toJSON() as ManifestObject);
     expect(fromCdk8s.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
       objects.map((o) => `${o.kind}/${o.metadata.name}`),
     );

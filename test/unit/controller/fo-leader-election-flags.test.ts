@@ -1,6 +1,6 @@
-// Issue 15 item 4: the controller's leader election timings are flags, validated together (the
+// FO: the controller's leader election timings are flags, validated together (the
 // leader must step down before a standby may take over), with the default and trade-off in --help.
-import { DEFAULT_FLAGS, HELP, parseFlags } from '../../runtime/controller/flags';
+import { DEFAULT_FLAGS, HELP, parseFlags } from '../../../runtime/controller/flags';
 
 const flags = (...argv: string[]) => {
   const parsed = parseFlags(argv);
@@ -37,7 +37,10 @@ describe('controller leader election timings', () => {
       /renewDeadline \(10000 ms\) must be greater than [0-9.]+ x retryPeriod \(9000 ms\)/,
     );
     expect(() => flags('--leader-election-lease-duration=soon')).toThrow(
-      "--leader-election-lease-duration must be a duration of at least 100ms such as 500ms, 5s or 1m, not 'soon'",
+      "--leader-election-lease-duration must be a duration such as 500ms, 5s or 1m, not 'soon'",
+    );
+    expect(() => flags('--leader-election-retry-period=50ms')).toThrow(
+      "--leader-election-retry-period must be at least 100ms, not '50ms'",
     );
   });
 
@@ -55,8 +58,10 @@ describe('FO-3 controller agent-lease grace', () => {
     expect(flags().agentLeaseGraceMs).toBe(0);
     expect(flags('--agent-lease-grace=5s').agentLeaseGraceMs).toBe(5_000);
     expect(flags('--agent-lease-grace=0s').agentLeaseGraceMs).toBe(0);
+    expect(flags('--agent-lease-grace=0').agentLeaseGraceMs).toBe(0);
+    expect(flags('--agent-lease-grace=50ms').agentLeaseGraceMs).toBe(50);
     expect(() => flags('--agent-lease-grace=-1s')).toThrow(
-      "--agent-lease-grace must be a duration of at least 100ms such as 500ms, 5s or 1m, not '-1s'",
+      "--agent-lease-grace must be a duration such as 500ms, 5s or 1m, not '-1s'",
     );
     expect(() => flags('--agent-lease-grace=10m')).toThrow("--agent-lease-grace must be at most 5m, not '10m'");
     expect(HELP).toMatch(/--agent-lease-grace DURATION[\s\S]*\(default 0s\)/);

@@ -1,9 +1,9 @@
 // The Pulumi example program (examples/pulumi, run by Pulumi.yaml) under mocks: it registers
 // Juneau's install and the seeds' examples — the same objects as the cdk8s example — and its stack
 // outputs come from the status the mocked cluster reports.
-import type * as SharedInstall from '../../constructs/shared/install';
-import type * as Program from '../../examples/pulumi/index';
-import { mockCluster, type Registered, registrationsSettled, valueOf } from './pulumi-rpcs';
+import type * as SharedInstall from '../../../constructs/shared/install';
+import type * as Program from '../../../examples/pulumi/index';
+import { mockCluster, type Registered, registrationsSettled, valueOf } from '../pulumi-rpcs';
 
 const STATUS: Record<string, Record<string, unknown>> = {
   'kubernetes:juneau.loutres.me/v1alpha1:ElasticIP': { phase: 'Attached', address: '10.225.32.241' },
@@ -12,7 +12,7 @@ const STATUS: Record<string, Record<string, unknown>> = {
 
 const registered = mockCluster(STATUS, 'juneau-examples', 'dev');
 
-const { juneauInstallObjects } = require('../../constructs/shared/install') as typeof SharedInstall;
+const { juneauInstallObjects } = require('../../../constructs/shared/install') as typeof SharedInstall;
 const install = juneauInstallObjects({});
 
 // Juneau objects and pods of the seeds' examples, as `type name`, plus the components that hold them.
@@ -37,7 +37,7 @@ let program: typeof Program;
 let all: Registered[];
 
 beforeAll(async () => {
-  program = require('../../examples/pulumi/index') as typeof Program;
+  program = require('../../../examples/pulumi/index') as typeof Program;
   // Every registration the program started, finished: the list is complete, extras included.
   await registrationsSettled();
   all = [...registered];

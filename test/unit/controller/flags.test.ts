@@ -1,5 +1,5 @@
-import { DEFAULT_FLAGS, HELP, parseFlags, type ControllerFlags } from '../../runtime/controller/flags';
-import { main } from '../../runtime/controller/main';
+import { DEFAULT_FLAGS, HELP, parseFlags, type ControllerFlags } from '../../../runtime/controller/flags';
+import { main } from '../../../runtime/controller/main';
 
 describe('juneau-controller flags', () => {
   it('defaults: in-cluster, leader election on, :8080 metrics, :8081 health', () => {
@@ -9,7 +9,7 @@ describe('juneau-controller flags', () => {
     });
   });
 
-  it('parses --flag value and --flag=value, and --leader-elect=false', () => {
+  it('parses --flag value and --flag=value, and --leader-elect=false or --no-leader-elect', () => {
     // One row a flag: its arguments and the field they set; given together, they set all of them.
     const given: Array<[string[], Partial<ControllerFlags>]> = [
       [['--kubeconfig', '/k'], { kubeconfig: '/k' }],
@@ -23,6 +23,8 @@ describe('juneau-controller flags', () => {
       help: false,
       flags: Object.assign({ ...DEFAULT_FLAGS }, ...given.map(([, set]) => set)),
     });
+    expect(parseFlags(['--no-leader-elect'])).toEqual(parseFlags(['--leader-elect=false']));
+    expect(parseFlags(['--leader-elect'])).toEqual(parseFlags([]));
   });
 
   it('errors name the flag and the value', () => {
@@ -30,6 +32,10 @@ describe('juneau-controller flags', () => {
     expect(() => parseFlags(['--nope'])).toThrow('unknown flag --nope');
     expect(() => parseFlags(['--kubeconfig'])).toThrow('--kubeconfig needs a value');
     expect(() => parseFlags(['--workers=0'])).toThrow("--workers must be a positive integer, not '0'");
+    expect(() => parseFlags(['--webhook-certificates=vault'])).toThrow(
+      "--webhook-certificates must be self-managed or cert-manager, not 'vault'",
+    );
+    expect(() => parseFlags(['--no-leader-elect=true'])).toThrow("--no-leader-elect takes no value, got 'true'");
   });
 
   it('--help tells the truth: every flag the parser accepts is documented, with its default', () => {

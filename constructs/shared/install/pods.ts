@@ -2,11 +2,11 @@
  * The scheduling and resource options of the install's two workloads (the controller Deployment
  * and the agent DaemonSet), and the extra labels of every install object: their types, their
  * defaults (exactly what the manifest had before they existed, so the default output does not
- * change), their validation, and how they are put into the rendered objects. install.ts renders;
- * this file only adds what the user chose.
+ * change), their validation, and how they are put into the rendered objects. The other files of
+ * install/ render; this file only adds what the user chose.
  */
-import { checkObjectName, issue, ValidationIssue } from '../../api/validation';
-import type { JuneauImageOptions } from './image';
+import { checkObjectName, issue, ValidationIssue } from '../../../api/validation';
+import type { JuneauImageOptions } from '../image';
 
 /** A pod toleration, as in core/v1. @see https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/ */
 export interface JuneauToleration {

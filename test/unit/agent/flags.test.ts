@@ -1,12 +1,12 @@
 // juneau-agent flags: the install manifest's command line parses, defaults are the documented ones,
 // errors name the flag and the bad value, and --help tells the truth about the defaults.
-import { AGENT_HELP, DEFAULT_AGENT_FLAGS, parseAgentFlags, parseDurationMs } from '../../runtime/agent/flags';
-import { INSTALL } from '../../api/constants';
+import { AGENT_HELP, DEFAULT_AGENT_FLAGS, parseAgentFlags } from '../../../runtime/agent/flags';
+import { INSTALL } from '../../../api/constants';
 
 const env = { NODE_NAME: 'node-a' };
 
 describe('juneau-agent flags', () => {
-  test('the install manifest command line (constructs/shared/install.ts) parses', () => {
+  test('the install manifest command line (constructs/shared/install/agent.ts) parses', () => {
     const parsed = parseAgentFlags(
       [
         '--metrics-addr=127.0.0.1:9201',
@@ -55,6 +55,7 @@ describe('juneau-agent flags', () => {
     [['--no-conflict-detection'], { conflictDetection: false }],
     [['--conflict-detection=true'], { conflictDetection: true }],
     [['--detach-on-exit'], { detachOnExit: true }],
+    [['--detach-on-exit', '--no-detach-on-exit'], { detachOnExit: false }],
     [['--poll-interval=250ms'], { pollIntervalMs: 250 }],
     [['--poll-interval', '2s'], { pollIntervalMs: 2000 }],
   ])('boolean and duration flags: %j', (argv, expected) => {
@@ -62,13 +63,16 @@ describe('juneau-agent flags', () => {
   });
 
   test.each([
-    [['--xdp-mode=offload'], "--xdp-mode must be one of auto, native, generic, not 'offload'"],
+    [['--xdp-mode=offload'], "--xdp-mode must be auto, native or generic, not 'offload'"],
     [['--guard=maybe'], "--guard must be true or false, not 'maybe'"],
     [['--no-guard=true'], "--no-guard takes no value, got 'true'"],
     [['--bpffs'], '--bpffs needs a value'],
     [['--frobnicate'], 'unknown flag --frobnicate'],
     [['positional'], "unexpected argument 'positional'"],
-    [['--poll-interval=5'], "--poll-interval must be a duration of at least 10ms such as 500ms, 5s or 1m, not '5'"],
+    [['--poll-interval=5'], "--poll-interval must be a duration such as 500ms, 5s or 1m, not '5'"],
+    [['--poll-interval=5ms'], "--poll-interval must be at least 10ms, not '5ms'"],
+    [['--answer-expiry=200ms'], "--answer-expiry must be at least 500ms, not '200ms'"],
+    [['--watch-idle-timeout=0.5s'], "--watch-idle-timeout must be at least 1s, not '0.5s'"],
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseAgentFlags(argv, env)).toThrow(message);
   });
@@ -107,9 +111,8 @@ describe('juneau-agent flags', () => {
     expect(AGENT_HELP).toContain('(default 5s)');
   });
 
-  test('durations', () => {
-    expect(parseDurationMs('1m', '--x')).toBe(60_000);
-    expect(parseDurationMs('1.5s', '--x')).toBe(1500);
-    expect(() => parseDurationMs('5ms', '--x')).toThrow('at least 10ms');
+  test('durations: the one syntax (runtime/kube/flags.ts parseDuration)', () => {
+    expect(parseAgentFlags(['--poll-interval=1m'], env)).toMatchObject({ flags: { pollIntervalMs: 60_000 } });
+    expect(parseAgentFlags(['--poll-interval=1.5s'], env)).toMatchObject({ flags: { pollIntervalMs: 1500 } });
   });
 });

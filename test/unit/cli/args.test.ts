@@ -1,9 +1,9 @@
 // kubectl-juneau's command line: kubectl's standard flags anywhere, bpf's own flags passed on,
 // --node only for bpf, and the exec it builds for --node (test/cluster/kubectl-juneau.test.ts runs it).
-import { parseCommandLine } from '../../runtime/cli/args';
-import { CLI_HELP, main, parseCliArgs } from '../../runtime/cli/main';
-import { kubectlExecArgs } from '../../runtime/cli/node-exec';
-import { resolveKind } from '../../runtime/cli/why';
+import { CLI_FLAG_TABLE, parseCommandLine } from '../../../runtime/cli/args';
+import { CLI_HELP, main } from '../../../runtime/cli/main';
+import { kubectlExecArgs } from '../../../runtime/cli/node-exec';
+import { resolveKind } from '../../../runtime/cli/why';
 
 describe('kubectl juneau command line', () => {
   it('kubectl flags anywhere: --kubeconfig, --context, -n/--namespace, -A', () => {
@@ -17,6 +17,10 @@ describe('kubectl juneau command line', () => {
       output: 'json',
       kube: { allNamespaces: true },
     });
+    expect(parseCommandLine(['status', '-n=web', '--all-namespaces=false'])).toMatchObject({
+      kube: { namespace: 'web', allNamespaces: false },
+    });
+    expect(parseCommandLine(['status', '-A', '--no-all-namespaces'])).toMatchObject({ kube: { allNamespaces: false } });
     expect(parseCommandLine(['why', 'eip/web', '--namespace=apps'])).toMatchObject({
       command: 'why',
       target: 'eip/web',
@@ -24,7 +28,7 @@ describe('kubectl juneau command line', () => {
     });
   });
 
-  it('bpf keeps its flags for its own parser; --node and the kubectl flags stay out of them', () => {
+  it("bpf: --bpffs and -o go to the agent Pod's command line; --node and the kubectl flags stay out of it", () => {
     const line = parseCommandLine([
       'bpf',
       'dump',
@@ -38,14 +42,19 @@ describe('kubectl juneau command line', () => {
       '--context',
       'c',
     ]);
-    expect(line).toEqual({
+    expect(line).toMatchObject({
       command: 'bpf',
+      bpf: { words: 'bpf dump external_arp_table' },
+      bpffs: '/sys/fs/bpf/x',
+      output: 'json',
       rest: ['bpf', 'dump', 'external_arp_table', '--bpffs', '/sys/fs/bpf/x', '-o', 'json'],
       node: 'n1',
       kube: { kubeconfig: undefined, context: 'c', namespace: undefined, allNamespaces: false },
     });
     if (line.command !== 'bpf') throw new Error('bpf expected');
-    expect(parseCliArgs(line.rest)).toEqual({ command: 'dump-arp-table', bpffs: '/sys/fs/bpf/x', output: 'json' });
+    // The agent Pod's kubectl-juneau reads that command line as this one does, without --node.
+    expect(parseCommandLine(line.rest)).toMatchObject({ command: 'bpf', bpffs: '/sys/fs/bpf/x', output: 'json' });
+    expect(parseCommandLine(['bpf', 'stats', '--node', 'n1'])).toMatchObject({ rest: ['bpf', 'stats'] });
     expect(kubectlExecArgs(line.kube, 'juneau-system', 'juneau-agent-x2', line.rest)).toEqual([
       '--context',
       'c',
@@ -72,6 +81,8 @@ describe('kubectl juneau command line', () => {
       "--node applies to bpf commands only, not 'status'",
     );
     expect(() => parseCommandLine(['status', '-n'])).toThrow('-n needs a value');
+    expect(() => parseCommandLine(['status', '--context='])).toThrow('--context needs a value');
+    expect(() => parseCommandLine(['status', '-x'])).toThrow('unknown flag -x (see --help)');
     expect(() => parseCommandLine(['status', '--watch'])).toThrow('unknown flag --watch (see --help)');
     expect(() => parseCommandLine(['why', 'web'])).toThrow(
       "why takes one <kind>/<name>, e.g. why elasticip/web (got 'web')",
@@ -113,5 +124,18 @@ describe('kubectl juneau command line', () => {
     expect(out).toMatch(/^kubectl-juneau \S+\n$/);
     expect(await main(['status', '--nope'], io)).toBe(2);
     expect(err).toBe('kubectl-juneau: unknown flag --nope (see --help)\n');
+  });
+
+  it('--help has an entry for exactly the flags that parse, with their one-letter names', () => {
+    const flags = CLI_HELP.slice(CLI_HELP.indexOf('\nFlags:\n'));
+    const entries = [...flags.matchAll(/^ {2}(?:-([a-zA-Z]), )?--([a-z-]+)/gm)].map(([, short, name]) =>
+      short ? `-${short}, --${name}` : `--${name}`,
+    );
+    const parses = [
+      ...Object.entries(CLI_FLAG_TABLE).map(([name, spec]) => (spec.short ? `-${spec.short}, --${name}` : `--${name}`)),
+      '--version',
+      '-h, --help',
+    ];
+    expect(entries.sort()).toEqual(parses.sort());
   });
 });

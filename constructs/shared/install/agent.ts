@@ -1,0 +1,105 @@
+/** The agent DaemonSet: host network, its own bpffs directory, exactly the capabilities it uses. */
+import { AGENT_FLAGS, INSTALL } from '../../../api';
+import { containerImage, flag, httpProbe, labels, meta, selector } from './objects';
+import type { ManifestObject, ResolvedOptions } from './objects';
+import { containerResources, podScheduling } from './pods';
+
+/**
+ * The host's bpffs directory given to the agent: only its own, never all of /sys/fs/bpf (other
+ * programs' pins stay out of reach). The kubelet creates it (DirectoryOrCreate) — which works only
+ * where the host has bpffs mounted on /sys/fs/bpf (systemd does at boot; elsewhere
+ * `mount -t bpf bpf /sys/fs/bpf`): /sys itself is sysfs, where mkdir fails, and the agent cannot
+ * mount bpffs without CAP_SYS_ADMIN. The container sees it at /sys/fs/bpf (a sysfs directory that
+ * always exists, so the runtime can mount onto it under a read-only /sys), and the agent keeps its
+ * pins in `<bpffs>/juneau` as everywhere: on the host, /sys/fs/bpf/juneau/juneau.
+ */
+export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
+
+/**
+ * The agent's capabilities, each used (checked on Linux 6.18 by running the agent with exactly
+ * these in the e2e rig, test/e2e/processes.ts):
+ * - BPF: create the maps, load the program, pin and open pins (bpf(2)).
+ * - NET_ADMIN: load an XDP program (a networking program type needs CAP_NET_ADMIN beside
+ *   CAP_BPF) and attach it to the interface over netlink.
+ * Not PERFMON: the verifier accepts the responder without it (it only relaxes pointer-leak and
+ * Spectre checks the program does not trip). Not SYS_RESOURCE: since Linux 5.11 BPF memory is
+ * charged to the memory cgroup, not RLIMIT_MEMLOCK, and libbpf then leaves the rlimit alone; many
+ * runtimes cannot grant it anyway. Not SYS_ADMIN: the agent finds its attached program through its
+ * pin, not by id (runtime/agent/bpf/responder.ts attachedProgram).
+ * - NET_RAW: the AF_PACKET socket of FO-1's probes and announcements
+ *   (runtime/agent/announce/packet-socket.ts); opened only for a network with
+ *   `spec.arp.announceOnMove`, so with the default nothing uses it.
+ */
+export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN', 'NET_RAW'] as const;
+
+/**
+ * Where the agent's metrics and health listen: loopback. The agent shares the host's network
+ * namespace, and the node's InternalIP (the pod IP of a hostNetwork pod) is on the external L2
+ * network Juneau answers on (EN-12), so binding it or all addresses would expose them there. The
+ * kubelet probes from the host's namespace, so `host: 127.0.0.1` in the probes reaches them.
+ */
+const AGENT_LISTEN_HOST = '127.0.0.1';
+
+export function agent(o: ResolvedOptions): ManifestObject {
+  const name = INSTALL.agentName;
+  const p = INSTALL.ports;
+  const args = [
+    flag(AGENT_FLAGS.metricsBindAddress, `${AGENT_LISTEN_HOST}:${p.agentMetrics}`),
+    flag(AGENT_FLAGS.healthProbeBindAddress, `${AGENT_LISTEN_HOST}:${p.agentHealth}`),
+    flag(AGENT_FLAGS.xdpMode, o.xdpMode),
+    flag(AGENT_FLAGS.bpffs, INSTALL.bpffsPath),
+    flag(AGENT_FLAGS.logLevel, o.logLevel),
+    flag(AGENT_FLAGS.ownerDaemonSet, `${o.namespace}/${name}`),
+  ];
+  if (o.nodeIngressInterface) args.push(flag(AGENT_FLAGS.nodeIngressIface, o.nodeIngressInterface));
+  if (o.natPodInterfaces.length > 0) args.push(flag(AGENT_FLAGS.natPodIfaces, o.natPodInterfaces.join(',')));
+  if (o.natClusterCidrs.length > 0) args.push(flag(AGENT_FLAGS.natClusterCidrs, o.natClusterCidrs.join(',')));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: meta(name, o.namespace),
+    spec: {
+      selector: { matchLabels: selector(name) },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: labels(name) },
+        spec: {
+          serviceAccountName: name,
+          // The agent attaches XDP to the node's own interface, so it lives in the host network namespace.
+          hostNetwork: true,
+          dnsPolicy: 'ClusterFirstWithHostNet',
+          ...podScheduling('agent', o.agent, o.imagePullSecrets),
+          containers: [
+            {
+              name: 'agent',
+              ...containerImage(o, 'agent'),
+              command: ['juneau-agent'],
+              args,
+              env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+              ports: [
+                { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
+                { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },
+              ],
+              livenessProbe: httpProbe('/healthz', 'health', AGENT_LISTEN_HOST),
+              readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
+              resources: containerResources('agent', o.agent),
+              // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
+              securityContext: {
+                privileged: false,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                runAsUser: 0,
+                capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+              // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
+              // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
+              volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
+            },
+          ],
+          volumes: [{ name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } }],
+        },
+      },
+    },
+  };
+}

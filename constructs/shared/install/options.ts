@@ -1,0 +1,179 @@
+/**
+ * The install's options: what a user may choose, the defaults filled in once
+ * (resolveInstallOptions), and every problem collected at synth time (validateInstallOptions).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { INSTALL, XDP_MODES, type CertificateMode } from '../../../api';
+import { issue, ValidationIssue, checkLabelName, parseAddressItem } from '../../../api/validation';
+import { JuneauImageOptions, resolveImage, validateImage } from '../image';
+import {
+  checkImagePullSecrets,
+  checkLabels,
+  JuneauWorkloadOptions,
+  RESERVED_LABELS,
+  validateWorkloadOptions,
+} from './pods';
+
+export interface JuneauInstallOptions {
+  /**
+   * Namespace of the controller and the agents.
+   * @default 'juneau-system'
+   */
+  readonly namespace?: string;
+  /**
+   * The image holding `juneau-controller`, `juneau-agent` and `kubectl-juneau` (`npm run images`
+   * builds it): set `registry` after pushing the archive to your own registry.
+   * @default { registry: 'ghcr.io', repository: 'loutres/juneau', tag: 'v' + the package version, pullPolicy: 'IfNotPresent' }
+   */
+  readonly image?: JuneauImageOptions;
+  /**
+   * Controller replicas; one leads (Lease), every replica serves the webhooks.
+   * @default 2
+   */
+  readonly controllerReplicas?: number;
+  /**
+   * Who issues the webhook's serving certificate: the controller itself (it keeps a CA and a
+   * certificate in a Secret and patches caBundle), or cert-manager (an Issuer + Certificate are
+   * added and cert-manager's CA injector fills caBundle).
+   * @default 'self-managed'
+   */
+  readonly certificates?: CertificateMode;
+  /**
+   * The interface agents answer ARP on; empty means the interface holding the Node's InternalIP (EN-12).
+   * @default the InternalIP's interface
+   */
+  readonly nodeIngressInterface?: string;
+  /**
+   * XDP attach mode of the agents.
+   * @default 'auto' (native, falling back to generic)
+   */
+  readonly xdpMode?: (typeof XDP_MODES)[number];
+  /**
+   * Devices through which each node routes to its pods (a CNI bridge such as `cni0`): the agent
+   * rewrites an ElasticIP pod's source address as packets enter them, before a CNI masquerade
+   * rule can (NAT-2; the agent's `--nat-pod-ifaces`). Without them the source is rewritten at the
+   * ingress interface's egress, after netfilter: a CNI that masquerades there wins.
+   * @default none
+   */
+  readonly natPodInterfaces?: readonly string[];
+  /**
+   * In-cluster prefixes the agents cannot learn, added to what they learn from the API (every
+   * Node's `spec.podCIDRs` and InternalIP/ExternalIP, the ServiceCIDRs of Kubernetes 1.33+):
+   * traffic from an ElasticIP pod to them keeps the pod address (NAT-2; the agent's
+   * `--nat-cluster-cidrs`). Name the pod range of a CNI that does not record it on the Nodes
+   * (Calico IPAM, Cilium cluster-pool), and the Service range before Kubernetes 1.33.
+   * @default none (what the agents learn)
+   */
+  readonly natClusterCidrs?: readonly string[];
+  /**
+   * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
+   * @default true
+   */
+  readonly includeCrds?: boolean;
+  /**
+   * Log level of both binaries.
+   * @default 'info'
+   */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Secrets (`kubernetes.io/dockerconfigjson`, in the install's namespace) the kubelet uses to pull
+   * the image, for a private registry; given to the controller and the agent pods.
+   * @default none
+   */
+  readonly imagePullSecrets?: readonly string[];
+  /**
+   * Labels added to every object of the install and to the pods (for example a team or cost
+   * label). The install's own keys (`app.kubernetes.io/name`, `part-of`, `version`, the
+   * namespace's pod-security label) cannot be replaced.
+   * @default none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The controller Deployment's image, node selector, tolerations, resources and priority class.
+   * @default see JuneauWorkloadOptions
+   */
+  readonly controller?: JuneauWorkloadOptions;
+  /**
+   * The agent DaemonSet's image, node selector, tolerations, resources and priority class. The
+   * agent must run on every node that may answer ARP for a Juneau address.
+   * @default see JuneauWorkloadOptions
+   */
+  readonly agent?: JuneauWorkloadOptions;
+}
+
+/**
+ * This package's version, from its package.json wherever this file runs (sources, build/lib,
+ * node_modules, a bundle next to the package); 'unknown' where there is none. Only the constructs
+ * load this file: the binaries take the webhook list from api/webhooks.ts and never read
+ * package.json (test/unit/layers.test.ts).
+ */
+function packageVersion(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'juneau' && pkg.version) return pkg.version;
+    }
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
+}
+export const PACKAGE_VERSION = packageVersion();
+export const commonLabels = { 'app.kubernetes.io/part-of': 'juneau', 'app.kubernetes.io/version': PACKAGE_VERSION };
+
+/** What the kernel accepts as an interface name (IFNAMSIZ - 1 characters). */
+const INTERFACE_NAME = /^[A-Za-z0-9_.:@-]{1,15}$/;
+
+export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<JuneauInstallOptions> {
+  return {
+    namespace: o.namespace ?? INSTALL.namespace,
+    image: resolveImage(o.image, PACKAGE_VERSION),
+    controllerReplicas: o.controllerReplicas ?? 2,
+    certificates: o.certificates ?? 'self-managed',
+    nodeIngressInterface: o.nodeIngressInterface ?? '',
+    xdpMode: o.xdpMode ?? 'auto',
+    natPodInterfaces: o.natPodInterfaces ?? [],
+    natClusterCidrs: o.natClusterCidrs ?? [],
+    includeCrds: o.includeCrds ?? true,
+    logLevel: o.logLevel ?? 'info',
+    imagePullSecrets: o.imagePullSecrets ?? [],
+    labels: o.labels ?? {},
+    controller: o.controller ?? {},
+    agent: o.agent ?? {},
+  };
+}
+
+export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue[] {
+  const r = resolveInstallOptions(o);
+  const issues = [...checkLabelName('namespace', r.namespace)];
+  if (!Number.isInteger(r.controllerReplicas) || r.controllerReplicas < 1)
+    issues.push(issue('controllerReplicas', r.controllerReplicas, 'must be an integer of at least 1'));
+  issues.push(...validateImage(o.image, PACKAGE_VERSION));
+  if (r.nodeIngressInterface && !INTERFACE_NAME.test(r.nodeIngressInterface))
+    issues.push(
+      issue('nodeIngressInterface', r.nodeIngressInterface, 'is not a Linux interface name (1-15 characters)'),
+    );
+  if (!(XDP_MODES as readonly string[]).includes(r.xdpMode))
+    issues.push(issue('xdpMode', r.xdpMode, `must be ${orList(XDP_MODES)}`));
+  r.natPodInterfaces.forEach((name, i) => {
+    if (!INTERFACE_NAME.test(name))
+      issues.push(issue(`natPodInterfaces[${i}]`, name, 'is not a Linux interface name (1-15 characters)'));
+  });
+  r.natClusterCidrs.forEach((cidr, i) => {
+    const parsed = cidr.includes('/')
+      ? parseAddressItem(cidr)
+      : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
+    if (!parsed.ok) issues.push(issue(`natClusterCidrs[${i}]`, cidr, parsed.reason));
+  });
+  issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
+  const image = (field: string, i: JuneauImageOptions | undefined) =>
+    validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);
+  issues.push(
+    ...validateWorkloadOptions('controller', o.controller, image),
+    ...validateWorkloadOptions('agent', o.agent, image),
+  );
+  return issues;
+}
+
+/** `a, b or c`. */
+const orList = (words: readonly string[]) => `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;

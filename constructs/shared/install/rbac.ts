@@ -1,0 +1,150 @@
+/**
+ * The install's RBAC: least privilege for the controller and the agent, each rule naming the code
+ * that needs it (the agent's own-Lease rule and policy: ./agent-lease.ts).
+ */
+import { GROUP, INSTALL } from '../../../api';
+import { agentLeaseRbac } from './agent-lease';
+import { meta, rule, type ManifestObject } from './objects';
+
+/**
+ * Least privilege: the controller reads what it decides from and writes only what it owns. Each
+ * rule names the code that needs it; the e2e rig runs the controller with this ServiceAccount's
+ * token and test/e2e/install-identity.ts fails on a Forbidden request or a rule no request used.
+ */
+export function controllerRbac(ns: string): ManifestObject[] {
+  const name = INSTALL.controllerName;
+  return [
+    ...serviceAccountWithClusterRole(name, ns, [
+      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts, and the webhooks'
+      // informerWebhookCaches in webhook/listers.ts). `get` only where the code reads one object by name.
+      rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
+      // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).
+      rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
+      // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
+      rule([GROUP], ['elasticips'], ['list', 'watch', 'patch']),
+      // ServiceLoadBalancers by server-side apply (patch; create is authorized inside the patch
+      // that creates one), deleted when their Service stops being Juneau's; get: claim sweep.
+      // ARPAdvertisements (arp/claim-guard.ts): create, get, JSON patch to move, delete.
+      rule(
+        [GROUP],
+        ['serviceloadbalancers', 'arpadvertisements'],
+        ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      ),
+      // NetworkInterfaces of Pods (pods/reconcile-pod.ts): create, merge patch, delete.
+      rule([GROUP], ['networkinterfaces'], ['list', 'watch', 'create', 'patch', 'delete']),
+      // Claims (allocator/, arp/claim-guard.ts get): created to take a value, deleted to release it.
+      rule([GROUP], ['allocationclaims'], ['get', 'list', 'watch', 'create', 'delete']),
+      // The subnet-vni AllocationPool is created once when absent (controller.ts) and never changed.
+      rule([GROUP], ['allocationpools'], ['list', 'watch', 'create']),
+      // Every status is written by server-side apply (kube/apply.ts applyStatus).
+      rule(
+        [GROUP],
+        [
+          'addresspools/status',
+          'externalnetworks/status',
+          'elasticips/status',
+          'elasticipattachments/status',
+          'networkinterfaces/status',
+          'serviceloadbalancers/status',
+          'arpadvertisements/status',
+        ],
+        ['patch'],
+      ),
+      rule([''], ['services', 'pods'], ['list', 'watch']),
+      // The ARPAdvertisement webhook checks spec.nodeName and node addresses (ARP-5) from an
+      // informer of Nodes (webhook/listers.ts informerWebhookCaches).
+      rule([''], ['nodes'], ['list', 'watch']),
+      // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
+      rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
+      // The Service's status.loadBalancer.ingress, by merge patch (runtime/controller/slb/reconcile.ts).
+      rule([''], ['services/status'], ['patch']),
+      rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
+      // kube/events.ts: a new Event is created, a repeat patches its series.
+      rule(['events.k8s.io'], ['events'], ['create', 'patch']),
+      // webhook/registration.ts ensureCaBundle: get and replace the installed configuration only.
+      rule(
+        ['admissionregistration.k8s.io'],
+        ['validatingwebhookconfigurations'],
+        ['get', 'update'],
+        [INSTALL.webhookConfigurationName],
+      ),
+    ]),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(name, ns),
+      rules: [
+        // kube/leader-election.ts: get, create when absent, replace to renew or take over.
+        rule(['coordination.k8s.io'], ['leases'], ['create']),
+        rule(['coordination.k8s.io'], ['leases'], ['get', 'update'], [INSTALL.leaseName]),
+        // FO-3: the agents' Leases, read through an informer (nodes/agent-leases.ts).
+        rule(['coordination.k8s.io'], ['leases'], ['list', 'watch']),
+        // webhook/cert-secret.ts: get, create when absent, replace to rotate (create cannot be
+        // limited by name: the name is not in the request's URL).
+        rule([''], ['secrets'], ['create']),
+        rule([''], ['secrets'], ['get', 'update'], [INSTALL.webhookCertSecretName]),
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(name, ns),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+  ];
+}
+
+/**
+ * The agent only reads its node's ARPAdvertisements and the pools it guards, the ElasticIPs,
+ * attachments and NetworkInterfaces that place NAT on it, the Nodes, ServiceCIDRs and API server
+ * endpoints whose prefixes stay in the cluster (NAT-2) and the Nodes of direct ElasticIPs (EN-9) (informers: list
+ * and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
+ */
+export function agentRbac(ns: string): ManifestObject[] {
+  return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
+    // The last three: the ElasticIP data plane (runtime/agent/nat.ts), which ElasticIPs this node
+    // translates or carries directly, read from their attachments' and NICs' status.
+    rule(
+      [GROUP],
+      [
+        'arpadvertisements',
+        'externalnetworks',
+        'addresspools',
+        'elasticips',
+        'elasticipattachments',
+        'networkinterfaces',
+      ],
+      ['list', 'watch'],
+    ),
+    // get: its own Node's InternalIP (runtime/agent/main.ts ingressInterface, EN-12); list, watch:
+    // every Node's spec.podCIDRs and addresses, and the ServiceCIDRs (Kubernetes 1.33+), the
+    // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat.ts,
+    // cluster-prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
+    rule([''], ['nodes'], ['get', 'list', 'watch']),
+    rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
+    // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;
+    // RBAC cannot limit list/watch to a label, and a Role in `default` would outlive an uninstall.
+    rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
+    rule(['events.k8s.io'], ['events'], ['create', 'patch']),
+    // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
+    // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).
+    rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
+    rule([''], ['namespaces'], ['list', 'watch'], [ns]),
+  ]).concat(agentLeaseRbac(ns));
+}
+
+/** A ServiceAccount, a ClusterRole of `rules` and the binding between them, all named `name`. */
+function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]): ManifestObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(name, ns) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: meta(name),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+  ];
+}
