@@ -85,7 +85,6 @@ export const FAST_FAILOVER_FLAGS: readonly string[] = [
   '--answer-expiry=2s',
 ];
 
-
 export const AGENT_HELP = `Usage: juneau-agent [flags]
 
 Runs on every node (a DaemonSet in the host network namespace). Loads the XDP ARP
