@@ -34,7 +34,7 @@ export const FIELD_MANAGERS = {
 
 /**
  * FO-3: the Lease each agent renews for its node, `<namePrefix><node>`, labelled so the controller
- * watches only these: the agent writes it (runtime/agent/lease.ts), the controller reads it
+ * watches only these: the agent writes it (runtime/agent/liveness/lease.ts), the controller reads it
  * (runtime/controller/nodes/agent-leases.ts), and the install's ValidatingAdmissionPolicy lets an
  * agent write its own node's only (constructs/shared/install/rbac.ts).
  */

@@ -328,7 +328,7 @@ JUNEAU_ASSERT_SIZE(juneau_announce_value, 32);
 
 /* ---- Map definitions (the programs' .maps sections) -----------------------
  * Every map of the programs is declared with JUNEAU_MAP, BTF-defined as libbpf
- * reads it (__uint and __type come from bpf/bpf_helpers.h, which each program
+ * reads it (__uint and __type come from libbpf's <bpf/bpf_helpers.h>, which each program
  * includes before this header is used): type, key and value types, max_entries
  * and, when the map has any, its map_flags as the last argument. These are
  * what bpf_map__reuse_fd compares when the agent adopts a pinned map across an

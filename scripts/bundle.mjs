@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 // The package ships build/bin/*.js.map, so every source a map names must carry its text. esbuild
 // follows a dependency's own source map to that dependency's .ts files, which it does not publish
 // (the maps then hold `null` for them): read dependencies without their maps, so the bundle maps
-// to their published .js, text included (test/unit/package-resolution.test.ts).
+// to their published .js, text included (test/package/resolution.test.ts).
 const dependenciesWithoutSourceMaps = {
   name: 'dependencies-without-source-maps',
   setup(b) {

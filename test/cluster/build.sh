@@ -41,7 +41,7 @@ if $nodes; then
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
   build kubelet k8s.io/kubernetes/cmd/kubelet
   build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
-  # The pause image's program is ours: keyed by its source (test/box/binaries.ts computes the same
+  # The pause image's program is ours: keyed by its source (test/box/state.ts computes the same
   # name), so an edit rebuilds it.
   pause_key=$(sha256sum "$here/pause/main.go" | cut -c1-12)
   build "pause-$pause_key" ./pause

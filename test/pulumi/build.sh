@@ -52,7 +52,7 @@ build pulumi-language-nodejs "$here/nodejs" github.com/pulumi/pulumi/sdk/v3/node
 
 # The provider's command embeds schema-embed.json and terraform-mapping-embed.json, which its
 # generate.go writes from schema.json (the version set) and terraform-mapping.json and which the
-# module zip lacks. So: a writable copy of the module as ./provider next to a copy of
+# module zip lacks. So: a writable copy of the module as provider/ in a staging folder, next to a copy of
 # kubernetes/go.mod (whose replace points there), the files generated in it, and the build from it.
 if [ ! -x "$out/pulumi-resource-kubernetes" ]; then
   stage="$out/src-kubernetes.$$"

@@ -1,5 +1,5 @@
 /**
- * FO-3: each agent renews its node's Lease `juneau-agent-<node>` (runtime/agent/lease.ts): merge
+ * FO-3: each agent renews its node's Lease `juneau-agent-<node>` (runtime/agent/liveness/lease.ts): merge
  * patch to renew, create when the patch finds none. RBAC cannot say "only its own": every agent
  * shares one ServiceAccount, and resourceNames cannot restrict create (the name is not in the URL).
  * The node is in the request, though: a pod's bound ServiceAccount token carries the node it runs

@@ -103,7 +103,7 @@ export function controllerRbac(ns: string): ManifestObject[] {
  */
 export function agentRbac(ns: string): ManifestObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
-    // The last three: the ElasticIP data plane (runtime/agent/nat.ts), which ElasticIPs this node
+    // The last three: the ElasticIP data plane (runtime/agent/nat/sync.ts), which ElasticIPs this node
     // translates or carries directly, read from their attachments' and NICs' status.
     rule(
       [GROUP],
@@ -119,8 +119,8 @@ export function agentRbac(ns: string): ManifestObject[] {
     ),
     // get: its own Node's InternalIP (runtime/agent/main.ts ingressInterface, EN-12); list, watch:
     // every Node's spec.podCIDRs and addresses, and the ServiceCIDRs (Kubernetes 1.33+), the
-    // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat.ts,
-    // cluster-prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
+    // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat/sync.ts,
+    // nat/prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
     // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;
@@ -128,7 +128,7 @@ export function agentRbac(ns: string): ManifestObject[] {
     rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
-    // uninstall, which detaches the responder and removes the pins (runtime/agent/uninstall.ts).
+    // uninstall, which detaches the responder and removes the pins (runtime/agent/liveness/uninstall.ts).
     rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
     rule([''], ['namespaces'], ['list', 'watch'], [ns]),
   ]).concat(agentLeaseRbac(ns));

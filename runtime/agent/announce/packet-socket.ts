@@ -1,6 +1,6 @@
 // An AF_PACKET socket for ARP on one interface, through koffi over libc: Node.js has no raw
 // sockets. It sends whole Ethernet frames and reads ARP frames without blocking (SOCK_NONBLOCK:
-// the event loop never waits in recv). Needs CAP_NET_RAW (constructs/shared/install.ts
+// the event loop never waits in recv). Needs CAP_NET_RAW (constructs/shared/install/agent.ts
 // AGENT_CAPABILITIES says why the agent has it). Opened only when an address is to be announced
 // (FO-1), so an agent whose networks all leave it off never opens one.
 import { constants as osConstants } from 'node:os';

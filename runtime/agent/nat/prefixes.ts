@@ -5,7 +5,7 @@
  * (Kubernetes 1.33+), the endpoints of the `default/kubernetes` Service (the API servers, which are
  * not Nodes on a managed or external control plane: `kubernetes.default` is DNATed to them), plus what `--nat-cluster-cidrs` adds (a pod range a CNI does not record on
  * the Nodes, the Service range of an older cluster). Pure: objects in, the fewest LPM prefixes
- * covering their union out (bpf/prefixes.ts), IPv4 only (the NAT is IPv4).
+ * covering their union out (runtime/agent/bpf/prefixes.ts), IPv4 only (the NAT is IPv4).
  */
 import type { Prefix } from '../bpf/layout';
 import { formatPrefix, poolItemsToPrefixes } from '../bpf/prefixes';
