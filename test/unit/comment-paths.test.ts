@@ -59,7 +59,10 @@ function expandBraces(p: string): string[] {
 }
 
 function trackedFiles(): string[] {
-  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
+  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
     .split('\n')
     .filter((f) => f && fs.existsSync(path.join(ROOT, f)));
 }
@@ -67,7 +70,14 @@ function trackedFiles(): string[] {
 test('every repository path quoted in a comment resolves', () => {
   const files = trackedFiles();
   const tracked = new Set(files);
-  const dirs = new Set(files.flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  const dirs = new Set(
+    files.flatMap((f) =>
+      f
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
   // Build outputs and the node's own paths are not repository paths.
   const outside = /^(?:build|dist|node_modules)\//;
   const broken: string[] = [];
