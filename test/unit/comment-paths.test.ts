@@ -12,7 +12,7 @@ const SOURCE = /\.(ts|mts|cts|mjs|cjs|js|c|h|sh)$/;
 const ENDINGS = ['', '.ts', '.test.ts', '.d.ts', '.c', '.h', '.sh', '.md', '.mjs', '.cjs', '/index.ts'];
 
 /** The comment text of a source file: `//` and `#` line comments and block comments. */
-export function commentsOf(text: string, file: string): string[] {
+function commentsOf(text: string, file: string): string[] {
   const out: string[] = [];
   const hash = file.endsWith('.sh');
   for (const m of text.matchAll(/\/\*[\s\S]*?\*\//g)) out.push(m[0]);
@@ -28,7 +28,7 @@ export function commentsOf(text: string, file: string): string[] {
 }
 
 /** The paths a comment quotes: rooted at a top-level folder, or relative (starting with a dot and a slash). */
-export function pathsIn(comment: string): string[] {
+function pathsIn(comment: string): string[] {
   const rooted = new RegExp(String.raw`(?<![\w./@<-])((?:${TOP.join('|')})/[\w.*{},/-]*[\w}])`, 'g');
   const relative = /(?<![\w./@-])(\.\.?\/[\w./-]*\w)/g;
   return [...comment.matchAll(rooted), ...comment.matchAll(relative)].map((m) => m[1]);
