@@ -1,5 +1,5 @@
 /**
- * Admission latency with many ARPAdvertisements in the API server (issue 11 item 7): the time a
+ * Admission latency with many ARPAdvertisements in the API server (ARP-4, ARP-5): the time a
  * client waits for an ARPAdvertisement create (server-side dry run, so the population stays put)
  * through three registrations of the same webhook server code, side by side on one throwaway
  * control plane, requests interleaved so the machine's noise lands on all alike:

@@ -1,4 +1,4 @@
-// MetalLB L2 and Juneau side by side on the cluster in a box (issue 16 items 1-3; bench/README.md).
+// MetalLB L2 and Juneau side by side on the cluster in a box (bench/README.md, "bench/peers").
 // One box, one echo Deployment (backends on 2 of 3 nodes), one `externalTrafficPolicy: Local`
 // Service on the same VIP, the same router namespace and the same probes: first MetalLB (its
 // speaker and controller from the Go module), then Juneau (the install manifest), each phase on
@@ -296,7 +296,9 @@ async function juneauPhase(rig: Rig): Promise<PhaseResult> {
   await waitForHttp(rig, 'Juneau');
   const conns = await seedReplay(rig, 'Juneau (guard on), strictARP false', res);
   if (conns.some((c) => !c.ok))
-    failures.push(`Juneau: ${conns.filter((c) => !c.ok).length}/${CONNECTIONS} seed-004 connections failed (none may)`);
+    failures.push(
+      `Juneau: ${conns.filter((c) => !c.ok).length}/${CONNECTIONS} incident-replay (OPS-1) connections failed (none may)`,
+    );
   if (res.seed['Juneau (guard on), strictARP false'].macs !== 1)
     failures.push(
       `Juneau: ${res.seed['Juneau (guard on), strictARP false'].macs} MACs answered one arping for ${rig.vip} (exactly one must)`,
@@ -452,7 +454,7 @@ async function main(): Promise<void> {
 function report(m: PhaseResult, j: PhaseResult): void {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   log('\n== bench/peers: MetalLB L2 and Juneau on the same box ==');
-  log('(a) seed-004 replay: TCP connections failed out of 200');
+  log('(a) incident replay (OPS-1): TCP connections failed out of 200');
   for (const [k, v] of Object.entries({ ...m.seed, ...j.seed }))
     log(`  ${k.padEnd(58)} ${String(v.failed).padStart(3)}/200   MACs answering: ${v.macs}`);
   log('(b) ARP from the router: paced latency and flood');

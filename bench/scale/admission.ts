@@ -3,7 +3,7 @@
  * controller runs (informer caches), registered by URL, against the same server over caches that
  * hold only the network and pool (the cost of the webhook call itself), requests interleaved.
  * As bench/admission does, with the population the controller just wrote; `walk` is the same
- * informer caches without the address index (what ARP-4 read before issue 16).
+ * informer caches without the address index (what ARP-4 read before the index).
  */
 import { API_VERSION } from '../../api';
 import { informerWebhookCaches } from '../../runtime/controller/webhook/listers';
@@ -40,7 +40,7 @@ export async function measureAdmission(
   const empty = fixed([]);
   const variants: Record<string, WebhookCaches> = {
     informer: cacheSet.caches,
-    // The same informers without the address index: ARP-4 walks every cached ARPAdvertisement (before issue 16).
+    // The same informers without the address index: ARP-4 walks every cached ARPAdvertisement (before the index).
     walk: { ...cacheSet.caches, arpAdvertisementsAt: undefined },
     empty: {
       addressPools: fixed([

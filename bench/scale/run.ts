@@ -1,5 +1,5 @@
 /**
- * Juneau at 10,000 addresses (issue 16 items 4 and 6), on one throwaway real control plane
+ * Juneau at 10,000 addresses (bench/README.md, "bench/scale"), on one throwaway real control plane
  * (test/cluster/harness.ts: etcd, kube-apiserver, kube-controller-manager with the real
  * EndpointSlice controller):
  *   1. two juneau-controller processes (the bundled binary, build/bin/juneau-controller.js, leader

@@ -1,4 +1,4 @@
-// `kubectl juneau status`, `why` and `bpf ... --node` (issue 17 item 6), the bundled plugin
+// `kubectl juneau status`, `why` and `bpf ... --node` (ARP-10), the bundled plugin
 // (build/bin/kubectl-juneau.js, as kubectl runs it) against the real API server, with the
 // ElasticIP reconcilers running in-process as the other ElasticIP cluster tests run them.
 import { execFile } from 'node:child_process';

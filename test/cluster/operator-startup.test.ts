@@ -1,4 +1,4 @@
-// What an operator reads when the binaries cannot start (issue 17 item 5): the bundled
+// What an operator reads when the binaries cannot start: the bundled
 // juneau-controller, juneau-agent and kubectl-juneau (build/bin, as the image runs them) print one
 // line naming the problem — no kubeconfig, an unreachable API server, a missing file, a bad flag —
 // and a controller whose Lease namespace does not exist says so once and keeps trying, against the

@@ -1,4 +1,4 @@
-// The seed-004 incident in miniature: two nodes on one segment, and on both a kube-ipvs0-like
+// The OPS-1 incident in miniature: two nodes on one segment, and on both a kube-ipvs0-like
 // dummy interface holding the LoadBalancer VIP with arp_ignore=0, so both kernels are willing
 // to answer ARP for it. Only node 0 owns the VIP (it is in node 0's external_arp_table). The
 // guard must leave exactly one answering MAC (EN-11, OPS-1); conflict detection must see a
