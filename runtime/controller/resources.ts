@@ -1,36 +1,9 @@
-/** The Juneau kinds the controller reads and writes, as REST resource types, and the claim writes. */
-import {
-  allocationClaimKind,
-  allocationPoolKind,
-  addressPoolKind,
-  arpAdvertisementKind,
-  elasticIPAttachmentKind,
-  elasticIPKind,
-  externalNetworkKind,
-  GROUP,
-  networkInterfaceKind,
-  serviceLoadBalancerKind,
-  type AllocationClaim,
-} from '../../api';
-import { juneauResource } from '../kube/resources';
+/** The owner marks of ARPAdvertisements, and the claim writes. */
+import { GROUP, type AllocationClaim } from '../../api';
+import { JuneauResources } from '../kube/resources';
 import type { KubeObject } from '../kube/types';
-import { isAlreadyExists, isNotFound, type RestClient } from '../kube/rest';
+import { isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/rest';
 import type { ClaimStore } from './allocator/allocator';
-
-const juneau = juneauResource;
-
-/** Every Juneau kind the controller reads and writes, as a REST resource type (one table for the reconcilers and the webhooks). */
-export const JuneauResources = {
-  addressPools: juneau(addressPoolKind),
-  externalNetworks: juneau(externalNetworkKind),
-  serviceLoadBalancers: juneau(serviceLoadBalancerKind),
-  arpAdvertisements: juneau(arpAdvertisementKind),
-  allocationPools: juneau(allocationPoolKind),
-  allocationClaims: juneau(allocationClaimKind),
-  elasticIPs: juneau(elasticIPKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
-} as const;
 
 /**
  * Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it
@@ -65,8 +38,7 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
         await rest.delete(JuneauResources.allocationClaims, undefined, name, body);
       } catch (err) {
         // NotFound: already released. 409 on a uid precondition: a newer claim of that name is someone else's.
-        if (!isNotFound(err) && !(typeof err === 'object' && err !== null && (err as { code?: number }).code === 409))
-          throw err;
+        if (!isNotFound(err) && !isConflict(err)) throw err;
       }
     },
   };

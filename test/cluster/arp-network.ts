@@ -1,7 +1,8 @@
 // An arp AddressPool and its ExternalNetwork, for cluster tests and the benches; no jest here, so
 // bench scripts (tsx) can import it (./fixture.ts sets jest's timeout when loaded).
 import { API_VERSION } from '../../api/constants';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { asKube } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 

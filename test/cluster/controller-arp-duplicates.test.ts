@@ -4,10 +4,10 @@
 // juneau_arp_duplicate_addresses; once all but one are deleted the survivor goes back to True.
 import { API_VERSION, type ARPAdvertisement } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { asKube } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { RuntimeMetrics } from '../../runtime/kube/metrics';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ignoreNotFound, testKubeConfig, waitFor, waitForMatch } from './fixture';

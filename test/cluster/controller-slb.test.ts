@@ -13,9 +13,9 @@ import {
 import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
+import { asKube } from '../../runtime/controller/resources';
 import {
   deleteNodes,
   createLoadBalancerService,

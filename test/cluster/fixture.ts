@@ -31,8 +31,8 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
-import { Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
+import { asKube } from '../../runtime/controller/resources';
+import { JuneauResources, Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound as isRestNotFound, KubeApiError, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';

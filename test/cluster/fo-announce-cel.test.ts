@@ -1,7 +1,8 @@
 // FO-1 on the real API server: spec.arp.announceOnMove is accepted on an arp ExternalNetwork,
 // refused on a bgp one by the CRD's CEL rule (no webhook needed), and switchable later.
 import { API_VERSION, type ExternalNetwork } from '../../api';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { asKube } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { rejection, testKubeConfig } from './fixture';

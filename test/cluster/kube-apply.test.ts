@@ -9,8 +9,7 @@ import {
   removeFinalizer,
   updateStatus,
 } from '../../runtime/kube/apply';
-import { Resources } from '../../runtime/kube/resources';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { KubeApiError, isConflict } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { testRest, useNamespace } from './fixture';

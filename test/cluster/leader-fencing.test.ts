@@ -14,10 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { main } from '../../runtime/controller/main';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { JuneauResources } from '../../runtime/controller/resources';
 import type { Lease } from '../../runtime/kube/leader-election';
 import {
   createLoadBalancerService,

@@ -2,7 +2,7 @@
 // not a LIST per request, and answers nothing before they have synced (an empty cache would allow
 // what it must refuse); the controller's own ServiceLoadBalancer writes skip the SLB-1 webhook by
 // the install manifest's matchConditions, everyone else's still reach it.
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { API_VERSION } from '../../api';
 import { informerWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';

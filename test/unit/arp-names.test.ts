@@ -12,7 +12,7 @@ import {
   type AdvertisementOwnerKind,
 } from '../../runtime/controller/arp/names';
 import { OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
-import { advertisementAction } from '../../runtime/controller/slb/plan';
+import { advertisementAction } from '../../runtime/controller/arp/action';
 
 const slb = (namespace: string, name: string): AdvertisementOwner => ({ kind: 'ServiceLoadBalancer', namespace, name });
 const eip = (namespace: string, name: string): AdvertisementOwner => ({ kind: 'ElasticIP', namespace, name });

@@ -3,7 +3,7 @@
 // in use (EIP-15) waits.
 import type { ClaimRecord } from '../../runtime/controller/allocator/allocator-index';
 import { orphanCandidates, type SweptHolderKinds } from '../../runtime/controller/allocator/claim-sweep';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 
 const claim = (name: string, holderUid: string, kind = 'ElasticIP'): ClaimRecord => ({
   claimName: name,

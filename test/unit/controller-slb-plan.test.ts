@@ -1,8 +1,8 @@
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
 import type { PoolView } from '../../api/validation';
 import { isServingEndpoint, normalizePorts, summarizeBackends } from '../../runtime/controller/slb/backends';
+import { advertisementAction } from '../../runtime/controller/arp/action';
 import {
-  advertisementAction,
   phaseOf,
   planServiceLoadBalancer,
   type AllocationOutcome,
@@ -14,7 +14,7 @@ import {
   serviceLoadBalancerSpec,
   unsupportedServiceReason,
 } from '../../runtime/controller/slb/request';
-import type { EndpointSliceView, EndpointView, ServiceView } from '../../runtime/controller/slb/views';
+import type { EndpointSliceView, EndpointView, ServiceView } from '../../runtime/kube/service-views';
 
 const now = new Date('2025-01-01T00:00:00Z');
 

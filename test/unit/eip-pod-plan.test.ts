@@ -5,8 +5,8 @@ import {
   planPodInterfaces,
   type ExistingNic,
   type PodPlanInput,
-  type PodView,
 } from '../../runtime/controller/pods/plan';
+import type { PodView } from '../../runtime/controller/pods/views';
 
 const pod = (over: Partial<PodView> = {}): PodView => ({
   metadata: { name: 'web', namespace: 'shop', uid: 'pod-uid' },

@@ -283,7 +283,7 @@ describe('Events: one per phase transition, one when the answering node moves', 
     expect(plan.events).toEqual([
       {
         type: 'Normal',
-        reason: 'AnsweringNodeChanged',
+        reason: 'AnnouncingNodeChanged',
         message: expect.stringContaining('now answered by node node-b (was node-a)'),
       },
     ]);

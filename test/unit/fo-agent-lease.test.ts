@@ -5,7 +5,7 @@
 import type { Lease } from '../../runtime/kube/leader-election';
 import { AgentLeaseTracker, leaseExpired, observeLease } from '../../runtime/controller/nodes/agent-leases';
 import { planServiceLoadBalancer, type SlbObservation } from '../../runtime/controller/slb/plan';
-import type { EndpointView, EndpointSliceView } from '../../runtime/controller/slb/views';
+import type { EndpointView, EndpointSliceView } from '../../runtime/kube/service-views';
 import { parseAgentFlags } from '../../runtime/agent/flags';
 
 const lease = (node: string, renewTime: string, seconds = 10): Lease => ({

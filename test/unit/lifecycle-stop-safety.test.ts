@@ -4,8 +4,6 @@
 // server that answers 503 to everything (a real one cannot be made to fail on demand); what is
 // asserted is what the classes send it.
 import { JuneauController } from '../../runtime/controller/controller';
-import { createControllerContext } from '../../runtime/controller/context';
-import { ElasticIPControllers } from '../../runtime/controller/eip/register';
 import { WebhookServer } from '../../runtime/controller/webhook/start';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
 import { Lifecycle } from '../../runtime/kube/lifecycle';
@@ -49,7 +47,6 @@ const untilReady = (webhook: WebhookServer): Part => ({
 
 const parts: Array<[string, () => Part]> = [
   ['JuneauController', () => new JuneauController({ rest })],
-  ['ElasticIPControllers', () => new ElasticIPControllers(createControllerContext({ rest }))],
   [
     'WebhookServer (url mode)',
     () =>

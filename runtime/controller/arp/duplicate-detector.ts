@@ -17,7 +17,7 @@ import { isNotFound, type RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { addressKey, CACHE_INDEX } from '../context';
-import { JuneauResources } from '../resources';
+import { JuneauResources } from '../../kube/resources';
 import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
 
 type Ad = ARPAdvertisement & KubeObject;

@@ -14,7 +14,7 @@ import type { ObjectReference, EventRecorder } from '../../kube/events';
 import type { Logger } from '../../kube/log';
 import type { KubeObject } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
-import { advertisementAction, type AdvertisementSpec } from '../slb/plan';
+import { advertisementAction, type AdvertisementSpec } from './action';
 import { createAdvertisement, deleteAdvertisement, moveAdvertisement } from './claim-guard';
 import { advertisementName, isOwnedBy, legacyAdvertisementName, ownerMetadata, type AdvertisementOwner } from './names';
 

@@ -5,19 +5,24 @@
  * written once per pass; Events come from the plan (one per phase transition).
  */
 import { API_VERSION, FINALIZERS, type ServiceLoadBalancer } from '../../../api';
-import { applyObject, applyStatus, removeFinalizer } from '../../kube/apply';
+import { applyObject } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { Resources } from '../../kube/resources';
-import { deleteIgnoringNotFound, isNotFound } from '../../kube/rest';
+import { JuneauResources, Resources } from '../../kube/resources';
+import { deleteIgnoringNotFound } from '../../kube/rest';
+import { SERVICE_NAME_LABEL } from '../../kube/service-views';
 import { objectKey, splitKey, type KubeObject } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
+import { claimRecordOf } from '../allocator/claims';
 import { mayKeepAddress } from '../allocator/retain';
-import { CACHE_INDEX, poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } from '../context';
+import { ownerKeysOf } from '../arp/names';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
-import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, type AllocationOutcome, type SlbPlan } from './plan';
+import { asKube } from '../resources';
+import { watch, type ReconcilerSpec } from '../reconciler';
+import { recordPlanEvents, releaseFinalizer, sameJson, writeStatusIfChanged } from '../shell';
+import { planServiceLoadBalancer, type AllocationOutcome } from './plan';
 import {
   decideAllocationRequest,
   isJuneauLoadBalancer,
@@ -60,9 +65,9 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     advertisement,
     plan.advertisement,
   );
-  await ensureStatus(ctx, slb, plan);
+  await writeStatusIfChanged(ctx, SLB, slb, plan.status);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
-  recordEvents(ctx, slb, plan);
+  recordPlanEvents(ctx, asKube(slb), SLB, plan.events);
   return done();
 }
 
@@ -165,18 +170,6 @@ function ownerOf(key: string): AdvertisementOwner {
   return { kind: 'ServiceLoadBalancer', namespace, name };
 }
 
-/** Status once per pass, through the status subresource, only when it changed. */
-async function ensureStatus(ctx: ControllerContext, slb: Slb, plan: SlbPlan): Promise<void> {
-  if (sameJson(slb.status, plan.status)) return;
-  await applyStatus(
-    ctx.rest,
-    SLB,
-    { namespace: slb.metadata.namespace, name: slb.metadata.name ?? '' },
-    plan.status,
-    ctx.fieldManager,
-  );
-}
-
 /** The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP. */
 async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObject, ips: string[]): Promise<void> {
   const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
@@ -192,12 +185,6 @@ async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObje
   );
 }
 
-function recordEvents(ctx: ControllerContext, slb: Slb, plan: SlbPlan): void {
-  const regarding = referenceTo(asKube(slb), SLB);
-  for (const e of plan.events)
-    ctx.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
-}
-
 /** ARP-6: a deleted ServiceLoadBalancer takes its ARPAdvertisement and claim with it, then lets go. */
 async function finalizeServiceLoadBalancer(
   ctx: ControllerContext,
@@ -209,10 +196,60 @@ async function finalizeServiceLoadBalancer(
   await ctx.allocator.releaseAll(holderOf(slb));
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
     await ensureServiceIngress(ctx, service, []);
-  try {
-    await removeFinalizer(ctx.rest, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer, ctx.fieldManager);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await releaseFinalizer(ctx, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer);
   return done();
+}
+
+/**
+ * The ServiceLoadBalancer reconciler as the controller registers it: the keys are the Services',
+ * so every change that may change a ServiceLoadBalancer's plan maps to its Service's key.
+ */
+export function serviceLoadBalancerReconciler(ctx: ControllerContext, workers: number): ReconcilerSpec {
+  const c = ctx.caches;
+  const all = () => c.serviceLoadBalancers.list().map(objectKey);
+  const ofNetwork = (network: string) =>
+    c.serviceLoadBalancers
+      .list()
+      .filter((s) => s.spec.externalNetwork === network)
+      .map(objectKey);
+  return {
+    name: 'serviceloadbalancer',
+    reconcile: (key) => reconcileServiceLoadBalancer(ctx, key),
+    workers,
+    initialKeys: () => [...c.services.list().map(objectKey), ...all()],
+    watches: [
+      watch(c.services, (s) => [objectKey(s)]),
+      watch(c.serviceLoadBalancers, (s) => [objectKey(s)]),
+      // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
+      // pass that changes nothing writes nothing).
+      { signal: (listener) => ctx.agentLiveness.onLivenessChange(listener), keys: all },
+      watch(c.endpointSlices, (s) => {
+        const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
+        return [service ? `${s.metadata?.namespace}/${service}` : undefined];
+      }),
+      // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
+      watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, 'ServiceLoadBalancer')),
+      watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
+      watch(c.addressPools, (p) =>
+        c.externalNetworks
+          .list()
+          .filter((n) => n.spec.addressPools.includes(objectKey(p)))
+          .flatMap((n) => ofNetwork(objectKey(n))),
+      ),
+      watch(c.allocationClaims, (claim, deleted) => {
+        const record = claimRecordOf(claim);
+        const h = record?.holder;
+        const keys = h?.kind === 'ServiceLoadBalancer' ? [`${h.namespace}/${h.name}`] : [];
+        // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
+        if (deleted && record?.pool.kind === 'AddressPool')
+          keys.push(
+            ...c.serviceLoadBalancers
+              .list()
+              .filter((s) => s.status?.phase === 'Pending')
+              .map(objectKey),
+          );
+        return keys;
+      }),
+    ],
+  };
 }

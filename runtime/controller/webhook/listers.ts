@@ -13,11 +13,10 @@
 import { waitForCacheSync, type Informer } from '../../kube/informer';
 import { SharedInformers } from '../../kube/shared-informers';
 import type { Logger } from '../../kube/log';
-import { Resources, type ResourceType } from '../../kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import { addressKey, advertisementsByAddress, CACHE_INDEX } from '../context';
-import { JuneauResources } from '../resources';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
 
 /** The resource types the webhooks read. */

@@ -1,6 +1,7 @@
 /**
- * The parts of Services and EndpointSlices the ServiceLoadBalancer rules read, as plain JSON
- * (what the informer caches hold). Kept narrow so the pure rules are easy to feed in tests.
+ * The parts of Services and EndpointSlices the controller reads (the ServiceLoadBalancer rules),
+ * as plain JSON: what its informer caches keep of them. Kept narrow so the pure rules are easy to
+ * feed in tests.
  */
 
 export interface ServicePortView {
