@@ -10,7 +10,7 @@ import type {
   NetworkInterface,
   ServiceLoadBalancer,
 } from '../../api';
-import { parseIPv4, type PoolView } from '../../api/validation';
+import { parseIPv4, poolView, type PoolView } from '../../api/validation';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import type { Informer, InformerOptions } from '../kube/informer';
@@ -20,7 +20,7 @@ import { silentLogger, type Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
-import { objectKey, type KubeObject } from '../kube/types';
+import { objectKey, type KubeObject, type Stored } from '../kube/types';
 import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
@@ -37,7 +37,7 @@ export type ServiceObject = ServiceView &
   KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
 export type { PodObject };
-type K<T> = T & KubeObject;
+type K<T> = Stored<T>;
 
 export interface Caches {
   readonly services: Informer<ServiceObject>;
@@ -211,17 +211,7 @@ export const allCaches = (caches: Caches): Array<Informer<KubeObject>> =>
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {
-  return new Map(
-    caches.addressPools.list().map((p) => [
-      p.metadata.name ?? '',
-      {
-        name: p.metadata.name ?? '',
-        advertiseMode: p.spec.advertiseMode,
-        addresses: p.spec.addresses,
-        avoidBuggyIPs: p.spec.avoidBuggyIPs,
-      },
-    ]),
-  );
+  return new Map(caches.addressPools.list().map((p) => [objectKey(p), poolView(p)]));
 }
 
 /**

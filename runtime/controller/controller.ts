@@ -26,7 +26,6 @@ import { addressPoolReconciler } from './network/reconcile-address-pool';
 import { externalNetworkReconciler } from './network/reconcile-external-network';
 import { podReconciler } from './pods/reconcile-pod';
 import { Registration, type ReconcilerSpec } from './reconciler';
-import { asKube } from './resources';
 import { JuneauResources } from '../kube/resources';
 import { serviceLoadBalancerReconciler } from './slb/reconcile';
 
@@ -186,7 +185,7 @@ export class JuneauController {
   private async ensureSubnetVniPool(): Promise<void> {
     if (this.caches.allocationPools.get(undefined, SUBNET_VNI_POOL)) return;
     try {
-      await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), {
+      await this.options.rest.create(JuneauResources.allocationPools, defaultSubnetVniPool(), {
         fieldManager: FieldManagers.controller,
       });
       this.logger.info('created AllocationPool subnet-vni with the default range', { ...defaultSubnetVniPool().spec });

@@ -1,7 +1,6 @@
 /** The owner marks of ARPAdvertisements, and the claim writes. */
 import { GROUP, type AllocationClaim } from '../../api';
 import { JuneauResources } from '../kube/resources';
-import type { KubeObject } from '../kube/types';
 import { isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/rest';
 import type { ClaimStore } from './allocator/allocator';
 
@@ -25,7 +24,7 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
   return {
     async create(claim: AllocationClaim) {
       try {
-        const created = await rest.create(JuneauResources.allocationClaims, asKube(claim), { fieldManager });
+        const created = await rest.create(JuneauResources.allocationClaims, claim, { fieldManager });
         return { created: true, uid: created.metadata.uid };
       } catch (err) {
         if (isAlreadyExists(err)) return { created: false };
@@ -43,9 +42,3 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
     },
   };
 }
-
-/**
- * api/ types its metadata times as `string | Date` (client-node's models); runtime/kube as the
- * wire's `string`. The objects are the same JSON, so this only bridges the two declarations.
- */
-export const asKube = <T>(object: T): T & KubeObject => object as T & KubeObject;

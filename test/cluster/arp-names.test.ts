@@ -7,7 +7,7 @@
 import { API_VERSION, ANNOTATIONS, type ARPAdvertisement, type ElasticIP, type ServiceLoadBalancer } from '../../api';
 import { advertisementName, isOwnedBy, type AdvertisementOwner } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
-import { asKube, OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
+import { OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
 import { JuneauResources, Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -76,15 +76,12 @@ async function loadBalancer(ns: string, name: string, requestedIP?: string): Pro
 
 /** An ElasticIP held directly by a Pod on `node` (NIC-1), so it is Attached and advertised. */
 async function usedElasticIP(ns: string, name: string, node: string): Promise<void> {
-  await rest.create(
-    JuneauResources.elasticIPs,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIP',
-      metadata: { name, namespace: ns },
-      spec: { externalNetwork: NET },
-    }),
-  );
+  await rest.create(JuneauResources.elasticIPs, {
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    metadata: { name, namespace: ns },
+    spec: { externalNetwork: NET },
+  });
   await rest.create(Resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -112,15 +109,12 @@ async function advertisedFor(owner: AdvertisementOwner): Promise<Ad | undefined>
 /** A hand-made ARPAdvertisement (no webhook runs in this file), deleted after the file. */
 async function createByHand(name: string, address: string, labels: Record<string, string>): Promise<Ad> {
   handMade.push(name);
-  return rest.create<Ad>(
-    ARP,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ARPAdvertisement',
-      metadata: { name, labels },
-      spec: { externalNetwork: NET, address, nodeName: nodes[1] },
-    }) as Ad,
-  );
+  return rest.create<Ad>(ARP, {
+    apiVersion: API_VERSION,
+    kind: 'ARPAdvertisement',
+    metadata: { name, labels },
+    spec: { externalNetwork: NET, address, nodeName: nodes[1] },
+  } as Ad);
 }
 
 const oldLabels = (owner: AdvertisementOwner) => ({

@@ -7,7 +7,6 @@
 import { API_VERSION, type AllocationClaim } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/kube/resources';
-import { asKube } from '../../runtime/controller/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
 import { useNamespace, waitFor, waitForMatch } from './fixture';
@@ -69,15 +68,12 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
       uid: oldA.metadata?.uid,
     });
     // A NIC that holds b directly (no Pod behind it: nothing deletes it but this test).
-    await rest.create(
-      JuneauResources.networkInterfaces,
-      asKube({
-        apiVersion: API_VERSION,
-        kind: 'NetworkInterface',
-        metadata: { name: 'p.eth0', namespace },
-        spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' },
-      }),
-    );
+    await rest.create(JuneauResources.networkInterfaces, {
+      apiVersion: API_VERSION,
+      kind: 'NetworkInterface',
+      metadata: { name: 'p.eth0', namespace },
+      spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' },
+    });
 
     await controller.stop();
     controller = undefined;

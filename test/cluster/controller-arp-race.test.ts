@@ -6,7 +6,7 @@
 // server went through (watch events arrive in resourceVersion order), and a list samples it too.
 import { API_VERSION, ANNOTATIONS, type AllocationClaim, type ARPAdvertisement } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { OWNER_LABELS, asKube } from '../../runtime/controller/resources';
+import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { Informer } from '../../runtime/kube/informer';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
@@ -75,15 +75,12 @@ const createService = (namespace: string, name: string, requestedIP?: string) =>
   createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ port: 80 }] });
 
 async function createEip(namespace: string, name: string, requestedIP?: string): Promise<void> {
-  await rest.create(
-    JuneauResources.elasticIPs,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIP',
-      metadata: { name, namespace },
-      spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) },
-    }),
-  );
+  await rest.create(JuneauResources.elasticIPs, {
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    metadata: { name, namespace },
+    spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) },
+  });
 }
 
 /** A running Pod holding ElasticIP `eip` directly on eth0 (EIP-4): its NIC gets the address. */

@@ -6,7 +6,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { JuneauResources } from '../../runtime/kube/resources';
-import { asKube } from '../../runtime/controller/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { EIP_8_COLUMNS } from '../printer-columns';
@@ -15,7 +14,7 @@ import { REPO_ROOT } from './paths';
 
 const rest = testRest();
 const create = (type: ResourceType, kind: string, name: string, spec: object, namespace?: string) =>
-  rest.create(type, asKube({ apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec }));
+  rest.create(type, { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec });
 const STATUS = { subresource: 'status' } as const;
 const uid = () => Math.random().toString(36).slice(2, 8);
 

@@ -21,7 +21,6 @@ import {
 import { elasticIPReconciler } from '../../runtime/controller/eip/reconcile-elastic-ip';
 import { podReconciler } from '../../runtime/controller/pods/reconcile-pod';
 import { Registration } from '../../runtime/controller/reconciler';
-import { asKube } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { waitForCacheSync, type Informer } from '../../runtime/kube/informer';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
@@ -189,10 +188,12 @@ export async function createPool(
   addresses: string[],
   advertiseMode: 'arp' | 'bgp' = 'arp',
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }),
-  );
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name },
+    spec: { advertiseMode, addresses },
+  });
 }
 
 export async function createNetwork(
@@ -200,15 +201,12 @@ export async function createNetwork(
   pools: string[],
   opts: { networkID?: number; type?: 'arp' | 'bgp' } = {},
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name },
-      spec: { type: opts.type ?? 'arp', addressPools: pools },
-    }),
-  );
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name },
+    spec: { type: opts.type ?? 'arp', addressPools: pools },
+  });
   if (opts.networkID) await setNetworkID(name, opts.networkID);
 }
 
@@ -227,7 +225,7 @@ export async function setNetworkID(name: string, networkID: number): Promise<voi
 /** Creates the namespaced Juneau object `ns/name` of `type` with `spec`. */
 async function createNamespaced(type: ResourceType, ns: string, name: string, spec: object): Promise<void> {
   const object = { apiVersion: API_VERSION, kind: type.kind, metadata: { name, namespace: ns }, spec };
-  await rest.create(type, asKube(object));
+  await rest.create(type, object);
 }
 
 export const createEip = (ns: string, name: string, externalNetwork: string, requestedIP?: string) =>

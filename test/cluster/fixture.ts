@@ -31,7 +31,6 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { asKube } from '../../runtime/controller/resources';
 import { JuneauResources, Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound as isRestNotFound, KubeApiError, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -487,7 +486,7 @@ export interface LoadBalancerServiceOptions {
 }
 
 /** A LoadBalancer Service of Juneau's class, as a user writes it (no node ports). */
-export function loadBalancerService(name: string, o: LoadBalancerServiceOptions = {}): V1Service {
+export function loadBalancerService(name: string, o: LoadBalancerServiceOptions = {}): Service {
   const annotations: Record<string, string> = {};
   if (o.network) annotations[ANNOTATIONS.loadBalancerExternalNetwork] = o.network;
   if (o.requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = o.requestedIP;
@@ -514,5 +513,5 @@ export function createLoadBalancerService(
   o: LoadBalancerServiceOptions = {},
 ): Promise<Service> {
   const service = loadBalancerService(name, o);
-  return testRest().create(Resources.services, asKube({ ...service, metadata: { ...service.metadata, namespace } }));
+  return testRest().create(Resources.services, { ...service, metadata: { ...service.metadata, namespace } });
 }

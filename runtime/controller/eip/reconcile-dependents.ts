@@ -17,7 +17,7 @@ function elasticIPView(ctx: ControllerContext, namespace: string, name: string |
   const eip = name ? ctx.caches.elasticIPs.get(namespace, name) : undefined;
   if (!eip) return undefined;
   return {
-    name: eip.metadata.name ?? '',
+    name: eip.metadata.name,
     deleting: !!eip.metadata.deletionTimestamp,
     status: eip.status,
     usage: usageOf(ctx.caches, eip),

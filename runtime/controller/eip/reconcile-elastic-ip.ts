@@ -8,11 +8,11 @@
  * released once no NIC references it); API errors are thrown and retried with backoff.
  */
 import { FINALIZERS } from '../../../api';
-import { formatIPv4 } from '../../../api/validation';
+import { formatIPv4, networkView } from '../../../api/validation';
 import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { objectKey, splitKey, type KubeObject } from '../../kube/types';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
@@ -26,7 +26,7 @@ import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan
 import { attachmentViewsOf, nicViewsOf } from './views';
 import { decideAddressRequest, type RequestDecision } from './request';
 
-type ElasticIPObject = ElasticIP & KubeObject;
+type ElasticIPObject = Stored<ElasticIP>;
 const EIP = JuneauResources.elasticIPs;
 
 export async function reconcileElasticIP(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
@@ -65,12 +65,7 @@ export function holderOf(eip: { metadata: { namespace?: string; name?: string; u
 
 function requestOf(ctx: ControllerContext, eip: ElasticIPObject): RequestDecision {
   const network = ctx.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
-  const view = network && {
-    name: network.metadata.name ?? '',
-    type: network.spec.type,
-    addressPools: network.spec.addressPools,
-  };
-  return decideAddressRequest(eip.spec, view, poolViews(ctx.caches));
+  return decideAddressRequest(eip.spec, network && networkView(network), poolViews(ctx.caches));
 }
 
 function resolutionOf(request: RequestDecision): Resolution {

@@ -5,7 +5,7 @@
  */
 import type { ElasticIP, NetworkInterface } from '../../../api';
 import type { Informer } from '../../kube/informer';
-import type { KubeObject } from '../../kube/types';
+import type { Stored } from '../../kube/types';
 import { CACHE_INDEX, type Caches, type PodObject } from '../context';
 import { decideUsage, type AttachmentView, type NicView, type Usage } from './usage';
 
@@ -16,7 +16,7 @@ type ViewCaches = Pick<Caches, 'elasticIPAttachments' | 'networkInterfaces' | 'p
  * that owns it is terminating or gone (the garbage collector is about to delete the NIC, and a
  * terminating Pod may still use the address until it has stopped).
  */
-export function isNicDeleting(nic: NetworkInterface & KubeObject, pods: Informer<PodObject>): boolean {
+export function isNicDeleting(nic: Stored<NetworkInterface>, pods: Informer<PodObject>): boolean {
   if (nic.metadata.deletionTimestamp) return true;
   const owner = nic.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
   if (!owner) return false;
@@ -26,7 +26,7 @@ export function isNicDeleting(nic: NetworkInterface & KubeObject, pods: Informer
 
 export function nicViewsOf(caches: ViewCaches, namespace: string, elasticIP: string): NicView[] {
   return caches.networkInterfaces.byIndex(CACHE_INDEX.byElasticIP, `${namespace}/${elasticIP}`).map((n) => ({
-    name: n.metadata.name ?? '',
+    name: n.metadata.name,
     creationTimestamp: n.metadata.creationTimestamp ? String(n.metadata.creationTimestamp) : undefined,
     deleting: isNicDeleting(n, caches.pods),
     nodeName: n.spec.nodeName || undefined,
@@ -35,16 +35,16 @@ export function nicViewsOf(caches: ViewCaches, namespace: string, elasticIP: str
 
 export function attachmentViewsOf(caches: ViewCaches, namespace: string, elasticIP: string): AttachmentView[] {
   return caches.elasticIPAttachments.byIndex(CACHE_INDEX.byElasticIP, `${namespace}/${elasticIP}`).map((a) => ({
-    name: a.metadata.name ?? '',
+    name: a.metadata.name,
     networkInterface: a.spec.networkInterface,
     nodeName: a.status?.nodeName || undefined,
   }));
 }
 
 /** EIP-10/11/16, EIPA-2: the usage of an ElasticIP as the caches show it now. */
-export function usageOf(caches: ViewCaches, eip: ElasticIP & KubeObject): Usage {
+export function usageOf(caches: ViewCaches, eip: Stored<ElasticIP>): Usage {
   const namespace = eip.metadata.namespace ?? '';
-  const name = eip.metadata.name ?? '';
+  const name = eip.metadata.name;
   return decideUsage({
     attachments: attachmentViewsOf(caches, namespace, name),
     nics: nicViewsOf(caches, namespace, name),

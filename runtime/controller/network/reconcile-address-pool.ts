@@ -15,7 +15,7 @@ export async function reconcileAddressPool(ctx: ControllerContext, name: string)
   const networks = ctx.caches.externalNetworks
     .list()
     .filter((n) => n.spec.addressPools.includes(name))
-    .map((n) => n.metadata.name ?? '')
+    .map((n) => n.metadata.name)
     .sort();
   const status = planPoolStatus({
     pool: { ...views.get(name)!, generation: pool.metadata.generation, conditions: pool.status?.conditions },

@@ -4,7 +4,7 @@
  * network, so the garbage collector releases it when the network is gone.
  */
 import { API_VERSION, type ExternalNetwork } from '../../../api';
-import { objectKey, type KubeObject } from '../../kube/types';
+import { objectKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { AllocationResult } from '../allocator/allocator';
 import { claimRecordOf, SUBNET_VNI_REF } from '../allocator/claims';
@@ -14,7 +14,7 @@ import { writeStatusIfChanged } from '../shell';
 import { planNetworkStatus } from './plan';
 import { JuneauResources } from '../../kube/resources';
 
-type Network = ExternalNetwork & KubeObject;
+type Network = Stored<ExternalNetwork>;
 
 export async function reconcileExternalNetwork(ctx: ControllerContext, name: string): Promise<ReconcileResult> {
   const network = ctx.caches.externalNetworks.get(undefined, name);

@@ -9,11 +9,10 @@ import type { NetworkInterface } from '../../../api';
 import { referenceTo } from '../../kube/events';
 import { JuneauResources, Resources } from '../../kube/resources';
 import { isAlreadyExists, isNotFound } from '../../kube/rest';
-import { objectKey, splitKey, type KubeObject } from '../../kube/types';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { CACHE_INDEX, elasticIPWatches, type ControllerContext, type PodObject } from '../context';
 import { watch, type ReconcilerSpec } from '../reconciler';
-import { asKube } from '../resources';
 import { recordPlanEvents } from '../shell';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import { directReadiness, planPodInterfaces, type ExistingNic, type PodPlan } from './plan';
@@ -45,11 +44,11 @@ export async function reconcilePod(ctx: ControllerContext, key: string): Promise
   return done();
 }
 
-function existingNic(nic: (NetworkInterface & KubeObject) | undefined): ExistingNic | undefined {
+function existingNic(nic: Stored<NetworkInterface> | undefined): ExistingNic | undefined {
   if (!nic) return undefined;
   const owner = nic.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
   return {
-    name: nic.metadata.name ?? '',
+    name: nic.metadata.name,
     podUid: owner?.uid,
     elasticIP: nic.spec.elasticIP,
     nodeName: nic.spec.nodeName || undefined,
@@ -78,7 +77,7 @@ async function applyPlan(ctx: ControllerContext, pod: PodObject, plan: PodPlan):
   }
   for (const nic of plan.create) {
     try {
-      await rest.create(NIC, asKube(nic), { fieldManager });
+      await rest.create(NIC, nic, { fieldManager });
     } catch (err) {
       // The cache was behind; the next pass (triggered by the NIC's add) compares with it.
       if (!isAlreadyExists(err)) throw err;

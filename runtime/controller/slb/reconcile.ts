@@ -10,7 +10,7 @@ import { referenceTo } from '../../kube/events';
 import { JuneauResources, Resources } from '../../kube/resources';
 import { deleteIgnoringNotFound } from '../../kube/rest';
 import { SERVICE_NAME_LABEL } from '../../kube/service-views';
-import { objectKey, splitKey, type KubeObject } from '../../kube/types';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
@@ -19,7 +19,6 @@ import { CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } fr
 import { ownerKeysOf } from '../arp/names';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
-import { asKube } from '../resources';
 import { watch, type ReconcilerSpec } from '../reconciler';
 import { recordPlanEvents, releaseFinalizer, sameJson, writeStatusIfChanged } from '../shell';
 import { planServiceLoadBalancer, type AllocationOutcome } from './plan';
@@ -29,9 +28,9 @@ import {
   serviceLoadBalancerSpec,
   unsupportedServiceReason,
 } from './request';
-import { formatIPv4, parseIPv4 } from '../../../api/validation';
+import { formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
 
-type Slb = ServiceLoadBalancer & KubeObject;
+type Slb = Stored<ServiceLoadBalancer>;
 const SLB = JuneauResources.serviceLoadBalancers;
 
 export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
@@ -39,8 +38,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
-    if (existing)
-      await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
+    if (existing) await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name);
     return done();
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
@@ -57,17 +55,10 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     currentAdvertisement: advertisement.current?.spec,
     unavailableNodes: ctx.agentLiveness.unavailableNodes(),
   });
-  await ensureAdvertisement(
-    ctx,
-    referenceTo(asKube(slb), SLB),
-    owner,
-    holderOf(slb),
-    advertisement,
-    plan.advertisement,
-  );
+  await ensureAdvertisement(ctx, referenceTo(slb, SLB), owner, holderOf(slb), advertisement, plan.advertisement);
   await writeStatusIfChanged(ctx, SLB, slb, plan.status);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
-  recordPlanEvents(ctx, asKube(slb), SLB, plan.events);
+  recordPlanEvents(ctx, slb, SLB, plan.events);
   return done();
 }
 
@@ -99,7 +90,7 @@ async function ensureServiceLoadBalancer(
     metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
     spec,
   };
-  return applyObject<Slb>(ctx.rest, SLB, asKube(desired as Slb), ctx.fieldManager);
+  return applyObject<Slb>(ctx.rest, SLB, desired as Slb, ctx.fieldManager);
 }
 
 function holderOf(slb: Slb): Holder {
@@ -115,9 +106,7 @@ function holderOf(slb: Slb): Holder {
 async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, slb: Slb): Promise<AllocationOutcome> {
   const pools = poolViews(ctx.caches);
   const networkName = slb.spec.externalNetwork;
-  const networks = ctx.caches.externalNetworks
-    .list()
-    .map((n) => ({ name: n.metadata.name ?? '', type: n.spec.type, addressPools: n.spec.addressPools }));
+  const networks = ctx.caches.externalNetworks.list().map((n) => networkView(n));
   const view = networks.find((n) => n.name === networkName);
   const decision = decideAllocationRequest(service, view, pools);
   const keep = (c: ClaimRecord) =>
@@ -162,7 +151,7 @@ function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp
   const network = slb.spec.externalNetwork
     ? ctx.caches.externalNetworks.get(undefined, slb.spec.externalNetwork)
     : undefined;
-  return network && { name: network.metadata.name ?? '', type: network.spec.type };
+  return network && { name: network.metadata.name, type: network.spec.type };
 }
 
 function ownerOf(key: string): AdvertisementOwner {
@@ -196,7 +185,7 @@ async function finalizeServiceLoadBalancer(
   await ctx.allocator.releaseAll(holderOf(slb));
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
     await ensureServiceIngress(ctx, service, []);
-  await releaseFinalizer(ctx, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer);
+  await releaseFinalizer(ctx, SLB, slb, FINALIZERS.serviceLoadBalancer);
   return done();
 }
 
