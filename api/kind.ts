@@ -1,6 +1,6 @@
 import { API_VERSION, GROUP, VERSION } from './constants';
 import { ObjectMeta } from './common';
-import { CelRule, Infer, OpenAPISchema, pruneUndefined, s, Schema } from './schema';
+import { CelRule, Infer, OpenAPISchema, pruneUndefined, Schema } from './schema';
 
 /** An `additionalPrinterColumns` entry (what `kubectl get` shows). */
 export interface PrinterColumn {
@@ -113,6 +113,3 @@ export function customResourceDefinition(def: AnyKind): Record<string, unknown> 
     },
   });
 }
-
-/** An empty status schema for kinds whose status only carries conditions. */
-export const noStatus = s.object({});
