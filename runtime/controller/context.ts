@@ -24,7 +24,9 @@ import { objectKey, type KubeObject, type Stored } from '../kube/types';
 import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
+import { claimRecordOf } from './allocator/claims';
 import { withdrawBeforeRelease } from './arp/claim-guard';
+import { ownerKeysOf } from './arp/names';
 import { restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
 import { podElasticIPs, type PodObject } from './pods/views';
@@ -85,7 +87,7 @@ export const CACHE_INDEX = {
 } as const;
 
 /** `<namespace>/<name>` of a referenced object, when the reference names one. */
-const refKey = (namespace: string | undefined, name: string | undefined): string | undefined =>
+export const refKey = (namespace: string | undefined, name: string | undefined): string | undefined =>
   namespace && name ? `${namespace}/${name}` : undefined;
 
 /** One spelling per address (the schema requires dotted-quad IPv4; anything else is kept as written). */
@@ -237,5 +239,48 @@ export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => It
         .flatMap((n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
     ),
     watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
+  ];
+}
+
+/** An object that takes an address from a network's pools: a ServiceLoadBalancer or an ElasticIP. */
+type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { phase?: string } }>;
+
+/**
+ * The changes that affect every holder of an address of `kind` (its objects in `holders`): a
+ * change of an AddressPool its network names, of its claim (and on a released address every
+ * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
+ * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for).
+ */
+export function addressHolderWatches(
+  c: Caches,
+  kind: 'ServiceLoadBalancer' | 'ElasticIP',
+  holders: { list(): readonly AddressHolder[] },
+): Watch[] {
+  const onNetwork = (network: string) =>
+    holders
+      .list()
+      .filter((h) => h.spec.externalNetwork === network)
+      .map(objectKey);
+  return [
+    watch(c.addressPools, (p) =>
+      c.externalNetworks
+        .list()
+        .filter((n) => n.spec.addressPools.includes(objectKey(p)))
+        .flatMap((n) => onNetwork(objectKey(n))),
+    ),
+    watch(c.allocationClaims, (claim, deleted) => {
+      const record = claimRecordOf(claim);
+      const h = record?.holder;
+      const keys = [h?.kind === kind ? refKey(h.namespace, h.name) : undefined];
+      if (deleted && record?.pool.kind === 'AddressPool')
+        keys.push(
+          ...holders
+            .list()
+            .filter((o) => o.status?.phase === 'Pending')
+            .map(objectKey),
+        );
+      return keys;
+    }),
+    watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, kind)),
   ];
 }

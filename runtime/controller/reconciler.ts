@@ -1,18 +1,25 @@
 /**
  * One way to wire a reconciler into the controller: a registration names the reconcile function,
- * how many keys it works on at once, the changes that bring a key back (watches mapped to keys)
- * and the keys every start begins with. `Registration` owns the rest: the work queue (its depth
+ * how many keys it works on at once, the objects whose keys are its own, and the other changes
+ * that bring a key back (watches mapped to keys). `Registration` owns the rest: the work queue (its depth
  * reported as a metric), the workers and their logging, the first enqueue, stop and `hasSynced`.
  * The controller (./controller.ts) is a list of these over one context.
  */
 import type { Informer, InformerHandlers } from '../kube/informer';
 import type { RuntimeMetrics } from '../kube/metrics';
-import type { KubeObject } from '../kube/types';
+import { objectKey, type KubeObject } from '../kube/types';
 import { runQueue, WorkQueue, type QueueRunContext, type Reconciler, type WorkQueueOptions } from '../kube/workqueue';
+
+/** An informer of any kind's objects, as a registration reads it. */
+export interface WatchedInformer {
+  readonly hasSynced: boolean;
+  list(): readonly KubeObject[];
+  addHandlers(handlers: InformerHandlers<never>): unknown;
+}
 
 /** Changes of one informer's objects, as the keys they affect. */
 export interface InformerWatch {
-  readonly informer: Pick<Informer<KubeObject>, 'addHandlers' | 'hasSynced'>;
+  readonly informer: WatchedInformer;
   /**
    * The keys a change affects, level-triggered: called for an added and a deleted object, and for
    * both states of an update (a reference the update removed needs its pass as much as the one it
@@ -50,9 +57,12 @@ export interface ReconcilerSpec {
   readonly reconcile: Reconciler;
   /** Concurrent passes (always on different keys). */
   readonly workers: number;
+  /** The objects whose keys are this reconciler's: each one is queued at start and on its every change. */
+  readonly objects?: WatchedInformer;
+  /** Other changes that bring keys back (another kind's objects naming one, a signal). */
   readonly watches: readonly Watch[];
-  /** Keys queued once the caches have synced: every object, and anything else that needs a first pass. */
-  readonly initialKeys: () => Iterable<string | undefined>;
+  /** More keys queued at start (e.g. holders only their claims remember). @default none */
+  readonly initialKeys?: () => Iterable<string | undefined>;
   /** Retry delays of the queue. @default the WorkQueue's */
   readonly retry?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs'>;
 }
@@ -66,17 +76,18 @@ export class Registration {
     private readonly run: QueueRunContext & { readonly metrics?: RuntimeMetrics },
   ) {
     this.queue = new WorkQueue({ ...spec.retry, onDepthChange: run.metrics?.queueDepthHook(spec.name) });
-    for (const w of spec.watches) this.wire(w);
+    for (const w of this.allWatches) this.wire(w);
   }
 
   get name(): string {
     return this.spec.name;
   }
 
-  /** Starts the workers and queues the initial keys; call once the caches the reconciler reads have synced. */
+  /** Starts the workers and queues every object and the initial keys; call once the caches it reads have synced. */
   start(): void {
     runQueue(this.queue, this.spec.name, this.spec.reconcile, this.spec.workers, this.run);
-    this.addAll(this.spec.initialKeys());
+    this.addAll(this.spec.objects?.list().map(objectKey) ?? []);
+    this.addAll(this.spec.initialKeys?.() ?? []);
   }
 
   /** Lets passes in flight finish; `drop`: keys not yet taken are dropped instead of drained. */
@@ -85,13 +96,18 @@ export class Registration {
   }
 
   /** The informers it watches (their owner starts them: the controller starts every cache). */
-  get informers(): ReadonlyArray<InformerWatch['informer']> {
-    return [...new Set(this.spec.watches.flatMap((w) => ('informer' in w ? [w.informer] : [])))];
+  get informers(): readonly WatchedInformer[] {
+    return [...new Set(this.allWatches.flatMap((w) => ('informer' in w ? [w.informer] : [])))];
   }
 
   /** True once every informer it watches has listed. */
   get hasSynced(): boolean {
     return this.informers.every((i) => i.hasSynced);
+  }
+
+  private get allWatches(): readonly Watch[] {
+    const { objects, watches } = this.spec;
+    return objects ? [{ informer: objects, keysOf: (o) => [objectKey(o)] }, ...watches] : watches;
   }
 
   private wire(w: Watch): void {

@@ -64,9 +64,8 @@ export function networkInterfaceReconciler(ctx: ControllerContext): ReconcilerSp
     name: 'networkinterface',
     reconcile: (key) => reconcileNetworkInterface(ctx, key),
     workers: 2,
-    initialKeys: () => c.networkInterfaces.list().map(objectKey),
+    objects: c.networkInterfaces,
     watches: [
-      watch(c.networkInterfaces, (n) => [objectKey(n)]),
       ...elasticIPWatches(c, (key) => c.networkInterfaces.byIndex(CACHE_INDEX.byElasticIP, key).map(objectKey)),
     ],
   };
@@ -79,9 +78,8 @@ export function elasticIPAttachmentReconciler(ctx: ControllerContext): Reconcile
     name: 'elasticipattachment',
     reconcile: (key) => reconcileElasticIPAttachment(ctx, key),
     workers: 2,
-    initialKeys: () => c.elasticIPAttachments.list().map(objectKey),
+    objects: c.elasticIPAttachments,
     watches: [
-      watch(c.elasticIPAttachments, (a) => [objectKey(a)]),
       watch(c.networkInterfaces, (n) =>
         c.elasticIPAttachments.byIndex(CACHE_INDEX.byNetworkInterface, objectKey(n)).map(objectKey),
       ),

@@ -12,14 +12,14 @@ import { formatIPv4, networkView } from '../../../api/validation';
 import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { objectKey, splitKey, type Stored } from '../../kube/types';
+import { splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
-import { elasticIPWatches, poolViews, type ControllerContext } from '../context';
-import { ownerKeysOf, type AdvertisementOwner } from '../arp/names';
+import { addressHolderWatches, elasticIPWatches, poolViews, refKey, type ControllerContext } from '../context';
+import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
-import { watch, type ReconcilerSpec } from '../reconciler';
+import type { ReconcilerSpec } from '../reconciler';
 import { JuneauResources } from '../../kube/resources';
 import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../shell';
 import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan';
@@ -137,10 +137,6 @@ async function releaseForgotten(ctx: ControllerContext, namespace: string, name:
   return done();
 }
 
-/** `<ns>/<name>` of a reference to a namespaced object, when it names one. */
-const keyOf = (namespace: string | undefined, name: string | undefined) =>
-  namespace && name ? `${namespace}/${name}` : undefined;
-
 /**
  * The ElasticIP reconciler as the controller registers it. Its key is read by more than the
  * ElasticIP itself: its attachments, its NICs and the Pods waiting for it (EN-8) have their own
@@ -148,47 +144,17 @@ const keyOf = (namespace: string | undefined, name: string | undefined) =>
  */
 export function elasticIPReconciler(ctx: ControllerContext, workers: number): ReconcilerSpec {
   const c = ctx.caches;
-  const ofNetwork = (network: string) =>
-    c.elasticIPs
-      .list()
-      .filter((e) => e.spec.externalNetwork === network)
-      .map(objectKey);
   return {
     name: 'elasticip',
     reconcile: (key) => reconcileElasticIP(ctx, key),
     workers,
-    initialKeys: () => [
-      ...c.elasticIPs.list().map(objectKey),
-      // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
-      ...c.allocationClaims.list().map((claim) => {
+    objects: c.elasticIPs,
+    // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
+    initialKeys: () =>
+      c.allocationClaims.list().map((claim) => {
         const h = claimRecordOf(claim)?.holder;
-        return h?.kind === 'ElasticIP' ? keyOf(h.namespace, h.name) : undefined;
+        return h?.kind === 'ElasticIP' ? refKey(h.namespace, h.name) : undefined;
       }),
-    ],
-    watches: [
-      ...elasticIPWatches(c, (key) => [key]),
-      watch(c.addressPools, (p) =>
-        c.externalNetworks
-          .list()
-          .filter((n) => n.spec.addressPools.includes(objectKey(p)))
-          .flatMap((n) => ofNetwork(objectKey(n))),
-      ),
-      watch(c.allocationClaims, (claim, deleted) => {
-        const record = claimRecordOf(claim);
-        const h = record?.holder;
-        const keys = [h?.kind === 'ElasticIP' ? keyOf(h.namespace, h.name) : undefined];
-        // A released address may be what a Pending ElasticIP waits for (NoFreeAddress, RequestedIPInUse).
-        if (deleted && record?.pool.kind === 'AddressPool')
-          keys.push(
-            ...c.elasticIPs
-              .list()
-              .filter((e) => e.status?.phase === 'Pending')
-              .map(objectKey),
-          );
-        return keys;
-      }),
-      // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-      watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, 'ElasticIP')),
-    ],
+    watches: [...elasticIPWatches(c, (key) => [key]), ...addressHolderWatches(c, 'ElasticIP', c.elasticIPs)],
   };
 }

@@ -1,5 +1,4 @@
 /** AddressPool status (AP-2, AP-3). Key: the pool's name. */
-import { objectKey } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { claimRecordOf } from '../allocator/claims';
 import { poolViews, type ControllerContext } from '../context';
@@ -34,9 +33,8 @@ export function addressPoolReconciler(ctx: ControllerContext): ReconcilerSpec {
     name: 'addresspool',
     reconcile: (key) => reconcileAddressPool(ctx, key),
     workers: 1,
-    initialKeys: () => c.addressPools.list().map(objectKey),
+    objects: c.addressPools,
     watches: [
-      watch(c.addressPools, (p) => [objectKey(p)]),
       watch(c.externalNetworks, (n) => n.spec.addressPools),
       // Pool status is batched: a burst of claims is one status write a second.
       watch(

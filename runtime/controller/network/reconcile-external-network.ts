@@ -42,9 +42,8 @@ export function externalNetworkReconciler(ctx: ControllerContext): ReconcilerSpe
     name: 'externalnetwork',
     reconcile: (key) => reconcileExternalNetwork(ctx, key),
     workers: 1,
-    initialKeys: () => c.externalNetworks.list().map(objectKey),
+    objects: c.externalNetworks,
     watches: [
-      watch(c.externalNetworks, (n) => [objectKey(n)]),
       watch(c.addressPools, (p) =>
         c.externalNetworks
           .list()

@@ -11,7 +11,7 @@ import { JuneauResources, Resources } from '../../kube/resources';
 import { isAlreadyExists, isNotFound } from '../../kube/rest';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import { CACHE_INDEX, elasticIPWatches, type ControllerContext, type PodObject } from '../context';
+import { CACHE_INDEX, elasticIPWatches, refKey, type ControllerContext, type PodObject } from '../context';
 import { watch, type ReconcilerSpec } from '../reconciler';
 import { recordPlanEvents } from '../shell';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
@@ -95,12 +95,9 @@ export function podReconciler(ctx: ControllerContext): ReconcilerSpec {
     name: 'pod',
     reconcile: (key) => reconcilePod(ctx, key),
     workers: 2,
-    initialKeys: () => c.pods.list().map(objectKey),
+    objects: c.pods,
     watches: [
-      watch(c.pods, (p) => [objectKey(p)]),
-      watch(c.networkInterfaces, (n) => [
-        n.metadata.namespace && n.spec.podName ? `${n.metadata.namespace}/${n.spec.podName}` : undefined,
-      ]),
+      watch(c.networkInterfaces, (n) => [refKey(n.metadata.namespace, n.spec.podName)]),
       // EN-8: Pods waiting for the ElasticIP (or its network's ID) to exist.
       ...elasticIPWatches(c, (key) => c.pods.byIndex(CACHE_INDEX.byElasticIP, key).map(objectKey)),
     ],

@@ -13,10 +13,8 @@ import { SERVICE_NAME_LABEL } from '../../kube/service-views';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
-import { claimRecordOf } from '../allocator/claims';
 import { mayKeepAddress } from '../allocator/retain';
-import { CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } from '../context';
-import { ownerKeysOf } from '../arp/names';
+import { addressHolderWatches, CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import { watch, type ReconcilerSpec } from '../reconciler';
@@ -205,9 +203,10 @@ export function serviceLoadBalancerReconciler(ctx: ControllerContext, workers: n
     name: 'serviceloadbalancer',
     reconcile: (key) => reconcileServiceLoadBalancer(ctx, key),
     workers,
-    initialKeys: () => [...c.services.list().map(objectKey), ...all()],
+    objects: c.services,
+    // A ServiceLoadBalancer without its Service is deleted by the Service's pass.
+    initialKeys: all,
     watches: [
-      watch(c.services, (s) => [objectKey(s)]),
       watch(c.serviceLoadBalancers, (s) => [objectKey(s)]),
       // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
       // pass that changes nothing writes nothing).
@@ -216,29 +215,8 @@ export function serviceLoadBalancerReconciler(ctx: ControllerContext, workers: n
         const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
         return [service ? `${s.metadata?.namespace}/${service}` : undefined];
       }),
-      // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-      watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, 'ServiceLoadBalancer')),
       watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
-      watch(c.addressPools, (p) =>
-        c.externalNetworks
-          .list()
-          .filter((n) => n.spec.addressPools.includes(objectKey(p)))
-          .flatMap((n) => ofNetwork(objectKey(n))),
-      ),
-      watch(c.allocationClaims, (claim, deleted) => {
-        const record = claimRecordOf(claim);
-        const h = record?.holder;
-        const keys = h?.kind === 'ServiceLoadBalancer' ? [`${h.namespace}/${h.name}`] : [];
-        // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
-        if (deleted && record?.pool.kind === 'AddressPool')
-          keys.push(
-            ...c.serviceLoadBalancers
-              .list()
-              .filter((s) => s.status?.phase === 'Pending')
-              .map(objectKey),
-          );
-        return keys;
-      }),
+      ...addressHolderWatches(c, 'ServiceLoadBalancer', c.serviceLoadBalancers),
     ],
   };
 }
