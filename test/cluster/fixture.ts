@@ -30,7 +30,7 @@ import {
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
+import { ANNOTATIONS, GROUP, LOAD_BALANCER_CLASS } from '../../api';
 import { JuneauResources, Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound as isRestNotFound, KubeApiError, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -363,7 +363,7 @@ export async function kubectlApply(
 // ---------------------------------------------------------------------------------------------
 // CRDs
 
-export const JUNEAU_GROUP = 'juneau.loutres.me';
+export const JUNEAU_GROUP = GROUP;
 
 /** Fails with an actionable message unless the CRD `<plural>.<group>` is installed and Established
  * (the global setup applies dist/juneau-crds.k8s.yaml only when `npx cdk8s synth` has made it). */
