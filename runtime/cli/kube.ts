@@ -1,4 +1,7 @@
-/** The plugin's API access: kubectl's flags through the binaries' one kubeconfig loader (the kinds it reads: kube/resources.ts). */
+/**
+ * The plugin's API access: kubectl's flags through the binaries' one kubeconfig loader (the kinds
+ * it reads are kube/resources.ts JuneauResources).
+ */
 import { loadKubeConfig } from '../kube/kubeconfig';
 import { RestClient } from '../kube/rest';
 import type { KubeFlags } from './args';

@@ -190,12 +190,14 @@ async function networkLines(
   return lines;
 }
 
+const EXHAUSTED = ' — exhausted: no address left to allocate';
+
 function poolLines(pool: Stored<AddressPool>): string[] {
   const { size, used } = pool.status ?? {};
   const usage =
     size === undefined
       ? 'size not reported yet'
-      : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? ' — exhausted: no address left to allocate' : ''}`;
+      : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? EXHAUSTED : ''}`;
   return [`  AddressPool ${pool.metadata.name}: ${pool.spec.advertiseMode}, ${usage}`];
 }
 
@@ -210,10 +212,10 @@ async function usersOfElasticIP(rest: RestClient, ns: string, name: string): Pro
     ...nics.items.filter((n) => n.spec?.elasticIP === name),
   ];
   if (users.length === 0) return ['  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)'];
-  return users.map(
-    (u) =>
-      `  used by ${u.kind} ${u.metadata.name}: ${u.status?.phase ?? 'no status'}${u.status?.reason ? ` (${u.status.reason})` : ''}${typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : ''}`,
-  );
+  return users.map((u) => {
+    const node = typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : '';
+    return `  used by ${u.kind} ${u.metadata.name}: ${phaseOf(u)}${node}`;
+  });
 }
 
 async function advertisementLines(rest: RestClient, address: string | undefined): Promise<string[]> {
@@ -238,5 +240,11 @@ async function peerLine(
   const peer = await getOrUndefined<Obj>(rest, type, ns, name);
   if (!peer) return `  ${type.kind} ${name}: does not exist`;
   const address = peer.status?.address ?? (typeof peer.spec?.address === 'string' ? peer.spec.address : undefined);
-  return `  ${type.kind} ${name}: ${peer.status?.phase ?? 'no status'}${peer.status?.reason ? ` (${peer.status.reason})` : ''}${address ? `, address ${address}` : ''}`;
+  return `  ${type.kind} ${name}: ${phaseOf(peer)}${address ? `, address ${address}` : ''}`;
+}
+
+/** `Phase (Reason)`, or `no status` before the controller has written one. */
+function phaseOf(o: Obj): string {
+  const reason = o.status?.reason ? ` (${o.status.reason})` : '';
+  return `${o.status?.phase ?? 'no status'}${reason}`;
 }
