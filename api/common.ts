@@ -48,15 +48,19 @@ export const pendingPhase = <const V extends string>(
   message: s.string({ maxLength: LIMITS.messageLength }),
 });
 
-/** Standard object metadata as Juneau reads and writes it. */
+/**
+ * Standard object metadata as the API server sends it and Juneau writes it: plain JSON, times as
+ * RFC 3339 strings (a watch never sends a Date). The runtime reads every object with this type.
+ */
 export interface ObjectMeta {
   name?: string;
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  creationTimestamp?: string | Date;
-  deletionTimestamp?: string | Date;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];

@@ -1,6 +1,6 @@
 import { API_VERSION, GROUP, VERSION } from './constants';
 import { ObjectMeta } from './common';
-import { CelRule, Infer, OpenAPISchema, pruneUndefined, s, Schema } from './schema';
+import { CelRule, Infer, OpenAPISchema, pruneUndefined, Schema } from './schema';
 
 /** An `additionalPrinterColumns` entry (what `kubectl get` shows). */
 export interface PrinterColumn {
@@ -12,8 +12,12 @@ export interface PrinterColumn {
 }
 
 /** Everything about one kind, written once; the CRD, the types and the constructs derive from it. */
-export interface KindDefinition<Spec extends Schema<unknown>, Status extends Schema<unknown>> {
-  readonly kind: string;
+export interface KindDefinition<
+  Spec extends Schema<unknown>,
+  Status extends Schema<unknown>,
+  Kind extends string = string,
+> {
+  readonly kind: Kind;
   readonly plural: string;
   readonly singular: string;
   readonly shortNames?: readonly string[];
@@ -32,14 +36,15 @@ export interface KindDefinition<Spec extends Schema<unknown>, Status extends Sch
  * A kind as written in api/kinds: the singular and plural names follow from `kind` (lower case,
  * plus `s`) for every Juneau kind, so they are derived rather than written beside it.
  */
-export type KindInput<Spec extends Schema<unknown>, Status extends Schema<unknown>> = Omit<
-  KindDefinition<Spec, Status>,
-  'plural' | 'singular'
->;
+export type KindInput<
+  Spec extends Schema<unknown>,
+  Status extends Schema<unknown>,
+  Kind extends string = string,
+> = Omit<KindDefinition<Spec, Status, Kind>, 'plural' | 'singular'>;
 
-export function defineKind<Spec extends Schema<unknown>, Status extends Schema<unknown>>(
-  def: KindInput<Spec, Status>,
-): KindDefinition<Spec, Status> {
+export function defineKind<Spec extends Schema<unknown>, Status extends Schema<unknown>, const Kind extends string>(
+  def: KindInput<Spec, Status, Kind>,
+): KindDefinition<Spec, Status, Kind> {
   const singular = def.kind.toLowerCase();
   return { ...def, singular, plural: `${singular}s` };
 }
@@ -108,6 +113,3 @@ export function customResourceDefinition(def: AnyKind): Record<string, unknown> 
     },
   });
 }
-
-/** An empty status schema for kinds whose status only carries conditions. */
-export const noStatus = s.object({});

@@ -7,10 +7,9 @@
  */
 import { ANNOTATIONS, API_VERSION, FINALIZERS } from '../api';
 import { advertisementName, ownerMetadata } from '../runtime/controller/arp/names';
-import { JuneauResources } from '../runtime/controller/resources';
 import { applyStatus, FieldManagers } from '../runtime/kube/apply';
 import { toMicroTime } from '../runtime/kube/conditions';
-import { Resources } from '../runtime/kube/resources';
+import { JuneauResources, Resources } from '../runtime/kube/resources';
 import type { RestClient } from '../runtime/kube/rest';
 import type { KubeObject } from '../runtime/kube/types';
 import { sleep } from '../test/sleep';

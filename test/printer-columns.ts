@@ -1,4 +1,4 @@
-// Printer columns the SPEC fixes, checked twice: against the synthesized CRD (test/unit/api-crd)
+// Printer columns the SPEC fixes, checked twice: against the synthesized CRD (test/unit/api/api-crd)
 // and against what kubectl prints from the real API server (test/cluster/crd-cel).
 
 /** EIP-8: the columns of `kubectl get elasticip`, NAME first. */

@@ -1,4 +1,4 @@
-import { customResourceDefinition } from '../kind';
+import { customResourceDefinition, type AnyKind } from '../kind';
 import { addressPoolKind } from './address-pool';
 import { allocationClaimKind } from './allocation-claim';
 import { allocationPoolKind } from './allocation-pool';
@@ -9,8 +9,11 @@ import { externalNetworkKind } from './external-network';
 import { networkInterfaceKind } from './network-interface';
 import { serviceLoadBalancerKind } from './service-load-balancer';
 
-/** Every Juneau kind, in the order their CRDs are written. */
-export const ALL_KINDS = [
+/**
+ * Every Juneau kind, in the order their CRDs are written, each typed with its own name
+ * (runtime/kube/resources.ts derives the resource table from it).
+ */
+export const JUNEAU_KINDS = [
   addressPoolKind,
   externalNetworkKind,
   elasticIPKind,
@@ -21,6 +24,9 @@ export const ALL_KINDS = [
   allocationPoolKind,
   allocationClaimKind,
 ] as const;
+
+/** The same list, each kind's name typed as a plain string (for sets of names and lookups by any name). */
+export const ALL_KINDS: readonly AnyKind[] = JUNEAU_KINDS;
 
 /** The CustomResourceDefinitions of all kinds. */
 export const allCustomResourceDefinitions = (): Record<string, unknown>[] => ALL_KINDS.map(customResourceDefinition);

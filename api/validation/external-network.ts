@@ -21,6 +21,40 @@ export interface PoolView {
   readonly avoidBuggyIPs?: boolean;
 }
 
+/** An ExternalNetwork or AddressPool as read anywhere: a cache, an admission request, a construct. */
+interface Named {
+  readonly metadata?: { readonly name?: string };
+}
+
+/**
+ * The NetworkView of an ExternalNetwork, named `name` (its own by default). The spec is read
+ * defensively: an admission request's object is whatever was sent.
+ */
+export function networkView(
+  n: Named & { readonly spec: { readonly type: string; readonly addressPools: readonly string[] } },
+  name = n.metadata?.name ?? '',
+): NetworkView {
+  return { name, type: n.spec?.type, addressPools: n.spec?.addressPools ?? [] };
+}
+
+/** The PoolView of an AddressPool (see networkView). */
+export function poolView(
+  p: Named & {
+    readonly spec: {
+      readonly advertiseMode: string;
+      readonly addresses: readonly string[];
+      readonly avoidBuggyIPs?: boolean;
+    };
+  },
+): PoolView {
+  return {
+    name: p.metadata?.name ?? '',
+    advertiseMode: p.spec?.advertiseMode,
+    addresses: p.spec?.addresses ?? [],
+    avoidBuggyIPs: p.spec?.avoidBuggyIPs,
+  };
+}
+
 /** EN-1 and EN-2: type is bgp or arp; addressPools is a non-empty set of valid names. */
 export function checkNetworkSpec(network: NetworkView): ValidationIssue[] {
   const issues: ValidationIssue[] = [];

@@ -14,7 +14,6 @@
  * See bench/README.md.
  */
 import { API_VERSION } from '../../api';
-import { JuneauResources } from '../../runtime/controller/resources';
 import {
   informerWebhookCaches,
   liveWebhookCaches,
@@ -22,7 +21,7 @@ import {
 } from '../../runtime/controller/webhook/listers';
 import type { WebhookServerHandle } from '../../runtime/controller/webhook/start';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
-import { resourcePath } from '../../runtime/kube/resources';
+import { JuneauResources, resourcePath } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { startCluster } from '../../test/cluster/harness';

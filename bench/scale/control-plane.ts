@@ -8,10 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION, FINALIZERS, LOAD_BALANCER_CLASS } from '../../api';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { JuneauResources } from '../../runtime/controller/resources';
+
 import { applyStatus, FieldManagers } from '../../runtime/kube/apply';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { getOrUndefined, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { type Cluster } from '../../test/cluster/harness';
@@ -105,7 +104,7 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
   };
   await forEachConcurrent(count, 32, async (i) => {
     await rest.create(Resources.services, loadBalancerService(services, i));
-    await rest.create(EipResources.elasticIPs, {
+    await rest.create(JuneauResources.elasticIPs, {
       apiVersion: API_VERSION,
       kind: 'ElasticIP',
       metadata: { namespace: side.namespace, name: `e${i}` },
@@ -118,7 +117,7 @@ export async function createObjects(rest: RestClient, side: Side, count: number)
 /** Watches a side until all N ServiceLoadBalancers are Ready and all N ElasticIPs Available. */
 export async function watchSide(rest: RestClient, side: Side, count: number) {
   const slbs = await watchCount(rest, JuneauResources.serviceLoadBalancers, side.namespace, count, slbReady);
-  const eips = await watchCount(rest, EipResources.elasticIPs, side.namespace, count, eipAvailable);
+  const eips = await watchCount(rest, JuneauResources.elasticIPs, side.namespace, count, eipAvailable);
   return {
     all: Promise.all([slbs.all, eips.all]).then(([a, b]) => Math.max(a, b)),
     ready: () => slbs.size() + eips.size(),
@@ -144,7 +143,7 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
     ]),
   );
   const eipUid = new Map(
-    (await admin.list(EipResources.elasticIPs, { namespace })).items.map((s) => [
+    (await admin.list(JuneauResources.elasticIPs, { namespace })).items.map((s) => [
       s.metadata?.name ?? '',
       s.metadata?.uid ?? '',
     ]),
@@ -166,7 +165,7 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
     const name = `e${i}`;
     const address = ipv4(side.eipBase, i + 1);
     const eip = await rest.patch<KubeObject>(
-      EipResources.elasticIPs,
+      JuneauResources.elasticIPs,
       namespace,
       name,
       'merge',
@@ -209,7 +208,7 @@ export async function runFloor(admin: RestClient, cluster: Cluster, count: numbe
         },
       ],
     };
-    await applyStatus(rest, EipResources.elasticIPs, { namespace, name }, status, FIELD_MANAGER);
+    await applyStatus(rest, JuneauResources.elasticIPs, { namespace, name }, status, FIELD_MANAGER);
     await floorEvent(
       rest,
       { kind: 'ElasticIP', namespace, name, uid: eip.metadata?.uid },
@@ -391,7 +390,7 @@ export async function checkAddresses(admin: RestClient, count: number): Promise<
     })
   ).items;
   const eips = (
-    await admin.list<KubeObject & { status?: { phase?: string; address?: string } }>(EipResources.elasticIPs, {
+    await admin.list<KubeObject & { status?: { phase?: string; address?: string } }>(JuneauResources.elasticIPs, {
       namespace,
     })
   ).items;

@@ -1,27 +1,10 @@
-/** The plugin's API access: kubectl's flags through the binaries' one kubeconfig loader, and the kinds it reads. */
-import {
-  addressPoolKind,
-  arpAdvertisementKind,
-  elasticIPAttachmentKind,
-  elasticIPKind,
-  externalNetworkKind,
-  networkInterfaceKind,
-  serviceLoadBalancerKind,
-} from '../../api';
+/**
+ * The plugin's API access: kubectl's flags through the binaries' one kubeconfig loader (the kinds
+ * it reads are kube/resources.ts JuneauResources).
+ */
 import { loadKubeConfig } from '../kube/kubeconfig';
-import { juneauResource } from '../kube/resources';
 import { RestClient } from '../kube/rest';
 import type { KubeFlags } from './args';
-
-export const CliResources = {
-  elasticIPs: juneauResource(elasticIPKind),
-  serviceLoadBalancers: juneauResource(serviceLoadBalancerKind),
-  arpAdvertisements: juneauResource(arpAdvertisementKind),
-  addressPools: juneauResource(addressPoolKind),
-  externalNetworks: juneauResource(externalNetworkKind),
-  elasticIPAttachments: juneauResource(elasticIPAttachmentKind),
-  networkInterfaces: juneauResource(networkInterfaceKind),
-} as const;
 
 export interface CliKube {
   readonly rest: RestClient;

@@ -5,9 +5,9 @@
  */
 import type { ARPAdvertisement, ElasticIP, ServiceLoadBalancer } from '../../api';
 import { compareAddresses } from '../agent/arp/desired';
+import { JuneauResources } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
-import type { KubeObject } from '../kube/types';
-import { CliResources } from './kube';
+import type { Stored } from '../kube/types';
 import { table } from './format';
 
 export interface AddressRow {
@@ -24,16 +24,16 @@ export interface AddressRow {
   readonly nodes: readonly string[];
 }
 
-type Eip = ElasticIP & KubeObject;
-type Slb = ServiceLoadBalancer & KubeObject;
-type Ad = ARPAdvertisement & KubeObject;
+type Eip = Stored<ElasticIP>;
+type Slb = Stored<ServiceLoadBalancer>;
+type Ad = Stored<ARPAdvertisement>;
 
 /** Reads the addresses of `namespace` (undefined: all namespaces) and their answering nodes. */
 export async function readStatus(rest: RestClient, namespace: string | undefined): Promise<AddressRow[]> {
   const [eips, slbs, ads] = await Promise.all([
-    rest.list<Eip>(CliResources.elasticIPs, { namespace }),
-    rest.list<Slb>(CliResources.serviceLoadBalancers, { namespace }),
-    rest.list<Ad>(CliResources.arpAdvertisements),
+    rest.list<Eip>(JuneauResources.elasticIPs, { namespace }),
+    rest.list<Slb>(JuneauResources.serviceLoadBalancers, { namespace }),
+    rest.list<Ad>(JuneauResources.arpAdvertisements),
   ]);
   return statusRows(eips.items, slbs.items, ads.items);
 }
@@ -49,7 +49,7 @@ export function statusRows(eips: readonly Eip[], slbs: readonly Slb[], ads: read
     ...eips.map((e) => ({
       namespace: e.metadata.namespace ?? '',
       kind: 'ElasticIP' as const,
-      name: e.metadata.name ?? '',
+      name: e.metadata.name,
       address: e.status?.address ?? '',
       network: e.spec.externalNetwork,
       owner: e.status?.attachment ? `${e.status.attachment.kind}/${e.status.attachment.name}` : '',
@@ -59,7 +59,7 @@ export function statusRows(eips: readonly Eip[], slbs: readonly Slb[], ads: read
     ...slbs.map((s) => ({
       namespace: s.metadata.namespace ?? '',
       kind: 'ServiceLoadBalancer' as const,
-      name: s.metadata.name ?? '',
+      name: s.metadata.name,
       address: s.status?.vip ?? '',
       network: s.spec?.externalNetwork ?? '',
       // A ServiceLoadBalancer is its Service's, named alike (SLB-1).

@@ -6,10 +6,9 @@
  */
 import { ALL_KINDS, type AddressPool, type ARPAdvertisement, type ExternalNetwork } from '../../api';
 import type { KubeEvent } from '../kube/events';
-import { Resources, type ResourceType } from '../kube/resources';
+import { juneauResource, JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import { getOrUndefined, type RestClient } from '../kube/rest';
-import type { KubeObject } from '../kube/types';
-import { CliResources } from './kube';
+import type { KubeObject, Stored } from '../kube/types';
 
 interface Condition {
   readonly type: string;
@@ -44,7 +43,7 @@ interface Target {
 export function resolveKind(word: string): Target {
   const lower = word.toLowerCase();
   if (lower === 'svc' || lower === 'service' || lower === 'services')
-    return { type: CliResources.serviceLoadBalancers, viaService: true };
+    return { type: JuneauResources.serviceLoadBalancers, viaService: true };
   const def = ALL_KINDS.find((k) =>
     [k.kind.toLowerCase(), k.singular, k.plural, ...(('shortNames' in k ? k.shortNames : undefined) ?? [])].includes(
       lower,
@@ -53,13 +52,7 @@ export function resolveKind(word: string): Target {
   if (!def)
     throw new Error(`unknown kind '${word}': one of ${ALL_KINDS.map((k) => k.singular).join(', ')}, or service`);
   return {
-    type: Object.values(CliResources).find((r) => r.kind === def.kind) ?? {
-      group: '',
-      version: '',
-      plural: def.plural,
-      kind: def.kind,
-      namespaced: def.scope === 'Namespaced',
-    },
+    type: juneauResource(def),
     viaService: false,
   };
 }
@@ -148,16 +141,18 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
     }
     case 'ElasticIPAttachment':
       return [
-        await peerLine(rest, CliResources.elasticIPs, ns, str(o.spec?.elasticIP)),
-        await peerLine(rest, CliResources.networkInterfaces, ns, str(o.spec?.networkInterface)),
+        await peerLine(rest, JuneauResources.elasticIPs, ns, str(o.spec?.elasticIP)),
+        await peerLine(rest, JuneauResources.networkInterfaces, ns, str(o.spec?.networkInterface)),
       ];
     case 'NetworkInterface':
       return [
         `  Pod ${ns}/${str(o.spec?.podName) ?? '?'} on node ${str(o.spec?.nodeName) ?? '(not scheduled yet)'}`,
-        ...(str(o.spec?.elasticIP) ? [await peerLine(rest, CliResources.elasticIPs, ns, str(o.spec?.elasticIP))] : []),
+        ...(str(o.spec?.elasticIP)
+          ? [await peerLine(rest, JuneauResources.elasticIPs, ns, str(o.spec?.elasticIP))]
+          : []),
       ];
     case 'AddressPool':
-      return poolLines(o as AddressPool & KubeObject);
+      return poolLines(o as Stored<AddressPool>);
     case 'ExternalNetwork':
       return networkLines(rest, o.metadata.name, undefined);
     case 'ARPAdvertisement': {
@@ -181,7 +176,7 @@ async function networkLines(
   withPools = true,
 ): Promise<string[]> {
   if (!name) return ['  ExternalNetwork: none named'];
-  const net = await getOrUndefined<ExternalNetwork & KubeObject>(rest, CliResources.externalNetworks, undefined, name);
+  const net = await getOrUndefined<Stored<ExternalNetwork>>(rest, JuneauResources.externalNetworks, undefined, name);
   if (!net) return [`  ExternalNetwork ${name}: does not exist`];
   const id = net.status?.networkID
     ? `networkID ${net.status.networkID}`
@@ -189,41 +184,43 @@ async function networkLines(
   const lines = [`  ExternalNetwork ${name}: type ${net.spec.type}, ${id}, pools ${net.spec.addressPools.join(', ')}`];
   if (!withPools) return lines;
   for (const poolName of onlyPool ? [onlyPool] : net.spec.addressPools) {
-    const pool = await getOrUndefined<AddressPool & KubeObject>(rest, CliResources.addressPools, undefined, poolName);
+    const pool = await getOrUndefined<Stored<AddressPool>>(rest, JuneauResources.addressPools, undefined, poolName);
     lines.push(...(pool ? poolLines(pool) : [`  AddressPool ${poolName}: does not exist`]));
   }
   return lines;
 }
 
-function poolLines(pool: AddressPool & KubeObject): string[] {
+const EXHAUSTED = ' — exhausted: no address left to allocate';
+
+function poolLines(pool: Stored<AddressPool>): string[] {
   const { size, used } = pool.status ?? {};
   const usage =
     size === undefined
       ? 'size not reported yet'
-      : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? ' — exhausted: no address left to allocate' : ''}`;
+      : `${used ?? 0} of ${size} addresses used${(used ?? 0) >= size ? EXHAUSTED : ''}`;
   return [`  AddressPool ${pool.metadata.name}: ${pool.spec.advertiseMode}, ${usage}`];
 }
 
 /** ElasticIPAttachments and NetworkInterfaces naming the ElasticIP, with their phase. */
 async function usersOfElasticIP(rest: RestClient, ns: string, name: string): Promise<string[]> {
   const [attachments, nics] = await Promise.all([
-    rest.list<Obj>(CliResources.elasticIPAttachments, { namespace: ns }),
-    rest.list<Obj>(CliResources.networkInterfaces, { namespace: ns }),
+    rest.list<Obj>(JuneauResources.elasticIPAttachments, { namespace: ns }),
+    rest.list<Obj>(JuneauResources.networkInterfaces, { namespace: ns }),
   ]);
   const users = [
     ...attachments.items.filter((a) => a.spec?.elasticIP === name),
     ...nics.items.filter((n) => n.spec?.elasticIP === name),
   ];
   if (users.length === 0) return ['  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)'];
-  return users.map(
-    (u) =>
-      `  used by ${u.kind} ${u.metadata.name}: ${u.status?.phase ?? 'no status'}${u.status?.reason ? ` (${u.status.reason})` : ''}${typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : ''}`,
-  );
+  return users.map((u) => {
+    const node = typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : '';
+    return `  used by ${u.kind} ${u.metadata.name}: ${phaseOf(u)}${node}`;
+  });
 }
 
 async function advertisementLines(rest: RestClient, address: string | undefined): Promise<string[]> {
   if (!address) return [];
-  const ads = (await rest.list<ARPAdvertisement & KubeObject>(CliResources.arpAdvertisements)).items.filter(
+  const ads = (await rest.list<Stored<ARPAdvertisement>>(JuneauResources.arpAdvertisements)).items.filter(
     (a) => a.spec.address === address,
   );
   if (ads.length === 0)
@@ -243,5 +240,11 @@ async function peerLine(
   const peer = await getOrUndefined<Obj>(rest, type, ns, name);
   if (!peer) return `  ${type.kind} ${name}: does not exist`;
   const address = peer.status?.address ?? (typeof peer.spec?.address === 'string' ? peer.spec.address : undefined);
-  return `  ${type.kind} ${name}: ${peer.status?.phase ?? 'no status'}${peer.status?.reason ? ` (${peer.status.reason})` : ''}${address ? `, address ${address}` : ''}`;
+  return `  ${type.kind} ${name}: ${phaseOf(peer)}${address ? `, address ${address}` : ''}`;
+}
+
+/** `Phase (Reason)`, or `no status` before the controller has written one. */
+function phaseOf(o: Obj): string {
+  const reason = o.status?.reason ? ` (${o.status.reason})` : '';
+  return `${o.status?.phase ?? 'no status'}${reason}`;
 }

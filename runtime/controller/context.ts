@@ -4,26 +4,33 @@ import type {
   AllocationClaim,
   AllocationPool,
   ARPAdvertisement,
+  ElasticIP,
+  ElasticIPAttachment,
   ExternalNetwork,
+  NetworkInterface,
   ServiceLoadBalancer,
 } from '../../api';
-import { parseIPv4, type PoolView } from '../../api/validation';
-import { applyStatus, FieldManagers } from '../kube/apply';
+import { parseIPv4, poolView, type PoolView } from '../../api/validation';
+import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import type { Informer, InformerOptions } from '../kube/informer';
 import { SharedInformers } from '../kube/shared-informers';
 import { indexBy, type IndexFunc } from '../kube/store';
 import { silentLogger, type Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
-import { Resources, type ResourceType } from '../kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
-import type { KubeObject } from '../kube/types';
+import { objectKey, type KubeObject, type Stored } from '../kube/types';
 import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
+import { claimRecordOf } from './allocator/claims';
 import { withdrawBeforeRelease } from './arp/claim-guard';
-import { JuneauResources, restClaimStore } from './resources';
-import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from './slb/views';
+import { ownerKeysOf } from './arp/names';
+import { restClaimStore } from './resources';
+import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
+import { podElasticIPs, type PodObject } from './pods/views';
+import { watch, type Watch } from './reconciler';
 import type { Lease } from '../kube/leader-election';
 import { INSTALL } from '../../api/constants';
 import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
@@ -31,7 +38,8 @@ import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 export type ServiceObject = ServiceView &
   KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
-type K<T> = T & KubeObject;
+export type { PodObject };
+type K<T> = Stored<T>;
 
 export interface Caches {
   readonly services: Informer<ServiceObject>;
@@ -42,6 +50,10 @@ export interface Caches {
   readonly addressPools: Informer<K<AddressPool>>;
   readonly allocationPools: Informer<K<AllocationPool>>;
   readonly allocationClaims: Informer<K<AllocationClaim>>;
+  readonly elasticIPs: Informer<K<ElasticIP>>;
+  readonly elasticIPAttachments: Informer<K<ElasticIPAttachment>>;
+  readonly networkInterfaces: Informer<K<NetworkInterface>>;
+  readonly pods: Informer<PodObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
   readonly agentLeases: Informer<Lease>;
 }
@@ -56,7 +68,7 @@ export interface ControllerContext {
   readonly fieldManager: 'juneau-controller';
   /** FO-3: nodes whose agent Lease expired (nodes/agent-leases.ts). */
   readonly agentLiveness: AgentLeaseTracker;
-  /** Where every cache of this controller comes from (the ElasticIP caches too), one informer per kind. */
+  /** Where every cache of this controller comes from, one informer per kind (the webhooks' too). */
   readonly informers: SharedInformers;
 }
 
@@ -66,7 +78,17 @@ export const CACHE_INDEX = {
   byService: 'service',
   /** ARPAdvertisements by spec.address as addressKey spells it (ARP-4: the duplicate detector and the webhook). */
   byAddress: 'address',
+  /** ElasticIPAttachments, NetworkInterfaces and Pods (by their annotations, EN-8) by the ElasticIP they name. */
+  byElasticIP: 'elasticIP',
+  /** ElasticIPAttachments by their NetworkInterface. */
+  byNetworkInterface: 'networkInterface',
+  /** NetworkInterfaces by their Pod. */
+  byPod: 'pod',
 } as const;
+
+/** `<namespace>/<name>` of a referenced object, when the reference names one. */
+export const refKey = (namespace: string | undefined, name: string | undefined): string | undefined =>
+  namespace && name ? `${namespace}/${name}` : undefined;
 
 /** One spelling per address (the schema requires dotted-quad IPv4; anything else is kept as written). */
 export const addressKey = (address: string | undefined): string | undefined => {
@@ -107,6 +129,21 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
     addressPools: informer(JuneauResources.addressPools),
     allocationPools: informer(JuneauResources.allocationPools),
     allocationClaims: informer(JuneauResources.allocationClaims),
+    // The indexes map a change back to the objects it affects: work proportional to the change.
+    elasticIPs: informer(JuneauResources.elasticIPs),
+    elasticIPAttachments: informer<K<ElasticIPAttachment>>(JuneauResources.elasticIPAttachments, {
+      indexers: {
+        [CACHE_INDEX.byElasticIP]: indexBy((a) => refKey(a.metadata.namespace, a.spec.elasticIP)),
+        [CACHE_INDEX.byNetworkInterface]: indexBy((a) => refKey(a.metadata.namespace, a.spec.networkInterface)),
+      },
+    }),
+    networkInterfaces: informer<K<NetworkInterface>>(JuneauResources.networkInterfaces, {
+      indexers: {
+        [CACHE_INDEX.byElasticIP]: indexBy((n) => refKey(n.metadata.namespace, n.spec.elasticIP)),
+        [CACHE_INDEX.byPod]: indexBy((n) => refKey(n.metadata.namespace, n.spec.podName)),
+      },
+    }),
+    pods: informer<PodObject>(Resources.pods, { indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs } }),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
@@ -176,47 +213,74 @@ export const allCaches = (caches: Caches): Array<Informer<KubeObject>> =>
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {
-  return new Map(
-    caches.addressPools.list().map((p) => [
-      p.metadata.name ?? '',
-      {
-        name: p.metadata.name ?? '',
-        advertiseMode: p.spec.advertiseMode,
-        addresses: p.spec.addresses,
-        avoidBuggyIPs: p.spec.avoidBuggyIPs,
-      },
-    ]),
-  );
+  return new Map(caches.addressPools.list().map((p) => [objectKey(p), poolView(p)]));
 }
 
 /**
- * Server-side apply of `status` unless `current` already equals it: a pass that changes nothing
- * writes nothing (level-triggered reconcilers run often). Returns whether it wrote.
+ * The changes that affect an ElasticIP `<namespace>/<name>` and so every reconciler reading it: a
+ * change of the ElasticIP, of an attachment or NIC naming it, of a Pod owning such a NIC (a
+ * terminating Pod's NICs count as being deleted, EIP-11 rule 2) and of its network. `readersOf`
+ * maps the ElasticIP's key to the keys of one reconciler (itself, its NICs, Pods waiting for it).
  */
-export async function applyStatusIfChanged(
-  ctx: Pick<ControllerContext, 'rest' | 'fieldManager'>,
-  type: ResourceType,
-  ref: { namespace?: string; name: string },
-  current: unknown,
-  status: unknown,
-): Promise<boolean> {
-  if (sameJson(current, status)) return false;
-  await applyStatus(ctx.rest, type, ref, status, ctx.fieldManager);
-  return true;
+export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => Iterable<string | undefined>): Watch[] {
+  const of = (key: string | undefined) => (key ? [...readersOf(key)] : []);
+  const ofNetwork = (network: string) =>
+    c.elasticIPs
+      .list()
+      .filter((e) => e.spec.externalNetwork === network)
+      .flatMap((e) => of(objectKey(e)));
+  return [
+    watch(c.elasticIPs, (e) => of(objectKey(e))),
+    watch(c.elasticIPAttachments, (a) => of(refKey(a.metadata.namespace, a.spec.elasticIP))),
+    watch(c.networkInterfaces, (n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+    watch(c.pods, (p) =>
+      c.networkInterfaces
+        .byIndex(CACHE_INDEX.byPod, objectKey(p))
+        .flatMap((n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+    ),
+    watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
+  ];
 }
 
-/** Order-insensitive deep equality of JSON values, to skip writes that change nothing. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return stableStringify(a) === stableStringify(b);
-}
+/** An object that takes an address from a network's pools: a ServiceLoadBalancer or an ElasticIP. */
+type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { phase?: string } }>;
 
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([x], [y]) => (x < y ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+/**
+ * The changes that affect every holder of an address of `kind` (its objects in `holders`): a
+ * change of an AddressPool its network names, of its claim (and on a released address every
+ * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
+ * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for).
+ */
+export function addressHolderWatches(
+  c: Caches,
+  kind: 'ServiceLoadBalancer' | 'ElasticIP',
+  holders: { list(): readonly AddressHolder[] },
+): Watch[] {
+  const onNetwork = (network: string) =>
+    holders
+      .list()
+      .filter((h) => h.spec.externalNetwork === network)
+      .map(objectKey);
+  return [
+    watch(c.addressPools, (p) =>
+      c.externalNetworks
+        .list()
+        .filter((n) => n.spec.addressPools.includes(objectKey(p)))
+        .flatMap((n) => onNetwork(objectKey(n))),
+    ),
+    watch(c.allocationClaims, (claim, deleted) => {
+      const record = claimRecordOf(claim);
+      const h = record?.holder;
+      const keys = [h?.kind === kind ? refKey(h.namespace, h.name) : undefined];
+      if (deleted && record?.pool.kind === 'AddressPool')
+        keys.push(
+          ...holders
+            .list()
+            .filter((o) => o.status?.phase === 'Pending')
+            .map(objectKey),
+        );
+      return keys;
+    }),
+    watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, kind)),
+  ];
 }

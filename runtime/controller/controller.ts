@@ -1,10 +1,10 @@
 /**
- * The controller process minus flags: informer caches, the allocation index fed by them, one
- * work queue per reconciler, and the event handlers that map a change to the keys it affects.
- * `start()` waits for every cache before the first reconcile, so a pass never mistakes "not
- * loaded yet" for "gone" (which would release VIPs).
+ * The controller process minus flags: informer caches, the allocation index fed by them, and the
+ * reconcilers as a list of registrations (./reconciler.ts), each with its queue and the changes
+ * that map to its keys. `start()` waits for every cache before the first reconcile, so a pass
+ * never mistakes "not loaded yet" for "gone" (which would release VIPs).
  */
-import { SUBNET_VNI_POOL, type AllocationClaim } from '../../api';
+import { SUBNET_VNI_POOL } from '../../api';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import { waitForCacheSync } from '../kube/informer';
@@ -12,29 +12,29 @@ import { Lifecycle } from '../kube/lifecycle';
 import type { Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { isAlreadyExists, type RestClient } from '../kube/rest';
-import { objectKey, type KubeObject } from '../kube/types';
-import { requeueAfter, runQueue, TerminalError, WorkQueue, type ReconcileResult } from '../kube/workqueue';
-import { DuplicateDetector } from './arp/duplicate-detector';
-import type { AllocatorIndex } from './allocator/allocator-index';
-import { claimRecordOf, defaultSubnetVniPool, SUBNET_VNI_REF } from './allocator/claims';
 import type { SharedInformers } from '../kube/shared-informers';
-import { allCaches, createControllerContext, type Caches, type ControllerContext } from './context';
-import { reconcileAddressPool } from './network/reconcile-address-pool';
+import { requeueAfter, TerminalError, type ReconcileResult } from '../kube/workqueue';
+import type { AllocatorIndex } from './allocator/allocator-index';
 import { controllerHolderKinds, sweepOrphanClaims } from './allocator/claim-sweep';
+import { defaultSubnetVniPool } from './allocator/claims';
+import { DuplicateDetector } from './arp/duplicate-detector';
+import { allCaches, createControllerContext, type Caches, type ControllerContext } from './context';
 import { elasticIPHolderKind } from './eip/claim-sweep';
-import { reconcileExternalNetwork } from './network/reconcile-external-network';
-import { reconcileServiceLoadBalancer } from './slb/reconcile';
-import { ownerKeysOf } from './arp/names';
-import { asKube, JuneauResources } from './resources';
-import { SERVICE_NAME_LABEL } from './slb/views';
-import { ElasticIPControllers } from './eip/register';
+import { elasticIPAttachmentReconciler, networkInterfaceReconciler } from './eip/reconcile-dependents';
+import { elasticIPReconciler } from './eip/reconcile-elastic-ip';
+import { addressPoolReconciler } from './network/reconcile-address-pool';
+import { externalNetworkReconciler } from './network/reconcile-external-network';
+import { podReconciler } from './pods/reconcile-pod';
+import { Registration, type ReconcilerSpec } from './reconciler';
+import { JuneauResources } from '../kube/resources';
+import { serviceLoadBalancerReconciler } from './slb/reconcile';
 
 export interface ControllerOptions {
   readonly rest: RestClient;
   readonly logger?: Logger;
   readonly recorder?: EventRecorder;
   readonly metrics?: RuntimeMetrics;
-  /** Concurrent ServiceLoadBalancer passes (different keys). @default 4 */
+  /** Concurrent ServiceLoadBalancer and ElasticIP passes (different keys). @default 4 */
   readonly workers?: number;
   /** How often orphaned claims are swept (ALLOC-2). @default 60_000 */
   readonly sweepIntervalMs?: number;
@@ -64,16 +64,9 @@ const TENTATIVE_CHECK_MS = 30_000;
 export class JuneauController {
   readonly caches: Caches;
   readonly index: AllocatorIndex;
-  readonly queues: {
-    readonly serviceLoadBalancers: WorkQueue;
-    readonly externalNetworks: WorkQueue;
-    readonly addressPools: WorkQueue;
-    /** HOUSEKEEPING's periodic passes. */
-    readonly housekeeping: WorkQueue;
-  };
+  /** Every reconciler, in the order they start; each owns its queue. */
+  readonly registrations: readonly Registration[];
   private readonly ctx: ControllerContext;
-  /** ElasticIPs, ElasticIPAttachments, NetworkInterfaces and Pods (EIP, EIPA, NIC) on the same context. */
-  readonly elasticIPs: ElasticIPControllers;
   /** ARP-4 made visible: every ARPAdvertisement (not only ours) checked for a shared address. */
   readonly duplicates: DuplicateDetector;
   private readonly logger: Logger;
@@ -86,14 +79,19 @@ export class JuneauController {
     this.caches = this.ctx.caches;
     this.index = this.ctx.index;
     this.logger = this.ctx.logger;
-    this.queues = {
-      serviceLoadBalancers: this.queue('serviceloadbalancer'),
-      externalNetworks: this.queue('externalnetwork'),
-      addressPools: this.queue('addresspool'),
-      // A failing sweep is retried from 1 s, never later than its period.
-      housekeeping: new WorkQueue({ baseDelayMs: 1_000, maxDelayMs: options.sweepIntervalMs ?? 60_000 }),
-    };
-    this.elasticIPs = new ElasticIPControllers(this.ctx, { workers: options.workers, metrics: options.metrics });
+    const workers = options.workers ?? 4;
+    const specs: ReconcilerSpec[] = [
+      serviceLoadBalancerReconciler(this.ctx, workers),
+      externalNetworkReconciler(this.ctx),
+      addressPoolReconciler(this.ctx),
+      this.housekeeping(),
+      elasticIPReconciler(this.ctx, workers),
+      elasticIPAttachmentReconciler(this.ctx),
+      networkInterfaceReconciler(this.ctx),
+      podReconciler(this.ctx),
+    ];
+    const run = { logger: this.logger, metrics: options.metrics };
+    this.registrations = specs.map((spec) => new Registration(spec, run));
     this.duplicates = new DuplicateDetector({
       rest,
       informer: this.caches.arpAdvertisements,
@@ -101,7 +99,6 @@ export class JuneauController {
       metrics: options.metrics,
       logger: this.logger,
     });
-    this.mapEventsToKeys();
   }
 
   /**
@@ -127,30 +124,8 @@ export class JuneauController {
     if (!(await this.lifecycle.unlessStopped(waitForCacheSync(allCaches(this.caches), Infinity)))) return;
     await this.ensureSubnetVniPool();
     if (this.lifecycle.stopped) return;
-    const run = { logger: this.logger, metrics: this.options.metrics };
-    runQueue(
-      this.queues.serviceLoadBalancers,
-      'serviceloadbalancer',
-      async (k) => reconcileServiceLoadBalancer(this.ctx, k),
-      this.options.workers ?? 4,
-      run,
-    );
-    runQueue(
-      this.queues.externalNetworks,
-      'externalnetwork',
-      async (k) => reconcileExternalNetwork(this.ctx, k),
-      1,
-      run,
-    );
-    runQueue(this.queues.addressPools, 'addresspool', async (k) => reconcileAddressPool(this.ctx, k), 1, run);
-    for (const s of this.caches.services.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
-    for (const s of this.caches.serviceLoadBalancers.list()) this.queues.serviceLoadBalancers.add(objectKey(s));
-    for (const n of this.caches.externalNetworks.list()) this.queues.externalNetworks.add(objectKey(n));
-    for (const p of this.caches.addressPools.list()) this.queues.addressPools.add(objectKey(p));
-    runQueue(this.queues.housekeeping, 'housekeeping', async (k) => this.housekeep(k), 1, run);
-    Object.values(HOUSEKEEPING).forEach((k) => this.queues.housekeeping.add(k));
-    // Each part gives up its own wait when stopped; stop() stops them after this start returns.
-    if (!(await this.lifecycle.unlessStopped(this.elasticIPs.start()))) return;
+    this.registrations.forEach((r) => r.start());
+    // It gives up its own wait when stopped; stop() stops it after this start returns.
     await this.lifecycle.unlessStopped(this.duplicates.start());
   }
 
@@ -162,15 +137,32 @@ export class JuneauController {
     return this.lifecycle.stop(async () => {
       this.ctx.agentLiveness.stop();
       await this.duplicates.stop();
-      await this.elasticIPs.stop(options);
-      await Promise.all(Object.values(this.queues).map((q) => q.shutdown({ drop: options.dropQueued })));
+      await Promise.all(this.registrations.map((r) => r.stop({ drop: options.dropQueued })));
       await Promise.all(allCaches(this.caches).map((c) => c.stop()));
     });
   }
 
   /** True once every cache has listed (for /readyz). */
   get hasSynced(): boolean {
-    return allCaches(this.caches).every((c) => c.hasSynced) && this.elasticIPs.hasSynced && this.duplicates.hasSynced;
+    return (
+      allCaches(this.caches).every((c) => c.hasSynced) &&
+      this.registrations.every((r) => r.hasSynced) &&
+      this.duplicates.hasSynced
+    );
+  }
+
+  /** HOUSEKEEPING's periodic passes, as one more reconciler whose keys are the passes. */
+  private housekeeping(): ReconcilerSpec {
+    const period = this.options.sweepIntervalMs ?? 60_000;
+    return {
+      name: 'housekeeping',
+      reconcile: (key) => this.housekeep(key),
+      workers: 1,
+      initialKeys: () => Object.values(HOUSEKEEPING),
+      watches: [],
+      // A failing sweep is retried from 1 s, never later than its period.
+      retry: { baseDelayMs: 1_000, maxDelayMs: period },
+    };
   }
 
   /** One HOUSEKEEPING pass; it comes back after its period. */
@@ -180,7 +172,7 @@ export class JuneauController {
         this.index.expireTentative(TENTATIVE_MAX_AGE_MS);
         return requeueAfter(TENTATIVE_CHECK_MS);
       case HOUSEKEEPING.claimSweep: {
-        const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.elasticIPs.caches) };
+        const kinds = { ...controllerHolderKinds(this.ctx), ElasticIP: elasticIPHolderKind(this.caches) };
         await sweepOrphanClaims(this.ctx, this.options.sweepGraceMs ?? 30_000, Date.now(), kinds);
         return requeueAfter(this.options.sweepIntervalMs ?? 60_000);
       }
@@ -189,88 +181,16 @@ export class JuneauController {
     }
   }
 
-  private queue(name: string): WorkQueue {
-    return new WorkQueue({ onDepthChange: this.options.metrics?.queueDepthHook(name) });
-  }
-
   /** EN-7: creates subnet-vni with the documented default range when absent; never changes one. */
   private async ensureSubnetVniPool(): Promise<void> {
     if (this.caches.allocationPools.get(undefined, SUBNET_VNI_POOL)) return;
     try {
-      await this.options.rest.create(JuneauResources.allocationPools, asKube(defaultSubnetVniPool()), {
+      await this.options.rest.create(JuneauResources.allocationPools, defaultSubnetVniPool(), {
         fieldManager: FieldManagers.controller,
       });
       this.logger.info('created AllocationPool subnet-vni with the default range', { ...defaultSubnetVniPool().spec });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
-  }
-
-  /** Which keys a change affects (level-triggered: both states of an update, see Informer.onChange). */
-  private mapEventsToKeys(): void {
-    const c = this.caches;
-    const q = this.queues;
-    const slbsOfNetwork = (network: string) =>
-      c.serviceLoadBalancers
-        .list()
-        .filter((s) => s.spec.externalNetwork === network)
-        .forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
-    c.services.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
-    // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
-    // pass that changes nothing writes nothing).
-    this.ctx.agentLiveness.onLivenessChange(() =>
-      c.serviceLoadBalancers.list().forEach((s) => q.serviceLoadBalancers.add(objectKey(s))),
-    );
-    c.serviceLoadBalancers.onChange((s) => q.serviceLoadBalancers.add(objectKey(s)));
-    c.endpointSlices.onChange((s) => {
-      const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
-      if (service) q.serviceLoadBalancers.add(`${s.metadata?.namespace}/${service}`);
-    });
-    // Its owner, and (NAME-1) whoever's name it stands on, who may be waiting for it to go.
-    c.arpAdvertisements.onChange((ad) =>
-      ownerKeysOf(ad, 'ServiceLoadBalancer').forEach((k) => q.serviceLoadBalancers.add(k)),
-    );
-    c.externalNetworks.onChange((n) => {
-      q.externalNetworks.add(objectKey(n));
-      n.spec.addressPools.forEach((p) => q.addressPools.add(p));
-      slbsOfNetwork(objectKey(n));
-    });
-    c.addressPools.onChange((p) => {
-      q.addressPools.add(objectKey(p));
-      c.externalNetworks
-        .list()
-        .filter((n) => n.spec.addressPools.includes(objectKey(p)))
-        .forEach((n) => {
-          q.externalNetworks.add(objectKey(n));
-          slbsOfNetwork(objectKey(n));
-        });
-    });
-    c.allocationPools.onChange((p) => {
-      if (objectKey(p) === SUBNET_VNI_REF.name)
-        c.externalNetworks
-          .list()
-          .filter((n) => !n.status?.networkID)
-          .forEach((n) => q.externalNetworks.add(objectKey(n)));
-    });
-    const claimChanged = (claim: AllocationClaim & KubeObject, deleted: boolean) => {
-      const record = claimRecordOf(claim);
-      if (!record) return;
-      // Pool status is batched: a burst of claims is one status write a second.
-      if (record.pool.kind === 'AddressPool') q.addressPools.addAfter(record.pool.name, 1000);
-      const h = record.holder;
-      if (h.kind === 'ServiceLoadBalancer') q.serviceLoadBalancers.add(`${h.namespace}/${h.name}`);
-      // A released address may be what a Pending ServiceLoadBalancer waits for (NoFreeAddress, RequestedIPInUse).
-      if (deleted && record.pool.kind === 'AddressPool')
-        c.serviceLoadBalancers
-          .list()
-          .filter((s) => s.status?.phase === 'Pending')
-          .forEach((s) => q.serviceLoadBalancers.add(objectKey(s)));
-      if (h.kind === 'ExternalNetwork') q.externalNetworks.add(h.name);
-    };
-    c.allocationClaims.addHandlers({
-      onAdd: (o) => claimChanged(o, false),
-      onUpdate: (_old, o) => claimChanged(o, false),
-      onDelete: (o) => claimChanged(o, true),
-    });
   }
 }

@@ -1,36 +1,8 @@
-/** The Juneau kinds the controller reads and writes, as REST resource types, and the claim writes. */
-import {
-  allocationClaimKind,
-  allocationPoolKind,
-  addressPoolKind,
-  arpAdvertisementKind,
-  elasticIPAttachmentKind,
-  elasticIPKind,
-  externalNetworkKind,
-  GROUP,
-  networkInterfaceKind,
-  serviceLoadBalancerKind,
-  type AllocationClaim,
-} from '../../api';
-import { juneauResource } from '../kube/resources';
-import type { KubeObject } from '../kube/types';
-import { isAlreadyExists, isNotFound, type RestClient } from '../kube/rest';
+/** The owner marks of ARPAdvertisements, and the claim writes. */
+import { GROUP, type AllocationClaim } from '../../api';
+import { JuneauResources } from '../kube/resources';
+import { isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/rest';
 import type { ClaimStore } from './allocator/allocator';
-
-const juneau = juneauResource;
-
-/** Every Juneau kind the controller reads and writes, as a REST resource type (one table for the reconcilers and the webhooks). */
-export const JuneauResources = {
-  addressPools: juneau(addressPoolKind),
-  externalNetworks: juneau(externalNetworkKind),
-  serviceLoadBalancers: juneau(serviceLoadBalancerKind),
-  arpAdvertisements: juneau(arpAdvertisementKind),
-  allocationPools: juneau(allocationPoolKind),
-  allocationClaims: juneau(allocationClaimKind),
-  elasticIPs: juneau(elasticIPKind),
-  elasticIPAttachments: juneau(elasticIPAttachmentKind),
-  networkInterfaces: juneau(networkInterfaceKind),
-} as const;
 
 /**
  * Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it
@@ -52,7 +24,7 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
   return {
     async create(claim: AllocationClaim) {
       try {
-        const created = await rest.create(JuneauResources.allocationClaims, asKube(claim), { fieldManager });
+        const created = await rest.create(JuneauResources.allocationClaims, claim, { fieldManager });
         return { created: true, uid: created.metadata.uid };
       } catch (err) {
         if (isAlreadyExists(err)) return { created: false };
@@ -65,15 +37,8 @@ export function restClaimStore(rest: RestClient, fieldManager: string): ClaimSto
         await rest.delete(JuneauResources.allocationClaims, undefined, name, body);
       } catch (err) {
         // NotFound: already released. 409 on a uid precondition: a newer claim of that name is someone else's.
-        if (!isNotFound(err) && !(typeof err === 'object' && err !== null && (err as { code?: number }).code === 409))
-          throw err;
+        if (!isNotFound(err) && !isConflict(err)) throw err;
       }
     },
   };
 }
-
-/**
- * api/ types its metadata times as `string | Date` (client-node's models); runtime/kube as the
- * wire's `string`. The objects are the same JSON, so this only bridges the two declarations.
- */
-export const asKube = <T>(object: T): T & KubeObject => object as T & KubeObject;

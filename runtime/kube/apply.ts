@@ -58,39 +58,6 @@ export function applyStatus<S, T extends WithStatus<S>>(
   });
 }
 
-/**
- * PUT of the status subresource with the object's resourceVersion: a stale object gets
- * 409 Conflict and the reconciler retries from the cache. Spec changes are ignored.
- */
-export function updateStatus<T extends KubeObject>(
-  rest: RestClient,
-  type: ResourceType,
-  object: T,
-  fieldManager: FieldManager,
-): Promise<T> {
-  requireName(type, object);
-  return rest.replace<T>(type, object, { fieldManager, subresource: 'status' });
-}
-
-/** Merge patch of the status subresource (no precondition unless resourceVersion given). */
-export function patchStatus<S, T extends WithStatus<S>>(
-  rest: RestClient,
-  type: ResourceType,
-  ref: { namespace?: string; name: string; resourceVersion?: string },
-  status: Partial<S>,
-  fieldManager: FieldManager,
-): Promise<T> {
-  const metadata = ref.resourceVersion ? { resourceVersion: ref.resourceVersion } : undefined;
-  return rest.patch<T>(
-    type,
-    ref.namespace,
-    ref.name,
-    'merge',
-    { metadata, status },
-    { fieldManager, subresource: 'status' },
-  );
-}
-
 export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
   return object.metadata?.finalizers?.includes(finalizer) ?? false;
 }

@@ -45,39 +45,6 @@ export function setCondition(
   return list;
 }
 
-export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
-}
-
-export function isConditionTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
-  return findCondition(conditions, type)?.status === 'True';
-}
-
-export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
-  return (conditions ?? []).filter((c) => c.type !== type);
-}
-
-/**
- * True when the two lists say the same thing (ignoring order), so a status write can be
- * skipped when nothing changed.
- */
-export function conditionsEqual(a: readonly Condition[] | undefined, b: readonly Condition[] | undefined): boolean {
-  const left = a ?? [];
-  const right = b ?? [];
-  if (left.length !== right.length) return false;
-  return left.every((x) => {
-    const y = findCondition(right, x.type);
-    return (
-      y !== undefined &&
-      x.status === y.status &&
-      x.reason === y.reason &&
-      x.message === y.message &&
-      x.observedGeneration === y.observedGeneration &&
-      x.lastTransitionTime === y.lastTransitionTime
-    );
-  });
-}
-
 /** metav1.Time is RFC 3339 with whole seconds. */
 export function toRfc3339Seconds(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');

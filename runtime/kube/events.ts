@@ -33,6 +33,32 @@ export interface EventSpec {
   readonly note: string;
 }
 
+/**
+ * An Event a pure plan asks for; the reconcile shell (controller/shell.ts) records it about the
+ * object the plan is for, with the action of that reconciler.
+ */
+export interface PlannedEvent {
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * The Event of a phase transition: the reason and message of the condition that explains the new
+ * phase (or the phase itself), a Warning when the phase is one a person should look at.
+ */
+export function phaseEvent(
+  phase: string,
+  cause: { readonly reason: string; readonly message: string } | undefined,
+  warning: boolean,
+): PlannedEvent {
+  return {
+    type: warning ? 'Warning' : 'Normal',
+    reason: cause?.reason ?? phase,
+    message: `phase ${phase}: ${cause?.message ?? ''}`.trim(),
+  };
+}
+
 /** The wire shape of events.k8s.io/v1 Event (times as MicroTime strings). */
 export interface KubeEvent extends KubeObject, Omit<EventSpec, 'note'> {
   note: string;

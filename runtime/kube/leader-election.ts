@@ -12,7 +12,7 @@
 import { toMicroTime } from './conditions';
 import { silentLogger, type Logger } from './log';
 import { resourcePath, Resources } from './resources';
-import { isNotFound, statusCodeOf, type RestClient } from './rest';
+import { isAlreadyExists, isConflict, isNotFound, type RestClient } from './rest';
 import type { KubeObject } from './types';
 import { Sleeper } from './sleep';
 
@@ -273,9 +273,10 @@ export class LeaderElector {
       this.options.onAttempt?.(undefined);
       return true;
     } catch (err) {
-      // 409 means another candidate wrote first; anything else is retried the same way.
+      // A conflict (a stale update, or a create that lost the race) means another candidate wrote
+      // first; anything else is retried the same way.
       this.logger.debug('lease attempt failed', { err });
-      this.options.onAttempt?.(statusCodeOf(err) === 409 ? undefined : err);
+      this.options.onAttempt?.(isConflict(err) || isAlreadyExists(err) ? undefined : err);
       return false;
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The start/stop safety every long-running part shares (the controller, the ElasticIP controllers,
+ * The start/stop safety every long-running part shares (the controller and
  * the webhook server), so a caller may stop at any moment:
  * - `start()` runs the start steps once; later calls return the same promise;
  * - `stop()` before `start()`: nothing is started afterwards (a later `start()` resolves at once);

@@ -1,5 +1,6 @@
 /** Resource types (group/version/plural) and the URL paths the API server serves them at. */
 import { GROUP, VERSION } from '../../api/constants';
+import { JUNEAU_KINDS } from '../../api/kinds/all';
 
 export interface ResourceType {
   /** '' for the core group. */
@@ -22,6 +23,37 @@ export const juneauResource = (def: {
   kind: def.kind,
   namespaced: def.scope === 'Namespaced',
 });
+
+/**
+ * A kind's name as a table key: lower camel case, an acronym lowered as a word, plus `s`
+ * (ElasticIP → elasticIPs, ARPAdvertisement → arpAdvertisements). `ResourceKey` is the same rule
+ * on the kind's literal type, so the table below is typed key by key.
+ */
+export function resourceKey<K extends string>(kind: K): ResourceKey<K> {
+  const lead = /^[A-Z]+(?=[A-Z][a-z])|^[A-Z]+$|^[A-Z]/.exec(kind)?.[0] ?? '';
+  return `${lead.toLowerCase()}${kind.slice(lead.length)}s` as ResourceKey<K>;
+}
+
+type Upper<C extends string> = C extends Lowercase<C> ? false : true;
+/** Lowers the leading capitals of `S`, except the last one of an acronym followed by a word. */
+type LowerLead<S extends string> = S extends `${infer A}${infer B}${infer C}${infer R}`
+  ? Upper<B> extends true
+    ? Upper<C> extends true
+      ? `${Lowercase<A>}${LowerLead<`${B}${C}${R}`>}`
+      : `${Lowercase<A>}${B}${C}${R}`
+    : `${Lowercase<A>}${B}${C}${R}`
+  : Lowercase<S>;
+export type ResourceKey<K extends string> = `${LowerLead<K>}s`;
+
+type JuneauKind = (typeof JUNEAU_KINDS)[number];
+
+/**
+ * Every Juneau kind as a REST resource type, derived from api/'s one list of kinds: the one table
+ * the controller, the webhooks, the agent and the CLI read (`JuneauResources.elasticIPs`, ...).
+ */
+export const JuneauResources = Object.fromEntries(
+  JUNEAU_KINDS.map((def) => [resourceKey(def.kind), juneauResource(def)]),
+) as { readonly [D in JuneauKind as ResourceKey<D['kind']>]: ResourceType };
 
 export const apiVersionOf = (type: ResourceType): string =>
   type.group ? `${type.group}/${type.version}` : type.version;

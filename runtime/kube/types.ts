@@ -1,32 +1,22 @@
 /**
  * The wire shape of Kubernetes objects as this package reads and writes them: plain JSON,
- * timestamps as strings. (client-node's models type times as Date, which is not what the
- * API server sends over a watch.)
+ * timestamps as strings (api/common.ts ObjectMeta, the one metadata type of api/ and runtime/).
  */
-import type { OwnerReference } from '../../api/common';
+import type { ObjectMeta, OwnerReference } from '../../api/common';
 
-export type { OwnerReference };
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-}
+export type { ObjectMeta, OwnerReference };
 
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: ObjectMeta;
 }
+
+/**
+ * An object as the API server keeps it (what a GET, a LIST, a watch or a cache gives): it always
+ * has a name, so readers need no fallback for one.
+ */
+export type Stored<T> = T & KubeObject & { metadata: ObjectMeta & { name: string } };
 
 export interface KubeList<T> {
   apiVersion?: string;

@@ -2,7 +2,7 @@
 // AddressPool items in blocks no host can use, naming the item's field, for CIDRs and ranges;
 // items next to those blocks and `spec.avoidBuggyIPs` are accepted.
 import { API_VERSION } from '../../api';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ignoreNotFound, rejection, testKubeConfig } from './fixture';

@@ -5,10 +5,9 @@
 // while the status says why nothing is served.
 import { ANNOTATIONS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { EipResources } from '../../runtime/controller/eip/caches';
 import { Informer } from '../../runtime/kube/informer';
-import { JuneauResources } from '../../runtime/controller/resources';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
 import { createLoadBalancerService, type Service, useNamespace, waitFor, waitForMatch } from './fixture';
@@ -244,7 +243,7 @@ describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {
     const kept = await getAs<Claim>(JuneauResources.allocationClaims, undefined, 'ipv4.198.18.150.6');
     expect(kept?.metadata.uid).toBe(old.metadata.uid);
     expect(kept?.spec.holder).toMatchObject({ kind: 'ServiceLoadBalancer', name: 'web' });
-    await deleteObject(EipResources.elasticIPs, namespace, 'holder');
+    await deleteObject(JuneauResources.elasticIPs, namespace, 'holder');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.vip === '198.18.150.5', {
       what: 'web moves to .5',
     });

@@ -7,9 +7,8 @@
 import { API_VERSION, ANNOTATIONS, type ARPAdvertisement, type ElasticIP, type ServiceLoadBalancer } from '../../api';
 import { advertisementName, isOwnedBy, type AdvertisementOwner } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { asKube, JuneauResources, OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
-import { Resources, resourcePath } from '../../runtime/kube/resources';
+import { OWNER_ANNOTATION, OWNER_LABELS } from '../../runtime/controller/resources';
+import { JuneauResources, Resources, resourcePath } from '../../runtime/kube/resources';
 import { isNotFound, RestClient, type WatchHandle } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {
@@ -77,15 +76,12 @@ async function loadBalancer(ns: string, name: string, requestedIP?: string): Pro
 
 /** An ElasticIP held directly by a Pod on `node` (NIC-1), so it is Attached and advertised. */
 async function usedElasticIP(ns: string, name: string, node: string): Promise<void> {
-  await rest.create(
-    EipResources.elasticIPs,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIP',
-      metadata: { name, namespace: ns },
-      spec: { externalNetwork: NET },
-    }),
-  );
+  await rest.create(JuneauResources.elasticIPs, {
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    metadata: { name, namespace: ns },
+    spec: { externalNetwork: NET },
+  });
   await rest.create(Resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -103,7 +99,7 @@ async function advertisedFor(owner: AdvertisementOwner): Promise<Ad | undefined>
     owner.kind === 'ServiceLoadBalancer'
       ? (await getAs<ServiceLoadBalancer>(JuneauResources.serviceLoadBalancers, owner.namespace, owner.name))?.status
           ?.vip
-      : (await getAs<ElasticIP>(EipResources.elasticIPs, owner.namespace, owner.name))?.status?.address;
+      : (await getAs<ElasticIP>(JuneauResources.elasticIPs, owner.namespace, owner.name))?.status?.address;
   const candidates = await rest.list<Ad>(ARP, {
     labelSelector: `${OWNER_LABELS.kind}=${owner.kind},${OWNER_LABELS.namespace}=${owner.namespace}`,
   });
@@ -113,15 +109,12 @@ async function advertisedFor(owner: AdvertisementOwner): Promise<Ad | undefined>
 /** A hand-made ARPAdvertisement (no webhook runs in this file), deleted after the file. */
 async function createByHand(name: string, address: string, labels: Record<string, string>): Promise<Ad> {
   handMade.push(name);
-  return rest.create<Ad>(
-    ARP,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ARPAdvertisement',
-      metadata: { name, labels },
-      spec: { externalNetwork: NET, address, nodeName: nodes[1] },
-    }) as Ad,
-  );
+  return rest.create<Ad>(ARP, {
+    apiVersion: API_VERSION,
+    kind: 'ARPAdvertisement',
+    metadata: { name, labels },
+    spec: { externalNetwork: NET, address, nodeName: nodes[1] },
+  } as Ad);
 }
 
 const oldLabels = (owner: AdvertisementOwner) => ({
@@ -245,8 +238,8 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     ]);
 
     const events = await watchedWindow({ labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` }, async () => {
-      await touch(EipResources.elasticIPs, a, 'db');
-      await touch(EipResources.elasticIPs, b, 'a-db');
+      await touch(JuneauResources.elasticIPs, a, 'db');
+      await touch(JuneauResources.elasticIPs, b, 'a-db');
     });
     expect(events).toEqual([]);
   });
@@ -312,7 +305,7 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       'the ServiceLoadBalancer with a VIP and a backend',
     ); // written after a pass that wanted its ARPAdvertisement
     await waitFor(
-      async () => (await getAs<ElasticIP>(EipResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached',
+      async () => (await getAs<ElasticIP>(JuneauResources.elasticIPs, ns, 'a-db'))?.status?.phase === 'Attached',
       { what: 'the ElasticIP Attached' },
     );
     expect(watchSvc.stop()).toEqual([]);

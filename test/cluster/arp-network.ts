@@ -1,7 +1,7 @@
 // An arp AddressPool and its ExternalNetwork, for cluster tests and the benches; no jest here, so
 // bench scripts (tsx) can import it (./fixture.ts sets jest's timeout when loaded).
 import { API_VERSION } from '../../api/constants';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 
@@ -11,7 +11,7 @@ export async function createArpNetwork(
   o: { readonly pool: string; readonly network: string; readonly addresses: readonly string[] },
 ): Promise<void> {
   const create = (type: ResourceType, name: string, spec: object) =>
-    rest.create(type, asKube({ apiVersion: API_VERSION, kind: type.kind, metadata: { name }, spec }));
+    rest.create(type, { apiVersion: API_VERSION, kind: type.kind, metadata: { name }, spec });
   await create(JuneauResources.addressPools, o.pool, { advertiseMode: 'arp', addresses: [...o.addresses] });
   await create(JuneauResources.externalNetworks, o.network, { type: 'arp', addressPools: [o.pool] });
 }

@@ -6,8 +6,7 @@
 // may still be in use, so the claim waits for it (EIP-15).
 import { API_VERSION, type AllocationClaim } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
 import { useNamespace, waitFor, waitForMatch } from './fixture';
@@ -38,8 +37,8 @@ afterAll(async () => {
 
 /** Deletes the ElasticIP as if no controller ran: its finalizer is removed by hand first. */
 async function deleteBehindTheControllersBack(namespace: string, name: string): Promise<void> {
-  await rest.patch(EipResources.elasticIPs, namespace, name, 'merge', { metadata: { finalizers: null } });
-  await deleteObject(EipResources.elasticIPs, namespace, name);
+  await rest.patch(JuneauResources.elasticIPs, namespace, name, 'merge', { metadata: { finalizers: null } });
+  await deleteObject(JuneauResources.elasticIPs, namespace, name);
   await waitFor(async () => !(await getEip(namespace, name)), { what: `ElasticIP ${name} gone` });
 }
 
@@ -69,15 +68,12 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
       uid: oldA.metadata?.uid,
     });
     // A NIC that holds b directly (no Pod behind it: nothing deletes it but this test).
-    await rest.create(
-      EipResources.networkInterfaces,
-      asKube({
-        apiVersion: API_VERSION,
-        kind: 'NetworkInterface',
-        metadata: { name: 'p.eth0', namespace },
-        spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' },
-      }),
-    );
+    await rest.create(JuneauResources.networkInterfaces, {
+      apiVersion: API_VERSION,
+      kind: 'NetworkInterface',
+      metadata: { name: 'p.eth0', namespace },
+      spec: { podName: 'p', interface: 'eth0', elasticIP: 'b' },
+    });
 
     await controller.stop();
     controller = undefined;
@@ -114,7 +110,7 @@ describe('ALLOC-2: the claim of a deleted and recreated ElasticIP', () => {
     expect((await getEip(namespace, 'a'))?.status?.address).toBe(newA.status?.address);
 
     // EIP-15: once the NIC that named the old b is gone, its claim goes too.
-    await deleteObject(EipResources.networkInterfaces, namespace, 'p.eth0');
+    await deleteObject(JuneauResources.networkInterfaces, namespace, 'p.eth0');
     await waitFor(async () => !(await getClaim('198.18.151.6')), { what: 'the old claim of b released after its NIC' });
     expect((await getEip(namespace, 'b'))?.status?.address).toBe(newB.status?.address);
   });

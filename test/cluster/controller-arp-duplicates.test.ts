@@ -4,10 +4,9 @@
 // juneau_arp_duplicate_addresses; once all but one are deleted the survivor goes back to True.
 import { API_VERSION, type ARPAdvertisement } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
 import { RuntimeMetrics } from '../../runtime/kube/metrics';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ignoreNotFound, testKubeConfig, waitFor, waitForMatch } from './fixture';
@@ -63,15 +62,12 @@ describe('duplicate detector (ARP-4)', () => {
     expect(await gauge()).toBe(0);
     const results = await Promise.allSettled(
       names.map((name, i) =>
-        rest.create(
-          JuneauResources.arpAdvertisements,
-          asKube({
-            apiVersion: API_VERSION,
-            kind: 'ARPAdvertisement',
-            metadata: { name },
-            spec: { externalNetwork: `dup-net-${suffix}`, address: ADDRESS, nodeName: `node-${i % 3}` },
-          }),
-        ),
+        rest.create(JuneauResources.arpAdvertisements, {
+          apiVersion: API_VERSION,
+          kind: 'ARPAdvertisement',
+          metadata: { name },
+          spec: { externalNetwork: `dup-net-${suffix}`, address: ADDRESS, nodeName: `node-${i % 3}` },
+        }),
       ),
     );
     const created = results.filter((r) => r.status === 'fulfilled').length;

@@ -6,10 +6,9 @@
 // server went through (watch events arrive in resourceVersion order), and a list samples it too.
 import { API_VERSION, ANNOTATIONS, type AllocationClaim, type ARPAdvertisement } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { JuneauResources, OWNER_LABELS, asKube } from '../../runtime/controller/resources';
+import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { Informer } from '../../runtime/kube/informer';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
@@ -76,15 +75,12 @@ const createService = (namespace: string, name: string, requestedIP?: string) =>
   createLoadBalancerService(namespace, name, { network: NET, requestedIP, ports: [{ port: 80 }] });
 
 async function createEip(namespace: string, name: string, requestedIP?: string): Promise<void> {
-  await rest.create(
-    EipResources.elasticIPs,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ElasticIP',
-      metadata: { name, namespace },
-      spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) },
-    }),
-  );
+  await rest.create(JuneauResources.elasticIPs, {
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    metadata: { name, namespace },
+    spec: { externalNetwork: NET, ...(requestedIP ? { requestedIP } : {}) },
+  });
 }
 
 /** A running Pod holding ElasticIP `eip` directly on eth0 (EIP-4): its NIC gets the address. */
@@ -210,7 +206,7 @@ describe('two active controllers, no webhook', () => {
       await Promise.all(
         leaving.map((o) =>
           o.kind === 'ElasticIP'
-            ? rest.delete(EipResources.elasticIPs, namespace, o.name)
+            ? rest.delete(JuneauResources.elasticIPs, namespace, o.name)
             : rest.delete(Resources.services, namespace, o.name),
         ),
       );
@@ -239,7 +235,7 @@ describe('two active controllers, no webhook', () => {
           .map((s) => rest.delete(Resources.services, namespace, s.name)),
         ...eips
           .filter((e) => !leaving.some((o) => o.name === e.name))
-          .map((e) => rest.delete(EipResources.elasticIPs, namespace, e.name)),
+          .map((e) => rest.delete(JuneauResources.elasticIPs, namespace, e.name)),
       ]);
       await Promise.all([...services, ...eips].map((o) => deletePodNow(namespace, `${o.name}-pod`)));
       await waitFor(

@@ -3,11 +3,10 @@
 // on SIGTERM so the other takes over.
 import { type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauController } from '../../runtime/controller/controller';
 import { main } from '../../runtime/controller/main';
-import { JuneauResources } from '../../runtime/controller/resources';
 import {
   createLoadBalancerService,
   testKubeConfig,

@@ -13,9 +13,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type ARPAdvertisement, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
 import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { JuneauResources, OWNER_LABELS } from '../../runtime/controller/resources';
+import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
 import {
   createLoadBalancerService,

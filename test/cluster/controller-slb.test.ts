@@ -13,9 +13,8 @@ import {
 import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources, asKube } from '../../runtime/controller/resources';
 import {
   deleteNodes,
   createLoadBalancerService,
@@ -51,16 +50,20 @@ const cond = (slb: ServiceLoadBalancer | undefined, type: string) =>
   slb?.status?.conditions?.find((c) => c.type === type);
 
 async function createPool(name: string, advertiseMode: 'arp' | 'bgp', addresses: string[]) {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }),
-  );
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name },
+    spec: { advertiseMode, addresses },
+  });
 }
 async function createNetwork(name: string, type: 'arp' | 'bgp', addressPools: string[]) {
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({ apiVersion: API_VERSION, kind: 'ExternalNetwork', metadata: { name }, spec: { type, addressPools } }),
-  );
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name },
+    spec: { type, addressPools },
+  });
 }
 const deleteClusterObject = (type: ResourceType, name: string) => deleteIgnoringNotFound(rest, type, undefined, name);
 /** The ServiceLoadBalancer once its phase is `phase`. */
@@ -356,19 +359,16 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       const kept = await watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${held}` });
       try {
         const name = 'ipv4.198.18.79.1';
-        const created = await rest.create(
-          JuneauResources.allocationClaims,
-          asKube({
-            apiVersion: API_VERSION,
-            kind: 'AllocationClaim',
-            metadata: { name },
-            spec: {
-              pool: { kind: 'AddressPool', name: pool },
-              value: '198.18.79.1',
-              holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' },
-            },
-          }),
-        );
+        const created = await rest.create(JuneauResources.allocationClaims, {
+          apiVersion: API_VERSION,
+          kind: 'AllocationClaim',
+          metadata: { name },
+          spec: {
+            pool: { kind: 'AddressPool', name: pool },
+            value: '198.18.79.1',
+            holder: { kind: 'ServiceLoadBalancer', namespace: 'nowhere', name: 'gone', uid: 'x' },
+          },
+        });
         expect(created.metadata?.name).toBe(name);
         await waitFor(async () => (await getClaim(name)) === undefined, { what: 'orphan released', timeoutMs: 20_000 });
       } catch (err) {

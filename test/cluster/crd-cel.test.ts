@@ -5,8 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { API_VERSION } from '../../api';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { EIP_8_COLUMNS } from '../printer-columns';
@@ -15,7 +14,7 @@ import { REPO_ROOT } from './paths';
 
 const rest = testRest();
 const create = (type: ResourceType, kind: string, name: string, spec: object, namespace?: string) =>
-  rest.create(type, asKube({ apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec }));
+  rest.create(type, { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec });
 const STATUS = { subresource: 'status' } as const;
 const uid = () => Math.random().toString(36).slice(2, 8);
 
@@ -141,12 +140,12 @@ describe('ARPAdvertisement on the real API server', () => {
 
 describe('ElasticIP on the real API server', () => {
   const ns = useNamespace();
-  const createEip = (name: string, spec: object) => create(EipResources.elasticIPs, 'ElasticIP', name, spec, ns());
+  const createEip = (name: string, spec: object) => create(JuneauResources.elasticIPs, 'ElasticIP', name, spec, ns());
 
   test('EIP-8: kubectl get elasticip prints exactly NAME, EXTERNALNETWORK, ADDRESS, ATTACHMENTKIND, ATTACHMENT, PHASE, ALLOCATED, ATTACHED', async () => {
     await createEip('web-eip', { externalNetwork: 'ext-net-arp' });
     await rest.patch(
-      EipResources.elasticIPs,
+      JuneauResources.elasticIPs,
       ns(),
       'web-eip',
       'merge',
@@ -193,7 +192,7 @@ describe('ElasticIP on the real API server', () => {
     const bad = await rejection(createEip('e1', { externalNetwork: 'n', requestedIP: '10.0.0.300' }));
     expect(bad.message).toContain('spec.requestedIP');
     await createEip('e2', { externalNetwork: 'n', requestedIP: '10.0.0.3' });
-    const patch = (spec: object) => patchSpec(EipResources.elasticIPs, 'e2', spec, ns());
+    const patch = (spec: object) => patchSpec(JuneauResources.elasticIPs, 'e2', spec, ns());
     expect((await rejection(patch({ requestedIP: '10.0.0.4' }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ requestedIP: null }))).message).toContain('spec.requestedIP is immutable');
     expect((await rejection(patch({ externalNetwork: 'm' }))).message).toContain('spec.externalNetwork is immutable');

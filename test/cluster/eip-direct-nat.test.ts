@@ -3,8 +3,7 @@
 // following a re-created Pod to another node (EIP-17), NAT through an ElasticIPAttachment
 // (EIPA-1, EIP-14), and a requestedIP that is already taken (EIP-3).
 import { ANNOTATIONS, FINALIZERS } from '../../api';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { Resources, resourcePath } from '../../runtime/kube/resources';
+import { JuneauResources, Resources, resourcePath } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import {
@@ -157,7 +156,7 @@ describe('ElasticIP direct use (NIC-1, EIP-4, EIP-7, EIP-9, EIP-17, EIP-18)', ()
     expect(pending.status?.address).toBeUndefined();
     expect((await getClaim('ipv4.198.18.90.9'))?.spec.holder).toMatchObject({ name: 'first' });
     // Once the first lets go, the second gets it.
-    await deleteObject(EipResources.elasticIPs, namespace, 'first');
+    await deleteObject(JuneauResources.elasticIPs, namespace, 'first');
     await waitFor(async () => (await getEip(namespace, 'second'))?.status?.address === '198.18.90.9', {
       what: 'second gets .9',
     });
@@ -193,7 +192,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     });
 
     // Detach: Available, no ARPAdvertisement (EIP-18).
-    await deleteObject(EipResources.elasticIPAttachments, namespace, 'nginx-attach');
+    await deleteObject(JuneauResources.elasticIPAttachments, namespace, 'nginx-attach');
     await waitFor(async () => (await getAd(adName)) === undefined, { what: 'ARPAdvertisement gone after detach' });
     await waitFor(async () => (await getEip(namespace, 'nginx-eip'))?.status?.phase === 'Available', {
       what: 'Available',
@@ -202,7 +201,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     // EIP-14: deleted while used through NAT: claim, ARPAdvertisement, finalizer released; the attachment says why it is Pending.
     await createAttachment(namespace, 'nginx-attach', 'nginx-eip', 'nginx.eth0');
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement again' });
-    await deleteObject(EipResources.elasticIPs, namespace, 'nginx-eip');
+    await deleteObject(JuneauResources.elasticIPs, namespace, 'nginx-eip');
     await waitFor(async () => (await getEip(namespace, 'nginx-eip')) === undefined, { what: 'ElasticIP gone' });
     expect(await getAd(adName)).toBeUndefined();
     expect(await getClaim(`ipv4.${address}`)).toBeUndefined();
@@ -232,7 +231,7 @@ describe('ElasticIP through NAT (EIPA-1, EIP-14, EIP-17)', () => {
     await waitFor(async () => (await getAttachment(namespace, 'a1'))?.status?.reason === 'MultipleAttachments', {
       what: 'a1 Pending',
     });
-    await deleteObject(EipResources.elasticIPAttachments, namespace, 'a2');
+    await deleteObject(JuneauResources.elasticIPAttachments, namespace, 'a2');
     await attachmentIn(namespace, 'a1', 'Attached');
   });
 });

@@ -1,7 +1,8 @@
 // A controller replica for the ElasticIP cluster tests: the controller's own shared context
-// (createControllerContext: caches, the allocation index fed from them, the allocator) and this
-// feature's reconcilers from ElasticIPControllers. The ExternalNetwork reconciler is not
-// run, so a test decides when status.networkID is written (EN-8).
+// (createControllerContext: caches, the allocation index fed from them, the allocator) and the
+// registrations of this feature's reconcilers (ElasticIP, ElasticIPAttachment, NetworkInterface,
+// Pod). The ExternalNetwork reconciler is not run, so a test decides when status.networkID is
+// written (EN-8).
 import {
   ANNOTATIONS,
   API_VERSION,
@@ -13,12 +14,17 @@ import {
 } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { createControllerContext, type ControllerContext } from '../../runtime/controller/context';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { ElasticIPControllers, sharedCachesRead } from '../../runtime/controller/eip/register';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import {
+  elasticIPAttachmentReconciler,
+  networkInterfaceReconciler,
+} from '../../runtime/controller/eip/reconcile-dependents';
+import { elasticIPReconciler } from '../../runtime/controller/eip/reconcile-elastic-ip';
+import { podReconciler } from '../../runtime/controller/pods/reconcile-pod';
+import { Registration } from '../../runtime/controller/reconciler';
 import { EventRecorder } from '../../runtime/kube/events';
+import { waitForCacheSync, type Informer } from '../../runtime/kube/informer';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { ensureNode, testKubeConfig, waitForMatch } from './fixture';
@@ -27,7 +33,7 @@ export const rest = new RestClient(testKubeConfig());
 
 export interface Replica {
   readonly ctx: ControllerContext;
-  readonly eip: ElasticIPControllers;
+  readonly registrations: readonly Registration[];
   stop(): Promise<void>;
 }
 
@@ -43,16 +49,23 @@ export async function startReplica(name = 'test'): Promise<Replica> {
     flushIntervalMs: 1_000,
   });
   const ctx = createControllerContext({ rest: client, logger, recorder });
-  const eip = new ElasticIPControllers(ctx);
-  // As the controller does, less the caches of features not run here; eip.start() waits for them.
-  const used = sharedCachesRead(ctx.caches);
+  const specs = [
+    elasticIPReconciler(ctx, 4),
+    elasticIPAttachmentReconciler(ctx),
+    networkInterfaceReconciler(ctx),
+    podReconciler(ctx),
+  ];
+  const registrations = specs.map((spec) => new Registration(spec, { logger }));
+  // As the controller does, less the caches of features not run here: all it watches, synced first.
+  const used = [...new Set(registrations.flatMap((r) => r.informers))] as Array<Informer<KubeObject>>;
   used.forEach((c) => c.start());
-  await eip.start();
+  await waitForCacheSync(used, Infinity);
+  registrations.forEach((r) => r.start());
   return {
     ctx,
-    eip,
+    registrations,
     async stop() {
-      await eip.stop();
+      await Promise.all(registrations.map((r) => r.stop()));
       await Promise.all(used.map((c) => c.stop()));
       await recorder.stop();
     },
@@ -125,10 +138,11 @@ export async function getAs<T>(
   }
 }
 
-export const getEip = (ns: string, name: string) => getAs<ElasticIP>(EipResources.elasticIPs, ns, name);
-export const getNic = (ns: string, name: string) => getAs<NetworkInterface>(EipResources.networkInterfaces, ns, name);
+export const getEip = (ns: string, name: string) => getAs<ElasticIP>(JuneauResources.elasticIPs, ns, name);
+export const getNic = (ns: string, name: string) =>
+  getAs<NetworkInterface>(JuneauResources.networkInterfaces, ns, name);
 export const getAttachment = (ns: string, name: string) =>
-  getAs<ElasticIPAttachment>(EipResources.elasticIPAttachments, ns, name);
+  getAs<ElasticIPAttachment>(JuneauResources.elasticIPAttachments, ns, name);
 export const getAd = (name: string) => getAs<ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, name);
 export const getClaim = (name: string) => getAs<AllocationClaim>(JuneauResources.allocationClaims, undefined, name);
 /** Waits for the ElasticIP to reach `phase`; returns it as read then. */
@@ -174,10 +188,12 @@ export async function createPool(
   addresses: string[],
   advertiseMode: 'arp' | 'bgp' = 'arp',
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.addressPools,
-    asKube({ apiVersion: API_VERSION, kind: 'AddressPool', metadata: { name }, spec: { advertiseMode, addresses } }),
-  );
+  await rest.create(JuneauResources.addressPools, {
+    apiVersion: API_VERSION,
+    kind: 'AddressPool',
+    metadata: { name },
+    spec: { advertiseMode, addresses },
+  });
 }
 
 export async function createNetwork(
@@ -185,15 +201,12 @@ export async function createNetwork(
   pools: string[],
   opts: { networkID?: number; type?: 'arp' | 'bgp' } = {},
 ): Promise<void> {
-  await rest.create(
-    JuneauResources.externalNetworks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name },
-      spec: { type: opts.type ?? 'arp', addressPools: pools },
-    }),
-  );
+  await rest.create(JuneauResources.externalNetworks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name },
+    spec: { type: opts.type ?? 'arp', addressPools: pools },
+  });
   if (opts.networkID) await setNetworkID(name, opts.networkID);
 }
 
@@ -212,14 +225,14 @@ export async function setNetworkID(name: string, networkID: number): Promise<voi
 /** Creates the namespaced Juneau object `ns/name` of `type` with `spec`. */
 async function createNamespaced(type: ResourceType, ns: string, name: string, spec: object): Promise<void> {
   const object = { apiVersion: API_VERSION, kind: type.kind, metadata: { name, namespace: ns }, spec };
-  await rest.create(type, asKube(object));
+  await rest.create(type, object);
 }
 
 export const createEip = (ns: string, name: string, externalNetwork: string, requestedIP?: string) =>
-  createNamespaced(EipResources.elasticIPs, ns, name, { externalNetwork, ...(requestedIP ? { requestedIP } : {}) });
+  createNamespaced(JuneauResources.elasticIPs, ns, name, { externalNetwork, ...(requestedIP ? { requestedIP } : {}) });
 
 export const createAttachment = (ns: string, name: string, elasticIP: string, networkInterface: string) =>
-  createNamespaced(EipResources.elasticIPAttachments, ns, name, { elasticIP, networkInterface });
+  createNamespaced(JuneauResources.elasticIPAttachments, ns, name, { elasticIP, networkInterface });
 
 export async function deleteObject(
   type: ResourceType,

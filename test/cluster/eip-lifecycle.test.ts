@@ -3,8 +3,7 @@
 // between a terminating Pod's NIC and its replacement, EIP-15/16 deletion that waits for NICs,
 // and the pod controller's EN-8 wait and malformed annotations (NIC-1).
 import { ANNOTATIONS, type ElasticIP, type NetworkInterface } from '../../api';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 import {
@@ -34,7 +33,7 @@ import {
 const { suffix, network: NET, nodes } = useEipSetup('eipl', { addresses: ['198.18.91.0/28'], networkID: 5002 });
 /** A watch that fails on any change of `project` of the ElasticIP `eip`. */
 const eipChanges = (namespace: string, project: (e: ElasticIP) => unknown) =>
-  watchForChanges<ElasticIP>({ type: EipResources.elasticIPs, namespace, name: 'eip', project });
+  watchForChanges<ElasticIP>({ type: JuneauResources.elasticIPs, namespace, name: 'eip', project });
 
 describe('EIP-10: an attachment and a NIC at once', () => {
   const ns = useNamespace();
@@ -72,7 +71,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
     expect((await getAttachment(namespace, 'nat-attach'))?.status?.phase).toBe('Pending');
 
     // Recovery: delete the attachment -> the NIC proceeds.
-    await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
+    await deleteObject(JuneauResources.elasticIPAttachments, namespace, 'nat-attach');
     const attached = await eipIn(namespace, 'eip', 'Attached');
     expect(attached.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'web.eth0' });
     await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.status?.phase === 'Ready', {
@@ -143,7 +142,7 @@ describe('EIP-11/12: a terminating Pod and its replacement', () => {
     await createPod(namespace, 'nat', { nodeName: nodes[1], annotations: plain });
     await createAttachment(namespace, 'nat-attach', 'eip', 'nat.eth0');
     await eipIn(namespace, 'eip', 'Error');
-    await deleteObject(EipResources.elasticIPAttachments, namespace, 'nat-attach');
+    await deleteObject(JuneauResources.elasticIPAttachments, namespace, 'nat-attach');
 
     // Rule 2 / EIP-12: Available, Attached False WaitingForHandover naming the terminating NIC; nobody answers.
     const waiting = await waitForMatch(
@@ -186,13 +185,13 @@ describe('EIP-15/16: deletion waits for the NICs', () => {
     const attached = await eipIn(namespace, 'eip', 'Attached');
     const adName = eipAdName(namespace, 'eip');
     await waitFor(() => getAd(adName), { what: 'ARPAdvertisement' });
-    await deleteObject(EipResources.elasticIPs, namespace, 'eip');
+    await deleteObject(JuneauResources.elasticIPs, namespace, 'eip');
     return { address: attached.status!.address!, adName };
   };
   /** A watch that fails on any change of the NIC's phase. */
   const nicPhaseChanges = (namespace: string, name: string) =>
     watchForChanges<NetworkInterface>({
-      type: EipResources.networkInterfaces,
+      type: JuneauResources.networkInterfaces,
       namespace,
       name,
       project: (n) => n.status?.phase,

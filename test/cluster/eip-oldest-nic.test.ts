@@ -3,8 +3,7 @@
 // NetworkInterface gets the address — by the creationTimestamp the API server wrote — and NICs of
 // the same second are ordered by name. The reconcilers run in-process (eip-harness).
 import { type ARPAdvertisement, type NetworkInterface } from '../../api';
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
 import { deletePodNow, useNamespace, waitFor, waitForMatch } from './fixture';
@@ -44,7 +43,7 @@ async function passThroughError(namespace: string, eip: string): Promise<void> {
   await createAttachment(namespace, `attach-${eip}`, eip, `nat-${eip}.eth0`);
   const error = await eipIn(namespace, eip, 'Error');
   expect(error.status?.attachment).toBeUndefined();
-  await deleteObject(EipResources.elasticIPAttachments, namespace, `attach-${eip}`);
+  await deleteObject(JuneauResources.elasticIPAttachments, namespace, `attach-${eip}`);
 }
 
 async function holderAfterError(namespace: string, eip: string): Promise<string | undefined> {
@@ -101,7 +100,7 @@ describe('EIP-11 rule 3: the oldest NIC, ties broken by name', () => {
       attempts.push(`${z.metadata.creationTimestamp} / ${a.metadata.creationTimestamp}`);
       if (createdAt(z) !== createdAt(a)) {
         await Promise.all([deletePodNow(namespace, `${eip}-z`), deletePodNow(namespace, `${eip}-a`)]);
-        await deleteObject(EipResources.elasticIPs, namespace, eip);
+        await deleteObject(JuneauResources.elasticIPs, namespace, eip);
         continue;
       }
       await passThroughError(namespace, eip);

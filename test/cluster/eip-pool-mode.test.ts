@@ -4,7 +4,7 @@
 // never hands out one of that pool's addresses, and a network with no pool of its own mode puts
 // its ElasticIPs in Error, saying which pool has which mode. The reconcilers run in-process.
 import type { AllocationClaim } from '../../api';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitForMatch } from './fixture';
 import {

@@ -2,8 +2,7 @@
 // run the ElasticIP reconcilers at once (no leader election: the worst case). Claim creation is
 // the reservation, so no address is ever held twice; when the replicas race for one ElasticIP,
 // the extra claim is released. Deleting them all leaves no claim.
-import { EipResources } from '../../runtime/controller/eip/caches';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import type { AllocationClaim, ElasticIP } from '../../api';
 import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitFor } from './fixture';
@@ -49,7 +48,7 @@ describe('EIP-3 / ALLOC-1: 500 ElasticIPs, two replicas', () => {
 
     const settled = await waitFor(
       async () => {
-        const eips = (await rest.list<ElasticIP & KubeObject>(EipResources.elasticIPs, { namespace })).items;
+        const eips = (await rest.list<ElasticIP & KubeObject>(JuneauResources.elasticIPs, { namespace })).items;
         const withAddress = eips.filter((e) => e.status?.phase === 'Available' && e.status.address);
         if (withAddress.length < COUNT) return undefined;
         const claims = await claimsOf(namespace);
@@ -72,11 +71,11 @@ describe('EIP-3 / ALLOC-1: 500 ElasticIPs, two replicas', () => {
       `EIP-3: ${COUNT} ElasticIPs allocated by two replicas in ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
 
-    await inChunks(names, 50, (name) => deleteObject(EipResources.elasticIPs, namespace, name));
+    await inChunks(names, 50, (name) => deleteObject(JuneauResources.elasticIPs, namespace, name));
     await waitFor(
       async () =>
         (await claimsOf(namespace)).length === 0 &&
-        (await rest.list(EipResources.elasticIPs, { namespace })).items.length === 0,
+        (await rest.list(JuneauResources.elasticIPs, { namespace })).items.length === 0,
       {
         timeoutMs: 240_000,
         intervalMs: 2_000,

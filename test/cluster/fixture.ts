@@ -30,9 +30,8 @@ import {
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../api';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
-import { Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
+import { ANNOTATIONS, GROUP, LOAD_BALANCER_CLASS } from '../../api';
+import { JuneauResources, Resources, resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import { isNotFound as isRestNotFound, KubeApiError, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { sleep } from '../sleep';
@@ -364,7 +363,7 @@ export async function kubectlApply(
 // ---------------------------------------------------------------------------------------------
 // CRDs
 
-export const JUNEAU_GROUP = 'juneau.loutres.me';
+export const JUNEAU_GROUP = GROUP;
 
 /** Fails with an actionable message unless the CRD `<plural>.<group>` is installed and Established
  * (the global setup applies dist/juneau-crds.k8s.yaml only when `npx cdk8s synth` has made it). */
@@ -487,7 +486,7 @@ export interface LoadBalancerServiceOptions {
 }
 
 /** A LoadBalancer Service of Juneau's class, as a user writes it (no node ports). */
-export function loadBalancerService(name: string, o: LoadBalancerServiceOptions = {}): V1Service {
+export function loadBalancerService(name: string, o: LoadBalancerServiceOptions = {}): Service {
   const annotations: Record<string, string> = {};
   if (o.network) annotations[ANNOTATIONS.loadBalancerExternalNetwork] = o.network;
   if (o.requestedIP) annotations[ANNOTATIONS.loadBalancerRequestedIP] = o.requestedIP;
@@ -514,5 +513,5 @@ export function createLoadBalancerService(
   o: LoadBalancerServiceOptions = {},
 ): Promise<Service> {
   const service = loadBalancerService(name, o);
-  return testRest().create(Resources.services, asKube({ ...service, metadata: { ...service.metadata, namespace } }));
+  return testRest().create(Resources.services, { ...service, metadata: { ...service.metadata, namespace } });
 }

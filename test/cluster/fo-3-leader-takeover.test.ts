@@ -12,8 +12,7 @@ import * as path from 'node:path';
 import { INSTALL, type ARPAdvertisement } from '../../api';
 import { agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { advertisementName } from '../../runtime/controller/arp/names';
-import { JuneauResources } from '../../runtime/controller/resources';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {

@@ -1,7 +1,7 @@
 // FO-1 on the real API server: spec.arp.announceOnMove is accepted on an arp ExternalNetwork,
 // refused on a bgp one by the CRD's CEL rule (no webhook needed), and switchable later.
 import { API_VERSION, type ExternalNetwork } from '../../api';
-import { asKube, JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { rejection, testKubeConfig } from './fixture';
@@ -10,15 +10,12 @@ const rest = new RestClient(testKubeConfig());
 const networks = JuneauResources.externalNetworks;
 const uid = () => Math.random().toString(36).slice(2, 8);
 const create = (name: string, type: string, arp?: object) =>
-  rest.create(
-    networks,
-    asKube({
-      apiVersion: API_VERSION,
-      kind: 'ExternalNetwork',
-      metadata: { name },
-      spec: { type, addressPools: ['p'], ...(arp ? { arp } : {}) },
-    }),
-  );
+  rest.create(networks, {
+    apiVersion: API_VERSION,
+    kind: 'ExternalNetwork',
+    metadata: { name },
+    spec: { type, addressPools: ['p'], ...(arp ? { arp } : {}) },
+  });
 
 describe('FO-1 spec.arp.announceOnMove (CRD, real API server)', () => {
   test('FO-1: accepted on arp, switchable; absent by default', async () => {

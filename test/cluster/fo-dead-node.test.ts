@@ -6,9 +6,8 @@
 import { type ARPAdvertisement, type ServiceLoadBalancer } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import { JuneauController } from '../../runtime/controller/controller';
-import { JuneauResources } from '../../runtime/controller/resources';
 import { EventRecorder } from '../../runtime/kube/events';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import {

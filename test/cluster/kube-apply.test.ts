@@ -5,12 +5,9 @@ import {
   addFinalizer,
   applyObject,
   applyStatus,
-  patchStatus,
   removeFinalizer,
-  updateStatus,
 } from '../../runtime/kube/apply';
-import { Resources } from '../../runtime/kube/resources';
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { KubeApiError, isConflict } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { testRest, useNamespace } from './fixture';
@@ -65,8 +62,8 @@ describe('apply helpers on a real API server', () => {
     expect(pruned.data).toEqual({ iface: 'eth0' });
   });
 
-  it('writes Service status through the status subresource (apply, merge patch, and PUT with conflict)', async () => {
-    const svc = await rest.create<Service>(Resources.services, {
+  it('writes Service status through the status subresource (server-side apply)', async () => {
+    await rest.create<Service>(Resources.services, {
       metadata: { name: 'web', namespace: ns },
       spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
     });
@@ -79,35 +76,6 @@ describe('apply helpers on a real API server', () => {
     );
     expect(applied.status?.loadBalancer?.ingress).toEqual([{ ip: '192.0.2.10', ipMode: 'VIP' }]);
     expect(managers(applied)).toContain('juneau-controller/Apply/status');
-
-    const patched = await patchStatus<NonNullable<Service['status']>, Service>(
-      rest,
-      Resources.services,
-      { namespace: ns, name: 'web' },
-      { loadBalancer: { ingress: [{ ip: '192.0.2.11' }] } },
-      FieldManagers.controller,
-    );
-    expect(patched.status?.loadBalancer?.ingress?.[0].ip).toBe('192.0.2.11');
-
-    // A PUT of status from a stale copy is refused; spec changes in a status PUT are ignored.
-    const stale = { ...svc, status: { loadBalancer: { ingress: [{ ip: '192.0.2.99' }] } } };
-    const refused = await updateStatus(rest, Resources.services, stale, FieldManagers.controller).catch(
-      (e: unknown) => e,
-    );
-    expect(isConflict(refused)).toBe(true);
-    const fresh = await rest.get<Service>(Resources.services, ns, 'web');
-    const updated = await updateStatus(
-      rest,
-      Resources.services,
-      {
-        ...fresh,
-        spec: { ...fresh.spec, ports: [{ port: 81 }] },
-        status: { loadBalancer: { ingress: [{ ip: '192.0.2.12' }] } },
-      },
-      FieldManagers.controller,
-    );
-    expect(updated.status?.loadBalancer?.ingress?.[0].ip).toBe('192.0.2.12');
-    expect(updated.spec?.ports?.[0].port).toBe(80);
   });
 
   it('adds and removes a finalizer, refusing to overwrite a concurrent change', async () => {

@@ -1,4 +1,4 @@
-// Issue 11 item 6 (SLB-7's "a change of controller leader does not change the answer" needs one
+// Leader fencing (SLB-7's "a change of controller leader does not change the answer" needs one
 // writer at a time): a replica that loses its Lease stops writing at once. Two juneau-controller
 // replicas (main()) against the real API server; replica A, the leader, reaches it only through an
 // HTTP proxy in this test that forwards every request with the admin credentials (so the proxy sees
@@ -14,10 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { main } from '../../runtime/controller/main';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
-import { JuneauResources } from '../../runtime/controller/resources';
 import type { Lease } from '../../runtime/kube/leader-election';
 import {
   createLoadBalancerService,
@@ -157,7 +156,7 @@ const leaseOf = async (name: string) =>
 
 const SERVICE = { ports: [{ port: 80 }] };
 
-describe('leader fencing (issue 11 item 6)', () => {
+describe('leader fencing (SLB-7: one writer at a time)', () => {
   const ns = useNamespace();
 
   it('SLB-1 / SLB-7 / ALLOC-1: the old leader, cut off from the API server, makes 0 writes after its Lease expired; the new leader does the work', async () => {

@@ -1,4 +1,4 @@
-// Issue 11 item 8, on the real API server and its garbage collector: `kubectl delete svc
+// SLB-1 on the real API server and its garbage collector: `kubectl delete svc
 // --cascade=orphan` of a Juneau Service completes. The garbage collector removes the Service's
 // ownerReference from the ServiceLoadBalancer before it lets the Service go; the SLB-1 webhook
 // used to refuse that write, so the Service hung with the `orphan` finalizer for ever.
@@ -25,7 +25,7 @@ afterAll(() => stopSlbWebhook(webhook, namespace));
 
 const slbJson = (field: string) => slbField(namespace, 'web', field);
 
-test('issue 11 item 8 / SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
+test('SLB-1: kubectl delete svc --cascade=orphan completes; the ServiceLoadBalancer stays until the controller deletes it, and users still cannot change its spec', async () => {
   const service = await createLoadBalancerService(namespace, 'web', { ports: [{ port: 80 }] });
   // What the controller writes (runtime/controller/slb/reconcile.ts ensureServiceLoadBalancer), by the controller's identity.
   const slb = {

@@ -4,7 +4,7 @@
 // main.ts would learn from a SelfSubjectReview); `alice` is impersonated with group system:masters,
 // so RBAC allows her everything and only the webhook can refuse. Removing the finalizers of a
 // deleting ARPAdvertisement stays open to anyone.
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { ownerMetadata } from '../../runtime/controller/arp/names';
 import { RestClient } from '../../runtime/kube/rest';

@@ -1,8 +1,8 @@
-// Issue 11 item 7 on the real API server: admission reads informers (runtime/kube/informer.ts),
+// On the real API server: admission reads informers (runtime/kube/informer.ts),
 // not a LIST per request, and answers nothing before they have synced (an empty cache would allow
 // what it must refuse); the controller's own ServiceLoadBalancer writes skip the SLB-1 webhook by
 // the install manifest's matchConditions, everyone else's still reach it.
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { API_VERSION } from '../../api';
 import { informerWebhookCaches, type WebhookCacheSet } from '../../runtime/controller/webhook/listers';
 import { RestClient } from '../../runtime/kube/rest';
@@ -21,7 +21,7 @@ import {
 
 const rest = new RestClient(testKubeConfig());
 
-describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
+describe('informer-backed admission (AP-2)', () => {
   const net = randomSubnet();
   const id = randomId();
   const pools = [`inf-held-${id}`, `inf-dup-${id}`, `inf-early-${id}`];
@@ -76,7 +76,7 @@ describe('issue 11 item 7: informer-backed admission (AP-2)', () => {
   }, 90_000);
 });
 
-describe('issue 11 item 7: the controller skips its own SLB-1 webhook (matchConditions)', () => {
+describe('the controller skips its own SLB-1 webhook (matchConditions)', () => {
   let webhook: TestWebhook;
   let namespace: string;
   // Nobody is a known writer: every write that reaches the webhook is refused.

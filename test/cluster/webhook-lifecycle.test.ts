@@ -7,7 +7,7 @@
 // naming an ElasticIP follow the pods webhook's failurePolicy from api/webhooks.ts.
 // Timeouts: 5 s per call (timeoutSeconds in the install manifest); a stopped process is refused at
 // once (connection refused), a hung one costs the client up to 5 s before the refusal.
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { X509Certificate } from 'node:crypto';
 import { ANNOTATIONS } from '../../api';
 import { juneauWebhooks } from '../../api/webhooks';

@@ -5,7 +5,7 @@
 // server, and serves: the API server refuses a bad object through it (EN-4).
 // Before this, certificates were made by running `openssl` in os.tmpdir(), and this test failed
 // ("webhook not ready yet": the temporary directory, then the openssl CLI, refused).
-import { JuneauResources } from '../../runtime/controller/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';

@@ -3,9 +3,8 @@
 // of this file's objects. Each rule: allowed cases allowed, and refusals whose message names the
 // conflicting object. EN-3, EN-4, EN-5, AP-2, ARP-2, ARP-4, ARP-5, EIP-5.
 import { ANNOTATIONS } from '../../api';
-import { JuneauResources } from '../../runtime/controller/resources';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
-import { Resources } from '../../runtime/kube/resources';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import { createNamespace, deleteNamespace, ensureNode, ignoreNotFound, testKubeConfig } from './fixture';
 import {

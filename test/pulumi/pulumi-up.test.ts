@@ -7,10 +7,9 @@
 import { Chart, Testing } from 'cdk8s';
 import { FINALIZERS } from '../../api';
 import { AddressPool, ElasticIP, ExternalNetwork } from '../../constructs/cdk8s';
-import { JuneauResources } from '../../runtime/controller/resources';
-import { EipResources } from '../../runtime/controller/eip/caches';
+
 import { main as controllerMain } from '../../runtime/controller/main';
-import { Resources, type ResourceType } from '../../runtime/kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { describeWhen } from '../requirements';
@@ -44,15 +43,15 @@ const exampleServices = async () =>
 const programObjects = async () => ({
   addressPools: names(await list(JuneauResources.addressPools)),
   externalNetworks: names(await list(JuneauResources.externalNetworks)),
-  elasticIPs: names(await list(EipResources.elasticIPs, NAMESPACE)),
-  elasticIPAttachments: names(await list(EipResources.elasticIPAttachments, NAMESPACE)),
+  elasticIPs: names(await list(JuneauResources.elasticIPs, NAMESPACE)),
+  elasticIPAttachments: names(await list(JuneauResources.elasticIPAttachments, NAMESPACE)),
   pods: names(await list(Resources.pods, NAMESPACE)),
   services: names(await exampleServices()),
 });
 /** What the controller makes from them: it goes with them (finalizers, owner references). */
 const derivedObjects = async () => ({
   serviceLoadBalancers: names(await list(JuneauResources.serviceLoadBalancers, NAMESPACE)),
-  networkInterfaces: names(await list(EipResources.networkInterfaces, NAMESPACE)),
+  networkInterfaces: names(await list(JuneauResources.networkInterfaces, NAMESPACE)),
   arpAdvertisements: names(await list(JuneauResources.arpAdvertisements)),
   // subnet-vni is the controller's own pool; a network's VNI claim goes with the network.
   allocationClaims: names(await list(JuneauResources.allocationClaims)),
@@ -199,7 +198,7 @@ describeWhen(
         services: ['web'],
       });
       const outputs = await stack.outputs();
-      const eipObjects = await list(EipResources.elasticIPs, NAMESPACE);
+      const eipObjects = await list(JuneauResources.elasticIPs, NAMESPACE);
       const eips = new Map(eipObjects.map((e) => [e.metadata.name, e.status?.address]));
       const service = (await exampleServices())[0];
       const slb = (await list(JuneauResources.serviceLoadBalancers, NAMESPACE)).find((s) => s.metadata.name === 'web');
@@ -228,8 +227,8 @@ describeWhen(
       for (const [type, namespace] of [
         [JuneauResources.addressPools],
         [JuneauResources.externalNetworks],
-        [EipResources.elasticIPs, NAMESPACE],
-        [EipResources.elasticIPAttachments, NAMESPACE],
+        [JuneauResources.elasticIPs, NAMESPACE],
+        [JuneauResources.elasticIPAttachments, NAMESPACE],
         [Resources.pods, NAMESPACE],
         [Resources.services, NAMESPACE],
       ] as [ResourceType, string?][]) {
@@ -285,7 +284,7 @@ describeWhen(
       expect(result.stdout + result.stderr).toContain(
         'spec.requestedIP is immutable: recreate the ElasticIP to reserve another address (EIP-3)',
       );
-      const webEip = (await list(EipResources.elasticIPs, NAMESPACE)).find((e) => e.metadata.name === 'web-eip');
+      const webEip = (await list(JuneauResources.elasticIPs, NAMESPACE)).find((e) => e.metadata.name === 'web-eip');
       expect({ requestedIP: webEip?.spec?.requestedIP, address: webEip?.status?.address }).toEqual({
         requestedIP: '10.225.32.241',
         address: '10.225.32.241',

@@ -68,6 +68,20 @@ describe('source layers', () => {
     ]).toEqual([]);
   });
 
+  test('controller feature folders import no sibling but allocator/ and arp/ (the rest through the context)', () => {
+    const shared = new Set(['allocator', 'arp']);
+    const folderOf = (file: string) => path.relative('runtime/controller', file).split(path.sep)[0];
+    const crossings = sources('runtime/controller')
+      .filter((f) => path.dirname(f) !== 'runtime/controller')
+      .flatMap((f) =>
+        localImports(f)
+          .filter((i) => i.startsWith('runtime/controller/') && path.dirname(i) !== 'runtime/controller')
+          .filter((i) => folderOf(i) !== folderOf(f) && !shared.has(folderOf(i)))
+          .map((i) => `${f} -> ${i}`),
+      );
+    expect(crossings).toEqual([]);
+  });
+
   test.each(['runtime/controller/main.ts', 'runtime/agent/main.ts', 'runtime/cli/main.ts'])(
     'nothing %s loads looks up package.json on disk',
     (entry) => {

@@ -15,7 +15,7 @@ import { getOrUndefined } from '../../kube/rest';
 import type { ResourceType } from '../../kube/resources';
 import type { ClaimRecord } from './allocator-index';
 import type { ControllerContext } from '../context';
-import { JuneauResources } from '../resources';
+import { JuneauResources } from '../../kube/resources';
 
 /** A kind whose claims the sweep looks after. */
 export interface SweptHolderKind {

@@ -6,11 +6,11 @@
 import type { AddressPool, AllocationClaim, AllocationPool } from '../../../api';
 import type { Informer } from '../../kube/informer';
 import type { RuntimeMetrics } from '../../kube/metrics';
-import type { KubeObject } from '../../kube/types';
+import type { Stored } from '../../kube/types';
 import type { AllocatorIndex } from './allocator-index';
 import { addressPoolRanges, claimRecordOf } from './claims';
 
-type K<T> = T & KubeObject;
+type K<T> = Stored<T>;
 
 export interface IndexSources {
   readonly addressPools: Informer<K<AddressPool>>;
@@ -29,21 +29,21 @@ export function feedAllocatorIndex(
     if (usage) metrics?.setPoolUsage(pool, usage.used, usage.size);
   };
   const addressPool = (pool: K<AddressPool>, deleted: boolean) => {
-    const ref = { kind: 'AddressPool' as const, name: pool.metadata.name ?? '' };
+    const ref = { kind: 'AddressPool' as const, name: pool.metadata.name };
     if (deleted) index.deletePool(ref);
     else index.setPool(ref, ...addressPoolRanges(ref.name, pool.spec));
     reportUsage(ref.name);
   };
   const allocationPool = (pool: K<AllocationPool>, deleted: boolean) => {
-    const ref = { kind: 'AllocationPool' as const, name: pool.metadata.name ?? '' };
+    const ref = { kind: 'AllocationPool' as const, name: pool.metadata.name };
     if (deleted) index.deletePool(ref);
     else index.setPool(ref, pool.spec.start <= pool.spec.end ? [{ first: pool.spec.start, last: pool.spec.end }] : []);
   };
   /** An update replaces the old claim's record: its holder or value may have changed. */
   const claim = (object: K<AllocationClaim>, deleted: boolean, old?: K<AllocationClaim>) => {
-    if (old) index.deleteClaim(old.metadata.name ?? '');
+    if (old) index.deleteClaim(old.metadata.name);
     const record = claimRecordOf(object);
-    if (deleted) index.deleteClaim(object.metadata.name ?? '');
+    if (deleted) index.deleteClaim(object.metadata.name);
     else if (record) index.upsertClaim(record);
     if (record?.pool.kind === 'AddressPool') reportUsage(record.pool.name);
   };

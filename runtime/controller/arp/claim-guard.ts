@@ -20,11 +20,11 @@
  */
 import { addressClaimName, type AllocationClaim } from '../../../api';
 import { formatIPv4 } from '../../../api/validation';
-import { getOrUndefined, isNotFound, statusCodeOf, type RestClient } from '../../kube/rest';
-import type { KubeObject } from '../../kube/types';
+import { getOrUndefined, isConflict, isNotFound, type RestClient } from '../../kube/rest';
+import type { KubeObject, Stored } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
-import { JuneauResources } from '../resources';
+import { JuneauResources } from '../../kube/resources';
 import { advertisementName, isOwnedBy, legacyAdvertisementName, type AdvertisementOwnerKind } from './names';
 
 export { advertisementNameOf } from './names';
@@ -46,7 +46,7 @@ export class ClaimNotHeldError extends Error {
 
 /** Why `holder` does not hold `ipv4.<address>` right now, read live; undefined when it does. */
 export async function claimProblem(rest: RestClient, address: string, holder: Holder): Promise<string | undefined> {
-  const claim = await getOrUndefined<AllocationClaim & KubeObject>(rest, CLAIMS, undefined, addressClaimName(address));
+  const claim = await getOrUndefined<Stored<AllocationClaim>>(rest, CLAIMS, undefined, addressClaimName(address));
   if (!claim) return `claim ${addressClaimName(address)} does not exist`;
   const record = claimRecordOf(claim);
   if (!record || !heldBy(record, holder))
@@ -124,6 +124,6 @@ export async function deleteAdvertisement(rest: RestClient, name: string, uid: s
   try {
     await rest.delete(ARP, undefined, name, body);
   } catch (err) {
-    if (!isNotFound(err) && statusCodeOf(err) !== 409) throw err;
+    if (!isNotFound(err) && !isConflict(err)) throw err;
   }
 }

@@ -14,13 +14,13 @@ import type { Informer } from '../../kube/informer';
 import { silentLogger, type Logger } from '../../kube/log';
 import type { RuntimeMetrics } from '../../kube/metrics';
 import { isNotFound, type RestClient } from '../../kube/rest';
-import type { KubeObject } from '../../kube/types';
+import type { Stored } from '../../kube/types';
 import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { addressKey, CACHE_INDEX } from '../context';
-import { JuneauResources } from '../resources';
+import { JuneauResources } from '../../kube/resources';
 import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
 
-type Ad = ARPAdvertisement & KubeObject;
+type Ad = Stored<ARPAdvertisement>;
 const ARP = JuneauResources.arpAdvertisements;
 
 export interface DuplicateDetectorOptions {
@@ -98,7 +98,7 @@ export class DuplicateDetector {
     if (ads.length > 1) this.duplicated.add(address);
     else this.duplicated.delete(address);
     this.gauge?.set(this.duplicated.size);
-    const byName = new Map(ads.map((a) => [a.metadata.name ?? '', a]));
+    const byName = new Map(ads.map((a) => [a.metadata.name, a]));
     for (const decision of decideUniqueness(ads.map((a) => this.viewOf(a)))) {
       const ad = byName.get(decision.name)!;
       if (decision.condition) {
@@ -143,7 +143,7 @@ export class DuplicateDetector {
   private viewOf(ad: Ad): AdvertisementView {
     const unique = this.conditionOf(ad);
     return {
-      name: ad.metadata.name ?? '',
+      name: ad.metadata.name,
       address: ad.spec.address,
       nodeName: ad.spec.nodeName,
       creationTimestamp: String(ad.metadata.creationTimestamp ?? ''),

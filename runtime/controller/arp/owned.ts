@@ -12,13 +12,13 @@
 import { API_VERSION } from '../../../api';
 import type { ObjectReference, EventRecorder } from '../../kube/events';
 import type { Logger } from '../../kube/log';
-import type { KubeObject } from '../../kube/types';
+import type { Stored } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
-import { advertisementAction, type AdvertisementSpec } from '../slb/plan';
+import { advertisementAction, type AdvertisementSpec } from './action';
 import { createAdvertisement, deleteAdvertisement, moveAdvertisement } from './claim-guard';
 import { advertisementName, isOwnedBy, legacyAdvertisementName, ownerMetadata, type AdvertisementOwner } from './names';
 
-export type AdvertisementObject = KubeObject & { spec: { externalNetwork: string; address: string; nodeName: string } };
+export type AdvertisementObject = Stored<{ spec: { externalNetwork: string; address: string; nodeName: string } }>;
 
 /** What reconcilers read ARPAdvertisements from (an informer, or anything like it; cluster-scoped, so the key is the name). */
 export interface AdvertisementReader {
@@ -40,7 +40,7 @@ export interface AdvertisementLookup {
 
 const ownedOf = (ad: AdvertisementObject): OwnedAdvertisement => ({
   spec: {
-    name: ad.metadata?.name ?? '',
+    name: ad.metadata.name,
     externalNetwork: ad.spec.externalNetwork,
     address: ad.spec.address,
     nodeName: ad.spec.nodeName,
@@ -67,7 +67,7 @@ export function findAdvertisement(reader: AdvertisementReader, owner: Advertisem
 
 /** The Warning a reconciler records when its name is held by another owner's object. */
 export function nameTakenMessage(owner: AdvertisementOwner, foreign: AdvertisementObject): string {
-  const name = foreign.metadata?.name ?? '';
+  const name = foreign.metadata.name;
   return `ARPAdvertisement ${name} exists and is not kept by ${owner.kind} ${owner.namespace}/${owner.name} (labels ${JSON.stringify(foreign.metadata?.labels ?? {})}); it is left alone and ${owner.kind} ${owner.namespace}/${owner.name}'s address is not advertised until it is gone (NAME-1)`;
 }
 

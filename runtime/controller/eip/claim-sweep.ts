@@ -8,13 +8,15 @@
  */
 import type { ClaimRecord } from '../allocator/allocator-index';
 import type { SweptHolderKind } from '../allocator/claim-sweep';
-import { allInformers, EipResources, INDEX, type EipCaches } from './caches';
+import { CACHE_INDEX, type Caches } from '../context';
+import { JuneauResources } from '../../kube/resources';
 
-export function elasticIPHolderKind(caches: EipCaches): SweptHolderKind {
+export function elasticIPHolderKind(caches: Caches): SweptHolderKind {
+  const read = [caches.elasticIPs, caches.elasticIPAttachments, caches.networkInterfaces, caches.pods];
   return {
-    type: EipResources.elasticIPs,
+    type: JuneauResources.elasticIPs,
     // An empty cache would show every holder gone and no NIC using anything.
-    synced: () => allInformers(caches).every((i) => i.hasSynced),
+    synced: () => read.every((i) => i.hasSynced),
     uidInCache: (namespace, name) => caches.elasticIPs.get(namespace, name)?.metadata.uid,
     stillUsed: (claim: ClaimRecord) => {
       const { namespace, name } = claim.holder;
@@ -22,7 +24,7 @@ export function elasticIPHolderKind(caches: EipCaches): SweptHolderKind {
       const since = current?.metadata.creationTimestamp
         ? Date.parse(String(current.metadata.creationTimestamp))
         : undefined;
-      return caches.nics.byIndex(INDEX.byElasticIP, `${namespace}/${name}`).some((n) => {
+      return caches.networkInterfaces.byIndex(CACHE_INDEX.byElasticIP, `${namespace}/${name}`).some((n) => {
         if (since === undefined) return true;
         const created = n.metadata.creationTimestamp ? Date.parse(String(n.metadata.creationTimestamp)) : undefined;
         return created === undefined || created <= since;

@@ -5,6 +5,8 @@
  */
 import type { ElasticIP, ElasticIPPhase } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { phaseEvent, type PlannedEvent } from '../../kube/events';
+import { ADVERTISEMENT_REASONS, type AdvertisementSpec } from '../arp/action';
 import { advertisementName } from '../arp/names';
 import { attachmentOf, decideUsage, listNames, type AttachmentView, type NicView, type Usage } from './usage';
 
@@ -25,7 +27,6 @@ export const REASONS = {
   conflict: 'Conflict',
   multipleAttachments: 'MultipleAttachments',
   elasticIPDeleting: 'ElasticIPDeleting',
-  answeringNodeChanged: 'AnsweringNodeChanged',
 } as const;
 
 /** The network as resolved from `spec.externalNetwork` (EIP-1, EIP-2), or why it cannot be. */
@@ -37,14 +38,6 @@ export type Resolution =
 export type Allocation =
   | { readonly allocated: true; readonly address: string; readonly pool: string }
   | { readonly allocated: false; readonly reason: string; readonly message: string };
-
-/** The ARPAdvertisement of an ElasticIP (EIP-17), named by ../arp/names.ts (NAME-1). */
-export interface AdvertisementSpec {
-  readonly name: string;
-  readonly externalNetwork: string;
-  readonly address: string;
-  readonly nodeName: string;
-}
 
 export const eipAdvertisementName = (namespace: string, name: string): string =>
   advertisementName({ kind: 'ElasticIP', namespace, name });
@@ -59,14 +52,8 @@ export interface ElasticIPObservation {
   readonly allocation: Allocation;
   readonly attachments: readonly AttachmentView[];
   readonly nics: readonly NicView[];
-  /** The ARPAdvertisement's node now, if one exists (for the AnsweringNodeChanged Event). */
+  /** The ARPAdvertisement's node now, if one exists (for the AnnouncingNodeChanged Event). */
   readonly currentAdvertisementNode?: string;
-}
-
-export interface PlannedEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
 }
 
 export interface ElasticIPPlan {
@@ -236,18 +223,13 @@ function eventsOf(
     const explaining =
       phase === 'Pending' || (phase === 'Error' && !o.resolution.ok) ? CONDITIONS.allocated : CONDITIONS.attached;
     const cause = conditions.find((c) => c.type === explaining);
-    const warning = phase === 'Pending' || phase === 'Error';
-    events.push({
-      type: warning ? 'Warning' : 'Normal',
-      reason: cause?.reason ?? phase,
-      message: `phase ${phase}: ${cause?.message ?? ''}`.trim(),
-    });
+    events.push(phaseEvent(phase, cause, phase === 'Pending' || phase === 'Error'));
   }
   const before = o.currentAdvertisementNode;
   if (ad && before && before !== ad.nodeName) {
     events.push({
       type: 'Normal',
-      reason: REASONS.answeringNodeChanged,
+      reason: ADVERTISEMENT_REASONS.announcingNodeChanged,
       message: `${ad.address} is now answered by node ${ad.nodeName} (was ${before}); no gratuitous ARP is sent, so upstream caches may keep the old node for a while (EIP-17, EIP-19)`,
     });
   }

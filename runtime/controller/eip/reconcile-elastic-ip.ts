@@ -8,39 +8,38 @@
  * released once no NIC references it); API errors are thrown and retried with backoff.
  */
 import { FINALIZERS } from '../../../api';
-import { formatIPv4 } from '../../../api/validation';
-import { addFinalizer, applyStatus, hasFinalizer, removeFinalizer } from '../../kube/apply';
+import { formatIPv4, networkView } from '../../../api/validation';
+import type { ElasticIP } from '../../../api';
+import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { isNotFound } from '../../kube/rest';
-import { splitKey } from '../../kube/types';
+import { splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
-import { poolViews, sameJson, type ControllerContext } from '../context';
+import { claimRecordOf } from '../allocator/claims';
+import { addressHolderWatches, elasticIPWatches, poolViews, refKey, type ControllerContext } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
-import { attachmentViewsOf, EipResources, nicViewsOf, type EipCaches, type ElasticIPObject } from './caches';
-import { planElasticIP, REASONS, type Allocation, type ElasticIPPlan, type Resolution } from './plan';
+import type { ReconcilerSpec } from '../reconciler';
+import { JuneauResources } from '../../kube/resources';
+import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../shell';
+import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan';
+import { attachmentViewsOf, nicViewsOf } from './views';
 import { decideAddressRequest, type RequestDecision } from './request';
 
-/** What the ElasticIP-side reconcilers share: the controller context and this feature's caches. */
-export interface EipContext {
-  readonly base: ControllerContext;
-  readonly caches: EipCaches;
-}
+type ElasticIPObject = Stored<ElasticIP>;
+const EIP = JuneauResources.elasticIPs;
 
-const EIP = EipResources.elasticIPs;
-
-export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<ReconcileResult> {
+export async function reconcileElasticIP(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   let eip = ctx.caches.elasticIPs.get(namespace, name);
   if (!eip) return releaseForgotten(ctx, namespace, name);
   const deleting = !!eip.metadata.deletionTimestamp;
   if (deleting && !hasFinalizer(eip, FINALIZERS.elasticIP)) return done();
-  if (!deleting) eip = await addFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
+  if (!deleting) eip = await addFinalizer(ctx.rest, EIP, eip, FINALIZERS.elasticIP, ctx.fieldManager);
   const request = requestOf(ctx, eip);
   const allocation = await ensureAllocation(ctx, eip, request, deleting);
   const owner: AdvertisementOwner = { kind: 'ElasticIP', namespace, name };
-  const advertisement = findAdvertisement(ctx.base.caches.arpAdvertisements, owner);
+  const advertisement = findAdvertisement(ctx.caches.arpAdvertisements, owner);
   const plan = planElasticIP({
     namespace,
     name,
@@ -54,9 +53,9 @@ export async function reconcileElasticIP(ctx: EipContext, key: string): Promise<
     currentAdvertisementNode: advertisement.current?.spec.nodeName,
   });
   if (plan.finalize) return finalizeElasticIP(ctx, eip, owner);
-  await ensureStatus(ctx, eip, plan);
-  await ensureAdvertisement(ctx.base, referenceTo(eip, EIP), owner, holderOf(eip), advertisement, plan.advertisement);
-  recordEvents(ctx, eip, plan);
+  await writeStatusIfChanged(ctx, EIP, eip, plan.status);
+  await ensureAdvertisement(ctx, referenceTo(eip, EIP), owner, holderOf(eip), advertisement, plan.advertisement);
+  recordPlanEvents(ctx, eip, EIP, plan.events);
   return done();
 }
 
@@ -64,14 +63,9 @@ export function holderOf(eip: { metadata: { namespace?: string; name?: string; u
   return juneauHolder('ElasticIP', eip);
 }
 
-function requestOf(ctx: EipContext, eip: ElasticIPObject): RequestDecision {
-  const network = ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
-  const view = network && {
-    name: network.metadata.name ?? '',
-    type: network.spec.type,
-    addressPools: network.spec.addressPools,
-  };
-  return decideAddressRequest(eip.spec, view, poolViews(ctx.base.caches));
+function requestOf(ctx: ControllerContext, eip: ElasticIPObject): RequestDecision {
+  const network = ctx.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
+  return decideAddressRequest(eip.spec, network && networkView(network), poolViews(ctx.caches));
 }
 
 function resolutionOf(request: RequestDecision): Resolution {
@@ -85,12 +79,12 @@ function resolutionOf(request: RequestDecision): Resolution {
  * status names. Only an ElasticIP holding nothing, not being deleted (EIP-16), asks the allocator.
  */
 async function ensureAllocation(
-  ctx: EipContext,
+  ctx: ControllerContext,
   eip: ElasticIPObject,
   request: RequestDecision,
   deleting: boolean,
 ): Promise<Allocation> {
-  const { allocator } = ctx.base;
+  const { allocator } = ctx;
   const holder = holderOf(eip);
   const held = allocator.heldClaims(holder, 'AddressPool');
   if (held.length > 0) {
@@ -113,37 +107,15 @@ async function ensureAllocation(
   return { allocated: false, reason: result.reason, message: `${result.message} (EIP-3)` };
 }
 
-/** Status once per pass through the status subresource, only when it changed. */
-async function ensureStatus(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): Promise<void> {
-  if (!plan.status || sameJson(eip.status, plan.status)) return;
-  await applyStatus(
-    ctx.base.rest,
-    EIP,
-    { namespace: eip.metadata.namespace, name: eip.metadata.name ?? '' },
-    plan.status,
-    ctx.base.fieldManager,
-  );
-}
-
-function recordEvents(ctx: EipContext, eip: ElasticIPObject, plan: ElasticIPPlan): void {
-  const regarding = referenceTo(eip, EIP);
-  for (const e of plan.events)
-    ctx.base.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
-}
-
 /** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
 async function finalizeElasticIP(
-  ctx: EipContext,
+  ctx: ControllerContext,
   eip: ElasticIPObject,
   owner: AdvertisementOwner,
 ): Promise<ReconcileResult> {
-  await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, owner);
-  await ctx.base.allocator.releaseAll(holderOf(eip));
-  try {
-    await removeFinalizer(ctx.base.rest, EIP, eip, FINALIZERS.elasticIP, ctx.base.fieldManager);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, owner);
+  await ctx.allocator.releaseAll(holderOf(eip));
+  await releaseFinalizer(ctx, EIP, eip, FINALIZERS.elasticIP);
   return done();
 }
 
@@ -151,16 +123,38 @@ async function finalizeElasticIP(
  * ALLOC-2: an ElasticIP that is gone but still holds claims (its finalizer was removed by hand,
  * or a crash between steps). EIP-15 still holds: nothing is released while a NIC names it.
  */
-async function releaseForgotten(ctx: EipContext, namespace: string, name: string): Promise<ReconcileResult> {
-  // A NIC's change brings the key back (register.ts maps it to its ElasticIP).
+async function releaseForgotten(ctx: ControllerContext, namespace: string, name: string): Promise<ReconcileResult> {
+  // A NIC's change brings the key back (elasticIPReconciler maps it to its ElasticIP).
   if (nicViewsOf(ctx.caches, namespace, name).length > 0) return done();
   const holder: Holder = { kind: 'ElasticIP', namespace, name };
-  await deleteOwnedAdvertisements(ctx.base, ctx.base.caches.arpAdvertisements, { kind: 'ElasticIP', namespace, name });
-  const released = await ctx.base.allocator.releaseAll(holder);
+  await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, { kind: 'ElasticIP', namespace, name });
+  const released = await ctx.allocator.releaseAll(holder);
   if (released > 0)
-    ctx.base.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', {
+    ctx.logger.info('released claims of a deleted ElasticIP (ALLOC-2)', {
       elasticIP: `${namespace}/${name}`,
       claims: released,
     });
   return done();
+}
+
+/**
+ * The ElasticIP reconciler as the controller registers it. Its key is read by more than the
+ * ElasticIP itself: its attachments, its NICs and the Pods waiting for it (EN-8) have their own
+ * reconcilers, which watch the ElasticIPs too (./reconcile-dependents.ts, ../pods/reconcile-pod.ts).
+ */
+export function elasticIPReconciler(ctx: ControllerContext, workers: number): ReconcilerSpec {
+  const c = ctx.caches;
+  return {
+    name: 'elasticip',
+    reconcile: (key) => reconcileElasticIP(ctx, key),
+    workers,
+    objects: c.elasticIPs,
+    // ALLOC-2: claims of ElasticIPs that are gone get a pass too (released unless a NIC still names them).
+    initialKeys: () =>
+      c.allocationClaims.list().map((claim) => {
+        const h = claimRecordOf(claim)?.holder;
+        return h?.kind === 'ElasticIP' ? refKey(h.namespace, h.name) : undefined;
+      }),
+    watches: [...elasticIPWatches(c, (key) => [key]), ...addressHolderWatches(c, 'ElasticIP', c.elasticIPs)],
+  };
 }

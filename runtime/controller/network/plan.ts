@@ -6,6 +6,7 @@ import {
   checkPoolModes,
   findOverlapsWithOtherPools,
   formatIssue,
+  networkView,
   parsePoolAddresses,
   type PoolView,
 } from '../../../api/validation';
@@ -70,11 +71,7 @@ export function planNetworkStatus(o: NetworkObservation, now: Date = new Date())
         },
     now,
   );
-  const view = {
-    name: o.network.metadata.name ?? '',
-    type: o.network.spec.type,
-    addressPools: o.network.spec.addressPools,
-  };
+  const view = networkView(o.network);
   const problems = [
     ...checkPoolModes(view, o.pools).map(formatIssue),
     ...view.addressPools

@@ -4,22 +4,24 @@
  * network, so the garbage collector releases it when the network is gone.
  */
 import { API_VERSION, type ExternalNetwork } from '../../../api';
-import type { KubeObject } from '../../kube/types';
+import { objectKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import type { AllocationResult } from '../allocator/allocator';
-import { SUBNET_VNI_REF } from '../allocator/claims';
-import { applyStatusIfChanged, poolViews, type ControllerContext } from '../context';
+import { claimRecordOf, SUBNET_VNI_REF } from '../allocator/claims';
+import { poolViews, type ControllerContext } from '../context';
+import { watch, type ReconcilerSpec } from '../reconciler';
+import { writeStatusIfChanged } from '../shell';
 import { planNetworkStatus } from './plan';
-import { JuneauResources } from '../resources';
+import { JuneauResources } from '../../kube/resources';
 
-type Network = ExternalNetwork & KubeObject;
+type Network = Stored<ExternalNetwork>;
 
 export async function reconcileExternalNetwork(ctx: ControllerContext, name: string): Promise<ReconcileResult> {
   const network = ctx.caches.externalNetworks.get(undefined, name);
   if (!network || network.metadata.deletionTimestamp) return done();
   const networkID = await ensureNetworkID(ctx, network);
   const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID });
-  await applyStatusIfChanged(ctx, JuneauResources.externalNetworks, { name }, network.status, status);
+  await writeStatusIfChanged(ctx, JuneauResources.externalNetworks, network, status);
   return done();
 }
 
@@ -31,4 +33,36 @@ async function ensureNetworkID(ctx: ControllerContext, network: Network): Promis
   const owner = { apiVersion: API_VERSION, kind: 'ExternalNetwork', name, uid };
   const current = network.status?.networkID || undefined;
   return ctx.allocator.ensureValue(holder, SUBNET_VNI_REF, { current, owner });
+}
+
+/** The ExternalNetwork reconciler as the controller registers it. */
+export function externalNetworkReconciler(ctx: ControllerContext): ReconcilerSpec {
+  const c = ctx.caches;
+  return {
+    name: 'externalnetwork',
+    reconcile: (key) => reconcileExternalNetwork(ctx, key),
+    workers: 1,
+    objects: c.externalNetworks,
+    watches: [
+      watch(c.addressPools, (p) =>
+        c.externalNetworks
+          .list()
+          .filter((n) => n.spec.addressPools.includes(objectKey(p)))
+          .map(objectKey),
+      ),
+      // EN-7: subnet-vni appeared or changed: the networks still waiting for an ID try again.
+      watch(c.allocationPools, (p) =>
+        objectKey(p) === SUBNET_VNI_REF.name
+          ? c.externalNetworks
+              .list()
+              .filter((n) => !n.status?.networkID)
+              .map(objectKey)
+          : [],
+      ),
+      watch(c.allocationClaims, (claim) => {
+        const h = claimRecordOf(claim)?.holder;
+        return [h?.kind === 'ExternalNetwork' ? h.name : undefined];
+      }),
+    ],
+  };
 }

@@ -11,19 +11,9 @@
  *   a later change of the annotation is reported (Event) and not applied: recreate the Pod.
  */
 import { API_VERSION, type NetworkInterface } from '../../../api';
+import type { PlannedEvent } from '../../kube/events';
+import type { PodView } from './views';
 import { SHORTHAND_INTERFACE, type PodInterface } from '../../../api/validation/pod-networks';
-
-/** The parts of a Pod this module reads. */
-export interface PodView {
-  readonly metadata: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly uid?: string;
-    readonly deletionTimestamp?: string;
-  };
-  readonly spec?: { readonly nodeName?: string };
-  readonly status?: { readonly podIP?: string };
-}
 
 /** The parts of an existing NetworkInterface this module reads. */
 export interface ExistingNic {
@@ -47,19 +37,13 @@ export interface PodPlanInput {
   readonly directReadiness: (elasticIP: string) => DirectReadiness;
 }
 
-export interface PlannedPodEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
-}
-
 export interface PodPlan {
   readonly create: readonly NetworkInterface[];
   /** Merge patches of `spec` for NICs whose node or address became known. */
   readonly update: ReadonlyArray<{ readonly name: string; readonly spec: { nodeName?: string; address?: string } }>;
   /** NICs of an earlier Pod of the same name (another uid): delete them so this Pod's can be created. */
   readonly deleteStale: readonly string[];
-  readonly events: readonly PlannedPodEvent[];
+  readonly events: readonly PlannedEvent[];
 }
 
 export const nicName = (pod: string, iface: string): string => `${pod}.${iface}`;
@@ -85,7 +69,7 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
     create: [] as NetworkInterface[],
     update: [] as PodPlan['update'][number][],
     deleteStale: [] as string[],
-    events: [] as PlannedPodEvent[],
+    events: [] as PlannedEvent[],
   };
   if (pod.metadata.deletionTimestamp) return plan;
   for (const iface of input.interfaces) {

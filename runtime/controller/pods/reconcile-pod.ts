@@ -1,30 +1,31 @@
 /**
  * Pod → NetworkInterfaces (NIC-1, EN-8). Key: `<namespace>/<pod>`. Reads the Pod's annotations
- * (./annotations), plans with ./plan, and writes: deletes NICs of an earlier Pod of the same
+ * (api/validation/pod-networks.ts), plans with ./plan, and writes: deletes NICs of an earlier Pod of the same
  * name, creates the missing ones (owned by the Pod, so the garbage collector removes them after
  * it), patches node and address in once known. A malformed annotation or a direct NIC whose
  * network has no ID yet gets an Event on the Pod and no NetworkInterface — never a crash.
  */
+import type { NetworkInterface } from '../../../api';
 import { referenceTo } from '../../kube/events';
-import { Resources } from '../../kube/resources';
+import { JuneauResources, Resources } from '../../kube/resources';
 import { isAlreadyExists, isNotFound } from '../../kube/rest';
-import { splitKey } from '../../kube/types';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import { EipResources, type NicObject, type PodObject } from '../eip/caches';
-import type { EipContext } from '../eip/reconcile-elastic-ip';
-import { asKube } from '../resources';
+import { CACHE_INDEX, elasticIPWatches, refKey, type ControllerContext, type PodObject } from '../context';
+import { watch, type ReconcilerSpec } from '../reconciler';
+import { recordPlanEvents } from '../shell';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
 import { directReadiness, planPodInterfaces, type ExistingNic, type PodPlan } from './plan';
 
-const NIC = EipResources.networkInterfaces;
+const NIC = JuneauResources.networkInterfaces;
 
-export async function reconcilePod(ctx: EipContext, key: string): Promise<ReconcileResult> {
+export async function reconcilePod(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
   const { namespace = '', name } = splitKey(key);
   const pod = ctx.caches.pods.get(namespace, name);
   if (!pod || pod.metadata.deletionTimestamp) return done();
   const parsed = parsePodNetworks(pod.metadata.annotations);
   if (!parsed.ok) {
-    ctx.base.recorder?.warning(
+    ctx.recorder?.warning(
       referenceTo(pod, Resources.pods),
       parsed.reason,
       'CreateNetworkInterface',
@@ -36,18 +37,18 @@ export async function reconcilePod(ctx: EipContext, key: string): Promise<Reconc
   const plan = planPodInterfaces({
     pod,
     interfaces: parsed.interfaces,
-    existing: (nicName) => existingNic(ctx.caches.nics.get(namespace, nicName)),
+    existing: (nicName) => existingNic(ctx.caches.networkInterfaces.get(namespace, nicName)),
     directReadiness: (elasticIP) => readinessOf(ctx, namespace, elasticIP),
   });
   await applyPlan(ctx, pod, plan);
   return done();
 }
 
-function existingNic(nic: NicObject | undefined): ExistingNic | undefined {
+function existingNic(nic: Stored<NetworkInterface> | undefined): ExistingNic | undefined {
   if (!nic) return undefined;
   const owner = nic.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
   return {
-    name: nic.metadata.name ?? '',
+    name: nic.metadata.name,
     podUid: owner?.uid,
     elasticIP: nic.spec.elasticIP,
     nodeName: nic.spec.nodeName || undefined,
@@ -56,9 +57,9 @@ function existingNic(nic: NicObject | undefined): ExistingNic | undefined {
 }
 
 /** EN-8: the ElasticIP, its network and the network's ID, from the caches. */
-function readinessOf(ctx: EipContext, namespace: string, elasticIP: string) {
+function readinessOf(ctx: ControllerContext, namespace: string, elasticIP: string) {
   const eip = ctx.caches.elasticIPs.get(namespace, elasticIP);
-  const network = eip ? ctx.base.caches.externalNetworks.get(undefined, eip.spec.externalNetwork) : undefined;
+  const network = eip ? ctx.caches.externalNetworks.get(undefined, eip.spec.externalNetwork) : undefined;
   return directReadiness(
     elasticIP,
     eip && { externalNetwork: eip.spec.externalNetwork },
@@ -66,8 +67,8 @@ function readinessOf(ctx: EipContext, namespace: string, elasticIP: string) {
   );
 }
 
-async function applyPlan(ctx: EipContext, pod: PodObject, plan: PodPlan): Promise<void> {
-  const { rest, fieldManager, recorder } = ctx.base;
+async function applyPlan(ctx: ControllerContext, pod: PodObject, plan: PodPlan): Promise<void> {
+  const { rest, fieldManager } = ctx;
   const namespace = pod.metadata.namespace;
   for (const name of plan.deleteStale) {
     await rest.delete(NIC, namespace, name).catch((err: unknown) => {
@@ -76,15 +77,29 @@ async function applyPlan(ctx: EipContext, pod: PodObject, plan: PodPlan): Promis
   }
   for (const nic of plan.create) {
     try {
-      await rest.create(NIC, asKube(nic), { fieldManager });
+      await rest.create(NIC, nic, { fieldManager });
     } catch (err) {
       // The cache was behind; the next pass (triggered by the NIC's add) compares with it.
       if (!isAlreadyExists(err)) throw err;
     }
   }
   for (const u of plan.update) await rest.patch(NIC, namespace, u.name, 'merge', { spec: u.spec }, { fieldManager });
-  const regarding = referenceTo(pod, Resources.pods);
-  for (const e of plan.events)
-    recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'CreateNetworkInterface', note: e.message });
+  recordPlanEvents(ctx, pod, Resources.pods, plan.events, 'CreateNetworkInterface');
   // A stale NIC's deletion shows up as a NIC event, which brings this Pod back to create its own.
+}
+
+/** The Pod reconciler as the controller registers it. */
+export function podReconciler(ctx: ControllerContext): ReconcilerSpec {
+  const c = ctx.caches;
+  return {
+    name: 'pod',
+    reconcile: (key) => reconcilePod(ctx, key),
+    workers: 2,
+    objects: c.pods,
+    watches: [
+      watch(c.networkInterfaces, (n) => [refKey(n.metadata.namespace, n.spec.podName)]),
+      // EN-8: Pods waiting for the ElasticIP (or its network's ID) to exist.
+      ...elasticIPWatches(c, (key) => c.pods.byIndex(CACHE_INDEX.byElasticIP, key).map(objectKey)),
+    ],
+  };
 }

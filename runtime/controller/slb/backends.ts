@@ -2,7 +2,7 @@
  * SLB-4: what the EndpointSlices of a Service say about its backends, and its ports normalized
  * for the data plane. Pure.
  */
-import type { EndpointSliceView, EndpointView, ServicePortView } from './views';
+import type { EndpointSliceView, EndpointView, ServicePortView } from '../../kube/service-views';
 
 export interface BackendSummary {
   /** Nodes with at least one Ready, Serving, non-terminating endpoint; sorted. */

@@ -5,11 +5,13 @@
  */
 import type { ServiceLoadBalancer, ServiceLoadBalancerPhase } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
+import { phaseEvent, type PlannedEvent } from '../../kube/events';
+import { ADVERTISEMENT_REASONS, type AdvertisementSpec } from '../arp/action';
 import { advertisementName } from '../arp/names';
 import { normalizePorts, summarizeBackends, type BackendSummary } from './backends';
 import type { NoAllocation } from './request';
 import { rendezvousNode } from './rendezvous';
-import type { EndpointSliceView, ServiceView } from './views';
+import type { EndpointSliceView, ServiceView } from '../../kube/service-views';
 
 export type SlbStatus = NonNullable<ServiceLoadBalancer['status']>;
 
@@ -21,7 +23,6 @@ export const REASONS = {
   advertised: 'Advertised',
   noReadyBackends: 'NoReadyBackends',
   notAllocated: 'NotAllocated',
-  announcingNodeChanged: 'AnnouncingNodeChanged',
   /** FO-3: every node with ready backends has an expired agent Lease. */
   agentLeaseExpired: 'AgentLeaseExpired',
 } as const;
@@ -30,14 +31,6 @@ export const REASONS = {
 export type AllocationOutcome =
   | { readonly allocated: true; readonly vip: string; readonly pool: string }
   | ({ readonly allocated: false } & NoAllocation);
-
-/** The ARPAdvertisement of a ServiceLoadBalancer (SLB-6), named by ../arp/names.ts (NAME-1). */
-export interface AdvertisementSpec {
-  readonly name: string;
-  readonly externalNetwork: string;
-  readonly address: string;
-  readonly nodeName: string;
-}
 
 export interface SlbObservation {
   readonly service: ServiceView;
@@ -54,18 +47,12 @@ export interface SlbObservation {
   readonly unavailableNodes?: ReadonlyMap<string, string>;
 }
 
-export interface SlbEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
-}
-
 export interface SlbPlan {
   readonly status: SlbStatus;
   readonly advertisement: AdvertisementSpec | undefined;
   /** Service `status.loadBalancer.ingress` IPs. */
   readonly ingressIPs: string[];
-  readonly events: SlbEvent[];
+  readonly events: PlannedEvent[];
 }
 
 export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date()): SlbPlan {
@@ -212,61 +199,28 @@ function eventsOf(
   phase: ServiceLoadBalancerPhase,
   status: SlbStatus,
   ad: AdvertisementSpec | undefined,
-): SlbEvent[] {
+): PlannedEvent[] {
   const why = (node: string) =>
     o.unavailableNodes?.has(node)
       ? `whose agent cannot answer: ${o.unavailableNodes.get(node)}`
       : 'which has no ready Local endpoint';
-  const events: SlbEvent[] = [];
+  const events: PlannedEvent[] = [];
   if (o.previous?.phase !== phase) {
     const cause =
       phase === 'Ready' || phase === 'Degraded'
         ? status.conditions?.find((c) => c.type === CONDITIONS.available)
         : status.conditions?.find((c) => c.type === CONDITIONS.allocated);
-    const warning = phase === 'Pending' || phase === 'Degraded' || phase === 'Error';
-    events.push({
-      type: warning ? 'Warning' : 'Normal',
-      reason: cause?.reason ?? phase,
-      message: `phase ${phase}: ${cause?.message ?? ''}`.trim(),
-    });
+    events.push(phaseEvent(phase, cause, phase === 'Pending' || phase === 'Degraded' || phase === 'Error'));
   }
   const before = o.currentAdvertisement?.nodeName;
   if (ad && before && before !== ad.nodeName) {
     events.push({
       type: 'Normal',
-      reason: REASONS.announcingNodeChanged,
+      reason: ADVERTISEMENT_REASONS.announcingNodeChanged,
       message: `VIP ${ad.address} now answered by node ${ad.nodeName} (was ${before}, ${why(before)}) (SLB-7)`,
     });
   }
   return events;
-}
-
-/**
- * What to do about the ARPAdvertisement: ARP-3 makes address and network immutable, so a new VIP
- * means delete and create; so does an object under another name than today's (one written before
- * NAME-1: delete it, then create the new one, so no two objects advertise the address at once).
- */
-export type AdvertisementAction =
-  | { readonly action: 'none' }
-  | { readonly action: 'create'; readonly desired: AdvertisementSpec }
-  | { readonly action: 'move'; readonly desired: AdvertisementSpec; readonly from: string }
-  | { readonly action: 'delete'; readonly name: string }
-  | { readonly action: 'recreate'; readonly desired: AdvertisementSpec };
-
-export function advertisementAction(
-  current: AdvertisementSpec | undefined,
-  desired: AdvertisementSpec | undefined,
-): AdvertisementAction {
-  if (!desired) return current ? { action: 'delete', name: current.name } : { action: 'none' };
-  if (!current) return { action: 'create', desired };
-  if (
-    current.name !== desired.name ||
-    current.address !== desired.address ||
-    current.externalNetwork !== desired.externalNetwork
-  )
-    return { action: 'recreate', desired };
-  if (current.nodeName !== desired.nodeName) return { action: 'move', desired, from: current.nodeName };
-  return { action: 'none' };
 }
 
 function dropUndefined<T extends object>(o: T): T {

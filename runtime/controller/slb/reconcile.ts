@@ -5,28 +5,30 @@
  * written once per pass; Events come from the plan (one per phase transition).
  */
 import { API_VERSION, FINALIZERS, type ServiceLoadBalancer } from '../../../api';
-import { applyObject, applyStatus, removeFinalizer } from '../../kube/apply';
+import { applyObject } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { Resources } from '../../kube/resources';
-import { deleteIgnoringNotFound, isNotFound } from '../../kube/rest';
-import { objectKey, splitKey, type KubeObject } from '../../kube/types';
+import { JuneauResources, Resources } from '../../kube/resources';
+import { deleteIgnoringNotFound } from '../../kube/rest';
+import { SERVICE_NAME_LABEL } from '../../kube/service-views';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
 import { mayKeepAddress } from '../allocator/retain';
-import { CACHE_INDEX, poolViews, sameJson, type ControllerContext, type ServiceObject } from '../context';
+import { addressHolderWatches, CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
-import { asKube, JuneauResources } from '../resources';
-import { planServiceLoadBalancer, type AllocationOutcome, type SlbPlan } from './plan';
+import { watch, type ReconcilerSpec } from '../reconciler';
+import { recordPlanEvents, releaseFinalizer, sameJson, writeStatusIfChanged } from '../shell';
+import { planServiceLoadBalancer, type AllocationOutcome } from './plan';
 import {
   decideAllocationRequest,
   isJuneauLoadBalancer,
   serviceLoadBalancerSpec,
   unsupportedServiceReason,
 } from './request';
-import { formatIPv4, parseIPv4 } from '../../../api/validation';
+import { formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
 
-type Slb = ServiceLoadBalancer & KubeObject;
+type Slb = Stored<ServiceLoadBalancer>;
 const SLB = JuneauResources.serviceLoadBalancers;
 
 export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: string): Promise<ReconcileResult> {
@@ -34,8 +36,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
   const existing = ctx.caches.serviceLoadBalancers.getByKey(key);
   if (existing?.metadata.deletionTimestamp) return finalizeServiceLoadBalancer(ctx, existing, service);
   if (!service || service.metadata.deletionTimestamp || !isJuneauLoadBalancer(service)) {
-    if (existing)
-      await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name ?? '');
+    if (existing) await deleteIgnoringNotFound(ctx.rest, SLB, existing.metadata.namespace, existing.metadata.name);
     return done();
   }
   const slb = await ensureServiceLoadBalancer(ctx, service, existing);
@@ -52,17 +53,10 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     currentAdvertisement: advertisement.current?.spec,
     unavailableNodes: ctx.agentLiveness.unavailableNodes(),
   });
-  await ensureAdvertisement(
-    ctx,
-    referenceTo(asKube(slb), SLB),
-    owner,
-    holderOf(slb),
-    advertisement,
-    plan.advertisement,
-  );
-  await ensureStatus(ctx, slb, plan);
+  await ensureAdvertisement(ctx, referenceTo(slb, SLB), owner, holderOf(slb), advertisement, plan.advertisement);
+  await writeStatusIfChanged(ctx, SLB, slb, plan.status);
   await ensureServiceIngress(ctx, service, plan.ingressIPs);
-  recordEvents(ctx, slb, plan);
+  recordPlanEvents(ctx, slb, SLB, plan.events);
   return done();
 }
 
@@ -94,7 +88,7 @@ async function ensureServiceLoadBalancer(
     metadata: { namespace, name, ownerReferences: [owner], finalizers: [FINALIZERS.serviceLoadBalancer] },
     spec,
   };
-  return applyObject<Slb>(ctx.rest, SLB, asKube(desired as Slb), ctx.fieldManager);
+  return applyObject<Slb>(ctx.rest, SLB, desired as Slb, ctx.fieldManager);
 }
 
 function holderOf(slb: Slb): Holder {
@@ -110,9 +104,7 @@ function holderOf(slb: Slb): Holder {
 async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, slb: Slb): Promise<AllocationOutcome> {
   const pools = poolViews(ctx.caches);
   const networkName = slb.spec.externalNetwork;
-  const networks = ctx.caches.externalNetworks
-    .list()
-    .map((n) => ({ name: n.metadata.name ?? '', type: n.spec.type, addressPools: n.spec.addressPools }));
+  const networks = ctx.caches.externalNetworks.list().map((n) => networkView(n));
   const view = networks.find((n) => n.name === networkName);
   const decision = decideAllocationRequest(service, view, pools);
   const keep = (c: ClaimRecord) =>
@@ -157,24 +149,12 @@ function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp
   const network = slb.spec.externalNetwork
     ? ctx.caches.externalNetworks.get(undefined, slb.spec.externalNetwork)
     : undefined;
-  return network && { name: network.metadata.name ?? '', type: network.spec.type };
+  return network && { name: network.metadata.name, type: network.spec.type };
 }
 
 function ownerOf(key: string): AdvertisementOwner {
   const { namespace = '', name } = splitKey(key);
   return { kind: 'ServiceLoadBalancer', namespace, name };
-}
-
-/** Status once per pass, through the status subresource, only when it changed. */
-async function ensureStatus(ctx: ControllerContext, slb: Slb, plan: SlbPlan): Promise<void> {
-  if (sameJson(slb.status, plan.status)) return;
-  await applyStatus(
-    ctx.rest,
-    SLB,
-    { namespace: slb.metadata.namespace, name: slb.metadata.name ?? '' },
-    plan.status,
-    ctx.fieldManager,
-  );
 }
 
 /** The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP. */
@@ -192,12 +172,6 @@ async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObje
   );
 }
 
-function recordEvents(ctx: ControllerContext, slb: Slb, plan: SlbPlan): void {
-  const regarding = referenceTo(asKube(slb), SLB);
-  for (const e of plan.events)
-    ctx.recorder?.record({ regarding, type: e.type, reason: e.reason, action: 'Reconcile', note: e.message });
-}
-
 /** ARP-6: a deleted ServiceLoadBalancer takes its ARPAdvertisement and claim with it, then lets go. */
 async function finalizeServiceLoadBalancer(
   ctx: ControllerContext,
@@ -209,10 +183,40 @@ async function finalizeServiceLoadBalancer(
   await ctx.allocator.releaseAll(holderOf(slb));
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
     await ensureServiceIngress(ctx, service, []);
-  try {
-    await removeFinalizer(ctx.rest, SLB, asKube(slb), FINALIZERS.serviceLoadBalancer, ctx.fieldManager);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  await releaseFinalizer(ctx, SLB, slb, FINALIZERS.serviceLoadBalancer);
   return done();
+}
+
+/**
+ * The ServiceLoadBalancer reconciler as the controller registers it: the keys are the Services',
+ * so every change that may change a ServiceLoadBalancer's plan maps to its Service's key.
+ */
+export function serviceLoadBalancerReconciler(ctx: ControllerContext, workers: number): ReconcilerSpec {
+  const c = ctx.caches;
+  const all = () => c.serviceLoadBalancers.list().map(objectKey);
+  const ofNetwork = (network: string) =>
+    c.serviceLoadBalancers
+      .list()
+      .filter((s) => s.spec.externalNetwork === network)
+      .map(objectKey);
+  return {
+    name: 'serviceloadbalancer',
+    reconcile: (key) => reconcileServiceLoadBalancer(ctx, key),
+    workers,
+    objects: c.services,
+    // A ServiceLoadBalancer without its Service is deleted by the Service's pass.
+    initialKeys: all,
+    watches: [
+      watch(c.serviceLoadBalancers, (s) => [objectKey(s)]),
+      // FO-3: a node's agent died or came back: every ServiceLoadBalancer chooses again (rare; a
+      // pass that changes nothing writes nothing).
+      { signal: (listener) => ctx.agentLiveness.onLivenessChange(listener), keys: all },
+      watch(c.endpointSlices, (s) => {
+        const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
+        return [service ? `${s.metadata?.namespace}/${service}` : undefined];
+      }),
+      watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
+      ...addressHolderWatches(c, 'ServiceLoadBalancer', c.serviceLoadBalancers),
+    ],
+  };
 }

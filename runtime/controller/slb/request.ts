@@ -5,7 +5,7 @@
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
 import type { NetworkView, PoolView } from '../../../api/validation';
 import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
-import type { ServiceView } from './views';
+import type { ServiceView } from '../../kube/service-views';
 
 /** SLB-1: a Service Juneau serves. */
 export function isJuneauLoadBalancer(service: ServiceView): boolean {

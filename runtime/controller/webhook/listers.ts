@@ -13,23 +13,11 @@
 import { waitForCacheSync, type Informer } from '../../kube/informer';
 import { SharedInformers } from '../../kube/shared-informers';
 import type { Logger } from '../../kube/log';
-import { Resources, type ResourceType } from '../../kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
 import { addressKey, advertisementsByAddress, CACHE_INDEX } from '../context';
-import { JuneauResources } from '../resources';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
-
-/** The resource types the webhooks read. */
-export const WebhookResources = {
-  addressPools: JuneauResources.addressPools,
-  externalNetworks: JuneauResources.externalNetworks,
-  arpAdvertisements: JuneauResources.arpAdvertisements,
-  elasticIPAttachments: JuneauResources.elasticIPAttachments,
-  networkInterfaces: JuneauResources.networkInterfaces,
-  nodes: Resources.nodes,
-  pods: Resources.pods,
-} as const;
 
 /** Lists one kind from the API server on every call (one namespace when given and namespaced). */
 export function liveLister<T>(rest: RestClient, type: ResourceType): Lister<T> {
@@ -44,13 +32,13 @@ export function liveLister<T>(rest: RestClient, type: ResourceType): Lister<T> {
 /** Every cache the webhooks read, as live listers. */
 export function liveWebhookCaches(rest: RestClient): WebhookCaches {
   return {
-    addressPools: liveLister(rest, WebhookResources.addressPools),
-    externalNetworks: liveLister(rest, WebhookResources.externalNetworks),
-    arpAdvertisements: liveLister(rest, WebhookResources.arpAdvertisements),
-    nodes: liveLister(rest, WebhookResources.nodes),
-    elasticIPAttachments: liveLister(rest, WebhookResources.elasticIPAttachments),
-    networkInterfaces: liveLister(rest, WebhookResources.networkInterfaces),
-    pods: liveLister(rest, WebhookResources.pods),
+    addressPools: liveLister(rest, JuneauResources.addressPools),
+    externalNetworks: liveLister(rest, JuneauResources.externalNetworks),
+    arpAdvertisements: liveLister(rest, JuneauResources.arpAdvertisements),
+    nodes: liveLister(rest, Resources.nodes),
+    elasticIPAttachments: liveLister(rest, JuneauResources.elasticIPAttachments),
+    networkInterfaces: liveLister(rest, JuneauResources.networkInterfaces),
+    pods: liveLister(rest, Resources.pods),
   };
 }
 
@@ -79,15 +67,15 @@ export function informerWebhookCaches(
 ): WebhookCacheSet {
   const informer = (type: ResourceType, indexers = {}) => shared.informer<KubeObject>({ type, logger, indexers });
   const informers = {
-    addressPools: informer(WebhookResources.addressPools),
-    externalNetworks: informer(WebhookResources.externalNetworks),
+    addressPools: informer(JuneauResources.addressPools),
+    externalNetworks: informer(JuneauResources.externalNetworks),
     // ARP-4 asks for the objects of one address: an index, not a walk over all of them.
-    arpAdvertisements: informer(WebhookResources.arpAdvertisements, {
+    arpAdvertisements: informer(JuneauResources.arpAdvertisements, {
       [CACHE_INDEX.byAddress]: advertisementsByAddress,
     }),
-    nodes: informer(WebhookResources.nodes),
-    elasticIPAttachments: informer(WebhookResources.elasticIPAttachments),
-    networkInterfaces: informer(WebhookResources.networkInterfaces),
+    nodes: informer(Resources.nodes),
+    elasticIPAttachments: informer(JuneauResources.elasticIPAttachments),
+    networkInterfaces: informer(JuneauResources.networkInterfaces),
   };
   const all = Object.values(informers);
   const hasSynced = () => all.every((i) => i.hasSynced);
@@ -108,7 +96,7 @@ export function informerWebhookCaches(
       nodes: lister(informers.nodes),
       elasticIPAttachments: lister(informers.elasticIPAttachments),
       networkInterfaces: lister(informers.networkInterfaces),
-      pods: liveLister(rest, WebhookResources.pods),
+      pods: liveLister(rest, Resources.pods),
       hasSynced,
     },
     start: () => all.forEach((i) => i.start()),

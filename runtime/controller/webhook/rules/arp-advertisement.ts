@@ -4,10 +4,15 @@
  * InternalIP). `spec.externalNetwork` and `spec.address` are immutable (ARP-3, CEL), so an update
  * only moves `spec.nodeName` and is allowed: refusing it would pin an address to a dead node.
  */
-import { findPoolForRequestedAddress, issue, parseIPv4, type ValidationIssue } from '../../../../api/validation';
+import {
+  findPoolForRequestedAddress,
+  issue,
+  parseIPv4,
+  poolView,
+  type ValidationIssue,
+} from '../../../../api/validation';
 import { allowed, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type ARPAdvertisementObject, type CacheSnapshot } from '../views';
-import { poolView } from './networks';
 
 export type ARPAdvertisementSnapshot = CacheSnapshot<
   'arpAdvertisements' | 'externalNetworks' | 'addressPools' | 'nodes'

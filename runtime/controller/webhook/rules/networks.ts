@@ -7,26 +7,13 @@ import {
   checkPoolModes,
   findOverlapsWithOtherPools,
   issue,
+  networkView,
   parsePoolAddresses,
-  type NetworkView,
-  type PoolView,
+  poolView,
   type ValidationIssue,
 } from '../../../../api/validation';
 import { allowed, isDeleting, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type AddressPoolObject, type CacheSnapshot, type ExternalNetworkObject } from '../views';
-
-const networkView = (n: ExternalNetworkObject, fallbackName = ''): NetworkView => ({
-  name: nameOf(n) || fallbackName,
-  type: n.spec?.type,
-  addressPools: n.spec?.addressPools ?? [],
-});
-
-export const poolView = (p: AddressPoolObject): PoolView => ({
-  name: nameOf(p),
-  advertiseMode: p.spec?.advertiseMode,
-  addresses: p.spec?.addresses ?? [],
-  avoidBuggyIPs: p.spec?.avoidBuggyIPs,
-});
 
 /** The object to check: a CREATE's or UPDATE's, but not an update of an object being deleted
  * (removing its finalizers is how it ends; it holds its pools or addresses until it is gone). */
@@ -49,7 +36,7 @@ export function checkExternalNetworkAdmission(
 ): Verdict {
   const network = checkedObject(request);
   if (!network) return allowed();
-  const view = networkView(network, request.name);
+  const view = networkView(network, nameOf(network) || (request.name ?? ''));
   const sharedBefore = new Set(
     request.operation === 'UPDATE' && request.oldObject ? (request.oldObject.spec?.addressPools ?? []) : [],
   );

@@ -1,0 +1,124 @@
+import { LeaderElector, decideLease, validateTimings, type LeaseSpec } from '../../../runtime/kube/leader-election';
+import { MemoryLeases, startLeading, testTimings } from '../memory-leases';
+import { sleep } from '../../sleep';
+
+const now = new Date('2025-01-01T00:01:00.000Z');
+const ms = now.getTime();
+/** A Lease held by `holderIdentity` for 15 s (the duration every case here asks for); `over` is what the case is about. */
+const lease = (holderIdentity: string, over: LeaseSpec = {}): LeaseSpec => ({
+  holderIdentity,
+  leaseDurationSeconds: 15,
+  ...over,
+});
+
+describe('decideLease', () => {
+  it('creates an absent Lease with itself as holder', () => {
+    expect(decideLease(undefined, 0, 'a', 15, now)).toEqual({
+      action: 'create',
+      spec: {
+        holderIdentity: 'a',
+        leaseDurationSeconds: 15,
+        acquireTime: '2025-01-01T00:01:00.000000Z',
+        renewTime: '2025-01-01T00:01:00.000000Z',
+        leaseTransitions: 0,
+      },
+    });
+  });
+
+  it("waits while another holder's record changed less than leaseDuration ago (by our clock)", () => {
+    const held = lease('b', { leaseTransitions: 3, renewTime: '2020-01-01T00:00:00.000000Z' });
+    // renewTime is years old, but we observed the record only 14.9 s ago: still valid.
+    expect(decideLease(held, ms - 14_900, 'a', 15, now)).toEqual({ action: 'wait', holder: 'b' });
+  });
+
+  it('takes over an expired Lease and counts a transition', () => {
+    const held = lease('b', { leaseTransitions: 3, acquireTime: 'old' });
+    const decision = decideLease(held, ms - 15_000, 'a', 15, now);
+    expect(decision).toMatchObject({
+      action: 'update',
+      spec: { holderIdentity: 'a', leaseTransitions: 4, acquireTime: '2025-01-01T00:01:00.000000Z' },
+    });
+  });
+
+  it('takes a released Lease (empty holder) at once', () => {
+    const released = lease('', { leaseDurationSeconds: 1, leaseTransitions: 4 });
+    expect(decideLease(released, ms, 'a', 15, now)).toMatchObject({
+      action: 'update',
+      spec: { holderIdentity: 'a', leaseTransitions: 5 },
+    });
+  });
+
+  it('renews its own Lease keeping acquireTime and transitions', () => {
+    const mine = lease('a', { leaseTransitions: 2, acquireTime: 'then', renewTime: 'then' });
+    expect(decideLease(mine, ms - 5_000, 'a', 15, now)).toEqual({
+      action: 'update',
+      spec: { ...mine, renewTime: '2025-01-01T00:01:00.000000Z' },
+    });
+  });
+
+  it('uses the duration written in the Lease, not its own, to judge expiry', () => {
+    const held = lease('b', { leaseDurationSeconds: 60 });
+    expect(decideLease(held, ms - 30_000, 'a', 15, now).action).toBe('wait');
+  });
+});
+
+describe('validateTimings', () => {
+  it('refuses timings where a leader could be replaced while it still believes it leads', () => {
+    expect(() => validateTimings(10_000, 10_000, 2_000)).toThrow(
+      'leaseDuration (10000 ms) must be greater than renewDeadline (10000 ms)',
+    );
+    expect(() => validateTimings(15_000, 2_000, 2_000)).toThrow(
+      'renewDeadline (2000 ms) must be greater than 1.2 x retryPeriod (2000 ms)',
+    );
+    expect(() => validateTimings(15_000, 10_000, 2_000)).not.toThrow();
+  });
+});
+
+const fast = testTimings(20);
+
+describe('LeaderElector against an in-memory Lease', () => {
+  it('elects exactly one of two candidates and hands over at once on release', async () => {
+    const leases = new MemoryLeases();
+    const log: string[] = [];
+    const make = (identity: string): LeaderElector =>
+      new LeaderElector(leases, {
+        ...fast,
+        identity,
+        onStartedLeading: () => log.push(`${identity} leads`),
+        onStoppedLeading: () => log.push(`${identity} stops`),
+      });
+    const a = make('a');
+    const b = make('b');
+    a.start();
+    await sleep(50);
+    b.start();
+    await sleep(150);
+    expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+    expect(b.leader).toBe('a');
+    const released = Date.now();
+    await a.release();
+    expect(leases.lease?.spec?.holderIdentity).toBe('');
+    while (!b.isLeader) await sleep(5);
+    // Far sooner than the 300 ms lease: b took the released Lease at its next retry.
+    expect(Date.now() - released).toBeLessThan(150);
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    await b.release();
+    expect(log).toEqual(['a leads', 'a stops', 'b leads', 'b stops']);
+  });
+
+  it('stops leading when it cannot renew within renewDeadline', async () => {
+    const leases = new MemoryLeases();
+    const { elector: a, signal } = await startLeading(leases, { ...fast, identity: 'a' });
+    leases.failing = true;
+    while (a.isLeader) await sleep(5);
+    // Counted from the last renewal the Lease records (the cut can fall anywhere between two
+    // renewals, later still on a loaded machine): not before renewDeadline (200 ms, less the
+    // moment between an attempt's start and its record), and before the Lease could expire for
+    // anyone else (300 ms).
+    const took = Date.now() - Date.parse(leases.lease!.spec!.renewTime!);
+    expect(took).toBeGreaterThanOrEqual(180);
+    expect(took).toBeLessThan(300);
+    expect(signal.aborted).toBe(true);
+    await a.release();
+  });
+});
