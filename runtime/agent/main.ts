@@ -41,7 +41,7 @@ import { AgentLease } from './liveness/lease';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
 import { ArpPacketSocket } from './announce/packet-socket';
 import { AnnounceCounters } from './announce/counters';
-import { AgentResources } from './resources';
+import { JuneauResources } from '../kube/resources';
 import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
 
@@ -232,7 +232,7 @@ function arpLoop(
       arp.advertisements
         .list()
         .filter((ad) => ad.spec?.address === address)
-        .map((ad) => referenceTo(ad, AgentResources.arpAdvertisements)),
+        .map((ad) => referenceTo(ad, JuneauResources.arpAdvertisements)),
   });
   const arp: ArpSync = new ArpSync({
     announcements,

@@ -1,17 +1,11 @@
-/** The Juneau kinds the agent reads, as REST resource types, and their views for arp/desired.ts. */
-import { addressPoolKind, arpAdvertisementKind, externalNetworkKind } from '../../api';
+/** The Juneau kinds the ARP loop reads (resource types in runtime/kube/resources.ts JuneauResources)
+ * and their views for arp/desired.ts. */
 import type { AddressPool, ARPAdvertisement, ExternalNetwork } from '../../api';
-import { juneauResource } from '../kube/resources';
+import { networkView as networkSpecView, poolView } from '../../api/validation';
 import type { KubeObject } from '../kube/types';
-import type { AdvertisementView, NetworkView, PoolView } from './arp/desired';
+import type { AdvertisementView, NetworkView } from './arp/desired';
 
-const juneau = juneauResource;
-
-export const AgentResources = {
-  arpAdvertisements: juneau(arpAdvertisementKind),
-  addressPools: juneau(addressPoolKind),
-  externalNetworks: juneau(externalNetworkKind),
-} as const;
+export { poolView };
 
 /** The kinds as the informers hold them (api/ types with the wire metadata of runtime/kube). */
 export type AdvertisementObject = ARPAdvertisement & KubeObject;
@@ -34,19 +28,7 @@ export function advertisementView(ad: ARPAdvertisement): AdvertisementView {
   };
 }
 
-export function poolView(pool: AddressPool): PoolView {
-  return {
-    name: pool.metadata?.name ?? '',
-    advertiseMode: pool.spec?.advertiseMode ?? '',
-    addresses: pool.spec?.addresses ?? [],
-  };
-}
-
+/** The network view validation reads, and FO-1's `spec.arp.announceOnMove`. */
 export function networkView(network: ExternalNetwork): NetworkView {
-  return {
-    name: network.metadata?.name ?? '',
-    type: network.spec?.type ?? '',
-    addressPools: network.spec?.addressPools ?? [],
-    announceOnMove: network.spec?.arp?.announceOnMove === true,
-  };
+  return { ...networkSpecView(network), announceOnMove: network.spec?.arp?.announceOnMove === true };
 }

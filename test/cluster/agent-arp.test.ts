@@ -4,7 +4,7 @@
 // The node also holds addresses on a kube-ipvs0-like interface with arp_ignore=0 (the incident behind OPS-1).
 import * as path from 'node:path';
 import { ArpMaps, PIN_SUBDIR } from '../../runtime/agent/bpf';
-import { AgentResources } from '../../runtime/agent/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -44,14 +44,14 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
 
   const adName = (address: string) => `agent-${rig.id}-${address.replace(/\./g, '-')}`;
   const createAd = (address: string, nodeName = node) =>
-    rest.create(AgentResources.arpAdvertisements, {
+    rest.create(JuneauResources.arpAdvertisements, {
       apiVersion: 'juneau.loutres.me/v1alpha1',
       kind: 'ARPAdvertisement',
       metadata: { name: adName(address) },
       spec: { externalNetwork: names.network, address, nodeName },
     } as KubeObject);
   const deleteAd = (address: string) =>
-    rest.delete(AgentResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
+    rest.delete(JuneauResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
       if (!isNotFound(err)) throw err; // a step of a test: only "already gone" is fine
     });
   const table = () => [...maps!.addresses().keys()].sort();
@@ -199,7 +199,7 @@ describeAsRoot('juneau-agent on a node namespace (ARP-10, EN-10..12, OPS-1..3, A
       repliesFor(await rig.capture(() => rig.sendArp({ sip: CLIENT_IP, tip: VIP_IPVS, count: 10 })), VIP_IPVS),
     ).toHaveLength(10);
 
-    await rest.patch(AgentResources.arpAdvertisements, undefined, adName(VIP_IPVS), 'merge', {
+    await rest.patch(JuneauResources.arpAdvertisements, undefined, adName(VIP_IPVS), 'merge', {
       spec: { nodeName: `elsewhere-${rig.id}` },
     });
     await waitForTable([VIP, VIP_GONE]);

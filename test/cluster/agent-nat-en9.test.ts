@@ -4,7 +4,7 @@
 // when the NetworkInterface goes. The agent runs in the node namespace of the NAT rig and makes its
 // VXLAN device there. No Juneau controller runs in the cluster project: the test writes the
 // statuses the controller would. The packets themselves: test/netns/nat-en9.test.ts.
-import { NatResources } from '../../runtime/agent/nat/sync';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { VXLAN_DEVICE } from '../../runtime/agent/nat/vxlan';
 import { describeAsRoot } from '../netns/rig';
 import { useAgentNat } from './agent-nat-harness';
@@ -24,7 +24,7 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
     setup: async () => {
       await ensureNode(other, { internalIP: OTHER_NODE_IP });
       t.nodes.push(other);
-      await t.create(NatResources.externalNetworks, {
+      await t.create(JuneauResources.externalNetworks, {
         kind: 'ExternalNetwork',
         metadata: { name: network },
         spec: { type: 'arp', addressPools: [network] },
@@ -34,10 +34,10 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
         attachment: { kind: 'NetworkInterface', name: 'far.eth0' },
       });
       await t.createNic('far', { nodeName: other, address: '10.9.0.2', elasticIP: 'far' });
-      await t.patchStatus(NatResources.networkInterfaces, t.ns, 'far.eth0', { phase: 'Ready' });
+      await t.patchStatus(JuneauResources.networkInterfaces, t.ns, 'far.eth0', { phase: 'Ready' });
     },
     cleanup: async () => {
-      await rest.delete(NatResources.externalNetworks, undefined, network).catch(ignoreNotFound);
+      await rest.delete(JuneauResources.externalNetworks, undefined, network).catch(ignoreNotFound);
     },
   });
   const { rig, rest } = t;
@@ -63,7 +63,7 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
       port: device[0].linkinfo.info_data.port,
       learning: device[0].linkinfo.info_data.learning,
     }).toEqual({ up: true, kind: 'vxlan', external: true, port: 4789, learning: false });
-    await t.patchStatus(NatResources.externalNetworks, '', network, { networkID: VNI });
+    await t.patchStatus(JuneauResources.externalNetworks, '', network, { networkID: VNI });
     await remote([{ elasticIP: EIP, node: OTHER_NODE_IP, vni: VNI }]);
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics')).toContain(
       'juneau_agent_nat_bindings{kind="remote"} 1',
@@ -71,7 +71,7 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
   });
 
   test('EN-9: the NetworkInterface gone, the remote binding goes, counters included', async () => {
-    await rest.delete(NatResources.networkInterfaces, t.ns, 'far.eth0');
+    await rest.delete(JuneauResources.networkInterfaces, t.ns, 'far.eth0');
     await t.waitForNoEntries('no NAT entry left: the remote binding and its counters');
   });
 });

@@ -6,8 +6,7 @@ import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { PIN_SUBDIR } from '../../runtime/agent/bpf/pins';
-import { NatResources } from '../../runtime/agent/nat/sync';
-import type { ResourceType } from '../../runtime/kube/resources';
+import { JuneauResources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { RestClient } from '../../runtime/kube/rest';
 import { NODE_EXT, NatRig } from '../netns/nat-rig';
@@ -117,17 +116,17 @@ export class AgentNat {
     externalNetwork: string,
     status: { address: string; attachment: { kind: 'ElasticIPAttachment' | 'NetworkInterface'; name: string } },
   ): Promise<void> {
-    await this.create(NatResources.elasticIPs, {
+    await this.create(JuneauResources.elasticIPs, {
       kind: 'ElasticIP',
       metadata: { namespace: this.ns, name },
       spec: { externalNetwork },
     });
-    await this.patchStatus(NatResources.elasticIPs, this.ns, name, { phase: 'Attached', ...status });
+    await this.patchStatus(JuneauResources.elasticIPs, this.ns, name, { phase: 'Attached', ...status });
   }
 
   /** The NetworkInterface `<pod>.eth0` of a Pod in the test namespace, on this node unless `nodeName` says. */
   createNic(pod: string, spec: { address: string; nodeName?: string; elasticIP?: string }) {
-    return this.create(NatResources.networkInterfaces, {
+    return this.create(JuneauResources.networkInterfaces, {
       kind: 'NetworkInterface',
       metadata: { namespace: this.ns, name: `${pod}.eth0` },
       spec: { podName: pod, interface: 'eth0', nodeName: this.node, ...spec },

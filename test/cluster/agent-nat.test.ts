@@ -3,7 +3,7 @@
 // the node namespace with the node's InternalIP on ext0. No Juneau controller runs in the cluster
 // project, so the test writes the statuses the controller would (ElasticIP.status.attachment,
 // ElasticIPAttachment.status.nodeName/phase, NetworkInterface spec and status).
-import { NatResources } from '../../runtime/agent/nat/sync';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD, ROUTER_EXT } from '../netns/nat-rig';
 import { useAgentNat } from './agent-nat-harness';
@@ -41,7 +41,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
         attachment: { kind: 'ElasticIPAttachment', name: 'web' },
       });
       await t.createNic('web', { address: POD });
-      await t.create(NatResources.attachments, {
+      await t.create(JuneauResources.elasticIPAttachments, {
         kind: 'ElasticIPAttachment',
         metadata: { namespace: t.ns, name: 'web' },
         spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
@@ -60,7 +60,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
     // Reconciled once with everything listed (readiness), and the Pending attachment left out.
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
     expect(bindings()).toBe(JSON.stringify({ nat: [], direct: [] }));
-    await t.patchStatus(NatResources.attachments, t.ns, 'web', { phase: 'Attached', nodeName: node });
+    await t.patchStatus(JuneauResources.elasticIPAttachments, t.ns, 'web', { phase: 'Attached', nodeName: node });
     await waitForBindings([{ elasticIP: EIP, address: POD }]);
     const server = await rig.serve<{ client: string; received: number }>(rig.pod, 'tcp-server', '8080');
     expect(await rig.tool(rig.router, 'tcp-client', EIP, '8080', '100000')).toEqual({
@@ -115,7 +115,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
   });
 
   test('NAT-4: the attachment moved to another node: this node stops translating and keeps no entry of it', async () => {
-    await t.patchStatus(NatResources.attachments, t.ns, 'web', { nodeName: 'another-node' });
+    await t.patchStatus(JuneauResources.elasticIPAttachments, t.ns, 'web', { nodeName: 'another-node' });
     await t.waitForNoEntries('no NAT entry of the moved attachment: binding, reverse entry, counters');
     expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [] });
   });
@@ -126,7 +126,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
       attachment: { kind: 'NetworkInterface', name: 'direct.eth0' },
     });
     await t.createNic('direct', { address: POD, elasticIP: 'direct' });
-    await t.patchStatus(NatResources.networkInterfaces, t.ns, 'direct.eth0', { phase: 'Ready' });
+    await t.patchStatus(JuneauResources.networkInterfaces, t.ns, 'direct.eth0', { phase: 'Ready' });
     await waitForBindings([], [{ elasticIP: EIP_DIRECT, address: POD }]);
     const server = await rig.serve<{ client: string }>(rig.pod, 'tcp-server', '8082');
     expect(await rig.tool(rig.router, 'tcp-client', EIP_DIRECT, '8082', '1000')).toMatchObject({
@@ -134,7 +134,7 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
       intact: true,
     });
     expect((await server.result).client).toBe(ROUTER_EXT);
-    await rest.delete(NatResources.networkInterfaces, t.ns, 'direct.eth0');
+    await rest.delete(JuneauResources.networkInterfaces, t.ns, 'direct.eth0');
     await waitForBindings([]);
   });
 });

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ArpMaps, PIN_SUBDIR } from '../../runtime/agent/bpf';
 import { RFC5227 } from '../../runtime/agent/announce/announcer';
-import { AgentResources } from '../../runtime/agent/resources';
+import { JuneauResources } from '../../runtime/kube/resources';
 import { Resources } from '../../runtime/kube/resources';
 import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -49,13 +49,13 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
 
   const adName = (address: string) => `fo1-${rig.id}-${address.replace(/\./g, '-')}`;
   const createAd = (address: string, network: string) =>
-    rest.create(AgentResources.arpAdvertisements, {
+    rest.create(JuneauResources.arpAdvertisements, {
       apiVersion: 'juneau.loutres.me/v1alpha1',
       kind: 'ARPAdvertisement',
       metadata: { name: adName(address) },
       spec: { externalNetwork: network, address, nodeName: node },
     } as KubeObject);
-  const create = (type: typeof AgentResources.addressPools, body: object) =>
+  const create = (type: typeof JuneauResources.addressPools, body: object) =>
     rest.create(type, { apiVersion: 'juneau.loutres.me/v1alpha1', ...body } as KubeObject);
   const metrics = () => rig.in(rig.node(1), 'curl', '-s', 'http://127.0.0.1:9201/metrics');
   /** The event that ends a capture window: the agent has sent both announcements for `address`. */
@@ -74,22 +74,22 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     newMac = await rig.mac(rig.node(1), 'eth0');
     oldMac = (await rig.attach(0, { mode: 'generic' })).mac;
     await ensureNode(node, { internalIP: rig.nodeIp(1) });
-    await create(AgentResources.addressPools, {
+    await create(JuneauResources.addressPools, {
       kind: 'AddressPool',
       metadata: { name: names.poolOn },
       spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.64/28`] },
     });
-    await create(AgentResources.addressPools, {
+    await create(JuneauResources.addressPools, {
       kind: 'AddressPool',
       metadata: { name: names.poolOff },
       spec: { advertiseMode: 'arp', addresses: [`${SUBNET}.80/28`] },
     });
-    await create(AgentResources.externalNetworks, {
+    await create(JuneauResources.externalNetworks, {
       kind: 'ExternalNetwork',
       metadata: { name: names.on },
       spec: { type: 'arp', addressPools: [names.poolOn], arp: { announceOnMove: true } },
     });
-    await create(AgentResources.externalNetworks, {
+    await create(JuneauResources.externalNetworks, {
       kind: 'ExternalNetwork',
       metadata: { name: names.off },
       spec: { type: 'arp', addressPools: [names.poolOff] },
@@ -115,14 +115,14 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     await bridged?.stop();
     maps?.close();
     for (const address of [ORDER_VIP, ON_VIP, OFF_VIP]) {
-      await rest.delete(AgentResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
+      await rest.delete(JuneauResources.arpAdvertisements, undefined, adName(address)).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
     }
     for (const n of [names.on, names.off])
-      await rest.delete(AgentResources.externalNetworks, undefined, n).catch(ignoreNotFound);
+      await rest.delete(JuneauResources.externalNetworks, undefined, n).catch(ignoreNotFound);
     for (const p of [names.poolOn, names.poolOff])
-      await rest.delete(AgentResources.addressPools, undefined, p).catch(ignoreNotFound);
+      await rest.delete(JuneauResources.addressPools, undefined, p).catch(ignoreNotFound);
     await rest.delete(Resources.nodes, undefined, node).catch(ignoreNotFound);
     await removePinsThen(pinDir, () => rig.destroy());
   }, 60_000);
@@ -207,7 +207,7 @@ describeAsRoot('FO-1 announcements on move, on the wire (real agent, real XDP)',
     expect(row(ORDER_VIP)!.probes).toBeGreaterThanOrEqual(3);
     expect(row(ORDER_VIP)!.lastAnnouncementSecondsAgo).toBeGreaterThanOrEqual(0);
     // The address leaves the node: its counters go with it.
-    await rest.delete(AgentResources.arpAdvertisements, undefined, adName(ON_VIP));
+    await rest.delete(JuneauResources.arpAdvertisements, undefined, adName(ON_VIP));
     await waitFor(async () => !(await dumpAnnouncements()).some((r) => r.address === ON_VIP), {
       what: `${ON_VIP} gone from bpf dump announcements`,
     });

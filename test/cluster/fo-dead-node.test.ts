@@ -1,5 +1,5 @@
 // FO-3 on the real control plane: the controller in-process, every node's agent Lease renewed by
-// the agent's own Lease code (runtime/agent/lease.ts, short timings), Pods whose readiness the test
+// the agent's own Lease code (runtime/agent/liveness/lease.ts, short timings), Pods whose readiness the test
 // sets. A node whose Lease stops being renewed is left out of advertisingNodes with the reason in
 // the Available condition; the ARPAdvertisement leaves it only when it was the answering node
 // (SLB-7 stickiness holds for live nodes), and comes back to nobody when the node recovers.

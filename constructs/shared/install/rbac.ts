@@ -15,7 +15,7 @@ export function controllerRbac(ns: string): ManifestObject[] {
   const name = INSTALL.controllerName;
   return [
     ...serviceAccountWithClusterRole(name, ns, [
-      // Informers (list, watch: runtime/controller/controller.ts, eip/caches.ts, and the webhooks'
+      // Informers (list, watch: runtime/controller/context.ts, and the webhooks'
       // informerWebhookCaches in webhook/listers.ts). `get` only where the code reads one object by name.
       rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
       // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).

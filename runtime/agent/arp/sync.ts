@@ -22,8 +22,8 @@ import { AnsweredAddresses } from './answered';
 import { announcingNetworks, contributionOf, desiredState, type DesiredState, type Refusal } from './desired';
 import { interfaceSubnets, sameInterface, type LocalInterface } from '../interface';
 import type { ArpMetrics } from './metrics';
+import { JuneauResources } from '../../kube/resources';
 import {
-  AgentResources,
   advertisementView,
   type AddressPoolObject,
   type AdvertisementObject,
@@ -92,11 +92,11 @@ export class ArpSync {
     const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
     this.advertisements = new Informer(options.client, {
       ...common,
-      type: AgentResources.arpAdvertisements,
+      type: JuneauResources.arpAdvertisements,
       fieldSelector: nodeFieldSelector(options.nodeName),
     });
-    this.pools = new Informer(options.client, { ...common, type: AgentResources.addressPools });
-    this.networks = new Informer(options.client, { ...common, type: AgentResources.externalNetworks });
+    this.pools = new Informer(options.client, { ...common, type: JuneauResources.addressPools });
+    this.networks = new Informer(options.client, { ...common, type: JuneauResources.externalNetworks });
     const full = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     const one = (ad: AdvertisementObject) => this.schedule(ad.metadata?.name ?? '');
     this.advertisements.addHandlers({ onAdd: one, onUpdate: (_old, ad) => one(ad), onDelete: one });
@@ -318,7 +318,7 @@ export class ArpSync {
     const ad = this.advertisements.get(undefined, refusal.advertisement);
     if (ad)
       this.options.recorder.warning(
-        referenceTo(ad, AgentResources.arpAdvertisements),
+        referenceTo(ad, JuneauResources.arpAdvertisements),
         refusal.reason,
         'Answer',
         `node ${this.options.nodeName}: ${refusal.message}`,
@@ -336,7 +336,7 @@ export class ArpSync {
     const owners = this.advertisements.list().filter((ad) => ad.spec?.address === report.address);
     for (const ad of owners)
       this.options.recorder.warning(
-        referenceTo(ad, AgentResources.arpAdvertisements),
+        referenceTo(ad, JuneauResources.arpAdvertisements),
         EVENT_REASONS.conflict,
         'DetectConflict',
         note,

@@ -11,11 +11,10 @@
  * Which bindings are this node's is desired.ts; two more informers (Nodes, ExternalNetworks)
  * feed its remote side (EN-9).
  */
-import { elasticIPAttachmentKind, elasticIPKind, externalNetworkKind, networkInterfaceKind } from '../../../api';
 import { Informer, type ListWatchClient } from '../../kube/informer';
 import { InformerLoop } from '../informer-loop';
 import { silentLogger, type Logger } from '../../kube/log';
-import { juneauResource, Resources, type ResourceType } from '../../kube/resources';
+import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from '../bpf/nat';
 import type { NatReasonName, Prefix } from '../bpf/layout';
@@ -31,11 +30,8 @@ import {
 } from './desired';
 import type { NatMetrics } from './metrics';
 
+/** The Kubernetes resources NatSync reads beside its Juneau kinds (which are in JuneauResources). */
 export const NatResources = {
-  elasticIPs: juneauResource(elasticIPKind),
-  attachments: juneauResource(elasticIPAttachmentKind),
-  networkInterfaces: juneauResource(networkInterfaceKind),
-  externalNetworks: juneauResource(externalNetworkKind),
   nodes: Resources.nodes,
   endpointSlices: Resources.endpointSlices,
   /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
@@ -102,10 +98,10 @@ export class NatSync {
       pollIntervalMs: options.pollIntervalMs,
     });
     const common = { logger: this.logger };
-    this.elasticIPs = new Informer(options.client, { ...common, type: NatResources.elasticIPs });
-    this.attachments = new Informer(options.client, { ...common, type: NatResources.attachments });
-    this.networkInterfaces = new Informer(options.client, { ...common, type: NatResources.networkInterfaces });
-    this.externalNetworks = new Informer(options.client, { ...common, type: NatResources.externalNetworks });
+    this.elasticIPs = new Informer(options.client, { ...common, type: JuneauResources.elasticIPs });
+    this.attachments = new Informer(options.client, { ...common, type: JuneauResources.elasticIPAttachments });
+    this.networkInterfaces = new Informer(options.client, { ...common, type: JuneauResources.networkInterfaces });
+    this.externalNetworks = new Informer(options.client, { ...common, type: JuneauResources.externalNetworks });
     this.nodes = new Informer(options.client, { ...common, type: NatResources.nodes });
     this.serviceCIDRs =
       options.serviceCIDRsServed === false

@@ -1,5 +1,5 @@
 /**
- * FO-3: which nodes' agents are alive, from their Leases `juneau-agent-<node>` (runtime/agent/lease.ts).
+ * FO-3: which nodes' agents are alive, from their Leases `juneau-agent-<node>` (runtime/agent/liveness/lease.ts).
  *
  * Like leader election, a Lease is judged by when this controller *observed* its renewTime change,
  * by its own monotonic clock, never by the renewTime itself: clock skew between a node and the
