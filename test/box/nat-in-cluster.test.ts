@@ -5,7 +5,7 @@
 // ranges over eth0 (as host-gw or native routing does), kube-proxy in nftables mode, echo pods
 // whose HTTP server answers with the client address it saw (scripts/images/echo.ts).
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { INSTALL } from '../../api/constants';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';

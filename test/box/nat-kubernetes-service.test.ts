@@ -6,7 +6,7 @@
 // the ElasticIP and was turned into the pod address past conntrack, so the ClusterIP was never
 // restored as its source and the pod's connection got no answer. The agent learns the addresses
 // from the Service's EndpointSlices. The manifest as `npx cdk8s synth` writes it; one node.
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 import { describeOnBox, getFromPod, until } from './session';

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, inNetns } from './exec';
 import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
 import { pidsInNetns, pidsOf } from './upstream';

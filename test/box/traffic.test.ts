@@ -12,7 +12,7 @@
 // a node without a backend drops the connection.
 import * as fs from 'node:fs';
 import { sleep } from '../sleep';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { pidsInNetns, pidsOf } from './upstream';

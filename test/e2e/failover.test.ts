@@ -4,14 +4,15 @@
 // Agents run with their defaults (--answer-expiry 10s, --lease-duration 10s, renewal every 2s)
 // except where a test says otherwise: the node crash is also measured with FAST_FAILOVER_FLAGS.
 import { describeAsRoot } from '../netns/rig';
-import { elapsedSince, figure } from './figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { sleep } from '../sleep';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../api';
 import { DEFAULT_AGENT_FLAGS, FAST_FAILOVER_FLAGS } from '../../runtime/agent/flags';
 import { agentLeaseName } from '../../runtime/agent/lease';
 import { APP_NAMESPACE, CONTROLLER_NAMESPACE, E2ERig, serviceLoadBalancerRef } from './rig';
-import { after, firstLogLine, firstWatchEvent, handoverFrames, neighbourChange } from './timeline';
+import { after, firstLogLine, firstWatchEvent, handoverFrames, neighbourChange } from '../shared/timeline';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -139,7 +140,7 @@ describeAsRoot('e2e failover (FO-1..FO-4)', () => {
     const wire = handoverFrames(frames, vip, mac(to));
     // The agents' own log lines (this host's clock, ms): when each wrote the move into its map.
     const mapWrite = (i: number, field: 'added' | 'removed') =>
-      firstLogLine(agentLog(i), unready, (l) => l.msg === 'maps reconciled' && l[field]?.includes(vip));
+      firstLogLine(fs.readFileSync(agentLog(i), 'utf8'), unready, (l) => l.msg === 'maps reconciled' && l[field]?.includes(vip));
     const gainedAt = mapWrite(to, 'added');
     const removedAt = mapWrite(from, 'removed');
     figure(

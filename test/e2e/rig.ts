@@ -21,7 +21,7 @@ import { ANNOTATIONS, API_VERSION, GROUP, LOAD_BALANCER_CLASS, VERSION } from '.
 import { OWNER_LABELS } from '../../runtime/controller/resources';
 import { ensureBpffs, removePins } from '../../runtime/agent/bpf/responder';
 import { INSTALL } from '../../api/constants';
-import { agentCapabilities, installManifest, rbacObjects, serviceAccountKubeconfig } from './install-identity';
+import { agentCapabilities, installManifest, rbacObjects, serviceAccountKubeconfig } from '../shared/install-identity';
 import { startCluster, type Cluster } from '../cluster/harness';
 import { CRD_MANIFEST } from '../cluster/paths';
 import { sleep } from '../sleep';

@@ -4,7 +4,7 @@
 // rules, so it must not call a rule used on a near miss.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { auditOf, type PolicyRule } from '../e2e/install-identity';
+import { auditOf, type PolicyRule } from '../shared/install-identity';
 import { tempDir } from './temp-dir';
 
 const CONTROLLER = 'system:serviceaccount:juneau-system:juneau-controller';
