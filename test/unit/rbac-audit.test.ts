@@ -1,4 +1,4 @@
-// The e2e RBAC audit (test/e2e/install-identity.ts auditOf) on a hand-written audit log: a 403 is
+// The RBAC audit (test/shared/install-identity.ts auditOf) on a hand-written audit log: a 403 is
 // reported as Forbidden, a rule is "used" only by its own user, verb, group, resource/subresource
 // and (when it names them) resourceNames. The box scenarios (test/box/scenarios.test.ts) rely on it to catch missing and extra
 // rules, so it must not call a rule used on a near miss.
