@@ -1,4 +1,4 @@
-// NAT-2 on a stock install (issue 14): an ElasticIP pod's traffic that stays in the cluster keeps
+// NAT-2 on a stock install: an ElasticIP pod's traffic that stays in the cluster keeps
 // the pod's own address, and only what leaves for the outside leaves from the ElasticIP. The
 // manifest as `npx cdk8s synth` writes it (no --nat-cluster-cidrs, no --nat-pod-ifaces: SNAT at
 // the nodes' eth0 egress), on the cluster in a box: two real nodes that route each other's pod

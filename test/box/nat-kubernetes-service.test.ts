@@ -1,4 +1,4 @@
-// NAT-2 for the `kubernetes` Service (issue 14): an ElasticIP pod reaches the API server through
+// NAT-2 for the `kubernetes` Service: an ElasticIP pod reaches the API server through
 // `kubernetes.default`'s ClusterIP when the API server is not a Node, as on a managed or external
 // control plane and on the box (its API server runs on the host, at the segment's .1). kube-proxy
 // DNATs the ClusterIP to the API server's address; the connection leaves through the node's eth0,

@@ -1,4 +1,4 @@
-// The ElasticIP data plane with real pods and real traffic (issue 14 "Proof": NAT, EIP-6 for real,
+// The ElasticIP data plane with real pods and real traffic (NAT, EIP-6 for real,
 // direct ElasticIP, moves and restarts), on the cluster in a box: Juneau installed from the built
 // image and the synthesized manifest as install.test.ts does, an ExternalNetwork/AddressPool on
 // the box's own node subnet (EN-12; `up` picks the subnet), pods of the echo image
