@@ -32,9 +32,6 @@ module.exports = {
       globalSetup: '<rootDir>/test/package/global-setup.ts',
       globalTeardown: '<rootDir>/test/package/global-teardown.ts',
     }),
-    // The e2e rig starts its own control plane (its controllers must not meet the cluster
-    // project's), so it has no global setup; scenarios wait on neighbour timers and take minutes.
-    project('e2e', { testTimeout: 600_000 }),
     // The cluster in a box (real kubelets, containerd, kube-proxy; root): the install manifest
     // applied as is, traffic through real pods. `npm test` builds the node binaries first
     // (test/cluster/build.sh --nodes; cold, the kubelet takes ~15 minutes).

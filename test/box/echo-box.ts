@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildEchoImage } from '../../scripts/images/echo';
 import { REPO_ROOT } from '../cluster/paths';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { bashIn } from './exec';
 import type { BoxState } from './state';
 import { addRouter } from './upstream';

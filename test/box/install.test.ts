@@ -1,4 +1,4 @@
-// The install manifest applied as is on the cluster in a box (issue 13, item 5): `npm run images`
+// The install manifest applied as is on the cluster in a box: `npm run images`
 // and `npx cdk8s synth` as a user runs them, `cluster up --nodes 3` with the image imported into
 // every node, then `kubectl apply --server-side -f dist/juneau-crds.k8s.yaml -f
 // dist/juneau-install.k8s.yaml` unchanged: both controller replicas Ready with one leader, the
@@ -47,7 +47,7 @@ const NS = 'juneau-system';
 /** CAP_NET_ADMIN (12), CAP_NET_RAW (13, FO-1 announcements) and CAP_BPF (39): the agent's effective set, nothing else. */
 const AGENT_CAP_EFF = (1n << 12n) | (1n << 13n) | (1n << 39n);
 
-describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5)', () => {
+describeOnBox('the install manifest applied as is on real nodes', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-install-box-'));
   const dir = path.join(work, 'cluster');
   let box: BoxState;
@@ -143,7 +143,7 @@ describeOnBox('the install manifest applied as is on real nodes (issue 13 item 5
     log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
   });
 
-  test("kubectl juneau bpf dump --node NAME runs the dump in that node's agent Pod (issue 17 item 6)", async () => {
+  test("kubectl juneau bpf dump --node NAME runs the dump in that node's agent Pod", async () => {
     const node = box.nodes[1].name;
     const agent = (await pods(NS, 'app.kubernetes.io/name=juneau-agent')).find((p) => p.spec.nodeName === node)!;
     const r = await plugin(['bpf', 'dump', 'external_arp_table', '--node', node, '-o', 'json']);

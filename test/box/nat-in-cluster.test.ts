@@ -1,11 +1,11 @@
-// NAT-2 on a stock install (issue 14): an ElasticIP pod's traffic that stays in the cluster keeps
+// NAT-2 on a stock install: an ElasticIP pod's traffic that stays in the cluster keeps
 // the pod's own address, and only what leaves for the outside leaves from the ElasticIP. The
 // manifest as `npx cdk8s synth` writes it (no --nat-cluster-cidrs, no --nat-pod-ifaces: SNAT at
 // the nodes' eth0 egress), on the cluster in a box: two real nodes that route each other's pod
 // ranges over eth0 (as host-gw or native routing does), kube-proxy in nftables mode, echo pods
 // whose HTTP server answers with the client address it saw (scripts/images/echo.ts).
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { INSTALL } from '../../api/constants';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';

@@ -1,4 +1,4 @@
-// NAT-2 for the `kubernetes` Service (issue 14): an ElasticIP pod reaches the API server through
+// NAT-2 for the `kubernetes` Service: an ElasticIP pod reaches the API server through
 // `kubernetes.default`'s ClusterIP when the API server is not a Node, as on a managed or external
 // control plane and on the box (its API server runs on the host, at the segment's .1). kube-proxy
 // DNATs the ClusterIP to the API server's address; the connection leaves through the node's eth0,
@@ -6,7 +6,7 @@
 // the ElasticIP and was turned into the pod address past conntrack, so the ClusterIP was never
 // restored as its source and the pod's connection got no answer. The agent learns the addresses
 // from the Service's EndpointSlices. The manifest as `npx cdk8s synth` writes it; one node.
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 import { describeOnBox, getFromPod, until } from './session';

@@ -1,4 +1,4 @@
-// The ElasticIP data plane with real pods and real traffic (issue 14 "Proof": NAT, EIP-6 for real,
+// The ElasticIP data plane with real pods and real traffic (NAT, EIP-6 for real,
 // direct ElasticIP, moves and restarts), on the cluster in a box: Juneau installed from the built
 // image and the synthesized manifest as install.test.ts does, an ExternalNetwork/AddressPool on
 // the box's own node subnet (EN-12; `up` picks the subnet), pods of the echo image
@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, inNetns } from './exec';
 import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
 import { pidsInNetns, pidsOf } from './upstream';

@@ -118,3 +118,31 @@ export async function watchLines(
     },
   };
 }
+
+/** One ARP request for an address and the replies that followed it. */
+export interface Probe {
+  /** When the request was captured (ms since the epoch, this host's clock). */
+  readonly at: number;
+  /** Every distinct MAC that answered it, in the order heard. */
+  readonly macs: string[];
+}
+
+/**
+ * Splits a capture into probes: each ARP request from `requester` (a MAC) for `address` opens one,
+ * and every reply for `address` heard before the next request belongs to it. An honest count of who
+ * answers needs all the replies, not the first one a tool prints.
+ */
+export function repliesPerRequest(frames: readonly Frame[], requester: string, address: string): Probe[] {
+  const probes: Array<{ at: number; macs: string[] }> = [];
+  for (const f of frames) {
+    if (!f.arp) continue;
+    if (f.arp.op === ARP_REQUEST && f.arp.tip === address && f.arp.sha.toLowerCase() === requester)
+      probes.push({ at: f.timeMs, macs: [] });
+    else if (f.arp.op === ARP_REPLY && f.arp.sip === address && probes.length) {
+      const mac = f.arp.sha.toLowerCase();
+      const current = probes[probes.length - 1];
+      if (!current.macs.includes(mac)) current.macs.push(mac);
+    }
+  }
+  return probes;
+}

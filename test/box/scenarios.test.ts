@@ -1,5 +1,5 @@
-// The e2e scenarios that moved from the old rig (test/e2e, where the rig wrote pod status) to the
-// cluster in a box (issue 13 item 6): Juneau installed from the built image and the synthesized
+// The e2e scenarios that moved from the old rig (test/e2e, deleted; the rig wrote pod status) to the
+// cluster in a box: Juneau installed from the built image and the synthesized
 // manifest unchanged, the echo image (scripts/images/echo.ts) as real pods behind an
 // `externalTrafficPolicy: Local` LoadBalancer Service, each backend change made as an operator
 // makes it (cordon and delete a pod, a second Deployment, scale to 0), and the answers seen from a
@@ -12,8 +12,8 @@ import * as path from 'node:path';
 import { ECHO_IMAGE } from '../../scripts/images/echo';
 import { INSTALL } from '../../api/constants';
 import { sleep } from '../sleep';
-import { elapsedSince, figure } from '../e2e/figures';
-import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../e2e/install-identity';
+import { elapsedSince, figure } from '../shared/figures';
+import { auditOf, installManifest, rulesOf, writeAuditPolicy } from '../shared/install-identity';
 import { auditLogPath } from './box';
 import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
@@ -274,7 +274,7 @@ spec:
     });
 
     // Last: it reads what the install's ServiceAccounts asked of the API server during the scenarios above.
-    test('RBAC (issue 11): the controller and agents, with the tokens the kubelet gave their pods, were never Forbidden, and used every rule of the install manifest that these scenarios reach', () => {
+    test('RBAC: the controller and agents, with the tokens the kubelet gave their pods, were never Forbidden, and used every rule of the install manifest that these scenarios reach', () => {
       const manifest = installManifest();
       const user = (sa: string) => `system:serviceaccount:${NS}:${sa}`;
       const { forbidden, unused } = auditOf(auditLogPath(echoBox.dir), {

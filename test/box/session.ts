@@ -199,11 +199,16 @@ spec:
 }
 
 /**
- * The LoadBalancer Service `echo` in `default` over the `app: echo` pods, `externalTrafficPolicy:
- * Local`, its address `vip` from the ExternalNetwork `network`: HTTP on 80, and with `udp` the UDP
- * echo on 7. YAML ending in a newline.
+ * The LoadBalancer Service `name` (default `echo`) in `default` over the `app: echo` pods,
+ * `externalTrafficPolicy: Local`, its address `vip` from the ExternalNetwork `network`: HTTP on 80,
+ * and with `udp` the UDP echo on 7. YAML ending in a newline.
  */
-export function echoServiceYaml(o: { readonly network: string; readonly vip: string; readonly udp?: boolean }): string {
+export function echoServiceYaml(o: {
+  readonly network: string;
+  readonly vip: string;
+  readonly udp?: boolean;
+  readonly name?: string;
+}): string {
   const ports = [
     `{ name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }`,
     ...(o.udp ? [`{ name: echo, port: 7, protocol: UDP, targetPort: ${ECHO_UDP_PORT} }`] : []),
@@ -211,7 +216,7 @@ export function echoServiceYaml(o: { readonly network: string; readonly vip: str
   return `apiVersion: v1
 kind: Service
 metadata:
-  name: echo
+  name: ${o.name ?? 'echo'}
   namespace: default
   annotations:
     juneau.loutres.me/load-balancer-external-network: ${o.network}
@@ -305,6 +310,21 @@ export async function addAgentArgs(
   namespace = INSTALL.namespace,
 ): Promise<void> {
   const patch = args.map((value) => ({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value }));
+  await kubectl(['-n', namespace, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(patch)]);
+  await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
+}
+
+/** The juneau-agent container's arguments in the DaemonSet. */
+export async function agentArgs(kubectl: Kubectl, namespace = INSTALL.namespace): Promise<string[]> {
+  const ds = JSON.parse(await kubectl(['-n', namespace, 'get', 'daemonset', 'juneau-agent', '-o', 'json'])) as {
+    spec: { template: { spec: { containers: Array<{ args?: string[] }> } } };
+  };
+  return ds.spec.template.spec.containers[0].args ?? [];
+}
+
+/** Sets the juneau-agent container's arguments to `args` and waits for the DaemonSet's rollout. */
+export async function setAgentArgs(kubectl: Kubectl, args: readonly string[], namespace = INSTALL.namespace) {
+  const patch = [{ op: 'replace', path: '/spec/template/spec/containers/0/args', value: args }];
   await kubectl(['-n', namespace, 'patch', 'daemonset', 'juneau-agent', '--type=json', '-p', JSON.stringify(patch)]);
   await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
 }

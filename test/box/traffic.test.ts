@@ -1,4 +1,4 @@
-// Real pods and a real service proxy behind a Juneau VIP (issue 14 item 3, issue 13 item 6), on
+// Real pods and a real service proxy behind a Juneau VIP (OPS-1), on
 // the cluster in a box: Juneau installed from the built image and the synthesized manifest as
 // install.test.ts does, the echo image (scripts/images/echo.ts) as a Deployment with one pod on
 // each of two of the three nodes, an `externalTrafficPolicy: Local` LoadBalancer Service, each
@@ -12,7 +12,7 @@
 // a node without a backend drops the connection.
 import * as fs from 'node:fs';
 import { sleep } from '../sleep';
-import { elapsedSince, figure } from '../e2e/figures';
+import { elapsedSince, figure } from '../shared/figures';
 import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { pidsInNetns, pidsOf } from './upstream';
@@ -52,7 +52,7 @@ interface Connection {
 }
 
 describeOnBox(
-  'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (issue 14 item 3)',
+  'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (OPS-1)',
   () => {
     const echoBox = sharedEchoBox('juneau-traffic-box-', { nodes: 3, label: 'box', nodeSubnet: NODE_SUBNET });
     const { kubectl, inRouter } = echoBox;

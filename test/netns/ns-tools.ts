@@ -1,5 +1,4 @@
-// What the namespace rigs (test/netns rig.ts and nat-rig.ts, test/e2e/network.ts, the box's
-// router-view.ts) do in a network namespace the same way: run a command, read a MAC, capture.
+// What the namespace rigs (test/netns rig.ts and nat-rig.ts, the box's router-view.ts) do in a network namespace the same way: run a command, read a MAC, capture.
 // Every command enters only the network namespace (nsenter --net): `ip netns exec` would hide bpffs.
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';

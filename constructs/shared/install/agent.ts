@@ -16,8 +16,8 @@ import { containerResources, podScheduling } from './pods';
 export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
 
 /**
- * The agent's capabilities, each used (checked on Linux 6.18 by running the agent with exactly
- * these in the e2e rig, test/e2e/processes.ts):
+ * The agent's capabilities, each used (checked on Linux 6.18: the cluster in a box, test/box, runs
+ * the agent from this manifest as is, with exactly these):
  * - BPF: create the maps, load the program, pin and open pins (bpf(2)).
  * - NET_ADMIN: load an XDP program (a networking program type needs CAP_NET_ADMIN beside
  *   CAP_BPF) and attach it to the interface over netlink.

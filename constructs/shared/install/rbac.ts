@@ -8,8 +8,9 @@ import { meta, rule, type ManifestObject } from './objects';
 
 /**
  * Least privilege: the controller reads what it decides from and writes only what it owns. Each
- * rule names the code that needs it; the e2e rig runs the controller with this ServiceAccount's
- * token and test/e2e/install-identity.ts fails on a Forbidden request or a rule no request used.
+ * rule names the code that needs it; the cluster in a box runs the controller with this
+ * ServiceAccount's token and test/shared/install-identity.ts, read by test/box/scenarios.test.ts,
+ * fails on a Forbidden request or a rule no request used.
  */
 export function controllerRbac(ns: string): ManifestObject[] {
   const name = INSTALL.controllerName;

@@ -1,10 +1,10 @@
-// The e2e RBAC audit (test/e2e/install-identity.ts auditOf) on a hand-written audit log: a 403 is
+// The RBAC audit (test/shared/install-identity.ts auditOf) on a hand-written audit log: a 403 is
 // reported as Forbidden, a rule is "used" only by its own user, verb, group, resource/subresource
 // and (when it names them) resourceNames. The box scenarios (test/box/scenarios.test.ts) rely on it to catch missing and extra
 // rules, so it must not call a rule used on a near miss.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { auditOf, type PolicyRule } from '../../e2e/install-identity';
+import { auditOf, type PolicyRule } from '../../shared/install-identity';
 import { tempDir } from '../temp-dir';
 
 const CONTROLLER = 'system:serviceaccount:juneau-system:juneau-controller';
@@ -33,7 +33,7 @@ function audit(lines: string[], rules: Record<string, PolicyRule[]>) {
   return auditOf(file, rules);
 }
 
-describe('the e2e RBAC audit', () => {
+describe('the install RBAC audit', () => {
   test('a 403 of an install ServiceAccount is Forbidden; other users are ignored', () => {
     const report = audit(
       [

@@ -1,9 +1,8 @@
-// Issue 15's breakdowns: when each step of a failover became visible, by one clock (this process's
+// The failover breakdowns (FO-1, FO-3): when each step of a failover became visible, by one clock (this process's
 // Date.now(), which is also the clock of tcpdump's timestamps on this host). A step of the API is
 // seen through a watch opened before the action, so its time is when the API server delivered the
 // change (a poll would add up to its interval); a step on the wire is a frame's capture time.
 import { execFile, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Frame } from '../netns/pcap';
@@ -142,9 +141,9 @@ function localMs(stamp: string): number {
   return new Date(whole).getTime() + Number(`0.${fraction}`) * 1000;
 }
 
-/** The first line of an agent's JSON log at or after `since` (ms since the epoch) that `matches`, and its time. */
-export function firstLogLine(file: string, since: number, matches: (line: any) => boolean): number | undefined {
-  for (const text of fs.readFileSync(file, 'utf8').split('\n')) {
+/** The first line of an agent's JSON log (its text) at or after `since` (ms since the epoch) that `matches`, and its time. */
+export function firstLogLine(log: string, since: number, matches: (line: any) => boolean): number | undefined {
+  for (const text of log.split('\n')) {
     if (!text.startsWith('{')) continue;
     const line = JSON.parse(text);
     const t = new Date(line.ts).getTime();

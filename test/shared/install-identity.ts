@@ -1,27 +1,13 @@
-// The install manifest's identities in the e2e rig: the controller and the agents run with the
-// ServiceAccount tokens and the capabilities that dist/juneau-install.k8s.yaml gives them, not as
-// admin and root. A rule missing from the manifest shows up as a Forbidden request (the scenarios
-// fail, and auditOf() lists it); a rule no request used shows up in auditOf().unused. The API
-// server's audit log records what the two ServiceAccounts did.
+// The install manifest's RBAC against what its ServiceAccounts did: the API server's audit log
+// (`writeAuditPolicy`) of the controller and agents running with the tokens the kubelet projected
+// for them (test/box/scenarios.test.ts), read by `auditOf`: a Forbidden request, and every rule of
+// the manifest (`rulesOf`) no request used.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { INSTALL } from '../../api/constants';
 import { REPO_ROOT } from '../cluster/paths';
 
-export const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
-// With the policy that narrows the agent's Lease writes to its own node (FO-3).
-const RBAC_KINDS = new Set([
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding',
-]);
-
+const INSTALL_MANIFEST = path.join(REPO_ROOT, 'dist', 'juneau-install.k8s.yaml');
 interface ManifestObject {
   kind: string;
   metadata: { name: string; namespace?: string };
@@ -37,15 +23,11 @@ export interface PolicyRule {
 /** The objects of the synthesized install manifest (`npx cdk8s synth` writes it). */
 export function installManifest(file = INSTALL_MANIFEST): ManifestObject[] {
   if (!fs.existsSync(file))
-    throw new Error(
-      `${file} is missing: run \`npx cdk8s synth\` (the e2e rig takes its RBAC and capabilities from it)`,
-    );
+    throw new Error(`${file} is missing: run \`npx cdk8s synth\` (the RBAC audit takes its rules from it)`);
   return parseAllDocuments(fs.readFileSync(file, 'utf8'))
     .map((d) => d.toJS() as ManifestObject)
     .filter((o) => o && o.kind);
 }
-
-export const rbacObjects = (manifest: ManifestObject[]) => manifest.filter((o) => RBAC_KINDS.has(o.kind));
 
 /** The rules that bind to ServiceAccount `name`: its ClusterRole's and Role's (named like it, or bound to it). */
 export function rulesOf(manifest: ManifestObject[], name: string): PolicyRule[] {
@@ -67,62 +49,6 @@ export function rulesOf(manifest: ManifestObject[], name: string): PolicyRule[] 
         (o.metadata.name === name || (o.kind === 'Role' && bound.has(o.metadata.name))),
     )
     .flatMap((o) => o.rules as PolicyRule[]);
-}
-
-/** The capabilities the DaemonSet adds for the agent, as setpriv names them (`+bpf,+net_admin`). */
-export function agentCapabilities(manifest: ManifestObject[]): string[] {
-  const ds = manifest.find((o) => o.kind === 'DaemonSet' && o.metadata.name === INSTALL.agentName) as
-    | {
-        spec: {
-          template: {
-            spec: { containers: Array<{ securityContext?: { capabilities?: { add?: string[]; drop?: string[] } } }> };
-          };
-        };
-      }
-    | undefined;
-  const caps = ds?.spec.template.spec.containers[0].securityContext?.capabilities;
-  if (!caps || !caps.drop?.includes('ALL'))
-    throw new Error(`the agent DaemonSet in ${INSTALL_MANIFEST} does not drop ALL capabilities`);
-  return (caps.add ?? []).map((c) => c.toLowerCase());
-}
-
-/** A kubeconfig for ServiceAccount `namespace/name` with a token from the TokenRequest API. */
-export async function serviceAccountKubeconfig(
-  core: CoreV1Api,
-  admin: KubeConfig,
-  namespace: string,
-  name: string,
-  file: string,
-  boundPod?: { name: string; uid: string },
-): Promise<string> {
-  // Bound to a Pod, the token carries the Pod's node (user extra authentication.kubernetes.io/node-name),
-  // as the kubelet's projected token of a DaemonSet pod does: the agent's Lease policy needs it (FO-3).
-  const boundObjectRef = boundPod
-    ? { apiVersion: 'v1', kind: 'Pod', name: boundPod.name, uid: boundPod.uid }
-    : undefined;
-  const tr = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name,
-    body: { spec: { audiences: [], expirationSeconds: 24 * 3600, boundObjectRef } },
-  });
-  const token = tr.status?.token;
-  if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
-  const cluster = admin.getCurrentCluster()!;
-  const ca = cluster.caData ?? fs.readFileSync(cluster.caFile!).toString('base64');
-  const user = `system:serviceaccount:${namespace}:${name}`;
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'rig', cluster: { server: cluster.server, 'certificate-authority-data': ca } }],
-      users: [{ name: user, user: { token } }],
-      contexts: [{ name: 'rig', context: { cluster: 'rig', user } }],
-      'current-context': 'rig',
-    }),
-    { mode: 0o600 },
-  );
-  return user;
 }
 
 /** Audit only the install ServiceAccounts' requests, at Metadata level (who, verb, resource, code). */
