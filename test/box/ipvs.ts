@@ -2,7 +2,7 @@
 // kube-proxy runs in nftables mode (it DNATs the traffic); ipvs mode would also put every
 // LoadBalancer VIP on a `kube-ipvs0` interface of every node, and with `strictARP: false` (the
 // kubeadm and kubespray default) leave arp_ignore=0, so every node's kernel answers ARP for every
-// VIP — the seed-004 incident. This kernel has neither IPVS nor the dummy driver, so `kube-ipvs0`
+// VIP — the incident OPS-1 describes. This kernel has neither IPVS nor the dummy driver, so `kube-ipvs0`
 // is a veth left down (its addresses are local all the same, as on a real kube-ipvs0, which is
 // down too), and a small loop per node keeps the Services' `status.loadBalancer.ingress`
 // addresses on it, as kube-proxy's ipvs proxier would (ClusterIPs and externalIPs, which ipvs mode

@@ -5,7 +5,7 @@
 // node's real kube-proxy (nftables) DNATing the VIP to its local endpoint and dropping it where
 // there is none, and kube-ipvs0 holding the VIP on every node with arp_ignore=0 (ipvs.ts).
 //
-// Seed 004 replayed in connections: 200 TCP connections from a router namespace on the nodes'
+// The incident (OPS-1) replayed in connections: 200 TCP connections from a router namespace on the nodes'
 // segment to the VIP, the router's neighbour entry flushed every 10. Guard on (Juneau): every
 // connection lands on a node with a backend. Guard off (`--no-guard`: every kernel answers ARP
 // for the VIP, as under MetalLB L2 with ipvs and strictARP off): whichever MAC the router caches,
@@ -52,7 +52,7 @@ interface Connection {
 }
 
 describeOnBox(
-  'real pods and kube-proxy (nftables) behind a Juneau VIP: seed 004 replayed in TCP connections (OPS-1)',
+  'real pods and kube-proxy (nftables) behind a Juneau VIP: the incident replayed in TCP connections (OPS-1)',
   () => {
     const echoBox = sharedEchoBox('juneau-traffic-box-', { nodes: 3, label: 'box', nodeSubnet: NODE_SUBNET });
     const { kubectl, inRouter } = echoBox;
@@ -175,10 +175,10 @@ send(); setInterval(send, 1000);`;
       expect(conns).toHaveLength(CONNECTIONS);
       const t = await tally(conns);
       figure(
-        'seed-004 in connections, guard on (Juneau): connections that succeeded',
+        'incident (OPS-1) in connections, guard on (Juneau): connections that succeeded',
         `${conns.filter((c) => c.ok).length}/${CONNECTIONS}`,
       );
-      figure('seed-004 in connections, guard on: by the node the router cached', JSON.stringify(t));
+      figure('incident (OPS-1) in connections, guard on: by the node the router cached', JSON.stringify(t));
       expect(conns.filter((c) => !c.ok)).toEqual([]);
       expect(conns.filter((c) => !c.out.startsWith(`client=${ROUTER_IP} `))).toEqual([]);
       // Exactly one MAC all along (flushed 20 times): the node the ARPAdvertisement names, a backend node.
@@ -289,16 +289,16 @@ send(); setInterval(send, 1000);`;
       let macs: string[] = [];
       for (const until = Date.now() + 60_000; Date.now() < until && macs.length < 2;)
         macs = await answeringMacs(echoBox.router, VIP);
-      figure('seed-004 in connections, guard off: distinct MACs answering one arping', macs.length);
+      figure('incident (OPS-1) in connections, guard off: distinct MACs answering one arping', macs.length);
       expect(macs.length).toBeGreaterThan(1);
       const conns = await replay(CONNECTIONS);
       expect(conns).toHaveLength(CONNECTIONS);
       const t = await tally(conns);
       figure(
-        'seed-004 in connections, guard off (MetalLB-like): connections that failed',
+        'incident (OPS-1) in connections, guard off (MetalLB-like): connections that failed',
         `${conns.filter((c) => !c.ok).length}/${CONNECTIONS}`,
       );
-      figure('seed-004 in connections, guard off: by the node the router cached', JSON.stringify(t));
+      figure('incident (OPS-1) in connections, guard off: by the node the router cached', JSON.stringify(t));
       // The incident's mechanism, connection by connection: sent to the node without a backend, the
       // SYN is dropped by kube-proxy (Local policy, no local endpoint); sent to a backend node, it is served.
       const third = echoBox.box.nodes.find((n) => !backendNodes.includes(n.name))!.name;

@@ -363,11 +363,9 @@ export async function kubectlApply(
 // ---------------------------------------------------------------------------------------------
 // CRDs
 
-export const JUNEAU_GROUP = GROUP;
-
 /** Fails with an actionable message unless the CRD `<plural>.<group>` is installed and Established
  * (the global setup applies dist/juneau-crds.k8s.yaml only when `npx cdk8s synth` has made it). */
-export async function requireCrd(plural: string, group = JUNEAU_GROUP): Promise<void> {
+export async function requireCrd(plural: string, group = GROUP): Promise<void> {
   const name = `${plural}.${group}`;
   let crd;
   try {

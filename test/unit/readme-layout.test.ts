@@ -1,5 +1,5 @@
 // The README's "Layout" section names every folder it promises to (each top-level folder in git,
-// and each folder of runtime/, test/ and bench/) and nothing that is gone (issue 12's proof).
+// and each folder of runtime/, test/ and bench/) and nothing that is gone.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
