@@ -1,4 +1,4 @@
-// The e2e scenarios that moved from the old rig (test/e2e, deleted; the rig wrote pod status) to the
+// The end-to-end scenarios that moved from the old rig (deleted; it wrote pod status) to the
 // cluster in a box: Juneau installed from the built image and the synthesized
 // manifest unchanged, the echo image (scripts/images/echo.ts) as real pods behind an
 // `externalTrafficPolicy: Local` LoadBalancer Service, each backend change made as an operator
