@@ -46,7 +46,8 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
 async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
   const rest = new RestClient(kubeConfig);
   const leadership = new AbortController();
-  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
+  // L1: also refused past lastRenew + renewDeadline, before the deadline's timer has had a chance to run.
+  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal, () => !!elector?.holdsLease()) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
   // One informer per kind for the reconcilers and the webhooks. Reads go through the unfenced
