@@ -14,7 +14,21 @@ import { issueCertificates, type WebhookCertificates } from '../../runtime/contr
 import { AdmissionServer, MAX_BODY_BYTES } from '../../runtime/controller/webhook/server';
 import type { WebhookCaches } from '../../runtime/controller/webhook/views';
 import { INSTALL } from '../../api';
-import { kubectl, waitFor } from './fixture';
+import { writeAdvertisement } from '../../runtime/controller/arp/owned';
+import { ClaimNotHeldError } from '../../runtime/controller/arp/claim-guard';
+import { arpAdvertisementAdmitter } from '../../runtime/controller/webhook/handlers';
+import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
+import { JuneauResources } from '../../runtime/kube/resources';
+import {
+  createArpNetwork,
+  deleteArpNetwork,
+  deleteNodes,
+  ensureNode,
+  kubectl,
+  rejection,
+  testRest,
+  waitFor,
+} from './fixture';
 import { arpAdvertisement, randomId, startTestWebhook, type TestWebhook } from './webhook-fixture';
 
 const MIB = 1024 * 1024;
@@ -168,5 +182,41 @@ describe('SEC-6 a flooded or absent webhook neither grows without bound nor stop
         await kubectl(['delete', 'arpadvertisement', name, '--ignore-not-found'], { allowFailure: true });
       }
     });
+  });
+
+  it("SEC-6: the controller's own create, which skips the webhook, is checked in-process first: a Node's InternalIP is refused (ARP-5) before any write", async () => {
+    const rest = testRest();
+    const id = randomId();
+    const base = `100.${64 + Math.floor(Math.random() * 64)}.${Math.floor(Math.random() * 256)}`;
+    const node = `sec6-node-${id}`;
+    await createArpNetwork(rest, { pool: `sec6-${id}`, network: `sec6-${id}`, addresses: [`${base}.0/28`] });
+    await ensureNode(node, { internalIP: `${base}.3` });
+    const ctx = {
+      rest,
+      fieldManager: 'juneau-controller',
+      admitAdvertisement: arpAdvertisementAdmitter(liveWebhookCaches(rest)),
+    };
+    const owner = { kind: 'ElasticIP' as const, namespace: 'default', name: `sec6-${id}` };
+    const holder = { kind: 'ElasticIP', namespace: 'default', name: `sec6-${id}` };
+    const desired = (address: string) => ({
+      name: `sec6-${id}`,
+      externalNetwork: `sec6-${id}`,
+      address,
+      nodeName: node,
+    });
+    try {
+      await expect(writeAdvertisement(ctx, owner, holder, undefined, desired(`${base}.3`))).rejects.toThrow(
+        `not creating ARPAdvertisement sec6-${id}: spec.address: "${base}.3" is the InternalIP of Node ${node}: answering ARP for it would cut the node off (ARP-5)`,
+      );
+      // Positive control: another address of the pool passes the check and reaches the claim guard
+      // (no claim is held here, so that one refuses it: ARP-4, ALLOC-1).
+      await expect(writeAdvertisement(ctx, owner, holder, undefined, desired(`${base}.4`))).rejects.toBeInstanceOf(
+        ClaimNotHeldError,
+      );
+      expect((await rejection(rest.get(JuneauResources.arpAdvertisements, undefined, `sec6-${id}`))).code).toBe(404);
+    } finally {
+      await deleteNodes([node]);
+      await deleteArpNetwork(rest, { pool: `sec6-${id}`, network: `sec6-${id}` });
+    }
   });
 });
