@@ -5,7 +5,7 @@
  */
 import { allCustomResourceDefinitions } from '../../../api';
 import { agent } from './agent';
-import { controller } from './controller';
+import { controller, webhookNetworkPolicy } from './controller';
 import { commonLabels, resolveInstallOptions, type JuneauInstallOptions } from './options';
 import type { ManifestObject } from './objects';
 import { withExtraLabels } from './pods';
@@ -34,6 +34,7 @@ export function juneauInstallObjects(options: JuneauInstallOptions = {}): Manife
     ...controllerWritesPolicy(o.namespace),
     ...tenantRoles(),
     ...controller(o),
+    ...webhookNetworkPolicy(o),
     ...webhookConfiguration(o),
     agent(o),
   ].map((object) => withExtraLabels(object, o.labels));
