@@ -27,6 +27,17 @@ const nic = (namespace: string, name: string, address: string) => ({
   spec: { podName: name.split('.')[0], interface: 'eth0', nodeName: 'node-a', address },
 });
 
+/** `kubectl patch` of `kind`/`name`'s status subresource with a merge patch. */
+const statusPatch = (kind: string, name: string, patch: string) => [
+  'patch',
+  kind,
+  name,
+  '--subresource=status',
+  '--type=merge',
+  '-p',
+  patch,
+];
+
 /** kubectl as `user` (groups: system:authenticated only, as a tenant's token would have). */
 const as = (user: string, namespace: string, args: string[], input?: string) =>
   kubectl([`--as=${user}`, ...args], { namespace, input, allowFailure: true });
@@ -113,33 +124,21 @@ describe('SEC-2 only the controller writes NetworkInterfaces and the statuses th
 
     // The statuses the agent takes as truth, and the NIC's address and node: refused, each naming itself.
     const refusals = {
-      'elasticips/status': await as(TENANT, ns(), [
-        'patch',
-        'elasticip',
-        'web',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        '{"status":{"address":"198.51.100.30"}}',
-      ]),
-      'elasticipattachments/status': await as(TENANT, ns(), [
-        'patch',
-        'elasticipattachment',
-        'web',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        '{"status":{"phase":"Attached","nodeName":"node-a"}}',
-      ]),
-      'networkinterfaces/status': await as(TENANT, ns(), [
-        'patch',
-        'networkinterface',
-        'web.eth0',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        '{"status":{"phase":"Ready"}}',
-      ]),
+      'elasticips/status': await as(
+        TENANT,
+        ns(),
+        statusPatch('elasticip', 'web', '{"status":{"address":"198.51.100.30"}}'),
+      ),
+      'elasticipattachments/status': await as(
+        TENANT,
+        ns(),
+        statusPatch('elasticipattachment', 'web', '{"status":{"phase":"Attached","nodeName":"node-a"}}'),
+      ),
+      'networkinterfaces/status': await as(
+        TENANT,
+        ns(),
+        statusPatch('networkinterface', 'web.eth0', '{"status":{"phase":"Ready"}}'),
+      ),
       networkinterfaces: await as(TENANT, ns(), [
         'patch',
         'networkinterface',
@@ -155,20 +154,9 @@ describe('SEC-2 only the controller writes NetworkInterfaces and the statuses th
       expect(r.stderr).toContain(`${resource} of ${ns()}/${name} is written by the Juneau controller only (H2)`);
     }
     // The admin (system:masters, exempt) still can, and what the tenant tried never landed.
-    await kubectl(
-      [
-        'patch',
-        'elasticip',
-        'web',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        '{"status":{"address":"198.51.100.31"}}',
-      ],
-      {
-        namespace: ns(),
-      },
-    );
+    await kubectl(statusPatch('elasticip', 'web', '{"status":{"address":"198.51.100.31"}}'), {
+      namespace: ns(),
+    });
     const stored = await kubectl(['get', 'elasticip', 'web', '-o', 'jsonpath={.status.address}'], { namespace: ns() });
     expect(stored.stdout).toBe('198.51.100.31');
 

@@ -14,7 +14,7 @@
  * through it. An admin of the cluster-admin ClusterRole outside that group is refused like anyone.
  */
 import { GROUP, INSTALL, VERSION } from '../../../api';
-import { meta, type ManifestObject } from './objects';
+import { admissionPolicy, type ManifestObject } from './objects';
 
 /** What the policy guards: a NetworkInterface itself, and the three statuses the data plane reads. */
 export const CONTROLLER_ONLY_RESOURCES = [
@@ -60,38 +60,24 @@ const REFUSAL_MESSAGE = [
 export function controllerWritesPolicy(ns: string): ManifestObject[] {
   const name = `${INSTALL.controllerName}-writes`;
   const controllerUser = `system:serviceaccount:${ns}:${INSTALL.controllerName}`;
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: meta(name, undefined, INSTALL.controllerName),
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [GROUP],
-              apiVersions: [VERSION],
-              operations: ['CREATE', 'UPDATE'],
-              resources: [...CONTROLLER_ONLY_RESOURCES],
-            },
-          ],
+  return admissionPolicy(name, INSTALL.controllerName, {
+    matchConstraints: {
+      resourceRules: [
+        {
+          apiGroups: [GROUP],
+          apiVersions: [VERSION],
+          operations: ['CREATE', 'UPDATE'],
+          resources: [...CONTROLLER_ONLY_RESOURCES],
         },
-        matchConditions: [
-          { name: 'not-the-controller', expression: `request.userInfo.username != '${controllerUser}'` },
-          {
-            name: 'not-system-masters',
-            expression: `!(has(request.userInfo.groups) && 'system:masters' in request.userInfo.groups)`,
-          },
-        ],
-        validations: [{ expression: ONLY_REMOVES_REFERENCES, messageExpression: REFUSAL_MESSAGE, reason: 'Forbidden' }],
+      ],
+    },
+    matchConditions: [
+      { name: 'not-the-controller', expression: `request.userInfo.username != '${controllerUser}'` },
+      {
+        name: 'not-system-masters',
+        expression: `!(has(request.userInfo.groups) && 'system:masters' in request.userInfo.groups)`,
       },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: meta(name, undefined, INSTALL.controllerName),
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
-  ];
+    ],
+    validations: [{ expression: ONLY_REMOVES_REFERENCES, messageExpression: REFUSAL_MESSAGE, reason: 'Forbidden' }],
+  });
 }
