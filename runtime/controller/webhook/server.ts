@@ -21,7 +21,7 @@ import { reviewResponse, toAdmissionResponse, type AdmissionReview } from './adm
 import { admissionHandlers, type AdmissionHandler } from './handlers';
 import type { WebhookCaches } from './views';
 
-/** An AdmissionReview of the largest object etcd accepts (1.5 MiB) with its oldObject, and a little room. */
+/** Room for an update's object and oldObject at etcd's 1.5 MiB limit each; Juneau's kinds (bounded schemas) are far smaller. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 /** Requests read and answered at once; the API server calls with a 5 s timeout (api/webhooks.ts). */
 const MAX_IN_FLIGHT = 32;
