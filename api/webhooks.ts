@@ -55,13 +55,24 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
     operations,
     scope: '*',
   });
+  // The controller's own identity: its writes of the kinds only it writes skip the call to itself.
+  const notTheController = {
+    name: 'not-the-controller',
+    expression: `request.userInfo.username != 'system:serviceaccount:${namespace}:${INSTALL.controllerName}'`,
+  };
   return [
     webhook('addresspools', WEBHOOK_PATHS.addressPool, [juneau(['addresspools'], ['CREATE', 'UPDATE'])]),
     webhook('externalnetworks', WEBHOOK_PATHS.externalNetwork, [juneau(['externalnetworks'], ['CREATE', 'UPDATE'])]),
-    // ARP-4/5 and ARP-11: only the controller writes ARPAdvertisements, status included.
-    webhook('arpadvertisements', WEBHOOK_PATHS.arpAdvertisement, [
-      juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE']),
-    ]),
+    // ARP-4/5 and ARP-11: only the controller writes ARPAdvertisements, status included. Its own
+    // writes are exempt (M1): failover (FO-3 handovers, every move) must not depend on the webhook
+    // being up; the controller runs the ARP-4/5 checks itself before it writes
+    // (runtime/controller/arp/owned.ts, the same checkARPAdvertisementAdmission).
+    webhook(
+      'arpadvertisements',
+      WEBHOOK_PATHS.arpAdvertisement,
+      [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])],
+      { matchConditions: [notTheController] },
+    ),
     webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
     // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
     webhook(
@@ -72,12 +83,7 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
         // The controller is the only writer SLB-1 allows, so its own writes (a status write every pass)
         // need not wait for a call to itself. Safe here only: the other webhooks check what the
         // controller writes too (ARP-4, ARP-5). matchConditions: GA in Kubernetes 1.30.
-        matchConditions: [
-          {
-            name: 'not-the-controller',
-            expression: `request.userInfo.username != 'system:serviceaccount:${namespace}:${INSTALL.controllerName}'`,
-          },
-        ],
+        matchConditions: [notTheController],
       },
     ),
     webhook(

@@ -27,6 +27,7 @@ import { feedAllocatorIndex } from './allocator/index-feed';
 import { claimRecordOf } from './allocator/claims';
 import { withdrawBeforeRelease } from './arp/claim-guard';
 import { ownerKeysOf } from './arp/names';
+import type { WriteContext } from './arp/owned';
 import { restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
 import { podElasticIPs, type PodObject } from './pods/views';
@@ -70,6 +71,8 @@ export interface ControllerContext {
   readonly agentLiveness: AgentLeaseTracker;
   /** Where every cache of this controller comes from, one informer per kind (the webhooks' too). */
   readonly informers: SharedInformers;
+  /** ARP-2/4/5 before each ARPAdvertisement create (arp/owned.ts WriteContext); absent: not checked here. */
+  readonly admitAdvertisement?: ControllerContextOptions['admitAdvertisement'];
 }
 
 /** Index names of the shared caches. */
@@ -178,6 +181,8 @@ export interface ControllerContextOptions {
   readonly agentLeaseGraceMs?: number;
   /** The process's informers, shared with the webhooks' caches. @default a new set over `rest` */
   readonly informers?: SharedInformers;
+  /** The webhook's ARP-2/4/5 checks, run before the controller's own creates skip the webhook (M1). */
+  readonly admitAdvertisement?: WriteContext['admitAdvertisement'];
 }
 
 /**
@@ -204,6 +209,7 @@ export function createControllerContext(options: ControllerContextOptions): Cont
     fieldManager: FieldManagers.controller,
     agentLiveness,
     informers,
+    admitAdvertisement: options.admitAdvertisement,
   };
 }
 

@@ -18,7 +18,13 @@ import type { AllocatorIndex } from './allocator/allocator-index';
 import { controllerHolderKinds, sweepOrphanClaims } from './allocator/claim-sweep';
 import { defaultSubnetVniPool } from './allocator/claims';
 import { DuplicateDetector } from './arp/duplicate-detector';
-import { allCaches, createControllerContext, type Caches, type ControllerContext } from './context';
+import {
+  allCaches,
+  createControllerContext,
+  type Caches,
+  type ControllerContext,
+  type ControllerContextOptions,
+} from './context';
 import { elasticIPHolderKind } from './eip/claim-sweep';
 import { elasticIPAttachmentReconciler, networkInterfaceReconciler } from './eip/reconcile-dependents';
 import { elasticIPReconciler } from './eip/reconcile-elastic-ip';
@@ -44,6 +50,8 @@ export interface ControllerOptions {
   readonly agentLeaseGraceMs?: number;
   /** The process's informers, shared with the webhooks' caches (main.ts). @default a new set over `rest` */
   readonly informers?: SharedInformers;
+  /** The webhook's ARP-2/4/5 checks before each ARPAdvertisement create (M1: its own writes skip the webhook). */
+  readonly admitAdvertisement?: ControllerContextOptions['admitAdvertisement'];
 }
 
 /**

@@ -19,10 +19,11 @@ import { processIO, processLogger, startupFlags, type MainIO } from '../kube/pro
 import { RestClient } from '../kube/rest';
 import { SharedInformers } from '../kube/shared-informers';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
-import { JuneauController } from './controller';
+import { JuneauController, type ControllerOptions } from './controller';
 import { HELP, parseFlags, type ControllerFlags } from './flags';
 import { leaseProblemReporter } from './lease-report';
 import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
+import { arpAdvertisementAdmitter } from './webhook/handlers';
 import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
 
 /**
@@ -46,17 +47,21 @@ export async function main(argv: readonly string[], io: MainIO = processIO()): P
 async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logger, io: MainIO): Promise<number> {
   const rest = new RestClient(kubeConfig);
   const leadership = new AbortController();
-  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal) : rest;
+  // L1: also refused past lastRenew + renewDeadline, before the deadline's timer has had a chance to run.
+  const leaderRest = flags.leaderElect ? rest.fenced(leadership.signal, () => !!elector?.holdsLease()) : rest;
   const identity = `${io.env.POD_NAME || os.hostname()}_${randomBytes(4).toString('hex')}`;
   const metrics = new RuntimeMetrics();
   // One informer per kind for the reconcilers and the webhooks. Reads go through the unfenced
   // client: every replica serves admission from them, and the fence is about writes.
   const informers = new SharedInformers(rest, logger);
-  const { controller, recorder } = buildController(flags, leaderRest, informers, identity, metrics, logger);
+  const webhookCaches = informerWebhookCaches(rest, logger, informers);
+  const { controller, recorder } = buildController(flags, leaderRest, informers, identity, metrics, logger, {
+    // M1: the controller's ARPAdvertisement writes skip the webhook; it runs its ARP-2/4/5 checks itself.
+    admitAdvertisement: servesWebhooks(flags) ? arpAdvertisementAdmitter(webhookCaches.caches) : undefined,
+  });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
   health.addLivenessCheck('ping', () => true);
-  const webhookCaches = informerWebhookCaches(rest, logger, informers);
   const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
@@ -130,6 +135,7 @@ function buildController(
   identity: string,
   metrics: RuntimeMetrics,
   logger: Logger,
+  checks: Pick<ControllerOptions, 'admitAdvertisement'>,
 ): { controller: JuneauController; recorder: EventRecorder } {
   const recorder = new EventRecorder(leaderRest, {
     reportingController: 'juneau.loutres.me/controller',
@@ -144,6 +150,7 @@ function buildController(
     metrics,
     workers: flags.workers,
     agentLeaseGraceMs: flags.agentLeaseGraceMs,
+    ...checks,
   });
   return { controller, recorder };
 }
@@ -171,11 +178,7 @@ async function startWebhooks(
   const username = self.status?.userInfo?.username;
   if (!username)
     throw new Error('the API server did not say who this controller is (SelfSubjectReview without a username)');
-  if (
-    resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !==
-    'disabled'
-  )
-    webhookCaches.start();
+  if (servesWebhooks(flags)) webhookCaches.start();
   return startWebhookServer({
     rest,
     logger,
@@ -191,6 +194,11 @@ async function startWebhooks(
     namespace: io.env.POD_NAMESPACE || flags.leaderElectionNamespace,
   });
 }
+
+/** Whether this process serves the webhooks, and so starts their caches. */
+const servesWebhooks = (flags: ControllerFlags): boolean =>
+  resolveWebhookMode({ urlBase: flags.webhookUrlBase, inCluster: !!process.env.KUBERNETES_SERVICE_HOST }) !==
+  'disabled';
 
 if (require.main === module) {
   void main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -182,6 +182,15 @@ export class LeaderElector {
     return this.leading !== undefined;
   }
 
+  /**
+   * Leading and renewed within renewDeadline, by the clock now. The deadline timer steps down only
+   * once the event loop runs it; a pass that blocks the loop past the deadline still sees
+   * `isLeader`, so a fenced client asks this before every write leaves (L1, RestClient.fenced).
+   */
+  holdsLease(): boolean {
+    return this.leading !== undefined && Date.now() <= this.lastRenewMs + this.renewDeadlineMs;
+  }
+
   /** The holder as last observed ('' when free, undefined before the first read). */
   get leader(): string | undefined {
     return this.observed?.spec?.holderIdentity;

@@ -89,6 +89,13 @@ export interface RestClientOptions {
    * write leaves a replica that lost its Lease.
    */
   readonly fence?: AbortSignal;
+  /**
+   * Asked with the fence, synchronously when a request is issued and again right before it is
+   * handed to the transport: false refuses it as the aborted fence does. For what a signal can only
+   * learn from a timer: a leader whose loop was blocked past its renew deadline (L1,
+   * LeaderElector.holdsLease) has not been aborted yet, but must not write.
+   */
+  readonly fenceHolds?: () => boolean;
 }
 
 /** Watch events as the API server writes them, one JSON object a line. */
@@ -109,6 +116,7 @@ export class RestClient {
 
   private readonly requestTimeoutMs: number;
   private readonly fence: AbortSignal | undefined;
+  private readonly fenceHolds: (() => boolean) | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -116,14 +124,20 @@ export class RestClient {
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.fence = options.fence;
+    this.fenceHolds = options.fenceHolds;
     // Every request and watch in flight listens on the fence until it ends: more than the default
     // 10 is the normal case, not a leak (the listeners are removed on completion, see abortOn).
     if (this.fence) setMaxListeners(Infinity, this.fence);
   }
 
-  /** The same credentials and connection pool rules, behind `fence` (see RestClientOptions.fence). */
-  fenced(fence: AbortSignal): RestClient {
-    return new RestClient(this.kubeConfig, { requestTimeoutMs: this.requestTimeoutMs, fence });
+  /** The same credentials and connection pool rules, behind `fence` (see RestClientOptions.fence, fenceHolds). */
+  fenced(fence: AbortSignal, fenceHolds?: () => boolean): RestClient {
+    return new RestClient(this.kubeConfig, { requestTimeoutMs: this.requestTimeoutMs, fence, fenceHolds });
+  }
+
+  /** Refuses the request when the fence is aborted or no longer holds. */
+  private checkFence(method: string, path: string): void {
+    if (this.fence?.aborted || this.fenceHolds?.() === false) throw new FencedError(method, path);
   }
 
   get<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T> {
@@ -230,7 +244,7 @@ export class RestClient {
     options: RequestOptions,
     signal?: AbortSignal,
   ): Promise<http.IncomingMessage> {
-    if (this.fence?.aborted) throw new FencedError(method, path);
+    this.checkFence(method, path);
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/$/, '') + path);
@@ -245,6 +259,8 @@ export class RestClient {
     }
     const agent = await this.agentFor(url);
     const transport = url.protocol === 'https:' ? https : http;
+    // Again after the awaits above: the loop may have been blocked past a renew deadline meanwhile.
+    this.checkFence(method, path);
     return new Promise((resolve, reject) => {
       const req = transport.request(url, { method, headers, agent, signal }, resolve);
       req.on('error', reject);

@@ -39,7 +39,8 @@ import {
 // The harness only starts and stops the control plane; its parts live by concern: processes.ts
 // (process groups, logs, ports), pki.ts, kubeconfig.ts, kubectl.ts and paths.ts (repository, CRDs, binaries).
 
-export const CONTROLLERS = 'garbage-collector-controller,endpointslice-controller,namespace-controller';
+export const CONTROLLERS =
+  'garbage-collector-controller,endpointslice-controller,namespace-controller,clusterrole-aggregation-controller';
 /** Dual-stack, IPv4 first: Services default to IPv4 as on most clusters, and IPv6-only or
  * dual-stack Services can be created, so the controller's SLB-10 handling of them runs for real. */
 export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16,fd00:10:96::/112';

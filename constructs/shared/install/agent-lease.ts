@@ -9,7 +9,7 @@
  * The agent never deletes a Lease (an uninstall removes the namespace).
  */
 import { AGENT_LEASE, INSTALL } from '../../../api';
-import { meta, rule, type ManifestObject } from './objects';
+import { admissionPolicy, meta, rule, type ManifestObject } from './objects';
 
 /** The user extra of a bound ServiceAccount token that names the pod's node. */
 const NODE_KEY = 'authentication.kubernetes.io/node-name';
@@ -58,32 +58,20 @@ export function agentLeaseRbac(ns: string): ManifestObject[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
       subjects: [{ kind: 'ServiceAccount', name: INSTALL.agentName, namespace: ns }],
     },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: meta(name, undefined, INSTALL.agentName),
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ['coordination.k8s.io'],
-              apiVersions: ['v1'],
-              operations: ['CREATE', 'UPDATE', 'DELETE'],
-              resources: ['leases'],
-            },
-          ],
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
-        },
-        matchConditions: [{ name: 'the-agent', expression: `request.userInfo.username == '${agentUser}'` }],
-        validations: [{ expression: OWN_LEASE_ONLY, messageExpression: REFUSAL_MESSAGE, reason: 'Forbidden' }],
+    ...admissionPolicy(name, INSTALL.agentName, {
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE', 'DELETE'],
+            resources: ['leases'],
+          },
+        ],
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
       },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: meta(name, undefined, INSTALL.agentName),
-      spec: { policyName: name, validationActions: ['Deny'] },
-    },
+      matchConditions: [{ name: 'the-agent', expression: `request.userInfo.username == '${agentUser}'` }],
+      validations: [{ expression: OWN_LEASE_ONLY, messageExpression: REFUSAL_MESSAGE, reason: 'Forbidden' }],
+    }),
   ];
 }

@@ -67,6 +67,38 @@ export function controller(o: ResolvedOptions): ManifestObject[] {
   ];
 }
 
+/**
+ * M1: only the API servers (`webhookNetworkPolicy`, their source prefixes) reach the webhook port;
+ * metrics and health stay open to every source (Prometheus, the kubelet's probes). None: no policy.
+ */
+export function webhookNetworkPolicy(o: ResolvedOptions): ManifestObject[] {
+  if (o.webhookNetworkPolicy.length === 0) return [];
+  const p = INSTALL.ports;
+  return [
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta(`${INSTALL.controllerName}-webhook`, o.namespace, INSTALL.controllerName),
+      spec: {
+        podSelector: { matchLabels: selector(INSTALL.controllerName) },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: o.webhookNetworkPolicy.map((cidr) => ({ ipBlock: { cidr } })),
+            ports: [{ protocol: 'TCP', port: p.webhook }],
+          },
+          {
+            ports: [
+              { protocol: 'TCP', port: p.controllerMetrics },
+              { protocol: 'TCP', port: p.controllerHealth },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+}
+
 /** The controller's container: leader election, the webhook server, metrics and health on the pod's own address. */
 function controllerContainer(o: ResolvedOptions): Record<string, unknown> {
   const p = INSTALL.ports;

@@ -5,11 +5,12 @@
  */
 import { allCustomResourceDefinitions } from '../../../api';
 import { agent } from './agent';
-import { controller } from './controller';
+import { controller, webhookNetworkPolicy } from './controller';
 import { commonLabels, resolveInstallOptions, type JuneauInstallOptions } from './options';
 import type { ManifestObject } from './objects';
 import { withExtraLabels } from './pods';
-import { agentRbac, controllerRbac } from './rbac';
+import { controllerWritesPolicy } from './controller-writes';
+import { agentRbac, controllerRbac, tenantRoles } from './rbac';
 import { webhookConfiguration } from './webhooks';
 
 export { AGENT_CAPABILITIES, AGENT_HOST_BPFFS_DIR } from './agent';
@@ -30,7 +31,10 @@ export function juneauInstallObjects(options: JuneauInstallOptions = {}): Manife
     ...(o.includeCrds ? (allCustomResourceDefinitions() as ManifestObject[]) : []),
     ...controllerRbac(o.namespace),
     ...agentRbac(o.namespace),
+    ...controllerWritesPolicy(o.namespace),
+    ...tenantRoles(),
     ...controller(o),
+    ...webhookNetworkPolicy(o),
     ...webhookConfiguration(o),
     agent(o),
   ].map((object) => withExtraLabels(object, o.labels));

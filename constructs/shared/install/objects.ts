@@ -35,6 +35,25 @@ export const rule = (apiGroups: string[], resources: string[], verbs: string[], 
   ...(resourceNames ? { resourceNames } : {}),
 });
 
+/**
+ * A ValidatingAdmissionPolicy of `spec` (failurePolicy Fail) and the binding that puts it in force
+ * (Deny), both `name`: evaluated in the API server, so no webhook outage stops what it allows.
+ */
+export const admissionPolicy = (name: string, component: string, spec: object): ManifestObject[] => [
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: meta(name, undefined, component),
+    spec: { failurePolicy: 'Fail', ...spec },
+  },
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: meta(name, undefined, component),
+    spec: { policyName: name, validationActions: ['Deny'] },
+  },
+];
+
 export const containerImage = (o: ResolvedOptions, component: Component) => {
   const image = resolveImage({ ...o.image, ...o[component].image }, PACKAGE_VERSION);
   return { image: imageReference(image), imagePullPolicy: image.pullPolicy };

@@ -67,6 +67,16 @@ export interface JuneauInstallOptions {
    */
   readonly natClusterCidrs?: readonly string[];
   /**
+   * The source prefixes of the API servers' calls to the webhooks (M1): with any, a NetworkPolicy
+   * lets only them reach the controller pods' webhook port (9443), and keeps the metrics and health
+   * ports open to all. Kubernetes has no selector for the API server, so name its addresses as the
+   * CNI sees them (the control-plane nodes' addresses, or a konnectivity agent's pod range);
+   * policies are enforced only by a CNI that implements them. Give the prefixes of every API
+   * server: a call from another source is dropped, and the webhooks fail closed.
+   * @default none (no NetworkPolicy: any pod can reach 9443)
+   */
+  readonly webhookNetworkPolicy?: readonly string[];
+  /**
    * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
    * @default true
    */
@@ -134,6 +144,7 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     xdpMode: o.xdpMode ?? 'auto',
     natPodInterfaces: o.natPodInterfaces ?? [],
     natClusterCidrs: o.natClusterCidrs ?? [],
+    webhookNetworkPolicy: o.webhookNetworkPolicy ?? [],
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
     imagePullSecrets: o.imagePullSecrets ?? [],
@@ -159,12 +170,13 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
     if (!INTERFACE_NAME.test(name))
       issues.push(issue(`natPodInterfaces[${i}]`, name, 'is not a Linux interface name (1-15 characters)'));
   });
-  r.natClusterCidrs.forEach((cidr, i) => {
-    const parsed = cidr.includes('/')
-      ? parseAddressItem(cidr)
-      : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
-    if (!parsed.ok) issues.push(issue(`natClusterCidrs[${i}]`, cidr, parsed.reason));
-  });
+  for (const field of ['natClusterCidrs', 'webhookNetworkPolicy'] as const)
+    r[field].forEach((cidr, i) => {
+      const parsed = cidr.includes('/')
+        ? parseAddressItem(cidr)
+        : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
+      if (!parsed.ok) issues.push(issue(`${field}[${i}]`, cidr, parsed.reason));
+    });
   issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
   const image = (field: string, i: JuneauImageOptions | undefined) =>
     validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);

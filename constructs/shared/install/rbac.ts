@@ -149,3 +149,53 @@ function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]
     },
   ];
 }
+
+/** The stock roles' aggregation labels (the view role's rules are in edit and admin too, as Kubernetes' own are). */
+const AGGREGATE_TO = (...roles: Array<'view' | 'edit' | 'admin'>) =>
+  Object.fromEntries(roles.map((r) => [`rbac.authorization.k8s.io/aggregate-to-${r}`, 'true']));
+
+/**
+ * What tenants use, aggregated into the stock namespaced roles (H2), so `edit` in a namespace is
+ * enough to use Juneau there and nothing more: ElasticIPs and ElasticIPAttachments are theirs to
+ * write; NetworkInterfaces (the controller's, from Pods) and ServiceLoadBalancers (derived from
+ * Services, SLB-1) are read-only. Cluster-scoped kinds (networks, pools, ARPAdvertisements, claims)
+ * are the cluster admin's and are not in either role. Status stays the controller's: the
+ * controller-writes policy (./controller-writes.ts) refuses it to anyone else whatever RBAC grants.
+ */
+export function tenantRoles(): ManifestObject[] {
+  const role = (name: string, aggregation: Record<string, string>, rules: object[]): ManifestObject => {
+    const metadata = meta(name, undefined, INSTALL.controllerName);
+    return {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { ...metadata, labels: { ...metadata.labels, ...aggregation } },
+      rules,
+    };
+  };
+  const read = ['get', 'list', 'watch'];
+  return [
+    role('juneau-view', AGGREGATE_TO('view', 'edit', 'admin'), [
+      rule(
+        [GROUP],
+        [
+          'elasticips',
+          'elasticips/status',
+          'elasticipattachments',
+          'elasticipattachments/status',
+          'networkinterfaces',
+          'networkinterfaces/status',
+          'serviceloadbalancers',
+          'serviceloadbalancers/status',
+        ],
+        read,
+      ),
+    ]),
+    role('juneau-edit', AGGREGATE_TO('edit', 'admin'), [
+      rule(
+        [GROUP],
+        ['elasticips', 'elasticipattachments'],
+        ['create', 'update', 'patch', 'delete', 'deletecollection'],
+      ),
+    ]),
+  ];
+}

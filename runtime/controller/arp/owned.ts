@@ -74,6 +74,11 @@ export function nameTakenMessage(owner: AdvertisementOwner, foreign: Advertiseme
 export interface WriteContext {
   readonly rest: Parameters<typeof createAdvertisement>[0];
   readonly fieldManager: string;
+  /**
+   * Why the ARPAdvertisement webhook would refuse this create (ARP-2/4/5), undefined if it would
+   * allow it: the controller's own writes skip the webhook (M1), so it checks before it writes.
+   */
+  readonly admitAdvertisement?: (ad: AdvertisementObject) => Promise<string | undefined>;
 }
 
 /**
@@ -101,6 +106,8 @@ export async function writeAdvertisement(
     metadata: { name: d.name, ...ownerMetadata(owner) },
     spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName },
   };
+  const refusal = await ctx.admitAdvertisement?.(body);
+  if (refusal) throw new Error(`not creating ARPAdvertisement ${d.name}: ${refusal}`);
   await createAdvertisement(ctx.rest, body, holder, ctx.fieldManager);
 }
 

@@ -2,7 +2,7 @@
  * One handler per webhook path: read what the rule needs from the caches, then call the pure rule.
  */
 import { WEBHOOK_PATHS } from '../../../api';
-import type { AdmissionRequest, Verdict } from './admission';
+import { denialMessage, type AdmissionRequest, type Verdict } from './admission';
 import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
 import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
 import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
@@ -23,6 +23,40 @@ export type AdmissionHandler = (request: AdmissionRequest, caches: WebhookCaches
 // The API server sends the object of the kind the path is registered for; the rules read it defensively.
 const as = <T>(request: AdmissionRequest): AdmissionRequest<T> => request as AdmissionRequest<T>;
 
+/**
+ * ARP-2/4/5 of an ARPAdvertisement write, read from the caches: the webhook's check, and the
+ * controller's own before it creates one (its writes skip the webhook, M1; arp/owned.ts).
+ */
+export async function checkARPAdvertisementFromCaches(
+  request: AdmissionRequest<ARPAdvertisementObject>,
+  caches: WebhookCaches,
+): Promise<Verdict> {
+  return checkARPAdvertisementAdmission(request, {
+    // The index when the caches have one (informers): ARP-4 only compares objects of this address.
+    arpAdvertisements: caches.arpAdvertisementsAt
+      ? caches.arpAdvertisementsAt(request.object?.spec?.address ?? '')
+      : await caches.arpAdvertisements.list(),
+    externalNetworks: await caches.externalNetworks.list(),
+    addressPools: await caches.addressPools.list(),
+    nodes: await caches.nodes.list(),
+  });
+}
+
+/**
+ * What the controller asks before it creates an ARPAdvertisement: why the webhook would refuse it
+ * (ARP-2/4/5, the message it would give), or undefined when it would allow it. Its own writes skip
+ * the webhook (M1), so the checks run here instead, from the same caches.
+ */
+export function arpAdvertisementAdmitter(
+  caches: WebhookCaches,
+): (ad: ARPAdvertisementObject) => Promise<string | undefined> {
+  return async (ad) => {
+    if (caches.hasSynced && !caches.hasSynced()) return 'the admission caches have not synced yet';
+    const verdict = await checkARPAdvertisementFromCaches({ uid: '', operation: 'CREATE', object: ad }, caches);
+    return verdict.allowed ? undefined : denialMessage(verdict.issues);
+  };
+}
+
 export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
   [WEBHOOK_PATHS.addressPool]: async (request, caches) =>
     checkAddressPoolAdmission(as<AddressPoolObject>(request), { addressPools: await caches.addressPools.list() }),
@@ -40,15 +74,7 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
       caches.arpAdvertisementWriters?.() ?? [],
     );
     if (!writer.allowed) return writer;
-    return checkARPAdvertisementAdmission(as<ARPAdvertisementObject>(request), {
-      // The index when the caches have one (informers): ARP-4 only compares objects of this address.
-      arpAdvertisements: caches.arpAdvertisementsAt
-        ? caches.arpAdvertisementsAt(as<ARPAdvertisementObject>(request).object?.spec?.address ?? '')
-        : await caches.arpAdvertisements.list(),
-      externalNetworks: await caches.externalNetworks.list(),
-      addressPools: await caches.addressPools.list(),
-      nodes: await caches.nodes.list(),
-    });
+    return checkARPAdvertisementFromCaches(as<ARPAdvertisementObject>(request), caches);
   },
 
   [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) =>

@@ -3,6 +3,14 @@
  * A request whose handler throws gets HTTP 500, so the API server applies the webhook's
  * failurePolicy (Fail for Juneau's kinds) instead of a made-up verdict. The serving certificate
  * can be swapped while running (rotation) without dropping the listener.
+ *
+ * Any pod may reach the port (M1), so what one client can make it hold is bounded: a body above
+ * MAX_BODY_BYTES is refused on its Content-Length before a byte is read (413), at most
+ * `maxInFlight` requests are read and answered at once (the next gets 429 at once, which the API
+ * server treats as a failed call: the failurePolicy applies), at most `maxConnections` sockets are
+ * open, and a request must arrive whole within REQUEST_TIMEOUT_MS. The controller's own
+ * ARPAdvertisement writes never wait for this server (api/webhooks.ts), so a flood cannot freeze
+ * failover.
  */
 import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,8 +21,13 @@ import { reviewResponse, toAdmissionResponse, type AdmissionReview } from './adm
 import { admissionHandlers, type AdmissionHandler } from './handlers';
 import type { WebhookCaches } from './views';
 
-/** Larger than any object etcd accepts (1.5 MiB), with room for oldObject. */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** Room for an update's object and oldObject at etcd's 1.5 MiB limit each; Juneau's kinds (bounded schemas) are far smaller. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** Requests read and answered at once; the API server calls with a 5 s timeout (api/webhooks.ts). */
+const MAX_IN_FLIGHT = 32;
+const MAX_CONNECTIONS = 256;
+/** Headers and body within this long, well above the API server's 5 s webhook timeout. */
+const REQUEST_TIMEOUT_MS = 10_000;
 
 export interface ServingCertificate {
   readonly cert: string;
@@ -30,12 +43,19 @@ export interface AdmissionServerOptions {
   readonly logger?: Logger;
   /** @default admissionHandlers */
   readonly handlers?: Readonly<Record<string, AdmissionHandler>>;
+  /** Requests read and answered at once; more get 429. @default 32 */
+  readonly maxInFlight?: number;
+  /** Open sockets; more are closed on accept. @default 256 */
+  readonly maxConnections?: number;
 }
 
 export class AdmissionServer {
   private server: https.Server | undefined;
   private readonly logger: Logger;
   private readonly handlers: Readonly<Record<string, AdmissionHandler>>;
+  private inFlight = 0;
+  /** Requests answered 429 (maxInFlight) or 413 (Content-Length), since start. */
+  refused = 0;
 
   constructor(private readonly options: AdmissionServerOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'webhook' });
@@ -49,9 +69,10 @@ export class AdmissionServer {
       { cert: certificate.cert, key: certificate.key, minVersion: 'TLSv1.2' },
       (req, res) => void this.serve(req, res),
     );
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 10_000;
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.headersTimeout = REQUEST_TIMEOUT_MS;
     server.keepAliveTimeout = 60_000;
+    server.maxConnections = this.options.maxConnections ?? MAX_CONNECTIONS;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -90,7 +111,33 @@ export class AdmissionServer {
     const handler = Object.prototype.hasOwnProperty.call(this.handlers, path) ? this.handlers[path] : undefined;
     if (!handler) return send(res, 404, `no webhook at ${path}\n`, 'text/plain');
     if (req.method !== 'POST') return send(res, 405, 'POST an AdmissionReview\n', 'text/plain');
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > MAX_BODY_BYTES) {
+      this.refused++;
+      return refuse(res, 413, `body of ${length} bytes is larger than ${MAX_BODY_BYTES}\n`);
+    }
+    if (this.inFlight >= (this.options.maxInFlight ?? MAX_IN_FLIGHT)) {
+      this.refused++;
+      return refuse(
+        res,
+        429,
+        `${this.inFlight} admission requests in flight; the API server applies the failurePolicy\n`,
+      );
+    }
+    this.inFlight++;
+    try {
+      await this.review(path, handler, req, res);
+    } finally {
+      this.inFlight--;
+    }
+  }
 
+  private async review(
+    path: string,
+    handler: AdmissionHandler,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     let review: AdmissionReview;
     try {
       review = JSON.parse(await readBody(req)) as AdmissionReview;
@@ -132,6 +179,12 @@ export class AdmissionServer {
 function send(res: ServerResponse, code: number, body: string, contentType: string): void {
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** Answers without reading the body, and closes the connection so the unread body is not parsed as a next request. */
+function refuse(res: ServerResponse, code: number, body: string): void {
+  res.setHeader('Connection', 'close');
+  send(res, code, body, 'text/plain');
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

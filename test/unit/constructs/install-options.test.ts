@@ -151,6 +151,31 @@ describe("NAT options (NAT-2: the agent's --nat-pod-ifaces and --nat-cluster-cid
   });
 });
 
+describe('webhookNetworkPolicy (M1): only the API servers reach the webhook port', () => {
+  test('given prefixes, a NetworkPolicy on the controller pods opens 9443 to them only, metrics and health to all; unset, no policy', () => {
+    const policies = (props: JuneauInstallProps) =>
+      juneauInstallObjects(props).filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies({})).toEqual([]);
+    const [policy] = policies({ webhookNetworkPolicy: ['192.0.2.0/28'] });
+    expect(policy).toMatchObject({
+      metadata: { name: 'juneau-controller-webhook', namespace: 'juneau-system' },
+      spec: {
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'juneau-controller' } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          { from: [{ ipBlock: { cidr: '192.0.2.0/28' } }], ports: [{ protocol: 'TCP', port: 9443 }] },
+          {
+            ports: [
+              { protocol: 'TCP', port: 8080 },
+              { protocol: 'TCP', port: 8081 },
+            ],
+          },
+        ],
+      },
+    });
+  });
+});
+
 describe('invalid options fail synthesis and construction, naming the field', () => {
   test.each<[string, JuneauInstallProps, string]>([
     [
@@ -224,6 +249,11 @@ describe('invalid options fail synthesis and construction, naming the field', ()
       'a NAT cluster prefix that is an address',
       { natClusterCidrs: ['10.244.0.1'] },
       'natClusterCidrs[0]: "10.244.0.1" is not an IPv4 CIDR',
+    ],
+    [
+      'a webhook source prefix that is an address',
+      { webhookNetworkPolicy: ['192.0.2.1'] },
+      'webhookNetworkPolicy[0]: "192.0.2.1" is not an IPv4 CIDR',
     ],
     [
       'a NAT cluster prefix with host bits',
