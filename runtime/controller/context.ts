@@ -29,7 +29,7 @@ import { withdrawBeforeRelease } from './arp/claim-guard';
 import { ownerKeysOf } from './arp/names';
 import { restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
-import { podElasticIPs, type PodObject } from './pods/views';
+import { podElasticIPs, podView, type PodObject } from './pods/views';
 import { watch, type Watch } from './reconciler';
 import type { Lease } from '../kube/leader-election';
 import { INSTALL } from '../../api/constants';
@@ -143,7 +143,11 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
         [CACHE_INDEX.byPod]: indexBy((n) => refKey(n.metadata.namespace, n.spec.podName)),
       },
     }),
-    pods: informer<PodObject>(Resources.pods, { indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs } }),
+    // H4: only the fields the rules read (pods/views.ts podView); the webhooks read this cache too.
+    pods: informer<PodObject>(Resources.pods, {
+      transform: podView,
+      indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
+    }),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
@@ -218,8 +222,9 @@ export function poolViews(caches: Caches): Map<string, PoolView> {
 
 /**
  * The changes that affect an ElasticIP `<namespace>/<name>` and so every reconciler reading it: a
- * change of the ElasticIP, of an attachment or NIC naming it, of a Pod owning such a NIC (a
- * terminating Pod's NICs count as being deleted, EIP-11 rule 2) and of its network. `readersOf`
+ * change of the ElasticIP, of an attachment or NIC naming it, of a Pod owning such a NIC or the NIC
+ * of such an attachment (a terminating Pod's NICs count as being deleted, EIP-11 rule 2; a stopped
+ * Pod's serve nothing, H1) and of its network. `readersOf`
  * maps the ElasticIP's key to the keys of one reconciler (itself, its NICs, Pods waiting for it).
  */
 export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => Iterable<string | undefined>): Watch[] {
@@ -231,12 +236,24 @@ export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => It
       .flatMap((e) => of(objectKey(e)));
   return [
     watch(c.elasticIPs, (e) => of(objectKey(e))),
-    watch(c.elasticIPAttachments, (a) => of(refKey(a.metadata.namespace, a.spec.elasticIP))),
+    // M7: the attachments of the same NIC too; the oldest of them is the one that may use it.
+    watch(c.elasticIPAttachments, (a) =>
+      c.elasticIPAttachments
+        .byIndex(CACHE_INDEX.byNetworkInterface, refKey(a.metadata.namespace, a.spec.networkInterface) ?? '')
+        .concat(a)
+        .flatMap((x) => of(refKey(x.metadata.namespace, x.spec.elasticIP))),
+    ),
     watch(c.networkInterfaces, (n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+    // H1: a Pod's phase decides whether its NICs may use an ElasticIP, directly or through NAT.
     watch(c.pods, (p) =>
       c.networkInterfaces
         .byIndex(CACHE_INDEX.byPod, objectKey(p))
-        .flatMap((n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+        .flatMap((n) => [
+          ...of(refKey(n.metadata.namespace, n.spec.elasticIP)),
+          ...c.elasticIPAttachments
+            .byIndex(CACHE_INDEX.byNetworkInterface, objectKey(n))
+            .flatMap((a) => of(refKey(a.metadata.namespace, a.spec.elasticIP))),
+        ]),
     ),
     watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
   ];
