@@ -102,6 +102,16 @@ export const advertisementsByAddress: IndexFunc<KubeObject> = indexBy((a) =>
 );
 
 /**
+ * The Pod cache's options, for whoever asks the shared informers first (this file or
+ * ./webhook/listers.ts): only the fields the rules read (H4, pods/views.ts podView), indexed by
+ * the ElasticIPs the annotations name (EN-8; the attachment webhook's EIP-5 check, L9).
+ */
+export const podCacheOptions: Partial<InformerOptions<PodObject>> = {
+  transform: podView,
+  indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
+};
+
+/**
  * The shared caches, not started: whoever runs reconcilers on them starts those it reads. From
  * `informers` when given (one informer per kind for the whole process, ./webhook/listers.ts too).
  */
@@ -143,11 +153,7 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
         [CACHE_INDEX.byPod]: indexBy((n) => refKey(n.metadata.namespace, n.spec.podName)),
       },
     }),
-    // H4: only the fields the rules read (pods/views.ts podView); the webhooks read this cache too.
-    pods: informer<PodObject>(Resources.pods, {
-      transform: podView,
-      indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
-    }),
+    pods: informer<PodObject>(Resources.pods, podCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
