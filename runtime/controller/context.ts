@@ -10,7 +10,14 @@ import type {
   NetworkInterface,
   ServiceLoadBalancer,
 } from '../../api';
-import { parseIPv4, poolView, type PoolView } from '../../api/validation';
+import {
+  clusterRanges,
+  parseIPv4,
+  poolView,
+  type ClusterRange,
+  type NodeAddressSource,
+  type PoolView,
+} from '../../api/validation';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import type { Informer, InformerOptions } from '../kube/informer';
@@ -20,7 +27,7 @@ import { silentLogger, type Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
-import { objectKey, type KubeObject, type Stored } from '../kube/types';
+import { objectKey, type KubeObject, type ObjectMeta, type Stored } from '../kube/types';
 import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
@@ -38,6 +45,8 @@ import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 export type ServiceObject = ServiceView &
   KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
+/** A Node as the cache keeps it (nodeView): its name, pod CIDRs and addresses. */
+export type NodeObject = NodeAddressSource & KubeObject & { metadata: ObjectMeta };
 export type { PodObject };
 type K<T> = Stored<T>;
 
@@ -54,6 +63,8 @@ export interface Caches {
   readonly elasticIPAttachments: Informer<K<ElasticIPAttachment>>;
   readonly networkInterfaces: Informer<K<NetworkInterface>>;
   readonly pods: Informer<PodObject>;
+  /** H2, H5: the Nodes, for the cluster's own addresses (clusterRangesOf); the ARP-5 webhook reads them too. */
+  readonly nodes: Informer<NodeObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
   readonly agentLeases: Informer<Lease>;
 }
@@ -111,6 +122,37 @@ export const podCacheOptions: Partial<InformerOptions<PodObject>> = {
   indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
 };
 
+/** A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, not its images, conditions or capacity. */
+function nodeView(n: NodeObject): NodeObject {
+  const { name, uid, resourceVersion, creationTimestamp, deletionTimestamp } = n.metadata;
+  const meta = { name, uid, resourceVersion, creationTimestamp, deletionTimestamp };
+  const { podCIDR, podCIDRs } = n.spec ?? {};
+  const addresses = n.status?.addresses;
+  return {
+    apiVersion: n.apiVersion,
+    kind: n.kind,
+    metadata: Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined)) as ObjectMeta,
+    spec: { ...(podCIDR ? { podCIDR } : {}), ...(podCIDRs ? { podCIDRs } : {}) },
+    status: addresses ? { addresses } : {},
+  };
+}
+
+/** The Node cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
+export const nodeCacheOptions: Partial<InformerOptions<NodeObject>> = { transform: nodeView };
+
+/**
+ * H2, H5: the cluster's own addresses as the caches show them now: the Nodes' addresses and pod
+ * CIDRs, and the API servers (the `default/kubernetes` EndpointSlices). ServiceCIDRs are not read
+ * here (the controller does not watch them; the agent's NAT-2 skip list does).
+ */
+export function clusterRangesOf(caches: Pick<Caches, 'nodes' | 'endpointSlices'>): ClusterRange[] {
+  const apiServers = caches.endpointSlices
+    .byIndex(CACHE_INDEX.byService, 'default/kubernetes')
+    .filter((s) => s.addressType === 'IPv4')
+    .flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses ?? []));
+  return clusterRanges({ nodes: caches.nodes.list(), apiServers });
+}
+
 /**
  * The shared caches, not started: whoever runs reconcilers on them starts those it reads. From
  * `informers` when given (one informer per kind for the whole process, ./webhook/listers.ts too).
@@ -154,6 +196,7 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
       },
     }),
     pods: informer<PodObject>(Resources.pods, podCacheOptions),
+    nodes: informer<NodeObject>(Resources.nodes, nodeCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
@@ -272,7 +315,8 @@ type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { pha
  * The changes that affect every holder of an address of `kind` (its objects in `holders`): a
  * change of an AddressPool its network names, of its claim (and on a released address every
  * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
- * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for).
+ * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for),
+ * and of a Node (H5: the cluster's own addresses are never handed out).
  */
 export function addressHolderWatches(
   c: Caches,
@@ -305,5 +349,13 @@ export function addressHolderWatches(
       return keys;
     }),
     watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, kind)),
+    // H5: a Node's addresses or pod CIDRs decide which addresses may be handed out; only holders
+    // still without an address (or refused one) are affected.
+    watch(c.nodes, () =>
+      holders
+        .list()
+        .filter((o) => o.status?.phase === 'Pending' || o.status?.phase === 'Error')
+        .map(objectKey),
+    ),
   ];
 }

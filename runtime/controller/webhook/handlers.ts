@@ -25,7 +25,10 @@ const as = <T>(request: AdmissionRequest): AdmissionRequest<T> => request as Adm
 
 export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
   [WEBHOOK_PATHS.addressPool]: async (request, caches) =>
-    checkAddressPoolAdmission(as<AddressPoolObject>(request), { addressPools: await caches.addressPools.list() }),
+    checkAddressPoolAdmission(as<AddressPoolObject>(request), {
+      addressPools: await caches.addressPools.list(),
+      nodes: await caches.nodes.list(),
+    }),
 
   [WEBHOOK_PATHS.externalNetwork]: async (request, caches) =>
     checkExternalNetworkAdmission(as<ExternalNetworkObject>(request), {

@@ -17,7 +17,15 @@ import type { Logger } from '../../kube/log';
 import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
-import { addressKey, advertisementsByAddress, CACHE_INDEX, podCacheOptions, type PodObject } from '../context';
+import {
+  addressKey,
+  advertisementsByAddress,
+  CACHE_INDEX,
+  nodeCacheOptions,
+  podCacheOptions,
+  type NodeObject,
+  type PodObject,
+} from '../context';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
 
 /** Lists one kind from the API server on every call (one namespace when given and namespaced). */
@@ -74,7 +82,7 @@ export function informerWebhookCaches(
     arpAdvertisements: informer(JuneauResources.arpAdvertisements, {
       [CACHE_INDEX.byAddress]: advertisementsByAddress,
     }),
-    nodes: informer(Resources.nodes),
+    nodes: shared.informer<NodeObject>({ type: Resources.nodes, logger, ...nodeCacheOptions }),
     elasticIPAttachments: informer(JuneauResources.elasticIPAttachments),
     networkInterfaces: informer(JuneauResources.networkInterfaces),
     pods: shared.informer<PodObject>({ type: Resources.pods, logger, ...podCacheOptions }),
@@ -95,7 +103,7 @@ export function informerWebhookCaches(
           CACHE_INDEX.byAddress,
           addressKey(address) ?? '',
         ) as unknown as ARPAdvertisementObject[],
-      nodes: lister(informers.nodes),
+      nodes: lister(informers.nodes as unknown as Informer<KubeObject>),
       elasticIPAttachments: lister(informers.elasticIPAttachments),
       networkInterfaces: lister(informers.networkInterfaces),
       pods: lister(informers.pods as unknown as Informer<KubeObject>),

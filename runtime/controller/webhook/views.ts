@@ -32,6 +32,8 @@ export interface ARPAdvertisementObject extends ObjectView {
 }
 
 export interface NodeObject extends ObjectView {
+  /** H5: the pod CIDRs, which an AddressPool is warned about overlapping. */
+  readonly spec?: { readonly podCIDR?: string; readonly podCIDRs?: readonly string[] };
   readonly status?: { readonly addresses?: ReadonlyArray<{ readonly type: string; readonly address: string }> };
 }
 
