@@ -89,7 +89,15 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
     webhook(
       'pods',
       WEBHOOK_PATHS.pod,
-      [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+      [
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          resources: ['pods'],
+          operations: ['CREATE', 'UPDATE'],
+          scope: 'Namespaced',
+        },
+      ],
       {
         // Fail open for Pods: a controller outage must never stop workloads from starting. EIP-10
         // covers what slips through (both users are held Pending until one is gone).

@@ -5,3 +5,4 @@ export * from './names';
 export * from './external-network';
 export * from './pod-networks';
 export * from './program';
+export * from './cluster-addresses';

@@ -10,7 +10,14 @@ import type {
   NetworkInterface,
   ServiceLoadBalancer,
 } from '../../api';
-import { parseIPv4, poolView, type PoolView } from '../../api/validation';
+import {
+  clusterRanges,
+  parseIPv4,
+  poolView,
+  type ClusterRange,
+  type NodeAddressSource,
+  type PoolView,
+} from '../../api/validation';
 import { FieldManagers } from '../kube/apply';
 import type { EventRecorder } from '../kube/events';
 import type { Informer, InformerOptions } from '../kube/informer';
@@ -20,7 +27,7 @@ import { silentLogger, type Logger } from '../kube/log';
 import type { RuntimeMetrics } from '../kube/metrics';
 import { JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import type { RestClient } from '../kube/rest';
-import { objectKey, type KubeObject, type Stored } from '../kube/types';
+import { objectKey, type KubeObject, type ObjectMeta, type Stored } from '../kube/types';
 import { Allocator } from './allocator/allocator';
 import { AllocatorIndex } from './allocator/allocator-index';
 import { feedAllocatorIndex } from './allocator/index-feed';
@@ -30,7 +37,7 @@ import { ownerKeysOf } from './arp/names';
 import type { WriteContext } from './arp/owned';
 import { restClaimStore } from './resources';
 import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
-import { podElasticIPs, type PodObject } from './pods/views';
+import { podElasticIPs, podView, type PodObject } from './pods/views';
 import { watch, type Watch } from './reconciler';
 import type { Lease } from '../kube/leader-election';
 import { INSTALL } from '../../api/constants';
@@ -39,6 +46,8 @@ import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 export type ServiceObject = ServiceView &
   KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
+/** A Node as the cache keeps it (nodeView): its name, pod CIDRs and addresses. */
+export type NodeObject = NodeAddressSource & KubeObject & { metadata: ObjectMeta };
 export type { PodObject };
 type K<T> = Stored<T>;
 
@@ -55,6 +64,8 @@ export interface Caches {
   readonly elasticIPAttachments: Informer<K<ElasticIPAttachment>>;
   readonly networkInterfaces: Informer<K<NetworkInterface>>;
   readonly pods: Informer<PodObject>;
+  /** H2, H5: the Nodes, for the cluster's own addresses (clusterRangesOf); the ARP-5 webhook reads them too. */
+  readonly nodes: Informer<NodeObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
   readonly agentLeases: Informer<Lease>;
 }
@@ -105,6 +116,47 @@ export const advertisementsByAddress: IndexFunc<KubeObject> = indexBy((a) =>
 );
 
 /**
+ * The Pod cache's options, for whoever asks the shared informers first (this file or
+ * ./webhook/listers.ts): only the fields the rules read (H4, pods/views.ts podView), indexed by
+ * the ElasticIPs the annotations name (EN-8; the attachment webhook's EIP-5 check, L9).
+ */
+export const podCacheOptions: Partial<InformerOptions<PodObject>> = {
+  transform: podView,
+  indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
+};
+
+/** A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, not its images, conditions or capacity. */
+function nodeView(n: NodeObject): NodeObject {
+  const { name, uid, resourceVersion, creationTimestamp, deletionTimestamp } = n.metadata;
+  const meta = { name, uid, resourceVersion, creationTimestamp, deletionTimestamp };
+  const { podCIDR, podCIDRs } = n.spec ?? {};
+  const addresses = n.status?.addresses;
+  return {
+    apiVersion: n.apiVersion,
+    kind: n.kind,
+    metadata: Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined)) as ObjectMeta,
+    spec: { ...(podCIDR ? { podCIDR } : {}), ...(podCIDRs ? { podCIDRs } : {}) },
+    status: addresses ? { addresses } : {},
+  };
+}
+
+/** The Node cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
+export const nodeCacheOptions: Partial<InformerOptions<NodeObject>> = { transform: nodeView };
+
+/**
+ * H2, H5: the cluster's own addresses as the caches show them now: the Nodes' addresses and pod
+ * CIDRs, and the API servers (the `default/kubernetes` EndpointSlices). ServiceCIDRs are not read
+ * here (the controller does not watch them; the agent's NAT-2 skip list does).
+ */
+export function clusterRangesOf(caches: Pick<Caches, 'nodes' | 'endpointSlices'>): ClusterRange[] {
+  const apiServers = caches.endpointSlices
+    .byIndex(CACHE_INDEX.byService, 'default/kubernetes')
+    .filter((s) => s.addressType === 'IPv4')
+    .flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses ?? []));
+  return clusterRanges({ nodes: caches.nodes.list(), apiServers });
+}
+
+/**
  * The shared caches, not started: whoever runs reconcilers on them starts those it reads. From
  * `informers` when given (one informer per kind for the whole process, ./webhook/listers.ts too).
  */
@@ -146,7 +198,8 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
         [CACHE_INDEX.byPod]: indexBy((n) => refKey(n.metadata.namespace, n.spec.podName)),
       },
     }),
-    pods: informer<PodObject>(Resources.pods, { indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs } }),
+    pods: informer<PodObject>(Resources.pods, podCacheOptions),
+    nodes: informer<NodeObject>(Resources.nodes, nodeCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
@@ -224,8 +277,9 @@ export function poolViews(caches: Caches): Map<string, PoolView> {
 
 /**
  * The changes that affect an ElasticIP `<namespace>/<name>` and so every reconciler reading it: a
- * change of the ElasticIP, of an attachment or NIC naming it, of a Pod owning such a NIC (a
- * terminating Pod's NICs count as being deleted, EIP-11 rule 2) and of its network. `readersOf`
+ * change of the ElasticIP, of an attachment or NIC naming it, of a Pod owning such a NIC or the NIC
+ * of such an attachment (a terminating Pod's NICs count as being deleted, EIP-11 rule 2; a stopped
+ * Pod's serve nothing, H1) and of its network. `readersOf`
  * maps the ElasticIP's key to the keys of one reconciler (itself, its NICs, Pods waiting for it).
  */
 export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => Iterable<string | undefined>): Watch[] {
@@ -237,12 +291,24 @@ export function elasticIPWatches(c: Caches, readersOf: (elasticIP: string) => It
       .flatMap((e) => of(objectKey(e)));
   return [
     watch(c.elasticIPs, (e) => of(objectKey(e))),
-    watch(c.elasticIPAttachments, (a) => of(refKey(a.metadata.namespace, a.spec.elasticIP))),
+    // M7: the attachments of the same NIC too; the oldest of them is the one that may use it.
+    watch(c.elasticIPAttachments, (a) =>
+      c.elasticIPAttachments
+        .byIndex(CACHE_INDEX.byNetworkInterface, refKey(a.metadata.namespace, a.spec.networkInterface) ?? '')
+        .concat(a)
+        .flatMap((x) => of(refKey(x.metadata.namespace, x.spec.elasticIP))),
+    ),
     watch(c.networkInterfaces, (n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+    // H1: a Pod's phase decides whether its NICs may use an ElasticIP, directly or through NAT.
     watch(c.pods, (p) =>
       c.networkInterfaces
         .byIndex(CACHE_INDEX.byPod, objectKey(p))
-        .flatMap((n) => of(refKey(n.metadata.namespace, n.spec.elasticIP))),
+        .flatMap((n) => [
+          ...of(refKey(n.metadata.namespace, n.spec.elasticIP)),
+          ...c.elasticIPAttachments
+            .byIndex(CACHE_INDEX.byNetworkInterface, objectKey(n))
+            .flatMap((a) => of(refKey(a.metadata.namespace, a.spec.elasticIP))),
+        ]),
     ),
     watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
   ];
@@ -255,7 +321,8 @@ type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { pha
  * The changes that affect every holder of an address of `kind` (its objects in `holders`): a
  * change of an AddressPool its network names, of its claim (and on a released address every
  * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
- * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for).
+ * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for),
+ * and of a Node (H5: the cluster's own addresses are never handed out).
  */
 export function addressHolderWatches(
   c: Caches,
@@ -288,5 +355,13 @@ export function addressHolderWatches(
       return keys;
     }),
     watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, kind)),
+    // H5: a Node's addresses or pod CIDRs decide which addresses may be handed out; only holders
+    // still without an address (or refused one) are affected.
+    watch(c.nodes, () =>
+      holders
+        .list()
+        .filter((o) => o.status?.phase === 'Pending' || o.status?.phase === 'Error')
+        .map(objectKey),
+    ),
   ];
 }

@@ -52,6 +52,8 @@ export interface AddressRequest {
    * briefly missing, and still containing it). Default: in a usable pool that contains it.
    */
   readonly keep?: (claim: ClaimRecord) => boolean;
+  /** H5: addresses never handed out by lowest-free-first (the cluster's own: Node addresses, pod CIDRs, ...). */
+  readonly skip?: (value: number) => boolean;
 }
 
 /** Creates proposed from one pool before giving up on it in one pass (races lose one value each). */
@@ -82,7 +84,7 @@ export class Allocator {
       ? okOf(acceptable)
       : request.requested
         ? await this.claimRequested(holder, request.requested)
-        : await this.claimAnyAddress(holder, request.pools);
+        : await this.claimAnyAddress(holder, request.pools, request.skip);
     // ADDR-3: a requested address held by someone else is a passing condition; the address the
     // holder has stays its own until the requested one is free (then it is released below).
     const kept = !result.ok && result.reason === REASONS.requestedIPInUse ? held.find(keep) : undefined;
@@ -169,9 +171,13 @@ export class Allocator {
     };
   }
 
-  private async claimAnyAddress(holder: Holder, pools: readonly string[]): Promise<AllocationResult> {
+  private async claimAnyAddress(
+    holder: Holder,
+    pools: readonly string[],
+    skip?: (value: number) => boolean,
+  ): Promise<AllocationResult> {
     for (const name of pools) {
-      const result = await this.claimFirstFree(holder, { kind: 'AddressPool', name });
+      const result = await this.claimFirstFree(holder, { kind: 'AddressPool', name }, undefined, skip);
       if (result.ok) return result;
     }
     const usage = pools.map((n) => {
@@ -185,13 +191,29 @@ export class Allocator {
     };
   }
 
-  private async claimFirstFree(holder: Holder, pool: PoolRef, owner?: OwnerRef): Promise<AllocationResult> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS_PER_POOL; attempt++) {
-      const value = this.index.propose(pool);
-      if (value === undefined) break;
-      const claim = claimObject(pool, value, holder, owner);
-      // On `exists` the value stays held tentatively until the other holder's claim arrives.
-      if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
+  private async claimFirstFree(
+    holder: Holder,
+    pool: PoolRef,
+    owner?: OwnerRef,
+    skip?: (value: number) => boolean,
+  ): Promise<AllocationResult> {
+    // Skipped values are held tentatively while this pass proposes the next, then given back.
+    const skipped: number[] = [];
+    try {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS_PER_POOL;) {
+        const value = this.index.propose(pool);
+        if (value === undefined) break;
+        if (skip?.(value)) {
+          skipped.push(value);
+          continue;
+        }
+        attempt++;
+        const claim = claimObject(pool, value, holder, owner);
+        // On `exists` the value stays held tentatively until the other holder's claim arrives.
+        if (await this.create(pool, value, claim)) return { ok: true, value, pool, claimName: claim.metadata.name! };
+      }
+    } finally {
+      for (const value of skipped) this.index.release(pool, value);
     }
     return {
       ok: false,

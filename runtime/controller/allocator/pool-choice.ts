@@ -4,11 +4,13 @@
  * in the field that names the request and the statement a message cites. Pure.
  */
 import {
+  clusterOwnerOf,
   checkPoolModes,
   findPoolForRequestedAddress,
   formatIssue,
   parseIPv4,
   usablePools,
+  type ClusterRange,
   type NetworkView,
   type PoolView,
 } from '../../../api/validation';
@@ -16,6 +18,8 @@ import {
 export const POOL_CHOICE_REASONS = {
   noUsableAddressPool: 'NoUsableAddressPool',
   requestedIPNotInPool: 'RequestedIPNotInPool',
+  /** H5: a Node's address, a pod CIDR or an API server address. */
+  requestedIPIsClusterAddress: 'RequestedIPIsClusterAddress',
 } as const;
 
 export type PoolChoice =
@@ -32,11 +36,15 @@ export type PoolChoice =
       readonly message: string;
     };
 
-/** `requested`: the address asked for (if any) and the field path that names it in messages. */
+/**
+ * `requested`: the address asked for (if any) and the field path that names it in messages.
+ * `cluster`: the cluster's own addresses (H5), which no request may name.
+ */
 export function choosePools(
   network: NetworkView,
   pools: ReadonlyMap<string, PoolView>,
   requested: { readonly field: string; readonly address?: string },
+  cluster: readonly ClusterRange[] = [],
 ): PoolChoice {
   const usable = usablePools(network, pools).map((p) => p.name);
   if (usable.length === 0) {
@@ -53,5 +61,12 @@ export function choosePools(
   if ('issue' in found)
     return { ok: false, reason: POOL_CHOICE_REASONS.requestedIPNotInPool, message: formatIssue(found.issue) };
   const value = parseIPv4(requested.address)!;
+  const own = clusterOwnerOf(cluster, value);
+  if (own)
+    return {
+      ok: false,
+      reason: POOL_CHOICE_REASONS.requestedIPIsClusterAddress,
+      message: `${requested.field}: ${JSON.stringify(requested.address)} is ${own.owner}: the cluster's own addresses are never an ElasticIP or a VIP (H5)`,
+    };
   return { ok: true, pools: usable, requested: { address: requested.address, value, pool: found.pool.name } };
 }

@@ -1,5 +1,5 @@
 /**
- * NIC-1, EIP-10, EIP-13, EIPA-1/2: the status of the NetworkInterfaces and ElasticIPAttachments
+ * NIC-1, EIP-10, EIP-13, EIPA-1/2, H1, M7: the status of the NetworkInterfaces and ElasticIPAttachments
  * that reference an ElasticIP. Pure.
  *
  * A user is Ready/Attached only when the ElasticIP's *written* `status.attachment` names it: the
@@ -9,7 +9,7 @@
 import type { ElasticIPAttachment, NetworkInterface } from '../../../api';
 import { setCondition, type Condition, type ConditionInput } from '../../kube/conditions';
 import type { ElasticIPStatus } from './plan';
-import { listNames, type Usage } from './usage';
+import { listNames, type Usage, type Withheld } from './usage';
 
 export type NetworkInterfaceStatus = NonNullable<NetworkInterface['status']>;
 export type ElasticIPAttachmentStatus = NonNullable<ElasticIPAttachment['status']>;
@@ -66,6 +66,8 @@ export interface NetworkInterfaceObservation {
   readonly elasticIP: string | undefined;
   /** The referenced ElasticIP; undefined when it does not exist. */
   readonly eip: ElasticIPView | undefined;
+  /** H1: its Pod has Succeeded or Failed (./views.ts nicPodProblem); it holds nothing. */
+  readonly podStopped?: Withheld;
   readonly previous: NetworkInterfaceStatus | undefined;
 }
 
@@ -108,6 +110,7 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
       reason: REASONS.networkInterface.noElasticIP,
       message: 'holds no ElasticIP directly; an ElasticIPAttachment may bind one to it by NAT',
     };
+  if (o.podStopped) return wait(o.podStopped.reason, o.podStopped.message);
   const eipName = `ElasticIP ${o.elasticIP}`;
   if (!o.eip)
     return wait(
@@ -167,6 +170,8 @@ export interface AttachmentObservation {
   readonly networkInterface: string;
   /** The NIC named by `spec.networkInterface`; undefined when it does not exist. */
   readonly nic: { readonly nodeName?: string } | undefined;
+  /** H1, M7: why it may not translate to that NIC now (./views.ts attachmentWithheld). */
+  readonly withheld?: Withheld;
   readonly eip: ElasticIPView | undefined;
   readonly previous: ElasticIPAttachmentStatus | undefined;
 }
@@ -212,6 +217,8 @@ function attachmentVerdict(o: AttachmentObservation): Verdict {
   }
   if (o.eip.deleting)
     return wait(REASONS.attachment.elasticIPDeleting, `${eipName} is being deleted; no NAT is set up`);
+  if (o.withheld)
+    return wait(o.withheld.reason, `${o.withheld.message}; no NAT is set up and no node answers for ${eipName}`);
   const written = status?.attachment;
   const recorded = status?.phase === 'Attached' && written?.kind === 'ElasticIPAttachment' && written.name === o.name;
   if (!recorded) {

@@ -95,12 +95,14 @@ export function planElasticIP(o: ElasticIPObservation, now: Date = new Date()): 
   return { status, usage, advertisement, finalize: false, events: eventsOf(o, phase, conditions, advertisement) };
 }
 
-/** EIP-9: Error for an unresolvable network or conflicting users; Pending without an address; then Attached or Available. */
+/** EIP-9: Error for an unresolvable network or conflicting users; Pending without an address; then Attached or
+ * Available (also when its one attachment is withheld, H1/M7: it uses nothing then). */
 export function phaseOf(o: Pick<ElasticIPObservation, 'resolution' | 'allocation'>, usage: Usage): ElasticIPPhase {
   if (!o.resolution.ok) return 'Error';
   if (usage.kind === 'conflict' || usage.kind === 'multipleAttachments') return 'Error';
   if (!o.allocation.allocated) return 'Pending';
-  return usage.kind === 'nat' || usage.kind === 'direct' ? 'Attached' : 'Available';
+  if (usage.kind === 'nat') return usage.attachment.withheld ? 'Available' : 'Attached';
+  return usage.kind === 'direct' ? 'Attached' : 'Available';
 }
 
 function allocatedCondition(o: ElasticIPObservation): ConditionInput {
@@ -149,6 +151,11 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
   switch (usage.kind) {
     case 'nat': {
       const a = usage.attachment;
+      if (a.withheld)
+        return no(
+          a.withheld.reason,
+          `ElasticIPAttachment ${a.name} may not use ${address}: ${a.withheld.message}; no node answers for it`,
+        );
       const where = a.nodeName
         ? `on node ${a.nodeName}`
         : `with no node yet: NetworkInterface ${a.networkInterface} does not exist or is not scheduled, so no node answers for ${address}`;

@@ -11,7 +11,7 @@ import { watch, type ReconcilerSpec } from '../reconciler';
 import { JuneauResources } from '../../kube/resources';
 import { writeStatusIfChanged } from '../shell';
 import { planAttachmentStatus, planNetworkInterfaceStatus, type ElasticIPView } from './dependents';
-import { usageOf } from './views';
+import { attachmentWithheld, nicPodProblem, usageOf } from './views';
 
 function elasticIPView(ctx: ControllerContext, namespace: string, name: string | undefined): ElasticIPView | undefined {
   const eip = name ? ctx.caches.elasticIPs.get(namespace, name) : undefined;
@@ -28,11 +28,13 @@ export async function reconcileNetworkInterface(ctx: ControllerContext, key: str
   const { namespace = '', name } = splitKey(key);
   const nic = ctx.caches.networkInterfaces.get(namespace, name);
   if (!nic) return done();
+  const problem = nic.spec.elasticIP ? nicPodProblem(nic, ctx.caches.pods) : undefined;
   const status = planNetworkInterfaceStatus({
     name,
     generation: nic.metadata.generation ?? 0,
     elasticIP: nic.spec.elasticIP,
     eip: elasticIPView(ctx, namespace, nic.spec.elasticIP),
+    ...(problem?.state === 'stopped' ? { podStopped: problem } : {}),
     previous: nic.status,
   });
   await writeStatusIfChanged(ctx, JuneauResources.networkInterfaces, nic, status);
@@ -50,6 +52,7 @@ export async function reconcileElasticIPAttachment(ctx: ControllerContext, key: 
     elasticIP: attachment.spec.elasticIP,
     networkInterface: attachment.spec.networkInterface,
     nic: nic && { nodeName: nic.spec.nodeName || undefined },
+    withheld: attachmentWithheld(ctx.caches, attachment),
     eip: elasticIPView(ctx, namespace, attachment.spec.elasticIP),
     previous: attachment.status,
   });

@@ -8,7 +8,7 @@
  * released once no NIC references it); API errors are thrown and retried with backoff.
  */
 import { FINALIZERS } from '../../../api';
-import { formatIPv4, networkView } from '../../../api/validation';
+import { clusterOwnerOf, formatIPv4, networkView } from '../../../api/validation';
 import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
@@ -16,7 +16,14 @@ import { splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
-import { addressHolderWatches, elasticIPWatches, poolViews, refKey, type ControllerContext } from '../context';
+import {
+  addressHolderWatches,
+  clusterRangesOf,
+  elasticIPWatches,
+  poolViews,
+  refKey,
+  type ControllerContext,
+} from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import type { ReconcilerSpec } from '../reconciler';
@@ -65,7 +72,12 @@ export function holderOf(eip: { metadata: { namespace?: string; name?: string; u
 
 function requestOf(ctx: ControllerContext, eip: ElasticIPObject): RequestDecision {
   const network = ctx.caches.externalNetworks.get(undefined, eip.spec.externalNetwork);
-  return decideAddressRequest(eip.spec, network && networkView(network), poolViews(ctx.caches));
+  return decideAddressRequest(
+    eip.spec,
+    network && networkView(network),
+    poolViews(ctx.caches),
+    clusterRangesOf(ctx.caches),
+  );
 }
 
 function resolutionOf(request: RequestDecision): Resolution {
@@ -99,9 +111,11 @@ async function ensureAllocation(
       reason: REASONS.elasticIPDeleting,
       message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
     };
+  const cluster = clusterRangesOf(ctx.caches);
   const result = await allocator.ensureAddress(holder, {
     pools: request.pools,
     requested: request.requested && { value: request.requested.value, pool: request.requested.pool },
+    skip: (value) => clusterOwnerOf(cluster, value) !== undefined, // H5
   });
   if (result.ok) return { allocated: true, address: formatIPv4(result.value), pool: result.pool.name };
   return { allocated: false, reason: result.reason, message: `${result.message} (EIP-3)` };

@@ -1,8 +1,9 @@
 /**
  * EIP-1..3: which pools an ElasticIP's address may come from, and the requested address, or why
- * there is none (an ElasticIP whose network and pools are not resolved is in Error, EIP-9). Pure.
+ * there is none (an ElasticIP whose network and pools are not resolved is in Error, EIP-9; so is one
+ * requesting one of the cluster's own addresses, H5). Pure.
  */
-import type { NetworkView, PoolView } from '../../../api/validation';
+import type { ClusterRange, NetworkView, PoolView } from '../../../api/validation';
 import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 
 /** Why an ElasticIP cannot ask for an address: the reason of its `Allocated` condition (phase Error, EIP-9). */
@@ -26,6 +27,7 @@ export function decideAddressRequest(
   spec: { readonly externalNetwork: string; readonly requestedIP?: string },
   network: NetworkView | undefined,
   pools: ReadonlyMap<string, PoolView>,
+  cluster: readonly ClusterRange[] = [],
 ): RequestDecision {
   if (!network) {
     return {
@@ -35,7 +37,7 @@ export function decideAddressRequest(
     };
   }
   const type = network.type === 'bgp' ? 'bgp' : 'arp';
-  const choice = choosePools(network, pools, { field: 'spec.requestedIP', address: spec.requestedIP });
+  const choice = choosePools(network, pools, { field: 'spec.requestedIP', address: spec.requestedIP }, cluster);
   if (!choice.ok) {
     const statement = choice.reason === REASONS.noUsableAddressPool ? 'EIP-2' : 'EIP-3';
     return { ok: false, reason: choice.reason, message: `${choice.message} (${statement})` };

@@ -13,6 +13,17 @@ export interface NicView {
   readonly deleting: boolean;
   /** `spec.nodeName`, once the Pod is scheduled. */
   readonly nodeName?: string;
+  /**
+   * H1: its Pod has Succeeded or Failed. Its containers are gone, so it holds nothing and is no
+   * candidate: the address goes to the next NIC (EIP-11) or to nobody.
+   */
+  readonly stopped?: Withheld;
+}
+
+/** Why a user that references an ElasticIP may not use it now (H1, M7): the reason and message its status shows. */
+export interface Withheld {
+  readonly reason: string;
+  readonly message: string;
 }
 
 /** An ElasticIPAttachment that names the ElasticIP in `spec.elasticIP` (NAT use). */
@@ -22,6 +33,8 @@ export interface AttachmentView {
   readonly networkInterface: string;
   /** `status.nodeName`: the node of its NetworkInterface (EIPA-1). */
   readonly nodeName?: string;
+  /** H1, M7: its NIC's Pod is not running, or its NIC is used otherwise; no NAT, no ARPAdvertisement. */
+  readonly withheld?: Withheld;
 }
 
 /** `status.attachment` of the ElasticIP (EIP-7). */
@@ -43,11 +56,13 @@ export type HolderChoice =
   /** No NIC names it. */
   | { readonly rule: 'none' };
 
+/** A NIC whose Pod has stopped (H1, NicView.stopped) takes part in none of the rules. */
 export function chooseHolder(
-  nics: readonly NicView[],
+  referencing: readonly NicView[],
   current: AttachmentRef | undefined,
   elasticIPDeleting: boolean,
 ): HolderChoice {
+  const nics = referencing.filter((n) => !n.stopped);
   const kept = current?.kind === 'NetworkInterface' ? nics.find((n) => n.name === current.name) : undefined;
   if (kept) return { rule: 'current', holder: kept };
   if (nics.length === 0) return { rule: 'none' };
@@ -60,8 +75,11 @@ export function chooseHolder(
   return { rule: 'oldest', holder: [...nics].sort(byAgeThenName)[0] };
 }
 
-/** Oldest first; a missing timestamp is the newest; equal times by name (EIP-11 rule 3). */
-export function byAgeThenName(a: NicView, b: NicView): number {
+/** Oldest first; a missing timestamp is the newest; equal times by name (EIP-11 rule 3, M7). */
+export function byAgeThenName(
+  a: { readonly name: string; readonly creationTimestamp?: string },
+  b: { readonly name: string; readonly creationTimestamp?: string },
+): number {
   const ta = a.creationTimestamp ? Date.parse(a.creationTimestamp) : Number.POSITIVE_INFINITY;
   const tb = b.creationTimestamp ? Date.parse(b.creationTimestamp) : Number.POSITIVE_INFINITY;
   if (ta !== tb) return ta < tb ? -1 : 1;

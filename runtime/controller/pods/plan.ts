@@ -35,6 +35,8 @@ export interface PodPlanInput {
   /** The existing NetworkInterface of that name, per interface name. */
   readonly existing: (nicName: string) => ExistingNic | undefined;
   readonly directReadiness: (elasticIP: string) => DirectReadiness;
+  /** H2: what of a Node an address is ("the InternalIP of Node n1"), or undefined when it is no Node's. */
+  readonly nodeAddressOwner?: (address: string) => string | undefined;
 }
 
 export interface PodPlan {
@@ -60,6 +62,9 @@ export const REASONS = {
   elasticIPNotFound: 'ElasticIPNotFound',
   externalNetworkNotFound: 'ExternalNetworkNotFound',
   waitingForNetworkID: 'WaitingForNetworkID',
+  /** H2: Pods whose address is a node's get no NetworkInterface. */
+  hostNetwork: 'HostNetworkPod',
+  podIPIsNodeAddress: 'PodIPIsNodeAddress',
 } as const;
 
 export function planPodInterfaces(input: PodPlanInput): PodPlan {
@@ -72,6 +77,11 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
     events: [] as PlannedEvent[],
   };
   if (pod.metadata.deletionTimestamp) return plan;
+  const refusal = nodeAddressRefusal(input);
+  if (refusal) {
+    plan.events.push(refusal);
+    return plan;
+  }
   for (const iface of input.interfaces) {
     const name = nicName(podName, iface.interface);
     const desired = desiredSpec(pod, iface);
@@ -119,6 +129,29 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
     });
   }
   return plan;
+}
+
+/**
+ * H2: a hostNetwork Pod, or one whose IP is a Node's, gets no NetworkInterface: NAT or an
+ * ElasticIP on that address would carry the node's own traffic (kubelet, sshd) to or from a tenant.
+ */
+function nodeAddressRefusal(input: PodPlanInput): PlannedEvent | undefined {
+  const { pod } = input;
+  const none = 'so it gets no NetworkInterface and uses no ElasticIP (H2)';
+  if (pod.spec?.hostNetwork)
+    return {
+      type: 'Warning',
+      reason: REASONS.hostNetwork,
+      message: `the Pod uses its node's network (spec.hostNetwork): its address is the node's, ${none}`,
+    };
+  const owner = pod.status?.podIP ? input.nodeAddressOwner?.(pod.status.podIP) : undefined;
+  if (owner)
+    return {
+      type: 'Warning',
+      reason: REASONS.podIPIsNodeAddress,
+      message: `status.podIP ${pod.status?.podIP} is ${owner}, ${none}`,
+    };
+  return undefined;
 }
 
 function desiredSpec(pod: PodView, iface: PodInterface): NetworkInterface['spec'] {

@@ -3,7 +3,8 @@
  * (api/validation/pod-networks.ts), plans with ./plan, and writes: deletes NICs of an earlier Pod of the same
  * name, creates the missing ones (owned by the Pod, so the garbage collector removes them after
  * it), patches node and address in once known. A malformed annotation or a direct NIC whose
- * network has no ID yet gets an Event on the Pod and no NetworkInterface — never a crash.
+ * network has no ID yet gets an Event on the Pod and no NetworkInterface — never a crash; so does
+ * a hostNetwork Pod or one whose IP is a Node's (H2).
  */
 import type { NetworkInterface } from '../../../api';
 import { referenceTo } from '../../kube/events';
@@ -11,7 +12,15 @@ import { JuneauResources, Resources } from '../../kube/resources';
 import { isAlreadyExists, isNotFound } from '../../kube/rest';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
-import { CACHE_INDEX, elasticIPWatches, refKey, type ControllerContext, type PodObject } from '../context';
+import {
+  CACHE_INDEX,
+  clusterRangesOf,
+  elasticIPWatches,
+  refKey,
+  type ControllerContext,
+  type PodObject,
+} from '../context';
+import { clusterOwnerOf, parseIPv4 } from '../../../api/validation';
 import { watch, type ReconcilerSpec } from '../reconciler';
 import { recordPlanEvents } from '../shell';
 import { parsePodNetworks } from '../../../api/validation/pod-networks';
@@ -39,6 +48,11 @@ export async function reconcilePod(ctx: ControllerContext, key: string): Promise
     interfaces: parsed.interfaces,
     existing: (nicName) => existingNic(ctx.caches.networkInterfaces.get(namespace, nicName)),
     directReadiness: (elasticIP) => readinessOf(ctx, namespace, elasticIP),
+    nodeAddressOwner: (address) => {
+      const value = parseIPv4(address);
+      const hit = value === undefined ? undefined : clusterOwnerOf(clusterRangesOf(ctx.caches), value);
+      return hit?.nodeAddress ? hit.owner : undefined;
+    },
   });
   await applyPlan(ctx, pod, plan);
   return done();

@@ -13,8 +13,16 @@ import { SERVICE_NAME_LABEL } from '../../kube/service-views';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
 import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
+import { POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 import { mayKeepAddress } from '../allocator/retain';
-import { addressHolderWatches, CACHE_INDEX, poolViews, type ControllerContext, type ServiceObject } from '../context';
+import {
+  addressHolderWatches,
+  CACHE_INDEX,
+  clusterRangesOf,
+  poolViews,
+  type ControllerContext,
+  type ServiceObject,
+} from '../context';
 import type { AdvertisementOwner } from '../arp/names';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import { watch, type ReconcilerSpec } from '../reconciler';
@@ -26,7 +34,7 @@ import {
   serviceLoadBalancerSpec,
   unsupportedServiceReason,
 } from './request';
-import { formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
+import { clusterOwnerOf, formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
 
 type Slb = Stored<ServiceLoadBalancer>;
 const SLB = JuneauResources.serviceLoadBalancers;
@@ -106,12 +114,17 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
   const networkName = slb.spec.externalNetwork;
   const networks = ctx.caches.externalNetworks.list().map((n) => networkView(n));
   const view = networks.find((n) => n.name === networkName);
-  const decision = decideAllocationRequest(service, view, pools);
+  const cluster = clusterRangesOf(ctx.caches);
+  const decision = decideAllocationRequest(service, view, pools, cluster);
   const keep = (c: ClaimRecord) =>
     mayKeepAddress(c, { networkName: networkName ?? '', network: view, networks, pools, index: ctx.index });
   if (!decision.ok) {
     const requested = slb.spec.requestedIP === undefined ? undefined : parseIPv4(slb.spec.requestedIP);
-    const passing = networkName !== undefined && !unsupportedServiceReason(service);
+    // H5: a requested address of the cluster's own is not kept either.
+    const passing =
+      networkName !== undefined &&
+      !unsupportedServiceReason(service) &&
+      decision.reason !== POOL_CHOICE_REASONS.requestedIPIsClusterAddress;
     const kept = passing
       ? await ctx.allocator.retainAddress(
           holderOf(slb),
@@ -134,6 +147,7 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
     pools: decision.request.pools,
     requested: requested && { value: requested.value, pool: requested.pool },
     keep,
+    skip: (value) => clusterOwnerOf(cluster, value) !== undefined, // H5
   });
   if (result.ok) return { allocated: true, vip: formatIPv4(result.value), pool: result.pool.name };
   const keeping = result.kept ? `; VIP ${formatIPv4(result.kept.value)} stays reserved until then (ADDR-3)` : '';

@@ -3,7 +3,7 @@
  * ServiceLoadBalancer asks for — or why it cannot ask for one. Pure.
  */
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
-import type { NetworkView, PoolView } from '../../../api/validation';
+import type { ClusterRange, NetworkView, PoolView } from '../../../api/validation';
 import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 import type { ServiceView } from '../../kube/service-views';
 
@@ -102,6 +102,7 @@ export function decideAllocationRequest(
   service: ServiceView,
   network: NetworkView | undefined,
   pools: ReadonlyMap<string, PoolView>,
+  cluster: readonly ClusterRange[] = [],
 ): RequestDecision {
   const unsupported = unsupportedServiceReason(service);
   if (unsupported) return { ok: false, ...unsupported };
@@ -122,7 +123,7 @@ export function decideAllocationRequest(
       message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)`,
     };
   }
-  const choice = choosePools(network, pools, { field: SERVICE_FIELDS.requestedIP, address: spec.requestedIP });
+  const choice = choosePools(network, pools, { field: SERVICE_FIELDS.requestedIP, address: spec.requestedIP }, cluster);
   if (!choice.ok) {
     const statement = choice.reason === REASONS.noUsableAddressPool ? 'SLB-2, EN-3' : 'SLB-2';
     return { ok: false, phase: 'Error', reason: choice.reason, message: `${choice.message} (${statement})` };

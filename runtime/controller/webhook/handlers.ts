@@ -59,7 +59,10 @@ export function arpAdvertisementAdmitter(
 
 export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
   [WEBHOOK_PATHS.addressPool]: async (request, caches) =>
-    checkAddressPoolAdmission(as<AddressPoolObject>(request), { addressPools: await caches.addressPools.list() }),
+    checkAddressPoolAdmission(as<AddressPoolObject>(request), {
+      addressPools: await caches.addressPools.list(),
+      nodes: await caches.nodes.list(),
+    }),
 
   [WEBHOOK_PATHS.externalNetwork]: async (request, caches) =>
     checkExternalNetworkAdmission(as<ExternalNetworkObject>(request), {
@@ -77,11 +80,17 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
     return checkARPAdvertisementFromCaches(as<ARPAdvertisementObject>(request), caches);
   },
 
-  [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) =>
-    checkElasticIPAttachmentAdmission(as<ElasticIPAttachmentObject>(request), {
+  [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) => {
+    const elasticIP = as<ElasticIPAttachmentObject>(request).object?.spec?.elasticIP ?? '';
+    return checkElasticIPAttachmentAdmission(as<ElasticIPAttachmentObject>(request), {
       networkInterfaces: await caches.networkInterfaces.list(request.namespace),
-      pods: await caches.pods.list(request.namespace),
-    }),
+      elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace),
+      // L9: the index when the caches have one (the Pod informer): no LIST of the namespace's Pods.
+      pods: caches.podsNamingElasticIP
+        ? caches.podsNamingElasticIP(request.namespace ?? '', elasticIP)
+        : await caches.pods.list(request.namespace),
+    });
+  },
 
   [WEBHOOK_PATHS.pod]: async (request, caches) =>
     checkPodAdmission(as<PodObject>(request), {

@@ -6,9 +6,10 @@
  *   object created a few milliseconds earlier may not be seen yet (ARP-4's duplicate check is a
  *   second line behind the allocator's claims, ALLOC-1, and the duplicate detector reports what
  *   slips through).
- * - live listers, which ask the API server at admission time: exact, one LIST per read. Used for
- *   Pods (read only when an ElasticIPAttachment is created, for one namespace; a cluster-wide Pod
- *   informer would cost far more), and by tests and bench/admission as the baseline.
+ *   Pods too (L9): the controller's own Pod informer, trimmed (H4) and indexed by the ElasticIPs
+ *   the annotations name, so an ElasticIPAttachment CREATE no longer LISTs its namespace's Pods.
+ * - live listers, which ask the API server at admission time: exact, one LIST per read. Used by
+ *   tests and bench/admission as the baseline.
  */
 import { waitForCacheSync, type Informer } from '../../kube/informer';
 import { SharedInformers } from '../../kube/shared-informers';
@@ -16,7 +17,15 @@ import type { Logger } from '../../kube/log';
 import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
 import type { RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
-import { addressKey, advertisementsByAddress, CACHE_INDEX } from '../context';
+import {
+  addressKey,
+  advertisementsByAddress,
+  CACHE_INDEX,
+  nodeCacheOptions,
+  podCacheOptions,
+  type NodeObject,
+  type PodObject,
+} from '../context';
 import type { ARPAdvertisementObject, Lister, WebhookCaches } from './views';
 
 /** Lists one kind from the API server on every call (one namespace when given and namespaced). */
@@ -57,8 +66,8 @@ export interface WebhookCacheSet {
 export { addressKey };
 
 /**
- * One informer per kind the webhooks read cluster-wide; Pods stay a live lister (see above). From
- * `informers` when given: the controller's own (main.ts), so a kind both read is cached once.
+ * One informer per kind the webhooks read cluster-wide. From `informers` when given: the
+ * controller's own (main.ts), so a kind both read is cached once.
  */
 export function informerWebhookCaches(
   rest: RestClient,
@@ -73,9 +82,10 @@ export function informerWebhookCaches(
     arpAdvertisements: informer(JuneauResources.arpAdvertisements, {
       [CACHE_INDEX.byAddress]: advertisementsByAddress,
     }),
-    nodes: informer(Resources.nodes),
+    nodes: shared.informer<NodeObject>({ type: Resources.nodes, logger, ...nodeCacheOptions }),
     elasticIPAttachments: informer(JuneauResources.elasticIPAttachments),
     networkInterfaces: informer(JuneauResources.networkInterfaces),
+    pods: shared.informer<PodObject>({ type: Resources.pods, logger, ...podCacheOptions }),
   };
   const all = Object.values(informers);
   const hasSynced = () => all.every((i) => i.hasSynced);
@@ -93,10 +103,12 @@ export function informerWebhookCaches(
           CACHE_INDEX.byAddress,
           addressKey(address) ?? '',
         ) as unknown as ARPAdvertisementObject[],
-      nodes: lister(informers.nodes),
+      nodes: lister(informers.nodes as unknown as Informer<KubeObject>),
       elasticIPAttachments: lister(informers.elasticIPAttachments),
       networkInterfaces: lister(informers.networkInterfaces),
-      pods: liveLister(rest, Resources.pods),
+      pods: lister(informers.pods as unknown as Informer<KubeObject>),
+      podsNamingElasticIP: (namespace, elasticIP) =>
+        informers.pods.byIndex(CACHE_INDEX.byElasticIP, `${namespace}/${elasticIP}`),
       hasSynced,
     },
     start: () => all.forEach((i) => i.start()),

@@ -32,6 +32,8 @@ export interface ARPAdvertisementObject extends ObjectView {
 }
 
 export interface NodeObject extends ObjectView {
+  /** H5: the pod CIDRs, which an AddressPool is warned about overlapping. */
+  readonly spec?: { readonly podCIDR?: string; readonly podCIDRs?: readonly string[] };
   readonly status?: { readonly addresses?: ReadonlyArray<{ readonly type: string; readonly address: string }> };
 }
 
@@ -68,8 +70,13 @@ export interface WebhookCaches {
   readonly nodes: Lister<NodeObject>;
   readonly elasticIPAttachments: Lister<ElasticIPAttachmentObject>;
   readonly networkInterfaces: Lister<NetworkInterfaceObject>;
-  /** Only read when an ElasticIPAttachment is created, for one namespace: a live lister is cheaper than a cluster-wide Pod informer. */
+  /** Read when an ElasticIPAttachment is created (EIP-5), for one namespace, unless `podsNamingElasticIP` answers. */
   readonly pods: Lister<PodObject>;
+  /**
+   * L9: the Pods of a namespace whose annotations name an ElasticIP (an index of the controller's
+   * Pod informer). Absent: the rule reads `pods.list(namespace)`, one LIST per request for a live lister.
+   */
+  readonly podsNamingElasticIP?: (namespace: string, elasticIP: string) => readonly PodObject[];
   /**
    * The usernames allowed to write ServiceLoadBalancers: the controller's own (SLB-1), learned at
    * start from a SelfSubjectReview. Absent: nobody is known yet, and every write is refused.

@@ -296,6 +296,7 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
       checkElasticIPAttachmentAdmission(req('CREATE', attachment('nat', 'eip-a'), undefined, 'ns'), {
         networkInterfaces: [nic('web.eth0', 'web', 'eip-a')],
         pods: [pod('web', { [ANNOTATIONS.elasticIP]: 'eip-a' })],
+        elasticIPAttachments: [],
       }),
     );
     expect(d.message).toBe(
@@ -307,6 +308,7 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
     const snapshot = {
       networkInterfaces: [nic('db.eth0', 'db'), nic('x.eth0', 'x', 'eip-a', 'elsewhere')],
       pods: [pod('web', { [ANNOTATIONS.networks]: '[{"interface":"eth1","elasticIP":"eip-a"}]' })],
+      elasticIPAttachments: [],
     };
     expect(
       denial(checkElasticIPAttachmentAdmission(req('CREATE', attachment('nat', 'eip-a'), undefined, 'ns'), snapshot))
@@ -315,6 +317,59 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
     expect(
       checkElasticIPAttachmentAdmission(req('CREATE', attachment('nat', 'eip-b'), undefined, 'ns'), snapshot).allowed,
     ).toBe(true);
+  });
+});
+
+describe('SEC-12, SEC-19: one attachment per NIC; the Pod rule on UPDATE', () => {
+  const onNic = (name: string, elasticIP: string, networkInterface: string): ElasticIPAttachmentObject => ({
+    metadata: { name, namespace: 'ns' },
+    spec: { elasticIP, networkInterface },
+  });
+
+  it('SEC-12: an attachment of a NIC another attachment uses is refused, naming it; another namespace does not count', () => {
+    const snapshot = {
+      networkInterfaces: [],
+      pods: [],
+      elasticIPAttachments: [onNic('first', 'eip-a', 'web.eth0'), { ...onNic('far', 'eip-c', 'db.eth0') }],
+    };
+    const d = denial(
+      checkElasticIPAttachmentAdmission(req('CREATE', onNic('second', 'eip-b', 'web.eth0'), undefined, 'ns'), snapshot),
+    );
+    expect(d.message).toBe(
+      'spec.networkInterface: "web.eth0" is already used by ElasticIPAttachment first (ElasticIP eip-a): a NetworkInterface has one attachment at most (M7)',
+    );
+    const elsewhere = {
+      ...snapshot,
+      elasticIPAttachments: [
+        { ...onNic('first', 'eip-a', 'web.eth0'), metadata: { name: 'first', namespace: 'other' } },
+      ],
+    };
+    expect(
+      checkElasticIPAttachmentAdmission(req('CREATE', onNic('second', 'eip-b', 'web.eth0'), undefined, 'ns'), elsewhere)
+        .allowed,
+    ).toBe(true);
+  });
+
+  it('SEC-12: an attachment of a NIC that holds another ElasticIP directly is refused, naming that ElasticIP', () => {
+    const d = denial(
+      checkElasticIPAttachmentAdmission(req('CREATE', onNic('nat', 'eip-b', 'web.eth0'), undefined, 'ns'), {
+        networkInterfaces: [nic('web.eth0', 'web', 'eip-a')],
+        pods: [],
+        elasticIPAttachments: [],
+      }),
+    );
+    expect(d.message).toContain('spec.networkInterface: "web.eth0" holds ElasticIP eip-a directly');
+  });
+
+  it('SEC-19: a Pod UPDATE that adds an ElasticIP an attachment uses is refused; one that leaves the annotations alone passes', () => {
+    const snapshot = { elasticIPAttachments: [attachment('nat-a', 'eip-a')] };
+    const before = pod('web', {});
+    const after = pod('web', { [ANNOTATIONS.elasticIP]: 'eip-a' });
+    expect(denial(checkPodAdmission(req('UPDATE', after, before, 'ns'), snapshot)).message).toContain(
+      'is used through NAT by ElasticIPAttachment nat-a',
+    );
+    const relabelled = { metadata: { ...after.metadata, labels: { a: 'b' } } };
+    expect(checkPodAdmission(req('UPDATE', relabelled, after, 'ns'), snapshot).allowed).toBe(true);
   });
 });
 

@@ -48,12 +48,24 @@ export function podElasticIPReferences(annotations: Readonly<Record<string, stri
   return { references, issues: [] };
 }
 
-/** EIP-5, Pod side: refused at creation when an attachment (even one being deleted) uses a referenced ElasticIP. */
+/** The Juneau annotations of a Pod: what the Pod rule checks (L10: an UPDATE that leaves them alone is not). */
+const juneauAnnotations = (pod: PodObject | undefined) =>
+  [ANNOTATIONS.elasticIP, ANNOTATIONS.networks].map((k) => pod?.metadata?.annotations?.[k]);
+
+/**
+ * EIP-5, Pod side: refused when an attachment (even one being deleted) uses a referenced
+ * ElasticIP. On CREATE, and on an UPDATE that changes the Juneau annotations (L10: an annotation
+ * added to a running Pod gets a NetworkInterface too); other updates pass.
+ */
 export function checkPodAdmission(
   request: AdmissionRequest<PodObject>,
   snapshot: CacheSnapshot<'elasticIPAttachments'>,
 ): Verdict {
-  if (request.operation !== 'CREATE' || !request.object) return allowed();
+  if (!request.object) return allowed();
+  if (request.operation === 'UPDATE') {
+    const before = juneauAnnotations(request.oldObject);
+    if (juneauAnnotations(request.object).every((value, i) => value === before[i])) return allowed();
+  } else if (request.operation !== 'CREATE') return allowed();
   const namespace = request.namespace ?? request.object.metadata?.namespace;
   const { references, issues } = podElasticIPReferences(request.object.metadata?.annotations);
   const attachments = inNamespace(snapshot.elasticIPAttachments, namespace);
@@ -72,15 +84,39 @@ export function checkPodAdmission(
   return conflicts.length ? verdictOf(conflicts, issues) : issues.length ? invalid(issues) : allowed();
 }
 
-/** EIP-5, attachment side: refused when a NetworkInterface holds the ElasticIP directly, or a Pod names it. */
+/**
+ * EIP-5, attachment side: refused when a NetworkInterface holds the ElasticIP directly, or a Pod
+ * names it. M7: refused too when its NetworkInterface already has an attachment, or holds an
+ * ElasticIP directly (the data plane translates one address per NIC).
+ */
 export function checkElasticIPAttachmentAdmission(
   request: AdmissionRequest<ElasticIPAttachmentObject>,
-  snapshot: CacheSnapshot<'networkInterfaces' | 'pods'>,
+  snapshot: CacheSnapshot<'networkInterfaces' | 'pods' | 'elasticIPAttachments'>,
 ): Verdict {
   if (request.operation !== 'CREATE' || !request.object) return allowed();
   const namespace = request.namespace ?? request.object.metadata?.namespace;
   const elasticIP = request.object.spec?.elasticIP ?? '';
+  const nicName = request.object.spec?.networkInterface ?? '';
   const conflicts: ValidationIssue[] = [];
+  for (const other of inNamespace(snapshot.elasticIPAttachments, namespace)) {
+    if (other.spec?.networkInterface !== nicName || nameOf(other) === nameOf(request.object)) continue;
+    conflicts.push(
+      issue(
+        'spec.networkInterface',
+        nicName,
+        `is already used by ElasticIPAttachment ${nameOf(other)} (ElasticIP ${other.spec.elasticIP}): a NetworkInterface has one attachment at most (M7)`,
+      ),
+    );
+  }
+  const nic = inNamespace(snapshot.networkInterfaces, namespace).find((n) => nameOf(n) === nicName);
+  if (nic?.spec?.elasticIP && nic.spec.elasticIP !== elasticIP)
+    conflicts.push(
+      issue(
+        'spec.networkInterface',
+        nicName,
+        `holds ElasticIP ${nic.spec.elasticIP} directly: a NetworkInterface that holds one gets no NAT as well (M7)`,
+      ),
+    );
   const podsWithNic = new Set<string>();
   for (const nic of inNamespace(snapshot.networkInterfaces, namespace).filter((n) => n.spec?.elasticIP === elasticIP)) {
     podsWithNic.add(nic.spec.podName);

@@ -4,10 +4,13 @@
  * api/validation functions the constructs run at synth time.
  */
 import {
+  clusterOverlaps,
+  clusterRanges,
   checkPoolModes,
   findOverlapsWithOtherPools,
   issue,
   networkView,
+  parseAddressItem,
   parsePoolAddresses,
   poolView,
   type ValidationIssue,
@@ -68,10 +71,12 @@ export function checkExternalNetworkAdmission(
  * AP-2: the pool's items are well-formed and overlap neither each other nor any item of another
  * pool (a deleting pool still holds its addresses). An update that leaves `spec.addresses` as it
  * was is allowed with a warning, so an overlap created before the webhook does not freeze the pool.
+ * H5: an item overlapping a Node's address or pod CIDR is allowed with a warning naming the Node
+ * (those addresses are never handed out, but the pool is then smaller than it looks).
  */
 export function checkAddressPoolAdmission(
   request: AdmissionRequest<AddressPoolObject>,
-  snapshot: CacheSnapshot<'addressPools'>,
+  snapshot: CacheSnapshot<'addressPools'> & Partial<CacheSnapshot<'nodes'>>,
 ): Verdict {
   const pool = checkedObject(request);
   if (!pool) return allowed();
@@ -87,7 +92,22 @@ export function checkAddressPoolAdmission(
       ),
     );
   }
-  return verdictOf(overlaps, own);
+  const verdict = verdictOf(overlaps, own);
+  return verdict.allowed ? allowed(clusterWarnings(view.addresses, snapshot.nodes ?? [])) : verdict;
+}
+
+/** H5: one warning per item and cluster range it overlaps. */
+function clusterWarnings(items: readonly string[], nodes: CacheSnapshot<'nodes'>['nodes']): string[] | undefined {
+  const cluster = clusterRanges({ nodes });
+  const warnings = items.flatMap((item, index) => {
+    const parsed = parseAddressItem(item);
+    if (!parsed.ok) return [];
+    return clusterOverlaps(cluster, parsed.range).map(
+      (c) =>
+        `spec.addresses[${index}]: ${JSON.stringify(item)} overlaps ${c.owner}; Juneau never hands out the cluster's own addresses, so the pool has fewer usable addresses than it lists (H5)`,
+    );
+  });
+  return warnings.length ? warnings : undefined;
 }
 
 function sameItems(a: readonly string[] | undefined, b: readonly string[]): boolean {

@@ -1,0 +1,134 @@
+// The cluster's own addresses on the real API server, with the reconcilers in-process: a pool
+// covering a Node's InternalIP never hands it out, a requestedIP naming it is refused naming the
+// Node, and the AddressPool webhook warns about the overlap (SEC-5); a hostNetwork Pod, or one
+// whose IP is a Node's, gets no NetworkInterface address (SEC-2).
+import { ANNOTATIONS } from '../../api';
+import { JuneauResources, Resources } from '../../runtime/kube/resources';
+import type { KubeObject } from '../../runtime/kube/types';
+import { ensureNode, useNamespace, waitFor, waitForMatch } from './fixture';
+import {
+  condition,
+  createEip,
+  createPod,
+  eipIn,
+  getEip,
+  getNic,
+  listEvents,
+  plain,
+  rest,
+  useEipSetup,
+} from './eip-harness';
+import { addressPool, apply, deleteClusterObjects, startTestWebhook, type TestWebhook } from './webhook-fixture';
+
+const setup = useEipSetup('eipn', { addresses: ['198.18.227.0/29'], networkID: 5127 });
+const { network: NET, nodes } = setup;
+/** The lowest address the pool could hand out (.0 is the network address, ADDR-2): node a's. */
+const NODE_IP = '198.18.227.1';
+const OTHER_NODE_IP = '198.18.228.1';
+
+beforeAll(async () => {
+  await ensureNode(nodes[0], { internalIP: NODE_IP });
+  await ensureNode(nodes[1], { internalIP: OTHER_NODE_IP });
+  await waitFor(() => setup.replica.ctx.caches.nodes.get(undefined, nodes[1])?.status?.addresses?.length || undefined, {
+    what: "the controller's Node cache has the addresses",
+  });
+});
+
+/** The Events on an object of the namespace, by reason. */
+const eventsOf = async (ns: string, name: string, reason: string) =>
+  (await listEvents(ns)).filter((e) => e.regarding?.name === name && e.reason === reason);
+
+describe("SEC-5: the cluster's own addresses are never an ElasticIP", () => {
+  const ns = useNamespace();
+
+  it("SEC-5, EIP-3: a pool covering a Node's InternalIP never hands it out: the lowest free address after it is taken", async () => {
+    const namespace = ns();
+    await createEip(namespace, 'lowest', NET);
+    const eip = await waitForMatch(
+      () => getEip(namespace, 'lowest'),
+      (e) => e?.status?.address,
+      'an address',
+    );
+    expect(eip.status?.address).toBe('198.18.227.2');
+  });
+
+  it('SEC-5, EIP-3: a requestedIP that is a Node address is refused with a condition naming the Node', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'asks', NET, NODE_IP);
+    const eip = await eipIn(namespace, 'asks', 'Error');
+    expect(eip.status?.address).toBeUndefined();
+    expect(condition(eip, 'Allocated')).toMatchObject({
+      status: 'False',
+      reason: 'RequestedIPIsClusterAddress',
+      message: expect.stringContaining(`the InternalIP of Node ${nodes[0]}`),
+    });
+  });
+});
+
+describe('SEC-5: the AddressPool webhook warns about an overlap with a Node address', () => {
+  let webhook: TestWebhook;
+  const pool = `eipn-warn-${setup.suffix}`;
+  beforeAll(async () => {
+    webhook = await startTestWebhook('poolwarn');
+  });
+  afterAll(async () => {
+    await deleteClusterObjects(JuneauResources.addressPools, [pool]);
+    await webhook?.stop();
+  });
+
+  it("SEC-5, AP-2: a pool covering a Node's InternalIP is allowed with a warning naming the Node", async () => {
+    const applied = await apply(addressPool(pool, ['198.18.228.0/30'], webhook.labels));
+    expect(applied.ok).toBe(true);
+    expect(applied.output).toContain(
+      `Warning: spec.addresses[0]: "198.18.228.0/30" overlaps the InternalIP of Node ${nodes[1]}`,
+    );
+  });
+});
+
+describe('SEC-2: no NetworkInterface address for a Pod that has a node address', () => {
+  const ns = useNamespace();
+
+  it('SEC-2, NIC-1: a hostNetwork Pod gets no NetworkInterface, and an Event says why', async () => {
+    const namespace = ns();
+    await rest.create(Resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'host', namespace, annotations: plain },
+      spec: { nodeName: nodes[0], hostNetwork: true, containers: [{ name: 'main', image: 'registry.invalid/none' }] },
+    } as KubeObject);
+    const [event] = await waitFor(
+      async () => {
+        const found = await eventsOf(namespace, 'host', 'HostNetworkPod');
+        return found.length ? found : undefined;
+      },
+      { what: 'the HostNetworkPod Event' },
+    );
+    expect(event.note).toContain('spec.hostNetwork');
+    // The pass that recorded the Event is the one that would have created the NIC.
+    expect(await getNic(namespace, 'host.eth0')).toBeUndefined();
+    // Positive control: an ordinary Pod next to it gets its NIC.
+    await createPod(namespace, 'web', { nodeName: nodes[0], annotations: plain, podIP: '10.244.9.2' });
+    await waitFor(async () => (await getNic(namespace, 'web.eth0'))?.spec.address === '10.244.9.2', {
+      what: 'web.eth0 with its address',
+    });
+  });
+
+  it("SEC-2, NIC-1: a Pod whose IP is a Node's InternalIP: its NetworkInterface never gets that address, and an Event names the Node", async () => {
+    const namespace = ns();
+    await createPod(namespace, 'spoof', {
+      nodeName: nodes[0],
+      annotations: { [ANNOTATIONS.networks]: JSON.stringify([{ interface: 'eth0' }]) },
+      podIP: NODE_IP,
+    });
+    const [event] = await waitFor(
+      async () => {
+        const found = await eventsOf(namespace, 'spoof', 'PodIPIsNodeAddress');
+        return found.length ? found : undefined;
+      },
+      { what: 'the PodIPIsNodeAddress Event' },
+    );
+    expect(event.note).toContain(`status.podIP ${NODE_IP} is the InternalIP of Node ${nodes[0]}`);
+    // The NIC may exist from before the IP was known; the pass that recorded the Event patched nothing.
+    expect((await getNic(namespace, 'spoof.eth0'))?.spec.address).toBeUndefined();
+  });
+});
