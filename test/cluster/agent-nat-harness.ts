@@ -31,6 +31,8 @@ export interface AgentNatOptions {
   readonly crd: string;
   /** Arguments after the common ones (node name, kubeconfig, bpffs, generic XDP, 200 ms poll). @default [] */
   readonly agentArgs?: readonly string[];
+  /** Node's own flags for the agent process, e.g. `--max-old-space-size=96`. @default none */
+  readonly nodeArgs?: readonly string[];
   /** After the rig, the Node and the namespace, before the agent starts. */
   readonly setup?: (t: AgentNat) => Promise<void>;
   /** After the agent stopped and the namespace was deleted, before the Nodes go. */
@@ -177,7 +179,7 @@ export class AgentNat {
     await ensureNode(this.node, { internalIP: NODE_EXT });
     this.ns = await createNamespace(this.options.namespace);
     await this.options.setup?.(this);
-    this.bridged = new BridgedAgent(this.rig.node, this.agentArgs, testKubeconfigPath());
+    this.bridged = new BridgedAgent(this.rig.node, this.agentArgs, testKubeconfigPath(), this.options.nodeArgs);
     await this.bridged.start();
     this.openMaps = NatMaps.openPinned(this.pinDir);
   }
