@@ -71,6 +71,11 @@ describeAsRoot(
       },
     });
 
+    /** True while the agent runs; once it exited, the failure shows how it ended. */
+    const alive = () => {
+      if (!t.agent.running) throw new Error(`the agent exited:\n${t.agent.log.slice(-1500)}`);
+      return true;
+    };
     /** A sound binding made after the huge objects: once it is in the maps, the agent has read the
      * watch stream past them (a watch delivers in order). */
     const bindMarker = async () => {
@@ -90,7 +95,7 @@ describeAsRoot(
       });
     };
     const markerBound = () =>
-      waitFor(() => t.maps.bindings().some((b) => b.elasticIP === EIP && b.address === POD), {
+      waitFor(() => alive() && t.maps.bindings().some((b) => b.elasticIP === EIP && b.address === POD), {
         what: 'the marker binding written after the huge objects',
         timeoutMs: 180_000,
       });
