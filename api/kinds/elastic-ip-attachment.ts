@@ -37,5 +37,7 @@ export const elasticIPAttachmentKind = defineKind({
     REASON_COLUMN,
     AGE_COLUMN,
   ],
+  // H4: each agent lists only the attachments the controller placed on its node.
+  selectableFields: ['.status.nodeName'],
 });
 export type ElasticIPAttachment = KindObject<typeof elasticIPAttachmentKind>;

@@ -46,5 +46,7 @@ export const networkInterfaceKind = defineKind({
     REASON_COLUMN,
     AGE_COLUMN,
   ],
+  // H4: each agent lists its node's NICs and the direct ones (EN-9), not every NIC of the cluster.
+  selectableFields: ['.spec.nodeName', '.spec.elasticIP'],
 });
 export type NetworkInterface = KindObject<typeof networkInterfaceKind>;

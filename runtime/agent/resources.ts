@@ -2,8 +2,14 @@
  * and their views for arp/desired.ts. */
 import type { AddressPool, ARPAdvertisement, ExternalNetwork } from '../../api';
 import { networkView as networkSpecView, poolView } from '../../api/validation';
+import { trimmedObject } from '../kube/informer';
 import type { KubeObject } from '../kube/types';
 import type { AdvertisementView, NetworkView } from './arp/desired';
+import type { AttachmentObject, ElasticIPObject, NetworkInterfaceObject, NodeObject, PodObject } from './nat/desired';
+import { MANAGED_BY_LABEL, type EndpointSliceSource, type ServiceCIDRSource } from './nat/prefixes';
+
+export type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
+export type EndpointSliceObject = EndpointSliceSource & KubeObject;
 
 export { poolView };
 
@@ -32,3 +38,95 @@ export function advertisementView(ad: ARPAdvertisement): AdvertisementView {
 export function networkView(network: ExternalNetwork): NetworkView {
   return { ...networkSpecView(network), announceOnMove: network.spec?.arp?.announceOnMove === true };
 }
+
+/**
+ * H4: every agent informer lists in pages this small, so that one LIST of objects near the
+ * API server's size limit (about 1.5 MiB each) is never held and parsed at once.
+ */
+export const AGENT_PAGE_SIZE = 25;
+
+/**
+ * H4: what the agent caches of each kind, as informer `transform`s: the fields its loops read and
+ * nothing else. Labels, annotations, conditions and messages go, so that objects a tenant makes
+ * as large as the API server allows cost each agent a few hundred bytes apiece. ExternalNetworks
+ * and AddressPools keep their whole spec: cluster-scoped, written by the administrator, and
+ * bounded by their schema.
+ */
+export const agentViews = {
+  arpAdvertisement: (ad: AdvertisementObject) =>
+    trimmedObject(ad, {
+      spec: { address: ad.spec?.address, nodeName: ad.spec?.nodeName, externalNetwork: ad.spec?.externalNetwork },
+    }),
+  addressPool: (pool: AddressPoolObject) => trimmedObject(pool, { spec: pool.spec }),
+  externalNetwork: (network: ExternalNetworkObject) =>
+    trimmedObject(network, {
+      spec: network.spec,
+      ...(network.status ? { status: { networkID: network.status.networkID } } : {}),
+    }),
+  elasticIP: (eip: ElasticIPObject) =>
+    trimmedObject(eip, {
+      spec: { externalNetwork: eip.spec?.externalNetwork, requestedIP: eip.spec?.requestedIP },
+      ...(eip.status
+        ? {
+            status: {
+              phase: eip.status.phase,
+              address: eip.status.address,
+              ...(eip.status.attachment
+                ? { attachment: { kind: eip.status.attachment.kind, name: eip.status.attachment.name } }
+                : {}),
+            },
+          }
+        : {}),
+    }),
+  attachment: (a: AttachmentObject) =>
+    trimmedObject(a, {
+      spec: { elasticIP: a.spec?.elasticIP, networkInterface: a.spec?.networkInterface },
+      ...(a.status ? { status: { phase: a.status.phase, nodeName: a.status.nodeName } } : {}),
+    }),
+  /** With the owner reference to its Pod (H1: which Pod instance the NIC is). */
+  networkInterface: (nic: NetworkInterfaceObject) => {
+    const { podName, interface: name, nodeName, address, elasticIP } = nic.spec ?? {};
+    const owners = (nic.metadata?.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.controller);
+    return trimmedObject(nic, {
+      metadata: {
+        ownerReferences: owners.map(({ apiVersion, kind, name, uid, controller }) => ({
+          apiVersion,
+          kind,
+          name,
+          uid,
+          controller,
+        })),
+      },
+      spec: { podName, interface: name, nodeName, address, elasticIP },
+      ...(nic.status ? { status: { phase: nic.status.phase } } : {}),
+    });
+  },
+  node: (node: NodeObject) =>
+    trimmedObject(node, {
+      spec: { podCIDR: node.spec?.podCIDR, podCIDRs: node.spec?.podCIDRs },
+      status: { addresses: (node.status?.addresses ?? []).map(({ type, address }) => ({ type, address })) },
+    }),
+  serviceCIDR: (cidr: ServiceCIDRObject) => trimmedObject(cidr, { spec: { cidrs: cidr.spec?.cidrs } }),
+  /** With the one label L5 reads (managed-by). */
+  endpointSlice: (slice: EndpointSliceObject) => {
+    const managedBy = slice.metadata?.labels?.[MANAGED_BY_LABEL];
+    return trimmedObject(slice, {
+      ...(managedBy !== undefined ? { metadata: { labels: { [MANAGED_BY_LABEL]: managedBy } } } : {}),
+      addressType: slice.addressType,
+      endpoints: (slice.endpoints ?? []).map((e) => ({ addresses: e.addresses })),
+    });
+  },
+  pod: (pod: PodObject) =>
+    trimmedObject(pod, {
+      spec: { nodeName: pod.spec?.nodeName, hostNetwork: pod.spec?.hostNetwork },
+      ...(pod.status
+        ? {
+            status: {
+              phase: pod.status.phase,
+              podIP: pod.status.podIP,
+              podIPs: (pod.status.podIPs ?? []).map(({ ip }) => ({ ip })),
+            },
+          }
+        : {}),
+    }),
+};

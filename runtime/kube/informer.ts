@@ -391,3 +391,20 @@ function withoutManagedFields<T>(object: T): T {
   if (metadata?.managedFields !== undefined) delete metadata.managedFields;
   return object;
 }
+
+/**
+ * A trimmed copy of `object` for a cache (a `transform`, H4): its kind, its identity, version, age
+ * and deletion, and `fields` (what its readers use). Labels, annotations, finalizers and owner
+ * references go unless `fields` carries them: an object's writer can make those as large as the
+ * API server allows, and a cache that keeps them can be made to hold gigabytes.
+ */
+export function trimmedObject<T extends KubeObject>(object: T, fields: Omit<Partial<T>, 'apiVersion' | 'kind'>): T {
+  const { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp } = object.metadata ?? {};
+  const metadata = { name, namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp };
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    ...fields,
+    metadata: { ...metadata, ...fields.metadata },
+  } as T;
+}

@@ -47,6 +47,8 @@ export interface UpBoxOptions {
   crdFiles?: string[];
   /** The nodes' segment (`parseNodeSubnet`, e.g. `10.225.32`). @default 10.226.k, k the claimed subnet */
   nodeSegment?: string;
+  /** How many pod addresses each node's CNI hands out (NodeRecord.podIPs). @default the whole range */
+  podIPs?: number;
   /** An API server audit policy file: the audit log is written to `<dir>/logs/audit.log` (test/box/scenarios.test.ts reads what the install's ServiceAccounts asked). @default no audit log */
   auditPolicy?: string;
   log?: (line: string) => void;
@@ -75,7 +77,7 @@ export async function upBox(opts: UpBoxOptions): Promise<{ cluster: Cluster; box
   const binDir = buildNodeBinaries();
   const stateFile = boxStateFile(opts.dir);
   fs.mkdirSync(opts.dir, { recursive: true });
-  const rec = new BoxRecorder(stateFile, newBoxState(opts.nodes, stateFile, opts.nodeSegment));
+  const rec = new BoxRecorder(stateFile, newBoxState(opts.nodes, stateFile, opts.nodeSegment, opts.podIPs));
   rec.save();
   const state = rec.state;
   let cluster: Cluster | undefined;

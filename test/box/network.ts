@@ -78,7 +78,7 @@ export function writeCniConfig(node: NodeRecord): string {
         hairpinMode: true,
         ipam: {
           type: 'host-local',
-          ranges: [[{ subnet: node.podCidr }]],
+          ranges: [[{ subnet: node.podCidr, ...podRange(node) }]],
           routes: [{ dst: '0.0.0.0/0' }],
           dataDir: path.join(node.dir, 'cni', 'ipam'),
         },
@@ -87,6 +87,13 @@ export function writeCniConfig(node: NodeRecord): string {
   };
   fs.writeFileSync(path.join(confDir, '10-box.conflist'), JSON.stringify(conf, null, 2) + '\n');
   return confDir;
+}
+
+/** host-local's rangeStart/rangeEnd for `up --pod-ips N`: .2 to .(N+1) of the node's pod range. */
+function podRange(node: NodeRecord): { rangeStart?: string; rangeEnd?: string } {
+  if (!node.podIPs) return {};
+  const base = node.podCidr.replace(/\.0\/24$/, '');
+  return { rangeStart: `${base}.2`, rangeEnd: `${base}.${node.podIPs + 1}` };
 }
 
 /** Removes the nodes' namespaces (with everything inside: links, routes, nftables), the host veths,

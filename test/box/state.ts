@@ -32,6 +32,9 @@ export interface NodeRecord {
   hostVeth: string;
   ip: string;
   podCidr: string;
+  /** How many addresses of podCidr its CNI hands out (`up --pod-ips N`, from .2), e.g. few to make
+   * a freed pod address come back soon (SEC-1). @default the whole range */
+  podIPs?: number;
   /** The node's cgroup (same relative path in every v1 hierarchy): kubelet's cgroupRoot. */
   cgroup: string;
   dir: string;
@@ -74,7 +77,7 @@ export function parseNodeSubnet(cidr: string): string {
   return m.slice(1, 4).join('.');
 }
 
-export function newBoxState(nodeCount: number, stateFile: string, segmentOverride?: string): BoxState {
+export function newBoxState(nodeCount: number, stateFile: string, segmentOverride?: string, podIPs?: number): BoxState {
   checkNodeCount(nodeCount);
   // A segment already routed on the host (another box's, a real network) would be shadowed.
   if (segmentOverride && hostRoutes().some((r) => r.startsWith(`${segmentOverride}.`)))
@@ -93,6 +96,7 @@ export function newBoxState(nodeCount: number, stateFile: string, segmentOverrid
       hostVeth: `jb${id}h${i}`,
       ip: `${segment}.${11 + i}`,
       podCidr: `10.227.${subnet * MAX_NODES + i}.0/24`,
+      ...(podIPs ? { podIPs } : {}),
       cgroup: `juneau-box-${id}-${name}`,
       dir: path.join(dataDir, name),
     };

@@ -103,14 +103,29 @@ export class AgentProcess {
   constructor(
     private readonly netns: string,
     private readonly args: readonly string[],
+    /** Node's own flags before the entry, e.g. `--max-old-space-size=96`. @default none */
+    private readonly nodeArgs: readonly string[] = [],
   ) {}
+
+  /** The agent's pid while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
 
   start(): void {
     const entry = path.join(REPO_ROOT, 'runtime/agent/main.ts');
     // nsenter execs node: the pid is the agent's own, so SIGKILL reaches the agent itself.
     this.child = spawn(
       'nsenter',
-      [`--net=/var/run/netns/${this.netns}`, process.execPath, '--import', 'tsx', entry, ...this.args],
+      [
+        `--net=/var/run/netns/${this.netns}`,
+        process.execPath,
+        ...this.nodeArgs,
+        '--import',
+        'tsx',
+        entry,
+        ...this.args,
+      ],
       {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -178,8 +193,9 @@ export class BridgedAgent {
     private readonly netns: string,
     args: readonly string[],
     private readonly kubeconfigPath: string,
+    nodeArgs: readonly string[] = [],
   ) {
-    this.process = new AgentProcess(netns, args);
+    this.process = new AgentProcess(netns, args, nodeArgs);
   }
 
   /** The bridge, then the agent, once ready. */

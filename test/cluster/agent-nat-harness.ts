@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { API_VERSION } from '../../api';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { PIN_SUBDIR } from '../../runtime/agent/bpf/pins';
-import { JuneauResources, type ResourceType } from '../../runtime/kube/resources';
-import type { KubeObject } from '../../runtime/kube/types';
+import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
+import type { KubeObject, Stored } from '../../runtime/kube/types';
 import { RestClient } from '../../runtime/kube/rest';
 import { NODE_EXT, NatRig } from '../netns/nat-rig';
 import { BridgedAgent, removePinsThen, type AgentProcess } from './agent-harness';
@@ -31,6 +31,8 @@ export interface AgentNatOptions {
   readonly crd: string;
   /** Arguments after the common ones (node name, kubeconfig, bpffs, generic XDP, 200 ms poll). @default [] */
   readonly agentArgs?: readonly string[];
+  /** Node's own flags for the agent process, e.g. `--max-old-space-size=96`. @default none */
+  readonly nodeArgs?: readonly string[];
   /** After the rig, the Node and the namespace, before the agent starts. */
   readonly setup?: (t: AgentNat) => Promise<void>;
   /** After the agent stopped and the namespace was deleted, before the Nodes go. */
@@ -124,13 +126,51 @@ export class AgentNat {
     await this.patchStatus(JuneauResources.elasticIPs, this.ns, name, { phase: 'Attached', ...status });
   }
 
-  /** The NetworkInterface `<pod>.eth0` of a Pod in the test namespace, on this node unless `nodeName` says. */
-  createNic(pod: string, spec: { address: string; nodeName?: string; elasticIP?: string }) {
-    return this.create(JuneauResources.networkInterfaces, {
+  /**
+   * A Pod `pod` in the test namespace, on this node unless `nodeName` says, with the status a
+   * kubelet writes: Running with `address` unless `status` says otherwise (no kubelet runs here).
+   */
+  async createPod(
+    pod: string,
+    address: string,
+    options: { nodeName?: string; status?: object } = {},
+  ): Promise<Stored<KubeObject>> {
+    const created = await this.rest.create(Resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: this.ns, name: pod },
+      spec: {
+        nodeName: options.nodeName ?? this.node,
+        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }],
+      },
+    } as KubeObject);
+    await this.patchPodStatus(pod, options.status ?? { phase: 'Running', podIP: address, podIPs: [{ ip: address }] });
+    return created as Stored<KubeObject>;
+  }
+
+  patchPodStatus(pod: string, status: object) {
+    return this.rest.patch(Resources.pods, this.ns, pod, 'merge', { status }, { subresource: 'status' });
+  }
+
+  /**
+   * The NetworkInterface `<pod>.eth0` of a Pod in the test namespace, on this node unless
+   * `nodeName` says, owned by that Pod as the pod controller writes it; the Pod is made Running
+   * with the address first (H1: the agent binds a NIC only while its Pod runs with its address).
+   */
+  async createNic(pod: string, spec: { address: string; nodeName?: string; elasticIP?: string }) {
+    const owner = await this.createPod(pod, spec.address, { nodeName: spec.nodeName });
+    return this.rest.create(JuneauResources.networkInterfaces, {
+      apiVersion: API_VERSION,
       kind: 'NetworkInterface',
-      metadata: { namespace: this.ns, name: `${pod}.eth0` },
+      metadata: {
+        namespace: this.ns,
+        name: `${pod}.eth0`,
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: pod, uid: owner.metadata.uid ?? '', controller: true },
+        ],
+      },
       spec: { podName: pod, interface: 'eth0', nodeName: this.node, ...spec },
-    });
+    } as KubeObject);
   }
 
   async setup(): Promise<void> {
@@ -139,7 +179,7 @@ export class AgentNat {
     await ensureNode(this.node, { internalIP: NODE_EXT });
     this.ns = await createNamespace(this.options.namespace);
     await this.options.setup?.(this);
-    this.bridged = new BridgedAgent(this.rig.node, this.agentArgs, testKubeconfigPath());
+    this.bridged = new BridgedAgent(this.rig.node, this.agentArgs, testKubeconfigPath(), this.options.nodeArgs);
     await this.bridged.start();
     this.openMaps = NatMaps.openPinned(this.pinDir);
   }

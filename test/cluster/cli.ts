@@ -47,6 +47,8 @@ Commands:
                        imagePullPolicy IfNotPresent/Never); also into a box already running.
            --node-subnet A.B.C.0/24  The nodes' segment (host .1, node i .11+i) instead of
                        10.226.k.0/24, e.g. 10.225.32.0/24 where the install examples' pool lies.
+           --pod-ips N  Each node's CNI hands out only N pod addresses (.2 onwards), so a freed
+                       address comes back soon (test/box/pod-ip-reuse.test.ts).
            --audit-policy FILE  The API server writes an audit log with this policy to
                        logs/audit.log of the cluster directory.
   down     Stop it (SIGTERM, then SIGKILL) and delete .juneau/cluster/; with a box, first its nodes:
@@ -121,6 +123,7 @@ interface UpOptions {
   images: string[];
   nodeSegment?: string;
   auditPolicy?: string;
+  podIPs?: number;
 }
 
 function parseUpOptions(args: string[]): UpOptions {
@@ -141,12 +144,17 @@ function parseUpOptions(args: string[]): UpOptions {
       );
     } else if (flag === '--node-subnet') {
       opts.nodeSegment = parseNodeSubnet(value());
+    } else if (flag === '--pod-ips') {
+      const v = value();
+      opts.podIPs = Number(v);
+      if (!/^\d+$/.test(v) || opts.podIPs < 1 || opts.podIPs > 250)
+        throw new Error(`--pod-ips: expected a number of pod addresses per node (1-250), got ${JSON.stringify(v)}`);
     } else if (flag === '--audit-policy') {
       opts.auditPolicy = path.resolve(value());
       if (!fs.existsSync(opts.auditPolicy)) throw new Error(`--audit-policy: ${opts.auditPolicy} does not exist`);
     } else {
       throw new Error(
-        `up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24, --audit-policy FILE)`,
+        `up: unknown option ${JSON.stringify(args[i])} (expected --nodes N, --images a.tar,b.tar, --node-subnet A.B.C.0/24, --pod-ips N, --audit-policy FILE)`,
       );
     }
   }
@@ -201,6 +209,7 @@ async function up(opts: UpOptions): Promise<void> {
       images: opts.images,
       nodeSegment: opts.nodeSegment,
       auditPolicy: opts.auditPolicy,
+      podIPs: opts.podIPs,
       crdFiles,
       log,
     });

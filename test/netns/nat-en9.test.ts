@@ -14,6 +14,7 @@ import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat/desired';
+import { pod, podOwner } from '../shared/nat-pods';
 import { VXLAN_PORT } from '../../runtime/agent/nat/vxlan';
 import { NatRig } from './nat-rig';
 import { describeAsRoot } from './rig';
@@ -30,6 +31,8 @@ const VNI = 4242;
 
 /** The cluster's objects: ElasticIP `eip` of network `ext`, held directly by pod.eth0 on node-b. */
 function objects(networkID: number): Omit<NatInputs, 'nodeName'> {
+  // node-b's Pod (H1: a direct NIC forwards only while its Pod runs there with its address).
+  const pods = [pod('ns', 'pod', 'node-b', POD)];
   const node = (name: string, address: string): NodeObject => ({
     apiVersion: 'v1',
     kind: 'Node',
@@ -46,12 +49,13 @@ function objects(networkID: number): Omit<NatInputs, 'nodeName'> {
     ],
     networkInterfaces: [
       {
-        metadata: { namespace: 'ns', name: 'pod.eth0' },
+        metadata: { namespace: 'ns', name: 'pod.eth0', ownerReferences: [podOwner('ns', 'pod')] },
         spec: { podName: 'pod', interface: 'eth0', nodeName: 'node-b', address: POD, elasticIP: 'eip' },
         status: { phase: 'Ready' },
       } as NatInputs['networkInterfaces'][number],
     ],
     attachments: [],
+    pods,
     externalNetworks: [
       { metadata: { name: 'ext' }, spec: { type: 'arp', addressPools: ['p'] }, status: { networkID } } as NonNullable<
         NatInputs['externalNetworks']

@@ -124,6 +124,8 @@ export function agentRbac(ns: string): ManifestObject[] {
     // nat/prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
+    // H1: its own node's Pods (by field selector spec.nodeName): a NIC binds only while its Pod runs.
+    rule([''], ['pods'], ['list', 'watch']),
     // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;
     // RBAC cannot limit list/watch to a label, and a Role in `default` would outlive an uninstall.
     rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),

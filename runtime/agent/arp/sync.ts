@@ -25,6 +25,8 @@ import type { ArpMetrics } from './metrics';
 import { JuneauResources } from '../../kube/resources';
 import {
   advertisementView,
+  AGENT_PAGE_SIZE,
+  agentViews,
   type AddressPoolObject,
   type AdvertisementObject,
   type ExternalNetworkObject,
@@ -89,14 +91,23 @@ export class ArpSync {
       pollIntervalMs: options.pollIntervalMs,
     });
     this.iface = options.iface;
-    const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs };
+    const common = { logger: this.logger, idleTimeoutMs: options.watchIdleTimeoutMs, pageSize: AGENT_PAGE_SIZE };
     this.advertisements = new Informer(options.client, {
       ...common,
       type: JuneauResources.arpAdvertisements,
       fieldSelector: nodeFieldSelector(options.nodeName),
+      transform: agentViews.arpAdvertisement,
     });
-    this.pools = new Informer(options.client, { ...common, type: JuneauResources.addressPools });
-    this.networks = new Informer(options.client, { ...common, type: JuneauResources.externalNetworks });
+    this.pools = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.addressPools,
+      transform: agentViews.addressPool,
+    });
+    this.networks = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.externalNetworks,
+      transform: agentViews.externalNetwork,
+    });
     const full = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     const one = (ad: AdvertisementObject) => this.schedule(ad.metadata?.name ?? '');
     this.advertisements.addHandlers({ onAdd: one, onUpdate: (_old, ad) => one(ad), onDelete: one });

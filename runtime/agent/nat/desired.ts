@@ -17,7 +17,7 @@
 import type { ElasticIP, ElasticIPAttachment, ExternalNetwork, NetworkInterface } from '../../../api';
 import type { KubeObject } from '../../kube/types';
 import type { DirectBinding, NatBinding, RemoteBinding } from '../bpf/nat';
-import type { NodePrefixSource } from './prefixes';
+import type { NodePrefixSource, ReservedAddresses } from './prefixes';
 import { nodeInternalIPs } from '../interface';
 
 export type ElasticIPObject = ElasticIP & KubeObject;
@@ -36,43 +36,68 @@ export interface DesiredNat {
   readonly waiting: string[];
 }
 
+/** What the agent reads of a Pod of its node (H1): is it the NIC's, alive, and holding the address. */
+export interface PodObject extends KubeObject {
+  readonly spec?: { readonly nodeName?: string; readonly hostNetwork?: boolean };
+  readonly status?: {
+    readonly phase?: string;
+    readonly podIP?: string;
+    readonly podIPs?: ReadonlyArray<{ readonly ip?: string }>;
+  };
+}
+
 export interface NatInputs {
   readonly nodeName: string;
   readonly elasticIPs: readonly ElasticIP[];
   readonly attachments: readonly ElasticIPAttachment[];
   readonly networkInterfaces: readonly NetworkInterface[];
+  /** This node's Pods (H1): a NIC binds only while its Pod is the one it names, Running, with its address. */
+  readonly pods: readonly PodObject[];
   /** For the VNIs (status.networkID) of direct ElasticIPs (EN-9). @default [] */
   readonly externalNetworks?: readonly ExternalNetwork[];
   /** For the InternalIP of the node holding a remote direct ElasticIP (EN-9). @default [] */
   readonly nodes?: readonly NodeObject[];
+  /** H2, H5: the Node, Service-range and API-server addresses no binding may take. @default none */
+  readonly reserved?: ReservedAddresses;
+  /** H5: this node's own interface addresses, never an ElasticIP here. @default [] */
+  readonly localAddresses?: readonly string[];
 }
 
-const keyOf = (o: { metadata?: { namespace?: string; name?: string } }, name = o.metadata?.name ?? '') =>
-  `${o.metadata?.namespace ?? ''}/${name}`;
+type Named = { metadata?: { namespace?: string; name?: string; creationTimestamp?: string; uid?: string } };
+
+const keyOf = (o: Named, name = o.metadata?.name ?? '') => `${o.metadata?.namespace ?? ''}/${name}`;
+
+/** H2: the older object first (creationTimestamp, then uid): a later claim on an address never
+ * displaces the one that held it, whatever the names. */
+const byAge = (a: Named, b: Named) =>
+  (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') ||
+  (a.metadata?.uid ?? '').localeCompare(b.metadata?.uid ?? '') ||
+  keyOf(a).localeCompare(keyOf(b));
+
+/** A binding one object of this node asks for, before the collision rule. */
+interface Claim {
+  readonly list: NatBinding[];
+  readonly what: string;
+  readonly by: Named;
+  readonly binding: NatBinding;
+}
 
 /** This node's bindings, from the cluster's objects. Pure. */
 export function desiredNat(input: NatInputs): DesiredNat {
   const eips = new Map(input.elasticIPs.map((e) => [keyOf(e), e]));
   const nics = new Map(input.networkInterfaces.map((n) => [keyOf(n), n]));
+  const pods = new Map(input.pods.map((p) => [keyOf(p), p]));
+  const local = new Set(input.localAddresses ?? []);
   const nat: NatBinding[] = [];
   const direct: NatBinding[] = [];
   const waiting: string[] = [];
-  const usedAddresses = new Map<string, string>();
-  const take = (list: NatBinding[], what: string, binding: NatBinding) => {
-    // One NIC address, one ElasticIP: a second claim waits (the controller's EIP-5/EIP-10 keep
-    // this from happening; the maps must never hold it).
-    const holder = usedAddresses.get(binding.address) ?? usedAddresses.get(binding.elasticIP);
-    if (holder)
-      return waiting.push(
-        `${what}: address ${binding.address} or ElasticIP ${binding.elasticIP} already used by ${holder}`,
-      );
-    usedAddresses.set(binding.address, what);
-    usedAddresses.set(binding.elasticIP, what);
-    list.push(binding);
-  };
-  const sorted = <T extends { metadata?: { namespace?: string; name?: string } }>(items: readonly T[]) =>
-    [...items].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
-  for (const a of sorted(input.attachments)) {
+  const claims: Claim[] = [];
+  /** Why a binding of `nic` (this node's) to `elasticIP` must not be installed, or undefined. */
+  const refusal = (nic: NetworkInterface, address: string, elasticIP: string) =>
+    podProblem(nic, address, pods) ??
+    withPrefix(`NetworkInterface ${keyOf(nic)} address`, input.reserved?.notPodAddress(address)) ??
+    elasticIPProblem(elasticIP, input.reserved, local);
+  for (const a of [...input.attachments].sort(byAge)) {
     if (a.status?.phase !== 'Attached' || a.status.nodeName !== input.nodeName) continue;
     const what = `ElasticIPAttachment ${keyOf(a)}`;
     const eip = eips.get(keyOf(a, a.spec?.elasticIP));
@@ -82,15 +107,19 @@ export function desiredNat(input: NatInputs): DesiredNat {
       waiting.push(
         `${what}: ElasticIP ${a.spec?.elasticIP} has no address or does not name this attachment in status.attachment`,
       );
-    } else if (!nic?.spec?.address) {
-      waiting.push(`${what}: NetworkInterface ${a.spec?.networkInterface} has no address`);
-    } else {
-      take(nat, what, { elasticIP: eip.status.address, address: nic.spec.address });
+      continue;
     }
+    if (!nic?.spec?.address) {
+      waiting.push(`${what}: NetworkInterface ${a.spec?.networkInterface} has no address`);
+      continue;
+    }
+    const refused = refusal(nic, nic.spec.address, eip.status.address);
+    if (refused) waiting.push(`${what}: not translated: ${refused}`);
+    else claims.push({ list: nat, what, by: a, binding: { elasticIP: eip.status.address, address: nic.spec.address } });
   }
   const networkIDs = new Map((input.externalNetworks ?? []).map((e) => [e.metadata?.name, e.status?.networkID ?? 0]));
   const remoteNics: Array<{ nic: NetworkInterface; elasticIP: string; vni: number }> = [];
-  for (const n of sorted(input.networkInterfaces)) {
+  for (const n of [...input.networkInterfaces].sort(byAge)) {
     if (!n.spec?.elasticIP || !n.spec.nodeName || n.status?.phase !== 'Ready') continue;
     const what = `NetworkInterface ${keyOf(n)}`;
     const eip = eips.get(keyOf(n, n.spec.elasticIP));
@@ -106,11 +135,90 @@ export function desiredNat(input: NatInputs): DesiredNat {
     } else if (!n.spec.address) {
       waiting.push(`${what}: no address to reach the pod by`);
     } else {
-      take(direct, what, { elasticIP: eip.status.address, address: n.spec.address, ...(vni ? { vni } : {}) });
+      const refused = refusal(n, n.spec.address, eip.status.address);
+      if (refused) waiting.push(`${what}: not forwarded: ${refused}`);
+      else
+        claims.push({
+          list: direct,
+          what,
+          by: n,
+          binding: { elasticIP: eip.status.address, address: n.spec.address, ...(vni ? { vni } : {}) },
+        });
     }
   }
-  const remote = remoteDirect(remoteNics, input.nodes ?? [], usedAddresses, waiting);
+  const usedAddresses = takeClaims(claims, waiting);
+  const remote = remoteDirect(
+    remoteNics.filter(({ nic, elasticIP }) => {
+      const refused = elasticIPProblem(elasticIP, input.reserved, local);
+      if (refused) waiting.push(`NetworkInterface ${keyOf(nic)}: not carried to its node (EN-9): ${refused}`);
+      return !refused;
+    }),
+    input.nodes ?? [],
+    usedAddresses,
+    waiting,
+  );
   return { nat, direct, remote, waiting };
+}
+
+/** One NIC address, one ElasticIP: of two claims the older object's wins, the other waits (the
+ * controller's EIP-5/EIP-10 keep this from happening; the maps must never hold it). Returns who
+ * holds each address. */
+function takeClaims(claims: Claim[], waiting: string[]): Map<string, string> {
+  const used = new Map<string, string>();
+  for (const { list, what, binding } of claims.sort((a, b) => byAge(a.by, b.by))) {
+    const holder = used.get(binding.address) ?? used.get(binding.elasticIP);
+    if (holder) {
+      waiting.push(
+        `${what}: address ${binding.address} or ElasticIP ${binding.elasticIP} already used by ${holder}, which is older`,
+      );
+      continue;
+    }
+    used.set(binding.address, what);
+    used.set(binding.elasticIP, what);
+    list.push(binding);
+  }
+  return used;
+}
+
+const withPrefix = (prefix: string, reason: string | undefined) => reason && `${prefix} ${reason}`;
+
+/** H5: why `elasticIP` must not be bound on this node, or undefined. */
+function elasticIPProblem(
+  elasticIP: string,
+  reserved: ReservedAddresses | undefined,
+  local: ReadonlySet<string>,
+): string | undefined {
+  if (local.has(elasticIP)) return `ElasticIP ${elasticIP} is an address of this node's own interfaces`;
+  return withPrefix('ElasticIP', reserved?.notElasticIP(elasticIP));
+}
+
+/**
+ * H1: why the NIC's address is not its Pod's now, or undefined. The Pod is the one the NIC's
+ * controller owner reference names (same namespace, `spec.podName`, that uid), on this node, not
+ * being deleted, not on the host network, Running, with `address` among its IPs: a Pod that
+ * completed or went keeps its IP in status while the CNI gives it to another Pod.
+ */
+function podProblem(nic: NetworkInterface, address: string, pods: ReadonlyMap<string, PodObject>): string | undefined {
+  const name = nic.spec?.podName ?? '';
+  const owner = nic.metadata?.ownerReferences?.find((o) => o.kind === 'Pod' && o.controller);
+  const pod = pods.get(keyOf(nic, name));
+  const its = `its Pod ${nic.metadata?.namespace ?? ''}/${name}`;
+  if (!owner?.uid) return `the NetworkInterface names no Pod uid in metadata.ownerReferences`;
+  if (!pod) return `${its} is not on this node`;
+  if (pod.metadata?.uid !== owner.uid)
+    return `${its} is another Pod of that name (uid ${pod.metadata?.uid}, the NetworkInterface's is ${owner.uid})`;
+  if (pod.metadata?.deletionTimestamp) return `${its} is being deleted`;
+  if (pod.spec?.hostNetwork) return `${its} is on the host network: its address is the node's`;
+  if (pod.status?.phase !== 'Running') return `${its} is ${pod.status?.phase ?? 'without a phase'}, not Running`;
+  const ips = podIPs(pod);
+  if (!ips.includes(address)) return `${its} has address ${ips.join(', ') || 'none'}, not ${address}`;
+  return undefined;
+}
+
+/** The Pod's IPs: status.podIPs, else status.podIP. */
+function podIPs(pod: PodObject): string[] {
+  const listed = (pod.status?.podIPs ?? []).map((p) => p.ip ?? '').filter(Boolean);
+  return listed.length ? listed : pod.status?.podIP ? [pod.status.podIP] : [];
 }
 
 /** EN-9: where each direct ElasticIP of another node is carried; a reason for each one that is not. */

@@ -8,7 +8,7 @@
  * covering their union out (runtime/agent/bpf/prefixes.ts), IPv4 only (the NAT is IPv4).
  */
 import type { Prefix } from '../bpf/layout';
-import { formatPrefix, poolItemsToPrefixes } from '../bpf/prefixes';
+import { formatPrefix, poolItemsToPrefixes, prefixContains } from '../bpf/prefixes';
 
 /** The fields of a Node this reads. */
 export interface NodePrefixSource {
@@ -25,7 +25,7 @@ export interface ServiceCIDRSource {
 
 /** The fields of an EndpointSlice (discovery.k8s.io/v1) this reads. */
 export interface EndpointSliceSource {
-  readonly metadata?: { readonly name?: string };
+  readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> };
   readonly addressType?: string;
   readonly endpoints?: ReadonlyArray<{ readonly addresses?: readonly string[] }>;
 }
@@ -67,15 +67,46 @@ export function parseClusterCidrs(value: string | undefined): string[] {
   return items;
 }
 
-/** The in-cluster prefixes of `input`, merged. */
-export function clusterPrefixes(input: ClusterPrefixInputs): ClusterPrefixes {
-  const items: string[] = [...input.extra];
+/**
+ * L5: the one EndpointSlice kube-apiserver writes for the `kubernetes` Service. Its reconciler names
+ * it `kubernetes` and labels it `kubernetes.io/service-name=kubernetes` only (Kubernetes 1.34, as
+ * test/cluster/agent-nat-api-slice.test.ts reads it from a real API server): a slice of another name,
+ * or one with an `endpointslice.kubernetes.io/managed-by` label (a controller's), is not the API
+ * server's, and whoever can write EndpointSlices in `default` must not choose what keeps its address.
+ */
+export const API_SERVER_SLICE_NAME = 'kubernetes';
+export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
+
+/** Why `slice` is not the API server's own (L5), or undefined when it is. */
+export function notApiServerSlice(slice: EndpointSliceSource): string | undefined {
+  const name = slice.metadata?.name ?? '';
+  if (name !== API_SERVER_SLICE_NAME)
+    return `EndpointSlice default/${name}: not the API server's slice (named ${API_SERVER_SLICE_NAME}); ignored`;
+  const managedBy = slice.metadata?.labels?.[MANAGED_BY_LABEL];
+  if (managedBy !== undefined)
+    return `EndpointSlice default/${name}: labelled ${MANAGED_BY_LABEL}=${managedBy}, which kube-apiserver does not set; ignored`;
+  return undefined;
+}
+
+/** Where an in-cluster item comes from: H2 and H5 refuse bindings on some of them. */
+type Origin = 'podRange' | 'nodeAddress' | 'serviceRange' | 'apiServer' | 'extra';
+
+interface LearnedItem {
+  readonly item: string;
+  readonly origin: Origin;
+  /** The object and field it comes from, for a refusal's reason. */
+  readonly what: string;
+}
+
+/** Every in-cluster item of `input` with its origin, and what was left out. */
+function learnedItems(input: ClusterPrefixInputs): { items: LearnedItem[]; skipped: string[] } {
+  const items: LearnedItem[] = input.extra.map((item) => ({ item, origin: 'extra', what: '--nat-cluster-cidrs' }));
   const skipped: string[] = [];
-  const take = (value: string, what: string) => {
-    if (isIPv6(value)) return; // the NAT is IPv4; a dual-stack cluster's IPv6 ranges are not its business
+  const take = (item: string, origin: Origin, what: string) => {
+    if (isIPv6(item)) return; // the NAT is IPv4; a dual-stack cluster's IPv6 ranges are not its business
     try {
-      poolItemsToPrefixes([value]);
-      items.push(value);
+      poolItemsToPrefixes([item]);
+      items.push({ item, origin, what });
     } catch (err) {
       skipped.push(`${what}: ${(err as Error).message}`);
     }
@@ -83,24 +114,66 @@ export function clusterPrefixes(input: ClusterPrefixInputs): ClusterPrefixes {
   for (const node of input.nodes) {
     const name = `Node ${node.metadata?.name ?? ''}`;
     const pods = node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
-    for (const cidr of pods) take(cidr, `${name} spec.podCIDRs`);
+    for (const cidr of pods) take(cidr, 'podRange', `${name} spec.podCIDRs`);
     for (const a of node.status?.addresses ?? []) {
       if (!a.type || !NODE_ADDRESS_TYPES.has(a.type) || !a.address || isIPv6(a.address)) continue;
-      if (IPV4.test(a.address)) take(`${a.address}/32`, `${name} status.addresses ${a.type}`);
+      if (IPV4.test(a.address)) take(`${a.address}/32`, 'nodeAddress', `${name} status.addresses ${a.type}`);
       else skipped.push(`${name} status.addresses ${a.type}: '${a.address}' is not an IPv4 address`);
     }
   }
   for (const s of input.serviceCIDRs)
-    for (const cidr of s.spec?.cidrs ?? []) take(cidr, `ServiceCIDR ${s.metadata?.name ?? ''} spec.cidrs`);
+    for (const cidr of s.spec?.cidrs ?? [])
+      take(cidr, 'serviceRange', `ServiceCIDR ${s.metadata?.name ?? ''} spec.cidrs`);
   for (const slice of input.apiServerSlices ?? []) {
+    const foreign = notApiServerSlice(slice);
+    if (foreign) {
+      skipped.push(foreign);
+      continue;
+    }
     if (slice.addressType !== 'IPv4') continue;
     const name = `EndpointSlice default/${slice.metadata?.name ?? ''} endpoints`;
     for (const e of slice.endpoints ?? [])
       for (const address of e.addresses ?? [])
-        if (IPV4.test(address)) take(`${address}/32`, name);
+        if (IPV4.test(address)) take(`${address}/32`, 'apiServer', name);
         else skipped.push(`${name}: '${address}' is not an IPv4 address`);
   }
-  return { prefixes: poolItemsToPrefixes(items), skipped };
+  return { items, skipped };
+}
+
+/** The in-cluster prefixes of `input`, merged. */
+export function clusterPrefixes(input: ClusterPrefixInputs): ClusterPrefixes {
+  const { items, skipped } = learnedItems(input);
+  return { prefixes: poolItemsToPrefixes(items.map((i) => i.item)), skipped };
+}
+
+/**
+ * H2, H5: addresses no binding may take, with why: a Node's own address (InternalIP or
+ * ExternalIP), an API server's, or (for a pod's side, `serviceRanges`) one in the Service range.
+ * A NetworkInterface naming one would hand the node, the API server or a Service to an ElasticIP;
+ * an ElasticIP that is one would take the node's (or API server's) traffic to a pod.
+ */
+export interface ReservedAddresses {
+  /** Why `address` is not a pod's address, or undefined. */
+  notPodAddress(address: string): string | undefined;
+  /** Why `address` is not an ElasticIP this node may bind, or undefined. */
+  notElasticIP(address: string): string | undefined;
+}
+
+/** The ReservedAddresses of `input` (its `extra` is not consulted: a pod range may be in it). */
+export function reservedAddresses(input: Omit<ClusterPrefixInputs, 'extra'>): ReservedAddresses {
+  const { items } = learnedItems({ ...input, extra: [] });
+  const prefixed = items.map((i) => ({ ...i, prefix: poolItemsToPrefixes([i.item])[0] }));
+  const find = (address: string, origins: readonly Origin[]) => {
+    if (!IPV4.test(address)) return undefined;
+    const hit = prefixed.find((i) => origins.includes(i.origin) && prefixContains(i.prefix, address));
+    return (
+      hit && `${address} is ${hit.origin === 'serviceRange' ? 'in the Service range' : 'the address'} of ${hit.what}`
+    );
+  };
+  return {
+    notPodAddress: (address) => find(address, ['nodeAddress', 'serviceRange', 'apiServer']),
+    notElasticIP: (address) => find(address, ['nodeAddress', 'apiServer']),
+  };
 }
 
 /** A set's identity for change detection and logs: `a.b.c.d/n` sorted as written. */

@@ -15,10 +15,18 @@ import { Informer, type ListWatchClient } from '../../kube/informer';
 import { InformerLoop } from '../informer-loop';
 import { silentLogger, type Logger } from '../../kube/log';
 import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
-import type { KubeObject } from '../../kube/types';
+import { objectKey, type KubeObject } from '../../kube/types';
 import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from '../bpf/nat';
 import type { NatReasonName, Prefix } from '../bpf/layout';
-import { clusterPrefixes, prefixesKey, type EndpointSliceSource, type ServiceCIDRSource } from './prefixes';
+import { API_SERVER_SLICE_NAME, clusterPrefixes, prefixesKey, reservedAddresses } from './prefixes';
+import {
+  AGENT_PAGE_SIZE,
+  agentViews,
+  nodeFieldSelector,
+  type EndpointSliceObject,
+  type ServiceCIDRObject,
+} from '../resources';
+import { localInterfaces } from '../interface';
 import {
   desiredNat,
   type AttachmentObject,
@@ -27,12 +35,14 @@ import {
   type ExternalNetworkObject,
   type NetworkInterfaceObject,
   type NodeObject,
+  type PodObject,
 } from './desired';
 import type { NatMetrics } from './metrics';
 
 /** The Kubernetes resources NatSync reads beside its Juneau kinds (which are in JuneauResources). */
 export const NatResources = {
   nodes: Resources.nodes,
+  pods: Resources.pods,
   endpointSlices: Resources.endpointSlices,
   /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
   serviceCIDRs: {
@@ -44,12 +54,14 @@ export const NatResources = {
   } satisfies ResourceType,
 } as const;
 
-type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
-type EndpointSliceObject = EndpointSliceSource & KubeObject;
-
-/** The `kubernetes` Service's EndpointSlices: its endpoints are the API servers (NAT-2), which a
- * managed or external control plane does not run on Nodes. Only these are listed and cached. */
-export const API_SERVER_SLICES = { namespace: 'default', labelSelector: 'kubernetes.io/service-name=kubernetes' };
+/** The `kubernetes` Service's EndpointSlice: its endpoints are the API servers (NAT-2), which a
+ * managed or external control plane does not run on Nodes. Only the one kube-apiserver writes is
+ * listed and cached (L5: prefixes.ts notApiServerSlice). */
+export const API_SERVER_SLICES = {
+  namespace: 'default',
+  labelSelector: 'kubernetes.io/service-name=kubernetes',
+  fieldSelector: `metadata.name=${API_SERVER_SLICE_NAME}`,
+};
 
 /** What the agent writes through: the pinned NAT maps (NatMaps of runtime/agent/bpf/nat.ts). */
 export interface NatDatapath {
@@ -73,16 +85,27 @@ export interface NatSyncOptions {
   /** Whether the API server serves networking.k8s.io/v1 ServiceCIDRs (1.33+): without them only
    * `extraClusterCidrs` name the Service range. @default true */
   readonly serviceCIDRsServed?: boolean;
+  /** H5: this node's interface addresses, read at each pass. @default every IPv4 address of os.networkInterfaces() */
+  readonly localAddresses?: () => string[];
 }
+
+/** Every IPv4 address of this network namespace's interfaces. */
+const hostAddresses = () => localInterfaces().flatMap((i) => i.addresses.map((a) => a.address));
 
 export class NatSync {
   readonly elasticIPs: Informer<ElasticIPObject>;
+  /** This node's (status.nodeName, H4). */
   readonly attachments: Informer<AttachmentObject>;
+  /** This node's (spec.nodeName, H4). */
   readonly networkInterfaces: Informer<NetworkInterfaceObject>;
+  /** Every direct one (spec.elasticIP set), for the remote side (EN-9). */
+  readonly directNetworkInterfaces: Informer<NetworkInterfaceObject>;
   readonly externalNetworks: Informer<ExternalNetworkObject>;
   readonly nodes: Informer<NodeObject>;
   readonly serviceCIDRs: Informer<ServiceCIDRObject> | undefined;
   readonly apiServerSlices: Informer<EndpointSliceObject>;
+  /** This node's Pods (spec.nodeName, H1). */
+  readonly pods: Informer<PodObject>;
   private readonly logger: Logger;
   /** The in-cluster prefixes last written (prefixesKey); undefined: not yet, or the write failed. */
   private writtenPrefixes: string | undefined;
@@ -97,20 +120,57 @@ export class NatSync {
       waiting: 'still waiting for the informers; the pinned NAT maps keep translating meanwhile',
       pollIntervalMs: options.pollIntervalMs,
     });
-    const common = { logger: this.logger };
-    this.elasticIPs = new Informer(options.client, { ...common, type: JuneauResources.elasticIPs });
-    this.attachments = new Informer(options.client, { ...common, type: JuneauResources.elasticIPAttachments });
-    this.networkInterfaces = new Informer(options.client, { ...common, type: JuneauResources.networkInterfaces });
-    this.externalNetworks = new Informer(options.client, { ...common, type: JuneauResources.externalNetworks });
-    this.nodes = new Informer(options.client, { ...common, type: NatResources.nodes });
+    // H4: every informer pages, and keeps only what the passes read (resources.ts agentViews).
+    const common = { logger: this.logger, pageSize: AGENT_PAGE_SIZE };
+    const onNode = nodeFieldSelector(options.nodeName);
+    this.elasticIPs = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.elasticIPs,
+      transform: agentViews.elasticIP,
+    });
+    this.attachments = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.elasticIPAttachments,
+      fieldSelector: `status.nodeName=${options.nodeName}`,
+      transform: agentViews.attachment,
+    });
+    this.networkInterfaces = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.networkInterfaces,
+      fieldSelector: onNode,
+      transform: agentViews.networkInterface,
+    });
+    this.directNetworkInterfaces = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.networkInterfaces,
+      fieldSelector: 'spec.elasticIP!=',
+      transform: agentViews.networkInterface,
+    });
+    this.externalNetworks = new Informer(options.client, {
+      ...common,
+      type: JuneauResources.externalNetworks,
+      transform: agentViews.externalNetwork,
+    });
+    this.nodes = new Informer(options.client, { ...common, type: NatResources.nodes, transform: agentViews.node });
     this.serviceCIDRs =
       options.serviceCIDRsServed === false
         ? undefined
-        : new Informer(options.client, { ...common, type: NatResources.serviceCIDRs });
+        : new Informer(options.client, {
+            ...common,
+            type: NatResources.serviceCIDRs,
+            transform: agentViews.serviceCIDR,
+          });
     this.apiServerSlices = new Informer(options.client, {
       ...common,
       type: NatResources.endpointSlices,
       ...API_SERVER_SLICES,
+      transform: agentViews.endpointSlice,
+    });
+    this.pods = new Informer(options.client, {
+      ...common,
+      type: NatResources.pods,
+      fieldSelector: onNode,
+      transform: agentViews.pod,
     });
     const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     for (const informer of this.informers()) informer.addHandlers(schedule);
@@ -136,13 +196,23 @@ export class NatSync {
 
   reconcile(): DesiredNat | undefined {
     if (!this.loop.running) return undefined;
+    const nodes = this.nodes.list();
+    const local = new Map(this.networkInterfaces.list().map((n) => [objectKey(n), n]));
+    const direct = this.directNetworkInterfaces.list().filter((n) => !local.has(objectKey(n)));
     const desired = desiredNat({
       nodeName: this.options.nodeName,
       elasticIPs: this.elasticIPs.list(),
       attachments: this.attachments.list(),
-      networkInterfaces: this.networkInterfaces.list(),
+      networkInterfaces: [...local.values(), ...direct],
+      pods: this.pods.list(),
       externalNetworks: this.externalNetworks.list(),
-      nodes: this.nodes.list(),
+      nodes,
+      reserved: reservedAddresses({
+        nodes,
+        serviceCIDRs: this.serviceCIDRs?.list() ?? [],
+        apiServerSlices: this.apiServerSlices.list(),
+      }),
+      localAddresses: (this.options.localAddresses ?? hostAddresses)(),
     });
     try {
       // Prefixes first: a binding's first packet to the cluster already keeps the pod address.
@@ -206,6 +276,8 @@ export class NatSync {
       this.elasticIPs,
       this.attachments,
       this.networkInterfaces,
+      this.directNetworkInterfaces,
+      this.pods,
       this.externalNetworks,
       this.nodes,
       this.apiServerSlices,

@@ -1,7 +1,12 @@
 // desiredNat for EN-9: a direct ElasticIP held by a NIC on another node is carried there by VXLAN
 // with its ExternalNetwork's status.networkID; this node's direct ElasticIPs carry that VNI so the
 // VXLAN device accepts it. Pure; the agent writes the result to the maps.
-import { desiredNat, type NatInputs, type NodeObject } from '../../../runtime/agent/nat/desired';
+import { desiredNat as desiredNatOf, type NatInputs, type NodeObject } from '../../../runtime/agent/nat/desired';
+import { podOwner, runningPodsOf } from '../../shared/nat-pods';
+
+/** desiredNat with a Running Pod behind every NIC of the node. */
+const desiredNat = (input: Omit<NatInputs, 'pods'>) =>
+  desiredNatOf({ ...input, pods: runningPodsOf(input.networkInterfaces, input.nodeName) });
 
 const eip = (name: string, address: string, holder: string, externalNetwork = 'ext') =>
   ({
@@ -11,7 +16,7 @@ const eip = (name: string, address: string, holder: string, externalNetwork = 'e
   }) as NatInputs['elasticIPs'][number];
 const nic = (name: string, address: string, nodeName: string, elasticIP: string, phase = 'Ready') =>
   ({
-    metadata: { namespace: 'ns', name },
+    metadata: { namespace: 'ns', name, ownerReferences: [podOwner('ns', name)] },
     spec: { podName: name, interface: 'eth0', nodeName, address, elasticIP },
     status: { phase },
   }) as NatInputs['networkInterfaces'][number];
