@@ -15,7 +15,7 @@ import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat/desired';
 import { VXLAN_PORT } from '../../runtime/agent/nat/vxlan';
-import { NatRig } from './nat-rig';
+import { NatRig, resolverIn } from './nat-rig';
 import { describeAsRoot } from './rig';
 
 const run = promisify(execFile);
@@ -115,9 +115,9 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
 
   /** Loads the programs and makes the VXLAN device from a process holding only the agent's
    * capabilities (as NatRig.attach does). */
-  async function attach(ns: string, pods: string[], pinDir: string): Promise<{ tunnel: number }> {
+  async function attach(ns: string, pods: string[], pinDir: string, local: string): Promise<{ tunnel: number }> {
     const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
-    const request = JSON.stringify({ ext: 'ext0', pods, pinDir, tunnel: true });
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir, tunnel: local });
     const tsx = path.join(__dirname, '../../node_modules/.bin/tsx');
     const loader = path.join(__dirname, 'nat-loader.ts');
     const out = await sh(
@@ -138,6 +138,7 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
   function program(networkID: number): void {
     const a = desiredNat({ nodeName: 'node-a', ...objects(networkID) });
     const b = desiredNat({ nodeName: 'node-b', ...objects(networkID) });
+    for (const maps of [mapsA, mapsB]) maps.setPeers([NODE_A, NODE_B]);
     mapsA.sync(a.nat, a.direct, a.remote);
     mapsB.sync(b.nat, b.direct, b.remote);
   }
@@ -178,10 +179,10 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
     // The bridge learns both nodes' MACs first: a frame to an unknown MAC is flooded to node B too,
     // whose tc_nat_in would deliver that copy itself (DIR-1) besides node A's VXLAN one.
     for (const ns of [nodeA, nodeB]) expect(await tools.tool(ns, 'ping', ROUTER, '1')).toEqual({ replies: [ROUTER] });
-    const a = await attach(nodeA, [], pinA);
-    await attach(nodeB, ['pod0'], pinB);
-    mapsA = NatMaps.openPinned(pinA);
-    mapsB = NatMaps.openPinned(pinB);
+    const a = await attach(nodeA, [], pinA, NODE_A);
+    await attach(nodeB, ['pod0'], pinB, NODE_B);
+    mapsA = NatMaps.openPinned(pinA, resolverIn(nodeA));
+    mapsB = NatMaps.openPinned(pinB, resolverIn(nodeB));
     mapsA.setTunnel(a.tunnel);
   }, 120_000);
 

@@ -5,14 +5,15 @@
 // Usage: tsx test/netns/nat-loader.ts attach|detach|filters '<json>' -> one JSON line on stdout.
 import { ifNameToIndex } from '../../runtime/agent/bpf/libbpf';
 import { attachNat, detachNat, natFilters } from '../../runtime/agent/bpf/nat';
-import { ensureVxlanDevice } from '../../runtime/agent/nat/vxlan';
+import { ensureVxlanDevice, setLinkUp } from '../../runtime/agent/nat/vxlan';
 
 interface Request {
   readonly ext: string;
   readonly pods?: string[];
   readonly pinDir: string;
-  /** Make the agent's VXLAN device and attach tc_nat_tun to it (EN-9). */
-  readonly tunnel?: boolean;
+  /** Make the agent's VXLAN device bound to this node address on `ext`, attach tc_nat_tun to it,
+   * then bring it up, as the agent does (EN-9, H3). */
+  readonly tunnel?: string;
 }
 
 function main(): void {
@@ -21,8 +22,9 @@ function main(): void {
   const ext = ifNameToIndex(request.ext);
   const pods = (request.pods ?? []).map(ifNameToIndex);
   if (command === 'attach') {
-    const tunnel = request.tunnel ? ensureVxlanDevice() : undefined;
+    const tunnel = request.tunnel ? ensureVxlanDevice({ local: request.tunnel, link: ext }) : undefined;
     attachNat({ extIfindex: ext, podIfindexes: pods, pinDir: request.pinDir, tunnelIfindex: tunnel }).close();
+    if (tunnel) setLinkUp(tunnel);
     const tunnelFilters = tunnel ? { tunnel, tunnelFilters: natFilters(tunnel) } : {};
     process.stdout.write(JSON.stringify({ ext, pods, filters: natFilters(ext), ...tunnelFilters }) + '\n');
   } else if (command === 'detach') {

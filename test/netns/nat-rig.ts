@@ -19,11 +19,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
-import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
+import { NatMaps, type NatEntry, type PodDeviceResolver } from '../../runtime/agent/bpf/nat';
+import { resolvePodDevice } from '../../runtime/agent/bpf/pod-device';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { pcapFrames } from './ipv4';
-import { deleteNetns, inNs, macIn, startTcpdump } from './ns-tools';
+import { deleteNetns, inNetnsSync, inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -199,9 +200,10 @@ export class NatRig {
     await this.in(this.node, TSX, LOADER, 'detach', JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir }));
   }
 
-  /** The pinned maps, opened from the test process (bpffs is not per namespace). */
+  /** The pinned maps, opened from the test process (bpffs is not per namespace); the pods' devices
+   * resolved by the agent's own code in the node namespace. */
   maps(): NatMaps {
-    this.openMaps ??= NatMaps.openPinned(this.pinDir);
+    this.openMaps ??= NatMaps.openPinned(this.pinDir, resolverIn(this.node));
     return this.openMaps;
   }
 
@@ -301,6 +303,12 @@ export class NatRig {
     return m ? Number(m[1]) : undefined;
   }
 }
+
+/** The agent's resolvePodDevice, run in the network namespace `ns`. */
+export const resolverIn =
+  (ns: string): PodDeviceResolver =>
+  (address) =>
+    inNetnsSync(ns, () => resolvePodDevice(address));
 
 /** A NatRig set up before the enclosing describe's tests and destroyed after them. */
 export function useNatRig(options: { readonly offloads?: boolean } = {}): NatRig {
