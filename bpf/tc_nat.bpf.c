@@ -941,16 +941,20 @@ int tc_nat_pod(struct __sk_buff *skb)
 	if (!v)
 		return exit_with(JUNEAU_NAT_PASS_UNMAPPED);
 	/* M3: a binding's address is the pod's only from the pod's device and
-	 * MAC. Another pod sending with it (CAP_NET_RAW) would leave in the
-	 * victim's name: translated here, or past a reverse-path filter for a
-	 * direct ElasticIP, or translated by tc_nat_out on the way if passed
-	 * to the kernel from a bridge. Dropped. An unknown device: untranslated. */
+	 * MAC; another pod may send with it (CAP_NET_RAW), or hold it after
+	 * the bound pod left (H1). A direct ElasticIP from elsewhere is
+	 * dropped: the kernel would forward it in the holder's name. A NAT
+	 * pod address from another device goes to the kernel untranslated,
+	 * and tc_nat_out, which checks the device too, leaves it so. From the
+	 * right device (a bridge) with another MAC, tc_nat_out could not tell:
+	 * dropped, unless it stays in the cluster (never translated). */
 	if (!v->ifindex)
 		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	if (v->ifindex != skb->ingress_ifindex)
-		return drop_with(JUNEAU_NAT_DROP_SPOOFED);
+		return is_direct ? drop_with(JUNEAU_NAT_DROP_SPOOFED) : exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	if (has_mac(v) && (bpf_skb_load_bytes(skb, ETH_ALEN, smac, ETH_ALEN) < 0 || !same_mac(smac, v->mac)))
-		return drop_with(JUNEAU_NAT_DROP_SPOOFED);
+		return is_direct || !in_cluster(p.ip.daddr) ? drop_with(JUNEAU_NAT_DROP_SPOOFED)
+							    : exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
 	if (!cfg || !cfg->ext_ifindex)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);

@@ -40,6 +40,8 @@ export const NODE_POD = '10.0.0.1';
 export const POD = '10.0.0.2';
 export const NODE_POD2 = '10.0.1.1';
 export const POD2 = '10.0.1.2';
+/** The second pod's address when both pods are on the node's bridge (bridgePods). */
+export const POD_BRIDGED = '10.0.0.3';
 export const ROUTER_SRV = '203.0.113.1';
 export const SERVER = '203.0.113.2';
 export const SERVER_MTU = 1280;
@@ -130,6 +132,30 @@ export class NatRig {
     await this.addr(this.node, 'pod1', `${NODE_POD2}/24`);
     await this.addr(this.pod2, 'eth0', `${POD2}/24`);
     await this.in(this.pod2, 'ip', 'route', 'add', 'default', 'via', NODE_POD2);
+  }
+
+  /** Puts the pods on one bridge, as a bridge CNI does (cni0): br0 takes the node's 10.0.0.1, pod0
+   * becomes its port, and the second pod (POD_BRIDGED) joins it through the port pod1. */
+  async bridgePods(): Promise<void> {
+    await run('ip', ['netns', 'add', this.pod2]);
+    this.hasPod2 = true;
+    await this.in(this.pod2, 'ip', 'link', 'set', 'lo', 'up');
+    await this.in(this.node, 'ip', 'addr', 'del', `${NODE_POD}/24`, 'dev', 'pod0');
+    await this.in(this.node, 'ip', 'link', 'add', 'br0', 'type', 'bridge');
+    await this.link(this.node, 'pod1', this.pod2, 'eth0');
+    for (const port of ['pod0', 'pod1']) await this.in(this.node, 'ip', 'link', 'set', port, 'master', 'br0');
+    await this.in(this.node, 'ip', 'link', 'set', 'br0', 'up');
+    await this.addr(this.node, 'br0', `${NODE_POD}/24`);
+    await this.addr(this.pod2, 'eth0', `${POD_BRIDGED}/24`);
+    for (const ns of [this.pod, this.pod2]) await this.in(ns, 'ip', 'route', 'replace', 'default', 'via', NODE_POD);
+  }
+
+  /** The ifindex of `dev` in the node namespace. */
+  async nodeIfindex(dev: string): Promise<number> {
+    const [link] = JSON.parse(await this.in(this.node, 'ip', '-j', 'link', 'show', 'dev', dev)) as Array<{
+      ifindex: number;
+    }>;
+    return link.ifindex;
   }
 
   private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {

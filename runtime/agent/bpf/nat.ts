@@ -313,21 +313,36 @@ export class NatMaps {
     });
   }
 
-  /** The pod device of each address, resolved once per pass. */
-  private withDevices<T extends NatBinding>(bindings: Iterable<T>): Map<string, T & { device: PodDevice }> {
+  /**
+   * The pod device of each binding, resolved once per address per pass. A binding the maps hold
+   * already (same ElasticIP, same address) keeps what it has: its device is the one its pod had
+   * when it was written, and another device or MAC for the address later is another pod (H1: the
+   * address was given again), which must not inherit the ElasticIP. Only what was not known is
+   * filled in: the device (0), or the MAC the neighbour table has learned since on that device.
+   */
+  private withDevices<T extends NatBinding>(
+    bindings: Iterable<T>,
+    have: readonly Bound[],
+  ): Map<string, T & { device: PodDevice }> {
+    const held = new Map(have.map((h) => [h.elasticIP, h]));
     const devices = new Map<string, PodDevice>();
     const out = new Map<string, T & { device: PodDevice }>();
     for (const b of bindings) {
       let device = devices.get(b.address);
       if (!device) devices.set(b.address, (device = this.resolve(b.address)));
+      const h = held.get(b.elasticIP);
+      if (h?.address === b.address && h.device.ifindex !== 0) {
+        const learned = !h.device.mac && device.ifindex === h.device.ifindex ? device.mac : undefined;
+        device = learned ? { ifindex: h.device.ifindex, mac: learned } : h.device;
+      }
       out.set(b.elasticIP, { ...b, device });
     }
     return out;
   }
 
-  /** Resolves the pods' devices again and rewrites the bindings whose device changed (a MAC the
-   * neighbour table learned since, a pod behind a new veth); returns how many. The agent calls it
-   * at every poll. */
+  /** Resolves the pods' devices again and writes what was not known yet (withDevices): a binding
+   * written before its pod's route, a MAC the neighbour table learned since; returns how many.
+   * The agent calls it at every poll. */
   refreshDevices(): number {
     let changed = 0;
     for (const [map, which] of [
@@ -335,7 +350,7 @@ export class NatMaps {
       [this.directMap, 'direct'],
     ] as const) {
       const have = this.devices(which);
-      const now = this.withDevices(have);
+      const now = this.withDevices(have, have);
       for (const h of have) {
         const w = now.get(h.elasticIP)!;
         if (sameDevice(h.device, w.device)) continue;
@@ -387,8 +402,9 @@ export class NatMaps {
       }
       byAddress.set(address, elasticIP);
     }
-    const want = this.withDevices(desired.map(plain));
-    const { added, removed } = bindingChanges(this.devices('nat'), want, false);
+    const have = this.devices('nat');
+    const want = this.withDevices(desired.map(plain), have);
+    const { added, removed } = bindingChanges(have, want, false);
     // Everything that goes, first (L11): bindings, then juneau_nat_out keys of addresses no binding
     // has, then counters of ElasticIPs that are not wanted anywhere.
     for (const b of removed) this.inMap.delete(key(b.elasticIP));
@@ -489,9 +505,10 @@ export class NatMaps {
           `ElasticIP ${elasticIP} is both translated (to ${nat.get(elasticIP)?.address}) and held directly by ${address} (EIP-5)`,
         );
     }
-    const want = this.withDevices(direct.map(plain));
+    const have = this.devices('direct');
+    const want = this.withDevices(direct.map(plain), have);
     // Nothing is translated: a direct ElasticIP that moved to another NIC is overwritten in place.
-    const { added, removed } = bindingChanges(this.devices('direct'), want, true);
+    const { added, removed } = bindingChanges(have, want, true);
     for (const b of removed) this.directMap.delete(key(b.elasticIP));
     for (const b of added) {
       this.startCounting(b.elasticIP);
