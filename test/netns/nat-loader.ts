@@ -14,6 +14,8 @@ interface Request {
   /** Make the agent's VXLAN device bound to this node address on `ext`, attach tc_nat_tun to it,
    * then bring it up, as the agent does (EN-9, H3). */
   readonly tunnel?: string;
+  /** Inbound through the kernel's forwarding after the DNAT (--nat-kernel-forward, M2). */
+  readonly kernelForward?: boolean;
 }
 
 function main(): void {
@@ -23,7 +25,8 @@ function main(): void {
   const pods = (request.pods ?? []).map(ifNameToIndex);
   if (command === 'attach') {
     const tunnel = request.tunnel ? ensureVxlanDevice({ local: request.tunnel, link: ext }) : undefined;
-    attachNat({ extIfindex: ext, podIfindexes: pods, pinDir: request.pinDir, tunnelIfindex: tunnel }).close();
+    const { pinDir, kernelForward } = request;
+    attachNat({ extIfindex: ext, podIfindexes: pods, pinDir, tunnelIfindex: tunnel, kernelForward }).close();
     if (tunnel) setLinkUp(tunnel);
     const tunnelFilters = tunnel ? { tunnel, tunnelFilters: natFilters(tunnel) } : {};
     process.stdout.write(JSON.stringify({ ext, pods, filters: natFilters(ext), ...tunnelFilters }) + '\n');

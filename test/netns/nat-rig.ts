@@ -204,9 +204,12 @@ export class NatRig {
   /** Loads the NAT programs onto the node from a separate process that exits, holding only the
    * agent's capabilities (AGENT_CAPABILITIES of the install manifest): the verifier is stricter
    * without CAP_PERFMON, and a program only root can load would not load in the DaemonSet. */
-  async attach(pods: string[] = ['pod0']): Promise<{ filters: { in: number; out: number } }> {
+  async attach(
+    pods: string[] = ['pod0'],
+    options: { readonly kernelForward?: boolean } = {},
+  ): Promise<{ filters: { in: number; out: number } }> {
     const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
-    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir });
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir, ...options });
     return JSON.parse(
       await this.in(
         this.node,
