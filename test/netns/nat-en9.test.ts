@@ -16,6 +16,7 @@ import { removePins } from '../../runtime/agent/bpf/pins';
 import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat/desired';
 import { VXLAN_PORT } from '../../runtime/agent/nat/vxlan';
 import { NatRig, resolverIn } from './nat-rig';
+import { ipv4Packets as ipv4 } from './ipv4';
 import { describeAsRoot } from './rig';
 
 const run = promisify(execFile);
@@ -241,6 +242,29 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
     expect(ping).toEqual({ replies: [] });
     expect(frames.map((f) => f?.vni)).toEqual([VNI + 1, VNI + 1]);
     expect(mapsB.stats().JUNEAU_NAT_DROP_TUNNEL_VNI - before).toBe(2n);
+  }, 30_000);
+
+  test("SEC-3: a VXLAN frame with the network's VNI for the direct ElasticIP from a host that is not a Node is dropped by node B and counted; the same frame from node A reaches the pod", async () => {
+    program(VNI);
+    /** What the pod receives on UDP `port` while `from` sends one VXLAN frame to node B. */
+    const injected = async (from: string, port: number) =>
+      ipv4(
+        await tools.capture(
+          pod,
+          'eth0',
+          async () =>
+            void (await tools.tool(from, 'vxlan-send', NODE_B, String(VNI), '10.244.9.9', EIP, String(port), '1')),
+          ['udp', 'and', 'dst', 'port', String(port)],
+        ),
+      ).map((p) => `${p.src}>${p.dst}`);
+    let before = mapsB.stats();
+    expect(await injected(router, 9500)).toEqual([]);
+    expect(mapsB.stats().JUNEAU_NAT_DROP_TUNNEL_PEER - before.JUNEAU_NAT_DROP_TUNNEL_PEER).toBe(1n);
+    expect(mapsB.stats().JUNEAU_NAT_EVENT_TUNNEL_IN - before.JUNEAU_NAT_EVENT_TUNNEL_IN).toBe(0n);
+    before = mapsB.stats();
+    expect(await injected(nodeA, 9501)).toEqual([`10.244.9.9>${EIP}`]);
+    expect(mapsB.stats().JUNEAU_NAT_EVENT_TUNNEL_IN - before.JUNEAU_NAT_EVENT_TUNNEL_IN).toBe(1n);
+    expect(mapsB.peers()).toEqual([NODE_A, NODE_B]);
   }, 30_000);
 
   test('EN-9, EN-8: with status.networkID 0 nothing is encapsulated; removing the binding stops the carrying', async () => {

@@ -225,6 +225,13 @@ export class NatRig {
     ) as { filters: { in: number; out: number } };
   }
 
+  /** Runs nat-loader.ts `command` in the node namespace with `request` (ext0 and this rig's pins
+   * filled in); its JSON answer. */
+  async loader<T>(command: string, request: object = {}): Promise<T> {
+    const json = JSON.stringify({ ext: 'ext0', pinDir: this.pinDir, ...request });
+    return JSON.parse(await this.in(this.node, TSX, LOADER, command, json)) as T;
+  }
+
   async detach(pods: string[] = ['pod0']): Promise<void> {
     await this.in(this.node, TSX, LOADER, 'detach', JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir }));
   }
