@@ -62,6 +62,7 @@ export const AGENT_FLAGS = {
   ownerDaemonSet: 'owner-daemonset',
   natPodIfaces: 'nat-pod-ifaces',
   natClusterCidrs: 'nat-cluster-cidrs',
+  natKernelForward: 'nat-kernel-forward',
 } as const;
 
 /** The controller flags the install manifest passes (runtime/controller/flags.ts parses them). */

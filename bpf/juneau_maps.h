@@ -205,13 +205,25 @@ struct juneau_nat_key {
 	__be32 addr;
 };
 
+/* Each value also names where the pod that holds the binding is: its
+ * host-side device (the veth, or the bridge its veth is a port of) and, when
+ * the agent knows it, its MAC (security review H1/M3). The agent resolves both
+ * from the node's route to the NIC address and its neighbour table. A packet
+ * from the pod's address that arrives from elsewhere is another pod's spoof
+ * (tc_nat_pod drops it, tc_nat_out leaves it untranslated), and tc_nat_in
+ * sends only to that device: a pod that got the address after the binding's
+ * pod left is not reached. ifindex 0: the device is not known, and nothing of
+ * the binding is translated. */
 struct juneau_nat_value {
 	__be32 addr;			/* the other side of the binding */
+	__u32  ifindex;			/* the pod's host-side device; 0: unknown, nothing translated */
+	__u8   mac[6];			/* the pod's MAC; all zero: not checked */
+	__u16  pad;
 };
 
 /* juneau_nat_direct (DIR-1): a direct ElasticIP (held by a NIC on this
- * node) -> the NIC's address, the next hop towards the pod that holds it.
- * Same key and value as juneau_nat_in; nothing is rewritten. */
+ * node) -> the NIC's address, the next hop towards the pod that holds it,
+ * and its device. Same key and value as juneau_nat_in; nothing is rewritten. */
 
 /* juneau_nat_remote (EN-9): a direct ElasticIP whose NIC is on another node
  * -> where a packet for it that reaches this node is carried: VXLAN to the
@@ -236,6 +248,16 @@ struct juneau_nat_vni_key {
 
 struct juneau_nat_vni_value {
 	__u64 packets;			/* packets accepted with this VNI */
+};
+
+/* juneau_nat_peers (EN-9, security review H3): the outer sources tc_nat_tun
+ * accepts, the cluster's Nodes' addresses, written by the agent from the Node
+ * list. A VXLAN packet from any other host is dropped: the device's UDP port
+ * may be reachable from outside the cluster. */
+#define JUNEAU_NAT_PEERS_MAX	16384
+
+struct juneau_nat_peer_value {
+	__u64 packets;			/* packets accepted from this node */
 };
 
 /* juneau_nat_cnt: per-CPU counters per ElasticIP, summed by the reader.
@@ -296,17 +318,22 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_DROP_TUNNEL_UNMAPPED	= 21,	/* tc_nat_tun: accepted VNI, not a direct ElasticIP here */
 	JUNEAU_NAT_EVENT_TUNNEL_IN	= 22,	/* counted besides: accepted from the VXLAN device */
 	JUNEAU_NAT_PASS_OTHER_HOST	= 23,	/* tc_nat_in: frame not for this host's MAC (pkt_type) */
-	JUNEAU_NAT_REASON_MAX		= 24,
+	/* Security review H1/M3, H3. */
+	JUNEAU_NAT_PASS_WRONG_DEVICE	= 24,	/* binding's device unknown, or the route goes elsewhere: untranslated */
+	JUNEAU_NAT_DROP_SPOOFED		= 25,	/* tc_nat_pod: a binding's address from another device or MAC */
+	JUNEAU_NAT_DROP_TUNNEL_PEER	= 26,	/* tc_nat_tun: outer source is not a cluster Node */
+	JUNEAU_NAT_REASON_MAX		= 27,
 };
 
 JUNEAU_ASSERT_SIZE(juneau_nat_key, 4);
-JUNEAU_ASSERT_SIZE(juneau_nat_value, 4);
+JUNEAU_ASSERT_SIZE(juneau_nat_value, 16);
 JUNEAU_ASSERT_SIZE(juneau_nat_counters, 32);
 JUNEAU_ASSERT_SIZE(juneau_nat_config, 8);
 JUNEAU_ASSERT_SIZE(juneau_nat_skip_value, 8);
 JUNEAU_ASSERT_SIZE(juneau_nat_remote, 16);
 JUNEAU_ASSERT_SIZE(juneau_nat_vni_key, 4);
 JUNEAU_ASSERT_SIZE(juneau_nat_vni_value, 8);
+JUNEAU_ASSERT_SIZE(juneau_nat_peer_value, 8);
 
 /* ---- FO-1 announcements (juneau_announce.bpf.c) ----------------------------
  * Written by the agent only (no program reads it): per address this node

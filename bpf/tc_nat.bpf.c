@@ -30,9 +30,15 @@
  * upstream router still has this node's MAC for it) is VXLAN-encapsulated
  * with the ExternalNetwork's VNI and sent to the pod's node (juneau_nat_remote,
  * through the agent's collect_md VXLAN device, as Cilium does). There,
- *  - tc_nat_tun  (clsact ingress of that VXLAN device): the VNI must be one of
- *                a direct ElasticIP held on this node (juneau_nat_vni) and the
- *                inner destination such an ElasticIP; then the DIR-1 path.
+ *  - tc_nat_tun  (clsact ingress of that VXLAN device): the outer source must
+ *                be a cluster Node (juneau_nat_peers), the VNI one of a direct
+ *                ElasticIP held on this node (juneau_nat_vni) and the inner
+ *                destination such an ElasticIP; then the DIR-1 path.
+ *
+ * Every binding also names the pod's host-side device and MAC (juneau_maps.h,
+ * struct juneau_nat_value; security review H1/M3): what comes from the pod's
+ * address through another device or MAC is not the pod's, and what goes to
+ * the pod's address goes only to that device.
  *
  * Addresses are rewritten with every checksum kept right: the IP header, the
  * TCP/UDP checksum (its pseudo header holds the addresses; a zero UDP checksum
@@ -131,6 +137,9 @@ JUNEAU_MAP(juneau_nat_remote, BPF_MAP_TYPE_HASH, struct juneau_nat_key,
 JUNEAU_MAP(juneau_nat_vni, BPF_MAP_TYPE_HASH, struct juneau_nat_vni_key,
 	   struct juneau_nat_vni_value, JUNEAU_NAT_VNI_MAX);
 
+JUNEAU_MAP(juneau_nat_peers, BPF_MAP_TYPE_HASH, struct juneau_nat_key,
+	   struct juneau_nat_peer_value, JUNEAU_NAT_PEERS_MAX);
+
 JUNEAU_MAP(juneau_nat_cnt, BPF_MAP_TYPE_PERCPU_HASH, struct juneau_nat_key,
 	   struct juneau_nat_counters, JUNEAU_NAT_MAX);
 
@@ -151,6 +160,23 @@ static __always_inline int exit_with(enum juneau_nat_reason reason)
 {
 	count(reason);
 	return TC_ACT_OK;
+}
+
+static __always_inline int drop_with(enum juneau_nat_reason reason)
+{
+	count(reason);
+	return TC_ACT_SHOT;
+}
+
+/* Whether a binding names the pod's MAC (all zero: the agent does not know it). */
+static __always_inline int has_mac(const struct juneau_nat_value *v)
+{
+	return v->mac[0] | v->mac[1] | v->mac[2] | v->mac[3] | v->mac[4] | v->mac[5];
+}
+
+static __always_inline int same_mac(const __u8 *a, const __u8 *b)
+{
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4] && a[5] == b[5];
 }
 
 static __always_inline struct juneau_nat_value *binding(enum nat_dir dir, __be32 addr)
@@ -411,6 +437,12 @@ static __always_inline enum juneau_nat_reason translate(struct __sk_buff *skb, s
 	}
 	if (!v && !iv)
 		return JUNEAU_NAT_PASS_UNMAPPED;
+	/* H1/M3: the pod's address from a device other than the pod's (or
+	 * from this host: ingress_ifindex 0) is not the pod's. tc_nat_pod has
+	 * dropped it already where it runs; tc_nat_out, which sees no MAC any
+	 * more, leaves it untranslated. */
+	if (dir == NAT_OUT && v && (!v->ifindex || v->ifindex != skb->ingress_ifindex))
+		return JUNEAU_NAT_PASS_WRONG_DEVICE;
 	/* Looked up only for packets of a binding: the LPM trie costs more
 	 * than the hash lookups every other packet stops at. */
 	if (dir == NAT_OUT && in_cluster(p->ip.daddr))
@@ -495,6 +527,18 @@ static __always_inline enum route_result route_in(struct __sk_buff *skb, const s
 	return routed;
 }
 
+/* H1: whether a packet routed to `fib` goes to the pod of binding `v`: through
+ * its device and, when the binding names the pod's MAC and the neighbour is
+ * resolved, to that MAC. A pod that got the address after the binding's pod
+ * left is behind another veth, or has another MAC. */
+static __always_inline int to_binding_device(const struct juneau_nat_value *v, const struct bpf_fib_lookup *fib,
+					     enum route_result routed)
+{
+	if (!v->ifindex || fib->ifindex != v->ifindex)
+		return 0;
+	return routed != ROUTE_MACS || !has_mac(v) || same_mac(fib->dmac, v->mac);
+}
+
 /* Whether tc_nat_in sends what it translated on itself; else the kernel's
  * forwarding does (JUNEAU_NAT_CFG_KERNEL_FORWARD, or no juneau_nat_cfg). */
 static __always_inline int redirects_in(void)
@@ -567,6 +611,8 @@ static __always_inline int direct_in(struct __sk_buff *skb, struct pkt *p,
 
 	if (routed == ROUTE_KERNEL)
 		return exit_with(JUNEAU_NAT_PASS_ROUTE);
+	if (!to_binding_device(nic, &fib, routed))
+		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	count_bytes(skb, p->ip.daddr, NAT_IN);
 	return forward(skb, p, &fib, routed, JUNEAU_NAT_DIRECT_IN);
 }
@@ -757,8 +803,13 @@ static __always_inline int nat_in_fast(struct __sk_buff *skb)
 	if (!v)
 		return direct(eip) || remote(eip) ? FAST_FALLBACK : exit_with(JUNEAU_NAT_PASS_UNMAPPED);
 	nic = v->addr;
-	/* Where it goes, decided before anything is written. */
+	if (!v->ifindex)
+		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	/* Where it goes, decided before anything is written: only to the
+	 * binding's device (H1). */
 	routed = redirects_in() ? route_in(skb, ip, nic, &fib) : ROUTE_KERNEL;
+	if (routed != ROUTE_KERNEL && !to_binding_device(v, &fib, routed))
+		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	eth = fast_rewrite(skb, &l4, eip, nic, routed != ROUTE_KERNEL);
 	if (!eth)
 		return exit_with(JUNEAU_NAT_PASS_REWRITE_FAILED);
@@ -773,7 +824,7 @@ int tc_nat_in(struct __sk_buff *skb)
 {
 	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_remote *far;
-	struct juneau_nat_value *nic;
+	struct juneau_nat_value *nic, *bound;
 	enum juneau_nat_reason done;
 	enum route_result routed;
 	struct pkt p = {};
@@ -792,6 +843,16 @@ int tc_nat_in(struct __sk_buff *skb)
 	reason = parse_ipv4(skb, &p);
 	if (reason != NAT_PARSED)
 		return exit_with(reason);
+	/* As on the fast path: only to the binding's device (H1), decided
+	 * before translate() writes. */
+	bound = binding(NAT_IN, p.ip.daddr);
+	if (bound && !bound->ifindex)
+		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	if (bound && redirects_in()) {
+		routed = route_in(skb, &p.ip, bound->addr, &fib);
+		if (routed != ROUTE_KERNEL && !to_binding_device(bound, &fib, routed))
+			return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	}
 	done = translate(skb, &p, NAT_IN);
 	if (done == JUNEAU_NAT_PASS_UNMAPPED && (nic = direct(p.ip.daddr)))
 		return direct_in(skb, &p, nic);
@@ -810,12 +871,6 @@ int tc_nat_in(struct __sk_buff *skb)
 	return forward(skb, &p, &fib, routed, JUNEAU_NAT_DNAT_REDIRECT);
 }
 
-static __always_inline int drop_with(enum juneau_nat_reason reason)
-{
-	count(reason);
-	return TC_ACT_SHOT;
-}
-
 /* EN-9, the pod's node: what the VXLAN device decapsulated. The device is the
  * agent's own and carries only EN-9 traffic: a VNI or a destination that is
  * not a direct ElasticIP held here is dropped, not handed to the kernel,
@@ -826,7 +881,9 @@ SEC("tc")
 int tc_nat_tun(struct __sk_buff *skb)
 {
 	struct juneau_nat_vni_value *accepted;
+	struct juneau_nat_peer_value *peer;
 	struct juneau_nat_vni_key vni = {};
+	struct juneau_nat_key outer = {};
 	struct juneau_nat_value *nic;
 	struct bpf_tunnel_key key;
 	struct pkt p = {};
@@ -835,6 +892,12 @@ int tc_nat_tun(struct __sk_buff *skb)
 	__builtin_memset(&key, 0, sizeof(key));
 	if (bpf_skb_get_tunnel_key(skb, &key, TUNNEL_KEY_SIZE, 0) < 0)
 		return exit_with(JUNEAU_NAT_PASS_NO_TUNNEL);
+	/* H3: only the cluster's Nodes encapsulate for us. */
+	outer.addr = bpf_htonl(key.remote_ipv4);	/* the helper gives host order */
+	peer = bpf_map_lookup_elem(&juneau_nat_peers, &outer);
+	if (!peer)
+		return drop_with(JUNEAU_NAT_DROP_TUNNEL_PEER);
+	__sync_fetch_and_add(&peer->packets, 1);
 	vni.vni = key.tunnel_id;
 	accepted = bpf_map_lookup_elem(&juneau_nat_vni, &vni);
 	if (!accepted)
@@ -861,17 +924,37 @@ int tc_nat_pod(struct __sk_buff *skb)
 {
 	struct bpf_fib_lookup fib = {};
 	struct juneau_nat_config *cfg;
+	struct juneau_nat_value *v;
 	enum juneau_nat_reason done;
 	enum route_result routed;
 	struct pkt p = {};
+	__u8 smac[ETH_ALEN];
 	__u32 zero = 0;
 	int reason = parse_ipv4(skb, &p), is_direct;
 
 	if (reason != NAT_PARSED)
 		return exit_with(reason);
-	is_direct = direct(p.ip.saddr) != 0;
-	if (!is_direct && !binding(NAT_OUT, p.ip.saddr))
+	v = direct(p.ip.saddr);
+	is_direct = v != 0;
+	if (!v)
+		v = binding(NAT_OUT, p.ip.saddr);
+	if (!v)
 		return exit_with(JUNEAU_NAT_PASS_UNMAPPED);
+	/* M3: a binding's address is the pod's only from the pod's device and
+	 * MAC; another pod may send with it (CAP_NET_RAW), or hold it after
+	 * the bound pod left (H1). A direct ElasticIP from elsewhere is
+	 * dropped: the kernel would forward it in the holder's name. A NAT
+	 * pod address from another device goes to the kernel untranslated,
+	 * and tc_nat_out, which checks the device too, leaves it so. From the
+	 * right device (a bridge) with another MAC, tc_nat_out could not tell:
+	 * dropped, unless it stays in the cluster (never translated). */
+	if (!v->ifindex)
+		return exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	if (v->ifindex != skb->ingress_ifindex)
+		return is_direct ? drop_with(JUNEAU_NAT_DROP_SPOOFED) : exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	if (has_mac(v) && (bpf_skb_load_bytes(skb, ETH_ALEN, smac, ETH_ALEN) < 0 || !same_mac(smac, v->mac)))
+		return is_direct || !in_cluster(p.ip.daddr) ? drop_with(JUNEAU_NAT_DROP_SPOOFED)
+							    : exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
 	if (!cfg || !cfg->ext_ifindex)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);

@@ -36,6 +36,10 @@ export interface AgentFlags {
    * the Nodes and ServiceCIDRs (runtime/agent/nat/prefixes.ts): traffic to them keeps the pod
    * address (NAT-2). @default undefined: only what is learned */
   readonly natClusterCidrs: string | undefined;
+  /** M2 of the security review: inbound ElasticIP packets, once translated, go through the kernel's
+   * forwarding (netfilter, conntrack: NetworkPolicy and host firewalls apply) instead of straight
+   * to the pod's device. @default false: NetworkPolicy is bypassed for ElasticIP traffic */
+  readonly natKernelForward: boolean;
   /** FO-2: answers stop this long after the agent last proved its view current. */
   readonly answerExpiryMs: number;
   /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
@@ -67,6 +71,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   pollIntervalMs: 5_000,
   natPodIfaces: undefined,
   natClusterCidrs: undefined,
+  natKernelForward: false,
   answerExpiryMs: 10_000,
   watchIdleTimeoutMs: 90_000,
   leaseNamespace: INSTALL.namespace,
@@ -185,6 +190,13 @@ Flags:
                                      does not record on the Nodes (Calico IPAM, Cilium
                                      cluster-pool) and, before 1.33, the Service range
                                      (default: none, only what is learned)
+  --nat-kernel-forward, --no-nat-kernel-forward
+                                     inbound ElasticIP traffic, once translated, goes
+                                     through the kernel's forwarding: netfilter,
+                                     conntrack, NetworkPolicy and host firewall rules
+                                     apply to it. Without it the packet is sent straight
+                                     to the pod's device and NetworkPolicy is bypassed
+                                     (default off)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -225,6 +237,7 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   [AGENT_FLAGS.ownerDaemonSet]: { field: 'ownerDaemonSet', read: optionalString },
   [AGENT_FLAGS.natPodIfaces]: { field: 'natPodIfaces', read: optionalString },
   [AGENT_FLAGS.natClusterCidrs]: { field: 'natClusterCidrs', read: optionalString },
+  [AGENT_FLAGS.natKernelForward]: { field: 'natKernelForward', boolean: true },
   [AGENT_FLAGS.logLevel]: { field: 'logLevel', read: optionalString },
   'log-format': { field: 'logFormat', read: optionalString },
 };

@@ -33,9 +33,9 @@ import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface 
 import { ArpMetrics } from './arp/metrics';
 import { NatResources, NatSync } from './nat/sync';
 import { parseClusterCidrs } from './nat/prefixes';
-import { attachNatDataplane, detachNatDataplane } from './nat/attach';
+import { attachNatDataplane, detachNatDataplane, type NatDataplane } from './nat/attach';
 import { NatMetrics } from './nat/metrics';
-import { natFilters, type NatMaps } from './bpf/nat';
+import { natFilters } from './bpf/nat';
 import { AnswerHeartbeat } from './liveness/heartbeat';
 import { AgentLease } from './liveness/lease';
 import { AnnounceMetrics, MoveAnnouncements } from './announce/handovers';
@@ -95,7 +95,7 @@ async function run(
     pinDir,
     entries: attached.maps.addresses().size,
   });
-  let nat: NatMaps | undefined;
+  let nat: NatDataplane | undefined;
   try {
     // The ElasticIP NAT data plane on the same interface (NAT-1..NAT-5, DIR-1). A failure here
     // leaves ARP answering (the promise of every address) running and is reported, not fatal.
@@ -106,16 +106,16 @@ async function run(
       logger.info('NAT programs attached', {
         iface: iface.name,
         podIfaces: flags.natPodIfaces,
-        bindings: nat.bindings().length,
-        direct: nat.directBindings().length,
-        tunnelIfindex: nat.tunnel,
+        bindings: nat.maps.bindings().length,
+        direct: nat.maps.directBindings().length,
+        kernelForward: flags.natKernelForward,
       });
     } catch (err) {
       logger.error('NAT programs not attached: this node translates no ElasticIP', { err });
     }
     return await serve(flags, logger, io, { rest, iface, ifindex, pinDir, attached, nat });
   } finally {
-    nat?.close();
+    nat?.maps.close();
     attached.maps.close();
   }
 }
@@ -126,7 +126,7 @@ interface Running {
   readonly ifindex: number;
   readonly pinDir: string;
   readonly attached: AttachResult;
-  readonly nat: NatMaps | undefined;
+  readonly nat: NatDataplane | undefined;
 }
 
 /** A feature's loop (arp/, nat/, liveness/): serve() starts them in the order Parts.loops lists
@@ -256,7 +256,7 @@ function natLoop(
   flags: AgentFlags,
   logger: Logger,
   r: Running,
-  datapath: NatMaps,
+  datapath: NatDataplane,
   runtimeMetrics: RuntimeMetrics,
   serviceCIDRsServed: boolean,
 ): NatSync {
@@ -284,8 +284,12 @@ function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer
   health.addReadinessCheck('maps-reconciled', () => arp.reconciledOnce);
   if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
   // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
-  if (r.nat)
+  if (r.nat) {
+    const nat = r.nat;
     health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
+    // H3: the VXLAN device, while there is one, never decapsulates without its filter.
+    health.addLivenessCheck('nat-tunnel-attached', () => nat.tunnel === 0 || natFilters(nat.tunnel).tun !== 0);
+  }
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has

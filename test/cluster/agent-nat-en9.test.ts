@@ -6,6 +6,7 @@
 // statuses the controller would. The packets themselves: test/netns/nat-en9.test.ts.
 import { JuneauResources } from '../../runtime/kube/resources';
 import { VXLAN_DEVICE } from '../../runtime/agent/nat/vxlan';
+import { NODE_EXT } from '../netns/nat-rig';
 import { describeAsRoot } from '../netns/rig';
 import { useAgentNat } from './agent-nat-harness';
 import { ensureNode, ignoreNotFound, waitFor } from './fixture';
@@ -49,29 +50,48 @@ describeAsRoot('juneau-agent carries direct ElasticIPs of other nodes by VXLAN (
       what: `juneau_nat_remote = ${JSON.stringify(want)}`,
     });
 
-  test('EN-8, EN-9: nothing is carried while status.networkID is 0; once written, the ElasticIP goes to the other node with that VNI through the agent VXLAN device', async () => {
+  /** The VXLAN devices of the node namespace. */
+  const vxlanDevices = async () =>
+    (
+      JSON.parse(await rig.in(rig.node, 'ip', '-d', '-j', 'link', 'show', 'type', 'vxlan')) as Array<{
+        ifname: string;
+        flags: string[];
+        linkinfo: {
+          info_kind: string;
+          info_data: { external?: boolean; port: number; learning?: boolean; local?: string; link?: string };
+        };
+      }>
+    ).map((d) => ({
+      name: d.ifname,
+      up: d.flags.includes('UP'),
+      external: d.linkinfo.info_data.external,
+      port: d.linkinfo.info_data.port,
+      learning: d.linkinfo.info_data.learning,
+      local: d.linkinfo.info_data.local,
+      link: d.linkinfo.info_data.link,
+    }));
+
+  test('EN-8, EN-9, SEC-3: nothing is carried and no VXLAN device exists while status.networkID is 0; once written, the ElasticIP goes to the other node with that VNI through the agent VXLAN device, bound to the node address', async () => {
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/readyz')).toContain('[+]nat-reconciled ok');
     expect(t.maps.remoteBindings()).toEqual([]);
-    const device = JSON.parse(await rig.in(rig.node, 'ip', '-d', '-j', 'link', 'show', VXLAN_DEVICE)) as Array<{
-      flags: string[];
-      linkinfo: { info_kind: string; info_data: { external?: boolean; port: number; learning?: boolean } };
-    }>;
-    expect({
-      up: device[0].flags.includes('UP'),
-      kind: device[0].linkinfo.info_kind,
-      external: device[0].linkinfo.info_data.external,
-      port: device[0].linkinfo.info_data.port,
-      learning: device[0].linkinfo.info_data.learning,
-    }).toEqual({ up: true, kind: 'vxlan', external: true, port: 4789, learning: false });
+    expect(await vxlanDevices()).toEqual([]);
     await t.patchStatus(JuneauResources.externalNetworks, '', network, { networkID: VNI });
     await remote([{ elasticIP: EIP, node: OTHER_NODE_IP, vni: VNI }]);
+    expect(await vxlanDevices()).toEqual([
+      { name: VXLAN_DEVICE, up: true, external: true, port: 4789, learning: false, local: NODE_EXT, link: 'ext0' },
+    ]);
+    expect(t.maps.peers()).toEqual([NODE_EXT, OTHER_NODE_IP]);
     expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9201/metrics')).toContain(
       'juneau_agent_nat_bindings{kind="remote"} 1',
     );
+    expect(await rig.in(rig.node, 'curl', '-s', 'http://127.0.0.1:9202/healthz')).toContain(
+      '[+]nat-tunnel-attached ok',
+    );
   });
 
-  test('EN-9: the NetworkInterface gone, the remote binding goes, counters included', async () => {
+  test('EN-9, SEC-3: the NetworkInterface gone, the remote binding goes, counters included, and the VXLAN device with it', async () => {
     await rest.delete(JuneauResources.networkInterfaces, t.ns, 'far.eth0');
     await t.waitForNoEntries('no NAT entry left: the remote binding and its counters');
+    await waitFor(async () => (await vxlanDevices()).length === 0, { what: 'no VXLAN device left' });
   });
 });

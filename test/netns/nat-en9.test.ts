@@ -16,7 +16,8 @@ import { removePins } from '../../runtime/agent/bpf/pins';
 import { desiredNat, type NatInputs, type NodeObject } from '../../runtime/agent/nat/desired';
 import { pod, podOwner } from '../shared/nat-pods';
 import { VXLAN_PORT } from '../../runtime/agent/nat/vxlan';
-import { NatRig } from './nat-rig';
+import { NatRig, resolverIn } from './nat-rig';
+import { ipv4Packets as ipv4 } from './ipv4';
 import { describeAsRoot } from './rig';
 
 const run = promisify(execFile);
@@ -119,9 +120,9 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
 
   /** Loads the programs and makes the VXLAN device from a process holding only the agent's
    * capabilities (as NatRig.attach does). */
-  async function attach(ns: string, pods: string[], pinDir: string): Promise<{ tunnel: number }> {
+  async function attach(ns: string, pods: string[], pinDir: string, local: string): Promise<{ tunnel: number }> {
     const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
-    const request = JSON.stringify({ ext: 'ext0', pods, pinDir, tunnel: true });
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir, tunnel: local });
     const tsx = path.join(__dirname, '../../node_modules/.bin/tsx');
     const loader = path.join(__dirname, 'nat-loader.ts');
     const out = await sh(
@@ -142,6 +143,7 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
   function program(networkID: number): void {
     const a = desiredNat({ nodeName: 'node-a', ...objects(networkID) });
     const b = desiredNat({ nodeName: 'node-b', ...objects(networkID) });
+    for (const maps of [mapsA, mapsB]) maps.setPeers([NODE_A, NODE_B]);
     mapsA.sync(a.nat, a.direct, a.remote);
     mapsB.sync(b.nat, b.direct, b.remote);
   }
@@ -182,10 +184,10 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
     // The bridge learns both nodes' MACs first: a frame to an unknown MAC is flooded to node B too,
     // whose tc_nat_in would deliver that copy itself (DIR-1) besides node A's VXLAN one.
     for (const ns of [nodeA, nodeB]) expect(await tools.tool(ns, 'ping', ROUTER, '1')).toEqual({ replies: [ROUTER] });
-    const a = await attach(nodeA, [], pinA);
-    await attach(nodeB, ['pod0'], pinB);
-    mapsA = NatMaps.openPinned(pinA);
-    mapsB = NatMaps.openPinned(pinB);
+    const a = await attach(nodeA, [], pinA, NODE_A);
+    await attach(nodeB, ['pod0'], pinB, NODE_B);
+    mapsA = NatMaps.openPinned(pinA, resolverIn(nodeA));
+    mapsB = NatMaps.openPinned(pinB, resolverIn(nodeB));
     mapsA.setTunnel(a.tunnel);
   }, 120_000);
 
@@ -244,6 +246,29 @@ describeAsRoot('EN-9: a direct ElasticIP reached through a node without its pod 
     expect(ping).toEqual({ replies: [] });
     expect(frames.map((f) => f?.vni)).toEqual([VNI + 1, VNI + 1]);
     expect(mapsB.stats().JUNEAU_NAT_DROP_TUNNEL_VNI - before).toBe(2n);
+  }, 30_000);
+
+  test("SEC-3: a VXLAN frame with the network's VNI for the direct ElasticIP from a host that is not a Node is dropped by node B and counted; the same frame from node A reaches the pod", async () => {
+    program(VNI);
+    /** What the pod receives on UDP `port` while `from` sends one VXLAN frame to node B. */
+    const injected = async (from: string, port: number) =>
+      ipv4(
+        await tools.capture(
+          pod,
+          'eth0',
+          async () =>
+            void (await tools.tool(from, 'vxlan-send', NODE_B, String(VNI), '10.244.9.9', EIP, String(port), '1')),
+          ['udp', 'and', 'dst', 'port', String(port)],
+        ),
+      ).map((p) => `${p.src}>${p.dst}`);
+    let before = mapsB.stats();
+    expect(await injected(router, 9500)).toEqual([]);
+    expect(mapsB.stats().JUNEAU_NAT_DROP_TUNNEL_PEER - before.JUNEAU_NAT_DROP_TUNNEL_PEER).toBe(1n);
+    expect(mapsB.stats().JUNEAU_NAT_EVENT_TUNNEL_IN - before.JUNEAU_NAT_EVENT_TUNNEL_IN).toBe(0n);
+    before = mapsB.stats();
+    expect(await injected(nodeA, 9501)).toEqual([`10.244.9.9>${EIP}`]);
+    expect(mapsB.stats().JUNEAU_NAT_EVENT_TUNNEL_IN - before.JUNEAU_NAT_EVENT_TUNNEL_IN).toBe(1n);
+    expect(mapsB.peers()).toEqual([NODE_A, NODE_B]);
   }, 30_000);
 
   test('EN-9, EN-8: with status.networkID 0 nothing is encapsulated; removing the binding stops the carrying', async () => {

@@ -19,11 +19,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
-import { NatMaps, type NatEntry } from '../../runtime/agent/bpf/nat';
+import { NatMaps, type NatEntry, type PodDeviceResolver } from '../../runtime/agent/bpf/nat';
+import { resolvePodDevice } from '../../runtime/agent/bpf/pod-device';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { pcapFrames } from './ipv4';
-import { deleteNetns, inNs, macIn, startTcpdump } from './ns-tools';
+import { deleteNetns, inNetnsSync, inNs, macIn, startTcpdump } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -39,6 +40,8 @@ export const NODE_POD = '10.0.0.1';
 export const POD = '10.0.0.2';
 export const NODE_POD2 = '10.0.1.1';
 export const POD2 = '10.0.1.2';
+/** The second pod's address when both pods are on the node's bridge (bridgePods). */
+export const POD_BRIDGED = '10.0.0.3';
 export const ROUTER_SRV = '203.0.113.1';
 export const SERVER = '203.0.113.2';
 export const SERVER_MTU = 1280;
@@ -131,6 +134,30 @@ export class NatRig {
     await this.in(this.pod2, 'ip', 'route', 'add', 'default', 'via', NODE_POD2);
   }
 
+  /** Puts the pods on one bridge, as a bridge CNI does (cni0): br0 takes the node's 10.0.0.1, pod0
+   * becomes its port, and the second pod (POD_BRIDGED) joins it through the port pod1. */
+  async bridgePods(): Promise<void> {
+    await run('ip', ['netns', 'add', this.pod2]);
+    this.hasPod2 = true;
+    await this.in(this.pod2, 'ip', 'link', 'set', 'lo', 'up');
+    await this.in(this.node, 'ip', 'addr', 'del', `${NODE_POD}/24`, 'dev', 'pod0');
+    await this.in(this.node, 'ip', 'link', 'add', 'br0', 'type', 'bridge');
+    await this.link(this.node, 'pod1', this.pod2, 'eth0');
+    for (const port of ['pod0', 'pod1']) await this.in(this.node, 'ip', 'link', 'set', port, 'master', 'br0');
+    await this.in(this.node, 'ip', 'link', 'set', 'br0', 'up');
+    await this.addr(this.node, 'br0', `${NODE_POD}/24`);
+    await this.addr(this.pod2, 'eth0', `${POD_BRIDGED}/24`);
+    for (const ns of [this.pod, this.pod2]) await this.in(ns, 'ip', 'route', 'replace', 'default', 'via', NODE_POD);
+  }
+
+  /** The ifindex of `dev` in the node namespace. */
+  async nodeIfindex(dev: string): Promise<number> {
+    const [link] = JSON.parse(await this.in(this.node, 'ip', '-j', 'link', 'show', 'dev', dev)) as Array<{
+      ifindex: number;
+    }>;
+    return link.ifindex;
+  }
+
   private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
     const a = `jn${this.id}${randomBytes(2).toString('hex')}`;
     const b = `jn${this.id}${randomBytes(2).toString('hex')}`;
@@ -177,9 +204,12 @@ export class NatRig {
   /** Loads the NAT programs onto the node from a separate process that exits, holding only the
    * agent's capabilities (AGENT_CAPABILITIES of the install manifest): the verifier is stricter
    * without CAP_PERFMON, and a program only root can load would not load in the DaemonSet. */
-  async attach(pods: string[] = ['pod0']): Promise<{ filters: { in: number; out: number } }> {
+  async attach(
+    pods: string[] = ['pod0'],
+    options: { readonly kernelForward?: boolean } = {},
+  ): Promise<{ filters: { in: number; out: number } }> {
     const caps = `-all,${AGENT_CAPABILITIES.map((c) => `+${c.toLowerCase()}`).join(',')}`;
-    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir });
+    const request = JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir, ...options });
     return JSON.parse(
       await this.in(
         this.node,
@@ -195,13 +225,21 @@ export class NatRig {
     ) as { filters: { in: number; out: number } };
   }
 
+  /** Runs nat-loader.ts `command` in the node namespace with `request` (ext0 and this rig's pins
+   * filled in); its JSON answer. */
+  async loader<T>(command: string, request: object = {}): Promise<T> {
+    const json = JSON.stringify({ ext: 'ext0', pinDir: this.pinDir, ...request });
+    return JSON.parse(await this.in(this.node, TSX, LOADER, command, json)) as T;
+  }
+
   async detach(pods: string[] = ['pod0']): Promise<void> {
     await this.in(this.node, TSX, LOADER, 'detach', JSON.stringify({ ext: 'ext0', pods, pinDir: this.pinDir }));
   }
 
-  /** The pinned maps, opened from the test process (bpffs is not per namespace). */
+  /** The pinned maps, opened from the test process (bpffs is not per namespace); the pods' devices
+   * resolved by the agent's own code in the node namespace. */
   maps(): NatMaps {
-    this.openMaps ??= NatMaps.openPinned(this.pinDir);
+    this.openMaps ??= NatMaps.openPinned(this.pinDir, resolverIn(this.node));
     return this.openMaps;
   }
 
@@ -301,6 +339,12 @@ export class NatRig {
     return m ? Number(m[1]) : undefined;
   }
 }
+
+/** The agent's resolvePodDevice, run in the network namespace `ns`. */
+export const resolverIn =
+  (ns: string): PodDeviceResolver =>
+  (address) =>
+    inNetnsSync(ns, () => resolvePodDevice(address));
 
 /** A NatRig set up before the enclosing describe's tests and destroyed after them. */
 export function useNatRig(options: { readonly offloads?: boolean } = {}): NatRig {

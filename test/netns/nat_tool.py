@@ -111,6 +111,24 @@ def udp_raw(src, dst, sport, dport, length, zero_csum, count):
     out({'sent': count, 'check': check})
 
 
+def vxlan_send(node, vni, inner_src, inner_dst, dport, count):
+    """VXLAN (RFC 7348) frames to UDP 4789 of `node`, from this namespace's own address: VNI `vni`,
+    inside an Ethernet frame with a UDP datagram from `inner_src` to `inner_dst`:`dport`."""
+    payload = b'v' * 16
+    ulen = 8 + len(payload)
+    pseudo = socket.inet_aton(inner_src) + socket.inet_aton(inner_dst) + struct.pack('!BBH', 0, 17, ulen)
+    check = csum(pseudo + struct.pack('!HHHH', 5555, dport, ulen, 0) + payload) or 0xffff
+    udp = struct.pack('!HHHH', 5555, dport, ulen, check) + payload
+    head = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + ulen, 0x4a56, 0, 64, 17, 0, socket.inet_aton(inner_src), socket.inet_aton(inner_dst))
+    head = head[:10] + struct.pack('!H', csum(head)) + head[12:]
+    eth = bytes.fromhex('020000000001' '020000000002' '0800')
+    vxlan = struct.pack('!II', 0x08000000, vni << 8)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for _ in range(count):
+        s.sendto(vxlan + eth + head + udp, (node, 4789))
+    out({'sent': count})
+
+
 def tcp_server(port):
     """One connection: sends 'client=<address>\\n', then echoes until EOF, reports the bytes."""
     s = serving(socket.SOCK_STREAM, port)
@@ -195,6 +213,8 @@ def main():
         udp_send(args[0], int(args[1]), int(args[2]), int(args[3]), args[4] == 'df', int(args[5]) if len(args) > 5 else 0)
     elif cmd == 'udp-raw':
         udp_raw(args[0], args[1], int(args[2]), int(args[3]), int(args[4]), args[5] == 'zero', int(args[6]))
+    elif cmd == 'vxlan-send':
+        vxlan_send(args[0], int(args[1]), args[2], args[3], int(args[4]), int(args[5]))
     elif cmd == 'trace':
         trace(args[0], int(args[1]), int(args[2]))
     elif cmd == 'tcp-server':

@@ -3,8 +3,34 @@
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
+import { koffi } from '../../runtime/agent/koffi';
 
 const run = promisify(execFile);
+
+const CLONE_NEWNET = 0x40000000;
+let setns: ((fd: number, nstype: number) => number) | undefined;
+
+/**
+ * Runs `fn` (synchronous) with this thread in the network namespace `ns`, and back: for the
+ * agent's own netlink code (a socket is of the namespace it was made in), called from a test
+ * process that stays in the root namespace. Nothing else runs on the thread meanwhile.
+ */
+export function inNetnsSync<T>(ns: string, fn: () => T): T {
+  setns ??= koffi.load('libc.so.6').func('int setns(int fd, int nstype)') as (fd: number, nstype: number) => number;
+  const home = fs.openSync('/proc/self/ns/net', 'r');
+  const there = fs.openSync(`/var/run/netns/${ns}`, 'r');
+  try {
+    if (setns(there, CLONE_NEWNET) !== 0) throw new Error(`setns into ${ns} failed (errno ${koffi.errno()})`);
+    try {
+      return fn();
+    } finally {
+      if (setns(home, CLONE_NEWNET) !== 0) throw new Error(`setns back from ${ns} failed (errno ${koffi.errno()})`);
+    }
+  } finally {
+    fs.closeSync(there);
+    fs.closeSync(home);
+  }
+}
 
 /** Runs `cmd args` in the network namespace `ns` (a name under /var/run/netns); its stdout. */
 export async function inNs(ns: string, cmd: string, ...args: string[]): Promise<string> {

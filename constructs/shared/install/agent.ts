@@ -54,6 +54,7 @@ export function agent(o: ResolvedOptions): ManifestObject {
   if (o.nodeIngressInterface) args.push(flag(AGENT_FLAGS.nodeIngressIface, o.nodeIngressInterface));
   if (o.natPodInterfaces.length > 0) args.push(flag(AGENT_FLAGS.natPodIfaces, o.natPodInterfaces.join(',')));
   if (o.natClusterCidrs.length > 0) args.push(flag(AGENT_FLAGS.natClusterCidrs, o.natClusterCidrs.join(',')));
+  if (o.natKernelForward) args.push(flag(AGENT_FLAGS.natKernelForward, 'true'));
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',

@@ -76,6 +76,14 @@ export interface JuneauInstallOptions {
    * @default none (no NetworkPolicy: any pod can reach 9443)
    */
   readonly webhookNetworkPolicy?: readonly string[];
+   * Send inbound ElasticIP traffic, once translated, through each node's kernel forwarding, so
+   * that netfilter sees it: NetworkPolicy (an iptables- or nftables-based CNI policy such as
+   * Calico's, kube-router's), host firewall rules and conntrack apply to the pods' ElasticIP
+   * traffic (the agent's `--nat-kernel-forward`). Without it the agent sends each packet straight
+   * to the pod's device, which is faster, and NetworkPolicy is bypassed for ElasticIP traffic.
+   * @default false
+   */
+  readonly natKernelForward?: boolean;
   /**
    * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
    * @default true
@@ -145,6 +153,7 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     natPodInterfaces: o.natPodInterfaces ?? [],
     natClusterCidrs: o.natClusterCidrs ?? [],
     webhookNetworkPolicy: o.webhookNetworkPolicy ?? [],
+    natKernelForward: o.natKernelForward ?? false,
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
     imagePullSecrets: o.imagePullSecrets ?? [],

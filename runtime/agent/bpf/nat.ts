@@ -16,8 +16,9 @@ import { BpfObject, findBuiltObject } from './object';
 import * as libbpf from './libbpf';
 import { TC_ATTACH, type TcFilter } from './libbpf';
 import * as layout from './layout';
-import type { NatCounters, NatReasonName, Prefix } from './layout';
+import type { NatCounters, NatReasonName, PodDevice, Prefix } from './layout';
 import { loadPinned, pinProgram, unlinkIfPresent } from './pins';
+import { resolvePodDevice } from './pod-device';
 
 /** Handles and priority of the Juneau NAT filters: priority 1 runs them before filters others add
  * at the default priorities. 0x4a4e is "JN"; tc_nat_pod has its own handle, so an interface that
@@ -74,6 +75,9 @@ export interface NatAttachOptions {
 
 type Role = keyof typeof layout.NAT_PROGRAMS;
 
+/** Where the pod holding NIC address `address` is, as this node sees it (resolvePodDevice). */
+export type PodDeviceResolver = (address: string) => PodDevice;
+
 function filterFor(role: Role, ifindex: number): TcFilter {
   return {
     ifindex,
@@ -87,6 +91,15 @@ export function natProgramPinPath(pinDir: string, role: Role, ifindex: number): 
   return path.join(pinDir, `${layout.NAT_PROGRAMS[role]}_if${ifindex}`);
 }
 
+/** Attaches (or replaces) the filter of `role` on `ifindex` with the loaded object's program, and
+ * pins it. */
+function attachRole(obj: BpfObject, pinDir: string, role: Role, ifindex: number): void {
+  const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
+  libbpf.tcHookCreate(ifindex);
+  libbpf.tcAttach(filterFor(role, ifindex), fd);
+  pinProgram(fd, natProgramPinPath(pinDir, role, ifindex));
+}
+
 /** Loads tc_nat.bpf.o (adopting its pinned maps, pins.ts), attaches or replaces its filters, pins
  * the programs, and returns the maps. */
 export function attachNat(options: NatAttachOptions): NatMaps {
@@ -96,12 +109,7 @@ export function attachNat(options: NatAttachOptions): NatMaps {
       const maps = NatMaps.openPinned(options.pinDir);
       try {
         maps.setExternalInterface(options.extIfindex, options.kernelForward ?? false);
-        const attach = (role: Role, ifindex: number) => {
-          const fd = obj.programFd(layout.NAT_PROGRAMS[role]);
-          libbpf.tcHookCreate(ifindex);
-          libbpf.tcAttach(filterFor(role, ifindex), fd);
-          pinProgram(fd, natProgramPinPath(options.pinDir, role, ifindex));
-        };
+        const attach = (role: Role, ifindex: number) => attachRole(obj, options.pinDir, role, ifindex);
         attach('in', options.extIfindex);
         attach('out', options.extIfindex);
         for (const ifindex of options.podIfindexes ?? []) attach('pod', ifindex);
@@ -115,6 +123,17 @@ export function attachNat(options: NatAttachOptions): NatMaps {
         throw err;
       }
     });
+  } finally {
+    obj.close();
+  }
+}
+
+/** EN-9: attaches tc_nat_tun alone to the VXLAN device `tunnelIfindex` (the other programs and
+ * the maps as they are: the maps pinned, the other filters untouched). */
+export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPath?: string): void {
+  const obj = BpfObject.open(objectPath ?? findBuiltObject('tc_nat.bpf.o'));
+  try {
+    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, 'tun', tunnelIfindex));
   } finally {
     obj.close();
   }
@@ -168,32 +187,47 @@ export interface NatSyncResult {
   readonly remoteRemoved: RemoteBinding[];
 }
 
+/** A binding with the device of its pod, as the maps hold it. */
+interface Bound extends NatBinding {
+  readonly device: PodDevice;
+}
+
+const sameDevice = (a: PodDevice, b: PodDevice) => a.ifindex === b.ifindex && a.mac === b.mac;
+
 /**
  * The writes that make a map of bindings hold `want` where it holds `have`, by ElasticIP: `added`,
- * what `want` holds that `have` lacks or binds otherwise; `removed`, deleted before those are
- * written, what `want` drops, and also what it binds otherwise unless `inPlace` (the update then
- * overwrites the entry with no gap).
+ * what `want` holds that `have` lacks or binds otherwise (another address or device); `removed`,
+ * deleted before those are written, what `want` drops, and also what it binds to another address
+ * unless `inPlace` (the update then overwrites the entry with no gap). A new device alone is
+ * always written in place.
  */
 function bindingChanges(
-  have: readonly NatBinding[],
-  want: ReadonlyMap<string, NatBinding>,
+  have: readonly Bound[],
+  want: ReadonlyMap<string, Bound>,
   inPlace: boolean,
-): { added: NatBinding[]; removed: NatBinding[] } {
-  const had = new Map(have.map((h) => [h.elasticIP, h.address]));
+): { added: Bound[]; removed: Bound[] } {
+  const had = new Map(have.map((h) => [h.elasticIP, h]));
   const removed = have.filter((h) => {
     const w = want.get(h.elasticIP);
     return w === undefined || (!inPlace && w.address !== h.address);
   });
-  const added = [...want.values()].filter((w) => had.get(w.elasticIP) !== w.address);
+  const added = [...want.values()].filter((w) => {
+    const h = had.get(w.elasticIP);
+    return h?.address !== w.address || !sameDevice(h.device, w.device);
+  });
   return { added, removed };
 }
+
+const plain = ({ elasticIP, address }: NatBinding): NatBinding => ({ elasticIP, address });
 
 const key = (address: string): Buffer => ipv4ToBytes(address);
 const addr = (bytes: Buffer): string => ipv4FromBytes(bytes);
 
 /** The pinned NAT maps. */
 export class NatMaps {
-  static openPinned(pinDir: string): NatMaps {
+  /** `resolve`: where the pod of a NIC address is (tests resolve in another network namespace).
+   * @default resolvePodDevice, in the caller's network namespace */
+  static openPinned(pinDir: string, resolve: PodDeviceResolver = resolvePodDevice): NatMaps {
     const opened: BpfMap[] = [];
     const open = (name: string, keySize: number, valueSize: number) => {
       const map = BpfMap.openPinned(path.join(pinDir, name));
@@ -217,6 +251,8 @@ export class NatMaps {
         open(n.stats, 4, layout.STATS_VALUE.size),
         open(n.remote, layout.NAT_KEY.size, layout.NAT_REMOTE.size),
         open(n.vni, layout.NAT_VNI_KEY.size, layout.NAT_VNI_VALUE.size),
+        open(n.peers, layout.NAT_KEY.size, layout.NAT_PEER_VALUE.size),
+        resolve,
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -238,6 +274,8 @@ export class NatMaps {
     readonly statsMap: BpfMap,
     readonly remoteMap: BpfMap,
     readonly vniMap: BpfMap,
+    readonly peersMap: BpfMap,
+    private readonly resolve: PodDeviceResolver,
   ) {}
 
   /** The VXLAN device of EN-9 (its ifindex in this network namespace), read back by sync(). */
@@ -255,26 +293,105 @@ export class NatMaps {
 
   /** The bindings, from juneau_nat_in (ElasticIP -> address). */
   bindings(): NatBinding[] {
-    return this.inMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
+    return this.bound(this.inMap).map(plain);
   }
 
   /** The direct ElasticIPs (DIR-1), from juneau_nat_direct (ElasticIP -> NIC address). */
   directBindings(): NatBinding[] {
-    return this.directMap.entries().map(([k, v]) => ({ elasticIP: addr(k), address: addr(v) }));
+    return this.bound(this.directMap).map(plain);
+  }
+
+  /** The bindings of juneau_nat_in or juneau_nat_direct with the devices of their pods (H1/M3). */
+  devices(which: 'nat' | 'direct' = 'nat'): Bound[] {
+    return this.bound(which === 'nat' ? this.inMap : this.directMap);
+  }
+
+  private bound(map: BpfMap): Bound[] {
+    return map.entries().map(([k, v]) => {
+      const { addr: a, device } = layout.decodeNatValue(v);
+      return { elasticIP: addr(k), address: addr(a), device };
+    });
   }
 
   /**
-   * Makes the maps hold exactly `desired`. Added: counters (kept when present), then the outbound
-   * direction, then the inbound one, so the first translated packet of either direction finds the
-   * other. Removed in the opposite order. Stale juneau_nat_out keys (an ElasticIP whose address
-   * changed) and counters of ElasticIPs no longer bound go too: nothing is left behind (NAT-4).
+   * The pod device of each binding, resolved once per address per pass. A binding the maps hold
+   * already (same ElasticIP, same address) keeps what it has: its device is the one its pod had
+   * when it was written, and another device or MAC for the address later is another pod (H1: the
+   * address was given again), which must not inherit the ElasticIP. Only what was not known is
+   * filled in: the device (0), or the MAC the neighbour table has learned since on that device.
+   */
+  private withDevices<T extends NatBinding>(
+    bindings: Iterable<T>,
+    have: readonly Bound[],
+  ): Map<string, T & { device: PodDevice }> {
+    const held = new Map(have.map((h) => [h.elasticIP, h]));
+    const devices = new Map<string, PodDevice>();
+    const out = new Map<string, T & { device: PodDevice }>();
+    for (const b of bindings) {
+      let device = devices.get(b.address);
+      if (!device) devices.set(b.address, (device = this.resolve(b.address)));
+      const h = held.get(b.elasticIP);
+      if (h?.address === b.address && h.device.ifindex !== 0) {
+        const learned = !h.device.mac && device.ifindex === h.device.ifindex ? device.mac : undefined;
+        device = learned ? { ifindex: h.device.ifindex, mac: learned } : h.device;
+      }
+      out.set(b.elasticIP, { ...b, device });
+    }
+    return out;
+  }
+
+  /** Resolves the pods' devices again and writes what was not known yet (withDevices): a binding
+   * written before its pod's route, a MAC the neighbour table learned since; returns how many.
+   * The agent calls it at every poll. */
+  refreshDevices(): number {
+    let changed = 0;
+    for (const [map, which] of [
+      [this.inMap, 'nat'],
+      [this.directMap, 'direct'],
+    ] as const) {
+      const have = this.devices(which);
+      const now = this.withDevices(have, have);
+      for (const h of have) {
+        const w = now.get(h.elasticIP)!;
+        if (sameDevice(h.device, w.device)) continue;
+        if (which === 'nat') this.outMap.update(key(w.address), layout.encodeNatValue(key(w.elasticIP), w.device));
+        map.update(key(w.elasticIP), layout.encodeNatValue(key(w.address), w.device));
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  /** H3: the cluster's Nodes' addresses, the only outer sources tc_nat_tun accepts. Added before
+   * the stale ones go. */
+  setPeers(nodes: readonly string[]): void {
+    const want = new Set(nodes);
+    for (const node of want) this.peersMap.insert(key(node), Buffer.alloc(layout.NAT_PEER_VALUE.size));
+    for (const k of this.peersMap.keys()) if (!want.has(addr(k))) this.peersMap.delete(k);
+  }
+
+  /** The outer sources tc_nat_tun accepts, from juneau_nat_peers. */
+  peers(): string[] {
+    return this.peersMap
+      .keys()
+      .map(addr)
+      .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  }
+
+  /**
+   * Makes the maps hold exactly `desired`, each binding with its pod's device (`resolve`). Added:
+   * counters (kept when present), then the outbound direction, then the inbound one, so the first
+   * translated packet of either direction finds the other. Removed in the opposite order. Stale
+   * juneau_nat_out keys (an address no binding has any more) and counters of ElasticIPs no longer
+   * bound go too, and before anything is added (L11 of the security review: a full map, or a full
+   * juneau_nat_cnt, still makes room for the new entries): nothing is left behind (NAT-4). An
+   * address whose ElasticIP changed has its juneau_nat_out entry overwritten in place.
    */
   sync(
     desired: readonly NatBinding[],
     direct: readonly DirectBinding[] = [],
     remote: readonly RemoteBinding[] = [],
   ): NatSyncResult {
-    const want = new Map<string, NatBinding>();
     const byAddress = new Map<string, string>();
     for (const { elasticIP, address } of desired) {
       const clash = byAddress.get(address);
@@ -283,32 +400,37 @@ export class NatMaps {
           `NIC address ${address} is bound to two ElasticIPs (${clash}, ${elasticIP}); a 1:1 NAT cannot translate it to both`,
         );
       }
-      want.set(elasticIP, { elasticIP, address });
       byAddress.set(address, elasticIP);
     }
-    const { added, removed } = bindingChanges(this.bindings(), want, false);
+    const have = this.devices('nat');
+    const want = this.withDevices(desired.map(plain), have);
+    const { added, removed } = bindingChanges(have, want, false);
+    // Everything that goes, first (L11): bindings, then juneau_nat_out keys of addresses no binding
+    // has, then counters of ElasticIPs that are not wanted anywhere.
     for (const b of removed) this.inMap.delete(key(b.elasticIP));
+    for (const k of this.outMap.keys()) if (!byAddress.has(addr(k))) this.outMap.delete(k);
+    const counted = new Set([
+      ...want.keys(),
+      ...direct.map((d) => d.elasticIP),
+      ...(this.tunnelIfindex ? remote.filter((r) => r.vni > 0).map((r) => r.elasticIP) : []),
+    ]);
+    for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
     for (const b of added) {
       this.startCounting(b.elasticIP);
-      this.outMap.update(key(b.address), key(b.elasticIP));
-      this.inMap.update(key(b.elasticIP), key(b.address));
-    }
-    // juneau_nat_out keys no binding wants: an address whose ElasticIP changed or went.
-    for (const k of this.outMap.keys()) {
-      const value = this.outMap.lookup(k);
-      if (!value || byAddress.get(addr(k)) !== addr(value)) this.outMap.delete(k);
+      this.outMap.update(key(b.address), layout.encodeNatValue(key(b.elasticIP), b.device));
+      this.inMap.update(key(b.elasticIP), layout.encodeNatValue(key(b.address), b.device));
     }
     const { directAdded, directRemoved } = this.syncDirect(direct, want);
     const { remoteAdded, remoteRemoved } = this.syncRemote(remote, want, direct);
     this.syncVnis(direct);
-    const counted = new Set([
-      ...want.keys(),
-      ...direct.map((d) => d.elasticIP),
-      ...remoteAdded.map((r) => r.elasticIP),
-      ...this.remoteBindings().map((r) => r.elasticIP),
-    ]);
-    for (const k of this.countersMap.keys()) if (!counted.has(addr(k))) this.countersMap.delete(k);
-    return { added, removed, directAdded, directRemoved, remoteAdded, remoteRemoved };
+    return {
+      added: added.map(plain),
+      removed: removed.map(plain),
+      directAdded,
+      directRemoved,
+      remoteAdded,
+      remoteRemoved,
+    };
   }
 
   /** EN-9: the direct ElasticIPs of other nodes, from juneau_nat_remote. */
@@ -377,22 +499,22 @@ export class NatMaps {
     direct: readonly NatBinding[],
     nat: ReadonlyMap<string, NatBinding>,
   ): Pick<NatSyncResult, 'directAdded' | 'directRemoved'> {
-    const want = new Map<string, NatBinding>();
     for (const { elasticIP, address } of direct) {
       if (nat.has(elasticIP))
         throw new Error(
           `ElasticIP ${elasticIP} is both translated (to ${nat.get(elasticIP)?.address}) and held directly by ${address} (EIP-5)`,
         );
-      want.set(elasticIP, { elasticIP, address });
     }
+    const have = this.devices('direct');
+    const want = this.withDevices(direct.map(plain), have);
     // Nothing is translated: a direct ElasticIP that moved to another NIC is overwritten in place.
-    const { added, removed } = bindingChanges(this.directBindings(), want, true);
+    const { added, removed } = bindingChanges(have, want, true);
     for (const b of removed) this.directMap.delete(key(b.elasticIP));
     for (const b of added) {
       this.startCounting(b.elasticIP);
-      this.directMap.update(key(b.elasticIP), key(b.address));
+      this.directMap.update(key(b.elasticIP), layout.encodeNatValue(key(b.address), b.device));
     }
-    return { directAdded: added, directRemoved: removed };
+    return { directAdded: added.map(plain), directRemoved: removed.map(plain) };
   }
 
   /** Zeroed counters for an ElasticIP, unless it has some (insert keeps an existing entry). */
@@ -446,6 +568,7 @@ export class NatMaps {
       this.statsMap,
       this.remoteMap,
       this.vniMap,
+      this.peersMap,
     ])
       map.close();
   }

@@ -20,7 +20,17 @@ import { execFileSync } from 'node:child_process';
 import { LibbpfError, numPossibleCpus, objPin, type MapDef } from './libbpf';
 import { BpfMap } from './map';
 import type { BpfObject } from './object';
-import { ANNOUNCE_MAP_NAME, MAP_NAMES, NAT_MAP_NAMES, isPerCpu, perCpuValueSize } from './layout';
+import {
+  ANNOUNCE_MAP_NAME,
+  MAP_NAMES,
+  NAT_MAP_NAMES,
+  NAT_VALUE,
+  encodeNatValue,
+  isPerCpu,
+  perCpuValueSize,
+} from './layout';
+import { ipv4FromBytes } from './addr';
+import { resolvePodDevice } from './pod-device';
 
 /** The directory under bpffs holding every version's pins (uninstall removes it). */
 export const PIN_ROOT = 'juneau';
@@ -42,6 +52,20 @@ type MapName =
   | (typeof NAT_MAP_NAMES)[keyof typeof NAT_MAP_NAMES]
   | typeof ANNOUNCE_MAP_NAME;
 
+/**
+ * juneau_nat_in/out/direct from before the values named the pod's device (4 bytes, the address
+ * alone; security review H1/M3): each entry is carried with the device resolved now, from this
+ * node's route to the pod address (in the key of juneau_nat_out, the value of the others), so
+ * translation goes on through the upgrade (NAT-4).
+ */
+const natValueCarry =
+  (podAddressIn: 'key' | 'value'): Carry =>
+  (k, v) => {
+    if (v.length === NAT_VALUE.size) return [k, v] as const;
+    const pod = ipv4FromBytes(podAddressIn === 'key' ? k : v);
+    return [k, encodeNatValue(v.subarray(0, 4), resolvePodDevice(pod))] as const;
+  };
+
 /** Every pinned map's policy; the next change of a map's layout is its entry here. */
 export const PIN_POLICY: Readonly<Record<MapName, PinPolicy>> = {
   // The XDP responder (bpf/xdp_arp.bpf.c).
@@ -53,11 +77,12 @@ export const PIN_POLICY: Readonly<Record<MapName, PinPolicy>> = {
   juneau_config: STATE, // FO-2: the heartbeat a restarted agent keeps
   juneau_stats: COUNTERS,
   // The ElasticIP NAT programs (bpf/tc_nat.bpf.c).
-  juneau_nat_in: STATE,
-  juneau_nat_out: STATE,
-  juneau_nat_direct: STATE,
+  juneau_nat_in: { kind: 'state', carry: natValueCarry('value') },
+  juneau_nat_out: { kind: 'state', carry: natValueCarry('key') },
+  juneau_nat_direct: { kind: 'state', carry: natValueCarry('value') },
   juneau_nat_remote: STATE,
   juneau_nat_vni: STATE,
+  juneau_nat_peers: STATE, // H3: the Nodes a restarted agent keeps accepting VXLAN from
   juneau_nat_skip: STATE, // NAT-2: the destinations that keep the pod address
   juneau_nat_cfg: COUNTERS, // written before the programs attach
   juneau_nat_cnt: COUNTERS,

@@ -11,17 +11,27 @@
  * masquerade rule (NAT-2). Without it, the CNI must exclude the pods' NAT addresses from its
  * masquerade (README "ElasticIP data plane").
  *
+ * `--nat-kernel-forward` (M2 of the security review): inbound packets, once translated, go through
+ * the kernel's forwarding (netfilter, conntrack: NetworkPolicy and host firewalls apply) instead
+ * of a redirect straight to the pod's device.
+ *
  * EN-9: the VXLAN device `juneau-vxlan` (runtime/agent/nat/vxlan.ts) carries packets for a direct
- * ElasticIP that reach this node while its pod is on another. Without it (it could not be made,
- * e.g. UDP 4789 taken by another VXLAN device) the rest of the data plane still runs, and the
- * caller is told why.
+ * ElasticIP that reach this node while its pod is on another. It exists only while a direct
+ * ElasticIP needs it (H3 of the security review: a decapsulator is an open door), bound to this
+ * node's InternalIP and the device that has it, up only once tc_nat_tun is attached, removed when
+ * attaching fails. Without it (it could not be made, e.g. UDP 4789 taken by another VXLAN device)
+ * the rest of the data plane still runs, and the caller is told why.
  */
+import * as os from 'node:os';
 import { ifNameToIndex } from '../bpf';
-import { attachNat, detachNat, type NatMaps } from '../bpf/nat';
+import { attachNat, attachNatTunnel, detachNat, natFilters, type NatMaps } from '../bpf/nat';
+import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from '../bpf/nat';
+import type { NatReasonName, Prefix } from '../bpf/layout';
 import { poolItemsToPrefixes } from '../bpf/prefixes';
 import { parseClusterCidrs } from './prefixes';
 import type { AgentFlags } from '../flags';
-import { VXLAN_DEVICE, deleteVxlanDevice, ensureVxlanDevice } from './vxlan';
+import type { NatDatapath } from './sync';
+import { VXLAN_DEVICE, deleteVxlanDevice, ensureVxlanDevice, setLinkUp, type VxlanUnderlay } from './vxlan';
 
 const list = (value: string | undefined): string[] =>
   (value ?? '')
@@ -40,21 +50,135 @@ function podIfindexes(flags: Pick<AgentFlags, 'natPodIfaces'>): number[] {
   });
 }
 
+function ifindexOrZero(name: string): number {
+  try {
+    return ifNameToIndex(name);
+  } catch {
+    return 0;
+  }
+}
+
+/** The device of this network namespace that has IPv4 address `address`, or undefined. */
+function deviceWithAddress(address: string): number | undefined {
+  for (const [name, addresses] of Object.entries(os.networkInterfaces())) {
+    if (addresses?.some((a) => a.family === 'IPv4' && a.address === address)) return ifindexOrZero(name) || undefined;
+  }
+  return undefined;
+}
+
+/** Whether these bindings need the VXLAN device: a direct ElasticIP of this node to receive
+ * (tc_nat_tun), or one of another node to send to, with a VNI (EN-8: 0 is none). */
+export function tunnelNeeded(direct: readonly DirectBinding[], remote: readonly RemoteBinding[]): boolean {
+  return direct.some((d) => (d.vni ?? 0) > 0) || remote.some((r) => r.vni > 0);
+}
+
+export interface NatDataplaneOptions {
+  readonly pinDir: string;
+  /** @default build/bpf/tc_nat.bpf.o of this package */
+  readonly objectPath?: string;
+  /** Told why the VXLAN device could not be made or attached (EN-9 then carries nothing). */
+  readonly onTunnelError?: (err: Error) => void;
+}
+
+/**
+ * The NAT maps with the VXLAN device made and removed as the bindings need it (H3): the datapath
+ * NatSync writes through.
+ */
+export class NatDataplane implements NatDatapath {
+  /** This node's InternalIP (the device's only address), from the Node list; undefined: not known yet. */
+  private self: string | undefined;
+  /** Whether the device's state was decided by this agent yet: an earlier agent's is not trusted. */
+  private decided = false;
+
+  constructor(
+    readonly maps: NatMaps,
+    private readonly options: NatDataplaneOptions,
+  ) {}
+
+  /** The VXLAN device's ifindex, 0 while there is none. */
+  get tunnel(): number {
+    return this.maps.tunnel;
+  }
+
+  /** H3: the cluster's Nodes (their InternalIPs), the only VXLAN sources accepted, and this node's. */
+  setNodes(self: string | undefined, nodes: readonly string[]): void {
+    this.self = self;
+    this.maps.setPeers(nodes);
+  }
+
+  sync(nat: readonly NatBinding[], direct: readonly DirectBinding[], remote: readonly RemoteBinding[]): NatSyncResult {
+    const needed = tunnelNeeded(direct, remote);
+    if (needed) this.ensureTunnel();
+    const result = this.maps.sync(nat, direct, remote);
+    if (!needed) this.removeTunnel();
+    return result;
+  }
+
+  refreshDevices(): number {
+    return this.maps.refreshDevices();
+  }
+
+  setInClusterPrefixes(prefixes: readonly Prefix[]): void {
+    this.maps.setInClusterPrefixes(prefixes);
+  }
+
+  entries(): NatEntry[] {
+    return this.maps.entries();
+  }
+
+  stats(): Record<NatReasonName, bigint> {
+    return this.maps.stats();
+  }
+
+  /** The device made down, tc_nat_tun attached, then up; on any failure, removed again. */
+  private ensureTunnel(): void {
+    if (this.decided && this.maps.tunnel && natFilters(this.maps.tunnel).tun !== 0) return;
+    let ifindex = 0;
+    try {
+      const underlay = this.underlay();
+      ifindex = ensureVxlanDevice(underlay);
+      attachNatTunnel(this.options.pinDir, ifindex, this.options.objectPath);
+      setLinkUp(ifindex, VXLAN_DEVICE);
+      this.maps.setTunnel(ifindex);
+    } catch (err) {
+      this.maps.setTunnel(0);
+      if (ifindex) detachNat(ifindex, this.options.pinDir);
+      deleteVxlanDevice(VXLAN_DEVICE);
+      this.options.onTunnelError?.(err as Error);
+    }
+    this.decided = true;
+  }
+
+  /** No direct ElasticIP needs the device (or an earlier agent left one): it goes, with its filter. */
+  private removeTunnel(): void {
+    if (this.decided && !this.maps.tunnel) return;
+    this.maps.setTunnel(0);
+    const ifindex = ifindexOrZero(VXLAN_DEVICE);
+    if (ifindex) {
+      detachNat(ifindex, this.options.pinDir);
+      deleteVxlanDevice(VXLAN_DEVICE);
+    }
+    this.decided = true;
+  }
+
+  private underlay(): VxlanUnderlay {
+    if (!this.self)
+      throw new Error(`${VXLAN_DEVICE} is not made: this node's InternalIP is not known (its Node object)`);
+    const link = deviceWithAddress(this.self);
+    if (!link) throw new Error(`${VXLAN_DEVICE} is not made: no device of this node has its InternalIP ${this.self}`);
+    return { local: this.self, link };
+  }
+}
+
 export function attachNatDataplane(
-  flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs'>,
+  flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs' | 'natKernelForward'>,
   extIfindex: number,
   pinDir: string,
   onTunnelError: (err: Error) => void = () => undefined,
-): NatMaps {
+): NatDataplane {
   const prefixes = poolItemsToPrefixes(parseClusterCidrs(flags.natClusterCidrs));
   const pods = podIfindexes(flags);
-  let tunnelIfindex: number | undefined;
-  try {
-    tunnelIfindex = ensureVxlanDevice();
-  } catch (err) {
-    onTunnelError(err as Error);
-  }
-  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir, tunnelIfindex });
+  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir, kernelForward: flags.natKernelForward });
   try {
     // Added, not replaced: the pinned set also holds what the last agent learned from the API
     // (NatSync), and must keep it until this agent's informers have synced (NAT-4).
@@ -63,7 +187,7 @@ export function attachNatDataplane(
     maps.close();
     throw err;
   }
-  return maps;
+  return new NatDataplane(maps, { pinDir, onTunnelError });
 }
 
 /** Removes the NAT filters (uninstall, --detach-on-exit); the maps stay until the pins go. */
@@ -71,12 +195,8 @@ export function detachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces'>, extI
   detachNat(extIfindex, pinDir);
   for (const ifindex of podIfindexes(flags)) detachNat(ifindex, pinDir);
   // The VXLAN device goes with its filter (EN-9).
-  let tunnel = 0;
-  try {
-    tunnel = ifNameToIndex(VXLAN_DEVICE);
-  } catch {
-    return; // never made: nothing to remove
-  }
+  const tunnel = ifindexOrZero(VXLAN_DEVICE);
+  if (!tunnel) return; // never made: nothing to remove
   detachNat(tunnel, pinDir);
   deleteVxlanDevice(VXLAN_DEVICE);
 }

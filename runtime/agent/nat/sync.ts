@@ -38,6 +38,7 @@ import {
   type PodObject,
 } from './desired';
 import type { NatMetrics } from './metrics';
+import { nodeInternalIPs } from '../interface';
 
 /** The Kubernetes resources NatSync reads beside its Juneau kinds (which are in JuneauResources). */
 export const NatResources = {
@@ -70,6 +71,11 @@ export interface NatDatapath {
   setInClusterPrefixes(prefixes: readonly Prefix[]): void;
   entries(): NatEntry[];
   stats(): Record<NatReasonName, bigint>;
+  /** H3: this node's InternalIP and every Node's, the only VXLAN sources accepted; written before
+   * each sync. @default not written */
+  setNodes?(self: string | undefined, nodes: readonly string[]): void;
+  /** H1/M3: the pods' devices resolved again, at every poll. @default not done */
+  refreshDevices?(): number;
 }
 
 export interface NatSyncOptions {
@@ -217,6 +223,7 @@ export class NatSync {
     try {
       // Prefixes first: a binding's first packet to the cluster already keeps the pod address.
       this.writeClusterPrefixes();
+      this.writeNodes();
       const r = this.options.datapath.sync(desired.nat, desired.direct, desired.remote);
       if (Object.values(r).some((changed: unknown[]) => changed.length > 0))
         this.logger.info('NAT maps reconciled', { ...r });
@@ -256,9 +263,24 @@ export class NatSync {
     });
   }
 
+  /** H3: the Nodes' InternalIPs (the VXLAN sources accepted), and this node's. */
+  private writeNodes(): void {
+    const nodes = this.nodes.list();
+    const self = nodes.find((n) => n.metadata?.name === this.options.nodeName);
+    this.options.datapath.setNodes?.(self && nodeInternalIPs(self)[0], nodes.flatMap(nodeInternalIPs));
+  }
+
   poll(): void {
     if (!this.loop.running) return;
     if (this.loop.lastPassFailed) this.reconcile();
+    else if (this.loop.reconciledOnce) {
+      try {
+        const changed = this.options.datapath.refreshDevices?.() ?? 0;
+        if (changed > 0) this.logger.info("NAT bindings follow their pods' devices", { changed });
+      } catch (err) {
+        this.logger.error("resolving the pods' devices failed", { err });
+      }
+    }
     try {
       this.options.metrics?.observe(this.options.datapath.entries(), this.options.datapath.stats());
     } catch (err) {

@@ -256,6 +256,12 @@ describe('NAT map layouts: C (BTF of build/bpf/tc_nat.bpf.o) equals runtime/agen
       'struct juneau_nat_vni_value',
       layout.NAT_LIMITS.JUNEAU_NAT_VNI_MAX,
     ],
+    [
+      layout.NAT_MAP_NAMES.peers,
+      'struct juneau_nat_key',
+      'struct juneau_nat_peer_value',
+      layout.NAT_LIMITS.JUNEAU_NAT_PEERS_MAX,
+    ],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
     expect(btf().mapShape(map)).toEqual({ key, value, maxEntries }),
   );

@@ -9,6 +9,7 @@ import { JuneauInstall, type JuneauInstallProps } from '../../../constructs/cdk8
 import { juneauInstallObjects, ManifestObject } from '../../../constructs/shared/install';
 import type * as Juneau from '../../../constructs/pulumi';
 import { testApp } from '../temp-dir';
+import { parseAgentFlags } from '../../../runtime/agent/flags';
 
 void pulumi.runtime.setMocks(
   { newResource: (args) => ({ id: `${args.name}-id`, state: args.inputs }), call: (args) => args.inputs },
@@ -148,6 +149,14 @@ describe("NAT options (NAT-2: the agent's --nat-pod-ifaces and --nat-cluster-cid
       expect.arrayContaining(['--nat-pod-ifaces=cni0,flannel.1', '--nat-cluster-cidrs=10.244.0.0/16,10.96.0.0/12']),
     );
     expect(agentArgs({}).filter((a) => a.startsWith('--nat-'))).toEqual([]);
+  });
+
+  test('SEC-7: natKernelForward sets --nat-kernel-forward, which the agent parses; unset, the agent redirects (the default)', () => {
+    const args = agentArgs({ natKernelForward: true }).filter((a) => a.startsWith('--nat-'));
+    expect(args).toEqual(['--nat-kernel-forward=true']);
+    expect(parseAgentFlags(args, { NODE_NAME: 'n' })).toMatchObject({ flags: { natKernelForward: true } });
+    expect(parseAgentFlags([], { NODE_NAME: 'n' })).toMatchObject({ flags: { natKernelForward: false } });
+    expect(agentArgs({ natKernelForward: false }).filter((a) => a.startsWith('--nat-'))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 // The ElasticIP 1:1 NAT programs' maps (bpf/tc_nat.bpf.c; structs in bpf/juneau_maps.h).
+import { macFromBytes, macToBytes } from '../addr';
 import { alignUp, cStruct, fieldOffset as f, type StructLayout } from './common';
 
 export const NAT_MAP_NAMES = {
@@ -11,13 +12,19 @@ export const NAT_MAP_NAMES = {
   stats: 'juneau_nat_stats',
   remote: 'juneau_nat_remote',
   vni: 'juneau_nat_vni',
+  peers: 'juneau_nat_peers',
 } as const;
 
 export const NAT_PROGRAMS = { in: 'tc_nat_in', out: 'tc_nat_out', pod: 'tc_nat_pod', tun: 'tc_nat_tun' } as const;
 
 export const NAT_CONFIG_FLAGS = { JUNEAU_NAT_CFG_KERNEL_FORWARD: 1 << 0 } as const;
 
-export const NAT_LIMITS = { JUNEAU_NAT_MAX: 65536, JUNEAU_NAT_SKIP_MAX: 16384, JUNEAU_NAT_VNI_MAX: 4096 } as const;
+export const NAT_LIMITS = {
+  JUNEAU_NAT_MAX: 65536,
+  JUNEAU_NAT_SKIP_MAX: 16384,
+  JUNEAU_NAT_VNI_MAX: 4096,
+  JUNEAU_NAT_PEERS_MAX: 16384,
+} as const;
 
 /** enum juneau_nat_reason: slot numbers of juneau_nat_stats. */
 export const NAT_REASONS = {
@@ -45,13 +52,22 @@ export const NAT_REASONS = {
   JUNEAU_NAT_DROP_TUNNEL_UNMAPPED: 21,
   JUNEAU_NAT_EVENT_TUNNEL_IN: 22,
   JUNEAU_NAT_PASS_OTHER_HOST: 23,
-  JUNEAU_NAT_REASON_MAX: 24,
+  JUNEAU_NAT_PASS_WRONG_DEVICE: 24,
+  JUNEAU_NAT_DROP_SPOOFED: 25,
+  JUNEAU_NAT_DROP_TUNNEL_PEER: 26,
+  JUNEAU_NAT_REASON_MAX: 27,
 } as const;
 
 export type NatReasonName = Exclude<keyof typeof NAT_REASONS, 'JUNEAU_NAT_REASON_MAX'>;
 
 export const NAT_KEY = cStruct('juneau_nat_key', [['addr', 4]]);
-export const NAT_VALUE = cStruct('juneau_nat_value', [['addr', 4]]);
+/** juneau_nat_in/out/direct values: the other side of the binding, and where its pod is (H1/M3). */
+export const NAT_VALUE = cStruct('juneau_nat_value', [
+  ['addr', 4],
+  ['ifindex', 4],
+  ['mac', 6],
+  ['pad', 2],
+]);
 export const NAT_COUNTERS = cStruct('juneau_nat_counters', [
   ['in_packets', 8],
   ['in_bytes', 8],
@@ -73,6 +89,7 @@ export const NAT_REMOTE = cStruct('juneau_nat_remote', [
 ]);
 export const NAT_VNI_KEY = cStruct('juneau_nat_vni_key', [['vni', 4]]);
 export const NAT_VNI_VALUE = cStruct('juneau_nat_vni_value', [['packets', 8]]);
+export const NAT_PEER_VALUE = cStruct('juneau_nat_peer_value', [['packets', 8]]);
 
 /** The NAT structs, checked against the BTF of build/bpf/tc_nat.bpf.o. */
 export const NAT_STRUCTS: readonly StructLayout[] = [
@@ -84,6 +101,7 @@ export const NAT_STRUCTS: readonly StructLayout[] = [
   NAT_REMOTE,
   NAT_VNI_KEY,
   NAT_VNI_VALUE,
+  NAT_PEER_VALUE,
 ];
 
 export interface NatCounters {
@@ -116,6 +134,33 @@ export function encodeNatConfig(extIfindex: number, kernelForward = false): Buff
   value.writeUInt32LE(extIfindex, f(NAT_CONFIG, 'ext_ifindex'));
   value.writeUInt32LE(kernelForward ? NAT_CONFIG_FLAGS.JUNEAU_NAT_CFG_KERNEL_FORWARD : 0, f(NAT_CONFIG, 'flags'));
   return value;
+}
+
+/** Where the pod of a binding is: its host-side device (0: unknown, nothing is translated) and its
+ * MAC (undefined: not checked). */
+export interface PodDevice {
+  readonly ifindex: number;
+  readonly mac?: string;
+}
+
+/** A juneau_nat_in/out/direct value: `addr` (IPv4 bytes, network order) and the pod's device. */
+export function encodeNatValue(addr: Buffer, device: PodDevice): Buffer {
+  const value = Buffer.alloc(NAT_VALUE.size);
+  addr.copy(value, f(NAT_VALUE, 'addr'));
+  value.writeUInt32LE(device.ifindex, f(NAT_VALUE, 'ifindex'));
+  if (device.mac) macToBytes(device.mac).copy(value, f(NAT_VALUE, 'mac'));
+  return value;
+}
+
+export function decodeNatValue(value: Buffer): { addr: Buffer; device: PodDevice } {
+  const mac = value.subarray(f(NAT_VALUE, 'mac'), f(NAT_VALUE, 'mac') + 6);
+  return {
+    addr: value.subarray(f(NAT_VALUE, 'addr'), f(NAT_VALUE, 'addr') + 4),
+    device: {
+      ifindex: value.readUInt32LE(f(NAT_VALUE, 'ifindex')),
+      ...(mac.some((b) => b !== 0) ? { mac: macFromBytes(mac) } : {}),
+    },
+  };
 }
 
 /** juneau_nat_remote value: `node` (IPv4 bytes, network order) reached through `ifindex` with `vni`. */
