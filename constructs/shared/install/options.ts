@@ -76,6 +76,7 @@ export interface JuneauInstallOptions {
    * @default none (no NetworkPolicy: any pod can reach 9443)
    */
   readonly webhookNetworkPolicy?: readonly string[];
+  /**
    * Send inbound ElasticIP traffic, once translated, through each node's kernel forwarding, so
    * that netfilter sees it: NetworkPolicy (an iptables- or nftables-based CNI policy such as
    * Calico's, kube-router's), host firewall rules and conntrack apply to the pods' ElasticIP
