@@ -5,6 +5,7 @@
 // the address then (no ARPAdvertisement), and the agent, which only translates for an Attached
 // attachment or a Ready NIC, installs nothing.
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
+import { sleep } from '../sleep';
 import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitFor, waitForMatch } from './fixture';
 import {
@@ -135,7 +136,7 @@ describe('SEC-12: one attachment per NIC, and no NAT on a NIC that holds an Elas
     await createAttachment(namespace, 'web-first', 'first', 'web.eth0');
     await attachmentIn(namespace, 'web-first', 'Attached');
     // creationTimestamp has a one-second resolution: the second one is younger, not a tie broken by name.
-    await new Promise((r) => setTimeout(r, 1_100));
+    await sleep(1_100);
     await createAttachment(namespace, 'a-second', 'second', 'web.eth0');
 
     const inUse = await waitForMatch(
