@@ -1,9 +1,12 @@
 // What an ElasticIP user may not use although it names it, on the real API server with the
 // reconcilers in-process: a NIC whose Pod has stopped, is being deleted or is gone (SEC-1), and a
-// NIC that already has an attachment or holds an ElasticIP directly (SEC-12). No node answers for
+// NIC that already has an attachment or holds an ElasticIP directly (SEC-12); and the Pod cache that
+// decides it, trimmed to the fields read (SEC-4). No node answers for
 // the address then (no ARPAdvertisement), and the agent, which only translates for an Attached
 // attachment or a Ready NIC, installs nothing.
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
+import { sleep } from '../sleep';
+import type { KubeObject } from '../../runtime/kube/types';
 import { useNamespace, waitFor, waitForMatch } from './fixture';
 import {
   attachmentIn,
@@ -25,7 +28,8 @@ import {
   useEipSetup,
 } from './eip-harness';
 
-const { network: NET, nodes } = useEipSetup('eipv', { addresses: ['198.18.226.0/28'], networkID: 5126 });
+const setup = useEipSetup('eipv', { addresses: ['198.18.226.0/28'], networkID: 5126 });
+const { network: NET, nodes } = setup;
 
 /** The kubelet's report that the Pod's containers have all ended. */
 const setPodPhase = (ns: string, name: string, phase: 'Succeeded' | 'Failed') =>
@@ -132,7 +136,7 @@ describe('SEC-12: one attachment per NIC, and no NAT on a NIC that holds an Elas
     await createAttachment(namespace, 'web-first', 'first', 'web.eth0');
     await attachmentIn(namespace, 'web-first', 'Attached');
     // creationTimestamp has a one-second resolution: the second one is younger, not a tie broken by name.
-    await new Promise((r) => setTimeout(r, 1_100));
+    await sleep(1_100);
     await createAttachment(namespace, 'a-second', 'second', 'web.eth0');
 
     const inUse = await waitForMatch(
@@ -183,5 +187,51 @@ describe('SEC-12: one attachment per NIC, and no NAT on a NIC that holds an Elas
     expect(nat.status?.phase).toBe('Available');
     expect((await getAd(eipAdName(namespace, 'held')))?.spec.nodeName).toBe(nodes[0]);
     expect(await getAd(eipAdName(namespace, 'nat'))).toBeUndefined();
+  });
+});
+
+describe("SEC-4: the controller's Pod cache keeps only what it reads", () => {
+  const ns = useNamespace();
+
+  it('SEC-4, H4: no managedFields, containers or foreign annotations; the Juneau annotation, node, phase and IP stay', async () => {
+    const namespace = ns();
+    await rest.create(Resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'big',
+        namespace,
+        labels: { app: 'big' },
+        annotations: { ...plain, 'example.com/blob': 'x'.repeat(10_000) },
+      },
+      spec: { nodeName: nodes[0], containers: [{ name: 'main', image: 'registry.invalid/none' }] },
+    } as KubeObject);
+    await rest.patch(
+      Resources.pods,
+      namespace,
+      'big',
+      'merge',
+      { status: { phase: 'Running', podIP: '10.244.7.20' } },
+      { subresource: 'status' },
+    );
+    const cached = await waitForMatch(
+      async () => setup.replica.ctx.caches.pods.get(namespace, 'big'),
+      (p) => p?.status?.podIP === '10.244.7.20',
+      'the cache has the Pod with its IP',
+    );
+    expect(cached).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'big',
+        namespace,
+        uid: expect.any(String),
+        resourceVersion: expect.any(String),
+        creationTimestamp: expect.any(String),
+        annotations: plain,
+      },
+      spec: { nodeName: nodes[0] },
+      status: { phase: 'Running', podIP: '10.244.7.20' },
+    });
   });
 });

@@ -344,3 +344,21 @@ describe('Allocator: subnet-vni values (EN-7)', () => {
     expect(await allocator.ensureValue(en, SUBNET_VNI_REF)).toMatchObject({ ok: false, reason: 'NoFreeValue' });
   });
 });
+
+describe("SEC-5: the allocator skips the cluster's own addresses", () => {
+  it('SEC-5: skipped values are not claimed and are given back; a pool of skipped values only is NoFreeAddress', async () => {
+    const { allocator, index, store } = newAllocator();
+    const skip = (v: number) => v === ip('10.0.0.0') || v === ip('10.0.0.1');
+    const got = await allocator.ensureAddress(svc('x'), { pools: ['a'], skip });
+    expect(got).toMatchObject({ ok: true, value: ip('10.0.0.2') });
+    expect(store.creates).toBe(1);
+    // The skipped values are given back: without `skip`, the next holder gets the lowest one.
+    expect(await allocator.ensureAddress(svc('y'), { pools: ['a'] })).toMatchObject({
+      ok: true,
+      value: ip('10.0.0.0'),
+    });
+    expect(index.usage(A)?.used).toBe(2);
+    const none = await allocator.ensureAddress(svc('z'), { pools: ['b'], skip: () => true });
+    expect(none).toMatchObject({ ok: false, reason: 'NoFreeAddress' });
+  });
+});

@@ -255,6 +255,14 @@ describe('ElasticIPAttachment status (EIPA-1, EIPA-2, EIP-10)', () => {
       ['being deleted'],
     ],
     [
+      "SEC-1: its NIC's Pod has stopped: Pending with that reason, even while the ElasticIP still records it",
+      { withheld: { reason: 'PodNotRunning', message: 'Pod nginx of NetworkInterface nginx.eth0 has Succeeded' } },
+      'Pending',
+      'PodNotRunning',
+      'node-b',
+      ['Pod nginx', 'no NAT is set up'],
+    ],
+    [
       'not recorded yet',
       { eip: eip({ phase: 'Available' }, nat) },
       'Pending',

@@ -155,3 +155,47 @@ describe('EN-8: a direct NIC waits for the network ID', () => {
     expect(directReadiness('e', { externalNetwork: 'n' }, { networkID: 4096 })).toEqual({ ready: true });
   });
 });
+
+describe('SEC-2: a Pod with a node address gets no NetworkInterface', () => {
+  const eth0 = [{ interface: 'eth0' }];
+
+  it('SEC-2: a hostNetwork Pod: nothing created or patched, one Warning Event saying why', () => {
+    const plan = planPodInterfaces(
+      input({ pod: pod({ spec: { nodeName: 'node-a', hostNetwork: true } }), interfaces: eth0 }),
+    );
+    expect(plan.create).toEqual([]);
+    expect(plan.events).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'HostNetworkPod',
+        message: expect.stringContaining('spec.hostNetwork'),
+      }),
+    ]);
+  });
+
+  it("SEC-2: a Pod whose IP is a Node's: an existing NIC is not given that address, and the Event names the Node", () => {
+    const plan = planPodInterfaces(
+      input({
+        interfaces: eth0,
+        existing: () => existing({ elasticIP: undefined, address: undefined }),
+        nodeAddressOwner: (a) => (a === '10.0.0.5' ? 'the InternalIP of Node node-a' : undefined),
+      }),
+    );
+    expect(plan.update).toEqual([]);
+    expect(plan.events).toEqual([
+      expect.objectContaining({
+        reason: 'PodIPIsNodeAddress',
+        message: expect.stringContaining('status.podIP 10.0.0.5 is the InternalIP of Node node-a'),
+      }),
+    ]);
+    // Positive control: the same input with an address that is no Node's patches it in.
+    const ordinary = planPodInterfaces(
+      input({
+        interfaces: eth0,
+        existing: () => existing({ elasticIP: undefined, address: undefined }),
+        nodeAddressOwner: () => undefined,
+      }),
+    );
+    expect(ordinary.update).toEqual([{ name: 'web.eth0', spec: { address: '10.0.0.5' } }]);
+  });
+});

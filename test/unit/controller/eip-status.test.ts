@@ -231,6 +231,37 @@ describe('EIP-9..18: ElasticIP status from observed state', () => {
   });
 });
 
+describe('SEC-1, SEC-12: an attachment that may not use the ElasticIP', () => {
+  it('SEC-1: its one attachment withheld: Available, Attached False with that reason, no status.attachment, no ARPAdvertisement', () => {
+    const withheld = { reason: 'PodNotRunning', message: 'Pod batch of NetworkInterface batch.eth0 has Succeeded' };
+    const plan = planElasticIP(observe({ attachments: [{ ...att('batch', 'node-a'), withheld }] }), now);
+    expect(plan.status?.phase).toBe('Available');
+    expect(plan.status?.attachment).toBeUndefined();
+    expect(cond(plan.status, 'Attached')).toMatchObject({
+      status: 'False',
+      reason: 'PodNotRunning',
+      message: expect.stringContaining('ElasticIPAttachment batch may not use 10.225.51.8'),
+    });
+    expect(plan.advertisement).toBeUndefined();
+    // Positive control: the same attachment, not withheld, is advertised on its node.
+    expect(planElasticIP(observe({ attachments: [att('batch', 'node-a')] }), now).advertisement?.nodeName).toBe(
+      'node-a',
+    );
+  });
+
+  it('SEC-1: a NIC whose Pod stopped is no holder: the other NIC gets it although the stopped one was recorded', () => {
+    const stopped = { reason: 'PodNotRunning', message: 'Pod old has Succeeded' };
+    const plan = planElasticIP(
+      observe({
+        previous: { phase: 'Attached', attachment: { kind: 'NetworkInterface', name: 'old.eth0' } },
+        nics: [nic('old.eth0', 1, { stopped }), nic('new.eth0', 2)],
+      }),
+      now,
+    );
+    expect(plan.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'new.eth0' });
+  });
+});
+
 describe('EIP-14/15: deletion', () => {
   it('EIP-14: NAT only (no direct NIC): finalize — release claim, ARPAdvertisement, finalizer', () => {
     const plan = planElasticIP(observe({ deleting: true, attachments: [att('nat', 'node-a')] }), now);
