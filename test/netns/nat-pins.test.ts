@@ -2,7 +2,7 @@
 // (NAT-2: the destinations that keep the pod address), so a pin of another size (256 prefixes,
 // made with bpftool as libbpf makes a map) has its prefixes carried into the new map before the
 // new programs replace the old ones, and in-cluster traffic keeps the pod address throughout.
-import { encodeGuardKey, NAT_LIMITS, NAT_MAP_NAMES, NAT_SKIP_VALUE } from '../../runtime/agent/bpf/layout';
+import { encodeGuardKey, NAT_LIMITS, NAT_MAP_NAMES, NAT_SKIP_VALUE, NAT_VALUE } from '../../runtime/agent/bpf/layout';
 import { parseIpv4 } from './ipv4';
 import type { BpfMap } from '../../runtime/agent/bpf/map';
 import { pinMapOfShape, withPinnedMap } from './pins';
@@ -47,5 +47,25 @@ describeAsRoot('attach over a juneau_nat_skip pin of 256 prefixes (pins.ts PIN_P
       ['udp', 'and', 'port', '7001'],
     );
     expect(atRouter.map((f) => parseIpv4(f)?.src)).toEqual([POD]);
+  });
+});
+
+describeAsRoot('attach over NAT binding pins of the layout before the pods’ devices (pins.ts PIN_POLICY)', () => {
+  const rig = useNatRig();
+  const addr = (a: string) => Buffer.from(a.split('.').map(Number));
+
+  test('SEC-1, NAT-4: the bindings of 4-byte values are carried with the pod device resolved at the upgrade, and translation goes on', async () => {
+    await rig.attach();
+    for (const name of [NAT_MAP_NAMES.in, NAT_MAP_NAMES.out]) {
+      pinMapOfShape(rig.pinDir, { name, type: 'hash', key: 4, value: 4, entries: NAT_LIMITS.JUNEAU_NAT_MAX });
+    }
+    withPinnedMap(rig.pinDir, NAT_MAP_NAMES.in, (map) => map.update(addr(EIP), addr(POD)));
+    withPinnedMap(rig.pinDir, NAT_MAP_NAMES.out, (map) => map.update(addr(POD), addr(EIP)));
+
+    await rig.attach();
+    expect(withPinnedMap(rig.pinDir, NAT_MAP_NAMES.in, (map) => map.valueSize)).toBe(NAT_VALUE.size);
+    const pod0 = await rig.nodeIfindex('pod0');
+    expect(rig.maps().devices('nat')).toEqual([{ elasticIP: EIP, address: POD, device: { ifindex: pod0 } }]);
+    expect(await rig.tool(rig.router, 'ping', EIP, '1')).toEqual({ replies: [EIP] });
   });
 });

@@ -21,6 +21,25 @@ const OUTBOUND: readonly NatReasonName[] = [
   'JUNEAU_NAT_PASS_WRONG_DEVICE',
 ];
 
+/** Two UDP datagrams from `src` to the server, sent from pod namespace `ns`; the sources seen on
+ * the router's side of the external link. */
+async function udpFrom(rig: NatRig, ns: string, src: string, port: number): Promise<string[]> {
+  const frames = await rig.capture(
+    rig.router,
+    'r0',
+    async () => void (await rig.tool(ns, 'udp-raw', src, SERVER, '7100', String(port), '20', 'csum', '2')),
+    ['udp', 'and', 'dst', 'port', String(port)],
+  );
+  return ipv4(frames).map((p) => p.src);
+}
+
+/** What `send` made leave (its result) and which OUTBOUND reasons it moved. */
+async function outcome<T>(rig: NatRig, send: () => Promise<T>): Promise<{ sent: T; counted: object }> {
+  const before = rig.maps().stats();
+  const sent = await send();
+  return { sent, counted: outbound(rig, before) };
+}
+
 /** How far the OUTBOUND reasons moved since `before`, those that did. */
 function outbound(rig: NatRig, before: Record<NatReasonName, bigint>): Partial<Record<NatReasonName, bigint>> {
   const moved = rig.statsSince(before);
@@ -47,17 +66,7 @@ describeAsRoot(
       rig.maps().sync([{ elasticIP: EIP, address: POD }], [{ elasticIP: DIRECT_EIP, address: POD }]);
     }, 60_000);
 
-    /** UDP from `src` to the server, sent from pod namespace `ns`; the sources seen on the router's
-     * side of the external link. */
-    const sendFrom = async (ns: string, src: string, port: number) => {
-      const frames = await rig.capture(
-        rig.router,
-        'r0',
-        async () => void (await rig.tool(ns, 'udp-raw', src, SERVER, '7100', String(port), '20', 'csum', '2')),
-        ['udp', 'and', 'dst', 'port', String(port)],
-      );
-      return ipv4(frames).map((p) => p.src);
-    };
+    const sendFrom = (ns: string, src: string, port: number) => udpFrom(rig, ns, src, port);
 
     test('SEC-8: each binding names the bridge and the pod MAC, resolved from the node route and neighbour table', () => {
       expect([rig.maps().devices('nat'), rig.maps().devices('direct')]).toEqual([
@@ -66,23 +75,22 @@ describeAsRoot(
       ]);
     });
 
-    test("SEC-8, SEC-1: the bound pod's UDP leaves from its ElasticIP; the same datagram from the other pod on the bridge never does, dropped and counted", async () => {
-      let before = rig.maps().stats();
-      expect(await sendFrom(rig.pod, POD, 7101)).toEqual([EIP, EIP]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_SNAT_REDIRECT: 2n });
-      before = rig.maps().stats();
-      expect(await sendFrom(rig.pod2, POD, 7102)).toEqual([]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_DROP_SPOOFED: 2n });
-    });
-
-    test('SEC-8: the pod holding a direct ElasticIP sends from it; the other pod sending from it is dropped, counted, and nothing leaves', async () => {
-      let before = rig.maps().stats();
-      expect(await sendFrom(rig.pod, DIRECT_EIP, 7103)).toEqual([DIRECT_EIP, DIRECT_EIP]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_DIRECT_OUT: 2n });
-      before = rig.maps().stats();
-      expect(await sendFrom(rig.pod2, DIRECT_EIP, 7104)).toEqual([]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_DROP_SPOOFED: 2n });
-    });
+    test.each([
+      ['its NAT address', POD, EIP, 'JUNEAU_NAT_SNAT_REDIRECT', 7101],
+      ['its direct ElasticIP', DIRECT_EIP, DIRECT_EIP, 'JUNEAU_NAT_DIRECT_OUT', 7103],
+    ])(
+      'SEC-8, SEC-1: the bound pod sending from %s (%s) leaves as %s; the same datagram from the other pod on the bridge is dropped, counted, and nothing leaves',
+      async (_what, src, leavesAs, reason, port) => {
+        expect(await outcome(rig, () => sendFrom(rig.pod, src, port))).toEqual({
+          sent: [leavesAs, leavesAs],
+          counted: { [reason]: 2n },
+        });
+        expect(await outcome(rig, () => sendFrom(rig.pod2, src, port + 1))).toEqual({
+          sent: [],
+          counted: { JUNEAU_NAT_DROP_SPOOFED: 2n },
+        });
+      },
+    );
 
     test('SEC-1: the bound pod gone and its address taken by another pod on the bridge (another MAC), the stale binding neither reaches nor speaks for the new pod', async () => {
       await rig.in(rig.pod, 'ip', 'addr', 'del', `${POD}/24`, 'dev', 'eth0');
@@ -100,9 +108,10 @@ describeAsRoot(
       before = rig.maps().stats();
       expect(await rig.tool(rig.router, 'ping', EIP, '2')).toEqual({ replies: [] });
       expect(rig.statsSince(before)).toMatchObject({ JUNEAU_NAT_PASS_WRONG_DEVICE: 2n });
-      before = rig.maps().stats();
-      expect(await sendFrom(rig.pod2, POD, 7105)).toEqual([]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_DROP_SPOOFED: 2n });
+      expect(await outcome(rig, () => sendFrom(rig.pod2, POD, 7105))).toEqual({
+        sent: [],
+        counted: { JUNEAU_NAT_DROP_SPOOFED: 2n },
+      });
       // What the agent resolves again keeps the device and MAC of the pod the binding was made for.
       expect(rig.maps().refreshDevices()).toBe(0);
       expect(rig.maps().devices('nat')).toEqual([
@@ -125,34 +134,29 @@ describeAsRoot('pods behind a veth each: a bound address from another veth is no
     rig.maps().sync([{ elasticIP: EIP, address: POD }]);
   }, 60_000);
 
-  const sendFrom = async (ns: string, port: number) => {
-    const frames = await rig.capture(
-      rig.router,
-      'r0',
-      async () => void (await rig.tool(ns, 'udp-raw', POD, SERVER, '7200', String(port), '20', 'csum', '2')),
-      ['udp', 'and', 'dst', 'port', String(port)],
-    );
-    return ipv4(frames).map((p) => p.src);
-  };
+  const sendFrom = (ns: string, port: number) => udpFrom(rig, ns, POD, port);
 
   test('SEC-8: the binding names pod0; from it, the pod leaves as its ElasticIP; from pod1 the same source is not translated, by tc_nat_pod nor by tc_nat_out', async () => {
     expect(rig.maps().devices('nat')).toEqual([
       { elasticIP: EIP, address: POD, device: expect.objectContaining({ ifindex: pod0 }) },
     ]);
-    let before = rig.maps().stats();
-    expect(await sendFrom(rig.pod, 7201)).toEqual([EIP, EIP]);
-    expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_SNAT: 2n });
-    before = rig.maps().stats();
-    expect(await sendFrom(rig.pod2, 7202)).toEqual([POD, POD]);
-    expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_PASS_WRONG_DEVICE: 4n });
+    expect(await outcome(rig, () => sendFrom(rig.pod, 7201))).toEqual({
+      sent: [EIP, EIP],
+      counted: { JUNEAU_NAT_SNAT: 2n },
+    });
+    expect(await outcome(rig, () => sendFrom(rig.pod2, 7202))).toEqual({
+      sent: [POD, POD],
+      counted: { JUNEAU_NAT_PASS_WRONG_DEVICE: 4n },
+    });
   });
 
   test("SEC-8: without tc_nat_pod on the spoofer's veth, tc_nat_out alone leaves its packets with the pod address", async () => {
     await rig.in(rig.node, 'tc', 'qdisc', 'del', 'dev', 'pod1', 'clsact');
     try {
-      const before = rig.maps().stats();
-      expect(await sendFrom(rig.pod2, 7203)).toEqual([POD, POD]);
-      expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_PASS_WRONG_DEVICE: 2n });
+      expect(await outcome(rig, () => sendFrom(rig.pod2, 7203))).toEqual({
+        sent: [POD, POD],
+        counted: { JUNEAU_NAT_PASS_WRONG_DEVICE: 2n },
+      });
     } finally {
       await rig.attach(['pod1']);
     }
@@ -166,9 +170,10 @@ describeAsRoot('pods behind a veth each: a bound address from another veth is no
     let before = rig.maps().stats();
     expect(await rig.tool(rig.router, 'ping', EIP, '2')).toEqual({ replies: [] });
     expect(rig.statsSince(before)).toMatchObject({ JUNEAU_NAT_PASS_WRONG_DEVICE: 2n });
-    before = rig.maps().stats();
-    expect(await sendFrom(rig.pod2, 7204)).toEqual([POD, POD]);
-    expect(outbound(rig, before)).toEqual({ JUNEAU_NAT_PASS_WRONG_DEVICE: 4n });
+    expect(await outcome(rig, () => sendFrom(rig.pod2, 7204))).toEqual({
+      sent: [POD, POD],
+      counted: { JUNEAU_NAT_PASS_WRONG_DEVICE: 4n },
+    });
     // What the agent resolves again keeps the device of the pod the binding was made for.
     expect(rig.maps().refreshDevices()).toBe(0);
     expect(rig.maps().devices('nat')).toEqual([

@@ -15,6 +15,8 @@ interface Pass {
 
 const VNI = 4242;
 const direct = [{ elasticIP: EIP, address: POD, vni: VNI }];
+/** A pass that left no device. */
+const NO_DEVICE: Pass = { tunnel: 0, device: 0, tun: 0, errors: [] };
 
 describeAsRoot(
   'the VXLAN device of EN-9 only while needed, bound to the node, never without its filter (SEC-3)',
@@ -33,12 +35,7 @@ describeAsRoot(
     };
 
     test('SEC-3: no direct ElasticIP with a VNI, no device; one, and the device is made on the node address and ext0, up with tc_nat_tun attached', async () => {
-      expect(await rig.loader<Pass>('dataplane', { self: NODE_EXT, direct: [] })).toEqual({
-        tunnel: 0,
-        device: 0,
-        tun: 0,
-        errors: [],
-      });
+      expect(await rig.loader<Pass>('dataplane', { self: NODE_EXT, direct: [] })).toEqual(NO_DEVICE);
       const made = await rig.loader<Pass>('dataplane', { self: NODE_EXT, direct });
       expect(made).toEqual({ tunnel: made.device, device: expect.any(Number), tun: expect.any(Number), errors: [] });
       expect(made.device * made.tun).toBeGreaterThan(0);
@@ -46,12 +43,7 @@ describeAsRoot(
     });
 
     test('SEC-3: the last direct ElasticIP gone, the device goes with its filter', async () => {
-      expect(await rig.loader<Pass>('dataplane', { self: NODE_EXT, direct: [] })).toEqual({
-        tunnel: 0,
-        device: 0,
-        tun: 0,
-        errors: [],
-      });
+      expect(await rig.loader<Pass>('dataplane', { self: NODE_EXT, direct: [] })).toEqual(NO_DEVICE);
     });
 
     test('SEC-3: an attach of tc_nat_tun that fails after the device was made leaves no device; the error says why', async () => {
@@ -60,19 +52,12 @@ describeAsRoot(
         direct,
         objectPath: '/nonexistent/tc_nat.bpf.o',
       });
-      expect(pass).toEqual({
-        tunnel: 0,
-        device: 0,
-        tun: 0,
-        errors: [expect.stringContaining('/nonexistent/tc_nat.bpf.o')],
-      });
+      expect(pass).toEqual({ ...NO_DEVICE, errors: [expect.stringContaining('/nonexistent/tc_nat.bpf.o')] });
     });
 
     test("SEC-3: without this node's address (no Node InternalIP yet) no device is made, and the error says so", async () => {
       expect(await rig.loader<Pass>('dataplane', { direct })).toEqual({
-        tunnel: 0,
-        device: 0,
-        tun: 0,
+        ...NO_DEVICE,
         errors: [expect.stringContaining("this node's InternalIP is not known")],
       });
     });
