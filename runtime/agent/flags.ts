@@ -2,6 +2,7 @@
 import { AGENT_FLAGS, INSTALL, XDP_MODES } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
 import { parseClusterCidrs } from './nat/prefixes';
+import { orphanExpiries } from './bpf/layout/arp';
 import { parseOwnerDaemonSet } from './liveness/uninstall';
 import { duration, oneOf, optionalString, readFlags, type FlagTable } from '../kube/flags';
 
@@ -36,8 +37,12 @@ export interface AgentFlags {
    * the Nodes and ServiceCIDRs (runtime/agent/nat/prefixes.ts): traffic to them keeps the pod
    * address (NAT-2). @default undefined: only what is learned */
   readonly natClusterCidrs: string | undefined;
-  /** FO-2: answers stop this long after the agent last proved its view current. */
+  /** FO-2: answers stop this long after the agent last proved its view current (a held address's,
+   * SEC-11, only once the interface is orphaned). */
   readonly answerExpiryMs: number;
+  /** SEC-16: this long after the agent last proved its view current, the node is taken to have
+   * lost its agent for good: nothing answered, nothing guarded. 0: never. */
+  readonly orphanAfterMs: number;
   /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
   readonly watchIdleTimeoutMs: number;
   /** FO-3: namespace of the node's agent Lease; '' runs without one (development). */
@@ -68,6 +73,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   natPodIfaces: undefined,
   natClusterCidrs: undefined,
   answerExpiryMs: 10_000,
+  orphanAfterMs: 3_600_000,
   watchIdleTimeoutMs: 90_000,
   leaseNamespace: INSTALL.namespace,
   // = answerExpiryMs: the node is silent from then on, so a longer Lease only delays its handover.
@@ -97,7 +103,10 @@ responder attached. No gratuitous ARP is sent (ARP-8) unless an ExternalNetwork
 asks for it with spec.arp.announceOnMove (FO-1): then a node that gains one of its
 addresses probes until no other host answers and sends two RFC 5227 announcements.
 Answers expire with the agent (FO-2): the program stops answering (and keeps
-guarding) when the agent has not proven its view current for --answer-expiry.
+guarding) when the agent has not proven its view current for --answer-expiry,
+but for ElasticIP addresses, which no other node may take: those are
+answered until the node is orphaned (--orphan-after), when the program stops
+answering and guarding altogether.
 
 Flags:
   --node-name NAME                   the Node this agent serves (default $NODE_NAME)
@@ -135,7 +144,20 @@ Flags:
                                      agent's node falls silent sooner; longer: slower
                                      restarts survive. 10s covers a restart by the
                                      kubelet or a rolling update on a loaded node
-                                     (default 10s)
+                                     (default 10s). ElasticIP addresses, which FO-3
+                                     never moves to another node, are answered on
+                                     until --orphan-after: an API-server outage or a
+                                     slow image pull during an upgrade silences only
+                                     ServiceLoadBalancer VIPs, which FO-3 moves to a
+                                     live node. Pre-pull the agent image before an
+                                     upgrade to keep them on their node
+  --orphan-after DURATION            this long without a proof (e.g. 90m), the
+                                     agent is taken to be gone for good (uninstalled
+                                     while the node was down, its pod force-deleted):
+                                     the node answers nothing and guards nothing, as
+                                     if Juneau were not installed; rounded up to whole
+                                     --answer-expiry periods, more than twice it, at
+                                     most 65535 of them; 0: never (default 60m)
   --watch-idle-timeout DURATION      FO-2: a watch that delivers nothing, not even a
                                      bookmark, this long is broken and is relisted; the
                                      API server sends a bookmark about once a minute
@@ -217,6 +239,7 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   // FO-2: the heartbeat is checked five times per expiry (runtime/agent/liveness/heartbeat.ts); an expiry
   // below 500 ms would expire answers on a single slow event-loop turn of a loaded node.
   'answer-expiry': { field: 'answerExpiryMs', read: duration({ min: 500 }) },
+  'orphan-after': { field: 'orphanAfterMs', read: duration({ min: 0 }) },
   'watch-idle-timeout': { field: 'watchIdleTimeoutMs', read: duration({ min: 1_000 }) },
   'lease-namespace': { field: 'leaseNamespace', read: optionalString },
   'lease-duration': { field: 'leaseDurationMs', read: LOOP_DURATION },
@@ -257,6 +280,11 @@ export function parseAgentFlags(
 
 /** FO-2/FO-4: the timings that bound each other. */
 function checkExpiryFlags(flags: AgentFlags): void {
+  if (flags.orphanAfterMs > 0 && flags.orphanAfterMs <= flags.answerExpiryMs * 2)
+    throw new Error(
+      `--orphan-after (${flags.orphanAfterMs}ms) must be 0 (never) or more than twice --answer-expiry (${flags.answerExpiryMs}ms): a node is orphaned only long after its answers expired`,
+    );
+  orphanExpiries(flags.orphanAfterMs, flags.answerExpiryMs);
   if (!flags.leaseNamespace) return;
   if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
     throw new Error(

@@ -81,6 +81,7 @@ async function run(
     guard: flags.guard,
     conflictDetection: flags.conflictDetection,
     answerExpiryMs: flags.answerExpiryMs,
+    orphanAfterMs: flags.orphanAfterMs,
   });
   logger.info('responder attached', {
     kubeconfig: source,
@@ -247,6 +248,10 @@ function arpLoop(
     conflictDetection: flags.conflictDetection,
     metrics,
     logger,
+    rewriteMac: (mac) => {
+      if (!r.attached.maps.setInterfaceMac(r.ifindex, mac))
+        throw new Error(`juneau_config has no entry for ifindex ${r.ifindex} (${r.iface.name})`);
+    },
   });
   return arp;
 }
