@@ -51,6 +51,10 @@ export interface AgentFlags {
   readonly leaseDurationMs: number;
   /** FO-3: how often the Lease is renewed. */
   readonly leaseRenewIntervalMs: number;
+  /** SEC-4: the V8 heap limit of the NAT process, MiB. */
+  readonly natMaxHeapMiB: number;
+  /** SEC-4: this process is the agent's NAT child (runtime/agent/nat-process.ts). */
+  readonly natChild: boolean;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -79,6 +83,8 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   // = answerExpiryMs: the node is silent from then on, so a longer Lease only delays its handover.
   leaseDurationMs: 10_000,
   leaseRenewIntervalMs: 2_000,
+  natMaxHeapMiB: 96,
+  natChild: false,
 };
 
 /**
@@ -207,6 +213,16 @@ Flags:
                                      does not record on the Nodes (Calico IPAM, Cilium
                                      cluster-pool) and, before 1.33, the Service range
                                      (default: none, only what is learned)
+  --nat-max-heap MIB                  the ElasticIP NAT loop runs in a child process of
+                                     the agent with this V8 heap limit, so that running
+                                     out of memory (oversized objects in its caches)
+                                     ends that process only, never ARP answering; it is
+                                     restarted with backoff, and the NAT maps keep
+                                     translating meanwhile. Keep it and the agent's own
+                                     heap (about 60 MiB) under the container's memory
+                                     limit (default 96)
+  --nat-child                        internal: run as the agent's NAT process (the agent
+                                     starts it so, with its own flags)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -219,6 +235,14 @@ A boolean flag is also written --FLAG=true or --FLAG=false. A DURATION is a numb
 export type ParsedAgentFlags = { readonly help: true } | { readonly help: false; readonly flags: AgentFlags };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A heap size in MiB: a whole number, at least 16 (V8 cannot start in less). */
+function mebibytes(value: string, flag: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 16)
+    throw new Error(`${flag} must be a whole number of MiB, at least 16, not '${value}'`);
+  return n;
+}
 
 /** Durations the agent counts in its own loops: 10 ms is below anything a loop can keep. */
 const LOOP_DURATION = duration({ min: 10 });
@@ -250,6 +274,8 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   [AGENT_FLAGS.natClusterCidrs]: { field: 'natClusterCidrs', read: optionalString },
   [AGENT_FLAGS.logLevel]: { field: 'logLevel', read: optionalString },
   'log-format': { field: 'logFormat', read: optionalString },
+  'nat-max-heap': { field: 'natMaxHeapMiB', read: mebibytes },
+  'nat-child': { field: 'natChild', boolean: true },
 };
 
 /** The names flags had before they took controller-runtime's; still accepted. */

@@ -49,6 +49,8 @@ export interface LoaderOptions {
   readonly answerExpiryMs?: number;
   /** SEC-16: the interface is orphaned this long after its heartbeat. @default never */
   readonly orphanAfterMs?: number;
+  /** Where the loader pins. @default pinDir(i) */
+  readonly pinDir?: string;
 }
 
 export interface ArpToSend {
