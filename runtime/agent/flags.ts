@@ -221,7 +221,7 @@ Flags:
                                      translating meanwhile. Keep it and the agent's own
                                      heap (about 60 MiB) under the container's memory
                                      limit (default 96)
-  --nat-child                        internal: run as the agent's NAT process (the agent
+  --nat-child, --no-nat-child        internal: run as the agent's NAT process (the agent
                                      starts it so, with its own flags)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)

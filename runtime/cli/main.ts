@@ -45,7 +45,6 @@ ${bpfHelp()}
                                 the DaemonSet is gone, e.g. kubectl debug node/NAME
                                 --profile=sysadmin --image=<the agent image> --
                                 kubectl-juneau cleanup-node --bpffs /host/sys/fs/bpf
-                                (docs/install.md "Uninstall")
 
 Flags:
   --node NAME              bpf: run in the juneau-agent Pod of node NAME

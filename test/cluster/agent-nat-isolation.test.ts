@@ -26,7 +26,8 @@ import {
 jest.setTimeout(120_000);
 
 const VIP = `${SUBNET}.60`;
-const EXPIRY_MS = 2_000;
+// Short enough that a stalled heartbeat shows within the probes, long enough for a loaded machine.
+const EXPIRY_MS = 4_000;
 const GAP_MS = 50;
 
 describeAsRoot(
@@ -116,7 +117,7 @@ describeAsRoot(
       const pid = started.pid as number;
       expect(pid).toBeGreaterThan(0);
       const from = agent.lines.length;
-      const result = await probe(3 * EXPIRY_MS, async () => {
+      const result = await probe(2.5 * EXPIRY_MS, async () => {
         process.kill(pid, 'SIGKILL');
         await agent.waitForLog('NAT process exited', from);
       });
@@ -140,7 +141,7 @@ describeAsRoot(
       // heartbeat may be expired until then, SEC-15).
       await waitFor(() => heartbeatAgeMs() < EXPIRY_MS / 2, { what: 'a fresh heartbeat' });
       const from = agent.lines.length;
-      const result = await probe(3 * EXPIRY_MS, () =>
+      const result = await probe(2.5 * EXPIRY_MS, () =>
         agent.waitForLog('NAT process exited', from).then(() => undefined),
       );
       // V8's heap limit, not a kill: the child aborted by itself.

@@ -13,13 +13,12 @@
 // these real maps) reading the controller's owner-kind label. SEC-15: a fresh config entry starts
 // expired, and the agent's first proven heartbeat opens it. SEC-16: an interface whose heartbeat
 // is older than the orphan bound fails open: the guard stops dropping, and the kernel answers.
-import { ArpSync } from '../../runtime/agent/arp/sync';
 import { monotonicNowNs } from '../../runtime/agent/bpf/clock';
 import { poolItemsToPrefixes } from '../../runtime/agent/bpf/prefixes';
 import { AnswerHeartbeat } from '../../runtime/agent/liveness/heartbeat';
 import { OWNER_LABELS } from '../../api/constants';
 import type { KubeObject } from '../../runtime/kube/types';
-import { FakeApi, arpAd } from '../unit/agent-fakes';
+import { FakeApi, agentOn, arpAd } from '../unit/agent-fakes';
 import { CLIENT_IP, Rig, SUBNET, describeAsRoot, repliesFor } from './rig';
 import { ARP_REQUEST } from './pcap';
 
@@ -138,15 +137,7 @@ describeAsRoot('FO-2 answers expire with their agent (real XDP)', () => {
     const maps = rig.maps(0);
     const api = new FakeApi();
     const iface = { name: 'eth0', mac, addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }] };
-    const agent = new ArpSync({
-      client: api,
-      nodeName: 'node-a',
-      datapath: maps,
-      iface,
-      readInterface: () => iface,
-      recorder: { warning: () => undefined },
-      pollIntervalMs: 600_000,
-    });
+    const agent = agentOn(api, maps, iface);
     api.objects.set('arpadvertisements', [
       ownedAd('eip', EIP, 'ElasticIP'),
       ownedAd('slb', SLB_VIP, 'ServiceLoadBalancer'),

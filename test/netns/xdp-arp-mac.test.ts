@@ -4,10 +4,10 @@
 // dropped by the guard when it is a pool address the node does not answer (the kernel would
 // answer it from a kube-ipvs0-like interface with arp_ignore=0, the incident behind OPS-1).
 // Real XDP on a real veth, the agent's ARP loop (ArpSync) over the unit tests' fake API.
-import { ArpSync } from '../../runtime/agent/arp/sync';
+import type { ArpSync } from '../../runtime/agent/arp/sync';
 import type { LocalInterface } from '../../runtime/agent/interface';
 import type { KubeObject } from '../../runtime/kube/types';
-import { FakeApi, arpAd } from '../unit/agent-fakes';
+import { FakeApi, agentOn, arpAd } from '../unit/agent-fakes';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(60_000);
@@ -34,14 +34,8 @@ describeAsRoot('SEC-14 the responder follows a change of the interface MAC (real
       addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }],
     };
     const api = new FakeApi();
-    agent = new ArpSync({
-      client: api,
-      nodeName: 'node-a',
-      datapath: maps,
-      iface,
+    agent = agentOn(api, maps, iface, {
       readInterface: () => iface,
-      recorder: { warning: () => undefined },
-      pollIntervalMs: 600_000,
       rewriteMac: (mac) => {
         if (!maps.setInterfaceMac(ifindex, mac)) throw new Error(`no config for ifindex ${ifindex}`);
       },

@@ -141,3 +141,23 @@ export function fakeAgent(
     pollIntervalMs: 60_000,
   });
 }
+
+/** The ArpSync of node-a over `datapath` (the real pinned maps in the netns tests) on `iface`, its
+ * Events dropped and its poll a long way off (a test calls `poll()`); `options` override. */
+export function agentOn(
+  api: FakeApi,
+  datapath: ArpDatapath,
+  on: ArpSyncOptions['iface'],
+  options: Partial<ArpSyncOptions> = {},
+): ArpSync {
+  return new ArpSync({
+    client: api,
+    nodeName: 'node-a',
+    datapath,
+    iface: on,
+    readInterface: () => on,
+    recorder: { warning: () => undefined },
+    pollIntervalMs: 600_000,
+    ...options,
+  });
+}
