@@ -98,8 +98,8 @@ export class NatProcess {
     if (message.type === 'attached') this.attached = true;
     else if (message.type === 'unavailable') this.unavailable = true;
     else if (message.type === 'reconciled') this.reconciledOnce = true;
-    if (this.unavailable || this.reconciledOnce) this.markReady();
     else if (message.type === 'metrics') for (const answer of this.pendingMetrics.splice(0)) answer(message.text);
+    if (this.unavailable || this.reconciledOnce) this.markReady();
   }
 
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
