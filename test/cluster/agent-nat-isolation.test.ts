@@ -12,16 +12,7 @@ import { RestClient, isNotFound } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import { CLIENT_IP, Rig, SUBNET, describeAsRoot, repliesFor } from '../netns/rig';
 import { BridgedAgent, removePinsThen } from './agent-harness';
-import {
-  createArpNetwork,
-  deleteArpNetwork,
-  deleteNodes,
-  ensureNode,
-  requireCrd,
-  testKubeConfig,
-  testKubeconfigPath,
-  waitFor,
-} from './fixture';
+import * as fixture from './fixture';
 
 jest.setTimeout(120_000);
 
@@ -40,7 +31,7 @@ describeAsRoot(
     const node = `natiso-${rig.id}`;
     const names = { pool: `natiso-${rig.id}`, network: `natiso-${rig.id}` };
     const pinDir = path.join(rig.pinDir(0), PIN_SUBDIR);
-    const rest = new RestClient(testKubeConfig());
+    const rest = new RestClient(fixture.testKubeConfig());
     const adName = `natiso-${rig.id}`;
     let bridged: BridgedAgent | undefined;
     let maps: ArpMaps | undefined;
@@ -50,7 +41,7 @@ describeAsRoot(
       '--node-name',
       node,
       '--kubeconfig',
-      testKubeconfigPath(),
+      fixture.testKubeconfigPath(),
       `--bpffs=${rig.pinDir(0)}`,
       '--xdp-mode=generic',
       '--poll-interval=200ms',
@@ -61,11 +52,11 @@ describeAsRoot(
     ];
 
     beforeAll(async () => {
-      await requireCrd('arpadvertisements');
+      await fixture.requireCrd('arpadvertisements');
       await rig.setup();
       nodeMac = await rig.mac(rig.node(0), 'eth0');
-      await ensureNode(node, { internalIP: rig.nodeIp(0) });
-      await createArpNetwork(rest, { ...names, addresses: [`${SUBNET}.0/25`] });
+      await fixture.ensureNode(node, { internalIP: rig.nodeIp(0) });
+      await fixture.createArpNetwork(rest, { ...names, addresses: [`${SUBNET}.0/25`] });
       await rest.create(JuneauResources.arpAdvertisements, {
         apiVersion: 'juneau.loutres.me/v1alpha1',
         kind: 'ARPAdvertisement',
@@ -85,8 +76,8 @@ describeAsRoot(
       await rest.delete(JuneauResources.arpAdvertisements, undefined, adName).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
-      await deleteArpNetwork(rest, names);
-      await deleteNodes([node]);
+      await fixture.deleteArpNetwork(rest, names);
+      await fixture.deleteNodes([node]);
       await removePinsThen(pinDir, () => rig.destroy());
     }, 60_000);
 
@@ -109,14 +100,14 @@ describeAsRoot(
       Number((monotonicNowNs() - maps!.interfaceConfigs().values().next().value!.heartbeatNs!) / 1_000_000n);
 
     test('SEC-4: the NAT process killed with SIGKILL is restarted; ARP answers every request throughout and the heartbeat stays fresh', async () => {
-      bridged = new BridgedAgent(rig.node(0), agentArgs(EXPIRY_MS), testKubeconfigPath());
+      bridged = new BridgedAgent(rig.node(0), agentArgs(EXPIRY_MS), fixture.testKubeconfigPath());
       const agent = await bridged.start();
       maps = ArpMaps.openPinned(pinDir);
       // Ready is synced and reconciled; answering waits for the first proof (a fresh or adopted
       // heartbeat may be expired until then, SEC-15).
       // This agent's own first proof, not an adopted heartbeat of the last one.
       await agent.waitForLog('view proven current');
-      await waitFor(() => heartbeatAgeMs() < EXPIRY_MS / 2, { what: 'a fresh heartbeat' });
+      await fixture.waitFor(() => heartbeatAgeMs() < EXPIRY_MS / 2, { what: 'a fresh heartbeat' });
       const started = await agent.waitForLog('NAT loop started in its own process');
       await agent.waitForLog('NAT programs attached');
       const pid = started.pid as number;
@@ -138,15 +129,19 @@ describeAsRoot(
 
     test('SEC-4: a NAT process out of heap (--nat-max-heap=16) aborts on every start; ARP answers every request through several expiries', async () => {
       // Never ready (its NAT process never reconciles): started, then waited for by its heartbeat.
-      bridged = new BridgedAgent(rig.node(0), agentArgs(OOM_EXPIRY_MS, '--nat-max-heap=16'), testKubeconfigPath());
+      bridged = new BridgedAgent(
+        rig.node(0),
+        agentArgs(OOM_EXPIRY_MS, '--nat-max-heap=16'),
+        fixture.testKubeconfigPath(),
+      );
       const agent = await bridged.startUnready();
-      await waitFor(() => fs.existsSync(path.join(pinDir, 'juneau_config')), { what: 'the pinned config' });
+      await fixture.waitFor(() => fs.existsSync(path.join(pinDir, 'juneau_config')), { what: 'the pinned config' });
       maps = ArpMaps.openPinned(pinDir);
       // Ready is synced and reconciled; answering waits for the first proof (a fresh or adopted
       // heartbeat may be expired until then, SEC-15).
       // This agent's own first proof, not an adopted heartbeat of the last one.
       await agent.waitForLog('view proven current');
-      await waitFor(() => heartbeatAgeMs() < OOM_EXPIRY_MS / 2, { what: 'a fresh heartbeat' });
+      await fixture.waitFor(() => heartbeatAgeMs() < OOM_EXPIRY_MS / 2, { what: 'a fresh heartbeat' });
       const from = agent.lines.length;
       const result = await probe(2.5 * OOM_EXPIRY_MS, () =>
         agent.waitForLog('NAT process exited', from).then(() => undefined),
