@@ -19,6 +19,19 @@ export const ANNOTATIONS = {
   networks: `${GROUP}/networks`,
 } as const;
 
+/**
+ * Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it
+ * (written and read by runtime/controller/arp/names.ts; the agent reads `kind` for an address's
+ * expiry class, SEC-11). `name` is absent when the name is longer than a label value may be; `id`
+ * (a hash of kind/namespace/name) always selects the owner's objects.
+ */
+export const OWNER_LABELS = {
+  kind: `${GROUP}/owner-kind`,
+  namespace: `${GROUP}/owner-namespace`,
+  name: `${GROUP}/owner-name`,
+  id: `${GROUP}/owner-id`,
+} as const;
+
 /** Finalizers the controller puts on objects whose deletion must release something (ARP-6, EIP-15). */
 export const FINALIZERS = {
   elasticIP: `${GROUP}/elastic-ip`,

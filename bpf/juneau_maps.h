@@ -112,6 +112,24 @@ struct juneau_guard_value {
 	__u64 hits;			/* requests this entry decided */
 };
 
+/* juneau_arp_class (SEC-11): the expiry class of an answered address that is
+ * not JUNEAU_EXPIRY_MOVEABLE, the class of an address without an entry. A
+ * moveable address (a ServiceLoadBalancer's VIP) expires with the heartbeat
+ * (FO-2): the controller may move it to another node (FO-3). A held one (an
+ * ElasticIP's address, which FO-3 never moves: nobody else may take it) is
+ * still answered after the expiry, until the interface is orphaned, so that an
+ * API-server outage does not silence it. Read only once the heartbeat has
+ * expired, and only for an address also in the table: an entry for an address
+ * no longer answered answers nothing. */
+enum juneau_expiry_class {
+	JUNEAU_EXPIRY_MOVEABLE	= 0,
+	JUNEAU_EXPIRY_HELD	= 1,
+};
+
+struct juneau_arp_class {
+	__u32 expiry_class;		/* enum juneau_expiry_class */
+};
+
 /* juneau_config: per ingress interface, written by the agent. An interface
  * without an entry is not ours: everything passes (fail open).
  *
@@ -124,8 +142,9 @@ struct juneau_guard_value {
  * has). The agent places an entry in the first free slot of its probes and
  * writes it in two steps, so that the program never reads a half-written entry
  * as valid: the value with ifindex 0, then the same value with the ifindex
- * (removal in the reverse order). Later writes change only heartbeat_ns or
- * flags. */
+ * (removal in the reverse order). Later writes change only heartbeat_ns,
+ * flags, orphan_expiries or, when the interface's MAC changes (SEC-14), mac:
+ * in place, so a request read during that one write may see a torn MAC. */
 #define JUNEAU_CONFIG_PROBES	4
 
 enum juneau_config_flags {
@@ -138,12 +157,22 @@ enum juneau_config_flags {
 /* FO-2: answers expire with their agent. The agent writes heartbeat_ns
  * (CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns()) while it can prove its
  * view of the API server is current; once now - heartbeat_ns > expiry_ns the
- * program answers nothing on the interface and still guards, so neither it
- * nor the kernel answers for a pool address. expiry_ns 0: never expires (an
- * entry written by an agent that predates FO-2 reads as zeroes). */
+ * program answers nothing on the interface but its held addresses
+ * (juneau_arp_class) and still guards, so neither it nor the kernel answers
+ * for a pool address another node may have taken. expiry_ns 0: never expires
+ * (an entry written by an agent that predates FO-2 reads as zeroes).
+ *
+ * Orphaned (SEC-16): once now - heartbeat_ns > orphan_expiries * expiry_ns the
+ * agent is taken to be gone for good (uninstalled while the node was down, its
+ * pod force-deleted): the program fails open on the interface, answering
+ * nothing, held addresses included, and guarding nothing, as if it had no
+ * entry. orphan_expiries 0: never (an entry of an agent that predates it).
+ *
+ * A fresh entry starts expired (SEC-15): its heartbeat one expiry in the
+ * past, so the program answers nothing until the agent's first proof. */
 struct juneau_config_value {
 	__u8  mac[JUNEAU_ETH_ALEN];	/* the interface's MAC: our sender hw */
-	__u8  pad[2];
+	__u16 orphan_expiries;		/* orphaned after this many expiries; 0: never */
 	__u32 flags;			/* enum juneau_config_flags */
 	__u32 ifindex;			/* the interface of this slot; 0: free */
 	__u64 heartbeat_ns;		/* bpf_ktime_get_ns() time of the agent's last proof */
@@ -175,7 +204,12 @@ enum juneau_reason {
 	/* FO-2: the interface's heartbeat expired; nothing is answered. */
 	JUNEAU_PASS_EXPIRED		= 16,	/* not guarded: the kernel decides */
 	JUNEAU_DROP_EXPIRED		= 17,	/* guarded: nobody on this node answers */
-	JUNEAU_REASON_MAX		= 18,
+	/* SEC-16: the interface's agent is gone for orphan_expiries expiries. */
+	JUNEAU_PASS_ORPHANED		= 18,	/* a request: no answer, no guard */
+	/* SEC-11: a held address answered after the expiry; counted besides
+	 * JUNEAU_TX_REPLY or JUNEAU_TX_PROBE_REPLY. */
+	JUNEAU_EVENT_HELD_ANSWERED	= 19,
+	JUNEAU_REASON_MAX		= 20,
 };
 
 struct juneau_stats_value {
@@ -192,6 +226,7 @@ JUNEAU_ASSERT_SIZE(juneau_arp_slot, 4);
 JUNEAU_ASSERT_SIZE(juneau_guard_key, 8);
 JUNEAU_ASSERT_SIZE(juneau_guard_value, 16);
 JUNEAU_ASSERT_SIZE(juneau_config_value, 32);
+JUNEAU_ASSERT_SIZE(juneau_arp_class, 4);
 JUNEAU_ASSERT_SIZE(juneau_stats_value, 8);
 
 /* ---- ElasticIP 1:1 NAT (tc_nat.bpf.c; NAT-1..NAT-5, EIP-4, EIP-6) ---------

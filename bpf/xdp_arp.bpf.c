@@ -41,7 +41,12 @@
  * current, stops refreshing the interface's heartbeat; once it is older than
  * the configured expiry, the controller may already have moved the address to
  * another node (FO-3), so this node answers nothing and keeps guarding: two
- * MACs never answer one address (FO-4).
+ * MACs never answer one address (FO-4). Except the held addresses (SEC-11,
+ * juneau_arp_class: an ElasticIP's, which FO-3 never moves): nobody else may
+ * take them, so an API-server outage must not silence them, and they are
+ * answered until the interface is orphaned. An orphaned interface (SEC-16: no
+ * heartbeat for orphan_expiries expiries, its agent gone for good) fails open:
+ * nothing answered, nothing guarded.
  *
  * This program never sends anything unsolicited (ARP-8): the only transmit
  * path is the reply to a request. FO-1's opt-in announcements are sent by the
@@ -97,6 +102,9 @@ JUNEAU_MAP(juneau_arp_slots, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_arp_slot, 
 
 JUNEAU_MAP(juneau_arp_counters, BPF_MAP_TYPE_PERCPU_ARRAY, __u32,
 	   struct juneau_arp_value, JUNEAU_ARP_SLOTS);
+
+JUNEAU_MAP(juneau_arp_class, BPF_MAP_TYPE_HASH, struct juneau_arp_key,
+	   struct juneau_arp_class, JUNEAU_ARP_TABLE_MAX, BPF_F_NO_PREALLOC);
 
 JUNEAU_MAP(juneau_arp_filter, BPF_MAP_TYPE_ARRAY, __u32, struct juneau_arp_filter, 1);
 
@@ -275,14 +283,49 @@ static __always_inline void detect_conflict(const struct arp_eth_ipv4 *arp,
 	count(JUNEAU_EVENT_CONFLICT);
 }
 
-/* FO-2: the agent's heartbeat is older than its expiry (0: never expires).
- * Unsigned arithmetic: a heartbeat from the future (never written so) reads
- * as a huge age and expires, failing towards not answering. */
-static __always_inline int answers_expired(const struct juneau_config_value *cfg)
+/* How current the interface's agent is (juneau_config_value). */
+enum liveness {
+	LIVE,		/* every address answered */
+	EXPIRED,	/* FO-2: only held addresses answered, the guard on */
+	ORPHANED,	/* SEC-16: nothing answered, nothing guarded */
+};
+
+/* FO-2: the agent's heartbeat against its expiry (0: never expires) and its
+ * orphan bound. Unsigned arithmetic: a heartbeat from the future (never
+ * written so) reads as a huge age and expires, failing towards not answering. */
+static __always_inline enum liveness liveness_of(const struct juneau_config_value *cfg)
 {
+	__u64 age;
+
 	if (!cfg->expiry_ns)
-		return 0;
-	return bpf_ktime_get_ns() - cfg->heartbeat_ns > cfg->expiry_ns;
+		return LIVE;
+	age = bpf_ktime_get_ns() - cfg->heartbeat_ns;
+	if (age <= cfg->expiry_ns)
+		return LIVE;
+	if (cfg->orphan_expiries && age / cfg->orphan_expiries > cfg->expiry_ns)
+		return ORPHANED;
+	return EXPIRED;
+}
+
+/* SEC-11: whether an address is held (juneau_arp_class), answered past the
+ * expiry. */
+static __always_inline int is_held(__be32 addr)
+{
+	struct juneau_arp_key key = { .addr = addr };
+	struct juneau_arp_class *class = bpf_map_lookup_elem(&juneau_arp_class, &key);
+
+	return class && class->expiry_class == JUNEAU_EXPIRY_HELD;
+}
+
+/* The entry of an address this node answers for now: every one in the table
+ * while live, the held ones once expired. */
+static __always_inline struct juneau_arp_value *lookup_answered(__be32 addr, enum liveness live)
+{
+	struct juneau_arp_value *entry = lookup_ours(addr);
+
+	if (!entry || live == LIVE)
+		return entry;
+	return is_held(addr) ? entry : 0;
 }
 
 /* Requests for a guarded address that is not ours are dropped so that no
@@ -326,19 +369,20 @@ static __always_inline void write_reply(struct ethhdr *eth,
 
 static __always_inline int answer_request(struct ethhdr *eth,
 					  struct arp_eth_ipv4 *arp,
-					  const struct juneau_config_value *cfg)
+					  const struct juneau_config_value *cfg,
+					  enum liveness live)
 {
 	__be32 tip = load_ip(arp->tip);
 	__be32 sip = load_ip(arp->sip);
 	struct juneau_arp_value *entry;
 	int probe = sip == 0;
 
-	if (answers_expired(cfg)) {
+	entry = lookup_answered(tip, live);
+	if (!entry && live == EXPIRED) {
 		if (guard_drops(tip, cfg))
 			return exit_with(JUNEAU_DROP_EXPIRED, XDP_DROP);
 		return exit_with(JUNEAU_PASS_EXPIRED, XDP_PASS);
 	}
-	entry = lookup_ours(tip);
 	if (!entry) {
 		if (guard_drops(tip, cfg))
 			return exit_with(JUNEAU_DROP_GUARDED, XDP_DROP);
@@ -355,6 +399,8 @@ static __always_inline int answer_request(struct ethhdr *eth,
 
 	write_reply(eth, arp, cfg->mac);
 	entry->replies++;
+	if (live == EXPIRED)
+		count(JUNEAU_EVENT_HELD_ANSWERED);
 	return exit_with(probe ? JUNEAU_TX_PROBE_REPLY : JUNEAU_TX_REPLY, XDP_TX);
 }
 
@@ -369,12 +415,13 @@ struct guard_reasons {
  * (ARP-12, see the top of the file), and one sent to a multicast MAC. */
 static __always_inline int guard_request(const struct arp_eth_ipv4 *arp,
 					 const struct juneau_config_value *cfg,
+					 enum liveness live,
 					 struct guard_reasons why)
 {
 	__be32 tip = load_ip(arp->tip);
 
-	/* Expired (FO-2): nothing is ours any more, so the guard decides. */
-	if (!answers_expired(cfg) && lookup_ours(tip))
+	/* Expired (FO-2): only the held addresses are ours, the guard decides the rest. */
+	if (lookup_answered(tip, live))
 		return exit_with(why.ours, XDP_PASS);
 	if (guard_drops(tip, cfg))
 		return exit_with(why.guarded, XDP_DROP);
@@ -387,6 +434,7 @@ int xdp_arp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	const struct juneau_config_value *cfg;
+	enum liveness live;
 	struct ethhdr *eth = data;
 	struct arp_eth_ipv4 *arp;
 	void *cursor;
@@ -426,19 +474,22 @@ int xdp_arp(struct xdp_md *ctx)
 	if (!mac_is_group(eth->h_dest) && !mac_equal(eth->h_dest, cfg->mac))
 		return exit_with(JUNEAU_PASS_NOT_FOR_US, XDP_PASS);
 
+	live = liveness_of(cfg);
+	if (live == ORPHANED)
+		return exit_with(JUNEAU_PASS_ORPHANED, XDP_PASS);
 	if (vids)
-		return guard_request(arp, cfg, (struct guard_reasons){
+		return guard_request(arp, cfg, live, (struct guard_reasons){
 			.ours = JUNEAU_PASS_VLAN_OURS,
 			.guarded = JUNEAU_DROP_GUARDED_VLAN,
 			.other = JUNEAU_PASS_UNMAPPED,
 		});
 	if (mac_is_multicast(eth->h_dest))
-		return guard_request(arp, cfg, (struct guard_reasons){
+		return guard_request(arp, cfg, live, (struct guard_reasons){
 			.ours = JUNEAU_PASS_NOT_FOR_US,
 			.guarded = JUNEAU_DROP_GUARDED,
 			.other = JUNEAU_PASS_NOT_FOR_US,
 		});
-	return answer_request(eth, arp, cfg);
+	return answer_request(eth, arp, cfg, live);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

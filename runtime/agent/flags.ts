@@ -2,6 +2,7 @@
 import { AGENT_FLAGS, INSTALL, XDP_MODES } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
 import { parseClusterCidrs } from './nat/prefixes';
+import { orphanExpiries } from './bpf/layout/arp';
 import { parseOwnerDaemonSet } from './liveness/uninstall';
 import { duration, oneOf, optionalString, readFlags, type FlagTable } from '../kube/flags';
 
@@ -40,8 +41,12 @@ export interface AgentFlags {
    * forwarding (netfilter, conntrack: NetworkPolicy and host firewalls apply) instead of straight
    * to the pod's device. @default false: NetworkPolicy is bypassed for ElasticIP traffic */
   readonly natKernelForward: boolean;
-  /** FO-2: answers stop this long after the agent last proved its view current. */
+  /** FO-2: answers stop this long after the agent last proved its view current (a held address's,
+   * SEC-11, only once the interface is orphaned). */
   readonly answerExpiryMs: number;
+  /** SEC-16: this long after the agent last proved its view current, the node is taken to have
+   * lost its agent for good: nothing answered, nothing guarded. 0: never. */
+  readonly orphanAfterMs: number;
   /** FO-2: a watch silent this long (no event, no bookmark) is broken and relisted. */
   readonly watchIdleTimeoutMs: number;
   /** FO-3: namespace of the node's agent Lease; '' runs without one (development). */
@@ -50,6 +55,10 @@ export interface AgentFlags {
   readonly leaseDurationMs: number;
   /** FO-3: how often the Lease is renewed. */
   readonly leaseRenewIntervalMs: number;
+  /** SEC-4: the V8 heap limit of the NAT process, MiB. */
+  readonly natMaxHeapMiB: number;
+  /** SEC-4: this process is the agent's NAT child (runtime/agent/nat-process.ts). */
+  readonly natChild: boolean;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -73,11 +82,14 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   natClusterCidrs: undefined,
   natKernelForward: false,
   answerExpiryMs: 10_000,
+  orphanAfterMs: 3_600_000,
   watchIdleTimeoutMs: 90_000,
   leaseNamespace: INSTALL.namespace,
   // = answerExpiryMs: the node is silent from then on, so a longer Lease only delays its handover.
   leaseDurationMs: 10_000,
   leaseRenewIntervalMs: 2_000,
+  natMaxHeapMiB: 96,
+  natChild: false,
 };
 
 /**
@@ -102,7 +114,10 @@ responder attached. No gratuitous ARP is sent (ARP-8) unless an ExternalNetwork
 asks for it with spec.arp.announceOnMove (FO-1): then a node that gains one of its
 addresses probes until no other host answers and sends two RFC 5227 announcements.
 Answers expire with the agent (FO-2): the program stops answering (and keeps
-guarding) when the agent has not proven its view current for --answer-expiry.
+guarding) when the agent has not proven its view current for --answer-expiry,
+but for ElasticIP addresses, which no other node may take: those are
+answered until the node is orphaned (--orphan-after), when the program stops
+answering and guarding altogether.
 
 Flags:
   --node-name NAME                   the Node this agent serves (default $NODE_NAME)
@@ -140,7 +155,20 @@ Flags:
                                      agent's node falls silent sooner; longer: slower
                                      restarts survive. 10s covers a restart by the
                                      kubelet or a rolling update on a loaded node
-                                     (default 10s)
+                                     (default 10s). ElasticIP addresses, which FO-3
+                                     never moves to another node, are answered on
+                                     until --orphan-after: an API-server outage or a
+                                     slow image pull during an upgrade silences only
+                                     ServiceLoadBalancer VIPs, which FO-3 moves to a
+                                     live node. Pre-pull the agent image before an
+                                     upgrade to keep them on their node
+  --orphan-after DURATION            this long without a proof (e.g. 90m), the
+                                     agent is taken to be gone for good (uninstalled
+                                     while the node was down, its pod force-deleted):
+                                     the node answers nothing and guards nothing, as
+                                     if Juneau were not installed; rounded up to whole
+                                     --answer-expiry periods, more than twice it, at
+                                     most 65535 of them; 0: never (default 60m)
   --watch-idle-timeout DURATION      FO-2: a watch that delivers nothing, not even a
                                      bookmark, this long is broken and is relisted; the
                                      API server sends a bookmark about once a minute
@@ -197,6 +225,16 @@ Flags:
                                      apply to it. Without it the packet is sent straight
                                      to the pod's device and NetworkPolicy is bypassed
                                      (default off)
+  --nat-max-heap MIB                  the ElasticIP NAT loop runs in a child process of
+                                     the agent with this V8 heap limit, so that running
+                                     out of memory (oversized objects in its caches)
+                                     ends that process only, never ARP answering; it is
+                                     restarted with backoff, and the NAT maps keep
+                                     translating meanwhile. Keep it and the agent's own
+                                     heap (about 60 MiB) under the container's memory
+                                     limit (default 96)
+  --nat-child, --no-nat-child        internal: run as the agent's NAT process (the agent
+                                     starts it so, with its own flags)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -209,6 +247,14 @@ A boolean flag is also written --FLAG=true or --FLAG=false. A DURATION is a numb
 export type ParsedAgentFlags = { readonly help: true } | { readonly help: false; readonly flags: AgentFlags };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A heap size in MiB: a whole number, at least 16 (V8 cannot start in less). */
+function mebibytes(value: string, flag: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 16)
+    throw new Error(`${flag} must be a whole number of MiB, at least 16, not '${value}'`);
+  return n;
+}
 
 /** Durations the agent counts in its own loops: 10 ms is below anything a loop can keep. */
 const LOOP_DURATION = duration({ min: 10 });
@@ -229,6 +275,7 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   // FO-2: the heartbeat is checked five times per expiry (runtime/agent/liveness/heartbeat.ts); an expiry
   // below 500 ms would expire answers on a single slow event-loop turn of a loaded node.
   'answer-expiry': { field: 'answerExpiryMs', read: duration({ min: 500 }) },
+  'orphan-after': { field: 'orphanAfterMs', read: duration({ min: 0 }) },
   'watch-idle-timeout': { field: 'watchIdleTimeoutMs', read: duration({ min: 1_000 }) },
   'lease-namespace': { field: 'leaseNamespace', read: optionalString },
   'lease-duration': { field: 'leaseDurationMs', read: LOOP_DURATION },
@@ -240,6 +287,8 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   [AGENT_FLAGS.natKernelForward]: { field: 'natKernelForward', boolean: true },
   [AGENT_FLAGS.logLevel]: { field: 'logLevel', read: optionalString },
   'log-format': { field: 'logFormat', read: optionalString },
+  'nat-max-heap': { field: 'natMaxHeapMiB', read: mebibytes },
+  'nat-child': { field: 'natChild', boolean: true },
 };
 
 /** The names flags had before they took controller-runtime's; still accepted. */
@@ -270,6 +319,11 @@ export function parseAgentFlags(
 
 /** FO-2/FO-4: the timings that bound each other. */
 function checkExpiryFlags(flags: AgentFlags): void {
+  if (flags.orphanAfterMs > 0 && flags.orphanAfterMs <= flags.answerExpiryMs * 2)
+    throw new Error(
+      `--orphan-after (${flags.orphanAfterMs}ms) must be 0 (never) or more than twice --answer-expiry (${flags.answerExpiryMs}ms): a node is orphaned only long after its answers expired`,
+    );
+  orphanExpiries(flags.orphanAfterMs, flags.answerExpiryMs);
   if (!flags.leaseNamespace) return;
   if (flags.leaseRenewIntervalMs * 2 > flags.answerExpiryMs) {
     throw new Error(

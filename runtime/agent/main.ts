@@ -1,9 +1,13 @@
 /**
  * `juneau-agent`: flags -> kubeconfig -> ingress interface (EN-12) -> attach or adopt the pinned
- * XDP responder and the NAT programs -> health/metrics -> each feature's loop (arp/, nat/,
- * liveness/). SIGTERM/SIGINT stop the loops and leave the responder attached with its maps pinned,
- * so the node keeps answering through a restart or an upgrade (ARCHITECTURE.md "Answer");
- * `--detach-on-exit` is for development.
+ * XDP responder -> health/metrics -> each feature's loop (arp/, liveness/) and the NAT process.
+ * SIGTERM/SIGINT stop the loops and leave the responder attached with its maps pinned, so the node
+ * keeps answering through a restart or an upgrade (ARCHITECTURE.md "Answer"); `--detach-on-exit`
+ * is for development.
+ *
+ * The NAT programs and their loop (nat/) run in a child process of the agent (SEC-4,
+ * ./nat-process.ts): `juneau-agent --nat-child` with the same flags, under its own heap limit, so
+ * that a NAT failure, an out-of-memory one included, cannot stop ARP answering.
  */
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -28,12 +32,14 @@ import {
 } from './bpf';
 import { ArpSync } from './arp/sync';
 import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
+import { AGENT_FLAGS } from '../../api/constants';
 import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
 import { NatResources, NatSync } from './nat/sync';
+import { NAT_UNAVAILABLE_EXIT, NatChildChannel, NatProcess, familiesWithPrefix } from './nat-process';
 import { parseClusterCidrs } from './nat/prefixes';
-import { attachNatDataplane, detachNatDataplane, type NatDataplane } from './nat/attach';
+import { attachNatDataplane, detachNatDataplane, tunnelWithoutFilter, type NatDataplane } from './nat/attach';
 import { NatMetrics } from './nat/metrics';
 import { natFilters } from './bpf/nat';
 import { AnswerHeartbeat } from './liveness/heartbeat';
@@ -49,12 +55,16 @@ import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
   const flags = startupFlags('juneau-agent', argv, io, parseAgentFlags, AGENT_HELP);
   if (typeof flags === 'number') return flags;
-  const logger = processLogger('agent', flags, io).child({ node: flags.nodeName });
+  const logger = processLogger('agent', flags, io).child({
+    node: flags.nodeName,
+    ...(flags.natChild ? { process: 'nat' } : {}),
+  });
   let server: string | undefined;
   try {
     const { kubeConfig, source } = loadKubeConfig({ kubeconfigPath: flags.kubeconfig, env: io.env });
     server = serverOf(kubeConfig);
-    return await run(flags, logger, io, kubeConfig, source);
+    if (flags.natChild) return await runNatChild(flags, logger, io, kubeConfig);
+    return await run(flags, logger, io, kubeConfig, source, argv);
   } catch (err) {
     // One line naming the problem (an unreachable API server, a missing file), not a stack.
     logger.error(`agent failed: ${describeStartupError(err, server)}`);
@@ -68,6 +78,7 @@ async function run(
   io: MainIO,
   kubeConfig: KubeConfig,
   source: string,
+  argv: readonly string[],
 ): Promise<number> {
   const rest = new RestClient(kubeConfig);
   const iface = await ingressInterface(flags, rest);
@@ -81,6 +92,7 @@ async function run(
     guard: flags.guard,
     conflictDetection: flags.conflictDetection,
     answerExpiryMs: flags.answerExpiryMs,
+    orphanAfterMs: flags.orphanAfterMs,
   });
   logger.info('responder attached', {
     kubeconfig: source,
@@ -95,28 +107,61 @@ async function run(
     pinDir,
     entries: attached.maps.addresses().size,
   });
-  let nat: NatDataplane | undefined;
+  // SEC-4: the NAT data plane and loop in their own process, on the interface chosen here.
+  const nat = new NatProcess({
+    argv: [...argv, `--${AGENT_FLAGS.nodeIngressIface}=${iface.name}`],
+    maxHeapMiB: flags.natMaxHeapMiB,
+    logger,
+  });
   try {
-    // The ElasticIP NAT data plane on the same interface (NAT-1..NAT-5, DIR-1). A failure here
-    // leaves ARP answering (the promise of every address) running and is reported, not fatal.
-    try {
-      nat = attachNatDataplane(flags, ifindex, pinDir, (err) =>
-        logger.error('VXLAN device not made: direct ElasticIPs of other nodes are not carried here (EN-9)', { err }),
-      );
-      logger.info('NAT programs attached', {
-        iface: iface.name,
-        podIfaces: flags.natPodIfaces,
-        bindings: nat.maps.bindings().length,
-        direct: nat.maps.directBindings().length,
-        kernelForward: flags.natKernelForward,
-      });
-    } catch (err) {
-      logger.error('NAT programs not attached: this node translates no ElasticIP', { err });
-    }
     return await serve(flags, logger, io, { rest, iface, ifindex, pinDir, attached, nat });
   } finally {
-    nat?.maps.close();
     attached.maps.close();
+  }
+}
+
+/**
+ * SEC-4: the NAT child (`--nat-child`): attaches the ElasticIP NAT data plane on the agent's
+ * interface (NAT-1..NAT-5, DIR-1) and runs the NAT loop until SIGTERM or the agent is gone. A
+ * failed attach exits NAT_UNAVAILABLE_EXIT: ARP answering goes on, and it is reported, not retried.
+ */
+async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeConfig: KubeConfig): Promise<number> {
+  const rest = new RestClient(kubeConfig);
+  const iface = await ingressInterface(flags, rest);
+  const ifindex = ifNameToIndex(iface.name);
+  const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  const channel = new NatChildChannel(async () =>
+    familiesWithPrefix(await metrics.exposition(), metrics.name('agent_nat_')),
+  );
+  let nat: NatDataplane;
+  try {
+    nat = attachNatDataplane(flags, ifindex, pinDir, (err) =>
+      logger.error('VXLAN device not made: direct ElasticIPs of other nodes are not carried here (EN-9)', { err }),
+    );
+  } catch (err) {
+    logger.error('NAT programs not attached: this node translates no ElasticIP', { err });
+    channel.send({ type: 'unavailable' });
+    return NAT_UNAVAILABLE_EXIT;
+  }
+  try {
+    logger.info('NAT programs attached', {
+      iface: iface.name,
+      podIfaces: flags.natPodIfaces,
+      bindings: nat.maps.bindings().length,
+      direct: nat.maps.directBindings().length,
+      kernelForward: flags.natKernelForward,
+    });
+    channel.send({ type: 'attached' });
+    const sync = natLoop(flags, logger, rest, nat, metrics, await serviceCIDRsServed(rest, logger));
+    // Resolves once the first pass is written, or early when stopped (then reconciledOnce is false).
+    void sync.start().then(() => sync.reconciledOnce && channel.send({ type: 'reconciled' }));
+    const why = await Promise.race([io.stopSignal, NatChildChannel.parentGone().then(() => 'agent gone')]);
+    logger.info('NAT loop stopping', { why });
+    await sync.stop();
+    return 0;
+  } finally {
+    nat.maps.close();
   }
 }
 
@@ -126,7 +171,7 @@ interface Running {
   readonly ifindex: number;
   readonly pinDir: string;
   readonly attached: AttachResult;
-  readonly nat: NatDataplane | undefined;
+  readonly nat: NatProcess;
 }
 
 /** A feature's loop (arp/, nat/, liveness/): serve() starts them in the order Parts.loops lists
@@ -142,7 +187,6 @@ interface Parts {
   readonly recorder: EventRecorder;
   readonly counters: AnnounceCounters | undefined;
   readonly arp: ArpSync;
-  readonly natSync: NatSync | undefined;
   readonly lease: AgentLease | undefined;
   readonly uninstall: UninstallWatch | undefined;
   /** Every feature's loop, in start order. */
@@ -150,13 +194,14 @@ interface Parts {
 }
 
 async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running): Promise<number> {
-  const parts = buildParts(flags, logger, r, r.nat ? await serviceCIDRsServed(r.rest, logger) : false);
+  const parts = buildParts(flags, logger, r);
   const { arp, uninstall, recorder, counters, loops } = parts;
   const health = healthServer(flags, r, parts);
   const ports = await health.start();
   logger.info('listening', ports);
   const starts = loops.map((loop) => loop.start());
-  const started = Promise.resolve(starts[loops.indexOf(arp)]).then(() =>
+  // Ready once ARP has written its first pass and the NAT process its own (or cannot attach).
+  const started = Promise.all([starts[loops.indexOf(arp)], r.nat.ready]).then(() =>
     logger.info('ready: informers synced and maps reconciled', { entries: r.attached.maps.addresses().size }),
   );
   const signal = await Promise.race([io.stopSignal, started.then(() => io.stopSignal)]);
@@ -171,10 +216,10 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
   return 0;
 }
 
-/** Every feature's loop, none started: NAT, ARP (with its move announcements, FO-1), the node's
- * Lease (FO-3), the answers' heartbeat (FO-2) and the uninstall watch. */
-function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsServed: boolean): Parts {
-  const runtimeMetrics = new RuntimeMetrics();
+/** Every feature's loop, none started: the NAT process, ARP (with its move announcements, FO-1),
+ * the node's Lease (FO-3), the answers' heartbeat (FO-2) and the uninstall watch. */
+function buildParts(flags: AgentFlags, logger: Logger, r: Running): Parts {
+  const runtimeMetrics = new AgentMetrics(r.nat);
   const recorder = new EventRecorder(r.rest, {
     reportingController: 'juneau.loutres.me/agent',
     reportingInstance: flags.nodeName,
@@ -182,7 +227,6 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsS
   });
   const counters = openAnnounceCounters(r.pinDir, logger);
   const arp = arpLoop(flags, logger, r, { runtimeMetrics, recorder, counters });
-  const natSync = r.nat && natLoop(flags, logger, r, r.nat, runtimeMetrics, serviceCIDRsServed);
   const lease = flags.leaseNamespace
     ? new AgentLease({
         rest: r.rest,
@@ -205,8 +249,8 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running, serviceCIDRsS
   const uninstall = flags.ownerDaemonSet
     ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
     : undefined;
-  const loops = [natSync, arp, lease, heartbeat, uninstall].filter((l): l is NonNullable<typeof l> => l !== undefined);
-  return { runtimeMetrics, recorder, counters, arp, natSync, lease, uninstall, loops };
+  const loops = [r.nat, arp, lease, heartbeat, uninstall].filter((l): l is NonNullable<typeof l> => l !== undefined);
+  return { runtimeMetrics, recorder, counters, arp, lease, uninstall, loops };
 }
 
 /** The ARP loop and its move announcements (FO-1: an ARP socket open only while an address of an
@@ -247,21 +291,36 @@ function arpLoop(
     conflictDetection: flags.conflictDetection,
     metrics,
     logger,
+    rewriteMac: (mac) => {
+      if (!r.attached.maps.setInterfaceMac(r.ifindex, mac))
+        throw new Error(`juneau_config has no entry for ifindex ${r.ifindex} (${r.iface.name})`);
+    },
   });
   return arp;
 }
 
-/** The NAT loop over the attached NAT maps. */
+/** The agent's metrics, and the NAT child's after them (SEC-4: its registry is in its process). */
+class AgentMetrics extends RuntimeMetrics {
+  constructor(private readonly nat: NatProcess) {
+    super();
+  }
+
+  override async exposition(): Promise<string> {
+    return (await super.exposition()) + (await this.nat.metricsText());
+  }
+}
+
+/** The NAT loop over the attached NAT maps (in the NAT child). */
 function natLoop(
   flags: AgentFlags,
   logger: Logger,
-  r: Running,
+  rest: RestClient,
   datapath: NatDataplane,
   runtimeMetrics: RuntimeMetrics,
   serviceCIDRsServed: boolean,
 ): NatSync {
   return new NatSync({
-    client: r.rest,
+    client: rest,
     nodeName: flags.nodeName,
     datapath,
     pollIntervalMs: flags.pollIntervalMs,
@@ -274,7 +333,8 @@ function natLoop(
 
 /** /healthz and /readyz with the agent's checks, and /metrics; not started. */
 function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer {
-  const { arp, natSync, lease } = parts;
+  const { arp, lease } = parts;
+  const nat = r.nat;
   const health = new HealthServer({
     healthAddr: flags.healthAddr,
     metricsAddr: flags.metricsAddr,
@@ -282,14 +342,15 @@ function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer
   });
   health.addReadinessCheck('informers-synced', () => arp.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => arp.reconciledOnce);
-  if (natSync) health.addReadinessCheck('nat-reconciled', () => natSync.reconciledOnce);
-  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, which attaches them again.
-  if (r.nat) {
-    const nat = r.nat;
-    health.addLivenessCheck('nat-attached', () => natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0);
-    // H3: the VXLAN device, while there is one, never decapsulates without its filter.
-    health.addLivenessCheck('nat-tunnel-attached', () => nat.tunnel === 0 || natFilters(nat.tunnel).tun !== 0);
-  }
+  // SEC-4: a NAT child that cannot attach is reported and leaves the agent ready, as before.
+  health.addReadinessCheck('nat-reconciled', () => nat.unavailable || nat.reconciledOnce);
+  // Filters removed by someone else (a CNI resetting the qdisc) get the agent restarted, whose NAT child attaches them again.
+  health.addLivenessCheck(
+    'nat-attached',
+    () => !nat.attached || nat.unavailable || (natFilters(r.ifindex).in !== 0 && natFilters(r.ifindex).out !== 0),
+  );
+  // H3: the VXLAN device, while there is one, never decapsulates without its filter.
+  health.addLivenessCheck('nat-tunnel-attached', () => !tunnelWithoutFilter());
   // A responder detached by someone else gets the agent restarted, which attaches it again.
   health.addLivenessCheck('responder-attached', () => attachedProgram(r.ifindex, r.pinDir) !== undefined);
   // FO-3: an agent whose Lease is refused (RBAC, the Lease policy, a token without its node) has
@@ -307,7 +368,8 @@ function leaveDataplane(
 ): void {
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
-    if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
+    // The NAT child has stopped (the loops stop first); its filters go here.
+    if (r.nat.attached) detachNatDataplane(flags, r.ifindex, r.pinDir);
     // Unlinking the pins (every version's) frees the maps once the last descriptor (ours, closed by
     // run()) goes.
     removePins(path.join(flags.bpffs, PIN_ROOT));
@@ -315,7 +377,7 @@ function leaveDataplane(
   } else if (flags.detachOnExit) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     r.attached.maps.removeInterfaceConfig(r.ifindex);
-    if (r.nat) detachNatDataplane(flags, r.ifindex, r.pinDir);
+    if (r.nat.attached) detachNatDataplane(flags, r.ifindex, r.pinDir);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
   } else {
     logger.info('responder left attached; the pinned maps keep answering', {

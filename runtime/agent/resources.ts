@@ -1,6 +1,7 @@
 /** The Juneau kinds the ARP loop reads (resource types in runtime/kube/resources.ts JuneauResources)
  * and their views for arp/desired.ts. */
 import type { AddressPool, ARPAdvertisement, ExternalNetwork } from '../../api';
+import { OWNER_LABELS } from '../../api/constants';
 import { networkView as networkSpecView, poolView } from '../../api/validation';
 import { trimmedObject } from '../kube/informer';
 import type { KubeObject } from '../kube/types';
@@ -31,6 +32,9 @@ export function advertisementView(ad: ARPAdvertisement): AdvertisementView {
     address: ad.spec?.address ?? '',
     nodeName: ad.spec?.nodeName ?? '',
     externalNetwork: ad.spec?.externalNetwork ?? '',
+    // SEC-11: the controller's owner mark (only it writes ARPAdvertisements, ARP-11). An ElasticIP's
+    // address is never moved to another node (FO-3), so it is held; anything else expires.
+    expiryClass: ad.metadata?.labels?.[OWNER_LABELS.kind] === 'ElasticIP' ? 'held' : 'moveable',
   };
 }
 

@@ -31,6 +31,8 @@ export type CommandLine =
       readonly kube: KubeFlags;
     }
   | { readonly command: 'status'; readonly output: Output; readonly kube: KubeFlags }
+  /** SEC-16: on this node, detach Juneau's programs and remove its pins (runtime/agent/liveness/cleanup-node.ts). */
+  | { readonly command: 'cleanup-node'; readonly bpffs: string; readonly output: Output }
   | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags };
 
 interface CliFlags {
@@ -64,6 +66,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [command, ...rest] = words;
   if (command === undefined) return { command: 'help' };
   if (command === 'bpf') return bpfLine(words.join(' '), flags, kube);
+  if (command === 'cleanup-node') {
+    if (rest.length > 0) throw new Error(`cleanup-node takes no arguments, got '${rest.join(' ')}'`);
+    if (flags.node !== undefined)
+      throw new Error('cleanup-node runs on the node it cleans (its agent is gone): --node does not apply');
+    return { command: 'cleanup-node', bpffs: flags.bpffs ?? INSTALL.bpffsPath, output: flags.output ?? 'table' };
+  }
   for (const bpfOnly of ['node', 'bpffs'] as const)
     if (flags[bpfOnly] !== undefined) throw new Error(`--${bpfOnly} applies to bpf commands only, not '${command}'`);
   if (command === 'status') {

@@ -15,6 +15,7 @@ import { connect } from './kube';
 import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
 import { readStatus, renderStatus } from './status';
 import { explain } from './why';
+import { cleanupNode } from '../agent/liveness/cleanup-node';
 
 export const CLI_HELP = `Usage: kubectl juneau <command> [flags]
 
@@ -36,9 +37,18 @@ pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP
 With --node NAME they run in that node's juneau-agent Pod for you (kubectl exec; -n names
 Juneau's namespace, default ${INSTALL.namespace}).
 ${bpfHelp()}
+  cleanup-node                  on THIS node (as root, in the host's network namespace),
+                                for a node whose agent missed the uninstall: detaches
+                                Juneau's XDP responder and NAT filters from every
+                                interface it pinned them for, deletes its VXLAN device
+                                and removes every pin under --bpffs/juneau. Run it after
+                                the DaemonSet is gone, e.g. kubectl debug node/NAME
+                                --profile=sysadmin --image=<the agent image> --
+                                kubectl-juneau cleanup-node --bpffs /host/sys/fs/bpf
+
 Flags:
   --node NAME              bpf: run in the juneau-agent Pod of node NAME
-  --bpffs DIR              bpf: bpffs mount the agent pins under (its --bpffs); maps are
+  --bpffs DIR              bpf, cleanup-node: bpffs mount the agent pins under (its --bpffs); maps are
                            read from DIR/${PIN_SUBDIR} (default ${INSTALL.bpffsPath})
   -o, --output FORMAT      table or json (default table)
   --kubeconfig PATH        kubeconfig file (default: $KUBECONFIG, else in-cluster, else
@@ -77,11 +87,15 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     return 0;
   }
   if (line.command === 'bpf' && !line.node) return dumpLocal(line, io);
+  if (line.command === 'cleanup-node') return cleanupLocal(line, io);
   return remote(line, io);
 }
 
 /** The commands that talk to the API server. */
-async function remote(line: Exclude<CommandLine, { command: 'help' | 'version' }>, io: CliIO): Promise<number> {
+async function remote(
+  line: Exclude<CommandLine, { command: 'help' | 'version' | 'cleanup-node' }>,
+  io: CliIO,
+): Promise<number> {
   let server: string | undefined;
   try {
     const kube = connect(line.kube, io.env ?? process.env);
@@ -124,6 +138,32 @@ function dumpLocal(line: Extract<CommandLine, { command: 'bpf' }>, io: CliIO): n
     const why = err instanceof Error ? err.message : String(err);
     io.stderr(
       `kubectl-juneau: cannot read ${line.bpf.reads} in ${pinDir} (is juneau-agent running on this node, and are you root?): ${why}\n`,
+    );
+    return 1;
+  }
+}
+
+/** cleanup-node: what was detached and removed, or why it could not be. */
+function cleanupLocal(line: Extract<CommandLine, { command: 'cleanup-node' }>, io: CliIO): number {
+  try {
+    const done = cleanupNode(line.bpffs);
+    if (line.output === 'json') io.stdout(JSON.stringify(done, null, 2) + '\n');
+    else if (!done.pinRoot) io.stdout(`no Juneau pins under ${line.bpffs}: nothing to clean\n`);
+    else
+      io.stdout(
+        [
+          `XDP responder detached from ifindex: ${done.responderDetached.join(', ') || 'none'}`,
+          `NAT filters removed: ${done.natDetached.map((d) => `ifindex ${d.ifindex} (${d.roles.join(', ')})`).join('; ') || 'none'}`,
+          ...done.unpinned.map((u) => `only unpinned ${u.pin}: ${u.why}`),
+          `VXLAN device deleted: ${done.vxlanDeleted ? 'yes' : 'none was there'}`,
+          `pins removed: ${done.pinRoot}`,
+        ].join('\n') + '\n',
+      );
+    return 0;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    io.stderr(
+      `kubectl-juneau: cleanup-node under ${line.bpffs} failed (are you root, in the host's network namespace?): ${why}\n`,
     );
     return 1;
   }

@@ -4,17 +4,8 @@ import { JuneauResources } from '../kube/resources';
 import { isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/rest';
 import type { ClaimStore } from './allocator/allocator';
 
-/**
- * Labels on ARPAdvertisements saying which object keeps them, so a change maps back to it
- * (written and read only by ./arp/names.ts). `name` is absent when the name is longer than a label
- * value may be; `id` (a hash of kind/namespace/name) always selects the owner's objects.
- */
-export const OWNER_LABELS = {
-  kind: `${GROUP}/owner-kind`,
-  namespace: `${GROUP}/owner-namespace`,
-  name: `${GROUP}/owner-name`,
-  id: `${GROUP}/owner-id`,
-} as const;
+// OWNER_LABELS lives in api/constants.ts: the agent reads the owner kind too (SEC-11).
+export { OWNER_LABELS } from '../../api/constants';
 
 /** Annotation with the whole owner identity `<kind>/<namespace>/<name>`, checked against OWNER_LABELS. */
 export const OWNER_ANNOTATION = `${GROUP}/owner`;

@@ -206,6 +206,14 @@ export class BridgedAgent {
     return this.process;
   }
 
+  /** The bridge, then the agent, not waiting for it to be ready. */
+  async startUnready(): Promise<AgentProcess> {
+    this.bridge = new ApiBridge(ApiBridge.portOf(this.kubeconfigPath));
+    await this.bridge.start(this.netns);
+    this.process.start();
+    return this.process;
+  }
+
   /** SIGKILL (the pinned state stays, as after a crash), then the bridge. */
   async stop(): Promise<void> {
     await this.process.stop('SIGKILL');

@@ -3,9 +3,9 @@
 // only (the other entries keep their counters); the deleted address's filter bit is cleared at
 // the next poll, which rebuilds the filter from the table it reads anyway. The API side is the
 // unit tests' fake list/watch client (the cluster tests run the agent against a real API server).
-import { ArpSync } from '../../runtime/agent/arp/sync';
+import type { ArpSync } from '../../runtime/agent/arp/sync';
 import { arpFilterBit, arpFilterHas } from '../../runtime/agent/bpf/layout';
-import { FakeApi, arpAd, tick } from '../unit/agent-fakes';
+import { FakeApi, agentOn, arpAd, tick } from '../unit/agent-fakes';
 import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(30_000);
@@ -20,15 +20,7 @@ describeAsRoot('ArpSync per-event path on the real maps', () => {
     const maps = rig.maps(0);
     const api = new FakeApi();
     const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }] };
-    agent = new ArpSync({
-      client: api,
-      nodeName: 'node-a',
-      datapath: maps,
-      iface,
-      readInterface: () => iface,
-      recorder: { warning: () => undefined },
-      pollIntervalMs: 600_000,
-    });
+    agent = agentOn(api, maps, iface);
     const kept = `${SUBNET}.60`;
     api.objects.set('arpadvertisements', [arpAd('kept', kept)]);
     api.open();

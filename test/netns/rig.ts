@@ -47,6 +47,10 @@ export interface LoaderOptions {
   readonly conflictDetection?: boolean;
   /** FO-2: the interface's answers expire this long after its heartbeat. @default never */
   readonly answerExpiryMs?: number;
+  /** SEC-16: the interface is orphaned this long after its heartbeat. @default never */
+  readonly orphanAfterMs?: number;
+  /** Where the loader pins. @default pinDir(i) */
+  readonly pinDir?: string;
 }
 
 export interface ArpToSend {

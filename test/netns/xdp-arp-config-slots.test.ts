@@ -31,7 +31,10 @@ describeAsRoot('juneau_config slots', () => {
     maps.setInterfaceConfig(ifindex, own);
     expect(maps.interfaceConfigs()).toEqual(
       new Map([
-        [other, { mac: FOREIGN_MAC, guard: true, conflictDetection: true, heartbeatNs: 0n, expiryNs: 0n }],
+        [
+          other,
+          { mac: FOREIGN_MAC, guard: true, conflictDetection: true, heartbeatNs: 0n, expiryNs: 0n, orphanExpiries: 0 },
+        ],
         [ifindex, own],
       ]),
     );

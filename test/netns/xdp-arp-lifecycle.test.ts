@@ -38,6 +38,7 @@ describeAsRoot('responder lifecycle: pinning, adoption, replacement without a ga
     expect(second!.mode).toBe('generic');
     expect(second!.adoptedMaps.sort()).toEqual([
       'external_arp_table',
+      'juneau_arp_class',
       'juneau_arp_counters',
       'juneau_arp_filter',
       'juneau_arp_slots',

@@ -3,7 +3,7 @@
 import { ArpSync, type ArpSyncOptions } from '../../runtime/agent/arp/sync';
 import type { ArpDatapath } from '../../runtime/agent/arp/writer';
 import type { ObjectReference } from '../../runtime/kube/events';
-import type { ArpEntry, GuardRules, ReasonName } from '../../runtime/agent/bpf';
+import type { ArpEntry, ExpiryClass, GuardRules, ReasonName } from '../../runtime/agent/bpf';
 import type { ListWatchClient } from '../../runtime/kube/informer';
 import type { KubeList, KubeObject } from '../../runtime/kube/types';
 import type { WatchEvent } from '../../runtime/kube/rest';
@@ -76,6 +76,21 @@ export class FakeDatapath implements ArpDatapath {
     this.guard = rules;
     return { added: [], removed: [] };
   }
+  /** SEC-11: the held addresses. */
+  readonly held = new Set<string>();
+  setExpiryClass(a: string, expiryClass: ExpiryClass) {
+    this.ops.push(`class ${a} ${expiryClass}`);
+    if (expiryClass === 'held') this.held.add(a);
+    else this.held.delete(a);
+  }
+  syncExpiryClasses(held: Iterable<string>) {
+    const want = new Set(held);
+    const added = [...want].filter((a) => !this.held.has(a));
+    const removed = [...this.held].filter((a) => !want.has(a));
+    for (const a of added) this.setExpiryClass(a, 'held');
+    for (const a of removed) this.setExpiryClass(a, 'moveable');
+    return { added, removed };
+  }
   stats() {
     return {} as Record<ReasonName, bigint>;
   }
@@ -124,5 +139,25 @@ export function fakeAgent(
     readInterface,
     recorder: { warning: (regarding, reason, _action, note) => warnings.push({ regarding, reason, note }) },
     pollIntervalMs: 60_000,
+  });
+}
+
+/** The ArpSync of node-a over `datapath` (the real pinned maps in the netns tests) on `iface`, its
+ * Events dropped and its poll a long way off (a test calls `poll()`); `options` override. */
+export function agentOn(
+  api: FakeApi,
+  datapath: ArpDatapath,
+  on: ArpSyncOptions['iface'],
+  options: Partial<ArpSyncOptions> = {},
+): ArpSync {
+  return new ArpSync({
+    client: api,
+    nodeName: 'node-a',
+    datapath,
+    iface: on,
+    readInterface: () => on,
+    recorder: { warning: () => undefined },
+    pollIntervalMs: 600_000,
+    ...options,
   });
 }

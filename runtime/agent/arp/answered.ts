@@ -8,11 +8,14 @@
  * the returned changes into map writes, and goes back to a full pass (desired.ts, writer.ts) for
  * anything else (pools, networks, the interface, a failed write, a table that drifted).
  */
-import type { Contribution, DesiredState, Refusal } from './desired';
+import type { ExpiryClass } from '../bpf';
+import { expiryClassOf, type Contribution, type DesiredState, type Refusal } from './desired';
 
 interface Answer {
   readonly address: string;
   readonly network: string;
+  /** @default 'moveable' */
+  readonly expiryClass?: ExpiryClass;
 }
 
 /** Per address touched by a batch of changes: whether the table must gain or lose it. */
@@ -21,6 +24,9 @@ export interface AnsweredChanges {
   readonly gained: string[];
   /** No longer answered: delete. */
   readonly lost: string[];
+  /** SEC-11: the touched addresses whose expiry class changed, with the new one (an address not
+   * answered is moveable). */
+  readonly classes: Map<string, ExpiryClass>;
 }
 
 export class AnsweredAddresses {
@@ -30,13 +36,22 @@ export class AnsweredAddresses {
   private readonly owners = new Map<string, Set<string>>();
   private readonly refusals = new Map<string, Refusal>();
 
-  /** Starts over from a full pass: its owners and refusals, and each advertisement's network. */
-  reset(desired: Pick<DesiredState, 'owners' | 'refused'>, networkOf: ReadonlyMap<string, string>): void {
+  /** Starts over from a full pass: its owners and refusals, and each advertisement's network and
+   * expiry class. */
+  reset(
+    desired: Pick<DesiredState, 'owners' | 'refused'>,
+    of: ReadonlyMap<string, { readonly network: string; readonly expiryClass?: ExpiryClass }>,
+  ): void {
     this.answers.clear();
     this.owners.clear();
     this.refusals.clear();
     for (const [address, names] of desired.owners)
-      for (const name of names) this.answer(name, { address, network: networkOf.get(name) ?? '' });
+      for (const name of names)
+        this.answer(name, {
+          address,
+          network: of.get(name)?.network ?? '',
+          expiryClass: of.get(name)?.expiryClass ?? 'moveable',
+        });
     for (const refusal of desired.refused) this.refusals.set(refusal.advertisement, refusal);
   }
 
@@ -46,9 +61,10 @@ export class AnsweredAddresses {
    * again within the batch is neither.
    */
   apply(changes: Iterable<readonly [name: string, part: Contribution | undefined]>): AnsweredChanges {
-    const before = new Map<string, boolean>();
+    const before = new Map<string, { answered: boolean; expiryClass: ExpiryClass }>();
     const touch = (address: string) => {
-      if (!before.has(address)) before.set(address, this.owners.has(address));
+      if (!before.has(address))
+        before.set(address, { answered: this.owners.has(address), expiryClass: this.expiryClass(address) });
     };
     for (const [name, part] of changes) {
       const old = this.answers.get(name);
@@ -68,12 +84,22 @@ export class AnsweredAddresses {
     }
     const gained: string[] = [];
     const lost: string[] = [];
+    const classes = new Map<string, ExpiryClass>();
     for (const [address, was] of before) {
       const is = this.owners.has(address);
-      if (is && !was) gained.push(address);
-      if (was && !is) lost.push(address);
+      if (is && !was.answered) gained.push(address);
+      if (was.answered && !is) lost.push(address);
+      const expiryClass = this.expiryClass(address);
+      if (expiryClass !== was.expiryClass) classes.set(address, expiryClass);
     }
-    return { gained, lost };
+    return { gained, lost, classes };
+  }
+
+  /** SEC-11: the address's class over the advertisements asking for it (expiryClassOf). */
+  expiryClass(address: string): ExpiryClass {
+    return expiryClassOf(
+      [...(this.owners.get(address) ?? [])].map((name) => this.answers.get(name)!.expiryClass ?? 'moveable'),
+    );
   }
 
   has(address: string): boolean {

@@ -6,7 +6,7 @@
  */
 import { isIpv4 } from '../bpf/addr';
 import { parsePoolItem, poolItemsToPrefixes, prefixContains, formatPrefix } from '../bpf/prefixes';
-import type { GuardRules, Prefix } from '../bpf';
+import type { ExpiryClass, GuardRules, Prefix } from '../bpf';
 import { interfaceSubnets, type LocalInterface } from '../interface';
 import type { NetworkView as NetworkSpecView, PoolView } from '../../../api/validation';
 
@@ -19,6 +19,9 @@ export interface AdvertisementView {
   readonly address: string;
   readonly nodeName: string;
   readonly externalNetwork: string;
+  /** SEC-11: `held` when an ElasticIP keeps it (FO-3 never moves those, so its answers outlive the
+   * heartbeat), `moveable` otherwise (a ServiceLoadBalancer's VIP, or no owner mark). @default 'moveable' */
+  readonly expiryClass?: ExpiryClass;
 }
 
 /** What the agent reads of an ExternalNetwork: validation's view, with FO-1's `spec.arp.announceOnMove` flat. */
@@ -61,16 +64,22 @@ export interface DesiredState {
   readonly guardProblems: readonly string[];
   /** FO-1: answered addresses whose network has `spec.arp.announceOnMove`; empty by default. */
   readonly announce: ReadonlySet<string>;
+  /** SEC-11: answered addresses every advertisement of which is held (expiryClassOf). */
+  readonly held: ReadonlySet<string>;
 }
 
 export function desiredState(input: DesiredInput): DesiredState {
   const subnets = interfaceSubnets(input.iface);
   const owners = new Map<string, string[]>();
+  const classes = new Map<string, ExpiryClass[]>();
   const refused: Refusal[] = [];
   for (const ad of input.advertisements) {
     const part = contributionOf(ad, input.nodeName, subnets, input.iface.name);
     if (part?.refusal) refused.push(part.refusal);
-    else if (part) owners.set(ad.address, [...(owners.get(ad.address) ?? []), ad.name]);
+    else if (part) {
+      owners.set(ad.address, [...(owners.get(ad.address) ?? []), ad.name]);
+      classes.set(ad.address, [...(classes.get(ad.address) ?? []), part.expiryClass ?? 'moveable']);
+    }
   }
   const { guard, problems } = guardRules(input);
   const announcing = announcingNetworks(input.networks);
@@ -86,14 +95,33 @@ export function desiredState(input: DesiredInput): DesiredState {
     guard,
     guardProblems: problems,
     announce,
+    held: new Set([...classes].filter(([, of]) => expiryClassOf(of) === 'held').map(([address]) => address)),
   };
+}
+
+/** SEC-11: an address is held only when every advertisement asking for it is (ARP-4 makes it one):
+ * two owners of different classes leave it moveable, the class that fails towards silence. */
+export function expiryClassOf(classes: Iterable<ExpiryClass>): ExpiryClass {
+  let any = false;
+  for (const c of classes) {
+    if (c !== 'held') return 'moveable';
+    any = true;
+  }
+  return any ? 'held' : 'moveable';
 }
 
 /** One advertisement's part of the desired state: its address to answer, or why it is refused;
  * undefined for another node's. desiredState folds these over all advertisements; the agent's
  * per-event path (answered.ts) applies one at a time. */
 export type Contribution =
-  { readonly address: string; readonly network: string; readonly refusal?: undefined } | { readonly refusal: Refusal };
+  | {
+      readonly address: string;
+      readonly network: string;
+      /** @default 'moveable' */
+      readonly expiryClass?: ExpiryClass;
+      readonly refusal?: undefined;
+    }
+  | { readonly refusal: Refusal };
 
 export function contributionOf(
   ad: AdvertisementView,
@@ -104,7 +132,9 @@ export function contributionOf(
   // The field selector already limits the watch to this node; an object of another node is not ours.
   if (ad.nodeName !== nodeName) return undefined;
   const refusal = refuse(ad, subnets, ifname);
-  return refusal ? { refusal } : { address: ad.address, network: ad.externalNetwork };
+  return refusal
+    ? { refusal }
+    : { address: ad.address, network: ad.externalNetwork, expiryClass: ad.expiryClass ?? 'moveable' };
 }
 
 /** FO-1: the arp networks whose addresses are announced when this node gains them. */

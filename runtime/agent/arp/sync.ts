@@ -59,6 +59,9 @@ export interface ArpSyncOptions {
   readonly watchIdleTimeoutMs?: number;
   /** FO-1: announces addresses this node gains on networks that ask for it. @default none */
   readonly announcements?: Pick<MoveAnnouncements, 'observe' | 'stop'>;
+  /** SEC-14: writes the ingress interface's new MAC into the responder's config (ArpMaps
+   * setInterfaceMac) when the poll sees it change. @default none: the config keeps its MAC */
+  readonly rewriteMac?: (mac: string) => void;
 }
 
 export class ArpSync {
@@ -164,14 +167,20 @@ export class ArpSync {
       networks,
       iface: this.iface,
     });
-    this.answered.reset(desired, new Map(advertisements.map((ad) => [ad.name, ad.externalNetwork])));
+    this.answered.reset(
+      desired,
+      new Map(advertisements.map((ad) => [ad.name, { network: ad.externalNetwork, expiryClass: ad.expiryClass }])),
+    );
     this.announcing = announcingNetworks(networks);
     try {
       const result = writeDesired(this.options.datapath, desired);
-      if (result.added.length || result.removed.length || result.guard.added.length || result.guard.removed.length) {
+      const changed = [result.added, result.removed, result.guard.added, result.guard.removed, result.held.added];
+      if (changed.some((c) => c.length > 0) || result.held.removed.length) {
         this.logger.info('maps reconciled', {
           added: result.added,
           removed: result.removed,
+          held: result.held.added,
+          unheld: result.held.removed,
           guardAdded: result.guard.added,
           guardRemoved: result.guard.removed,
           entries: result.entries,
@@ -213,10 +222,12 @@ export class ArpSync {
         ad && contributionOf(advertisementView(ad), this.options.nodeName, subnets, this.iface.name),
       ] as const;
     });
-    const { gained, lost } = this.answered.apply(parts);
+    const { gained, lost, classes } = this.answered.apply(parts);
     try {
       const removed = lost.filter((a) => this.options.datapath.removeAddress(a));
       const added = gained.filter((a) => this.options.datapath.addAddress(a));
+      // SEC-11: as in writer.ts, a class after its address is added, and cleared after it is removed.
+      for (const [address, expiryClass] of classes) this.options.datapath.setExpiryClass(address, expiryClass);
       // A removed address's filter bit stays until the poll rebuilds the filter: a stale bit only
       // costs the program the table lookup it made before the filter existed.
       if (removed.length > 0) this.filterStale = true;
@@ -261,7 +272,7 @@ export class ArpSync {
       else this.logger.info('ingress interface is back', { iface: current.name });
     }
     this.interfaceMissing = !current;
-    if (current && !sameInterface(current, this.iface)) {
+    if (current && !sameInterface(current, this.iface) && this.macFollowed(current)) {
       this.logger.info('ingress interface changed; reconciling', { iface: current.name, addresses: current.addresses });
       this.iface = current;
       this.reconcile();
@@ -287,6 +298,24 @@ export class ArpSync {
       if (this.options.conflictDetection ?? true) for (const report of reports) this.reportConflict(report);
     } catch (err) {
       this.logger.error('reading the maps failed', { err });
+    }
+  }
+
+  /** SEC-14: the responder's config given the interface's new MAC, if it changed; false when the
+   * write failed (the next poll tries again, the interface still reading as changed). */
+  private macFollowed(current: LocalInterface): boolean {
+    if (current.mac === this.iface.mac || !this.options.rewriteMac) return true;
+    try {
+      this.options.rewriteMac(current.mac);
+      this.logger.info('ingress interface MAC changed; replies carry the new one', {
+        iface: current.name,
+        from: this.iface.mac,
+        to: current.mac,
+      });
+      return true;
+    } catch (err) {
+      this.logger.error('writing the new MAC into the responder config failed; retrying at the next poll', { err });
+      return false;
     }
   }
 

@@ -12,7 +12,14 @@ import { planTable, type DesiredState } from './desired';
 /** The map operations the agent needs; ArpMaps is one, tests pass a fake. */
 export type ArpDatapath = Pick<
   ArpMaps,
-  'addresses' | 'addAddress' | 'removeAddress' | 'rebuildFilter' | 'syncGuard' | 'stats'
+  | 'addresses'
+  | 'addAddress'
+  | 'removeAddress'
+  | 'rebuildFilter'
+  | 'syncGuard'
+  | 'stats'
+  | 'setExpiryClass'
+  | 'syncExpiryClasses'
 > &
   Partial<Pick<ArpMaps, 'addressKeys'>>;
 
@@ -20,10 +27,15 @@ export interface WriteResult {
   readonly added: readonly string[];
   readonly removed: readonly string[];
   readonly guard: SyncResult;
+  /** SEC-11: addresses that became held, and that stopped being held. */
+  readonly held: SyncResult;
   readonly entries: number;
 }
 
-export function writeDesired(datapath: ArpDatapath, desired: Pick<DesiredState, 'addresses' | 'guard'>): WriteResult {
+export function writeDesired(
+  datapath: ArpDatapath,
+  desired: Pick<DesiredState, 'addresses' | 'guard'> & Partial<Pick<DesiredState, 'held'>>,
+): WriteResult {
   // Keys only when the datapath can: a pass diffs addresses, counters are the poll's business.
   const plan = planTable(
     desired.addresses,
@@ -36,6 +48,9 @@ export function writeDesired(datapath: ArpDatapath, desired: Pick<DesiredState, 
   const added = plan.add.filter((a) => datapath.addAddress(a));
   // The filter bits of removed addresses go in one rebuild (a walk of the table), not one each.
   if (removed.length > 0) datapath.rebuildFilter();
+  // SEC-11: classes after the table, so an address is held only once it is answered; an entry
+  // left for a removed address meanwhile answers nothing (the program needs both).
+  const held = datapath.syncExpiryClasses(desired.held ?? []);
   const guard = datapath.syncGuard(desired.guard);
-  return { added, removed, guard, entries: plan.keep.length + added.length };
+  return { added, removed, guard, held, entries: plan.keep.length + added.length };
 }

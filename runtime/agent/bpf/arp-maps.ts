@@ -1,11 +1,11 @@
-// The responder's pinned maps, typed: external_arp_table (ARP-10), juneau_guard, juneau_config
-// and juneau_stats. Opened from bpffs pins, so the agent, the CLI (`kubectl juneau bpf dump`)
+// The responder's pinned maps, typed: external_arp_table (ARP-10) with its slots, juneau_arp_class
+// (SEC-11), juneau_guard, juneau_config and juneau_stats. Opened from bpffs pins, so the agent, the CLI (`kubectl juneau bpf dump`)
 // and tests read and write the same maps the running XDP program uses. Knows no Kubernetes:
 // it takes addresses, prefixes, MACs and ifindexes.
 import * as path from 'node:path';
 import { BpfMap, reasonStats } from './map';
 import * as layout from './layout';
-import type { ArpEntry, GuardAction, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';
+import type { ArpEntry, ExpiryClass, GuardAction, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';
 import { numPossibleCpus } from './libbpf';
 import { formatPrefix } from './prefixes';
 
@@ -25,7 +25,7 @@ export interface GuardRules {
 export type GuardListing = Prefix & GuardEntry;
 
 export class ArpMaps {
-  /** Opens the seven maps pinned in `pinDir`; checks their sizes against layout/, and the types of
+  /** Opens the eight maps pinned in `pinDir`; checks their sizes against layout/, and the types of
    * the table and the config, whose values are read as per-CPU and as slots. */
   static openPinned(pinDir: string): ArpMaps {
     const opened: BpfMap[] = [];
@@ -58,6 +58,7 @@ export class ArpMaps {
         open(layout.MAP_NAMES.filter, 4, layout.ARP_FILTER),
         open(layout.MAP_NAMES.slots, 4, layout.ARP_SLOT),
         open(layout.MAP_NAMES.counters, 4, layout.ARP_VALUE),
+        open(layout.MAP_NAMES.classes, layout.ARP_KEY, layout.ARP_CLASS),
       );
     } catch (err) {
       for (const map of opened) map.close();
@@ -75,6 +76,7 @@ export class ArpMaps {
     readonly filterMap: BpfMap,
     readonly slotsMap: BpfMap,
     readonly countersMap: BpfMap,
+    readonly classMap: BpfMap,
   ) {}
 
   // ---- the address table: juneau_arp_slots (+ juneau_arp_counters), then external_arp_table -----
@@ -243,6 +245,36 @@ export class ArpMaps {
     return layout.perCpuValueSize(layout.ARP_VALUE.size, this.cpus);
   }
 
+  // ---- juneau_arp_class (SEC-11) -----------------------------------------------------------
+  // Only held addresses have an entry; the program reads it only for an address also in the table,
+  // so an entry left for an address no longer answered answers nothing.
+
+  /** Sets the expiry class of `address`: an entry when held, none when moveable. */
+  setExpiryClass(address: string, expiryClass: ExpiryClass): void {
+    const key = layout.encodeArpKey(address);
+    if (expiryClass === 'held') this.classMap.update(key, layout.encodeArpClass('held'));
+    else this.classMap.delete(key);
+  }
+
+  /** The held addresses (every entry's address; an entry of another class is moveable). */
+  heldAddresses(): Set<string> {
+    const out = new Set<string>();
+    for (const [k, v] of this.classMap.entriesBatched(layout.ARP_CLASS.size))
+      if (layout.decodeArpClass(v) === 'held') out.add(layout.decodeArpKey(k));
+    return out;
+  }
+
+  /** Makes exactly `held` the held addresses, by difference. */
+  syncExpiryClasses(held: Iterable<string>): SyncResult {
+    const want = new Set(held);
+    const have = this.heldAddresses();
+    const added = [...want].filter((a) => !have.has(a));
+    const removed = [...have].filter((a) => !want.has(a));
+    for (const address of added) this.setExpiryClass(address, 'held');
+    for (const address of removed) this.setExpiryClass(address, 'moveable');
+    return { added, removed };
+  }
+
   // ---- juneau_guard ----------------------------------------------------------------------
 
   /**
@@ -327,9 +359,20 @@ export class ArpMaps {
   /** FO-2: moves the interface's heartbeat to `nowNs` (CLOCK_MONOTONIC, see clock.ts), keeping
    * the rest of its config; false when the interface has no config. The agent is its only writer. */
   refreshHeartbeat(ifindex: number, nowNs: bigint): boolean {
+    return this.changeInterfaceConfig(ifindex, { heartbeatNs: nowNs });
+  }
+
+  /** SEC-14: writes the interface's new MAC (the sender of every reply, and the destination a
+   * unicast request must have to be ours), keeping the rest of its config; false when the
+   * interface has no config. */
+  setInterfaceMac(ifindex: number, mac: string): boolean {
+    return this.changeInterfaceConfig(ifindex, { mac });
+  }
+
+  private changeInterfaceConfig(ifindex: number, change: Partial<InterfaceConfig>): boolean {
     const current = this.interfaceConfig(ifindex);
     if (!current) return false;
-    this.setInterfaceConfig(ifindex, { ...current, heartbeatNs: nowNs });
+    this.setInterfaceConfig(ifindex, { ...current, ...change });
     return true;
   }
 
@@ -361,7 +404,7 @@ export class ArpMaps {
 
   close(): void {
     const maps = [this.arpTableMap, this.guardMap, this.configMap, this.statsMap, this.filterMap];
-    for (const map of [...maps, this.slotsMap, this.countersMap]) map.close();
+    for (const map of [...maps, this.slotsMap, this.countersMap, this.classMap]) map.close();
   }
 }
 

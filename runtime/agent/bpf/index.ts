@@ -10,4 +10,4 @@ export { BpfObject, findBuiltObject } from './object';
 export { LibbpfError, ifNameToIndex } from './libbpf';
 export { poolItemsToPrefixes, parsePoolItem, formatPrefix, prefixContains } from './prefixes';
 export { MAP_NAMES, REASONS } from './layout';
-export type { ArpEntry, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';
+export type { ArpEntry, ExpiryClass, GuardEntry, InterfaceConfig, Prefix, ReasonName } from './layout';

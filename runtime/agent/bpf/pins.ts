@@ -73,6 +73,7 @@ export const PIN_POLICY: Readonly<Record<MapName, PinPolicy>> = {
   juneau_arp_slots: STATE,
   juneau_arp_counters: COUNTERS,
   juneau_arp_filter: COUNTERS, // rebuilt from the table before the program attaches
+  juneau_arp_class: STATE, // SEC-11: which addresses outlive the heartbeat
   juneau_guard: STATE,
   juneau_config: STATE, // FO-2: the heartbeat a restarted agent keeps
   juneau_stats: COUNTERS,

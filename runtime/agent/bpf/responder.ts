@@ -13,7 +13,7 @@ import * as libbpf from './libbpf';
 import { XDP_ATTACHED, XDP_FLAGS, LibbpfError } from './libbpf';
 import { ArpMaps } from './arp-maps';
 import { BpfObject, findBuiltObject } from './object';
-import { PROGRAM_NAME } from './layout';
+import { PROGRAM_NAME, orphanExpiries } from './layout';
 import { monotonicNowNs } from './clock';
 import { PIN_SUBDIR, loadPinned, pinProgram, unlinkIfPresent } from './pins';
 
@@ -41,10 +41,22 @@ export interface AttachOptions {
   /** Replace an XDP program that is not a Juneau responder. @default false */
   readonly replaceForeign?: boolean;
   /** FO-2: the program stops answering on the interface this long after the agent's last
-   * heartbeat (ArpMaps.refreshHeartbeat). A heartbeat already pinned is kept, so a restarted
-   * agent does not extend the answers of one that could not prove its view; a fresh entry starts
-   * with one expiry of grace for the first sync. @default 0: never expires */
+   * heartbeat (ArpMaps.refreshHeartbeat), but for its held addresses (SEC-11). A heartbeat already
+   * pinned is kept, so a restarted agent does not extend the answers of one that could not prove
+   * its view; a fresh entry starts expired (SEC-15): nothing is answered before the agent's first
+   * proof. @default 0: never expires */
   readonly answerExpiryMs?: number;
+  /** SEC-16: the interface is orphaned, nothing answered and nothing guarded, once the heartbeat is
+   * this much older than its last proof; rounded up to whole expiries (at most 65535). Needs an
+   * expiry. @default 0: never */
+  readonly orphanAfterMs?: number;
+}
+
+/** SEC-15: the heartbeat of a fresh config entry: one expiry (and a nanosecond) before `nowNs`, so
+ * the entry is expired, not orphaned, until the agent's first proof moves it. */
+export function expiredHeartbeatNs(nowNs: bigint, expiryNs: bigint): bigint {
+  const at = nowNs - expiryNs - 1n;
+  return at > 0n ? at : 0n;
 }
 
 export interface AttachResult {
@@ -69,13 +81,16 @@ export function attachArpResponder(options: AttachOptions): AttachResult {
         // The filter matching the table before the program attaches: a new filter map starts
         // empty, and an empty filter answers nothing.
         maps.rebuildFilter();
-        // Configure before attaching, so the program answers from its first packet.
+        // Configure before attaching, so the program guards from its first packet.
+        const expiryNs = BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n;
         maps.setInterfaceConfig(options.ifindex, {
           mac: options.mac,
           guard: options.guard ?? true,
           conflictDetection: options.conflictDetection ?? true,
-          heartbeatNs: maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? monotonicNowNs(),
-          expiryNs: BigInt(Math.round(options.answerExpiryMs ?? 0)) * 1_000_000n,
+          heartbeatNs:
+            maps.interfaceConfig(options.ifindex)?.heartbeatNs ?? expiredHeartbeatNs(monotonicNowNs(), expiryNs),
+          expiryNs,
+          orphanExpiries: orphanExpiries(options.orphanAfterMs ?? 0, options.answerExpiryMs ?? 0),
         });
         const { mode, replacedProgramId } = attachOrReplace(options, progFd);
         pinProgram(progFd, programPinPath(pinDir, options.ifindex));

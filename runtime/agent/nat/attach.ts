@@ -191,6 +191,13 @@ export function attachNatDataplane(
 }
 
 /** Removes the NAT filters (uninstall, --detach-on-exit); the maps stay until the pins go. */
+/** H3: whether `juneau-vxlan` exists without its tc_nat_tun filter (the agent's liveness check: a
+ * decapsulator never runs unfiltered; the device is made down and brought up only once filtered). */
+export function tunnelWithoutFilter(): boolean {
+  const ifindex = ifindexOrZero(VXLAN_DEVICE);
+  return ifindex !== 0 && natFilters(ifindex).tun === 0;
+}
+
 export function detachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces'>, extIfindex: number, pinDir: string): void {
   detachNat(extIfindex, pinDir);
   for (const ifindex of podIfindexes(flags)) detachNat(ifindex, pinDir);

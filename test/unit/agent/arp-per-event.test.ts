@@ -4,7 +4,7 @@
 // Against the fakes of agent-loop.test.ts; test/netns/agent-per-event.test.ts has the real maps.
 import type { ArpSync } from '../../../runtime/agent/arp/sync';
 import { AnsweredAddresses } from '../../../runtime/agent/arp/answered';
-import { desiredState } from '../../../runtime/agent/arp/desired';
+import { desiredState, type AdvertisementView } from '../../../runtime/agent/arp/desired';
 import { FakeApi, FakeDatapath, arpAd, fakeAgent, type RecordedWarning, tick } from '../agent-fakes';
 
 describe('ArpSync per-event path', () => {
@@ -110,7 +110,7 @@ describe('AnsweredAddresses', () => {
     const full = (views: typeof ads) =>
       desiredState({ nodeName: 'n', advertisements: views, pools: [], networks: [], iface: iface24 });
     const answered = new AnsweredAddresses();
-    answered.reset(full(ads), new Map(ads.map((v) => [v.name, v.externalNetwork])));
+    answered.reset(full(ads), new Map(ads.map((v) => [v.name, { network: v.externalNetwork }])));
     expect(answered.refusedCount).toBe(1);
     const part = (address: string) => ({ address, network: 'ext' });
     // b leaves (.6 stays for c), c moves to .7 (.6 goes), a new d takes .5 too, far comes into the subnet.
@@ -120,7 +120,7 @@ describe('AnsweredAddresses', () => {
       ['d', part('192.0.2.5')],
       ['far', part('192.0.2.8')],
     ]);
-    expect(changes).toEqual({ gained: ['192.0.2.7', '192.0.2.8'], lost: ['192.0.2.6'] });
+    expect(changes).toEqual({ gained: ['192.0.2.7', '192.0.2.8'], lost: ['192.0.2.6'], classes: new Map() });
     const after = full([
       view('a', '192.0.2.5'),
       view('c', '192.0.2.7'),
@@ -130,5 +130,34 @@ describe('AnsweredAddresses', () => {
     expect(after.addresses.filter((a) => answered.has(a))).toEqual(after.addresses);
     expect(answered.size).toBe(after.addresses.length);
     expect(answered.refusedCount).toBe(0);
+  });
+
+  test('SEC-11: an address is held while every advertisement of it is; only class changes are returned, and a lost held address turns moveable', () => {
+    const held = (name: string, address: string) => ({ ...view(name, address), expiryClass: 'held' as const });
+    const ads: AdvertisementView[] = [held('eip', '192.0.2.5'), view('slb', '192.0.2.6')];
+    const full = desiredState({ nodeName: 'n', advertisements: ads, pools: [], networks: [], iface: iface24 });
+    expect([...full.held]).toEqual(['192.0.2.5']);
+    const answered = new AnsweredAddresses();
+    answered.reset(full, new Map(ads.map((v) => [v.name, { network: 'ext', expiryClass: v.expiryClass }])));
+    const part = (address: string, expiryClass: 'held' | 'moveable') => ({ address, network: 'ext', expiryClass });
+    // A moveable twin of .5 makes it moveable; a new held .9 is held; .6 gains nothing.
+    expect(
+      answered.apply([
+        ['twin', part('192.0.2.5', 'moveable')],
+        ['eip2', part('192.0.2.9', 'held')],
+        ['slb', part('192.0.2.6', 'moveable')],
+      ]).classes,
+    ).toEqual(
+      new Map([
+        ['192.0.2.5', 'moveable'],
+        ['192.0.2.9', 'held'],
+      ]),
+    );
+    expect(answered.apply([['twin', undefined]]).classes).toEqual(new Map([['192.0.2.5', 'held']]));
+    expect(answered.apply([['eip2', undefined]])).toEqual({
+      gained: [],
+      lost: ['192.0.2.9'],
+      classes: new Map([['192.0.2.9', 'moveable']]),
+    });
   });
 });

@@ -49,6 +49,7 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
     [layout.MAP_NAMES.filter, '__u32', 'struct juneau_arp_filter', 1],
     [layout.MAP_NAMES.slots, '__u32', 'struct juneau_arp_slot', layout.LIMITS.JUNEAU_ARP_SLOTS],
     [layout.MAP_NAMES.counters, '__u32', 'struct juneau_arp_value', layout.LIMITS.JUNEAU_ARP_SLOTS],
+    [layout.MAP_NAMES.classes, 'struct juneau_arp_key', 'struct juneau_arp_class', layout.LIMITS.JUNEAU_ARP_TABLE_MAX],
   ])('map %s: key %s, value %s, %d entries', (map, key, value, maxEntries) =>
     expect(btf().mapShape(map)).toEqual({ key, value, maxEntries }),
   );
@@ -71,7 +72,13 @@ describe('bpf map layouts: C (BTF of build/bpf/xdp_arp.bpf.o) equals runtime/age
   });
 
   test('constants and layouts of layout/arp.ts compile as static assertions against bpf/juneau_maps.h', () => {
-    const constants = { ...layout.REASONS, ...layout.GUARD_ACTION, ...layout.CONFIG_FLAGS, ...layout.LIMITS };
+    const constants = {
+      ...layout.REASONS,
+      ...layout.GUARD_ACTION,
+      ...layout.CONFIG_FLAGS,
+      ...layout.EXPIRY_CLASSES,
+      ...layout.LIMITS,
+    };
     const asserts = layoutAsserts(constants, layout.STRUCTS);
     compileStaticAsserts(asserts);
     expect(asserts.length).toBeGreaterThan(50);
@@ -185,7 +192,27 @@ describe('bpf map encoders', () => {
       conflictDetection: true,
       heartbeatNs: 0n,
       expiryNs: 0n,
+      orphanExpiries: 0,
     });
+  });
+
+  test('SEC-16: the orphan bound is a little-endian u16 of expiries at 6, where the pad was (old entries read 0: never); SEC-11: an expiry class is a u32', () => {
+    const value = layout.encodeConfigValue({
+      mac: '02:00:00:00:00:01',
+      guard: true,
+      conflictDetection: true,
+      expiryNs: 10_000_000_000n,
+      orphanExpiries: 360,
+    });
+    expect(value.readUInt16LE(6)).toBe(360);
+    expect(layout.decodeConfigValue(value).orphanExpiries).toBe(360);
+    expect(layout.orphanExpiries(3_600_000, 10_000)).toBe(360);
+    expect(layout.orphanExpiries(3_600_001, 10_000)).toBe(361);
+    expect(layout.orphanExpiries(0, 10_000)).toBe(0);
+    expect(() => layout.orphanExpiries(65_536_000, 1_000)).toThrow(/--orphan-after .* at most 65535/);
+    expect(layout.decodeArpClass(layout.encodeArpClass('held'))).toBe('held');
+    expect(layout.encodeArpClass('held').readUInt32LE(0)).toBe(layout.EXPIRY_CLASSES.JUNEAU_EXPIRY_HELD);
+    expect(layout.decodeArpClass(Buffer.from([7, 0, 0, 0]))).toBe('moveable');
   });
 
   test('FO-2: config values carry the heartbeat and the expiry as little-endian u64 at 16 and 24; zero expiry means never', () => {

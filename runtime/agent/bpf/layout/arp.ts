@@ -18,6 +18,7 @@ export const MAP_NAMES = {
   filter: 'juneau_arp_filter',
   slots: 'juneau_arp_slots',
   counters: 'juneau_arp_counters',
+  classes: 'juneau_arp_class',
 } as const;
 
 /** external_arp_table's type and flags: per-CPU values (no shared-line atomics), not preallocated. */
@@ -43,6 +44,13 @@ export const GUARD_ACTION = { JUNEAU_GUARD_DROP: 1, JUNEAU_GUARD_ALLOW: 2 } as c
 
 export const CONFIG_FLAGS = { JUNEAU_CFG_GUARD_OFF: 1 << 0, JUNEAU_CFG_CONFLICT_OFF: 1 << 1 } as const;
 
+/** enum juneau_expiry_class (SEC-11): an address without a juneau_arp_class entry is moveable. */
+export const EXPIRY_CLASSES = { JUNEAU_EXPIRY_MOVEABLE: 0, JUNEAU_EXPIRY_HELD: 1 } as const;
+
+/** How an answered address outlives its agent's heartbeat: `moveable` expires with it (FO-2),
+ * `held` (an ElasticIP's, never moved by FO-3) is answered until the interface is orphaned. */
+export type ExpiryClass = 'moveable' | 'held';
+
 /** enum juneau_reason: slot numbers of juneau_stats. */
 export const REASONS = {
   JUNEAU_PASS_NOT_ARP: 0,
@@ -63,7 +71,9 @@ export const REASONS = {
   JUNEAU_DROP_GUARDED_VLAN: 15,
   JUNEAU_PASS_EXPIRED: 16,
   JUNEAU_DROP_EXPIRED: 17,
-  JUNEAU_REASON_MAX: 18,
+  JUNEAU_PASS_ORPHANED: 18,
+  JUNEAU_EVENT_HELD_ANSWERED: 19,
+  JUNEAU_REASON_MAX: 20,
 } as const;
 
 export type ReasonName = Exclude<keyof typeof REASONS, 'JUNEAU_REASON_MAX'>;
@@ -92,7 +102,7 @@ export const GUARD_VALUE = cStruct('juneau_guard_value', [
 
 export const CONFIG_VALUE = cStruct('juneau_config_value', [
   ['mac', 6],
-  ['pad', 2],
+  ['orphan_expiries', 2],
   ['flags', 4],
   ['ifindex', 4],
   ['heartbeat_ns', 8],
@@ -100,6 +110,8 @@ export const CONFIG_VALUE = cStruct('juneau_config_value', [
 ]);
 
 export const ARP_SLOT = cStruct('juneau_arp_slot', [['addr', 4]]);
+
+export const ARP_CLASS = cStruct('juneau_arp_class', [['expiry_class', 4]]);
 
 export const ARP_FILTER = cStruct('juneau_arp_filter', [['bits', LIMITS.JUNEAU_ARP_FILTER_BITS / 8]]);
 
@@ -112,6 +124,7 @@ export const STRUCTS: readonly StructLayout[] = [
   STATS_VALUE,
   ARP_FILTER,
   ARP_SLOT,
+  ARP_CLASS,
 ];
 
 // ---- external_arp_table ------------------------------------------------------------------
@@ -192,6 +205,20 @@ export function encodeArpValues(cpus: number, entry?: Partial<ArpEntry>): Buffer
   const value = Buffer.alloc(perCpuValueSize(ARP_VALUE.size, cpus));
   encodeArpValue(entry).copy(value, 0);
   return value;
+}
+
+// ---- juneau_arp_class --------------------------------------------------------------------
+
+export function encodeArpClass(expiryClass: ExpiryClass): Buffer {
+  const value = Buffer.alloc(ARP_CLASS.size);
+  const code = expiryClass === 'held' ? EXPIRY_CLASSES.JUNEAU_EXPIRY_HELD : EXPIRY_CLASSES.JUNEAU_EXPIRY_MOVEABLE;
+  value.writeUInt32LE(code, f(ARP_CLASS, 'expiry_class'));
+  return value;
+}
+
+/** An unknown code reads as moveable: the program answers past the expiry only JUNEAU_EXPIRY_HELD. */
+export function decodeArpClass(value: Buffer): ExpiryClass {
+  return value.readUInt32LE(f(ARP_CLASS, 'expiry_class')) === EXPIRY_CLASSES.JUNEAU_EXPIRY_HELD ? 'held' : 'moveable';
 }
 
 // ---- juneau_arp_slots --------------------------------------------------------------------
@@ -297,6 +324,23 @@ export interface InterfaceConfig {
   readonly heartbeatNs?: bigint;
   /** FO-2: answers stop this long after the heartbeat; 0n never. @default 0n */
   readonly expiryNs?: bigint;
+  /** SEC-16: the interface is orphaned (nothing answered, nothing guarded) once the heartbeat is
+   * older than this many expiries; 0 never. @default 0 */
+  readonly orphanExpiries?: number;
+}
+
+/** The most expiries juneau_config_value.orphan_expiries holds (a __u16). */
+export const MAX_ORPHAN_EXPIRIES = 0xffff;
+
+/** SEC-16: `orphanAfterMs` in whole expiries, rounded up; 0 when either is 0 (never). */
+export function orphanExpiries(orphanAfterMs: number, answerExpiryMs: number): number {
+  if (orphanAfterMs <= 0 || answerExpiryMs <= 0) return 0;
+  const expiries = Math.ceil(orphanAfterMs / answerExpiryMs);
+  if (expiries > MAX_ORPHAN_EXPIRIES)
+    throw new Error(
+      `--orphan-after (${orphanAfterMs}ms) is ${expiries} times --answer-expiry (${answerExpiryMs}ms); at most ${MAX_ORPHAN_EXPIRIES} fit: raise --answer-expiry or lower --orphan-after`,
+    );
+  return expiries;
 }
 
 /** A juneau_config slot's value; `ifindex` 0 marks the slot free (the first of the two writes
@@ -311,6 +355,7 @@ export function encodeConfigValue(config: InterfaceConfig, ifindex = 0): Buffer 
   value.writeUInt32LE(flags, f(CONFIG_VALUE, 'flags'));
   value.writeBigUInt64LE(config.heartbeatNs ?? 0n, f(CONFIG_VALUE, 'heartbeat_ns'));
   value.writeBigUInt64LE(config.expiryNs ?? 0n, f(CONFIG_VALUE, 'expiry_ns'));
+  value.writeUInt16LE(config.orphanExpiries ?? 0, f(CONFIG_VALUE, 'orphan_expiries'));
   return value;
 }
 
@@ -328,5 +373,6 @@ export function decodeConfigValue(value: Buffer): InterfaceConfig {
     conflictDetection: (flags & CONFIG_FLAGS.JUNEAU_CFG_CONFLICT_OFF) === 0,
     heartbeatNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'heartbeat_ns')),
     expiryNs: value.readBigUInt64LE(f(CONFIG_VALUE, 'expiry_ns')),
+    orphanExpiries: value.readUInt16LE(f(CONFIG_VALUE, 'orphan_expiries')),
   };
 }
