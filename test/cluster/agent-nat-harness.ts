@@ -173,6 +173,25 @@ export class AgentNat {
     } as KubeObject);
   }
 
+  /**
+   * ElasticIP `name` at `address` with its attachment `name` to `<pod>.eth0`, named by the
+   * ElasticIP's status; the attachment Attached on this node unless `attached` is false (Pending,
+   * as before the controller's pass).
+   */
+  async createAttachment(name: string, address: string, pod: string, attached = true): Promise<void> {
+    await this.createAttachedEip(name, 'ext', { address, attachment: { kind: 'ElasticIPAttachment', name } });
+    await this.create(JuneauResources.elasticIPAttachments, {
+      kind: 'ElasticIPAttachment',
+      metadata: { namespace: this.ns, name },
+      spec: { elasticIP: name, networkInterface: `${pod}.eth0` },
+    });
+    if (attached)
+      await this.patchStatus(JuneauResources.elasticIPAttachments, this.ns, name, {
+        phase: 'Attached',
+        nodeName: this.node,
+      });
+  }
+
   async setup(): Promise<void> {
     await requireCrd(this.options.crd);
     await this.rig.setup();

@@ -79,20 +79,8 @@ describeAsRoot(
     /** A sound binding made after the huge objects: once it is in the maps, the agent has read the
      * watch stream past them (a watch delivers in order). */
     const bindMarker = async () => {
-      await t.createAttachedEip('marker', 'ext', {
-        address: EIP,
-        attachment: { kind: 'ElasticIPAttachment', name: 'marker' },
-      });
       await t.createNic('marker', { address: POD });
-      await t.create(JuneauResources.elasticIPAttachments, {
-        kind: 'ElasticIPAttachment',
-        metadata: { namespace: t.ns, name: 'marker' },
-        spec: { elasticIP: 'marker', networkInterface: 'marker.eth0' },
-      });
-      await t.patchStatus(JuneauResources.elasticIPAttachments, t.ns, 'marker', {
-        phase: 'Attached',
-        nodeName: t.node,
-      });
+      await t.createAttachment('marker', EIP, 'marker');
     };
     const markerBound = () =>
       waitFor(() => alive() && t.maps.bindings().some((b) => b.elasticIP === EIP && b.address === POD), {

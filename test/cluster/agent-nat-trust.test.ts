@@ -6,10 +6,10 @@
 // kubelet) would.
 import { decodeGuardKey } from '../../runtime/agent/bpf/layout/arp';
 import { formatPrefix, prefixContains } from '../../runtime/agent/bpf/prefixes';
-import { JuneauResources, Resources } from '../../runtime/kube/resources';
+import { Resources } from '../../runtime/kube/resources';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, NODE_EXT, POD, POD2 } from '../netns/nat-rig';
-import { useAgentNat, type AgentNat } from './agent-nat-harness';
+import { useAgentNat } from './agent-nat-harness';
 import { apiError, ensureNode, waitFor } from './fixture';
 
 jest.setTimeout(120_000);
@@ -18,17 +18,6 @@ const OTHER_NODE_IP = '192.0.2.77';
 /** The API server's slice's endpoint (the positive control) and a forged slice's. */
 const API_SERVER = '198.51.100.66';
 const FORGED = '198.51.100.77';
-
-/** An ElasticIP `name` with `address`, its attachment to `<pod>.eth0` Attached on this node. */
-async function attached(t: AgentNat, name: string, address: string, pod: string): Promise<void> {
-  await t.createAttachedEip(name, 'ext', { address, attachment: { kind: 'ElasticIPAttachment', name } });
-  await t.create(JuneauResources.elasticIPAttachments, {
-    kind: 'ElasticIPAttachment',
-    metadata: { namespace: t.ns, name },
-    spec: { elasticIP: name, networkInterface: `${pod}.eth0` },
-  });
-  await t.patchStatus(JuneauResources.elasticIPAttachments, t.ns, name, { phase: 'Attached', nodeName: t.node });
-}
 
 describeAsRoot('juneau-agent binds only what the cluster proves (SEC-1, SEC-2, SEC-5, SEC-17)', () => {
   const other = `trust-other-${process.pid}`;
@@ -41,7 +30,7 @@ describeAsRoot('juneau-agent binds only what the cluster proves (SEC-1, SEC-2, S
       await ensureNode(other, { internalIP: OTHER_NODE_IP });
       t.nodes.push(other);
       await t.createNic('job', { address: POD });
-      await attached(t, 'job', EIP, 'job');
+      await t.createAttachment('job', EIP, 'job');
     },
     cleanup: async (t) => {
       for (const name of ['forged', ...(createdApiSlice ? ['kubernetes'] : [])])
@@ -69,13 +58,13 @@ describeAsRoot('juneau-agent binds only what the cluster proves (SEC-1, SEC-2, S
   test("SEC-2, SEC-5: a NIC on the Node's address, an ElasticIP that is another Node's or this node's own address: refused, named; a sound binding beside them is written", async () => {
     // A Pod whose status claims the node's own address (a forged status, or a host-network Pod).
     await t.createNic('nodeaddr', { address: NODE_EXT });
-    await attached(t, 'onnode', '192.0.2.52', 'nodeaddr');
+    await t.createAttachment('onnode', '192.0.2.52', 'nodeaddr');
     await t.createNic('sound', { address: POD2 });
-    await attached(t, 'othernode', OTHER_NODE_IP, 'sound');
+    await t.createAttachment('othernode', OTHER_NODE_IP, 'sound');
     await t.createNic('sound2', { address: '10.0.3.2' });
-    await attached(t, 'local', NODE_EXT, 'sound2');
+    await t.createAttachment('local', NODE_EXT, 'sound2');
     await t.createNic('good', { address: '10.0.4.2' });
-    await attached(t, 'good', '192.0.2.53', 'good');
+    await t.createAttachment('good', '192.0.2.53', 'good');
     await waitFor(() => natBindings().includes('192.0.2.53->10.0.4.2'), { what: 'the sound binding written' });
     expect(natBindings()).toEqual(['192.0.2.53->10.0.4.2']);
     await waitFor(() => waitingReport().includes('ElasticIPAttachment') && waitingReport().split('\n').length >= 4, {

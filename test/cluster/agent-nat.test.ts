@@ -36,16 +36,8 @@ describeAsRoot('juneau-agent programs the ElasticIP NAT from the API server (NAT
         'nud',
         'permanent',
       );
-      await t.createAttachedEip('web', 'ext', {
-        address: EIP,
-        attachment: { kind: 'ElasticIPAttachment', name: 'web' },
-      });
       await t.createNic('web', { address: POD });
-      await t.create(JuneauResources.elasticIPAttachments, {
-        kind: 'ElasticIPAttachment',
-        metadata: { namespace: t.ns, name: 'web' },
-        spec: { elasticIP: 'web', networkInterface: 'web.eth0' },
-      });
+      await t.createAttachment('web', EIP, 'web', false);
     },
   });
   const { rig, node, rest } = t;

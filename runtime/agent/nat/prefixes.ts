@@ -69,8 +69,9 @@ export function parseClusterCidrs(value: string | undefined): string[] {
 
 /**
  * L5: the one EndpointSlice kube-apiserver writes for the `kubernetes` Service. Its reconciler names
- * it `kubernetes` and labels it `kubernetes.io/service-name=kubernetes` only (Kubernetes 1.34, as
- * test/cluster/agent-nat-api-slice.test.ts reads it from a real API server): a slice of another name,
+ * it `kubernetes` and labels it `kubernetes.io/service-name=kubernetes` only (read from a real
+ * kube-apiserver 1.34 with kube-controller-manager, advertising a routable address; one that
+ * advertises 127.0.0.1, as test/cluster's does, writes no slice at all): a slice of another name,
  * or one with an `endpointslice.kubernetes.io/managed-by` label (a controller's), is not the API
  * server's, and whoever can write EndpointSlices in `default` must not choose what keeps its address.
  */

@@ -9,7 +9,9 @@
  * NAT-4), and a failed pass retried at the next poll, which also feeds the per-ElasticIP metrics.
  *
  * Which bindings are this node's is desired.ts; two more informers (Nodes, ExternalNetworks)
- * feed its remote side (EN-9).
+ * feed its remote side (EN-9), and one of this node's Pods proves each NIC's Pod runs with its
+ * address (H1). Every informer is node-scoped where the objects allow it and trimmed to the fields
+ * the pass reads (H4: resources.ts agentViews).
  */
 import { Informer, type ListWatchClient } from '../../kube/informer';
 import { InformerLoop } from '../informer-loop';
