@@ -49,6 +49,11 @@ export function networkView(network: ExternalNetwork): NetworkView {
  */
 export const AGENT_PAGE_SIZE = 25;
 
+function ownerKindLabel(ad: AdvertisementObject): { labels?: Record<string, string> } {
+  const kind = ad.metadata?.labels?.[OWNER_LABELS.kind];
+  return kind === undefined ? {} : { labels: { [OWNER_LABELS.kind]: kind } };
+}
+
 /**
  * H4: what the agent caches of each kind, as informer `transform`s: the fields its loops read and
  * nothing else. Labels, annotations, conditions and messages go, so that objects a tenant makes
@@ -57,8 +62,10 @@ export const AGENT_PAGE_SIZE = 25;
  * bounded by their schema.
  */
 export const agentViews = {
+  /** With the owner-kind label: it is the address's expiry class (SEC-11, advertisementView). */
   arpAdvertisement: (ad: AdvertisementObject) =>
     trimmedObject(ad, {
+      metadata: ownerKindLabel(ad),
       spec: { address: ad.spec?.address, nodeName: ad.spec?.nodeName, externalNetwork: ad.spec?.externalNetwork },
     }),
   addressPool: (pool: AddressPoolObject) => trimmedObject(pool, { spec: pool.spec }),

@@ -5,6 +5,7 @@
 import type { ArpSync } from '../../../runtime/agent/arp/sync';
 import { AnsweredAddresses } from '../../../runtime/agent/arp/answered';
 import { desiredState, type AdvertisementView } from '../../../runtime/agent/arp/desired';
+import { OWNER_LABELS } from '../../../api/constants';
 import { FakeApi, FakeDatapath, arpAd, fakeAgent, type RecordedWarning, tick } from '../agent-fakes';
 
 describe('ArpSync per-event path', () => {
@@ -40,6 +41,19 @@ describe('ArpSync per-event path', () => {
     expect(datapath.tableReads).toBe(0);
     expect(datapath.table.size).toBe(50);
     expect(datapath.table.has('192.0.2.17')).toBe(false);
+  });
+
+  test("SEC-11: an ElasticIP's advertisement reaches the datapath held, through the informer's trimming transform; a VIP's stays moveable", async () => {
+    const owned = (name: string, address: string, kind: string) => {
+      const ad = arpAd(name, address);
+      return { ...ad, metadata: { ...ad.metadata, labels: { [OWNER_LABELS.kind]: kind, bulky: 'x'.repeat(64) } } };
+    };
+    api.emit('arpadvertisements', 'ADDED', owned('eip', '192.0.2.201', 'ElasticIP'));
+    api.emit('arpadvertisements', 'ADDED', owned('vip', '192.0.2.202', 'ServiceLoadBalancer'));
+    await tick();
+    expect(datapath.held.has('192.0.2.201')).toBe(true);
+    expect(datapath.held.has('192.0.2.202')).toBe(false);
+    expect(datapath.table.has('192.0.2.202')).toBe(true);
   });
 
   test('ARP-10: an address moved by an update is removed before the new one is added; a burst of events is one net write per address', async () => {
