@@ -33,7 +33,7 @@ describeAsRoot('SEC-16 kubectl juneau cleanup-node (real XDP, TC, pins)', () => 
       TSX,
       path.join(__dirname, 'nat-loader.ts'),
       'attach',
-      JSON.stringify({ ext: 'eth0', pinDir, tunnel: true }),
+      JSON.stringify({ ext: 'eth0', pinDir, tunnel: rig.nodeIp(0) }),
     );
     const filters = async () => (await rig.in(ns, 'tc', 'filter', 'show', 'dev', 'eth0', 'ingress')).trim();
     const vxlan = async () => (await rig.in(ns, 'ip', '-br', 'link')).includes('juneau-vxlan');
