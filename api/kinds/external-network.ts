@@ -38,7 +38,8 @@ const namespaceSelector = s.object(
           validations: [
             {
               rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-              message: 'spec.allowedNamespaces.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (SEC-9)',
+              message:
+                'spec.allowedNamespaces.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (SEC-9)',
             },
           ],
         },

@@ -156,6 +156,9 @@ function namespaceCacheView(n: NamespaceObject): NamespaceObject {
   };
 }
 
+/** The Namespace cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
+export const namespaceCacheOptions: Partial<InformerOptions<NamespaceObject>> = { transform: namespaceCacheView };
+
 /**
  * SEC-9: the namespace `name` as the allocation rules read it. One not (yet) in the cache has no
  * labels: a selector that needs one does not select it.
@@ -221,7 +224,7 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
     }),
     pods: informer<PodObject>(Resources.pods, podCacheOptions),
     nodes: informer<NodeObject>(Resources.nodes, nodeCacheOptions),
-    namespaces: informer<NamespaceObject>(Resources.namespaces, { transform: namespaceCacheView }),
+    namespaces: informer<NamespaceObject>(Resources.namespaces, namespaceCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,

@@ -10,6 +10,7 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { createLoadBalancerService, useNamespace, waitFor } from './fixture';
 import { condition, createEip, createPool, getAs, getEip, rest } from './eip-harness';
 import { controllerRecorder, sweepingController } from './in-process-controller';
+import { apply, startTestWebhook, type Manifest, type TestWebhook } from './webhook-fixture';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const POOL = `allowns-${suffix}`;
@@ -124,5 +125,38 @@ describe('SEC-9: ExternalNetwork spec.allowedNamespaces', () => {
       'a VIP',
     );
     expect(eip.status?.address).not.toBe(slb.status?.vip);
+  });
+});
+
+describe('SEC-9: the ElasticIP webhook refuses a network the namespace may not use', () => {
+  const ns = useNamespace();
+  let webhook: TestWebhook;
+  beforeAll(async () => {
+    webhook = await startTestWebhook('allowns');
+  });
+  afterAll(async () => {
+    await webhook?.stop();
+  });
+  const elasticIP = (namespace: string, name: string): Manifest => ({
+    apiVersion: API_VERSION,
+    kind: 'ElasticIP',
+    metadata: { name, namespace, labels: webhook.labels },
+    spec: { externalNetwork: NET },
+  });
+
+  it('SEC-9: kubectl apply of an ElasticIP naming the network from a namespace it does not select is refused, naming both; from a selected one it is created', async () => {
+    const namespace = ns();
+    await labelNamespace(namespace, 'red');
+    const refusedApply = await apply(elasticIP(namespace, 'refused'));
+    expect(refusedApply.ok).toBe(false);
+    expect(refusedApply.output).toContain(
+      `denied the request: spec.externalNetwork: ${JSON.stringify(NET)} ExternalNetwork ${NET} does not allow namespace ${namespace}`,
+    );
+    expect(await getEip(namespace, 'refused')).toBeUndefined();
+    // Positive control: the same object once the namespace is selected.
+    await labelNamespace(namespace, 'blue');
+    const accepted = await apply(elasticIP(namespace, 'accepted'));
+    expect(accepted.output).toContain('created');
+    expect(accepted.ok).toBe(true);
   });
 });
