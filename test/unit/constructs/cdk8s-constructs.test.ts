@@ -273,7 +273,15 @@ describe('JuneauInstall', () => {
       'pods.juneau.loutres.me',
     ]);
     // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
-    expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
+    expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual([
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Ignore',
+    ]);
     expect(vwc.webhooks[6].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
 
