@@ -125,6 +125,7 @@ export const WEBHOOK_PATHS = {
   addressPool: '/validate/addresspool',
   externalNetwork: '/validate/externalnetwork',
   arpAdvertisement: '/validate/arpadvertisement',
+  elasticIP: '/validate/elasticip',
   elasticIPAttachment: '/validate/elasticipattachment',
   pod: '/validate/pod',
   serviceLoadBalancer: '/validate/serviceloadbalancer',

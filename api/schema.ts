@@ -21,6 +21,7 @@ export interface OpenAPISchema {
   properties?: Record<string, OpenAPISchema>;
   required?: string[];
   additionalProperties?: OpenAPISchema;
+  maxProperties?: number;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-validations'?: CelRule[];
@@ -119,6 +120,10 @@ export const s = {
     if (opts.listType) openAPI['x-kubernetes-list-type'] = opts.listType;
     if (opts.listMapKeys) openAPI['x-kubernetes-list-map-keys'] = [...opts.listMapKeys];
     return node(openAPI, opts);
+  },
+  /** A map from string keys to `values` (additionalProperties), at most `maxProperties` of them. */
+  map<V>(values: Schema<V>, opts: Common & { readonly maxProperties: number }): Schema<Record<string, V>> {
+    return node({ type: 'object', additionalProperties: values.toOpenAPI(), maxProperties: opts.maxProperties }, opts);
   },
   object<P extends Props, R extends keyof P & string = never>(
     props: P,

@@ -73,6 +73,8 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
       [juneau(['arpadvertisements', 'arpadvertisements/status'], ['CREATE', 'UPDATE'])],
       { matchConditions: [notTheController] },
     ),
+    // SEC-9: an ElasticIP naming a network its namespace may not use (spec.externalNetwork is immutable).
+    webhook('elasticips', WEBHOOK_PATHS.elasticIP, [juneau(['elasticips'], ['CREATE'])]),
     webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
     // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).
     webhook(

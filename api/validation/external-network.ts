@@ -1,3 +1,4 @@
+import type { LabelSelectorView } from './label-selector';
 import { parseIPv4 } from './ipv4';
 import { parsePoolAddresses, rangesContain, refusalOf } from './address-pool';
 import { issue, ValidationIssue } from './issue';
@@ -10,6 +11,8 @@ export interface NetworkView {
   readonly addressPools: readonly string[];
   /** FO-1: `spec.arp`, present only on type arp. */
   readonly arp?: { readonly announceOnMove?: boolean };
+  /** SEC-9: `spec.allowedNamespaces`; absent, every namespace. */
+  readonly allowedNamespaces?: LabelSelectorView;
 }
 
 /** The parts of an AddressPool validation reads. */
@@ -31,10 +34,22 @@ interface Named {
  * defensively: an admission request's object is whatever was sent.
  */
 export function networkView(
-  n: Named & { readonly spec: { readonly type: string; readonly addressPools: readonly string[] } },
+  n: Named & {
+    readonly spec: {
+      readonly type: string;
+      readonly addressPools: readonly string[];
+      readonly allowedNamespaces?: LabelSelectorView;
+    };
+  },
   name = n.metadata?.name ?? '',
 ): NetworkView {
-  return { name, type: n.spec?.type, addressPools: n.spec?.addressPools ?? [] };
+  const allowedNamespaces = n.spec?.allowedNamespaces;
+  return {
+    name,
+    type: n.spec?.type,
+    addressPools: n.spec?.addressPools ?? [],
+    ...(allowedNamespaces ? { allowedNamespaces } : {}),
+  };
 }
 
 /** The PoolView of an AddressPool (see networkView). */

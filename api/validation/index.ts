@@ -6,3 +6,4 @@ export * from './external-network';
 export * from './pod-networks';
 export * from './program';
 export * from './cluster-addresses';
+export * from './label-selector';

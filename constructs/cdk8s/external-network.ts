@@ -32,6 +32,14 @@ export interface ExternalNetworkProps {
    * @default false: no unsolicited ARP is ever sent (ARP-8)
    */
   readonly announceOnMove?: boolean;
+  /**
+   * SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this
+   * network, a label selector over Namespaces (`matchLabels`, `matchExpressions`). A request from
+   * another namespace gets no address (condition reason `NamespaceNotAllowed`); the ElasticIP
+   * webhook refuses it. Select on a label tenants cannot set, e.g. `kubernetes.io/metadata.name`.
+   * @default every namespace
+   */
+  readonly allowedNamespaces?: ExternalNetworkObject['spec']['allowedNamespaces'];
 }
 
 /**
@@ -76,6 +84,7 @@ export class ExternalNetwork extends Construct implements IExternalNetwork {
       type: props.type,
       addressPools: poolNames,
       announceOnMove: props.announceOnMove,
+      allowedNamespaces: props.allowedNamespaces,
       metadata: metadataInput(props.metadata),
     });
     this.name = this.object.metadata.name!;

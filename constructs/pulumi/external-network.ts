@@ -34,6 +34,14 @@ export interface ExternalNetworkArgs {
    * @default false: no unsolicited ARP is ever sent (ARP-8)
    */
   readonly announceOnMove?: boolean;
+  /**
+   * SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this
+   * network, a label selector over Namespaces (`matchLabels`, `matchExpressions`). A request from
+   * another namespace gets no address (condition reason `NamespaceNotAllowed`); the ElasticIP
+   * webhook refuses it. Select on a label tenants cannot set, e.g. `kubernetes.io/metadata.name`.
+   * @default every namespace
+   */
+  readonly allowedNamespaces?: ExternalNetworkObject['spec']['allowedNamespaces'];
 }
 
 type Spec = ExternalNetworkObject['spec'];
@@ -81,6 +89,7 @@ export class ExternalNetwork extends JuneauComponent<ExternalNetworkObject, Spec
       type: args.type,
       addressPools: poolNames,
       announceOnMove: args.announceOnMove,
+      allowedNamespaces: args.allowedNamespaces,
       metadata: metadataInput(args.metadata),
     });
     const declared = declarations().externalNetworks;

@@ -86,6 +86,7 @@ export function renderExternalNetwork(name: string, input: ExternalNetworkInput)
   return juneauObject('ExternalNetwork', name, input.metadata, {
     type: input.type,
     addressPools: [...input.addressPools],
+    ...(input.allowedNamespaces ? { allowedNamespaces: input.allowedNamespaces } : {}),
     ...(input.announceOnMove !== undefined ? { arp: { announceOnMove: input.announceOnMove } } : {}),
   });
 }

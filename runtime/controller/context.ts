@@ -36,6 +36,7 @@ import { withdrawBeforeRelease } from './arp/claim-guard';
 import { ownerKeysOf } from './arp/names';
 import type { WriteContext } from './arp/owned';
 import { restClaimStore } from './resources';
+import type { NamespaceView } from './allocator/pool-choice';
 import { SERVICE_NAME_LABEL, type EndpointSliceView, type ServiceView } from '../kube/service-views';
 import { podElasticIPs, podView, type PodObject } from './pods/views';
 import { watch, type Watch } from './reconciler';
@@ -49,6 +50,8 @@ export type EndpointSliceObject = EndpointSliceView & KubeObject;
 /** A Node as the cache keeps it (nodeView): its name, pod CIDRs and addresses. */
 export type NodeObject = NodeAddressSource & KubeObject & { metadata: ObjectMeta };
 export type { PodObject };
+/** A Namespace as the cache keeps it (namespaceCacheView): its name and labels. */
+export type NamespaceObject = KubeObject & { metadata: ObjectMeta };
 type K<T> = Stored<T>;
 
 export interface Caches {
@@ -66,6 +69,8 @@ export interface Caches {
   readonly pods: Informer<PodObject>;
   /** H2, H5: the Nodes, for the cluster's own addresses (clusterRangesOf); the ARP-5 webhook reads them too. */
   readonly nodes: Informer<NodeObject>;
+  /** SEC-9: the Namespaces' names and labels, for the networks' spec.allowedNamespaces (namespaceViewOf). */
+  readonly namespaces: Informer<NamespaceObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
   readonly agentLeases: Informer<Lease>;
 }
@@ -143,6 +148,28 @@ function nodeView(n: NodeObject): NodeObject {
 /** The Node cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
 export const nodeCacheOptions: Partial<InformerOptions<NodeObject>> = { transform: nodeView };
 
+/** A Namespace as the cache keeps it: its name, uid, resourceVersion and labels, not its annotations or status. */
+function namespaceCacheView(n: NamespaceObject): NamespaceObject {
+  const { name, uid, resourceVersion, labels } = n.metadata;
+  const meta = { name, uid, resourceVersion, labels };
+  return {
+    apiVersion: n.apiVersion,
+    kind: n.kind,
+    metadata: Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined)) as ObjectMeta,
+  };
+}
+
+/** The Namespace cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
+export const namespaceCacheOptions: Partial<InformerOptions<NamespaceObject>> = { transform: namespaceCacheView };
+
+/**
+ * SEC-9: the namespace `name` as the allocation rules read it. One not (yet) in the cache has no
+ * labels: a selector that needs one does not select it.
+ */
+export function namespaceViewOf(caches: Pick<Caches, 'namespaces'>, name: string | undefined): NamespaceView {
+  return { name: name ?? '', labels: caches.namespaces.get(undefined, name ?? '')?.metadata.labels };
+}
+
 /**
  * H2, H5: the cluster's own addresses as the caches show them now: the Nodes' addresses and pod
  * CIDRs, and the API servers (the `default/kubernetes` EndpointSlices). ServiceCIDRs are not read
@@ -200,6 +227,7 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
     }),
     pods: informer<PodObject>(Resources.pods, podCacheOptions),
     nodes: informer<NodeObject>(Resources.nodes, nodeCacheOptions),
+    namespaces: informer<NamespaceObject>(Resources.namespaces, namespaceCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
@@ -322,7 +350,8 @@ type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { pha
  * change of an AddressPool its network names, of its claim (and on a released address every
  * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
  * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for),
- * and of a Node (H5: the cluster's own addresses are never handed out).
+ * of a Node (H5: the cluster's own addresses are never handed out), and of a Namespace (SEC-9:
+ * its labels decide which networks its holders may use).
  */
 export function addressHolderWatches(
   c: Caches,
@@ -361,6 +390,13 @@ export function addressHolderWatches(
       holders
         .list()
         .filter((o) => o.status?.phase === 'Pending' || o.status?.phase === 'Error')
+        .map(objectKey),
+    ),
+    // SEC-9: a namespace's labels decide which networks its holders may use.
+    watch(c.namespaces, (ns) =>
+      holders
+        .list()
+        .filter((o) => o.metadata.namespace === ns.metadata.name)
         .map(objectKey),
     ),
   ];

@@ -55,6 +55,9 @@ export function controllerRbac(ns: string): ManifestObject[] {
       // The ARPAdvertisement webhook checks spec.nodeName and node addresses (ARP-5) from an
       // informer of Nodes (webhook/listers.ts informerWebhookCaches).
       rule([''], ['nodes'], ['list', 'watch']),
+      // SEC-9: the Namespaces' labels, for the networks' spec.allowedNamespaces, from an informer
+      // (context.ts Caches.namespaces; the ElasticIP webhook reads it too).
+      rule([''], ['namespaces'], ['list', 'watch']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
       // The Service's status.loadBalancer.ingress, by merge patch (runtime/controller/slb/reconcile.ts).

@@ -8,7 +8,9 @@ import {
   checkPoolModes,
   findPoolForRequestedAddress,
   formatIssue,
+  formatSelector,
   parseIPv4,
+  selectorMatches,
   usablePools,
   type ClusterRange,
   type NetworkView,
@@ -20,7 +22,31 @@ export const POOL_CHOICE_REASONS = {
   requestedIPNotInPool: 'RequestedIPNotInPool',
   /** H5: a Node's address, a pod CIDR or an API server address. */
   requestedIPIsClusterAddress: 'RequestedIPIsClusterAddress',
+  /** SEC-9: the network's spec.allowedNamespaces does not select the requester's namespace. */
+  namespaceNotAllowed: 'NamespaceNotAllowed',
 } as const;
+
+/** A Namespace as the allocation rules read it: its name and labels. */
+export interface NamespaceView {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * SEC-9: why `namespace` may not take addresses from `network`, or undefined when it may (no
+ * spec.allowedNamespaces, or it selects the namespace's labels). Without the statement ID.
+ */
+export function namespaceRefusal(
+  network: NetworkView,
+  namespace: NamespaceView,
+): { readonly reason: typeof POOL_CHOICE_REASONS.namespaceNotAllowed; readonly message: string } | undefined {
+  const selector = network.allowedNamespaces;
+  if (!selector || selectorMatches(selector, namespace.labels)) return undefined;
+  return {
+    reason: POOL_CHOICE_REASONS.namespaceNotAllowed,
+    message: `ExternalNetwork ${network.name} does not allow namespace ${namespace.name}: its spec.allowedNamespaces (${formatSelector(selector)}) does not select the namespace's labels; label the namespace or use another network`,
+  };
+}
 
 export type PoolChoice =
   | {

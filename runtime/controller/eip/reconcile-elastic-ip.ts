@@ -19,6 +19,7 @@ import { claimRecordOf } from '../allocator/claims';
 import {
   addressHolderWatches,
   clusterRangesOf,
+  namespaceViewOf,
   elasticIPWatches,
   poolViews,
   refKey,
@@ -77,6 +78,7 @@ function requestOf(ctx: ControllerContext, eip: ElasticIPObject): RequestDecisio
     network && networkView(network),
     poolViews(ctx.caches),
     clusterRangesOf(ctx.caches),
+    namespaceViewOf(ctx.caches, eip.metadata.namespace),
   );
 }
 

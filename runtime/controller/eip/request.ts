@@ -1,10 +1,11 @@
 /**
  * EIP-1..3: which pools an ElasticIP's address may come from, and the requested address, or why
  * there is none (an ElasticIP whose network and pools are not resolved is in Error, EIP-9; so is one
- * requesting one of the cluster's own addresses, H5). Pure.
+ * requesting one of the cluster's own addresses, H5, and one whose namespace the network does not
+ * allow, SEC-9). Pure.
  */
 import type { ClusterRange, NetworkView, PoolView } from '../../../api/validation';
-import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
+import { choosePools, namespaceRefusal, POOL_CHOICE_REASONS, type NamespaceView } from '../allocator/pool-choice';
 
 /** Why an ElasticIP cannot ask for an address: the reason of its `Allocated` condition (phase Error, EIP-9). */
 export const REASONS = {
@@ -28,6 +29,7 @@ export function decideAddressRequest(
   network: NetworkView | undefined,
   pools: ReadonlyMap<string, PoolView>,
   cluster: readonly ClusterRange[] = [],
+  namespace?: NamespaceView,
 ): RequestDecision {
   if (!network) {
     return {
@@ -36,6 +38,9 @@ export function decideAddressRequest(
       message: `spec.externalNetwork: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; create it (the field is immutable: or recreate the ElasticIP naming another) (EIP-1)`,
     };
   }
+  const refusal = namespace && namespaceRefusal(network, namespace);
+  if (refusal)
+    return { ok: false, reason: refusal.reason, message: `spec.externalNetwork: ${refusal.message} (SEC-9)` };
   const type = network.type === 'bgp' ? 'bgp' : 'arp';
   const choice = choosePools(network, pools, { field: 'spec.requestedIP', address: spec.requestedIP }, cluster);
   if (!choice.ok) {

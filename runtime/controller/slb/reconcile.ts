@@ -19,6 +19,7 @@ import {
   addressHolderWatches,
   CACHE_INDEX,
   clusterRangesOf,
+  namespaceViewOf,
   poolViews,
   type ControllerContext,
   type ServiceObject,
@@ -115,7 +116,13 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
   const networks = ctx.caches.externalNetworks.list().map((n) => networkView(n));
   const view = networks.find((n) => n.name === networkName);
   const cluster = clusterRangesOf(ctx.caches);
-  const decision = decideAllocationRequest(service, view, pools, cluster);
+  const decision = decideAllocationRequest(
+    service,
+    view,
+    pools,
+    cluster,
+    namespaceViewOf(ctx.caches, slb.metadata.namespace),
+  );
   const keep = (c: ClaimRecord) =>
     mayKeepAddress(c, { networkName: networkName ?? '', network: view, networks, pools, index: ctx.index });
   if (!decision.ok) {
@@ -124,7 +131,9 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
     const passing =
       networkName !== undefined &&
       !unsupportedServiceReason(service) &&
-      decision.reason !== POOL_CHOICE_REASONS.requestedIPIsClusterAddress;
+      decision.reason !== POOL_CHOICE_REASONS.requestedIPIsClusterAddress &&
+      // SEC-9: nor one of a network the namespace may not use (any longer).
+      decision.reason !== POOL_CHOICE_REASONS.namespaceNotAllowed;
     const kept = passing
       ? await ctx.allocator.retainAddress(
           holderOf(slb),

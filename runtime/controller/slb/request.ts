@@ -4,7 +4,7 @@
  */
 import { ANNOTATIONS, LOAD_BALANCER_CLASS } from '../../../api';
 import type { ClusterRange, NetworkView, PoolView } from '../../../api/validation';
-import { choosePools, POOL_CHOICE_REASONS } from '../allocator/pool-choice';
+import { choosePools, namespaceRefusal, POOL_CHOICE_REASONS, type NamespaceView } from '../allocator/pool-choice';
 import type { ServiceView } from '../../kube/service-views';
 
 /** SLB-1: a Service Juneau serves. */
@@ -96,13 +96,15 @@ export function unsupportedServiceReason(service: ServiceView): NoAllocation | u
 
 /**
  * SLB-2 and SLB-3: whether a VIP may be allocated, and from where. `network` is undefined when
- * the named ExternalNetwork does not exist; `pools` holds every AddressPool by name.
+ * the named ExternalNetwork does not exist; `pools` holds every AddressPool by name; `namespace`
+ * is the Service's, checked against the network's spec.allowedNamespaces (SEC-9).
  */
 export function decideAllocationRequest(
   service: ServiceView,
   network: NetworkView | undefined,
   pools: ReadonlyMap<string, PoolView>,
   cluster: readonly ClusterRange[] = [],
+  namespace?: NamespaceView,
 ): RequestDecision {
   const unsupported = unsupportedServiceReason(service);
   if (unsupported) return { ok: false, ...unsupported };
@@ -123,6 +125,14 @@ export function decideAllocationRequest(
       message: `${SERVICE_FIELDS.externalNetwork}: ExternalNetwork ${JSON.stringify(spec.externalNetwork)} does not exist; waiting for it (SLB-2)`,
     };
   }
+  const refusal = namespace && namespaceRefusal(network, namespace);
+  if (refusal)
+    return {
+      ok: false,
+      phase: 'Error',
+      reason: refusal.reason,
+      message: `${SERVICE_FIELDS.externalNetwork}: ${refusal.message} (SEC-9)`,
+    };
   const choice = choosePools(network, pools, { field: SERVICE_FIELDS.requestedIP, address: spec.requestedIP }, cluster);
   if (!choice.ok) {
     const statement = choice.reason === REASONS.noUsableAddressPool ? 'SLB-2, EN-3' : 'SLB-2';

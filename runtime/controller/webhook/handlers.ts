@@ -5,13 +5,14 @@ import { WEBHOOK_PATHS } from '../../../api';
 import { denialMessage, type AdmissionRequest, type Verdict } from './admission';
 import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
 import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
-import { checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
+import { checkElasticIPAdmission, checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
 import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
 import type {
   AddressPoolObject,
   ARPAdvertisementObject,
   ElasticIPAttachmentObject,
+  ElasticIPObject,
   ExternalNetworkObject,
   PodObject,
   WebhookCaches,
@@ -79,6 +80,12 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
     if (!writer.allowed) return writer;
     return checkARPAdvertisementFromCaches(as<ARPAdvertisementObject>(request), caches);
   },
+
+  [WEBHOOK_PATHS.elasticIP]: async (request, caches) =>
+    checkElasticIPAdmission(as<ElasticIPObject>(request), {
+      externalNetworks: await caches.externalNetworks.list(),
+      namespaces: caches.namespaces ? await caches.namespaces.list() : [],
+    }),
 
   [WEBHOOK_PATHS.elasticIPAttachment]: async (request, caches) => {
     const elasticIP = as<ElasticIPAttachmentObject>(request).object?.spec?.elasticIP ?? '';

@@ -1,3 +1,5 @@
+import type { LabelSelectorView } from '../../../api/validation';
+
 /**
  * The shapes the webhook rules read, reduced to the fields they use. Juneau's api/ types and the
  * wire objects of runtime/kube both fit them, so informer caches can be passed as they are.
@@ -16,8 +18,20 @@ export interface ObjectView {
 }
 
 export interface ExternalNetworkObject extends ObjectView {
-  readonly spec: { readonly type: string; readonly addressPools: readonly string[] };
+  readonly spec: {
+    readonly type: string;
+    readonly addressPools: readonly string[];
+    /** SEC-9: the namespaces that may use the network. */
+    readonly allowedNamespaces?: LabelSelectorView;
+  };
 }
+
+export interface ElasticIPObject extends ObjectView {
+  readonly spec: { readonly externalNetwork: string };
+}
+
+/** SEC-9: a Namespace's name and labels (metadata). */
+export type NamespaceObject = ObjectView;
 
 export interface AddressPoolObject extends ObjectView {
   readonly spec: {
@@ -68,6 +82,8 @@ export interface WebhookCaches {
    */
   readonly arpAdvertisementsAt?: (address: string) => readonly ARPAdvertisementObject[];
   readonly nodes: Lister<NodeObject>;
+  /** SEC-9: the Namespaces' labels, for the networks' spec.allowedNamespaces; absent, no namespace has labels. */
+  readonly namespaces?: Lister<NamespaceObject>;
   readonly elasticIPAttachments: Lister<ElasticIPAttachmentObject>;
   readonly networkInterfaces: Lister<NetworkInterfaceObject>;
   /** Read when an ElasticIPAttachment is created (EIP-5), for one namespace, unless `podsNamingElasticIP` answers. */
@@ -93,7 +109,7 @@ export interface WebhookCaches {
 
 /** What a rule reads: the named caches, each listed once by its handler (handlers.ts). */
 export type CacheSnapshot<K extends keyof WebhookCaches> = {
-  readonly [P in K]: WebhookCaches[P] extends Lister<infer T> ? readonly T[] : never;
+  readonly [P in K]: NonNullable<WebhookCaches[P]> extends Lister<infer T> ? readonly T[] : never;
 };
 
 export const nameOf = (object: ObjectView | undefined): string => object?.metadata?.name ?? '';

@@ -267,13 +267,22 @@ describe('JuneauInstall', () => {
       'addresspools.juneau.loutres.me',
       'externalnetworks.juneau.loutres.me',
       'arpadvertisements.juneau.loutres.me',
+      'elasticips.juneau.loutres.me',
       'elasticipattachments.juneau.loutres.me',
       'serviceloadbalancers.juneau.loutres.me',
       'pods.juneau.loutres.me',
     ]);
     // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
-    expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
-    expect(vwc.webhooks[5].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
+    expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual([
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Fail',
+      'Ignore',
+    ]);
+    expect(vwc.webhooks[6].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
 
   test('options: namespace, replicas, interface, cert-manager, no CRDs', () => {

@@ -6,9 +6,36 @@
  * What slips past both (EIP-10) is the controller's to resolve.
  */
 import { ANNOTATIONS } from '../../../../api';
-import { issue, parsePodNetworks, type ValidationIssue } from '../../../../api/validation';
-import { allowed, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
-import { inNamespace, nameOf, type CacheSnapshot, type ElasticIPAttachmentObject, type PodObject } from '../views';
+import { issue, networkView, parsePodNetworks, type ValidationIssue } from '../../../../api/validation';
+import { namespaceRefusal } from '../../allocator/pool-choice';
+import { allowed, forbidden, invalid, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
+import {
+  inNamespace,
+  nameOf,
+  type CacheSnapshot,
+  type ElasticIPAttachmentObject,
+  type ElasticIPObject,
+  type PodObject,
+} from '../views';
+
+/**
+ * SEC-9: an ElasticIP naming a network whose spec.allowedNamespaces does not select its namespace
+ * is refused, naming the network and the namespace (the controller would give it no address). A
+ * network not (yet) known passes: the controller reports it (EIP-1).
+ */
+export function checkElasticIPAdmission(
+  request: AdmissionRequest<ElasticIPObject>,
+  snapshot: CacheSnapshot<'externalNetworks' | 'namespaces'>,
+): Verdict {
+  if (request.operation !== 'CREATE' || !request.object) return allowed();
+  const namespace = request.namespace ?? request.object.metadata?.namespace ?? '';
+  const name = request.object.spec?.externalNetwork ?? '';
+  const network = snapshot.externalNetworks.find((n) => nameOf(n) === name);
+  if (!network) return allowed();
+  const labels = snapshot.namespaces.find((n) => nameOf(n) === namespace)?.metadata?.labels;
+  const refusal = namespaceRefusal(networkView(network, name), { name: namespace, labels });
+  return refusal ? forbidden([issue('spec.externalNetwork', name, `${refusal.message} (SEC-9)`)]) : allowed();
+}
 
 /** One ElasticIP a Pod names directly, and the annotation field that names it. */
 export interface PodElasticIPReference {
