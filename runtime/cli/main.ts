@@ -14,6 +14,8 @@ import { bpfHelp, showBpf } from './bpf';
 import { connect } from './kube';
 import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
 import { readStatus, renderStatus } from './status';
+import { uninstall } from './uninstall';
+import { UNINSTALL_HELP } from './uninstall-args';
 import { explain } from './why';
 
 export const CLI_HELP = `Usage: kubectl juneau <command> [flags]
@@ -30,7 +32,7 @@ Commands:
                                 elasticipattachment (eipa), networkinterface (nic),
                                 addresspool (ap), externalnetwork (extnet),
                                 arpadvertisement (arpad)
-
+${UNINSTALL_HELP}
 The bpf commands show what the Juneau XDP ARP responder holds on THIS node, read from its
 pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP_BPF).
 With --node NAME they run in that node's juneau-agent Pod for you (kubectl exec; -n names
@@ -46,6 +48,9 @@ Flags:
   --context NAME           the kubeconfig context to use (default: its current one)
   -n, --namespace NS       namespace (default: the context's, else default)
   -A, --all-namespaces     status: every namespace
+  -f, --filename FILE[,FILE]  uninstall: the install's manifests
+  --force-finalizers       uninstall: remove Juneau's finalizers when the controller is down
+  --timeout DURATION       uninstall: how long to wait for the controller (default 5m)
   --version                print the version and exit
   -h, --help               print this help and exit
 `;
@@ -94,6 +99,8 @@ async function remote(line: Exclude<CommandLine, { command: 'help' | 'version' }
         );
         return 0;
       }
+      case 'uninstall':
+        return await uninstall(kube.rest, line, { say: io.stdout, fail: io.stderr, env: io.env ?? process.env });
       case 'why':
         io.stdout(await explain(kube.rest, kube.namespace, line.target));
         return 0;
