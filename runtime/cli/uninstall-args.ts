@@ -24,7 +24,7 @@ export const UNINSTALL_FLAG_NAMES: Record<keyof UninstallFlags, string> = {
   timeoutMs: '--timeout',
 };
 
-export const UNINSTALL_HELP = `  uninstall [-f FILE[,FILE]]    uninstall Juneau in the order that does not hang (SEC-21):
+export const UNINSTALL_HELP = `  uninstall [-f FILE[,FILE]]    uninstall Juneau in the order that does not hang:
                                 deletes every ElasticIPAttachment and ElasticIP and the
                                 ServiceLoadBalancer CRD, waits (--timeout, default 5m) until
                                 the running controller has released their finalizers, then
