@@ -75,6 +75,13 @@ interface Holder {
 
 const nameOf = ({ type, object }: Holder) =>
   `${type.kind} ${object.metadata?.namespace}/${object.metadata?.name} (${juneauFinalizersOf(object).join(', ')})`;
+/** The object and what its deletion waits for, in its own words (e.g. EIP-15: the Pods holding it). */
+const waitingOn = (h: Holder) => {
+  const conditions = (h.object as { status?: { conditions?: Array<{ reason?: string; message?: string }> } }).status
+    ?.conditions;
+  const waiting = conditions?.find((c) => c.reason?.startsWith('Waiting'));
+  return waiting?.message ? `${nameOf(h)}: ${waiting.message}` : nameOf(h);
+};
 const juneauFinalizersOf = (o: KubeObject) =>
   (o.metadata?.finalizers ?? []).filter((f) => JUNEAU_FINALIZERS.includes(f));
 
@@ -210,7 +217,7 @@ async function waitReleased(
     const left = (await listAll(rest, type)).map((object) => ({ type, object }));
     const crdLeft = crd !== undefined && !!(await getOrUndefined<KubeObject>(rest, CRDS, undefined, crd));
     if (left.length === 0 && !crdLeft) return [];
-    const names = left.length > 0 ? left.map(nameOf) : [`CustomResourceDefinition ${crd}`];
+    const names = left.length > 0 ? left.map(waitingOn) : [`CustomResourceDefinition ${crd}`];
     if (names.join() !== shown) say(`waiting for the controller to release ${names.join(', ')}`);
     shown = names.join();
     if (Date.now() >= deadline) return names;
