@@ -2,7 +2,8 @@
  * `kubectl-juneau`, a kubectl plugin (`kubectl juneau ...`). `bpf` reads the responder's pinned
  * maps on the node it runs on (or, with --node, in that node's agent Pod), so it shows what the
  * datapath itself holds (ARP-10), not what the API server says should be there; that needs root
- * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server.
+ * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server; `uninstall`
+ * (./uninstall.ts) removes the install in the order its finalizers need.
  */
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';

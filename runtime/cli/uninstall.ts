@@ -85,14 +85,10 @@ const waitingOn = (h: Holder) => {
 const juneauFinalizersOf = (o: KubeObject) =>
   (o.metadata?.finalizers ?? []).filter((f) => JUNEAU_FINALIZERS.includes(f));
 
-/** Every object of `type` (none when its CRD is gone). */
+/** Every object of `type` (none when its CRD is gone: the API server then answers a plain-text 404). */
 async function listAll(rest: RestClient, type: ResourceType): Promise<KubeObject[]> {
-  try {
-    return (await rest.list<KubeObject>(type)).items;
-  } catch (err) {
-    if (isNotFound(err)) return [];
-    throw err;
-  }
+  if (!(await getOrUndefined<KubeObject>(rest, CRDS, undefined, `${type.plural}.${type.group}`))) return [];
+  return (await rest.list<KubeObject>(type)).items;
 }
 
 /** The ElasticIPs and ServiceLoadBalancers that still carry a Juneau finalizer. */

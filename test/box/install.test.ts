@@ -238,7 +238,8 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
     await kubectl(['delete', 'pod', 'web', '-n', 'default', '--wait=false']);
     const r = await running;
     log(`install figure: kubectl juneau uninstall = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.not.stringContaining('uninstall:') });
+    log(`kubectl juneau uninstall, exit ${r.code}:\n${r.stdout}${r.stderr}`);
+    expect(r).toEqual({ code: 0, stdout: expect.any(String), stderr: expect.not.stringContaining('uninstall:') });
     expect(r.stdout).toContain(`uninstall: controller ${NS}/juneau-controller is running`);
     expect(r.stdout).toContain('uninstall: deleted ElasticIPAttachment default/nginx-eip-attach');
     expect(r.stdout).toMatch(
