@@ -7,6 +7,8 @@
 import { INSTALL } from '../../api/constants';
 import { nonEmpty, oneOf, readFlags, type FlagTable } from '../kube/flags';
 import { bpfCommand, type BpfCommand } from './bpf';
+import { UNINSTALL_FLAG_NAMES, UNINSTALL_FLAGS, uninstallLine } from './uninstall-args';
+import type { UninstallRequest } from './uninstall';
 
 export interface KubeFlags {
   readonly kubeconfig?: string;
@@ -33,7 +35,8 @@ export type CommandLine =
   | { readonly command: 'status'; readonly output: Output; readonly kube: KubeFlags }
   /** SEC-16: on this node, detach Juneau's programs and remove its pins (runtime/agent/liveness/cleanup-node.ts). */
   | { readonly command: 'cleanup-node'; readonly bpffs: string; readonly output: Output }
-  | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags };
+  | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags }
+  | ({ readonly command: 'uninstall' } & UninstallRequest);
 
 interface CliFlags {
   kubeconfig?: string;
@@ -43,6 +46,9 @@ interface CliFlags {
   node?: string;
   bpffs?: string;
   output?: Output;
+  files?: string[];
+  forceFinalizers?: boolean;
+  timeoutMs?: number;
 }
 
 /** Every flag but `--version` (main answers that first) and `-h/--help`. */
@@ -54,6 +60,7 @@ export const CLI_FLAG_TABLE: FlagTable<CliFlags> = {
   node: { field: 'node', read: nonEmpty },
   bpffs: { field: 'bpffs', read: nonEmpty },
   output: { field: 'output', read: oneOf<Output>(['table', 'json']), short: 'o' },
+  ...UNINSTALL_FLAGS,
 };
 
 export function parseCommandLine(argv: readonly string[]): CommandLine {
@@ -74,6 +81,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   }
   for (const bpfOnly of ['node', 'bpffs'] as const)
     if (flags[bpfOnly] !== undefined) throw new Error(`--${bpfOnly} applies to bpf commands only, not '${command}'`);
+  if (command === 'uninstall') return uninstallLine(argv, rest, flags, kube);
+  for (const only of ['files', 'forceFinalizers', 'timeoutMs'] as const)
+    if (flags[only] !== undefined)
+      throw new Error(`${UNINSTALL_FLAG_NAMES[only]} applies to uninstall only, not '${command}'`);
   if (command === 'status') {
     if (rest.length > 0) throw new Error(`status takes no arguments, got '${rest.join(' ')}'`);
     return { command: 'status', output: flags.output ?? 'table', kube };

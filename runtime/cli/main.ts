@@ -2,7 +2,8 @@
  * `kubectl-juneau`, a kubectl plugin (`kubectl juneau ...`). `bpf` reads the responder's pinned
  * maps on the node it runs on (or, with --node, in that node's agent Pod), so it shows what the
  * datapath itself holds (ARP-10), not what the API server says should be there; that needs root
- * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server.
+ * (or CAP_BPF) and the host's bpffs. `status` and `why` read the API server; `uninstall`
+ * (./uninstall.ts) removes the install in the order its finalizers need.
  */
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
@@ -14,6 +15,8 @@ import { bpfHelp, showBpf } from './bpf';
 import { connect } from './kube';
 import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
 import { readStatus, renderStatus } from './status';
+import { uninstall } from './uninstall';
+import { UNINSTALL_HELP } from './uninstall-args';
 import { explain } from './why';
 import { cleanupNode } from '../agent/liveness/cleanup-node';
 
@@ -31,7 +34,7 @@ Commands:
                                 elasticipattachment (eipa), networkinterface (nic),
                                 addresspool (ap), externalnetwork (extnet),
                                 arpadvertisement (arpad)
-
+${UNINSTALL_HELP}
 The bpf commands show what the Juneau XDP ARP responder holds on THIS node, read from its
 pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP_BPF).
 With --node NAME they run in that node's juneau-agent Pod for you (kubectl exec; -n names
@@ -56,6 +59,9 @@ Flags:
   --context NAME           the kubeconfig context to use (default: its current one)
   -n, --namespace NS       namespace (default: the context's, else default)
   -A, --all-namespaces     status: every namespace
+  -f, --filename FILE[,FILE]  uninstall: the install's manifests
+  --force-finalizers       uninstall: remove Juneau's finalizers when the controller is down
+  --timeout DURATION       uninstall: how long to wait for the controller (default 5m)
   --version                print the version and exit
   -h, --help               print this help and exit
 `;
@@ -108,6 +114,8 @@ async function remote(
         );
         return 0;
       }
+      case 'uninstall':
+        return await uninstall(kube.rest, line, { say: io.stdout, fail: io.stderr, env: io.env ?? process.env });
       case 'why':
         io.stdout(await explain(kube.rest, kube.namespace, line.target));
         return 0;

@@ -30,7 +30,6 @@ import {
   DIST,
   cleanUpBox,
   IMAGE,
-  INSTALL_FILES,
   installJuneau,
   juneauInAgent,
   type Kubectl,
@@ -212,11 +211,47 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
     }
   });
 
-  test('uninstall (kubectl delete -f of the examples, CRDs and install) detaches the responder and removes the pins on every node', async () => {
+  test('SEC-21: kubectl juneau uninstall with the examples still present (ElasticIPs, an attachment, a LoadBalancer Service) completes, leaves no CRD or namespace Terminating, detaches the responder and removes the pins on every node', async () => {
+    const lbService = async () =>
+      JSON.parse(await kubectl(['get', 'service', 'web', '-n', 'default', '-o', 'json'])) as {
+        status?: { loadBalancer?: { ingress?: Array<{ ip: string }> } };
+      };
+    // The positive controls: what the finalizers hold is there before the uninstall.
+    expect((await lbService()).status?.loadBalancer?.ingress?.length).toBe(1);
+    const held = await kubectl(['get', 'elasticips,elasticipattachments,serviceloadbalancers', '-A', '-o', 'name']);
+    expect(held).toContain('elasticipattachment.juneau.loutres.me/nginx-eip-attach');
+    expect(held).toContain('serviceloadbalancer.juneau.loutres.me/web');
     const t0 = Date.now();
-    await kubectl(['delete', '-f', DIST('examples.k8s.yaml')]);
-    await kubectl(['delete', ...INSTALL_FILES, '--timeout=300s']);
-    log(`install figure: kubectl delete of examples and install = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const files = [DIST('juneau-crds.k8s.yaml'), DIST('juneau-install.k8s.yaml')].join(',');
+    const running = plugin(['uninstall', '-f', files, '--timeout', '300s']);
+    // EIP-15: the example Pod `web` holds web-eip directly; its deletion waits for the Pod, as an
+    // operator reads in the progress output. Delete the Pod once the ElasticIP is waiting for it.
+    const deadline = Date.now() + 60_000;
+    const waitingForPod = async () =>
+      (await kubectl(['get', 'elasticip', 'web-eip', '-n', 'default', '-o', 'json', '--ignore-not-found'])).includes(
+        'WaitingForNetworkInterfaces',
+      );
+    while (!(await waitingForPod())) {
+      if (Date.now() > deadline) throw new Error('web-eip never waited for the Pod that holds it (EIP-15)');
+      await sleep(500);
+    }
+    await kubectl(['delete', 'pod', 'web', '-n', 'default', '--wait=false']);
+    const r = await running;
+    log(`install figure: kubectl juneau uninstall = ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    log(`kubectl juneau uninstall, exit ${r.code}:\n${r.stdout}${r.stderr}`);
+    expect(r).toEqual({ code: 0, stdout: expect.any(String), stderr: expect.not.stringContaining('uninstall:') });
+    expect(r.stdout).toContain(`uninstall: controller ${NS}/juneau-controller is running`);
+    expect(r.stdout).toContain('uninstall: deleted ElasticIPAttachment default/nginx-eip-attach');
+    expect(r.stdout).toMatch(
+      /uninstall: waiting for the controller to release (ElasticIP|ServiceLoadBalancer|CustomResourceDefinition)/,
+    );
+    expect(r.stdout).toContain('uninstall: done');
+    // The controller released the Service's VIP (the SLB finalizer ran), and nothing Juneau is left.
+    expect((await lbService()).status?.loadBalancer?.ingress).toBeUndefined();
+    const crds = JSON.parse(await kubectl(['get', 'customresourcedefinitions', '-o', 'json'])) as {
+      items: Array<{ spec: { group: string }; metadata: { name: string } }>;
+    };
+    expect(crds.items.filter((c) => c.spec.group === 'juneau.loutres.me').map((c) => c.metadata.name)).toEqual([]);
     expect((await kubectlRun(['get', 'namespace', NS])).stderr).toContain('NotFound');
     for (const node of box.nodes) {
       expect({ node: node.name, xdp: await xdpProgId(node.netns) }).toEqual({ node: node.name, xdp: 0 });

@@ -3,7 +3,7 @@
 // ElasticIP reconcilers running in-process as the other ElasticIP cluster tests run them.
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { ANNOTATIONS } from '../../api';
+import { ANNOTATIONS, FINALIZERS, GROUP } from '../../api';
 import { advertisementName } from '../../runtime/controller/arp/names';
 import {
   createRunningPod,
@@ -16,7 +16,7 @@ import {
 } from './fixture';
 import { Resources } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
-import { condition, createEip, createPod, deleteObject, eipIn, getAd, rest, useEipSetup } from './eip-harness';
+import { condition, createEip, createPod, deleteObject, eipIn, getAd, getEip, rest, useEipSetup } from './eip-harness';
 
 const CLI = path.resolve(__dirname, '..', '..', 'build', 'bin', 'kubectl-juneau.js');
 /** One address: the second ElasticIP finds the pool exhausted. */
@@ -198,5 +198,50 @@ describe('kubectl juneau bpf dump --node', () => {
       for (const pod of ['agent-a', 'agent-b', 'other-on-lonely']) await deletePodNow(namespace, pod);
       await deleteObject(Resources.nodes, undefined, lonely);
     }
+  });
+});
+
+describe('kubectl juneau uninstall without a controller', () => {
+  const ns = useNamespace();
+
+  it('SEC-21: refuses, naming the ElasticIP whose finalizer would hang the uninstall, and deletes nothing', async () => {
+    const namespace = ns();
+    await createEip(namespace, 'held', NET);
+    await waitFor(
+      async () => !!(await getEip(namespace, 'held'))?.metadata.finalizers?.includes(FINALIZERS.elasticIP),
+      {
+        what: 'the ElasticIP finalizer',
+      },
+    );
+
+    const refused = await plugin(['uninstall', '-n', namespace]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `no juneau-controller Deployment with an available replica in namespace ${namespace}, so these finalizers would never be released`,
+    );
+    expect(refused.stderr).toContain(`  ElasticIP ${namespace}/held (${FINALIZERS.elasticIP})\n`);
+    expect(refused.stderr).toContain('--force-finalizers');
+    // Nothing was deleted: the ElasticIP and the ServiceLoadBalancer CRD stand, neither being deleted.
+    expect((await getEip(namespace, 'held'))?.metadata.deletionTimestamp).toBeUndefined();
+    const crd = await rest.get<KubeObject>(
+      {
+        group: 'apiextensions.k8s.io',
+        version: 'v1',
+        plural: 'customresourcedefinitions',
+        kind: 'CustomResourceDefinition',
+        namespaced: false,
+      },
+      undefined,
+      `serviceloadbalancers.${GROUP}`,
+    );
+    expect(crd.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('SEC-21: --help describes uninstall, and two -f flags are refused (the first would be lost)', async () => {
+    const help = await plugin(['--help']);
+    expect(help.stdout).toContain('uninstall [-f FILE[,FILE]]');
+    expect(help.stdout).toContain('--force-finalizers');
+    const twice = await plugin(['uninstall', '-f', 'a.yaml', '-f', 'b.yaml']);
+    expect(twice).toMatchObject({ code: 2, stderr: expect.stringContaining('comma-separated -f a.yaml,b.yaml') });
   });
 });
