@@ -37,7 +37,7 @@ import {
   setAgentArgs,
   until,
 } from './session';
-import { pidsInNetns } from './upstream';
+import { agentPidsInNetns } from './upstream';
 
 const NS = INSTALL.namespace;
 const NETWORK = 'box-net';
@@ -240,7 +240,7 @@ describeOnBox('failover on real nodes (FO-1..FO-4): what the router sees when a 
 
   /** The pid of the juneau-agent process in `node`'s network namespace, read from the host. */
   function agentPid(node: string): number {
-    const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
+    const pids = agentPidsInNetns(nodeRecord(node).netns);
     expect({ node, agents: pids.length }).toEqual({ node, agents: 1 });
     return Number(pids[0]);
   }

@@ -22,7 +22,7 @@ import { cmd, inNetns } from './exec';
 import { writeNginxStandIn } from './images';
 import { answeringMacs, macOf } from './router-view';
 import { BoxState } from './state';
-import { addRouter, pidsInNetns } from './upstream';
+import { addRouter, agentPidsInNetns } from './upstream';
 import {
   boxCli,
   boxStatus,
@@ -121,7 +121,7 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
       const node = nodeOf(p.spec.nodeName!);
       expect(await xdpProgId(node.netns)).toBeGreaterThan(0);
       // The running process's effective capabilities, read from the host (the image has no shell).
-      const agentPids = pidsInNetns(node.netns, 'juneau-agent');
+      const agentPids = agentPidsInNetns(node.netns);
       expect(agentPids).toHaveLength(1);
       const capEff = /CapEff:\s*([0-9a-f]+)/.exec(fs.readFileSync(`/proc/${agentPids[0]}/status`, 'utf8'))![1];
       expect(BigInt(`0x${capEff}`)).toBe(AGENT_CAP_EFF);

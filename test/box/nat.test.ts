@@ -15,7 +15,7 @@ import { SERVICE_CLUSTER_IP_RANGE } from '../cluster/harness';
 import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, inNetns } from './exec';
 import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
-import { pidsInNetns, pidsOf } from './upstream';
+import { agentPidsInNetns, pidsOf } from './upstream';
 import {
   addAgentArgs,
   advertisedNodes,
@@ -299,7 +299,7 @@ send(); setInterval(send, 1000);`;
     const received = () =>
       Math.max(0, ...listener.lines.map((l) => (JSON.parse(l) as { received?: number }).received ?? 0));
     await listener.waitFor(/"received":[1-9]/);
-    const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
+    const pids = agentPidsInNetns(nodeRecord(node).netns);
     expect(pids).toHaveLength(1);
     process.kill(Number(pids[0]), 'SIGKILL');
     const killed = Date.now();

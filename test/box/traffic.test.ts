@@ -15,7 +15,7 @@ import { sleep } from '../sleep';
 import { elapsedSince, figure } from '../shared/figures';
 import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
-import { pidsInNetns, pidsOf } from './upstream';
+import { agentPidsInNetns, pidsOf } from './upstream';
 import { sharedEchoBox } from './echo-box';
 import { answeringMacs, nodesByMac } from './router-view';
 import {
@@ -130,7 +130,7 @@ done`;
 
     /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
     function agentPid(node: string): number {
-      const pids = pidsInNetns(nodeRecord(node).netns, 'juneau-agent');
+      const pids = agentPidsInNetns(nodeRecord(node).netns);
       expect(pids).toHaveLength(1);
       return Number(pids[0]);
     }

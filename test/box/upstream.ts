@@ -46,3 +46,15 @@ export function pidsInNetns(netns: string, command: string): string[] {
   const inode = fs.statSync(`/var/run/netns/${netns}`).ino;
   return pidsOf(command, (pid) => fs.statSync(`/proc/${pid}/ns/net`).ino === inode);
 }
+
+/** The juneau-agent processes of one node, without their NAT child (`--nat-child`, SEC-4: same
+ * command, forked by the agent): the agent itself. */
+export function agentPidsInNetns(netns: string): string[] {
+  return pidsInNetns(netns, 'juneau-agent').filter((pid) => {
+    try {
+      return !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--nat-child');
+    } catch {
+      return false; // exited while listed
+    }
+  });
+}
