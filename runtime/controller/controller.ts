@@ -44,6 +44,8 @@ export interface ControllerOptions {
   readonly agentLeaseGraceMs?: number;
   /** The process's informers, shared with the webhooks' caches (main.ts). @default a new set over `rest` */
   readonly informers?: SharedInformers;
+  /** H5: whether the API server serves ServiceCIDRs (kube/service-cidrs.ts); false leaves their cache out. @default true */
+  readonly serviceCIDRsServed?: boolean;
 }
 
 /**

@@ -14,7 +14,7 @@
 import { Informer, type ListWatchClient } from '../../kube/informer';
 import { InformerLoop } from '../informer-loop';
 import { silentLogger, type Logger } from '../../kube/log';
-import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
+import { JuneauResources, Resources } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from '../bpf/nat';
 import type { NatReasonName, Prefix } from '../bpf/layout';
@@ -34,14 +34,7 @@ import type { NatMetrics } from './metrics';
 export const NatResources = {
   nodes: Resources.nodes,
   endpointSlices: Resources.endpointSlices,
-  /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
-  serviceCIDRs: {
-    group: 'networking.k8s.io',
-    version: 'v1',
-    plural: 'servicecidrs',
-    kind: 'ServiceCIDR',
-    namespaced: false,
-  } satisfies ResourceType,
+  serviceCIDRs: Resources.serviceCIDRs,
 } as const;
 
 type ServiceCIDRObject = ServiceCIDRSource & KubeObject;
