@@ -60,27 +60,28 @@ describe("SEC-5: the cluster's own addresses are never an ElasticIP", () => {
     expect(eip.status?.address).toBe('198.18.227.2');
   });
 
-  it('SEC-5, EIP-3: a requestedIP that is a Node address is refused with a condition naming the Node', async () => {
+  it.each([
+    {
+      what: 'that is a Node address',
+      naming: 'the Node',
+      ip: NODE_IP,
+      owner: () => `the InternalIP of Node ${nodes[0]}`,
+    },
+    {
+      what: 'in the Service range',
+      naming: 'the ServiceCIDR',
+      ip: SERVICE_IP,
+      owner: () => `(ServiceCIDR ${DEFAULT_SERVICE_CIDR})`,
+    },
+  ])('SEC-5, EIP-3: a requestedIP $what is refused with a condition naming $naming', async ({ ip, owner }) => {
     const namespace = ns();
-    await createEip(namespace, 'asks', NET, NODE_IP);
+    await createEip(namespace, 'asks', NET, ip);
     const eip = await eipIn(namespace, 'asks', 'Error');
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({
       status: 'False',
       reason: 'RequestedIPIsClusterAddress',
-      message: expect.stringContaining(`the InternalIP of Node ${nodes[0]}`),
-    });
-  });
-
-  it('SEC-5, EIP-3: a requestedIP in the Service range is refused with a condition naming the ServiceCIDR', async () => {
-    const namespace = ns();
-    await createEip(namespace, 'service-ip', NET, SERVICE_IP);
-    const eip = await eipIn(namespace, 'service-ip', 'Error');
-    expect(eip.status?.address).toBeUndefined();
-    expect(condition(eip, 'Allocated')).toMatchObject({
-      status: 'False',
-      reason: 'RequestedIPIsClusterAddress',
-      message: expect.stringContaining(`(ServiceCIDR ${DEFAULT_SERVICE_CIDR})`),
+      message: expect.stringContaining(owner()),
     });
   });
 });
