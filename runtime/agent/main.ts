@@ -18,7 +18,8 @@ import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
-import { isNotFound, RestClient } from '../kube/rest';
+import { RestClient } from '../kube/rest';
+import { serviceCIDRsServed } from '../kube/service-cidrs';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
 import {
@@ -153,7 +154,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
       kernelForward: flags.natKernelForward,
     });
     channel.send({ type: 'attached' });
-    const sync = natLoop(flags, logger, rest, nat, metrics, await serviceCIDRsServed(rest, logger));
+    const sync = natLoop(flags, logger, rest, nat, metrics, await serviceCIDRsServedLogged(rest, logger));
     // Resolves once the first pass is written, or early when stopped (then reconciledOnce is false).
     void sync.start().then(() => sync.reconciledOnce && channel.send({ type: 'reconciled' }));
     const why = await Promise.race([io.stopSignal, NatChildChannel.parentGone().then(() => 'agent gone')]);
@@ -396,19 +397,10 @@ function openAnnounceCounters(pinDir: string, logger: Logger): AnnounceCounters 
   }
 }
 
-/** NAT-2: whether the API server serves networking.k8s.io/v1 ServiceCIDRs (GA in 1.33; Juneau
- * supports 1.31, where they are beta and off by default). Discovery, which every authenticated
- * client may read; an error other than "not served" stops the start like the Node read does. */
-async function serviceCIDRsServed(rest: RestClient, logger: Logger): Promise<boolean> {
+/** NAT-2: whether the API server serves ServiceCIDRs (kube/service-cidrs.ts), logged when not. */
+async function serviceCIDRsServedLogged(rest: RestClient, logger: Logger): Promise<boolean> {
+  const served = await serviceCIDRsServed(rest);
   const t = NatResources.serviceCIDRs;
-  let served: boolean;
-  try {
-    const list = await rest.request<{ resources?: Array<{ name?: string }> }>('GET', `/apis/${t.group}/${t.version}`);
-    served = (list.resources ?? []).some((res) => res.name === t.plural);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    served = false;
-  }
   if (!served)
     logger.info(
       `the API server serves no ${t.group}/${t.version} ${t.plural} (Kubernetes before 1.33): the Service range keeps the pod address only if --nat-cluster-cidrs names it`,

@@ -50,6 +50,8 @@ export type EndpointSliceObject = EndpointSliceView & KubeObject;
 /** A Node as the cache keeps it (nodeView): its name, pod CIDRs and addresses. */
 export type NodeObject = NodeAddressSource & KubeObject & { metadata: ObjectMeta };
 export type { PodObject };
+/** A ServiceCIDR as the cache keeps it (serviceCIDRView): its name and spec.cidrs. */
+export type ServiceCIDRObject = KubeObject & { metadata: ObjectMeta; spec?: { cidrs?: string[] } };
 /** A Namespace as the cache keeps it (namespaceCacheView): its name and labels. */
 export type NamespaceObject = KubeObject & { metadata: ObjectMeta };
 type K<T> = Stored<T>;
@@ -69,6 +71,11 @@ export interface Caches {
   readonly pods: Informer<PodObject>;
   /** H2, H5: the Nodes, for the cluster's own addresses (clusterRangesOf); the ARP-5 webhook reads them too. */
   readonly nodes: Informer<NodeObject>;
+  /**
+   * H5: the ServiceCIDRs, for the Service ranges among the cluster's own addresses (clusterRangesOf).
+   * Absent when the API server does not serve them (before Kubernetes 1.33): no Service range is known.
+   */
+  readonly serviceCIDRs?: Informer<ServiceCIDRObject>;
   /** SEC-9: the Namespaces' names and labels, for the networks' spec.allowedNamespaces (namespaceViewOf). */
   readonly namespaces: Informer<NamespaceObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
@@ -148,6 +155,25 @@ function nodeView(n: NodeObject): NodeObject {
 /** The Node cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
 export const nodeCacheOptions: Partial<InformerOptions<NodeObject>> = { transform: nodeView };
 
+/** A ServiceCIDR as the cache keeps it: its name, uid, resourceVersion and spec.cidrs. */
+function serviceCIDRView(c: ServiceCIDRObject): ServiceCIDRObject {
+  const { name, uid, resourceVersion } = c.metadata;
+  const meta = { name, uid, resourceVersion };
+  return {
+    apiVersion: c.apiVersion,
+    kind: c.kind,
+    metadata: Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined)) as ObjectMeta,
+    spec: { cidrs: c.spec?.cidrs ?? [] },
+  };
+}
+
+/** The ServiceCIDR cache's options, for whoever asks the shared informers first (this file or ./webhook/listers.ts). */
+export const serviceCIDRCacheOptions: Partial<InformerOptions<ServiceCIDRObject>> = { transform: serviceCIDRView };
+
+/** ServiceCIDRs as clusterRanges reads them. */
+export const serviceCIDRSources = (items: readonly ServiceCIDRObject[]) =>
+  items.map((c) => ({ name: c.metadata.name ?? '', cidrs: c.spec?.cidrs ?? [] }));
+
 /** A Namespace as the cache keeps it: its name, uid, resourceVersion and labels, not its annotations or status. */
 function namespaceCacheView(n: NamespaceObject): NamespaceObject {
   const { name, uid, resourceVersion, labels } = n.metadata;
@@ -172,22 +198,29 @@ export function namespaceViewOf(caches: Pick<Caches, 'namespaces'>, name: string
 
 /**
  * H2, H5: the cluster's own addresses as the caches show them now: the Nodes' addresses and pod
- * CIDRs, and the API servers (the `default/kubernetes` EndpointSlices). ServiceCIDRs are not read
- * here (the controller does not watch them; the agent's NAT-2 skip list does).
+ * CIDRs, the Service ranges (the networking.k8s.io/v1 ServiceCIDRs' spec.cidrs; none when the API
+ * server does not serve them, before Kubernetes 1.33) and the API servers (the
+ * `default/kubernetes` EndpointSlices).
  */
-export function clusterRangesOf(caches: Pick<Caches, 'nodes' | 'endpointSlices'>): ClusterRange[] {
+export function clusterRangesOf(caches: Pick<Caches, 'nodes' | 'endpointSlices' | 'serviceCIDRs'>): ClusterRange[] {
   const apiServers = caches.endpointSlices
     .byIndex(CACHE_INDEX.byService, 'default/kubernetes')
     .filter((s) => s.addressType === 'IPv4')
     .flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses ?? []));
-  return clusterRanges({ nodes: caches.nodes.list(), apiServers });
+  const serviceCIDRs = serviceCIDRSources(caches.serviceCIDRs?.list() ?? []);
+  return clusterRanges({ nodes: caches.nodes.list(), serviceCIDRs, apiServers });
 }
 
 /**
  * The shared caches, not started: whoever runs reconcilers on them starts those it reads. From
  * `informers` when given (one informer per kind for the whole process, ./webhook/listers.ts too).
  */
-export function createCaches(rest: RestClient, logger: Logger, informers = new SharedInformers(rest, logger)): Caches {
+export function createCaches(
+  rest: RestClient,
+  logger: Logger,
+  informers = new SharedInformers(rest, logger),
+  serviceCIDRsServed = true,
+): Caches {
   const informer = <T extends KubeObject>(type: ResourceType, more: Partial<InformerOptions<T>> = {}) =>
     informers.informer<T>({ type, logger, ...more });
   return {
@@ -227,6 +260,9 @@ export function createCaches(rest: RestClient, logger: Logger, informers = new S
     }),
     pods: informer<PodObject>(Resources.pods, podCacheOptions),
     nodes: informer<NodeObject>(Resources.nodes, nodeCacheOptions),
+    ...(serviceCIDRsServed
+      ? { serviceCIDRs: informer<ServiceCIDRObject>(Resources.serviceCIDRs, serviceCIDRCacheOptions) }
+      : {}),
     namespaces: informer<NamespaceObject>(Resources.namespaces, namespaceCacheOptions),
     agentLeases: informer<Lease>(Resources.leases, {
       namespace: INSTALL.namespace,
@@ -264,6 +300,8 @@ export interface ControllerContextOptions {
   readonly informers?: SharedInformers;
   /** The webhook's ARP-2/4/5 checks, run before the controller's own creates skip the webhook (M1). */
   readonly admitAdvertisement?: WriteContext['admitAdvertisement'];
+  /** H5: whether the API server serves ServiceCIDRs (kube/service-cidrs.ts); false leaves their cache out. @default true */
+  readonly serviceCIDRsServed?: boolean;
 }
 
 /**
@@ -275,7 +313,7 @@ export function createControllerContext(options: ControllerContextOptions): Cont
   const { rest } = options;
   const logger = options.logger ?? silentLogger;
   const informers = options.informers ?? new SharedInformers(rest, logger);
-  const caches = createCaches(rest, logger, informers);
+  const caches = createCaches(rest, logger, informers, options.serviceCIDRsServed ?? true);
   const index = new AllocatorIndex();
   feedAllocatorIndex(caches, index, options.metrics);
   const allocator = new Allocator(index, restClaimStore(rest, FieldManagers.controller), withdrawBeforeRelease(rest));
@@ -296,7 +334,7 @@ export function createControllerContext(options: ControllerContextOptions): Cont
 
 /** Every cache as a list, to start, stop or check them together. */
 export const allCaches = (caches: Caches): Array<Informer<KubeObject>> =>
-  Object.values(caches) as Array<Informer<KubeObject>>;
+  (Object.values(caches) as Array<Informer<KubeObject> | undefined>).filter((c) => c !== undefined);
 
 /** Every AddressPool as validation reads it, by name. */
 export function poolViews(caches: Caches): Map<string, PoolView> {
@@ -350,7 +388,7 @@ type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { pha
  * change of an AddressPool its network names, of its claim (and on a released address every
  * Pending one: that address may be what it waits for, NoFreeAddress or RequestedIPInUse), and of
  * its ARPAdvertisement (or, NAME-1, the one standing on its name, which it may be waiting for),
- * of a Node (H5: the cluster's own addresses are never handed out), and of a Namespace (SEC-9:
+ * of a Node or ServiceCIDR (H5: the cluster's own addresses are never handed out), and of a Namespace (SEC-9:
  * its labels decide which networks its holders may use).
  */
 export function addressHolderWatches(
@@ -362,6 +400,11 @@ export function addressHolderWatches(
     holders
       .list()
       .filter((h) => h.spec.externalNetwork === network)
+      .map(objectKey);
+  const undecided = () =>
+    holders
+      .list()
+      .filter((o) => o.status?.phase === 'Pending' || o.status?.phase === 'Error')
       .map(objectKey);
   return [
     watch(c.addressPools, (p) =>
@@ -384,13 +427,10 @@ export function addressHolderWatches(
       return keys;
     }),
     watch(c.arpAdvertisements, (ad) => ownerKeysOf(ad, kind)),
-    // H5: a Node's addresses or pod CIDRs decide which addresses may be handed out; only holders
-    // still without an address (or refused one) are affected.
-    watch(c.nodes, () =>
-      holders
-        .list()
-        .filter((o) => o.status?.phase === 'Pending' || o.status?.phase === 'Error')
-        .map(objectKey),
+    // H5: a Node's addresses or pod CIDRs, and the ServiceCIDRs, decide which addresses may be
+    // handed out; only holders still without an address (or refused one) are affected.
+    ...[c.nodes, c.serviceCIDRs].flatMap((informer) =>
+      informer ? [watch<KubeObject>(informer as unknown as Informer<KubeObject>, undecided)] : [],
     ),
     // SEC-9: a namespace's labels decide which networks its holders may use.
     watch(c.namespaces, (ns) =>

@@ -52,6 +52,8 @@ export interface ControllerOptions {
   readonly informers?: SharedInformers;
   /** The webhook's ARP-2/4/5 checks before each ARPAdvertisement create (M1: its own writes skip the webhook). */
   readonly admitAdvertisement?: ControllerContextOptions['admitAdvertisement'];
+  /** H5: whether the API server serves ServiceCIDRs (kube/service-cidrs.ts); false leaves their cache out. @default true */
+  readonly serviceCIDRsServed?: boolean;
 }
 
 /**

@@ -96,6 +96,14 @@ export const Resources = {
     kind: 'EndpointSlice',
     namespaced: true,
   },
+  /** GA in Kubernetes 1.33; an older API server may not serve it (./service-cidrs.ts serviceCIDRsServed). */
+  serviceCIDRs: {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'servicecidrs',
+    kind: 'ServiceCIDR',
+    namespaced: false,
+  },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   events: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
 } as const satisfies Record<string, ResourceType>;

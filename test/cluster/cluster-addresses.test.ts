@@ -20,7 +20,12 @@ import {
 } from './eip-harness';
 import { addressPool, apply, deleteClusterObjects, startTestWebhook, type TestWebhook } from './webhook-fixture';
 
-const setup = useEipSetup('eipn', { addresses: ['198.18.227.0/29'], networkID: 5127 });
+/** Part of the test API server's Service range (harness SERVICE_CLUSTER_IP_RANGE, 10.96.0.0/16). */
+const SERVICE_PART = '10.96.255.248/30';
+const SERVICE_IP = '10.96.255.249';
+/** The API server's default ServiceCIDR, made from its --service-cluster-ip-range. */
+const DEFAULT_SERVICE_CIDR = 'kubernetes';
+const setup = useEipSetup('eipn', { addresses: ['198.18.227.0/29', SERVICE_PART], networkID: 5127 });
 const { network: NET, nodes } = setup;
 /** The lowest address the pool could hand out (.0 is the network address, ADDR-2): node a's. */
 const NODE_IP = '198.18.227.1';
@@ -32,6 +37,9 @@ beforeAll(async () => {
   await waitFor(() => setup.replica.ctx.caches.nodes.get(undefined, nodes[1])?.status?.addresses?.length || undefined, {
     what: "the controller's Node cache has the addresses",
   });
+  await waitFor(() => setup.replica.ctx.caches.serviceCIDRs?.get(undefined, DEFAULT_SERVICE_CIDR), {
+    what: "the controller's ServiceCIDR cache has the default ServiceCIDR",
+  });
 });
 
 /** The Events on an object of the namespace, by reason. */
@@ -41,7 +49,7 @@ const eventsOf = async (ns: string, name: string, reason: string) =>
 describe("SEC-5: the cluster's own addresses are never an ElasticIP", () => {
   const ns = useNamespace();
 
-  it("SEC-5, EIP-3: a pool covering a Node's InternalIP never hands it out: the lowest free address after it is taken", async () => {
+  it("SEC-5, EIP-3: a pool covering a Node's InternalIP and part of the Service range hands out neither: the lowest free address after the Node's is taken", async () => {
     const namespace = ns();
     await createEip(namespace, 'lowest', NET);
     const eip = await waitForMatch(
@@ -52,15 +60,28 @@ describe("SEC-5: the cluster's own addresses are never an ElasticIP", () => {
     expect(eip.status?.address).toBe('198.18.227.2');
   });
 
-  it('SEC-5, EIP-3: a requestedIP that is a Node address is refused with a condition naming the Node', async () => {
+  it.each([
+    {
+      what: 'that is a Node address',
+      naming: 'the Node',
+      ip: NODE_IP,
+      owner: () => `the InternalIP of Node ${nodes[0]}`,
+    },
+    {
+      what: 'in the Service range',
+      naming: 'the ServiceCIDR',
+      ip: SERVICE_IP,
+      owner: () => `(ServiceCIDR ${DEFAULT_SERVICE_CIDR})`,
+    },
+  ])('SEC-5, EIP-3: a requestedIP $what is refused with a condition naming $naming', async ({ ip, owner }) => {
     const namespace = ns();
-    await createEip(namespace, 'asks', NET, NODE_IP);
+    await createEip(namespace, 'asks', NET, ip);
     const eip = await eipIn(namespace, 'asks', 'Error');
     expect(eip.status?.address).toBeUndefined();
     expect(condition(eip, 'Allocated')).toMatchObject({
       status: 'False',
       reason: 'RequestedIPIsClusterAddress',
-      message: expect.stringContaining(`the InternalIP of Node ${nodes[0]}`),
+      message: expect.stringContaining(owner()),
     });
   });
 });
@@ -68,11 +89,12 @@ describe("SEC-5: the cluster's own addresses are never an ElasticIP", () => {
 describe('SEC-5: the AddressPool webhook warns about an overlap with a Node address', () => {
   let webhook: TestWebhook;
   const pool = `eipn-warn-${setup.suffix}`;
+  const servicePool = `eipn-warn-svc-${setup.suffix}`;
   beforeAll(async () => {
     webhook = await startTestWebhook('poolwarn');
   });
   afterAll(async () => {
-    await deleteClusterObjects(JuneauResources.addressPools, [pool]);
+    await deleteClusterObjects(JuneauResources.addressPools, [pool, servicePool]);
     await webhook?.stop();
   });
 
@@ -81,6 +103,14 @@ describe('SEC-5: the AddressPool webhook warns about an overlap with a Node addr
     expect(applied.ok).toBe(true);
     expect(applied.output).toContain(
       `Warning: spec.addresses[0]: "198.18.228.0/30" overlaps the InternalIP of Node ${nodes[1]}`,
+    );
+  });
+
+  it('SEC-5, AP-2: a pool covering part of the Service range is allowed with a warning naming the ServiceCIDR', async () => {
+    const applied = await apply(addressPool(servicePool, ['10.96.254.0/30'], webhook.labels));
+    expect(applied.ok).toBe(true);
+    expect(applied.output).toContain(
+      `Warning: spec.addresses[0]: "10.96.254.0/30" overlaps Service range 10.96.0.0/16 (ServiceCIDR ${DEFAULT_SERVICE_CIDR})`,
     );
   });
 });

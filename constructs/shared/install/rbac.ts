@@ -58,6 +58,10 @@ export function controllerRbac(ns: string): ManifestObject[] {
       // SEC-9: the Namespaces' labels, for the networks' spec.allowedNamespaces, from an informer
       // (context.ts Caches.namespaces; the ElasticIP webhook reads it too).
       rule([''], ['namespaces'], ['list', 'watch']),
+      // H5: the Service ranges (spec.cidrs) are never an ElasticIP or a VIP, from an informer
+      // (context.ts Caches.serviceCIDRs, clusterRangesOf; the AddressPool webhook reads it too).
+      // Not started when the API server does not serve them (kube/service-cidrs.ts).
+      rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
       // The Service's status.loadBalancer.ingress, by merge patch (runtime/controller/slb/reconcile.ts).

@@ -16,7 +16,7 @@
 import { Informer, type ListWatchClient } from '../../kube/informer';
 import { InformerLoop } from '../informer-loop';
 import { silentLogger, type Logger } from '../../kube/log';
-import { JuneauResources, Resources, type ResourceType } from '../../kube/resources';
+import { JuneauResources, Resources } from '../../kube/resources';
 import { objectKey, type KubeObject } from '../../kube/types';
 import type { DirectBinding, NatBinding, NatEntry, NatSyncResult, RemoteBinding } from '../bpf/nat';
 import type { NatReasonName, Prefix } from '../bpf/layout';
@@ -47,14 +47,7 @@ export const NatResources = {
   nodes: Resources.nodes,
   pods: Resources.pods,
   endpointSlices: Resources.endpointSlices,
-  /** GA in Kubernetes 1.33; an older API server does not serve it (serviceCIDRsServed). */
-  serviceCIDRs: {
-    group: 'networking.k8s.io',
-    version: 'v1',
-    plural: 'servicecidrs',
-    kind: 'ServiceCIDR',
-    namespaced: false,
-  } satisfies ResourceType,
+  serviceCIDRs: Resources.serviceCIDRs,
 } as const;
 
 /** The `kubernetes` Service's EndpointSlice: its endpoints are the API servers (NAT-2), which a

@@ -63,6 +63,7 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
     checkAddressPoolAdmission(as<AddressPoolObject>(request), {
       addressPools: await caches.addressPools.list(),
       nodes: await caches.nodes.list(),
+      serviceCIDRs: (await caches.serviceCIDRs?.list()) ?? [],
     }),
 
   [WEBHOOK_PATHS.externalNetwork]: async (request, caches) =>

@@ -24,7 +24,9 @@ import {
   nodeCacheOptions,
   podCacheOptions,
   namespaceCacheOptions,
+  serviceCIDRCacheOptions,
   type NamespaceObject,
+  type ServiceCIDRObject,
   type NodeObject,
   type PodObject,
 } from '../context';
@@ -47,6 +49,7 @@ export function liveWebhookCaches(rest: RestClient): WebhookCaches {
     externalNetworks: liveLister(rest, JuneauResources.externalNetworks),
     arpAdvertisements: liveLister(rest, JuneauResources.arpAdvertisements),
     nodes: liveLister(rest, Resources.nodes),
+    serviceCIDRs: liveLister(rest, Resources.serviceCIDRs),
     namespaces: liveLister(rest, Resources.namespaces),
     elasticIPAttachments: liveLister(rest, JuneauResources.elasticIPAttachments),
     networkInterfaces: liveLister(rest, JuneauResources.networkInterfaces),
@@ -70,12 +73,14 @@ export { addressKey };
 
 /**
  * One informer per kind the webhooks read cluster-wide. From `informers` when given: the
- * controller's own (main.ts), so a kind both read is cached once.
+ * controller's own (main.ts), so a kind both read is cached once. No ServiceCIDR informer when
+ * the API server does not serve them (`serviceCIDRsServed` false, kube/service-cidrs.ts).
  */
 export function informerWebhookCaches(
   rest: RestClient,
   logger?: Logger,
   shared = new SharedInformers(rest, logger),
+  serviceCIDRsServed = true,
 ): WebhookCacheSet {
   const informer = (type: ResourceType, indexers = {}) => shared.informer<KubeObject>({ type, logger, indexers });
   const informers = {
@@ -91,7 +96,10 @@ export function informerWebhookCaches(
     networkInterfaces: informer(JuneauResources.networkInterfaces),
     pods: shared.informer<PodObject>({ type: Resources.pods, logger, ...podCacheOptions }),
   };
-  const all = Object.values(informers);
+  const serviceCIDRs = serviceCIDRsServed
+    ? shared.informer<ServiceCIDRObject>({ type: Resources.serviceCIDRs, logger, ...serviceCIDRCacheOptions })
+    : undefined;
+  const all = [...Object.values(informers), ...(serviceCIDRs ? [serviceCIDRs] : [])];
   const hasSynced = () => all.every((i) => i.hasSynced);
   // The wire objects are the kinds' own shapes; the views name the fields the rules read.
   const lister = <T>(i: Informer<KubeObject>): Lister<T> => ({
@@ -108,6 +116,7 @@ export function informerWebhookCaches(
           addressKey(address) ?? '',
         ) as unknown as ARPAdvertisementObject[],
       nodes: lister(informers.nodes as unknown as Informer<KubeObject>),
+      ...(serviceCIDRs ? { serviceCIDRs: lister(serviceCIDRs as unknown as Informer<KubeObject>) } : {}),
       namespaces: lister(informers.namespaces as unknown as Informer<KubeObject>),
       elasticIPAttachments: lister(informers.elasticIPAttachments),
       networkInterfaces: lister(informers.networkInterfaces),

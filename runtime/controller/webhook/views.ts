@@ -51,6 +51,11 @@ export interface NodeObject extends ObjectView {
   readonly status?: { readonly addresses?: ReadonlyArray<{ readonly type: string; readonly address: string }> };
 }
 
+/** H5: a networking.k8s.io/v1 ServiceCIDR; its spec.cidrs are Service ranges. */
+export interface ServiceCIDRObject extends ObjectView {
+  readonly spec?: { readonly cidrs?: readonly string[] };
+}
+
 export interface ElasticIPAttachmentObject extends ObjectView {
   readonly spec: { readonly elasticIP: string; readonly networkInterface: string };
 }
@@ -82,6 +87,8 @@ export interface WebhookCaches {
    */
   readonly arpAdvertisementsAt?: (address: string) => readonly ARPAdvertisementObject[];
   readonly nodes: Lister<NodeObject>;
+  /** H5: the ServiceCIDRs (their spec.cidrs are the Service ranges); absent, no Service range is known. */
+  readonly serviceCIDRs?: Lister<ServiceCIDRObject>;
   /** SEC-9: the Namespaces' labels, for the networks' spec.allowedNamespaces; absent, no namespace has labels. */
   readonly namespaces?: Lister<NamespaceObject>;
   readonly elasticIPAttachments: Lister<ElasticIPAttachmentObject>;

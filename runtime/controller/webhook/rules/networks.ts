@@ -76,7 +76,7 @@ export function checkExternalNetworkAdmission(
  */
 export function checkAddressPoolAdmission(
   request: AdmissionRequest<AddressPoolObject>,
-  snapshot: CacheSnapshot<'addressPools'> & Partial<CacheSnapshot<'nodes'>>,
+  snapshot: CacheSnapshot<'addressPools'> & Partial<CacheSnapshot<'nodes' | 'serviceCIDRs'>>,
 ): Verdict {
   const pool = checkedObject(request);
   if (!pool) return allowed();
@@ -93,12 +93,21 @@ export function checkAddressPoolAdmission(
     );
   }
   const verdict = verdictOf(overlaps, own);
-  return verdict.allowed ? allowed(clusterWarnings(view.addresses, snapshot.nodes ?? [])) : verdict;
+  return verdict.allowed ? allowed(clusterWarnings(view.addresses, snapshot)) : verdict;
 }
 
 /** H5: one warning per item and cluster range it overlaps. */
-function clusterWarnings(items: readonly string[], nodes: CacheSnapshot<'nodes'>['nodes']): string[] | undefined {
-  const cluster = clusterRanges({ nodes });
+function clusterWarnings(
+  items: readonly string[],
+  snapshot: Partial<CacheSnapshot<'nodes' | 'serviceCIDRs'>>,
+): string[] | undefined {
+  const cluster = clusterRanges({
+    nodes: snapshot.nodes ?? [],
+    serviceCIDRs: (snapshot.serviceCIDRs ?? []).map((c) => ({
+      name: c.metadata?.name ?? '',
+      cidrs: c.spec?.cidrs ?? [],
+    })),
+  });
   const warnings = items.flatMap((item, index) => {
     const parsed = parseAddressItem(item);
     if (!parsed.ok) return [];
