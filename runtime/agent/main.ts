@@ -19,7 +19,7 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { Resources } from '../kube/resources';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
-import { serviceCIDRsServed } from '../kube/service-cidrs';
+import { serviceCIDRsServedOrLog } from '../kube/service-cidrs';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import type { KubeObject } from '../kube/types';
 import {
@@ -37,7 +37,7 @@ import { AGENT_FLAGS } from '../../api/constants';
 import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
-import { NatResources, NatSync } from './nat/sync';
+import { NatSync } from './nat/sync';
 import { NAT_UNAVAILABLE_EXIT, NatChildChannel, NatProcess, familiesWithPrefix } from './nat-process';
 import { parseClusterCidrs } from './nat/prefixes';
 import { attachNatDataplane, detachNatDataplane, tunnelWithoutFilter, type NatDataplane } from './nat/attach';
@@ -154,7 +154,18 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
       kernelForward: flags.natKernelForward,
     });
     channel.send({ type: 'attached' });
-    const sync = natLoop(flags, logger, rest, nat, metrics, await serviceCIDRsServedLogged(rest, logger));
+    const sync = natLoop(
+      flags,
+      logger,
+      rest,
+      nat,
+      metrics,
+      await serviceCIDRsServedOrLog(
+        rest,
+        logger,
+        'the Service range keeps the pod address only if --nat-cluster-cidrs names it',
+      ),
+    );
     // Resolves once the first pass is written, or early when stopped (then reconciledOnce is false).
     void sync.start().then(() => sync.reconciledOnce && channel.send({ type: 'reconciled' }));
     const why = await Promise.race([io.stopSignal, NatChildChannel.parentGone().then(() => 'agent gone')]);
@@ -398,16 +409,6 @@ function openAnnounceCounters(pinDir: string, logger: Logger): AnnounceCounters 
 }
 
 /** NAT-2: whether the API server serves ServiceCIDRs (kube/service-cidrs.ts), logged when not. */
-async function serviceCIDRsServedLogged(rest: RestClient, logger: Logger): Promise<boolean> {
-  const served = await serviceCIDRsServed(rest);
-  const t = NatResources.serviceCIDRs;
-  if (!served)
-    logger.info(
-      `the API server serves no ${t.group}/${t.version} ${t.plural} (Kubernetes before 1.33): the Service range keeps the pod address only if --nat-cluster-cidrs names it`,
-    );
-  return served;
-}
-
 /** `--node-ingress-iface`, else the interface holding the Node's InternalIP (EN-12). */
 async function ingressInterface(flags: AgentFlags, rest: RestClient): Promise<LocalInterface> {
   const interfaces = localInterfaces();

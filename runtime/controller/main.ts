@@ -17,7 +17,7 @@ import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
-import { serviceCIDRsServed } from '../kube/service-cidrs';
+import { serviceCIDRsServedOrLog } from '../kube/service-cidrs';
 import { SharedInformers } from '../kube/shared-informers';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import { JuneauController, type ControllerOptions } from './controller';
@@ -55,7 +55,11 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   // One informer per kind for the reconcilers and the webhooks. Reads go through the unfenced
   // client: every replica serves admission from them, and the fence is about writes.
   const informers = new SharedInformers(rest, logger);
-  const serviceCIDRs = await serviceCIDRsServedLogged(rest, logger);
+  const serviceCIDRs = await serviceCIDRsServedOrLog(
+    rest,
+    logger,
+    'no Service range is skipped by the allocator or warned about in AddressPools',
+  );
   const webhookCaches = informerWebhookCaches(rest, logger, informers, serviceCIDRs);
   const { controller, recorder } = buildController(flags, leaderRest, informers, identity, metrics, logger, {
     // M1: the controller's ARPAdvertisement writes skip the webhook; it runs its ARP-2/4/5 checks itself.
@@ -131,15 +135,6 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 }
 
 /** H5: whether the ServiceCIDRs' Service ranges can be read (kube/service-cidrs.ts), logged when not. */
-async function serviceCIDRsServedLogged(rest: RestClient, logger: Logger): Promise<boolean> {
-  const served = await serviceCIDRsServed(rest);
-  if (!served)
-    logger.info(
-      'the API server serves no networking.k8s.io/v1 servicecidrs (Kubernetes before 1.33): no Service range is skipped by the allocator or warned about in AddressPools',
-    );
-  return served;
-}
-
 /** The reconcilers and their Events, writing through the leader's fenced client. */
 function buildController(
   flags: ControllerFlags,

@@ -1,5 +1,6 @@
 /** networking.k8s.io/v1 ServiceCIDRs, read by the agent (NAT-2) and the controller (H5). */
 import { Resources } from './resources';
+import type { Logger } from './log';
 import { isNotFound, type RestClient } from './rest';
 
 /**
@@ -16,4 +17,13 @@ export async function serviceCIDRsServed(rest: RestClient): Promise<boolean> {
     if (!isNotFound(err)) throw err;
     return false;
   }
+}
+
+/** serviceCIDRsServed, logging once what the program does without them (`without`) when not served. */
+export async function serviceCIDRsServedOrLog(rest: RestClient, logger: Logger, without: string): Promise<boolean> {
+  const served = await serviceCIDRsServed(rest);
+  const t = Resources.serviceCIDRs;
+  if (!served)
+    logger.info(`the API server serves no ${t.group}/${t.version} ${t.plural} (Kubernetes before 1.33): ${without}`);
+  return served;
 }
