@@ -1,7 +1,7 @@
 /**
- * The API reference in Markdown, rendered from the same kind definitions as the CRDs, so the README
+ * The API reference in Markdown, rendered from the same kind definitions as the CRDs, so the docs
  * cannot describe a field the API server does not have. `npx tsx scripts/api-reference.ts` writes it
- * into README.md between the api-reference markers; a unit test fails when README.md is stale.
+ * into docs/api-reference.md between the api-reference markers; a unit test fails when it is stale.
  */
 import { GROUP, VERSION } from './constants';
 import { AnyKind, objectSchema } from './kind';
@@ -75,10 +75,11 @@ export function apiReferenceMarkdown(): string {
   ].join('\n');
 }
 
-/** README text with the reference section replaced by the current one. */
+/** docs/api-reference.md text with the reference section replaced by the current one. */
 export function withApiReference(readme: string): string {
   const start = readme.indexOf(REFERENCE_START);
   const end = readme.indexOf(REFERENCE_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${REFERENCE_START} ... ${REFERENCE_END} section`);
+  if (start < 0 || end < start)
+    throw new Error(`docs/api-reference.md has no ${REFERENCE_START} ... ${REFERENCE_END} section`);
   return readme.slice(0, start) + apiReferenceMarkdown() + readme.slice(end + REFERENCE_END.length);
 }

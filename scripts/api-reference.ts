@@ -1,4 +1,4 @@
-// Writes the API reference (rendered from api/) into README.md between its markers, and the
+// Writes the API reference (rendered from api/) into docs/api-reference.md between its markers, and the
 // generated field sections of the pages in docs/.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -12,6 +12,6 @@ const write = (file: string, update: (text: string) => string): void => {
   console.log(`api-reference: ${file} ${before === after ? 'already current' : 'updated'}`);
 };
 
-write('README.md', withApiReference);
+write(path.join('docs', 'api-reference.md'), withApiReference);
 for (const page of new Set(Object.values(KIND_PAGES)))
   write(path.join('docs', page), (text) => withAllKindFields(text, page));

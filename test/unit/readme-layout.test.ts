@@ -1,4 +1,4 @@
-// The README's "Layout" section names every folder it promises to (each top-level folder in git,
+// CONTRIBUTING.md's "Layout" section names every folder it promises to (each top-level folder in git,
 // and each folder of runtime/, test/ and bench/) and nothing that is gone.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -9,8 +9,8 @@ const NESTED = ['runtime', 'test', 'bench'];
 
 /** The folders the Layout block lists: a line's first word ending in `/`, at column 0 or nested by two spaces. */
 function listedFolders(readme: string): string[] {
-  const section = readme.split('\n### Layout\n')[1];
-  if (section === undefined) throw new Error('README.md has no "### Layout" section');
+  const section = readme.split('\n## Layout\n')[1];
+  if (section === undefined) throw new Error('CONTRIBUTING.md has no "## Layout" section');
   const block = section.split('```')[1];
   return block
     .split('\n')
@@ -31,8 +31,8 @@ function foldersInGit(): string[] {
   return [...folders];
 }
 
-test('the README Layout lists exactly the folders of the tree, each once', () => {
-  const listed = listedFolders(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+test('the Layout of CONTRIBUTING.md lists exactly the folders of the tree, each once', () => {
+  const listed = listedFolders(fs.readFileSync(path.join(ROOT, 'CONTRIBUTING.md'), 'utf8'));
   expect(new Set(listed).size).toBe(listed.length);
   expect([...listed].sort()).toEqual(foldersInGit().sort());
 });

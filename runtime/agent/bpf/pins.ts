@@ -191,7 +191,7 @@ function loadExplaining(obj: BpfObject, pinDir: string, adopted: string[]): void
     if (err instanceof LibbpfError && err.code === 'EPERM') {
       // libbpf raises RLIMIT_MEMLOCK by itself only on kernels that charge BPF memory to it (before
       // 5.11; later ones charge the memory cgroup), and that needs CAP_SYS_RESOURCE, which the
-      // install manifest does not grant (README "Security and limits").
+      // install manifest does not grant (docs/security.md, "The install's privileges").
       err.message +=
         ' (the kernel refused to create a map or load the program: the agent needs CAP_BPF and CAP_NET_ADMIN, ' +
         'and on kernels before 5.11, which charge BPF memory to RLIMIT_MEMLOCK, a memlock limit large enough for its maps: ' +

@@ -9,7 +9,7 @@
  * enter the node by (a bridge such as cni0; per-pod veths are not enumerated here): tc_nat_pod
  * translates there and sends the packet straight to the ingress interface, so it never meets the
  * masquerade rule (NAT-2). Without it, the CNI must exclude the pods' NAT addresses from its
- * masquerade (README "ElasticIP data plane").
+ * masquerade (docs/running.md, "The ElasticIP data plane").
  *
  * `--nat-kernel-forward` (M2 of the security review): inbound packets, once translated, go through
  * the kernel's forwarding (netfilter, conntrack: NetworkPolicy and host firewalls apply) instead

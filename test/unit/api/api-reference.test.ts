@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { apiReferenceMarkdown, withApiReference } from '../../../api/reference';
 import { ALL_KINDS } from '../../../api';
 
-describe('the API reference in README.md', () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+describe('the API reference in docs/api-reference.md', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'docs', 'api-reference.md'), 'utf8');
 
   test('is the one rendered from api/ (run `npx tsx scripts/api-reference.ts` after changing api/)', () => {
     expect(withApiReference(readme)).toBe(readme);
