@@ -112,15 +112,15 @@ export class JuneauController {
   }
 
   /**
-   * FO-3: starts watching the agent Leases now, before (and whether or not) this replica leads. A
-   * Lease is judged by when this process saw its renewTime change, so a tracker started only at
-   * takeover counts every Lease as just renewed and finds a node that died with the old leader one
-   * whole lease duration after the takeover (leader Lease + agent Lease: the 33 s crash failover
-   * of bench/peers). A standby that has watched all along knows how long each Lease has been still.
-   * Read-only, so safe on a standby (a leader's fenced client lets it through until leadership is lost).
+   * Starts every cache now, before (and whether or not) this replica leads: a warm standby. Read-only
+   * (the caches list and watch through the unfenced client), so safe on a standby. At a takeover
+   * start() then finds them synced and runs the reconcilers at once. FO-3: an agent Lease is judged
+   * by when this process saw its renewTime change, so a tracker started only at takeover would
+   * count every Lease as just renewed and find a node that died with the old leader one whole lease
+   * duration after the takeover (the 33 s crash failover of bench/peers).
    */
-  observeAgentLeases(): void {
-    if (!this.lifecycle.stopped) this.caches.agentLeases.start();
+  warmUp(): void {
+    if (!this.lifecycle.stopped) allCaches(this.caches).forEach((c) => c.start());
   }
 
   /** Starts the caches, waits for them, makes sure subnet-vni exists, then runs the reconcilers. */

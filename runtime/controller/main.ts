@@ -11,13 +11,15 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EventRecorder } from '../kube/events';
 import { HealthServer } from '../kube/health';
-import { LeaderElector, restLeaseClient } from '../kube/leader-election';
+import { LeaderElector, restLeaseClient, type Lease } from '../kube/leader-election';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
+import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
 import { serviceCIDRsServedOrLog } from '../kube/service-cidrs';
+import type { Informer } from '../kube/informer';
 import { SharedInformers } from '../kube/shared-informers';
 import { describeStartupError, serverOf } from '../kube/startup-errors';
 import { JuneauController, type ControllerOptions } from './controller';
@@ -68,6 +70,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   });
   const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
   let elector: LeaderElector | undefined;
+  let leaderLease: Informer<Lease> | undefined;
   health.addLivenessCheck('ping', () => true);
   const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
@@ -87,7 +90,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       void startController();
       return;
     }
-    controller.observeAgentLeases(); // a standby too: at takeover it knows which agents died (FO-3)
+    controller.warmUp(); // a standby's caches are synced when it takes over (FO-3, controller.ts)
     // Its own client and connections, apart from the shared informers' lists and watches on `rest`
     // (as before they were shared). On a machine at load 20+ a starved leader still misses the
     // 10 s renew deadline at times, with or without this (bench/README.md, scale).
@@ -105,6 +108,8 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
         server: serverOf(kubeConfig),
       }),
       onStartedLeading: () => void startController(),
+      // Who leads, as this replica sees it: a standby says so once per change of leader.
+      onNewLeader: (leader) => leader && leader !== identity && logger.info('standing by', { leader }),
       onStoppedLeading: () => {
         leadership.abort();
         if (stopping) return;
@@ -114,24 +119,43 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       },
     });
     elector.start();
+    leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
   });
-  logger.info('started', {
-    identity,
-    leaderElect: flags.leaderElect,
-    healthAddr: flags.healthAddr,
-    metricsAddr: flags.metricsAddr,
-  });
+  const { leaderElect, healthAddr, metricsAddr } = flags;
+  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
-  // After a lost Lease the queued keys are the new leader's work now: drop them, do not drain.
-  await controller.stop({ dropQueued: lostLease });
+  // Under leader election the queued keys are the next leader's work (its caches are warm; it
+  // queues every object when it starts): drop them rather than drain, so a stopping leader hands the
+  // Lease over within a second. Passes in flight finish; only then is the Lease released.
+  await controller.stop({ dropQueued: lostLease || flags.leaderElect });
+  await elector?.release();
+  await leaderLease?.stop();
   await webhook.stop({ keepRegistration: true });
   await webhookCaches.stop();
-  await elector?.release();
   await recorder.stop();
   await health.stop();
   logger.info('stopped', { code });
   return code;
+}
+
+/**
+ * A Lease released by a stopping leader (SIGTERM, a rolling update, a drain) is taken within a watch
+ * event, not at this candidate's next retry (up to 2.2 retry periods later): the candidate is nudged
+ * when the Lease has no holder or is gone. Read through the unfenced client, like every cache.
+ */
+function watchLeaderLease(informers: SharedInformers, flags: ControllerFlags, nudge: () => void): Informer<Lease> {
+  const { leaderElectionNamespace: namespace, leaderElectionId: name } = flags;
+  const lease = informers.informer<Lease>({
+    type: Resources.leases,
+    namespace,
+    fieldSelector: `metadata.name=${name}`,
+  });
+  lease.onChange((l) => {
+    if (!l.spec?.holderIdentity || !lease.get(namespace, name)) nudge();
+  });
+  lease.start();
+  return lease;
 }
 
 /** H5: whether the ServiceCIDRs' Service ranges can be read (kube/service-cidrs.ts), logged when not. */

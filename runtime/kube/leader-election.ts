@@ -162,6 +162,8 @@ export class LeaderElector {
   private renewedWhileStopping = false;
   private readonly sleeper = new Sleeper();
   private loop: Promise<void> | undefined;
+  /** A nudge that came while no sleep was in progress: the next sleep is skipped. */
+  private nudged = false;
 
   constructor(
     private readonly client: LeaseClient,
@@ -201,6 +203,17 @@ export class LeaderElector {
     this.stopped = false;
     this.renewedWhileStopping = false;
     this.loop ??= this.run().finally(() => (this.loop = undefined));
+  }
+
+  /**
+   * The Lease may have changed (a watch saw it): a candidate tries now instead of at its next
+   * retry, so a Lease released by a stopping leader is taken within a watch event's latency, not a
+   * retry period later. Ignored while leading: the leader renews on its own schedule.
+   */
+  nudge(): void {
+    if (this.leading || this.stopped) return;
+    this.nudged = true;
+    this.sleeper.wake();
   }
 
   /**
@@ -251,7 +264,12 @@ export class LeaderElector {
         this.stepDown();
       }
       // Not renewed for renewDeadline: armDeadline()'s timer steps down, even mid-call.
+      if (this.nudged && !this.leading) {
+        this.nudged = false;
+        continue;
+      }
       await this.sleeper.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
+      this.nudged = false;
     }
   }
 

@@ -154,4 +154,68 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
     expect(tookOver - lastRenewal).toBeGreaterThan(AGENT_LEASE_MS);
     expect(moved - tookOver).toBeLessThan(AGENT_LEASE_MS / 2);
   });
+
+  test('FO-3: a stopped leader (SIGTERM) releases its Lease and the warm standby leads within 1 s, then serves a Service created during the handover at once', async () => {
+    const namespace = ns();
+    // A long retry period: without the Lease watch the standby would take the released Lease only at
+    // its next retry, 10-22 s after its last one (the default 2 s makes that 2-4.4 s).
+    const args = [
+      '--leader-election-lease-duration=30s',
+      '--leader-election-renew-deadline=20s',
+      '--leader-election-retry-period=10s',
+    ];
+    const spawn = (podName: string) => {
+      const r = spawnController({ podName, logDir, leaseNamespace: INSTALL.namespace, lease: LEADER_LEASE, args });
+      replicas.push(r);
+      return r;
+    };
+    // The previous test's replicas stop first (their SIGTERM releases the Lease).
+    for (const r of [...replicas])
+      if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
+    await Promise.all(replicas.map((r) => r.exited));
+    const c = spawn('fo3lt-c');
+    await waitFor(async () => (await holder())?.startsWith(`${c.podName}_`), { what: `${c.podName} leading` });
+    spawn('fo3lt-d');
+    for (const [i, nodeName] of nodes.entries())
+      await createRunningPod({
+        namespace,
+        name: `api-${i}`,
+        nodeName,
+        podIP: `10.244.${i}.20`,
+        labels: { app: 'api' },
+        ports: [{ name: 'http', containerPort: 8080 }],
+      });
+    await createLoadBalancerService(namespace, 'api', { network: NET, selector: { app: 'api' } });
+    const adOf = (name: string) => advertisementName({ kind: 'ServiceLoadBalancer', namespace, name });
+    const advertised = async (name: string) =>
+      rest
+        .get<KubeObject & ARPAdvertisement>(JuneauResources.arpAdvertisements, undefined, adOf(name))
+        .then(() => Date.now())
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    await waitFor(() => advertised('api'), { what: 'the first leader answering for api', timeoutMs: 60_000 });
+    // The standby has read the Lease (and is waiting out its retry period) before the SIGTERM.
+    await waitFor(() => fs.readFileSync(path.join(logDir, 'fo3lt-d.log'), 'utf8').includes('"standing by"'), {
+      what: 'the standby standing by',
+    });
+
+    const stopped = Date.now();
+    c.child.kill('SIGTERM');
+    await createLoadBalancerService(namespace, 'api2', { network: NET, selector: { app: 'api' } });
+    const tookOver = await waitFor(async () => ((await holder())?.startsWith('fo3lt-d_') ? Date.now() : undefined), {
+      what: 'the standby leading',
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    }).catch((err: Error) => Promise.reject(new Error(`${err.message}\n${logs()}`)));
+    const served = await waitFor(() => advertised('api2'), {
+      what: 'the new leader answering for api2',
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
+    process.stdout.write(
+      `FO-3 handover: SIGTERM -> standby leading ${tookOver - stopped} ms; -> api2 advertised ${served - stopped} ms (${served - tookOver} ms after the takeover)\n`,
+    );
+    expect(await c.exited).toBe(0);
+    expect(tookOver - stopped).toBeLessThan(1_000);
+    expect(served - tookOver).toBeLessThan(1_000);
+  });
 });

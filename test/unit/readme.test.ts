@@ -18,7 +18,7 @@ function relativeLinks(text: string): { file: string; fragment?: string }[] {
     .map(([, file, fragment]) => ({ file, fragment }));
 }
 
-/** Repository paths written in backticks: `test/package/consumers.test.ts`, `bench/peers`, `scripts/x.sh`. */
+/** Repository paths written in backticks, such as `test/package/consumers.test.ts` or `bench/peers`. */
 function codePaths(text: string): string[] {
   const roots = ['api', 'bench', 'bpf', 'constructs', 'docs', 'examples', 'runtime', 'scripts', 'synth', 'test'];
   return [...text.matchAll(/`([\w./-]+)`/g)]

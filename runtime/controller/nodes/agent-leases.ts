@@ -11,7 +11,7 @@
  *
  * A Lease first seen counts as just renewed: a dead node is found out one lease duration after the
  * watch started, never earlier than its answers expired (FO-4). Every replica watches from its own
- * start, the standbys too (JuneauController.observeAgentLeases), so a replica that takes over from
+ * start, the standbys too (JuneauController.warmUp), so a replica that takes over from
  * a leader that died with a node already knows how long that node's Lease has been still.
  */
 import { AGENT_LEASE } from '../../../api/constants';
