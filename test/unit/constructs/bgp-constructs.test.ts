@@ -128,3 +128,34 @@ describe('Pulumi BGPPeer and BGPAdvertisement', () => {
     ).toContain('spec.localPref: 1 is sent to iBGP peers only, and every BGPPeer of BGPAdvertisement adv is eBGP: tor');
   });
 });
+
+describe('the BGP example (examples/)', () => {
+  test('BGP-1..3: the cdk8s example synthesizes a bgp network, a BGPPeer, a BGPAdvertisement and a Service', () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const { BGPExample } =
+      require('../../../examples/cdk8s/bgp-example') as typeof import('../../../examples/cdk8s/bgp-example');
+    const app = testApp();
+    new BGPExample(app, 'bgp-example');
+    expect(synthErrors(app)).toBe('');
+    warn.mockRestore();
+    const kinds = (app.charts[0].toJson() as Array<{ kind: string }>).map((o) => o.kind).sort();
+    expect(kinds).toEqual(['AddressPool', 'BGPAdvertisement', 'BGPPeer', 'ExternalNetwork', 'Service']);
+  });
+
+  test('BGP-1..3: the Pulumi example constructs the same objects', () => {
+    resetDeclarations();
+    const { declareBGPExample } =
+      require('../../../examples/pulumi/bgp-example') as typeof import('../../../examples/pulumi/bgp-example');
+    const objects = declareBGPExample();
+    expect(objects.advertisement.toObject().spec).toEqual({
+      externalNetworks: ['ext-net-bgp'],
+      peers: ['tor'],
+      communities: ['64512:100'],
+    });
+    expect(objects.peer.toObject().spec.bfd).toEqual({
+      receiveInterval: 100,
+      transmitInterval: 100,
+      detectMultiplier: 3,
+    });
+  });
+});
