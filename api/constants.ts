@@ -129,4 +129,6 @@ export const WEBHOOK_PATHS = {
   elasticIPAttachment: '/validate/elasticipattachment',
   pod: '/validate/pod',
   serviceLoadBalancer: '/validate/serviceloadbalancer',
+  bgpPeer: '/validate/bgppeer',
+  bgpAdvertisement: '/validate/bgpadvertisement',
 } as const;

@@ -11,5 +11,8 @@ export * from './kinds/service-load-balancer';
 export * from './kinds/arp-advertisement';
 export * from './kinds/allocation-pool';
 export * from './kinds/allocation-claim';
+export * from './kinds/bgp-peer';
+export * from './kinds/bgp-advertisement';
+export * from './kinds/bgp-node-state';
 export * from './kinds/all';
 export * from './webhooks';

@@ -74,6 +74,9 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
       { matchConditions: [notTheController] },
     ),
     // SEC-9: an ElasticIP naming a network its namespace may not use (spec.externalNetwork is immutable).
+    // BGP-9: a peer address inside an AddressPool; an advertisement of a non-bgp network, or localPref to eBGP peers only.
+    webhook('bgppeers', WEBHOOK_PATHS.bgpPeer, [juneau(['bgppeers'], ['CREATE', 'UPDATE'])]),
+    webhook('bgpadvertisements', WEBHOOK_PATHS.bgpAdvertisement, [juneau(['bgpadvertisements'], ['CREATE', 'UPDATE'])]),
     webhook('elasticips', WEBHOOK_PATHS.elasticIP, [juneau(['elasticips'], ['CREATE'])]),
     webhook('elasticipattachments', WEBHOOK_PATHS.elasticIPAttachment, [juneau(['elasticipattachments'], ['CREATE'])]),
     // SLB-1: only the controller writes ServiceLoadBalancers (DELETE is left to the garbage collector and users).

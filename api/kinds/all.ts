@@ -3,6 +3,9 @@ import { addressPoolKind } from './address-pool';
 import { allocationClaimKind } from './allocation-claim';
 import { allocationPoolKind } from './allocation-pool';
 import { arpAdvertisementKind } from './arp-advertisement';
+import { bgpAdvertisementKind } from './bgp-advertisement';
+import { bgpNodeStateKind } from './bgp-node-state';
+import { bgpPeerKind } from './bgp-peer';
 import { elasticIPKind } from './elastic-ip';
 import { elasticIPAttachmentKind } from './elastic-ip-attachment';
 import { externalNetworkKind } from './external-network';
@@ -23,6 +26,9 @@ export const JUNEAU_KINDS = [
   arpAdvertisementKind,
   allocationPoolKind,
   allocationClaimKind,
+  bgpPeerKind,
+  bgpAdvertisementKind,
+  bgpNodeStateKind,
 ] as const;
 
 /** The same list, each kind's name typed as a plain string (for sets of names and lookups by any name). */

@@ -7,3 +7,5 @@ export * from './pod-networks';
 export * from './program';
 export * from './cluster-addresses';
 export * from './label-selector';
+export * from './bgp';
+export * from './bgp-selection';

@@ -4,3 +4,5 @@ export * from './elastic-ip';
 export * from './elastic-ip-attachment';
 export * from './load-balancer-service';
 export * from './juneau-install';
+export * from './bgp-peer';
+export * from './bgp-advertisement';

@@ -10,7 +10,7 @@
  * one process do not see each other's objects.
  */
 import * as pulumi from '@pulumi/pulumi';
-import { AddressPool, ElasticIPAttachment, ExternalNetwork } from '../../api';
+import { AddressPool, BGPPeer, ElasticIPAttachment, ExternalNetwork } from '../../api';
 import { AddressRequestDeclaration, DeclaredObject, PoolView } from '../../api/validation';
 import { poolView } from '../shared/kinds';
 
@@ -18,6 +18,8 @@ export interface Declarations {
   readonly addressPools: AddressPool[];
   readonly externalNetworks: ExternalNetwork[];
   readonly elasticIPAttachments: ElasticIPAttachment[];
+  /** BGP-9: localPref against the declared peers. */
+  readonly bgpPeers: BGPPeer[];
   /** Every object the components declared, for the duplicate-name check. */
   readonly objects: DeclaredObject[];
   /** Every requested address (ElasticIPs, Services), for EIP-3/SLB-2 across the program. */
@@ -32,6 +34,7 @@ const empty = (): Declarations => ({
   addressPools: [],
   externalNetworks: [],
   elasticIPAttachments: [],
+  bgpPeers: [],
   objects: [],
   addressRequests: [],
 });

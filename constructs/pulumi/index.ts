@@ -10,5 +10,7 @@ export * from './address-pool';
 export * from './external-network';
 export * from './elastic-ip';
 export * from './elastic-ip-attachment';
+export * from './bgp-peer';
+export * from './bgp-advertisement';
 export * from './load-balancer-service';
 export * from './juneau-install';

@@ -19,6 +19,8 @@ export function controllerRbac(ns: string): ManifestObject[] {
       // Informers (list, watch: runtime/controller/context.ts, and the webhooks'
       // informerWebhookCaches in webhook/listers.ts). `get` only where the code reads one object by name.
       rule([GROUP], ['addresspools', 'elasticipattachments'], ['list', 'watch']),
+      // BGP-7, BGP-9: peers and advertisements (the webhooks and the SLB phase), the agents' node states (bgp/).
+      rule([GROUP], ['bgppeers', 'bgpadvertisements', 'bgpnodestates'], ['list', 'watch']),
       // get: the orphan-claim sweep asks whether a claim's holder still exists (claim-sweep.ts).
       rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
       // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
@@ -48,6 +50,7 @@ export function controllerRbac(ns: string): ManifestObject[] {
           'networkinterfaces/status',
           'serviceloadbalancers/status',
           'arpadvertisements/status',
+          'bgppeers/status',
         ],
         ['patch'],
       ),

@@ -8,6 +8,12 @@ import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
 import { checkElasticIPAdmission, checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
 import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
+import {
+  checkBGPAdvertisementAdmission,
+  checkBGPPeerAdmission,
+  type BGPAdvertisementObject,
+  type BGPPeerObject,
+} from './rules/bgp';
 import type {
   AddressPoolObject,
   ARPAdvertisementObject,
@@ -103,6 +109,15 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
   [WEBHOOK_PATHS.pod]: async (request, caches) =>
     checkPodAdmission(as<PodObject>(request), {
       elasticIPAttachments: await caches.elasticIPAttachments.list(request.namespace),
+    }),
+
+  [WEBHOOK_PATHS.bgpPeer]: async (request, caches) =>
+    checkBGPPeerAdmission(as<BGPPeerObject>(request), { addressPools: await caches.addressPools.list() }),
+
+  [WEBHOOK_PATHS.bgpAdvertisement]: async (request, caches) =>
+    checkBGPAdvertisementAdmission(as<BGPAdvertisementObject>(request), {
+      externalNetworks: await caches.externalNetworks.list(),
+      bgpPeers: (await caches.bgpPeers?.list()) ?? [],
     }),
 
   [WEBHOOK_PATHS.serviceLoadBalancer]: async (request, caches) =>

@@ -48,6 +48,7 @@ export function liveWebhookCaches(rest: RestClient): WebhookCaches {
     addressPools: liveLister(rest, JuneauResources.addressPools),
     externalNetworks: liveLister(rest, JuneauResources.externalNetworks),
     arpAdvertisements: liveLister(rest, JuneauResources.arpAdvertisements),
+    bgpPeers: liveLister(rest, JuneauResources.bgpPeers),
     nodes: liveLister(rest, Resources.nodes),
     serviceCIDRs: liveLister(rest, Resources.serviceCIDRs),
     namespaces: liveLister(rest, Resources.namespaces),
@@ -90,6 +91,7 @@ export function informerWebhookCaches(
     arpAdvertisements: informer(JuneauResources.arpAdvertisements, {
       [CACHE_INDEX.byAddress]: advertisementsByAddress,
     }),
+    bgpPeers: informer(JuneauResources.bgpPeers),
     nodes: shared.informer<NodeObject>({ type: Resources.nodes, logger, ...nodeCacheOptions }),
     namespaces: shared.informer<NamespaceObject>({ type: Resources.namespaces, logger, ...namespaceCacheOptions }),
     elasticIPAttachments: informer(JuneauResources.elasticIPAttachments),
@@ -115,6 +117,7 @@ export function informerWebhookCaches(
           CACHE_INDEX.byAddress,
           addressKey(address) ?? '',
         ) as unknown as ARPAdvertisementObject[],
+      bgpPeers: lister(informers.bgpPeers),
       nodes: lister(informers.nodes as unknown as Informer<KubeObject>),
       ...(serviceCIDRs ? { serviceCIDRs: lister(serviceCIDRs as unknown as Informer<KubeObject>) } : {}),
       namespaces: lister(informers.namespaces as unknown as Informer<KubeObject>),

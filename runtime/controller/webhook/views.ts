@@ -1,4 +1,5 @@
 import type { LabelSelectorView } from '../../../api/validation';
+import type { BGPPeerObject } from './rules/bgp';
 
 /**
  * The shapes the webhook rules read, reduced to the fields they use. Juneau's api/ types and the
@@ -80,6 +81,8 @@ export interface WebhookCaches {
   readonly addressPools: Lister<AddressPoolObject>;
   readonly externalNetworks: Lister<ExternalNetworkObject>;
   readonly arpAdvertisements: Lister<ARPAdvertisementObject>;
+  /** BGP-9: the BGPPeers (localPref on an eBGP-only advertisement); absent, none is known. */
+  readonly bgpPeers?: Lister<BGPPeerObject>;
   /**
    * The ARPAdvertisements for one address, whatever its spelling (an index: ARP-4 reads only
    * these). Absent: the rule walks `arpAdvertisements.list()`, which with 10,000 objects cost

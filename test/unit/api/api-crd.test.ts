@@ -57,6 +57,9 @@ describe('CRDs generated from api/', () => {
       'ARPAdvertisement',
       'AllocationPool',
       'AllocationClaim',
+      'BGPPeer',
+      'BGPAdvertisement',
+      'BGPNodeState',
     ]);
     for (const c of crds) {
       expect(c.metadata.name).toMatch(/\.juneau\.loutres\.me$/);
@@ -73,6 +76,9 @@ describe('CRDs generated from api/', () => {
       ARPAdvertisement: 'Cluster',
       AllocationPool: 'Cluster',
       AllocationClaim: 'Cluster',
+      BGPPeer: 'Cluster',
+      BGPAdvertisement: 'Cluster',
+      BGPNodeState: 'Cluster',
       ElasticIP: 'Namespaced',
       ElasticIPAttachment: 'Namespaced',
       NetworkInterface: 'Namespaced',

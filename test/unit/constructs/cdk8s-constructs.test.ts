@@ -192,7 +192,7 @@ describe('JuneauInstall', () => {
     expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
       juneauInstallObjects().map((o) => `${o.kind}/${o.metadata.name}`),
     );
-    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(9);
+    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(12);
     expect(objs).toMatchSnapshot();
   });
 
@@ -267,6 +267,8 @@ describe('JuneauInstall', () => {
       'addresspools.juneau.loutres.me',
       'externalnetworks.juneau.loutres.me',
       'arpadvertisements.juneau.loutres.me',
+      'bgppeers.juneau.loutres.me',
+      'bgpadvertisements.juneau.loutres.me',
       'elasticips.juneau.loutres.me',
       'elasticipattachments.juneau.loutres.me',
       'serviceloadbalancers.juneau.loutres.me',
@@ -280,9 +282,11 @@ describe('JuneauInstall', () => {
       'Fail',
       'Fail',
       'Fail',
+      'Fail',
+      'Fail',
       'Ignore',
     ]);
-    expect(vwc.webhooks[6].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
+    expect(vwc.webhooks[8].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
 
   test('options: namespace, replicas, interface, cert-manager, no CRDs', () => {
