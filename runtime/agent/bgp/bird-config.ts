@@ -71,8 +71,8 @@ export interface BirdConfigInput {
 
 export const DEFAULT_HOLD_TIME = 90;
 export const DEFAULT_GRACEFUL_RESTART_TIME = 120;
-/** BIRD's symbols are at most 64 characters (SYM_MAX_LEN); `juneau_out_` takes 11 of them. */
-const MAX_PEER_SYMBOL = 52;
+/** BIRD's symbols are at most 64 characters (SYM_MAX_LEN); a peer's filter adds `_out` to its symbol. */
+const MAX_PEER_SYMBOL = 60;
 
 /** RFC 1997 / IANA well-known communities, by the names users write. */
 const WELL_KNOWN_COMMUNITIES: Readonly<Record<string, readonly [number, number]>> = {
@@ -86,12 +86,14 @@ const WELL_KNOWN_COMMUNITIES: Readonly<Record<string, readonly [number, number]>
   'no-peer': [65535, 65284],
 };
 
-/** The BIRD protocol name of a peer: its name when it fits, else a prefix of it and a hash (unique:
- * Kubernetes names never contain `_`, and every internal symbol here does). */
+/** The BIRD protocol name of a peer: `peer_` and its name (a bare name can be a BIRD keyword, such
+ * as `router`, even quoted), shortened with a hash when too long. Unique: Kubernetes names never
+ * contain `_`, and every internal symbol here starts with `juneau_`. */
 export function birdSymbol(peerName: string): string {
-  if (peerName.length <= MAX_PEER_SYMBOL) return peerName;
+  const symbol = `peer_${peerName}`;
+  if (symbol.length <= MAX_PEER_SYMBOL) return symbol;
   const hash = createHash('sha256').update(peerName).digest('hex').slice(0, 8);
-  return `${peerName.slice(0, MAX_PEER_SYMBOL - 9)}-${hash}`;
+  return `${symbol.slice(0, MAX_PEER_SYMBOL - 9)}-${hash}`;
 }
 
 /** The whole bird.conf for the input; throws naming the peer or prefix and field when a value
@@ -104,7 +106,9 @@ export function renderBirdConfig(input: BirdConfigInput): string {
   const lines = [
     '# Rendered by the juneau agent (runtime/agent/bgp/bird-config.ts); do not edit, it is overwritten.',
     `router id ${input.routerId};`,
-    'timeformat protocol iso long;',
+    'timeformat protocol "%FT%T%z";',
+    '# BIRD runs in the foreground in its own container: its log is the container log.',
+    'log stderr { info, remote, warning, error, auth, fatal, bug };',
     '',
     '# Interfaces only (no routes): BGP needs them to reach directly connected peers.',
     'protocol device juneau_device {',
@@ -226,7 +230,7 @@ function exportFilter(peer: BirdPeer, prefixes: readonly NormalPrefix[]): string
   const body = [...groups.values()]
     .sort((a, b) => compare(a.actions.join(' '), b.actions.join(' ')))
     .map((g) => `  if net ~ [ ${g.prefixes.join(', ')} ] then { ${[...g.actions, 'accept;'].join(' ')} }`);
-  return [`filter 'juneau_out_${birdSymbol(peer.name)}' {`, ...body, '  reject;', '}'];
+  return [`filter '${birdSymbol(peer.name)}_out' {`, ...body, '  reject;', '}'];
 }
 
 function bgpProtocol(peer: BirdPeer): string[] {
@@ -253,7 +257,7 @@ function bgpProtocol(peer: BirdPeer): string[] {
     // where BIRD's defaults are 60 s to 300 s.
     '  connect retry time 5;',
     '  error wait time 5, 60;',
-    `  ipv4 { import none; export filter 'juneau_out_${symbol}'; next hop self; };`,
+    `  ipv4 { import none; export filter '${symbol}_out'; next hop self; };`,
     '}',
   ];
 }

@@ -21,6 +21,7 @@ const FULL: BirdConfigInput = {
       bfd: { minRxMs: 100, minTxMs: 100, multiplier: 3 },
     },
     { name: 'tor-a', address: '192.0.2.1', peerASN: 64513, myASN: 64512 },
+    { name: 'router', address: '192.0.2.3', peerASN: 65011, myASN: 64512 },
     { name: 'far', address: '203.0.113.1', peerASN: 65010, myASN: 64512, ebgpMultiHop: true, holdTime: 0 },
   ],
   prefixes: [
@@ -39,7 +40,7 @@ function birdParses(text: string): void {
 }
 
 describe('renderBirdConfig', () => {
-  test('a node with three peers and four prefixes: the snapshot, and bird -p accepts it', () => {
+  test('a node with four peers (one named like a BIRD keyword) and four prefixes: the snapshot, and bird -p accepts it', () => {
     const text = renderBirdConfig(FULL);
     expect(text).toMatchSnapshot();
     birdParses(text);
@@ -56,13 +57,13 @@ describe('renderBirdConfig', () => {
     expect(text).not.toMatch(/protocol kernel/);
     const channels = text.match(/ipv4 \{[^}]*\}/g) ?? [];
     const bgpChannels = channels.filter((c) => c.includes('export filter'));
-    expect(bgpChannels).toHaveLength(3);
+    expect(bgpChannels).toHaveLength(4);
     for (const c of bgpChannels) expect(c).toContain('import none;');
   });
 
   test('export: each peer gets exactly its prefixes; attributes grouped; localPref only to the iBGP peer', () => {
     const text = renderBirdConfig(FULL);
-    const filter = (peer: string) => text.split(`filter 'juneau_out_${peer}' {\n`)[1].split('\n}')[0];
+    const filter = (peer: string) => text.split(`filter 'peer_${peer}_out' {\n`)[1].split('\n}')[0];
     expect(filter('tor-a')).toBe(
       [
         '  if net ~ [ 198.51.100.64/28 ] then { accept; }',
@@ -77,7 +78,7 @@ describe('renderBirdConfig', () => {
 
   test('BGP-6: graceful restart on every session; BFD only where asked', () => {
     const text = renderBirdConfig(FULL);
-    expect(text.match(/graceful restart on;/g)).toHaveLength(3);
+    expect(text.match(/graceful restart on;/g)).toHaveLength(4);
     expect(text.match(/^  bfd \{/gm)).toHaveLength(1);
     expect(text).toContain('protocol bfd juneau_bfd');
     const noBfd = renderBirdConfig({ ...FULL, peers: FULL.peers.filter((p) => !p.bfd), prefixes: [] });
@@ -93,7 +94,7 @@ describe('renderBirdConfig', () => {
     const long = `${'a'.repeat(60)}.example`;
     const other = `${'a'.repeat(60)}.example2`;
     expect(birdSymbol(long)).not.toBe(birdSymbol(other));
-    expect(`juneau_out_${birdSymbol(long)}`.length).toBeLessThanOrEqual(64);
+    expect(`${birdSymbol(long)}_out`.length).toBeLessThanOrEqual(64);
     birdParses(
       renderBirdConfig({
         routerId: '192.0.2.11',
