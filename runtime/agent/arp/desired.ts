@@ -161,14 +161,21 @@ function refuse(ad: AdvertisementView, subnets: readonly Prefix[], ifname: strin
   };
 }
 
-/** Guard: drop the arp pools' prefixes (pools with advertiseMode arp, and pools of arp networks);
- * allow the interface's own addresses, which the datapath cannot tell from kube-ipvs0 ones. */
+/** The modes whose pools the guard covers: arp (OPS-1: only the owner's XDP answers) and bgp
+ * (BGP-10: nobody answers ARP for a routed address, not even a kernel holding it on kube-ipvs0). */
+const GUARDED_MODES: ReadonlySet<string> = new Set(['arp', 'bgp']);
+
+/** Guard: drop the guarded pools' prefixes (pools with advertiseMode arp or bgp, and pools of arp
+ * or bgp networks); allow the interface's own addresses, which the datapath cannot tell from
+ * kube-ipvs0 ones. */
 function guardRules(input: DesiredInput): { guard: GuardRules; problems: string[] } {
-  const arpPoolNames = new Set(input.networks.filter((n) => n.type === 'arp').flatMap((n) => n.addressPools));
+  const guardedPoolNames = new Set(
+    input.networks.filter((n) => GUARDED_MODES.has(n.type)).flatMap((n) => n.addressPools),
+  );
   const items: string[] = [];
   const problems: string[] = [];
   for (const pool of input.pools) {
-    if (pool.advertiseMode !== 'arp' && !arpPoolNames.has(pool.name)) continue;
+    if (!GUARDED_MODES.has(pool.advertiseMode) && !guardedPoolNames.has(pool.name)) continue;
     for (const item of pool.addresses) {
       try {
         parsePoolItem(item);

@@ -66,17 +66,19 @@ describe('desired state', () => {
     expect(desired.owners.get('192.0.2.7')).toEqual(['a', 'b']);
   });
 
-  test("OPS-1 guard: arp pools (by advertiseMode or by an arp network) are dropped, bgp pools are not; the interface's addresses are allowed", () => {
+  test("OPS-1 BGP-10 guard: arp and bgp pools (by advertiseMode or by their network) are dropped, others not; the interface's addresses are allowed", () => {
     const desired = desiredState({
       ...base,
       pools: [
         { name: 'arp-pool', advertiseMode: 'arp', addresses: ['192.0.2.0/25', '192.0.2.200-192.0.2.203'] },
         { name: 'bgp-pool', advertiseMode: 'bgp', addresses: ['203.0.113.0/24'] },
         { name: 'listed', advertiseMode: '', addresses: ['198.51.100.0/30'] },
+        { name: 'bgp-listed', advertiseMode: '', addresses: ['198.51.100.64/30'] },
+        { name: 'unlisted', advertiseMode: '', addresses: ['198.51.100.128/30'] },
       ],
       networks: [
         { name: 'ext', type: 'arp', addressPools: ['listed'] },
-        { name: 'up', type: 'bgp', addressPools: ['bgp-pool'] },
+        { name: 'up', type: 'bgp', addressPools: ['bgp-pool', 'bgp-listed'] },
       ],
     });
     expect(desired.guard).toEqual({
@@ -84,6 +86,8 @@ describe('desired state', () => {
         { address: '192.0.2.0', prefixLength: 25 },
         { address: '192.0.2.200', prefixLength: 30 },
         { address: '198.51.100.0', prefixLength: 30 },
+        { address: '198.51.100.64', prefixLength: 30 },
+        { address: '203.0.113.0', prefixLength: 24 },
       ],
       allow: ['192.0.2.1'],
     });
