@@ -27,6 +27,12 @@ export interface KindDefinition<
   readonly status: Status;
   /** Rules across several spec fields (e.g. immutability of an optional field, EN/ARP rules). */
   readonly specValidations?: readonly CelRule[];
+  /**
+   * Rules on the whole object, for a status field that must survive the removal of its parent: a
+   * transition rule on the field itself runs only when the field is in both the old and the new
+   * object, so clearing it and then writing another value would pass (EN-7).
+   */
+  readonly objectValidations?: readonly CelRule[];
   readonly printerColumns: readonly PrinterColumn[];
   readonly selectableFields?: readonly string[];
   readonly categories?: readonly string[];
@@ -73,6 +79,7 @@ export function objectSchema(def: AnyKind): OpenAPISchema {
     type: 'object',
     description: def.description,
     required: ['spec'],
+    'x-kubernetes-validations': def.objectValidations?.length ? [...def.objectValidations] : undefined,
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },

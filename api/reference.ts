@@ -35,14 +35,19 @@ function rows(s: OpenAPISchema, prefix: string, out: string[]): void {
   }
 }
 
-/** The field table of a kind and its rules across spec fields (also rendered into docs/, api/docs-reference.ts). */
+/** The field table of a kind, its rules across spec fields and on the whole object (also rendered into docs/, api/docs-reference.ts). */
 export function kindFields(def: AnyKind): string[] {
   const schema = objectSchema(def);
   const table = ['| Field | Type | Required | Description |', '|---|---|---|---|'];
   rows(schema.properties!.spec, 'spec', table);
   rows(schema.properties!.status, 'status', table);
   const specRules = (schema.properties!.spec['x-kubernetes-validations'] ?? []).map((r) => `- ${r.message}`);
-  return [...table, ...(specRules.length ? ['', 'Rules across spec fields:', ...specRules] : [])];
+  const objectRules = (schema['x-kubernetes-validations'] ?? []).map((r) => `- ${r.message}`);
+  return [
+    ...table,
+    ...(specRules.length ? ['', 'Rules across spec fields:', ...specRules] : []),
+    ...(objectRules.length ? ['', 'Rules on the whole object:', ...objectRules] : []),
+  ];
 }
 
 function kindReference(def: AnyKind): string {

@@ -112,12 +112,20 @@ export const externalNetworkKind = defineKind({
       maximum: MAX_VNI,
       description:
         'Overlay identifier (VXLAN VNI) from the subnet-vni AllocationPool; 0 until written, never changed once written (EN-7).',
-      validations: [
-        { rule: 'oldSelf == 0 || self == oldSelf', message: 'status.networkID never changes once written (EN-7)' },
-      ],
     }),
     conditions,
   }),
+  // On the object, not on the field: a rule on status.networkID would not run when a status write
+  // drops the field (or the whole status), so a later write could set another value.
+  objectValidations: [
+    {
+      rule:
+        '!has(oldSelf.status) || !has(oldSelf.status.networkID) || oldSelf.status.networkID == 0 || ' +
+        '(has(self.status) && has(self.status.networkID) && self.status.networkID == oldSelf.status.networkID)',
+      message: 'status.networkID never changes once written, and cannot be removed (EN-7)',
+      fieldPath: '.status.networkID',
+    },
+  ],
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type' },
     { name: 'NetworkID', type: 'integer', jsonPath: '.status.networkID' },

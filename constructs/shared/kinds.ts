@@ -16,7 +16,7 @@ import {
   PoolView,
   ValidationIssue,
 } from '../../api/validation';
-import { ObjectMetadataInput, renderMetadata } from './metadata';
+import { checkNamespace, ObjectMetadataInput, renderMetadata } from './metadata';
 
 const NAMESPACED = new Set(ALL_KINDS.filter((k) => k.scope === 'Namespaced').map((k) => k.kind));
 
@@ -143,6 +143,7 @@ export function validateElasticIP(
 ): ValidationIssue[] {
   const issues = [
     ...checkObjectName('metadata.name', eip.metadata.name),
+    ...checkNamespace(eip.metadata),
     ...checkObjectName('spec.externalNetwork', eip.spec.externalNetwork),
   ];
   issues.push(...checkRequestedAddress('spec.requestedIP', eip.spec.requestedIP, network, knownPools));
@@ -199,6 +200,7 @@ export function validateElasticIPAttachment(
   const ns = attachment.metadata.namespace ?? 'default';
   const issues = [
     ...checkObjectName('metadata.name', attachment.metadata.name),
+    ...checkNamespace(attachment.metadata),
     ...checkObjectName('spec.elasticIP', attachment.spec.elasticIP),
     ...checkObjectName('spec.networkInterface', attachment.spec.networkInterface),
   ];

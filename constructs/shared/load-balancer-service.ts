@@ -8,7 +8,7 @@ import {
   ValidationIssue,
 } from '../../api/validation';
 import { about, checkRequestedAddress } from './kinds';
-import { ObjectMetadataInput, renderMetadata } from './metadata';
+import { checkNamespace, ObjectMetadataInput, renderMetadata } from './metadata';
 
 /** One port of a Juneau LoadBalancer Service. */
 export interface LoadBalancerPort {
@@ -30,6 +30,12 @@ export interface LoadBalancerPort {
    */
   readonly name?: string;
 }
+
+/**
+ * How synth-time errors name a Service's requested VIP: the input field the user wrote
+ * (`requestedIP`) and the annotation it is rendered to.
+ */
+export const SERVICE_REQUESTED_IP_FIELD = `requestedIP (metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}])`;
 
 export interface LoadBalancerServiceInput {
   readonly metadata?: ObjectMetadataInput;
@@ -130,10 +136,11 @@ export function validateLoadBalancerService(
   const networkName = annotations[ANNOTATIONS.loadBalancerExternalNetwork];
   const issues = [
     ...checkLabelName('metadata.name', service.metadata.name),
+    ...checkNamespace(service.metadata),
     ...checkObjectName(`metadata.annotations[${ANNOTATIONS.loadBalancerExternalNetwork}]`, networkName),
     ...checkPorts(service.spec.ports),
     ...checkRequestedAddress(
-      `metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]`,
+      SERVICE_REQUESTED_IP_FIELD,
       annotations[ANNOTATIONS.loadBalancerRequestedIP],
       network,
       knownPools,
@@ -156,5 +163,5 @@ export function serviceAddressRequestOf(service: ServiceObject, path: string): A
   const address = service.metadata.annotations?.[ANNOTATIONS.loadBalancerRequestedIP];
   if (address === undefined) return undefined;
   const owner = `Service ${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
-  return { field: `metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]`, address, owner, path };
+  return { field: SERVICE_REQUESTED_IP_FIELD, address, owner, path };
 }

@@ -1,4 +1,5 @@
 import { ObjectMeta } from '../../api';
+import { checkLabelName, ValidationIssue } from '../../api/validation';
 
 /** The metadata a user may give any Juneau object (name, namespace, labels, annotations). */
 export interface ObjectMetadataInput {
@@ -16,3 +17,10 @@ export function renderMetadata(name: string, input: ObjectMetadataInput | undefi
   if (input?.annotations && Object.keys(input.annotations).length) meta.annotations = { ...input.annotations };
   return meta;
 }
+
+/**
+ * A namespace given at synth time must be a DNS-1123 label (at most 63 characters), as the API
+ * server requires; absent, the object goes to the namespace of the apply.
+ */
+export const checkNamespace = (meta: ObjectMeta): ValidationIssue[] =>
+  meta.namespace === undefined ? [] : checkLabelName('metadata.namespace', meta.namespace);

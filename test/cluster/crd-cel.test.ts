@@ -4,6 +4,7 @@
 // list by. The install manifest and the examples are accepted by a server-side dry run.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { API_VERSION } from '../../api';
 import { JuneauResources } from '../../runtime/kube/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
@@ -78,9 +79,44 @@ describe('ExternalNetwork CEL rules on the real API server', () => {
       rest.patch(JuneauResources.externalNetworks, undefined, name, 'merge', { status: { networkID } }, STATUS);
     await status(4097);
     const err = await rejection(status(4098));
-    expect(err.message).toContain('status.networkID never changes once written (EN-7)');
+    expect(err.message).toContain('status.networkID never changes once written, and cannot be removed (EN-7)');
     const tooBig = await rejection(status(16777216));
     expect(tooBig.code).toBe(422);
+  });
+
+  // A rule on the field itself runs only when the field is in both objects: dropping it in one
+  // write, then setting another value in the next, would pass. Both steps are refused.
+  test.each([
+    ['status.networkID set to null', { networkID: null }],
+    ['the whole status set to null', null],
+  ])('EN-7: status.networkID cannot be removed (%s), so no second write can change it', async (_what, cleared) => {
+    const name = `n-${uid()}`;
+    await createNetwork(name, ['p1']);
+    const writeStatus = (status: object | null) =>
+      rest.patch(JuneauResources.externalNetworks, undefined, name, 'merge', { status }, STATUS);
+    await writeStatus({ networkID: 4097 });
+    const removed = await rejection(writeStatus(cleared));
+    expect(removed.code).toBe(422);
+    expect(removed.message).toContain('status.networkID: Invalid value');
+    expect(removed.message).toContain('cannot be removed (EN-7)');
+    const changed = await rejection(writeStatus({ networkID: 4098 }));
+    expect(changed.message).toContain('never changes once written');
+    const kept = await rest.get<KubeObject & { status?: { networkID?: number } }>(
+      JuneauResources.externalNetworks,
+      undefined,
+      name,
+    );
+    expect(kept?.status?.networkID).toBe(4097);
+  });
+
+  test('EN-7: status.networkID 0 (not written yet) may be written once', async () => {
+    const name = `n-${uid()}`;
+    await createNetwork(name, ['p1']);
+    const writeStatus = (status: object) =>
+      rest.patch(JuneauResources.externalNetworks, undefined, name, 'merge', { status }, STATUS);
+    await writeStatus({ networkID: 0 });
+    const written = (await writeStatus({ networkID: 4099 })) as { status: { networkID: number } };
+    expect(written.status.networkID).toBe(4099);
   });
 });
 
@@ -88,6 +124,17 @@ describe('AddressPool schema on the real API server', () => {
   test('AP-1: advertiseMode is required and is bgp or arp', async () => {
     const err = await rejection(createPool(`p-${uid()}`, ['10.1.0.0/24'], 'static'));
     expect(err.message).toContain('spec.advertiseMode: Unsupported value: "static"');
+    const missing = await rejection(
+      create(JuneauResources.addressPools, 'AddressPool', `p-${uid()}`, { addresses: ['10.1.3.0/24'] }),
+    );
+    expect(missing.code).toBe(422);
+    expect(missing.message).toContain('spec.advertiseMode: Required value');
+    for (const mode of ['arp', 'bgp']) {
+      const pool = (await createPool(`p-${uid()}`, [`10.1.${mode === 'arp' ? 4 : 5}.0/24`], mode)) as {
+        spec: { advertiseMode: string };
+      };
+      expect(pool.spec.advertiseMode).toBe(mode);
+    }
   });
 
   test('AP-2: items are CIDRs or ranges; a CIDR with host bits set is refused by CEL', async () => {
@@ -246,18 +293,27 @@ describe('synthesized manifests are accepted by the API server', () => {
   });
 
   test('the CRDs are Established with the status subresource', async () => {
-    const names = await waitFor(async () => {
-      const r = await kubectl([
-        'get',
-        'crd',
-        '-l',
-        'app.kubernetes.io/part-of=juneau',
-        '-o',
-        'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}',
-      ]);
-      const lines = r.stdout.trim().split('\n');
-      return lines.length === 9 && lines.every((l) => l.endsWith('=True')) && lines;
+    // The names the synthesized CRD file declares, read independently of the cluster.
+    const file = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'juneau-crds.k8s.yaml'), 'utf8');
+    const declared = parseAllDocuments(file)
+      .map((d) => d.toJSON() as { kind?: string; metadata?: { name?: string } })
+      .filter((d) => d?.kind === 'CustomResourceDefinition')
+      .map((d) => d.metadata?.name ?? '')
+      .sort();
+    expect(declared.length).toBeGreaterThan(0);
+    type Crd = {
+      metadata: { name: string };
+      spec: { versions: { name: string; subresources?: { status?: object } }[] };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const established = (c: Crd) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    const crds = await waitFor(async () => {
+      const r = await kubectl(['get', 'crd', '-l', 'app.kubernetes.io/part-of=juneau', '-o', 'json']);
+      const items = (JSON.parse(r.stdout) as { items: Crd[] }).items;
+      return items.length === declared.length && items.every(established) && items;
     });
-    expect(names).toHaveLength(9);
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual(declared);
+    const withoutStatus = crds.filter((c) => !c.spec.versions.every((v) => v.subresources?.status));
+    expect(withoutStatus.map((c) => c.metadata.name)).toEqual([]);
   });
 });

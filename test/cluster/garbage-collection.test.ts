@@ -1,6 +1,9 @@
-// ownerReference garbage collection by the real kube-controller-manager (ARP-6 relies on it:
-// ARPAdvertisements created for an ExternalNetworkAttachment are collected with it; both are
-// cluster-scoped, so the cluster-scoped case is covered as well as the namespaced one).
+// ownerReference garbage collection by the real kube-controller-manager, namespaced and
+// cluster-scoped, background and foreground. Kubernetes' own behaviour, which Juneau relies on
+// (SLB-1: a Service owns its ServiceLoadBalancer; EN-7: an ExternalNetwork owns its subnet-vni
+// claim). No SPEC ID is claimed here: ARP-6's ownerReference case is for ARPAdvertisements of an
+// ExternalNetworkAttachment, a kind that does not exist yet; ARP-6's finalizer case is proven in
+// controller-slb.test.ts and eip-direct-nat.test.ts.
 import { Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject, OwnerReference } from '../../runtime/kube/types';
 import { ignoreNotFound, isNotFound, TestResources, testRest, useNamespace, waitFor } from './fixture';
@@ -17,7 +20,7 @@ const owner = (kind: string, apiVersion: string, o: KubeObject): OwnerReference 
 const gone = (type: ResourceType, namespace: string | undefined, name: string) =>
   rest.get(type, namespace, name).then(() => false, isNotFound);
 
-describe('ownerReference garbage collection (ARP-6 depends on it)', () => {
+describe('ownerReference garbage collection by the real kube-controller-manager', () => {
   const ns = useNamespace();
   const configMap = (name: string, ownerRef?: OwnerReference) =>
     rest.create(Resources.configMaps, {

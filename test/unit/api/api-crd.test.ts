@@ -123,10 +123,15 @@ describe('CRDs generated from api/', () => {
     expect(rules(pools)).toEqual(['oldSelf.all(p, p in self)']);
   });
 
-  test('EN-7: status.networkID is a VNI that never changes once written', () => {
-    const id = schemaOf(externalNetworkKind).properties!.status.properties!.networkID;
+  test('EN-7: status.networkID is a VNI that never changes once written, guarded on the object (has() on the parents)', () => {
+    const schema = schemaOf(externalNetworkKind);
+    const id = schema.properties!.status.properties!.networkID;
     expect(id).toMatchObject({ type: 'integer', minimum: 0, maximum: 16777215 });
-    expect(rules(id)).toEqual(['oldSelf == 0 || self == oldSelf']);
+    expect(rules(id)).toEqual([]);
+    expect(rules(schema)).toEqual([
+      '!has(oldSelf.status) || !has(oldSelf.status.networkID) || oldSelf.status.networkID == 0 || ' +
+        '(has(self.status) && has(self.status.networkID) && self.status.networkID == oldSelf.status.networkID)',
+    ]);
   });
 
   test('ARP-3: ARPAdvertisement externalNetwork and address are immutable, nodeName is not', () => {

@@ -480,7 +480,7 @@ describe('bad input fails synth, naming the field and the value', () => {
         });
       },
       [
-        'metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "192.168.0.1" is not inside any arp AddressPool',
+        'requestedIP (metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]): "192.168.0.1" is not inside any arp AddressPool',
       ],
     ],
     [
@@ -489,6 +489,44 @@ describe('bad input fails synth, naming the field and the value', () => {
       ['selector: {"a":"b"} and workload are both set'],
     ],
     ['Service name too long', (c) => slb(c, { metadata: { name: 'x'.repeat(64) } }), ['metadata.name', 'at most 63']],
+    [
+      'Service namespace not a DNS label',
+      (c) => slb(c, { metadata: { namespace: 'Team_A' } }),
+      ['metadata.namespace: "Team_A" must consist of lower case alphanumeric characters or "-"', '[Service Team_A/'],
+    ],
+    [
+      'ElasticIP namespace not a DNS label',
+      (c) => new ElasticIP(c, 'e', { externalNetwork: byName(c, 'n'), metadata: { namespace: 'team.a' } }),
+      ['metadata.namespace: "team.a" must consist of lower case alphanumeric characters or "-"'],
+    ],
+    [
+      'ElasticIP namespace too long',
+      (c) => new ElasticIP(c, 'e', { externalNetwork: byName(c, 'n'), metadata: { namespace: 'n'.repeat(64) } }),
+      ['metadata.namespace:', 'must be at most 63 characters'],
+    ],
+    [
+      'ElasticIPAttachment namespace not a DNS label',
+      (c) =>
+        new ElasticIPAttachment(c, 'a', {
+          elasticIP: 'e',
+          networkInterface: 'web.eth0',
+          metadata: { namespace: 'Team-A' },
+        }),
+      ['metadata.namespace: "Team-A"'],
+    ],
+    [
+      'SLB-2 requested VIP not an address names requestedIP',
+      (c) =>
+        new LoadBalancerService(c, 's', {
+          externalNetwork: byName(c, 'n'),
+          requestedIP: '10.0.0.300',
+          ports: [{ port: 80 }],
+          selector: { a: 'b' },
+        }),
+      [
+        'requestedIP (metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]): "10.0.0.300" is not an IPv4 address',
+      ],
+    ],
     [
       'JuneauInstall replicas',
       (c) => new JuneauInstall(c, 'j', { controllerReplicas: 0 }),

@@ -123,7 +123,7 @@ describe('cdk8s', () => {
     new cdk8s.ElasticIP(chart, 'a', { externalNetwork: net, requestedIP: '10.0.0.5' });
     new cdk8s.LoadBalancerService(chart, 'web', { externalNetwork: net, requestedIP: '10.0.0.5', ...webService() });
     expect(synthErrors(app)).toContain(
-      'metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]: "10.0.0.5" is also requested by ElasticIP default/a (c/a); an address is held by one ElasticIP or Service at a time, so Service default/web (c/web) would stay Pending (EIP-3, SLB-2)',
+      'requestedIP (metadata.annotations[juneau.loutres.me/load-balancer-requested-ip]): "10.0.0.5" is also requested by ElasticIP default/a (c/a); an address is held by one ElasticIP or Service at a time, so Service default/web (c/web) would stay Pending (EIP-3, SLB-2)',
     );
   });
 

@@ -443,7 +443,7 @@ describe('LoadBalancerService', () => {
             selector: { app: 'x' },
           }),
       ).message,
-    ).toContain(`metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]: "10.225.33.1"`);
+    ).toContain(`requestedIP (metadata.annotations[${ANNOTATIONS.loadBalancerRequestedIP}]): "10.225.33.1"`);
   });
 
   test('SLB-10: no selector, or both selector and workload', () => {
