@@ -71,7 +71,9 @@ export class NgwRig {
       [this.server, 'eth0'],
     ])
       await this.in(ns, 'ip', 'link', 'set', dev, 'mtu', String(SERVER_MTU));
-    await this.in(this.server, 'ip', 'route', 'add', 'default', 'via', '203.0.113.1');
+    // advmss: the server announces an MSS of its 1500-byte peers, so the pods send segments the
+    // 1280 hop must refuse (frag-needed), rather than learning the hop from the handshake.
+    await this.in(this.server, 'ip', 'route', 'add', 'default', 'via', '203.0.113.1', 'advmss', '1460');
     await this.sysctl(this.router, 'net.ipv4.ip_forward', '1');
     for (const k of [1, 2, 3]) {
       const node = this.node(k);
