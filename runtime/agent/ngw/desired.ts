@@ -122,6 +122,62 @@ function tunnel(local: string, remote: string): NgwTunnel {
 const nftString = (s: string) => JSON.stringify(s.replace(/["\\]/g, ''));
 const elements = (addresses: readonly string[]) => `{ ${addresses.join(', ')} }`;
 
+interface Chains {
+  readonly steer: string[];
+  readonly translate: string[];
+  /** Per tunnel device on the gateway node: the pod addresses that may arrive through it. */
+  readonly inbound: Map<string, string[]>;
+  readonly counters: Record<string, string>;
+}
+
+/** The nftables table: `guard` (what may arrive through a tunnel: only the selected pods of the
+ * node at its other end, and only from the nodes of the tunnels), `steer` and `translate`. */
+function renderNft(c: Chains, cluster: readonly string[], remotes: readonly string[]): string {
+  if (c.steer.length + c.translate.length === 0) return '';
+  const guard = [
+    ...[...c.inbound].map(([dev, pods]) => `iifname "${dev}" ip saddr ${elements(pods)} return`),
+    `iifname "${NGW.devicePrefix}*" counter name tunnel-refused drop`,
+    ...(remotes.length
+      ? [`udp dport ${NGW.vxlanPort} ip saddr != ${elements(remotes)} counter name tunnel-refused drop`]
+      : []),
+  ];
+  return [
+    `table ip ${NGW.nftTable} {`,
+    `  comment "Juneau NATGateway data path (docs/nat-gateway-datapath.md); the agent replaces it whole"`,
+    `  counter tunnel-refused { }`,
+    ...Object.values(c.counters).map((name) => `  counter ${name} { }`),
+    `  set cluster { type ipv4_addr; flags interval; auto-merge;${cluster.length ? ` elements = ${elements(cluster)}` : ''} }`,
+    `  chain guard { type filter hook prerouting priority raw; policy accept;`,
+    ...guard.map((r) => `    ${r}`),
+    `  }`,
+    `  chain steer { type filter hook prerouting priority mangle; policy accept;`,
+    `    ip daddr @cluster return`,
+    ...c.steer.map((r) => `    ${r}`),
+    `  }`,
+    // Before the CNI's masquerade (srcnat): the first NAT chain to bind a flow wins.
+    `  chain translate { type nat hook postrouting priority ${NGW.natPriority}; policy accept;`,
+    `    ip daddr @cluster return`,
+    `    oifname "${NGW.devicePrefix}*" snat ip to ip saddr comment "steered flows keep the pod address into the tunnel"`,
+    ...c.translate.map((r) => `    ${r}`),
+    `  }`,
+    `}`,
+    '',
+  ].join('\n');
+}
+
+function checkGateway(g: NgwGatewayInput): void {
+  const field = `gateways[${g.name}]`;
+  checkAddress(g.address, `${field}.address`);
+  checkAddress(g.gatewayNodeAddress, `${field}.gatewayNodeAddress`);
+  const { min, max } = g.portRange;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max > 65535 || min > max)
+    throw new Error(`${field}.portRange: ${min}-${max} is not a range of ports within 1-65535`);
+  for (const p of g.pods) {
+    checkAddress(p.address, `${field}.pods`);
+    checkAddress(p.nodeAddress, `${field}.pods[${p.address}].nodeAddress`);
+  }
+}
+
 export function desiredNgw(input: NgwNodeInput): NgwDesired {
   const self = checkAddress(input.nodeAddress, 'nodeAddress');
   const cluster = input.clusterRanges.map((r, i) => checkRange(r, `clusterRanges[${i}]`));
@@ -129,6 +185,7 @@ export function desiredNgw(input: NgwNodeInput): NgwDesired {
   const gateways = [...input.gateways].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (gateways.length > NGW.fwmask >>> NGW.fwshift)
     throw new Error(`gateways: ${gateways.length} NATGateways, at most ${NGW.fwmask >>> NGW.fwshift} per node`);
+  gateways.forEach(checkGateway);
   const tunnels = new Map<string, NgwTunnel>();
   const addTunnel = (remote: string) => {
     if (remote === self || tunnels.has(remote)) return;
@@ -142,33 +199,25 @@ export function desiredNgw(input: NgwNodeInput): NgwDesired {
   };
   const rules: NgwRule[] = [];
   const routes: NgwRoute[] = [];
-  const steer: string[] = [];
-  const translate: string[] = [];
-  const counters: Record<string, string> = {};
-  const claimed = new Map<string, string>();
+  const chains: Chains = { steer: [], translate: [], inbound: new Map(), counters: {} };
+  const claimed = new Set<string>();
   gateways.forEach((g, i) => {
-    const field = `gateways[${g.name}]`;
-    checkAddress(g.address, `${field}.address`);
-    checkAddress(g.gatewayNodeAddress, `${field}.gatewayNodeAddress`);
-    const { min, max } = g.portRange;
-    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max > 65535 || min > max)
-      throw new Error(`${field}.portRange: ${min}-${max} is not a range of ports within 1-65535`);
     // A pod of two gateways uses the first (the controller orders them, NGW-4); ElasticIP pods none.
-    const pods = g.pods.filter((p) => {
-      checkAddress(p.address, `${field}.pods`);
-      checkAddress(p.nodeAddress, `${field}.pods[${p.address}].nodeAddress`);
-      if (claimed.has(p.address) || (p.nodeAddress === self && elastic.has(p.address))) return false;
-      claimed.set(p.address, g.name);
-      return true;
-    });
+    const pods = g.pods.filter((p) => !claimed.has(p.address) && !(p.nodeAddress === self && elastic.has(p.address)));
+    for (const p of pods) claimed.add(p.address);
     const comment = `comment ${nftString(g.name)}`;
     const local = pods.filter((p) => p.nodeAddress === self).map((p) => p.address);
     if (g.gatewayNodeAddress === self) {
-      for (const p of pods) addTunnel(p.nodeAddress);
       if (pods.length === 0) return;
+      for (const p of pods.filter((q) => q.nodeAddress !== self)) {
+        addTunnel(p.nodeAddress);
+        const dev = tunnelName(p.nodeAddress);
+        chains.inbound.set(dev, [...(chains.inbound.get(dev) ?? []), p.address]);
+      }
       const counter = `gw${i + 1}-flows`;
-      counters[g.name] = counter;
-      translate.push(
+      chains.counters[g.name] = counter;
+      const { min, max } = g.portRange;
+      chains.translate.push(
         `ip saddr ${elements(pods.map((p) => p.address))} meta l4proto { tcp, udp, icmp } counter name ${counter} snat ip to ${g.address}:${min}-${max} ${comment}`,
       );
     } else if (local.length > 0) {
@@ -178,32 +227,17 @@ export function desiredNgw(input: NgwNodeInput): NgwDesired {
       rules.push({ priority: NGW.rulePriority, fwmark, fwmask: NGW.fwmask, table });
       routes.push({ table, device: tunnelName(g.gatewayNodeAddress) });
       const keep = (~NGW.fwmask >>> 0).toString(16).padStart(8, '0');
-      steer.push(
+      chains.steer.push(
         `ip saddr ${elements(local)} meta mark set meta mark & 0x${keep} | 0x${fwmark.toString(16).padStart(8, '0')} ${comment}`,
       );
     }
   });
-  const nft =
-    steer.length + translate.length === 0
-      ? ''
-      : [
-          `table ip ${NGW.nftTable} {`,
-          `  comment "Juneau NATGateway data path (docs/nat-gateway-datapath.md); the agent replaces it whole"`,
-          ...Object.values(counters).map((c) => `  counter ${c} { }`),
-          `  set cluster { type ipv4_addr; flags interval; auto-merge;${cluster.length ? ` elements = ${elements(cluster)}` : ''} }`,
-          `  chain steer { type filter hook prerouting priority mangle; policy accept;`,
-          `    ip daddr @cluster return`,
-          ...steer.map((r) => `    ${r}`),
-          `  }`,
-          // Before the CNI's masquerade (srcnat): the first NAT chain to bind a flow wins.
-          `  chain translate { type nat hook postrouting priority ${NGW.natPriority}; policy accept;`,
-          `    ip daddr @cluster return`,
-          `    oifname "${NGW.devicePrefix}*" snat ip to ip saddr comment "steered flows keep the pod address into the tunnel"`,
-          ...translate.map((r) => `    ${r}`),
-          `  }`,
-          `}`,
-          '',
-        ].join('\n');
   const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : 1);
-  return { tunnels: [...tunnels.values()].sort(byName), rules, routes, nft, counters };
+  const sorted = [...tunnels.values()].sort(byName);
+  const nft = renderNft(
+    chains,
+    cluster,
+    sorted.map((t) => t.remote),
+  );
+  return { tunnels: sorted, rules, routes, nft, counters: chains.counters };
 }
