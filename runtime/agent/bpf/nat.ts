@@ -139,11 +139,36 @@ export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPat
   }
 }
 
-/** Removes the NAT filters from `ifindex` (whichever roles are there) and unpins their programs.
- * Returns the roles that were attached. The maps stay pinned. */
-export function detachNat(ifindex: number, pinDir: string): Role[] {
+/** Attaches tc_nat_pod alone to `ifindex` (a device the node reaches its pods through:
+ * runtime/agent/nat/pod-devices.ts), the maps as pinned and the other filters untouched. */
+export function attachNatPod(pinDir: string, ifindex: number, objectPath?: string): void {
+  const obj = BpfObject.open(objectPath ?? findBuiltObject('tc_nat.bpf.o'));
+  try {
+    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, 'pod', ifindex));
+  } finally {
+    obj.close();
+  }
+}
+
+/** The ifindexes with a pinned program of `role` (what an agent attached there and left). */
+export function natPinnedDevices(pinDir: string, role: Role): number[] {
+  const prefix = `${layout.NAT_PROGRAMS[role]}_if`;
+  const names = fs.existsSync(pinDir) ? fs.readdirSync(pinDir) : [];
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => Number(n.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+/** Removes the NAT filters of `roles` from `ifindex` (whichever of them are there) and unpins their
+ * programs. Returns the roles that were attached. The maps stay pinned. */
+export function detachNat(
+  ifindex: number,
+  pinDir: string,
+  roles: readonly Role[] = Object.keys(layout.NAT_PROGRAMS) as Role[],
+): Role[] {
   const removed: Role[] = [];
-  for (const role of Object.keys(layout.NAT_PROGRAMS) as Role[]) {
+  for (const role of roles) {
     const attached = libbpf.tcQuery(filterFor(role, ifindex));
     if (attached === 0) {
       unlinkIfPresent(natProgramPinPath(pinDir, role, ifindex));
