@@ -128,26 +128,25 @@ export function attachNat(options: NatAttachOptions): NatMaps {
   }
 }
 
-/** EN-9: attaches tc_nat_tun alone to the VXLAN device `tunnelIfindex` (the other programs and
- * the maps as they are: the maps pinned, the other filters untouched). */
-export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPath?: string): void {
+/** Attaches the filter of `role` alone to `ifindex`: the maps as pinned, the other filters untouched. */
+function attachOne(pinDir: string, role: Role, ifindex: number, objectPath?: string): void {
   const obj = BpfObject.open(objectPath ?? findBuiltObject('tc_nat.bpf.o'));
   try {
-    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, 'tun', tunnelIfindex));
+    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, role, ifindex));
   } finally {
     obj.close();
   }
 }
 
-/** Attaches tc_nat_pod alone to `ifindex` (a device the node reaches its pods through:
- * runtime/agent/nat/pod-devices.ts), the maps as pinned and the other filters untouched. */
+/** EN-9: tc_nat_tun alone on the VXLAN device `tunnelIfindex`. */
+export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPath?: string): void {
+  attachOne(pinDir, 'tun', tunnelIfindex, objectPath);
+}
+
+/** tc_nat_pod alone on `ifindex`, a device the node reaches its pods through
+ * (runtime/agent/nat/pod-devices.ts). */
 export function attachNatPod(pinDir: string, ifindex: number, objectPath?: string): void {
-  const obj = BpfObject.open(objectPath ?? findBuiltObject('tc_nat.bpf.o'));
-  try {
-    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, 'pod', ifindex));
-  } finally {
-    obj.close();
-  }
+  attachOne(pinDir, 'pod', ifindex, objectPath);
 }
 
 /** The ifindexes with a pinned program of `role` (what an agent attached there and left). */
