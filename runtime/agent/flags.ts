@@ -205,10 +205,10 @@ Flags:
                                      detaches the responder and removes the pins; a
                                      restart or a rolling update keeps them (default:
                                      none, never)
-  --nat-pod-ifaces IFACE[,IFACE]     devices that route to the pods (a CNI bridge such as
-                                     cni0): ElasticIP SNAT happens as packets enter them,
-                                     before a CNI masquerade could (default: none, SNAT
-                                     at the ingress interface's egress only)
+  --nat-pod-ifaces IFACE[,IFACE]     devices that route to the pods, named instead of
+                                     found: ElasticIP SNAT happens as packets enter them,
+                                     before netfilter (default: found from where this
+                                     node's Running pods are routed, and followed)
   --nat-cluster-cidrs CIDR[,CIDR]    prefixes added to the in-cluster destinations, to
                                      which traffic from a pod with an ElasticIP keeps the
                                      pod address (NAT-2). The agent learns the rest from

@@ -137,7 +137,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
   );
   let nat: NatDataplane;
   try {
-    nat = attachNatDataplane(flags, ifindex, pinDir, (err) =>
+    nat = attachNatDataplane(flags, { ifindex, name: iface.name }, pinDir, (err) =>
       logger.error('VXLAN device not made: direct ElasticIPs of other nodes are not carried here (EN-9)', { err }),
     );
   } catch (err) {

@@ -1,7 +1,8 @@
 // rtnetlink over koffi and libc (Node.js has no netlink sockets, and the image has no `ip`): the
-// messages the agent sends (the VXLAN device, runtime/agent/nat/vxlan.ts) and the two questions it
+// messages the agent sends (the VXLAN device, runtime/agent/nat/vxlan.ts) and the questions it
 // asks (where a pod address is routed, and its neighbour's MAC: runtime/agent/bpf/nat.ts binds each
-// ElasticIP to the pod's host-side device, H1/M3 of the security review). One request per socket:
+// ElasticIP to the pod's host-side device, H1/M3 of the security review; the same route lookup and
+// a device's name find the devices the pods are reached through, runtime/agent/nat/pod-devices.ts). One request per socket:
 // the socket is made, used once and closed, in the caller's network namespace.
 import { constants as osConstants } from 'node:os';
 import { koffi } from './koffi';
@@ -14,12 +15,23 @@ const AF_INET = 2;
 const SOCK_RAW = 3;
 const SOCK_CLOEXEC = 0o2000000;
 const NETLINK_ROUTE = 0;
-export const RTM = { NEWLINK: 16, DELLINK: 17, NEWROUTE: 24, GETROUTE: 26, NEWNEIGH: 28, GETNEIGH: 30 } as const;
+export const RTM = {
+  NEWLINK: 16,
+  DELLINK: 17,
+  GETLINK: 18,
+  NEWROUTE: 24,
+  GETROUTE: 26,
+  NEWNEIGH: 28,
+  GETNEIGH: 30,
+} as const;
 const NLMSG_ERROR = 2;
 export const NLM_F = { REQUEST: 0x1, ACK: 0x4, EXCL: 0x200, CREATE: 0x400 } as const;
 const NLMSG_HDRLEN = 16;
 const RTMSG_LEN = 12;
 const NDMSG_LEN = 12;
+const IFINFOMSG_LEN = 16;
+/** linux/if_link.h */
+const IFLA = { IFNAME: 3, MASTER: 10 } as const;
 /** linux/rtnetlink.h */
 const RTA = { DST: 1, OIF: 4, GATEWAY: 5 } as const;
 const RTN_UNICAST = 1;
@@ -135,4 +147,22 @@ export function neighbourMac(address: string, ifindex: number): string | undefin
   if ((answer.readUInt16LE(NLMSG_HDRLEN + 8) & NUD_HAS_MAC) === 0) return undefined; // ndm_state
   const mac = attributes(answer, NDMSG_LEN).get(NDA.LLADDR);
   return mac?.length === 6 ? macFromBytes(mac) : undefined;
+}
+
+/** A device of this network namespace by ifindex: its name, and the bridge (or other master) it is a
+ * port of; undefined when there is no such device. */
+export function linkByIndex(ifindex: number): { readonly name: string; readonly master?: number } | undefined {
+  const body = Buffer.alloc(IFINFOMSG_LEN);
+  body.writeInt32LE(ifindex, 4); // ifi_index
+  const answer = get(message(RTM.GETLINK, 0, body), RTM.NEWLINK, `link ${ifindex}`);
+  if (typeof answer === 'number') {
+    if (answer === osConstants.errno.ENODEV || answer === osConstants.errno.ENOENT) return undefined;
+    throw new LibbpfError('RTM_GETLINK', answer, `link ${ifindex}`);
+  }
+  const attrs = attributes(answer, IFINFOMSG_LEN);
+  const name = attrs.get(IFLA.IFNAME);
+  if (!name) return undefined;
+  const master = attrs.get(IFLA.MASTER);
+  const text = name.subarray(0, name.indexOf(0) >= 0 ? name.indexOf(0) : name.length).toString();
+  return master?.length === 4 ? { name: text, master: master.readUInt32LE(0) } : { name: text };
 }

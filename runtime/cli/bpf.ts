@@ -5,9 +5,10 @@
  */
 import { AnnounceCounters } from '../agent/announce/counters';
 import { ArpMaps } from '../agent/bpf';
-import { NatMaps } from '../agent/bpf/nat';
+import { NatMaps, natFilters, natPinnedDevices } from '../agent/bpf/nat';
+import { linkByIndex } from '../agent/netlink';
 import { announceRows, renderAnnounce } from './announce';
-import { arpTableRows, guardRows, renderArpTable, renderGuard, renderStats, statsRows } from './format';
+import { arpTableRows, guardRows, renderArpTable, renderGuard, renderStats, statsRows, table } from './format';
 import { natRows, natStatsRows, renderNat } from './nat';
 
 interface Closable {
@@ -80,6 +81,31 @@ export const BPF_COMMANDS: readonly BpfCommand[] = [
     help: ['packets the NAT programs saw, by reason'],
     rows: (maps) => natStatsRows(maps.stats()),
     render: renderStats,
+  }),
+  command({
+    words: 'bpf dump nat-pod-devices',
+    help: [
+      'the devices the pod-side NAT program (tc_nat_pod) is on:',
+      "found from the pods' routes, or natPodInterfaces",
+      '(NAT-2, NAT-4), with its program id (0: not attached)',
+    ],
+    reads: 'the NAT maps',
+    // The maps opened only to say, as the other NAT commands do, when the agent left none here.
+    open: (pinDir) => {
+      NatMaps.openPinned(pinDir).close();
+      return { pinDir, close: () => undefined };
+    },
+    rows: ({ pinDir }) =>
+      natPinnedDevices(pinDir, 'pod').map((ifindex) => ({
+        ifindex,
+        device: linkByIndex(ifindex)?.name ?? '(gone)',
+        programId: linkByIndex(ifindex) ? natFilters(ifindex).pod : 0,
+      })),
+    render: (rows) =>
+      table(
+        ['IFINDEX', 'DEVICE', 'PROGRAM ID'],
+        rows.map((r) => [String(r.ifindex), r.device, String(r.programId)]),
+      ),
   }),
   command({
     words: 'bpf dump announcements',

@@ -1,7 +1,7 @@
 // NAT-2 on a stock install: an ElasticIP pod's traffic that stays in the cluster keeps
 // the pod's own address, and only what leaves for the outside leaves from the ElasticIP. The
-// manifest as `npx cdk8s synth` writes it (no --nat-cluster-cidrs, no --nat-pod-ifaces: SNAT at
-// the nodes' eth0 egress), on the cluster in a box: two real nodes that route each other's pod
+// manifest as `npx cdk8s synth` writes it (no --nat-cluster-cidrs, no --nat-pod-ifaces: the agents
+// find cni0 from their pods' routes and translate as packets enter it), on the cluster in a box: two real nodes that route each other's pod
 // ranges over eth0 (as host-gw or native routing does), kube-proxy in nftables mode, echo pods
 // whose HTTP server answers with the client address it saw (scripts/images/echo.ts).
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
@@ -10,7 +10,7 @@ import { INSTALL } from '../../api/constants';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 import { podConnects } from './peers';
-import { addAgentArgs, agentPods, describeOnBox, echoPod, getFromPod, podReady, until } from './session';
+import { agentPods, describeOnBox, echoPod, getFromPod, podReady, until } from './session';
 
 /** A second Service range, added as a ServiceCIDR during the run (TEST-NET-free private space). */
 const EXTRA_SERVICE_CIDR = '10.100.0.0/24';
@@ -107,11 +107,10 @@ spec:
       expect(page.trim()).toBe(`client=${echoBox.routerIp} pod=web node=${echoBox.box.nodes[0].name}`);
     });
 
-    // Last: it changes the agents. With the pod-facing hook, the ElasticIP pod's packets are
-    // translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a backend: the
-    // Service range itself must be known, and only the ServiceCIDRs say what it is.
-    test("NAT-2 with the agents' --nat-pod-ifaces=cni0 (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP", async () => {
-      await addAgentArgs(kubectl, ['--nat-pod-ifaces=cni0']);
+    // With the pod-facing hook (on cni0, where the agent finds its pods routed), the ElasticIP pod's
+    // packets are translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a
+    // backend: the Service range itself must be known, and only the ServiceCIDRs say what it is.
+    test('NAT-2 with the pod-side hook the agent put on cni0 by itself (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP', async () => {
       const page = `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`;
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
 

@@ -50,11 +50,15 @@ export interface JuneauInstallOptions {
    */
   readonly xdpMode?: (typeof XDP_MODES)[number];
   /**
-   * Devices through which each node routes to its pods (a CNI bridge such as `cni0`): the agent
-   * rewrites an ElasticIP pod's source address as packets enter them, before a CNI masquerade
-   * rule can (NAT-2; the agent's `--nat-pod-ifaces`). Without them the source is rewritten at the
-   * ingress interface's egress, after netfilter: a CNI that masquerades there wins.
-   * @default none
+   * Devices through which each node routes to its pods, named instead of found: the agent rewrites
+   * an ElasticIP pod's source address as packets enter them, before netfilter (no CNI masquerade
+   * wins, NAT-2; no conntrack entry, NAT-4; the agent's `--nat-pod-ifaces`). When set, exactly
+   * these devices are used on every node.
+   * @default none: each agent finds the devices its Running pods' addresses are routed through (a
+   * CNI bridge such as `cni0`, or one veth per pod) and follows them; set it where it reports pods
+   * it cannot find a device for (`juneau_agent_nat_pods_undetected`: pods routed through a gateway
+   * or the ingress interface)
+   * @see docs/elastic-ip-attachment.md "The Pod side"
    */
   readonly natPodInterfaces?: readonly string[];
   /**

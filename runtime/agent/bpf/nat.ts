@@ -128,22 +128,46 @@ export function attachNat(options: NatAttachOptions): NatMaps {
   }
 }
 
-/** EN-9: attaches tc_nat_tun alone to the VXLAN device `tunnelIfindex` (the other programs and
- * the maps as they are: the maps pinned, the other filters untouched). */
-export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPath?: string): void {
+/** Attaches the filter of `role` alone to `ifindex`: the maps as pinned, the other filters untouched. */
+function attachOne(pinDir: string, role: Role, ifindex: number, objectPath?: string): void {
   const obj = BpfObject.open(objectPath ?? findBuiltObject('tc_nat.bpf.o'));
   try {
-    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, 'tun', tunnelIfindex));
+    loadPinned(obj, pinDir, () => attachRole(obj, pinDir, role, ifindex));
   } finally {
     obj.close();
   }
 }
 
-/** Removes the NAT filters from `ifindex` (whichever roles are there) and unpins their programs.
- * Returns the roles that were attached. The maps stay pinned. */
-export function detachNat(ifindex: number, pinDir: string): Role[] {
+/** EN-9: tc_nat_tun alone on the VXLAN device `tunnelIfindex`. */
+export function attachNatTunnel(pinDir: string, tunnelIfindex: number, objectPath?: string): void {
+  attachOne(pinDir, 'tun', tunnelIfindex, objectPath);
+}
+
+/** tc_nat_pod alone on `ifindex`, a device the node reaches its pods through
+ * (runtime/agent/nat/pod-devices.ts). */
+export function attachNatPod(pinDir: string, ifindex: number, objectPath?: string): void {
+  attachOne(pinDir, 'pod', ifindex, objectPath);
+}
+
+/** The ifindexes with a pinned program of `role` (what an agent attached there and left). */
+export function natPinnedDevices(pinDir: string, role: Role): number[] {
+  const prefix = `${layout.NAT_PROGRAMS[role]}_if`;
+  const names = fs.existsSync(pinDir) ? fs.readdirSync(pinDir) : [];
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => Number(n.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+/** Removes the NAT filters of `roles` from `ifindex` (whichever of them are there) and unpins their
+ * programs. Returns the roles that were attached. The maps stay pinned. */
+export function detachNat(
+  ifindex: number,
+  pinDir: string,
+  roles: readonly Role[] = Object.keys(layout.NAT_PROGRAMS) as Role[],
+): Role[] {
   const removed: Role[] = [];
-  for (const role of Object.keys(layout.NAT_PROGRAMS) as Role[]) {
+  for (const role of roles) {
     const attached = libbpf.tcQuery(filterFor(role, ifindex));
     if (attached === 0) {
       unlinkIfPresent(natProgramPinPath(pinDir, role, ifindex));

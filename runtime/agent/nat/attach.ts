@@ -3,13 +3,13 @@
  * ARP responder, on the same ingress interface, with its maps pinned in the same directory, so
  * that translation goes on while the agent restarts (NAT-4) and the next agent adopts the maps.
  *
- * What a CNI must not do, and why the pod-facing hook exists: a CNI that masquerades pod traffic
- * leaving the node rewrites the pod address in POSTROUTING, before tc_nat_out at the ingress
- * interface's egress could see it. `--nat-pod-ifaces` names the devices packets from the pods
- * enter the node by (a bridge such as cni0; per-pod veths are not enumerated here): tc_nat_pod
- * translates there and sends the packet straight to the ingress interface, so it never meets the
- * masquerade rule (NAT-2). Without it, the CNI must exclude the pods' NAT addresses from its
- * masquerade (docs/running.md, "The ElasticIP data plane").
+ * Why the pod-facing hook exists: a CNI that masquerades pod traffic leaving the node rewrites the
+ * pod address in POSTROUTING, before tc_nat_out at the ingress interface's egress could see it, and
+ * the kernel's forwarding confirms a conntrack entry on the way. tc_nat_pod, on the devices packets
+ * from the pods enter the node by, translates first and sends the packet straight to the ingress
+ * interface, so it never meets the masquerade rule (NAT-2) nor leaves a conntrack entry (NAT-4).
+ * Those devices are found from where the pods' addresses are routed and followed as pods come and
+ * go (pod-devices.ts); `--nat-pod-ifaces` names them instead, and then exactly those.
  *
  * `--nat-kernel-forward` (M2 of the security review): inbound packets, once translated, go through
  * the kernel's forwarding (netfilter, conntrack: NetworkPolicy and host firewalls apply) instead
@@ -31,6 +31,7 @@ import { poolItemsToPrefixes } from '../bpf/prefixes';
 import { parseClusterCidrs } from './prefixes';
 import type { AgentFlags } from '../flags';
 import type { NatDatapath } from './sync';
+import { PodDevices, detachPodDevices, type PodDeviceReport } from './pod-devices';
 import { VXLAN_DEVICE, deleteVxlanDevice, ensureVxlanDevice, setLinkUp, type VxlanUnderlay } from './vxlan';
 
 const list = (value: string | undefined): string[] =>
@@ -78,6 +79,8 @@ export interface NatDataplaneOptions {
   readonly objectPath?: string;
   /** Told why the VXLAN device could not be made or attached (EN-9 then carries nothing). */
   readonly onTunnelError?: (err: Error) => void;
+  /** Where tc_nat_pod goes (pod-devices.ts). @default none: followPods attaches nothing */
+  readonly podDevices?: PodDevices;
 }
 
 /**
@@ -116,6 +119,11 @@ export class NatDataplane implements NatDatapath {
 
   refreshDevices(): number {
     return this.maps.refreshDevices();
+  }
+
+  /** tc_nat_pod on the devices this node's pods (their addresses) are reached through (NAT-2, NAT-4). */
+  followPods(addresses: readonly string[]): PodDeviceReport | undefined {
+    return this.options.podDevices?.follow(addresses);
   }
 
   setInClusterPrefixes(prefixes: readonly Prefix[]): void {
@@ -172,13 +180,15 @@ export class NatDataplane implements NatDatapath {
 
 export function attachNatDataplane(
   flags: Pick<AgentFlags, 'natPodIfaces' | 'natClusterCidrs' | 'natKernelForward'>,
-  extIfindex: number,
+  external: { readonly ifindex: number; readonly name: string },
   pinDir: string,
   onTunnelError: (err: Error) => void = () => undefined,
 ): NatDataplane {
   const prefixes = poolItemsToPrefixes(parseClusterCidrs(flags.natClusterCidrs));
-  const pods = podIfindexes(flags);
-  const maps = attachNat({ extIfindex, podIfindexes: pods, pinDir, kernelForward: flags.natKernelForward });
+  const extIfindex = external.ifindex;
+  // --nat-pod-ifaces: exactly those, attached now; else the pods' devices, found at each pass.
+  const fixed = flags.natPodIfaces ? podIfindexes(flags) : undefined;
+  const maps = attachNat({ extIfindex, podIfindexes: fixed, pinDir, kernelForward: flags.natKernelForward });
   try {
     // Added, not replaced: the pinned set also holds what the last agent learned from the API
     // (NatSync), and must keep it until this agent's informers have synced (NAT-4).
@@ -187,7 +197,7 @@ export function attachNatDataplane(
     maps.close();
     throw err;
   }
-  return new NatDataplane(maps, { pinDir, onTunnelError });
+  return new NatDataplane(maps, { pinDir, onTunnelError, podDevices: new PodDevices({ pinDir, external, fixed }) });
 }
 
 /** Removes the NAT filters (uninstall, --detach-on-exit); the maps stay until the pins go. */
@@ -200,7 +210,7 @@ export function tunnelWithoutFilter(): boolean {
 
 export function detachNatDataplane(flags: Pick<AgentFlags, 'natPodIfaces'>, extIfindex: number, pinDir: string): void {
   detachNat(extIfindex, pinDir);
-  for (const ifindex of podIfindexes(flags)) detachNat(ifindex, pinDir);
+  detachPodDevices(pinDir, podIfindexes(flags));
   // The VXLAN device goes with its filter (EN-9).
   const tunnel = ifindexOrZero(VXLAN_DEVICE);
   if (!tunnel) return; // never made: nothing to remove

@@ -6,6 +6,7 @@
  */
 import type { NatReasonName } from '../bpf/layout';
 import type { NatEntry } from '../bpf/nat';
+import type { PodDeviceReport } from './pod-devices';
 import { CounterDeltas } from '../arp/conflicts';
 import { counter, gauge, metricsOf } from '../metric-table';
 
@@ -25,6 +26,16 @@ const NAT_METRICS = {
     ['elastic_ip', 'direction'],
     'Bytes (as the TC hook saw them, L2 included) of an ElasticIP, by direction.',
   ),
+  podDevices: gauge(
+    'agent_nat_pod_devices',
+    ['device', 'mode'],
+    "Devices the pod-side NAT hook (tc_nat_pod) is on, with the number of this node's Running pods routed through each; mode detected (from the pods' routes) or fixed (natPodInterfaces).",
+  ),
+  podsUndetected: gauge(
+    'agent_nat_pods_undetected',
+    [],
+    "This node's Running pods whose device the pod-side NAT hook is not on (routed through a gateway, no route, or the ingress interface; or the attach failed): their ElasticIP traffic meets the node's netfilter.",
+  ),
   reasons: counter(
     'agent_nat_program_packets_total',
     ['reason'],
@@ -34,6 +45,13 @@ const NAT_METRICS = {
 
 export class NatMetrics extends metricsOf(NAT_METRICS) {
   private readonly deltas = new CounterDeltas();
+
+  /** The pod-side hook's devices, replaced whole at each report. */
+  observePodDevices(report: PodDeviceReport): void {
+    this.podDevices.reset();
+    for (const d of report.devices) this.podDevices.set({ device: d.name, mode: report.mode }, d.pods);
+    this.podsUndetected.set(report.undetected.length + report.failed.length);
+  }
 
   observe(entries: readonly NatEntry[], stats: Readonly<Record<NatReasonName, bigint>>): void {
     for (const [reason, value] of Object.entries(stats)) {

@@ -40,6 +40,7 @@ import {
   type PodObject,
 } from './desired';
 import type { NatMetrics } from './metrics';
+import { podAddresses, type PodDeviceReport } from './pod-devices';
 import { nodeInternalIPs } from '../interface';
 
 /** The Kubernetes resources NatSync reads beside its Juneau kinds (which are in JuneauResources). */
@@ -71,6 +72,9 @@ export interface NatDatapath {
   setNodes?(self: string | undefined, nodes: readonly string[]): void;
   /** H1/M3: the pods' devices resolved again, at every poll. @default not done */
   refreshDevices?(): number;
+  /** NAT-2, NAT-4: tc_nat_pod on the devices this node's pods are reached through (pod-devices.ts),
+   * at every pass and poll. @default not done */
+  followPods?(addresses: readonly string[]): PodDeviceReport | undefined;
 }
 
 export interface NatSyncOptions {
@@ -112,6 +116,7 @@ export class NatSync {
   private writtenPrefixes: string | undefined;
   private reportedSkipped = '';
   private reportedWaiting = '';
+  private reportedPodDevices = '';
   private readonly loop: InformerLoop;
 
   constructor(private readonly options: NatSyncOptions) {
@@ -215,6 +220,7 @@ export class NatSync {
       }),
       localAddresses: (this.options.localAddresses ?? hostAddresses)(),
     });
+    this.followPods();
     try {
       // Prefixes first: a binding's first packet to the cluster already keeps the pod address.
       this.writeClusterPrefixes();
@@ -265,10 +271,42 @@ export class NatSync {
     this.options.datapath.setNodes?.(self && nodeInternalIPs(self)[0], nodes.flatMap(nodeInternalIPs));
   }
 
+  /** NAT-2, NAT-4: the pod-side hook on the devices this node's Running pods are routed through;
+   * what it is on, and every pod it cannot be on with why, logged when that changes (metrics). */
+  private followPods(): void {
+    let report: PodDeviceReport | undefined;
+    try {
+      report = this.options.datapath.followPods?.(podAddresses(this.pods.list()));
+    } catch (err) {
+      this.logger.error("attaching the pod-side NAT hook to the pods' devices failed; retrying at the next poll", {
+        err,
+      });
+      return;
+    }
+    if (!report) return;
+    this.options.metrics?.observePodDevices(report);
+    const devices = report.devices.map((d) => `${d.name}(${d.pods})`);
+    const key = JSON.stringify([report.mode, report.devices.map((d) => d.name), report.undetected, report.failed]);
+    if (report.attached.length || report.detached.length || key !== this.reportedPodDevices)
+      this.logger.info('pod-side NAT hook (tc_nat_pod) on the devices the pods are reached through (NAT-2, NAT-4)', {
+        mode: report.mode,
+        devices,
+        attached: report.attached,
+        detached: report.detached,
+      });
+    if (key !== this.reportedPodDevices && (report.undetected.length || report.failed.length))
+      this.logger.warn(
+        "pods whose device the pod-side NAT hook is not on: their ElasticIP traffic is translated after the node's netfilter (a CNI masquerade wins, conntrack tracks it); name the devices in natPodInterfaces (--nat-pod-ifaces)",
+        { undetected: report.undetected, failed: report.failed },
+      );
+    this.reportedPodDevices = key;
+  }
+
   poll(): void {
     if (!this.loop.running) return;
     if (this.loop.lastPassFailed) this.reconcile();
     else if (this.loop.reconciledOnce) {
+      this.followPods();
       try {
         const changed = this.options.datapath.refreshDevices?.() ?? 0;
         if (changed > 0) this.logger.info("NAT bindings follow their pods' devices", { changed });

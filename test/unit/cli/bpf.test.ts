@@ -34,6 +34,7 @@ describe('kubectl juneau', () => {
       'bpf stats',
       'bpf dump nat',
       'bpf stats nat',
+      'bpf dump nat-pod-devices',
       'bpf dump announcements',
     ]);
     for (const c of BPF_COMMANDS) {
