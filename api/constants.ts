@@ -76,6 +76,8 @@ export const AGENT_FLAGS = {
   natPodIfaces: 'nat-pod-ifaces',
   natClusterCidrs: 'nat-cluster-cidrs',
   natKernelForward: 'nat-kernel-forward',
+  cniBinDir: 'cni-bin-dir',
+  cniConfDir: 'cni-conf-dir',
 } as const;
 
 /** The controller flags the install manifest passes (runtime/controller/flags.ts parses them). */

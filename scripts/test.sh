@@ -9,6 +9,7 @@ echo "test: system packages"; bash scripts/install-system-deps.sh
 echo "test: type-check"; npx tsc --noEmit -p tsconfig.json
 echo "test: lint (ESLint, Prettier)"; npm run -s lint
 echo "test: build the XDP object"; bash bpf/build.sh
+echo "test: build the CNI plugin (the image ships it)"; bash cni/build.sh
 echo "test: bundle the binaries (the images and the cluster tests run them)"; node scripts/bundle.mjs
 echo "test: control-plane and node binaries (the cluster in a box)"; bash test/cluster/build.sh --nodes
 echo "test: synthesize CRDs and install manifest"; CDK8S_CHECK_UPGRADE=false npx cdk8s synth >/dev/null

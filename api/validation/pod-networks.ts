@@ -48,6 +48,9 @@ export interface AnnotationError {
 export type ParsedPodNetworks =
   { readonly ok: true; readonly interfaces: readonly PodInterface[] } | ({ readonly ok: false } & AnnotationError);
 
+/** NIC-1: the NetworkInterface of a Pod's interface is named `<pod>.<interface>`. */
+export const nicName = (pod: string, iface: string): string => `${pod}.${iface}`;
+
 /** The interface the shorthand annotation gives its ElasticIP to. */
 export const SHORTHAND_INTERFACE = 'eth0';
 /** Linux IFNAMSIZ (16) minus the terminating NUL. */

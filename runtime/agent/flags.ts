@@ -59,6 +59,13 @@ export interface AgentFlags {
   readonly natMaxHeapMiB: number;
   /** SEC-4: this process is the agent's NAT child (runtime/agent/nat-process.ts). */
   readonly natChild: boolean;
+  /** CNI-1: the node's CNI bin dir as the agent sees it; juneau-cni is copied there
+   * (runtime/agent/cni/install.ts). @default undefined: the plugin is not installed */
+  readonly cniBinDir: string | undefined;
+  /** CNI-1: the node's CNI conf dir as the agent sees it; its active conflist chains juneau-cni. */
+  readonly cniConfDir: string | undefined;
+  /** CNI-1: the socket juneau-cni asks (`@name`: abstract, in the node's network namespace). */
+  readonly cniSocket: string;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -90,6 +97,9 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   leaseRenewIntervalMs: 2_000,
   natMaxHeapMiB: 96,
   natChild: false,
+  cniBinDir: undefined,
+  cniConfDir: undefined,
+  cniSocket: '@juneau-cni',
 };
 
 /**
@@ -235,6 +245,16 @@ Flags:
                                      limit (default 96)
   --nat-child, --no-nat-child        internal: run as the agent's NAT process (the agent
                                      starts it so, with its own flags)
+  --cni-bin-dir DIR                  CNI-1: the node's CNI bin dir (a hostPath): the
+                                     agent copies juneau-cni there, and removes it on
+                                     uninstall (default: none, the plugin is not
+                                     installed)
+  --cni-conf-dir DIR                 CNI-1: the node's CNI conf dir: the agent chains
+                                     juneau-cni into its active conflist, and takes it
+                                     out on uninstall; with --cni-bin-dir or not at all
+  --cni-socket SOCKET                the socket juneau-cni asks; @NAME is an abstract
+                                     socket in the node's network namespace (default
+                                     @juneau-cni)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -289,6 +309,9 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   'log-format': { field: 'logFormat', read: optionalString },
   'nat-max-heap': { field: 'natMaxHeapMiB', read: mebibytes },
   'nat-child': { field: 'natChild', boolean: true },
+  [AGENT_FLAGS.cniBinDir]: { field: 'cniBinDir', read: optionalString },
+  [AGENT_FLAGS.cniConfDir]: { field: 'cniConfDir', read: optionalString },
+  'cni-socket': { field: 'cniSocket', read: optionalString },
 };
 
 /** The names flags had before they took controller-runtime's; still accepted. */
@@ -312,6 +335,9 @@ export function parseAgentFlags(
   if (!out.logFormat) out.logFormat = DEFAULT_AGENT_FLAGS.logFormat;
   if (out.ownerDaemonSet) parseOwnerDaemonSet(out.ownerDaemonSet);
   parseClusterCidrs(out.natClusterCidrs);
+  if (!out.cniBinDir !== !out.cniConfDir)
+    throw new Error('--cni-bin-dir and --cni-conf-dir go together: give both or neither');
+  if (!out.cniSocket) out.cniSocket = DEFAULT_AGENT_FLAGS.cniSocket;
   if (out.leaseNamespace === undefined) out.leaseNamespace = '';
   checkExpiryFlags(out);
   return { help: false, flags: out };

@@ -51,6 +51,8 @@ import { AnnounceCounters } from './announce/counters';
 import { JuneauResources } from '../kube/resources';
 import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
+import { CniServer, CniServerMetrics } from './cni/server';
+import { CniInstaller, CniMetrics, findPluginBinary } from './cni/install';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -201,6 +203,8 @@ interface Parts {
   readonly arp: ArpSync;
   readonly lease: AgentLease | undefined;
   readonly uninstall: UninstallWatch | undefined;
+  /** CNI-1: juneau-cni in the node's bin dir and conflist (with --cni-bin-dir/--cni-conf-dir). */
+  readonly cniInstaller: CniInstaller | undefined;
   /** Every feature's loop, in start order. */
   readonly loops: readonly FeatureLoop[];
 }
@@ -225,8 +229,14 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
   await health.stop();
   counters?.close();
   leaveDataplane(flags, logger, r, stop);
+  // CNI-1: an uninstall takes juneau-cni out of the chain and the bin dir; a restart leaves it.
+  if (stop.uninstall && parts.cniInstaller)
+    logger.info('juneau-cni uninstalled', { done: parts.cniInstaller.remove() });
   return 0;
 }
+
+/** How often the agent checks that the node's conflist still chains juneau-cni (a CNI may rewrite it). */
+const CNI_CHAIN_CHECK_MS = 30_000;
 
 /** Every feature's loop, none started: the NAT process, ARP (with its move announcements, FO-1),
  * the node's Lease (FO-3), the answers' heartbeat (FO-2) and the uninstall watch. */
@@ -261,8 +271,31 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running): Parts {
   const uninstall = flags.ownerDaemonSet
     ? new UninstallWatch(r.rest, parseOwnerDaemonSet(flags.ownerDaemonSet), logger)
     : undefined;
-  const loops = [r.nat, arp, lease, heartbeat, uninstall].filter((l): l is NonNullable<typeof l> => l !== undefined);
-  return { runtimeMetrics, recorder, counters, arp, lease, uninstall, loops };
+  // CNI-1..CNI-3: the plugin's socket (always: a node chained by hand works too) and its installation.
+  const cniServer = new CniServer({
+    rest: r.rest,
+    socket: flags.cniSocket,
+    recorder,
+    metrics: new CniServerMetrics(runtimeMetrics),
+    logger,
+  });
+  const cniInstaller =
+    flags.cniBinDir && flags.cniConfDir
+      ? new CniInstaller({
+          binDir: flags.cniBinDir,
+          confDir: flags.cniConfDir,
+          source: findPluginBinary(),
+          intervalMs: CNI_CHAIN_CHECK_MS,
+          node: { apiVersion: 'v1', kind: 'Node', name: flags.nodeName },
+          recorder,
+          metrics: new CniMetrics(runtimeMetrics),
+          logger,
+        })
+      : undefined;
+  const loops = [r.nat, arp, lease, heartbeat, uninstall, cniServer, cniInstaller].filter(
+    (l): l is NonNullable<typeof l> => l !== undefined,
+  );
+  return { runtimeMetrics, recorder, counters, arp, lease, uninstall, cniInstaller, loops };
 }
 
 /** The ARP loop and its move announcements (FO-1: an ARP socket open only while an address of an

@@ -104,6 +104,10 @@ export function juneauRootfs(repoRoot: string): JuneauRootfs {
       mode: 0o644,
       data: fs.readFileSync(path.join(bpfDir, o)),
     });
+  // CNI-1: the chained plugin the agent copies onto each node (static: it runs on the host).
+  const plugin = path.join(repoRoot, 'build', 'cni', 'juneau-cni');
+  if (!fs.existsSync(plugin)) throw new Error(`images: ${plugin} is missing: run bash cni/build.sh`);
+  juneau.push({ path: `${app}/build/cni/juneau-cni`, type: 'file', mode: 0o755, data: fs.readFileSync(plugin) });
 
   const packages = files.debianPackages();
   for (const p of packages) {

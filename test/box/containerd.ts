@@ -1,5 +1,6 @@
-// Each node's containerd (Debian's 1.6, runc, CNI plugins in /usr/lib/cni): its own socket, root,
-// state, runc root and CNI configuration under the node's directory, running inside the node's
+// Each node's containerd (Debian's 1.6, runc, CNI plugins in /usr/lib/cni, linked into the node's
+// own bin dir: mounts.ts): its own socket, root, state, runc root and CNI configuration under the
+// node's directory, running inside the node's
 // network namespace (the CNI bridge plugin makes `cni0` in the namespace it runs in). Pod network
 // namespaces are mounted under its state directory, so `down` finds them with the other mounts.
 import * as fs from 'node:fs';
@@ -7,9 +8,8 @@ import * as path from 'node:path';
 import { sleep } from '../sleep';
 import { cmd } from './exec';
 import { PAUSE_IMAGE } from './images';
+import { NODE_CNI_BIN_DIR } from './mounts';
 import { NodeRecord } from './state';
-
-export const CNI_BIN_DIR = '/usr/lib/cni';
 
 export interface ContainerdPaths {
   config: string;
@@ -63,7 +63,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         Root = "${path.join(p.state, 'runc')}"
 
   [${cri}.cni]
-    bin_dir = "${CNI_BIN_DIR}"
+    bin_dir = "${NODE_CNI_BIN_DIR}"
     conf_dir = "${cniConfDir}"
 `;
   fs.writeFileSync(p.config, toml);

@@ -4,13 +4,27 @@
 // collide). Container root filesystems, volumes and pod network namespaces are mounted inside it
 // too, and go away with it. The namespace is held by a bind mount on a file in
 // /run/juneau-box/mnt, a private mount (as `ip netns` does for /var/run/netns), so that hosts
-// whose / is a shared mount accept it.
+// whose / is a shared mount accept it. The node's CNI bin and conf dirs are bound at the paths a
+// real node has them (/opt/cni/bin, /etc/cni/net.d: the install's defaults), so the agent
+// DaemonSet of the manifest as synthesized installs juneau-cni on each node as on any (CNI-1).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cmd, CommandError } from './exec';
 import { HOST_DIR, NodeRecord } from './state';
 
 const MNTNS_DIR = path.join(HOST_DIR, 'mnt');
+
+/** Where a node's runtime and the agent see the node's CNI dirs (the install's cniBinDir, cniConfDir defaults). */
+export const NODE_CNI_BIN_DIR = '/opt/cni/bin';
+export const NODE_CNI_CONF_DIR = '/etc/cni/net.d';
+/** The host's CNI plugins (Debian's containernetworking-plugins), linked into each node's bin dir. */
+const HOST_CNI_PLUGINS = '/usr/lib/cni';
+
+/** The node's own CNI dirs on the host, bound at NODE_CNI_BIN_DIR and NODE_CNI_CONF_DIR inside it. */
+export const nodeCniDirs = (node: NodeRecord) => ({
+  bin: path.join(node.dir, 'cni', 'bin'),
+  conf: path.join(node.dir, 'cni', 'net.d'),
+});
 
 export const mountNsFile = (node: NodeRecord) => path.join(MNTNS_DIR, node.netns);
 
@@ -33,8 +47,26 @@ export async function ensureMountNsDir(): Promise<void> {
 export async function createNodeMountNs(node: NodeRecord): Promise<void> {
   const file = mountNsFile(node);
   fs.writeFileSync(file, '');
+  const cni = nodeCniDirs(node);
+  for (const dir of [cni.bin, cni.conf, NODE_CNI_BIN_DIR, NODE_CNI_CONF_DIR]) fs.mkdirSync(dir, { recursive: true });
+  for (const plugin of fs.readdirSync(HOST_CNI_PLUGINS)) {
+    const link = path.join(cni.bin, plugin);
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(HOST_CNI_PLUGINS, plugin), link);
+  }
   // Slave: the node still sees what the host mounts later; nothing it mounts reaches the host.
-  await cmd('unshare', [`--mount=${file}`, '--propagation', 'slave', 'mount', '-t', 'bpf', 'bpf', '/sys/fs/bpf']);
+  await cmd('unshare', [
+    `--mount=${file}`,
+    '--propagation',
+    'slave',
+    'sh',
+    '-ec',
+    'mount -t bpf bpf /sys/fs/bpf; mount --bind "$1" "$2"; mount --bind "$3" "$4"',
+    'sh',
+    cni.bin,
+    NODE_CNI_BIN_DIR,
+    cni.conf,
+    NODE_CNI_CONF_DIR,
+  ]);
 }
 
 /** Drops the node's mount namespace (its mounts go when its last process has exited). */

@@ -16,7 +16,7 @@ import {
 import { allSteps, cmd } from './exec';
 import { createKubeIpvs0, KUBE_IPVS0, writeIpvsSyncScript } from './ipvs';
 import { ControlPlaneAccess, kubeletArgs, writeKubeletFiles, writeKubeProxyConfig } from './kubelet';
-import { createNodeMountNs, mountNsFile, removeNodeMountNs } from './mounts';
+import { createNodeMountNs, mountNsFile, NODE_CNI_CONF_DIR, removeNodeMountNs } from './mounts';
 import { CNI_CACHE_DIR, createNodeNetwork, writeCniConfig } from './network';
 import { BoxRecorder, NodeRecord } from './state';
 
@@ -36,7 +36,8 @@ export async function startNode(rec: BoxRecorder, node: NodeRecord, opts: NodeSt
   await createNodeNetwork(rec, node);
   await createNodeMountNs(node);
 
-  const containerd = writeContainerdConfig(node, writeCniConfig(node));
+  writeCniConfig(node);
+  const containerd = writeContainerdConfig(node, NODE_CNI_CONF_DIR);
   const ctrd = startDaemon(rec, node, 'containerd', '/usr/bin/containerd', ['--config', containerd.config]);
   await waitForContainerd(containerd, () => !ctrd.exited, opts.deadline).catch((e) => {
     throw withLog(e, ctrd);

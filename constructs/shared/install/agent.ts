@@ -55,6 +55,9 @@ export function agent(o: ResolvedOptions): ManifestObject {
   if (o.natPodInterfaces.length > 0) args.push(flag(AGENT_FLAGS.natPodIfaces, o.natPodInterfaces.join(',')));
   if (o.natClusterCidrs.length > 0) args.push(flag(AGENT_FLAGS.natClusterCidrs, o.natClusterCidrs.join(',')));
   if (o.natKernelForward) args.push(flag(AGENT_FLAGS.natKernelForward, 'true'));
+  const cni = cniVolumes(o);
+  if (cni.mounts.length > 0)
+    args.push(flag(AGENT_FLAGS.cniBinDir, AGENT_CNI_BIN_DIR), flag(AGENT_FLAGS.cniConfDir, AGENT_CNI_CONF_DIR));
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -95,12 +98,39 @@ export function agent(o: ResolvedOptions): ManifestObject {
               },
               // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
               // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
-              volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }],
+              volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }, ...cni.mounts],
             },
           ],
-          volumes: [{ name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } }],
+          volumes: [
+            { name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } },
+            ...cni.volumes,
+          ],
         },
       },
     },
+  };
+}
+
+/** Where the agent sees the node's CNI bin and conf dirs (CNI-1: it installs juneau-cni there). */
+export const AGENT_CNI_BIN_DIR = '/host/cni/bin';
+export const AGENT_CNI_CONF_DIR = '/host/cni/net.d';
+
+/**
+ * CNI-1: the node's CNI bin and conf dirs, writable by the agent (root in the container, which
+ * owns them on the host): it copies juneau-cni into the first and chains it into the second's
+ * conflist (runtime/agent/cni/install.ts). DirectoryOrCreate: a node whose CNI has not written its
+ * configuration yet is chained once it has.
+ */
+function cniVolumes(o: ResolvedOptions): { mounts: object[]; volumes: object[] } {
+  if (!o.cniPlugin) return { mounts: [], volumes: [] };
+  return {
+    mounts: [
+      { name: 'cni-bin', mountPath: AGENT_CNI_BIN_DIR },
+      { name: 'cni-conf', mountPath: AGENT_CNI_CONF_DIR },
+    ],
+    volumes: [
+      { name: 'cni-bin', hostPath: { path: o.cniBinDir, type: 'DirectoryOrCreate' } },
+      { name: 'cni-conf', hostPath: { path: o.cniConfDir, type: 'DirectoryOrCreate' } },
+    ],
   };
 }

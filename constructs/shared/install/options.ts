@@ -90,6 +90,24 @@ export interface JuneauInstallOptions {
    */
   readonly natKernelForward?: boolean;
   /**
+   * Install the chained CNI plugin `juneau-cni` on every node (CNI-1..CNI-3, docs/cni.md): the
+   * agent copies it into `cniBinDir` and appends it to the active conflist of `cniConfDir`, and
+   * removes both on uninstall. Without it a pod that holds an ElasticIP directly gets no address
+   * inside it, and is not held back while its NetworkInterface waits (EIP-13).
+   * @default true
+   */
+  readonly cniPlugin?: boolean;
+  /**
+   * The nodes' CNI bin dir (the container runtime's `bin_dir`), absolute.
+   * @default '/opt/cni/bin'
+   */
+  readonly cniBinDir?: string;
+  /**
+   * The nodes' CNI conf dir (the container runtime's `conf_dir`), absolute.
+   * @default '/etc/cni/net.d'
+   */
+  readonly cniConfDir?: string;
+  /**
    * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
    * @default true
    */
@@ -159,6 +177,9 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     natClusterCidrs: o.natClusterCidrs ?? [],
     webhookNetworkPolicy: o.webhookNetworkPolicy ?? [],
     natKernelForward: o.natKernelForward ?? false,
+    cniPlugin: o.cniPlugin ?? true,
+    cniBinDir: o.cniBinDir ?? '/opt/cni/bin',
+    cniConfDir: o.cniConfDir ?? '/etc/cni/net.d',
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
     imagePullSecrets: o.imagePullSecrets ?? [],
@@ -191,6 +212,9 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
         : { ok: false as const, reason: 'is not an IPv4 CIDR (a.b.c.d/n)' };
       if (!parsed.ok) issues.push(issue(`${field}[${i}]`, cidr, parsed.reason));
     });
+  for (const field of ['cniBinDir', 'cniConfDir'] as const)
+    if (!/^\/[^\0]*$/.test(r[field]) || r[field].split('/').includes('..'))
+      issues.push(issue(field, r[field], 'must be an absolute path without ".."'));
   issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
   const image = (field: string, i: JuneauImageOptions | undefined) =>
     validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);

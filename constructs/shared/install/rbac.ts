@@ -128,14 +128,18 @@ export function agentRbac(ns: string): ManifestObject[] {
       ],
       ['list', 'watch'],
     ),
+    // get: the NetworkInterface and ElasticIP of a pod whose sandbox juneau-cni sets up
+    // (runtime/agent/cni/server.ts, CNI-1, CNI-2), read fresh rather than from a cache that may lag.
+    rule([GROUP], ['elasticips', 'networkinterfaces'], ['get']),
     // get: its own Node's InternalIP (runtime/agent/main.ts ingressInterface, EN-12); list, watch:
     // every Node's spec.podCIDRs and addresses, and the ServiceCIDRs (Kubernetes 1.33+), the
     // in-cluster destinations that keep an ElasticIP pod's address (NAT-2: runtime/agent/nat/sync.ts,
     // nat/prefixes.ts), and the InternalIP of the node that holds a direct ElasticIP (EN-9).
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
-    // H1: its own node's Pods (by field selector spec.nodeName): a NIC binds only while its Pod runs.
-    rule([''], ['pods'], ['list', 'watch']),
+    // H1: its own node's Pods (by field selector spec.nodeName): a NIC binds only while its Pod runs;
+    // get: the Pod whose sandbox juneau-cni sets up, for its annotations (runtime/agent/cni/server.ts).
+    rule([''], ['pods'], ['get', 'list', 'watch']),
     // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;
     // RBAC cannot limit list/watch to a label, and a Role in `default` would outlive an uninstall.
     rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),

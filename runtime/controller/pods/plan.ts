@@ -13,7 +13,7 @@
 import { API_VERSION, type NetworkInterface } from '../../../api';
 import type { PlannedEvent } from '../../kube/events';
 import type { PodView } from './views';
-import { SHORTHAND_INTERFACE, type PodInterface } from '../../../api/validation/pod-networks';
+import { nicName, SHORTHAND_INTERFACE, type PodInterface } from '../../../api/validation/pod-networks';
 
 /** The parts of an existing NetworkInterface this module reads. */
 export interface ExistingNic {
@@ -48,7 +48,7 @@ export interface PodPlan {
   readonly events: readonly PlannedEvent[];
 }
 
-export const nicName = (pod: string, iface: string): string => `${pod}.${iface}`;
+export { nicName };
 
 /**
  * Reasons of the Events this module plans on a Pod (a Pod has no condition of ours, so there is

@@ -236,8 +236,11 @@ describe('JuneauInstall', () => {
       drop: ['ALL'],
       add: ['BPF', 'NET_ADMIN', 'NET_RAW'],
     });
+    // CNI-1: beside its bpffs directory, the node's CNI bin and conf dirs (juneau-cni's install).
     expect(pod.volumes).toEqual([
       { name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } },
+      { name: 'cni-bin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } },
+      { name: 'cni-conf', hostPath: { path: '/etc/cni/net.d', type: 'DirectoryOrCreate' } },
     ]);
     expect(pod.containers[0].env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
@@ -250,7 +253,8 @@ describe('JuneauInstall', () => {
       rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
     };
     const juneauRules = agentRole.rules.filter((r) => r.apiGroups.includes('juneau.loutres.me'));
-    expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['list', 'watch']);
+    // get: the NetworkInterface and ElasticIP of a sandbox juneau-cni sets up (CNI-1, CNI-2).
+    expect(juneauRules.flatMap((r) => r.verbs).sort()).toEqual(['get', 'list', 'watch']);
     const ctrlRole = find('ClusterRole', 'juneau-controller') as unknown as typeof agentRole;
     const writesNetworks = ctrlRole.rules.some(
       (r) =>
