@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { conntrackStats, ngwFlowCounters } from '../../runtime/agent/ngw/sync';
-import type { NgwGatewayInput } from '../../runtime/agent/ngw/desired';
+import { NGW, type NgwGatewayInput } from '../../runtime/agent/ngw/desired';
+import { nftCounters } from '../../runtime/agent/ngw/nftables';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { describeAsRoot } from './rig';
 import { inNetnsSync } from './ns-tools';
@@ -235,6 +236,35 @@ describeAsRoot('NATGateway data path (NGW-4..NGW-7), three nodes and the outside
       learned: String(SERVER_MTU),
     });
   }, 60_000);
+
+  test('NGW-4: the gateway accepts through a tunnel only the selected pods of the node at its other end; the rest is dropped and counted', async () => {
+    // Node 1 pushes a pod that is not selected into the tunnel by hand, as a tampered node could.
+    await rig.in(
+      rig.node(1),
+      'ip',
+      'rule',
+      'add',
+      'from',
+      podAddress(1, 3),
+      'lookup',
+      String(NGW.tableBase + 1),
+      'priority',
+      '100',
+    );
+    try {
+      const refused = () => inNetnsSync(rig.node(2), () => nftCounters(NGW.nftTable))['tunnel-refused'] ?? 0;
+      const before = refused();
+      const notSelected = await rig.tool<{ replies: string[] }>(rig.pod(1, 3), 'nat', 'ping', SERVER, '1');
+      const selected = await rig.tool<{ replies: string[] }>(rig.pod(1, 2), 'nat', 'ping', SERVER, '1');
+      expect({ notSelected, selected, refused: refused() - before }).toEqual({
+        notSelected: { replies: [] },
+        selected: { replies: [SERVER] },
+        refused: 1,
+      });
+    } finally {
+      await rig.in(rig.node(1), 'ip', 'rule', 'del', 'priority', '100');
+    }
+  }, 30_000);
 
   test('NGW-6: the gateway moves to node 3: new flows from pods on every node work through it', async () => {
     const server = await udpServer();
