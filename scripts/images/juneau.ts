@@ -7,7 +7,7 @@
  * package manager, no compiler; merged /usr like Debian 12.
  *
  *   /usr/bin/node
- *   /usr/lib/<triplet>/…                libc, libstdc++, libgcc_s, libm, libbpf, libelf, libz, ld.so
+ *   /usr/lib/<triplet>/…                libc, libstdc++, libgcc_s, libm, libbpf, libelf, libz, libnftables (libmnl, libnftnl, …), ld.so
  *   /usr/lib/juneau/package.json        name and version (the manifest's version label)
  *   /usr/lib/juneau/build/bin/*.js      the bundles, `#!/usr/bin/node`
  *   /usr/lib/juneau/build/bpf/*.bpf.o   found by findBuiltObject() as in the package
@@ -59,11 +59,18 @@ export function juneauRootfs(repoRoot: string): JuneauRootfs {
   if (!fs.existsSync(libbpf))
     throw new Error(`images: ${libbpf} is missing: install Debian's libbpf1 (scripts/install-system-deps.sh)`);
   files.copy(libbpf);
+  // The NATGateway data path binds libnftables too (runtime/agent/ngw/nftables.ts).
+  const libnftables = `/usr/lib/${triplet}/libnftables.so.1`;
+  if (!fs.existsSync(libnftables))
+    throw new Error(
+      `images: ${libnftables} is missing: install Debian's libnftables1 (scripts/install-system-deps.sh)`,
+    );
+  files.copy(libnftables);
   const koffi = koffiFiles(repoRoot);
   for (const [hostPath, imagePath] of koffi)
     files.add({ path: imagePath, type: 'file', mode: 0o644, data: fs.readFileSync(hostPath) });
   const addons = [...koffi.keys()].filter((f) => f.endsWith('.node'));
-  for (const lib of sharedLibraries([node, libbpf, ...addons])) files.copy(lib);
+  for (const lib of sharedLibraries([node, libbpf, libnftables, ...addons])) files.copy(lib);
 
   const app = 'usr/lib/juneau';
   const juneau: TarEntry[] = [];

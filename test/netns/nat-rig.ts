@@ -12,7 +12,7 @@
 // every checksum is computed in software and verified by the receiving kernel (a veth would
 // otherwise hand CHECKSUM_PARTIAL packets over unchecked), and GRO/GSO off so a packet counted
 // is a packet on the wire.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,7 +24,7 @@ import { resolvePodDevice } from '../../runtime/agent/bpf/pod-device';
 import type { NatReasonName } from '../../runtime/agent/bpf/layout';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { pcapFrames } from './ipv4';
-import { deleteNetns, inNetnsSync, inNs, macIn, startTcpdump } from './ns-tools';
+import { deleteNetns, inNetnsSync, inNs, macIn, startTcpdump, startTool, vethBetween } from './ns-tools';
 import { sleep } from '../sleep';
 
 const run = promisify(execFile);
@@ -158,22 +158,8 @@ export class NatRig {
     return link.ifindex;
   }
 
-  private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
-    const a = `jn${this.id}${randomBytes(2).toString('hex')}`;
-    const b = `jn${this.id}${randomBytes(2).toString('hex')}`;
-    await run('ip', ['link', 'add', a, 'type', 'veth', 'peer', 'name', b]);
-    await run('ip', ['link', 'set', a, 'netns', nsA]);
-    await run('ip', ['link', 'set', b, 'netns', nsB]);
-    await this.in(nsA, 'ip', 'link', 'set', a, 'name', devA);
-    await this.in(nsB, 'ip', 'link', 'set', b, 'name', devB);
-    for (const [ns, dev] of [
-      [nsA, devA],
-      [nsB, devB],
-    ]) {
-      if (!this.options.offloads)
-        await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
-      await this.in(ns, 'ip', 'link', 'set', dev, 'up');
-    }
+  private link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
+    return vethBetween({ prefix: `jn${this.id}`, offloads: !!this.options.offloads }, nsA, devA, nsB, devB);
   }
 
   private async addr(ns: string, dev: string, cidr: string): Promise<void> {
@@ -258,29 +244,8 @@ export class NatRig {
   }
 
   /** Starts nat_tool.py as a server; resolves once it listens; `result` resolves with its JSON. */
-  async serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
-    const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', TOOL, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const result = new Promise<T>((resolve, reject) => {
-      child.once('exit', (code) => {
-        this.children.delete(child);
-        if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').pop()!) as T);
-        else reject(new Error(`nat_tool ${args.join(' ')} exited ${code}: ${stderr}`));
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('listening')) resolve();
-      });
-      result.catch(reject);
-    });
-    return { result };
+  serve<T>(ns: string, ...args: string[]): Promise<{ result: Promise<T> }> {
+    return startTool<T>(this.children, ns, TOOL, 'listening', args);
   }
 
   /** Every frame `dev` in `ns` sees while `during` runs (tcpdump, optional filter). */

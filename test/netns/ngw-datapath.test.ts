@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { NatMaps } from '../../runtime/agent/bpf/nat';
 import { removePins } from '../../runtime/agent/bpf/pins';
 import { conntrackStats, ngwFlowCounters } from '../../runtime/agent/ngw/sync';
-import type { NgwGatewayInput } from '../../runtime/agent/ngw/desired';
+import { NGW, type NgwGatewayInput } from '../../runtime/agent/ngw/desired';
+import { nftCounters } from '../../runtime/agent/ngw/nftables';
 import { AGENT_CAPABILITIES } from '../../constructs/shared/install';
 import { describeAsRoot } from './rig';
 import { inNetnsSync } from './ns-tools';
@@ -65,7 +66,8 @@ describeAsRoot('NATGateway data path (NGW-4..NGW-7), three nodes and the outside
     const client = await rig.tool<TcpClient>(rig.pod(k, j), 'nat', 'tcp-client', to, p, String(bytes));
     return { client, server: await server.result };
   };
-  const udp = async (k: number, j: number) => {
+  /** A UDP server beyond the router for one datagram; `seen()` the sources it saw. */
+  const udpServer = async () => {
     const p = String(port++);
     const server = await rig.start<{ seen: Array<{ from: string }> }>(
       rig.server,
@@ -75,8 +77,14 @@ describeAsRoot('NATGateway data path (NGW-4..NGW-7), three nodes and the outside
       p,
       '1',
     );
-    const sent = await rig.tool<UdpAnswers>(rig.pod(k, j), 'nat', 'udp-send', SERVER, p, '100', '1', 'nodf');
-    return { sent, seen: (await server.result).seen.map((s) => s.from) };
+    return { port: p, seen: async () => (await server.result).seen.map((s) => s.from) };
+  };
+  const udpSend = (k: number, j: number, p: string) =>
+    rig.tool<UdpAnswers>(rig.pod(k, j), 'nat', 'udp-send', SERVER, p, '100', '1', 'nodf');
+  const udp = async (k: number, j: number) => {
+    const server = await udpServer();
+    const sent = await udpSend(k, j, server.port);
+    return { sent, seen: await server.seen() };
   };
   /** The new flows node k translated for the gateway (its nftables counter, read by the agent's code). */
   const gatewayFlows = (k: number) =>
@@ -229,23 +237,44 @@ describeAsRoot('NATGateway data path (NGW-4..NGW-7), three nodes and the outside
     });
   }, 60_000);
 
-  test('NGW-6: the gateway moves to node 3: new flows from pods on every node work through it', async () => {
-    const p = String(port++);
-    const server = await rig.start<{ seen: Array<{ from: string }> }>(
-      rig.server,
-      'nat',
-      'listening',
-      'udp-server',
-      p,
-      '1',
+  test('NGW-4: the gateway accepts through a tunnel only the selected pods of the node at its other end; the rest is dropped and counted', async () => {
+    // Node 1 pushes a pod that is not selected into the tunnel by hand, as a tampered node could.
+    await rig.in(
+      rig.node(1),
+      'ip',
+      'rule',
+      'add',
+      'from',
+      podAddress(1, 3),
+      'lookup',
+      String(NGW.tableBase + 1),
+      'priority',
+      '100',
     );
+    try {
+      const refused = () => inNetnsSync(rig.node(2), () => nftCounters(NGW.nftTable))['tunnel-refused'] ?? 0;
+      const before = refused();
+      const notSelected = await rig.tool<{ replies: string[] }>(rig.pod(1, 3), 'nat', 'ping', SERVER, '1');
+      const selected = await rig.tool<{ replies: string[] }>(rig.pod(1, 2), 'nat', 'ping', SERVER, '1');
+      expect({ notSelected, selected, refused: refused() - before }).toEqual({
+        notSelected: { replies: [] },
+        selected: { replies: [SERVER] },
+        refused: 1,
+      });
+    } finally {
+      await rig.in(rig.node(1), 'ip', 'rule', 'del', 'priority', '100');
+    }
+  }, 30_000);
+
+  test('NGW-6: the gateway moves to node 3: new flows from pods on every node work through it', async () => {
+    const server = await udpServer();
     const start = performance.now();
     applyAll(3);
     const applied = performance.now() - start;
     await rig.answer(GATEWAY_ADDRESS, 3);
-    const sent = await rig.tool<UdpAnswers>(rig.pod(1, 2), 'nat', 'udp-send', SERVER, p, '100', '1', 'nodf');
+    const sent = await udpSend(1, 2, server.port);
     const ms = performance.now() - start;
-    const first = { seen: (await server.result).seen.map((x) => x.from), sent };
+    const first = { seen: await server.seen(), sent };
     console.log(
       `NGW-6: ${ms.toFixed(0)} ms from the switch to the first answered flow through node 3: the data path of three nodes applied in ${applied.toFixed(0)} ms, the rest is the router's neighbour entry (what ARP does in a cluster) and the UDP client starting`,
     );

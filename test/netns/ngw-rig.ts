@@ -9,13 +9,13 @@
 //
 // The gateway address 198.51.100.60 is "answered" by a static neighbour entry on the router that
 // names the gateway node's MAC (answering ARP is the XDP responder's job, tested elsewhere).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { NgwDataplane } from '../../runtime/agent/ngw/sync';
 import { desiredNgw, type NgwDesired, type NgwNodeInput } from '../../runtime/agent/ngw/desired';
-import { deleteNetns, inNetnsSync, inNs, macIn } from './ns-tools';
+import { deleteNetns, inNetnsSync, inNs, macIn, startTool, vethBetween } from './ns-tools';
 
 const run = promisify(execFile);
 const NGW_TOOL = path.join(__dirname, 'ngw_tool.py');
@@ -113,21 +113,8 @@ export class NgwRig {
     return desired;
   }
 
-  private async link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
-    const a = `ngwp${this.id}${randomBytes(2).toString('hex')}`;
-    const b = `ngwp${this.id}${randomBytes(2).toString('hex')}`;
-    await run('ip', ['link', 'add', a, 'type', 'veth', 'peer', 'name', b]);
-    await run('ip', ['link', 'set', a, 'netns', nsA]);
-    await run('ip', ['link', 'set', b, 'netns', nsB]);
-    await this.in(nsA, 'ip', 'link', 'set', a, 'name', devA);
-    await this.in(nsB, 'ip', 'link', 'set', b, 'name', devB);
-    for (const [ns, dev] of [
-      [nsA, devA],
-      [nsB, devB],
-    ]) {
-      await this.in(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
-      await this.in(ns, 'ip', 'link', 'set', dev, 'up');
-    }
+  private link(nsA: string, devA: string, nsB: string, devB: string): Promise<void> {
+    return vethBetween({ prefix: `ngwp${this.id}`, offloads: false }, nsA, devA, nsB, devB);
   }
 
   async sysctl(ns: string, key: string, value: string): Promise<void> {
@@ -145,33 +132,8 @@ export class NgwRig {
   }
 
   /** Starts a tool; resolves once it printed `ready`; `result` is its last JSON line. */
-  async start<T>(ns: string, which: 'nat' | 'ngw', ready: string, ...args: string[]): Promise<{ result: Promise<T> }> {
-    const child = spawn(
-      'nsenter',
-      [`--net=/var/run/netns/${ns}`, 'python3', which === 'nat' ? NAT_TOOL : NGW_TOOL, ...args],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    this.children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const result = new Promise<T>((resolve, reject) => {
-      child.once('exit', (code) => {
-        this.children.delete(child);
-        if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').pop()!) as T);
-        else reject(new Error(`${which}_tool ${args.join(' ')} in ${ns} exited ${code}: ${stderr}`));
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes(ready)) resolve();
-      });
-      result.then(() => resolve(), reject);
-    });
-    return { result };
+  start<T>(ns: string, which: 'nat' | 'ngw', ready: string, ...args: string[]): Promise<{ result: Promise<T> }> {
+    return startTool<T>(this.children, ns, which === 'nat' ? NAT_TOOL : NGW_TOOL, ready, args);
   }
 
   async destroy(): Promise<void> {

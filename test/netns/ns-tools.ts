@@ -1,6 +1,8 @@
 // What the namespace rigs (test/netns rig.ts and nat-rig.ts, the box's router-view.ts) do in a network namespace the same way: run a command, read a MAC, capture.
 // Every command enters only the network namespace (nsenter --net): `ip netns exec` would hide bpffs.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { koffi } from '../../runtime/agent/koffi';
@@ -42,6 +44,73 @@ export async function inNs(ns: string, cmd: string, ...args: string[]): Promise<
  * was never made (a setup that failed before it) is no error. */
 export async function deleteNetns(ns: string): Promise<void> {
   if (fs.existsSync(`/var/run/netns/${ns}`)) await run('ip', ['netns', 'del', ns]);
+}
+
+/**
+ * A veth pair between namespaces: `devA` in `nsA`, `devB` in `nsB`, both up. Made in the root
+ * namespace under temporary names `<prefix><4 hex>` (unique, at most 15 characters), then moved
+ * and renamed. `offloads: false` turns checksum offloads and GSO/GRO/TSO off on both ends, so
+ * every checksum is computed in software and verified by the receiver, and a packet counted is a
+ * packet on the wire.
+ */
+export async function vethBetween(
+  link: { readonly prefix: string; readonly offloads: boolean },
+  nsA: string,
+  devA: string,
+  nsB: string,
+  devB: string,
+): Promise<void> {
+  const a = `${link.prefix}${randomBytes(2).toString('hex')}`;
+  const b = `${link.prefix}${randomBytes(2).toString('hex')}`;
+  await run('ip', ['link', 'add', a, 'type', 'veth', 'peer', 'name', b]);
+  await run('ip', ['link', 'set', a, 'netns', nsA]);
+  await run('ip', ['link', 'set', b, 'netns', nsB]);
+  await inNs(nsA, 'ip', 'link', 'set', a, 'name', devA);
+  await inNs(nsB, 'ip', 'link', 'set', b, 'name', devB);
+  for (const [ns, dev] of [
+    [nsA, devA],
+    [nsB, devB],
+  ]) {
+    if (!link.offloads)
+      await inNs(ns, 'ethtool', '-K', dev, 'rx', 'off', 'tx', 'off', 'gso', 'off', 'gro', 'off', 'tso', 'off');
+    await inNs(ns, 'ip', 'link', 'set', dev, 'up');
+  }
+}
+
+/**
+ * Starts the Python tool `script` with `args` in the network namespace `ns` (kept in `children`
+ * until it exits, for the rig to kill); resolves once its stdout holds `ready`; `result` resolves
+ * with its last stdout line as JSON when it exits 0, and rejects with its stderr otherwise.
+ */
+export async function startTool<T>(
+  children: Set<ChildProcess>,
+  ns: string,
+  script: string,
+  ready: string,
+  args: readonly string[],
+): Promise<{ result: Promise<T> }> {
+  const child = spawn('nsenter', [`--net=/var/run/netns/${ns}`, 'python3', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const result = new Promise<T>((resolve, reject) => {
+    child.once('exit', (code) => {
+      children.delete(child);
+      if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').pop()!) as T);
+      else reject(new Error(`${path.basename(script)} ${args.join(' ')} in ${ns} exited ${code}: ${stderr}`));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes(ready)) resolve();
+    });
+    result.then(() => resolve(), reject);
+  });
+  return { result };
 }
 
 /** The MAC of `ifname` in the network namespace `ns`. */

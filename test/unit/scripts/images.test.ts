@@ -151,11 +151,14 @@ describe('image content', () => {
       '/usr/lib/x86_64-linux-gnu/libbpf.so.1',
       '/usr/lib/x86_64-linux-gnu/libelf.so.1',
       '/usr/lib/x86_64-linux-gnu/libz.so.1',
+      '/usr/lib/x86_64-linux-gnu/libnftables.so.1',
+      '/usr/lib/x86_64-linux-gnu/libmnl.so.0',
     ]) {
       expect([lib, resolve(lib)?.type]).toEqual([lib, 'file']);
     }
     expect(resolve('/usr/lib/juneau/node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node')?.type).toBe('file');
     expect(resolve('/usr/share/doc/libbpf1/copyright')?.type).toBe('file');
+    expect(resolve('/usr/share/doc/libnftables1/copyright')?.type).toBe('file');
   });
 
   it('the BPF objects where findBuiltObject() looks, and the three binaries on PATH run by /usr/bin/node', () => {
