@@ -62,13 +62,14 @@ describe('planPodDevices', () => {
 
 describe('NatMetrics.observePodDevices', () => {
   test('NAT-2: the devices the hook is on, with their pods, replaced whole at each report; pods without one counted', async () => {
-    const runtime = new RuntimeMetrics({ processMetrics: false });
-    const metrics = new NatMetrics(runtime);
-    const series = async () =>
-      (await runtime.exposition())
-        .split('\n')
-        .filter((l) => /^juneau_agent_nat_pod(s_undetected|_devices)/.test(l))
-        .sort();
+    const metrics = new NatMetrics(new RuntimeMetrics({ processMetrics: false }));
+    /** The two families' samples, as exposed. */
+    const series = async () => [
+      ...(await metrics.podDevices.get()).values.map(
+        (v) => `juneau_agent_nat_pod_devices{device="${v.labels.device}",mode="${v.labels.mode}"} ${v.value}`,
+      ),
+      ...(await metrics.podsUndetected.get()).values.map((v) => `juneau_agent_nat_pods_undetected ${v.value}`),
+    ];
     const report = (devices: PodDeviceReport['devices'], undetected: number): PodDeviceReport => ({
       mode: 'detected',
       devices,
