@@ -7,6 +7,7 @@
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { elapsedSince, figure } from '../shared/figures';
 import { INSTALL } from '../../api/constants';
+import { NAT_TC_POD_HANDLE } from '../../runtime/agent/bpf/nat';
 import { inNetns } from './exec';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 import { podConnects } from './peers';
@@ -111,6 +112,8 @@ spec:
     // packets are translated as they enter cni0, before kube-proxy rewrites a ClusterIP to a
     // backend: the Service range itself must be known, and only the ServiceCIDRs say what it is.
     test('NAT-2 with the pod-side hook the agent put on cni0 by itself (SNAT before kube-proxy): ClusterIPs keep the pod address from the ServiceCIDR the agent learned, and from a ServiceCIDR added later, which the agent follows; the outside still sees the ElasticIP', async () => {
+      const filters = await inNetns(echoBox.box.nodes[0].netns, 'tc', ['filter', 'show', 'dev', 'cni0', 'ingress']);
+      expect(filters).toContain(`handle 0x${NAT_TC_POD_HANDLE.toString(16)} `);
       const page = `client=${webIp} pod=peer node=${echoBox.box.nodes[1].name}`;
       expect(await getFromWeb(`http://${clusterIp}/`)).toBe(page);
 
