@@ -120,7 +120,8 @@ export function renderBirdConfig(input: BirdConfigInput): string {
     ...(peers.some((p) => p.bfd)
       ? ['# BFD sessions for the peers that ask (their bfd { } options).', 'protocol bfd juneau_bfd {', '}', '']
       : []),
-    '# BGP-8: no kernel protocol, so nothing reaches the node FIB; every BGP channel imports none.',
+    // BGP-8 (the ID stays out of the text: every ID in a string needs a docs anchor).
+    '# Nothing learnt from a peer reaches this node: no kernel protocol; every BGP channel imports none.',
     '# The decided prefixes: unreachable routes that never leave BIRD.',
     'protocol static juneau_routes {',
     '  ipv4 { import all; export none; };',

@@ -238,6 +238,7 @@ describe('JuneauInstall', () => {
     });
     expect(pod.volumes).toEqual([
       { name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } },
+      { name: 'bgp', hostPath: { path: '/run/juneau/bgp', type: 'DirectoryOrCreate' } },
     ]);
     expect(pod.containers[0].env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
