@@ -104,14 +104,7 @@ export function agent(o: ResolvedOptions): ManifestObject {
               readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
               resources: containerResources('agent', o.agent),
               // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
-              securityContext: {
-                privileged: false,
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                runAsUser: 0,
-                capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
-                seccompProfile: { type: 'RuntimeDefault' },
-              },
+              securityContext: rootWithCapabilities(AGENT_CAPABILITIES),
               // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
               // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
               volumeMounts: [
@@ -140,7 +133,7 @@ function birdStartingConfig(o: ResolvedOptions): Record<string, unknown> {
     name: 'bird-config',
     ...containerImage(o, 'agent'),
     command: ['node', '-e', script],
-    securityContext: birdSecurityContext([]),
+    securityContext: rootWithCapabilities([]),
     volumeMounts: [{ name: 'bgp', mountPath: BIRD_HOST_DIR }],
   };
 }
@@ -152,12 +145,13 @@ function birdContainer(o: ResolvedOptions): Record<string, unknown> {
     ...containerImage(o, 'agent'),
     command: ['/usr/sbin/bird', '-f', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '256Mi' } },
-    securityContext: birdSecurityContext(BIRD_CAPABILITIES),
+    securityContext: rootWithCapabilities(BIRD_CAPABILITIES),
     volumeMounts: [{ name: 'bgp', mountPath: BIRD_HOST_DIR }],
   };
 }
 
-function birdSecurityContext(capabilities: readonly string[]): Record<string, unknown> {
+/** Root in the container, but with every capability dropped except `capabilities`; read-only root filesystem. */
+function rootWithCapabilities(capabilities: readonly string[]): Record<string, unknown> {
   return {
     privileged: false,
     allowPrivilegeEscalation: false,
