@@ -102,6 +102,7 @@ describeAsRoot('BGP on real daemons: BIRD on two nodes, FRR on the router', () =
     for (const node of nodes) node.stop();
     await router.stop();
     await rig.destroy();
+    fs.rmSync(path.dirname(nodes[0].dir), { recursive: true, force: true });
   }, 60_000);
 
   test('BGP-5: a VIP announced by both nodes has exactly two next hops in the router kernel; withdrawn on one, one; on both, none', async () => {
