@@ -13,11 +13,15 @@
  *   /usr/lib/juneau/build/bpf/*.bpf.o   found by findBuiltObject() as in the package
  *   /usr/lib/juneau/node_modules/…      koffi and its prebuilt addon for this platform only
  *   /usr/local/bin/<binary>             symlinks, so `command: [juneau-agent]` and `kubectl exec … kubectl-juneau` work
+ *   /usr/sbin/bird, /usr/sbin/birdcl    BIRD 2 from Debian's bird2 and its libraries: the agent Pod's
+ *                                       `bird` container (docs/bgp.md)
+ *   /usr/lib/juneau/bird/bird.conf      BIRD's starting configuration (no peers, nothing exported)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_IMAGE, imageReference, imageTagOf } from '../../constructs/shared/image';
+import { startingBirdConfig } from '../../runtime/agent/bgp/bird-config';
 import type { ImageRuntimeConfig } from './oci';
 import type { TarEntry } from './ustar';
 
@@ -70,7 +74,14 @@ export function juneauRootfs(repoRoot: string): JuneauRootfs {
   for (const [hostPath, imagePath] of koffi)
     files.add({ path: imagePath, type: 'file', mode: 0o644, data: fs.readFileSync(hostPath) });
   const addons = [...koffi.keys()].filter((f) => f.endsWith('.node'));
-  for (const lib of sharedLibraries([node, libbpf, libnftables, ...addons])) files.copy(lib);
+  // BGP mode's daemon (docs/bgp.md): Debian's bird2, with birdcl (no readline) for operators.
+  const bird = ['/usr/sbin/bird', '/usr/sbin/birdcl'];
+  for (const binary of bird) {
+    if (!fs.existsSync(binary))
+      throw new Error(`images: ${binary} is missing: install Debian's bird2 (scripts/install-system-deps.sh)`);
+    files.copy(binary);
+  }
+  for (const lib of sharedLibraries([node, libbpf, libnftables, ...addons, ...bird])) files.copy(lib);
 
   const app = 'usr/lib/juneau';
   const juneau: TarEntry[] = [];
@@ -95,6 +106,7 @@ export function juneauRootfs(repoRoot: string): JuneauRootfs {
     });
     juneau.push({ path: `usr/local/bin/${name}`, type: 'symlink', target: `/${app}/build/bin/${name}.js` });
   }
+  juneau.push({ path: `${app}/bird/bird.conf`, type: 'file', mode: 0o644, data: Buffer.from(startingBirdConfig()) });
   const bpfDir = path.join(repoRoot, 'build', 'bpf');
   const objects = fs.existsSync(bpfDir)
     ? fs

@@ -33,6 +33,24 @@ export const AGENT_HOST_BPFFS_DIR = '/sys/fs/bpf/juneau';
 export const AGENT_CAPABILITIES = ['BPF', 'NET_ADMIN', 'NET_RAW'] as const;
 
 /**
+ * BGP mode (docs/bgp.md): BIRD runs in its own container of the agent Pod, so an agent restart or
+ * upgrade never touches its sessions (BGP-6). Its configuration (written by the agent,
+ * runtime/agent/bgp) and control socket live in this host directory: under /run, a tmpfs, so a
+ * reboot forgets the last decision (nothing is announced before the agent decides again), while a
+ * new Pod of a rolling update finds it and BIRD announces at once.
+ */
+export const BIRD_HOST_DIR = '/run/juneau/bgp';
+/** The starting configuration in the image (scripts/images/juneau.ts): no peers, nothing exported. */
+const BIRD_STARTING_CONFIG = '/usr/lib/juneau/bird/bird.conf';
+
+/**
+ * BIRD's capabilities: NET_BIND_SERVICE for port 179, NET_ADMIN for its socket options (TCP MD5
+ * keys, SO_BINDTODEVICE of direct sessions), NET_RAW for BFD's and BGP's TTL handling; the set
+ * BIRD itself keeps when it drops root (sysdep/linux/syspriv.h).
+ */
+export const BIRD_CAPABILITIES = ['NET_ADMIN', 'NET_BIND_SERVICE', 'NET_RAW'] as const;
+
+/**
  * Where the agent's metrics and health listen: loopback. The agent shares the host's network
  * namespace, and the node's InternalIP (the pod IP of a hostNetwork pod) is on the external L2
  * network Juneau answers on (EN-12), so binding it or all addresses would expose them there. The
@@ -73,6 +91,7 @@ export function agent(o: ResolvedOptions): ManifestObject {
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
           ...podScheduling('agent', o.agent, o.imagePullSecrets),
+          initContainers: [birdStartingConfig(o)],
           containers: [
             {
               name: 'agent',
@@ -88,21 +107,20 @@ export function agent(o: ResolvedOptions): ManifestObject {
               readinessProbe: httpProbe('/readyz', 'health', AGENT_LISTEN_HOST),
               resources: containerResources('agent', o.agent),
               // Not privileged: exactly the capabilities loading XDP and writing maps need (AGENT_CAPABILITIES).
-              securityContext: {
-                privileged: false,
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                runAsUser: 0,
-                capabilities: { drop: ['ALL'], add: [...AGENT_CAPABILITIES] },
-                seccompProfile: { type: 'RuntimeDefault' },
-              },
+              securityContext: rootWithCapabilities(AGENT_CAPABILITIES),
               // Programs and maps stay pinned in the host's bpffs, so answering survives agent restarts;
               // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
-              volumeMounts: [{ name: 'bpffs', mountPath: INSTALL.bpffsPath }, ...cni.mounts],
+              volumeMounts: [
+                { name: 'bpffs', mountPath: INSTALL.bpffsPath },
+                { name: 'bgp', mountPath: BIRD_HOST_DIR },
+                ...cni.mounts,
+              ],
             },
+            birdContainer(o),
           ],
           volumes: [
             { name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } },
+            { name: 'bgp', hostPath: { path: BIRD_HOST_DIR, type: 'DirectoryOrCreate' } },
             ...cni.volumes,
           ],
         },
@@ -132,5 +150,43 @@ function cniVolumes(o: ResolvedOptions): { mounts: object[]; volumes: object[] }
       { name: 'cni-bin', hostPath: { path: o.cniBinDir, type: 'DirectoryOrCreate' } },
       { name: 'cni-conf', hostPath: { path: o.cniConfDir, type: 'DirectoryOrCreate' } },
     ],
+  };
+}
+
+const BIRD_CONFIG = `${BIRD_HOST_DIR}/bird.conf`;
+
+/** The image has no shell: node copies the starting configuration when the host has none yet. */
+function birdStartingConfig(o: ResolvedOptions): Record<string, unknown> {
+  const script = `const fs = require('fs'); if (!fs.existsSync('${BIRD_CONFIG}')) fs.copyFileSync('${BIRD_STARTING_CONFIG}', '${BIRD_CONFIG}');`;
+  return {
+    name: 'bird-config',
+    ...containerImage(o, 'agent'),
+    command: ['node', '-e', script],
+    securityContext: rootWithCapabilities([]),
+    volumeMounts: [{ name: 'bgp', mountPath: BIRD_HOST_DIR }],
+  };
+}
+
+/** BIRD in the foreground (its log is the container's), on the configuration the agent writes. */
+function birdContainer(o: ResolvedOptions): Record<string, unknown> {
+  return {
+    name: 'bird',
+    ...containerImage(o, 'agent'),
+    command: ['/usr/sbin/bird', '-f', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '256Mi' } },
+    securityContext: rootWithCapabilities(BIRD_CAPABILITIES),
+    volumeMounts: [{ name: 'bgp', mountPath: BIRD_HOST_DIR }],
+  };
+}
+
+/** Root in the container, but with every capability dropped except `capabilities`; read-only root filesystem. */
+function rootWithCapabilities(capabilities: readonly string[]): Record<string, unknown> {
+  return {
+    privileged: false,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsUser: 0,
+    capabilities: { drop: ['ALL'], add: [...capabilities] },
+    seccompProfile: { type: 'RuntimeDefault' },
   };
 }

@@ -63,8 +63,9 @@ export interface BirdPrefix {
 }
 
 export interface BirdConfigInput {
-  /** The node's address: BIRD's router id. */
-  readonly routerId: string;
+  /** The node's address: BIRD's router id. @default BIRD picks the lowest IPv4 address of the
+   * node's interfaces (only the starting configuration, which has no peers, leaves it out) */
+  readonly routerId?: string;
   readonly peers: readonly BirdPeer[];
   readonly prefixes: readonly BirdPrefix[];
 }
@@ -99,13 +100,14 @@ export function birdSymbol(peerName: string): string {
 /** The whole bird.conf for the input; throws naming the peer or prefix and field when a value
  * cannot be rendered (the API's validation should have refused it, BGP-9). */
 export function renderBirdConfig(input: BirdConfigInput): string {
-  if (!isIpv4(input.routerId)) throw new Error(`routerId '${input.routerId}' is not an IPv4 address`);
+  if (input.routerId !== undefined && !isIpv4(input.routerId))
+    throw new Error(`routerId '${input.routerId}' is not an IPv4 address`);
   const peers = [...input.peers].sort((a, b) => compare(a.name, b.name));
   checkPeers(peers);
   const prefixes = normalisePrefixes(input.prefixes, new Set(peers.map((p) => p.name)));
   const lines = [
     '# Rendered by the juneau agent (runtime/agent/bgp/bird-config.ts); do not edit, it is overwritten.',
-    `router id ${input.routerId};`,
+    ...(input.routerId !== undefined ? [`router id ${input.routerId};`] : []),
     'timeformat protocol "%FT%T%z";',
     '# BIRD runs in the foreground in its own container: its log is the container log.',
     'log stderr { info, remote, warning, error, auth, fatal, bug };',
@@ -118,7 +120,8 @@ export function renderBirdConfig(input: BirdConfigInput): string {
     ...(peers.some((p) => p.bfd)
       ? ['# BFD sessions for the peers that ask (their bfd { } options).', 'protocol bfd juneau_bfd {', '}', '']
       : []),
-    '# BGP-8: no kernel protocol, so nothing reaches the node FIB; every BGP channel imports none.',
+    // BGP-8 (the ID stays out of the text: every ID in a string needs a docs anchor).
+    '# Nothing learnt from a peer reaches this node: no kernel protocol; every BGP channel imports none.',
     '# The decided prefixes: unreachable routes that never leave BIRD.',
     'protocol static juneau_routes {',
     '  ipv4 { import all; export none; };',
@@ -260,6 +263,12 @@ function bgpProtocol(peer: BirdPeer): string[] {
     `  ipv4 { import none; export filter '${symbol}_out'; next hop self; };`,
     '}',
   ];
+}
+
+/** What BIRD starts with before the agent has decided anything (the image carries it, the Pod's
+ * init container puts it in place when the host has none): no peers, nothing exported. */
+export function startingBirdConfig(): string {
+  return renderBirdConfig({ peers: [], prefixes: [] });
 }
 
 /** Byte order, so the output is stable whatever the locale. */

@@ -3,7 +3,12 @@
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { birdSymbol, renderBirdConfig, type BirdConfigInput } from '../../../runtime/agent/bgp/bird-config';
+import {
+  birdSymbol,
+  renderBirdConfig,
+  startingBirdConfig,
+  type BirdConfigInput,
+} from '../../../runtime/agent/bgp/bird-config';
 import { tempDir } from '../temp-dir';
 import { thrownMessage } from '../thrown';
 
@@ -47,8 +52,8 @@ describe('renderBirdConfig', () => {
   });
 
   test('the starting configuration (no peers, no prefixes) parses: BIRD can start before the agent decides', () => {
-    const text = renderBirdConfig({ routerId: '192.0.2.11', peers: [], prefixes: [] });
-    expect(text).not.toMatch(/protocol bgp/);
+    const text = startingBirdConfig();
+    expect(text).not.toMatch(/protocol bgp|router id/);
     birdParses(text);
   });
 

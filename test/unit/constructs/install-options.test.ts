@@ -50,6 +50,7 @@ describe('defaults', () => {
       'dnsPolicy',
       'priorityClassName',
       'tolerations',
+      'initContainers',
       'containers',
       'volumes',
     ]);
