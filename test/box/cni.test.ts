@@ -174,14 +174,19 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     // stdbuf: a line as soon as it happens (ip's stdout to a pipe is block-buffered).
     const monitor = runningIn(podNetns('web2'), 'stdbuf', ['-oL', 'ip', '-o', '-4', 'monitor', 'address']);
     await new Promise((r) => setTimeout(r, 500));
-    await kubectl(['delete', 'pod', 'web2', '--wait=false']);
     const deleted = (ip: string) => new RegExp(`^Deleted .* inet ${ip.replace(/\./g, '\\.')}/`);
-    await monitor.waitFor(deleted(eip));
+    let nicThen = '';
+    try {
+      await kubectl(['delete', 'pod', 'web2', '--wait=false']);
+      await monitor.waitFor(deleted(eip));
+      nicThen = await kubectl(['get', 'networkinterface', 'web2.eth0', '-o', 'name', '--ignore-not-found']);
+      // The positive control: the pod address goes when the runtime's bridge plugin deletes eth0, after.
+      await monitor.waitFor(deleted(podIp));
+    } finally {
+      // It holds the pod's namespace open, and Jest would wait for it.
+      monitor.child.kill();
+    }
     const tRemoved = Date.now();
-    const nicThen = await kubectl(['get', 'networkinterface', 'web2.eth0', '-o', 'name', '--ignore-not-found']);
-    // The positive control: the pod address goes when the runtime's bridge plugin deletes eth0, after.
-    await monitor.waitFor(deleted(podIp));
-    monitor.child.kill();
     const order = monitor.lines.filter((l) => deleted(eip).test(l) || deleted(podIp).test(l));
     expect(order.map((l) => (deleted(eip).test(l) ? 'ElasticIP' : 'pod address'))).toEqual([
       'ElasticIP',
