@@ -174,7 +174,7 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     // stdbuf: a line as soon as it happens (ip's stdout to a pipe is block-buffered).
     const monitor = runningIn(podNetns('web2'), 'stdbuf', ['-oL', 'ip', '-o', '-4', 'monitor', 'address']);
     await new Promise((r) => setTimeout(r, 500));
-    const deleted = (ip: string) => new RegExp(`^Deleted .* inet ${ip.replace(/\./g, '\\.')}/`);
+    const deleted = (ip: string) => new RegExp(`^Deleted .* inet ${ip.replace(/\./g, '\\.')}/`, 'm');
     let nicThen = '';
     try {
       await kubectl(['delete', 'pod', 'web2', '--wait=false']);
@@ -185,6 +185,7 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     } finally {
       // It holds the pod's namespace open, and Jest would wait for it.
       monitor.child.kill();
+      console.log(`cni box: the pod's address events:\n${monitor.lines.join('\n')}`);
     }
     const tRemoved = Date.now();
     const order = monitor.lines.filter((l) => deleted(eip).test(l) || deleted(podIp).test(l));
