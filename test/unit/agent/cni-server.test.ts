@@ -107,3 +107,19 @@ describe('CNI-1, CNI-2: the agent answering juneau-cni over its socket', () => {
     expect(await ask(s.socket, 'GET / HTTP/1.1\n\n')).toMatch(/^status 1\n\n.*"code":11.*juneau-cni 1/);
   });
 });
+
+test('a socket name in use (the previous agent still stopping) is no failure: the new server listens once it is free', async () => {
+  const first = serverWith(OBJECTS);
+  await first.server.start();
+  const second = new CniServer({ rest: { get: async () => OBJECTS['pods/plain'] as never }, socket: first.socket });
+  await second.start();
+  await first.server.stop();
+  const answer = async () => ask(first.socket, request('plain')).catch(() => undefined);
+  let got: string | undefined;
+  for (let i = 0; i < 40 && !got; i++) {
+    got = await answer();
+    if (!got) await new Promise((r) => setTimeout(r, 100));
+  }
+  await second.stop();
+  expect(got).toBe(`status 0\n\n${JSON.stringify(PREV)}`);
+});
