@@ -185,6 +185,14 @@ static void add_attr(struct nlreq *req, unsigned short type, const void *data, u
 	req->nh.nlmsg_len = NLMSG_ALIGN(req->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 }
 
+/* The request's header: its type, flags and the size of its fixed part (ifaddrmsg or rtmsg). */
+static void nl_header(struct nlreq *req, size_t body, unsigned short type, unsigned short flags)
+{
+	req->nh.nlmsg_len = NLMSG_LENGTH(body);
+	req->nh.nlmsg_type = type;
+	req->nh.nlmsg_flags = flags;
+}
+
 /* Sends one request and returns 0 or the kernel's -errno. */
 static int nl_talk(struct nlreq *req)
 {
@@ -240,13 +248,8 @@ static int addr_op(int add, const char *cidr, const char *ifname, char *why, siz
 		return -1;
 	}
 	struct nlreq req = { 0 };
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
-	req.nh.nlmsg_type = add ? RTM_NEWADDR : RTM_DELADDR;
-	req.nh.nlmsg_flags = add ? NLM_F_CREATE | NLM_F_REPLACE : 0;
-	req.ifa.ifa_family = AF_INET;
-	req.ifa.ifa_prefixlen = plen;
-	req.ifa.ifa_scope = RT_SCOPE_UNIVERSE;
-	req.ifa.ifa_index = ifindex;
+	nl_header(&req, sizeof(struct ifaddrmsg), add ? RTM_NEWADDR : RTM_DELADDR, add ? NLM_F_CREATE | NLM_F_REPLACE : 0);
+	req.ifa = (struct ifaddrmsg){ .ifa_family = AF_INET, .ifa_prefixlen = plen, .ifa_scope = RT_SCOPE_UNIVERSE, .ifa_index = ifindex };
 	add_attr(&req, IFA_LOCAL, &a, sizeof(a));
 	add_attr(&req, IFA_ADDRESS, &a, sizeof(a));
 	int err = nl_talk(&req);
@@ -268,14 +271,9 @@ static int route_default(const char *gw, const char *src, const char *ifname, ch
 		return -1;
 	}
 	struct nlreq req = { 0 };
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
-	req.nh.nlmsg_type = RTM_NEWROUTE;
-	req.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
-	req.rt.rtm_family = AF_INET;
-	req.rt.rtm_table = RT_TABLE_MAIN;
-	req.rt.rtm_protocol = RTPROT_BOOT;
-	req.rt.rtm_scope = RT_SCOPE_UNIVERSE;
-	req.rt.rtm_type = RTN_UNICAST;
+	nl_header(&req, sizeof(struct rtmsg), RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE);
+	req.rt = (struct rtmsg){ .rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN, .rtm_protocol = RTPROT_BOOT,
+				 .rtm_scope = RT_SCOPE_UNIVERSE, .rtm_type = RTN_UNICAST };
 	add_attr(&req, RTA_GATEWAY, &g, sizeof(g));
 	add_attr(&req, RTA_PREFSRC, &s, sizeof(s));
 	add_attr(&req, RTA_OIF, &ifindex, sizeof(ifindex));

@@ -122,8 +122,8 @@ async function main(argv: string[]): Promise<number> {
     banner('kubectl apply --server-side -f dist/examples.k8s.yaml');
     say(await kubectl('apply', '--server-side', '-f', path.join(REPO, 'dist', 'examples.k8s.yaml')));
     await kubectl('wait', '-n', 'default', 'pod/web', 'pod/nginx', '--for=condition=Ready', '--timeout=300s');
-    // web-eip is used directly (EIP-4): the pod holds the address itself. Putting it there is the
-    // pod network's job, which this box's CNI (bridge + host-local) does not do: the demo does it.
+    // web-eip is used directly (EIP-4): juneau-cni, which the agents chained into each node's CNI
+    // configuration, put it on pod web's eth0 (CNI-1); the demo only shows it.
     const webEip = JSON.parse(await kubectl('get', 'elasticip', 'web-eip', '-n', 'default', '-o', 'json')) as {
       status?: { address?: string };
     };
@@ -131,16 +131,8 @@ async function main(argv: string[]): Promise<number> {
       fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('HOSTNAME=web'),
     );
     if (!webPid || !webEip.status?.address) throw new Error('pod web or the address of ElasticIP web-eip not found');
-    await cmd('nsenter', [
-      `--net=/proc/${webPid}/ns/net`,
-      'ip',
-      'addr',
-      'add',
-      `${webEip.status.address}/32`,
-      'dev',
-      'lo',
-    ]);
-    say(`(the pod network's job, done by the demo: ${webEip.status.address} put on pod web's lo)`);
+    banner('ip -4 addr show dev eth0, inside pod web');
+    say(await cmd('nsenter', [`--net=/proc/${webPid}/ns/net`, 'ip', '-4', 'addr', 'show', 'dev', 'eth0']));
 
     await waitFor('the three ARPAdvertisements', async () => {
       const items = (

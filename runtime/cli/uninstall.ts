@@ -88,7 +88,13 @@ const juneauFinalizersOf = (o: KubeObject) =>
 /** Every object of `type` (none when its CRD is gone: the API server then answers a plain-text 404). */
 async function listAll(rest: RestClient, type: ResourceType): Promise<KubeObject[]> {
   if (!(await getOrUndefined<KubeObject>(rest, CRDS, undefined, `${type.plural}.${type.group}`))) return [];
-  return (await rest.list<KubeObject>(type)).items;
+  try {
+    return (await rest.list<KubeObject>(type)).items;
+  } catch (err) {
+    // The CRD went between the two calls (its deletion, which the uninstall started): none left.
+    if (isNotFound(err)) return [];
+    throw err;
+  }
 }
 
 /** The ElasticIPs and ServiceLoadBalancers that still carry a Juneau finalizer. */

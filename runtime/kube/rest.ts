@@ -186,11 +186,11 @@ export class RestClient {
     try {
       const res = await this.send(method, path, options, abort.controller.signal);
       const text = await readAll(res);
-      const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined;
       if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) {
-        throw apiError(method, path, res.statusCode ?? 0, parsed);
+        // Not always a Status: a resource whose CRD was just deleted answers "404 page not found".
+        throw apiError(method, path, res.statusCode ?? 0, text.length > 0 ? safeJson(text) : undefined);
       }
-      return parsed as T;
+      return (text.length > 0 ? JSON.parse(text) : undefined) as T;
     } finally {
       clearTimeout(timer);
       abort.release();

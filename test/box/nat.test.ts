@@ -326,12 +326,13 @@ send(); setInterval(send, 1000);`;
 
   test('DIR-1, EIP-4 (direct), EN-9: HTTP to a direct ElasticIP reaches the pod that holds it; after the pod is recreated on another node it reaches the new pod, also through the old node (a stale router cache)', async () => {
     const [a, b] = [echoBox.box.nodes[0].name, echoBox.box.nodes[2].name];
-    /** The pod network's job, done by the test: the pod holds its ElasticIP itself. */
-    const putAddressInPod = async () => bashIn(podNetns('direct'), `ip addr add ${directEip}/32 dev lo`);
+    // CNI-1: juneau-cni, installed by the agents, put the ElasticIP on the pod's eth0; nothing by hand.
+    const addressInPod = async () =>
+      expect(await bashIn(podNetns('direct'), 'ip -4 -o addr show dev eth0')).toContain(`inet ${directEip}/32`);
     await kubectl(['apply', '--server-side', '-f', '-'], echoPod('direct', a, POD_ANNOTATIONS.direct));
     directEip = await eipAddress('direct');
     await running('direct');
-    await putAddressInPod();
+    await addressInPod();
     const page = await until(`HTTP to ${directEip}`, async () => (await freshGet(directEip)) || undefined, 60_000);
     expect(page).toBe(`client=${echoBox.routerIp} pod=direct node=${a}`);
     expect((await natTable(a)).filter((r) => r.elasticIP === directEip).map((r) => r.kind)).toEqual(['direct']);
@@ -341,7 +342,7 @@ send(); setInterval(send, 1000);`;
       b,
       directEip,
       'nat box: direct ElasticIP, pod recreated on another node: pod Running -> first HTTP answered by the new pod (router re-resolving)',
-      putAddressInPod,
+      addressInPod,
     );
     await until(
       `node ${a} forwarding nothing for ${directEip} to a pod of its own`,

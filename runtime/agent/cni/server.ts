@@ -30,6 +30,8 @@ import {
 import { CNI_ERRORS, errorAnswer, formatAnswer, parseRequest, type CniAnswer, type CniRequest } from './protocol';
 
 export const DEFAULT_CNI_SOCKET = '@juneau-cni';
+/** How often a socket name in use is tried again. */
+const LISTEN_RETRY_MS = 2_000;
 /** A request larger than this is refused (the configuration is a few kB). */
 const MAX_REQUEST = 1 << 20;
 
@@ -64,6 +66,9 @@ interface ElasticIPObject extends KubeObject {
 
 export class CniServer {
   private server: net.Server | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private listenFailed = false;
   private readonly logger: Logger;
   /** The address configured per sandbox (CNI_CONTAINERID), for a DEL after the Pod is gone. */
   private readonly configured = new Map<string, string>();
@@ -72,26 +77,48 @@ export class CniServer {
     this.logger = (options.logger ?? silentLogger).child({ component: 'cni' });
   }
 
+  /**
+   * Listens, and keeps trying every LISTEN_RETRY_MS while the name is taken (the previous agent of
+   * the node still stopping; several agents in one namespace in tests): never throws, the plugin
+   * fails closed meanwhile.
+   */
   async start(): Promise<void> {
-    // Half-open: the plugin shuts its writing side to end the request, then reads the answer.
-    const server = net.createServer({ allowHalfOpen: true }, (conn) => this.serve(conn));
-    this.server = server;
-    const address = this.options.socket.startsWith('@') ? `\0${this.options.socket.slice(1)}` : this.options.socket;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(address, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    server.on('error', (err) => this.logger.error('CNI socket error', { err }));
-    this.logger.info('CNI socket listening', { socket: this.options.socket });
+    this.stopped = false;
+    await this.listen();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
     const server = this.server;
     this.server = undefined;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server?.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async listen(): Promise<void> {
+    // Half-open: the plugin shuts its writing side to end the request, then reads the answer.
+    const server = net.createServer({ allowHalfOpen: true }, (conn) => this.serve(conn));
+    const address = this.options.socket.startsWith('@') ? `\0${this.options.socket.slice(1)}` : this.options.socket;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(address, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      if (this.stopped) return;
+      if (!this.listenFailed)
+        this.logger.error('CNI socket not listening yet; retrying', { socket: this.options.socket, err });
+      this.listenFailed = true;
+      this.retry = setTimeout(() => void this.listen(), LISTEN_RETRY_MS);
+      this.retry.unref();
+      return;
+    }
+    server.on('error', (err) => this.logger.error('CNI socket error', { err }));
+    this.server = server;
+    this.logger.info('CNI socket listening', { socket: this.options.socket });
   }
 
   private serve(conn: net.Socket): void {
