@@ -117,7 +117,12 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
         drop: ['ALL'],
         add: ['BPF', 'NET_ADMIN', 'NET_RAW'],
       });
-      expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual(['/sys/fs/bpf/juneau']);
+      // Its bpffs directory, and the node's CNI dirs juneau-cni is installed into (CNI-1).
+      expect(p.spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath!.path)).toEqual([
+        '/sys/fs/bpf/juneau',
+        '/opt/cni/bin',
+        '/etc/cni/net.d',
+      ]);
       const node = nodeOf(p.spec.nodeName!);
       expect(await xdpProgId(node.netns)).toBeGreaterThan(0);
       // The running process's effective capabilities, read from the host (the image has no shell).

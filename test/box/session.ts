@@ -118,6 +118,8 @@ export const juneauInAgent = (pod: string, args: readonly string[]): string[] =>
   INSTALL.namespace,
   'exec',
   pod,
+  '-c',
+  'agent',
   '--',
   'kubectl-juneau',
   ...args,

@@ -91,7 +91,7 @@ export function agent(o: ResolvedOptions): ManifestObject {
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
           ...podScheduling('agent', o.agent, o.imagePullSecrets),
-          initContainers: [birdStartingConfig(o)],
+          ...(o.bgpDaemon ? { initContainers: [birdStartingConfig(o)] } : {}),
           containers: [
             {
               name: 'agent',
@@ -112,15 +112,15 @@ export function agent(o: ResolvedOptions): ManifestObject {
               // only the agent's own directory of it (AGENT_HOST_BPFFS_DIR).
               volumeMounts: [
                 { name: 'bpffs', mountPath: INSTALL.bpffsPath },
-                { name: 'bgp', mountPath: BIRD_HOST_DIR },
+                ...(o.bgpDaemon ? [{ name: 'bgp', mountPath: BIRD_HOST_DIR }] : []),
                 ...cni.mounts,
               ],
             },
-            birdContainer(o),
+            ...(o.bgpDaemon ? [birdContainer(o)] : []),
           ],
           volumes: [
             { name: 'bpffs', hostPath: { path: AGENT_HOST_BPFFS_DIR, type: 'DirectoryOrCreate' } },
-            { name: 'bgp', hostPath: { path: BIRD_HOST_DIR, type: 'DirectoryOrCreate' } },
+            ...(o.bgpDaemon ? [{ name: 'bgp', hostPath: { path: BIRD_HOST_DIR, type: 'DirectoryOrCreate' } }] : []),
             ...cni.volumes,
           ],
         },

@@ -90,6 +90,14 @@ export interface JuneauInstallOptions {
    */
   readonly natKernelForward?: boolean;
   /**
+   * Run BIRD 2, BGP mode's daemon (docs/bgp.md), in its own container of every agent Pod, with an
+   * init container writing its starting configuration (no peers, nothing exported) into
+   * `/run/juneau/bgp` on the node. Off until the agent drives it: nothing configures BIRD yet
+   * (BGP-1..BGP-10 are allocated and validated, not announced).
+   * @default false
+   */
+  readonly bgpDaemon?: boolean;
+  /**
    * Install the chained CNI plugin `juneau-cni` on every node (CNI-1..CNI-3, docs/cni.md): the
    * agent copies it into `cniBinDir` and appends it to the active conflist of `cniConfDir`, and
    * removes both on uninstall. Without it a pod that holds an ElasticIP directly gets no address
@@ -177,6 +185,7 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     natClusterCidrs: o.natClusterCidrs ?? [],
     webhookNetworkPolicy: o.webhookNetworkPolicy ?? [],
     natKernelForward: o.natKernelForward ?? false,
+    bgpDaemon: o.bgpDaemon ?? false,
     cniPlugin: o.cniPlugin ?? true,
     cniBinDir: o.cniBinDir ?? '/opt/cni/bin',
     cniConfDir: o.cniConfDir ?? '/etc/cni/net.d',

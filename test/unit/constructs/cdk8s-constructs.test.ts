@@ -239,7 +239,6 @@ describe('JuneauInstall', () => {
     // CNI-1: beside its bpffs directory, the node's CNI bin and conf dirs (juneau-cni's install).
     expect(pod.volumes).toEqual([
       { name: 'bpffs', hostPath: { path: '/sys/fs/bpf/juneau', type: 'DirectoryOrCreate' } },
-      { name: 'bgp', hostPath: { path: '/run/juneau/bgp', type: 'DirectoryOrCreate' } },
       { name: 'cni-bin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } },
       { name: 'cni-conf', hostPath: { path: '/etc/cni/net.d', type: 'DirectoryOrCreate' } },
     ]);

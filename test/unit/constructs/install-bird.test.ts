@@ -11,7 +11,7 @@ interface Container {
 }
 
 function agentPod(): { hostNetwork: boolean; containers: Container[]; initContainers: Container[] } {
-  const ds = juneauInstallObjects({}).find((o) => o.kind === 'DaemonSet') as unknown as {
+  const ds = juneauInstallObjects({ bgpDaemon: true }).find((o) => o.kind === 'DaemonSet') as unknown as {
     spec: { template: { spec: { hostNetwork: boolean; containers: Container[]; initContainers: Container[] } } };
   };
   return ds.spec.template.spec;
@@ -45,4 +45,16 @@ test('the init container copies the starting configuration only when the host ha
   expect(init.command[2]).toContain("if (!fs.existsSync('/run/juneau/bgp/bird.conf'))");
   expect(init.command[2]).toContain("'/usr/lib/juneau/bird/bird.conf'");
   expect(init.securityContext.capabilities).toEqual({ drop: ['ALL'], add: [] });
+});
+
+test('off by default: without bgpDaemon the agent Pod has no BIRD container, init container or /run/juneau/bgp', () => {
+  const ds = juneauInstallObjects({}).find((o) => o.kind === 'DaemonSet') as unknown as {
+    spec: {
+      template: { spec: { containers: Container[]; initContainers?: Container[]; volumes: { name: string }[] } };
+    };
+  };
+  const pod = ds.spec.template.spec;
+  expect(pod.containers.map((c) => c.name)).toEqual(['agent']);
+  expect(pod.initContainers).toBeUndefined();
+  expect(pod.volumes.map((v) => v.name)).not.toContain('bgp');
 });

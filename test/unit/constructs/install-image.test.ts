@@ -38,7 +38,6 @@ test("default: ghcr.io/loutres/juneau:v<version>, IfNotPresent, for the controll
   expect(containers()).toEqual([
     expect.objectContaining({ name: 'controller', image: expected, imagePullPolicy: 'IfNotPresent' }),
     expect.objectContaining({ name: 'agent', image: expected, imagePullPolicy: 'IfNotPresent' }),
-    expect.objectContaining({ name: 'bird', image: expected, imagePullPolicy: 'IfNotPresent' }),
   ]);
 });
 
@@ -46,13 +45,12 @@ test("a registry of the user's, and each part on its own", () => {
   expect(containers({ registry: 'registry.example:5000' }).map((c) => c.image)).toEqual([
     `registry.example:5000/loutres/juneau:v${VERSION}`,
     `registry.example:5000/loutres/juneau:v${VERSION}`,
-    `registry.example:5000/loutres/juneau:v${VERSION}`,
   ]);
   expect(
     containers({ registry: '', repository: 'juneau', tag: 'dev', pullPolicy: 'Never' }).map(
       (c) => `${c.image} ${c.imagePullPolicy}`,
     ),
-  ).toEqual(['juneau:dev Never', 'juneau:dev Never', 'juneau:dev Never']);
+  ).toEqual(['juneau:dev Never', 'juneau:dev Never']);
 });
 
 test.each<[string, unknown, string]>([

@@ -50,7 +50,6 @@ describe('defaults', () => {
       'dnsPolicy',
       'priorityClassName',
       'tolerations',
-      'initContainers',
       'containers',
       'volumes',
     ]);

@@ -96,7 +96,6 @@ describe('OCI image layout', () => {
     expect(containers.map((c) => [c.image, c.imagePullPolicy])).toEqual([
       [reference, 'IfNotPresent'],
       [reference, 'IfNotPresent'],
-      [reference, 'IfNotPresent'], // the agent Pod's bird container (docs/bgp.md)
     ]);
   });
 
