@@ -55,7 +55,7 @@ export function announcingPeers<P extends PeerView>(
 export function announcedItems(addresses: Iterable<number>): string[] {
   const sorted = [...new Set(addresses)].sort((a, b) => a - b);
   const items: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
     items.push(formatRange({ first: sorted[i], last: sorted[j] }));
