@@ -19,6 +19,7 @@ import {
   waitForMatch,
 } from './fixture';
 import { controllerRecorder, sweepingController } from './in-process-controller';
+import { reportNodeState } from './bgp-fixture';
 
 const rest = new RestClient(testKubeConfig());
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -50,24 +51,8 @@ const cond = (
   type: string,
 ) => o.status?.conditions?.find((c) => c.type === type);
 
-/** A node's BGPNodeState as its agent writes it: created once, then its status. */
-async function report(node: string, state: string, announced: string[] = [], lastError?: string): Promise<void> {
-  await create(JuneauResources.bgpNodeStates, 'BGPNodeState', node, { nodeName: node }).catch(() => undefined);
-  await rest.patch(
-    JuneauResources.bgpNodeStates,
-    undefined,
-    node,
-    'merge',
-    {
-      status: {
-        peers: [{ peer: PEER, state, prefixesSent: announced.length, ...(lastError ? { lastError } : {}) }],
-        announced: { count: announced.length, addresses: announced },
-        updatedAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      },
-    },
-    { subresource: 'status' },
-  );
-}
+const report = (node: string, state: string, announced: string[] = [], lastError?: string) =>
+  reportNodeState(rest, node, { peer: PEER, state, announced, lastError });
 
 let controller: JuneauController;
 const recorder = controllerRecorder(rest, 'bgp');

@@ -29,6 +29,7 @@ import {
   waitForMatch,
 } from './fixture';
 import { controllerRecorder, sweepingController } from './in-process-controller';
+import { reportNodeState } from './bgp-fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -93,30 +94,8 @@ const ports = [{ name: 'http', containerPort: 8080 }];
 const createBackend = (namespace: string, name: string, nodeName: string, podIP: string) =>
   createRunningPod({ namespace, name, labels: { app: name.replace(/-\d+$/, '') }, nodeName, podIP, ports });
 
-/** BGP-7: a node's BGPNodeState as its agent writes it (created once, then its status). */
-async function writeNodeState(node: string, state: string, announced: string[]): Promise<void> {
-  const existing = await getAs(JuneauResources.bgpNodeStates, undefined, node);
-  if (!existing)
-    await rest.create(JuneauResources.bgpNodeStates, {
-      apiVersion: API_VERSION,
-      kind: 'BGPNodeState',
-      metadata: { name: node },
-      spec: { nodeName: node },
-    });
-  await rest.patch(
-    JuneauResources.bgpNodeStates,
-    undefined,
-    node,
-    'merge',
-    {
-      status: {
-        peers: [{ peer: BGP_PEER, state, prefixesSent: announced.length }],
-        announced: { count: announced.length, addresses: announced },
-      },
-    },
-    { subresource: 'status' },
-  );
-}
+const writeNodeState = (node: string, state: string, announced: string[]) =>
+  reportNodeState(rest, node, { peer: BGP_PEER, state, announced });
 
 let controller: JuneauController;
 const recorder = controllerRecorder(rest, 'test');

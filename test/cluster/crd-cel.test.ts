@@ -4,7 +4,7 @@
 // list by. The install manifest and the examples are accepted by a server-side dry run.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { API_VERSION } from '../../api';
+import { ALL_KINDS, API_VERSION } from '../../api';
 import { JuneauResources } from '../../runtime/kube/resources';
 import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -256,8 +256,8 @@ describe('synthesized manifests are accepted by the API server', () => {
         'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}',
       ]);
       const lines = r.stdout.trim().split('\n');
-      return lines.length === 9 && lines.every((l) => l.endsWith('=True')) && lines;
+      return lines.length === ALL_KINDS.length && lines.every((l) => l.endsWith('=True')) && lines;
     });
-    expect(names).toHaveLength(9);
+    expect(names).toHaveLength(ALL_KINDS.length);
   });
 });
