@@ -81,3 +81,46 @@ export const immutable = (field: string, specId: string) => ({
   rule: 'self == oldSelf',
   message: `${field} is immutable (${specId})`,
 });
+
+/** The operators of a label selector's matchExpressions (metav1.LabelSelectorRequirement). */
+export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+
+/** A label key or value: 317 characters at most (a 253-character prefix, `/`, a 63-character name). */
+const labelString = (description: string) => s.string({ description, maxLength: 317 });
+
+/**
+ * A Kubernetes label selector (metav1.LabelSelector) over `what` (namespaces, nodes) at `field`:
+ * every matchLabels pair and every matchExpressions requirement must hold; `{}` selects all.
+ */
+export const labelSelector = (what: string, field: string, specId: string, description: string) =>
+  s.object(
+    {
+      matchLabels: s.map(labelString('A label value.'), {
+        maxProperties: 32,
+        description: `Labels the ${what} must have, with these values.`,
+      }),
+      matchExpressions: s.array(
+        s.object(
+          {
+            key: labelString('The label key.'),
+            operator: s.enum(LABEL_SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
+            values: s.array(labelString('A label value.'), {
+              maxItems: 32,
+              description: 'For In and NotIn: at least one value; for Exists and DoesNotExist: none.',
+            }),
+          },
+          {
+            required: ['key', 'operator'],
+            validations: [
+              {
+                rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
+                message: `${field}.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (${specId})`,
+              },
+            ],
+          },
+        ),
+        { maxItems: 16, description: `Requirements on the ${what} labels; all must hold.` },
+      ),
+    },
+    { description },
+  );

@@ -19,6 +19,9 @@ export const KIND_PAGES: Readonly<Record<string, string>> = {
   ARPAdvertisement: 'arp-advertisement.md',
   AllocationPool: 'allocation.md',
   AllocationClaim: 'allocation.md',
+  BGPPeer: 'bgp-peer.md',
+  BGPNodeState: 'bgp-peer.md',
+  BGPAdvertisement: 'bgp-advertisement.md',
 };
 
 const start = (kind: string) =>

@@ -1,8 +1,7 @@
-import { reconciledStatus } from '../common';
+import { labelSelector, reconciledStatus } from '../common';
 import { LIMITS } from '../constants';
 import { AGE_COLUMN, defineKind, KindObject } from '../kind';
 import { s } from '../schema';
-import { LABEL_SELECTOR_OPERATORS } from './external-network';
 
 /** BGP-1: an AS number is an unsigned 32-bit integer other than 0 (RFC 6793). */
 export const ASN_RANGE = { minimum: 1, maximum: 4294967295 } as const;
@@ -11,44 +10,9 @@ export const DEFAULT_HOLD_TIME_SECONDS = 90;
 /** BGP-1: the BFD defaults (FRR's and BIRD's). */
 export const BFD_DEFAULTS = { receiveInterval: 300, transmitInterval: 300, detectMultiplier: 3 } as const;
 
-const label = (description: string) => s.string({ description, maxLength: 317 });
-
-/**
- * A Kubernetes label selector over Nodes (metav1.LabelSelector) at `field`: every matchLabels pair
- * and every matchExpressions requirement must hold; `{}` selects every node.
- */
+/** A label selector over Nodes at `field` (BGPPeer and BGPAdvertisement `spec.nodeSelector`). */
 export const nodeSelectorSchema = (field: string, specId: string, description: string) =>
-  s.object(
-    {
-      matchLabels: s.map(label('A label value.'), {
-        maxProperties: 32,
-        description: 'Labels the node must have, with these values.',
-      }),
-      matchExpressions: s.array(
-        s.object(
-          {
-            key: label('The label key.'),
-            operator: s.enum(LABEL_SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
-            values: s.array(label('A label value.'), {
-              maxItems: 32,
-              description: 'For In and NotIn: at least one value; for Exists and DoesNotExist: none.',
-            }),
-          },
-          {
-            required: ['key', 'operator'],
-            validations: [
-              {
-                rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-                message: `${field}.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (${specId})`,
-              },
-            ],
-          },
-        ),
-        { maxItems: 16, description: 'Requirements on the node labels; all must hold.' },
-      ),
-    },
-    { description },
-  );
+  labelSelector('node', field, specId, description);
 
 /** BGP-7: the session states of RFC 4271 section 8.2.2, as the agent reports them. */
 export const BGP_SESSION_STATES = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'] as const;

@@ -1,4 +1,4 @@
-import { conditions, immutable, objectName } from '../common';
+import { conditions, immutable, labelSelector, objectName } from '../common';
 import { LIMITS } from '../constants';
 import { AGE_COLUMN, defineKind, KindObject } from '../kind';
 import { s } from '../schema';
@@ -7,53 +7,17 @@ import { advertiseModes, BGP_NOT_ADVERTISED } from './address-pool';
 /** Largest VXLAN VNI (24 bits). */
 export const MAX_VNI = 16777215;
 
-/** The operators of a label selector's matchExpressions (metav1.LabelSelectorRequirement). */
-export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+export { LABEL_SELECTOR_OPERATORS } from '../common';
 
-/** A label key or value: 317 characters at most (a 253-character prefix, `/`, a 63-character name). */
-const label = (description: string) => s.string({ description, maxLength: 317 });
-
-/**
- * A Kubernetes label selector over Namespaces (metav1.LabelSelector): every matchLabels pair and
- * every matchExpressions requirement must hold. An empty selector selects every namespace.
- */
-const namespaceSelector = s.object(
-  {
-    matchLabels: s.map(label('A label value.'), {
-      maxProperties: 32,
-      description: 'Labels the namespace must have, with these values.',
-    }),
-    matchExpressions: s.array(
-      s.object(
-        {
-          key: label('The label key.'),
-          operator: s.enum(LABEL_SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
-          values: s.array(label('A label value.'), {
-            maxItems: 32,
-            description: 'For In and NotIn: at least one value; for Exists and DoesNotExist: none.',
-          }),
-        },
-        {
-          required: ['key', 'operator'],
-          validations: [
-            {
-              rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-              message:
-                'spec.allowedNamespaces.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (SEC-9)',
-            },
-          ],
-        },
-      ),
-      { maxItems: 16, description: 'Requirements on the namespace labels; all must hold.' },
-    ),
-  },
-  {
-    description:
-      'SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this network, ' +
-      'a label selector over Namespaces (matchLabels, matchExpressions; {} selects every namespace). ' +
-      'A request from another namespace gets no address: condition Allocated, reason NamespaceNotAllowed. ' +
-      'Absent: every namespace may use the network.',
-  },
+/** SEC-9: the namespaces that may take addresses from the network (metav1.LabelSelector over Namespaces). */
+const namespaceSelector = labelSelector(
+  'namespace',
+  'spec.allowedNamespaces',
+  'SEC-9',
+  'SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this network, ' +
+    'a label selector over Namespaces (matchLabels, matchExpressions; {} selects every namespace). ' +
+    'A request from another namespace gets no address: condition Allocated, reason NamespaceNotAllowed. ' +
+    'Absent: every namespace may use the network.',
 );
 
 /** ExternalNetwork (EN): groups AddressPools into one external network of one type. */

@@ -55,7 +55,8 @@ export const serviceLoadBalancerKind = defineKind({
     advertisingNodes: s.array(s.string({ maxLength: LIMITS.nameLength }), {
       maxItems: LIMITS.nodes,
       listType: 'atomic',
-      description: 'Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4).',
+      description:
+        'Nodes with at least one Ready, Serving, non-terminating Local endpoint (SLB-4); on a bgp network, those (or with externalTrafficPolicy Cluster every node with a live agent) that a BGPAdvertisement lets announce the VIP (BGP-3).',
     }),
     arpAnnouncingNode: nameOrEmpty('type arp: the node answering ARP for the VIP; empty otherwise (SLB-4, SLB-6).'),
     backendSummary: s.object({

@@ -5,6 +5,8 @@
  */
 import { selectorMatches, type LabelSelectorView } from './label-selector';
 import { advertisedPeers, type AdvertisementView, type PeerView } from './bgp';
+import { parseAddressItem } from './address-pool';
+import { formatRange, parseIPv4, type AddressRange } from './ipv4';
 
 /** A node as the selectors see it: its name and labels. */
 export interface NodeLabels {
@@ -43,4 +45,31 @@ export function announcingPeers<P extends PeerView>(
     for (const p of advertisedPeers(ad, peers)) if (peersWith(p, node)) out.set(p.name, p);
   }
   return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * BGP-7: `BGPNodeState.status.announced.addresses` from the announced addresses: sorted, adjacent
+ * ones merged into `a-b` ranges, a lone one as itself, so addresses allocated next to each other
+ * cost one item (what an agent writes).
+ */
+export function announcedItems(addresses: Iterable<number>): string[] {
+  const sorted = [...new Set(addresses)].sort((a, b) => a - b);
+  const items: string[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    items.push(formatRange({ first: sorted[i], last: sorted[j] }));
+    i = j + 1;
+  }
+  return items;
+}
+
+/** The ranges of `status.announced.addresses` (an address, a range or a CIDR per item); bad items are skipped. */
+export function announcedRanges(items: readonly string[] | undefined): AddressRange[] {
+  return (items ?? []).flatMap((item) => {
+    const single = parseIPv4(item);
+    if (single !== undefined) return [{ first: single, last: single }];
+    const parsed = parseAddressItem(item);
+    return parsed.ok ? [parsed.range] : [];
+  });
 }

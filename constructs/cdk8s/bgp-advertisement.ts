@@ -1,14 +1,12 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { BGPAdvertisement as BGPAdvertisementObject } from '../../api';
-import { renderBGPAdvertisement, validateBGPAdvertisement } from '../shared/bgp';
+import { renderBGPAdvertisement, validateBGPAdvertisement, type BGPAdvertisementOptions } from '../shared/bgp';
 import { defaultName, emit, findAllInApp, metadataInput } from './base';
 import { BGPPeer } from './bgp-peer';
 import { ExternalNetwork, IExternalNetwork } from './external-network';
 
-type Spec = BGPAdvertisementObject['spec'];
-
-export interface BGPAdvertisementProps {
+export interface BGPAdvertisementProps extends BGPAdvertisementOptions {
   /**
    * Metadata of the BGPAdvertisement (cluster-scoped: a namespace is ignored).
    * @default name = the construct id
@@ -25,32 +23,6 @@ export interface BGPAdvertisementProps {
    * @default every BGPPeer
    */
   readonly peers?: Array<BGPPeer | string>;
-  /**
-   * The nodes that may announce, a label selector over Nodes (BGP-2, BGP-3).
-   * @default every node
-   */
-  readonly nodeSelector?: Spec['nodeSelector'];
-  /**
-   * Communities on the routes: `65000:100` or a well-known name such as `no-export` (BGP-2).
-   * @default none
-   */
-  readonly communities?: string[];
-  /**
-   * Large communities on the routes, `65000:1:2` (BGP-2).
-   * @default none
-   */
-  readonly largeCommunities?: string[];
-  /**
-   * LOCAL_PREF of the routes, for iBGP peers; refused when every peer named is eBGP (BGP-2, BGP-9).
-   * @default the daemon's (100)
-   */
-  readonly localPref?: number;
-  /**
-   * The announced prefix length per address: 32 is the address itself, shorter the covering
-   * prefix (BGP-2).
-   * @default 32
-   */
-  readonly aggregationLength?: number;
 }
 
 /** Announces the addresses of bgp ExternalNetworks to BGPPeers from the nodes it allows (BGP-2, BGP-3). */

@@ -21,6 +21,79 @@ import { about } from './kinds';
 import { renderMetadata, type ObjectMetadataInput } from './metadata';
 
 type ObjectInput<Spec> = Readonly<Spec> & { readonly metadata?: ObjectMetadataInput };
+type PeerSpec = BGPPeer['spec'];
+type AdvertisementSpec = BGPAdvertisement['spec'];
+
+/** The BGPPeer fields the cdk8s props and the Pulumi args take as written (BGP-1). */
+export interface BGPPeerOptions {
+  /** The neighbour's IPv4 address; outside every AddressPool (BGP-1, BGP-9). */
+  readonly peerAddress: string;
+  /** The neighbour's AS number, 1-4294967295 (BGP-1). */
+  readonly peerASN: number;
+  /** The nodes' AS number, 1-4294967295; equal to `peerASN` makes the session iBGP (BGP-1). */
+  readonly myASN: number;
+  /**
+   * The nodes that peer with this neighbour, a label selector over Nodes (BGP-1).
+   * @default every node with a Juneau agent
+   */
+  readonly nodeSelector?: PeerSpec['nodeSelector'];
+  /**
+   * Seconds without a message before the session drops: 0 or 3-65535 (BGP-1).
+   * @default 90
+   */
+  readonly holdTime?: number;
+  /**
+   * Seconds between keepalives, less than `holdTime` (BGP-1).
+   * @default a third of the hold time
+   */
+  readonly keepaliveTime?: number;
+  /**
+   * The TCP MD5 password, from a Secret in the install namespace (BGP-1).
+   * @default no password
+   */
+  readonly passwordSecretRef?: PeerSpec['passwordSecretRef'];
+  /**
+   * eBGP only: the neighbour may be more than one hop away (BGP-1).
+   * @default false
+   */
+  readonly ebgpMultiHop?: boolean;
+  /**
+   * BFD on the session (intervals in ms, detect multiplier), so a node crash is seen in well
+   * under a second instead of the hold time (BGP-1, BGP-6).
+   * @default no BFD
+   */
+  readonly bfd?: PeerSpec['bfd'];
+}
+
+/** The BGPAdvertisement attributes the cdk8s props and the Pulumi args take as written (BGP-2). */
+export interface BGPAdvertisementOptions {
+  /**
+   * The nodes that may announce, a label selector over Nodes (BGP-2, BGP-3).
+   * @default every node
+   */
+  readonly nodeSelector?: AdvertisementSpec['nodeSelector'];
+  /**
+   * Communities on the routes: `65000:100` or a well-known name such as `no-export` (BGP-2).
+   * @default none
+   */
+  readonly communities?: string[];
+  /**
+   * Large communities on the routes, `65000:1:2` (BGP-2).
+   * @default none
+   */
+  readonly largeCommunities?: string[];
+  /**
+   * LOCAL_PREF of the routes, for iBGP peers; refused when every peer named is eBGP (BGP-2, BGP-9).
+   * @default the daemon's (100)
+   */
+  readonly localPref?: number;
+  /**
+   * The announced prefix length per address: 32 is the address itself, shorter the covering
+   * prefix (BGP-2).
+   * @default 32
+   */
+  readonly aggregationLength?: number;
+}
 
 /** Only the fields that are set, so an absent default stays absent on the cluster. */
 const defined = <T extends object>(o: T): T =>

@@ -4,6 +4,9 @@ import type {
   AllocationClaim,
   AllocationPool,
   ARPAdvertisement,
+  BGPAdvertisement,
+  BGPNodeState,
+  BGPPeer,
   ElasticIP,
   ElasticIPAttachment,
   ExternalNetwork,
@@ -80,6 +83,10 @@ export interface Caches {
   readonly namespaces: Informer<NamespaceObject>;
   /** FO-3: the agents' per-node Leases in the install namespace. */
   readonly agentLeases: Informer<Lease>;
+  /** BGP-1..3, BGP-7: the peers, the advertisements and the agents' per-node reports (bgp/). */
+  readonly bgpPeers: Informer<K<BGPPeer>>;
+  readonly bgpAdvertisements: Informer<K<BGPAdvertisement>>;
+  readonly bgpNodeStates: Informer<K<BGPNodeState>>;
 }
 
 export interface ControllerContext {
@@ -137,10 +144,13 @@ export const podCacheOptions: Partial<InformerOptions<PodObject>> = {
   indexers: { [CACHE_INDEX.byElasticIP]: podElasticIPs },
 };
 
-/** A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, not its images, conditions or capacity. */
+/**
+ * A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, and its labels (the
+ * BGPPeer and BGPAdvertisement node selectors, BGP-1..3), not its images, conditions or capacity.
+ */
 function nodeView(n: NodeObject): NodeObject {
-  const { name, uid, resourceVersion, creationTimestamp, deletionTimestamp } = n.metadata;
-  const meta = { name, uid, resourceVersion, creationTimestamp, deletionTimestamp };
+  const { name, uid, resourceVersion, creationTimestamp, deletionTimestamp, labels } = n.metadata;
+  const meta = { name, uid, resourceVersion, creationTimestamp, deletionTimestamp, labels };
   const { podCIDR, podCIDRs } = n.spec ?? {};
   const addresses = n.status?.addresses;
   return {
@@ -268,6 +278,9 @@ export function createCaches(
       namespace: INSTALL.namespace,
       labelSelector: AGENT_LEASE_SELECTOR,
     }),
+    bgpPeers: informer(JuneauResources.bgpPeers),
+    bgpAdvertisements: informer(JuneauResources.bgpAdvertisements),
+    bgpNodeStates: informer(JuneauResources.bgpNodeStates),
   };
 }
 

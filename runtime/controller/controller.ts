@@ -34,6 +34,7 @@ import { podReconciler } from './pods/reconcile-pod';
 import { Registration, type ReconcilerSpec } from './reconciler';
 import { JuneauResources } from '../kube/resources';
 import { serviceLoadBalancerReconciler } from './slb/reconcile';
+import { bgpPeerReconciler } from './bgp/reconcile-peer';
 
 export interface ControllerOptions {
   readonly rest: RestClient;
@@ -99,6 +100,7 @@ export class JuneauController {
       elasticIPAttachmentReconciler(this.ctx),
       networkInterfaceReconciler(this.ctx),
       podReconciler(this.ctx),
+      bgpPeerReconciler(this.ctx),
     ];
     const run = { logger: this.logger, metrics: options.metrics };
     this.registrations = specs.map((spec) => new Registration(spec, run));

@@ -29,6 +29,7 @@ import {
   waitForMatch,
 } from './fixture';
 import { controllerRecorder, sweepingController } from './in-process-controller';
+import { reportNodeState } from './bgp-fixture';
 import { expectNoChangesFor, watchForChanges } from './quiet-watch';
 
 const rest = new RestClient(testKubeConfig());
@@ -85,11 +86,16 @@ const POOL = `ctl-arp-${suffix}`;
 const BGP_POOL = `ctl-bgp-${suffix}`;
 const NET = `ctl-public-${suffix}`;
 const BGP_NET = `ctl-bgp-${suffix}`;
+const BGP_PEER = `ctl-tor-${suffix}`;
+const BGP_ADV = `ctl-adv-${suffix}`;
 const nodes = [1, 2, 3].map((i) => `ctl-${suffix}-n${i}`);
 const ports = [{ name: 'http', containerPort: 8080 }];
 /** A ready backend `<app>-<n>` of the Service `<app>` (port http 8080). */
 const createBackend = (namespace: string, name: string, nodeName: string, podIP: string) =>
   createRunningPod({ namespace, name, labels: { app: name.replace(/-\d+$/, '') }, nodeName, podIP, ports });
+
+const writeNodeState = (node: string, state: string, announced: string[]) =>
+  reportNodeState(rest, node, { peer: BGP_PEER, state, announced });
 
 let controller: JuneauController;
 const recorder = controllerRecorder(rest, 'test');
@@ -313,14 +319,57 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     expect(published.map((i) => i.ip)).toEqual([slb.status?.vip]);
   });
 
-  it('SLB-5: a bgp network gets a VIP and advertisingNodes, but no ARPAdvertisement', async () => {
+  // BGP-5 changed this test on purpose: a bgp VIP used to reach Ready with nobody announcing it
+  // (the silent half-working VIP SLB-10 forbids); now Ready waits for a node's report.
+  it('SLB-5, BGP-2, BGP-5: a bgp VIP gets advertisingNodes and no ARPAdvertisement; Ready only once a node reports it announced over an Established session', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'bgp', { network: BGP_NET });
     await createBackend(namespace, 'bgp-1', nodes[2], '10.244.3.20');
-    const slb = await slbInPhase(namespace, 'bgp', 'Ready', 'bgp Ready');
-    expect(slb.status).toMatchObject({ advertisingNodes: [nodes[2]], arpAnnouncingNode: '' });
-    expect(slb.status?.vip).toMatch(/^198\.18\.78\./);
+    const alone = await waitForMatch(
+      () => getSlb(namespace, 'bgp'),
+      (s) => cond(s, 'Available')?.reason === 'NoBGPAdvertisement',
+      'NoBGPAdvertisement',
+    );
+    expect(alone.status?.phase).toBe('Allocated');
+    expect(cond(alone, 'Available')?.message).toContain(`no BGPAdvertisement lists ExternalNetwork ${BGP_NET}`);
+    const vip = alone.status!.vip!;
+    expect(vip).toMatch(/^198\.18\.78\./);
     expect(await getAd(slbAdName(namespace, 'bgp'))).toBeUndefined();
+
+    await rest.create(JuneauResources.bgpPeers, {
+      apiVersion: API_VERSION,
+      kind: 'BGPPeer',
+      metadata: { name: BGP_PEER },
+      spec: { peerAddress: '192.0.2.250', peerASN: 65001, myASN: 65000 },
+    });
+    await rest.create(JuneauResources.bgpAdvertisements, {
+      apiVersion: API_VERSION,
+      kind: 'BGPAdvertisement',
+      metadata: { name: BGP_ADV },
+      spec: { externalNetworks: [BGP_NET], peers: [BGP_PEER] },
+    });
+    const waiting = await waitForMatch(
+      () => getSlb(namespace, 'bgp'),
+      (s) => cond(s, 'Available')?.reason === 'NotAnnounced',
+      'NotAnnounced',
+    );
+    expect(waiting.status).toMatchObject({ phase: 'Allocated', advertisingNodes: [nodes[2]], arpAnnouncingNode: '' });
+    expect(cond(waiting, 'Available')?.message).toContain(`node ${nodes[2]}: its agent has written no BGPNodeState`);
+
+    // What the node's agent writes: its BGPNodeState, the session Established and the VIP announced.
+    await writeNodeState(nodes[2], 'Established', [vip]);
+    const ready = await slbInPhase(namespace, 'bgp', 'Ready', 'bgp Ready');
+    expect(cond(ready, 'Available')).toMatchObject({ status: 'True', reason: 'Advertised' });
+    expect(cond(ready, 'Available')?.message).toContain(`VIP ${vip} announced over BGP by 1 of 1 node(s): ${nodes[2]}`);
+
+    // The session goes down: nobody announces the VIP any more.
+    await writeNodeState(nodes[2], 'Active', []);
+    const degraded = await slbInPhase(namespace, 'bgp', 'Degraded', 'bgp Degraded');
+    expect(cond(degraded, 'Available')?.message).toContain(
+      `no Established session to an allowed BGPPeer: ${BGP_PEER} Active`,
+    );
+    const events = (await eventReasons(namespace)).map((e) => e.reason);
+    expect(events).toEqual(expect.arrayContaining(['Advertised', 'NotAnnounced']));
   });
 
   it('ALLOC-1: a restarted controller rebuilds the index from the claims and changes nothing', async () => {
@@ -384,6 +433,9 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
 
 afterAll(async () => {
   await deleteClusterObject(JuneauResources.externalNetworks, NET);
+  await deleteClusterObject(JuneauResources.bgpAdvertisements, BGP_ADV);
+  await deleteClusterObject(JuneauResources.bgpPeers, BGP_PEER);
+  for (const n of nodes) await deleteClusterObject(JuneauResources.bgpNodeStates, n);
   await deleteClusterObject(JuneauResources.externalNetworks, BGP_NET);
   await deleteClusterObject(JuneauResources.addressPools, POOL);
   await deleteClusterObject(JuneauResources.addressPools, BGP_POOL);

@@ -68,8 +68,10 @@ describe('source layers', () => {
     ]).toEqual([]);
   });
 
-  test('controller feature folders import no sibling but allocator/ and arp/ (the rest through the context)', () => {
-    const shared = new Set(['allocator', 'arp']);
+  // bgp/ is to bgp networks what arp/ is to arp ones: the ServiceLoadBalancer (and the ElasticIP
+  // and NATGateway, BGP-4) decisions read who announces from it.
+  test('controller feature folders import no sibling but allocator/, arp/ and bgp/ (the rest through the context)', () => {
+    const shared = new Set(['allocator', 'arp', 'bgp']);
     const folderOf = (file: string) => path.relative('runtime/controller', file).split(path.sep)[0];
     const crossings = sources('runtime/controller')
       .filter((f) => path.dirname(f) !== 'runtime/controller')

@@ -19,7 +19,7 @@ export type PoolStatus = NonNullable<AddressPool['status']>;
 
 /** Condition types, per kind this module plans. */
 export const CONDITIONS = {
-  externalNetwork: { networkID: 'NetworkIDAssigned', pools: 'AddressPoolsValid' },
+  externalNetwork: { networkID: 'NetworkIDAssigned', pools: 'AddressPoolsValid', advertised: 'Advertised' },
   addressPool: { valid: 'Valid' },
 } as const;
 
@@ -31,6 +31,9 @@ export const REASONS = {
     addressPoolsValid: 'AddressPoolsValid',
     addressPoolModeMismatch: 'AddressPoolModeMismatch',
     addressPoolNotFound: 'AddressPoolNotFound',
+    /** BGP-2: type bgp, listed by a BGPAdvertisement / by none. */
+    listedByBGPAdvertisement: 'ListedByBGPAdvertisement',
+    noBGPAdvertisement: 'NoBGPAdvertisement',
   },
   addressPool: { valid: 'Valid', invalidAddresses: 'InvalidAddresses' },
 } as const;
@@ -40,6 +43,8 @@ export interface NetworkObservation {
   readonly pools: ReadonlyMap<string, PoolView>;
   /** The subnet-vni allocation of this pass; undefined when it could not be tried. */
   readonly networkID: AllocationResult | undefined;
+  /** BGP-2: the BGPAdvertisements that list the network, by name. @default none */
+  readonly advertisements?: readonly string[];
 }
 
 /**
@@ -101,7 +106,29 @@ export function planNetworkStatus(o: NetworkObservation, now: Date = new Date())
         },
     now,
   );
+  if (view.type === 'bgp') conditions = setCondition(conditions, advertisedCondition(o, generation), now);
   return { networkID, conditions };
+}
+
+/** BGP-2: a bgp network no BGPAdvertisement lists is allocated from but announced by nobody. */
+function advertisedCondition(o: NetworkObservation, generation: number) {
+  const ads = [...(o.advertisements ?? [])].sort();
+  const name = o.network.metadata.name;
+  return ads.length
+    ? {
+        type: CONDITIONS.externalNetwork.advertised,
+        status: 'True' as const,
+        reason: REASONS.externalNetwork.listedByBGPAdvertisement,
+        message: `announced over BGP as BGPAdvertisement ${ads.join(', ')} says (BGP-2)`,
+        observedGeneration: generation,
+      }
+    : {
+        type: CONDITIONS.externalNetwork.advertised,
+        status: 'False' as const,
+        reason: REASONS.externalNetwork.noBGPAdvertisement,
+        message: `no BGPAdvertisement lists ExternalNetwork ${name}: its addresses are allocated but no node announces them; create a BGPAdvertisement naming it (BGP-2)`,
+        observedGeneration: generation,
+      };
 }
 
 export interface PoolObservation {

@@ -20,7 +20,11 @@ export async function reconcileExternalNetwork(ctx: ControllerContext, name: str
   const network = ctx.caches.externalNetworks.get(undefined, name);
   if (!network || network.metadata.deletionTimestamp) return done();
   const networkID = await ensureNetworkID(ctx, network);
-  const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID });
+  const advertisements = ctx.caches.bgpAdvertisements
+    .list()
+    .filter((a) => a.spec.externalNetworks.includes(name))
+    .map(objectKey);
+  const status = planNetworkStatus({ network, pools: poolViews(ctx.caches), networkID, advertisements });
   await writeStatusIfChanged(ctx, JuneauResources.externalNetworks, network, status);
   return done();
 }
@@ -59,6 +63,8 @@ export function externalNetworkReconciler(ctx: ControllerContext): ReconcilerSpe
               .map(objectKey)
           : [],
       ),
+      // BGP-2: whether a BGPAdvertisement lists the network.
+      watch(c.bgpAdvertisements, (a) => a.spec.externalNetworks),
       watch(c.allocationClaims, (claim) => {
         const h = claimRecordOf(claim)?.holder;
         return [h?.kind === 'ExternalNetwork' ? h.name : undefined];

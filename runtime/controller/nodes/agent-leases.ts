@@ -81,6 +81,15 @@ export class AgentLeaseTracker implements AgentLiveness {
     return () => this.listeners.delete(fn);
   }
 
+  /** BGP-3: nodes whose agent Lease is live now (seen, and not expired), sorted. */
+  liveNodes(): string[] {
+    const now = this.now();
+    return [...this.records.values()]
+      .filter((r) => !leaseExpired(r, now, this.graceMs))
+      .map((r) => r.node)
+      .sort();
+  }
+
   unavailableNodes(): ReadonlyMap<string, string> {
     const now = this.now();
     const out = new Map<string, string>();

@@ -12,6 +12,8 @@ import { normalizePorts, summarizeBackends, type BackendSummary } from './backen
 import type { NoAllocation } from './request';
 import { rendezvousNode } from './rendezvous';
 import type { EndpointSliceView, ServiceView } from '../../kube/service-views';
+import { parseIPv4 } from '../../../api/validation';
+import { bgpAnnouncement, type BGPAnnouncement, type BGPInputs } from '../bgp/announcers';
 
 export type SlbStatus = NonNullable<ServiceLoadBalancer['status']>;
 
@@ -25,6 +27,12 @@ export const REASONS = {
   notAllocated: 'NotAllocated',
   /** FO-3: every node with ready backends has an expired agent Lease. */
   agentLeaseExpired: 'AgentLeaseExpired',
+  /** BGP-2: no BGPAdvertisement lists the VIP's bgp network. */
+  noBGPAdvertisement: 'NoBGPAdvertisement',
+  /** BGP-3: no node that could serve the VIP is allowed by a BGPAdvertisement (and a BGPPeer). */
+  notAllowedByBGPAdvertisement: 'NotAllowedByBGPAdvertisement',
+  /** BGP-5: nodes should announce the VIP, but none reports it over an Established session. */
+  notAnnounced: 'NotAnnounced',
 } as const;
 
 /** The allocation as the reconciler found or made it this pass. */
@@ -45,6 +53,11 @@ export interface SlbObservation {
   readonly currentAdvertisement: AdvertisementSpec | undefined;
   /** FO-3: nodes that cannot answer (agent Lease expired), with why. @default none */
   readonly unavailableNodes?: ReadonlyMap<string, string>;
+  /**
+   * BGP-3, BGP-5, bgp networks: the advertisements, peers and nodes' reports, and the nodes with a
+   * live agent Lease (FO-3; the candidates under externalTrafficPolicy Cluster). @default none known
+   */
+  readonly bgp?: BGPInputs & { readonly liveNodes: readonly string[] };
 }
 
 export interface SlbPlan {
@@ -57,7 +70,10 @@ export interface SlbPlan {
 
 export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date()): SlbPlan {
   const { namespace = '', name = '' } = o.service.metadata;
-  const backends = liveBackends(summarizeBackends(o.slices), o.unavailableNodes);
+  const local = liveBackends(summarizeBackends(o.slices), o.unavailableNodes);
+  const bgp = o.network?.type === 'bgp' ? bgpOf(o, local) : undefined;
+  // BGP-3: on a bgp network, advertisingNodes are the candidates a BGPAdvertisement allows.
+  const backends = bgp ? { ...local, advertisingNodes: bgp.allowed, leftOut: [...local.leftOut] } : local;
   const { ports } = normalizePorts(o.service.spec?.ports ?? [], o.slices);
   const vip = o.allocation.allocated ? o.allocation.vip : undefined;
   const advertisement = desiredAdvertisement(
@@ -65,10 +81,12 @@ export function planServiceLoadBalancer(o: SlbObservation, now: Date = new Date(
     backends.advertisingNodes,
     advertisementName({ kind: 'ServiceLoadBalancer', namespace, name }),
   );
-  const phase = phaseOf(o.allocation, backends.advertisingNodes.length, o.previous);
+  // BGP-5: Ready on a bgp network only once a node reports the route over an Established session.
+  const phase = phaseOf(o.allocation, bgp ? bgp.announcing.length : backends.advertisingNodes.length, o.previous);
   const conditions = [
     allocatedCondition(o),
-    availableCondition(o, backends.advertisingNodes, advertisement, backends.leftOut),
+    (bgp && bgpAvailableCondition(o, bgp, local)) ??
+      availableCondition(o, backends.advertisingNodes, advertisement, backends.leftOut),
   ].reduce<Condition[]>((list, c) => setCondition(list, c, now), [...((o.previous?.conditions ?? []) as Condition[])]);
   const status: SlbStatus = {
     phase,
@@ -101,6 +119,80 @@ function liveBackends(
 
 const describeLeftOut = (leftOut: ReadonlyArray<[string, string]>) =>
   leftOut.map(([n, why]) => `node ${n}: ${why}`).join('; ');
+
+/**
+ * BGP-3: the candidates of a bgp VIP (SLB-4's nodes with a ready Local endpoint, or under
+ * externalTrafficPolicy Cluster every node with a live agent), narrowed by the BGPAdvertisements,
+ * and which of them announce it (BGP-5).
+ */
+function bgpOf(o: SlbObservation, local: BackendSummary): BGPAnnouncement {
+  const inputs = o.bgp ?? {
+    advertisements: [],
+    peers: [],
+    nodeStates: new Map(),
+    nodeLabels: new Map(),
+    liveNodes: [],
+  };
+  const cluster = (o.service.spec?.externalTrafficPolicy ?? 'Cluster') === 'Cluster';
+  const candidates = cluster ? inputs.liveNodes.filter((n) => !o.unavailableNodes?.has(n)) : local.advertisingNodes;
+  const vip = o.allocation.allocated ? parseIPv4(o.allocation.vip) : undefined;
+  return bgpAnnouncement(o.network!.name, vip, candidates, inputs);
+}
+
+/**
+ * BGP-2, BGP-3, BGP-5: the Available condition of a bgp VIP when BGP is why it is not announced
+ * (or how it is); undefined when the candidates themselves are missing (SLB-8's reasons apply).
+ */
+function bgpAvailableCondition(
+  o: SlbObservation,
+  bgp: BGPAnnouncement,
+  local: BackendSummary & { leftOut: Array<[string, string]> },
+): ConditionInput | undefined {
+  const base = { type: CONDITIONS.available, observedGeneration: o.generation };
+  const network = o.network!.name;
+  const vip = o.allocation.allocated ? `VIP ${o.allocation.vip}` : 'the VIP';
+  if (bgp.noAdvertisement)
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.noBGPAdvertisement,
+      message: `no BGPAdvertisement lists ExternalNetwork ${network}: ${vip} is allocated but no node announces it; create a BGPAdvertisement for it (BGP-2)`,
+    };
+  const cluster = (o.service.spec?.externalTrafficPolicy ?? 'Cluster') === 'Cluster';
+  const candidates = bgp.allowed.length + bgp.leftOut.filter(([n]) => !bgp.allowed.includes(n)).length;
+  if (candidates === 0) {
+    if (!cluster) return undefined;
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.noReadyBackends,
+      message: `no node has a live Juneau agent (agent Lease, FO-3), so no node can announce ${vip} (BGP-3)`,
+    };
+  }
+  if (!o.allocation.allocated) return undefined;
+  const left = describeLeftOut(bgp.leftOut);
+  if (bgp.allowed.length === 0)
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.notAllowedByBGPAdvertisement,
+      message: `no node that can serve ${vip} may announce it: ${left} (BGP-3)`,
+    };
+  if (bgp.announcing.length === 0)
+    return {
+      ...base,
+      status: 'False',
+      reason: REASONS.notAnnounced,
+      message: `${bgp.allowed.length} node(s) should announce ${vip} but none reports it announced over an Established session: ${left} (BGP-5)`,
+    };
+  const expired = local.leftOut.length > 0 ? `; left out: ${describeLeftOut(local.leftOut)}` : '';
+  return {
+    ...base,
+    status: 'True',
+    reason: REASONS.advertised,
+    message: `${vip} announced over BGP by ${bgp.announcing.length} of ${bgp.allowed.length} node(s): ${bgp.announcing.join(', ')}${bgp.leftOut.length ? `; not announcing: ${left}` : ''}${expired} (BGP-3, BGP-5)`,
+  };
+}
 
 /**
  * SLB-3. Allocated vs Degraded when no node can advertise: `Allocated` means no Local backend

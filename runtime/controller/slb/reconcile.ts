@@ -36,6 +36,7 @@ import {
   unsupportedServiceReason,
 } from './request';
 import { clusterOwnerOf, formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
+import { bgpInputs, bgpWatches } from '../bgp/inputs';
 
 type Slb = Stored<ServiceLoadBalancer>;
 const SLB = JuneauResources.serviceLoadBalancers;
@@ -61,6 +62,7 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     allocation,
     currentAdvertisement: advertisement.current?.spec,
     unavailableNodes: ctx.agentLiveness.unavailableNodes(),
+    bgp: bgpInputsOf(ctx, slb),
   });
   await ensureAdvertisement(ctx, referenceTo(slb, SLB), owner, holderOf(slb), advertisement, plan.advertisement);
   await writeStatusIfChanged(ctx, SLB, slb, plan.status);
@@ -130,7 +132,7 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
     // H5: a requested address of the cluster's own is not kept either.
     const passing =
       networkName !== undefined &&
-      !unsupportedServiceReason(service) &&
+      !unsupportedServiceReason(service, view?.type) &&
       decision.reason !== POOL_CHOICE_REASONS.requestedIPIsClusterAddress &&
       // SEC-9: nor one of a network the namespace may not use (any longer).
       decision.reason !== POOL_CHOICE_REASONS.namespaceNotAllowed;
@@ -166,6 +168,11 @@ async function ensureAllocation(ctx: ControllerContext, service: ServiceObject, 
 /** The Service's EndpointSlices, by index: a full walk of the cache per pass was O(N²) over N Services. */
 function endpointSlicesOf(ctx: ControllerContext, key: string) {
   return ctx.caches.endpointSlices.byIndex(CACHE_INDEX.byService, key);
+}
+
+/** BGP-3, BGP-5: what a bgp VIP's plan reads, from the caches; undefined on other networks. */
+function bgpInputsOf(ctx: ControllerContext, slb: Slb) {
+  return networkOf(ctx, slb)?.type === 'bgp' ? bgpInputs(ctx, ctx.agentLiveness.liveNodes()) : undefined;
 }
 
 function networkOf(ctx: ControllerContext, slb: Slb): { name: string; type: 'arp' | 'bgp' } | undefined {
@@ -240,6 +247,7 @@ export function serviceLoadBalancerReconciler(ctx: ControllerContext, workers: n
       }),
       watch(c.externalNetworks, (n) => ofNetwork(objectKey(n))),
       ...addressHolderWatches(c, 'ServiceLoadBalancer', c.serviceLoadBalancers),
+      ...bgpWatches(c),
     ],
   };
 }

@@ -60,14 +60,16 @@ export type RequestDecision =
 /**
  * SLB-10: the limits of what Juneau serves. Each problem names the Service field and value.
  * Returns the reason of the first problem and all messages, or undefined when supported.
+ * `networkType`: the type of the Service's ExternalNetwork when known; `externalTrafficPolicy:
+ * Cluster` is allowed on a `bgp` network only (BGP-3), where every node with a live agent announces.
  */
-export function unsupportedServiceReason(service: ServiceView): NoAllocation | undefined {
+export function unsupportedServiceReason(service: ServiceView, networkType?: string): NoAllocation | undefined {
   const problems: Array<{ reason: string; message: string }> = [];
   const spec = service.spec ?? {};
-  if ((spec.externalTrafficPolicy ?? 'Cluster') !== 'Local') {
+  if ((spec.externalTrafficPolicy ?? 'Cluster') !== 'Local' && networkType !== 'bgp') {
     problems.push({
       reason: REASONS.externalTrafficPolicyNotLocal,
-      message: `spec.externalTrafficPolicy is ${JSON.stringify(spec.externalTrafficPolicy ?? 'Cluster')}: Juneau answers ARP from a node with a Local backend and supports only "Local" (SLB-10)`,
+      message: `spec.externalTrafficPolicy is ${JSON.stringify(spec.externalTrafficPolicy ?? 'Cluster')}: Juneau answers ARP from a node with a Local backend and supports only "Local" on arp networks; "Cluster" is allowed on bgp networks (SLB-10, BGP-3)`,
     });
   }
   (spec.ports ?? []).forEach((p, i) => {
@@ -106,7 +108,7 @@ export function decideAllocationRequest(
   cluster: readonly ClusterRange[] = [],
   namespace?: NamespaceView,
 ): RequestDecision {
-  const unsupported = unsupportedServiceReason(service);
+  const unsupported = unsupportedServiceReason(service, network?.type);
   if (unsupported) return { ok: false, ...unsupported };
   const spec = serviceLoadBalancerSpec(service);
   if (!spec.externalNetwork) {

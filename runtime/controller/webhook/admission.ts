@@ -114,3 +114,14 @@ export const writtenObject = <T>(request: AdmissionRequest<T>): T | undefined =>
 /** Whether the object is being deleted (it still holds what it holds until it is gone: EN-4). */
 export const isDeleting = (object: { metadata?: { deletionTimestamp?: string | Date } } | undefined): boolean =>
   object?.metadata?.deletionTimestamp !== undefined && object.metadata.deletionTimestamp !== null;
+
+/**
+ * The object a rule checks: a CREATE's or UPDATE's, but not an update of an object being deleted
+ * (removing its finalizers is how it ends; it holds what it holds until it is gone, EN-4).
+ */
+export function checkedObject<T extends { metadata?: { deletionTimestamp?: string | Date } }>(
+  request: AdmissionRequest<T>,
+): T | undefined {
+  const object = writtenObject(request);
+  return request.operation === 'UPDATE' && isDeleting(object) ? undefined : object;
+}

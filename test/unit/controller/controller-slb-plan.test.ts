@@ -376,13 +376,13 @@ describe('SLB-4..8 status, ARPAdvertisement, ingress, events', () => {
     ]);
   });
 
-  it('bgp: advertisingNodes and Ready, but no ARPAdvertisement and empty arpAnnouncingNode (SLB-5)', () => {
+  // BGP-5: a bgp VIP is Ready only when a node reports it announced (test/unit/controller/bgp-slb-plan.test.ts).
+  it('bgp without BGPAdvertisement: not Ready (BGP-5), no ARPAdvertisement and empty arpAnnouncingNode (SLB-5)', () => {
     const plan = planServiceLoadBalancer(observe({ network: { name: 'public', type: 'bgp' } }), now);
-    expect(plan.status.phase).toBe('Ready');
-    expect(plan.status.advertisingNodes).toEqual(['n1', 'n2']);
+    expect(plan.status.phase).toBe('Allocated');
     expect(plan.advertisement).toBeUndefined();
     expect(plan.status.arpAnnouncingNode).toBe('');
-    expect(cond(plan, 'Available')?.message).toContain('BGP by 2 node(s)');
+    expect(cond(plan, 'Available')).toMatchObject({ status: 'False', reason: 'NoBGPAdvertisement' });
   });
 
   it('no VIP: no ARPAdvertisement, no ingress, no vip in status; event only on the phase change', () => {

@@ -13,17 +13,11 @@ import {
   peerView,
   poolView,
 } from '../../../../api/validation';
-import { allowed, isDeleting, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
+import { allowed, checkedObject, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type CacheSnapshot, type ObjectView } from '../views';
 
 export type BGPPeerObject = ObjectView & { readonly spec: BGPPeer['spec'] };
 export type BGPAdvertisementObject = ObjectView & { readonly spec: BGPAdvertisement['spec'] };
-
-/** The object a CREATE or UPDATE stores, unless it is being deleted (removing finalizers is how it ends). */
-function checkedObject<T extends ObjectView>(request: AdmissionRequest<T>): T | undefined {
-  const object = writtenObject(request);
-  return request.operation === 'UPDATE' && isDeleting(object) ? undefined : object;
-}
 
 /** BGP-9: the peer address lies in no AddressPool (403: it conflicts with the pool that holds it). */
 export function checkBGPPeerAdmission(

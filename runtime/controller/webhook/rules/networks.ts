@@ -15,17 +15,8 @@ import {
   poolView,
   type ValidationIssue,
 } from '../../../../api/validation';
-import { allowed, isDeleting, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
+import { allowed, checkedObject, isDeleting, verdictOf, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type AddressPoolObject, type CacheSnapshot, type ExternalNetworkObject } from '../views';
-
-/** The object to check: a CREATE's or UPDATE's, but not an update of an object being deleted
- * (removing its finalizers is how it ends; it holds its pools or addresses until it is gone). */
-function checkedObject<T extends ExternalNetworkObject | AddressPoolObject>(
-  request: AdmissionRequest<T>,
-): T | undefined {
-  const object = writtenObject(request);
-  return request.operation === 'UPDATE' && isDeleting(object) ? undefined : object;
-}
 
 /**
  * EN-4: a pool listed by another ExternalNetwork (deleting or not) cannot be listed here.
