@@ -4,11 +4,10 @@
 // nor to a requestedIP. The pool is a range across a /24 boundary, so no network or broadcast
 // address of a CIDR is involved: only the option can skip .255 and .0.
 import { API_VERSION } from '../../api';
-import type { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/kube/resources';
 import { condition, createEip, createNetwork, deleteObject, getClaim, getEip, rest } from './eip-harness';
 import { useNamespace, waitForMatch } from './fixture';
-import { controllerRecorder, sweepingController } from './in-process-controller';
+import { useSweepingController } from './in-process-controller';
 
 // 198.18.171.254-198.18.172.1: no other test file's addresses. Four addresses, two of them "buggy".
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -18,26 +17,20 @@ const RANGE = '198.18.171.254-198.18.172.1';
 /** Written by hand from the rule: the range less every address ending in .0 or .255. */
 const HANDED_OUT = ['198.18.171.254', '198.18.172.1'];
 
-let controller: JuneauController;
-const recorder = controllerRecorder(rest, 'addr2');
-
-beforeAll(async () => {
-  await rest.create(JuneauResources.addressPools, {
-    apiVersion: API_VERSION,
-    kind: 'AddressPool',
-    metadata: { name: POOL },
-    spec: { advertiseMode: 'arp', addresses: [RANGE], avoidBuggyIPs: true },
-  });
-  await createNetwork(NET, [POOL]);
-  controller = sweepingController(recorder, 60_000);
-  await controller.start();
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await recorder.stop();
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
+useSweepingController('addr2', 60_000, {
+  before: async () => {
+    await rest.create(JuneauResources.addressPools, {
+      apiVersion: API_VERSION,
+      kind: 'AddressPool',
+      metadata: { name: POOL },
+      spec: { advertiseMode: 'arp', addresses: [RANGE], avoidBuggyIPs: true },
+    });
+    await createNetwork(NET, [POOL]);
+  },
+  after: async () => {
+    await deleteObject(JuneauResources.externalNetworks, undefined, NET);
+    await deleteObject(JuneauResources.addressPools, undefined, POOL);
+  },
 });
 
 describe('EIP-1, ADDR-2 (spec.avoidBuggyIPs) on the real API server', () => {
