@@ -4,14 +4,13 @@
 // address with its holder — the very same AllocationClaim objects, never written meanwhile —
 // while the status says why nothing is served.
 import { ANNOTATIONS, type AllocationClaim, type ServiceLoadBalancer } from '../../api';
-import { JuneauController } from '../../runtime/controller/controller';
 import { Informer } from '../../runtime/kube/informer';
 
 import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { condition, createEip, createNetwork, createPool, deleteObject, getAs, getEip, rest } from './eip-harness';
 import { createLoadBalancerService, type Service, useNamespace, waitFor, waitForMatch } from './fixture';
-import { controllerRecorder, sweepingController } from './in-process-controller';
+import { useSweepingController } from './in-process-controller';
 
 // 198.18.150.0/28: no other test file's pool.
 const suffix = Math.random().toString(36).slice(2, 7);
@@ -90,22 +89,16 @@ async function claimsIn(
   );
 }
 
-let controller: JuneauController;
-const recorder = controllerRecorder(rest, 'addr3');
-
-beforeAll(async () => {
-  await createPool(POOL, ADDRESSES);
-  await createNetwork(NET, [POOL]);
-  // A short sweep, so a claim the sweep would wrongly take is taken within the test.
-  controller = sweepingController(recorder, 1_000);
-  await controller.start();
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await recorder.stop();
-  await deleteObject(JuneauResources.externalNetworks, undefined, NET);
-  await deleteObject(JuneauResources.addressPools, undefined, POOL);
+// A short sweep, so a claim the sweep would wrongly take is taken within the test.
+useSweepingController('addr3', 1_000, {
+  before: async () => {
+    await createPool(POOL, ADDRESSES);
+    await createNetwork(NET, [POOL]);
+  },
+  after: async () => {
+    await deleteObject(JuneauResources.externalNetworks, undefined, NET);
+    await deleteObject(JuneauResources.addressPools, undefined, POOL);
+  },
 });
 
 describe('ADDR-3: passing conditions keep VIPs and ElasticIP addresses', () => {

@@ -15,7 +15,10 @@ import type { ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
+import { RuntimeMetrics } from '../../runtime/kube/metrics';
 import {
+  createNamespace,
+  deleteNamespace,
   deleteNodes,
   createLoadBalancerService,
   createRunningPod,
@@ -148,18 +151,35 @@ describe('ExternalNetwork (EN-7)', () => {
   });
 
   it('AP-3: AddressPool status shows size, used and its network', async () => {
+    type Pool = { status?: { size?: number; used?: number; externalNetwork?: string } };
+    const getPool = () => getAs<Pool>(JuneauResources.addressPools, undefined, POOL);
+    const claimsOfPool = async () =>
+      (await rest.list<AllocationClaim & KubeObject>(JuneauResources.allocationClaims)).items.filter(
+        (c) => c.spec.pool.kind === 'AddressPool' && c.spec.pool.name === POOL,
+      ).length;
     const pool = await waitFor(
-      async () => {
-        const p = await getAs<{ status?: { size?: number; used?: number; externalNetwork?: string } }>(
-          JuneauResources.addressPools,
-          undefined,
-          POOL,
-        );
-        return p?.status?.externalNetwork === NET ? p : undefined;
+      async () => ((await getPool())?.status?.externalNetwork === NET ? getPool() : undefined),
+      {
+        what: 'pool status',
       },
-      { what: 'pool status' },
     );
-    expect(pool.status?.size).toBe(6); // a /29 less its network and broadcast addresses (ADDR-2)
+    expect(pool?.status?.size).toBe(6); // a /29 less its network and broadcast addresses (ADDR-2)
+    expect(pool?.status?.used).toBe(await claimsOfPool());
+    // One more address taken: `used` follows, and equals the claims counted independently.
+    const namespace = await createNamespace('ap3');
+    try {
+      await createLoadBalancerService(namespace, 'ap3', { network: NET });
+      const before = pool?.status?.used ?? 0;
+      const after = await waitForMatch(getPool, (p) => (p?.status?.used ?? 0) > before, 'used counts the new VIP');
+      const claims = await claimsOfPool();
+      console.log(
+        `controller-slb: AP-3 pool ${POOL} size ${after.status?.size}, used ${after.status?.used}, claims ${claims}`,
+      );
+      expect(after.status?.used).toBe(claims);
+      expect(after.status?.used).toBe(before + 1);
+    } finally {
+      await deleteNamespace(namespace);
+    }
   });
 });
 
@@ -208,11 +228,19 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     const svc = await getService(namespace, 'web');
     expect(svc.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([vip]);
 
-    // SLB-7: a new backend node does not move it.
+    // SLB-7: a new backend node does not move it: watched from before the new backend until the
+    // status shows the pass that saw it (three advertising nodes).
+    const stays = await watchForChanges<ARPAdvertisement>({
+      type: JuneauResources.arpAdvertisements,
+      name: slbAdName(namespace, 'web'),
+      project: (a) => a.spec.nodeName,
+      what: 'the ARPAdvertisement node',
+    });
     await createBackend(namespace, 'web-3', nodes[2], '10.244.3.10');
     await waitFor(async () => (await getSlb(namespace, 'web'))?.status?.advertisingNodes?.length === 3, {
       what: 'three advertising nodes',
     });
+    stays.expectNoChange();
     expect((await getAd(slbAdName(namespace, 'web')))?.spec.nodeName).toBe(ad.spec.nodeName);
 
     // SLB-7: the chosen node's backend goes unready -> only spec.nodeName changes.
@@ -386,8 +414,27 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
       watchForChanges({ type: JuneauResources.allocationClaims, name: `ipv4.${before.status!.vip}` }),
     ]);
     await controller.stop();
-    controller = newController();
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    controller = new JuneauController({
+      rest: new RestClient(testKubeConfig()),
+      recorder,
+      sweepGraceMs: 2_000,
+      sweepIntervalMs: 2_000,
+      metrics,
+    });
     await controller.start();
+    // The sign that the restarted controller's passes ran inside the window: its ServiceLoadBalancer
+    // queue, which held every Service of the first list ('keep' among them), counted passes and drained.
+    const passes = async () =>
+      (await metrics.reconcileTotal.get()).values
+        .filter((v) => v.labels.controller === 'serviceloadbalancer')
+        .reduce((n, v) => n + v.value, 0);
+    const depth = async () =>
+      (await metrics.queueDepth.get()).values.find((v) => v.labels.queue === 'serviceloadbalancer')?.value;
+    await waitFor(async () => (await passes()) > 0 && (await depth()) === 0, {
+      what: 'the restarted controller reconciled every Service it listed',
+    });
+    console.log(`controller-slb: ALLOC-1 restart, ${await passes()} ServiceLoadBalancer passes inside the window`);
     await expectNoChangesFor(3_000, ...quiet);
     // A new Service does not get the VIP already taken.
     await createLoadBalancerService(namespace, 'fresh', { network: NET });

@@ -20,7 +20,7 @@ import {
 } from '../../runtime/controller/eip/reconcile-dependents';
 import { elasticIPReconciler } from '../../runtime/controller/eip/reconcile-elastic-ip';
 import { podReconciler } from '../../runtime/controller/pods/reconcile-pod';
-import { Registration } from '../../runtime/controller/reconciler';
+import { Registration, type ReconcilerSpec } from '../../runtime/controller/reconciler';
 import { EventRecorder } from '../../runtime/kube/events';
 import { waitForCacheSync, type Informer } from '../../runtime/kube/informer';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
@@ -34,6 +34,8 @@ export const rest = new RestClient(testKubeConfig());
 export interface Replica {
   readonly ctx: ControllerContext;
   readonly registrations: readonly Registration[];
+  /** Finished reconcile passes of `reconciler` (`elasticip`, `networkinterface`, ...) for `key` so far. */
+  passes(reconciler: string, key: string): number;
   stop(): Promise<void>;
 }
 
@@ -49,12 +51,23 @@ export async function startReplica(name = 'test'): Promise<Replica> {
     flushIntervalMs: 1_000,
   });
   const ctx = createControllerContext({ rest: client, logger, recorder });
+  // Each finished pass is counted by reconciler and key: the sign a "nothing changed" window waits
+  // for before it closes (the pass prompted by a touch ran inside it).
+  const finished = new Map<string, number>();
+  const counted = (spec: ReconcilerSpec): ReconcilerSpec => ({
+    ...spec,
+    reconcile: async (key) => {
+      const result = await spec.reconcile(key);
+      finished.set(`${spec.name} ${key}`, (finished.get(`${spec.name} ${key}`) ?? 0) + 1);
+      return result;
+    },
+  });
   const specs = [
     elasticIPReconciler(ctx, 4),
     elasticIPAttachmentReconciler(ctx),
     networkInterfaceReconciler(ctx),
     podReconciler(ctx),
-  ];
+  ].map(counted);
   const registrations = specs.map((spec) => new Registration(spec, { logger }));
   // As the controller does, less the caches of features not run here: all it watches, synced first.
   const used = [...new Set(registrations.flatMap((r) => r.informers))] as Array<Informer<KubeObject>>;
@@ -64,6 +77,7 @@ export async function startReplica(name = 'test'): Promise<Replica> {
   return {
     ctx,
     registrations,
+    passes: (reconciler, key) => finished.get(`${reconciler} ${key}`) ?? 0,
     async stop() {
       await Promise.all(registrations.map((r) => r.stop()));
       await Promise.all(used.map((c) => c.stop()));
@@ -283,4 +297,28 @@ export async function createPod(
 /** A graceful delete: without a kubelet the Pod stays Terminating (deletionTimestamp set). */
 export async function terminatePod(ns: string, name: string): Promise<void> {
   await rest.delete(Resources.pods, ns, name, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 30 });
+}
+
+/**
+ * Touches `namespace/name` of `type` (an annotation: no spec change) and waits until `reconciler`
+ * of `replica` has finished a pass of that key begun after the touch: inside a "nothing changed"
+ * window, the proof that the pass the touch prompted ran before the window closed.
+ */
+export async function touchAndAwaitPass(
+  replica: Replica,
+  reconciler: string,
+  type: ResourceType,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const key = `${namespace}/${name}`;
+  const before = replica.passes(reconciler, key);
+  await rest.patch(type, namespace, name, 'merge', {
+    metadata: { annotations: { 'juneau.test/touch': String(Date.now()) } },
+  });
+  await waitForMatch(
+    async () => replica.passes(reconciler, key),
+    (n) => n > before,
+    `a ${reconciler} pass of ${key} after the touch`,
+  );
 }

@@ -21,3 +21,28 @@ export const sweepingController = (recorder: EventRecorder, sweepMs: number) =>
     sweepGraceMs: sweepMs,
     sweepIntervalMs: sweepMs,
   });
+
+/**
+ * Jest hooks of a file that runs the whole controller on objects of its own: `before` creates them,
+ * then a sweeping controller (instance `instance`, sweep every `sweepMs`) starts; after the file
+ * the controller and its recorder stop, then `after` removes the objects.
+ */
+export function useSweepingController(
+  instance: string,
+  sweepMs: number,
+  hooks: { readonly before: () => Promise<void>; readonly after: () => Promise<void> },
+): void {
+  const rest = new RestClient(testKubeConfig());
+  const recorder = controllerRecorder(rest, instance);
+  let controller: JuneauController | undefined;
+  beforeAll(async () => {
+    await hooks.before();
+    controller = sweepingController(recorder, sweepMs);
+    await controller.start();
+  });
+  afterAll(async () => {
+    await controller?.stop();
+    await recorder.stop();
+    await hooks.after();
+  });
+}

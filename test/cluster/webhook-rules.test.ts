@@ -2,9 +2,10 @@
 // (running in this process, registered by URL with its own CA) over TLS for every `kubectl apply`
 // of this file's objects. Each rule: allowed cases allowed, and refusals whose message names the
 // conflicting object. EN-3, EN-4, EN-5, AP-2, ARP-2, ARP-4, ARP-5, EIP-5.
-import { ANNOTATIONS } from '../../api';
+import { ANNOTATIONS, WEBHOOK_PATHS } from '../../api';
 import { liveWebhookCaches } from '../../runtime/controller/webhook/listers';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
+import { createLogger } from '../../runtime/kube/log';
 import { RestClient } from '../../runtime/kube/rest';
 import { createNamespace, deleteNamespace, ensureNode, ignoreNotFound, testKubeConfig } from './fixture';
 import {
@@ -28,6 +29,17 @@ const DENIED = (webhook: string) => `admission webhook "${webhook}.juneau.loutre
 
 let webhook: TestWebhook;
 let L: Record<string, string>;
+/** Every admission review this file's webhook server answered (its own log lines), as `path name`. */
+const reviewed: string[] = [];
+const reviewLog = createLogger({
+  component: 'test-webhook-rules',
+  level: 'debug',
+  sink: (line) => {
+    const fields = JSON.parse(line) as { msg?: string; message?: string; path?: string; name?: string };
+    const what = fields.msg ?? fields.message ?? '';
+    if (what.startsWith('admission ')) reviewed.push(`${fields.path} ${fields.name}`);
+  },
+});
 const net = randomSubnet();
 const u = randomId();
 const name = (s: string) => `${s}-${u}`;
@@ -39,6 +51,7 @@ beforeAll(async () => {
   // (test/cluster/webhook-arp.test.ts proves everyone else is refused).
   webhook = await startTestWebhook('rules', {
     caches: { ...liveWebhookCaches(rest), arpAdvertisementWriters: () => ['admin'] },
+    logger: reviewLog,
   });
   L = webhook.labels;
 });
@@ -223,5 +236,12 @@ describe('EIP-5: an ElasticIP through an attachment or directly on a NIC, never 
 
   test('EIP-5: ordinary Pods (no Juneau annotation) never reach the webhook (matchConditions)', async () => {
     expect((await apply(pod(ns, 'plain', {}, L))).ok).toBe(true);
+    // Positive control, after it: a Pod that names an ElasticIP is reviewed (the line is written
+    // before the answer, so before kubectl returns).
+    expect((await apply(pod(ns, 'named', { [ANNOTATIONS.elasticIP]: 'eip-free' }, L))).ok).toBe(true);
+    const pods = reviewed.filter((r) => r.startsWith(`${WEBHOOK_PATHS.pod} `));
+    console.log(`webhook-rules: Pod reviews answered by the webhook: ${JSON.stringify(pods)}`);
+    expect(pods.filter((r) => r === `${WEBHOOK_PATHS.pod} named`)).toHaveLength(1);
+    expect(pods.filter((r) => r === `${WEBHOOK_PATHS.pod} plain`)).toEqual([]);
   });
 });

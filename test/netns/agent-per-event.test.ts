@@ -6,17 +6,22 @@
 import type { ArpSync } from '../../runtime/agent/arp/sync';
 import { arpFilterBit, arpFilterHas } from '../../runtime/agent/bpf/layout';
 import { FakeApi, agentOn, arpAd, tick } from '../unit/agent-fakes';
-import { CLIENT_IP, SUBNET, describeAsRoot, repliesFor, useRig } from './rig';
+import { sleep } from '../sleep';
+import { ARP_REPLY } from './pcap';
+import { CLIENT_IP, SUBNET, arpFramesAbout, describeAsRoot, repliesFor, useRig } from './rig';
 
 jest.setTimeout(30_000);
 
 describeAsRoot('ArpSync per-event path on the real maps', () => {
   const rig = useRig(1);
   let agent: ArpSync | undefined;
+  let nodeMac = '';
+  beforeAll(async () => {
+    nodeMac = (await rig.attach(0, { mode: 'generic' })).mac;
+  }, 60_000);
   afterEach(() => agent?.stop());
 
   test('ARP-10: a created ARPAdvertisement is answered and a deleted one is not, each by one entry; the poll clears the stale filter bit', async () => {
-    await rig.attach(0, { mode: 'generic' });
     const maps = rig.maps(0);
     const api = new FakeApi();
     const iface = { name: 'eth0', mac: '02:00:00:00:00:01', addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }] };
@@ -48,5 +53,33 @@ describeAsRoot('ArpSync per-event path on the real maps', () => {
     expect(arpFilterHas(maps.filter(), vip)).toBe(false);
     expect(arpFilterHas(maps.filter(), kept)).toBe(true);
     expect(maps.lookupAddress(kept)).toMatchObject({ requests: 3n, replies: 3n });
+  });
+
+  test('ARP-8: the agent gaining and losing an address sends nothing unsolicited; a request in the same capture is answered', async () => {
+    const maps = rig.maps(0);
+    const api = new FakeApi();
+    const iface = { name: 'eth0', mac: nodeMac, addresses: [{ address: rig.nodeIp(0), prefixLength: 24 }] };
+    agent = agentOn(api, maps, iface);
+    api.objects.set('arpadvertisements', []);
+    api.open();
+    await agent.start();
+    const gained = `${SUBNET}.62`;
+    const lost = `${SUBNET}.63`;
+    api.emit('arpadvertisements', 'ADDED', arpAd('lost', lost));
+    await tick();
+    const frames = await rig.capture(async () => {
+      api.emit('arpadvertisements', 'ADDED', arpAd('gained', gained));
+      api.emit('arpadvertisements', 'DELETED', arpAd('lost', lost));
+      await tick();
+      agent!.poll();
+      await sleep(1_000);
+      // Positive control: the capture sees what the node sends, and the new address is served.
+      await rig.sendArp({ sip: CLIENT_IP, tip: gained, count: 1 });
+    });
+    const fromNode = arpFramesAbout(frames, nodeMac, [gained, lost]);
+    console.log(`agent-per-event: ARP-8, ${fromNode.length} frame(s) from the node about ${gained}, ${lost}`);
+    expect(repliesFor(frames, gained)).toHaveLength(1);
+    // The one reply to the request, and nothing else: no announcement, no gratuitous ARP.
+    expect(fromNode.map((f) => [f.arp!.op, f.arp!.sip, f.arp!.tip])).toEqual([[ARP_REPLY, gained, CLIENT_IP]]);
   });
 });

@@ -254,8 +254,9 @@ export class Rig {
    * kernel resolve `address` (a ping triggers it), read the neighbour table back. */
   async resolveFresh(address: string): Promise<string | undefined> {
     await this.in(this.client, 'ip', 'neigh', 'flush', 'dev', this.bridge);
-    // Any datagram to the address makes the kernel resolve it (no ping on minimal images).
-    await this.in(this.client, 'bash', '--norc', '-c', `echo > /dev/udp/${address}/9`).catch(() => undefined);
+    // Any datagram to the address makes the kernel resolve it (no ping on minimal images). Sending
+    // it fails only when something is wrong with the rig: that fails the probe, not "no answer".
+    await this.in(this.client, 'bash', '--norc', '-c', `echo > /dev/udp/${address}/9`);
     for (let waited = 0; waited < 2000; waited += 50) {
       const entries = JSON.parse(
         await this.in(this.client, 'ip', '-j', 'neigh', 'show', address, 'dev', this.bridge),
@@ -283,7 +284,10 @@ export class Rig {
   /** Runs iputils arping from the client; returns the MAC of every reply. */
   async arping(address: string, args: string[] = []): Promise<string[]> {
     const out = await this.in(this.client, 'arping', '-I', this.bridge, ...args, address).catch(
-      (err: { stdout?: string }) => err.stdout ?? '', // exit 1 when nothing answered
+      (err: { code?: unknown; stdout?: string }) => {
+        if (err.code === 1) return err.stdout ?? ''; // exit 1: nothing answered
+        throw err; // any other failure (a bad interface, no arping) is not "no reply"
+      },
     );
     return [...out.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase());
   }

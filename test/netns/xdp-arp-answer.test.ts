@@ -106,10 +106,21 @@ describeAsRoot('XDP ARP responder on one node', () => {
 
   test('conflict detection switched off in juneau_config counts nothing', async () => {
     const maps = rig.maps(0);
+    /** Frames the program finished, by every exit reason (JUNEAU_EVENT_* are counted besides one). */
+    const exits = (stats: Record<string, bigint>) =>
+      Object.entries(stats)
+        .filter(([reason]) => !reason.startsWith('JUNEAU_EVENT_'))
+        .reduce((n, [, packets]) => n + packets, 0n);
     maps.setInterfaceConfig(ifindex, { mac: nodeMac, guard: true, conflictDetection: false });
     try {
       const before = maps.lookupAddress(VIP)!;
+      const statsBefore = maps.stats();
       await rig.sendArp({ sha: '02:00:00:00:0c:10', sip: VIP, tip: rig.nodeIp(0) });
+      const statsAfter = maps.stats();
+      // The frame reached the program (one exit more), and no conflict was counted for it.
+      console.log(`xdp-arp-answer: conflict detection off, ${exits(statsAfter) - exits(statsBefore)} frame(s) seen`);
+      expect(exits(statsAfter) - exits(statsBefore)).toBe(1n);
+      expect(statsAfter.JUNEAU_EVENT_CONFLICT - statsBefore.JUNEAU_EVENT_CONFLICT).toBe(0n);
       expect(maps.lookupAddress(VIP)!.conflicts).toBe(before.conflicts);
     } finally {
       maps.setInterfaceConfig(ifindex, { mac: nodeMac, guard: true, conflictDetection: true });

@@ -117,7 +117,7 @@ describeAsRoot('the OPS-1 incident replayed: guard and conflict detection on two
     expect(after.lastConflictMac).toBe(macs[1]);
   });
 
-  test('ARP-10 ARP-8: moving the VIP to node 1 moves the answer, and neither node sends anything unsolicited', async () => {
+  test('ARP-10: moving the VIP to node 1 moves the answer; the map change alone makes neither XDP program send anything (ARP-8 with an agent: agent-per-event.test.ts)', async () => {
     const quiet = await rig.capture(async () => {
       rig.maps(0).syncAddresses([]);
       rig.maps(1).syncAddresses([VIP]);

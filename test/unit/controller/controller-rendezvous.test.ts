@@ -23,6 +23,20 @@ describe('rendezvousNode (SLB-7)', () => {
     expect(highestRandomWeightNode('192.0.2.10', nodes)).toBe(weights[0][0]);
   });
 
+  // Written by hand from the rule (sha256 of "<vip>#<node>", highest digest wins), computed outside
+  // this code base (Python's hashlib): the winner, and the runner-up once the winner is gone.
+  it.each([
+    ['192.0.2.10', 'node-8', 'node-2'],
+    ['192.0.2.11', 'node-4', 'node-9'],
+    ['198.51.100.7', 'node-4', 'node-9'],
+  ])(
+    'SLB-7: %s among node-0..node-9 goes to %s, then to %s without it (an independent table)',
+    (vip, first, second) => {
+      expect(highestRandomWeightNode(vip, nodes)).toBe(first);
+      expect(rendezvousNode({ vip, candidates: nodes.filter((n) => n !== first), current: first })).toBe(second);
+    },
+  );
+
   it('keeps the current node while it is a candidate (sticky), even when another has a higher weight', () => {
     for (const vip of vips.slice(0, 50)) {
       const best = highestRandomWeightNode(vip, nodes)!;
