@@ -36,6 +36,7 @@ export const OWNER_LABELS = {
 export const FINALIZERS = {
   elasticIP: `${GROUP}/elastic-ip`,
   serviceLoadBalancer: `${GROUP}/service-load-balancer`,
+  natGateway: `${GROUP}/nat-gateway`,
 } as const;
 
 /** One server-side-apply field manager per component, so managedFields show who owns what
@@ -129,4 +130,5 @@ export const WEBHOOK_PATHS = {
   elasticIPAttachment: '/validate/elasticipattachment',
   pod: '/validate/pod',
   serviceLoadBalancer: '/validate/serviceloadbalancer',
+  natGateway: '/validate/natgateway',
 } as const;

@@ -19,6 +19,7 @@ export const KIND_PAGES: Readonly<Record<string, string>> = {
   ARPAdvertisement: 'arp-advertisement.md',
   AllocationPool: 'allocation.md',
   AllocationClaim: 'allocation.md',
+  NATGateway: 'nat-gateway.md',
 };
 
 const start = (kind: string) =>

@@ -11,5 +11,6 @@ export * from './kinds/service-load-balancer';
 export * from './kinds/arp-advertisement';
 export * from './kinds/allocation-pool';
 export * from './kinds/allocation-claim';
+export * from './kinds/nat-gateway';
 export * from './kinds/all';
 export * from './webhooks';

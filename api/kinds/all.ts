@@ -6,6 +6,7 @@ import { arpAdvertisementKind } from './arp-advertisement';
 import { elasticIPKind } from './elastic-ip';
 import { elasticIPAttachmentKind } from './elastic-ip-attachment';
 import { externalNetworkKind } from './external-network';
+import { natGatewayKind } from './nat-gateway';
 import { networkInterfaceKind } from './network-interface';
 import { serviceLoadBalancerKind } from './service-load-balancer';
 
@@ -23,6 +24,7 @@ export const JUNEAU_KINDS = [
   arpAdvertisementKind,
   allocationPoolKind,
   allocationClaimKind,
+  natGatewayKind,
 ] as const;
 
 /** The same list, each kind's name typed as a plain string (for sets of names and lookups by any name). */

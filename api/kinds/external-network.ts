@@ -13,48 +13,63 @@ export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'
 /** A label key or value: 317 characters at most (a 253-character prefix, `/`, a 63-character name). */
 const label = (description: string) => s.string({ description, maxLength: 317 });
 
+/** What a label selector schema is for: the field its messages name, the SPEC statement, its description. */
+export interface LabelSelectorSchemaOptions {
+  readonly field: string;
+  readonly specId: string;
+  /** What the selector selects, in the singular ("namespace", "pod"). */
+  readonly objects: string;
+  readonly description: string;
+}
+
 /**
- * A Kubernetes label selector over Namespaces (metav1.LabelSelector): every matchLabels pair and
- * every matchExpressions requirement must hold. An empty selector selects every namespace.
+ * A Kubernetes label selector (metav1.LabelSelector): every matchLabels pair and every
+ * matchExpressions requirement must hold. An empty selector selects everything. Label formats are
+ * checked by api/validation/label-selector.ts (constructs and webhooks), not here.
  */
-const namespaceSelector = s.object(
-  {
-    matchLabels: s.map(label('A label value.'), {
-      maxProperties: 32,
-      description: 'Labels the namespace must have, with these values.',
-    }),
-    matchExpressions: s.array(
-      s.object(
-        {
-          key: label('The label key.'),
-          operator: s.enum(LABEL_SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
-          values: s.array(label('A label value.'), {
-            maxItems: 32,
-            description: 'For In and NotIn: at least one value; for Exists and DoesNotExist: none.',
-          }),
-        },
-        {
-          required: ['key', 'operator'],
-          validations: [
-            {
-              rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-              message:
-                'spec.allowedNamespaces.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (SEC-9)',
-            },
-          ],
-        },
+export const labelSelectorSchema = (o: LabelSelectorSchemaOptions) =>
+  s.object(
+    {
+      matchLabels: s.map(label('A label value.'), {
+        maxProperties: 32,
+        description: `Labels the ${o.objects} must have, with these values.`,
+      }),
+      matchExpressions: s.array(
+        s.object(
+          {
+            key: label('The label key.'),
+            operator: s.enum(LABEL_SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
+            values: s.array(label('A label value.'), {
+              maxItems: 32,
+              description: 'For In and NotIn: at least one value; for Exists and DoesNotExist: none.',
+            }),
+          },
+          {
+            required: ['key', 'operator'],
+            validations: [
+              {
+                rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
+                message: `${o.field}.matchExpressions[].values: In and NotIn need at least one value, Exists and DoesNotExist take none (${o.specId})`,
+              },
+            ],
+          },
+        ),
+        { maxItems: 16, description: `Requirements on the ${o.objects} labels; all must hold.` },
       ),
-      { maxItems: 16, description: 'Requirements on the namespace labels; all must hold.' },
-    ),
-  },
-  {
-    description:
-      'SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this network, ' +
-      'a label selector over Namespaces (matchLabels, matchExpressions; {} selects every namespace). ' +
-      'A request from another namespace gets no address: condition Allocated, reason NamespaceNotAllowed. ' +
-      'Absent: every namespace may use the network.',
-  },
-);
+    },
+    { description: o.description },
+  );
+
+const namespaceSelector = labelSelectorSchema({
+  field: 'spec.allowedNamespaces',
+  specId: 'SEC-9',
+  objects: 'namespace',
+  description:
+    'SEC-9: the namespaces whose ElasticIPs and LoadBalancer Services may take addresses from this network, ' +
+    'a label selector over Namespaces (matchLabels, matchExpressions; {} selects every namespace). ' +
+    'A request from another namespace gets no address: condition Allocated, reason NamespaceNotAllowed. ' +
+    'Absent: every namespace may use the network.',
+});
 
 /** ExternalNetwork (EN): groups AddressPools into one external network of one type. */
 export const externalNetworkKind = defineKind({

@@ -7,3 +7,4 @@ export * from './pod-networks';
 export * from './program';
 export * from './cluster-addresses';
 export * from './label-selector';
+export * from './nat-gateway';

@@ -16,7 +16,7 @@ import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/ku
 import { JuneauResources, Resources, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { OWNER_LABELS } from '../../runtime/controller/resources';
-import { highestRandomWeightNode } from '../../runtime/controller/slb/rendezvous';
+import { highestRandomWeightNode } from '../../runtime/controller/arp/rendezvous';
 import {
   createLoadBalancerService,
   createNamespace,

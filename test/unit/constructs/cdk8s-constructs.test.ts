@@ -192,7 +192,7 @@ describe('JuneauInstall', () => {
     expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
       juneauInstallObjects().map((o) => `${o.kind}/${o.metadata.name}`),
     );
-    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(9);
+    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(10);
     expect(objs).toMatchSnapshot();
   });
 
@@ -271,6 +271,7 @@ describe('JuneauInstall', () => {
       'elasticipattachments.juneau.loutres.me',
       'serviceloadbalancers.juneau.loutres.me',
       'pods.juneau.loutres.me',
+      'natgateways.juneau.loutres.me',
     ]);
     // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
     expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual([
@@ -281,6 +282,7 @@ describe('JuneauInstall', () => {
       'Fail',
       'Fail',
       'Ignore',
+      'Fail',
     ]);
     expect(vwc.webhooks[6].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });
