@@ -4,3 +4,4 @@ export * from './elastic-ip';
 export * from './elastic-ip-attachment';
 export * from './load-balancer-service';
 export * from './juneau-install';
+export * from './nat-gateway';
