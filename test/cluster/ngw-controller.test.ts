@@ -4,6 +4,7 @@
 // (NGW-8), phases, Events, and deletion that withdraws the address before releasing it.
 import { addressClaimName } from '../../api';
 import { parseIPv4 } from '../../api/validation';
+import { explain } from '../../runtime/cli/why';
 import { ngwAdvertisementName } from '../../runtime/controller/ngw/plan';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import {
@@ -90,6 +91,13 @@ describe('NGW-2, NGW-3, NAME-1, NGW-8: one address, one gateway node, one ARPAdv
         '2',
         'Ready',
       ]);
+      // `kubectl juneau why <address>`: the holder, its phase and gateway node.
+      const why = await explain(rest, 'default', ready.status!.address!);
+      console.log(`why ${ready.status?.address}:\n${why}`);
+      expect(why).toContain(`address ${ready.status?.address} is held by NATGateway ${ns}/egress`);
+      expect(why).toContain(`NATGateway ${ns}/egress: Ready, address ${ready.status?.address}`);
+      expect(why).toMatch(new RegExp(`gateway node ${ready.status?.nodeName}: Ready, agent Lease renewed`));
+      expect(why).toContain('pods: 2 selected use it; 0 selected use an older NATGateway (NGW-4)');
       const events = await waitFor(
         async () => ((await listEvents(ns)).some((e) => e.reason === 'GatewayReady') ? listEvents(ns) : undefined),
         { what: 'the Ready Event' },
