@@ -51,3 +51,13 @@ export function decideAddressRequest(
   }
   return { ok: true, network: network.name, type, pools: choice.pools, requested: choice.requested };
 }
+
+/** The network as resolved from `spec.externalNetwork` (EIP-1, NGW-1), or why it cannot be. */
+export type Resolution =
+  | { readonly ok: true; readonly network: string; readonly type: 'arp' | 'bgp' }
+  | { readonly ok: false; readonly reason: string; readonly message: string };
+
+/** The address this pass found or took (EIP-3, NGW-2), or why there is none. */
+export type Allocation =
+  | { readonly allocated: true; readonly address: string; readonly pool: string }
+  | { readonly allocated: false; readonly reason: string; readonly message: string };

@@ -13,15 +13,8 @@ import { advertisementName } from '../arp/names';
 import { chooseGatewayNode, describeLeftOut, type GatewayChoice, type GatewayNodeView } from './gateway-node';
 
 export type NATGatewayStatus = NonNullable<NATGateway['status']>;
-/** The network as resolved from `spec.externalNetwork` (NGW-1), or why it cannot be. */
-export type Resolution =
-  | { readonly ok: true; readonly network: string; readonly type: 'arp' | 'bgp' }
-  | { readonly ok: false; readonly reason: string; readonly message: string };
-
-/** The address this pass found or took (NGW-2), or why there is none. */
-export type Allocation =
-  | { readonly allocated: true; readonly address: string; readonly pool: string }
-  | { readonly allocated: false; readonly reason: string; readonly message: string };
+import type { Allocation, Resolution } from '../allocator/address-request';
+export type { Allocation, Resolution };
 
 export const CONDITIONS = { allocated: 'Allocated', ready: 'Ready' } as const;
 
