@@ -36,6 +36,7 @@ export const OWNER_LABELS = {
 export const FINALIZERS = {
   elasticIP: `${GROUP}/elastic-ip`,
   serviceLoadBalancer: `${GROUP}/service-load-balancer`,
+  natGateway: `${GROUP}/nat-gateway`,
 } as const;
 
 /** One server-side-apply field manager per component, so managedFields show who owns what
@@ -133,4 +134,5 @@ export const WEBHOOK_PATHS = {
   serviceLoadBalancer: '/validate/serviceloadbalancer',
   bgpPeer: '/validate/bgppeer',
   bgpAdvertisement: '/validate/bgpadvertisement',
+  natGateway: '/validate/natgateway',
 } as const;

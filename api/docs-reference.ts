@@ -22,6 +22,7 @@ export const KIND_PAGES: Readonly<Record<string, string>> = {
   BGPPeer: 'bgp-peer.md',
   BGPNodeState: 'bgp-peer.md',
   BGPAdvertisement: 'bgp-advertisement.md',
+  NATGateway: 'nat-gateway.md',
 };
 
 const start = (kind: string) =>

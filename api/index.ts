@@ -14,5 +14,6 @@ export * from './kinds/allocation-claim';
 export * from './kinds/bgp-peer';
 export * from './kinds/bgp-advertisement';
 export * from './kinds/bgp-node-state';
+export * from './kinds/nat-gateway';
 export * from './kinds/all';
 export * from './webhooks';

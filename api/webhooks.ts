@@ -5,7 +5,7 @@
  * (runtime/controller/webhook/registration.ts) registers the same webhooks by URL outside a
  * cluster — so the runtime never imports the constructs.
  *
- * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1, ARP-11); everything
+ * Cross-object rules only (EN-4, ARP-4, ARP-5, EIP-5, AP-2 across pools, SLB-1, ARP-11, NGW-1..3); everything
  * else is CEL. failurePolicy Fail for Juneau's kinds (a refused write is retried; a wrong one is not
  * undone), Ignore for Pods; timeouts 5 s, well under the API server's 10 s default.
  */
@@ -121,5 +121,7 @@ export function juneauWebhooks(namespace: string = INSTALL.namespace): Validatin
         },
       },
     ),
+    // NGW-1..3: selectors' label formats, the network (exists, SEC-9), the requested address.
+    webhook('natgateways', WEBHOOK_PATHS.natGateway, [juneau(['natgateways'], ['CREATE', 'UPDATE'])]),
   ];
 }

@@ -9,6 +9,7 @@ import { bgpPeerKind } from './bgp-peer';
 import { elasticIPKind } from './elastic-ip';
 import { elasticIPAttachmentKind } from './elastic-ip-attachment';
 import { externalNetworkKind } from './external-network';
+import { natGatewayKind } from './nat-gateway';
 import { networkInterfaceKind } from './network-interface';
 import { serviceLoadBalancerKind } from './service-load-balancer';
 
@@ -29,6 +30,7 @@ export const JUNEAU_KINDS = [
   bgpPeerKind,
   bgpAdvertisementKind,
   bgpNodeStateKind,
+  natGatewayKind,
 ] as const;
 
 /** The same list, each kind's name typed as a plain string (for sets of names and lookups by any name). */

@@ -9,3 +9,4 @@ export * from './cluster-addresses';
 export * from './label-selector';
 export * from './bgp';
 export * from './bgp-selection';
+export * from './nat-gateway';

@@ -6,3 +6,4 @@ export * from './load-balancer-service';
 export * from './juneau-install';
 export * from './bgp-peer';
 export * from './bgp-advertisement';
+export * from './nat-gateway';

@@ -14,3 +14,4 @@ export * from './bgp-peer';
 export * from './bgp-advertisement';
 export * from './load-balancer-service';
 export * from './juneau-install';
+export * from './nat-gateway';

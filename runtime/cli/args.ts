@@ -4,6 +4,7 @@
  * command; a `bpf` command (./bpf.ts) takes `--bpffs` and, to run in that node's agent Pod,
  * `--node NAME`.
  */
+import { isIPv4 } from '../../api/validation';
 import { INSTALL } from '../../api/constants';
 import { nonEmpty, oneOf, readFlags, type FlagTable } from '../kube/flags';
 import { bpfCommand, type BpfCommand } from './bpf';
@@ -90,8 +91,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { command: 'status', output: flags.output ?? 'table', kube };
   }
   if (command === 'why') {
-    if (rest.length !== 1 || !rest[0].includes('/'))
-      throw new Error(`why takes one <kind>/<name>, e.g. why elasticip/web (got '${rest.join(' ')}')`);
+    if (rest.length !== 1 || !(rest[0].includes('/') || isIPv4(rest[0])))
+      throw new Error(
+        `why takes one <kind>/<name> or one address, e.g. why elasticip/web or why 10.225.32.250 (got '${rest.join(' ')}')`,
+      );
     if (allNamespaces) throw new Error('why explains one object: -A does not apply');
     return { command: 'why', target: rest[0], kube };
   }

@@ -33,7 +33,9 @@ Commands:
                                 serviceloadbalancer (slb) or service (svc),
                                 elasticipattachment (eipa), networkinterface (nic),
                                 addresspool (ap), externalnetwork (extnet),
-                                arpadvertisement (arpad)
+                                arpadvertisement (arpad), natgateway (ngw)
+  why <address>                 who holds the address (its AllocationClaim), then that
+                                holder explained as above (a NATGateway: its gateway node)
 ${UNINSTALL_HELP}
 The bpf commands show what the Juneau XDP ARP responder holds on THIS node, read from its
 pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP_BPF).

@@ -4,7 +4,17 @@
  * depends on (network, pools and how full they are, attachment, ARPAdvertisement) with what is
  * wrong with each. Read-only; every line comes from an object the API server holds now.
  */
-import { ALL_KINDS, type AddressPool, type ARPAdvertisement, type ExternalNetwork } from '../../api';
+import {
+  addressClaimName,
+  AGENT_LEASE,
+  ALL_KINDS,
+  INSTALL,
+  type AddressPool,
+  type AllocationClaim,
+  type ARPAdvertisement,
+  type ExternalNetwork,
+} from '../../api';
+import { isIPv4 } from '../../api/validation';
 import type { KubeEvent } from '../kube/events';
 import { juneauResource, JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import { getOrUndefined, type RestClient } from '../kube/rest';
@@ -57,7 +67,28 @@ export function resolveKind(word: string): Target {
   };
 }
 
+/**
+ * `why <address>`: who holds the address (its AllocationClaim names the holder, whatever its kind:
+ * an ElasticIP, a ServiceLoadBalancer, a NATGateway), then that holder explained as `why <kind>/<name>`.
+ */
+async function explainAddress(rest: RestClient, address: string): Promise<string> {
+  const claimName = addressClaimName(address);
+  const claim = await getOrUndefined<Stored<AllocationClaim>>(
+    rest,
+    JuneauResources.allocationClaims,
+    undefined,
+    claimName,
+  );
+  if (!claim)
+    return `address ${address} is held by nothing: no AllocationClaim ${claimName} (free, or outside every pool)\n`;
+  const h = claim.spec.holder;
+  const held = `address ${address} is held by ${h.kind} ${h.namespace ? `${h.namespace}/` : ''}${h.name} (claim ${claimName})`;
+  if (!ALL_KINDS.some((k) => k.kind === h.kind)) return `${held}\n`;
+  return `${held}\n${await explain(rest, h.namespace ?? '', `${h.kind}/${h.name}`)}`;
+}
+
 export async function explain(rest: RestClient, namespace: string, target: string): Promise<string> {
+  if (!target.includes('/') && isIPv4(target)) return explainAddress(rest, target);
   const slash = target.indexOf('/');
   const { type, viaService } = resolveKind(target.slice(0, slash));
   const name = target.slice(slash + 1);
@@ -81,7 +112,7 @@ export async function explain(rest: RestClient, namespace: string, target: strin
 }
 
 /** The kinds with a status.phase (the others say what they are through their status fields). */
-const PHASED = new Set(['ElasticIP', 'ServiceLoadBalancer', 'ElasticIPAttachment', 'NetworkInterface']);
+const PHASED = new Set(['ElasticIP', 'ServiceLoadBalancer', 'ElasticIPAttachment', 'NetworkInterface', 'NATGateway']);
 
 /** The first condition that is not True: the reason the object is not done, if it says one. */
 const blocking = (o: Obj): Condition | undefined => o.status?.conditions?.find((c) => c.status !== 'True' && c.message);
@@ -150,6 +181,13 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
         ...(str(o.spec?.elasticIP)
           ? [await peerLine(rest, JuneauResources.elasticIPs, ns, str(o.spec?.elasticIP))]
           : []),
+      ];
+    case 'NATGateway':
+      return [
+        ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
+        await gatewayNodeLine(rest, str(o.status?.nodeName)),
+        `  pods: ${Number(o.status?.selectedPods ?? 0)} selected use it; ${Number(o.status?.contestedPodCount ?? 0)} selected use an older NATGateway (NGW-4)`,
+        ...(await advertisementLines(rest, o.status?.address)),
       ];
     case 'AddressPool':
       return poolLines(o as Stored<AddressPool>);
@@ -247,4 +285,21 @@ async function peerLine(
 function phaseOf(o: Obj): string {
   const reason = o.status?.reason ? ` (${o.status.reason})` : '';
   return `${o.status?.phase ?? 'no status'}${reason}`;
+}
+
+/** NGW-3: the gateway node, whether it is Ready, and its agent Lease (FO-3). */
+async function gatewayNodeLine(rest: RestClient, node: string | undefined): Promise<string> {
+  if (!node) return '  gateway node: none (no node can serve; see the Ready condition)';
+  type NodeView = KubeObject & { status?: { conditions?: Condition[] } };
+  const n = await getOrUndefined<NodeView>(rest, Resources.nodes, undefined, node);
+  if (!n) return `  gateway node ${node}: does not exist`;
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? 'Ready' : 'not Ready';
+  const lease = await getOrUndefined<KubeObject & { spec?: { renewTime?: string } }>(
+    rest,
+    Resources.leases,
+    INSTALL.namespace,
+    `${AGENT_LEASE.namePrefix}${node}`,
+  );
+  const renewed = lease?.spec?.renewTime ? `agent Lease renewed ${lease.spec.renewTime}` : 'no agent Lease';
+  return `  gateway node ${node}: ${ready}, ${renewed}`;
 }

@@ -10,6 +10,7 @@ import type {
   ElasticIP,
   ElasticIPAttachment,
   ExternalNetwork,
+  NATGateway,
   NetworkInterface,
   ServiceLoadBalancer,
 } from '../../api';
@@ -50,8 +51,12 @@ import { AGENT_LEASE_SELECTOR, AgentLeaseTracker } from './nodes/agent-leases';
 export type ServiceObject = ServiceView &
   KubeObject & { status?: { loadBalancer?: { ingress?: Array<{ ip?: string }> } } };
 export type EndpointSliceObject = EndpointSliceView & KubeObject;
-/** A Node as the cache keeps it (nodeView): its name, pod CIDRs and addresses. */
-export type NodeObject = NodeAddressSource & KubeObject & { metadata: ObjectMeta };
+/** A Node as the cache keeps it (nodeView): its name, labels, pod CIDRs, addresses and Ready condition. */
+export type NodeObject = NodeAddressSource &
+  KubeObject & {
+    metadata: ObjectMeta;
+    status?: { conditions?: ReadonlyArray<{ readonly type: string; readonly status: string }> };
+  };
 export type { PodObject };
 /** A ServiceCIDR as the cache keeps it (serviceCIDRView): its name and spec.cidrs. */
 export type ServiceCIDRObject = KubeObject & { metadata: ObjectMeta; spec?: { cidrs?: string[] } };
@@ -87,6 +92,8 @@ export interface Caches {
   readonly bgpPeers: Informer<K<BGPPeer>>;
   readonly bgpAdvertisements: Informer<K<BGPAdvertisement>>;
   readonly bgpNodeStates: Informer<K<BGPNodeState>>;
+  /** NGW-1..4: the NATGateways. */
+  readonly natGateways: Informer<K<NATGateway>>;
 }
 
 export interface ControllerContext {
@@ -145,20 +152,22 @@ export const podCacheOptions: Partial<InformerOptions<PodObject>> = {
 };
 
 /**
- * A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, and its labels (the
- * BGPPeer and BGPAdvertisement node selectors, BGP-1..3), not its images, conditions or capacity.
+ * A Node as the cache keeps it: what clusterRanges and the ARP-5 webhook read, its labels (the
+ * BGPPeer and BGPAdvertisement node selectors, BGP-1..3; a NATGateway's nodeSelector, NGW-3) and the
+ * Ready condition a NATGateway's gateway choice reads; not its images, other conditions or capacity.
  */
 function nodeView(n: NodeObject): NodeObject {
   const { name, uid, resourceVersion, creationTimestamp, deletionTimestamp, labels } = n.metadata;
   const meta = { name, uid, resourceVersion, creationTimestamp, deletionTimestamp, labels };
   const { podCIDR, podCIDRs } = n.spec ?? {};
   const addresses = n.status?.addresses;
+  const ready = n.status?.conditions?.filter((c) => c.type === 'Ready').map(({ type, status }) => ({ type, status }));
   return {
     apiVersion: n.apiVersion,
     kind: n.kind,
     metadata: Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined)) as ObjectMeta,
     spec: { ...(podCIDR ? { podCIDR } : {}), ...(podCIDRs ? { podCIDRs } : {}) },
-    status: addresses ? { addresses } : {},
+    status: { ...(addresses ? { addresses } : {}), ...(ready?.length ? { conditions: ready } : {}) },
   };
 }
 
@@ -281,6 +290,7 @@ export function createCaches(
     bgpPeers: informer(JuneauResources.bgpPeers),
     bgpAdvertisements: informer(JuneauResources.bgpAdvertisements),
     bgpNodeStates: informer(JuneauResources.bgpNodeStates),
+    natGateways: informer(JuneauResources.natGateways),
   };
 }
 
@@ -406,7 +416,7 @@ type AddressHolder = Stored<{ spec: { externalNetwork?: string }; status?: { pha
  */
 export function addressHolderWatches(
   c: Caches,
-  kind: 'ServiceLoadBalancer' | 'ElasticIP',
+  kind: 'ServiceLoadBalancer' | 'ElasticIP' | 'NATGateway',
   holders: { list(): readonly AddressHolder[] },
 ): Watch[] {
   const onNetwork = (network: string) =>

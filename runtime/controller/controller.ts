@@ -29,6 +29,7 @@ import { elasticIPHolderKind } from './eip/claim-sweep';
 import { elasticIPAttachmentReconciler, networkInterfaceReconciler } from './eip/reconcile-dependents';
 import { elasticIPReconciler } from './eip/reconcile-elastic-ip';
 import { addressPoolReconciler } from './network/reconcile-address-pool';
+import { natGatewayReconciler } from './ngw/reconcile';
 import { externalNetworkReconciler } from './network/reconcile-external-network';
 import { podReconciler } from './pods/reconcile-pod';
 import { Registration, type ReconcilerSpec } from './reconciler';
@@ -101,6 +102,7 @@ export class JuneauController {
       networkInterfaceReconciler(this.ctx),
       podReconciler(this.ctx),
       bgpPeerReconciler(this.ctx),
+      natGatewayReconciler(this.ctx, workers),
     ];
     const run = { logger: this.logger, metrics: options.metrics };
     this.registrations = specs.map((spec) => new Registration(spec, run));

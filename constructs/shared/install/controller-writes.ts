@@ -4,7 +4,7 @@
  * say so: an admin who lets tenants "use Juneau" grants `juneau.loutres.me` `resources: ["*"]`, and
  * `*` covers subresources. A ValidatingAdmissionPolicy, evaluated inside the API server (no webhook
  * whose outage would stop the controller's own writes), refuses every CREATE or UPDATE of
- * `networkinterfaces` and of those three `*` `/status` by anyone but the controller's ServiceAccount.
+ * `networkinterfaces` and of those `*` `/status` (and NATGateways', NGW-3) by anyone but the controller's ServiceAccount.
  * Two exceptions, as SLB-1's, keep an object from being stuck and change nothing it says: anyone may
  * remove finalizers from an object being deleted, and anyone may remove ownerReferences (the garbage
  * collector does). Deletes are not matched.
@@ -16,12 +16,14 @@
 import { GROUP, INSTALL, VERSION } from '../../../api';
 import { admissionPolicy, type ManifestObject } from './objects';
 
-/** What the policy guards: a NetworkInterface itself, and the three statuses the data plane reads. */
+/** What the policy guards: a NetworkInterface itself, and the four statuses the data plane reads. */
 export const CONTROLLER_ONLY_RESOURCES = [
   'networkinterfaces',
   'networkinterfaces/status',
   'elasticips/status',
   'elasticipattachments/status',
+  // NGW-3: a node's agent takes status.nodeName and status.address as where to translate.
+  'natgateways/status',
 ] as const;
 
 /** `has(o.f) == has(p.f) && (!has(o.f) || o.f == p.f)`: field `f` unchanged, present or not. */

@@ -25,6 +25,8 @@ export function controllerRbac(ns: string): ManifestObject[] {
       rule([GROUP], ['externalnetworks'], ['get', 'list', 'watch']),
       // patch: the ElasticIP finalizer (EIP-15) is added and removed with a merge patch.
       rule([GROUP], ['elasticips'], ['list', 'watch', 'patch']),
+      // NATGateways (ngw/reconcile.ts): the finalizer by merge patch; get: claim sweep.
+      rule([GROUP], ['natgateways'], ['get', 'list', 'watch', 'patch']),
       // ServiceLoadBalancers by server-side apply (patch; create is authorized inside the patch
       // that creates one), deleted when their Service stops being Juneau's; get: claim sweep.
       // ARPAdvertisements (arp/claim-guard.ts): create, get, JSON patch to move, delete.
@@ -51,6 +53,7 @@ export function controllerRbac(ns: string): ManifestObject[] {
           'serviceloadbalancers/status',
           'arpadvertisements/status',
           'bgppeers/status',
+          'natgateways/status',
         ],
         ['patch'],
       ),
@@ -172,7 +175,7 @@ const AGGREGATE_TO = (...roles: Array<'view' | 'edit' | 'admin'>) =>
 
 /**
  * What tenants use, aggregated into the stock namespaced roles (H2), so `edit` in a namespace is
- * enough to use Juneau there and nothing more: ElasticIPs and ElasticIPAttachments are theirs to
+ * enough to use Juneau there and nothing more: ElasticIPs, ElasticIPAttachments and NATGateways are theirs to
  * write; NetworkInterfaces (the controller's, from Pods) and ServiceLoadBalancers (derived from
  * Services, SLB-1) are read-only. Cluster-scoped kinds (networks, pools, ARPAdvertisements, claims)
  * are the cluster admin's and are not in either role. Status stays the controller's: the
@@ -202,6 +205,8 @@ export function tenantRoles(): ManifestObject[] {
           'networkinterfaces/status',
           'serviceloadbalancers',
           'serviceloadbalancers/status',
+          'natgateways',
+          'natgateways/status',
         ],
         read,
       ),
@@ -209,7 +214,7 @@ export function tenantRoles(): ManifestObject[] {
     role('juneau-edit', AGGREGATE_TO('edit', 'admin'), [
       rule(
         [GROUP],
-        ['elasticips', 'elasticipattachments'],
+        ['elasticips', 'elasticipattachments', 'natgateways'],
         ['create', 'update', 'patch', 'delete', 'deletecollection'],
       ),
     ]),

@@ -30,7 +30,7 @@ export interface SweptHolderKind {
 
 export type SweptHolderKinds = Readonly<Record<string, SweptHolderKind>>;
 
-/** The kinds of the controller's own caches: ServiceLoadBalancer and ExternalNetwork. */
+/** The kinds of the controller's own caches: ServiceLoadBalancer, ExternalNetwork and NATGateway. */
 export function controllerHolderKinds(ctx: ControllerContext): SweptHolderKinds {
   const { caches } = ctx;
   return {
@@ -41,6 +41,10 @@ export function controllerHolderKinds(ctx: ControllerContext): SweptHolderKinds 
     ExternalNetwork: {
       type: JuneauResources.externalNetworks,
       uidInCache: (_namespace, name) => caches.externalNetworks.get(undefined, name)?.metadata.uid,
+    },
+    NATGateway: {
+      type: JuneauResources.natGateways,
+      uidInCache: (namespace, name) => caches.natGateways.get(namespace, name)?.metadata.uid,
     },
   };
 }

@@ -25,7 +25,13 @@ import type { KubeObject, Stored } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
 import { JuneauResources } from '../../kube/resources';
-import { advertisementName, isOwnedBy, legacyAdvertisementName, type AdvertisementOwnerKind } from './names';
+import {
+  advertisementName,
+  advertisementNameOf,
+  isOwnedBy,
+  legacyAdvertisementName,
+  type AdvertisementOwnerKind,
+} from './names';
 
 export { advertisementNameOf } from './names';
 
@@ -105,7 +111,7 @@ export async function moveAdvertisement(
 export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) => Promise<void> {
   return async (claim) => {
     const { kind, namespace = '', name } = claim.holder;
-    if (claim.pool.kind !== 'AddressPool' || (kind !== 'ServiceLoadBalancer' && kind !== 'ElasticIP')) return;
+    if (claim.pool.kind !== 'AddressPool' || !advertisementNameOf(claim.holder)) return;
     const owner = { kind: kind as AdvertisementOwnerKind, namespace, name };
     // Today's name and the one before NAME-1 (an object not replaced yet): either may advertise it.
     for (const adName of [advertisementName(owner), legacyAdvertisementName(owner)]) {

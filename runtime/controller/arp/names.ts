@@ -1,6 +1,6 @@
 /**
  * NAME-1: the one place that derives an ARPAdvertisement's name and owner marks from the object
- * that keeps it (a ServiceLoadBalancer, SLB-6; an ElasticIP, EIP-17), and reads them back.
+ * that keeps it (a ServiceLoadBalancer, SLB-6; an ElasticIP, EIP-17; a NATGateway, NGW-3), and reads them back.
  *
  * Names. `<prefix>-<namespace>-<name>` alone is ambiguous once the namespace holds a `-`
  * (`team-a/web` and `team/a-web` both read `slb-team-a-web`), and an ElasticIP name (a DNS
@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import { OWNER_ANNOTATION, OWNER_LABELS } from '../resources';
 
 /** The kinds that keep ARPAdvertisements, and the prefix of their names. */
-export const ADVERTISEMENT_PREFIXES = { ServiceLoadBalancer: 'slb', ElasticIP: 'eip' } as const;
+export const ADVERTISEMENT_PREFIXES = { ServiceLoadBalancer: 'slb', ElasticIP: 'eip', NATGateway: 'ngw' } as const;
 export type AdvertisementOwnerKind = keyof typeof ADVERTISEMENT_PREFIXES;
 
 export interface AdvertisementOwner {
@@ -43,7 +43,7 @@ export const MAX_LABEL_VALUE = 63;
 const HASH_DIGITS = 16;
 
 const isOwnerKind = (kind: string | undefined): kind is AdvertisementOwnerKind =>
-  kind === 'ServiceLoadBalancer' || kind === 'ElasticIP';
+  kind !== undefined && Object.hasOwn(ADVERTISEMENT_PREFIXES, kind);
 
 /** 64 bits of sha256 over kind/namespace/name, as hex (a valid label value and name segment). */
 export function ownerHash(owner: AdvertisementOwner): string {

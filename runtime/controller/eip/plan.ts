@@ -29,15 +29,8 @@ export const REASONS = {
   elasticIPDeleting: 'ElasticIPDeleting',
 } as const;
 
-/** The network as resolved from `spec.externalNetwork` (EIP-1, EIP-2), or why it cannot be. */
-export type Resolution =
-  | { readonly ok: true; readonly network: string; readonly type: 'arp' | 'bgp' }
-  | { readonly ok: false; readonly reason: string; readonly message: string };
-
-/** The address this pass found or took (EIP-3), or why there is none. */
-export type Allocation =
-  | { readonly allocated: true; readonly address: string; readonly pool: string }
-  | { readonly allocated: false; readonly reason: string; readonly message: string };
+import type { Allocation, Resolution } from '../allocator/address-request';
+export type { Allocation, Resolution };
 
 export const eipAdvertisementName = (namespace: string, name: string): string =>
   advertisementName({ kind: 'ElasticIP', namespace, name });

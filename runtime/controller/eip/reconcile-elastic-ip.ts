@@ -32,7 +32,7 @@ import { JuneauResources } from '../../kube/resources';
 import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../shell';
 import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan';
 import { attachmentViewsOf, nicViewsOf } from './views';
-import { decideAddressRequest, type RequestDecision } from './request';
+import { decideAddressRequest, type RequestDecision } from '../allocator/address-request';
 
 type ElasticIPObject = Stored<ElasticIP>;
 const EIP = JuneauResources.elasticIPs;

@@ -14,6 +14,7 @@ export interface PodView {
     readonly namespace?: string;
     readonly uid?: string;
     readonly deletionTimestamp?: string;
+    readonly labels?: Readonly<Record<string, string>>;
   };
   readonly spec?: { readonly nodeName?: string; readonly hostNetwork?: boolean };
   readonly status?: { readonly phase?: string; readonly podIP?: string };
@@ -26,7 +27,7 @@ const KEPT_ANNOTATIONS: readonly string[] = [ANNOTATIONS.networks, ANNOTATIONS.e
 
 /**
  * H4: a Pod as the cache keeps it, the fields the controller and the webhooks read and no more:
- * identity, Juneau's annotations, the node and hostNetwork, the phase and IP. A cluster-wide Pod
+ * identity, labels (NGW-4), Juneau's annotations, the node and hostNetwork, the phase and IP. A cluster-wide Pod
  * cache otherwise holds every Pod's managedFields, containers, volumes and other annotations.
  */
 export function podView(pod: PodObject): PodObject {
@@ -47,6 +48,8 @@ export function podView(pod: PodObject): PodObject {
       ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
       ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
       ...(Object.keys(annotations).length ? { annotations } : {}),
+      // NGW-4: a NATGateway's podSelector reads them.
+      ...(m.labels && Object.keys(m.labels).length ? { labels: m.labels } : {}),
     },
     spec: { ...(nodeName ? { nodeName } : {}), ...(hostNetwork ? { hostNetwork } : {}) },
     status: { ...(phase ? { phase } : {}), ...(podIP ? { podIP } : {}) },

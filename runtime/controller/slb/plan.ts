@@ -10,7 +10,7 @@ import { ADVERTISEMENT_REASONS, type AdvertisementSpec } from '../arp/action';
 import { advertisementName } from '../arp/names';
 import { normalizePorts, summarizeBackends, type BackendSummary } from './backends';
 import type { NoAllocation } from './request';
-import { rendezvousNode } from './rendezvous';
+import { rendezvousNode } from '../arp/rendezvous';
 import type { EndpointSliceView, ServiceView } from '../../kube/service-views';
 import { parseIPv4 } from '../../../api/validation';
 import { bgpAnnouncement, type BGPAnnouncement, type BGPInputs } from '../bgp/announcers';

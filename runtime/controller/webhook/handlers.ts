@@ -6,6 +6,7 @@ import { denialMessage, type AdmissionRequest, type Verdict } from './admission'
 import { checkARPAdvertisementAdmission } from './rules/arp-advertisement';
 import { checkARPAdvertisementWriter } from './rules/arp-advertisement-writers';
 import { checkElasticIPAdmission, checkElasticIPAttachmentAdmission, checkPodAdmission } from './rules/elastic-ip';
+import { checkNATGatewayAdmission, type NATGatewayObject } from './rules/nat-gateway';
 import { checkAddressPoolAdmission, checkExternalNetworkAdmission } from './rules/networks';
 import { checkServiceLoadBalancerAdmission } from './rules/service-load-balancer';
 import {
@@ -119,6 +120,21 @@ export const admissionHandlers: Readonly<Record<string, AdmissionHandler>> = {
       externalNetworks: await caches.externalNetworks.list(),
       bgpPeers: (await caches.bgpPeers?.list()) ?? [],
     }),
+  [WEBHOOK_PATHS.natGateway]: async (request, caches) => {
+    const requested = as<NATGatewayObject>(request).object?.spec?.requestedIP;
+    return checkNATGatewayAdmission(as<NATGatewayObject>(request), {
+      externalNetworks: await caches.externalNetworks.list(),
+      addressPools: await caches.addressPools.list(),
+      namespaces: caches.namespaces ? await caches.namespaces.list() : [],
+      // NGW-2: only the objects advertising the requested address, by index when the caches have one.
+      arpAdvertisements:
+        requested === undefined
+          ? []
+          : caches.arpAdvertisementsAt
+            ? caches.arpAdvertisementsAt(requested)
+            : await caches.arpAdvertisements.list(),
+    });
+  },
 
   [WEBHOOK_PATHS.serviceLoadBalancer]: async (request, caches) =>
     checkServiceLoadBalancerAdmission(

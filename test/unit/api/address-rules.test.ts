@@ -17,7 +17,7 @@ import { MemoryClaimStore } from '../memory-claim-store';
 import { AllocatorIndex, type ClaimRecord, type Holder } from '../../../runtime/controller/allocator/allocator-index';
 import { addressPoolRanges } from '../../../runtime/controller/allocator/claims';
 import { mayKeepAddress, type RetainContext } from '../../../runtime/controller/allocator/retain';
-import { decideAddressRequest } from '../../../runtime/controller/eip/request';
+import { decideAddressRequest } from '../../../runtime/controller/allocator/address-request';
 import { toAdmissionResponse } from '../../../runtime/controller/webhook/admission';
 import { checkAddressPoolAdmission } from '../../../runtime/controller/webhook/rules/networks';
 import { testApp } from '../temp-dir';

@@ -9,6 +9,7 @@ import {
   externalNetworkKind,
   addressPoolKind,
   serviceLoadBalancerKind,
+  natGatewayKind,
   OpenAPISchema,
   ADDRESS_ITEM_PATTERN,
 } from '../../../api';
@@ -60,6 +61,7 @@ describe('CRDs generated from api/', () => {
       'BGPPeer',
       'BGPAdvertisement',
       'BGPNodeState',
+      'NATGateway',
     ]);
     for (const c of crds) {
       expect(c.metadata.name).toMatch(/\.juneau\.loutres\.me$/);
@@ -83,6 +85,7 @@ describe('CRDs generated from api/', () => {
       ElasticIPAttachment: 'Namespaced',
       NetworkInterface: 'Namespaced',
       ServiceLoadBalancer: 'Namespaced',
+      NATGateway: 'Namespaced',
     });
   });
 
@@ -93,6 +96,17 @@ describe('CRDs generated from api/', () => {
     );
     expect(byName.ALLOCATED).toBe('.status.conditions[?(@.type=="Allocated")].status');
     expect(byName.ATTACHED).toBe('.status.conditions[?(@.type=="Attached")].status');
+  });
+
+  test('NGW-8: kubectl get natgateway shows NAME, EXTERNALNETWORK, ADDRESS, NODE, PODS, PHASE', () => {
+    expect(['NAME', ...columns(natGatewayKind)]).toEqual([
+      'NAME',
+      'EXTERNALNETWORK',
+      'ADDRESS',
+      'NODE',
+      'PODS',
+      'PHASE',
+    ]);
   });
 
   test('ARP-9: kubectl get arpadvertisement shows NAME, EXTERNALNETWORK, ADDRESS, NODE, AGE', () => {

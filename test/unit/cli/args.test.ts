@@ -85,7 +85,7 @@ describe('kubectl juneau command line', () => {
     expect(() => parseCommandLine(['status', '-x'])).toThrow('unknown flag -x (see --help)');
     expect(() => parseCommandLine(['status', '--watch'])).toThrow('unknown flag --watch (see --help)');
     expect(() => parseCommandLine(['why', 'web'])).toThrow(
-      "why takes one <kind>/<name>, e.g. why elasticip/web (got 'web')",
+      "why takes one <kind>/<name> or one address, e.g. why elasticip/web or why 10.225.32.250 (got 'web')",
     );
     expect(() => parseCommandLine(['why', 'eip/web', '-A'])).toThrow('why explains one object: -A does not apply');
     expect(() => parseCommandLine(['frobnicate'])).toThrow("unknown command 'frobnicate'");

@@ -192,7 +192,7 @@ describe('JuneauInstall', () => {
     expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
       juneauInstallObjects().map((o) => `${o.kind}/${o.metadata.name}`),
     );
-    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(12);
+    expect(byKind(objs, 'CustomResourceDefinition')).toHaveLength(13);
     expect(objs).toMatchSnapshot();
   });
 
@@ -277,6 +277,7 @@ describe('JuneauInstall', () => {
       'elasticipattachments.juneau.loutres.me',
       'serviceloadbalancers.juneau.loutres.me',
       'pods.juneau.loutres.me',
+      'natgateways.juneau.loutres.me',
     ]);
     // Fail closed for Juneau's kinds, open for Pods (a controller outage never stops workloads).
     expect(vwc.webhooks.map((w) => w.failurePolicy)).toEqual([
@@ -289,6 +290,7 @@ describe('JuneauInstall', () => {
       'Fail',
       'Fail',
       'Ignore',
+      'Fail',
     ]);
     expect(vwc.webhooks[8].matchConditions![0].expression).toContain('juneau.loutres.me/elastic-ip');
   });

@@ -1,4 +1,4 @@
-import { highestRandomWeightNode, rendezvousNode, rendezvousWeight } from '../../../runtime/controller/slb/rendezvous';
+import { highestRandomWeightNode, rendezvousNode, rendezvousWeight } from '../../../runtime/controller/arp/rendezvous';
 
 const nodes = Array.from({ length: 10 }, (_, i) => `node-${i}`);
 const vips = Array.from({ length: 1000 }, (_, i) => `10.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);

@@ -9,7 +9,7 @@ import {
   type ElasticIPStatus,
   type Resolution,
 } from '../../../runtime/controller/eip/plan';
-import { decideAddressRequest } from '../../../runtime/controller/eip/request';
+import { decideAddressRequest } from '../../../runtime/controller/allocator/address-request';
 import type { AttachmentView, NicView } from '../../../runtime/controller/eip/usage';
 
 const now = new Date('2025-01-01T00:00:00Z');
