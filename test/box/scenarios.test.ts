@@ -303,6 +303,11 @@ const NOT_REACHED_ON_BOX: Record<string, string> = {
     'the duplicate detector writes it only for two advertisements of one address',
   'juneau-controller: update core/secrets':
     'the webhook certificate Secret is rewritten only to rotate it before expiry; no box runs that long',
+  'juneau-controller: get juneau.loutres.me/natgateways': 'no scenario here declares a NATGateway (test/cluster/ngw-*)',
+  'juneau-controller: patch juneau.loutres.me/natgateways': 'its finalizer, as above',
+  'juneau-controller: patch juneau.loutres.me/natgateways/status': 'its status, as above',
+  'juneau-controller: patch juneau.loutres.me/bgppeers/status':
+    'no scenario here declares a BGPPeer (test/cluster/bgp-controller.test.ts)',
   'juneau-agent: create events.k8s.io/events':
     'agents report only address conflicts and refused addresses, which no scenario makes',
   'juneau-agent: patch events.k8s.io/events': 'a repeated agent Event, as above',
