@@ -193,7 +193,7 @@ describe('SEC-12: one attachment per NIC, and no NAT on a NIC that holds an Elas
 describe("SEC-4: the controller's Pod cache keeps only what it reads", () => {
   const ns = useNamespace();
 
-  it('SEC-4, H4: no managedFields, containers or foreign annotations; the Juneau annotation, node, phase and IP stay', async () => {
+  it('SEC-4, H4: no managedFields, containers or foreign annotations; the Juneau annotation, labels (a NATGateway podSelector, NGW-1), node, phase and IP stay', async () => {
     const namespace = ns();
     await rest.create(Resources.pods, {
       apiVersion: 'v1',
@@ -228,6 +228,7 @@ describe("SEC-4: the controller's Pod cache keeps only what it reads", () => {
         uid: expect.any(String),
         resourceVersion: expect.any(String),
         creationTimestamp: expect.any(String),
+        labels: { app: 'big' },
         annotations: plain,
       },
       spec: { nodeName: nodes[0] },
