@@ -8,7 +8,7 @@
  * released once no NIC references it); API errors are thrown and retried with backoff.
  */
 import { FINALIZERS } from '../../../api';
-import { clusterOwnerOf, formatIPv4, networkView } from '../../../api/validation';
+import { networkView } from '../../../api/validation';
 import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
@@ -33,6 +33,7 @@ import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../she
 import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan';
 import { attachmentViewsOf, nicViewsOf } from './views';
 import { decideAddressRequest, type RequestDecision } from '../allocator/address-request';
+import { ensureHeldAddress } from '../allocator/held-address';
 
 type ElasticIPObject = Stored<ElasticIP>;
 const EIP = JuneauResources.elasticIPs;
@@ -45,7 +46,18 @@ export async function reconcileElasticIP(ctx: ControllerContext, key: string): P
   if (deleting && !hasFinalizer(eip, FINALIZERS.elasticIP)) return done();
   if (!deleting) eip = await addFinalizer(ctx.rest, EIP, eip, FINALIZERS.elasticIP, ctx.fieldManager);
   const request = requestOf(ctx, eip);
-  const allocation = await ensureAllocation(ctx, eip, request, deleting);
+  // EIP-3: the address held is kept for life; only an ElasticIP not being deleted (EIP-16) takes one.
+  const allocation = await ensureHeldAddress(
+    ctx.allocator,
+    () => clusterRangesOf(ctx.caches),
+    holderOf(eip),
+    eip.status?.address,
+    request,
+    {
+      rule: 'EIP-3',
+      refuseNew: deleting ? DELETING : undefined,
+    },
+  );
   const owner: AdvertisementOwner = { kind: 'ElasticIP', namespace, name };
   const advertisement = findAdvertisement(ctx.caches.arpAdvertisements, owner);
   const plan = planElasticIP({
@@ -86,42 +98,11 @@ function resolutionOf(request: RequestDecision): Resolution {
   return request.ok ? { ok: true, network: request.network, type: request.type } : request;
 }
 
-/**
- * EIP-3: an ElasticIP keeps the address it holds for life (its network and requestedIP are
- * immutable), so a held claim is never re-decided — a pool edited away under a running Pod does
- * not move its address. Extra claims (two replicas racing) are released, keeping the one the
- * status names. Only an ElasticIP holding nothing, not being deleted (EIP-16), asks the allocator.
- */
-async function ensureAllocation(
-  ctx: ControllerContext,
-  eip: ElasticIPObject,
-  request: RequestDecision,
-  deleting: boolean,
-): Promise<Allocation> {
-  const { allocator } = ctx;
-  const holder = holderOf(eip);
-  const held = allocator.heldClaims(holder, 'AddressPool');
-  if (held.length > 0) {
-    const keep = held.find((c) => formatIPv4(c.value) === eip.status?.address) ?? held[0];
-    for (const extra of held) if (extra !== keep) await allocator.releaseClaim(extra);
-    return { allocated: true, address: formatIPv4(keep.value), pool: keep.pool.name };
-  }
-  if (!request.ok) return { allocated: false, reason: request.reason, message: request.message };
-  if (deleting)
-    return {
-      allocated: false,
-      reason: REASONS.elasticIPDeleting,
-      message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
-    };
-  const cluster = clusterRangesOf(ctx.caches);
-  const result = await allocator.ensureAddress(holder, {
-    pools: request.pools,
-    requested: request.requested && { value: request.requested.value, pool: request.requested.pool },
-    skip: (value) => clusterOwnerOf(cluster, value) !== undefined, // H5
-  });
-  if (result.ok) return { allocated: true, address: formatIPv4(result.value), pool: result.pool.name };
-  return { allocated: false, reason: result.reason, message: `${result.message} (EIP-3)` };
-}
+const DELETING: Allocation = {
+  allocated: false,
+  reason: REASONS.elasticIPDeleting,
+  message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
+};
 
 /** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
 async function finalizeElasticIP(

@@ -9,7 +9,7 @@
  * left any, are withdrawn and released); API errors are thrown and retried with backoff.
  */
 import { FINALIZERS, type NATGateway } from '../../../api';
-import { clusterOwnerOf, formatIPv4, networkView } from '../../../api/validation';
+import { networkView } from '../../../api/validation';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { JuneauResources } from '../../kube/resources';
@@ -28,6 +28,7 @@ import {
   type ControllerContext,
 } from '../context';
 import { decideAddressRequest, type RequestDecision } from '../allocator/address-request';
+import { ensureHeldAddress } from '../allocator/held-address';
 import { watch, type ReconcilerSpec } from '../reconciler';
 import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../shell';
 import { planNATGateway, type Allocation, type NATGatewayStatus } from './plan';
@@ -75,7 +76,19 @@ export async function reconcileNATGateway(
   if (deleting && !hasFinalizer(ngw, FINALIZERS.natGateway)) return done();
   if (!deleting) ngw = await addFinalizer(ctx.rest, NGW, ngw, FINALIZERS.natGateway, ctx.fieldManager);
   const request = requestOf(ctx, ngw);
-  const allocation = deleting ? notAllocated : await ensureAllocation(ctx, ngw, request);
+  const allocation = deleting
+    ? notAllocated
+    : await ensureHeldAddress(
+        ctx.allocator,
+        () => clusterRangesOf(ctx.caches),
+        holderOf(ngw),
+        ngw.status?.address,
+        request,
+        {
+          rule: 'NGW-2',
+          nameRequestedField: true,
+        },
+      );
   const advertisement = findAdvertisement(ctx.caches.arpAdvertisements, owner);
   const plan = planNATGateway({
     namespace,
@@ -115,35 +128,6 @@ function requestOf(ctx: ControllerContext, ngw: NATGatewayObject): RequestDecisi
     namespaceViewOf(ctx.caches, ngw.metadata.namespace),
     'NATGateway',
   );
-}
-
-/**
- * NGW-2 as EIP-3: the network and requestedIP are immutable, so a held claim is kept for life
- * (ADDR-3: a network briefly missing does not release it); extra claims (two replicas racing) are
- * released, keeping the one the status names. Only a NATGateway holding nothing asks the allocator.
- */
-async function ensureAllocation(
-  ctx: ControllerContext,
-  ngw: NATGatewayObject,
-  request: RequestDecision,
-): Promise<Allocation> {
-  const holder = holderOf(ngw);
-  const held = ctx.allocator.heldClaims(holder, 'AddressPool');
-  if (held.length > 0) {
-    const keep = held.find((c) => formatIPv4(c.value) === ngw.status?.address) ?? held[0];
-    for (const extra of held) if (extra !== keep) await ctx.allocator.releaseClaim(extra);
-    return { allocated: true, address: formatIPv4(keep.value), pool: keep.pool.name };
-  }
-  if (!request.ok) return { allocated: false, reason: request.reason, message: request.message };
-  const cluster = clusterRangesOf(ctx.caches);
-  const result = await ctx.allocator.ensureAddress(holder, {
-    pools: request.pools,
-    requested: request.requested && { value: request.requested.value, pool: request.requested.pool },
-    skip: (value) => clusterOwnerOf(cluster, value) !== undefined, // H5
-  });
-  if (result.ok) return { allocated: true, address: formatIPv4(result.value), pool: result.pool.name };
-  const field = request.requested ? 'spec.requestedIP: ' : '';
-  return { allocated: false, reason: result.reason, message: `${field}${result.message} (NGW-2)` };
 }
 
 /** Withdraw before release (arp/claim-guard.ts): the ARPAdvertisement, then the claim, then the finalizer. */
