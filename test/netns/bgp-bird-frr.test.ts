@@ -260,15 +260,24 @@ describeAsRoot('BGP on real daemons: BIRD on two nodes, FRR on the router', () =
   });
 
   test('BGP-6: without BFD, a frozen BIRD loses its next hop within the 3 s hold time', async () => {
+    await hopsBecome([rig.nodeIp(0), rig.nodeIp(1)]);
     const monitor = await RouteMonitor.start(rig.client);
     try {
       const t0 = performance.now();
       nodes[1].signal('SIGSTOP');
-      const ms = await monitor.firstChange('198.51.100.10', t0, 15_000);
+      // Node 1's next hop is what the freeze must remove; node 0's BFD session (100 ms x 3) can flap
+      // on a loaded machine, so the moment is when node 1 left the route, not the route's first change.
+      const seenAt = await poll(
+        `node 1 gone from the router's next hops for ${VIP}`,
+        async () => ((await nextHops()).includes(rig.nodeIp(1)) ? undefined : performance.now()),
+        15_000,
+      );
+      const ms = monitor.lastChange('198.51.100.10', t0, seenAt);
       console.log(`BGP-6 hold time 3 s: node 1 frozen -> router FIB changed in ${ms.toFixed(0)} ms`);
-      expect(await nextHops()).toEqual([rig.nodeIp(0)]);
       // The hold time runs from the last keepalive heard (at most 1 s before the freeze), plus FRR's and the kernel's processing.
       expect(ms).toBeLessThan(3000 + 1000);
+      // Node 0, never frozen, carries the VIP alone (back within the wait if its session flapped).
+      await hopsBecome([rig.nodeIp(0)]);
     } finally {
       monitor.stop();
       nodes[1].signal('SIGCONT');

@@ -182,6 +182,17 @@ export class RouteMonitor {
     return found.at - since;
   }
 
+  /**
+   * Milliseconds from `since` to the last line naming `needle` seen before `until` (both
+   * performance.now()): when a poll of the table saw the change at `until`, the moment the kernel
+   * reported it. Throws when no such line was seen (the poll saw a change the monitor missed).
+   */
+  lastChange(needle: string, since: number, until: number): number {
+    const found = this.seen.filter((s) => s.at >= since && s.at <= until && s.line.includes(needle)).pop();
+    if (!found) throw new Error(`no route change naming ${needle} between the two moments`);
+    return found.at - since;
+  }
+
   stop(): void {
     this.child.kill('SIGTERM');
   }
