@@ -28,6 +28,7 @@ describeOnBox('docs/guides, every block run as written on the box', () => {
   const { kubectl } = echoBox;
   const arpGuide = readGuide('arp-network.md');
   const eipGuide = readGuide('elastic-ip.md');
+  const troubleGuide = readGuide('troubleshooting.md');
   let files = '';
   let env: NodeJS.ProcessEnv = {};
   const at = (last: number) => `${echoBox.box.segment}.${last}`;
@@ -119,6 +120,30 @@ describeOnBox('docs/guides, every block run as written on the box', () => {
     expect(why).toContain('default/web');
     expect(why).toContain(nodeName);
     expect(outputOf(ran, 'kubectl juneau status')).toContain(vip);
+  });
+
+  test('SLB-8, SLB-3, SLB-6: the troubleshooting guide: pods scaled to 0, the VIP Degraded and answered by nobody, why says why; a pod back, answered again; a Pending attachment names what it waits for; the node dump holds the VIP', async () => {
+    const ran = await follow(troubleGuide, () => true);
+    const vip = at(242);
+    // Degraded: arping from the segment heard nothing (the guide's `|| echo` prints it).
+    const silent = outputOf(ran, `arping -b -c 2 -w 3 ${vip}`);
+    expect(silent).toContain('Received 0 response(s)');
+    expect(silent).toContain('no answer');
+    expect(outputOf(ran, 'kubectl juneau why service/web')).toMatch(/Degraded/);
+    expect(outputOf(ran, 'involvedObject.name=web')).toMatch(/Degraded/);
+    // Back: why names the answering node, the one whose table holds the VIP.
+    const node = JSON.parse(await kubectl(['get', 'serviceloadbalancer', 'web', '-o', 'json'])) as {
+      status: { arpAnnouncingNode?: string };
+    };
+    expect(outputOf(ran, `kubectl juneau why ${vip}`)).toContain(node.status.arpAnnouncingNode ?? '(none)');
+    expect(outputOf(ran, 'kubectl get elasticipattachment typo-eip -o wide')).toMatch(
+      /Pending.*no-such-pod\.eth0|no-such-pod\.eth0.*Pending/,
+    );
+    expect(outputOf(ran, 'kubectl juneau why eipa/typo-eip')).toContain('no-such-pod.eth0');
+    expect(outputOf(ran, 'kubectl juneau why eipa/typo-eip')).toMatch(
+      new RegExp(`ARPAdvertisement for ${at(245).replaceAll('.', '\\.')}: none`),
+    );
+    expect(outputOf(ran, 'bpf dump external_arp_table')).toContain(vip);
   });
 
   test('EIP-4, NAT-1, DIR-1, CNI-1: the ElasticIP guide: through NAT and directly on eth0, each reached from the segment at its ElasticIP', async () => {
