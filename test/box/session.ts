@@ -112,6 +112,20 @@ export const agentPods = (kubectl: Kubectl, node?: string): Promise<PodJson[]> =
     node ? `spec.nodeName=${node}` : undefined,
   );
 
+/**
+ * Reads the restart count of `node`'s agent container now; the check returned is true once that
+ * container has restarted since and is Ready again: the end of a window without the agent.
+ */
+export async function agentBackAfterRestart(kubectl: Kubectl, node: string): Promise<() => Promise<boolean>> {
+  const status = async () => (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
+  const before = (await status())?.restartCount;
+  if (before === undefined) throw new Error(`no agent container status on ${node}`);
+  return async () => {
+    const st = await status();
+    return !!st && st.restartCount > before && st.ready;
+  };
+}
+
 /** kubectl's arguments that run `kubectl-juneau ARGS` in the agent Pod `pod` (the agent's image carries the plugin). */
 export const juneauInAgent = (pod: string, args: readonly string[]): string[] => [
   '-n',
