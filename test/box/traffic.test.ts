@@ -25,7 +25,6 @@ import {
   echoDeployment,
   echoServiceYaml,
   listPods,
-  agentPods,
   describeOnBox,
   arpNetworkYaml,
 } from './session';
