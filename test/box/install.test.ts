@@ -140,24 +140,6 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
     }
   });
 
-  test('kubectl exec into an agent runs kubectl-juneau bpf dump external_arp_table', async () => {
-    const [agent] = await pods(NS, 'app.kubernetes.io/name=juneau-agent');
-    const r = await kubectlRun(juneauInAgent(agent.metadata.name, ['bpf', 'dump', 'external_arp_table']));
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    log(`kubectl-juneau bpf dump external_arp_table on ${agent.spec.nodeName}:\n${r.stdout}`);
-  });
-
-  test("kubectl juneau bpf dump --node NAME runs the dump in that node's agent Pod", async () => {
-    const node = box.nodes[1].name;
-    const agent = (await pods(NS, 'app.kubernetes.io/name=juneau-agent')).find((p) => p.spec.nodeName === node)!;
-    const r = await plugin(['bpf', 'dump', 'external_arp_table', '--node', node, '-o', 'json']);
-    expect({ code: r.code, stderr: r.stderr }).toEqual({
-      code: 0,
-      stderr: `kubectl-juneau: running in Pod ${NS}/${agent.metadata.name} on node ${node}\n`,
-    });
-    expect(Array.isArray(JSON.parse(r.stdout))).toBe(true);
-  });
-
   test('the examples are answered over ARP from a router by exactly one MAC each, the MAC of the node their ARPAdvertisement names', async () => {
     const tExamples = Date.now();
     await kubectl(['apply', '--server-side', '-f', DIST('examples.k8s.yaml')]);
@@ -188,6 +170,83 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
       Object.fromEntries(adverts.map((a) => [a.spec.address, [macs.get(a.spec.nodeName)]])),
     );
     for (const a of adverts) expect(a.spec.address.startsWith(`${NODE_SUBNET}.`)).toBe(true);
+  });
+
+  /** The ARPAdvertisements now: address and node. */
+  const advertisements = async () =>
+    (
+      JSON.parse(await kubectl(['get', 'arpadvertisements', '-A', '-o', 'json'])) as {
+        items: Array<{ spec: { address: string; nodeName: string } }>;
+      }
+    ).items.map((a) => a.spec);
+  const addressesOn = (adverts: Array<{ address: string; nodeName: string }>, node: string) =>
+    adverts
+      .filter((a) => a.nodeName === node)
+      .map((a) => a.address)
+      .sort();
+
+  // After the examples: each node's table then holds the addresses its ARPAdvertisements name, and
+  // the router's requests (at least the 3 broadcasts that found each address answered) are counted.
+  test("kubectl exec into an agent runs kubectl-juneau bpf dump external_arp_table: on every node, a table of exactly the addresses its ARPAdvertisements name, with the router's requests and the replies counted", async () => {
+    const adverts = await advertisements();
+    expect(adverts).toHaveLength(3);
+    for (const agent of await pods(NS, 'app.kubernetes.io/name=juneau-agent')) {
+      const node = agent.spec.nodeName!;
+      const r = await kubectlRun(juneauInAgent(agent.metadata.name, ['bpf', 'dump', 'external_arp_table']));
+      log(`kubectl-juneau bpf dump external_arp_table on ${node}:\n${r.stdout}`);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      const [header, ...lines] = r.stdout.trimEnd().split('\n');
+      expect(header.split(/\s{2,}/)).toEqual([
+        'ADDRESS',
+        'REQUESTS',
+        'REPLIES',
+        'CONFLICTS',
+        'LAST CONFLICT MAC',
+        'LAST CONFLICT',
+      ]);
+      const rows = lines.map((l) => l.split(/\s+/));
+      expect({ node, addresses: rows.map((c) => c[0]) }).toEqual({ node, addresses: addressesOn(adverts, node) });
+      for (const [address, requests, replies, conflicts] of rows) {
+        expect({ address, requests: Number(requests) >= 3, replies: Number(replies) >= 3, conflicts }).toEqual({
+          address,
+          requests: true,
+          replies: true,
+          conflicts: '0',
+        });
+      }
+    }
+  });
+
+  test("kubectl juneau bpf dump --node NAME -o json runs the dump in that node's agent Pod: its rows are that node's addresses, answered, no conflict", async () => {
+    const adverts = await advertisements();
+    // The node holding the most of the examples' addresses (at least one of the three).
+    const node = box.nodes
+      .map((n) => n.name)
+      .sort((x, y) => addressesOn(adverts, y).length - addressesOn(adverts, x).length)[0];
+    const agent = (await pods(NS, 'app.kubernetes.io/name=juneau-agent')).find((p) => p.spec.nodeName === node)!;
+    const r = await plugin(['bpf', 'dump', 'external_arp_table', '--node', node, '-o', 'json']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({
+      code: 0,
+      stderr: `kubectl-juneau: running in Pod ${NS}/${agent.metadata.name} on node ${node}\n`,
+    });
+    const rows = JSON.parse(r.stdout) as Array<{
+      address: string;
+      requests: number;
+      replies: number;
+      conflicts: number;
+      lastConflictMac: string | null;
+    }>;
+    log(`kubectl juneau bpf dump external_arp_table --node ${node} -o json: ${JSON.stringify(rows)}`);
+    expect(rows.map((x) => x.address)).toEqual(addressesOn(adverts, node));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const x of rows)
+      expect({ ...x, requests: x.requests >= 3, replies: x.replies >= 3 }).toEqual({
+        ...x,
+        requests: true,
+        replies: true,
+        conflicts: 0,
+        lastConflictMac: null,
+      });
   });
 
   test('the API server calls the webhook through its Service: an ExternalNetwork sharing arp-pool (EN-4) is refused', async () => {

@@ -18,6 +18,7 @@ import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type Pe
 import { agentPidsInNetns, pidsOf } from './upstream';
 import {
   advertisedNodes,
+  agentBackAfterRestart,
   agentPods,
   describeOnBox,
   echoPod,
@@ -289,8 +290,7 @@ send(); setInterval(send, 1000);`;
 
   test("NAT-4: the agent SIGKILLed on the attachment's node during a transfer through the ElasticIP: the transfer goes on while it is gone and completes, checksum equal", async () => {
     const node = echoBox.box.nodes[1].name;
-    const agentStatus = async () => (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
-    const restarts = (await agentStatus())!.restartCount;
+    const back = await agentBackAfterRestart(kubectl, node);
     const listener = peerInPod('web', ['listen', '0.0.0.0', '9200', '0']);
     await listener.waitFor(/"listening":true/);
     // The router sends 64 KiB every 10 ms until its stdin is closed.
@@ -303,10 +303,7 @@ send(); setInterval(send, 1000);`;
     process.kill(Number(pids[0]), 'SIGKILL');
     const killed = Date.now();
     const atKill = received();
-    await until('the agent restarted by the kubelet and Ready', async () => {
-      const st = await agentStatus();
-      return st && st.restartCount > restarts && st.ready ? true : undefined;
-    });
+    await until('the agent restarted by the kubelet and Ready', async () => (await back()) || undefined);
     const duringAbsence = received() - atKill;
     figure(
       'nat box: agent SIGKILL -> restarted and Ready, a transfer through the ElasticIP running all along',

@@ -47,15 +47,53 @@ export const firstBroadcastAsk = (frames: Frame[], address: string, mac: string)
     (f) => f.arp?.op === ARP_REQUEST && f.arp.tip === address && f.dst === BROADCAST && f.src.toLowerCase() === mac,
   );
 
-/** The distinct MACs answering `count` broadcast ARP requests for `ip` from `netns` (iputils arping prints every reply). */
+/** What `count` broadcast ARP requests for an address were answered with, counted at the requester's eth0. */
+export interface ArpAnswers {
+  /** The requests for the address the capture saw leave the requester (`count`, unless its kernel asked too). */
+  readonly requests: number;
+  /** Every reply frame for the address, duplicates included. */
+  readonly replies: number;
+  /** Per MAC, how many of those requests it answered (at least once each). */
+  readonly byMac: Readonly<Record<string, number>>;
+}
+
+/**
+ * `count` ARP requests for `ip` from `netns`, every one broadcast (`arping -b`: without it iputils
+ * arping goes unicast to the first MAC that answered, so the others are never asked again), one a
+ * second, and every reply to each of them, counted from a capture of the requester's eth0 (not from
+ * what arping prints). Without `-w` arping sends all `count` requests and waits a second after the
+ * last. Throws unless arping says it broadcast all `count` (its exit status 1 means "no reply" and
+ * "bad argument" alike).
+ */
+export async function arpAnswers(netns: string, ip: string, count = 3): Promise<ArpAnswers> {
+  const requester = await macOf(netns);
+  const capture = await captureArp(netns);
+  let frames: Frame[] = [];
+  let out: string;
+  try {
+    out = await cmd('nsenter', [
+      `--net=/var/run/netns/${netns}`,
+      'sh',
+      '-c',
+      `arping -b -c ${count} -I eth0 ${ip} 2>&1 || true`,
+    ]);
+  } finally {
+    frames = await capture.stop();
+  }
+  if (!out.includes(`Sent ${count} probes (${count} broadcast(s))`))
+    throw new Error(`arping of ${ip} from ${netns} did not broadcast ${count} requests: ${out}`);
+  const probes = repliesPerRequest(frames, requester, ip);
+  if (probes.length < count)
+    throw new Error(`the capture in ${netns} saw ${probes.length} of arping's ${count} requests for ${ip}`);
+  const byMac: Record<string, number> = {};
+  for (const p of probes) for (const mac of p.macs) byMac[mac] = (byMac[mac] ?? 0) + 1;
+  const replies = frames.filter((f) => f.arp?.op === ARP_REPLY && f.arp.sip === ip).length;
+  return { requests: probes.length, replies, byMac };
+}
+
+/** The distinct MACs answering `count` broadcast ARP requests for `ip` from `netns` (every reply to every request, see `arpAnswers`). */
 export async function answeringMacs(netns: string, ip: string, count = 3): Promise<string[]> {
-  const r = await cmd('nsenter', [
-    `--net=/var/run/netns/${netns}`,
-    'sh',
-    '-c',
-    `arping -c ${count} -w ${count + 1} -I eth0 ${ip} || true`,
-  ]);
-  return [...new Set([...r.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]/g)].map((m) => m[1].toLowerCase()))];
+  return Object.keys((await arpAnswers(netns, ip, count)).byMac);
 }
 
 /** The MAC of `ifname` in the network namespace `netns`. */

@@ -112,6 +112,20 @@ export const agentPods = (kubectl: Kubectl, node?: string): Promise<PodJson[]> =
     node ? `spec.nodeName=${node}` : undefined,
   );
 
+/**
+ * Reads the restart count of `node`'s agent container now; the check returned is true once that
+ * container has restarted since and is Ready again: the end of a window without the agent.
+ */
+export async function agentBackAfterRestart(kubectl: Kubectl, node: string): Promise<() => Promise<boolean>> {
+  const status = async () => (await agentPods(kubectl, node))[0]?.status.containerStatuses?.[0];
+  const before = (await status())?.restartCount;
+  if (before === undefined) throw new Error(`no agent container status on ${node}`);
+  return async () => {
+    const st = await status();
+    return !!st && st.restartCount > before && st.ready;
+  };
+}
+
 /** kubectl's arguments that run `kubectl-juneau ARGS` in the agent Pod `pod` (the agent's image carries the plugin). */
 export const juneauInAgent = (pod: string, args: readonly string[]): string[] => [
   '-n',
@@ -339,12 +353,32 @@ export async function advertisedNodes(kubectl: Kubectl, address: string): Promis
   return list.items.filter((a) => a.spec.address === address).map((a) => a.spec.nodeName);
 }
 
-/** One HTTP GET from the router namespace after it forgets the address's MAC (a router that
- * re-resolves: ARP-8 sends no gratuitous ARP): the page, or '' (2 s). */
-export async function routerGet(router: string, ip: string): Promise<string> {
-  const script = `ip neigh flush to ${ip} dev eth0; curl -s -m 2 http://${ip}:${ECHO_HTTP_PORT}/ || true`;
-  return (await bashIn(router, script)).trim();
+/** curl's exit codes that mean the address gave no answer: 7 refused or unreachable, 28 timeout, 52 empty reply, 56 reset. */
+const CURL_NO_ANSWER = new Set([7, 28, 52, 56]);
+
+/**
+ * One HTTP GET with curl from `netns`: the body, or '' when no answer came within `seconds` (one of
+ * CURL_NO_ANSWER). Any other failure throws (a bad URL, a missing namespace, curl not found): a
+ * probe's error never reads as "nobody answered".
+ */
+export async function httpGetIn(netns: string, url: string, seconds = 2, before = ''): Promise<string> {
+  const out = await bashIn(
+    netns,
+    `set -e; ${before}\nr=0; curl -sS -m ${seconds} ${url} 2>&1 || r=$?; echo; echo "curl=$r"`,
+  );
+  const m = /\ncurl=(\d+)\n?$/.exec(out);
+  if (!m) throw new Error(`GET ${url} from ${netns}: no curl status in ${JSON.stringify(out)}`);
+  const code = Number(m[1]);
+  const body = out.slice(0, m.index).replace(/\n$/, '');
+  if (code === 0) return body.trim();
+  if (CURL_NO_ANSWER.has(code)) return '';
+  throw new Error(`GET ${url} from ${netns} failed (curl exit ${code}): ${body}`);
 }
+
+/** One HTTP GET from the router namespace after it forgets the address's MAC (a router that
+ * re-resolves: ARP-8 sends no gratuitous ARP): the page, or '' when unanswered (2 s); any other error throws. */
+export const routerGet = (router: string, ip: string): Promise<string> =>
+  httpGetIn(router, `http://${ip}:${ECHO_HTTP_PORT}/`, 2, `ip neigh flush to ${ip} dev eth0`);
 
 /**
  * One HTTP(S) GET by the echo image's Node.js in pod `name`: the body (`body`) or the status line

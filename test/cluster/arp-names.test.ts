@@ -24,7 +24,7 @@ import {
   waitForMatch,
   createArpNetwork,
 } from './fixture';
-import { controllerRecorder, sweepingController } from './in-process-controller';
+import { controllerRecorder, PassLog, sweepingController } from './in-process-controller';
 import { sleep } from '../sleep';
 
 const rest = new RestClient(testKubeConfig());
@@ -158,15 +158,30 @@ class AdWatch {
   }
 }
 
-/** A window of `ms` in which `poke` makes the owners reconcile; returns every event the watch saw. */
+/**
+ * A window in which `poke` makes the owners reconcile: closed once every pass in `prompted` (as
+ * PassLog names them) has run after the poke, then `tailMs` more for the watch to deliver what those
+ * passes wrote. Returns every event the watch saw.
+ */
 async function watchedWindow(
   selector: { labelSelector?: string; fieldSelector?: string },
   poke: () => Promise<void>,
-  ms = 4_000,
+  prompted: readonly string[],
+  tailMs = 1_000,
 ) {
   const watch = await new AdWatch(selector).start();
+  const from = passLog.passes.length;
   await poke();
-  await sleep(ms);
+  await waitFor(
+    async () => {
+      const ran = passLog.passes.slice(from);
+      if (prompted.every((p) => ran.includes(p))) return true;
+      throw new Error(`passes since the poke: ${ran.join(', ') || 'none'}`);
+    },
+    { what: `the passes the poke prompted (${prompted.join(', ')})` },
+  );
+  console.log(`arp-names: passes inside the window: ${passLog.passes.slice(from).join(', ')}`);
+  await sleep(tailMs);
   return watch.stop();
 }
 
@@ -176,11 +191,12 @@ const touch = (type: typeof ARP, ns: string, name: string) =>
 
 let controller: JuneauController;
 const recorder = controllerRecorder(rest, 'names', 500);
+const passLog = new PassLog();
 
 beforeAll(async () => {
   await Promise.all(nodes.map((n, i) => ensureNode(n, { internalIP: `192.0.2.${141 + i}` })));
   await createArpNetwork(rest, { pool: POOL, network: NET, addresses: [POOL_CIDR] });
-  controller = sweepingController(recorder, 2_000);
+  controller = sweepingController(recorder, 2_000, passLog);
   await controller.start();
 });
 
@@ -212,10 +228,14 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     expect(adA.metadata?.name).not.toBe(adB.metadata?.name);
     expect(adA.spec.address).not.toBe(adB.spec.address);
 
-    const events = await watchedWindow({ labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` }, async () => {
-      await touch(Resources.services, a, 'web');
-      await touch(Resources.services, b, 'a-web');
-    });
+    const events = await watchedWindow(
+      { labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` },
+      async () => {
+        await touch(Resources.services, a, 'web');
+        await touch(Resources.services, b, 'a-web');
+      },
+      [`serviceloadbalancer ${a}/web`, `serviceloadbalancer ${b}/a-web`],
+    );
     expect(events).toEqual([]);
     expect((await getAd(adA.metadata!.name!))?.metadata?.uid).toBe(adA.metadata?.uid);
     expect((await getAd(adB.metadata!.name!))?.metadata?.uid).toBe(adB.metadata?.uid);
@@ -237,10 +257,14 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       advertisementName(eip(b, 'a-db')),
     ]);
 
-    const events = await watchedWindow({ labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` }, async () => {
-      await touch(JuneauResources.elasticIPs, a, 'db');
-      await touch(JuneauResources.elasticIPs, b, 'a-db');
-    });
+    const events = await watchedWindow(
+      { labelSelector: `${OWNER_LABELS.namespace} in (${a},${b})` },
+      async () => {
+        await touch(JuneauResources.elasticIPs, a, 'db');
+        await touch(JuneauResources.elasticIPs, b, 'a-db');
+      },
+      [`elasticip ${a}/db`, `elasticip ${b}/a-db`],
+    );
     expect(events).toEqual([]);
   });
 
