@@ -288,6 +288,19 @@ function report(results: Map<Variant, Sample[]>): void {
     );
   }
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  // Round by round, juneau against the reflector of the same round (issue 32: the cost per reply
+  // and the replies/s, each a ratio in one round; the goal takes the median of the cost ratios and
+  // every round's replies/s ratio).
+  const juneau = results.get('juneau')!;
+  const reflect = results.get('reflect')!;
+  const costRatios = juneau.map((s, r) => s.nsPerPacket / reflect[r].nsPerPacket);
+  const rateRatios = juneau.map((s, r) => s.repliesPerSecond / reflect[r].repliesPerSecond);
+  console.log(
+    `per round, juneau / reflect: ns/packet in XDP ${costRatios.map((x) => x.toFixed(2)).join(' ')}` +
+      ` (median ${median(costRatios).toFixed(2)}), replies/s ${rateRatios.map((x) => x.toFixed(2)).join(' ')}` +
+      ` (lowest ${Math.min(...rateRatios).toFixed(2)})`,
+  );
+  console.log(`per reply: ${median(costRatios).toFixed(2)}x the reflector`);
   console.log('ratios (replies/s: higher is better; latency: lower is better):');
   for (const [base, note] of [
     ['kernel', ''],
