@@ -6,7 +6,8 @@
 // Rig: test/netns/rig.ts with one node namespace per variant, each on its own veth to the
 // client namespace, all prepared up front. Rate: trafgen sends broadcast ARP requests for one
 // address from the client's side of a node's veth, on one CPU, as fast as it can; the replies
-// are the frames arriving back on that veth end (rx_packets). Latency: trafgen sends numbered
+// are the frames arriving back on that veth end (rx_packets), counted once trafgen is up to speed,
+// in slices that take the variants in turn. Latency: trafgen sends numbered
 // requests one millisecond apart, in batches that take the variants in turn, while tcpdump
 // captures every client-side veth end; each request is paired with its own reply by kernel
 // timestamps (latency.ts), giving p50/p99.
@@ -16,7 +17,7 @@
 //   noop    - the same, with a no-op XDP program (xdp_pass) on eth0: the cost of the XDP hook
 //   juneau  - the address in external_arp_table, answered by xdp_arp
 //   reflect - xdp_reflect sends every frame straight back: the rig's ceiling
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -176,25 +177,79 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-/** A flood of requests at node i for SECONDS; its replies counted on the client's port. */
-async function measureRate(
+/** Slices a round's flood time is cut into, per variant: the variants' slices alternate, so that
+ * what the machine's other jobs do during a round lands on all of them alike. */
+const SLICES = 3;
+const WARMUP_MS = 250; // trafgen's start (ring setup, first frames) is left out of every slice
+
+interface Reading {
+  readonly rx: number;
+  readonly at: bigint;
+  readonly stats?: { runTimeNs: number; runCount: number };
+}
+
+async function reading(rig: Rig, i: number): Promise<Reading> {
+  const stats = await programStats(rig, i);
+  const rx = await rxPackets(rig, i);
+  return { rx, at: process.hrtime.bigint(), stats };
+}
+
+/** A flood at node i for `seconds` once trafgen is up to speed: the replies counted on the
+ * client's port between two readings, and the program's time over the same packets. */
+async function floodSlice(
   rig: Rig,
   i: number,
   config: string,
-): Promise<Pick<Sample, 'repliesPerSecond' | 'nsPerPacket'>> {
-  const before = await rxPackets(rig, i);
-  const statsBefore = await programStats(rig, i);
-  const started = process.hrtime.bigint();
-  await rig
-    .in(rig.client, 'timeout', '-s', 'INT', String(SECONDS), ...trafgen(rig.port(i), config))
-    .catch(() => undefined);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const statsAfter = await programStats(rig, i);
-  const nsPerPacket =
-    statsBefore && statsAfter
-      ? (statsAfter.runTimeNs - statsBefore.runTimeNs) / Math.max(1, statsAfter.runCount - statsBefore.runCount)
-      : Number.NaN;
-  return { repliesPerSecond: ((await rxPackets(rig, i)) - before) / seconds, nsPerPacket };
+  seconds: number,
+): Promise<{ replies: number; seconds: number; runTimeNs: number; runCount: number }> {
+  // trafgen stops on its own (timeout's SIGINT reaches it as the command it runs), a second after
+  // the slice's last reading.
+  const stopAfter = (WARMUP_MS / 1000 + seconds + 1).toFixed(2);
+  const flood = spawn(
+    'nsenter',
+    [`--net=/var/run/netns/${rig.client}`, 'timeout', '-s', 'INT', stopAfter, ...trafgen(rig.port(i), config)],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => flood.once('exit', () => resolve()));
+  try {
+    await sleep(WARMUP_MS);
+    if (flood.exitCode !== null) throw new Error(`trafgen exited (${flood.exitCode}) before the flood`);
+    const before = await reading(rig, i);
+    await sleep(seconds * 1000);
+    const after = await reading(rig, i);
+    return {
+      replies: after.rx - before.rx,
+      seconds: Number(after.at - before.at) / 1e9,
+      runTimeNs: (after.stats?.runTimeNs ?? 0) - (before.stats?.runTimeNs ?? 0),
+      runCount: (after.stats?.runCount ?? 0) - (before.stats?.runCount ?? 0),
+    };
+  } finally {
+    await exited;
+  }
+}
+
+/** One round's floods: SECONDS per variant in SLICES slices, the variants taking turns slice by
+ * slice (the order rotating with the round and the slice). */
+async function measureRates(
+  rig: Rig,
+  configs: string[],
+  round: number,
+): Promise<Array<Pick<Sample, 'repliesPerSecond' | 'nsPerPacket'>>> {
+  const sums = VARIANTS.map(() => ({ replies: 0, seconds: 0, runTimeNs: 0, runCount: 0 }));
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (let k = 0; k < VARIANTS.length; k++) {
+      const i = (k + round - 1 + slice) % VARIANTS.length;
+      const got = await floodSlice(rig, i, configs[i], SECONDS / SLICES);
+      for (const key of ['replies', 'seconds', 'runTimeNs', 'runCount'] as const) sums[i][key] += got[key];
+      await sleep(200); // let the node's backlog drain before the next flood
+    }
+  }
+  return sums.map((t, i) => ({
+    repliesPerSecond: t.replies / t.seconds,
+    // No XDP program (kernel): NaN. A round whose counters did not move (kernel.bpf_stats_enabled
+    // switched off by another job meanwhile) is NaN too, not 0.
+    nsPerPacket: VARIANTS[i] === 'kernel' || t.runCount === 0 ? Number.NaN : t.runTimeNs / t.runCount,
+  }));
 }
 
 /** Turns on kernel.bpf_stats_enabled (run time per program) for the run; returns the restorer. */
@@ -232,12 +287,11 @@ async function main(): Promise<void> {
     try {
       for (let round = 1; round <= ROUNDS; round++) {
         const latency = await measureLatency(rig, probeConfigs, dir, round);
-        for (let k = 0; k < VARIANTS.length; k++) {
-          const i = (k + round - 1) % VARIANTS.length;
+        const rates = await measureRates(rig, floodConfigs, round);
+        for (let i = 0; i < VARIANTS.length; i++) {
           const variant = VARIANTS[i];
-          const sample = { ...(await measureRate(rig, i, floodConfigs[i])), ...latency[i] };
+          const sample = { ...rates[i], ...latency[i] };
           results.get(variant)!.push(sample);
-          await sleep(200); // let the node's backlog drain before the next flood
           const ns = Number.isNaN(sample.nsPerPacket) ? '' : `, ${sample.nsPerPacket.toFixed(0)} ns/packet in XDP`;
           console.log(
             `round ${round} ${variant.padEnd(8)} ${Math.round(sample.repliesPerSecond).toLocaleString('en').padStart(10)} replies/s` +
@@ -276,7 +330,7 @@ function report(results: Map<Variant, Sample[]>): void {
   const count = (v: Variant) => results.get(v)!.reduce((n, s) => n + s.micros.length, 0);
   const lost = (v: Variant) => results.get(v)!.reduce((n, s) => n + s.lost, 0);
   console.log(
-    `\n${ROUNDS} round(s): replies/s the median of ${SECONDS}s floods; latency over all ${ROUNDS * PROBES} probes per variant,` +
+    `\n${ROUNDS} round(s): replies/s the median over rounds of ${SECONDS}s of flood per variant in ${SLICES} interleaved slices; latency over all ${ROUNDS * PROBES} probes per variant,` +
       ` ${PROBE_GAP} apart; generic XDP on a veth, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}`,
   );
   console.log(`  variant   replies/s   p50 µs   p99 µs   answered/lost   ns/packet in XDP`);
@@ -288,6 +342,19 @@ function report(results: Map<Variant, Sample[]>): void {
     );
   }
   const ratio = (a: number, b: number) => (a / b).toFixed(2);
+  // Round by round, juneau against the reflector of the same round (issue 32: the cost per reply
+  // and the replies/s, each a ratio in one round; the goal takes the median of the cost ratios and
+  // every round's replies/s ratio).
+  const juneau = results.get('juneau')!;
+  const reflect = results.get('reflect')!;
+  const costRatios = juneau.map((s, r) => s.nsPerPacket / reflect[r].nsPerPacket);
+  const rateRatios = juneau.map((s, r) => s.repliesPerSecond / reflect[r].repliesPerSecond);
+  console.log(
+    `per round, juneau / reflect: ns/packet in XDP ${costRatios.map((x) => x.toFixed(2)).join(' ')}` +
+      ` (median ${median(costRatios).toFixed(2)}), replies/s ${rateRatios.map((x) => x.toFixed(2)).join(' ')}` +
+      ` (lowest ${Math.min(...rateRatios).toFixed(2)})`,
+  );
+  console.log(`per reply: ${median(costRatios).toFixed(2)}x the reflector`);
   console.log('ratios (replies/s: higher is better; latency: lower is better):');
   for (const [base, note] of [
     ['kernel', ''],
