@@ -357,7 +357,9 @@ enum juneau_nat_reason {
 	JUNEAU_NAT_PASS_WRONG_DEVICE	= 24,	/* binding's device unknown, or the route goes elsewhere: untranslated */
 	JUNEAU_NAT_DROP_SPOOFED		= 25,	/* tc_nat_pod: a binding's address from another device or MAC */
 	JUNEAU_NAT_DROP_TUNNEL_PEER	= 26,	/* tc_nat_tun: outer source is not a cluster Node */
-	JUNEAU_NAT_REASON_MAX		= 27,
+	/* SEC-10: a pod to an ElasticIP held on this node: the kernel decides, untranslated. */
+	JUNEAU_NAT_PASS_TO_ELASTIC_IP	= 27,	/* tc_nat_pod: destination is an ElasticIP of this node */
+	JUNEAU_NAT_REASON_MAX		= 28,
 };
 
 JUNEAU_ASSERT_SIZE(juneau_nat_key, 4);

@@ -955,6 +955,14 @@ int tc_nat_pod(struct __sk_buff *skb)
 	if (has_mac(v) && (bpf_skb_load_bytes(skb, ETH_ALEN, smac, ETH_ALEN) < 0 || !same_mac(smac, v->mac)))
 		return is_direct || !in_cluster(p.ip.daddr) ? drop_with(JUNEAU_NAT_DROP_SPOOFED)
 							    : exit_with(JUNEAU_NAT_PASS_WRONG_DEVICE);
+	/* SEC-10: to an ElasticIP held on this node (the pod's own, or its
+	 * neighbour's). Translated and sent out, it would go to the external
+	 * segment, where nobody answers for it (this node does, but not to
+	 * itself): the connection would hang. The kernel decides instead, as
+	 * without this hook: its ARP for the address fails and the pod gets
+	 * EHOSTUNREACH at once. */
+	if (binding(NAT_IN, p.ip.daddr) || direct(p.ip.daddr))
+		return exit_with(JUNEAU_NAT_PASS_TO_ELASTIC_IP);
 	cfg = bpf_map_lookup_elem(&juneau_nat_cfg, &zero);
 	if (!cfg || !cfg->ext_ifindex)
 		return exit_with(JUNEAU_NAT_PASS_NOT_EXTERNAL);

@@ -1,6 +1,6 @@
 /**
  * libc's socket calls, bound once per process through koffi: the announcer's AF_PACKET socket and
- * the VXLAN device's netlink socket both use them.
+ * the VXLAN device's netlink socket both use them; the CNI server reads its peers' credentials.
  */
 import type { LibraryHandle } from 'koffi';
 import { koffi } from './koffi';
@@ -12,6 +12,9 @@ function declareLibc(lib: LibraryHandle) {
     send: lib.func('intptr_t send(int fd, void *buf, size_t len, int flags)'),
     recv: lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)'),
     close: lib.func('int close(int fd)'),
+    getsockopt: lib.func(
+      'int getsockopt(int fd, int level, int optname, _Out_ void *optval, _Inout_ uint32_t *optlen)',
+    ),
   };
 }
 

@@ -168,6 +168,25 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     await kubectl(['delete', 'pod', 'lost', '--wait=true']);
   });
 
+  test('bad input, NIC-1: malformed JSON in juneau.loutres.me/networks is refused at admission naming the annotation, nothing created; a plain pod on the same node starts', async () => {
+    // On the install as synthesized the webhook refuses the Pod, so no sandbox is ever set up for
+    // it; the plugin's own answer to such a Pod (one admitted while the webhook was down) is in
+    // test/unit/agent/cni-decide.test.ts.
+    const refused = await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      echoPod('garbled', nodeName(0), { 'juneau.loutres.me/networks': '[{"interface": "eth0",' }),
+    ).then(
+      () => 'admitted',
+      (err: Error) => err.message,
+    );
+    expect(refused).toContain('metadata.annotations["juneau.loutres.me/networks"]');
+    expect(refused).toContain('is not valid JSON');
+    expect(await kubectl(['get', 'pod', 'garbled', '-o', 'name', '--ignore-not-found'])).toBe('');
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('beside', nodeName(0), {}));
+    await podReady(kubectl, 'beside');
+    await kubectl(['delete', 'pod', 'beside', '--wait=true']);
+  });
+
   test('CNI-3, EIP-15: the pod deleted, the address leaves its namespace (eth0 still there) before its NetworkInterface is released; the ElasticIP deletion then completes', async () => {
     const podIp = (await getPod(kubectl, 'web2')).status.podIP!;
     // Watch the pod's namespace from the host (the watcher keeps the namespace open past the sandbox).

@@ -118,13 +118,12 @@ spec: { selector: { app: web }, ports: [{ port: ${SERVICE_PORT}, targetPort: ${E
       expect(await fromPod('near')(eip)).toBe('EHOSTUNREACH');
     });
 
-    // Since the agents put tc_nat_pod on cni0 by themselves (issue 28), the pod's own packet to its
-    // ElasticIP is translated as it enters cni0 and sent to eth0 towards the ElasticIP, which
-    // nobody resolves: dropped there, with no ICMP error back (before, the kernel's ARP failure
-    // gave EHOSTUNREACH).
-    test('SEC-10: the ElasticIP pod reaches itself at its pod address and its ClusterIP, not at its ElasticIP (timeout)', async () => {
+    // tc_nat_pod on cni0 (the agents find it by themselves, issue 28) hands a pod's packet to an
+    // ElasticIP of its own node to the kernel untranslated (JUNEAU_NAT_PASS_TO_ELASTIC_IP), whose
+    // ARP for it fails: EHOSTUNREACH at once, as for the pod next to it, not a hang.
+    test('SEC-10: the ElasticIP pod reaches itself at its pod address and its ClusterIP, not at its ElasticIP (EHOSTUNREACH)', async () => {
       expect(await controls(fromPod('web'))).toEqual(BOTH_CONNECT);
-      expect(await fromPod('web')(eip)).toBe('timeout');
+      expect(await fromPod('web')(eip)).toBe('EHOSTUNREACH');
     });
 
     test("SEC-10: hairpin from the ElasticIP pod's node: the node connects to the pod address and the ClusterIP, and does not resolve the ElasticIP (EHOSTUNREACH)", async () => {

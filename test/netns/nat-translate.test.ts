@@ -214,6 +214,22 @@ describeAsRoot('ElasticIP 1:1 NAT at TC (NAT-1..NAT-5, EIP-6), packets through r
     }
   });
 
+  test("SEC-10: the pod connecting to its own ElasticIP is handed to the node's kernel untranslated (counted JUNEAU_NAT_PASS_TO_ELASTIC_IP): the kernel's route answers, EHOSTUNREACH, not a hang", async () => {
+    // The rig's node blackholes the ElasticIP (silent); `unreachable` makes the kernel's decision
+    // visible to the pod. Translated and redirected to ext0 instead, the SYN would go to the router
+    // and the connect would hang (timeout).
+    await rig.in(rig.node, 'ip', 'route', 'replace', 'unreachable', `${EIP}/32`);
+    try {
+      const beforeStats = stats();
+      expect(await rig.tool(rig.pod, 'tcp-connect', EIP, '8083', '8')).toEqual({ result: 'EHOSTUNREACH' });
+      const moved = rig.statsSince(beforeStats);
+      expect(moved.JUNEAU_NAT_PASS_TO_ELASTIC_IP).toBeGreaterThan(0n);
+      expect(moved.JUNEAU_NAT_SNAT_REDIRECT).toBeUndefined();
+    } finally {
+      await rig.in(rig.node, 'ip', 'route', 'replace', 'blackhole', `${EIP}/32`);
+    }
+  });
+
   test('NAT-2: a CNI masquerade on the node does not win over the translation, and NAT-4: no conntrack entry is made', async () => {
     // What many CNIs install: masquerade pod traffic that leaves through the external interface.
     await rig.in(rig.node, 'nft', 'add table ip cni');

@@ -3,6 +3,7 @@
 # what a receiving socket returns the kernel has checked (IP header, TCP/UDP checksum). Each
 # command prints one JSON line. Python because it has raw and ICMP sockets and IP_MTU_DISCOVER,
 # which Node lacks, and the rig has no ping, nc or socat.
+import errno
 import json
 import socket
 import struct
@@ -168,6 +169,21 @@ def tcp_client(dst, port, nbytes):
     out({'banner': banner.decode().strip(), 'sent': sent, 'echoed': len(echoed), 'intact': bytes(echoed) == expected})
 
 
+def tcp_connect(dst, port, seconds):
+    # One connect: 'connected', the errno's name (EHOSTUNREACH, ECONNREFUSED, ...) or 'timeout'.
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(seconds)
+    try:
+        s.connect((dst, port))
+        out({'result': 'connected'})
+    except socket.timeout:
+        out({'result': 'timeout'})
+    except OSError as e:
+        out({'result': errno.errorcode.get(e.errno, str(e))})
+    finally:
+        s.close()
+
+
 IP_RECVERR = 11
 MSG_ERRQUEUE = 0x2000
 
@@ -221,6 +237,8 @@ def main():
         tcp_server(int(args[0]))
     elif cmd == 'tcp-client':
         tcp_client(args[0], int(args[1]), int(args[2]))
+    elif cmd == 'tcp-connect':
+        tcp_connect(args[0], int(args[1]), float(args[2]))
     else:
         raise SystemExit('unknown command ' + cmd)
 

@@ -111,6 +111,8 @@ export const CNI_ERRORS = {
   invalidConfig: 7,
   /** Plugin-specific (100+): a Pod annotation Juneau cannot read. */
   invalidAnnotation: 100,
+  /** Plugin-specific: the agent refused the peer (not root, server.ts). */
+  refused: 101,
 } as const;
 
 export function errorAnswer(cniVersion: string | undefined, code: number, msg: string, details?: string): CniAnswer {

@@ -15,6 +15,7 @@ import { silentLogger, type Logger } from '../../kube/log';
 import { JuneauResources, Resources } from '../../kube/resources';
 import { isNotFound, type RestClient } from '../../kube/rest';
 import type { KubeObject } from '../../kube/types';
+import { libc } from '../libc-socket';
 import { counter, metricsOf } from '../metric-table';
 import {
   addAnswer,
@@ -34,6 +35,38 @@ export const DEFAULT_CNI_SOCKET = '@juneau-cni';
 const LISTEN_RETRY_MS = 2_000;
 /** A request larger than this is refused (the configuration is a few kB). */
 const MAX_REQUEST = 1 << 20;
+const SOL_SOCKET = 1;
+const SO_PEERCRED = 17;
+/** Requests per second per peer uid, and the burst above it (a node starting 100 pods at once). */
+export const DEFAULT_CNI_RATE = { perSecond: 50, burst: 200 } as const;
+
+/**
+ * The uid of the process at the other end of a unix socket (SO_PEERCRED, struct ucred
+ * { pid_t pid; uid_t uid; gid_t gid }), or undefined when it cannot be read.
+ */
+export function peerUid(conn: net.Socket): number | undefined {
+  const fd = (conn as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (fd === undefined || fd < 0) return undefined;
+  const cred = Buffer.alloc(12);
+  const len = [cred.length];
+  if (libc().getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, len) !== 0) return undefined;
+  return cred.readUInt32LE(4);
+}
+
+/** A token bucket per key. */
+class RateLimiter {
+  private readonly buckets = new Map<number, { tokens: number; at: number }>();
+  constructor(private readonly rate: { readonly perSecond: number; readonly burst: number }) {}
+  take(key: number, now = Date.now()): boolean {
+    const b = this.buckets.get(key) ?? { tokens: this.rate.burst, at: now };
+    b.tokens = Math.min(this.rate.burst, b.tokens + ((now - b.at) / 1000) * this.rate.perSecond);
+    b.at = now;
+    this.buckets.set(key, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+}
 
 const CNI_SERVER_METRICS = {
   requests: counter(
@@ -52,6 +85,10 @@ export interface CniServerOptions {
   readonly recorder?: Pick<EventRecorder, 'warning' | 'normal'>;
   readonly metrics?: CniServerMetrics;
   readonly logger?: Logger;
+  /** Requests per second per peer uid and the burst; DEFAULT_CNI_RATE. */
+  readonly rate?: { readonly perSecond: number; readonly burst: number };
+  /** The peer's uid; SO_PEERCRED (peerUid). Tests only. */
+  readonly peerUidOf?: (conn: net.Socket) => number | undefined;
 }
 
 interface PodObject extends KubeObject {
@@ -72,9 +109,11 @@ export class CniServer {
   private readonly logger: Logger;
   /** The address configured per sandbox (CNI_CONTAINERID), for a DEL after the Pod is gone. */
   private readonly configured = new Map<string, string>();
+  private readonly limiter: RateLimiter;
 
   constructor(private readonly options: CniServerOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'cni' });
+    this.limiter = new RateLimiter(options.rate ?? DEFAULT_CNI_RATE);
   }
 
   /**
@@ -121,7 +160,38 @@ export class CniServer {
     this.logger.info('CNI socket listening', { socket: this.options.socket });
   }
 
+  /**
+   * The trust boundary: the abstract socket is reachable from every process in the node's network
+   * namespace (host-network pods included), and its answers name pods' addresses and it reads the
+   * API server for them. The kubelet's runtime (containerd, CRI-O) runs CNI plugins as root, so a
+   * peer that is not uid 0 is not the runtime: refused before it is read. A root peer is limited
+   * per uid (a token bucket) so that not even a runaway loop can turn it into API-server load.
+   */
+  private admit(conn: net.Socket): CniAnswer | undefined {
+    const uid = (this.options.peerUidOf ?? peerUid)(conn);
+    if (uid !== 0) {
+      this.options.metrics?.requests.inc({ command: 'unknown', decision: 'refused' });
+      this.logger.info('CNI request refused: the peer is not root', { uid });
+      return errorAnswer(undefined, CNI_ERRORS.refused, `juneau agent: peer uid ${uid ?? 'unknown'} is not root (0)`);
+    }
+    if (!this.limiter.take(uid)) {
+      this.options.metrics?.requests.inc({ command: 'unknown', decision: 'rate-limited' });
+      return errorAnswer(
+        undefined,
+        CNI_ERRORS.tryAgainLater,
+        `juneau agent: too many requests from uid ${uid}; try again later`,
+      );
+    }
+    return undefined;
+  }
+
   private serve(conn: net.Socket): void {
+    const refused = this.admit(conn);
+    if (refused) {
+      conn.on('error', () => undefined);
+      conn.end(formatAnswer(refused));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     conn.on('data', (chunk) => {
