@@ -79,6 +79,7 @@ export const AGENT_FLAGS = {
   natKernelForward: 'nat-kernel-forward',
   cniBinDir: 'cni-bin-dir',
   cniConfDir: 'cni-conf-dir',
+  bgpDir: 'bgp-dir',
 } as const;
 
 /** The controller flags the install manifest passes (runtime/controller/flags.ts parses them). */

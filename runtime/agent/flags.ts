@@ -66,6 +66,9 @@ export interface AgentFlags {
   readonly cniConfDir: string | undefined;
   /** CNI-1: the socket juneau-cni asks (`@name`: abstract, in the node's network namespace). */
   readonly cniSocket: string;
+  /** BGP mode: BIRD's directory (its `bird.ctl` control socket and the `bird.conf` it was started
+   * with): the agent drives BIRD there (runtime/agent/bgp/sync.ts). @default undefined: no BGP */
+  readonly bgpDir: string | undefined;
 }
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
@@ -100,6 +103,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   cniBinDir: undefined,
   cniConfDir: undefined,
   cniSocket: '@juneau-cni',
+  bgpDir: undefined,
 };
 
 /**
@@ -255,6 +259,11 @@ Flags:
   --cni-socket SOCKET                the socket juneau-cni asks; @NAME is an abstract
                                      socket in the node's network namespace (default
                                      @juneau-cni)
+  --bgp-dir DIR                      BGP mode: the directory of BIRD's control socket
+                                     bird.ctl and of the bird.conf it was started with;
+                                     the agent configures BIRD there and reports its
+                                     sessions in the node's BGPNodeState (default none:
+                                     no BGP)
   --log-level LEVEL                  debug, info, warn or error (default info)
   --log-format FORMAT                json (one object a line) or text (default json)
   --version                          print the version and exit
@@ -312,6 +321,7 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   [AGENT_FLAGS.cniBinDir]: { field: 'cniBinDir', read: optionalString },
   [AGENT_FLAGS.cniConfDir]: { field: 'cniConfDir', read: optionalString },
   'cni-socket': { field: 'cniSocket', read: optionalString },
+  [AGENT_FLAGS.bgpDir]: { field: 'bgpDir', read: optionalString },
 };
 
 /** The names flags had before they took controller-runtime's; still accepted. */

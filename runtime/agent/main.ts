@@ -33,7 +33,7 @@ import {
 } from './bpf';
 import { ArpSync } from './arp/sync';
 import { AGENT_HELP, parseAgentFlags, type AgentFlags } from './flags';
-import { AGENT_FLAGS } from '../../api/constants';
+import { AGENT_FLAGS, INSTALL } from '../../api/constants';
 import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
@@ -53,6 +53,7 @@ import { referenceTo } from '../kube/events';
 import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
 import { CniServer, CniServerMetrics } from './cni/server';
 import { CniInstaller, CniMetrics, findPluginBinary } from './cni/install';
+import { BgpSync } from './bgp/sync';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -235,6 +236,10 @@ async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running):
   return 0;
 }
 
+/** BIRD's control socket and configuration file in --bgp-dir (the install's bird container, constructs/shared/install/agent.ts). */
+const BIRD_SOCKET = 'bird.ctl';
+const BIRD_CONFIG_FILE = 'bird.conf';
+
 /** How often the agent checks that the node's conflist still chains juneau-cni (a CNI may rewrite it). */
 const CNI_CHAIN_CHECK_MS = 30_000;
 
@@ -292,7 +297,21 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running): Parts {
           logger,
         })
       : undefined;
-  const loops = [r.nat, arp, lease, heartbeat, uninstall, cniServer, cniInstaller].filter(
+  // BGP mode (docs/bgp.md): BIRD in its own container, configured through its socket in --bgp-dir.
+  const bgp = flags.bgpDir
+    ? new BgpSync({
+        client: r.rest,
+        nodeName: flags.nodeName,
+        routerId: r.iface.addresses[0]?.address,
+        socketPath: path.join(flags.bgpDir, BIRD_SOCKET),
+        configFile: path.join(flags.bgpDir, BIRD_CONFIG_FILE),
+        secretNamespace: flags.leaseNamespace || INSTALL.namespace,
+        recorder,
+        logger: logger.child({ loop: 'bgp' }),
+        watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
+      })
+    : undefined;
+  const loops = [r.nat, arp, lease, heartbeat, uninstall, cniServer, cniInstaller, bgp].filter(
     (l): l is NonNullable<typeof l> => l !== undefined,
   );
   return { runtimeMetrics, recorder, counters, arp, lease, uninstall, cniInstaller, loops };

@@ -37,6 +37,8 @@ export type CommandLine =
   /** SEC-16: on this node, detach Juneau's programs and remove its pins (runtime/agent/liveness/cleanup-node.ts). */
   | { readonly command: 'cleanup-node'; readonly bpffs: string; readonly output: Output }
   | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags }
+  /** BGP-7: a node's sessions and announced addresses (./bgp.ts). */
+  | { readonly command: 'bgp'; readonly node: string; readonly output: Output; readonly kube: KubeFlags }
   | ({ readonly command: 'uninstall' } & UninstallRequest);
 
 interface CliFlags {
@@ -79,6 +81,12 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (flags.node !== undefined)
       throw new Error('cleanup-node runs on the node it cleans (its agent is gone): --node does not apply');
     return { command: 'cleanup-node', bpffs: flags.bpffs ?? INSTALL.bpffsPath, output: flags.output ?? 'table' };
+  }
+  if (command === 'bgp') {
+    if (rest.length > 0) throw new Error(`bgp takes no arguments, got '${rest.join(' ')}' (use --node NAME)`);
+    if (flags.node === undefined) throw new Error('bgp needs --node NAME: the node whose sessions to show');
+    if (flags.bpffs !== undefined) throw new Error(`--bpffs applies to bpf commands only, not 'bgp'`);
+    return { command: 'bgp', node: flags.node, output: flags.output ?? 'table', kube };
   }
   for (const bpfOnly of ['node', 'bpffs'] as const)
     if (flags[bpfOnly] !== undefined) throw new Error(`--${bpfOnly} applies to bpf commands only, not '${command}'`);

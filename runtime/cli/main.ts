@@ -18,6 +18,7 @@ import { readStatus, renderStatus } from './status';
 import { uninstall } from './uninstall';
 import { UNINSTALL_HELP } from './uninstall-args';
 import { explain } from './why';
+import { readNodeBgp, renderNodeBgp } from './bgp';
 import { cleanupNode } from '../agent/liveness/cleanup-node';
 
 export const CLI_HELP = `Usage: kubectl juneau <command> [flags]
@@ -34,6 +35,9 @@ Commands:
                                 elasticipattachment (eipa), networkinterface (nic),
                                 addresspool (ap), externalnetwork (extnet),
                                 arpadvertisement (arpad), natgateway (ngw)
+  bgp --node NAME               BGP-7: the node's BGP sessions (per BGPPeer: state, uptime,
+                                prefixes sent, last error) and the addresses it announces,
+                                from its BGPNodeState; -o table|json
   why <address>                 who holds the address (its AllocationClaim), then that
                                 holder explained as above (a NATGateway: its gateway node)
 ${UNINSTALL_HELP}
@@ -52,7 +56,7 @@ ${bpfHelp()}
                                 kubectl-juneau cleanup-node --bpffs /host/sys/fs/bpf
 
 Flags:
-  --node NAME              bpf: run in the juneau-agent Pod of node NAME
+  --node NAME              bpf: run in the juneau-agent Pod of node NAME; bgp: the node
   --bpffs DIR              bpf, cleanup-node: bpffs mount the agent pins under (its --bpffs); maps are
                            read from DIR/${PIN_SUBDIR} (default ${INSTALL.bpffsPath})
   -o, --output FORMAT      table or json (default table)
@@ -121,6 +125,15 @@ async function remote(
       case 'why':
         io.stdout(await explain(kube.rest, kube.namespace, line.target));
         return 0;
+      case 'bgp': {
+        const report = await readNodeBgp(kube.rest, line.node);
+        io.stdout(
+          line.output === 'json'
+            ? JSON.stringify(report.state ?? null, null, 2) + '\n'
+            : renderNodeBgp(report, new Date()),
+        );
+        return report.state ? 0 : 1;
+      }
       case 'bpf': {
         const namespace = line.kube.namespace ?? INSTALL.namespace;
         const found = await findAgentPod(kube.rest, namespace, line.node as string);

@@ -89,6 +89,7 @@ export const Resources = {
   nodes: core('nodes', 'Node', false),
   namespaces: core('namespaces', 'Namespace', false),
   configMaps: core('configmaps', 'ConfigMap'),
+  secrets: core('secrets', 'Secret'),
   endpointSlices: {
     group: 'discovery.k8s.io',
     version: 'v1',

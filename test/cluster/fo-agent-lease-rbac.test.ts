@@ -2,14 +2,13 @@
 // agent's ServiceAccount write only its own node's Lease. The agent is impersonated with the user
 // extra a pod's bound token carries (`authentication.kubernetes.io/node-name`), as the kubelet's
 // token for a pod on that node would.
-import * as https from 'node:https';
 import * as YAML from 'yaml';
 import { INSTALL } from '../../api';
 import { juneauInstallObjects } from '../../constructs/shared/install';
-import { kubectl, testKubeConfig, waitFor } from './fixture';
+import { asAgent as asAgentOn } from './as-agent';
+import { kubectl, waitFor } from './fixture';
 
 const suffix = Math.random().toString(36).slice(2, 7);
-const AGENT = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.agentName}`;
 const lease = (name: string) => ({
   apiVersion: 'coordination.k8s.io/v1',
   kind: 'Lease',
@@ -17,50 +16,10 @@ const lease = (name: string) => ({
   spec: { holderIdentity: 'x', leaseDurationSeconds: 15 },
 });
 
-/** One request as the agent of `node` (undefined: a token without a node), by impersonation
- * headers: kubectl has no flag for a user extra. Resolves with the status and the body's message. */
-async function asAgent(
-  node: string | undefined,
-  method: string,
-  name: string,
-  body?: object,
-  contentType = 'application/json',
-): Promise<{ code: number; message: string }> {
-  const kc = testKubeConfig();
-  const server = new URL(kc.getCurrentCluster()!.server);
-  const base = `/apis/coordination.k8s.io/v1/namespaces/${INSTALL.namespace}/leases`;
-  const opts: https.RequestOptions = {
-    method,
-    hostname: server.hostname,
-    port: server.port,
-    path: method === 'POST' ? base : `${base}/${name}`,
-    headers: {
-      'Content-Type': contentType,
-      'Impersonate-User': AGENT,
-      'Impersonate-Group': [
-        'system:serviceaccounts',
-        `system:serviceaccounts:${INSTALL.namespace}`,
-        'system:authenticated',
-      ],
-      ...(node ? { 'Impersonate-Extra-authentication.kubernetes.io%2fnode-name': node } : {}),
-    },
-  };
-  await kc.applyToHTTPSOptions(opts);
-  return new Promise((resolve, reject) => {
-    const req = https.request(opts, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () =>
-        resolve({
-          code: res.statusCode ?? 0,
-          message: (JSON.parse(text || '{}') as { message?: string }).message ?? '',
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end(body ? JSON.stringify(body) : undefined);
-  });
-}
+/** One request as the agent of `node` on the Leases of the install namespace. */
+const leases = `/apis/coordination.k8s.io/v1/namespaces/${INSTALL.namespace}/leases`;
+const asAgent = (node: string | undefined, method: string, name: string, body?: object, contentType?: string) =>
+  asAgentOn(node, method, method === 'POST' ? leases : `${leases}/${name}`, body, contentType);
 
 const policyObjects = juneauInstallObjects().filter((o) => o.metadata?.name === `${INSTALL.agentName}-lease`);
 

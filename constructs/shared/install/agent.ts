@@ -76,6 +76,8 @@ export function agent(o: ResolvedOptions): ManifestObject {
   const cni = cniVolumes(o);
   if (cni.mounts.length > 0)
     args.push(flag(AGENT_FLAGS.cniBinDir, AGENT_CNI_BIN_DIR), flag(AGENT_FLAGS.cniConfDir, AGENT_CNI_CONF_DIR));
+  // BGP mode: the agent configures the bird container through the socket in their shared directory.
+  if (o.bgpDaemon) args.push(flag(AGENT_FLAGS.bgpDir, BIRD_HOST_DIR));
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',

@@ -30,7 +30,7 @@ export function juneauInstallObjects(options: JuneauInstallOptions = {}): Manife
     namespace,
     ...(o.includeCrds ? (allCustomResourceDefinitions() as ManifestObject[]) : []),
     ...controllerRbac(o.namespace),
-    ...agentRbac(o.namespace),
+    ...agentRbac(o.namespace, o.bgpDaemon),
     ...controllerWritesPolicy(o.namespace),
     ...tenantRoles(),
     ...controller(o),

@@ -92,8 +92,9 @@ export interface JuneauInstallOptions {
   /**
    * Run BIRD 2, BGP mode's daemon (docs/bgp.md), in its own container of every agent Pod, with an
    * init container writing its starting configuration (no peers, nothing exported) into
-   * `/run/juneau/bgp` on the node. Off until the agent drives it: nothing configures BIRD yet
-   * (BGP-1..BGP-10 are allocated and validated, not announced).
+   * `/run/juneau/bgp` on the node; the agent configures it there (`--bgp-dir`, runtime/agent/bgp)
+   * and gets the RBAC for it (constructs/shared/install/agent-bgp.ts). Off by default until the
+   * cluster in a box proves it end to end.
    * @default false
    */
   readonly bgpDaemon?: boolean;

@@ -3,6 +3,7 @@
  * that needs it (the agent's own-Lease rule and policy: ./agent-lease.ts).
  */
 import { GROUP, INSTALL } from '../../../api';
+import { agentBgpRbac, agentBgpRules } from './agent-bgp';
 import { agentLeaseRbac } from './agent-lease';
 import { meta, rule, type ManifestObject } from './objects';
 
@@ -115,8 +116,10 @@ export function controllerRbac(ns: string): ManifestObject[] {
  * endpoints whose prefixes stay in the cluster (NAT-2) and the Nodes of direct ElasticIPs (EN-9) (informers: list
  * and watch), reads its own Node once for the InternalIP (EN-12), and reports Events.
  */
-export function agentRbac(ns: string): ManifestObject[] {
+export function agentRbac(ns: string, bgp = false): ManifestObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
+    // BGP mode (with bgpDaemon only): ./agent-bgp.ts.
+    ...(bgp ? agentBgpRules() : []),
     // The last three: the ElasticIP data plane (runtime/agent/nat/sync.ts), which ElasticIPs this node
     // translates or carries directly, read from their attachments' and NICs' status.
     rule(
@@ -151,7 +154,7 @@ export function agentRbac(ns: string): ManifestObject[] {
     // uninstall, which detaches the responder and removes the pins (runtime/agent/liveness/uninstall.ts).
     rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
     rule([''], ['namespaces'], ['list', 'watch'], [ns]),
-  ]).concat(agentLeaseRbac(ns));
+  ]).concat(agentLeaseRbac(ns), bgp ? agentBgpRbac(ns) : []);
 }
 
 /** A ServiceAccount, a ClusterRole of `rules` and the binding between them, all named `name`. */

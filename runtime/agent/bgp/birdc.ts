@@ -197,3 +197,15 @@ function parseSince(text: string): Date | undefined {
   const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)([+-]\d\d)(\d\d)$/.exec(text);
   return m ? new Date(`${m[1]}${m[2]}:${m[3]}`) : undefined;
 }
+
+/**
+ * BIRD's `Last reboot on …` (`show status`): it changes when BIRD restarts (its container
+ * restarted, BGP-6), which is when the agent applies its configuration again, since a restarted
+ * BIRD reads the file on disk and may predate the agent's last decision.
+ */
+export async function birdBootTime(socketPath: string): Promise<string> {
+  const lines = await birdCommand(socketPath, 'show status');
+  const reboot = lines.map((l) => /^\s*Last reboot on (.+?)\s*$/.exec(l.text)?.[1]).find((t) => t !== undefined);
+  if (reboot === undefined) throw new Error(`birdc 'show status': no 'Last reboot on' line`);
+  return reboot;
+}

@@ -5,7 +5,7 @@
  * on one CA and one serving certificate.
  */
 import { getOrUndefined, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../../kube/rest';
-import type { ResourceType } from '../../kube/resources';
+import { Resources, type ResourceType } from '../../kube/resources';
 import type { KubeObject } from '../../kube/types';
 import {
   checkCertificates,
@@ -15,13 +15,7 @@ import {
   type WebhookCertificates,
 } from './certificates';
 
-export const SecretResource: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-};
+export const SecretResource: ResourceType = Resources.secrets;
 
 export interface SecretObject extends KubeObject {
   type?: string;
