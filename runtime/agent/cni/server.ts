@@ -190,6 +190,9 @@ export class CniServer {
     if (refused) {
       conn.on('error', () => undefined);
       conn.end(formatAnswer(refused));
+      // Drain what the peer sent, so its end arrives and the socket closes (half-open otherwise, and
+      // stop() would wait for it forever).
+      conn.resume();
       return;
     }
     const chunks: Buffer[] = [];
