@@ -7,7 +7,7 @@
  * named after the node its bound token names, with that node in spec.nodeName, and never delete one.
  */
 import { GROUP, INSTALL, VERSION } from '../../../api';
-import { admissionPolicy, meta, rule, type ManifestObject } from './objects';
+import { admissionPolicy, namespacedRole, rule, type ManifestObject } from './objects';
 
 /** The user extra of a bound ServiceAccount token that names the pod's node. */
 const NODE_KEY = 'authentication.kubernetes.io/node-name';
@@ -49,21 +49,9 @@ export function agentBgpRbac(ns: string): ManifestObject[] {
   const name = `${INSTALL.agentName}-bgp`;
   const agentUser = `system:serviceaccount:${ns}:${INSTALL.agentName}`;
   return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta(name, ns, INSTALL.agentName),
-      // get only (no list or watch): a BGPPeer's spec.passwordSecretRef names the Secret; the names
-      // are the administrator's choice, so resourceNames cannot list them ahead.
-      rules: [rule([''], ['secrets'], ['get'])],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: meta(name, ns, INSTALL.agentName),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name: INSTALL.agentName, namespace: ns }],
-    },
+    // get only (no list or watch): a BGPPeer's spec.passwordSecretRef names the Secret; the names
+    // are the administrator's choice, so resourceNames cannot list them ahead.
+    ...namespacedRole(name, ns, INSTALL.agentName, [rule([''], ['secrets'], ['get'])]),
     ...admissionPolicy(name, INSTALL.agentName, {
       matchConstraints: {
         resourceRules: [

@@ -9,7 +9,7 @@
  * The agent never deletes a Lease (an uninstall removes the namespace).
  */
 import { AGENT_LEASE, INSTALL } from '../../../api';
-import { admissionPolicy, meta, rule, type ManifestObject } from './objects';
+import { admissionPolicy, namespacedRole, rule, type ManifestObject } from './objects';
 
 /** The user extra of a bound ServiceAccount token that names the pod's node. */
 const NODE_KEY = 'authentication.kubernetes.io/node-name';
@@ -45,19 +45,7 @@ export function agentLeaseRbac(ns: string): ManifestObject[] {
   const name = `${INSTALL.agentName}-lease`;
   const agentUser = `system:serviceaccount:${ns}:${INSTALL.agentName}`;
   return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta(name, ns, INSTALL.agentName),
-      rules: [rule(['coordination.k8s.io'], ['leases'], ['create', 'patch'])],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: meta(name, ns, INSTALL.agentName),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name: INSTALL.agentName, namespace: ns }],
-    },
+    ...namespacedRole(name, ns, INSTALL.agentName, [rule(['coordination.k8s.io'], ['leases'], ['create', 'patch'])]),
     ...admissionPolicy(name, INSTALL.agentName, {
       matchConstraints: {
         resourceRules: [

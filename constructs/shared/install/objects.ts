@@ -36,6 +36,23 @@ export const rule = (apiGroups: string[], resources: string[], verbs: string[], 
 });
 
 /**
+ * A Role `name` in `ns` with `rules`, bound to the ServiceAccount `serviceAccount` of `ns`; both
+ * labelled as that component's.
+ */
+export function namespacedRole(name: string, ns: string, serviceAccount: string, rules: object[]): ManifestObject[] {
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, ns, serviceAccount), rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(name, ns, serviceAccount),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace: ns }],
+    },
+  ];
+}
+
+/**
  * A ValidatingAdmissionPolicy of `spec` (failurePolicy Fail) and the binding that puts it in force
  * (Deny), both `name`: evaluated in the API server, so no webhook outage stops what it allows.
  */

@@ -5,7 +5,7 @@
 import { GROUP, INSTALL } from '../../../api';
 import { agentBgpRbac, agentBgpRules } from './agent-bgp';
 import { agentLeaseRbac } from './agent-lease';
-import { meta, rule, type ManifestObject } from './objects';
+import { meta, namespacedRole, rule, type ManifestObject } from './objects';
 
 /**
  * Least privilege: the controller reads what it decides from and writes only what it owns. Each
@@ -84,29 +84,17 @@ export function controllerRbac(ns: string): ManifestObject[] {
         [INSTALL.webhookConfigurationName],
       ),
     ]),
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta(name, ns),
-      rules: [
-        // kube/leader-election.ts: get, create when absent, replace to renew or take over.
-        rule(['coordination.k8s.io'], ['leases'], ['create']),
-        rule(['coordination.k8s.io'], ['leases'], ['get', 'update'], [INSTALL.leaseName]),
-        // FO-3: the agents' Leases, read through an informer (nodes/agent-leases.ts).
-        rule(['coordination.k8s.io'], ['leases'], ['list', 'watch']),
-        // webhook/cert-secret.ts: get, create when absent, replace to rotate (create cannot be
-        // limited by name: the name is not in the request's URL).
-        rule([''], ['secrets'], ['create']),
-        rule([''], ['secrets'], ['get', 'update'], [INSTALL.webhookCertSecretName]),
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: meta(name, ns),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    },
+    ...namespacedRole(name, ns, name, [
+      // kube/leader-election.ts: get, create when absent, replace to renew or take over.
+      rule(['coordination.k8s.io'], ['leases'], ['create']),
+      rule(['coordination.k8s.io'], ['leases'], ['get', 'update'], [INSTALL.leaseName]),
+      // FO-3: the agents' Leases, read through an informer (nodes/agent-leases.ts).
+      rule(['coordination.k8s.io'], ['leases'], ['list', 'watch']),
+      // webhook/cert-secret.ts: get, create when absent, replace to rotate (create cannot be
+      // limited by name: the name is not in the request's URL).
+      rule([''], ['secrets'], ['create']),
+      rule([''], ['secrets'], ['get', 'update'], [INSTALL.webhookCertSecretName]),
+    ]),
   ];
 }
 
