@@ -9,7 +9,7 @@ import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, cmd } from './exec';
 import { mountNsFile, nodeCniDirs, NODE_CNI_BIN_DIR } from './mounts';
-import { peerIn, peerInPod, podConnects, runningIn, type PeerResult } from './peers';
+import { peerIn, peerInPod, podConnects, Running, runningIn, type PeerResult } from './peers';
 import { pidsOf } from './upstream';
 import {
   arpNetworkYaml,
@@ -194,16 +194,32 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     const monitor = runningIn(podNetns('web2'), 'stdbuf', ['-oL', 'ip', '-o', '-4', 'monitor', 'address']);
     await new Promise((r) => setTimeout(r, 500));
     const deleted = (ip: string) => new RegExp(`^Deleted .* inet ${ip.replace(/\./g, '\\.')}/`, 'm');
-    let nicThen = '';
+    // The NetworkInterface watched as it happens: its DELETED event is seen in the same process as
+    // the address's, so "still there when the address left" is read at that moment, not by a later get.
+    const nicWatch = new Running(echoBox.kubectlBin, [
+      ...echoBox.kubectlArgs,
+      'get',
+      'networkinterface',
+      'web2.eth0',
+      '--watch',
+      '--output-watch-events',
+      '-o',
+      'jsonpath={.type} {.object.metadata.name}{"\\n"}',
+    ]);
+    await nicWatch.waitFor(/^ADDED web2\.eth0$/m);
+    const nicDeleted = /^DELETED web2\.eth0$/m;
+    let nicGoneWhenAddressLeft = true;
     try {
       await kubectl(['delete', 'pod', 'web2', '--wait=false']);
       await monitor.waitFor(deleted(eip));
-      nicThen = await kubectl(['get', 'networkinterface', 'web2.eth0', '-o', 'name', '--ignore-not-found']);
+      nicGoneWhenAddressLeft = nicDeleted.test(nicWatch.lines.join('\n'));
       // The positive control: the pod address goes when the runtime's bridge plugin deletes eth0, after.
       await monitor.waitFor(deleted(podIp));
+      await nicWatch.waitFor(nicDeleted, 120_000);
     } finally {
       // It holds the pod's namespace open, and Jest would wait for it.
       monitor.child.kill();
+      nicWatch.child.kill();
       console.log(`cni box: the pod's address events:\n${monitor.lines.join('\n')}`);
     }
     const tRemoved = Date.now();
@@ -212,12 +228,7 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
       'ElasticIP',
       'pod address',
     ]);
-    expect(nicThen).toContain('web2.eth0');
-    await until('NetworkInterface web2.eth0 released', async () =>
-      (await kubectl(['get', 'networkinterface', 'web2.eth0', '-o', 'name', '--ignore-not-found'])).trim() === ''
-        ? true
-        : undefined,
-    );
+    expect(nicGoneWhenAddressLeft).toBe(false);
     figure('cni box: ElasticIP removed from the pod -> its NetworkInterface gone', elapsedSince(tRemoved));
     const tDelete = Date.now();
     await kubectl(['delete', 'elasticip', 'web-eip', '--wait=true', '--timeout=60s']);

@@ -50,6 +50,10 @@ describeAsRoot('juneau-agent binds only what the cluster proves (SEC-1, SEC-2, S
     await waitFor(() => natBindings().includes(`${EIP}->${POD}`), { what: 'the Running Pod bound' });
     await t.patchPodStatus('job', { phase: 'Succeeded', podIP: POD, podIPs: [{ ip: POD }] });
     await t.waitForNoEntries("no NAT entry of the completed Pod's ElasticIP");
+    // The agent logs after it wrote the maps, and its stdout reaches the test after the pinned map.
+    await waitFor(() => waitingReport().includes(`ElasticIPAttachment ${t.ns}/job:`), {
+      what: 'the agent reports the attachment left out',
+    });
     expect(waitingReport()).toMatch(
       new RegExp(`ElasticIPAttachment ${t.ns}/job: not translated: its Pod ${t.ns}/job is Succeeded, not Running`),
     );
