@@ -122,8 +122,13 @@ function headline(kind: string, o: Obj): string {
   const address =
     o.status?.address ?? o.status?.vip ?? (typeof o.spec?.address === 'string' ? o.spec.address : undefined);
   const phase = !PHASED.has(kind) ? '' : `: ${o.status?.phase ?? 'no status yet (is the controller running?)'}`;
-  const why = blocking(o)?.message ?? o.status?.message;
-  return `${kind} ${id}${phase}${address ? `, address ${address}` : ''}${why ? `\n  because: ${why}` : ''}`;
+  const shown = blocking(o);
+  const why = shown?.message ?? o.status?.message;
+  // The condition the reason comes from, so an operator can match it to `kubectl get -o yaml` and alerts.
+  const from = shown
+    ? ` (condition ${shown.type}=${shown.status}${shown.reason ? `, reason ${shown.reason}` : ''})`
+    : '';
+  return `${kind} ${id}${phase}${address ? `, address ${address}` : ''}${why ? `\n  because: ${why}${from}` : ''}`;
 }
 
 /** The conditions besides the one the headline already gave as the reason. */

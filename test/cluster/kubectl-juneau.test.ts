@@ -122,6 +122,8 @@ describe('kubectl juneau status and why', () => {
     expect(explained[1]).toMatch(
       new RegExp(`^  because: no free address in AddressPool\\(s\\) ${POOL} \\(1/1 used\\)`),
     );
+    // The condition the reason is read from, named (the troubleshooting guide matches it to -o yaml).
+    expect(explained[1]).toMatch(/ \(condition [A-Za-z]+=False, reason [A-Za-z]+\)$/);
     expect(explained).toContain(`  ExternalNetwork ${NET}: type arp, networkID 5077, pools ${POOL}`);
     expect(explained.some((l) => l.startsWith(`  AddressPool ${POOL}: arp`))).toBe(true);
     expect(explained).toContain('  used by: nothing (no ElasticIPAttachment or NetworkInterface names it)');
