@@ -15,6 +15,7 @@ import { LeaderElector, restLeaseClient, type Lease } from '../kube/leader-elect
 import { loadKubeConfig } from '../kube/kubeconfig';
 import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
+import { secureMetricsFor } from '../kube/metrics-tls';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
@@ -68,7 +69,12 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     admitAdvertisement: servesWebhooks(flags) ? arpAdvertisementAdmitter(webhookCaches.caches) : undefined,
     serviceCIDRsServed: serviceCIDRs,
   });
-  const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
+  const health = new HealthServer({
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+    metrics,
+    secureMetrics: await secureMetricsFor(flags, rest, logger),
+  });
   let elector: LeaderElector | undefined;
   let leaderLease: Informer<Lease> | undefined;
   health.addLivenessCheck('ping', () => true);
@@ -121,8 +127,8 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     elector.start();
     leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
   });
-  const { leaderElect, healthAddr, metricsAddr } = flags;
-  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr });
+  const { leaderElect, healthAddr, metricsAddr, metricsSecure } = flags;
+  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr, metricsSecure });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   // Under leader election the queued keys are the next leader's work (its caches are warm; it
