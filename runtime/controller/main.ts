@@ -69,12 +69,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     admitAdvertisement: servesWebhooks(flags) ? arpAdvertisementAdmitter(webhookCaches.caches) : undefined,
     serviceCIDRsServed: serviceCIDRs,
   });
-  const health = new HealthServer({
-    healthAddr: flags.healthAddr,
-    metricsAddr: flags.metricsAddr,
-    metrics,
-    secureMetrics: await secureMetricsFor(flags, rest, logger),
-  });
+  const { healthAddr, metricsAddr } = flags;
+  const secureMetrics = await secureMetricsFor(flags, rest, logger);
+  const health = new HealthServer({ healthAddr, metricsAddr, metrics, secureMetrics });
   let elector: LeaderElector | undefined;
   let leaderLease: Informer<Lease> | undefined;
   health.addLivenessCheck('ping', () => true);
@@ -127,8 +124,13 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     elector.start();
     leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
   });
-  const { leaderElect, healthAddr, metricsAddr, metricsSecure } = flags;
-  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr, metricsSecure });
+  logger.info('started', {
+    identity,
+    leaderElect: flags.leaderElect,
+    healthAddr,
+    metricsAddr,
+    secure: !!secureMetrics,
+  });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   // Under leader election the queued keys are the next leader's work (its caches are warm; it
