@@ -69,12 +69,9 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     admitAdvertisement: servesWebhooks(flags) ? arpAdvertisementAdmitter(webhookCaches.caches) : undefined,
     serviceCIDRsServed: serviceCIDRs,
   });
-  const { healthAddr, metricsAddr } = flags;
-  const secureMetrics = await secureMetricsFor(flags, rest, logger);
-  const health = new HealthServer({ healthAddr, metricsAddr, metrics, secureMetrics });
+  const health = await healthServer(flags, rest, metrics, logger);
   let elector: LeaderElector | undefined;
   let leaderLease: Informer<Lease> | undefined;
-  health.addLivenessCheck('ping', () => true);
   const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
@@ -124,13 +121,8 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     elector.start();
     leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
   });
-  logger.info('started', {
-    identity,
-    leaderElect: flags.leaderElect,
-    healthAddr,
-    metricsAddr,
-    secure: !!secureMetrics,
-  });
+  const { leaderElect, healthAddr, metricsAddr, metricsSecure } = flags;
+  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr, metricsSecure });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   // Under leader election the queued keys are the next leader's work (its caches are warm; it
@@ -242,4 +234,22 @@ const servesWebhooks = (flags: ControllerFlags): boolean =>
 
 if (require.main === module) {
   void main(process.argv.slice(2)).then((code) => process.exit(code));
+}
+
+/** /healthz, /readyz and /metrics (HTTPS to authorized callers unless --metrics-secure=false); not started. */
+async function healthServer(
+  flags: ControllerFlags,
+  rest: RestClient,
+  metrics: RuntimeMetrics,
+  logger: Logger,
+): Promise<HealthServer> {
+  const secureMetrics = await secureMetricsFor(flags, rest, logger);
+  const health = new HealthServer({
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+    metrics,
+    secureMetrics,
+  });
+  health.addLivenessCheck('ping', () => true);
+  return health;
 }
