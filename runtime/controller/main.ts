@@ -72,7 +72,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   const health = await healthServer(flags, rest, metrics, logger);
   let elector: LeaderElector | undefined;
   let leaderLease: Informer<Lease> | undefined;
-  const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
+  const webhook = await startWebhooks(flags, rest, webhookCaches, metrics, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
   // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
@@ -197,6 +197,7 @@ async function startWebhooks(
   flags: ControllerFlags,
   rest: RestClient,
   webhookCaches: WebhookCacheSet,
+  metrics: RuntimeMetrics,
   logger: Logger,
   io: MainIO,
 ): Promise<WebhookServerHandle> {
@@ -213,6 +214,7 @@ async function startWebhooks(
   if (servesWebhooks(flags)) webhookCaches.start();
   return startWebhookServer({
     rest,
+    metrics,
     logger,
     caches: {
       ...webhookCaches.caches,
