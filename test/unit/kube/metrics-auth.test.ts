@@ -6,7 +6,10 @@ import * as https from 'node:https';
 import { BoundedTtlCache, MetricsAuth, type ReviewedUser, type Reviews } from '../../../runtime/kube/metrics-auth';
 import { HealthServer } from '../../../runtime/kube/health';
 import { RuntimeMetrics } from '../../../runtime/kube/metrics';
-import { readCertificateDir, selfSignedCertificate } from '../../../runtime/kube/metrics-tls';
+import { readCertificateDir, secureMetricsFor, selfSignedCertificate } from '../../../runtime/kube/metrics-tls';
+import { silentLogger } from '../../../runtime/kube/log';
+import { RestClient } from '../../../runtime/kube/rest';
+import { KubeConfig } from '@kubernetes/client-node';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -166,6 +169,28 @@ describe('MetricsAuth', () => {
 });
 
 describe('metrics serving certificates', () => {
+  test('--metrics-secure=false or no listener: no secure metrics; --metrics-cert-dir: its pair, and a rotated pair once written whole', async () => {
+    const rest = new RestClient(new KubeConfig());
+    const off = { metricsAddr: '127.0.0.1:0', metricsSecure: false, metricsCertDir: undefined };
+    expect(await secureMetricsFor(off, rest, silentLogger)).toBeUndefined();
+    expect(
+      await secureMetricsFor({ ...off, metricsAddr: '0', metricsSecure: true }, rest, silentLogger),
+    ).toBeUndefined();
+    const dir = tempDir('metrics-rotate');
+    const a = await selfSignedCertificate(['a']);
+    fs.writeFileSync(path.join(dir, 'tls.crt'), a.cert);
+    fs.writeFileSync(path.join(dir, 'tls.key'), a.key);
+    const secure = (await secureMetricsFor({ ...off, metricsSecure: true, metricsCertDir: dir }, rest, silentLogger))!;
+    expect(secure.certificate).toEqual(a);
+    expect(secure.reload!()).toBeUndefined();
+    const b = await selfSignedCertificate(['b']);
+    fs.writeFileSync(path.join(dir, 'tls.crt'), b.cert); // half-written: b's certificate, a's key
+    expect(secure.reload!()).toBeUndefined();
+    fs.writeFileSync(path.join(dir, 'tls.key'), b.key);
+    expect(secure.reload!()).toEqual(b);
+    expect(secure.reload!()).toBeUndefined();
+  });
+
   test('a self-signed certificate names the listener host, the hostname and loopback', async () => {
     const { cert, key } = await selfSignedCertificate(['10.1.2.3', 'node-a', 'localhost']);
     const x = new X509Certificate(cert);
