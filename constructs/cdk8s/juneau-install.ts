@@ -5,7 +5,12 @@ import { JuneauInstallOptions, juneauInstallObjects, validateInstallOptions } fr
 
 export type JuneauInstallProps = JuneauInstallOptions;
 export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
-export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from '../shared/install';
+export type {
+  JuneauMonitoringOptions,
+  JuneauResources,
+  JuneauToleration,
+  JuneauWorkloadOptions,
+} from '../shared/install';
 
 /**
  * Everything Juneau needs on a cluster: namespace, CRDs, least-privilege RBAC, the controller

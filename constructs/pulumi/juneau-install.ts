@@ -12,7 +12,12 @@ import { throwIfInvalid, TYPE_PREFIX } from './base';
 /** The install's options: the very ones of the cdk8s JuneauInstall (plain values, checked at construction). */
 export type JuneauInstallArgs = JuneauInstallOptions;
 export type { ImagePullPolicy, JuneauImageOptions } from '../shared/image';
-export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from '../shared/install';
+export type {
+  JuneauMonitoringOptions,
+  JuneauResources,
+  JuneauToleration,
+  JuneauWorkloadOptions,
+} from '../shared/install';
 
 /**
  * The install objects as a class's args. They are rendered by constructs/shared/install/ as

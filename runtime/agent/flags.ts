@@ -14,6 +14,10 @@ export interface AgentFlags {
   /** @default undefined: in-cluster, else KUBECONFIG / ~/.kube/config */
   readonly kubeconfig: string | undefined;
   readonly metricsAddr: string;
+  /** HTTPS, and only callers the API server authorizes for `get /metrics` (kube/metrics-auth.ts). */
+  readonly metricsSecure: boolean;
+  /** tls.crt/tls.key of the metrics listener; undefined: self-signed at start. */
+  readonly metricsCertDir: string | undefined;
   readonly healthAddr: string;
   readonly xdpMode: XdpModeRequest;
   /** The bpffs mount; pins live in `<bpffs>/juneau/v1` (runtime/agent/bpf/pins.ts). */
@@ -78,6 +82,8 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   // Loopback: the agent runs in the host's network namespace, where every other address may be on
   // the external L2 network it answers on (constructs/shared/install/agent.ts AGENT_LISTEN_HOST).
   metricsAddr: `127.0.0.1:${INSTALL.ports.agentMetrics}`,
+  metricsSecure: true,
+  metricsCertDir: undefined,
   healthAddr: `127.0.0.1:${INSTALL.ports.agentHealth}`,
   xdpMode: 'auto',
   bpffs: INSTALL.bpffsPath,
@@ -142,7 +148,19 @@ Flags:
                                      the in-cluster service account, else ~/.kube/config)
   --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address of the host, the external network's too
-                                     (default 127.0.0.1:${INSTALL.ports.agentMetrics}). Alias: --metrics-addr
+                                     (default 127.0.0.1:${INSTALL.ports.agentMetrics}). The install manifest
+                                     passes [$(POD_IP)]:${INSTALL.ports.agentMetrics}, the node's address,
+                                     served as --metrics-secure says. Alias: --metrics-addr
+  --metrics-secure, --no-metrics-secure
+                                     serve /metrics over HTTPS, only to a bearer token the
+                                     API server authenticates (TokenReview) and allows
+                                     'get' on the non-resource URL /metrics
+                                     (SubjectAccessReview: the juneau-metrics-reader
+                                     ClusterRole); 401 without a token, 403 when not allowed.
+                                     false: plain HTTP to anyone (default true)
+  --metrics-cert-dir DIR             tls.crt and tls.key of the metrics listener, re-read
+                                     every minute (default: a self-signed certificate made
+                                     at start)
   --health-probe-bind-address HOST:PORT
                                      /healthz and /readyz listener, '0' to disable
                                      (default 127.0.0.1:${INSTALL.ports.agentHealth}). Alias: --health-addr
@@ -295,6 +313,8 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   [AGENT_FLAGS.nodeIngressIface]: { field: 'nodeIngressIface', read: optionalString },
   kubeconfig: { field: 'kubeconfig', read: optionalString },
   [AGENT_FLAGS.metricsBindAddress]: { field: 'metricsAddr', read: optionalString },
+  'metrics-secure': { field: 'metricsSecure', boolean: true },
+  'metrics-cert-dir': { field: 'metricsCertDir', read: optionalString },
   [AGENT_FLAGS.healthProbeBindAddress]: { field: 'healthAddr', read: optionalString },
   [AGENT_FLAGS.xdpMode]: { field: 'xdpMode', read: oneOf(XDP_MODES) },
   [AGENT_FLAGS.bpffs]: { field: 'bpffs', read: optionalString },

@@ -16,6 +16,7 @@ import { HealthServer } from '../kube/health';
 import { loadKubeConfig } from '../kube/kubeconfig';
 import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
+import { secureMetricsFor, type SecureMetrics } from '../kube/metrics-tls';
 import { Resources } from '../kube/resources';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { RestClient } from '../kube/rest';
@@ -213,7 +214,7 @@ interface Parts {
 async function serve(flags: AgentFlags, logger: Logger, io: MainIO, r: Running): Promise<number> {
   const parts = buildParts(flags, logger, r);
   const { arp, uninstall, recorder, counters, loops } = parts;
-  const health = healthServer(flags, r, parts);
+  const health = healthServer(flags, r, parts, await secureMetricsFor(flags, r.rest, logger));
   const ports = await health.start();
   logger.info('listening', ports);
   const starts = loops.map((loop) => loop.start());
@@ -395,14 +396,15 @@ function natLoop(
   });
 }
 
-/** /healthz and /readyz with the agent's checks, and /metrics; not started. */
-function healthServer(flags: AgentFlags, r: Running, parts: Parts): HealthServer {
+/** /healthz and /readyz with the agent's checks, and /metrics (HTTPS to authorized callers with `secureMetrics`); not started. */
+function healthServer(flags: AgentFlags, r: Running, parts: Parts, secureMetrics?: SecureMetrics): HealthServer {
   const { arp, lease } = parts;
   const nat = r.nat;
   const health = new HealthServer({
     healthAddr: flags.healthAddr,
     metricsAddr: flags.metricsAddr,
     metrics: parts.runtimeMetrics,
+    secureMetrics,
   });
   health.addReadinessCheck('informers-synced', () => arp.informersSynced);
   health.addReadinessCheck('maps-reconciled', () => arp.reconciledOnce);

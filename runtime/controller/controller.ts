@@ -35,6 +35,7 @@ import { podReconciler } from './pods/reconcile-pod';
 import { Registration, type ReconcilerSpec } from './reconciler';
 import { JuneauResources } from '../kube/resources';
 import { serviceLoadBalancerReconciler } from './slb/reconcile';
+import { registerStateMetrics } from './state-metrics';
 import { bgpPeerReconciler } from './bgp/reconcile-peer';
 
 export interface ControllerOptions {
@@ -106,6 +107,7 @@ export class JuneauController {
     ];
     const run = { logger: this.logger, metrics: options.metrics };
     this.registrations = specs.map((spec) => new Registration(spec, run));
+    if (options.metrics) registerStateMetrics(options.metrics, this.ctx);
     this.duplicates = new DuplicateDetector({
       rest,
       informer: this.caches.arpAdvertisements,

@@ -9,6 +9,10 @@ export interface ControllerFlags {
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
   readonly metricsAddr: string;
+  /** HTTPS, and only callers the API server authorizes for `get /metrics` (kube/metrics-auth.ts). */
+  readonly metricsSecure: boolean;
+  /** tls.crt/tls.key of the metrics listener; undefined: self-signed at start. */
+  readonly metricsCertDir: string | undefined;
   readonly healthAddr: string;
   readonly logLevel: string;
   readonly logFormat: string;
@@ -33,6 +37,8 @@ export const DEFAULT_FLAGS: ControllerFlags = {
   // Loopback unless told otherwise: the install manifest passes the pod's own IP (downward API),
   // so nothing listens on a node's external network by default.
   metricsAddr: '127.0.0.1:8080',
+  metricsSecure: true,
+  metricsCertDir: undefined,
   healthAddr: '127.0.0.1:8081',
   logLevel: 'info',
   logFormat: 'json',
@@ -90,6 +96,16 @@ Flags:
   --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
                                      manifest passes [$(POD_IP)]:8080). Alias: --metrics-addr
+  --metrics-secure, --no-metrics-secure
+                                     serve /metrics over HTTPS, only to a bearer token the
+                                     API server authenticates (TokenReview) and allows
+                                     'get' on the non-resource URL /metrics
+                                     (SubjectAccessReview: the juneau-metrics-reader
+                                     ClusterRole); 401 without a token, 403 when not allowed.
+                                     false: plain HTTP to anyone (default true)
+  --metrics-cert-dir DIR             tls.crt and tls.key of the metrics listener, re-read
+                                     every minute (default: a self-signed certificate made
+                                     at start)
   --health-probe-bind-address HOST:PORT
                                      /healthz and /readyz listener, '0' to disable
                                      (default 127.0.0.1:8081; the manifest: [$(POD_IP)]:8081).
@@ -133,6 +149,8 @@ export const CONTROLLER_FLAG_TABLE: FlagTable<ControllerFlags> = {
   // FO-3: 0s to 5m; a negative grace cannot be written, so FO-4 cannot be undone from here.
   'agent-lease-grace': { field: 'agentLeaseGraceMs', read: duration({ min: 0, max: 300_000 }) },
   [CONTROLLER_FLAGS.metricsBindAddress]: { field: 'metricsAddr' },
+  'metrics-secure': { field: 'metricsSecure', boolean: true },
+  'metrics-cert-dir': { field: 'metricsCertDir' },
   [CONTROLLER_FLAGS.healthProbeBindAddress]: { field: 'healthAddr' },
   [CONTROLLER_FLAGS.logLevel]: { field: 'logLevel' },
   'log-format': { field: 'logFormat' },

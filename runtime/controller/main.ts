@@ -15,6 +15,7 @@ import { LeaderElector, restLeaseClient, type Lease } from '../kube/leader-elect
 import { loadKubeConfig } from '../kube/kubeconfig';
 import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
+import { secureMetricsFor } from '../kube/metrics-tls';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { Resources } from '../kube/resources';
 import { RestClient } from '../kube/rest';
@@ -68,11 +69,10 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     admitAdvertisement: servesWebhooks(flags) ? arpAdvertisementAdmitter(webhookCaches.caches) : undefined,
     serviceCIDRsServed: serviceCIDRs,
   });
-  const health = new HealthServer({ healthAddr: flags.healthAddr, metricsAddr: flags.metricsAddr, metrics });
+  const health = await healthServer(flags, rest, metrics, logger);
   let elector: LeaderElector | undefined;
   let leaderLease: Informer<Lease> | undefined;
-  health.addLivenessCheck('ping', () => true);
-  const webhook = await startWebhooks(flags, rest, webhookCaches, logger, io);
+  const webhook = await startWebhooks(flags, rest, webhookCaches, metrics, logger, io);
   // Every replica serves the webhooks; it is ready once the API server can call it (caBundle set) and its caches synced.
   health.addReadinessCheck('webhook', () => webhook.isReady());
   // A standby is ready (it is a healthy candidate); the leader once its caches are synced.
@@ -121,8 +121,8 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
     elector.start();
     leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
   });
-  const { leaderElect, healthAddr, metricsAddr } = flags;
-  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr });
+  const { leaderElect, healthAddr, metricsAddr, metricsSecure } = flags;
+  logger.info('started', { identity, leaderElect, healthAddr, metricsAddr, metricsSecure });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
   // Under leader election the queued keys are the next leader's work (its caches are warm; it
@@ -197,6 +197,7 @@ async function startWebhooks(
   flags: ControllerFlags,
   rest: RestClient,
   webhookCaches: WebhookCacheSet,
+  metrics: RuntimeMetrics,
   logger: Logger,
   io: MainIO,
 ): Promise<WebhookServerHandle> {
@@ -213,6 +214,7 @@ async function startWebhooks(
   if (servesWebhooks(flags)) webhookCaches.start();
   return startWebhookServer({
     rest,
+    metrics,
     logger,
     caches: {
       ...webhookCaches.caches,
@@ -234,4 +236,22 @@ const servesWebhooks = (flags: ControllerFlags): boolean =>
 
 if (require.main === module) {
   void main(process.argv.slice(2)).then((code) => process.exit(code));
+}
+
+/** /healthz, /readyz and /metrics (HTTPS to authorized callers unless --metrics-secure=false); not started. */
+async function healthServer(
+  flags: ControllerFlags,
+  rest: RestClient,
+  metrics: RuntimeMetrics,
+  logger: Logger,
+): Promise<HealthServer> {
+  const secureMetrics = await secureMetricsFor(flags, rest, logger);
+  const health = new HealthServer({
+    healthAddr: flags.healthAddr,
+    metricsAddr: flags.metricsAddr,
+    metrics,
+    secureMetrics,
+  });
+  health.addLivenessCheck('ping', () => true);
+  return health;
 }

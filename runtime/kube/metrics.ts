@@ -71,6 +71,28 @@ export class RuntimeMetrics {
     return new Gauge({ name: this.name(suffix), help, labelNames, registers: [this.registry] });
   }
 
+  /**
+   * A gauge whose series are read at each scrape: `read` sets them from the caches through `set`
+   * (the series of the previous scrape are dropped first, so a gone object's series goes too).
+   */
+  registerGaugeOnScrape<L extends string>(
+    suffix: string,
+    help: string,
+    labelNames: readonly L[],
+    read: (set: (labels: Partial<Record<L, string>>, value: number) => void) => void,
+  ): Gauge<L> {
+    return new Gauge({
+      name: this.name(suffix),
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        read((labels, value) => this.set(labels, value));
+      },
+    });
+  }
+
   registerHistogram<L extends string>(
     suffix: string,
     help: string,

@@ -318,4 +318,9 @@ const NOT_REACHED_ON_BOX: Record<string, string> = {
   'juneau-agent: create events.k8s.io/events':
     'agents report only address conflicts and refused addresses, which no scenario makes',
   'juneau-agent: patch events.k8s.io/events': 'a repeated agent Event, as above',
+  'juneau-controller: create authentication.k8s.io/tokenreviews':
+    'asked only when something scrapes /metrics, which no scenario here does (test/cluster/metrics-auth.test.ts)',
+  'juneau-controller: create authorization.k8s.io/subjectaccessreviews': 'a /metrics scrape, as above',
+  'juneau-agent: create authentication.k8s.io/tokenreviews': 'a /metrics scrape, as above',
+  'juneau-agent: create authorization.k8s.io/subjectaccessreviews': 'a /metrics scrape, as above',
 };

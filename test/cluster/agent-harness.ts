@@ -124,6 +124,8 @@ export class AgentProcess {
         '--import',
         'tsx',
         entry,
+        // Plain HTTP, so the suites read /metrics with curl; test/cluster/metrics-auth.test.ts proves the secure listener.
+        '--metrics-secure=false',
         ...this.args,
       ],
       {

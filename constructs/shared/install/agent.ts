@@ -51,10 +51,12 @@ const BIRD_STARTING_CONFIG = '/usr/lib/juneau/bird/bird.conf';
 export const BIRD_CAPABILITIES = ['NET_ADMIN', 'NET_BIND_SERVICE', 'NET_RAW'] as const;
 
 /**
- * Where the agent's metrics and health listen: loopback. The agent shares the host's network
- * namespace, and the node's InternalIP (the pod IP of a hostNetwork pod) is on the external L2
- * network Juneau answers on (EN-12), so binding it or all addresses would expose them there. The
- * kubelet probes from the host's namespace, so `host: 127.0.0.1` in the probes reaches them.
+ * Where the agent's health listens: loopback. The agent shares the host's network namespace, and
+ * the node's InternalIP (the pod IP of a hostNetwork pod) is on the external L2 network Juneau
+ * answers on (EN-12), so binding it would expose the probes there. The kubelet probes from the
+ * host's namespace, so `host: 127.0.0.1` in the probes reaches them. The metrics listen on the
+ * node's address, where Prometheus reaches them, over HTTPS and only for callers the API server
+ * authorizes for `get /metrics` (runtime/kube/metrics-auth.ts; docs/metrics.md).
  */
 const AGENT_LISTEN_HOST = '127.0.0.1';
 
@@ -62,7 +64,7 @@ export function agent(o: ResolvedOptions): ManifestObject {
   const name = INSTALL.agentName;
   const p = INSTALL.ports;
   const args = [
-    flag(AGENT_FLAGS.metricsBindAddress, `${AGENT_LISTEN_HOST}:${p.agentMetrics}`),
+    flag(AGENT_FLAGS.metricsBindAddress, `[$(POD_IP)]:${p.agentMetrics}`),
     flag(AGENT_FLAGS.healthProbeBindAddress, `${AGENT_LISTEN_HOST}:${p.agentHealth}`),
     flag(AGENT_FLAGS.xdpMode, o.xdpMode),
     flag(AGENT_FLAGS.bpffs, INSTALL.bpffsPath),
@@ -100,7 +102,11 @@ export function agent(o: ResolvedOptions): ManifestObject {
               ...containerImage(o, 'agent'),
               command: ['juneau-agent'],
               args,
-              env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+              env: [
+                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                // hostNetwork: the pod's IP is the node's InternalIP.
+                { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              ],
               ports: [
                 { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
                 { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },

@@ -12,11 +12,13 @@ import { withExtraLabels } from './pods';
 import { controllerWritesPolicy } from './controller-writes';
 import { agentRbac, controllerRbac, tenantRoles } from './rbac';
 import { webhookConfiguration } from './webhooks';
+import { metricsReader, metricsServices, monitoringObjects } from './monitoring';
 
 export { AGENT_CAPABILITIES, AGENT_HOST_BPFFS_DIR } from './agent';
 export type { ManifestObject } from './objects';
 export { resolveInstallOptions, validateInstallOptions, type JuneauInstallOptions } from './options';
 export type { JuneauResources, JuneauToleration, JuneauWorkloadOptions } from './pods';
+export type { JuneauMonitoringOptions } from './monitoring';
 
 /** Every object of a Juneau installation, in apply order (namespace and CRDs first). */
 export function juneauInstallObjects(options: JuneauInstallOptions = {}): ManifestObject[] {
@@ -33,9 +35,12 @@ export function juneauInstallObjects(options: JuneauInstallOptions = {}): Manife
     ...agentRbac(o.namespace, o.bgpDaemon),
     ...controllerWritesPolicy(o.namespace),
     ...tenantRoles(),
+    ...metricsReader(o),
     ...controller(o),
     ...webhookNetworkPolicy(o),
     ...webhookConfiguration(o),
     agent(o),
+    ...metricsServices(o),
+    ...monitoringObjects(o),
   ].map((object) => withExtraLabels(object, o.labels));
 }

@@ -14,6 +14,7 @@ import {
   RESERVED_LABELS,
   validateWorkloadOptions,
 } from './pods';
+import { validateMonitoringOptions, type JuneauMonitoringOptions } from './monitoring';
 
 export interface JuneauInstallOptions {
   /**
@@ -117,6 +118,13 @@ export interface JuneauInstallOptions {
    */
   readonly cniConfDir?: string;
   /**
+   * Scraping by a cluster's Prometheus (docs/metrics.md): ServiceMonitors, a PrometheusRule with
+   * Juneau's alerts, and ServiceAccounts bound to the shipped `juneau-metrics-reader` ClusterRole.
+   * The metrics Services and the role are always installed.
+   * @default none of the Prometheus Operator objects
+   */
+  readonly monitoring?: JuneauMonitoringOptions;
+  /**
    * Include the CustomResourceDefinitions (turn off when CRDs are managed separately).
    * @default true
    */
@@ -190,6 +198,7 @@ export function resolveInstallOptions(o: JuneauInstallOptions = {}): Required<Ju
     cniPlugin: o.cniPlugin ?? true,
     cniBinDir: o.cniBinDir ?? '/opt/cni/bin',
     cniConfDir: o.cniConfDir ?? '/etc/cni/net.d',
+    monitoring: o.monitoring ?? {},
     includeCrds: o.includeCrds ?? true,
     logLevel: o.logLevel ?? 'info',
     imagePullSecrets: o.imagePullSecrets ?? [],
@@ -225,6 +234,7 @@ export function validateInstallOptions(o: JuneauInstallOptions): ValidationIssue
   for (const field of ['cniBinDir', 'cniConfDir'] as const)
     if (!/^\/[^\0]*$/.test(r[field]) || r[field].split('/').includes('..'))
       issues.push(issue(field, r[field], 'must be an absolute path without ".."'));
+  issues.push(...validateMonitoringOptions(o.monitoring));
   issues.push(...checkImagePullSecrets(o.imagePullSecrets), ...checkLabels('labels', o.labels, RESERVED_LABELS));
   const image = (field: string, i: JuneauImageOptions | undefined) =>
     validateImage(i === undefined ? undefined : { ...o.image, ...i }, PACKAGE_VERSION, field);

@@ -69,6 +69,7 @@ export function controllerRbac(ns: string): ManifestObject[] {
       // (context.ts Caches.serviceCIDRs, clusterRangesOf; the AddressPool webhook reads it too).
       // Not started when the API server does not serve them (kube/service-cidrs.ts).
       rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
+      ...metricsReviewRules(),
       // The controller learns its own identity so only it may write ServiceLoadBalancers (SLB-1).
       rule(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
       // The Service's status.loadBalancer.ingress, by merge patch (runtime/controller/slb/reconcile.ts).
@@ -138,12 +139,22 @@ export function agentRbac(ns: string, bgp = false): ManifestObject[] {
     // RBAC cannot limit list/watch to a label, and a Role in `default` would outlive an uninstall.
     rule(['discovery.k8s.io'], ['endpointslices'], ['list', 'watch']),
     rule(['events.k8s.io'], ['events'], ['create', 'patch']),
+    ...metricsReviewRules(),
     // Its own DaemonSet and namespace only, watched by name: a stop while either is deleted is an
     // uninstall, which detaches the responder and removes the pins (runtime/agent/liveness/uninstall.ts).
     rule(['apps'], ['daemonsets'], ['list', 'watch'], [INSTALL.agentName]),
     rule([''], ['namespaces'], ['list', 'watch'], [ns]),
   ]).concat(agentLeaseRbac(ns), bgp ? agentBgpRbac(ns) : []);
 }
+
+/**
+ * /metrics is served to callers the API server authenticates and authorizes (runtime/kube/metrics-auth.ts):
+ * a TokenReview of the caller's token, a SubjectAccessReview of its user for `get /metrics`.
+ */
+const metricsReviewRules = () => [
+  rule(['authentication.k8s.io'], ['tokenreviews'], ['create']),
+  rule(['authorization.k8s.io'], ['subjectaccessreviews'], ['create']),
+];
 
 /** A ServiceAccount, a ClusterRole of `rules` and the binding between them, all named `name`. */
 function serviceAccountWithClusterRole(name: string, ns: string, rules: object[]): ManifestObject[] {

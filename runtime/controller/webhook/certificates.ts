@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, KeyObject, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { x509 } from './x509';
+import { x509 } from '../../kube/x509';
 
 const subtle = webcrypto.subtle;
 

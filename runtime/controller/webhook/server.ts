@@ -16,6 +16,7 @@ import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../kube/log';
+import type { RuntimeMetrics } from '../../kube/metrics';
 import { silentLogger } from '../../kube/log';
 import { reviewResponse, toAdmissionResponse, type AdmissionReview } from './admission';
 import { admissionHandlers, type AdmissionHandler } from './handlers';
@@ -47,6 +48,8 @@ export interface AdmissionServerOptions {
   readonly maxInFlight?: number;
   /** Open sockets; more are closed on accept. @default 256 */
   readonly maxConnections?: number;
+  /** Counts each answer by webhook path and HTTP status (`juneau_webhook_requests_total`). */
+  readonly metrics?: RuntimeMetrics;
 }
 
 export class AdmissionServer {
@@ -54,12 +57,18 @@ export class AdmissionServer {
   private readonly logger: Logger;
   private readonly handlers: Readonly<Record<string, AdmissionHandler>>;
   private inFlight = 0;
+  private readonly answers: { inc(labels: { webhook: string; code: string }): void } | undefined;
   /** Requests answered 429 (maxInFlight) or 413 (Content-Length), since start. */
   refused = 0;
 
   constructor(private readonly options: AdmissionServerOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'webhook' });
     this.handlers = options.handlers ?? admissionHandlers;
+    this.answers = options.metrics?.registerCounter(
+      'webhook_requests_total',
+      'Admission requests answered, by webhook path (other: no such webhook) and HTTP status; 200 carries the verdict, anything else makes the API server apply the failurePolicy.',
+      ['webhook', 'code'],
+    );
   }
 
   /** Starts listening with this certificate; resolves with the bound port. */
@@ -109,6 +118,8 @@ export class AdmissionServer {
     if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD'))
       return send(res, 200, 'ok\n', 'text/plain');
     const handler = Object.prototype.hasOwnProperty.call(this.handlers, path) ? this.handlers[path] : undefined;
+    // The path label only takes the webhooks' own paths: a caller cannot add series.
+    res.once('finish', () => this.answers?.inc({ webhook: handler ? path : 'other', code: String(res.statusCode) }));
     if (!handler) return send(res, 404, `no webhook at ${path}\n`, 'text/plain');
     if (req.method !== 'POST') return send(res, 405, 'POST an AdmissionReview\n', 'text/plain');
     const length = Number(req.headers['content-length'] ?? 0);

@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { INSTALL, type LabelSelector } from '../../../api';
 import { parseListenAddress } from '../../kube/health';
 import type { Logger } from '../../kube/log';
+import type { RuntimeMetrics } from '../../kube/metrics';
 import { silentLogger } from '../../kube/log';
 import type { RestClient } from '../../kube/rest';
 import { Lifecycle } from '../../kube/lifecycle';
@@ -35,6 +36,8 @@ export const DEFAULT_WEBHOOK_CERT_DIR = '/var/run/juneau/webhook';
 
 export interface WebhookServerOptions {
   readonly rest: RestClient;
+  /** Gets `juneau_webhook_requests_total` (webhook/server.ts). */
+  readonly metrics?: RuntimeMetrics;
   readonly caches: WebhookCaches;
   readonly logger?: Logger;
   /** `--webhook-addr`. @default `:9443`; in url mode the URL's host:port */
@@ -149,7 +152,7 @@ export class WebhookServer implements WebhookServerHandle {
       return;
     }
     const { host, port } = this.listen;
-    this.server = new AdmissionServer({ host, port, caches: o.caches, logger: o.logger });
+    this.server = new AdmissionServer({ host, port, caches: o.caches, logger: o.logger, metrics: o.metrics });
   }
 
   isReady(): boolean {

@@ -213,7 +213,7 @@ describe('JuneauInstall', () => {
     expect(find('PodDisruptionBudget').spec).toMatchObject({ minAvailable: 1 });
   });
 
-  test('agent: host network, exactly CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1 announcements) instead of privileged, only its own bpffs directory, loopback listeners, NODE_NAME from the downward API', () => {
+  test('agent: host network, exactly CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW (FO-1 announcements) instead of privileged, only its own bpffs directory, health on loopback, metrics on the node address (secure), NODE_NAME and POD_IP from the downward API', () => {
     const ds = find('DaemonSet') as unknown as {
       spec: {
         template: {
@@ -222,6 +222,7 @@ describe('JuneauInstall', () => {
             volumes: object[];
             containers: Array<{
               env: object[];
+              args: string[];
               securityContext: { privileged: boolean; capabilities: { add: string[] } };
               ports: object[];
             }>;
@@ -244,7 +245,13 @@ describe('JuneauInstall', () => {
     ]);
     expect(pod.containers[0].env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
     ]);
+    // Health on loopback; metrics on the node's address, served over HTTPS to authorized callers only.
+    expect(pod.containers[0].args).toEqual(
+      expect.arrayContaining(['--metrics-bind-address=[$(POD_IP)]:9201', '--health-probe-bind-address=127.0.0.1:9202']),
+    );
+    expect(pod.containers[0].args.filter((a) => a.startsWith('--metrics-secure'))).toEqual([]);
     expect(pod.containers[0].ports).toHaveLength(2);
   });
 

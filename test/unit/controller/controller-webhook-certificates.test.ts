@@ -5,7 +5,7 @@
 // a CA lives 3650 days and is replaced once it could not outlive a fresh serving certificate
 // (day 3255 = 3650 - 365 - 30).
 import { generateKeyPairSync, webcrypto, X509Certificate } from 'node:crypto';
-import { x509 } from '../../../runtime/controller/webhook/x509';
+import { x509 } from '../../../runtime/kube/x509';
 import {
   checkCertificates,
   DEFAULT_LIFETIMES,
