@@ -347,27 +347,30 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     await nicWatch.waitFor(/^ADDED web2\.eth0$/m);
     const nicDeleted = /^DELETED web2\.eth0$/m;
     let nicGoneWhenAddressLeft = true;
+    let tRemoved = 0;
+    let nicGoneAfter = '';
     try {
       await kubectl(['delete', 'pod', 'web2', '--wait=false']);
       await monitor.waitFor(deleted(eip));
+      tRemoved = Date.now();
       nicGoneWhenAddressLeft = nicDeleted.test(nicWatch.lines.join('\n'));
       // The positive control: the pod address goes when the runtime's bridge plugin deletes eth0, after.
       await monitor.waitFor(deleted(podIp));
       await nicWatch.waitFor(nicDeleted, 120_000);
+      nicGoneAfter = elapsedSince(tRemoved);
     } finally {
       // It holds the pod's namespace open, and Jest would wait for it.
       monitor.child.kill();
       nicWatch.child.kill();
       console.log(`cni box: the pod's address events:\n${monitor.lines.join('\n')}`);
     }
-    const tRemoved = Date.now();
     const order = monitor.lines.filter((l) => deleted(eip).test(l) || deleted(podIp).test(l));
     expect(order.map((l) => (deleted(eip).test(l) ? 'ElasticIP' : 'pod address'))).toEqual([
       'ElasticIP',
       'pod address',
     ]);
     expect(nicGoneWhenAddressLeft).toBe(false);
-    figure('cni box: ElasticIP removed from the pod -> its NetworkInterface gone', elapsedSince(tRemoved));
+    figure('cni box: ElasticIP removed from the pod -> its NetworkInterface gone', nicGoneAfter);
     const tDelete = Date.now();
     await kubectl(['delete', 'elasticip', 'web-eip', '--wait=true', '--timeout=60s']);
     figure('cni box: ElasticIP deleted after its last holder (EIP-15)', elapsedSince(tDelete));
