@@ -11,7 +11,9 @@ import { bashIn, cmd } from './exec';
 import { mountNsFile, nodeCniDirs, NODE_CNI_BIN_DIR } from './mounts';
 import { peerIn, peerInPod, podConnects, Running, runningIn, type PeerResult } from './peers';
 import { pidsOf } from './upstream';
+import { INSTALL } from '../../api/constants';
 import {
+  agentPods,
   arpNetworkYaml,
   describeOnBox,
   DIST,
@@ -85,6 +87,28 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     }
   });
 
+  test('CNI-1: an agent replaced (its pod deleted) installs again without chaining twice: one juneau-cni, the conflist byte for byte as before', async () => {
+    const node = echoBox.box.nodes[0];
+    const file = path.join(nodeCniDirs(node).conf, '10-box.conflist');
+    const before = fs.readFileSync(file, 'utf8');
+    const [old] = await agentPods(kubectl, node.name);
+    await kubectl(['-n', INSTALL.namespace, 'delete', 'pod', old.metadata.name, '--wait=true']);
+    const fresh = await until(`a new agent Ready on ${node.name}`, async () => {
+      const [p] = await agentPods(kubectl, node.name);
+      return p && p.metadata.uid !== old.metadata.uid && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+    });
+    // The positive control: the new agent did check the chain (its report of the installed plugin).
+    await until('the new agent reporting juneau-cni chained', async () =>
+      (await kubectl(['-n', INSTALL.namespace, 'logs', fresh.metadata.name, '-c', 'agent'])).includes(
+        'juneau-cni installed and chained',
+      )
+        ? true
+        : undefined,
+    );
+    expect(conflist(0).plugins.map((p) => p.type)).toEqual(['bridge', 'juneau-cni']);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+  });
+
   test('CNI-1, DIR-1, EIP-4: inside pod web the ElasticIP is on eth0; a server bound to it is reached from the router; a connection the pod opens to the router arrives from it', async () => {
     await kubectl(['apply', '--server-side', '-f', '-'], echoPod('web', nodeName(0), DIRECT));
     await podReady(kubectl, 'web');
@@ -149,23 +173,137 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     expect(page).toBe(`client=${echoBox.routerIp} pod=web2 node=${nodeName(1)}`);
   });
 
-  test("bad input, CNI-2: a pod naming a missing ElasticIP stays ContainerCreating with Events naming it (the controller's and the plugin's); the other pods are not held", async () => {
+  test("bad input, CNI-2, EIP-13: a pod naming a missing ElasticIP stays ContainerCreating with Events naming it (the controller's and the plugin's), its NetworkInterface Pending with a condition naming spec.elasticIP; the other pods are not held", async () => {
     await kubectl(
       ['apply', '--server-side', '-f', '-'],
       echoPod('lost', nodeName(0), { 'juneau.loutres.me/elastic-ip': 'no-such-eip' }),
     );
     const events = await until('the Events of pod lost', async () => {
       const e = await podEvents('lost');
-      return e.some((x) => x.reason === 'ElasticIPNotFound') && e.some((x) => x.reason === 'WaitingForNetworkInterface')
+      return e.some((x) => x.reason === 'ElasticIPNotFound') && e.some((x) => x.reason === 'WaitingForElasticIP')
         ? e
         : undefined;
     });
     expect(events.find((e) => e.reason === 'ElasticIPNotFound')!.message).toContain('no-such-eip');
-    expect(events.find((e) => e.reason === 'WaitingForNetworkInterface')!.message).toContain(
-      'NetworkInterface default/lost.eth0 (ElasticIP no-such-eip) does not exist yet',
+    // The plugin's, carrying the NetworkInterface's reason and message.
+    expect(events.find((e) => e.reason === 'WaitingForElasticIP')!.message).toContain(
+      'waiting for NetworkInterface default/lost.eth0 to be Ready to hold ElasticIP no-such-eip: it is Pending (WaitingForElasticIP: spec.elasticIP: ElasticIP no-such-eip',
     );
-    expect((await getPod(kubectl, 'lost')).status.phase).toBe('Pending');
+    const nic = JSON.parse(await kubectl(['get', 'networkinterface', 'lost.eth0', '-o', 'json'])) as {
+      spec: { elasticIP?: string };
+      status?: {
+        phase?: string;
+        conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+      };
+    };
+    expect(nic.spec.elasticIP).toBe('no-such-eip');
+    expect(nic.status?.phase).toBe('Pending');
+    expect(nic.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForElasticIP',
+      message: expect.stringContaining('spec.elasticIP: ElasticIP no-such-eip'),
+    });
+    const lost = await getPod(kubectl, 'lost');
+    expect(lost.status.phase).toBe('Pending');
+    expect((lost.status.containerStatuses?.[0] as { state?: unknown } | undefined)?.state).toEqual({
+      waiting: { reason: 'ContainerCreating' },
+    });
     await kubectl(['delete', 'pod', 'lost', '--wait=true']);
+  });
+
+  test('EN-8, CNI-2: a direct ElasticIP of a network whose status.networkID is 0 (no subnet-vni AllocationPool): the pod stays ContainerCreating with an Event naming why and gets no NetworkInterface; once the network has its ID the pod starts holding the address', async () => {
+    // networkID comes from the subnet-vni AllocationPool, which the controller creates at start
+    // when absent (runtime/controller/controller.ts); taken away, a new network waits for it (EN-7).
+    const vni = JSON.parse(await kubectl(['get', 'allocationpool', 'subnet-vni', '-o', 'json'])) as {
+      spec: { start: number; end: number };
+    };
+    await kubectl(['delete', 'allocationpool', 'subnet-vni', '--wait=true']);
+    let restored = false;
+    const restore = async () => {
+      if (restored) return;
+      restored = true;
+      await kubectl(
+        ['create', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'juneau.loutres.me/v1alpha1',
+          kind: 'AllocationPool',
+          metadata: { name: 'subnet-vni' },
+          spec: vni.spec,
+        }),
+      );
+    };
+    try {
+      const segment = echoBox.box.segment;
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        `${arpNetworkYaml(segment, { pool: 'late-pool', network: 'late-net', addresses: `${segment}.230-${segment}.235` })}---\n${elasticIpYaml('late-eip', 'late-net')}`,
+      );
+      const network = await until('ExternalNetwork late-net reporting why it has no networkID', async () => {
+        const n = JSON.parse(await kubectl(['get', 'externalnetwork', 'late-net', '-o', 'json'])) as {
+          status?: { networkID?: number; conditions?: Array<{ type: string; status: string; reason: string }> };
+        };
+        return n.status?.conditions?.some((c) => c.type === 'NetworkIDAssigned') ? n : undefined;
+      });
+      expect({
+        networkID: network.status?.networkID ?? 0,
+        condition: network.status?.conditions?.find((c) => c.type === 'NetworkIDAssigned'),
+      }).toEqual({
+        networkID: 0,
+        condition: expect.objectContaining({ status: 'False', reason: 'WaitingForSubnetVniPool' }),
+      });
+      // NAT use does not wait (EN-8): the ElasticIP has its address already.
+      const lateEip = await until('ElasticIP late-eip with an address', async () => {
+        const e = JSON.parse(await kubectl(['get', 'elasticip', 'late-eip', '-o', 'json'])) as {
+          status?: { address?: string };
+        };
+        return e.status?.address;
+      });
+
+      await kubectl(
+        ['apply', '--server-side', '-f', '-'],
+        echoPod('late', nodeName(0), { 'juneau.loutres.me/elastic-ip': 'late-eip' }),
+      );
+      const events = await until('the Events of pod late', async () => {
+        const e = await podEvents('late');
+        return e.some((x) => x.reason === 'WaitingForNetworkID') &&
+          e.some((x) => x.reason === 'WaitingForNetworkInterface')
+          ? e
+          : undefined;
+      });
+      expect(events.find((e) => e.reason === 'WaitingForNetworkID')!.message).toContain(
+        'ExternalNetwork late-net of ElasticIP late-eip has no status.networkID yet',
+      );
+      expect(events.find((e) => e.reason === 'WaitingForNetworkInterface')!.message).toContain(
+        'NetworkInterface default/late.eth0 (ElasticIP late-eip) does not exist yet',
+      );
+      // The controller's Event is written by the pass that decided not to create the NetworkInterface.
+      expect(await kubectl(['get', 'networkinterface', 'late.eth0', '-o', 'name', '--ignore-not-found'])).toBe('');
+      const held = await getPod(kubectl, 'late');
+      expect(held.status.phase).toBe('Pending');
+      expect((held.status.containerStatuses?.[0] as { state?: unknown } | undefined)?.state).toEqual({
+        waiting: { reason: 'ContainerCreating' },
+      });
+
+      const t0 = Date.now();
+      await restore();
+      await podReady(kubectl, 'late');
+      figure('cni box: subnet-vni back -> the waiting pod Ready holding its ElasticIP (EN-8)', elapsedSince(t0));
+      const id = Number(await kubectl(['get', 'externalnetwork', 'late-net', '-o', 'jsonpath={.status.networkID}']));
+      expect(id).toBeGreaterThanOrEqual(vni.spec.start);
+      expect(await eth0Addresses('late')).toContain(`${lateEip}/32`);
+      const page = await until(
+        `HTTP to ${lateEip}`,
+        async () => (await routerGet(echoBox.router, lateEip)) || undefined,
+        60_000,
+      );
+      expect(page).toBe(`client=${echoBox.routerIp} pod=late node=${nodeName(0)}`);
+    } finally {
+      await restore();
+    }
+    await kubectl(['delete', 'pod', 'late', '--wait=true']);
+    await kubectl(['delete', 'elasticip', 'late-eip', '--wait=true', '--timeout=60s']);
+    await kubectl(['delete', 'externalnetwork', 'late-net', '--wait=true']);
+    await kubectl(['delete', 'addresspool', 'late-pool', '--wait=true']);
   });
 
   test('bad input, NIC-1: malformed JSON in juneau.loutres.me/networks is refused at admission naming the annotation, nothing created; a plain pod on the same node starts', async () => {
@@ -209,27 +347,30 @@ describeOnBox('juneau-cni: a direct ElasticIP inside the pod, the pod held back 
     await nicWatch.waitFor(/^ADDED web2\.eth0$/m);
     const nicDeleted = /^DELETED web2\.eth0$/m;
     let nicGoneWhenAddressLeft = true;
+    let tRemoved = 0;
+    let nicGoneAfter = '';
     try {
       await kubectl(['delete', 'pod', 'web2', '--wait=false']);
       await monitor.waitFor(deleted(eip));
+      tRemoved = Date.now();
       nicGoneWhenAddressLeft = nicDeleted.test(nicWatch.lines.join('\n'));
       // The positive control: the pod address goes when the runtime's bridge plugin deletes eth0, after.
       await monitor.waitFor(deleted(podIp));
       await nicWatch.waitFor(nicDeleted, 120_000);
+      nicGoneAfter = elapsedSince(tRemoved);
     } finally {
       // It holds the pod's namespace open, and Jest would wait for it.
       monitor.child.kill();
       nicWatch.child.kill();
       console.log(`cni box: the pod's address events:\n${monitor.lines.join('\n')}`);
     }
-    const tRemoved = Date.now();
     const order = monitor.lines.filter((l) => deleted(eip).test(l) || deleted(podIp).test(l));
     expect(order.map((l) => (deleted(eip).test(l) ? 'ElasticIP' : 'pod address'))).toEqual([
       'ElasticIP',
       'pod address',
     ]);
     expect(nicGoneWhenAddressLeft).toBe(false);
-    figure('cni box: ElasticIP removed from the pod -> its NetworkInterface gone', elapsedSince(tRemoved));
+    figure('cni box: ElasticIP removed from the pod -> its NetworkInterface gone', nicGoneAfter);
     const tDelete = Date.now();
     await kubectl(['delete', 'elasticip', 'web-eip', '--wait=true', '--timeout=60s']);
     figure('cni box: ElasticIP deleted after its last holder (EIP-15)', elapsedSince(tDelete));

@@ -285,8 +285,21 @@ describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
     await deleteObject(JuneauResources.addressPools, undefined, POOL0);
   });
 
-  it('EN-8: no NetworkInterface while the network has no networkID, an Event says why; NAT use does not wait', async () => {
+  it('EN-8, EIP-13: no NetworkInterface while the network has no networkID, an Event says why; NAT use does not wait; a NIC made while its ElasticIP was missing waits Pending for the ID too', async () => {
     const namespace = ns();
+    // EIP-13: the ElasticIP does not exist yet: the NIC is created, Pending, its condition naming spec.elasticIP.
+    await createPod(namespace, 'early', { nodeName: nodes[0], annotations: direct('late-eip') });
+    const waiting = await waitForMatch(
+      () => getNic(namespace, 'early.eth0'),
+      (n) => n?.status?.reason === 'WaitingForElasticIP',
+      'NIC early.eth0 Pending WaitingForElasticIP',
+    );
+    expect(waiting.status?.phase).toBe('Pending');
+    expect(waiting.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForElasticIP',
+      message: expect.stringContaining('spec.elasticIP: ElasticIP late-eip'),
+    });
     await createEip(namespace, 'eip', NET0);
     await createEip(namespace, 'nat-eip', NET0);
     await createPod(namespace, 'web', { nodeName: nodes[0], annotations: direct('eip') });
@@ -302,10 +315,30 @@ describe('pod controller: EN-8 and malformed annotations (NIC-1)', () => {
     expect(event.note).toContain(`ExternalNetwork ${NET0}`);
     expect(await getNic(namespace, 'web.eth0')).toBeUndefined();
     expect((await getEip(namespace, 'eip'))?.status?.phase).toBe('Available');
+    // The ElasticIP appears on the network without an ID: the NIC that exists gets no address (EN-8).
+    await createEip(namespace, 'late-eip', NET0);
+    const late = await waitForMatch(
+      () => getEip(namespace, 'late-eip'),
+      (e) => e?.status?.conditions?.some((c) => c.type === 'Attached' && c.reason === 'WaitingForNetworkID') ?? false,
+      'ElasticIP late-eip Attached False WaitingForNetworkID',
+    );
+    expect({ phase: late.status?.phase, attachment: late.status?.attachment }).toEqual({
+      phase: 'Available',
+      attachment: undefined,
+    });
+    expect((await getNic(namespace, 'early.eth0'))?.status).toMatchObject({
+      phase: 'Pending',
+      reason: 'WaitingForNetworkID',
+      message: expect.stringContaining(`ExternalNetwork ${NET0}, which has no status.networkID yet`),
+    });
 
     await setNetworkID(NET0, 5003);
     await waitFor(() => getNic(namespace, 'web.eth0'), { what: 'NIC once networkID is written' });
     await eipIn(namespace, 'eip', 'Attached');
+    expect((await eipIn(namespace, 'late-eip', 'Attached')).status?.attachment).toEqual({
+      kind: 'NetworkInterface',
+      name: 'early.eth0',
+    });
   });
 
   it('NIC-1: a malformed annotation is an Event on the Pod and no NetworkInterface, and the controller keeps working', async () => {

@@ -29,6 +29,7 @@ export const REASONS = {
     elasticIPHeldElsewhere: 'ElasticIPHeldElsewhere',
     waitingForHandover: 'WaitingForHandover',
     elasticIPDeleting: 'ElasticIPDeleting',
+    waitingForNetworkID: 'WaitingForNetworkID',
   },
   attachment: {
     attached: 'Attached',
@@ -115,7 +116,7 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
   if (!o.eip)
     return wait(
       REASONS.networkInterface.waitingForElasticIP,
-      `${eipName} does not exist in this namespace; create it, or recreate the Pod without it (EIP-13)`,
+      `spec.elasticIP: ${eipName} (from its Pod's annotation) does not exist in this namespace; create it, or recreate the Pod without it (EIP-13)`,
     );
   const { status, usage } = o.eip;
   const written = status?.attachment;
@@ -142,6 +143,11 @@ function nicVerdict(o: NetworkInterfaceObservation): Verdict {
       return wait(
         REASONS.networkInterface.waitingForHandover,
         `${eipName} waits for NetworkInterface(s) ${listNames(usage.waitingFor)} being deleted, which may still hold it (EIP-11, EIP-12)`,
+      );
+    case 'waitingForNetworkID':
+      return wait(
+        REASONS.networkInterface.waitingForNetworkID,
+        `${eipName} is of ExternalNetwork ${usage.network}, which has no status.networkID yet; a NIC holding it directly needs it (EN-8, EN-9)`,
       );
     case 'direct':
       if (usage.holder.name !== o.name)

@@ -27,6 +27,7 @@ export const REASONS = {
   conflict: 'Conflict',
   multipleAttachments: 'MultipleAttachments',
   elasticIPDeleting: 'ElasticIPDeleting',
+  waitingForNetworkID: 'WaitingForNetworkID',
 } as const;
 
 import type { Allocation, Resolution } from '../allocator/address-request';
@@ -45,6 +46,8 @@ export interface ElasticIPObservation {
   readonly allocation: Allocation;
   readonly attachments: readonly AttachmentView[];
   readonly nics: readonly NicView[];
+  /** EN-8: its ExternalNetwork, while that has no `status.networkID` yet (../eip/usage.ts UsageInput). */
+  readonly awaitingNetworkID?: string;
   /** The ARPAdvertisement's node now, if one exists (for the AnnouncingNodeChanged Event). */
   readonly currentAdvertisementNode?: string;
 }
@@ -66,6 +69,7 @@ export function planElasticIP(o: ElasticIPObservation, now: Date = new Date()): 
     nics: o.nics,
     current: o.previous?.attachment,
     elasticIPDeleting: o.deleting,
+    awaitingNetworkID: o.awaitingNetworkID,
   });
   if (o.deleting && o.nics.length === 0)
     return { status: undefined, usage, advertisement: undefined, finalize: true, events: [] };
@@ -183,6 +187,11 @@ function attachedCondition(o: ElasticIPObservation, usage: Usage): ConditionInpu
       return no(
         REASONS.elasticIPDeleting,
         `the ElasticIP is being deleted: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) that did not hold it already (EIP-16)`,
+      );
+    case 'waitingForNetworkID':
+      return no(
+        REASONS.waitingForNetworkID,
+        `ExternalNetwork ${usage.network} has no status.networkID yet: ${address} is given to no NetworkInterface (${listNames(usage.nics)}) until it has one (EN-8)`,
       );
     case 'unused':
       return no(

@@ -31,7 +31,7 @@ import type { ReconcilerSpec } from '../reconciler';
 import { JuneauResources } from '../../kube/resources';
 import { recordPlanEvents, releaseFinalizer, writeStatusIfChanged } from '../shell';
 import { planElasticIP, REASONS, type Allocation, type Resolution } from './plan';
-import { attachmentViewsOf, nicViewsOf } from './views';
+import { attachmentViewsOf, awaitingNetworkIDOf, nicViewsOf } from './views';
 import { decideAddressRequest, type RequestDecision } from '../allocator/address-request';
 import { ensureHeldAddress } from '../allocator/held-address';
 
@@ -70,6 +70,7 @@ export async function reconcileElasticIP(ctx: ControllerContext, key: string): P
     allocation,
     attachments: attachmentViewsOf(ctx.caches, namespace, name),
     nics: nicViewsOf(ctx.caches, namespace, name),
+    awaitingNetworkID: awaitingNetworkIDOf(ctx.caches, eip),
     currentAdvertisementNode: advertisement.current?.spec.nodeName,
   });
   if (plan.finalize) return finalizeElasticIP(ctx, eip, owner);

@@ -102,6 +102,8 @@ export type Usage =
   | { readonly kind: 'handover'; readonly waitingFor: readonly string[]; readonly nics: readonly string[] }
   /** NICs only, the ElasticIP is being deleted and none of them held it (EIP-16). */
   | { readonly kind: 'withheld'; readonly nics: readonly string[] }
+  /** NICs only, none held it, and the ElasticIP's network has no `status.networkID` yet (EN-8). */
+  | { readonly kind: 'waitingForNetworkID'; readonly network: string; readonly nics: readonly string[] }
   /** Attachments and NICs at once (EIP-10): neither uses the address. */
   | { readonly kind: 'conflict'; readonly attachments: readonly string[]; readonly nics: readonly string[] }
   /** Several attachments (EIPA-2): none uses the address. */
@@ -113,6 +115,12 @@ export interface UsageInput {
   /** `status.attachment` as last written. */
   readonly current: AttachmentRef | undefined;
   readonly elasticIPDeleting: boolean;
+  /**
+   * EN-8: the ElasticIP's ExternalNetwork while its `status.networkID` is still 0. No NIC that does
+   * not hold the address already gets it then (a NIC created while the ElasticIP did not exist yet
+   * may name it). @default undefined: the network has its ID, or is not known
+   */
+  readonly awaitingNetworkID?: string;
 }
 
 export function decideUsage(input: UsageInput): Usage {
@@ -127,6 +135,9 @@ export function decideUsage(input: UsageInput): Usage {
       return { kind: 'unused' };
     case 'current':
     case 'oldest':
+      // EN-8: only a new holder waits; one that holds it keeps it (EN-7: an ID once written stays).
+      if (choice.rule === 'oldest' && input.awaitingNetworkID !== undefined)
+        return { kind: 'waitingForNetworkID', network: input.awaitingNetworkID, nics };
       return {
         kind: 'direct',
         holder: choice.holder,

@@ -9,7 +9,7 @@ import type { Stored } from '../../kube/types';
 import { CACHE_INDEX, type Caches, type PodObject } from '../context';
 import { byAgeThenName, decideUsage, type AttachmentView, type NicView, type Usage, type Withheld } from './usage';
 
-type ViewCaches = Pick<Caches, 'elasticIPAttachments' | 'networkInterfaces' | 'pods'>;
+type ViewCaches = Pick<Caches, 'elasticIPAttachments' | 'networkInterfaces' | 'pods' | 'externalNetworks'>;
 
 /** Reasons of what is withheld from a user (H1, M7), on the attachment's or NIC's status and the ElasticIP's condition. */
 export const WITHHELD_REASONS = {
@@ -128,5 +128,16 @@ export function usageOf(caches: ViewCaches, eip: Stored<ElasticIP>): Usage {
     nics: nicViewsOf(caches, namespace, name),
     current: eip.status?.attachment,
     elasticIPDeleting: !!eip.metadata.deletionTimestamp,
+    awaitingNetworkID: awaitingNetworkIDOf(caches, eip),
   });
+}
+
+/** EN-8: the ElasticIP's ExternalNetwork while it exists without a `status.networkID`; undefined otherwise. */
+export function awaitingNetworkIDOf(
+  caches: Pick<Caches, 'externalNetworks'>,
+  eip: Stored<ElasticIP>,
+): string | undefined {
+  const name = eip.spec.externalNetwork;
+  const network = caches.externalNetworks.get(undefined, name);
+  return network && !network.status?.networkID ? name : undefined;
 }

@@ -6,7 +6,11 @@
  *   collector deletes it after the Pod), with `spec.nodeName` once the Pod is scheduled and
  *   `spec.address` from the Pod's IP (for `eth0`, the interface the Pod IP belongs to).
  * - EN-8: a NIC that holds an ElasticIP directly is not created while the ElasticIP's network
- *   has no `status.networkID` (nor while the ElasticIP or its network cannot be found).
+ *   has no `status.networkID` (nor while that network cannot be found).
+ * - EIP-13: a NIC naming an ElasticIP that does not exist is created all the same (with a
+ *   Warning on the Pod): it stays Pending with a condition naming `spec.elasticIP`
+ *   (../eip/dependents.ts), so its pod does not start; should the ElasticIP appear on a network
+ *   without an ID, it still gets no address (EN-8, ../eip/usage.ts).
  * - The annotation is read when a NetworkInterface is created. `spec.elasticIP` is immutable, so
  *   a later change of the annotation is reported (Event) and not applied: recreate the Pod.
  */
@@ -25,9 +29,13 @@ export interface ExistingNic {
   readonly address: string | undefined;
 }
 
-/** EN-8: whether a NIC holding this ElasticIP directly may be created now. */
+/**
+ * EN-8: whether a NIC holding this ElasticIP directly may be created now. `createPending`: it is
+ * created all the same and waits Pending (EIP-13), the reason and message going to the Pod's Event.
+ */
 export type DirectReadiness =
-  { readonly ready: true } | { readonly ready: false; readonly reason: string; readonly message: string };
+  | { readonly ready: true }
+  | { readonly ready: false; readonly reason: string; readonly message: string; readonly createPending?: boolean };
 
 export interface PodPlanInput {
   readonly pod: PodView;
@@ -118,7 +126,7 @@ export function planPodInterfaces(input: PodPlanInput): PodPlan {
           reason: readiness.reason,
           message: `interface ${iface.interface}: ${readiness.message}`,
         });
-        continue;
+        if (!readiness.createPending) continue;
       }
     }
     plan.create.push(nicObject(pod, name, desired));
@@ -194,7 +202,8 @@ export function directReadiness(
     return {
       ready: false,
       reason: REASONS.elasticIPNotFound,
-      message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface is created once it does (EN-8)`,
+      message: `ElasticIP ${elasticIP} does not exist in this namespace; its NetworkInterface stays Pending and the Pod does not start until it does (EIP-13)`,
+      createPending: true,
     };
   if (!network) {
     return {

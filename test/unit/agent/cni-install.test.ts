@@ -55,6 +55,44 @@ describe('CNI-1: installing juneau-cni on a node', () => {
     expect(fs.existsSync(path.join(binDir, 'juneau-cni'))).toBe(false);
   });
 
+  test('an agent restarted (a new installer on the chained node) chains nothing twice and rewrites nothing', () => {
+    const first = node();
+    const file = path.join(first.confDir, '10-box.conflist');
+    fs.writeFileSync(file, JSON.stringify(BOX));
+    expect(first.installer.ensure()).toMatchObject({ ok: true });
+    const chained = fs.readFileSync(file, 'utf8');
+    const mtime = fs.statSync(file).mtimeMs;
+    const restarted = new CniInstaller({
+      binDir: first.binDir,
+      confDir: first.confDir,
+      source: path.join(path.dirname(first.binDir), 'juneau-cni.built'),
+      intervalMs: 60_000,
+      node: { kind: 'Node', name: 'n1' },
+    });
+    expect(restarted.ensure()).toEqual({ ok: true, file });
+    expect(fs.readFileSync(file, 'utf8')).toBe(chained);
+    expect(fs.statSync(file).mtimeMs).toBe(mtime);
+    expect(JSON.parse(chained).plugins).toEqual([{ type: 'bridge' }, { type: 'juneau-cni' }]);
+  });
+
+  test.each([
+    ['invalid JSON', '10-bad.conflist', '{"plugins": [', /10-bad\.conflist is not JSON/],
+    [
+      'a plugins list holding a non-object',
+      '10-odd.conflist',
+      '{"plugins": ["bridge"]}',
+      /10-odd\.conflist: "plugins" holds a non-object/,
+    ],
+  ])('%s: reported naming the file, the file left as it is, the binary still in place', (_what, name, text, says) => {
+    const { binDir, confDir, installer, warnings } = node();
+    fs.writeFileSync(path.join(confDir, name), text);
+    installer.start();
+    installer.stop();
+    expect(warnings).toEqual([expect.stringMatching(says)]);
+    expect(fs.readFileSync(path.join(confDir, name), 'utf8')).toBe(text);
+    expect(fs.existsSync(path.join(binDir, 'juneau-cni'))).toBe(true);
+  });
+
   test('a node it cannot chain into is reported once per change (a Warning Event on the Node), its file left as it is', () => {
     const { confDir, installer, warnings } = node();
     const conf = JSON.stringify({ cniVersion: '0.3.1', name: 'f', type: 'flannel' });

@@ -46,7 +46,19 @@ describe('NetworkInterface status (NIC-1, EIP-10, EIP-11, EIP-13)', () => {
       {},
       'Pending',
       'WaitingForElasticIP',
-      ['ElasticIP web-eip does not exist'],
+      ["spec.elasticIP: ElasticIP web-eip (from its Pod's annotation) does not exist in this namespace"],
+    ],
+    [
+      "EN-8: the ElasticIP's network has no networkID yet: Pending, naming the network",
+      {
+        eip: eip(
+          { phase: 'Available', address: '10.225.51.8' },
+          { kind: 'waitingForNetworkID', network: 'late-net', nics: ['web.eth0'] },
+        ),
+      },
+      'Pending',
+      'WaitingForNetworkID',
+      ['ExternalNetwork late-net, which has no status.networkID yet', 'EN-8'],
     ],
     [
       'Ready when the ElasticIP status names it',

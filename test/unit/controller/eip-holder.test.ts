@@ -162,13 +162,47 @@ describe('usage: NAT, direct, conflicts', () => {
     });
   });
 
+  it('EN-8: while the network has no networkID, no new holder (waitingForNetworkID naming it); the holder in status.attachment keeps it', () => {
+    const base = { attachments: [], nics: [nic('b', 2), nic('a', 1)], elasticIPDeleting: false };
+    expect(decideUsage({ ...base, current: undefined, awaitingNetworkID: 'late-net' })).toEqual({
+      kind: 'waitingForNetworkID',
+      network: 'late-net',
+      nics: ['a', 'b'],
+    });
+    expect(decideUsage({ ...base, current: asNic('b'), awaitingNetworkID: 'late-net' })).toEqual({
+      kind: 'direct',
+      holder: nic('b', 2),
+      rule: 'current',
+      others: ['a'],
+    });
+    // Positive control: the same NICs once the network has its ID.
+    expect(decideUsage({ ...base, current: undefined })).toMatchObject({ kind: 'direct', holder: nic('a', 1) });
+    // NAT use does not wait for it (EN-8).
+    expect(
+      decideUsage({
+        attachments: [att('x', 'n1')],
+        nics: [],
+        current: undefined,
+        elasticIPDeleting: false,
+        awaitingNetworkID: 'late-net',
+      }),
+    ).toEqual({ kind: 'nat', attachment: att('x', 'n1') });
+  });
+
   it('EIP-7: status.attachment only for exactly one user', () => {
     expect(attachmentOf({ kind: 'nat', attachment: att('a') })).toEqual({ kind: 'ElasticIPAttachment', name: 'a' });
     expect(attachmentOf({ kind: 'direct', holder: nic('h', 1), rule: 'oldest', others: [] })).toEqual({
       kind: 'NetworkInterface',
       name: 'h',
     });
-    for (const kind of ['unused', 'withheld', 'handover', 'conflict', 'multipleAttachments'] as const) {
+    for (const kind of [
+      'unused',
+      'withheld',
+      'waitingForNetworkID',
+      'handover',
+      'conflict',
+      'multipleAttachments',
+    ] as const) {
       expect(attachmentOf({ kind, nics: [], waitingFor: [], attachments: [] } as never)).toBeUndefined();
     }
   });

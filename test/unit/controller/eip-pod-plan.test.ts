@@ -130,6 +130,33 @@ describe('EN-8: a direct NIC waits for the network ID', () => {
     });
   });
 
+  it('EIP-13: a missing ElasticIP: the NetworkInterface is created all the same (it waits Pending), with a Warning naming the ElasticIP', () => {
+    const plan = planPodInterfaces(
+      input({
+        interfaces: [{ interface: 'eth0', elasticIP: 'no-such-eip' }],
+        directReadiness: (e) => directReadiness(e, undefined, undefined),
+      }),
+    );
+    expect(plan.create.map((n) => [n.metadata.name, n.spec.elasticIP])).toEqual([['web.eth0', 'no-such-eip']]);
+    expect(plan.events).toEqual([
+      {
+        type: 'Warning',
+        reason: 'ElasticIPNotFound',
+        message:
+          'interface eth0: ElasticIP no-such-eip does not exist in this namespace; its NetworkInterface stays Pending and the Pod does not start until it does (EIP-13)',
+      },
+      expect.objectContaining({ type: 'Normal', reason: 'NetworkInterfaceCreated' }),
+    ]);
+    // The network of an existing ElasticIP is missing: no NetworkInterface (EN-8 cannot be checked).
+    const noNetwork = planPodInterfaces(
+      input({
+        interfaces: [{ interface: 'eth0', elasticIP: 'web-eip' }],
+        directReadiness: (e) => directReadiness(e, { externalNetwork: 'gone' }, undefined),
+      }),
+    );
+    expect(noNetwork.create).toEqual([]);
+  });
+
   it('an existing NetworkInterface is not affected by the wait', () => {
     const plan = planPodInterfaces(
       input({

@@ -262,6 +262,25 @@ describe('SEC-1, SEC-12: an attachment that may not use the ElasticIP', () => {
   });
 });
 
+describe('EN-8: a direct NIC gets no address while the network has no networkID', () => {
+  it('Available, Attached False WaitingForNetworkID naming the network and the NICs, no status.attachment, no ARPAdvertisement', () => {
+    const plan = planElasticIP(observe({ nics: [nic('late.eth0', 1)], awaitingNetworkID: 'late-net' }), now);
+    expect(plan.status?.phase).toBe('Available');
+    expect(plan.status?.attachment).toBeUndefined();
+    expect(cond(plan.status, 'Attached')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForNetworkID',
+      message: expect.stringContaining(
+        'ExternalNetwork late-net has no status.networkID yet: 10.225.51.8 is given to no NetworkInterface (late.eth0)',
+      ),
+    });
+    expect(plan.advertisement).toBeUndefined();
+    // Positive control: the network has its ID.
+    const later = planElasticIP(observe({ nics: [nic('late.eth0', 1)] }), now);
+    expect(later.status?.attachment).toEqual({ kind: 'NetworkInterface', name: 'late.eth0' });
+  });
+});
+
 describe('EIP-14/15: deletion', () => {
   it('EIP-14: NAT only (no direct NIC): finalize — release claim, ARPAdvertisement, finalizer', () => {
     const plan = planElasticIP(observe({ deleting: true, attachments: [att('nat', 'node-a')] }), now);
