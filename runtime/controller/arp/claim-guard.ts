@@ -25,7 +25,7 @@ import type { KubeObject, Stored } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
 import { JuneauResources } from '../../kube/resources';
-import { advertisementNameOf, advertisementNames, isOwnedBy, type AdvertisementOwnerKind } from './names';
+import { advertisementNameOf, advertisementPlaces, isOwnedBy, type AdvertisementOwnerKind } from './names';
 
 export { advertisementNameOf } from './names';
 
@@ -107,8 +107,8 @@ export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) =>
     const { kind, namespace = '', name } = claim.holder;
     if (claim.pool.kind !== 'AddressPool' || !advertisementNameOf(claim.holder)) return;
     const owner = { kind: kind as AdvertisementOwnerKind, namespace, name };
-    // The seed's name and the hashed form (NAME-1; both exist for a moment while one replaces the other).
-    for (const adName of advertisementNames(owner)) {
+    // Every place the owner's object may be (NAME-1; two exist for a moment while one replaces the other).
+    for (const adName of advertisementPlaces(owner)) {
       const ad = await getOrUndefined<AdObject>(rest, ARP, undefined, adName);
       if (!ad) continue;
       if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value))

@@ -81,6 +81,17 @@ export function advertisementNames(owner: AdvertisementOwner): string[] {
   return seed ? [seed, hashedAdvertisementName(owner)] : [hashedAdvertisementName(owner)];
 }
 
+/**
+ * Where the owner's objects may be: its names, and the seed's form with a `.` (at most 253
+ * characters), which releases before NAME-1 wrote for a dotted ElasticIP name. Read and moved
+ * from (owner marks verified), never chosen.
+ */
+export function advertisementPlaces(owner: AdvertisementOwner): string[] {
+  const old = seedForm(owner);
+  const names = advertisementNames(owner);
+  return old.length <= MAX_OBJECT_NAME && !names.includes(old) ? [...names, old] : names;
+}
+
 /** The name the owner gets while no other owner holds its seed's name: the seed's when it can be used. */
 export function advertisementName(owner: AdvertisementOwner): string {
   return advertisementNames(owner)[0];

@@ -21,7 +21,7 @@ import type { Holder } from '../allocator/allocator-index';
 import { advertisementAction, type AdvertisementSpec } from './action';
 import { createAdvertisement, deleteAdvertisement, moveAdvertisement } from './claim-guard';
 import {
-  advertisementNames,
+  advertisementPlaces,
   chooseAdvertisementName,
   isOwnedBy,
   ownerMetadata,
@@ -62,9 +62,9 @@ const ownedOf = (ad: AdvertisementObject): OwnedAdvertisement => ({
   uid: ad.metadata?.uid,
 });
 
-/** The owner's objects under its names (the seed's first), verified by their owner marks. */
+/** The owner's objects under its names (the seed's first) and its old dotted one, verified by their owner marks. */
 export function ownedAdvertisements(reader: AdvertisementReader, owner: AdvertisementOwner): OwnedAdvertisement[] {
-  return advertisementNames(owner)
+  return advertisementPlaces(owner)
     .map((n) => reader.getByKey(n))
     .filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner))
     .map(ownedOf);

@@ -14,7 +14,12 @@ import {
 import { hashedAdvertisementName, ownerMetadata, type AdvertisementOwner } from '../../../runtime/controller/arp/names';
 
 const OWNER: AdvertisementOwner = { kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' };
-const HOLDER = { apiVersion: API_VERSION, kind: OWNER.kind, namespace: OWNER.namespace, name: OWNER.name };
+const HOLDER: { apiVersion: string; kind: string; namespace: string; name: string } = {
+  apiVersion: API_VERSION,
+  kind: OWNER.kind,
+  namespace: OWNER.namespace,
+  name: OWNER.name,
+};
 const ADDRESS = '198.18.120.9';
 const SEED = 'slb-team-a-web';
 const HASHED = hashedAdvertisementName(OWNER);
@@ -67,7 +72,7 @@ function apiServer(initial: AdvertisementObject[]) {
       note(`move ${name} to ${ops[ops.length - 1].value}`);
     },
   } as unknown as RestClient;
-  return { ads, log, answered, rest, reader: { getByKey: (n: string) => ads.get(n) } };
+  return { ads, log, answered, rest, claim, reader: { getByKey: (n: string) => ads.get(n) } };
 }
 
 const ad = (name: string, nodeName: string, owner?: AdvertisementOwner, uid = `old-${name}`): AdvertisementObject => ({
@@ -111,6 +116,19 @@ describe('ARPAdvertisement writes (NAME-1)', () => {
     const api = apiServer([ad(SEED, 'n1', OWNER), ad(HASHED, 'n1', OWNER)]);
     await pass(api, 'n2');
     expect(api.log).toEqual([`delete ${HASHED}`, `move ${SEED} to n2`]);
+  });
+
+  it('NAME-1: an object an older release wrote under the dotted seed form is moved to the hashed form, copy first', async () => {
+    const dotted: AdvertisementOwner = { kind: 'ElasticIP', namespace: 'team', name: 'a.web' };
+    const api = apiServer([ad('eip-team-a.web', 'n1', dotted)]);
+    const ctx: EnsureContext = { rest: api.rest, fieldManager: 'test', logger: silentLogger };
+    const found = findAdvertisement(api.reader, dotted);
+    expect(found.name).toBe(hashedAdvertisementName(dotted));
+    const desired = { name: 'ignored', externalNetwork: 'lan', address: ADDRESS, nodeName: 'n1' };
+    const holder = { ...HOLDER, kind: 'ElasticIP', namespace: 'team', name: 'a.web' };
+    api.claim.spec.holder = holder;
+    await ensureAdvertisement(ctx, { kind: 'ElasticIP', name: 'a.web' }, dotted, holder, found, desired);
+    expect(api.log).toEqual([`create ${hashedAdvertisementName(dotted)} on n1`, 'delete eip-team-a.web']);
   });
 
   it('NAME-1: no desired object: every object of the owner goes, under either name, and nobody else’s', async () => {
