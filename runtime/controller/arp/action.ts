@@ -3,7 +3,7 @@
  * have, as its plan decides it, and what to do to get there from the one that exists.
  */
 
-/** An owner's ARPAdvertisement, named by ./names.ts (NAME-1). */
+/** An owner's ARPAdvertisement; ./owned.ts writes it under the name NAME-1 chooses (./names.ts). */
 export interface AdvertisementSpec {
   readonly name: string;
   readonly externalNetwork: string;
@@ -19,8 +19,9 @@ export const ADVERTISEMENT_REASONS = {
 
 /**
  * What to do about the ARPAdvertisement: ARP-3 makes address and network immutable, so a new VIP
- * means delete and create; so does an object under another name than today's (one written before
- * NAME-1: delete it, then create the new one, so no two objects advertise the address at once).
+ * means delete and create (never two objects advertising two addresses for one owner); so does an
+ * object under the owner's other name that advertises another address. One that advertises the
+ * same address is moved to the chosen name before this runs (./owned.ts: copy first, NAME-1).
  */
 export type AdvertisementAction =
   | { readonly action: 'none' }

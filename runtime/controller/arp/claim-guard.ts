@@ -25,13 +25,7 @@ import type { KubeObject, Stored } from '../../kube/types';
 import type { ClaimRecord, Holder } from '../allocator/allocator-index';
 import { claimRecordOf, heldBy } from '../allocator/claims';
 import { JuneauResources } from '../../kube/resources';
-import {
-  advertisementName,
-  advertisementNameOf,
-  isOwnedBy,
-  legacyAdvertisementName,
-  type AdvertisementOwnerKind,
-} from './names';
+import { advertisementNameOf, advertisementPlaces, isOwnedBy, type AdvertisementOwnerKind } from './names';
 
 export { advertisementNameOf } from './names';
 
@@ -72,12 +66,12 @@ export async function createAdvertisement(
   body: AdObject,
   holder: Holder,
   fieldManager: string,
-): Promise<void> {
+): Promise<AdObject> {
   const { address } = body.spec;
   await requireClaim(rest, address, holder);
   const created = await rest.create<AdObject>(ARP, body, { fieldManager });
   const problem = await claimProblem(rest, address, holder);
-  if (!problem) return;
+  if (!problem) return created;
   await deleteAdvertisement(rest, created.metadata?.name ?? '', created.metadata?.uid);
   throw new ClaimNotHeldError(address, holder, `${problem} after the ARPAdvertisement was created; withdrawn`);
 }
@@ -113,9 +107,8 @@ export function withdrawBeforeRelease(rest: RestClient): (claim: ClaimRecord) =>
     const { kind, namespace = '', name } = claim.holder;
     if (claim.pool.kind !== 'AddressPool' || !advertisementNameOf(claim.holder)) return;
     const owner = { kind: kind as AdvertisementOwnerKind, namespace, name };
-    // Today's name and the one before NAME-1 (an object not replaced yet): either may advertise it.
-    for (const adName of [advertisementName(owner), legacyAdvertisementName(owner)]) {
-      if (!adName) continue;
+    // Every place the owner's object may be (NAME-1; two exist for a moment while one replaces the other).
+    for (const adName of advertisementPlaces(owner)) {
       const ad = await getOrUndefined<AdObject>(rest, ARP, undefined, adName);
       if (!ad) continue;
       if (isOwnedBy(ad, owner) && ad.spec.address === formatIPv4(claim.value))

@@ -18,7 +18,8 @@ import type { Stored } from '../../kube/types';
 import { done, WorkQueue, type ReconcileResult } from '../../kube/workqueue';
 import { addressKey, CACHE_INDEX } from '../context';
 import { JuneauResources } from '../../kube/resources';
-import { CONDITIONS, decideUniqueness, type AdvertisementView } from './duplicates';
+import { CONDITIONS, decideUniqueness, isDuplicated, type AdvertisementView } from './duplicates';
+import { ownerIdentity } from './names';
 
 type Ad = Stored<ARPAdvertisement>;
 const ARP = JuneauResources.arpAdvertisements;
@@ -95,11 +96,12 @@ export class DuplicateDetector {
     const ads = this.informer
       .byIndex(CACHE_INDEX.byAddress, addressKey(address) ?? '')
       .filter((a) => !a.metadata.deletionTimestamp);
-    if (ads.length > 1) this.duplicated.add(address);
+    const views = ads.map((a) => this.viewOf(a));
+    if (isDuplicated(views)) this.duplicated.add(address);
     else this.duplicated.delete(address);
     this.gauge?.set(this.duplicated.size);
     const byName = new Map(ads.map((a) => [a.metadata.name, a]));
-    for (const decision of decideUniqueness(ads.map((a) => this.viewOf(a)))) {
+    for (const decision of decideUniqueness(views)) {
       const ad = byName.get(decision.name)!;
       if (decision.condition) {
         const previous = this.conditionOf(ad);
@@ -146,6 +148,7 @@ export class DuplicateDetector {
       name: ad.metadata.name,
       address: ad.spec.address,
       nodeName: ad.spec.nodeName,
+      owner: ownerIdentity(ad),
       creationTimestamp: String(ad.metadata.creationTimestamp ?? ''),
       generation: ad.metadata.generation,
       unique: unique && {

@@ -10,6 +10,11 @@
  * first is no more "right" than the others. The message says which one was first (by
  * creationTimestamp, then name), since that is usually the one to keep.
  *
+ * One overlap is not a duplicate (NAME-1, ./owned.ts): while an owner's object moves from one of
+ * its names to the other, the copy exists beside the old one for a round trip. Objects of one
+ * address that all carry the same verified owner and name the same node are that: one node
+ * answers. Anything else (two owners, or one owner on two nodes) is flagged.
+ *
  * `Unique` is written only on objects that are or were duplicated: absent means never seen
  * duplicated, so a healthy cluster costs no status writes. Once resolved it goes back to True.
  */
@@ -31,6 +36,8 @@ export interface AdvertisementView {
   readonly name: string;
   readonly address: string;
   readonly nodeName: string;
+  /** The verified owner (./names.ts ownerIdentity); undefined when nobody's. */
+  readonly owner?: string;
   /** RFC 3339. */
   readonly creationTimestamp: string;
   readonly generation?: number;
@@ -57,12 +64,22 @@ export function byAge(a: AdvertisementView, b: AdvertisementView): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-/** Addresses advertised by more than one object, each with its members oldest first. */
+/**
+ * ARP-4: the objects of one address break it — more than one, unless they are one owner's copies
+ * on one node (the moment of a move between its names, NAME-1).
+ */
+export function isDuplicated(members: readonly AdvertisementView[]): boolean {
+  if (members.length < 2) return false;
+  const [first] = members;
+  return !members.every((m) => m.owner !== undefined && m.owner === first.owner && m.nodeName === first.nodeName);
+}
+
+/** Addresses advertised by more than one object (isDuplicated), each with its members oldest first. */
 export function duplicateSets(ads: readonly AdvertisementView[]): Map<string, AdvertisementView[]> {
   const byAddress = new Map<string, AdvertisementView[]>();
   for (const ad of ads) byAddress.set(ad.address, [...(byAddress.get(ad.address) ?? []), ad]);
   for (const [address, members] of byAddress) {
-    if (members.length < 2) byAddress.delete(address);
+    if (!isDuplicated(members)) byAddress.delete(address);
     else members.sort(byAge);
   }
   return byAddress;
@@ -86,12 +103,13 @@ function duplicateMessage(ad: AdvertisementView, members: readonly Advertisement
 
 /**
  * The `Unique` condition and Event for every ARPAdvertisement of one address (all of `ads` share
- * it). Duplicated: False/DuplicateAddress, a Warning when it was not False before. Alone and
- * previously False: True/UniqueAddress, a Normal Event. Alone and never flagged: nothing.
+ * it). Duplicated (isDuplicated): False/DuplicateAddress, a Warning when it was not False before.
+ * Alone (or one owner's copies on one node) and previously False: True/UniqueAddress, a Normal
+ * Event. Alone and never flagged: nothing.
  */
 export function decideUniqueness(ads: readonly AdvertisementView[]): UniqueDecision[] {
   const members = [...ads].sort(byAge);
-  if (members.length > 1) {
+  if (isDuplicated(members)) {
     return members.map((ad) => {
       const condition: ConditionInput = {
         type: CONDITIONS.unique,

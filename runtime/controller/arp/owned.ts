@@ -1,13 +1,17 @@
 /**
- * NAME-1 from the writer's side, shared by the ServiceLoadBalancer and ElasticIP reconcilers: an
- * owner finds its ARPAdvertisement under its name (./names.ts), or under the name it had before
- * NAME-1, and writes only objects whose verified owner marks are its own. Every delete carries the
- * uid it was decided on and every move a JSON-patch `test` of it, so a newer object of the same
- * name (another owner's) is never changed on a stale cache.
+ * NAME-1 from the writer's side, shared by the ServiceLoadBalancer, ElasticIP and NATGateway
+ * reconcilers: an owner's ARPAdvertisement is under the seed's name (`slb-<namespace>-<name>`, ...)
+ * when that can be used and no other owner's object holds it, else under the hashed form
+ * (./names.ts, chooseAdvertisementName); the owner writes only objects whose verified owner marks
+ * are its own. Every delete carries the uid it was decided on and every move a JSON-patch `test`
+ * of it, so a newer object of the same name (another owner's) is never changed on a stale cache.
  *
- * Migration: an object under the pre-NAME-1 name is ours while its labels say so; it is replaced
- * by one under today's name (delete, then create: ARP-4 allows one object per address, so for a
- * moment nobody answers, never two nodes), always through ./claim-guard.ts.
+ * Moving between the two names (an object written under the hashed form, which the seed's name now
+ * fits; or the seed's name freed by the other owner that held it): the copy is created first, on
+ * the node of the old object, and then the old one is deleted by uid, so the address is answered
+ * throughout and by one node. ARP-4 admits that one overlap (the admission check's `replacing`, and
+ * ./duplicates.ts: one owner, one node). A copy left by a crash between the two steps is deleted
+ * by the owner's next pass. Every create goes through ./claim-guard.ts.
  */
 import { API_VERSION } from '../../../api';
 import type { ObjectReference, EventRecorder } from '../../kube/events';
@@ -16,7 +20,13 @@ import type { Stored } from '../../kube/types';
 import type { Holder } from '../allocator/allocator-index';
 import { advertisementAction, type AdvertisementSpec } from './action';
 import { createAdvertisement, deleteAdvertisement, moveAdvertisement } from './claim-guard';
-import { advertisementName, isOwnedBy, legacyAdvertisementName, ownerMetadata, type AdvertisementOwner } from './names';
+import {
+  advertisementPlaces,
+  chooseAdvertisementName,
+  isOwnedBy,
+  ownerMetadata,
+  type AdvertisementOwner,
+} from './names';
 
 export type AdvertisementObject = Stored<{ spec: { externalNetwork: string; address: string; nodeName: string } }>;
 
@@ -32,9 +42,13 @@ export interface OwnedAdvertisement {
 }
 
 export interface AdvertisementLookup {
-  /** The owner's object: under today's name if there is one, else under the pre-NAME-1 name. */
+  /** NAME-1: the name the owner's object has or gets (the seed's when it can be used and is free, else the hashed form). */
+  readonly name: string;
+  /** The owner's object: the one under `name`, else the one under its other name (moved to `name` by ensureAdvertisement). */
   readonly current: OwnedAdvertisement | undefined;
-  /** Another owner's object under this owner's name: never touched (NAME-1). */
+  /** The owner's object under its other name when `current` is under `name` (a copy a crash left): deleted. */
+  readonly others: readonly OwnedAdvertisement[];
+  /** Another owner's object under the hashed form too (the seed's name is taken or cannot be used): never touched. */
   readonly foreign: AdvertisementObject | undefined;
 }
 
@@ -48,21 +62,19 @@ const ownedOf = (ad: AdvertisementObject): OwnedAdvertisement => ({
   uid: ad.metadata?.uid,
 });
 
-/** The owner's objects under its names (today's first), verified by their owner marks. */
+/** The owner's objects under its names (the seed's first) and its old dotted one, verified by their owner marks. */
 export function ownedAdvertisements(reader: AdvertisementReader, owner: AdvertisementOwner): OwnedAdvertisement[] {
-  const names = [advertisementName(owner), legacyAdvertisementName(owner)].filter((n): n is string => n !== undefined);
-  return names
+  return advertisementPlaces(owner)
     .map((n) => reader.getByKey(n))
     .filter((ad): ad is AdvertisementObject => !!ad && isOwnedBy(ad, owner))
     .map(ownedOf);
 }
 
 export function findAdvertisement(reader: AdvertisementReader, owner: AdvertisementOwner): AdvertisementLookup {
-  const atName = reader.getByKey(advertisementName(owner));
-  return {
-    current: ownedAdvertisements(reader, owner)[0],
-    foreign: atName && !isOwnedBy(atName, owner) ? atName : undefined,
-  };
+  const choice = chooseAdvertisementName(owner, (n) => reader.getByKey(n));
+  const owned = ownedAdvertisements(reader, owner);
+  const current = owned.find((ad) => ad.spec.name === choice.name) ?? owned[0];
+  return { name: choice.name, current, others: owned.filter((ad) => ad !== current), foreign: choice.taken };
 }
 
 /** The Warning a reconciler records when its name is held by another owner's object. */
@@ -78,7 +90,7 @@ export interface WriteContext {
    * Why the ARPAdvertisement webhook would refuse this create (ARP-2/4/5), undefined if it would
    * allow it: the controller's own writes skip the webhook (M1), so it checks before it writes.
    */
-  readonly admitAdvertisement?: (ad: AdvertisementObject) => Promise<string | undefined>;
+  readonly admitAdvertisement?: (ad: AdvertisementObject, replacing?: string) => Promise<string | undefined>;
 }
 
 /**
@@ -100,15 +112,43 @@ export async function writeAdvertisement(
   const d = action.desired;
   if (action.action === 'move' && current)
     return moveAdvertisement(ctx.rest, current.spec.name, d.address, d.nodeName, holder, ctx.fieldManager, current.uid);
+  await createOwned(ctx, owner, holder, d);
+}
+
+/** Creates the owner's object `spec` after the admission check (ARP-4's exception for the object it `replacing`). */
+async function createOwned(
+  ctx: WriteContext,
+  owner: AdvertisementOwner,
+  holder: Holder,
+  spec: AdvertisementSpec,
+  replacing?: string,
+): Promise<OwnedAdvertisement> {
   const body: AdvertisementObject = {
     apiVersion: API_VERSION,
     kind: 'ARPAdvertisement',
-    metadata: { name: d.name, ...ownerMetadata(owner) },
-    spec: { externalNetwork: d.externalNetwork, address: d.address, nodeName: d.nodeName },
+    metadata: { name: spec.name, ...ownerMetadata(owner) },
+    spec: { externalNetwork: spec.externalNetwork, address: spec.address, nodeName: spec.nodeName },
   };
-  const refusal = await ctx.admitAdvertisement?.(body);
-  if (refusal) throw new Error(`not creating ARPAdvertisement ${d.name}: ${refusal}`);
-  await createAdvertisement(ctx.rest, body, holder, ctx.fieldManager);
+  const refusal = await ctx.admitAdvertisement?.(body, replacing);
+  if (refusal) throw new Error(`not creating ARPAdvertisement ${spec.name}: ${refusal}`);
+  const created = await createAdvertisement(ctx.rest, body, holder, ctx.fieldManager);
+  return { spec, uid: created.metadata?.uid };
+}
+
+/**
+ * NAME-1: the owner's object `from` moved to `name` with never a moment unanswered: the copy
+ * (same address, network and node) first, then `from` deleted by uid. Returns the copy.
+ */
+async function moveToName(
+  ctx: WriteContext,
+  owner: AdvertisementOwner,
+  holder: Holder,
+  from: OwnedAdvertisement,
+  name: string,
+): Promise<OwnedAdvertisement> {
+  const copy = await createOwned(ctx, owner, holder, { ...from.spec, name }, from.spec.name);
+  await deleteAdvertisement(ctx.rest, from.spec.name, from.uid);
+  return copy;
 }
 
 /** What ensureAdvertisement needs besides the writes: where a taken name is reported. */
@@ -118,9 +158,11 @@ export interface EnsureContext extends WriteContext {
 }
 
 /**
- * The owner's ARPAdvertisement made to match `desired` (writeAdvertisement), unless another
- * owner's object stands on its name: that one is never touched (NAME-1); a Warning on `regarding`
- * says so, and the address is not advertised until it is gone.
+ * The owner's ARPAdvertisement made to match `desired` under the name `found` chose (NAME-1):
+ * moved there first when it is under the other name and advertises the same address (moveToName),
+ * the owner's other copy deleted, then writeAdvertisement. No `desired`: every object of the
+ * owner goes. When another owner's object holds even the hashed form, it is never touched; a
+ * Warning on `regarding` says so, and the address is not advertised until it is gone.
  */
 export async function ensureAdvertisement(
   ctx: EnsureContext,
@@ -130,6 +172,11 @@ export async function ensureAdvertisement(
   found: AdvertisementLookup,
   desired: AdvertisementSpec | undefined,
 ): Promise<void> {
+  if (!desired) {
+    for (const ad of [found.current, ...found.others])
+      if (ad) await deleteAdvertisement(ctx.rest, ad.spec.name, ad.uid);
+    return;
+  }
   if (found.foreign) {
     ctx.logger.warn('ARPAdvertisement name taken by another owner; not touching it', {
       name: found.foreign.metadata?.name,
@@ -138,7 +185,17 @@ export async function ensureAdvertisement(
     ctx.recorder?.warning(regarding, ADVERTISEMENT_NAME_TAKEN, 'Advertise', nameTakenMessage(owner, found.foreign));
     return;
   }
-  await writeAdvertisement(ctx, owner, holder, found.current, desired);
+  const want = { ...desired, name: found.name };
+  let current = found.current;
+  if (
+    current &&
+    current.spec.name !== found.name &&
+    current.spec.address === want.address &&
+    current.spec.externalNetwork === want.externalNetwork
+  )
+    current = await moveToName(ctx, owner, holder, current, found.name);
+  for (const other of found.others) await deleteAdvertisement(ctx.rest, other.spec.name, other.uid);
+  await writeAdvertisement(ctx, owner, holder, current, want);
 }
 
 /** The reason of that Warning (and of the owner's condition, where it has one). */

@@ -38,29 +38,39 @@ const as = <T>(request: AdmissionRequest): AdmissionRequest<T> => request as Adm
 export async function checkARPAdvertisementFromCaches(
   request: AdmissionRequest<ARPAdvertisementObject>,
   caches: WebhookCaches,
+  replacing?: string,
 ): Promise<Verdict> {
-  return checkARPAdvertisementAdmission(request, {
-    // The index when the caches have one (informers): ARP-4 only compares objects of this address.
-    arpAdvertisements: caches.arpAdvertisementsAt
-      ? caches.arpAdvertisementsAt(request.object?.spec?.address ?? '')
-      : await caches.arpAdvertisements.list(),
-    externalNetworks: await caches.externalNetworks.list(),
-    addressPools: await caches.addressPools.list(),
-    nodes: await caches.nodes.list(),
-  });
+  return checkARPAdvertisementAdmission(
+    request,
+    {
+      // The index when the caches have one (informers): ARP-4 only compares objects of this address.
+      arpAdvertisements: caches.arpAdvertisementsAt
+        ? caches.arpAdvertisementsAt(request.object?.spec?.address ?? '')
+        : await caches.arpAdvertisements.list(),
+      externalNetworks: await caches.externalNetworks.list(),
+      addressPools: await caches.addressPools.list(),
+      nodes: await caches.nodes.list(),
+    },
+    replacing,
+  );
 }
 
 /**
  * What the controller asks before it creates an ARPAdvertisement: why the webhook would refuse it
  * (ARP-2/4/5, the message it would give), or undefined when it would allow it. Its own writes skip
- * the webhook (M1), so the checks run here instead, from the same caches.
+ * the webhook (M1), so the checks run here instead, from the same caches. `replacing`: the owner's
+ * object this one replaces under its other name (NAME-1; ARP-4's exception, see the rule).
  */
 export function arpAdvertisementAdmitter(
   caches: WebhookCaches,
-): (ad: ARPAdvertisementObject) => Promise<string | undefined> {
-  return async (ad) => {
+): (ad: ARPAdvertisementObject, replacing?: string) => Promise<string | undefined> {
+  return async (ad, replacing) => {
     if (caches.hasSynced && !caches.hasSynced()) return 'the admission caches have not synced yet';
-    const verdict = await checkARPAdvertisementFromCaches({ uid: '', operation: 'CREATE', object: ad }, caches);
+    const verdict = await checkARPAdvertisementFromCaches(
+      { uid: '', operation: 'CREATE', object: ad },
+      caches,
+      replacing,
+    );
     return verdict.allowed ? undefined : denialMessage(verdict.issues);
   };
 }

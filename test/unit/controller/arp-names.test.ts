@@ -3,8 +3,12 @@ import { checkObjectName } from '../../../api/validation';
 import {
   advertisementName,
   advertisementNameOf,
-  legacyAdvertisementName,
+  advertisementNames,
+  chooseAdvertisementName,
+  hashedAdvertisementName,
   ownerKeysOf,
+  ownersOfSeedName,
+  seedAdvertisementName,
   ownerMetadata,
   ownerOf,
   isOwnedBy,
@@ -24,33 +28,69 @@ function splits(parts: string[]): Array<[string, string]> {
 }
 
 describe('ARPAdvertisement names (NAME-1)', () => {
-  it('NAME-1: team-a/web and team/a-web get different names, for both kinds (the old names collided)', () => {
-    for (const kind of KINDS) {
-      const a = advertisementName({ kind, namespace: 'team-a', name: 'web' });
-      const b = advertisementName({ kind, namespace: 'team', name: 'a-web' });
-      expect(a).not.toBe(b);
-      expect(legacyAdvertisementName({ kind, namespace: 'team-a', name: 'web' })).toBe(b);
-    }
-    expect(advertisementName(slb('team', 'a-web'))).toBe('slb-team-a-web');
-    expect(advertisementName(slb('team-a', 'web'))).toMatch(/^slb-team-a-web\.[0-9a-f]{16}$/);
+  /** An object under a name, with the owner marks of `owner` (undefined: no marks). */
+  const held = (owner?: AdvertisementOwner) => ({ metadata: owner ? ownerMetadata(owner) : {} });
+  const choose = (owner: AdvertisementOwner, objects: Record<string, ReturnType<typeof held>> = {}) =>
+    chooseAdvertisementName(owner, (n) => objects[n]);
+
+  it("NAME-1: the seed's name whenever it can be used and is free or the owner's own, a dashed namespace included", () => {
+    expect(choose(slb('team-a', 'web'))).toEqual({ name: 'slb-team-a-web' });
+    expect(choose(slb('team-a', 'web'), { 'slb-team-a-web': held(slb('team-a', 'web')) })).toEqual({
+      name: 'slb-team-a-web',
+    });
+    // The owner's own object under the hashed form does not keep it there: the seed's name is free.
+    expect(
+      choose(slb('team-a', 'web'), { [hashedAdvertisementName(slb('team-a', 'web'))]: held(slb('team-a', 'web')) }),
+    ).toEqual({ name: 'slb-team-a-web' });
   });
 
-  it('NAME-1: every way of splitting one dashed string into namespace/name gives its own name', () => {
+  it('NAME-1: team-a/web and team/a-web: whoever holds the seed name keeps it, the other gets the hashed form', () => {
+    for (const kind of KINDS) {
+      const [a, b] = [
+        { kind, namespace: 'team-a', name: 'web' },
+        { kind, namespace: 'team', name: 'a-web' },
+      ];
+      const seed = seedAdvertisementName(a)!;
+      expect(seedAdvertisementName(b)).toBe(seed);
+      expect(choose(b, { [seed]: held(a) })).toEqual({ name: hashedAdvertisementName(b) });
+      expect(choose(a, { [seed]: held(b) })).toEqual({ name: hashedAdvertisementName(a) });
+      expect(hashedAdvertisementName(a)).not.toBe(hashedAdvertisementName(b));
+    }
+  });
+
+  it('NAME-1: an object without marks, or with marks that disagree, holds the name against everyone', () => {
+    expect(choose(eip('a', 'b'), { 'eip-a-b': held() })).toEqual({ name: hashedAdvertisementName(eip('a', 'b')) });
+    const forged = {
+      metadata: { ...ownerMetadata(eip('a', 'b')), annotations: { [OWNER_ANNOTATION]: 'ElasticIP/a/c' } },
+    };
+    expect(choose(eip('a', 'b'), { 'eip-a-b': forged }).name).toBe(hashedAdvertisementName(eip('a', 'b')));
+    // Both names held by others: the hashed one is reported taken (the owner advertises nothing, touches nothing).
+    const taken = held(slb('x', 'y'));
+    expect(choose(eip('a', 'b'), { 'eip-a-b': held(), [hashedAdvertisementName(eip('a', 'b'))]: taken })).toEqual({
+      name: hashedAdvertisementName(eip('a', 'b')),
+      taken,
+    });
+  });
+
+  it('NAME-1: a name with a dot, or a seed name past 253 characters, always gets the hashed form (seed names never hold a dot, hashed ones always do)', () => {
+    expect(seedAdvertisementName(eip('team', 'a.web'))).toBeUndefined();
+    expect(choose(eip('team', 'a.web')).name).toMatch(/^eip-team-a\.web\.[0-9a-f]{16}$/);
+    expect(seedAdvertisementName(eip('a', 'x'.repeat(247)))).toBe(`eip-a-${'x'.repeat(247)}`);
+    expect(seedAdvertisementName(eip('a', 'x'.repeat(248)))).toBeUndefined();
+    expect(advertisementName(eip('a', 'x'.repeat(248))).length).toBe(253);
+    // A seed name cannot be forged to equal a hashed one: the forger's own name would need the dot.
+    const victim = hashedAdvertisementName(eip('team-a', 'web'));
+    expect(seedAdvertisementName(eip('team', `a-web${victim.slice('eip-team-a-web'.length)}`))).toBeUndefined();
+  });
+
+  it('NAME-1: every way of splitting one dashed string into namespace/name gets its own hashed form', () => {
     const parts = ['a', 'b', 'c', 'd', 'e', 'f'];
     for (const kind of KINDS) {
-      const names = splits(parts).map(([namespace, name]) => advertisementName({ kind, namespace, name }));
+      const names = splits(parts).map(([namespace, name]) => hashedAdvertisementName({ kind, namespace, name }));
       expect(new Set(names).size).toBe(names.length);
     }
     // And across the kinds: an ElasticIP and a ServiceLoadBalancer of one name never share.
     expect(advertisementName(slb('ns', 'x'))).not.toBe(advertisementName(eip('ns', 'x')));
-  });
-
-  it('NAME-1: a readable name cannot be forged to equal a hashed one (an ElasticIP name with a dot is hashed too)', () => {
-    const victim = advertisementName(eip('team-a', 'web')); // eip-team-a-web.<hash>
-    const suffix = victim.slice('eip-team-a-web'.length); // .<hash>
-    expect(advertisementName(eip('team', `a-web${suffix}`))).not.toBe(victim);
-    expect(advertisementName(eip('team', `a-web-${suffix.slice(1)}`))).not.toBe(victim);
-    expect(advertisementName(eip('team', 'a.web'))).toMatch(/\.[0-9a-f]{16}$/);
   });
 
   it('NAME-1: names stay valid object names within 253 characters, even for 253-character ElasticIP names', () => {
@@ -63,14 +103,12 @@ describe('ARPAdvertisement names (NAME-1)', () => {
       slb(ns63, 'w'.repeat(63)),
       eip('a', `${'x'.repeat(246)}-y`),
     ]) {
-      const name = advertisementName(owner);
-      expect(name.length).toBeLessThanOrEqual(253);
-      expect(checkObjectName('name', name)).toEqual([]);
+      for (const name of advertisementNames(owner)) {
+        expect(name.length).toBeLessThanOrEqual(253);
+        expect(checkObjectName('name', name)).toEqual([]);
+      }
     }
     expect(advertisementName(eip(ns63, long('a')))).not.toBe(advertisementName(eip(ns63, long('b'))));
-    // A long name that would reach exactly 253 in the readable form keeps it only without a dash in the namespace.
-    expect(advertisementName(eip('a', 'x'.repeat(247)))).toBe(`eip-a-${'x'.repeat(247)}`);
-    expect(advertisementName(eip('a', 'x'.repeat(248))).length).toBe(253);
   });
 
   it('NAME-1: names that differ only past the cut still differ (the hash covers the whole identity)', () => {
@@ -81,16 +119,18 @@ describe('ARPAdvertisement names (NAME-1)', () => {
     expect(a).not.toBe(b);
   });
 
-  it('NAME-1: stable across calls and releases (a changed derivation would orphan every object; the pinned value is sha256 of ServiceLoadBalancer/team-a/web by sha256sum)', () => {
-    expect(advertisementName(slb('team-a', 'web'))).toBe(advertisementName(slb('team-a', 'web')));
-    expect(advertisementName(slb('default', 'web'))).toBe('slb-default-web');
-    expect(advertisementName(eip('default', 'web-eip'))).toBe('eip-default-web-eip');
-    expect(advertisementName(slb('team-a', 'web'))).toBe('slb-team-a-web.acf028081811572f');
+  it('NAME-1: the owners whose seed name an object stands on are every split at a dash (their passes are woken when it goes)', () => {
+    expect(ownersOfSeedName('slb-team-a-web')).toEqual([slb('team', 'a-web'), slb('team-a', 'web')]);
+    expect(ownersOfSeedName('ngw-shop-egress')).toEqual([{ kind: 'NATGateway', namespace: 'shop', name: 'egress' }]);
+    expect(ownersOfSeedName('slb-team-a-web.acf028081811572f')).toEqual([]);
+    expect(ownersOfSeedName('xyz-a-b')).toEqual([]);
+    // A namespace is a DNS label of at most 63 characters.
+    expect(ownersOfSeedName(`eip-${'n'.repeat(64)}-x`)).toEqual([]);
   });
 
   it('advertisementNameOf: ServiceLoadBalancer and ElasticIP holders, nothing for others', () => {
     expect(advertisementNameOf({ kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' })).toBe(
-      advertisementName(slb('team-a', 'web')),
+      'slb-team-a-web',
     );
     expect(advertisementNameOf({ kind: 'ExternalNetwork', name: 'n' })).toBeUndefined();
   });
@@ -136,18 +176,15 @@ describe('ARPAdvertisement owner marks (NAME-1)', () => {
     };
     expect(ownerOf(legacy)).toEqual(slb('team-a', 'web'));
     expect(isOwnedBy(legacy, slb('team', 'a-web'))).toBe(false);
-    // Its event wakes its owner (who replaces it) and the owner whose name it stands on (who waits for it).
+    // Its event wakes its owner and the owner whose seed name it stands on (who takes it once it is gone).
     expect(ownerKeysOf(legacy, 'ServiceLoadBalancer').sort()).toEqual(['team-a/web', 'team/a-web']);
     expect(ownerKeysOf(legacy, 'ElasticIP')).toEqual([]);
   });
 
-  it("NAME-1: an object under another name than today's is replaced (delete, then create), never kept beside it", () => {
-    const d = {
-      name: advertisementName(slb('team-a', 'web')),
-      externalNetwork: 'n',
-      address: '192.0.2.1',
-      nodeName: 'x',
-    };
-    expect(advertisementAction({ ...d, name: 'slb-team-a-web' }, d)).toEqual({ action: 'recreate', desired: d });
+  it('NAME-1: an object under the other name advertising another address is replaced (delete, then create)', () => {
+    const d = { name: 'slb-team-a-web', externalNetwork: 'n', address: '192.0.2.1', nodeName: 'x' };
+    expect(
+      advertisementAction({ ...d, name: hashedAdvertisementName(slb('team-a', 'web')), address: '192.0.2.2' }, d),
+    ).toEqual({ action: 'recreate', desired: d });
   });
 });

@@ -3,6 +3,7 @@ import {
   byAge,
   decideUniqueness,
   duplicateSets,
+  isDuplicated,
   type AdvertisementView,
 } from '../../../runtime/controller/arp/duplicates';
 
@@ -34,6 +35,28 @@ describe('duplicateSets (ARP-4)', () => {
     ]);
     expect([...sets.keys()]).toEqual(['198.18.120.9']);
     expect(sets.get('198.18.120.9')!.map((m) => m.name)).toEqual(['c', 'a', 'b']);
+  });
+
+  it("ARP-4, NAME-1: one owner's copies on one node (a move between its names) are not a duplicate; on two nodes, or two owners, or unmarked, they are", () => {
+    const o = 'ElasticIP/ns/web';
+    const copies = [
+      ad('eip-ns-web', { owner: o, nodeName: 'n1' }),
+      ad('eip-ns-web.0123', { owner: o, nodeName: 'n1' }),
+    ];
+    expect(isDuplicated(copies)).toBe(false);
+    expect(duplicateSets(copies).size).toBe(0);
+    expect(decideUniqueness(copies).filter((d) => d.condition || d.event)).toEqual([]);
+    expect(isDuplicated([copies[0], { ...copies[1], nodeName: 'n2' }])).toBe(true);
+    expect(isDuplicated([copies[0], { ...copies[1], owner: 'ElasticIP/ns/other' }])).toBe(true);
+    expect(isDuplicated([copies[0], { ...copies[1], owner: undefined }])).toBe(true);
+    expect(
+      isDuplicated([
+        { ...copies[0], owner: undefined },
+        { ...copies[1], owner: undefined },
+      ]),
+    ).toBe(true);
+    expect(isDuplicated([...copies, ad('third', { nodeName: 'n1' })])).toBe(true);
+    expect(isDuplicated([copies[0]])).toBe(false);
   });
 
   it('byAge breaks a timestamp tie by name', () => {

@@ -6,6 +6,7 @@ import {
   type Verdict,
 } from '../../../runtime/controller/webhook/admission';
 import { admissionHandlers } from '../../../runtime/controller/webhook/handlers';
+import { hashedAdvertisementName, ownerMetadata } from '../../../runtime/controller/arp/names';
 import { checkARPAdvertisementAdmission } from '../../../runtime/controller/webhook/rules/arp-advertisement';
 import {
   checkElasticIPAttachmentAdmission,
@@ -216,6 +217,32 @@ describe('ARPAdvertisement admission (ARP-2, ARP-4, ARP-5)', () => {
     expect(outside.message).toContain(
       'is not inside any arp AddressPool of ExternalNetwork lan: p1 (10.0.0.0/24) (ARP-2)',
     );
+  });
+
+  it("ARP-4, NAME-1: the controller's copy of its own object under its other name is admitted only beside that object, same owner, same node", () => {
+    const owner = { kind: 'ElasticIP' as const, namespace: 'ns', name: 'web' };
+    const marked = (name: string, nodeName: string, who = owner): ARPAdvertisementObject => ({
+      ...arpAd(name, '10.0.0.10', 'lan', nodeName),
+      metadata: { name, ...ownerMetadata(who) },
+    });
+    const oldName = hashedAdvertisementName(owner);
+    const old = marked(oldName, 'n2');
+    const snap = { ...snapshot, arpAdvertisements: [old] };
+    const copy = marked('eip-ns-web', 'n2');
+    const check = (ad: ARPAdvertisementObject, replacing?: string, s = snap) =>
+      checkARPAdvertisementAdmission(req('CREATE', ad), s, replacing).allowed;
+    expect(check(copy, oldName)).toBe(true);
+    // Not without `replacing` (the webhook never passes it), nor replacing another name.
+    expect(check(copy)).toBe(false);
+    expect(check(copy, 'eip-ns-other')).toBe(false);
+    // Not on another node, not for another owner's marks, not when the old object is not the owner's.
+    expect(check(marked('eip-ns-web', 'n1'), oldName)).toBe(false);
+    expect(check(marked('eip-ns-web', 'n2', { ...owner, name: 'other' }), oldName)).toBe(false);
+    const unmarked = arpAd(oldName, '10.0.0.10', 'lan', 'n2');
+    expect(check(copy, oldName, { ...snapshot, arpAdvertisements: [unmarked] })).toBe(false);
+    // A third object of the address is still refused.
+    const third = arpAd('third', '10.0.0.10', 'lan', 'n2');
+    expect(check(copy, oldName, { ...snapshot, arpAdvertisements: [old, third] })).toBe(false);
   });
 
   it('ARP-3: an update that moves nodeName is allowed, even for an address that is now doubly held', () => {

@@ -1,10 +1,15 @@
-// Issue 30 item 6: highestRandomWeightNode and advertisementName checked against tables computed
+// Issue 30 item 6: highestRandomWeightNode and chooseAdvertisementName (NAME-1) checked against tables computed
 // outside the production code. Every hex value below was computed once by hand with coreutils, e.g.
 // `printf '%s' '198.51.100.7#worker-1' | sha256sum | cut -c1-16` (SLB-7: weight sha256("<vip>#<node>"),
 // highest wins) and `printf '%s' 'ElasticIP/team-a/db' | sha256sum | cut -c1-16` (NAME-1's hash over
 // kind/namespace/name), so a bug in either function fails here instead of agreeing with itself.
 import { highestRandomWeightNode } from '../../../runtime/controller/arp/rendezvous';
-import { advertisementName, type AdvertisementOwner } from '../../../runtime/controller/arp/names';
+import {
+  advertisementName,
+  chooseAdvertisementName,
+  ownerMetadata,
+  type AdvertisementOwner,
+} from '../../../runtime/controller/arp/names';
 
 /** The first 16 hex digits of sha256("<vip>#<node>"), by sha256sum (their order decides here). */
 const WEIGHTS: Record<string, Record<string, string>> = {
@@ -52,16 +57,48 @@ describe('independent oracles (issue 30 item 6)', () => {
     expect(highestRandomWeightNode('198.51.100.7', [])).toBeUndefined();
   });
 
-  it('NAME-1: advertisementName gives the hand-written names (seeds form without a `-` in the namespace, else the hash by sha256sum)', () => {
-    const table: Array<[AdvertisementOwner, string]> = [
-      [{ kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' }, 'slb-default-web'],
-      [{ kind: 'ElasticIP', namespace: 'default', name: 'web-eip' }, 'eip-default-web-eip'],
-      [{ kind: 'NATGateway', namespace: 'shop', name: 'egress' }, 'ngw-shop-egress'],
-      [{ kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' }, 'slb-team-a-web.acf028081811572f'],
-      [{ kind: 'ElasticIP', namespace: 'team-a', name: 'db' }, 'eip-team-a-db.a15df7113be44a15'],
-      [{ kind: 'NATGateway', namespace: 'kube-system', name: 'egress' }, 'ngw-kube-system-egress.cdbbe1996d734548'],
-      [{ kind: 'ElasticIP', namespace: 'team', name: 'a.web' }, 'eip-team-a.web.34cba3b1bd01d07d'],
+  it("NAME-1: chooseAdvertisementName gives the hand-written names: the seed's when it fits and is free or the owner's, else the hash by sha256sum", () => {
+    // Who holds a name in each row: 'self' (the owner's marks), 'other' (another owner's), 'none' (no marks).
+    type Holder = 'self' | 'other' | 'none';
+    const SLB_A: AdvertisementOwner = { kind: 'ServiceLoadBalancer', namespace: 'team-a', name: 'web' };
+    const SLB_B: AdvertisementOwner = { kind: 'ServiceLoadBalancer', namespace: 'team', name: 'a-web' };
+    const x248 = 'x'.repeat(248);
+    const table: Array<[AdvertisementOwner, Record<string, Holder>, string]> = [
+      [{ kind: 'ServiceLoadBalancer', namespace: 'default', name: 'web' }, {}, 'slb-default-web'],
+      [{ kind: 'ElasticIP', namespace: 'default', name: 'web-eip' }, {}, 'eip-default-web-eip'],
+      [{ kind: 'NATGateway', namespace: 'shop', name: 'egress' }, {}, 'ngw-shop-egress'],
+      [{ kind: 'NATGateway', namespace: 'kube-system', name: 'egress' }, {}, 'ngw-kube-system-egress'],
+      [SLB_A, {}, 'slb-team-a-web'],
+      [SLB_A, { 'slb-team-a-web': 'self' }, 'slb-team-a-web'],
+      [SLB_A, { 'slb-team-a-web.acf028081811572f': 'self' }, 'slb-team-a-web'],
+      [SLB_A, { 'slb-team-a-web': 'other' }, 'slb-team-a-web.acf028081811572f'],
+      [SLB_B, { 'slb-team-a-web': 'other' }, 'slb-team-a-web.caee7b00c6ddb250'],
+      [SLB_B, { 'slb-team-a-web': 'none' }, 'slb-team-a-web.caee7b00c6ddb250'],
+      [
+        { kind: 'ElasticIP', namespace: 'team-a', name: 'db' },
+        { 'eip-team-a-db': 'other' },
+        'eip-team-a-db.a15df7113be44a15',
+      ],
+      [
+        { kind: 'NATGateway', namespace: 'shop', name: 'egress' },
+        { 'ngw-shop-egress': 'none' },
+        'ngw-shop-egress.d84bc9ca9f6a3602',
+      ],
+      [{ kind: 'ElasticIP', namespace: 'team', name: 'a.web' }, {}, 'eip-team-a.web.34cba3b1bd01d07d'],
+      // eip-a-<248 x> is 254 characters: cut to 236, a dot, the hash: 253.
+      [{ kind: 'ElasticIP', namespace: 'a', name: x248 }, {}, `eip-a-${'x'.repeat(230)}.eee92579cff90d0b`],
     ];
-    for (const [owner, name] of table) expect(advertisementName(owner)).toBe(name);
+    for (const [owner, holders, name] of table) {
+      const other: AdvertisementOwner = { kind: 'ServiceLoadBalancer', namespace: 'someone', name: 'else' };
+      const at = (n: string) => {
+        const h = holders[n];
+        if (h === undefined) return undefined;
+        return { metadata: h === 'none' ? {} : ownerMetadata(h === 'self' ? owner : other) };
+      };
+      expect(chooseAdvertisementName(owner, at)).toEqual({ name });
+    }
+    expect(`eip-a-${'x'.repeat(230)}.eee92579cff90d0b`).toHaveLength(253);
+    // The uncontested name, as tests and benches spell it.
+    expect(advertisementName(SLB_A)).toBe('slb-team-a-web');
   });
 });

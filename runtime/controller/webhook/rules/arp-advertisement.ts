@@ -3,6 +3,11 @@
  * (one ARPAdvertisement per address: Forbidden, naming the holder) and ARP-5 (never a Node's
  * InternalIP). `spec.externalNetwork` and `spec.address` are immutable (ARP-3, CEL), so an update
  * only moves `spec.nodeName` and is allowed: refusing it would pin an address to a dead node.
+ *
+ * ARP-4's one exception is the controller's own, never the webhook's: while an owner's object moves
+ * from one of its names to the other (NAME-1, ../../arp/owned.ts), the copy is created before the
+ * old one is deleted. `replacing` names that old object; it is passed over only when its verified
+ * owner marks are the new one's and it is on the same node, so still one node answers.
  */
 import {
   findPoolForRequestedAddress,
@@ -11,6 +16,7 @@ import {
   poolView,
   type ValidationIssue,
 } from '../../../../api/validation';
+import { ownerIdentity } from '../../arp/names';
 import { allowed, verdictOf, writtenObject, type AdmissionRequest, type Verdict } from '../admission';
 import { nameOf, type ARPAdvertisementObject, type CacheSnapshot } from '../views';
 
@@ -27,6 +33,7 @@ const sameAddress = (a: string, b: string): boolean => {
 export function checkARPAdvertisementAdmission(
   request: AdmissionRequest<ARPAdvertisementObject>,
   snapshot: ARPAdvertisementSnapshot,
+  replacing?: string,
 ): Verdict {
   const ad = writtenObject(request);
   if (!ad) return allowed();
@@ -42,8 +49,15 @@ export function checkARPAdvertisementAdmission(
   const address = ad.spec?.address ?? '';
 
   const conflicts: ValidationIssue[] = [];
+  const owner = ownerIdentity(ad);
+  const replaced = (other: ARPAdvertisementObject) =>
+    replacing !== undefined &&
+    nameOf(other) === replacing &&
+    owner !== undefined &&
+    ownerIdentity(other) === owner &&
+    other.spec?.nodeName === ad.spec?.nodeName;
   for (const other of snapshot.arpAdvertisements) {
-    if (nameOf(other) === name || !sameAddress(other.spec?.address ?? '', address)) continue;
+    if (nameOf(other) === name || !sameAddress(other.spec?.address ?? '', address) || replaced(other)) continue;
     conflicts.push(
       issue(
         'spec.address',
