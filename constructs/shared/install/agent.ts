@@ -100,7 +100,11 @@ export function agent(o: ResolvedOptions): ManifestObject {
               ...containerImage(o, 'agent'),
               command: ['juneau-agent'],
               args,
-              env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+              env: [
+                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                // Its Lease's and the BGP password Secrets' namespace: the install's, whatever its name.
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+              ],
               ports: [
                 { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },
                 { name: 'health', containerPort: p.agentHealth, protocol: 'TCP' },

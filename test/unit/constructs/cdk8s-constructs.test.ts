@@ -244,6 +244,7 @@ describe('JuneauInstall', () => {
     ]);
     expect(pod.containers[0].env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
     expect(pod.containers[0].ports).toHaveLength(2);
   });
