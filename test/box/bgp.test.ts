@@ -1,0 +1,262 @@
+// BGP mode on the cluster in a box (issue 27's proof), real parts end to end: Juneau installed
+// from the manifest as synthesized with `bgpDaemon: true` (BIRD 2 in its own container of every
+// agent Pod, each node with its own /run/juneau/bgp: mounts.ts), the echo image as a Deployment,
+// each node's real kube-proxy (nftables) DNATing the VIP to its local endpoint and dropping it
+// where there is none. The router namespace on the nodes' segment runs FRR — another BGP
+// implementation than the nodes' BIRD — peering eBGP with every node and installing multipath
+// routes into its kernel (`fib_multipath_hash_policy=1`: the hash takes the ports, so one client's
+// connections spread over the next hops). The echo servers name the node that served each one.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { birdCommand, bgpSessions } from '../../runtime/agent/bgp/birdc';
+import { birdSymbol } from '../../runtime/agent/bgp/bird-config';
+import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
+import { elapsedSince, figure } from '../shared/figures';
+import { inNetns } from './exec';
+import { sharedEchoBox } from './echo-box';
+import { nodeBgpDir } from './mounts';
+import { describeOnBox, echoDeployment, echoServiceYaml, listPods, until } from './session';
+import { pidsInNetns } from './upstream';
+
+jest.setTimeout(600_000);
+
+const ROUTER_ASN = 64513;
+const NODE_ASN = 64512;
+/** Routed addresses, outside the nodes' segment: only BGP brings the router to them. */
+const POOL = '198.51.100.0/28';
+const VIP = '198.51.100.5';
+/** What the router announces to every node: it must never reach a node's routing table (BGP-8). */
+const FROM_ROUTER = '203.0.113.0/24';
+const PEER = 'router';
+const CONNECTIONS = 200;
+
+/** The bgp pool and network, the router as a BGPPeer, and a BGPAdvertisement of the network to it. */
+function bgpYaml(routerIp: string): string {
+  return `apiVersion: juneau.loutres.me/v1alpha1
+kind: AddressPool
+metadata: { name: bgp-pool }
+spec: { addresses: ["${POOL}"], advertiseMode: bgp }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: ExternalNetwork
+metadata: { name: bgp-net }
+spec: { addressPools: [bgp-pool], type: bgp }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: BGPPeer
+metadata: { name: ${PEER} }
+spec: { peerAddress: ${routerIp}, peerASN: ${ROUTER_ASN}, myASN: ${NODE_ASN} }
+---
+apiVersion: juneau.loutres.me/v1alpha1
+kind: BGPAdvertisement
+metadata: { name: bgp-net-to-router }
+spec: { externalNetworks: [bgp-net], peers: [${PEER}] }
+`;
+}
+
+/** FRR on the router: eBGP to every node (one peer group), multipath, and a route of its own to send. */
+function frrConfig(routerIp: string, nodeIps: readonly string[]): string {
+  return `frr defaults datacenter
+hostname router
+ip route ${FROM_ROUTER} Null0
+router bgp ${ROUTER_ASN}
+ bgp router-id ${routerIp}
+ no bgp ebgp-requires-policy
+ neighbor nodes peer-group
+ neighbor nodes remote-as ${NODE_ASN}
+${nodeIps.map((ip) => ` neighbor ${ip} peer-group nodes`).join('\n')}
+ address-family ipv4 unicast
+  network ${FROM_ROUTER}
+  maximum-paths 8
+ exit-address-family
+exit
+`;
+}
+
+describeOnBox('BGP mode on the cluster in a box: BIRD on every node from the install, FRR on the router', () => {
+  let router: FrrRouter | undefined;
+  let monitor: RouteMonitor | undefined;
+  // Declared before the box's own afterAll, so it runs first: FRR stops while its namespace exists.
+  afterAll(async () => {
+    monitor?.stop();
+    await router?.stop();
+  });
+  const echoBox = sharedEchoBox('juneau-bgp-box-', {
+    nodes: 3,
+    label: 'bgp box',
+    install: { bgpDaemon: true },
+    upNote: 'Juneau and echo images imported; install with bgpDaemon',
+  });
+  const { kubectl, inRouter } = echoBox;
+  const nodeIp = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!.ip;
+  const nodeOfIp = (ip: string) => echoBox.box.nodes.find((n) => n.ip === ip)?.name ?? ip;
+  const birdSocket = (i: number) => path.join(nodeBgpDir(echoBox.box.nodes[i]), 'bird.ctl');
+  const nextHops = () => kernelNextHops(echoBox.router, `${VIP}/32`);
+  /**
+   * Polls the router's FIB until the VIP's next hops are exactly `nodes`' addresses; the time from
+   * `since` (performance.now()) to the kernel's last route change naming the VIP before the poll
+   * saw it (`ip monitor route`), or to the poll itself when the monitor named none (FRR changed a
+   * nexthop group, not the route).
+   */
+  const hopsBecome = async (nodes: readonly string[], since: number): Promise<string> => {
+    const want = JSON.stringify(nodes.map(nodeIp).sort());
+    await until(
+      `the router's next hops for ${VIP} = [${nodes.join(', ')}]`,
+      async () => (JSON.stringify(await nextHops()) === want ? true : undefined),
+      300_000,
+    );
+    const seen = performance.now();
+    try {
+      return `${Math.round(monitor!.lastChange(VIP, since, seen))} ms`;
+    } catch {
+      return `${Math.round(seen - since)} ms (poll)`;
+    }
+  };
+  const slbPhase = async () =>
+    (
+      JSON.parse(await kubectl(['-n', 'default', 'get', 'serviceloadbalancers', 'echo', '-o', 'json'])) as {
+        status?: { phase?: string };
+      }
+    ).status?.phase;
+
+  /** `n` HTTP GETs to the VIP from the router, one TCP connection each, 10 at a time: how many each node served, and the failures. */
+  async function connect(n: number): Promise<Record<string, number>> {
+    const out = await inRouter(
+      `dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+for g in $(seq 0 10 ${n - 1}); do
+  for i in $(seq $g $((g + 9))); do
+    [ $i -lt ${n} ] || break
+    ( page=$(curl -s -m 5 http://${VIP}/) && echo "ok $page" > "$dir/$i" || echo "FAIL curl=$?" > "$dir/$i" ) &
+  done
+  wait
+done
+cat "$dir"/*`,
+      900_000,
+    );
+    const tally: Record<string, number> = {};
+    for (const line of out.split('\n').filter(Boolean)) {
+      const key = line.startsWith('ok ') ? (/ node=(\S+)/.exec(line)?.[1] ?? `unnamed: ${line}`) : line;
+      tally[key] = (tally[key] ?? 0) + 1;
+    }
+    return tally;
+  }
+
+  /** The nodes of the echo pods that are not being deleted. */
+  const backendNodes = async () =>
+    (await listPods(kubectl, 'default', 'app=echo'))
+      .filter((p) => !(p as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp)
+      .map((p) => p.spec.nodeName ?? '')
+      .sort();
+
+  beforeAll(async () => {
+    const { box, routerIp } = echoBox;
+    await inRouter('sysctl -qw net.ipv4.fib_multipath_hash_policy=1');
+    router = new FrrRouter(echoBox.router, `jbgp${box.id}`);
+    await router.start(
+      frrConfig(
+        routerIp,
+        box.nodes.map((n) => n.ip),
+      ),
+    );
+    monitor = await RouteMonitor.start(echoBox.router);
+    // What BIRD costs a node before any BGPPeer exists (the install's bgpDaemon default, docs/bgp.md):
+    // its memory, and no listening socket (a BIRD without BGP protocols opens none).
+    for (const node of box.nodes) {
+      const pids = pidsInNetns(node.netns, '/usr/sbin/bird');
+      expect(pids).toHaveLength(1);
+      const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pids[0]}/status`, 'utf8'))?.[1];
+      figure(`bgp box: ${node.name} BIRD RSS with no BGPPeer (kB)`, Number(rss));
+      const listening = await inNetns(node.netns, 'ss', ['-Hltnp']);
+      expect(listening.split('\n').filter((l) => l.includes('"bird"'))).toEqual([]);
+    }
+    const t0 = Date.now();
+    await kubectl(['apply', '--server-side', '-f', '-'], bgpYaml(routerIp));
+    const established = await until(
+      'every node Established with the router (FRR)',
+      async () => {
+        const summary = await router!.json<{ ipv4Unicast?: { peers?: Record<string, { state: string }> } }>(
+          'show bgp summary',
+        );
+        const peers = summary.ipv4Unicast?.peers ?? {};
+        return box.nodes.every((n) => peers[n.ip]?.state === 'Established') ? peers : undefined;
+      },
+      180_000,
+    );
+    figure('bgp box: BGPPeer applied -> all 3 sessions Established at the router', elapsedSince(t0));
+    expect(Object.keys(established).sort()).toEqual(box.nodes.map((n) => n.ip).sort());
+  }, 900_000);
+
+  test('BGP-3, BGP-5, SLB-3: ETP Local, backends on 2 of 3 nodes: the router kernel route for the VIP has exactly those 2 next hops, and 200 connections from the router all succeed, served by both', async () => {
+    const nodes = echoBox.box.nodes.map((n) => n.name);
+    const backends = [nodes[0], nodes[2]];
+    const t0 = performance.now();
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      `${echoDeployment({ nodes: backends })}---\n${echoServiceYaml({ network: 'bgp-net', vip: VIP })}`,
+    );
+    figure(
+      'bgp box: echo Deployment + Service applied -> the router FIB has both next hops',
+      await hopsBecome(backends, t0),
+    );
+    figure('bgp box: the router kernel next hops for the VIP, by node', (await nextHops()).map(nodeOfIp).join(', '));
+    expect(await slbPhase()).toBe('Ready');
+    const tally = await connect(CONNECTIONS);
+    figure(`bgp box: ${CONNECTIONS} connections from the router, by serving node`, JSON.stringify(tally));
+    expect(Object.keys(tally).sort()).toEqual(backends);
+    expect(tally[backends[0]] + tally[backends[1]]).toBe(CONNECTIONS);
+  });
+
+  test('BGP-5, SLB-3: scaled to 1 backend, 1 next hop (that node); to 0, the route is gone and the phase is Degraded, not Ready', async () => {
+    const t1 = performance.now();
+    await kubectl(['-n', 'default', 'scale', 'deployment', 'echo', '--replicas=1']);
+    const [left] = await until('one echo pod left', async () => {
+      const b = await backendNodes();
+      return b.length === 1 ? b : undefined;
+    });
+    figure('bgp box: scale 2 -> 1 backend -> the router FIB has 1 next hop', await hopsBecome([left], t1));
+    const tally = await connect(50);
+    figure('bgp box: 50 connections with 1 backend, by serving node', JSON.stringify(tally));
+    expect(tally).toEqual({ [left]: 50 });
+
+    const t0 = performance.now();
+    await kubectl(['-n', 'default', 'scale', 'deployment', 'echo', '--replicas=0']);
+    figure('bgp box: scale 1 -> 0 backends -> the VIP route gone from the router FIB', await hopsBecome([], t0));
+    // The phase leaves Ready (the controller sees no node announcing); what it becomes is the claim.
+    const phase = await until('the ServiceLoadBalancer phase to leave Ready', async () => {
+      const p = await slbPhase();
+      return p !== 'Ready' ? p : undefined;
+    });
+    figure('bgp box: phase with no backend', String(phase));
+    expect(phase).toBe('Degraded');
+  });
+
+  test('BGP-8: the route the router sends reaches every node’s BIRD and is filtered; it is in no node’s routing table', async () => {
+    const { box } = echoBox;
+    for (const [i, node] of box.nodes.entries()) {
+      // Positive control: FRR sends it to the node, and the node's BIRD counts it received.
+      const sent = await router!.json<{ advertisedRoutes: Record<string, unknown> }>(
+        `show bgp ipv4 unicast neighbors ${node.ip} advertised-routes`,
+      );
+      expect(Object.keys(sent.advertisedRoutes)).toContain(FROM_ROUTER);
+      const details = (await birdCommand(birdSocket(i), `show protocols all ${birdSymbol(PEER)}`))
+        .map((l) => l.text)
+        .join('\n');
+      const [received, , filtered] = (/Import updates:\s+(\d+)\s+(\d+)\s+(\d+)/.exec(details) ?? [])
+        .slice(1)
+        .map(Number);
+      figure(
+        `bgp box: ${node.name} BIRD import updates from the router (received, filtered)`,
+        `${received}, ${filtered}`,
+      );
+      expect(received).toBeGreaterThanOrEqual(1);
+      expect(filtered).toBe(received);
+      const [session] = await bgpSessions(birdSocket(i), birdSymbol(PEER));
+      expect(session).toMatchObject({ state: 'Established', prefixesImported: 0 });
+      const table = (await birdCommand(birdSocket(i), 'show route')).map((l) => l.text).join('\n');
+      expect(table).not.toContain('203.0.113.0');
+      expect(await kernelNextHops(node.netns, FROM_ROUTER)).toEqual([]);
+      expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all', 'proto', 'bird'])).toBe('');
+      expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all'])).not.toContain('203.0.113.');
+    }
+  });
+});
