@@ -25,6 +25,8 @@ const NODE_ASN = 64512;
 /** Routed addresses, outside the nodes' segment: only BGP brings the router to them. */
 const POOL = '198.51.100.0/28';
 const VIP = '198.51.100.5';
+/** The ETP Cluster Service's (BGP-3). */
+const CLUSTER_VIP = '198.51.100.6';
 /** What the router announces to every node: it must never reach a node's routing table (BGP-8). */
 const FROM_ROUTER = '203.0.113.0/24';
 const PEER = 'router';
@@ -91,23 +93,23 @@ describeOnBox('BGP mode on the cluster in a box: BIRD on every node from the ins
   const nodeIp = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!.ip;
   const nodeOfIp = (ip: string) => echoBox.box.nodes.find((n) => n.ip === ip)?.name ?? ip;
   const birdSocket = (i: number) => path.join(nodeBgpDir(echoBox.box.nodes[i]), 'bird.ctl');
-  const nextHops = () => kernelNextHops(echoBox.router, `${VIP}/32`);
+  const nextHops = (vip = VIP) => kernelNextHops(echoBox.router, `${vip}/32`);
   /**
    * Polls the router's FIB until the VIP's next hops are exactly `nodes`' addresses; the time from
    * `since` (performance.now()) to the kernel's last route change naming the VIP before the poll
    * saw it (`ip monitor route`), or to the poll itself when the monitor named none (FRR changed a
    * nexthop group, not the route).
    */
-  const hopsBecome = async (nodes: readonly string[], since: number): Promise<string> => {
+  const hopsBecome = async (nodes: readonly string[], since: number, vip = VIP): Promise<string> => {
     const want = JSON.stringify(nodes.map(nodeIp).sort());
     await until(
-      `the router's next hops for ${VIP} = [${nodes.join(', ')}]`,
-      async () => (JSON.stringify(await nextHops()) === want ? true : undefined),
+      `the router's next hops for ${vip} = [${nodes.join(', ')}]`,
+      async () => (JSON.stringify(await nextHops(vip)) === want ? true : undefined),
       300_000,
     );
     const seen = performance.now();
     try {
-      return `${Math.round(monitor!.lastChange(VIP, since, seen))} ms`;
+      return `${Math.round(monitor!.lastChange(vip, since, seen))} ms`;
     } catch {
       return `${Math.round(seen - since)} ms (poll)`;
     }
@@ -258,5 +260,52 @@ cat "$dir"/*`,
       expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all', 'proto', 'bird'])).toBe('');
       expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all'])).not.toContain('203.0.113.');
     }
+  });
+
+  test('BGP-3, BGP-2, BGP-1: ETP Cluster on a bgp network: every node announces; the BGPAdvertisement nodeSelector narrows it, and the BGPPeer nodeSelector narrows it further', async () => {
+    const nodes = echoBox.box.nodes.map((n) => n.name);
+    const t0 = performance.now();
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      echoServiceYaml({ network: 'bgp-net', vip: CLUSTER_VIP, name: 'echo-cluster', trafficPolicy: 'Cluster' }),
+    );
+    figure('bgp box: ETP Cluster Service applied -> 3 next hops', await hopsBecome(nodes, t0, CLUSTER_VIP));
+    // Nodes 0 and 1 in "rack a"; the advertisement allows rack a only.
+    for (const n of [nodes[0], nodes[1]]) await kubectl(['label', 'node', n, 'bgp-rack=a', '--overwrite']);
+    const t1 = performance.now();
+    await kubectl([
+      'patch',
+      'bgpadvertisement',
+      'bgp-net-to-router',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { nodeSelector: { matchLabels: { 'bgp-rack': 'a' } } } }),
+    ]);
+    figure(
+      'bgp box: BGPAdvertisement nodeSelector rack a -> 2 next hops',
+      await hopsBecome([nodes[0], nodes[1]], t1, CLUSTER_VIP),
+    );
+    // The peer itself only for node 1: node 0's session goes, and with it its route.
+    const t2 = performance.now();
+    await kubectl([
+      'patch',
+      'bgppeer',
+      PEER,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { nodeSelector: { matchLabels: { 'kubernetes.io/hostname': nodes[1] } } } }),
+    ]);
+    figure('bgp box: BGPPeer nodeSelector node 1 -> 1 next hop', await hopsBecome([nodes[1]], t2, CLUSTER_VIP));
+    // The other nodes drop their sessions (each agent on its own pass): only node 1's stays up.
+    const states = await until('only node 1 Established at the router', async () => {
+      const summary = await router!.json<{ ipv4Unicast?: { peers?: Record<string, { state: string }> } }>(
+        'show bgp summary',
+      );
+      const s = Object.fromEntries(
+        Object.entries(summary.ipv4Unicast?.peers ?? {}).map(([ip, p]) => [nodeOfIp(ip), p.state]),
+      );
+      return nodes.every((n) => (s[n] === 'Established') === (n === nodes[1])) ? s : undefined;
+    });
+    figure('bgp box: the router sessions with the BGPPeer on node 1 only', JSON.stringify(states));
   });
 });

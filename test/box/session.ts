@@ -235,14 +235,16 @@ spec:
 
 /**
  * The LoadBalancer Service `name` (default `echo`) in `default` over the `app: echo` pods,
- * `externalTrafficPolicy: Local`, its address `vip` from the ExternalNetwork `network`: HTTP on 80,
- * and with `udp` the UDP echo on 7. YAML ending in a newline.
+ * `externalTrafficPolicy: Local` (or `trafficPolicy`: Cluster is allowed on bgp networks, BGP-3),
+ * its address `vip` from the ExternalNetwork `network`: HTTP on 80, and with `udp` the UDP echo on
+ * 7. YAML ending in a newline.
  */
 export function echoServiceYaml(o: {
   readonly network: string;
   readonly vip: string;
   readonly udp?: boolean;
   readonly name?: string;
+  readonly trafficPolicy?: 'Local' | 'Cluster';
 }): string {
   const ports = [
     `{ name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }`,
@@ -259,7 +261,7 @@ metadata:
 spec:
   type: LoadBalancer
   loadBalancerClass: juneau.loutres.me/load-balancer
-  externalTrafficPolicy: Local
+  externalTrafficPolicy: ${o.trafficPolicy ?? 'Local'}
   selector: { app: echo }
   ports: [${ports.join(', ')}]
 `;
