@@ -12,11 +12,12 @@ import { birdCommand, bgpSessions } from '../../runtime/agent/bgp/birdc';
 import { birdSymbol } from '../../runtime/agent/bgp/bird-config';
 import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
 import { elapsedSince, figure } from '../shared/figures';
-import { inNetns } from './exec';
+import { cmd, inNetns } from './exec';
 import { sharedEchoBox } from './echo-box';
 import { nodeBgpDir } from './mounts';
 import { describeOnBox, echoDeployment, echoServiceYaml, listPods, until } from './session';
-import { pidsInNetns } from './upstream';
+import type { NodeRecord } from './state';
+import { agentPidsInNetns, pidsInNetns } from './upstream';
 
 jest.setTimeout(600_000);
 
@@ -307,5 +308,107 @@ cat "$dir"/*`,
       return nodes.every((n) => (s[n] === 'Established') === (n === nodes[1])) ? s : undefined;
     });
     figure('bgp box: the router sessions with the BGPPeer on node 1 only', JSON.stringify(states));
+  });
+
+  /** FRR's view of one node's session (`show bgp neighbors X json`). */
+  const frrNeighbor = async (ip: string) =>
+    (
+      await router!.json<Record<string, { bgpState: string; connectionsEstablished: number; lastResetDueTo?: string }>>(
+        `show bgp neighbors ${ip}`,
+      )
+    )[ip];
+  /** FRR configured through vtysh, one line per `-c`, from `configure terminal`. */
+  const frrConfigure = (lines: readonly string[]) =>
+    cmd('vtysh', ['-N', router!.name, '-c', 'configure terminal', ...lines.flatMap((l) => ['-c', l])]);
+
+  /**
+   * Patches the BGPPeer (selector gone, `spec` merged), then waits until every node's session to
+   * the router was established again after it (FRR's counter moved: the change reached BIRD and
+   * reset the session), and, with `bfd`, FRR's BFD session with every node is up; then until the
+   * ETP Cluster VIP has every node as its next hop.
+   */
+  async function peerWith(spec: object, bfd: boolean): Promise<void> {
+    const { nodes } = echoBox.box;
+    const before = new Map<string, number>();
+    for (const n of nodes) before.set(n.ip, (await frrNeighbor(n.ip)).connectionsEstablished);
+    const t0 = performance.now();
+    await kubectl(['patch', 'bgppeer', PEER, '--type=merge', '-p', JSON.stringify({ spec })]);
+    await until(
+      `every node's session re-established${bfd ? ' with BFD up' : ''}`,
+      async () => {
+        const bfdPeers = bfd ? await router!.json<Array<{ peer: string; status: string }>>('show bfd peers') : [];
+        for (const n of nodes) {
+          const s = await frrNeighbor(n.ip);
+          if (s.bgpState !== 'Established' || s.connectionsEstablished <= before.get(n.ip)!) return undefined;
+          if (bfd && bfdPeers.find((p) => p.peer === n.ip)?.status !== 'up') return undefined;
+        }
+        return true;
+      },
+      300_000,
+    );
+    await hopsBecome(
+      nodes.map((n) => n.name),
+      t0,
+      CLUSTER_VIP,
+    );
+  }
+
+  /** BGP-6's node crash: its agent SIGKILLed and its link cut (the host end of its veth down); the
+   * router's FIB change for the ETP Cluster VIP, timed from the crash; the link back up after. */
+  async function crash(node: NodeRecord): Promise<{ fib: string; reset: string }> {
+    const survivors = echoBox.box.nodes.filter((n) => n !== node).map((n) => n.name);
+    const t0 = performance.now();
+    for (const pid of agentPidsInNetns(node.netns)) process.kill(Number(pid), 'SIGKILL');
+    await cmd('ip', ['link', 'set', 'dev', node.hostVeth, 'down']);
+    try {
+      const fib = await hopsBecome(survivors, t0, CLUSTER_VIP);
+      return { fib, reset: JSON.stringify(await frrNeighbor(node.ip)) };
+    } finally {
+      await cmd('ip', ['link', 'set', 'dev', node.hostVeth, 'up']);
+    }
+  }
+
+  test('BGP-6: node crash (agent SIGKILLed, link cut): with BFD the router drops its next hop on BFD down; without BFD at the hold time (4 s)', async () => {
+    const [withBfd, , withoutBfd] = echoBox.box.nodes;
+    // Every node announces the Cluster VIP again, with BFD on both sides (100 ms x 3) and a 3 s hold time.
+    await kubectl([
+      'patch',
+      'bgpadvertisement',
+      'bgp-net-to-router',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { nodeSelector: null } }),
+    ]);
+    await frrConfigure([
+      'bfd',
+      'profile fast',
+      'receive-interval 100',
+      'transmit-interval 100',
+      'exit',
+      'exit',
+      `router bgp ${ROUTER_ASN}`,
+      'neighbor nodes bfd profile fast',
+    ]);
+    await peerWith(
+      { nodeSelector: null, holdTime: 3, bfd: { receiveInterval: 100, transmitInterval: 100, detectMultiplier: 3 } },
+      true,
+    );
+    const bfd = await crash(withBfd);
+    figure(`bgp box: ${withBfd.name} crash with BFD (100 ms x 3) -> its next hop gone from the router FIB`, bfd.fib);
+    figure(`bgp box: FRR's session with ${withBfd.name} after its crash with BFD`, bfd.reset);
+    expect(JSON.parse(bfd.reset)).toMatchObject({ lastResetDueTo: 'BFD down received' });
+
+    // BFD off on both sides; the crashed node back first (its link up, its agent restarted).
+    await frrConfigure([`router bgp ${ROUTER_ASN}`, 'no neighbor nodes bfd']);
+    // The hold time changes too (4 s), so every session restarts on the new options.
+    await peerWith({ bfd: null, holdTime: 4 }, false);
+    const hold = await crash(withoutBfd);
+    figure(
+      `bgp box: ${withoutBfd.name} crash without BFD (hold time 4 s) -> its next hop gone from the router FIB`,
+      hold.fib,
+    );
+    figure(`bgp box: FRR's session with ${withoutBfd.name} after its crash without BFD`, hold.reset);
+    expect(hold.reset).toContain('Hold Timer Expired');
+    expect(JSON.parse(hold.reset).lastResetDueTo).not.toMatch(/BFD/);
   });
 });
