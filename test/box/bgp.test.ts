@@ -15,7 +15,7 @@ import { elapsedSince, figure } from '../shared/figures';
 import { cmd, inNetns } from './exec';
 import { sharedEchoBox } from './echo-box';
 import { nodeBgpDir } from './mounts';
-import { describeOnBox, echoDeployment, echoServiceYaml, listPods, until } from './session';
+import { agentBackAfterRestart, describeOnBox, echoDeployment, echoServiceYaml, listPods, until } from './session';
 import type { NodeRecord } from './state';
 import { agentPidsInNetns, pidsInNetns } from './upstream';
 
@@ -123,13 +123,13 @@ describeOnBox('BGP mode on the cluster in a box: BIRD on every node from the ins
     ).status?.phase;
 
   /** `n` HTTP GETs to the VIP from the router, one TCP connection each, 10 at a time: how many each node served, and the failures. */
-  async function connect(n: number): Promise<Record<string, number>> {
+  async function connect(n: number, vip = VIP): Promise<Record<string, number>> {
     const out = await inRouter(
       `dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 for g in $(seq 0 10 ${n - 1}); do
   for i in $(seq $g $((g + 9))); do
     [ $i -lt ${n} ] || break
-    ( page=$(curl -s -m 5 http://${VIP}/) && echo "ok $page" > "$dir/$i" || echo "FAIL curl=$?" > "$dir/$i" ) &
+    ( page=$(curl -s -m 5 http://${vip}/) && echo "ok $page" > "$dir/$i" || echo "FAIL curl=$?" > "$dir/$i" ) &
   done
   wait
 done
@@ -419,5 +419,32 @@ cat "$dir"/*`,
     );
     figure(`bgp box: FRR's session with ${withoutBfd.name} after its crash without BFD`, hold.reset);
     expect(JSON.parse(hold.reset).lastNotificationReason).toMatch(/Hold Timer Expired/);
+  });
+
+  test('BGP-6: the agent SIGKILLed: the router never loses its next hop (no route change from the kill until the agent is Ready again) and connections keep succeeding', async () => {
+    const { nodes } = echoBox.box;
+    const node = nodes[1];
+    await kubectl(['-n', 'default', 'scale', 'deployment', 'echo', '--replicas=2']);
+    await until('2 echo pods ready', async () => {
+      const pods = await listPods(kubectl, 'default', 'app=echo');
+      return pods.filter((p) => p.status.containerStatuses?.[0]?.ready).length === 2 ? true : undefined;
+    });
+    await hopsBecome(
+      nodes.map((n) => n.name),
+      performance.now(),
+      CLUSTER_VIP,
+    );
+    const back = await agentBackAfterRestart(kubectl, node.name);
+    const t0 = performance.now();
+    const traffic = connect(200, CLUSTER_VIP);
+    for (const pid of agentPidsInNetns(node.netns)) process.kill(Number(pid), 'SIGKILL');
+    await until(`${node.name}'s agent restarted and Ready`, async () => ((await back()) ? true : undefined), 300_000);
+    const tally = await traffic;
+    const t1 = performance.now();
+    figure(`bgp box: ${node.name} agent SIGKILL -> Ready again`, `${Math.round(t1 - t0)} ms`);
+    figure('bgp box: 200 connections to the Cluster VIP across the agent kill, by serving node', JSON.stringify(tally));
+    expect(monitor!.changes(CLUSTER_VIP, t0, t1)).toEqual([]);
+    expect(Object.keys(tally).filter((k) => k.startsWith('FAIL'))).toEqual([]);
+    expect(await nextHops(CLUSTER_VIP)).toEqual(nodes.map((n) => n.ip).sort());
   });
 });
