@@ -207,8 +207,9 @@ Flags:
                                      (default 90s)
   --lease-namespace NAMESPACE        FO-3: where the node's Lease juneau-agent-<node>
                                      lives; '' runs without one (development only: the
-                                     heartbeat then needs only current watches)
-                                     (default ${INSTALL.namespace})
+                                     heartbeat then needs only current watches); the
+                                     BGPPeers' password Secrets are read there too
+                                     (default $POD_NAMESPACE, else ${INSTALL.namespace})
   --lease-duration DURATION          FO-3: the Lease's duration: the controller moves this
                                      node's addresses when it has not seen a renewal for
                                      this long, so a crashed node is handed over after
@@ -355,7 +356,13 @@ export function parseAgentFlags(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): ParsedAgentFlags {
-  const out: Mutable<AgentFlags> = { ...DEFAULT_AGENT_FLAGS, nodeName: env.NODE_NAME ?? '' };
+  // FO-3, BGP-1: the install namespace (the agent's own, by the downward API) holds its Lease and
+  // the BGPPeers' password Secrets, as the controller's Lease (its --leader-election-namespace).
+  const out: Mutable<AgentFlags> = {
+    ...DEFAULT_AGENT_FLAGS,
+    nodeName: env.NODE_NAME ?? '',
+    leaseNamespace: env.POD_NAMESPACE || DEFAULT_AGENT_FLAGS.leaseNamespace,
+  };
   if (readFlags(argv, AGENT_FLAG_TABLE, AGENT_FLAG_ALIASES, out)) return { help: true };
   if (!out.nodeName) throw new Error('the node name is unknown: pass --node-name or set NODE_NAME');
   if (!out.bpffs) throw new Error('--bpffs must name a directory');

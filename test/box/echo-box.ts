@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { JuneauInstallProps } from '../../constructs/cdk8s';
 import { buildEchoImage } from '../../scripts/images/echo';
 import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../shared/figures';
@@ -26,6 +27,7 @@ import {
   kubectlFor,
   podReady,
   routerGet,
+  synthInstall,
   until,
   type BoxStatus,
   type Kubectl,
@@ -41,6 +43,8 @@ export interface EchoBoxOptions {
   readonly upArgs?: readonly string[];
   /** What the `up` figure says was done besides. @default 'Juneau and echo images imported' */
   readonly upNote?: string;
+  /** The install's options (`synthInstall`), e.g. `{ bgpDaemon: true }`. @default the manifest of `npx cdk8s synth` */
+  readonly install?: JuneauInstallProps;
 }
 
 /** A box up with Juneau installed and a router at .254 of the nodes' segment. */
@@ -72,7 +76,7 @@ async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): Promise<
   const routerIp = `${status.box.segment}.254`;
   const router = await addRouter(status.box, routerIp);
   const tInstall = Date.now();
-  await installJuneau(kubectl);
+  await installJuneau(kubectl, o.install?.namespace, o.install ? synthInstall(work, o.install) : undefined);
   figure(`${o.label}: install kubectl apply -> controller and agents rolled out`, elapsedSince(tInstall));
   return {
     status,

@@ -7,8 +7,12 @@
 // whose / is a shared mount accept it. The node's CNI bin and conf dirs are bound at the paths a
 // real node has them (/opt/cni/bin, /etc/cni/net.d: the install's defaults), so the agent
 // DaemonSet of the manifest as synthesized installs juneau-cni on each node as on any (CNI-1).
+// Likewise the BGP daemon's directory (/run/juneau/bgp: BIRD's configuration and control socket,
+// shared by the agent Pod's agent and bird containers): the nodes share the host's /run, so
+// without a bind of its own per node the three BIRDs would read one file and race for one socket.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { BIRD_HOST_DIR } from '../../constructs/shared/install/agent';
 import { cmd, CommandError } from './exec';
 import { HOST_DIR, NodeRecord } from './state';
 
@@ -25,6 +29,9 @@ export const nodeCniDirs = (node: NodeRecord) => ({
   bin: path.join(node.dir, 'cni', 'bin'),
   conf: path.join(node.dir, 'cni', 'net.d'),
 });
+
+/** The node's own BGP daemon directory on the host, bound at BIRD_HOST_DIR inside it. */
+export const nodeBgpDir = (node: NodeRecord) => path.join(node.dir, 'bgp');
 
 export const mountNsFile = (node: NodeRecord) => path.join(MNTNS_DIR, node.netns);
 
@@ -48,7 +55,9 @@ export async function createNodeMountNs(node: NodeRecord): Promise<void> {
   const file = mountNsFile(node);
   fs.writeFileSync(file, '');
   const cni = nodeCniDirs(node);
-  for (const dir of [cni.bin, cni.conf, NODE_CNI_BIN_DIR, NODE_CNI_CONF_DIR]) fs.mkdirSync(dir, { recursive: true });
+  const bgp = nodeBgpDir(node);
+  for (const dir of [cni.bin, cni.conf, bgp, NODE_CNI_BIN_DIR, NODE_CNI_CONF_DIR, BIRD_HOST_DIR])
+    fs.mkdirSync(dir, { recursive: true });
   for (const plugin of fs.readdirSync(HOST_CNI_PLUGINS)) {
     const link = path.join(cni.bin, plugin);
     if (!fs.existsSync(link)) fs.symlinkSync(path.join(HOST_CNI_PLUGINS, plugin), link);
@@ -60,12 +69,14 @@ export async function createNodeMountNs(node: NodeRecord): Promise<void> {
     'slave',
     'sh',
     '-ec',
-    'mount -t bpf bpf /sys/fs/bpf; mount --bind "$1" "$2"; mount --bind "$3" "$4"',
+    'mount -t bpf bpf /sys/fs/bpf; mount --bind "$1" "$2"; mount --bind "$3" "$4"; mount --bind "$5" "$6"',
     'sh',
     cni.bin,
     NODE_CNI_BIN_DIR,
     cni.conf,
     NODE_CNI_CONF_DIR,
+    bgp,
+    BIRD_HOST_DIR,
   ]);
 }
 

@@ -6,7 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { App, Chart, YamlOutputType } from 'cdk8s';
 import { INSTALL } from '../../api/constants';
+import { JuneauInstall, type JuneauInstallProps } from '../../constructs/cdk8s';
 import { ECHO_HTTP_PORT, ECHO_IMAGE, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { runKubectl } from '../cluster/kubectl';
 import { REPO_ROOT } from '../cluster/paths';
@@ -65,6 +67,19 @@ export function buildUserArtifacts(): void {
     env: { ...process.env, CDK8S_CHECK_UPGRADE: 'false' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/**
+ * `kubectl apply`'s file arguments for the install with `props`, as a user's cdk8s app
+ * synthesizes it (synth/main.ts with those props: a Chart holding a JuneauInstall) into `dir`, and
+ * the CRDs `npx cdk8s synth` wrote.
+ */
+export function synthInstall(dir: string, props: JuneauInstallProps): string[] {
+  const app = new App({ outdir: dir, outputFileExtension: '.k8s.yaml', yamlOutputType: YamlOutputType.FILE_PER_CHART });
+  const chart = new Chart(app, 'juneau-install', { disableResourceNameHashes: true });
+  new JuneauInstall(chart, 'juneau', { ...props, includeCrds: false });
+  app.synth();
+  return ['-f', DIST('juneau-crds.k8s.yaml'), '-f', path.join(dir, 'juneau-install.k8s.yaml')];
 }
 
 export function kubectlFor(status: Pick<BoxStatus, 'binDir' | 'kubeconfigPath'>): Kubectl {
@@ -139,9 +154,13 @@ export const juneauInAgent = (pod: string, args: readonly string[]): string[] =>
   ...args,
 ];
 
-/** `kubectl apply --server-side` of the synthesized install, then both rollouts. */
-export async function installJuneau(kubectl: Kubectl, namespace = INSTALL.namespace): Promise<void> {
-  await kubectl(['apply', '--server-side', ...INSTALL_FILES]);
+/** `kubectl apply --server-side` of the synthesized install (`files`: `synthInstall`'s), then both rollouts. */
+export async function installJuneau(
+  kubectl: Kubectl,
+  namespace: string = INSTALL.namespace,
+  files: readonly string[] = INSTALL_FILES,
+): Promise<void> {
+  await kubectl(['apply', '--server-side', ...files]);
   await kubectl(['-n', namespace, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
   await kubectl(['-n', namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=300s']);
 }
@@ -216,14 +235,16 @@ spec:
 
 /**
  * The LoadBalancer Service `name` (default `echo`) in `default` over the `app: echo` pods,
- * `externalTrafficPolicy: Local`, its address `vip` from the ExternalNetwork `network`: HTTP on 80,
- * and with `udp` the UDP echo on 7. YAML ending in a newline.
+ * `externalTrafficPolicy: Local` (or `trafficPolicy`: Cluster is allowed on bgp networks, BGP-3),
+ * its address `vip` from the ExternalNetwork `network`: HTTP on 80, and with `udp` the UDP echo on
+ * 7. YAML ending in a newline.
  */
 export function echoServiceYaml(o: {
   readonly network: string;
   readonly vip: string;
   readonly udp?: boolean;
   readonly name?: string;
+  readonly trafficPolicy?: 'Local' | 'Cluster';
 }): string {
   const ports = [
     `{ name: http, port: 80, protocol: TCP, targetPort: ${ECHO_HTTP_PORT} }`,
@@ -240,7 +261,7 @@ metadata:
 spec:
   type: LoadBalancer
   loadBalancerClass: juneau.loutres.me/load-balancer
-  externalTrafficPolicy: Local
+  externalTrafficPolicy: ${o.trafficPolicy ?? 'Local'}
   selector: { app: echo }
   ports: [${ports.join(', ')}]
 `;

@@ -193,6 +193,11 @@ export class RouteMonitor {
     return found.at - since;
   }
 
+  /** The change lines naming `needle` seen between `since` and `until` (performance.now()). */
+  changes(needle: string, since: number, until: number): string[] {
+    return this.seen.filter((s) => s.at >= since && s.at <= until && s.line.includes(needle)).map((s) => s.line);
+  }
+
   stop(): void {
     this.child.kill('SIGTERM');
   }

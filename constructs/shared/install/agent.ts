@@ -106,6 +106,8 @@ export function agent(o: ResolvedOptions): ManifestObject {
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 // hostNetwork: the pod's IP is the node's InternalIP.
                 { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+                // Its Lease's and the BGP password Secrets' namespace: the install's, whatever its name.
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
               ],
               ports: [
                 { name: 'metrics', containerPort: p.agentMetrics, protocol: 'TCP' },

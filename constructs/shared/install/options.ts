@@ -94,8 +94,9 @@ export interface JuneauInstallOptions {
    * Run BIRD 2, BGP mode's daemon (docs/bgp.md), in its own container of every agent Pod, with an
    * init container writing its starting configuration (no peers, nothing exported) into
    * `/run/juneau/bgp` on the node; the agent configures it there (`--bgp-dir`, runtime/agent/bgp)
-   * and gets the RBAC for it (constructs/shared/install/agent-bgp.ts). Off by default until the
-   * cluster in a box proves it end to end.
+   * and gets the RBAC for it (constructs/shared/install/agent-bgp.ts). Off by default: even with no
+   * BGPPeer it costs every node an idle BIRD and its requests, five more watches per agent, and
+   * every agent `get` on the install namespace's Secrets (docs/bgp.md "Turning it on").
    * @default false
    */
   readonly bgpDaemon?: boolean;

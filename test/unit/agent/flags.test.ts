@@ -115,4 +115,14 @@ describe('juneau-agent flags', () => {
     expect(parseAgentFlags(['--poll-interval=1m'], env)).toMatchObject({ flags: { pollIntervalMs: 60_000 } });
     expect(parseAgentFlags(['--poll-interval=1.5s'], env)).toMatchObject({ flags: { pollIntervalMs: 1500 } });
   });
+
+  test('FO-3, BGP-1: the Lease and the BGP password Secrets are in $POD_NAMESPACE (the install sets it), --lease-namespace wins', () => {
+    expect(parseAgentFlags([], { ...env, POD_NAMESPACE: 'kube-juneau' })).toMatchObject({
+      flags: { leaseNamespace: 'kube-juneau' },
+    });
+    expect(parseAgentFlags(['--lease-namespace=other'], { ...env, POD_NAMESPACE: 'kube-juneau' })).toMatchObject({
+      flags: { leaseNamespace: 'other' },
+    });
+    expect(parseAgentFlags([], env)).toMatchObject({ flags: { leaseNamespace: INSTALL.namespace } });
+  });
 });

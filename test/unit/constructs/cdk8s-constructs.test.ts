@@ -246,6 +246,7 @@ describe('JuneauInstall', () => {
     expect(pod.containers[0].env).toEqual([
       { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
       { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
     // Health on loopback; metrics on the node's address, served over HTTPS to authorized callers only.
     expect(pod.containers[0].args).toEqual(
