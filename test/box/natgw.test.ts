@@ -138,13 +138,15 @@ send(); setInterval(send, 1000);`;
     const links = (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show'])) as Array<{ ifname: string }>)
       .filter((l) => l.ifname.startsWith(NGW.devicePrefix))
       .map((l) => `link ${l.ifname}`);
-    const rules = (await inNetns(netns, 'ip', ['rule', 'show', 'proto', String(NGW.protocol)]))
+    // `ip rule show proto N` lists every rule (iproute2 6.1 does not filter rules by protocol).
+    const tagged = (line: string) => line.includes(` proto ${NGW.protocol}`);
+    const rules = (await inNetns(netns, 'ip', ['rule', 'show']))
       .split('\n')
-      .filter(Boolean)
+      .filter(tagged)
       .map((r) => `rule ${r.trim()}`);
-    const routes = (await inNetns(netns, 'ip', ['route', 'show', 'table', 'all', 'proto', String(NGW.protocol)]))
+    const routes = (await inNetns(netns, 'ip', ['route', 'show', 'table', 'all']))
       .split('\n')
-      .filter(Boolean)
+      .filter(tagged)
       .map((r) => `route ${r.trim()}`);
     const tables = (await inNetns(netns, 'nft', ['list', 'tables']))
       .split('\n')
