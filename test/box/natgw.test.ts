@@ -76,11 +76,11 @@ describeOnBox('the NATGateway with real pods on real nodes, the router as the ou
   };
 
   /** The source a TCP connection from the pod reaches the router from (1000 bytes each way, both checked). */
-  async function tcpSource(namespace: string, pod: string): Promise<string> {
+  async function tcpSource(namespace: string, pod: string, port = TCP_PORT): Promise<string> {
     const { heard, said } = await podConnects(
       execIn(namespace),
       pod,
-      { netns: echoBox.router, address: echoBox.routerIp, port: TCP_PORT },
+      { netns: echoBox.router, address: echoBox.routerIp, port },
       1000,
     );
     expect({ got: said.received, sha: said.receivedSha256 }).toEqual({ got: 1000, sha: heard.sentSha256 });
@@ -189,9 +189,14 @@ send(); setInterval(send, 1000);`;
     address = status.address!;
     gatewayNode = status.nodeName!;
     // The first connection from a pod of another node through the gateway: the data path is built.
+    // A port per attempt: a failed attempt's listener may still hold its own.
+    let attempt = 0;
     await until(
       'a TCP connection from sel-0 arriving from the gateway address',
-      async () => ((await tcpSource('default', 'sel-0').catch(() => '')) === address ? true : undefined),
+      async () =>
+        (await tcpSource('default', 'sel-0', TCP_PORT + 100 + attempt++).catch(() => '')) === address
+          ? true
+          : undefined,
       120_000,
     );
     figure(
