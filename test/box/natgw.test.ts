@@ -11,7 +11,15 @@ import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { NGW } from '../../runtime/agent/ngw/desired';
 import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, inNetns } from './exec';
-import { podConnects, runningIn, type KubectlCommand } from './peers';
+import {
+  addServerBehind,
+  peerIn,
+  peerInPod,
+  podConnects,
+  runningIn,
+  type KubectlCommand,
+  type PeerResult,
+} from './peers';
 import { arpAnswers, macOf, watchLines } from './router-view';
 import { pidsOf } from './upstream';
 import { describeOnBox, echoPod, getFromPod, until } from './session';
@@ -22,6 +30,9 @@ const OTHER_NS = 'team-b';
 const SELECTED = ['sel-0', 'sel-1', 'sel-2'];
 const SELECTOR = { matchExpressions: [{ key: 'app', operator: 'In', values: [...SELECTED, 'web', 'sel-ns'] }] };
 const TCP_PORT = 9400;
+/** The server behind the router, on a link of MTU 1280 (NGW-7). */
+const SERVER_PREFIX = '198.51.100';
+const LINK_MTU = 1280;
 const UDP_PORT = 9401;
 
 interface PodJsonIP {
@@ -267,6 +278,61 @@ send(); setInterval(send, 1000);`;
     const row = (await kubectl(['get', 'natgateway', 'egress', '--no-headers'])).trim().split(/\s+/);
     // NAME, EXTERNALNETWORK, ADDRESS, NODE, PODS (sel-0..2 and web; plain and team-b's not), PHASE.
     expect(row).toEqual(['egress', 'box-net', address, gatewayNode, '4', 'Ready']);
+  });
+
+  test(`NGW-7: a selected pod carried to the gateway learns the MTU ${LINK_MTU} of a hop beyond it: the router's "fragmentation needed" to the gateway address reaches the pod naming its own address, and 300 kB over TCP cross the link from the gateway address`, async () => {
+    const { server, serverIp } = await addServerBehind(
+      echoBox.router,
+      echoBox.box,
+      echoBox.routerIp,
+      SERVER_PREFIX,
+      LINK_MTU,
+    );
+    echoBox.namespaces.push(server);
+    // A selected pod on a node that is not the gateway: its packets cross the tunnel first.
+    const name = SELECTED[(SELECTED.length + echoBox.box.nodes.findIndex((n) => n.name === gatewayNode) + 1) % 3]!;
+    const p = await podOf('default', name);
+    expect(p.spec.nodeName).not.toBe(gatewayNode);
+    const podIp = p.status.podIP!;
+    const netns = podNetns(name);
+    const capture = runningIn(netns, 'timeout', [
+      '60',
+      'tcpdump',
+      '-l',
+      '-n',
+      '-vv',
+      '-i',
+      'eth0',
+      '-c',
+      '1',
+      'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
+    ]);
+    await capture.waitFor(/listening on/);
+    const ping = await bashIn(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
+    expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
+    const seen = (await capture.done).stdout.replace(/\s+/g, ' ');
+    // Outer header to the pod, the embedded header naming the pod's address (not the gateway address the router saw).
+    expect(seen).toContain(
+      `${echoBox.routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`,
+    );
+    expect(seen).toContain(`${podIp} > ${serverIp}: ICMP echo request`);
+    expect(seen).not.toMatch(/bad cksum|wrong/i);
+    await bashIn(netns, 'ip route flush cache');
+    const sink = peerIn(server, ['listen', serverIp, '9402', '0']);
+    await sink.waitFor(/"listening":true/);
+    const t0 = Date.now();
+    const source = peerInPod(execIn('default'), name, ['connect', serverIp, '9402', String(300_000)]);
+    const [heard, said] = await Promise.all([sink.result<PeerResult>(), source.result<PeerResult>()]);
+    figure(
+      `natgw box: 300 kB over TCP from a pod through the tunnel and the gateway across the MTU ${LINK_MTU} link`,
+      elapsedSince(t0),
+    );
+    expect({ peer: heard.peer, received: heard.received, sha: heard.receivedSha256 }).toEqual({
+      peer: address,
+      received: 300_000,
+      sha: said.sentSha256,
+    });
+    expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
   });
 
   test('NGW-3, NGW-4: deleting the NATGateway withdraws the address before releasing it, and leaves nothing on any node (tunnels, rules, routes, nftables, ARP answers)', async () => {
