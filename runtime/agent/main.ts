@@ -169,6 +169,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
         client: rest,
         nodeName: flags.nodeName,
         datapath: new NgwDataplane({ underlayDevice: await underlayDevice(flags, rest, iface) }),
+        portRange: flags.ngwPortRange,
         logger,
       }),
       metrics,

@@ -34,6 +34,8 @@ export interface NgwLoopOptions {
   readonly client: ListWatchClient;
   readonly nodeName: string;
   readonly datapath: NgwDatapath;
+  /** NGW-5 (--ngw-port-range). @default inputs.ts NGW_PORT_RANGE */
+  readonly portRange?: { readonly min: number; readonly max: number };
   readonly logger?: Logger;
 }
 
@@ -81,6 +83,7 @@ export class NgwLoop {
       pods: [...shared.pods, ...extra],
       clusterRanges: shared.clusterRanges,
       elasticIPPods: shared.elasticIPPods,
+      portRange: this.options.portRange,
     });
     this.followNamespaces(r.gatewayNamespaces);
     const waiting = r.waiting.join('\n');
