@@ -22,7 +22,7 @@ import {
 } from './peers';
 import { arpAnswers, macOf, watchLines } from './router-view';
 import { pidsOf } from './upstream';
-import { describeOnBox, echoPod, getFromPod, until } from './session';
+import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 
 const OTHER_NS = 'team-b';
@@ -34,6 +34,8 @@ const TCP_PORT = 9400;
 const SERVER_PREFIX = '198.51.100';
 const LINK_MTU = 1280;
 const UDP_PORT = 9401;
+/** NGW-5: the server that holds every connection (the port range made two ports). */
+const HOLD_PORT = 9403;
 
 interface PodJsonIP {
   status: { podIP?: string };
@@ -333,6 +335,70 @@ send(); setInterval(send, 1000);`;
       sha: said.sentSha256,
     });
     expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
+  });
+
+  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working", async () => {
+    await addAgentArgs(kubectl, ['--ngw-port-range=40000-40001']);
+    // The agents restarted; the gateway is the node the status names now (kept, unless its Lease lapsed meanwhile).
+    const now = await until('NATGateway egress Ready after the agents restarted', async () => {
+      const s = await gatewayStatus();
+      return s.phase === 'Ready' && s.nodeName ? s : undefined;
+    });
+    gatewayNode = now.nodeName!;
+    const gatewayNetns = nodeNetns(gatewayNode);
+    await until('the gateway node translating to the two ports', async () =>
+      (await inNetns(gatewayNetns, 'nft', ['list', 'table', 'ip', NGW.nftTable]).catch(() => '')).includes(
+        `snat ip to ${address}:40000-40001`,
+      )
+        ? true
+        : undefined,
+    );
+    const name = SELECTED[(echoBox.box.nodes.findIndex((n) => n.name === gatewayNode) + 1) % 3]!;
+    const insertFailed = async () => {
+      const lines = (await inNetns(gatewayNetns, 'cat', ['/proc/net/stat/nf_conntrack'])).trim().split('\n');
+      const at = lines[0]!.trim().split(/\s+/).indexOf('insert_failed');
+      return lines.slice(1).reduce((sum, l) => sum + parseInt(l.trim().split(/\s+/)[at]!, 16), 0);
+    };
+    const server = runningIn(echoBox.router, process.execPath, [
+      '-e',
+      `const peers = []; const srv = require('node:net').createServer((s) => { peers.push({ from: s.remoteAddress, port: s.remotePort }); s.on('data', (d) => s.write(d)); s.on('error', () => {}); });
+srv.listen(${HOLD_PORT}, '${echoBox.routerIp}', () => console.log('{"listening":true}'));
+process.on('SIGTERM', () => { console.log(JSON.stringify({ peers })); process.exit(0); });
+setTimeout(() => { console.log(JSON.stringify({ peers })); process.exit(0); }, 60000);`,
+    ]);
+    await server.waitFor(/"listening":true/);
+    const before = await insertFailed();
+    const client = `const net = require('node:net');
+const open = () => new Promise((resolve) => { const s = net.connect(${HOLD_PORT}, '${echoBox.routerIp}');
+  const t = setTimeout(() => { s.destroy(); resolve(undefined); }, 4000);
+  s.once('connect', () => { clearTimeout(t); resolve(s); }); s.once('error', () => { clearTimeout(t); resolve(undefined); }); });
+const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => { got += d.length; if (got >= 1000) resolve(got); }); s.write(Buffer.alloc(1000, 7)); setTimeout(() => resolve(got), 4000); });
+(async () => { const socks = []; for (let i = 0; i < 3; i++) socks.push(await open());
+  const connected = socks.map((s) => !!s); const echoed = [];
+  for (const s of socks) echoed.push(s ? await echo(s) : 0);
+  console.log(JSON.stringify({ connected, echoed })); process.exit(0); })();`;
+    const out = JSON.parse(await kubectl(['exec', name, '--', 'node', '-e', client])) as unknown;
+    const dropped = (await insertFailed()) - before;
+    server.child.kill('SIGTERM');
+    const { stdout } = await server.done;
+    const peers = (
+      JSON.parse(
+        stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{"peers"'))
+          .at(-1)!,
+      ) as {
+        peers: Array<{ from: string; port: number }>;
+      }
+    ).peers;
+    figure(
+      'natgw box: NGW-5 ports 40000-40001, third connection refused: conntrack insert_failed on the gateway node',
+      dropped,
+    );
+    expect(out).toEqual({ connected: [true, true, false], echoed: [1000, 1000, 0] });
+    expect(peers.map((p) => p.from)).toEqual([address, address]);
+    expect(peers.map((p) => p.port).sort()).toEqual([40000, 40001]);
+    expect(dropped).toBeGreaterThanOrEqual(1);
   });
 
   test('NGW-3, NGW-4: deleting the NATGateway withdraws the address before releasing it, and leaves nothing on any node (tunnels, rules, routes, nftables, ARP answers)', async () => {
