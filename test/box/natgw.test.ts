@@ -346,9 +346,10 @@ send(); setInterval(send, 1000);`;
     });
     gatewayNode = now.nodeName!;
     const gatewayNetns = nodeNetns(gatewayNode);
+    // nft lists an ip table's rule as `snat to ADDRESS:RANGE` (no `ip`): the address and range are what is looked for.
     await until('the gateway node translating to the two ports', async () =>
       (await inNetns(gatewayNetns, 'nft', ['list', 'table', 'ip', NGW.nftTable]).catch(() => '')).includes(
-        `snat ip to ${address}:40000-40001`,
+        `${address}:40000-40001`,
       )
         ? true
         : undefined,
