@@ -2,6 +2,7 @@
 import { AGENT_FLAGS, INSTALL, XDP_MODES } from '../../api/constants';
 import type { XdpModeRequest } from './bpf';
 import { parseClusterCidrs } from './nat/prefixes';
+import { NGW_PORT_RANGE } from './ngw/inputs';
 import { orphanExpiries } from './bpf/layout/arp';
 import { parseOwnerDaemonSet } from './liveness/uninstall';
 import { duration, oneOf, optionalString, readFlags, type FlagTable } from '../kube/flags';
@@ -63,6 +64,8 @@ export interface AgentFlags {
   readonly natMaxHeapMiB: number;
   /** SEC-4: this process is the agent's NAT child (runtime/agent/nat-process.ts). */
   readonly natChild: boolean;
+  /** NGW-5: the source ports (ICMP: identifiers) a gateway node gives the flows it translates. */
+  readonly ngwPortRange: { readonly min: number; readonly max: number };
   /** CNI-1: the node's CNI bin dir as the agent sees it; juneau-cni is copied there
    * (runtime/agent/cni/install.ts). @default undefined: the plugin is not installed */
   readonly cniBinDir: string | undefined;
@@ -106,6 +109,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   leaseRenewIntervalMs: 2_000,
   natMaxHeapMiB: 96,
   natChild: false,
+  ngwPortRange: NGW_PORT_RANGE,
   cniBinDir: undefined,
   cniConfDir: undefined,
   cniSocket: '@juneau-cni',
@@ -266,6 +270,10 @@ Flags:
                                      translating meanwhile. Keep it and the agent's own
                                      heap (about 60 MiB) under the container's memory
                                      limit (default 96)
+  --ngw-port-range MIN-MAX           NGW-5: the source ports (ICMP: identifiers) a
+                                     NATGateway's gateway node gives the flows it
+                                     translates, inclusive; a new flow finds none free
+                                     per destination: it is dropped (default ${NGW_PORT_RANGE.min}-${NGW_PORT_RANGE.max})
   --nat-child, --no-nat-child        internal: run as the agent's NAT process (the agent
                                      starts it so, with its own flags)
   --cni-bin-dir DIR                  CNI-1: the node's CNI bin dir (a hostPath): the
@@ -304,6 +312,15 @@ function mebibytes(value: string, flag: string): number {
   return n;
 }
 
+/** NGW-5: `MIN-MAX`, ports 1-65535, MIN <= MAX. */
+function portRange(value: string, flag: string): { min: number; max: number } {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(value);
+  const [min, max] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  if (!m || min < 1 || max > 65535 || min > max)
+    throw new Error(`${flag} must be MIN-MAX, ports within 1-65535 and MIN <= MAX, not '${value}'`);
+  return { min, max };
+}
+
 /** Durations the agent counts in its own loops: 10 ms is below anything a loop can keep. */
 const LOOP_DURATION = duration({ min: 10 });
 
@@ -339,6 +356,7 @@ export const AGENT_FLAG_TABLE: FlagTable<AgentFlags> = {
   'log-format': { field: 'logFormat', read: optionalString },
   'nat-max-heap': { field: 'natMaxHeapMiB', read: mebibytes },
   'nat-child': { field: 'natChild', boolean: true },
+  'ngw-port-range': { field: 'ngwPortRange', read: portRange },
   [AGENT_FLAGS.cniBinDir]: { field: 'cniBinDir', read: optionalString },
   [AGENT_FLAGS.cniConfDir]: { field: 'cniConfDir', read: optionalString },
   'cni-socket': { field: 'cniSocket', read: optionalString },

@@ -7,7 +7,8 @@
  *
  * The NAT programs and their loop (nat/) run in a child process of the agent (SEC-4,
  * ./nat-process.ts): `juneau-agent --nat-child` with the same flags, under its own heap limit, so
- * that a NAT failure, an out-of-memory one included, cannot stop ARP answering.
+ * that a NAT failure, an out-of-memory one included, cannot stop ARP answering. The NATGateway
+ * loop (ngw/loop.ts) runs there too, inside the NAT loop whose Nodes, Pods and ranges it shares.
  */
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -55,6 +56,8 @@ import { parseOwnerDaemonSet, UninstallWatch } from './liveness/uninstall';
 import { CniServer, CniServerMetrics } from './cni/server';
 import { CniInstaller, CniMetrics, findPluginBinary } from './cni/install';
 import { BgpSync } from './bgp/sync';
+import { NgwLoop } from './ngw/loop';
+import { NgwDataplane } from './ngw/sync';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -163,6 +166,13 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
       logger,
       rest,
       nat,
+      new NgwLoop({
+        client: rest,
+        nodeName: flags.nodeName,
+        datapath: new NgwDataplane({ underlayDevice: await underlayDevice(flags, rest, iface) }),
+        portRange: flags.ngwPortRange,
+        logger,
+      }),
       metrics,
       await serviceCIDRsServedOrLog(
         rest,
@@ -375,16 +385,18 @@ class AgentMetrics extends RuntimeMetrics {
   }
 }
 
-/** The NAT loop over the attached NAT maps (in the NAT child). */
+/** The NAT loop over the attached NAT maps, and the NATGateway loop inside it (in the NAT child). */
 function natLoop(
   flags: AgentFlags,
   logger: Logger,
   rest: RestClient,
   datapath: NatDataplane,
+  ngw: NgwLoop,
   runtimeMetrics: RuntimeMetrics,
   serviceCIDRsServed: boolean,
 ): NatSync {
   return new NatSync({
+    ngw,
     client: rest,
     nodeName: flags.nodeName,
     datapath,
@@ -434,8 +446,10 @@ function leaveDataplane(
 ): void {
   if (stop.uninstall) {
     const detached = detachArpResponder(r.ifindex, r.pinDir);
-    // The NAT child has stopped (the loops stop first); its filters go here.
+    // The NAT child has stopped (the loops stop first); its filters go here, and the NATGateway
+    // data path it made (tunnels, rules, routes, nftables).
     if (r.nat.attached) detachNatDataplane(flags, r.ifindex, r.pinDir);
+    removeNgwDataplane(logger);
     // Unlinking the pins (every version's) frees the maps once the last descriptor (ours, closed by
     // run()) goes.
     removePins(path.join(flags.bpffs, PIN_ROOT));
@@ -444,12 +458,35 @@ function leaveDataplane(
     const detached = detachArpResponder(r.ifindex, r.pinDir);
     r.attached.maps.removeInterfaceConfig(r.ifindex);
     if (r.nat.attached) detachNatDataplane(flags, r.ifindex, r.pinDir);
+    removeNgwDataplane(logger);
     logger.info('responder detached (--detach-on-exit): this node no longer answers ARP', { detached });
   } else {
     logger.info('responder left attached; the pinned maps keep answering', {
       entries: r.attached.maps.addresses().size,
     });
   }
+}
+
+/** What the NAT child's NATGateway loop left (ngw/sync.ts), at an uninstall or --detach-on-exit. */
+function removeNgwDataplane(logger: Logger): void {
+  try {
+    const removed = new NgwDataplane({ underlayDevice: '' }).remove();
+    logger.info('NATGateway data path removed', { ...removed });
+  } catch (err) {
+    logger.error('removing the NATGateway data path failed', { err });
+  }
+}
+
+/** The NATGateway tunnels' underlay (ngw/sync.ts): the interface holding the Node's InternalIP,
+ * which the other nodes' tunnels are addressed to; the ingress interface when none holds it. */
+async function underlayDevice(flags: AgentFlags, rest: RestClient, iface: LocalInterface): Promise<string> {
+  const node = await rest.get<KubeObject & { status?: { addresses?: Array<{ type?: string; address?: string }> } }>(
+    Resources.nodes,
+    undefined,
+    flags.nodeName,
+  );
+  const internal = new Set(nodeInternalIPs(node));
+  return localInterfaces().find((i) => i.addresses.some((a) => internal.has(a.address)))?.name ?? iface.name;
 }
 
 /** FO-1: the pinned per-address announcement counters; without them announcing still works. */

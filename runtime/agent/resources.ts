@@ -6,6 +6,7 @@ import { networkView as networkSpecView, poolView } from '../../api/validation';
 import { trimmedObject } from '../kube/informer';
 import type { KubeObject } from '../kube/types';
 import type { AdvertisementView, NetworkView } from './arp/desired';
+import type { NATGatewayObject } from './ngw/inputs';
 import type { AttachmentObject, ElasticIPObject, NetworkInterfaceObject, NodeObject, PodObject } from './nat/desired';
 import { MANAGED_BY_LABEL, type EndpointSliceSource, type ServiceCIDRSource } from './nat/prefixes';
 
@@ -138,6 +139,20 @@ export const agentViews = {
               podIPs: (pod.status.podIPs ?? []).map(({ ip }) => ({ ip })),
             },
           }
+        : {}),
+    }),
+  /** The same, with its labels: the NATGateways' podSelectors read them (ngw/inputs.ts). */
+  labelledPod: (pod: PodObject & { metadata?: { labels?: Record<string, string> } }) => {
+    const labels = pod.metadata?.labels;
+    const view = agentViews.pod(pod);
+    return labels ? { ...view, metadata: { ...view.metadata, labels } } : view;
+  },
+  /** What ngw/inputs.ts reads of a NATGateway: its age, podSelector and served state. */
+  natGateway: (g: NATGatewayObject) =>
+    trimmedObject(g, {
+      spec: { externalNetwork: g.spec?.externalNetwork ?? '', podSelector: g.spec?.podSelector ?? {} },
+      ...(g.status
+        ? { status: { phase: g.status.phase, address: g.status.address, nodeName: g.status.nodeName } }
         : {}),
     }),
 };

@@ -109,8 +109,9 @@ export function agentRbac(ns: string, bgp = false): ManifestObject[] {
   return serviceAccountWithClusterRole(INSTALL.agentName, ns, [
     // BGP mode (with bgpDaemon only): ./agent-bgp.ts.
     ...(bgp ? agentBgpRules() : []),
-    // The last three: the ElasticIP data plane (runtime/agent/nat/sync.ts), which ElasticIPs this node
-    // translates or carries directly, read from their attachments' and NICs' status.
+    // elasticips, elasticipattachments, networkinterfaces: the ElasticIP data plane (runtime/agent/nat/sync.ts),
+    // which ElasticIPs this node translates or carries directly, read from their attachments' and NICs' status;
+    // natgateways: the NATGateway loop (runtime/agent/ngw/loop.ts: podSelector, status.address, nodeName, phase).
     rule(
       [GROUP],
       [
@@ -120,6 +121,7 @@ export function agentRbac(ns: string, bgp = false): ManifestObject[] {
         'elasticips',
         'elasticipattachments',
         'networkinterfaces',
+        'natgateways',
       ],
       ['list', 'watch'],
     ),
@@ -133,6 +135,7 @@ export function agentRbac(ns: string, bgp = false): ManifestObject[] {
     rule([''], ['nodes'], ['get', 'list', 'watch']),
     rule(['networking.k8s.io'], ['servicecidrs'], ['list', 'watch']),
     // H1: its own node's Pods (by field selector spec.nodeName): a NIC binds only while its Pod runs;
+    // NGW-4: on a NATGateway's gateway node, the Pods of its namespace (runtime/agent/ngw/loop.ts);
     // get: the Pod whose sandbox juneau-cni sets up, for its annotations (runtime/agent/cni/server.ts).
     rule([''], ['pods'], ['get', 'list', 'watch']),
     // NAT-2: the `default/kubernetes` Service's EndpointSlices (the API servers), by label selector;

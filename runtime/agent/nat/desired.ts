@@ -215,6 +215,17 @@ function podProblem(nic: NetworkInterface, address: string, pods: ReadonlyMap<st
   return undefined;
 }
 
+/**
+ * H1 (SEC-1), for every loop that binds an address to a Pod (the NAT here, the NATGateway's
+ * ngw/inputs.ts): the Pod's IPv4 addresses while it is Running with them, not on the host network
+ * and not being deleted; [] otherwise (a Pod that completed keeps its IP in status while the CNI
+ * gives it to another Pod).
+ */
+export function runningPodIPv4s(pod: PodObject): string[] {
+  if (pod.metadata?.deletionTimestamp || pod.spec?.hostNetwork || pod.status?.phase !== 'Running') return [];
+  return podIPs(pod).filter((ip) => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip));
+}
+
 /** The Pod's IPs: status.podIPs, else status.podIP. */
 function podIPs(pod: PodObject): string[] {
   const listed = (pod.status?.podIPs ?? []).map((p) => p.ip ?? '').filter(Boolean);

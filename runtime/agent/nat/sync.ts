@@ -42,6 +42,8 @@ import {
 import type { NatMetrics } from './metrics';
 import { podAddresses, type PodDeviceReport } from './pod-devices';
 import { nodeInternalIPs } from '../interface';
+import { formatPrefix } from '../bpf/prefixes';
+import type { NgwLoop } from '../ngw/loop';
 
 /** The Kubernetes resources NatSync reads beside its Juneau kinds (which are in JuneauResources). */
 export const NatResources = {
@@ -92,6 +94,10 @@ export interface NatSyncOptions {
   readonly serviceCIDRsServed?: boolean;
   /** H5: this node's interface addresses, read at each pass. @default every IPv4 address of os.networkInterfaces() */
   readonly localAddresses?: () => string[];
+  /** The NATGateway loop (ngw/loop.ts), run after each pass with what it shares: the Nodes, this
+   * node's Pods (then cached with their labels), the in-cluster ranges and the ElasticIP pods.
+   * @default none */
+  readonly ngw?: NgwLoop;
 }
 
 /** Every IPv4 address of this network namespace's interfaces. */
@@ -176,10 +182,11 @@ export class NatSync {
       ...common,
       type: NatResources.pods,
       fieldSelector: onNode,
-      transform: agentViews.pod,
+      transform: options.ngw ? agentViews.labelledPod : agentViews.pod,
     });
     const schedule = { onAdd: () => this.schedule(), onUpdate: () => this.schedule(), onDelete: () => this.schedule() };
     for (const informer of this.informers()) informer.addHandlers(schedule);
+    options.ngw?.onChange(() => this.schedule());
   }
 
   /** Starts the informers, waits for them (the pinned maps translate meanwhile), writes the first
@@ -189,7 +196,7 @@ export class NatSync {
   }
 
   async stop(): Promise<void> {
-    await this.loop.stop();
+    await this.loop.stop(() => this.options.ngw?.stop() ?? Promise.resolve());
   }
 
   get informersSynced(): boolean {
@@ -236,6 +243,12 @@ export class NatSync {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
       this.loop.passFailed();
     }
+    this.options.ngw?.reconcile({
+      nodes,
+      pods: this.pods.list(),
+      clusterRanges: this.clusterPrefixes().prefixes.map(formatPrefix),
+      elasticIPPods: desired.nat.map((b) => b.address),
+    });
     const waiting = desired.waiting.join('\n');
     if (waiting && waiting !== this.reportedWaiting)
       this.logger.info('ElasticIPs of this node not translated yet', { waiting: desired.waiting });
@@ -244,13 +257,17 @@ export class NatSync {
   }
 
   /** NAT-2: the learned and configured in-cluster prefixes, written when they changed. */
-  private writeClusterPrefixes(): void {
-    const { prefixes, skipped } = clusterPrefixes({
+  private clusterPrefixes(): ReturnType<typeof clusterPrefixes> {
+    return clusterPrefixes({
       nodes: this.nodes.list(),
       serviceCIDRs: this.serviceCIDRs?.list() ?? [],
       apiServerSlices: this.apiServerSlices.list(),
       extra: this.options.extraClusterCidrs ?? [],
     });
+  }
+
+  private writeClusterPrefixes(): void {
+    const { prefixes, skipped } = this.clusterPrefixes();
     const key = prefixesKey(prefixes);
     const notes = skipped.join('\n');
     if (notes && notes !== this.reportedSkipped) this.logger.warn('in-cluster prefixes left out', { skipped });
@@ -304,6 +321,7 @@ export class NatSync {
 
   poll(): void {
     if (!this.loop.running) return;
+    this.options.ngw?.poll();
     if (this.loop.lastPassFailed) this.reconcile();
     else if (this.loop.reconciledOnce) {
       this.followPods();
@@ -337,6 +355,7 @@ export class NatSync {
       this.nodes,
       this.apiServerSlices,
       ...(this.serviceCIDRs ? [this.serviceCIDRs] : []),
+      ...(this.options.ngw?.informers() ?? []),
     ] as Array<Informer<KubeObject>>;
   }
 }

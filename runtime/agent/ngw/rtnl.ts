@@ -181,6 +181,22 @@ export function addTunnel(
   return ifindex;
 }
 
+/** linux/if_link.h IFLA_AF_SPEC, IFLA_INET_CONF; linux/ip.h IPV4_DEVCONF_RP_FILTER. */
+const IFLA_AF_SPEC = 26;
+const IFLA_INET_CONF = 1;
+const IPV4_DEVCONF_RP_FILTER = 8;
+
+/**
+ * net.ipv4.conf.<device>.rp_filter = `value`, through rtnetlink (IFLA_AF_SPEC, AF_INET,
+ * IFLA_INET_CONF): the agent's container is not privileged, so its /proc/sys is read-only.
+ */
+export function setRpFilter(ifindex: number, name: string, value: number): void {
+  const what = `net.ipv4.conf.${name}.rp_filter = ${value}`;
+  const inet = attr(AF_INET, attr(IFLA_INET_CONF, attr(IPV4_DEVCONF_RP_FILTER, u32(value))));
+  const body = Buffer.concat([linkBody(ifindex, true), attr(IFLA_AF_SPEC, inet)]);
+  must(request(message(RTM.NEWLINK, 0, body), what), 'RTM_NEWLINK', what);
+}
+
 export function deleteLink(ifindex: number, name: string): void {
   must(request(message(RTM.DELLINK, 0, linkBody(ifindex, false)), name), 'RTM_DELLINK', name, [
     osConstants.errno.ENODEV,

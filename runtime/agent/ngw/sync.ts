@@ -16,6 +16,7 @@ import {
   replaceRoute,
   routesOf,
   rulesOf,
+  setRpFilter,
 } from './rtnl';
 
 /** What one pass changed (for the agent's log). */
@@ -41,11 +42,6 @@ const sameRule = (a: NgwRule, b: NgwRule) =>
 const TABLE_LAST = NGW.tableBase + (NGW.fwmask >>> NGW.fwshift);
 /** What the tunnel adds: outer IPv4 (20), UDP (8), VXLAN (8) and the inner Ethernet header (14). */
 export const VXLAN_OVERHEAD = 50;
-
-/** /proc/sys/net is of the network namespace of the thread that opens it. */
-function writeSysctl(key: string, value: string): void {
-  fs.writeFileSync(`/proc/sys/net/${key}`, value);
-}
 
 /**
  * One node's data path. `applied` is the nftables script this instance last applied: the table is
@@ -96,7 +92,7 @@ function syncNgw(desired: NgwDesired, options: NgwSyncOptions, applied: string |
   // Packets from a pod of another node arrive on the tunnel, while that pod's address routes
   // through the pod network: strict reverse-path filtering would drop them (2 = loose wins over
   // net.ipv4.conf.all.rp_filter = 1, the kernel takes the larger).
-  for (const t of desired.tunnels) writeSysctl(`ipv4/conf/${t.name}/rp_filter`, '2');
+  for (const t of desired.tunnels) setRpFilter(ifNameToIndex(t.name), t.name, 2);
   // 2. routes: one default route per table, through its tunnel
   const routes = routesOf(NGW.protocol, NGW.tableBase + 1, TABLE_LAST);
   let routesSet = 0;

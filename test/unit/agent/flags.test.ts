@@ -111,6 +111,19 @@ describe('juneau-agent flags', () => {
     expect(AGENT_HELP).toContain('(default 5s)');
   });
 
+  test('NGW-5: --ngw-port-range is MIN-MAX within 1-65535; the help says its default', () => {
+    expect(parseAgentFlags(['--ngw-port-range=40000-40001'], env)).toMatchObject({
+      flags: { ngwPortRange: { min: 40000, max: 40001 } },
+    });
+    for (const bad of ['5-4', '0-10', '1-65536', '100', 'a-b'])
+      expect(() => parseAgentFlags([`--ngw-port-range=${bad}`], env)).toThrow(
+        `--ngw-port-range must be MIN-MAX, ports within 1-65535 and MIN <= MAX, not '${bad}'`,
+      );
+    expect(AGENT_HELP).toContain('--ngw-port-range MIN-MAX');
+    expect(AGENT_HELP).toContain('(default 1024-65535)');
+    expect(DEFAULT_AGENT_FLAGS.ngwPortRange).toEqual({ min: 1024, max: 65535 });
+  });
+
   test('durations: the one syntax (runtime/kube/flags.ts parseDuration)', () => {
     expect(parseAgentFlags(['--poll-interval=1m'], env)).toMatchObject({ flags: { pollIntervalMs: 60_000 } });
     expect(parseAgentFlags(['--poll-interval=1.5s'], env)).toMatchObject({ flags: { pollIntervalMs: 1500 } });

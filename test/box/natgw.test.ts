@@ -1,0 +1,449 @@
+// The NATGateway with real pods on real nodes (NGW-1..NGW-4, NAT-2 wins, the delete order), on the
+// cluster in a box: Juneau installed from the built image and the synthesized manifest as is, the
+// box's arp network on the nodes' segment, echo pods (scripts/images/echo.ts) on all three nodes,
+// and the router namespace as "the outside": a TCP and a UDP server there print the source
+// address each connection arrives from, and a capture there sees each ping's source.
+//
+// The router routes the pods' ranges to their nodes (a routed pod network: the box's CNI does not
+// masquerade), so a pod that is not selected reaches it from its own address and gets its reply.
+import * as fs from 'node:fs';
+import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
+import { NGW } from '../../runtime/agent/ngw/desired';
+import { elapsedSince, figure } from '../shared/figures';
+import { bashIn, inNetns } from './exec';
+import {
+  addServerBehind,
+  peerIn,
+  peerInPod,
+  podConnects,
+  runningIn,
+  type KubectlCommand,
+  type PeerResult,
+} from './peers';
+import { arpAnswers, macOf, watchLines } from './router-view';
+import { pidsOf } from './upstream';
+import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
+import { sharedEchoBox, webBehindElasticIp } from './echo-box';
+
+const OTHER_NS = 'team-b';
+/** The selected pods of `default`, one per node (app label = name), and the NATGateway's selector. */
+const SELECTED = ['sel-0', 'sel-1', 'sel-2'];
+const SELECTOR = { matchExpressions: [{ key: 'app', operator: 'In', values: [...SELECTED, 'web', 'sel-ns'] }] };
+const TCP_PORT = 9400;
+/** The server behind the router, on a link of MTU 1280 (NGW-7). */
+const SERVER_PREFIX = '198.51.100';
+const LINK_MTU = 1280;
+const UDP_PORT = 9401;
+/** NGW-5: the server that holds every connection (the port range made two ports). */
+const HOLD_PORT = 9403;
+
+interface PodJsonIP {
+  status: { podIP?: string };
+  spec: { nodeName?: string };
+}
+
+/** An echo pod `name` on `node` in `namespace` (labelled app: name). */
+function podIn(namespace: string, name: string, node: string, annotations: Record<string, string> = {}): string {
+  const pod = JSON.parse(echoPod(name, node, annotations)) as { metadata: { namespace: string } };
+  pod.metadata.namespace = namespace;
+  return JSON.stringify(pod);
+}
+
+const natGatewayYaml = (name: string) => `apiVersion: juneau.loutres.me/v1alpha1
+kind: NATGateway
+metadata: { name: ${name}, namespace: default }
+spec:
+  externalNetwork: box-net
+  podSelector: ${JSON.stringify(SELECTOR)}
+`;
+
+interface GatewayStatus {
+  phase?: string;
+  address?: string;
+  nodeName?: string;
+  selectedPods?: number;
+}
+
+describeOnBox('the NATGateway with real pods on real nodes, the router as the outside (NGW)', () => {
+  const echoBox = sharedEchoBox('juneau-natgw-box-', { nodes: 3, label: 'natgw box' });
+  const { kubectl } = echoBox;
+  let address = '';
+  let gatewayNode = '';
+  let natEip = '';
+  /** kubectl exec into a pod of `namespace`. */
+  const execIn = (namespace: string): KubectlCommand => ({
+    kubectlBin: echoBox.kubectlBin,
+    kubectlArgs: [...echoBox.kubectlArgs, '-n', namespace],
+  });
+  const podOf = async (namespace: string, name: string) =>
+    JSON.parse(await kubectl(['-n', namespace, 'get', 'pod', name, '-o', 'json'])) as PodJsonIP;
+  const nodeNetns = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!.netns;
+
+  /** The pod's network namespace, through its echo server's process (POD_NAME is unique here). */
+  const podNetns = (name: string) => {
+    const pids = pidsOf('juneau-echo/server.js', (pid) =>
+      fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`POD_NAME=${name}`),
+    );
+    expect(pids).toHaveLength(1);
+    return `/proc/${pids[0]}/ns/net`;
+  };
+
+  /** The source a TCP connection from the pod reaches the router from (1000 bytes each way, both checked). */
+  async function tcpSource(namespace: string, pod: string, port = TCP_PORT): Promise<string> {
+    const { heard, said } = await podConnects(
+      execIn(namespace),
+      pod,
+      { netns: echoBox.router, address: echoBox.routerIp, port },
+      1000,
+    );
+    expect({ got: said.received, sha: said.receivedSha256 }).toEqual({ got: 1000, sha: heard.sentSha256 });
+    expect({ got: heard.received, sha: heard.receivedSha256 }).toEqual({ got: 1000, sha: said.sentSha256 });
+    return heard.peer;
+  }
+
+  /** The source a UDP datagram from the pod reaches the router from; the pod got the router's answer. */
+  async function udpSource(namespace: string, pod: string): Promise<string> {
+    const server = runningIn(echoBox.router, process.execPath, [
+      '-e',
+      `const s = require('node:dgram').createSocket('udp4');
+s.on('message', (m, r) => { console.log(JSON.stringify({ from: r.address })); s.send(m, r.port, r.address, () => process.exit(0)); });
+s.bind(${UDP_PORT}, '${echoBox.routerIp}', () => console.log('{"listening":true}'));
+setTimeout(() => process.exit(2), 30000);`,
+    ]);
+    await server.waitFor(/"listening":true/);
+    const client = `const s = require('node:dgram').createSocket('udp4'); const msg = Buffer.from('ngw');
+s.on('message', (m) => { console.log(m.equals(msg) ? 'ANSWERED' : 'WRONG'); process.exit(0); });
+let n = 0; const send = () => { if (++n > 10) { console.log('NO ANSWER'); process.exit(1); } s.send(msg, ${UDP_PORT}, '${echoBox.routerIp}'); };
+send(); setInterval(send, 1000);`;
+    const answered = await kubectl(['-n', namespace, 'exec', pod, '--', 'node', '-e', client]);
+    const { code, stdout } = await server.done;
+    expect({ code, answered: answered.trim() }).toEqual({ code: 0, answered: 'ANSWERED' });
+    return (JSON.parse(stdout.split('\n').find((l) => l.startsWith('{"from"'))!) as { from: string }).from;
+  }
+
+  /** The sources of the echo requests the router heard while the pod pinged it 3 times (all answered). */
+  async function pingSources(pod: string): Promise<string[]> {
+    const capture = runningIn(echoBox.router, 'timeout', [
+      '20',
+      'tcpdump',
+      '-n',
+      '-l',
+      '-i',
+      'eth0',
+      `icmp[icmptype] == icmp-echo and dst host ${echoBox.routerIp}`,
+    ]);
+    await capture.waitFor(/listening on/);
+    const ping = await bashIn(podNetns(pod), `ping -c 3 -i 0.2 -W 2 ${echoBox.routerIp} || true`);
+    expect(ping).toMatch(/3 packets transmitted, 3 received/);
+    await until('the capture saw the 3 echo requests', async () =>
+      capture.lines.filter((l) => l.includes('ICMP echo request')).length >= 3 ? true : undefined,
+    );
+    capture.child.kill('SIGTERM');
+    await capture.done;
+    return [
+      ...new Set(capture.lines.filter((l) => l.includes('ICMP echo request')).map((l) => /IP (\S+) >/.exec(l)![1]!)),
+    ];
+  }
+
+  /** What the NATGateway data path left in node `name`'s network namespace: tunnels, rules, routes, the nftables table. */
+  async function ngwStateOn(name: string): Promise<string[]> {
+    const netns = nodeNetns(name);
+    const links = (JSON.parse(await inNetns(netns, 'ip', ['-j', 'link', 'show'])) as Array<{ ifname: string }>)
+      .filter((l) => l.ifname.startsWith(NGW.devicePrefix))
+      .map((l) => `link ${l.ifname}`);
+    // `ip rule show proto N` lists every rule (iproute2 6.1 does not filter rules by protocol).
+    const tagged = (line: string) => line.includes(` proto ${NGW.protocol}`);
+    const rules = (await inNetns(netns, 'ip', ['rule', 'show']))
+      .split('\n')
+      .filter(tagged)
+      .map((r) => `rule ${r.trim()}`);
+    const routes = (await inNetns(netns, 'ip', ['route', 'show', 'table', 'all']))
+      .split('\n')
+      .filter(tagged)
+      .map((r) => `route ${r.trim()}`);
+    const tables = (await inNetns(netns, 'nft', ['list', 'tables']))
+      .split('\n')
+      .filter((t) => t.includes(NGW.nftTable))
+      .map((t) => `nftables ${t.trim()}`);
+    return [...links, ...rules, ...routes, ...tables];
+  }
+
+  const gatewayStatus = async (): Promise<GatewayStatus> =>
+    (JSON.parse(await kubectl(['get', 'natgateway', 'egress', '-o', 'json'])) as { status?: GatewayStatus }).status ??
+    {};
+
+  beforeAll(async () => {
+    const { box } = echoBox;
+    const nodes = box.nodes.map((n) => n.name);
+    // A routed pod network seen from the outside: the router reaches each node's pod range through it.
+    for (const n of box.nodes) await inNetns(echoBox.router, 'ip', ['route', 'add', n.podCidr, 'via', n.ip]);
+    // NAT-2 wins: `web` is selected too, and has its ElasticIP through NAT (node 1).
+    natEip = await webBehindElasticIp(echoBox, nodes[1]!);
+    await kubectl(['create', 'namespace', OTHER_NS]);
+    const pods: Array<[string, string, string]> = [
+      ...SELECTED.map((p, i): [string, string, string] => ['default', p, nodes[i]!]),
+      ['default', 'plain', nodes[0]!],
+      [OTHER_NS, 'sel-ns', nodes[2]!],
+    ];
+    for (const [ns, name, node] of pods) await kubectl(['apply', '--server-side', '-f', '-'], podIn(ns, name, node));
+    for (const [ns, name] of pods)
+      await until(`pod ${ns}/${name} Ready`, async () => {
+        const p = JSON.parse(await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json'])) as {
+          status: { phase: string; containerStatuses?: Array<{ ready: boolean }> };
+        };
+        return p.status.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? true : undefined;
+      });
+    const t0 = Date.now();
+    await kubectl(['apply', '--server-side', '-f', '-'], natGatewayYaml('egress'));
+    const status = await until('NATGateway egress Ready', async () => {
+      const s = await gatewayStatus();
+      return s.phase === 'Ready' && s.address && s.nodeName ? s : undefined;
+    });
+    address = status.address!;
+    gatewayNode = status.nodeName!;
+    // The first connection from a pod of another node through the gateway: the data path is built.
+    // A port per attempt: a failed attempt's listener may still hold its own.
+    let attempt = 0;
+    await until(
+      'a TCP connection from sel-0 arriving from the gateway address',
+      async () =>
+        (await tcpSource('default', 'sel-0', TCP_PORT + 100 + attempt++).catch(() => '')) === address
+          ? true
+          : undefined,
+      120_000,
+    );
+    figure(
+      'natgw box: NATGateway applied -> Ready and a pod of another node leaving from its address',
+      elapsedSince(t0),
+    );
+  });
+
+  test('NGW-4: selected pods on every node reach the router from the gateway address over TCP, UDP and ping, and get their replies', async () => {
+    const seen: Record<string, { tcp: string; udp: string; ping: string[] }> = {};
+    for (const p of SELECTED)
+      seen[p] = { tcp: await tcpSource('default', p), udp: await udpSource('default', p), ping: await pingSources(p) };
+    const want = Object.fromEntries(SELECTED.map((p) => [p, { tcp: address, udp: address, ping: [address] }]));
+    expect(seen).toEqual(want);
+    // One of them runs on the gateway node itself, the others are carried there.
+    const nodes = await Promise.all(SELECTED.map(async (p) => (await podOf('default', p)).spec.nodeName));
+    expect(nodes).toContain(gatewayNode);
+    expect(new Set(nodes).size).toBe(3);
+  });
+
+  test('NGW-1, NGW-4: a pod of the namespace the selector does not select, and a selected-looking pod of another namespace, arrive from their own address', async () => {
+    const seen: Record<string, { tcp: string; udp: string; ping: string[] }> = {};
+    const want: typeof seen = {};
+    for (const [ns, p] of [
+      ['default', 'plain'],
+      [OTHER_NS, 'sel-ns'],
+    ] as const) {
+      const ip = (await podOf(ns, p)).status.podIP!;
+      seen[p] = { tcp: await tcpSource(ns, p), udp: await udpSource(ns, p), ping: await pingSources(p) };
+      want[p] = { tcp: ip, udp: ip, ping: [ip] };
+    }
+    expect(seen).toEqual(want);
+  });
+
+  test('NGW-4: traffic from a selected pod to another pod and to a ClusterIP Service keeps the pod address', async () => {
+    const from = (await podOf('default', 'sel-0')).status.podIP!;
+    const target = await podOf('default', 'sel-1');
+    const page = await getFromPod(kubectl, 'sel-0', `http://${target.status.podIP}:${ECHO_HTTP_PORT}/`);
+    expect(page).toBe(`client=${from} pod=sel-1 node=${target.spec.nodeName}`);
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'sel-2', namespace: 'default' },
+        spec: { selector: { app: 'sel-2' }, ports: [{ port: 80, targetPort: ECHO_HTTP_PORT }] },
+      }),
+    );
+    const clusterIP = (
+      JSON.parse(await kubectl(['get', 'service', 'sel-2', '-o', 'json'])) as { spec: { clusterIP: string } }
+    ).spec.clusterIP;
+    const node2 = (await podOf('default', 'sel-2')).spec.nodeName;
+    const viaService = await until(`HTTP from sel-0 to the Service ${clusterIP}`, async () => {
+      const got = await getFromPod(kubectl, 'sel-0', `http://${clusterIP}/`);
+      return got.startsWith('client=') ? got : undefined;
+    });
+    expect(viaService).toBe(`client=${from} pod=sel-2 node=${node2}`);
+  });
+
+  test('NGW-4, NAT-2: a selected pod that has an ElasticIP through NAT leaves from its ElasticIP, not the gateway address', async () => {
+    expect(await tcpSource('default', 'web')).toBe(natEip);
+    expect(natEip).not.toBe(address);
+  });
+
+  test('NGW-3, NGW-8: ARP for the gateway address is answered by exactly one MAC, the gateway node’s; kubectl get natgateway shows it', async () => {
+    const answers = await arpAnswers(echoBox.router, address, 3);
+    expect(answers.byMac).toEqual({ [await macOf(nodeNetns(gatewayNode))]: 3 });
+    const row = (await kubectl(['get', 'natgateway', 'egress', '--no-headers'])).trim().split(/\s+/);
+    // NAME, EXTERNALNETWORK, ADDRESS, NODE, PODS (sel-0..2 and web; plain and team-b's not), PHASE.
+    expect(row).toEqual(['egress', 'box-net', address, gatewayNode, '4', 'Ready']);
+  });
+
+  test(`NGW-7: a selected pod carried to the gateway learns the MTU ${LINK_MTU} of a hop beyond it: the router's "fragmentation needed" to the gateway address reaches the pod naming its own address, and 300 kB over TCP cross the link from the gateway address`, async () => {
+    const { server, serverIp } = await addServerBehind(
+      echoBox.router,
+      echoBox.box,
+      echoBox.routerIp,
+      SERVER_PREFIX,
+      LINK_MTU,
+    );
+    echoBox.namespaces.push(server);
+    // A selected pod on a node that is not the gateway: its packets cross the tunnel first.
+    const name = SELECTED[(SELECTED.length + echoBox.box.nodes.findIndex((n) => n.name === gatewayNode) + 1) % 3]!;
+    const p = await podOf('default', name);
+    expect(p.spec.nodeName).not.toBe(gatewayNode);
+    const podIp = p.status.podIP!;
+    const netns = podNetns(name);
+    const capture = runningIn(netns, 'timeout', [
+      '60',
+      'tcpdump',
+      '-l',
+      '-n',
+      '-vv',
+      '-i',
+      'eth0',
+      '-c',
+      '1',
+      'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
+    ]);
+    await capture.waitFor(/listening on/);
+    const ping = await bashIn(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
+    expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
+    const seen = (await capture.done).stdout.replace(/\s+/g, ' ');
+    // Outer header to the pod, the embedded header naming the pod's address (not the gateway address the router saw).
+    expect(seen).toContain(
+      `${echoBox.routerIp} > ${podIp}: ICMP ${serverIp} unreachable - need to frag (mtu ${LINK_MTU})`,
+    );
+    expect(seen).toContain(`${podIp} > ${serverIp}: ICMP echo request`);
+    expect(seen).not.toMatch(/bad cksum|wrong/i);
+    await bashIn(netns, 'ip route flush cache');
+    const sink = peerIn(server, ['listen', serverIp, '9402', '0']);
+    await sink.waitFor(/"listening":true/);
+    const t0 = Date.now();
+    const source = peerInPod(execIn('default'), name, ['connect', serverIp, '9402', String(300_000)]);
+    const [heard, said] = await Promise.all([sink.result<PeerResult>(), source.result<PeerResult>()]);
+    figure(
+      `natgw box: 300 kB over TCP from a pod through the tunnel and the gateway across the MTU ${LINK_MTU} link`,
+      elapsedSince(t0),
+    );
+    expect({ peer: heard.peer, received: heard.received, sha: heard.receivedSha256 }).toEqual({
+      peer: address,
+      received: 300_000,
+      sha: said.sentSha256,
+    });
+    expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
+  });
+
+  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working", async () => {
+    await addAgentArgs(kubectl, ['--ngw-port-range=40000-40001']);
+    // The agents restarted; the gateway is the node the status names now (kept, unless its Lease lapsed meanwhile).
+    const now = await until('NATGateway egress Ready after the agents restarted', async () => {
+      const s = await gatewayStatus();
+      return s.phase === 'Ready' && s.nodeName ? s : undefined;
+    });
+    gatewayNode = now.nodeName!;
+    const gatewayNetns = nodeNetns(gatewayNode);
+    // nft lists an ip table's rule as `snat to ADDRESS:RANGE` (no `ip`): the address and range are what is looked for.
+    await until('the gateway node translating to the two ports', async () =>
+      (await inNetns(gatewayNetns, 'nft', ['list', 'table', 'ip', NGW.nftTable]).catch(() => '')).includes(
+        `${address}:40000-40001`,
+      )
+        ? true
+        : undefined,
+    );
+    const name = SELECTED[(echoBox.box.nodes.findIndex((n) => n.name === gatewayNode) + 1) % 3]!;
+    const insertFailed = async () => {
+      const lines = (await inNetns(gatewayNetns, 'cat', ['/proc/net/stat/nf_conntrack'])).trim().split('\n');
+      const at = lines[0]!.trim().split(/\s+/).indexOf('insert_failed');
+      return lines.slice(1).reduce((sum, l) => sum + parseInt(l.trim().split(/\s+/)[at]!, 16), 0);
+    };
+    const server = runningIn(echoBox.router, process.execPath, [
+      '-e',
+      `const peers = []; const srv = require('node:net').createServer((s) => { peers.push({ from: s.remoteAddress, port: s.remotePort }); s.on('data', (d) => s.write(d)); s.on('error', () => {}); });
+srv.listen(${HOLD_PORT}, '${echoBox.routerIp}', () => console.log('{"listening":true}'));
+process.on('SIGTERM', () => { console.log(JSON.stringify({ peers })); process.exit(0); });
+setTimeout(() => { console.log(JSON.stringify({ peers })); process.exit(0); }, 60000);`,
+    ]);
+    await server.waitFor(/"listening":true/);
+    const before = await insertFailed();
+    const client = `const net = require('node:net');
+const open = () => new Promise((resolve) => { const s = net.connect(${HOLD_PORT}, '${echoBox.routerIp}');
+  const t = setTimeout(() => { s.destroy(); resolve(undefined); }, 4000);
+  s.once('connect', () => { clearTimeout(t); resolve(s); }); s.once('error', () => { clearTimeout(t); resolve(undefined); }); });
+const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => { got += d.length; if (got >= 1000) resolve(got); }); s.write(Buffer.alloc(1000, 7)); setTimeout(() => resolve(got), 4000); });
+(async () => { const socks = []; for (let i = 0; i < 3; i++) socks.push(await open());
+  const connected = socks.map((s) => !!s); const echoed = [];
+  for (const s of socks) echoed.push(s ? await echo(s) : 0);
+  console.log(JSON.stringify({ connected, echoed })); process.exit(0); })();`;
+    const out = JSON.parse(await kubectl(['exec', name, '--', 'node', '-e', client])) as unknown;
+    const dropped = (await insertFailed()) - before;
+    server.child.kill('SIGTERM');
+    const { stdout } = await server.done;
+    const peers = (
+      JSON.parse(
+        stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{"peers"'))
+          .at(-1)!,
+      ) as {
+        peers: Array<{ from: string; port: number }>;
+      }
+    ).peers;
+    figure(
+      'natgw box: NGW-5 ports 40000-40001, third connection refused: conntrack insert_failed on the gateway node',
+      dropped,
+    );
+    expect(out).toEqual({ connected: [true, true, false], echoed: [1000, 1000, 0] });
+    expect(peers.map((p) => p.from)).toEqual([address, address]);
+    expect(peers.map((p) => p.port).sort()).toEqual([40000, 40001]);
+    expect(dropped).toBeGreaterThanOrEqual(1);
+  });
+
+  test('NGW-3, NGW-4: deleting the NATGateway withdraws the address before releasing it, and leaves nothing on any node (tunnels, rules, routes, nftables, ARP answers)', async () => {
+    const nodes = echoBox.box.nodes.map((n) => n.name);
+    // What there is to take away: the gateway's table and a tunnel to each pod node; each pod node its rule and route.
+    const before = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await ngwStateOn(n)] as const)));
+    for (const n of nodes) {
+      expect(before[n]!.filter((s) => s.startsWith('nftables'))).toEqual([`nftables table ip ${NGW.nftTable}`]);
+      expect(before[n]!.filter((s) => s.startsWith('link')).length).toBe(n === gatewayNode ? 2 : 1);
+      expect(before[n]!.filter((s) => s.startsWith('rule')).length).toBe(n === gatewayNode ? 0 : 1);
+    }
+    const { kubectlBin, status } = echoBox;
+    const events = (kind: string, name: string) =>
+      watchLines(
+        kubectlBin,
+        status.kubeconfigPath,
+        [kind, name, '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.resourceVersion}{"\\n"}'],
+        1,
+      );
+    const advertisement = await events('arpadvertisement', 'ngw-default-egress');
+    const claim = await events('allocationclaim', `ipv4.${address}`);
+    const t0 = Date.now();
+    await kubectl(['delete', 'natgateway', 'egress', '--wait=true']);
+    figure('natgw box: kubectl delete natgateway (finalizer: withdraw, release)', elapsedSince(t0));
+    const deletedAt = async (w: Awaited<ReturnType<typeof events>>) => {
+      const line = (await w.stop()).find((l) => l.startsWith('DELETED'));
+      if (!line) throw new Error('no DELETED event');
+      return Number(line.split(' ')[1]);
+    };
+    const [withdrawn, released] = [await deletedAt(advertisement), await deletedAt(claim)];
+    expect(withdrawn).toBeLessThan(released);
+    const t1 = Date.now();
+    const left = await until(
+      'every node without NATGateway state',
+      async () => {
+        const all = (await Promise.all(nodes.map(async (n) => (await ngwStateOn(n)).map((s) => `${n}: ${s}`)))).flat();
+        return all.length === 0 ? all : undefined;
+      },
+      60_000,
+    );
+    figure('natgw box: NATGateway deleted -> nothing of its data path on any node', elapsedSince(t1));
+    expect(left).toEqual([]);
+    expect((await arpAnswers(echoBox.router, address, 2)).byMac).toEqual({});
+    // And the pods leave as before it: from their own address.
+    expect(await tcpSource('default', 'sel-0')).toBe((await podOf('default', 'sel-0')).status.podIP);
+  });
+});
