@@ -119,7 +119,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       },
     });
     elector.start();
-    leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
+    leaderLease = watchLeaderLease(informers, flags, elector);
   });
   const { leaderElect, healthAddr, metricsAddr } = flags;
   logger.info('started', { identity, leaderElect, healthAddr, metricsAddr });
@@ -140,19 +140,23 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 }
 
 /**
- * A Lease released by a stopping leader (SIGTERM, a rolling update, a drain) is taken within a watch
- * event, not at this candidate's next retry (up to 2.2 retry periods later): the candidate is nudged
- * when the Lease has no holder or is gone. Read through the unfenced client, like every cache.
+ * The leader-election Lease as a watch delivers it, fed to the candidate (LeaderElector.observe): a
+ * Lease released by a stopping leader (SIGTERM, a rolling update, a drain) is taken within a watch
+ * event, not at the candidate's next retry (up to 2.2 retry periods later), and a crashed leader's
+ * record is counted from its last renewal as the watch delivered it, so the candidate takes it at
+ * its expiry. Read through the unfenced client, like every cache.
  */
-function watchLeaderLease(informers: SharedInformers, flags: ControllerFlags, nudge: () => void): Informer<Lease> {
+function watchLeaderLease(informers: SharedInformers, flags: ControllerFlags, elector: LeaderElector): Informer<Lease> {
   const { leaderElectionNamespace: namespace, leaderElectionId: name } = flags;
   const lease = informers.informer<Lease>({
     type: Resources.leases,
     namespace,
     fieldSelector: `metadata.name=${name}`,
   });
-  lease.onChange((l) => {
-    if (!l.spec?.holderIdentity || !lease.get(namespace, name)) nudge();
+  lease.addHandlers({
+    onAdd: (l) => elector.observe(l),
+    onUpdate: (_old, l) => elector.observe(l),
+    onDelete: () => elector.observe(undefined),
   });
   lease.start();
   return lease;
