@@ -17,6 +17,7 @@ import type { Logger } from '../kube/log';
 import { RuntimeMetrics } from '../kube/metrics';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { Resources } from '../kube/resources';
+import { Sleeper } from '../kube/sleep';
 import { RestClient } from '../kube/rest';
 import { serviceCIDRsServedOrLog } from '../kube/service-cidrs';
 import type { Informer } from '../kube/informer';
@@ -28,6 +29,9 @@ import { leaseProblemReporter } from './lease-report';
 import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
 import { arpAdvertisementAdmitter } from './webhook/handlers';
 import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
+
+/** How long a stopping leader lets its passes in flight finish before it releases the Lease anyway. */
+const PASSES_GRACE_MS = 5_000;
 
 /**
  * Runs the controller until stopped; resolves with the exit code (2: bad flags, 1: cannot start or
@@ -125,11 +129,7 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   logger.info('started', { identity, leaderElect, healthAddr, metricsAddr });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
-  // Under leader election the queued keys are the next leader's work (its caches are warm; it
-  // queues every object when it starts): drop them rather than drain, so a stopping leader hands the
-  // Lease over within a second. Passes in flight finish; only then is the Lease released.
-  await controller.stop({ dropQueued: lostLease || flags.leaderElect });
-  await elector?.release();
+  await stopThenRelease(controller, elector, lostLease || flags.leaderElect);
   await leaderLease?.stop();
   await webhook.stop({ keepRegistration: true });
   await webhookCaches.stop();
@@ -137,6 +137,29 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
   await health.stop();
   logger.info('stopped', { code });
   return code;
+}
+
+/**
+ * Under leader election the queued keys are the next leader's work (its caches are warm; it queues
+ * every object when it starts): `dropQueued` drops them rather than drain, so a stopping leader
+ * hands the Lease over within a second. Passes in flight finish first, for PASSES_GRACE_MS at most:
+ * a pass stuck on a slow API server must not keep the Lease until the kubelet's SIGKILL (30 s
+ * grace), which would leave the standby waiting out the Lease. Releasing fences the client first
+ * (onStoppedLeading), so nothing a pass still runs is written after the release.
+ */
+async function stopThenRelease(
+  controller: JuneauController,
+  elector: LeaderElector | undefined,
+  dropQueued: boolean,
+): Promise<void> {
+  const stopped = controller.stop({ dropQueued });
+  if (elector) {
+    const grace = new Sleeper();
+    await Promise.race([stopped, grace.sleep(PASSES_GRACE_MS)]);
+    grace.wake();
+    await elector.release();
+  }
+  await stopped;
 }
 
 /**
