@@ -325,9 +325,9 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
       expect(
         after.filter((f) => f.method === 'GET' && query(f).get('watch') !== 'true' && watched.has(line(f))).map(line),
       ).toEqual([]);
-      // The proxy does see its writes: it wrote api2's ServiceLoadBalancer once leading.
+      // The proxy does see its writes: it applied api2's ServiceLoadBalancer once leading.
       expect(after.filter((f) => f.method !== 'GET').map(line)).toContain(
-        `POST ${resourcePath(JuneauResources.serviceLoadBalancers, namespace)}`,
+        `PATCH ${resourcePath(JuneauResources.serviceLoadBalancers, namespace, 'api2')}`,
       );
       process.stdout.write(
         `FO-3 handover: SIGTERM -> Lease released ${released - stopped} ms -> standby leading ${tookOver - stopped} ms (its Lease write ${take!.at - stopped} ms); -> api2 advertised ${served - stopped} ms (${served - tookOver} ms after the takeover); the standby before leading: ${before.length} requests (${watched.size} watches opened), 0 writes; after: 0 lists\n`,
