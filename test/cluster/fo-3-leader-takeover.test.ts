@@ -210,12 +210,11 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
     // expired at the former plus 12 s; never taken before that, and taken how long after it.
     const taken = lease.records.find((r) => r.holder.startsWith('fo3lt-b_'))!;
     // Its last version, even one the watch delivered after the kill (a renewal in flight lands).
-    const lastRenewal = Date.parse(
-      lease.records.filter((r) => r.holder.startsWith(`${a.podName}_`)).at(-1)!.renewTime!,
-    );
+    const last = lease.records.filter((r) => r.holder.startsWith(`${a.podName}_`)).at(-1)!;
+    const lastRenewal = Date.parse(last.renewTime!);
     const expiry = lastRenewal + 12_000;
     process.stdout.write(
-      `FO-3 leader takeover: crash -> standby leading ${tookOver - crashed} ms (the Lease expired ${expiry - crashed} ms after the crash, 12 s after the last renewal; taken ${Date.parse(taken.acquireTime!) - expiry} ms after the expiry), -> ARPAdvertisement moved ${moved - crashed} ms (${moved - tookOver} ms after the takeover; agent Lease ${AGENT_LEASE_MS} ms, leader ${LEADER_FLAGS.join(' ')})\n`,
+      `FO-3 leader takeover: crash -> standby leading ${tookOver - crashed} ms (the Lease expired ${expiry - crashed} ms after the crash, 12 s after the last renewal, which this test's watch saw ${last.at - lastRenewal} ms after its stamp; taken ${Date.parse(taken.acquireTime!) - expiry} ms after the expiry), -> ARPAdvertisement moved ${moved - crashed} ms (${moved - tookOver} ms after the takeover; agent Lease ${AGENT_LEASE_MS} ms, leader ${LEADER_FLAGS.join(' ')})\n`,
     );
     expect(Date.parse(taken.acquireTime!)).toBeGreaterThanOrEqual(expiry);
     // Never before the node's answers expired (FO-4): the Lease ran its whole duration.
