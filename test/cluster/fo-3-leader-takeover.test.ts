@@ -159,7 +159,7 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
     const a = startReplica('fo3lt-a');
     await waitFor(async () => (await holder())?.startsWith(`${a.podName}_`), { what: `${a.podName} leading` });
     // The standby runs from here on: everything below happens while it only watches.
-    startReplica('fo3lt-b');
+    const b = startReplica('fo3lt-b');
     await createLoadBalancerService(namespace, 'web', { network: NET });
     for (const [i, nodeName] of nodes.entries())
       await createRunningPod({
@@ -181,6 +181,11 @@ describe('FO-3 leader takeover (controller binaries, real API server)', () => {
     const survivor = nodes.find((n) => n !== chosen)!;
     expect(nodes).toContain(chosen);
 
+    // The standby has read the Lease: it sees the leader's renewals from here on (one that starts
+    // after the last renewal counts the Lease from its first read, later than the renewal).
+    await waitFor(() => fs.readFileSync(b.logFile, 'utf8').includes('"standing by"'), {
+      what: 'the standby standing by',
+    });
     // The crash: the leader SIGKILLed (its Lease not released) and the answering node's agent gone.
     const crashed = Date.now();
     a.child.kill('SIGKILL');
