@@ -72,9 +72,11 @@ Flags:
   --leader-election-id NAME          name of the Lease (default juneau-controller)
   --leader-election-lease-duration DURATION
                                      how long a standby waits, after it last saw the
-                                     leader's Lease change, before it takes over: a killed
-                                     leader is replaced after about this plus up to 2.2 x
-                                     the retry period (15s gives the measured 16-19 s).
+                                     leader's Lease change, before it takes over: it
+                                     watches the Lease and tries again at that instant, so
+                                     a killed leader is replaced about this long after its
+                                     last renewal (a stopped one releases the Lease: its
+                                     standby leads within a watch event).
                                      Shorter: faster takeover; too short: a leader slowed
                                      by a loaded API server is replaced while it still
                                      works (it steps down first, so never two leaders)
@@ -83,8 +85,10 @@ Flags:
                                      the leader steps down when it could not renew for this
                                      long; below the lease duration (default 10s)
   --leader-election-retry-period DURATION
-                                     how often the leader renews and standbys retry; the
-                                     renew deadline must exceed 1.2 x this (default 2s)
+                                     how often the leader renews and standbys retry (at a
+                                     random point of 1-2.2 x this, sooner when the Lease
+                                     expires or is released); the renew deadline must
+                                     exceed 1.2 x this (default 2s)
   --agent-lease-grace DURATION       FO-3: a node counts as dead when its agent's Lease
                                      (juneau-agent-<node>) has not been seen renewed for
                                      the Lease's own duration (the agent's

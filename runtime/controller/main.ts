@@ -18,6 +18,7 @@ import { RuntimeMetrics } from '../kube/metrics';
 import { secureMetricsFor } from '../kube/metrics-tls';
 import { processIO, processLogger, startupFlags, type MainIO } from '../kube/process';
 import { Resources } from '../kube/resources';
+import { Sleeper } from '../kube/sleep';
 import { RestClient } from '../kube/rest';
 import { serviceCIDRsServedOrLog } from '../kube/service-cidrs';
 import type { Informer } from '../kube/informer';
@@ -29,6 +30,9 @@ import { leaseProblemReporter } from './lease-report';
 import { informerWebhookCaches, type WebhookCacheSet } from './webhook/listers';
 import { arpAdvertisementAdmitter } from './webhook/handlers';
 import { resolveWebhookMode, startWebhookServer, type WebhookServerHandle } from './webhook/start';
+
+/** How long a stopping leader lets its passes in flight finish before it releases the Lease anyway. */
+const PASSES_GRACE_MS = 5_000;
 
 /**
  * Runs the controller until stopped; resolves with the exit code (2: bad flags, 1: cannot start or
@@ -119,17 +123,13 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
       },
     });
     elector.start();
-    leaderLease = watchLeaderLease(informers, flags, () => elector?.nudge());
+    leaderLease = watchLeaderLease(informers, flags, elector);
   });
   const { leaderElect, healthAddr, metricsAddr, metricsSecure } = flags;
   logger.info('started', { identity, leaderElect, healthAddr, metricsAddr, metricsSecure });
   const code = await Promise.race([lost, io.stopSignal.then((signal) => (logger.info('stopping', { signal }), 0))]);
   stopping = true;
-  // Under leader election the queued keys are the next leader's work (its caches are warm; it
-  // queues every object when it starts): drop them rather than drain, so a stopping leader hands the
-  // Lease over within a second. Passes in flight finish; only then is the Lease released.
-  await controller.stop({ dropQueued: lostLease || flags.leaderElect });
-  await elector?.release();
+  await stopThenRelease(controller, elector, lostLease || flags.leaderElect);
   await leaderLease?.stop();
   await webhook.stop({ keepRegistration: true });
   await webhookCaches.stop();
@@ -140,19 +140,46 @@ async function run(flags: ControllerFlags, kubeConfig: KubeConfig, logger: Logge
 }
 
 /**
- * A Lease released by a stopping leader (SIGTERM, a rolling update, a drain) is taken within a watch
- * event, not at this candidate's next retry (up to 2.2 retry periods later): the candidate is nudged
- * when the Lease has no holder or is gone. Read through the unfenced client, like every cache.
+ * Under leader election the queued keys are the next leader's work (its caches are warm; it queues
+ * every object when it starts): `dropQueued` drops them rather than drain, so a stopping leader
+ * hands the Lease over within a second. Passes in flight finish first, for PASSES_GRACE_MS at most:
+ * a pass stuck on a slow API server must not keep the Lease until the kubelet's SIGKILL (30 s
+ * grace), which would leave the standby waiting out the Lease. Releasing fences the client first
+ * (onStoppedLeading), so nothing a pass still runs is written after the release.
  */
-function watchLeaderLease(informers: SharedInformers, flags: ControllerFlags, nudge: () => void): Informer<Lease> {
+async function stopThenRelease(
+  controller: JuneauController,
+  elector: LeaderElector | undefined,
+  dropQueued: boolean,
+): Promise<void> {
+  const stopped = controller.stop({ dropQueued });
+  if (elector) {
+    const grace = new Sleeper();
+    await Promise.race([stopped, grace.sleep(PASSES_GRACE_MS)]);
+    grace.wake();
+    await elector.release();
+  }
+  await stopped;
+}
+
+/**
+ * The leader-election Lease as a watch delivers it, fed to the candidate (LeaderElector.observe): a
+ * Lease released by a stopping leader (SIGTERM, a rolling update, a drain) is taken within a watch
+ * event, not at the candidate's next retry (up to 2.2 retry periods later), and a crashed leader's
+ * record is counted from its last renewal as the watch delivered it, so the candidate takes it at
+ * its expiry. Read through the unfenced client, like every cache.
+ */
+function watchLeaderLease(informers: SharedInformers, flags: ControllerFlags, elector: LeaderElector): Informer<Lease> {
   const { leaderElectionNamespace: namespace, leaderElectionId: name } = flags;
   const lease = informers.informer<Lease>({
     type: Resources.leases,
     namespace,
     fieldSelector: `metadata.name=${name}`,
   });
-  lease.onChange((l) => {
-    if (!l.spec?.holderIdentity || !lease.get(namespace, name)) nudge();
+  lease.addHandlers({
+    onAdd: (l) => elector.observe(l),
+    onUpdate: (_old, l) => elector.observe(l),
+    onDelete: () => elector.observe(undefined),
   });
   lease.start();
   return lease;

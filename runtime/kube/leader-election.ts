@@ -7,7 +7,11 @@
  *   leading, which is before anyone else may take over (renewDeadline < leaseDuration). A timer
  *   enforces the deadline, and every Lease call times out below it, so a hung connection to the
  *   API server cannot keep a replica leading past it (client-go bounds each renew the same way);
- * - every write carries the resourceVersion read, so two candidates never both win.
+ * - every write carries the resourceVersion read, so two candidates never both win;
+ * - a candidate that waits on a held Lease tries again at the instant that record would expire by
+ *   its clock, if that comes before its next retry: a crashed leader is replaced at the expiry, not
+ *   up to 2.2 retry periods after it. Fed the Lease by a watch (`observe`), it counts the expiry from
+ *   the leader's last renewal give or take a watch event, not from its own last read.
  */
 import { toMicroTime } from './conditions';
 import { silentLogger, type Logger } from './log';
@@ -124,6 +128,8 @@ export interface LeaderElectionOptions {
 
 /** client-go's JitterFactor: candidates retry at a random point of [1, 2.2) x retryPeriod. */
 const JITTER = 1.2;
+/** A candidate waiting for a record to expire wakes this long after the instant, so a timer that fires early still finds it expired. */
+const EXPIRY_MARGIN_MS = 5;
 
 export function validateTimings(
   leaseDurationMs: number,
@@ -164,6 +170,8 @@ export class LeaderElector {
   private loop: Promise<void> | undefined;
   /** A nudge that came while no sleep was in progress: the next sleep is skipped. */
   private nudged = false;
+  /** The last attempt was answered with another holder's live record (so waiting for its expiry is sound). */
+  private waitedOnHolder = false;
 
   constructor(
     private readonly client: LeaseClient,
@@ -214,6 +222,19 @@ export class LeaderElector {
     if (this.leading || this.stopped) return;
     this.nudged = true;
     this.sleeper.wake();
+  }
+
+  /**
+   * The Lease as a watch delivered it (undefined: deleted). A candidate counts the record's
+   * expiry from when it first saw it, so a watch that delivers each renewal makes that the
+   * renewal's instant (a later delivery only delays a takeover, never hastens it); a Lease without a
+   * holder, or gone, is tried at once (nudge). Ignored while leading or stopped: the leader's own
+   * reads and writes are its record.
+   */
+  observe(lease: Lease | undefined): void {
+    if (this.leading || this.stopped) return;
+    if (lease) this.remember(lease);
+    if (!lease?.spec?.holderIdentity) this.nudge();
   }
 
   /**
@@ -268,19 +289,39 @@ export class LeaderElector {
         this.nudged = false;
         continue;
       }
-      await this.sleeper.sleep(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + Math.random() * JITTER));
+      await this.sleeper.sleep(this.leading ? this.retryPeriodMs : this.candidateWaitMs());
       this.nudged = false;
     }
   }
 
+  /**
+   * A candidate's sleep: client-go's jittered retry, or less when the record it waits on expires
+   * sooner (just past that instant, so the next attempt finds it expired). Only after an attempt
+   * the API server answered with another holder: one that failed retries at the jittered period.
+   */
+  private candidateWaitMs(): number {
+    const jittered = this.retryPeriodMs * (1 + Math.random() * JITTER);
+    if (!this.waitedOnHolder) return jittered;
+    // From the record as observed now: a watch may have delivered a newer one since the attempt.
+    return Math.min(jittered, Math.max(0, this.recordExpiresMs() - Date.now()) + EXPIRY_MARGIN_MS);
+  }
+
+  /** When the observed record expires by our clock (the duration it states, as decideLease reads it). */
+  private recordExpiresMs(): number {
+    const seconds = this.observed?.spec?.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000);
+    return this.observedAtMs + seconds * 1000;
+  }
+
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity } = this.options;
+    this.waitedOnHolder = false;
     try {
       const current = await this.client.get(namespace, name, AbortSignal.timeout(this.callTimeoutMs));
       if (current) this.remember(current);
       const seconds = Math.ceil(this.leaseDurationMs / 1000);
       const decision = decideLease(current?.spec, this.observedAtMs, identity, seconds, new Date());
       if (decision.action === 'wait') {
+        this.waitedOnHolder = true;
         this.options.onAttempt?.(undefined);
         return false;
       }

@@ -17,7 +17,7 @@ import { inNetns } from './exec';
 import { KUBE_IPVS0 } from './ipvs';
 import { agentPidsInNetns, pidsOf } from './upstream';
 import { sharedEchoBox } from './echo-box';
-import { answeringMacs, nodesByMac } from './router-view';
+import { answeringMacs, arpAnswers, nodesByMac, watchLines } from './router-view';
 import {
   addAgentArgs,
   agentBackAfterRestart,
@@ -126,6 +126,13 @@ done`;
     }
 
     const advertisedNode = () => advertisedNodes(kubectl, VIP);
+
+    type Lease = { spec: { holderIdentity: string; acquireTime: string; leaseDurationSeconds: number } };
+    /** The controller's leader-election Lease. */
+    const lease = async () =>
+      (JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as Lease).spec;
+    /** Its holder: `<pod>_<random per process>`, so a restarted leader comes back under a new identity. */
+    const holder = async () => (await lease()).holderIdentity;
     const nodeRecord = (name: string) => echoBox.box.nodes.find((n) => n.name === name)!;
 
     /** The pid of the juneau-agent process running in `node`'s network namespace, read from the host. */
@@ -226,11 +233,6 @@ send(); setInterval(send, 1000);`;
 
     test('the leader controller SIGKILLed during connections: every connection succeeds, answered by the same node (the data plane does not wait for the controller) until a new leader holds the Lease', async () => {
       const [answering] = await advertisedNode();
-      type Lease = { spec: { holderIdentity: string } };
-      // `<pod>_<random per process>`: a restarted leader comes back under a new identity.
-      const holder = async () =>
-        (JSON.parse(await kubectl(['-n', NS, 'get', 'lease', 'juneau-controller', '-o', 'json'])) as Lease).spec
-          .holderIdentity;
       const leaderIdentity = await holder();
       const leader = leaderIdentity.split('_')[0];
       // The leader's process, found from the host by its pod name (the runtime sets HOSTNAME to it).
@@ -251,12 +253,101 @@ send(); setInterval(send, 1000);`;
         'box: leader controller SIGKILL -> a new leader holds the Lease (seen between connection groups)',
         elapsedSince(killed),
       );
+      // The new holder's own stamp of its take (the nodes share the host's clock): the takeover to
+      // the millisecond, against the Lease duration it waited out (the standby tries at the expiry).
+      const taken = await lease();
+      figure(
+        'box: leader controller SIGKILL -> the new leader took the Lease (its acquireTime)',
+        `${((Date.parse(taken.acquireTime) - killed) / 1000).toFixed(2)} s (Lease ${taken.leaseDurationSeconds} s)`,
+      );
       figure(
         'box: leader controller SIGKILL: connections until a new leader that succeeded',
         `${done.filter((c) => c.ok).length}/${done.length}`,
       );
       expect(done.filter((c) => !c.ok)).toEqual([]);
       expect(Object.keys(await tally(done))).toEqual([`${answering} ok`]);
+    });
+
+    test('OPS-2, SLB-7: a rolling update of the controller Deployment (kubectl rollout restart) during connections: every leader hands the Lease over, the address never moves, and every connection succeeds, answered by the same node; counted ARP answers after it', async () => {
+      const [answering] = await advertisedNode();
+      const before = await holder();
+      const kubeconfig = echoBox.status.kubeconfigPath;
+      const advertsNow = JSON.parse(await kubectl(['get', 'arpadvertisements', '-o', 'json'])) as { items: unknown[] };
+      // Every write to an ARPAdvertisement and to the Lease from here on, one line each.
+      const adverts = await watchLines(
+        echoBox.kubectlBin,
+        kubeconfig,
+        ['arpadvertisements', '-o', 'custom-columns=ADDRESS:.spec.address,NODE:.spec.nodeName'],
+        advertsNow.items.length,
+      );
+      // One line per version: holder|acquireTime|leaseDurationSeconds (a released Lease's holder is '').
+      const leases = await watchLines(
+        echoBox.kubectlBin,
+        kubeconfig,
+        [
+          '-n',
+          NS,
+          'lease',
+          'juneau-controller',
+          '-o',
+          'jsonpath={.spec.holderIdentity}|{.spec.acquireTime}|{.spec.leaseDurationSeconds}{"\\n"}',
+        ],
+        1,
+      );
+      const t0 = Date.now();
+      await kubectl(['-n', NS, 'rollout', 'restart', 'deployment/juneau-controller']);
+      let settled = false;
+      const rollout = kubectl([
+        '-n',
+        NS,
+        'rollout',
+        'status',
+        'deployment/juneau-controller',
+        '--timeout=600s',
+      ]).finally(() => (settled = true));
+      // Connections in groups of 20 (neighbour flushed every 10) for the whole rollout, and one group after.
+      const done: Connection[] = [];
+      while (!settled) done.push(...(await replay(20)));
+      await rollout;
+      figure('box: controller rolling update (rollout restart) -> rolled out', elapsedSince(t0));
+      done.push(...(await replay(20)));
+      const advertLines = (await adverts.stop()).filter((l) => l.split(/\s+/)[0] === VIP);
+      const leaseLines = (await leases.stop()).map((l) => l.split('|'));
+      // The handovers: each release (holder '', 1 s) and the take that followed it, by their own stamps.
+      const handovers: number[] = [];
+      for (const [i, [who, acquired, seconds]] of leaseLines.entries()) {
+        const next = leaseLines.slice(i + 1).find(([h]) => h !== '');
+        if (who === '' && seconds === '1' && next) handovers.push(Date.parse(next[1]) - Date.parse(acquired));
+      }
+      figure(
+        'box: controller rolling update: Lease released -> taken by a standby, per handover (acquireTime stamps)',
+        handovers.map((ms) => `${ms} ms`).join(', ') || 'none',
+      );
+      figure(
+        'box: controller rolling update: connections during the rollout that succeeded',
+        `${done.filter((c) => c.ok).length}/${done.length}`,
+      );
+      figure("box: controller rolling update: writes of the VIP's ARPAdvertisement seen", advertLines.length);
+      // The old pods are gone: a new identity leads, and every stopped leader released the Lease.
+      const after = await holder();
+      expect(after).not.toBe(before);
+      expect(after.split('_')[0]).not.toBe(before.split('_')[0]);
+      expect(handovers.length).toBeGreaterThan(0);
+      // The address never moved (every write of its ARPAdvertisement still names the same node)...
+      expect(advertLines.filter((l) => l.split(/\s+/)[1] !== answering)).toEqual([]);
+      expect(await advertisedNode()).toEqual([answering]);
+      // ...and no connection was lost, every one answered by that node.
+      expect(done.filter((c) => !c.ok)).toEqual([]);
+      expect(Object.keys(await tally(done))).toEqual([`${answering} ok`]);
+      // OPS-2: counted, not one look: 10 broadcast requests, each answered once, by that node only.
+      const counted = await arpAnswers(echoBox.router, VIP, 10);
+      figure(
+        'box: after the controller rolling update: 10 broadcast ARP requests for the VIP, answers',
+        JSON.stringify(counted),
+      );
+      const byNode = new Map([...(await nodeOfMac())].map(([mac, node]) => [mac.toLowerCase(), node]));
+      expect(Object.keys(counted.byMac).map((mac) => byNode.get(mac.toLowerCase()))).toEqual([answering]);
+      expect(counted).toMatchObject({ requests: 10, replies: 10 });
     });
 
     test('SLB-7: the answering node loses its backend pod (cordoned, pod deleted) -> the VIP moves to the other backend node and serves from there; the backend back does not move it again', async () => {

@@ -24,6 +24,8 @@ export function spawnController(o: {
   readonly lease: string;
   /** More flags, e.g. the leader-election durations. */
   readonly args?: readonly string[];
+  /** @default the test control plane's (e.g. ./api-proxy.ts's proxyKubeconfig to count its requests) */
+  readonly kubeconfig?: string;
 }): ControllerProcess {
   const logFile = path.join(o.logDir, `${o.podName}.log`);
   const fd = fs.openSync(logFile, 'a');
@@ -34,7 +36,7 @@ export function spawnController(o: {
   const args = [
     CONTROLLER_BIN,
     '--kubeconfig',
-    testKubeconfigPath(),
+    o.kubeconfig ?? testKubeconfigPath(),
     '--leader-elect=true',
     `--leader-election-namespace=${o.leaseNamespace}`,
     `--leader-election-id=${o.lease}`,

@@ -1,23 +1,17 @@
 // Leader fencing (SLB-7's "a change of controller leader does not change the answer" needs one
 // writer at a time): a replica that loses its Lease stops writing at once. Two juneau-controller
 // replicas (main()) against the real API server; replica A, the leader, reaches it only through an
-// HTTP proxy in this test that forwards every request with the admin credentials (so the proxy sees
-// each method, which TLS would hide). The proxy is then partitioned: requests are held, responses
-// and watch streams paused. A's Lease expires and B takes over; the partition heals. Every write
-// (non-GET) the proxy forwarded after the Lease expired is a write of the old leader after the new
-// one started: there must be none. A request held while partitioned whose client gave up (socket
-// closed) is dropped, as TCP would drop it once the sender stops retransmitting.
-import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as https from 'node:https';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import type { AddressInfo } from 'node:net';
+// HTTP proxy (./api-proxy.ts) that forwards every request with the admin credentials (so the proxy
+// sees each method, which TLS would hide). The proxy is then partitioned: requests are held,
+// responses and watch streams paused. A's Lease expires and B takes over; the partition heals.
+// Every write (non-GET) the proxy forwarded after the Lease expired is a write of the old leader
+// after the new one started: there must be none.
 import { main } from '../../runtime/controller/main';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
 import type { Lease } from '../../runtime/kube/leader-election';
+import { ApiProxy, proxyKubeconfig } from './api-proxy';
 import {
   createLoadBalancerService,
   testKubeConfig,
@@ -30,103 +24,6 @@ import {
 const rest = new RestClient(testKubeConfig());
 const LEASE_NAMESPACE = 'default';
 const LEASE_SECONDS = 15; // main.ts's default leaseDuration
-
-interface Forwarded {
-  readonly method: string;
-  readonly path: string;
-  readonly at: number;
-}
-
-/** An HTTP -> HTTPS forwarder to the test API server, with a switch that partitions it. */
-class PartitionProxy {
-  readonly forwarded: Forwarded[] = [];
-  /** Requests whose client closed the connection while they were held: never sent. */
-  dropped = 0;
-  private partitioned = false;
-  private held: Array<() => void> = [];
-  private readonly streams = new Set<http.IncomingMessage>();
-  private readonly server = http.createServer((req, res) => this.onRequest(req, res));
-  private agent: https.Agent | undefined;
-  private upstream: URL | undefined;
-
-  async start(): Promise<string> {
-    const kc = testKubeConfig();
-    const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
-    this.agent = new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key });
-    this.upstream = new URL(kc.getCurrentCluster()!.server);
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  partition(): void {
-    this.partitioned = true;
-    this.streams.forEach((s) => s.pause());
-  }
-
-  heal(): void {
-    this.partitioned = false;
-    this.streams.forEach((s) => s.resume());
-    this.held.splice(0).forEach((send) => send());
-  }
-
-  writesAfter(instant: number): Forwarded[] {
-    return this.forwarded.filter((f) => f.method !== 'GET' && f.at > instant);
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.agent?.destroy();
-  }
-
-  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => {
-      const send = () => {
-        if (req.socket.destroyed) return void this.dropped++;
-        this.forward(req, Buffer.concat(body), res);
-      };
-      if (this.partitioned) this.held.push(send);
-      else send();
-    });
-  }
-
-  private forward(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): void {
-    this.forwarded.push({ method: req.method ?? '', path: req.url ?? '', at: Date.now() });
-    const headers = { ...req.headers, host: this.upstream!.host };
-    const out = https.request(
-      new URL(req.url ?? '/', this.upstream),
-      { method: req.method, headers, agent: this.agent },
-      (upstream) => {
-        this.streams.add(upstream);
-        if (this.partitioned) upstream.pause();
-        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
-        upstream.pipe(res);
-        upstream.on('close', () => this.streams.delete(upstream));
-      },
-    );
-    out.on('error', () => res.destroy());
-    res.on('close', () => out.destroy());
-    out.end(body);
-  }
-}
-
-function kubeconfigFor(server: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'juneau-fencing-'));
-  const file = path.join(dir, 'kubeconfig');
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'proxy', cluster: { server, 'insecure-skip-tls-verify': true } }], // plain HTTP on loopback; client-node wants this set for http://
-    users: [{ name: 'proxy', user: {} }],
-    contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
-    'current-context': 'proxy',
-  };
-  fs.writeFileSync(file, JSON.stringify(config));
-  return file;
-}
 
 function replica(kubeconfig: string, podName: string, lease: string, sink: string[]) {
   let stop!: (signal: string) => void;
@@ -162,8 +59,8 @@ describe('leader fencing (SLB-7: one writer at a time)', () => {
   it('SLB-1 / SLB-7 / ALLOC-1: the old leader, cut off from the API server, makes 0 writes after its Lease expired; the new leader does the work', async () => {
     const namespace = ns();
     const lease = `juneau-fencing-${Math.random().toString(36).slice(2, 7)}`;
-    const proxy = new PartitionProxy();
-    const proxied = kubeconfigFor(await proxy.start());
+    const proxy = new ApiProxy();
+    const proxied = proxyKubeconfig(await proxy.start());
     const log: string[] = [];
     const a = replica(proxied, 'replica-a', lease, log);
     let b: ReturnType<typeof replica> | undefined;

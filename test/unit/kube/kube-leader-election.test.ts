@@ -122,3 +122,101 @@ describe('LeaderElector against an in-memory Lease', () => {
     await a.release();
   });
 });
+
+// A crashed leader: its record stays as it last wrote it. Fake time (Date and timers), and the
+// jitter pinned to its top (client-go's retries at [1, 2.2) x retryPeriod), so what is shown is when
+// the candidate tries, not how fast this machine is.
+describe('LeaderElector: a candidate waiting on a crashed leader', () => {
+  const timings = {
+    namespace: 'juneau-system',
+    name: 'juneau-controller',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  };
+  /** The dead leader's record, as it last renewed it at `at`. */
+  const crashed = (leases: MemoryLeases, at: number) => {
+    const stamp = new Date(at).toISOString().replace('Z', '000Z');
+    leases.lease = {
+      metadata: { namespace: timings.namespace, name: timings.name, resourceVersion: String(at) },
+      spec: { holderIdentity: 'dead', leaseDurationSeconds: 15, acquireTime: stamp, renewTime: stamp },
+    };
+  };
+  let b: LeaderElector | undefined;
+  beforeEach(() => {
+    jest.useFakeTimers();
+    jest.spyOn(Math, 'random').mockReturnValue(0.999);
+  });
+  afterEach(async () => {
+    b?.nudge(); // nothing pending on the sleeper when released below
+    const released = b?.release();
+    await jest.runOnlyPendingTimersAsync();
+    await released;
+    b = undefined;
+    jest.restoreAllMocks();
+    jest.useRealTimers();
+  });
+
+  it('takes the Lease just after the record it saw expires, not at the next jittered retry past it', async () => {
+    const leases = new MemoryLeases();
+    const t0 = Date.now();
+    crashed(leases, t0);
+    const gets = jest.spyOn(leases, 'get');
+    b = new LeaderElector(leases, { ...timings, identity: 'b' });
+    b.start();
+    // Retries at 4.4 s, 8.8 s, 13.2 s (2.2 x 2 s): the 4th would come at 17.6 s, 2.6 s past the expiry.
+    await jest.advanceTimersByTimeAsync(15_000 - 1);
+    expect(b.isLeader).toBe(false);
+    expect(gets).toHaveBeenCalledTimes(4);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(b.isLeader).toBe(true);
+    expect(leases.lease?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  it('counts the expiry from the record a watch delivered (observe), not from its own later read of it', async () => {
+    const leases = new MemoryLeases();
+    const t0 = Date.now();
+    crashed(leases, t0);
+    b = new LeaderElector(leases, { ...timings, identity: 'b' });
+    b.start();
+    await jest.advanceTimersByTimeAsync(3_000);
+    // The leader renews once more at 3 s, then dies; the watch delivers that record at once. The
+    // candidate's own read would see it only at 4.4 s (expiry 19.4 s).
+    crashed(leases, t0 + 3_000);
+    b.observe(structuredClone(leases.lease));
+    await jest.advanceTimersByTimeAsync(15_000 - 1);
+    expect(b.isLeader).toBe(false);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(b.isLeader).toBe(true);
+  });
+
+  it('retries an attempt that failed at the jittered period, not in a busy loop at the expiry it waited for', async () => {
+    const leases = new MemoryLeases();
+    crashed(leases, Date.now());
+    const gets = jest.spyOn(leases, 'get');
+    b = new LeaderElector(leases, { ...timings, identity: 'b' });
+    b.start();
+    await jest.advanceTimersByTimeAsync(14_000);
+    const before = gets.mock.calls.length;
+    leases.failing = true; // from just before the expiry: the attempt at the expiry fails
+    await jest.advanceTimersByTimeAsync(1_000 + 10 * 4_400);
+    // The one at the expiry, then one per 4.4 s.
+    expect(gets.mock.calls.length - before).toBe(11);
+    leases.failing = false;
+    await jest.advanceTimersByTimeAsync(4_400);
+    expect(b.isLeader).toBe(true);
+  });
+
+  it('takes a Lease a watch shows released at once, not at its next retry', async () => {
+    const leases = new MemoryLeases();
+    crashed(leases, Date.now());
+    b = new LeaderElector(leases, { ...timings, identity: 'b' });
+    b.start();
+    await jest.advanceTimersByTimeAsync(100);
+    expect(b.isLeader).toBe(false);
+    leases.lease!.spec = { ...leases.lease!.spec, holderIdentity: '', leaseDurationSeconds: 1 };
+    b.observe(structuredClone(leases.lease));
+    await jest.advanceTimersByTimeAsync(1);
+    expect(b.isLeader).toBe(true);
+  });
+});
