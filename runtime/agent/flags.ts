@@ -5,7 +5,7 @@ import { parseClusterCidrs } from './nat/prefixes';
 import { NGW_PORT_RANGE } from './ngw/inputs';
 import { orphanExpiries } from './bpf/layout/arp';
 import { parseOwnerDaemonSet } from './liveness/uninstall';
-import { duration, oneOf, optionalString, readFlags, type FlagTable } from '../kube/flags';
+import { duration, oneOf, optionalString, readFlags, METRICS_SECURE_HELP, type FlagTable } from '../kube/flags';
 
 export interface AgentFlags {
   /** The Node this agent answers for. @default $NODE_NAME */
@@ -155,16 +155,7 @@ Flags:
                                      (default 127.0.0.1:${INSTALL.ports.agentMetrics}). The install manifest
                                      passes [$(POD_IP)]:${INSTALL.ports.agentMetrics}, the node's address,
                                      served as --metrics-secure says. Alias: --metrics-addr
-  --metrics-secure, --no-metrics-secure
-                                     serve /metrics over HTTPS, only to a bearer token the
-                                     API server authenticates (TokenReview) and allows
-                                     'get' on the non-resource URL /metrics
-                                     (SubjectAccessReview: the juneau-metrics-reader
-                                     ClusterRole); 401 without a token, 403 when not allowed.
-                                     false: plain HTTP to anyone (default true)
-  --metrics-cert-dir DIR             tls.crt and tls.key of the metrics listener, re-read
-                                     every minute (default: a self-signed certificate made
-                                     at start)
+${METRICS_SECURE_HELP}
   --health-probe-bind-address HOST:PORT
                                      /healthz and /readyz listener, '0' to disable
                                      (default 127.0.0.1:${INSTALL.ports.agentHealth}). Alias: --health-addr

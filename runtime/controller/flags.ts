@@ -1,7 +1,7 @@
 /** `juneau-controller` command-line flags, parsed purely so `--help` and errors are testable. */
 import { CERTIFICATE_MODES, CONTROLLER_FLAGS, type CertificateMode } from '../../api/constants';
 import { validateTimings } from '../kube/leader-election';
-import { duration, oneOf, readFlags, type FlagTable } from '../kube/flags';
+import { duration, oneOf, readFlags, METRICS_SECURE_HELP, type FlagTable } from '../kube/flags';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -100,16 +100,7 @@ Flags:
   --metrics-bind-address HOST:PORT   /metrics listener, '0' to disable; ':PORT' listens on
                                      every address (default 127.0.0.1:8080; the install
                                      manifest passes [$(POD_IP)]:8080). Alias: --metrics-addr
-  --metrics-secure, --no-metrics-secure
-                                     serve /metrics over HTTPS, only to a bearer token the
-                                     API server authenticates (TokenReview) and allows
-                                     'get' on the non-resource URL /metrics
-                                     (SubjectAccessReview: the juneau-metrics-reader
-                                     ClusterRole); 401 without a token, 403 when not allowed.
-                                     false: plain HTTP to anyone (default true)
-  --metrics-cert-dir DIR             tls.crt and tls.key of the metrics listener, re-read
-                                     every minute (default: a self-signed certificate made
-                                     at start)
+${METRICS_SECURE_HELP}
   --health-probe-bind-address HOST:PORT
                                      /healthz and /readyz listener, '0' to disable
                                      (default 127.0.0.1:8081; the manifest: [$(POD_IP)]:8081).

@@ -154,3 +154,15 @@ function formatDuration(ms: number): string {
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
 }
+
+/** The `--help` lines of the secure-metrics flags, the same on both binaries (runtime/kube/metrics-tls.ts). */
+export const METRICS_SECURE_HELP = `  --metrics-secure, --no-metrics-secure
+                                     serve /metrics over HTTPS, only to a bearer token the
+                                     API server authenticates (TokenReview) and allows
+                                     'get' on the non-resource URL /metrics
+                                     (SubjectAccessReview: the juneau-metrics-reader
+                                     ClusterRole); 401 without a token, 403 when not allowed.
+                                     false: plain HTTP to anyone (default true)
+  --metrics-cert-dir DIR             tls.crt and tls.key of the metrics listener, re-read
+                                     every minute (default: a self-signed certificate made
+                                     at start)`;

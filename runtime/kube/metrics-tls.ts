@@ -10,12 +10,11 @@ import { KeyObject, randomBytes, webcrypto, X509Certificate, createPrivateKey } 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isIP } from 'node:net';
 import { parseListenAddress } from './health';
 import { MetricsAuth, apiServerReviews } from './metrics-auth';
 import type { Logger } from './log';
 import type { RestClient } from './rest';
-import { x509 } from './x509';
+import { servingCertificateExtensions, x509 } from './x509';
 
 export interface ServingCertificate {
   readonly cert: string;
@@ -46,14 +45,7 @@ export async function selfSignedCertificate(hosts: readonly string[], now = new 
     notAfter: new Date(now.getTime() + 365 * DAY_MS),
     keys,
     signingAlgorithm: EC_P256,
-    extensions: [
-      new x509.SubjectAlternativeNameExtension(
-        hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
-      ),
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-    ],
+    extensions: [...servingCertificateExtensions(hosts)],
   });
   return {
     cert: cert.toString('pem') + '\n',

@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, KeyObject, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { x509 } from '../../kube/x509';
+import { servingCertificateExtensions, x509 } from '../../kube/x509';
 
 const subtle = webcrypto.subtle;
 
@@ -78,12 +78,7 @@ export async function issueCertificates(
     publicKey: keys.publicKey,
     signingKey: ca.key,
     extensions: [
-      new x509.SubjectAlternativeNameExtension(
-        hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
-      ),
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      ...servingCertificateExtensions(hosts),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
     ],
