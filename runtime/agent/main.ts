@@ -57,7 +57,7 @@ import { CniServer, CniServerMetrics } from './cni/server';
 import { CniInstaller, CniMetrics, findPluginBinary } from './cni/install';
 import { BgpSync } from './bgp/sync';
 import { NgwLoop } from './ngw/loop';
-import { NgwDataplane } from './ngw/sync';
+import { conntrackStats, NgwDataplane } from './ngw/sync';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -161,6 +161,12 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
       kernelForward: flags.natKernelForward,
     });
     channel.send({ type: 'attached' });
+    // NGW-5: the NATGateway loop's Events (port exhaustion), written from this process.
+    const recorder = new EventRecorder(rest, {
+      reportingController: 'juneau.loutres.me/agent',
+      reportingInstance: flags.nodeName,
+      logger,
+    });
     const sync = natLoop(
       flags,
       logger,
@@ -172,6 +178,8 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
         datapath: new NgwDataplane({ underlayDevice: await underlayDevice(flags, rest, iface) }),
         portRange: flags.ngwPortRange,
         logger,
+        recorder,
+        insertFailed: () => conntrackStats().insertFailed,
       }),
       metrics,
       await serviceCIDRsServedOrLog(
@@ -185,6 +193,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
     const why = await Promise.race([io.stopSignal, NatChildChannel.parentGone().then(() => 'agent gone')]);
     logger.info('NAT loop stopping', { why });
     await sync.stop();
+    await recorder.stop();
     return 0;
   } finally {
     nat.maps.close();

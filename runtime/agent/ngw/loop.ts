@@ -5,6 +5,7 @@
 // this node is the gateway of one of its NATGateways (the gateway translates for pods of every
 // node; a pod node steers its own pods only). A failed pass is logged and retried at the next poll;
 // it never fails the NAT pass it runs in.
+import { referenceTo, type EventRecorder } from '../../kube/events';
 import { Informer, type ListWatchClient } from '../../kube/informer';
 import { silentLogger, type Logger } from '../../kube/log';
 import { JuneauResources, Resources } from '../../kube/resources';
@@ -12,7 +13,8 @@ import type { KubeObject } from '../../kube/types';
 import type { NodeObject } from '../nat/desired';
 import { AGENT_PAGE_SIZE, agentViews } from '../resources';
 import { desiredNgw, type NgwDesired } from './desired';
-import { ngwInputs, type LabelledPodObject, type NATGatewayObject } from './inputs';
+import { EXHAUSTION_REASON, PortExhaustion } from './exhaustion';
+import { NGW_PORT_RANGE, ngwInputs, type LabelledPodObject, type NATGatewayObject } from './inputs';
 import type { NgwSyncResult } from './sync';
 
 /** What the loop writes through (sync.ts NgwDataplane). */
@@ -37,6 +39,10 @@ export interface NgwLoopOptions {
   /** NGW-5 (--ngw-port-range). @default inputs.ts NGW_PORT_RANGE */
   readonly portRange?: { readonly min: number; readonly max: number };
   readonly logger?: Logger;
+  /** NGW-5: where the port range's exhaustion is reported (exhaustion.ts). @default not reported */
+  readonly recorder?: Pick<EventRecorder, 'warning'>;
+  /** The node's conntrack insert_failed counter (sync.ts conntrackStats). @default not read */
+  readonly insertFailed?: () => number;
 }
 
 export class NgwLoop {
@@ -51,6 +57,10 @@ export class NgwLoop {
   private reportedWaiting = '';
   /** The desired state last written (for the counters and the test). */
   desired: NgwDesired | undefined;
+  private readonly exhaustion: PortExhaustion;
+  /** The Ready NATGateways whose gateway is this node, as of the last pass. */
+  private servedHere: NATGatewayObject[] = [];
+  private reportedCounterError = false;
 
   constructor(private readonly options: NgwLoopOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'ngw' });
@@ -60,6 +70,7 @@ export class NgwLoop {
       logger: this.logger,
       transform: agentViews.natGateway,
     });
+    this.exhaustion = new PortExhaustion({ nodeName: options.nodeName });
   }
 
   /** The owner's pass: called on every change of these informers and of the namespaces' Pods. */
@@ -93,6 +104,11 @@ export class NgwLoop {
       const desired = r.input ? desiredNgw(r.input) : undefined;
       const result = desired ? this.options.datapath.sync(desired) : this.options.datapath.remove();
       this.desired = desired;
+      const here = new Set(
+        r.input?.gateways.filter((g) => g.gatewayNodeAddress === r.input?.nodeAddress).map((g) => g.name) ?? [],
+      );
+      this.servedHere = this.natGateways.list().filter((g) => here.has(keyOf(g)));
+      this.checkExhaustion();
       if (result.nftReplaced || Object.entries(result).some(([k, v]) => k !== 'nftReplaced' && v !== 0))
         this.logger.info('NATGateway data path reconciled', {
           ...result,
@@ -108,6 +124,29 @@ export class NgwLoop {
   /** Retries a failed pass with the inputs it had. */
   poll(): void {
     if (this.failed && this.last) this.reconcile(this.last);
+    else this.checkExhaustion();
+  }
+
+  /** NGW-5: one Warning Event per gateway served here when its new flows start being refused. */
+  private checkExhaustion(): void {
+    const { recorder, insertFailed } = this.options;
+    if (!recorder || !insertFailed) return;
+    let count: number;
+    try {
+      count = insertFailed();
+    } catch (err) {
+      if (!this.reportedCounterError)
+        this.logger.warn('conntrack counters not read: port exhaustion is not reported', { err });
+      this.reportedCounterError = true;
+      return;
+    }
+    const portRange = this.options.portRange ?? NGW_PORT_RANGE;
+    const served = this.servedHere.map((g) => ({ key: keyOf(g), portRange }));
+    for (const n of this.exhaustion.observe(count, served, Date.now())) {
+      const g = this.servedHere.find((s) => keyOf(s) === n.key)!;
+      this.logger.warn('NATGateway port range exhausted: new flows refused', { natGateway: n.key, note: n.note });
+      recorder.warning(referenceTo(g, JuneauResources.natGateways), EXHAUSTION_REASON, 'Translate', n.note);
+    }
   }
 
   get lastPassFailed(): boolean {
@@ -148,3 +187,5 @@ export class NgwLoop {
       }
   }
 }
+
+const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;

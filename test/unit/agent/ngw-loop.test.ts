@@ -1,7 +1,7 @@
 // The agent's NATGateway loop (runtime/agent/ngw/loop.ts) over a fake API: a gateway node watches
 // the Pods of its NATGateway's namespace (the pods of other nodes it translates for), a pod node
 // does not, and the namespace is let go when the node stops being its gateway.
-import { NgwLoop, type NgwDatapath, type NgwShared } from '../../../runtime/agent/ngw/loop';
+import { NgwLoop, type NgwDatapath, type NgwLoopOptions, type NgwShared } from '../../../runtime/agent/ngw/loop';
 import type { NgwDesired } from '../../../runtime/agent/ngw/desired';
 import type { NgwSyncResult } from '../../../runtime/agent/ngw/sync';
 import type { KubeObject } from '../../../runtime/kube/types';
@@ -55,7 +55,7 @@ const shared = (pods: NgwShared['pods']): NgwShared => ({
 });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-async function started(self: string, gatewayNode: string) {
+async function started(self: string, gatewayNode: string, extra: Partial<NgwLoopOptions> = {}) {
   const api = new FakeApi();
   api.objects.set('natgateways', [gateway(gatewayNode)]);
   // The namespace's Pods as the API lists them: one on each node.
@@ -69,7 +69,7 @@ async function started(self: string, gatewayNode: string) {
     return list(type, o);
   }) as typeof api.list;
   const datapath = new FakeNgwDatapath();
-  const loop = new NgwLoop({ client: api, nodeName: self, datapath });
+  const loop = new NgwLoop({ client: api, nodeName: self, datapath, ...extra });
   let passes = 0;
   loop.onChange(() => passes++);
   loop.natGateways.start();
@@ -116,5 +116,70 @@ describe('NgwLoop (NGW-4)', () => {
     expect(datapath.written).toEqual(['removed']);
     await loop.stop();
     await loop.natGateways.stop();
+  });
+
+  /** A loop on `self` whose conntrack insert_failed counter is `counter.value`, recording its warnings. */
+  async function counting(self: string) {
+    const counter = { value: 7 };
+    const warnings: Array<{ regarding: unknown; reason: string; action: string; note: string }> = [];
+    const recorder = {
+      warning: (regarding: unknown, reason: string, action: string, note: string) =>
+        warnings.push({ regarding, reason, action, note }),
+    };
+    const s = await started(self, 'b', {
+      recorder,
+      insertFailed: () => counter.value,
+      portRange: { min: 40000, max: 40001 },
+    });
+    return { ...s, counter, warnings };
+  }
+
+  test('NGW-5: on the gateway node, insert failures after the first look are one Warning Event on the NATGateway naming the node and the range, not one per poll', async () => {
+    const { loop, counter, warnings } = await counting('b');
+    loop.reconcile(shared([pod('p-b', 'b', '10.244.2.2')]));
+    loop.poll();
+    expect(warnings).toEqual([]);
+    counter.value = 9;
+    loop.poll();
+    counter.value = 15;
+    loop.poll();
+    loop.poll();
+    expect(warnings).toEqual([
+      {
+        regarding: {
+          apiVersion: 'juneau.loutres.me/v1alpha1',
+          kind: 'NATGateway',
+          namespace: 'team-a',
+          name: 'egress',
+          uid: undefined,
+        },
+        reason: 'PortsExhausted',
+        action: 'Translate',
+        note: 'NGW-5: the port range 40000-40001 of NATGateway team-a/egress is exhausted on node b: 2 new flow(s) refused (conntrack insert_failed on the node); established flows keep working',
+      },
+    ]);
+    await loop.stop();
+    await loop.natGateways.stop();
+  });
+
+  test('NGW-5: a pod node that is not the gateway reports no exhaustion; an unreadable counter is no failed pass', async () => {
+    const { loop, counter, warnings } = await counting('a');
+    loop.reconcile(shared([pod('p-a', 'a', '10.244.1.2')]));
+    counter.value = 100;
+    loop.poll();
+    expect(warnings).toEqual([]);
+    const b = await started('b', 'b', {
+      recorder: { warning: () => warnings.push({ regarding: 0, reason: '', action: '', note: '' }) },
+      insertFailed: () => {
+        throw new Error('no /proc/net/stat/nf_conntrack');
+      },
+    });
+    b.loop.reconcile(shared([pod('p-b', 'b', '10.244.2.2')]));
+    b.loop.poll();
+    expect({ failed: b.loop.lastPassFailed, warnings }).toEqual({ failed: false, warnings: [] });
+    for (const l of [loop, b.loop]) {
+      await l.stop();
+      await l.natGateways.stop();
+    }
   });
 });
