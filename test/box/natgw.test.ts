@@ -337,7 +337,7 @@ send(); setInterval(send, 1000);`;
     expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
   });
 
-  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working", async () => {
+  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working; a Warning Event on the NATGateway names the node and the range", async () => {
     await addAgentArgs(kubectl, ['--ngw-port-range=40000-40001']);
     // The agents restarted; the gateway is the node the status names now (kept, unless its Lease lapsed meanwhile).
     const now = await until('NATGateway egress Ready after the agents restarted', async () => {
@@ -400,6 +400,28 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
     expect(peers.map((p) => p.from)).toEqual([address, address]);
     expect(peers.map((p) => p.port).sort()).toEqual([40000, 40001]);
     expect(dropped).toBeGreaterThanOrEqual(1);
+    // The gateway node's agent says so: one Event (at the transition, not per refused packet).
+    const t0 = Date.now();
+    const exhausted = await until('a PortsExhausted Event on NATGateway egress', async () => {
+      const list = JSON.parse(
+        await kubectl([
+          'get',
+          'events',
+          '--field-selector',
+          'reason=PortsExhausted,involvedObject.kind=NATGateway,involvedObject.name=egress',
+          '-o',
+          'json',
+        ]),
+      ) as { items: Array<{ type: string; message: string }> };
+      return list.items.length > 0 ? list.items : undefined;
+    });
+    figure('natgw box: NGW-5 third connection refused -> PortsExhausted Event seen', elapsedSince(t0));
+    expect(exhausted.map((e) => e.type)).toEqual(['Warning']);
+    expect(exhausted[0]!.message).toMatch(
+      new RegExp(
+        `^NGW-5: the port range 40000-40001 of NATGateway default/egress is exhausted on node ${gatewayNode}: [1-9]\\d* new flow\\(s\\) refused`,
+      ),
+    );
   });
 
   test('NGW-3, NGW-4: deleting the NATGateway withdraws the address before releasing it, and leaves nothing on any node (tunnels, rules, routes, nftables, ARP answers)', async () => {
