@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { NGW } from '../../runtime/agent/ngw/desired';
 import { elapsedSince, figure } from '../shared/figures';
-import { bashIn, inNetns } from './exec';
+import { bashIn, cmd, inNetns } from './exec';
 import {
   addServerBehind,
   peerIn,
@@ -21,7 +21,7 @@ import {
   type PeerResult,
 } from './peers';
 import { arpAnswers, macOf, watchLines } from './router-view';
-import { pidsOf } from './upstream';
+import { agentPidsInNetns, pidsOf } from './upstream';
 import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 
@@ -421,6 +421,54 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
       new RegExp(
         `^NGW-5: the port range 40000-40001 of NATGateway default/egress is exhausted on node ${gatewayNode}: [1-9]\\d* new flow\\(s\\) refused`,
       ),
+    );
+  });
+
+  test('NGW-6: the gateway node crashes (agent SIGKILLed, link cut): a surviving node becomes the gateway, answers ARP for the address, and new flows of a pod on a surviving node leave from the address through it', async () => {
+    const old = echoBox.box.nodes.find((n) => n.name === gatewayNode)!;
+    const survivors = echoBox.box.nodes.filter((n) => n !== old).map((n) => n.name);
+    const pod = SELECTED[echoBox.box.nodes.findIndex((n) => n.name === survivors[0])]!;
+    expect((await podOf('default', pod)).spec.nodeName).toBe(survivors[0]);
+    const crashed = Date.now();
+    for (const pid of agentPidsInNetns(old.netns)) process.kill(Number(pid), 'SIGKILL');
+    await cmd('ip', ['link', 'set', 'dev', old.hostVeth, 'down']);
+    let moved: GatewayStatus;
+    try {
+      moved = await until('NATGateway egress Ready on another node', async () => {
+        const s = await gatewayStatus();
+        return s.phase === 'Ready' && s.nodeName && s.nodeName !== old.name ? s : undefined;
+      });
+      figure('natgw box: NGW-6 gateway node crash -> status names a new gateway node', elapsedSince(crashed));
+      // A port per attempt: a failed attempt's listener may still hold its own.
+      let attempt = 0;
+      await until('a TCP connection from a surviving node’s pod arriving from the gateway address', async () =>
+        (await tcpSource('default', pod, TCP_PORT + 200 + attempt++).catch(() => '')) === address ? true : undefined,
+      );
+      figure(
+        'natgw box: NGW-6 gateway node crash -> a new flow leaves from the gateway address',
+        elapsedSince(crashed),
+      );
+      expect(moved.address).toBe(address);
+      expect(survivors).toContain(moved.nodeName);
+      // Through the new gateway: it is the one node answering ARP for the address.
+      const answers = await arpAnswers(echoBox.router, address, 3);
+      expect(answers.byMac).toEqual({ [await macOf(nodeNetns(moved.nodeName!))]: 3 });
+      expect(await udpSource('default', pod)).toBe(address);
+    } finally {
+      await cmd('ip', ['link', 'set', 'dev', old.hostVeth, 'up']);
+    }
+    gatewayNode = moved.nodeName!;
+    // The crashed node back (its agent restarted): a pod node again, steering its pod to the new gateway.
+    await until(
+      `${old.name} steering again as a pod node (its NATGateway rule back)`,
+      async () => {
+        const state = await ngwStateOn(old.name).catch(() => []);
+        return state.filter((l) => l.startsWith('rule')).length === 1 &&
+          state.filter((l) => l.startsWith('link')).length === 1
+          ? true
+          : undefined;
+      },
+      180_000,
     );
   });
 
