@@ -20,7 +20,7 @@ import {
   type KubectlCommand,
   type PeerResult,
 } from './peers';
-import { arpAnswers, macOf, watchLines } from './router-view';
+import { arpAnswers, macOf, neighbourMac, watchLines } from './router-view';
 import { agentPidsInNetns, pidsOf } from './upstream';
 import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
@@ -441,12 +441,23 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
       figure('natgw box: NGW-6 gateway node crash -> status names a new gateway node', elapsedSince(crashed));
       // A port per attempt: a failed attempt's listener may still hold its own.
       let attempt = 0;
-      await until('a TCP connection from a surviving node’s pod arriving from the gateway address', async () =>
-        (await tcpSource('default', pod, TCP_PORT + 200 + attempt++).catch(() => '')) === address ? true : undefined,
-      );
+      // Where the wait goes: when the router's neighbour entry for the address first names the new node.
+      const newMac = await macOf(nodeNetns(moved.nodeName!));
+      let routerLearnt = 0;
+      await until('a TCP connection from a surviving node’s pod arriving from the gateway address', async () => {
+        if (!routerLearnt && (await neighbourMac(echoBox.router, address)) === newMac) routerLearnt = Date.now();
+        return (await tcpSource('default', pod, TCP_PORT + 200 + attempt++).catch(() => '')) === address
+          ? true
+          : undefined;
+      });
       figure(
         'natgw box: NGW-6 gateway node crash -> a new flow leaves from the gateway address',
         elapsedSince(crashed),
+      );
+      figure('natgw box: NGW-6 connection attempts until one left from the gateway address', attempt);
+      figure(
+        "natgw box: NGW-6 breakdown: crash -> the router's neighbour entry for the address names the new gateway's MAC",
+        routerLearnt ? `${((routerLearnt - crashed) / 1000).toFixed(1)} s` : 'not before the flow',
       );
       expect(moved.address).toBe(address);
       expect(survivors).toContain(moved.nodeName);
