@@ -8,6 +8,7 @@
 // connections spread over the next hops). The echo servers name the node that served each one.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { INSTALL } from '../../api/constants';
 import { birdCommand, bgpSessions } from '../../runtime/agent/bgp/birdc';
 import { birdSymbol } from '../../runtime/agent/bgp/bird-config';
 import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
@@ -446,5 +447,88 @@ cat "$dir"/*`,
     expect(monitor!.changes(CLUSTER_VIP, t0, t1)).toEqual([]);
     expect(Object.keys(tally).filter((k) => k.startsWith('FAIL'))).toEqual([]);
     expect(await nextHops(CLUSTER_VIP)).toEqual(nodes.map((n) => n.ip).sort());
+  });
+
+  /** The node's BGPNodeState entry for the router (BGP-7). */
+  const nodePeerState = async (node: string) =>
+    (
+      JSON.parse(await kubectl(['get', 'bgpnodestate', node, '-o', 'json'])) as {
+        status?: { peers?: Array<{ peer: string; state: string; lastError?: string }> };
+      }
+    ).status?.peers?.find((p) => p.peer === PEER);
+
+  test('BGP-1, BGP-7: a BGPPeer with a password (a Secret in the install namespace) and FRR with the same one: Established, the route present; a wrong password: the session down, and the BGPNodeState, kubectl get bgppeer and an Event say why', async () => {
+    const { nodes } = echoBox.box;
+    const secret = (name: string, password: string) =>
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: ${name}, namespace: ${INSTALL.namespace} }\nstringData: { password: ${password} }\n`;
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      `${secret('router-password', 'juneau-right-1')}---\n${secret('router-password-wrong', 'juneau-wrong-2')}`,
+    );
+    // FRR first (its sessions go down: the nodes have no password yet), then the BGPPeer.
+    await frrConfigure([`router bgp ${ROUTER_ASN}`, 'neighbor nodes password juneau-right-1']);
+    const t0 = performance.now();
+    await peerWith({ passwordSecretRef: { name: 'router-password' } }, false);
+    figure(
+      'bgp box: BGPPeer password set (FRR the same) -> every session Established, 3 next hops',
+      `${Math.round(performance.now() - t0)} ms`,
+    );
+    // The BGPNodeStates follow (at most one write per 2 s per node).
+    await until("every node's BGPNodeState: the session Established", async () =>
+      (await Promise.all(nodes.map((n) => nodePeerState(n.name)))).every((p) => p?.state === 'Established')
+        ? true
+        : undefined,
+    );
+
+    const t1 = performance.now();
+    await kubectl([
+      'patch',
+      'bgppeer',
+      PEER,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { passwordSecretRef: { name: 'router-password-wrong' } } }),
+    ]);
+    figure(
+      'bgp box: BGPPeer password wrong -> the Cluster VIP route gone from the router FIB',
+      await hopsBecome([], t1, CLUSTER_VIP),
+    );
+    for (const n of nodes) expect((await frrNeighbor(n.ip)).bgpState).not.toBe('Established');
+    const states = await until(
+      "every node's BGPNodeState: the session down, with a last error",
+      async () => {
+        const s = await Promise.all(nodes.map((n) => nodePeerState(n.name)));
+        return s.every((p) => p && p.state !== 'Established' && p.lastError) ? s : undefined;
+      },
+      120_000,
+    );
+    figure('bgp box: BGPNodeState with the wrong password, by node', JSON.stringify(states));
+    for (const p of states) expect(p!.lastError).toMatch(/password|MD5/i);
+    const peer = JSON.parse(await kubectl(['get', 'bgppeer', PEER, '-o', 'json'])) as {
+      status?: {
+        nodes?: number;
+        established?: number;
+        conditions?: Array<{ type: string; status: string; message?: string }>;
+      };
+    };
+    figure('bgp box: kubectl get bgppeer with the wrong password', await kubectl(['get', 'bgppeer', PEER]));
+    figure('bgp box: BGPPeer status with the wrong password', JSON.stringify(peer.status));
+    expect(peer.status).toMatchObject({ nodes: 3, established: 0 });
+    const events = await until('a BGPSessionError Event on the BGPPeer naming the password', async () => {
+      const list = JSON.parse(
+        await kubectl([
+          'get',
+          'events',
+          '-A',
+          '--field-selector',
+          `involvedObject.kind=BGPPeer,involvedObject.name=${PEER},reason=BGPSessionError`,
+          '-o',
+          'json',
+        ]),
+      ) as { items: Array<{ message?: string; lastTimestamp?: string; eventTime?: string }> };
+      const recent = list.items.map((e) => e.message ?? '').filter((m) => /password|MD5/i.test(m));
+      return recent.length ? recent : undefined;
+    });
+    figure('bgp box: BGPSessionError Events naming the password', JSON.stringify(events));
   });
 });

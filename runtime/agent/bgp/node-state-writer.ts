@@ -3,7 +3,8 @@
  * object once (spec.nodeName), then its status whenever it differs from what was last written, at
  * most once per `minIntervalMs` (a router flapping every second costs each node one write per
  * interval, not one per flap: the last state wins, written when the interval is over). An Event
- * on the BGPPeer when this node's session to it becomes Established or stops being it.
+ * on the BGPPeer when this node's session to it becomes Established or stops being it, and when a
+ * session that is not up has a new last error (a wrong password said after the session went down).
  */
 import { FIELD_MANAGERS } from '../../../api/constants';
 import { applyObject, applyStatus } from '../../kube/apply';
@@ -16,6 +17,8 @@ import type { NodeStateStatus } from './node-state';
 export const BGP_EVENT_REASONS = {
   established: 'BGPSessionEstablished',
   down: 'BGPSessionDown',
+  /** A session that is not up has a new last error (its own reason: the recorder folds Events of one reason into a series that keeps the first note). */
+  error: 'BGPSessionError',
   configRefused: 'BGPConfigRefused',
 } as const;
 
@@ -105,9 +108,10 @@ export class NodeStateWriter {
   }
 
   private reportTransitions(before: NodeStateStatus | undefined, after: NodeStateStatus): void {
-    const old = new Map((before?.peers ?? []).map((p) => [p.peer, p.state]));
+    const old = new Map((before?.peers ?? []).map((p) => [p.peer, p]));
     for (const p of after.peers ?? []) {
-      const was = old.get(p.peer);
+      const was = old.get(p.peer)?.state;
+      const errorBefore = old.get(p.peer)?.lastError;
       const peer: ObjectReference = {
         apiVersion: apiVersionOf(JuneauResources.bgpPeers),
         kind: JuneauResources.bgpPeers.kind,
@@ -126,6 +130,13 @@ export class NodeStateWriter {
           BGP_EVENT_REASONS.down,
           'Peer',
           `node ${this.options.nodeName}: session ${p.state}${p.lastError ? `: ${p.lastError}` : ''} (BGP-7)`,
+        );
+      else if (p.state !== 'Established' && p.lastError !== undefined && p.lastError !== errorBefore)
+        this.options.recorder.warning(
+          peer,
+          BGP_EVENT_REASONS.error,
+          'Peer',
+          `node ${this.options.nodeName}: session ${p.state}: ${p.lastError} (BGP-7)`,
         );
     }
   }

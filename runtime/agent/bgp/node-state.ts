@@ -31,6 +31,8 @@ export function nodeStateStatus(
   addresses: readonly DecidedAddress[],
   previous: NodeStateStatus | undefined,
   now: Date,
+  /** Why a peer's session is not up, beyond what BIRD says (tcp-md5.ts), by peer. */
+  explanations: ReadonlyMap<string, string> = new Map(),
 ): Omit<NodeStateStatus, 'updatedAt'> {
   const byPeer = new Map(sessions.map((s) => [s.peer, s]));
   const before = new Map((previous?.peers ?? []).map((p) => [p.peer, p]));
@@ -41,7 +43,11 @@ export function nodeStateStatus(
     const state = sessionState(s?.state ?? 'Idle');
     const old = before.get(peer);
     if (state === 'Established') established.add(peer);
-    const lastError = s?.lastError?.slice(0, LIMITS.reasonLength);
+    const why = state === 'Established' ? undefined : explanations.get(peer);
+    const lastError = [s?.lastError, why]
+      .filter((e) => e)
+      .join('; ')
+      .slice(0, LIMITS.reasonLength);
     out.push({
       peer,
       state,

@@ -27,7 +27,8 @@ import { applyBirdConfig, bgpSessions, birdBootTime, type BgpSessionState } from
 import { decideBgp, type BgpDecision, type DecidedAddress, type PeerWithSecret, type SlbView } from './decide';
 import { nodeStateStatus, type NodeStateStatus } from './node-state';
 import { BGP_EVENT_REASONS, NodeStateWriter } from './node-state-writer';
-import { PeerPasswords } from './passwords';
+import { DEFAULT_PASSWORD_KEY, PeerPasswords } from './passwords';
+import { Md5Drops, readMd5Counters, type Md5Peer } from './tcp-md5';
 
 type PeerObject = BGPPeer & KubeObject;
 type BgpAdvertisementObject = BGPAdvertisement & KubeObject;
@@ -52,6 +53,8 @@ export interface BgpSyncOptions {
   /** At most one BGPNodeState write per this interval. @default 2000 */
   readonly minWriteIntervalMs?: number;
   readonly watchIdleTimeoutMs?: number;
+  /** The kernel's TCP counters of the node's network namespace (tcp-md5.ts). @default /proc/net/netstat */
+  readonly netstatFile?: string;
 }
 
 export class BgpSync {
@@ -64,6 +67,7 @@ export class BgpSync {
   private readonly logger: Logger;
   private readonly loop: InformerLoop;
   private readonly passwords: PeerPasswords;
+  private readonly md5 = new Md5Drops();
   /** The text BIRD runs (as far as the agent knows) and the boot it was applied in. */
   private applied: { text: string; boot: string; addresses: readonly DecidedAddress[] } | undefined;
   private refused = '';
@@ -185,16 +189,31 @@ export class BgpSync {
     const sessions = await this.applyAndRead(decision);
     if (!this.loop.running) return;
     if (this.previous === undefined) this.previous = await this.existingStatus();
+    const md5Peers = this.md5Peers(decision, sessions);
+    this.md5.update(await readMd5Counters(this.options.netstatFile), md5Peers);
     const status = nodeStateStatus(
       decision.config.peers.map((p) => p.name),
       sessions,
       this.applied?.addresses ?? [],
       this.previous,
       new Date(),
+      this.md5.explanations(md5Peers),
     );
     this.previous = { ...status };
     this.writer.offer(status);
     this.loop.passSucceeded();
+  }
+
+  /** The node's peers for tcp-md5.ts: up or not, and where a password comes from. */
+  private md5Peers(decision: BgpDecision, sessions: readonly BgpSessionState[]): Md5Peer[] {
+    const up = new Set(sessions.filter((s) => s.state === 'Established').map((s) => s.peer));
+    return decision.config.peers.map((p) => {
+      const ref = this.peers.get(undefined, p.name)?.spec?.passwordSecretRef;
+      const where = ref
+        ? `Secret ${this.options.secretNamespace}/${ref.name} key ${ref.key ?? DEFAULT_PASSWORD_KEY} (spec.passwordSecretRef)`
+        : undefined;
+      return { name: p.name, established: up.has(p.name), ...(p.password !== undefined ? { password: where } : {}) };
+    });
   }
 
   private async decide(): Promise<BgpDecision> {
