@@ -70,13 +70,8 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
     );
   }
   for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let cmdline = '';
-    try {
-      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue; // exited
-    }
-    if ([box.dataDir, box.id, ...alsoPaths].some((p) => cmdline.includes(p)))
+    const cmdline = cmdlineOf(Number(pid));
+    if (cmdline && [box.dataDir, box.id, ...alsoPaths].some((p) => cmdline.includes(p)))
       left.push(`process ${pid}: ${cmdline.slice(0, 160)}`);
   }
   if (fs.existsSync(box.dataDir)) left.push(`directory ${box.dataDir}`);
@@ -93,9 +88,14 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
   const after = snapshotHost();
   if (after.nftTables !== before.nftTables)
     left.push(`host nftables tables changed:\n${before.nftTables}---\n${after.nftTables}`);
+  // A socket name is a hash, so it names no box: one a live process of another box listens on
+  // (another suite's box up at the same time) is not this box's; a stale one or this box's is.
+  const listeners = shimSocketListeners();
+  const ours = (pid: number | undefined) =>
+    pid === undefined || [box.dataDir, box.id].some((p) => cmdlineOf(pid).includes(p));
   left.push(
     ...after.shimSockets
-      .filter((s) => !before.shimSockets.includes(s))
+      .filter((s) => !before.shimSockets.includes(s) && ours(listeners.get(`/run/containerd/s/${s}`)))
       .map((s) => `shim socket /run/containerd/s/${s}`),
   );
   left.push(
@@ -104,4 +104,23 @@ export function leftovers(box: BoxState, before: HostSnapshot, alsoPaths: string
   for (const [k, v] of Object.entries(before.sysctls))
     if (after.sysctls[k] !== v) left.push(`sysctl ${k} = ${after.sysctls[k]} (was ${v})`);
   return left;
+}
+
+/** The process listening on each unix socket under /run/containerd/s (`ss -xlpn`). */
+function shimSocketListeners(): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const line of sh('ss', ['-xlpn']).split('\n')) {
+    const m = /(\/run\/containerd\/s\/\S+).*?pid=(\d+)/.exec(line);
+    if (m) found.set(m[1], Number(m[2]));
+  }
+  return found;
+}
+
+/** A process's command line, '' once it exited. */
+function cmdlineOf(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return ''; // exited
+  }
 }
