@@ -14,7 +14,15 @@ import { ECHO_HTTP_PORT, ECHO_UDP_PORT } from '../../scripts/images/echo';
 import { NAT_TC_POD_HANDLE } from '../../runtime/agent/bpf/nat';
 import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, inNetns } from './exec';
-import { addServerBehind, peerIn, peerInPod as peerInPodOf, podConnects, type PeerResult, runningIn } from './peers';
+import {
+  addServerBehind,
+  capturingFragNeeded,
+  peerIn,
+  peerInPod as peerInPodOf,
+  podConnects,
+  type PeerResult,
+  runningIn,
+} from './peers';
 import { agentPidsInNetns, pidsOf } from './upstream';
 import {
   advertisedNodes,
@@ -202,21 +210,8 @@ send(); setInterval(send, 1000);`;
     const p = await pod('web');
     const podIp = p.status.podIP!;
     const netns = podNetns('web');
-    const fragNeeded = () =>
-      runningIn(netns, 'timeout', [
-        '60',
-        'tcpdump',
-        '-l',
-        '-n',
-        '-vv',
-        '-i',
-        'eth0',
-        '-c',
-        '1',
-        'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
-      ]);
     await bashIn(netns, 'ip route flush cache');
-    let capture = fragNeeded();
+    let capture = capturingFragNeeded(netns);
     await capture.waitFor(/listening on/);
     const ping = await bashIn(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
     expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);
@@ -232,7 +227,7 @@ send(); setInterval(send, 1000);`;
     // TCP learns the path MTU the same way (the server advertises MSS 1460): forgotten first, learned again during the transfer.
     await bashIn(netns, 'ip route flush cache');
     expect(await bashIn(netns, `ip route get ${serverIp}`)).not.toContain(`mtu ${LINK_MTU}`);
-    capture = fragNeeded();
+    capture = capturingFragNeeded(netns);
     await capture.waitFor(/listening on/);
     const sink = peerIn(server, ['listen', serverIp, '9001', '0']);
     await sink.waitFor(/"listening":true/);

@@ -13,6 +13,7 @@ import { elapsedSince, figure } from '../shared/figures';
 import { bashIn, cmd, inNetns } from './exec';
 import {
   addServerBehind,
+  capturingFragNeeded,
   peerIn,
   peerInPod,
   podConnects,
@@ -297,18 +298,7 @@ send(); setInterval(send, 1000);`;
     expect(p.spec.nodeName).not.toBe(gatewayNode);
     const podIp = p.status.podIP!;
     const netns = podNetns(name);
-    const capture = runningIn(netns, 'timeout', [
-      '60',
-      'tcpdump',
-      '-l',
-      '-n',
-      '-vv',
-      '-i',
-      'eth0',
-      '-c',
-      '1',
-      'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
-    ]);
+    const capture = capturingFragNeeded(netns);
     await capture.waitFor(/listening on/);
     const ping = await bashIn(netns, `ping -M do -s 1400 -c 1 -W 2 ${serverIp} || true`);
     expect(ping).toContain(`Frag needed and DF set (mtu = ${LINK_MTU})`);

@@ -123,6 +123,21 @@ export function runningIn(netns: string, bin: string, args: string[]): Running {
   return new Running('nsenter', [`--net=${netnsFile(netns)}`, bin, ...args]);
 }
 
+/** tcpdump in `netns` for the first ICMP "fragmentation needed" on its eth0 (at most 60 s), printed in full (-vv: checksums, the embedded header). */
+export const capturingFragNeeded = (netns: string): Running =>
+  runningIn(netns, 'timeout', [
+    '60',
+    'tcpdump',
+    '-l',
+    '-n',
+    '-vv',
+    '-i',
+    'eth0',
+    '-c',
+    '1',
+    'icmp[icmptype] == 3 and icmp[icmpcode] == 4',
+  ]);
+
 /**
  * A server namespace `js-<id>` behind the router on a link of MTU `mtu` (both ends), `serverIp/24`
  * with the router at `.1` of it; the router forwards, every node routes the prefix via the router
