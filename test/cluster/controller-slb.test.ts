@@ -11,7 +11,7 @@ import {
   type ServiceLoadBalancer,
 } from '../../api';
 import { RestClient, deleteIgnoringNotFound, isNotFound } from '../../runtime/kube/rest';
-import type { ResourceType } from '../../runtime/kube/resources';
+import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import type { KubeObject } from '../../runtime/kube/types';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { JuneauController } from '../../runtime/controller/controller';
@@ -24,6 +24,7 @@ import {
   createRunningPod,
   deletePodNow,
   ensureNode,
+  type EndpointSlice,
   type Service,
   setPodReady,
   testKubeConfig,
@@ -81,6 +82,45 @@ const slbInPhase = (namespace: string, name: string, phase: string, what: string
   );
 const slbAdName = (namespace: string, name: string) =>
   advertisementName({ kind: 'ServiceLoadBalancer', namespace, name });
+
+/**
+ * Every event of some watches, opened now, with its resourceVersion: on one etcd these are
+ * revisions of one counter, so they order writes to different objects. `first` throws when no
+ * event matches, naming what was seen.
+ */
+async function revisionLog(sources: Array<{ type: ResourceType; namespace?: string }>) {
+  const events: Array<{ kind: string; name: string; revision: number; object: KubeObject }> = [];
+  const handles = await Promise.all(
+    sources.map(async ({ type, namespace }) => {
+      const list = await rest.list<KubeObject>(type, { namespace });
+      return rest.watch<KubeObject>(
+        resourcePath(type, namespace),
+        { resourceVersion: list.metadata?.resourceVersion },
+        (e) => {
+          if (e.type === 'ERROR') throw new Error(`watch of ${type.kind}: ${JSON.stringify(e.object)}`);
+          if (e.type === 'BOOKMARK') return;
+          events.push({
+            kind: type.kind,
+            name: e.object.metadata?.name ?? '',
+            revision: Number(e.object.metadata?.resourceVersion),
+            object: e.object,
+          });
+        },
+      );
+    }),
+  );
+  return {
+    first(match: (e: (typeof events)[number]) => boolean): number {
+      const hits = events.filter(match).map((e) => e.revision);
+      if (!hits.length)
+        throw new Error(
+          `no matching event among: ${events.map((e) => `${e.kind}/${e.name}@${e.revision}`).join(', ')}`,
+        );
+      return Math.min(...hits);
+    },
+    stop: () => handles.forEach((h) => h.abort()),
+  };
+}
 
 // Addresses from 198.18.0.0/15 (benchmarking range), a distinct /24 per purpose, so nothing here
 // collides with other test files' pools.
@@ -276,6 +316,51 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     await waitFor(async () => (await getSlb(namespace, 'web')) === undefined, { what: 'SLB gone', timeoutMs: 45_000 });
     expect(await getClaim(`ipv4.${vip}`)).toBeUndefined();
     expect(await getAd(slbAdName(namespace, 'web'))).toBeUndefined();
+  });
+
+  it('SLB-3, BGP-5: a new VIP is in the Service ingress (what kube-proxy serves) before any ARPAdvertisement or advertisingNodes names it', async () => {
+    const namespace = ns();
+    // The network is created last, once the backend is in the Service's EndpointSlice, so the
+    // pass that allocates the VIP also chooses its node: the order of that pass's writes is what
+    // is read here.
+    const lateNet = `ctl-late-${suffix}`;
+    await createPool(lateNet, 'arp', ['198.18.83.0/29']);
+    await createBackend(namespace, 'first-1', nodes[0], '10.244.1.20');
+    await createLoadBalancerService(namespace, 'first', { network: lateNet });
+    await waitFor(
+      async () => {
+        const slices = await rest.list<EndpointSlice>(Resources.endpointSlices, {
+          namespace,
+          labelSelector: 'kubernetes.io/service-name=first',
+        });
+        return slices.items.some((sl) => sl.endpoints?.some((e) => e.conditions?.ready)) || undefined;
+      },
+      { what: 'the ready backend in the EndpointSlice' },
+    );
+    expect((await getSlb(namespace, 'first'))?.status?.vip).toBeUndefined();
+    const log = await revisionLog([
+      { type: Resources.services, namespace },
+      { type: JuneauResources.serviceLoadBalancers, namespace },
+      { type: JuneauResources.arpAdvertisements },
+    ]);
+    await createNetwork(lateNet, 'arp', [lateNet]);
+    const ready = await slbInPhase(namespace, 'first', 'Ready', 'phase Ready');
+    const vip = ready.status!.vip!;
+    const adName = slbAdName(namespace, 'first');
+    const ingressAt = log.first(
+      (e) =>
+        e.kind === 'Service' && (e.object as Service).status?.loadBalancer?.ingress?.some((i) => i.ip === vip) === true,
+    );
+    const advertisedAt = log.first((e) => e.kind === 'ARPAdvertisement' && e.name === adName);
+    const namedAt = log.first(
+      (e) =>
+        e.kind === 'ServiceLoadBalancer' &&
+        ((e.object as ServiceLoadBalancer).status?.advertisingNodes?.length ?? 0) > 0,
+    );
+    log.stop();
+    // resourceVersions are etcd revisions here: one counter for every write to the store.
+    expect(ingressAt).toBeLessThan(advertisedAt);
+    expect(ingressAt).toBeLessThan(namedAt);
   });
 
   it('SLB-2: a requested IP outside the pools -> Error, no VIP, the condition names the annotation', async () => {

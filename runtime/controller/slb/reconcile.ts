@@ -64,9 +64,15 @@ export async function reconcileServiceLoadBalancer(ctx: ControllerContext, key: 
     unavailableNodes: ctx.agentLiveness.unavailableNodes(),
     bgp: bgpInputsOf(ctx, slb),
   });
+  // SLB-3: kube-proxy serves a VIP from the Service's ingress, and the nodes answer (ARP) or
+  // announce (BGP) it from the ARPAdvertisement and the status. A new VIP is published in the
+  // ingress before anything answers for it; an old one leaves the ingress only after it is
+  // withdrawn (the same rule as the claim guard: withdraw before release).
+  const ingressFirst = ingressDuring(service, plan.ingressIPs);
+  if (ingressFirst) await ensureServiceIngress(ctx, service, ingressFirst);
   await ensureAdvertisement(ctx, referenceTo(slb, SLB), owner, holderOf(slb), advertisement, plan.advertisement);
   await writeStatusIfChanged(ctx, SLB, slb, plan.status);
-  await ensureServiceIngress(ctx, service, plan.ingressIPs);
+  await ensureServiceIngress(ctx, service, plan.ingressIPs, ingressFirst);
   recordPlanEvents(ctx, slb, SLB, plan.events);
   return done();
 }
@@ -187,9 +193,31 @@ function ownerOf(key: string): AdvertisementOwner {
   return { kind: 'ServiceLoadBalancer', namespace, name };
 }
 
-/** The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP. */
-async function ensureServiceIngress(ctx: ControllerContext, service: ServiceObject, ips: string[]): Promise<void> {
-  const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
+/**
+ * The ingress to publish before the announcement changes: the current addresses plus the planned
+ * new ones, or undefined when no address is new (then the ingress is written last, if at all).
+ */
+export function ingressDuring(service: ServiceObject, planned: string[]): string[] | undefined {
+  const current = ingressOf(service);
+  const added = planned.filter((ip) => !current.includes(ip));
+  return added.length ? [...current, ...added] : undefined;
+}
+
+function ingressOf(service: ServiceObject): string[] {
+  return (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => !!ip);
+}
+
+/**
+ * The VIP in the Service's status.loadBalancer.ingress, so `kubectl get svc` shows EXTERNAL-IP and
+ * kube-proxy serves it. `written` is what this pass already wrote (the cache does not hold it yet).
+ */
+async function ensureServiceIngress(
+  ctx: ControllerContext,
+  service: ServiceObject,
+  ips: string[],
+  written?: string[],
+): Promise<void> {
+  const current = written ?? ingressOf(service);
   if (sameJson(current, ips)) return;
   const ingress = ips.map((ip) => ({ ip, ipMode: 'VIP' }));
   await ctx.rest.patch(
