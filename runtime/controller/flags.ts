@@ -92,7 +92,7 @@ Flags:
   --agent-lease-grace DURATION       FO-3: a node counts as dead when its agent's Lease
                                      (juneau-agent-<node>) has not been seen renewed for
                                      the Lease's own duration (the agent's
-                                     --lease-duration, 15s by default) plus this. Longer:
+                                     --lease-duration, 10s by default) plus this. Longer:
                                      fewer handovers when the API server is slow to write
                                      renewals; shorter: a dead node is replaced sooner.
                                      Never below 0, so a node is never judged dead before
