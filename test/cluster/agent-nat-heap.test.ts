@@ -8,7 +8,7 @@ import type { KubeObject } from '../../runtime/kube/types';
 import { describeAsRoot } from '../netns/rig';
 import { EIP, POD } from '../netns/nat-rig';
 import { useAgentNat, type AgentNat } from './agent-nat-harness';
-import { createArpNetwork, deleteArpNetwork, waitFor } from './fixture';
+import { createArpNetwork, deleteAllIn, deleteArpNetwork, waitFor } from './fixture';
 import { API_VERSION } from '../../api';
 
 jest.setTimeout(600_000);
@@ -66,6 +66,9 @@ describeAsRoot(
         });
       },
       cleanup: async (t) => {
+        // The ~60 MB of huge objects go before the next file starts, not when the namespace's
+        // deletion gets to them: its controller replicas would list and reconcile them first.
+        await deleteAllIn(t.ns, [JuneauResources.elasticIPAttachments, JuneauResources.elasticIPs]);
         await t.rest.delete(JuneauResources.arpAdvertisements, undefined, `sec4-${t.rig.id}`).catch(() => undefined);
         await deleteArpNetwork(t.rest, names);
       },

@@ -172,6 +172,29 @@ export async function deleteNamespace(name: string): Promise<void> {
   await rest.delete(Resources.namespaces, undefined, name).catch(ignoreNotFound);
 }
 
+/**
+ * Deletes every object of `types` in `namespace` and waits until none is left. For a file that
+ * leaves many objects: a namespace's deletion finishes later, and until then the next file's
+ * controller replicas list and reconcile them (eip-pool-mode waited > 30 s behind the 300 huge
+ * ElasticIPs agent-nat-heap left).
+ */
+export async function deleteAllIn(
+  namespace: string,
+  types: readonly ResourceType[],
+  timeoutMs = 120_000,
+): Promise<void> {
+  const rest = testRest();
+  for (const type of types)
+    await rest
+      .request('DELETE', resourcePath(type, namespace), { query: { gracePeriodSeconds: 0 } })
+      .catch(ignoreNotFound);
+  for (const type of types)
+    await waitFor(async () => (await rest.list(type, { namespace, limit: 1 })).items.length === 0, {
+      what: `no ${type.plural} left in namespace ${namespace}`,
+      timeoutMs,
+    });
+}
+
 /** Runs fn in a fresh namespace and deletes the namespace afterwards, also when fn throws. */
 export async function withNamespace<T>(fn: (namespace: string) => Promise<T>, prefix?: string): Promise<T> {
   const ns = await createNamespace(prefix ?? expect.getState().currentTestName ?? 'jt');
@@ -244,13 +267,20 @@ export function waitForMatch<T>(
   test: (value: T) => unknown,
   opts: WaitOptions | string,
 ): Promise<T> {
+  let seen: T | undefined;
   return waitFor(
     async () => {
       const value = await read();
+      seen = value;
       return value !== undefined && test(value) ? value : undefined;
     },
     typeof opts === 'string' ? { what: opts } : opts,
-  );
+  ).catch((err: unknown) => {
+    // The timeout names what was last read, not only that it did not match.
+    if (err instanceof Error && err.message.includes('not true after') && seen !== undefined)
+      err.message += `; last read: ${JSON.stringify(seen).slice(0, 2000)}`;
+    throw err;
+  });
 }
 
 export interface ApiError {
