@@ -34,8 +34,9 @@ module.exports = {
     }),
     // The cluster in a box (real kubelets, containerd, kube-proxy; root): the install manifest
     // applied as is, traffic through real pods. `npm test` builds the node binaries first
-    // (test/cluster/build.sh --nodes; cold, the kubelet takes ~15 minutes).
-    project('box', { testTimeout: 1_800_000 }),
+    // (test/cluster/build.sh --nodes; cold, the kubelet takes ~15 minutes). Its global setup
+    // builds the image archives and the manifests every box suite installs from, once.
+    project('box', { testTimeout: 1_800_000, globalSetup: '<rootDir>/test/box/global-setup.ts' }),
     // A real `pulumi up` (test/pulumi): the engine is built from Go modules first, ~1 GB of modules
     // and tens of minutes cold, so like the box it runs only when asked (npm run test:pulumi).
     ...(process.argv.includes('pulumi') || process.env.JUNEAU_TEST_PULUMI === '1'

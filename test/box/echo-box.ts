@@ -1,14 +1,12 @@
 // How the box tests with echo pods begin and end (traffic, scenarios, nat, nat-in-cluster,
-// nat-kubernetes-service), around their describe block (`sharedEchoBox`): build what a user builds
-// and the echo image (scripts/images/echo.ts), `up` a box with both images imported, add a router
+// nat-kubernetes-service), around their describe block (`sharedEchoBox`): `up` a box with the
+// images the box project's global setup built (Juneau's, the echo image) imported, add a router
 // namespace on the nodes' segment and install Juneau; at the end, remove the namespaces the test
 // added and take the box down.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JuneauInstallProps } from '../../constructs/cdk8s';
-import { buildEchoImage } from '../../scripts/images/echo';
-import { REPO_ROOT } from '../cluster/paths';
 import { elapsedSince, figure } from '../shared/figures';
 import { bashIn } from './exec';
 import type { BoxState } from './state';
@@ -17,8 +15,8 @@ import {
   arpNetworkYaml,
   boxCli,
   boxStatus,
-  buildUserArtifacts,
   cleanUpBox,
+  ECHO_ARCHIVE,
   echoPod,
   elasticIpAddress,
   elasticIpYaml,
@@ -61,12 +59,20 @@ export interface EchoBox {
 
 /** Builds, brings a box up in `dir` (a folder of `work`), adds the router and installs Juneau. */
 async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): Promise<EchoBox> {
-  buildUserArtifacts();
-  const echo = path.join(work, 'echo.oci.tar');
-  fs.writeFileSync(echo, (await buildEchoImage(REPO_ROOT)).archive);
+  for (const archive of [IMAGE, ECHO_ARCHIVE])
+    if (!fs.existsSync(archive))
+      throw new Error(`${archive} is missing: the box project's global setup (test/box/global-setup.ts) builds it`);
   const t0 = Date.now();
   const subnet = o.nodeSubnet ? ['--node-subnet', `${o.nodeSubnet}.0/24`] : [];
-  boxCli(dir, ['up', '--nodes', String(o.nodes), ...subnet, '--images', `${IMAGE},${echo}`, ...(o.upArgs ?? [])]);
+  boxCli(dir, [
+    'up',
+    '--nodes',
+    String(o.nodes),
+    ...subnet,
+    '--images',
+    `${IMAGE},${ECHO_ARCHIVE}`,
+    ...(o.upArgs ?? []),
+  ]);
   figure(
     `${o.label}: cluster up --nodes ${o.nodes} (${o.upNote ?? 'Juneau and echo images imported'})`,
     elapsedSince(t0),

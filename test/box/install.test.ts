@@ -26,7 +26,6 @@ import { addRouter, agentPidsInNetns } from './upstream';
 import {
   boxCli,
   boxStatus,
-  buildUserArtifacts,
   DIST,
   cleanUpBox,
   IMAGE,
@@ -67,8 +66,7 @@ describeOnBox('the install manifest applied as is on real nodes', () => {
     )[0].xdp?.prog?.id ?? 0;
 
   beforeAll(async () => {
-    // What the user builds: the image and the manifests, from this tree.
-    buildUserArtifacts();
+    // What the user builds, the image and the manifests from this tree: the global setup built them.
     log(`install figure: image ${IMAGE} = ${(fs.statSync(IMAGE).size / 1e6).toFixed(1)} MB`);
     const nginx = path.join(work, 'nginx.tar');
     await writeNginxStandIn(nginx);

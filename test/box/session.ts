@@ -20,6 +20,8 @@ import type { BoxState } from './state';
 const CLI = path.join(REPO_ROOT, 'test', 'cluster', 'cli.ts');
 /** The archive `npm run images` writes. */
 export const IMAGE = path.join(REPO_ROOT, 'build', 'images', 'juneau.oci.tar');
+/** The echo image's archive (scripts/images/echo.ts), beside IMAGE; written by the box project's global setup. */
+export const ECHO_ARCHIVE = path.join(REPO_ROOT, 'build', 'images', 'echo.oci.tar');
 export const DIST = (f: string) => path.join(REPO_ROOT, 'dist', f);
 /** `kubectl apply`'s file arguments for the install as `npx cdk8s synth` writes it. */
 export const INSTALL_FILES = ['-f', DIST('juneau-crds.k8s.yaml'), '-f', DIST('juneau-install.k8s.yaml')];
@@ -59,7 +61,10 @@ export async function cleanUpBox(work: string, dir: string, namespaces: readonly
 export const boxStatus = (dir: string, stderr: 'pipe' | 'inherit' = 'pipe'): BoxStatus =>
   JSON.parse(boxCli(dir, ['status', '--json'], stderr)) as BoxStatus;
 
-/** What a user builds from this tree before installing: the image archive and the manifests. */
+/**
+ * What a user builds from this tree before installing: the image archive and the manifests. The
+ * box project's global setup (test/box/global-setup.ts) runs it once for all box suites.
+ */
 export function buildUserArtifacts(): void {
   execFileSync('npm', ['run', '-s', 'images'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, 'inherit'] });
   execFileSync('npx', ['cdk8s', 'synth'], {
