@@ -214,6 +214,24 @@ cat "$dir"/*`,
       `${phase} after ${Math.round(performance.now() - t0)} ms`,
     );
     expect(phase).toBe('Ready');
+    // A node announces once its endpoint is ready, which can be before its kube-proxy has synced
+    // the Service (its rules for the VIP, then the endpoint): a connection in that gap is refused
+    // (curl 7). Known, and printed: connections in groups of 10 until one group is served whole
+    // by both nodes; then the 200.
+    const ready = performance.now();
+    let refused = 0;
+    for (;;) {
+      const group = await connect(10);
+      const failed = Object.entries(group).filter(([k]) => !backends.includes(k));
+      refused += failed.reduce((sum, [, n]) => sum + n, 0);
+      if (failed.length === 0 && backends.every((b) => group[b] > 0)) break;
+      if (performance.now() - ready > 60_000)
+        throw new Error(`not served whole 60 s after Ready: ${JSON.stringify(group)}`);
+    }
+    figure(
+      'bgp box: Ready -> a group of 10 connections served whole by both nodes (kube-proxy synced)',
+      `${Math.round(performance.now() - ready)} ms, ${refused} connections failed before`,
+    );
     const tally = await connect(CONNECTIONS);
     figure(`bgp box: ${CONNECTIONS} connections from the router, by serving node`, JSON.stringify(tally));
     expect(Object.keys(tally).sort()).toEqual(backends);
