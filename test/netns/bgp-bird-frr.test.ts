@@ -283,4 +283,39 @@ describeAsRoot('BGP on real daemons: BIRD on two nodes, FRR on the router', () =
       nodes[1].signal('SIGCONT');
     }
   });
+
+  // Last: it restarts node 0's BIRD, and the password test reads session times to the second.
+  test('BGP-6: BIRD stopped by `birdcl graceful restart` (the install’s preStop) and started again: the router keeps the node’s next hop the whole time (stopped by SIGTERM alone, it loses it), and the session comes back', async () => {
+    const both = [rig.nodeIp(0), rig.nodeIp(1)].sort();
+    await hopsBecome(both);
+    const monitor = await RouteMonitor.start(rig.client);
+    try {
+      const since = performance.now();
+      const before = await router.neighbor(rig.nodeIp(0));
+      expect(await birdCommand(nodes[0].socket, 'graceful restart')).toEqual([
+        { code: 25, text: 'Graceful restart requested' },
+      ]);
+      await nodes[0].exited();
+      // FRR, a helper, keeps the routes of a peer that closed without a Cease as stale.
+      await poll('the router to see the session with node 0 gone', async () =>
+        (await router.neighbor(rig.nodeIp(0))).state !== 'Established' ? true : undefined,
+      );
+      expect(await nextHops()).toEqual(both);
+      await nodes[0].start();
+      await established(0);
+      // Once the new session is up and BIRD's End-of-RIB in, FRR drops what it still holds as stale.
+      await poll('the router to hold no stale route of node 0', async () => {
+        const n = await router.json<
+          Record<string, { gracefulRestartInfo?: { endOfRibRecv?: Record<string, boolean> } }>
+        >(`show bgp neighbors ${rig.nodeIp(0)} json`);
+        return n[rig.nodeIp(0)]?.gracefulRestartInfo?.endOfRibRecv?.['IPv4 Unicast'] ? true : undefined;
+      });
+      const after = await router.neighbor(rig.nodeIp(0));
+      expect(after.established).toBe(before.established + 1);
+      expect(await nextHops()).toEqual(both);
+      expect(monitor.changes(VIP.split('/')[0], since, performance.now())).toEqual([]);
+    } finally {
+      monitor.stop();
+    }
+  });
 });

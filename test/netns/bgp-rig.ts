@@ -43,9 +43,9 @@ export class BirdNode {
     this.log = path.join(dir, 'bird.log');
   }
 
-  /** Starts BIRD on the rendered configuration; resolves once its control socket answers. */
-  async start(input: BirdConfigInput): Promise<void> {
-    fs.writeFileSync(this.file, renderBirdConfig(input));
+  /** Starts BIRD on the rendered configuration (`input`; the file as it is when none); resolves once its control socket answers. */
+  async start(input?: BirdConfigInput): Promise<void> {
+    if (input) fs.writeFileSync(this.file, renderBirdConfig(input));
     const out = fs.openSync(this.log, 'a');
     // nsenter without --fork execs bird in its own process: child.pid is BIRD's.
     const child = spawn(
@@ -67,6 +67,13 @@ export class BirdNode {
   /** What the agent does after deciding: render, write, configure. */
   apply(input: BirdConfigInput): Promise<ConfigureResult> {
     return applyBirdConfig(this.socket, this.file, renderBirdConfig(input));
+  }
+
+  /** Resolves once this BIRD has exited (at once when it is not running). */
+  exited(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => child.once('exit', () => resolve()));
   }
 
   /** Whether BIRD still runs (a test that finds it gone says so, with its log). */
@@ -191,6 +198,25 @@ export class RouteMonitor {
     const found = this.seen.filter((s) => s.at >= since && s.at <= until && s.line.includes(needle)).pop();
     if (!found) throw new Error(`no route change naming ${needle} between the two moments`);
     return found.at - since;
+  }
+
+  /**
+   * The changes naming `needle` seen between `since` and `until` (performance.now()), each with the
+   * `nexthop via …` lines `ip monitor` prints under a multipath route, joined into one line.
+   */
+  changesWithNextHops(needle: string, since: number, until: number): string[] {
+    const out: string[] = [];
+    let current: string[] | undefined;
+    for (const s of this.seen) {
+      if (s.at < since || s.at > until) continue;
+      if (current && /^\s+nexthop /.test(s.line)) current.push(s.line.trim());
+      else {
+        if (current) out.push(current.join(' '));
+        current = s.line.includes(needle) ? [s.line.trim()] : undefined;
+      }
+    }
+    if (current) out.push(current.join(' '));
+    return out;
   }
 
   /** The change lines naming `needle` seen between `since` and `until` (performance.now()). */

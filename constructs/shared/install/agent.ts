@@ -183,6 +183,12 @@ function birdContainer(o: ResolvedOptions): Record<string, unknown> {
     name: 'bird',
     ...containerImage(o, 'agent'),
     command: ['/usr/sbin/bird', '-f', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
+    // BGP-6: stopped (a rolling update, a drain), BIRD closes its sessions without a Cease, so
+    // every peer with graceful restart keeps its routes as stale until the new BIRD re-sends them;
+    // SIGTERM alone would withdraw them (test/netns/bgp-bird-frr.test.ts).
+    lifecycle: {
+      preStop: { exec: { command: ['/usr/sbin/birdcl', '-s', `${BIRD_HOST_DIR}/bird.ctl`, 'graceful', 'restart'] } },
+    },
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '256Mi' } },
     securityContext: rootWithCapabilities(BIRD_CAPABILITIES),
     volumeMounts: [{ name: 'bgp', mountPath: BIRD_HOST_DIR }],
