@@ -467,6 +467,50 @@ cat "$dir"/*`,
     expect(await nextHops(CLUSTER_VIP)).toEqual(nodes.map((n) => n.ip).sort());
   });
 
+  test('BGP-6: a rolling update of the agent DaemonSet (kubectl rollout restart; BIRD stopped by the preStop `birdcl graceful restart`): the router never loses a next hop and every connection succeeds', async () => {
+    const { nodes } = echoBox.box;
+    const all = nodes.map((n) => n.ip).sort();
+    await hopsBecome(
+      nodes.map((n) => n.name),
+      performance.now(),
+      CLUSTER_VIP,
+    );
+    const before = await Promise.all(nodes.map((n) => router!.neighbor(n.ip)));
+    const t0 = performance.now();
+    const rollout = kubectl(['-n', INSTALL.namespace, 'rollout', 'restart', 'daemonset/juneau-agent']).then(() =>
+      kubectl(['-n', INSTALL.namespace, 'rollout', 'status', 'daemonset/juneau-agent', '--timeout=600s']),
+    );
+    let rolledOut = false;
+    void rollout.then(
+      () => (rolledOut = true),
+      () => (rolledOut = true),
+    );
+    // Connections all through the rollout, 20 at a time.
+    const tally: Record<string, number> = {};
+    while (!rolledOut)
+      for (const [k, n] of Object.entries(await connect(20, CLUSTER_VIP))) tally[k] = (tally[k] ?? 0) + n;
+    await rollout;
+    // Each node's new BIRD back in session with the router (one more session each), routes re-sent.
+    await until('a new session of every node with the router', async () => {
+      const now = await Promise.all(nodes.map((n) => router!.neighbor(n.ip)));
+      return now.every((x, i) => x.state === 'Established' && x.established > before[i].established) ? now : undefined;
+    });
+    const t1 = performance.now();
+    figure('bgp box: agent DaemonSet rollout restart -> every node back in session', `${Math.round(t1 - t0)} ms`);
+    figure('bgp box: connections to the Cluster VIP across the rollout, by serving node', JSON.stringify(tally));
+    // FRR re-installs the route as each node's paths are re-learned (a new nexthop group each
+    // time): every change must still name all three next hops, and none may delete the route.
+    const changes = monitor!.changesWithNextHops(CLUSTER_VIP, t0, t1);
+    figure('bgp box: route changes for the Cluster VIP across the rollout', JSON.stringify(changes));
+    const hopsOf = (line: string) => [...line.matchAll(/nexthop via (\S+)/g)].map((m) => m[1]).sort();
+    expect(changes.filter((c) => c.startsWith('Deleted') || JSON.stringify(hopsOf(c)) !== JSON.stringify(all))).toEqual(
+      [],
+    );
+    expect(Object.keys(tally).filter((k) => k.startsWith('FAIL'))).toEqual([]);
+    expect(Object.values(tally).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(100);
+    expect(await nextHops(CLUSTER_VIP)).toEqual(all);
+  });
+
   /** The node's BGPNodeState entry for the router (BGP-7). */
   const nodePeerState = async (node: string) =>
     (

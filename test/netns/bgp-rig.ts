@@ -43,14 +43,17 @@ export class BirdNode {
     this.log = path.join(dir, 'bird.log');
   }
 
-  /** Starts BIRD on the rendered configuration (`input`; the file as it is when none); resolves once its control socket answers. */
-  async start(input?: BirdConfigInput): Promise<void> {
+  /**
+   * Starts BIRD on the rendered configuration (`input`; the file as it is when none), with more
+   * `args` (`-R`, as the install's container command); resolves once its control socket answers.
+   */
+  async start(input?: BirdConfigInput, args: readonly string[] = []): Promise<void> {
     if (input) fs.writeFileSync(this.file, renderBirdConfig(input));
     const out = fs.openSync(this.log, 'a');
     // nsenter without --fork execs bird in its own process: child.pid is BIRD's.
     const child = spawn(
       'nsenter',
-      [`--net=/var/run/netns/${this.ns}`, 'bird', '-f', '-c', this.file, '-s', this.socket],
+      [`--net=/var/run/netns/${this.ns}`, 'bird', '-f', '-c', this.file, '-s', this.socket, ...args],
       {
         stdio: ['ignore', out, out],
       },

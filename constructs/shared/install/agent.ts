@@ -182,10 +182,13 @@ function birdContainer(o: ResolvedOptions): Record<string, unknown> {
   return {
     name: 'bird',
     ...containerImage(o, 'agent'),
-    command: ['/usr/sbin/bird', '-f', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
+    command: ['/usr/sbin/bird', '-f', '-R', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
     // BGP-6: stopped (a rolling update, a drain), BIRD closes its sessions without a Cease, so
-    // every peer with graceful restart keeps its routes as stale until the new BIRD re-sends them;
-    // SIGTERM alone would withdraw them (test/netns/bgp-bird-frr.test.ts).
+    // every peer with graceful restart keeps its routes as stale (SIGTERM alone would withdraw
+    // them: test/netns/bgp-bird-frr.test.ts); the new BIRD, started with -R on the kept
+    // configuration, says in its OPEN that the forwarding state was kept, so the peers hold those
+    // routes until its End-of-RIB (without -R, FRR dropped each node's next hop for a moment:
+    // test/box/bgp.test.ts, the rolling update).
     lifecycle: {
       preStop: { exec: { command: ['/usr/sbin/birdcl', '-s', `${BIRD_HOST_DIR}/bird.ctl`, 'graceful', 'restart'] } },
     },

@@ -8,6 +8,7 @@ interface Container {
   command: string[];
   securityContext: { capabilities: { drop: string[]; add: string[] }; readOnlyRootFilesystem: boolean };
   volumeMounts: { name: string; mountPath: string }[];
+  lifecycle?: unknown;
 }
 
 function agentPod(): { hostNetwork: boolean; containers: Container[]; initContainers: Container[] } {
@@ -25,11 +26,16 @@ test('BGP-6: BIRD runs in its own container of the agent Pod, in the host networ
   expect(bird.command).toEqual([
     '/usr/sbin/bird',
     '-f',
+    '-R',
     '-c',
     '/run/juneau/bgp/bird.conf',
     '-s',
     '/run/juneau/bgp/bird.ctl',
   ]);
+  // A rolling update or a drain stops BIRD without a Cease (test/box/bgp.test.ts, BGP-6).
+  expect(bird.lifecycle).toEqual({
+    preStop: { exec: { command: ['/usr/sbin/birdcl', '-s', '/run/juneau/bgp/bird.ctl', 'graceful', 'restart'] } },
+  });
   expect(bird.securityContext.capabilities).toEqual({
     drop: ['ALL'],
     add: ['NET_ADMIN', 'NET_BIND_SERVICE', 'NET_RAW'],
