@@ -363,6 +363,32 @@ describe('ServiceLoadBalancer (SLB-1..10, ARP-6)', () => {
     expect(ingressAt).toBeLessThan(namedAt);
   });
 
+  it('SLB-3, ARP-6: a ServiceLoadBalancer deleted while its Service lives (kubectl delete): the ingress (what kube-proxy serves) is emptied before the claim is released to the next holder', async () => {
+    const namespace = ns();
+    await createLoadBalancerService(namespace, 'leaving', { network: NET });
+    const first = await slbInPhase(namespace, 'leaving', 'Allocated', 'phase Allocated');
+    const vip = first.status!.vip!;
+    const ingressOf = (s: Service) => (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
+    await waitFor(async () => ingressOf(await getService(namespace, 'leaving')).includes(vip), {
+      what: 'the VIP in the ingress',
+    });
+    const log = await revisionLog([
+      { type: Resources.services, namespace },
+      { type: JuneauResources.allocationClaims },
+    ]);
+    await rest.delete(JuneauResources.serviceLoadBalancers, namespace, 'leaving');
+    // The Service is still a Juneau LoadBalancer: a new ServiceLoadBalancer follows the old one.
+    await waitForMatch(
+      () => getSlb(namespace, 'leaving'),
+      (s) => s.metadata.uid !== first.metadata.uid && s.status?.phase === 'Allocated',
+      'a new ServiceLoadBalancer Allocated',
+    );
+    const clearedAt = log.first((e) => e.kind === 'Service' && ingressOf(e.object as Service).length === 0);
+    const releasedAt = log.first((e) => e.kind === 'AllocationClaim' && e.name === `ipv4.${vip}`);
+    log.stop();
+    expect(clearedAt).toBeLessThan(releasedAt);
+  });
+
   it('SLB-2: a requested IP outside the pools -> Error, no VIP, the condition names the annotation', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'req', { network: NET, requestedIP: '203.0.113.7' });

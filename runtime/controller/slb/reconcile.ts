@@ -238,9 +238,11 @@ async function finalizeServiceLoadBalancer(
 ): Promise<ReconcileResult> {
   if (!slb.metadata.finalizers?.includes(FINALIZERS.serviceLoadBalancer)) return done();
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, ownerOf(objectKey(slb)));
-  await ctx.allocator.releaseAll(holderOf(slb));
+  // Out of the ingress (kube-proxy stops serving it for this Service) before the address can go
+  // to its next holder: withdraw before release, as for the announcements.
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
     await ensureServiceIngress(ctx, service, []);
+  await ctx.allocator.releaseAll(holderOf(slb));
   await releaseFinalizer(ctx, SLB, slb, FINALIZERS.serviceLoadBalancer);
   return done();
 }
