@@ -57,7 +57,7 @@ export interface EchoBox {
   readonly routerIp: string;
 }
 
-/** Builds, brings a box up in `dir` (a folder of `work`), adds the router and installs Juneau. */
+/** Brings a box up in `dir` (a folder of `work`) with the global setup's images, adds the router and installs Juneau. */
 async function upEchoBox(work: string, dir: string, o: EchoBoxOptions): Promise<EchoBox> {
   for (const archive of [IMAGE, ECHO_ARCHIVE])
     if (!fs.existsSync(archive))

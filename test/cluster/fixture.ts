@@ -165,11 +165,15 @@ export async function createNamespace(prefix = 'jt'): Promise<string> {
 /** Deletes a namespace without waiting. Pods go first with grace period 0: without a kubelet a
  * bound Pod would stay Terminating and hold the namespace in Terminating forever. */
 export async function deleteNamespace(name: string): Promise<void> {
-  const rest = testRest();
-  await rest
-    .request('DELETE', resourcePath(Resources.pods, name), { query: { gracePeriodSeconds: 0 } })
+  await deleteCollectionNow(Resources.pods, name);
+  await testRest().delete(Resources.namespaces, undefined, name).catch(ignoreNotFound);
+}
+
+/** One DELETE of every object of `type` in `namespace`, grace period 0. */
+async function deleteCollectionNow(type: ResourceType, namespace: string): Promise<void> {
+  await testRest()
+    .request('DELETE', resourcePath(type, namespace), { query: { gracePeriodSeconds: 0 } })
     .catch(ignoreNotFound);
-  await rest.delete(Resources.namespaces, undefined, name).catch(ignoreNotFound);
 }
 
 /**
@@ -183,13 +187,9 @@ export async function deleteAllIn(
   types: readonly ResourceType[],
   timeoutMs = 120_000,
 ): Promise<void> {
-  const rest = testRest();
+  for (const type of types) await deleteCollectionNow(type, namespace);
   for (const type of types)
-    await rest
-      .request('DELETE', resourcePath(type, namespace), { query: { gracePeriodSeconds: 0 } })
-      .catch(ignoreNotFound);
-  for (const type of types)
-    await waitFor(async () => (await rest.list(type, { namespace, limit: 1 })).items.length === 0, {
+    await waitFor(async () => (await testRest().list(type, { namespace, limit: 1 })).items.length === 0, {
       what: `no ${type.plural} left in namespace ${namespace}`,
       timeoutMs,
     });
@@ -267,20 +267,15 @@ export function waitForMatch<T>(
   test: (value: T) => unknown,
   opts: WaitOptions | string,
 ): Promise<T> {
-  let seen: T | undefined;
   return waitFor(
     async () => {
       const value = await read();
-      seen = value;
-      return value !== undefined && test(value) ? value : undefined;
+      if (value !== undefined && test(value)) return value;
+      // A miss thrown, so that waitFor's timeout names what was last read.
+      throw new Error(`read ${JSON.stringify(value)?.slice(0, 2000)}`);
     },
     typeof opts === 'string' ? { what: opts } : opts,
-  ).catch((err: unknown) => {
-    // The timeout names what was last read, not only that it did not match.
-    if (err instanceof Error && err.message.includes('not true after') && seen !== undefined)
-      err.message += `; last read: ${JSON.stringify(seen).slice(0, 2000)}`;
-    throw err;
-  });
+  );
 }
 
 export interface ApiError {

@@ -10,11 +10,10 @@ import { birdSymbol, type BirdConfigInput, type BirdPeer } from '../../runtime/a
 import { BirdNode, FrrRouter, RouteMonitor, kernelNextHops, poll } from './bgp-rig';
 import { CLIENT_IP, Rig, describeAsRoot } from './rig';
 import { inNs } from './ns-tools';
+import { BIRD_RECOVERY_FLAGS } from '../../constructs/shared/install/agent';
 
 jest.setTimeout(120_000);
 
-/** BIRD's arguments in the install besides config and socket (constructs/shared/install/agent.ts). */
-const BIRD_ARGS = ['-R'];
 const ROUTER_ASN = 64513;
 const NODE_ASN = 64512;
 const PASSWORD = 's3cret-md5';
@@ -305,7 +304,7 @@ describeAsRoot('BGP on real daemons: BIRD on two nodes, FRR on the router', () =
       expect(await nextHops()).toEqual(both);
       // As in the agent Pod: the new BIRD starts on the configuration the last one ran (kept on
       // the host) with -R (graceful restart recovery), and the agent then applies its decision.
-      await nodes[0].start(undefined, BIRD_ARGS);
+      await nodes[0].start(undefined, BIRD_RECOVERY_FLAGS);
       expect((await nodes[0].apply(input(0, [VIP]))).ok).toBe(true);
       await established(0);
       // Once the new session is up and BIRD's End-of-RIB in, FRR drops what it still holds as stale.

@@ -74,9 +74,8 @@ export class BirdNode {
 
   /** Resolves once this BIRD has exited (at once when it is not running). */
   exited(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-    return new Promise((resolve) => child.once('exit', () => resolve()));
+    if (!this.alive()) return Promise.resolve();
+    return new Promise((resolve) => this.child!.once('exit', () => resolve()));
   }
 
   /** Whether BIRD still runs (a test that finds it gone says so, with its log). */

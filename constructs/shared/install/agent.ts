@@ -164,6 +164,9 @@ function cniVolumes(o: ResolvedOptions): { mounts: object[]; volumes: object[] }
 }
 
 const BIRD_CONFIG = `${BIRD_HOST_DIR}/bird.conf`;
+const BIRD_SOCKET = `${BIRD_HOST_DIR}/bird.ctl`;
+/** BIRD's flags besides its files: `-R`, graceful restart recovery on every start (BGP-6, below). */
+export const BIRD_RECOVERY_FLAGS = ['-R'] as const;
 
 /** The image has no shell: node copies the starting configuration when the host has none yet. */
 function birdStartingConfig(o: ResolvedOptions): Record<string, unknown> {
@@ -182,7 +185,7 @@ function birdContainer(o: ResolvedOptions): Record<string, unknown> {
   return {
     name: 'bird',
     ...containerImage(o, 'agent'),
-    command: ['/usr/sbin/bird', '-f', '-R', '-c', BIRD_CONFIG, '-s', `${BIRD_HOST_DIR}/bird.ctl`],
+    command: ['/usr/sbin/bird', '-f', ...BIRD_RECOVERY_FLAGS, '-c', BIRD_CONFIG, '-s', BIRD_SOCKET],
     // BGP-6: stopped (a rolling update, a drain), BIRD closes its sessions without a Cease, so
     // every peer with graceful restart keeps its routes as stale (SIGTERM alone would withdraw
     // them: test/netns/bgp-bird-frr.test.ts); the new BIRD, started with -R on the kept
@@ -190,7 +193,7 @@ function birdContainer(o: ResolvedOptions): Record<string, unknown> {
     // routes until its End-of-RIB (without -R, FRR dropped each node's next hop for a moment:
     // test/box/bgp.test.ts, the rolling update).
     lifecycle: {
-      preStop: { exec: { command: ['/usr/sbin/birdcl', '-s', `${BIRD_HOST_DIR}/bird.ctl`, 'graceful', 'restart'] } },
+      preStop: { exec: { command: ['/usr/sbin/birdcl', '-s', BIRD_SOCKET, 'graceful', 'restart'] } },
     },
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '256Mi' } },
     securityContext: rootWithCapabilities(BIRD_CAPABILITIES),
