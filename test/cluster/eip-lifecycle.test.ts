@@ -112,7 +112,7 @@ describe('EIP-10: an attachment and a NIC at once', () => {
 describe('EIP-11/12: a terminating Pod and its replacement', () => {
   const ns = useNamespace();
 
-  it("EIP-11 rule 1 keeps the address on the terminating Pod's NIC; EIP-12 WaitingForHandover once status.attachment is lost; the replacement gets it only when the old NIC is gone", async () => {
+  it('EIP-11 rule 1 keeps the address on the NIC of the terminating Pod; EIP-12 WaitingForHandover once status.attachment is lost; the replacement gets it only when the old NIC is gone', async () => {
     const namespace = ns();
     await createEip(namespace, 'eip', NET);
     await createPod(namespace, 'vm-old', { nodeName: nodes[0], annotations: direct('eip') });
