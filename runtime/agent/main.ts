@@ -40,6 +40,7 @@ import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
 import { NatSync } from './nat/sync';
+import type { ServedElasticIP } from './nat/desired';
 import { NAT_UNAVAILABLE_EXIT, NatChildChannel, NatProcess, familiesWithPrefix } from './nat-process';
 import { parseClusterCidrs } from './nat/prefixes';
 import { attachNatDataplane, detachNatDataplane, tunnelWithoutFilter, type NatDataplane } from './nat/attach';
@@ -187,6 +188,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
         logger,
         'the Service range keeps the pod address only if --nat-cluster-cidrs names it',
       ),
+      (elasticIPs) => channel.send({ type: 'served', elasticIPs }),
     );
     // Resolves once the first pass is written, or early when stopped (then reconciledOnce is false).
     void sync.start().then(() => sync.reconciledOnce && channel.send({ type: 'reconciled' }));
@@ -329,6 +331,7 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running): Parts {
         recorder,
         logger: logger.child({ loop: 'bgp' }),
         watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
+        servedElasticIPs: r.nat,
       })
     : undefined;
   const loops = [r.nat, arp, lease, heartbeat, uninstall, cniServer, cniInstaller, bgp].filter(
@@ -403,8 +406,10 @@ function natLoop(
   ngw: NgwLoop,
   runtimeMetrics: RuntimeMetrics,
   serviceCIDRsServed: boolean,
+  onServed: (served: readonly ServedElasticIP[]) => void,
 ): NatSync {
   return new NatSync({
+    onServed,
     ngw,
     client: rest,
     nodeName: flags.nodeName,

@@ -10,11 +10,13 @@
  *
  * The protocol over the IPC channel, child to agent: `attached` (NAT filters on), `unavailable`
  * (the NAT programs could not be attached: the node translates nothing, not retried, as before
- * SEC-4), `reconciled` (first pass written), `metrics` (the answer to a `metrics` request: the
- * NAT metrics' exposition text). Agent to child: `metrics`.
+ * SEC-4), `reconciled` (first pass written), `served` (BGP-4: the ElasticIPs the maps serve, after
+ * the first pass and whenever they change), `metrics` (the answer to a `metrics` request: the NAT
+ * metrics' exposition text). Agent to child: `metrics`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../kube/log';
+import type { ServedElasticIP } from './nat/desired';
 
 /** Exit code of a child whose NAT programs could not be attached: not restarted. */
 export const NAT_UNAVAILABLE_EXIT = 3;
@@ -23,6 +25,7 @@ export type ChildMessage =
   | { readonly type: 'attached' }
   | { readonly type: 'unavailable' }
   | { readonly type: 'reconciled' }
+  | { readonly type: 'served'; readonly elasticIPs: readonly ServedElasticIP[] }
   | { readonly type: 'metrics'; readonly text: string };
 
 export type ParentMessage = { readonly type: 'metrics' };
@@ -60,12 +63,34 @@ export class NatProcess {
   unavailable = false;
   /** Children that ended other than by stop(), for the test and the log. */
   exits = 0;
+  private servedListeners: Array<() => void> = [];
+  private servedNow: readonly ServedElasticIP[] | undefined;
   private markReady: () => void = () => undefined;
   /** Resolves once a child wrote its first pass, or the NAT programs proved unavailable. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
 
   constructor(private readonly options: NatProcessOptions) {
     this.delayMs = options.restartDelayMs ?? 1_000;
+  }
+
+  /**
+   * BGP-4: the ElasticIPs this node's NAT maps serve, as the last child reported them; undefined
+   * until a child has (a restarted agent must not withdraw what BIRD announces before it knows),
+   * [] once the NAT programs proved unavailable. A child that exits leaves them as they were: the
+   * pinned maps keep translating what they hold.
+   */
+  get served(): readonly ServedElasticIP[] | undefined {
+    return this.servedNow;
+  }
+
+  /** Called after `served` changed. */
+  onServedChange(listener: () => void): void {
+    this.servedListeners.push(listener);
+  }
+
+  private setServed(served: readonly ServedElasticIP[]): void {
+    this.servedNow = served;
+    for (const listener of this.servedListeners) listener();
   }
 
   /** The running child's pid, if any. */
@@ -96,8 +121,9 @@ export class NatProcess {
 
   private receive(message: ChildMessage): void {
     if (message.type === 'attached') this.attached = true;
-    else if (message.type === 'unavailable') this.unavailable = true;
+    else if (message.type === 'unavailable') this.becameUnavailable();
     else if (message.type === 'reconciled') this.reconciledOnce = true;
+    else if (message.type === 'served') this.setServed(message.elasticIPs);
     else if (message.type === 'metrics') for (const answer of this.pendingMetrics.splice(0)) answer(message.text);
     if (this.unavailable || this.reconciledOnce) this.markReady();
   }
@@ -107,7 +133,7 @@ export class NatProcess {
     for (const answer of this.pendingMetrics.splice(0)) answer('');
     if (this.stopping) return;
     if (code === NAT_UNAVAILABLE_EXIT || this.unavailable) {
-      this.unavailable = true;
+      this.becameUnavailable();
       this.markReady();
       this.options.logger.error('NAT programs not attached: this node translates no ElasticIP', { code });
       return;
@@ -125,6 +151,12 @@ export class NatProcess {
       this.restartTimer = undefined;
       if (!this.stopping) this.spawn();
     }, delayMs);
+  }
+
+  /** Nothing is translated on this node, so nothing of it is announced (BGP-4, BGP-5). */
+  private becameUnavailable(): void {
+    this.unavailable = true;
+    if (this.servedNow?.length !== 0) this.setServed([]);
   }
 
   /** The child's NAT metrics, as exposition text; '' when no child answers within a second. */

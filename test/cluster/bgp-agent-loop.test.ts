@@ -13,7 +13,8 @@ import { renderBirdConfig } from '../../runtime/agent/bgp/bird-config';
 import { birdCommand } from '../../runtime/agent/bgp/birdc';
 import { BgpSync } from '../../runtime/agent/bgp/sync';
 import { applyStatus } from '../../runtime/kube/apply';
-import { silentLogger } from '../../runtime/kube/log';
+import { createLogger, silentLogger } from '../../runtime/kube/log';
+import type { ServedElasticIP } from '../../runtime/agent/nat/desired';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { deleteIgnoringNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -30,6 +31,7 @@ const ADV = `bgpa-adv-${suffix}`;
 const NS = 'default';
 const SLB = `bgpa-${suffix}`;
 const VIP = '198.18.81.5';
+const EIP = '198.18.81.6';
 const create = (type: typeof JuneauResources.bgpPeers, kind: string, name: string, spec: object, namespace?: string) =>
   rest.create(type, { apiVersion: API_VERSION, kind, metadata: { name, namespace }, spec });
 
@@ -194,5 +196,61 @@ describe('agent BGP loop on a real BIRD', () => {
       await deleteIgnoringNotFound(rest, JuneauResources.bgpPeers, undefined, peer2);
       await deleteIgnoringNotFound(rest, Resources.secrets, NS, secret);
     }
+  });
+
+  // The NAT process's report is the loop's input here, set by the test as the NAT child would send
+  // it (the child itself, with real NAT maps, is the box's: test/box/bgp.test.ts).
+  test('BGP-4, BGP-6: a restarted loop applies nothing until the NAT process reports what it serves (BIRD keeps the VIP); the ElasticIPs reported on the bgp network are announced, and withdrawn when the report drops them', async () => {
+    await sync.stop();
+    const lines: string[] = [];
+    const listeners: Array<() => void> = [];
+    const nat: { served: ServedElasticIP[] | undefined; onServedChange: (l: () => void) => void } = {
+      served: undefined,
+      onServedChange: (l) => void listeners.push(l),
+    };
+    const report = (served: ServedElasticIP[]) => {
+      nat.served = served;
+      for (const l of listeners) l();
+    };
+    sync = new BgpSync({
+      client: rest,
+      nodeName: NODE,
+      routerId: '192.0.2.131',
+      socketPath: path.join(dir, 'bird.ctl'),
+      configFile: path.join(dir, 'bird.conf'),
+      secretNamespace: NS,
+      recorder,
+      logger: createLogger({ component: 'test-bgp', sink: (l) => void lines.push(l) }),
+      pollIntervalMs: 300,
+      minWriteIntervalMs: 300,
+      servedElasticIPs: nat,
+    });
+    const fileBefore = fs.readFileSync(path.join(dir, 'bird.conf'), 'utf8');
+    void sync.start();
+    await waitFor(async () => lines.some((l) => l.includes('waiting for the NAT process')), {
+      what: 'a pass that waits for the NAT process',
+      timeoutMs: 20_000,
+    });
+    await sync.settled();
+    expect(sync.applies).toBe(0);
+    expect(fs.readFileSync(path.join(dir, 'bird.conf'), 'utf8')).toBe(fileBefore);
+    expect(await routes()).toContain(`${VIP}/32`);
+
+    const started = Date.now();
+    report([
+      { address: EIP, externalNetwork: NET, owner: 'ElasticIP default/db' },
+      { address: '192.0.2.77', externalNetwork: 'an-arp-network', owner: 'ElasticIP default/lan' },
+    ]);
+    await waitFor(async () => (await routes()).includes(`${EIP}/32`), {
+      what: 'the ElasticIP in BIRD',
+      timeoutMs: 20_000,
+    });
+    console.log(`BGP-4: ElasticIP in BIRD ${Date.now() - started} ms after the NAT process reported it`);
+    const text = await routes();
+    expect(text).toContain(`${VIP}/32`);
+    expect(text).not.toContain('192.0.2.77');
+    report([]);
+    await waitFor(async () => !(await routes()).includes(EIP), { what: 'the ElasticIP withdrawn', timeoutMs: 20_000 });
+    expect(await routes()).toContain(`${VIP}/32`);
   });
 });

@@ -10,6 +10,9 @@
  *   BGPAdvertisement allows, BGP-3), to the peers those advertisements allow from this node, with
  *   their communities, large communities, local preference and aggregation length (BGP-2). A VIP
  *   leaves the list as soon as the node leaves advertisingNodes: the next apply withdraws it (BGP-5).
+ * - BGP-4: the address of every ElasticIP on a `bgp` network that this node serves (its NAT or
+ *   direct binding is in this node's NAT maps, as the NAT process reports them), to the same
+ *   peers and with the same attributes; it leaves the list with the binding.
  */
 import { BFD_DEFAULTS } from '../../../api/kinds/bgp-peer';
 import {
@@ -22,6 +25,7 @@ import {
 } from '../../../api/validation';
 import { formatIPv4, parseIPv4 } from '../../../api/validation/ipv4';
 import { DEFAULT_AGGREGATION_LENGTH } from '../../../api/kinds/bgp-advertisement';
+import type { ServedElasticIP } from '../nat/desired';
 import type { BirdConfigInput, BirdPeer, BirdPrefix } from './bird-config';
 
 /** What the decision reads of a ServiceLoadBalancer. */
@@ -45,6 +49,8 @@ export interface BgpDecisionInput {
   /** Names of the ExternalNetworks of type bgp. */
   readonly bgpNetworks: ReadonlySet<string>;
   readonly serviceLoadBalancers: readonly SlbView[];
+  /** BGP-4: the ElasticIPs this node's NAT maps serve. @default none */
+  readonly elasticIPs?: readonly ServedElasticIP[];
 }
 
 /** One address the node announces, and the peers it goes to. */
@@ -52,7 +58,7 @@ export interface DecidedAddress {
   readonly address: string;
   readonly prefix: string;
   readonly peers: readonly string[];
-  /** What asked for it (`ServiceLoadBalancer ns/name`). */
+  /** What asked for it (`ServiceLoadBalancer ns/name`, `ElasticIP ns/name`). */
   readonly owner: string;
 }
 
@@ -80,20 +86,35 @@ export function decideBgp(input: BgpDecisionInput): BgpDecision {
   const usable = input.peers.filter((p) => peerNames.has(p.name));
   const addresses: DecidedAddress[] = [];
   const prefixes: BirdPrefix[] = [];
-  for (const slb of [...input.serviceLoadBalancers].sort((a, b) => cmp(a.key, b.key))) {
-    if (!slb.vip || !slb.advertisingNodes.includes(input.node.name)) continue;
-    if (!input.bgpNetworks.has(slb.externalNetwork)) continue;
-    const vip = parseIPv4(slb.vip);
+  const wanted: Wanted[] = [
+    ...[...input.serviceLoadBalancers]
+      .filter((slb) => slb.vip && slb.advertisingNodes.includes(input.node.name))
+      .sort((a, b) => cmp(a.key, b.key))
+      .map((slb) => ({
+        owner: `ServiceLoadBalancer ${slb.key}`,
+        field: 'status.vip',
+        network: slb.externalNetwork,
+        address: slb.vip!,
+      })),
+    ...(input.elasticIPs ?? []).map((e) => ({
+      owner: e.owner,
+      field: 'status.address',
+      network: e.externalNetwork,
+      address: e.address,
+    })),
+  ];
+  for (const w of wanted) {
+    if (!input.bgpNetworks.has(w.network)) continue;
+    const vip = parseIPv4(w.address);
     if (vip === undefined) {
-      problems.push(`ServiceLoadBalancer ${slb.key}: status.vip '${slb.vip}' is not an IPv4 address`);
+      problems.push(`${w.owner}: ${w.field} '${w.address}' is not an IPv4 address`);
       continue;
     }
-    const owner = `ServiceLoadBalancer ${slb.key}`;
-    const allowing = advertisementsOf(slb.externalNetwork, input.advertisements).filter(
-      (ad) => announcingPeers(slb.externalNetwork, input.node, [ad], usable).length > 0,
+    const allowing = advertisementsOf(w.network, input.advertisements).filter(
+      (ad) => announcingPeers(w.network, input.node, [ad], usable).length > 0,
     );
     for (const ad of allowing.sort((a, b) => cmp(a.name, b.name))) {
-      const to = announcingPeers(slb.externalNetwork, input.node, [ad], usable).map((p) => p.name);
+      const to = announcingPeers(w.network, input.node, [ad], usable).map((p) => p.name);
       const length = ad.aggregationLength ?? DEFAULT_AGGREGATION_LENGTH;
       const prefix = `${formatIPv4(length === 0 ? 0 : (vip & (0xffffffff << (32 - length))) >>> 0)}/${length}`;
       prefixes.push({
@@ -103,7 +124,7 @@ export function decideBgp(input: BgpDecisionInput): BgpDecision {
         localPref: ad.localPref,
         peers: to,
       });
-      addresses.push({ address: slb.vip, prefix, peers: to, owner });
+      addresses.push({ address: w.address, prefix, peers: to, owner: w.owner });
     }
   }
   return {
@@ -111,6 +132,15 @@ export function decideBgp(input: BgpDecisionInput): BgpDecision {
     addresses: mergeAddresses(addresses),
     problems,
   };
+}
+
+/** An address some object asks this node to announce. */
+interface Wanted {
+  readonly owner: string;
+  /** Where the address is written, for a problem's message. */
+  readonly field: string;
+  readonly network: string;
+  readonly address: string;
 }
 
 /** One entry per address: the peers of every advertisement that announces it. */

@@ -1,6 +1,7 @@
 /**
  * The BGP loop, BgpSync (docs/bgp.md): informers of the BGPPeers, BGPAdvertisements,
- * ExternalNetworks, ServiceLoadBalancers and the agent's own Node feed a level-triggered pass:
+ * ExternalNetworks, ServiceLoadBalancers and the agent's own Node, and the ElasticIPs the NAT
+ * process reports served here (BGP-4; it holds the tenants' objects, SEC-4), feed a level-triggered pass:
  * decide (decide.ts) -> render (bird-config.ts) -> apply to BIRD over its control socket
  * (birdc.ts) when the text differs from what BIRD runs, or when BIRD restarted since -> read the
  * sessions -> report them in the node's BGPNodeState (node-state.ts, node-state-writer.ts).
@@ -29,6 +30,7 @@ import { nodeStateStatus, type NodeStateStatus } from './node-state';
 import { BGP_EVENT_REASONS, NodeStateWriter } from './node-state-writer';
 import { DEFAULT_PASSWORD_KEY, PeerPasswords } from './passwords';
 import { Md5Drops, readMd5Counters, type Md5Peer } from './tcp-md5';
+import type { ServedElasticIP } from '../nat/desired';
 
 type PeerObject = BGPPeer & KubeObject;
 type BgpAdvertisementObject = BGPAdvertisement & KubeObject;
@@ -55,6 +57,15 @@ export interface BgpSyncOptions {
   readonly watchIdleTimeoutMs?: number;
   /** The kernel's TCP counters of the node's network namespace (tcp-md5.ts). @default /proc/net/netstat */
   readonly netstatFile?: string;
+  /** BGP-4: the ElasticIPs this node's NAT maps serve (the NAT process, nat-process.ts). Until it
+   * has reported them nothing is applied, as for the informers. @default none are announced */
+  readonly servedElasticIPs?: ServedElasticIPs;
+}
+
+/** What the BGP loop reads of the NAT process. */
+export interface ServedElasticIPs {
+  readonly served: readonly ServedElasticIP[] | undefined;
+  onServedChange(listener: () => void): void;
 }
 
 export class BgpSync {
@@ -73,6 +84,7 @@ export class BgpSync {
   private refused = '';
   private reportedProblems = '';
   private birdUnreachable = '';
+  private waitingForNat = false;
   private previous: NodeStateStatus | undefined;
   private running: Promise<void> | undefined;
   private again = false;
@@ -122,6 +134,7 @@ export class BgpSync {
     });
     const any = () => this.reconcile();
     for (const informer of this.informers()) informer.addHandlers({ onAdd: any, onUpdate: any, onDelete: any });
+    options.servedElasticIPs?.onServedChange(any);
   }
 
   informers(): ReadonlyArray<Informer<KubeObject>> {
@@ -181,6 +194,18 @@ export class BgpSync {
   }
 
   private async runPass(): Promise<void> {
+    const source = this.options.servedElasticIPs;
+    if (source && source.served === undefined) {
+      // BGP-6: an agent that restarted must not withdraw the ElasticIPs BIRD still announces
+      // before its NAT process has said which it serves.
+      if (!this.waitingForNat)
+        this.logger.info(
+          'waiting for the NAT process to report the ElasticIPs it serves; BIRD keeps announcing what it announced meanwhile',
+        );
+      this.waitingForNat = true;
+      return;
+    }
+    this.waitingForNat = false;
     const decision = await this.decide();
     const problems = decision.problems.join('\n');
     if (problems !== this.reportedProblems && problems)
@@ -245,6 +270,7 @@ export class BgpSync {
           .map((n) => n.metadata?.name ?? ''),
       ),
       serviceLoadBalancers: slbs,
+      elasticIPs: this.options.servedElasticIPs?.served ?? [],
     });
   }
 

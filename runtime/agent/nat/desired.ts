@@ -27,11 +27,21 @@ export type ExternalNetworkObject = ExternalNetwork & KubeObject;
 /** What the agent reads of a Node: its name, pod ranges (NAT-2) and addresses (NAT-2, EN-9). */
 export type NodeObject = NodePrefixSource & KubeObject;
 
+/** BGP-4: an ElasticIP this node serves (its NAT or direct binding is in this pass), for the BGP loop. */
+export interface ServedElasticIP {
+  readonly address: string;
+  readonly externalNetwork: string;
+  /** `ElasticIP namespace/name`. */
+  readonly owner: string;
+}
+
 export interface DesiredNat {
   readonly nat: NatBinding[];
   readonly direct: DirectBinding[];
   /** EN-9: direct ElasticIPs held on other nodes, carried there by VXLAN. */
   readonly remote: RemoteBinding[];
+  /** BGP-4: the ElasticIPs of `nat` and `direct`, sorted by owner; not those of `remote` (their node serves them). */
+  readonly served: ServedElasticIP[];
   /** Objects of this node left out, with why (logged once per change). */
   readonly waiting: string[];
 }
@@ -80,6 +90,7 @@ interface Claim {
   readonly what: string;
   readonly by: Named;
   readonly binding: NatBinding;
+  readonly served: ServedElasticIP;
 }
 
 /** This node's bindings, from the cluster's objects. Pure. */
@@ -115,7 +126,14 @@ export function desiredNat(input: NatInputs): DesiredNat {
     }
     const refused = refusal(nic, nic.spec.address, eip.status.address);
     if (refused) waiting.push(`${what}: not translated: ${refused}`);
-    else claims.push({ list: nat, what, by: a, binding: { elasticIP: eip.status.address, address: nic.spec.address } });
+    else
+      claims.push({
+        list: nat,
+        what,
+        by: a,
+        binding: { elasticIP: eip.status.address, address: nic.spec.address },
+        served: servedOf(eip, eip.status.address),
+      });
   }
   const networkIDs = new Map((input.externalNetworks ?? []).map((e) => [e.metadata?.name, e.status?.networkID ?? 0]));
   const remoteNics: Array<{ nic: NetworkInterface; elasticIP: string; vni: number }> = [];
@@ -143,10 +161,12 @@ export function desiredNat(input: NatInputs): DesiredNat {
           what,
           by: n,
           binding: { elasticIP: eip.status.address, address: n.spec.address, ...(vni ? { vni } : {}) },
+          served: servedOf(eip, eip.status.address),
         });
     }
   }
-  const usedAddresses = takeClaims(claims, waiting);
+  const served: ServedElasticIP[] = [];
+  const usedAddresses = takeClaims(claims, waiting, served);
   const remote = remoteDirect(
     remoteNics.filter(({ nic, elasticIP }) => {
       const refused = elasticIPProblem(elasticIP, input.reserved, local);
@@ -157,15 +177,22 @@ export function desiredNat(input: NatInputs): DesiredNat {
     usedAddresses,
     waiting,
   );
-  return { nat, direct, remote, waiting };
+  served.sort((a, b) => a.owner.localeCompare(b.owner));
+  return { nat, direct, remote, served, waiting };
 }
+
+const servedOf = (eip: ElasticIP, address: string): ServedElasticIP => ({
+  address,
+  externalNetwork: eip.spec?.externalNetwork ?? '',
+  owner: `ElasticIP ${keyOf(eip)}`,
+});
 
 /** One NIC address, one ElasticIP: of two claims the older object's wins, the other waits (the
  * controller's EIP-5/EIP-10 keep this from happening; the maps must never hold it). Returns who
  * holds each address. */
-function takeClaims(claims: Claim[], waiting: string[]): Map<string, string> {
+function takeClaims(claims: Claim[], waiting: string[], served: ServedElasticIP[]): Map<string, string> {
   const used = new Map<string, string>();
-  for (const { list, what, binding } of claims.sort((a, b) => byAge(a.by, b.by))) {
+  for (const { list, what, binding, served: one } of claims.sort((a, b) => byAge(a.by, b.by))) {
     const holder = used.get(binding.address) ?? used.get(binding.elasticIP);
     if (holder) {
       waiting.push(
@@ -176,6 +203,7 @@ function takeClaims(claims: Claim[], waiting: string[]): Map<string, string> {
     used.set(binding.address, what);
     used.set(binding.elasticIP, what);
     list.push(binding);
+    served.push(one);
   }
   return used;
 }

@@ -38,6 +38,7 @@ import {
   type NetworkInterfaceObject,
   type NodeObject,
   type PodObject,
+  type ServedElasticIP,
 } from './desired';
 import type { NatMetrics } from './metrics';
 import { podAddresses, type PodDeviceReport } from './pod-devices';
@@ -98,6 +99,9 @@ export interface NatSyncOptions {
    * node's Pods (then cached with their labels), the in-cluster ranges and the ElasticIP pods.
    * @default none */
   readonly ngw?: NgwLoop;
+  /** BGP-4: after each pass whose maps were written, when the ElasticIPs they serve changed (and
+   * after the first): the agent's BGP loop announces them. @default none */
+  readonly onServed?: (served: readonly ServedElasticIP[]) => void;
 }
 
 /** Every IPv4 address of this network namespace's interfaces. */
@@ -123,6 +127,8 @@ export class NatSync {
   private reportedSkipped = '';
   private reportedWaiting = '';
   private reportedPodDevices = '';
+  /** The ElasticIPs last handed to onServed (JSON); undefined before the first. */
+  private reportedServed: string | undefined;
   private readonly loop: InformerLoop;
 
   constructor(private readonly options: NatSyncOptions) {
@@ -239,6 +245,7 @@ export class NatSync {
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
       this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
       this.loop.passSucceeded();
+      this.reportServed(desired.served);
     } catch (err) {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
       this.loop.passFailed();
@@ -254,6 +261,14 @@ export class NatSync {
       this.logger.info('ElasticIPs of this node not translated yet', { waiting: desired.waiting });
     this.reportedWaiting = waiting;
     return desired;
+  }
+
+  /** BGP-4: only after a pass that wrote the maps, so what is announced is what they translate. */
+  private reportServed(served: readonly ServedElasticIP[]): void {
+    const key = JSON.stringify(served);
+    if (key === this.reportedServed) return;
+    this.reportedServed = key;
+    this.options.onServed?.(served);
   }
 
   /** NAT-2: the learned and configured in-cluster prefixes, written when they changed. */

@@ -57,6 +57,7 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
       nat: [{ elasticIP: '192.0.2.50', address: '10.0.0.2' }],
       direct: [],
       remote: [],
+      served: [{ address: '192.0.2.50', externalNetwork: 'ext', owner: 'ElasticIP ns/a' }],
       waiting: [],
     });
   });
@@ -70,7 +71,7 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
         networkInterfaces: [nic('a.eth0', '10.0.0.2', 'n1')],
         attachments: [eipa('a', 'a', 'a.eth0', status)],
       });
-    const nothing = { nat: [], direct: [], remote: [], waiting: [] };
+    const nothing = { nat: [], direct: [], remote: [], served: [], waiting: [] };
     expect(withAttachment({ phase: 'Attached', nodeName: 'n2' })).toEqual(nothing);
     expect(withAttachment({ phase: 'Pending', nodeName: 'n1' })).toEqual(nothing);
     const named = withAttachment({ phase: 'Attached', nodeName: 'n1' });
@@ -95,6 +96,8 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
     });
     expect(out.nat).toEqual([{ elasticIP: '192.0.2.50', address: '10.0.0.2' }]);
     expect(out.direct).toEqual([]);
+    // BGP-4: what the BGP loop announces is what the maps get: the refused one is not served.
+    expect(out.served.map((e) => e.owner)).toEqual(['ElasticIP ns/a']);
     expect(out.waiting).toEqual([
       'NetworkInterface ns/d.eth0: address 10.0.0.2 or ElasticIP 192.0.2.51 already used by ElasticIPAttachment ns/a, which is older',
     ]);
@@ -167,6 +170,7 @@ describe('desiredNat trusts only Pods that hold the address, and no reserved add
       ],
     });
     expect(out.nat).toEqual([{ elasticIP: '192.0.2.61', address: '10.0.0.5' }]);
+    expect(out.served.map((e) => e.address)).toEqual(['192.0.2.61']);
     expect(out.waiting).toEqual([
       expect.stringMatching(/ns\/aaa: .*already used by ElasticIPAttachment ns\/victim, which is older/),
     ]);

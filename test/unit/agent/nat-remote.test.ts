@@ -50,6 +50,8 @@ describe('desiredNat, direct ElasticIPs of other nodes (EN-9)', () => {
       nat: [],
       direct: [],
       remote: [{ elasticIP: '198.51.100.7', node: '192.0.2.2', vni: 4242 }],
+      // BGP-4: the node that carries it does not serve it, so does not announce it.
+      served: [],
       waiting: [],
     });
     // On the pod's node the same objects give the direct binding, with the VNI its device accepts.
@@ -57,6 +59,9 @@ describe('desiredNat, direct ElasticIPs of other nodes (EN-9)', () => {
       nat: [],
       direct: [{ elasticIP: '198.51.100.7', address: '10.0.1.2', vni: 4242 }],
       remote: [],
+      served: [
+        { address: '198.51.100.7', externalNetwork: expect.any(String), owner: expect.stringMatching(/^ElasticIP /) },
+      ],
       waiting: [],
     });
   });
