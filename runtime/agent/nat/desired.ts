@@ -126,14 +126,7 @@ export function desiredNat(input: NatInputs): DesiredNat {
     }
     const refused = refusal(nic, nic.spec.address, eip.status.address);
     if (refused) waiting.push(`${what}: not translated: ${refused}`);
-    else
-      claims.push({
-        list: nat,
-        what,
-        by: a,
-        binding: { elasticIP: eip.status.address, address: nic.spec.address },
-        served: servedOf(eip, eip.status.address),
-      });
+    else claims.push(claimOf(nat, what, a, eip, { elasticIP: eip.status.address, address: nic.spec.address }));
   }
   const networkIDs = new Map((input.externalNetworks ?? []).map((e) => [e.metadata?.name, e.status?.networkID ?? 0]));
   const remoteNics: Array<{ nic: NetworkInterface; elasticIP: string; vni: number }> = [];
@@ -156,13 +149,13 @@ export function desiredNat(input: NatInputs): DesiredNat {
       const refused = refusal(n, n.spec.address, eip.status.address);
       if (refused) waiting.push(`${what}: not forwarded: ${refused}`);
       else
-        claims.push({
-          list: direct,
-          what,
-          by: n,
-          binding: { elasticIP: eip.status.address, address: n.spec.address, ...(vni ? { vni } : {}) },
-          served: servedOf(eip, eip.status.address),
-        });
+        claims.push(
+          claimOf(direct, what, n, eip, {
+            elasticIP: eip.status.address,
+            address: n.spec.address,
+            ...(vni ? { vni } : {}),
+          }),
+        );
     }
   }
   const served: ServedElasticIP[] = [];
@@ -181,10 +174,16 @@ export function desiredNat(input: NatInputs): DesiredNat {
   return { nat, direct, remote, served, waiting };
 }
 
-const servedOf = (eip: ElasticIP, address: string): ServedElasticIP => ({
-  address,
-  externalNetwork: eip.spec?.externalNetwork ?? '',
-  owner: `ElasticIP ${keyOf(eip)}`,
+const claimOf = (list: NatBinding[], what: string, by: Named, eip: ElasticIP, binding: NatBinding): Claim => ({
+  list,
+  what,
+  by,
+  binding,
+  served: {
+    address: binding.elasticIP,
+    externalNetwork: eip.spec?.externalNetwork ?? '',
+    owner: `ElasticIP ${keyOf(eip)}`,
+  },
 });
 
 /** One NIC address, one ElasticIP: of two claims the older object's wins, the other waits (the
