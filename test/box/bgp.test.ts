@@ -9,14 +9,27 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
+import { announcedRanges, rangesContain } from '../../api/validation';
+import { parseIPv4 } from '../../api/validation/ipv4';
 import { birdCommand, bgpSessions } from '../../runtime/agent/bgp/birdc';
 import { birdSymbol } from '../../runtime/agent/bgp/bird-config';
 import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
 import { elapsedSince, figure } from '../shared/figures';
 import { cmd, inNetns } from './exec';
-import { sharedEchoBox } from './echo-box';
+import { ETH0_NIC, sharedEchoBox } from './echo-box';
 import { nodeBgpDir } from './mounts';
-import { agentBackAfterRestart, describeOnBox, echoDeployment, echoServiceYaml, listPods, until } from './session';
+import {
+  agentBackAfterRestart,
+  describeOnBox,
+  echoDeployment,
+  echoPod,
+  echoServiceYaml,
+  elasticIpAddress,
+  elasticIpYaml,
+  listPods,
+  routerGet,
+  until,
+} from './session';
 import type { NodeRecord } from './state';
 import { agentPidsInNetns, pidsInNetns } from './upstream';
 
@@ -290,6 +303,48 @@ cat "$dir"/*`,
       expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all', 'proto', 'bird'])).toBe('');
       expect(await inNetns(node.netns, 'ip', ['route', 'show', 'table', 'all'])).not.toContain('203.0.113.');
     }
+  });
+
+  test('BGP-4, EIP-17: an ElasticIP of the bgp network through NAT is announced by the node of its pod only (one next hop at the router), reaches the pod with the client address kept, follows the pod to another node, and is withdrawn when the ElasticIP is deleted', async () => {
+    const [from, to] = [echoBox.box.nodes[1].name, echoBox.box.nodes[2].name];
+    const t0 = performance.now();
+    await kubectl(['apply', '--server-side', '-f', '-'], elasticIpYaml('bgp-web', 'bgp-net', 'bgp-web.eth0'));
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('bgp-web', from, ETH0_NIC));
+    const eip = await elasticIpAddress(kubectl, 'bgp-web');
+    figure(
+      'bgp box: ElasticIP and pod applied -> the router FIB has its node as the one next hop',
+      await hopsBecome([from], t0, eip),
+    );
+    expect(await routerGet(echoBox.router, eip)).toBe(`client=${echoBox.routerIp} pod=bgp-web node=${from}`);
+    // Announced by that node alone, as each node reports it (BGP-7).
+    const announcing = async () =>
+      (
+        JSON.parse(await kubectl(['get', 'bgpnodestates', '-o', 'json'])) as {
+          items: Array<{ metadata: { name: string }; status?: { announced?: { addresses?: string[] } } }>;
+        }
+      ).items
+        .filter((s) => rangesContain(announcedRanges(s.status?.announced?.addresses), parseIPv4(eip)!))
+        .map((s) => s.metadata.name);
+    expect(
+      await until('one BGPNodeState announcing the ElasticIP', async () => {
+        const nodes = await announcing();
+        return nodes.length === 1 ? nodes : undefined;
+      }),
+    ).toEqual([from]);
+
+    await kubectl(['delete', 'pod', 'bgp-web', '--wait=true']);
+    const t1 = performance.now();
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('bgp-web', to, ETH0_NIC));
+    figure(
+      'bgp box: pod recreated on another node -> the router FIB follows (one next hop, the new node)',
+      await hopsBecome([to], t1, eip),
+    );
+    expect(await routerGet(echoBox.router, eip)).toBe(`client=${echoBox.routerIp} pod=bgp-web node=${to}`);
+
+    const t2 = performance.now();
+    await kubectl(['delete', 'elasticipattachment,elasticip', 'bgp-web', '--wait=true']);
+    figure('bgp box: ElasticIP deleted -> its route gone from the router FIB', await hopsBecome([], t2, eip));
+    await kubectl(['delete', 'pod', 'bgp-web', '--wait=false']);
   });
 
   test('BGP-3, BGP-2, BGP-1: ETP Cluster on a bgp network: every node announces; the BGPAdvertisement nodeSelector narrows it, and the BGPPeer nodeSelector narrows it further', async () => {
