@@ -35,6 +35,8 @@ export interface SlbView {
   readonly externalNetwork: string;
   readonly vip?: string;
   readonly advertisingNodes: readonly string[];
+  /** Being deleted: withdrawn now, before the controller releases the VIP (BGP-5). */
+  readonly deleting?: boolean;
 }
 
 /** A peer with its password resolved by the loop: a string, absent, or why it could not be read. */
@@ -88,7 +90,7 @@ export function decideBgp(input: BgpDecisionInput): BgpDecision {
   const prefixes: BirdPrefix[] = [];
   const wanted: Wanted[] = [
     ...[...input.serviceLoadBalancers]
-      .filter((slb) => slb.vip && slb.advertisingNodes.includes(input.node.name))
+      .filter((slb) => slb.vip && !slb.deleting && slb.advertisingNodes.includes(input.node.name))
       .sort((a, b) => cmp(a.key, b.key))
       .map((slb) => ({
         owner: `ServiceLoadBalancer ${slb.key}`,

@@ -257,6 +257,7 @@ export class BgpSync {
       externalNetwork: s.spec?.externalNetwork ?? '',
       vip: s.status?.vip,
       advertisingNodes: s.status?.advertisingNodes ?? [],
+      deleting: !!s.metadata?.deletionTimestamp,
     }));
     return decideBgp({
       node: { name: this.options.nodeName, labels: node?.metadata?.labels },

@@ -40,7 +40,8 @@ export interface DesiredNat {
   readonly direct: DirectBinding[];
   /** EN-9: direct ElasticIPs held on other nodes, carried there by VXLAN. */
   readonly remote: RemoteBinding[];
-  /** BGP-4: the ElasticIPs of `nat` and `direct`, sorted by owner; not those of `remote` (their node serves them). */
+  /** BGP-4: the ElasticIPs of `nat` and `direct`, sorted by owner, but those being deleted (BGP-5);
+   * not those of `remote` (their node serves them). */
   readonly served: ServedElasticIP[];
   /** Objects of this node left out, with why (logged once per change). */
   readonly waiting: string[];
@@ -90,7 +91,8 @@ interface Claim {
   readonly what: string;
   readonly by: Named;
   readonly binding: NatBinding;
-  readonly served: ServedElasticIP;
+  /** Undefined while the ElasticIP is being deleted: translated still, announced no more (BGP-5). */
+  readonly served: ServedElasticIP | undefined;
 }
 
 /** This node's bindings, from the cluster's objects. Pure. */
@@ -179,11 +181,13 @@ const claimOf = (list: NatBinding[], what: string, by: Named, eip: ElasticIP, bi
   what,
   by,
   binding,
-  served: {
-    address: binding.elasticIP,
-    externalNetwork: eip.spec?.externalNetwork ?? '',
-    owner: `ElasticIP ${keyOf(eip)}`,
-  },
+  served: eip.metadata?.deletionTimestamp
+    ? undefined
+    : {
+        address: binding.elasticIP,
+        externalNetwork: eip.spec?.externalNetwork ?? '',
+        owner: `ElasticIP ${keyOf(eip)}`,
+      },
 });
 
 /** One NIC address, one ElasticIP: of two claims the older object's wins, the other waits (the
@@ -202,7 +206,7 @@ function takeClaims(claims: Claim[], waiting: string[], served: ServedElasticIP[
     used.set(binding.address, what);
     used.set(binding.elasticIP, what);
     list.push(binding);
-    served.push(one);
+    if (one) served.push(one);
   }
   return used;
 }

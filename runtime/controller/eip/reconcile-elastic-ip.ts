@@ -13,7 +13,7 @@ import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { splitKey, type Stored } from '../../kube/types';
-import { done, type ReconcileResult } from '../../kube/workqueue';
+import { done, requeueAfter, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
 import {
@@ -26,6 +26,7 @@ import {
   type ControllerContext,
 } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
+import { nodesAnnouncing, WITHDRAWAL_POLL_MS } from '../bgp/withdrawn';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import type { ReconcilerSpec } from '../reconciler';
 import { JuneauResources } from '../../kube/resources';
@@ -105,13 +106,23 @@ const DELETING: Allocation = {
   message: 'the ElasticIP is being deleted; no address is taken (EIP-16)',
 };
 
-/** EIP-14/15, ARP-6: no direct NIC left — the ARPAdvertisement, then the claim, then the finalizer. */
+/** EIP-14/15, ARP-6, BGP-5: no direct NIC left — the ARPAdvertisement, then (once no node
+ * announces the address over BGP) the claim, then the finalizer. */
 async function finalizeElasticIP(
   ctx: ControllerContext,
   eip: ElasticIPObject,
   owner: AdvertisementOwner,
 ): Promise<ReconcileResult> {
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, owner);
+  const announcing = eip.status?.address ? nodesAnnouncing(ctx, eip.status.address) : [];
+  if (announcing.length > 0) {
+    ctx.logger.info('ElasticIP being deleted: its address is released once no node announces it (BGP-5)', {
+      elasticIP: `${eip.metadata.namespace}/${eip.metadata.name}`,
+      address: eip.status?.address,
+      announcing,
+    });
+    return requeueAfter(WITHDRAWAL_POLL_MS);
+  }
   await ctx.allocator.releaseAll(holderOf(eip));
   await releaseFinalizer(ctx, EIP, eip, FINALIZERS.elasticIP);
   return done();

@@ -60,6 +60,16 @@ describe('agent BGP decision', () => {
     expect(text).toContain("protocol bgp 'peer_tor'");
   });
 
+  it('BGP-5: a ServiceLoadBalancer being deleted is withdrawn at once, before the controller may release its VIP', () => {
+    const d = decideBgp({
+      ...BASE,
+      serviceLoadBalancers: [
+        { key: 'a/web', externalNetwork: 'wan', vip: '198.18.0.10', advertisingNodes: ['n1'], deleting: true },
+      ],
+    });
+    expect(d.addresses).toEqual([]);
+  });
+
   it('BGP-2: no BGPAdvertisement of the network (or none selecting the node) announces nothing; aggregationLength masks the VIP', () => {
     expect(decideBgp({ ...BASE, advertisements: [] }).addresses).toEqual([]);
     expect(

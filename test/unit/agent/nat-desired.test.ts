@@ -81,6 +81,19 @@ describe('desiredNat (NAT-1, NAT-4, DIR-1)', () => {
     ]);
   });
 
+  test('BGP-5: an ElasticIP being deleted is still translated but no longer served for BGP (withdrawn before its release)', () => {
+    const deleting = { ...eip('a', '192.0.2.50', { kind: 'ElasticIPAttachment', name: 'a' }) };
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: '2026-12-03T10:00:00Z' };
+    const out = desiredNat({
+      nodeName: 'n1',
+      elasticIPs: [deleting],
+      networkInterfaces: [nic('a.eth0', '10.0.0.2', 'n1')],
+      attachments: [eipa('a', 'a', 'a.eth0', { phase: 'Attached', nodeName: 'n1' })],
+    });
+    expect(out.nat).toEqual([{ elasticIP: '192.0.2.50', address: '10.0.0.2' }]);
+    expect(out.served).toEqual([]);
+  });
+
   test('a Ready NIC of this node holding an ElasticIP the ElasticIP names is direct; one NIC address is never bound twice', () => {
     const out = desiredNat({
       nodeName: 'n1',
