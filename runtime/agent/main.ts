@@ -40,7 +40,7 @@ import { PIN_ROOT, PIN_SUBDIR } from './bpf/pins';
 import { chooseInterface, localInterfaces, nodeInternalIPs, type LocalInterface } from './interface';
 import { ArpMetrics } from './arp/metrics';
 import { NatSync } from './nat/sync';
-import type { ServedElasticIP } from './nat/desired';
+import type { ServedAddress } from './nat/desired';
 import { NAT_UNAVAILABLE_EXIT, NatChildChannel, NatProcess, familiesWithPrefix } from './nat-process';
 import { parseClusterCidrs } from './nat/prefixes';
 import { attachNatDataplane, detachNatDataplane, tunnelWithoutFilter, type NatDataplane } from './nat/attach';
@@ -188,7 +188,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
         logger,
         'the Service range keeps the pod address only if --nat-cluster-cidrs names it',
       ),
-      (elasticIPs) => channel.send({ type: 'served', elasticIPs }),
+      (addresses) => channel.send({ type: 'served', addresses }),
     );
     // Resolves once the first pass is written, or early when stopped (then reconciledOnce is false).
     void sync.start().then(() => sync.reconciledOnce && channel.send({ type: 'reconciled' }));
@@ -331,7 +331,7 @@ function buildParts(flags: AgentFlags, logger: Logger, r: Running): Parts {
         recorder,
         logger: logger.child({ loop: 'bgp' }),
         watchIdleTimeoutMs: flags.watchIdleTimeoutMs,
-        servedElasticIPs: r.nat,
+        servedAddresses: r.nat,
       })
     : undefined;
   const loops = [r.nat, arp, lease, heartbeat, uninstall, cniServer, cniInstaller, bgp].filter(
@@ -406,7 +406,7 @@ function natLoop(
   ngw: NgwLoop,
   runtimeMetrics: RuntimeMetrics,
   serviceCIDRsServed: boolean,
-  onServed: (served: readonly ServedElasticIP[]) => void,
+  onServed: (served: readonly ServedAddress[]) => void,
 ): NatSync {
   return new NatSync({
     onServed,

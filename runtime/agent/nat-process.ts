@@ -10,13 +10,13 @@
  *
  * The protocol over the IPC channel, child to agent: `attached` (NAT filters on), `unavailable`
  * (the NAT programs could not be attached: the node translates nothing, not retried, as before
- * SEC-4), `reconciled` (first pass written), `served` (BGP-4: the ElasticIPs the maps serve, after
- * the first pass and whenever they change), `metrics` (the answer to a `metrics` request: the NAT
+ * SEC-4), `reconciled` (first pass written), `served` (BGP-4: the ElasticIPs the maps serve and
+ * the NATGateways the node is the gateway of, after the first pass and whenever they change), `metrics` (the answer to a `metrics` request: the NAT
  * metrics' exposition text). Agent to child: `metrics`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../kube/log';
-import type { ServedElasticIP } from './nat/desired';
+import type { ServedAddress } from './nat/desired';
 
 /** Exit code of a child whose NAT programs could not be attached: not restarted. */
 export const NAT_UNAVAILABLE_EXIT = 3;
@@ -25,7 +25,7 @@ export type ChildMessage =
   | { readonly type: 'attached' }
   | { readonly type: 'unavailable' }
   | { readonly type: 'reconciled' }
-  | { readonly type: 'served'; readonly elasticIPs: readonly ServedElasticIP[] }
+  | { readonly type: 'served'; readonly addresses: readonly ServedAddress[] }
   | { readonly type: 'metrics'; readonly text: string };
 
 export type ParentMessage = { readonly type: 'metrics' };
@@ -64,7 +64,7 @@ export class NatProcess {
   /** Children that ended other than by stop(), for the test and the log. */
   exits = 0;
   private servedListeners: Array<() => void> = [];
-  private servedNow: readonly ServedElasticIP[] | undefined;
+  private servedNow: readonly ServedAddress[] | undefined;
   private markReady: () => void = () => undefined;
   /** Resolves once a child wrote its first pass, or the NAT programs proved unavailable. */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
@@ -74,12 +74,12 @@ export class NatProcess {
   }
 
   /**
-   * BGP-4: the ElasticIPs this node's NAT maps serve, as the last child reported them; undefined
-   * until a child has (a restarted agent must not withdraw what BIRD announces before it knows),
+   * BGP-4: the ElasticIPs this node serves and its NATGateways, as the last child reported them;
+   * undefined until a child has (a restarted agent must not withdraw what BIRD announces before it knows),
    * [] once the NAT programs proved unavailable. A child that exits leaves them as they were: the
    * pinned maps keep translating what they hold.
    */
-  get served(): readonly ServedElasticIP[] | undefined {
+  get served(): readonly ServedAddress[] | undefined {
     return this.servedNow;
   }
 
@@ -88,7 +88,7 @@ export class NatProcess {
     this.servedListeners.push(listener);
   }
 
-  private setServed(served: readonly ServedElasticIP[]): void {
+  private setServed(served: readonly ServedAddress[]): void {
     this.servedNow = served;
     for (const listener of this.servedListeners) listener();
   }
@@ -123,7 +123,7 @@ export class NatProcess {
     if (message.type === 'attached') this.attached = true;
     else if (message.type === 'unavailable') this.becameUnavailable();
     else if (message.type === 'reconciled') this.reconciledOnce = true;
-    else if (message.type === 'served') this.setServed(message.elasticIPs);
+    else if (message.type === 'served') this.setServed(message.addresses);
     else if (message.type === 'metrics') for (const answer of this.pendingMetrics.splice(0)) answer(message.text);
     if (this.unavailable || this.reconciledOnce) this.markReady();
   }

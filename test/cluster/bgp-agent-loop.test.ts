@@ -14,7 +14,7 @@ import { birdCommand } from '../../runtime/agent/bgp/birdc';
 import { BgpSync } from '../../runtime/agent/bgp/sync';
 import { applyStatus } from '../../runtime/kube/apply';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
-import type { ServedElasticIP } from '../../runtime/agent/nat/desired';
+import type { ServedAddress } from '../../runtime/agent/nat/desired';
 import { JuneauResources, Resources } from '../../runtime/kube/resources';
 import { deleteIgnoringNotFound, RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -204,11 +204,11 @@ describe('agent BGP loop on a real BIRD', () => {
     await sync.stop();
     const lines: string[] = [];
     const listeners: Array<() => void> = [];
-    const nat: { served: ServedElasticIP[] | undefined; onServedChange: (l: () => void) => void } = {
+    const nat: { served: ServedAddress[] | undefined; onServedChange: (l: () => void) => void } = {
       served: undefined,
       onServedChange: (l) => void listeners.push(l),
     };
-    const report = (served: ServedElasticIP[]) => {
+    const report = (served: ServedAddress[]) => {
       nat.served = served;
       for (const l of listeners) l();
     };
@@ -223,7 +223,7 @@ describe('agent BGP loop on a real BIRD', () => {
       logger: createLogger({ component: 'test-bgp', sink: (l) => void lines.push(l) }),
       pollIntervalMs: 300,
       minWriteIntervalMs: 300,
-      servedElasticIPs: nat,
+      servedAddresses: nat,
     });
     const fileBefore = fs.readFileSync(path.join(dir, 'bird.conf'), 'utf8');
     void sync.start();

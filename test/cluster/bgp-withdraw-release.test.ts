@@ -1,10 +1,10 @@
 // BGP-5 from the releasing side (runtime/controller/bgp/withdrawn.ts), the whole controller
-// in-process on the real API server: an ElasticIP or a ServiceLoadBalancer being deleted keeps its
+// in-process on the real API server: an ElasticIP, a NATGateway or a ServiceLoadBalancer being deleted keeps its
 // address's claim while a node's BGPNodeState reports the address announced, and releases it once
 // the report drops it. No agent runs: the test writes the node's BGPNodeState as its agent would
 // (bgp-fixture.ts); the agents' side (withdrawing what is being deleted) is in the unit tests of
 // runtime/agent/bgp/decide.ts and runtime/agent/nat/desired.ts, and the box's bgp suite.
-import { API_VERSION, type ElasticIP, type ServiceLoadBalancer } from '../../api';
+import { API_VERSION, type ElasticIP, type NATGateway, type ServiceLoadBalancer } from '../../api';
 import { JuneauController } from '../../runtime/controller/controller';
 import { JuneauResources } from '../../runtime/kube/resources';
 import { deleteIgnoringNotFound, getOrUndefined, RestClient } from '../../runtime/kube/rest';
@@ -124,6 +124,31 @@ describe('withdraw before release on bgp networks', () => {
       async () => (await getOrUndefined(rest, JuneauResources.elasticIPs, namespace, 'db')) === undefined,
     );
     console.log(`BGP-5: ElasticIP claim released ${took} ms after the node's report dropped the address`);
+  });
+
+  test('BGP-5, NGW-3: a NATGateway deleted while a node reports its address announced keeps the claim until the report drops it', async () => {
+    const namespace = ns();
+    await rest.create(JuneauResources.natGateways, {
+      apiVersion: API_VERSION,
+      kind: 'NATGateway',
+      metadata: { name: 'egress', namespace },
+      spec: { externalNetwork: NET, podSelector: {} },
+    });
+    const ngw = await waitFor(
+      async () => {
+        const g = await getOrUndefined<KubeObject & NATGateway>(rest, JuneauResources.natGateways, namespace, 'egress');
+        return g?.status?.address ? g : undefined;
+      },
+      { what: 'the NATGateway with an address' },
+    );
+    const took = await releasedOnlyAfterWithdrawal(
+      'natgateway',
+      ngw.status!.address!,
+      ngw.metadata!.uid!,
+      () => rest.delete(JuneauResources.natGateways, namespace, 'egress'),
+      async () => (await getOrUndefined(rest, JuneauResources.natGateways, namespace, 'egress')) === undefined,
+    );
+    console.log(`BGP-5: NATGateway claim released ${took} ms after the node's report dropped the address`);
   });
 
   test('BGP-5, SLB-3: a ServiceLoadBalancer deleted while a node reports its VIP announced keeps the claim until the report drops it', async () => {

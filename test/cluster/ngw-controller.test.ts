@@ -2,7 +2,7 @@
 // gateway node and its ARPAdvertisement (NGW-3, NAME-1), takeover when the node's agent Lease
 // expires or it stops matching nodeSelector (NGW-6), the pods it selects (NGW-4), printer columns
 // (NGW-8), phases, Events, and deletion that withdraws the address before releasing it.
-import { addressClaimName } from '../../api';
+import { addressClaimName, API_VERSION } from '../../api';
 import { parseIPv4 } from '../../api/validation';
 import { explain } from '../../runtime/cli/why';
 import { ngwAdvertisementName } from '../../runtime/controller/ngw/plan';
@@ -29,6 +29,7 @@ import {
   useGatewayFleet,
 } from './ngw-harness';
 import { watchForChanges } from './quiet-watch';
+import { reportNodeState } from './bgp-fixture';
 
 jest.setTimeout(120_000);
 
@@ -138,7 +139,7 @@ describe('NGW-2: allocated like an ElasticIP, never shared', () => {
     expect(claim?.spec.holder).toMatchObject({ kind: 'NATGateway', name: 'any' });
   });
 
-  it('NGW-3: a bgp network gets an address and a gateway node but is not Ready, saying why; no ARPAdvertisement', async () => {
+  it('NGW-3, BGP-2, BGP-4, BGP-5: a bgp network: an address and a gateway node, no ARPAdvertisement; Pending saying why until a BGPAdvertisement lists the network and the gateway node reports the address announced, then Ready', async () => {
     const namespace = ns();
     const name = `ngwc-bgp-${fleet.suffix}`;
     await createPool(name, ['198.18.243.0/29'], 'bgp');
@@ -148,16 +149,54 @@ describe('NGW-2: allocated like an ElasticIP, never shared', () => {
       const pending = await gatewayWhere(
         namespace,
         'egress',
-        (g) => condition(g, 'Ready')?.reason === 'BGPModeNotAvailable',
+        (g) => condition(g, 'Ready')?.reason === 'NoBGPAdvertisement',
       );
       expect(pending.status?.phase).toBe('Pending');
       expect(condition(pending, 'Allocated')?.status).toBe('True');
-      expect(fleet.nodes).toContain(pending.status?.nodeName);
-      expect(condition(pending, 'Ready')?.message).toMatch(/type bgp.*BGP mode does not exist yet/);
+      const gateway = pending.status!.nodeName!;
+      const address = pending.status!.address!;
+      expect(fleet.nodes).toContain(gateway);
+      expect(condition(pending, 'Ready')?.message).toContain(`no BGPAdvertisement lists ExternalNetwork ${name}`);
       expect(await getGatewayAd(namespace, 'egress')).toBeUndefined();
+
+      await rest.create(JuneauResources.bgpPeers, {
+        apiVersion: API_VERSION,
+        kind: 'BGPPeer',
+        metadata: { name },
+        spec: { peerAddress: '192.0.2.250', peerASN: 65001, myASN: 65000 },
+      });
+      await rest.create(JuneauResources.bgpAdvertisements, {
+        apiVersion: API_VERSION,
+        kind: 'BGPAdvertisement',
+        metadata: { name },
+        spec: { externalNetworks: [name], peers: [name] },
+      });
+      const notAnnounced = await gatewayWhere(
+        namespace,
+        'egress',
+        (g) => condition(g, 'Ready')?.reason === 'NotAnnounced',
+      );
+      expect(notAnnounced.status).toMatchObject({ phase: 'Pending', nodeName: gateway });
+      expect(condition(notAnnounced, 'Ready')?.message).toContain(
+        `node ${gateway}: its agent has written no BGPNodeState`,
+      );
+
+      // What the gateway node's agent writes once its BIRD announces the address.
+      await reportNodeState(rest, gateway, { peer: name, state: 'Established', announced: [address] });
+      const ready = await gatewayWhere(namespace, 'egress', 'Ready');
+      expect(condition(ready, 'Ready')?.message).toBe(
+        `node ${gateway} is the gateway for ${address} and announces it over BGP (NGW-3, BGP-4)`,
+      );
+      expect(await getGatewayAd(namespace, 'egress')).toBeUndefined();
+
+      // Deleting it while announced is bgp-withdraw-release.test.ts's (BGP-5).
+      await reportNodeState(rest, gateway, { peer: name, state: 'Established', announced: [] });
     } finally {
       await deleteObject(JuneauResources.natGateways, namespace, 'egress');
       await waitFor(async () => (await getGateway(namespace, 'egress')) === undefined, { what: 'NATGateway gone' });
+      await deleteObject(JuneauResources.bgpAdvertisements, undefined, name);
+      await deleteObject(JuneauResources.bgpPeers, undefined, name);
+      for (const node of fleet.nodes) await deleteObject(JuneauResources.bgpNodeStates, undefined, node);
       await deleteObject(JuneauResources.externalNetworks, undefined, name);
       await deleteObject(JuneauResources.addressPools, undefined, name);
     }

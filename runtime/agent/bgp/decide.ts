@@ -25,7 +25,7 @@ import {
 } from '../../../api/validation';
 import { formatIPv4, parseIPv4 } from '../../../api/validation/ipv4';
 import { DEFAULT_AGGREGATION_LENGTH } from '../../../api/kinds/bgp-advertisement';
-import type { ServedElasticIP } from '../nat/desired';
+import type { ServedAddress } from '../nat/desired';
 import type { BirdConfigInput, BirdPeer, BirdPrefix } from './bird-config';
 
 /** What the decision reads of a ServiceLoadBalancer. */
@@ -51,8 +51,8 @@ export interface BgpDecisionInput {
   /** Names of the ExternalNetworks of type bgp. */
   readonly bgpNetworks: ReadonlySet<string>;
   readonly serviceLoadBalancers: readonly SlbView[];
-  /** BGP-4: the ElasticIPs this node's NAT maps serve. @default none */
-  readonly elasticIPs?: readonly ServedElasticIP[];
+  /** BGP-4: the ElasticIPs this node's NAT maps serve and the NATGateways it is the gateway of. @default none */
+  readonly served?: readonly ServedAddress[];
 }
 
 /** One address the node announces, and the peers it goes to. */
@@ -98,7 +98,7 @@ export function decideBgp(input: BgpDecisionInput): BgpDecision {
         network: slb.externalNetwork,
         address: slb.vip!,
       })),
-    ...(input.elasticIPs ?? []).map((e) => ({
+    ...(input.served ?? []).map((e) => ({
       owner: e.owner,
       field: 'status.address',
       network: e.externalNetwork,

@@ -1,6 +1,6 @@
 /**
  * The BGP loop, BgpSync (docs/bgp.md): informers of the BGPPeers, BGPAdvertisements,
- * ExternalNetworks, ServiceLoadBalancers and the agent's own Node, and the ElasticIPs the NAT
+ * ExternalNetworks, ServiceLoadBalancers and the agent's own Node, and the ElasticIPs and NATGateways the NAT
  * process reports served here (BGP-4; it holds the tenants' objects, SEC-4), feed a level-triggered pass:
  * decide (decide.ts) -> render (bird-config.ts) -> apply to BIRD over its control socket
  * (birdc.ts) when the text differs from what BIRD runs, or when BIRD restarted since -> read the
@@ -30,7 +30,7 @@ import { nodeStateStatus, type NodeStateStatus } from './node-state';
 import { BGP_EVENT_REASONS, NodeStateWriter } from './node-state-writer';
 import { DEFAULT_PASSWORD_KEY, PeerPasswords } from './passwords';
 import { Md5Drops, readMd5Counters, type Md5Peer } from './tcp-md5';
-import type { ServedElasticIP } from '../nat/desired';
+import type { ServedAddress } from '../nat/desired';
 
 type PeerObject = BGPPeer & KubeObject;
 type BgpAdvertisementObject = BGPAdvertisement & KubeObject;
@@ -57,14 +57,14 @@ export interface BgpSyncOptions {
   readonly watchIdleTimeoutMs?: number;
   /** The kernel's TCP counters of the node's network namespace (tcp-md5.ts). @default /proc/net/netstat */
   readonly netstatFile?: string;
-  /** BGP-4: the ElasticIPs this node's NAT maps serve (the NAT process, nat-process.ts). Until it
+  /** BGP-4: the ElasticIPs and NATGateways this node serves (the NAT process, nat-process.ts). Until it
    * has reported them nothing is applied, as for the informers. @default none are announced */
-  readonly servedElasticIPs?: ServedElasticIPs;
+  readonly servedAddresses?: ServedAddresses;
 }
 
 /** What the BGP loop reads of the NAT process. */
-export interface ServedElasticIPs {
-  readonly served: readonly ServedElasticIP[] | undefined;
+export interface ServedAddresses {
+  readonly served: readonly ServedAddress[] | undefined;
   onServedChange(listener: () => void): void;
 }
 
@@ -134,7 +134,7 @@ export class BgpSync {
     });
     const any = () => this.reconcile();
     for (const informer of this.informers()) informer.addHandlers({ onAdd: any, onUpdate: any, onDelete: any });
-    options.servedElasticIPs?.onServedChange(any);
+    options.servedAddresses?.onServedChange(any);
   }
 
   informers(): ReadonlyArray<Informer<KubeObject>> {
@@ -194,13 +194,13 @@ export class BgpSync {
   }
 
   private async runPass(): Promise<void> {
-    const source = this.options.servedElasticIPs;
+    const source = this.options.servedAddresses;
     if (source && source.served === undefined) {
-      // BGP-6: an agent that restarted must not withdraw the ElasticIPs BIRD still announces
+      // BGP-6: an agent that restarted must not withdraw the addresses BIRD still announces
       // before its NAT process has said which it serves.
       if (!this.waitingForNat)
         this.logger.info(
-          'waiting for the NAT process to report the ElasticIPs it serves; BIRD keeps announcing what it announced meanwhile',
+          'waiting for the NAT process to report the ElasticIPs and NATGateways it serves; BIRD keeps announcing what it announced meanwhile',
         );
       this.waitingForNat = true;
       return;
@@ -271,7 +271,7 @@ export class BgpSync {
           .map((n) => n.metadata?.name ?? ''),
       ),
       serviceLoadBalancers: slbs,
-      elasticIPs: this.options.servedElasticIPs?.served ?? [],
+      served: this.options.servedAddresses?.served ?? [],
     });
   }
 

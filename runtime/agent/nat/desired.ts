@@ -27,11 +27,12 @@ export type ExternalNetworkObject = ExternalNetwork & KubeObject;
 /** What the agent reads of a Node: its name, pod ranges (NAT-2) and addresses (NAT-2, EN-9). */
 export type NodeObject = NodePrefixSource & KubeObject;
 
-/** BGP-4: an ElasticIP this node serves (its NAT or direct binding is in this pass), for the BGP loop. */
-export interface ServedElasticIP {
+/** BGP-4: an address this node serves, for the BGP loop: an ElasticIP whose NAT or direct binding is in
+ * this pass, or a NATGateway whose gateway this node is (ngw/served.ts). */
+export interface ServedAddress {
   readonly address: string;
   readonly externalNetwork: string;
-  /** `ElasticIP namespace/name`. */
+  /** `ElasticIP namespace/name` or `NATGateway namespace/name`. */
   readonly owner: string;
 }
 
@@ -42,7 +43,7 @@ export interface DesiredNat {
   readonly remote: RemoteBinding[];
   /** BGP-4: the ElasticIPs of `nat` and `direct`, sorted by owner, but those being deleted (BGP-5);
    * not those of `remote` (their node serves them). */
-  readonly served: ServedElasticIP[];
+  readonly served: ServedAddress[];
   /** Objects of this node left out, with why (logged once per change). */
   readonly waiting: string[];
 }
@@ -92,7 +93,7 @@ interface Claim {
   readonly by: Named;
   readonly binding: NatBinding;
   /** Undefined while the ElasticIP is being deleted: translated still, announced no more (BGP-5). */
-  readonly served: ServedElasticIP | undefined;
+  readonly served: ServedAddress | undefined;
 }
 
 /** This node's bindings, from the cluster's objects. Pure. */
@@ -160,7 +161,7 @@ export function desiredNat(input: NatInputs): DesiredNat {
         );
     }
   }
-  const served: ServedElasticIP[] = [];
+  const served: ServedAddress[] = [];
   const usedAddresses = takeClaims(claims, waiting, served);
   const remote = remoteDirect(
     remoteNics.filter(({ nic, elasticIP }) => {
@@ -193,7 +194,7 @@ const claimOf = (list: NatBinding[], what: string, by: Named, eip: ElasticIP, bi
 /** One NIC address, one ElasticIP: of two claims the older object's wins, the other waits (the
  * controller's EIP-5/EIP-10 keep this from happening; the maps must never hold it). Returns who
  * holds each address. */
-function takeClaims(claims: Claim[], waiting: string[], served: ServedElasticIP[]): Map<string, string> {
+function takeClaims(claims: Claim[], waiting: string[], served: ServedAddress[]): Map<string, string> {
   const used = new Map<string, string>();
   for (const { list, what, binding, served: one } of claims.sort((a, b) => byAge(a.by, b.by))) {
     const holder = used.get(binding.address) ?? used.get(binding.elasticIP);

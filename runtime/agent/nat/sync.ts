@@ -38,9 +38,10 @@ import {
   type NetworkInterfaceObject,
   type NodeObject,
   type PodObject,
-  type ServedElasticIP,
+  type ServedAddress,
 } from './desired';
 import type { NatMetrics } from './metrics';
+import { servedGateways } from '../ngw/served';
 import { podAddresses, type PodDeviceReport } from './pod-devices';
 import { nodeInternalIPs } from '../interface';
 import { formatPrefix } from '../bpf/prefixes';
@@ -99,9 +100,10 @@ export interface NatSyncOptions {
    * node's Pods (then cached with their labels), the in-cluster ranges and the ElasticIP pods.
    * @default none */
   readonly ngw?: NgwLoop;
-  /** BGP-4: after each pass whose maps were written, when the ElasticIPs they serve changed (and
-   * after the first): the agent's BGP loop announces them. @default none */
-  readonly onServed?: (served: readonly ServedElasticIP[]) => void;
+  /** BGP-4: after each pass whose maps were written, when the ElasticIPs they serve or the
+   * NATGateways this node is the gateway of changed (and after the first): the agent's BGP loop
+   * announces those of bgp networks. @default none */
+  readonly onServed?: (served: readonly ServedAddress[]) => void;
 }
 
 /** Every IPv4 address of this network namespace's interfaces. */
@@ -245,7 +247,10 @@ export class NatSync {
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
       this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
       this.loop.passSucceeded();
-      this.reportServed(desired.served);
+      this.reportServed([
+        ...desired.served,
+        ...servedGateways(this.options.nodeName, this.options.ngw?.natGateways.list() ?? []),
+      ]);
     } catch (err) {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
       this.loop.passFailed();
@@ -264,7 +269,7 @@ export class NatSync {
   }
 
   /** BGP-4: only after a pass that wrote the maps, so what is announced is what they translate. */
-  private reportServed(served: readonly ServedElasticIP[]): void {
+  private reportServed(served: readonly ServedAddress[]): void {
     const key = JSON.stringify(served);
     if (key === this.reportedServed) return;
     this.reportedServed = key;

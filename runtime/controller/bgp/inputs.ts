@@ -24,7 +24,7 @@ export function bgpInputs(
 }
 
 /** Changes batched for this long: a router flap reaches every node's report within moments. */
-const BGP_BATCH_MS = 1000;
+export const BGP_BATCH_MS = 1000;
 
 /**
  * The ServiceLoadBalancers a BGP change affects: every one on a bgp network for a change of an

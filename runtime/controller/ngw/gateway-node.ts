@@ -47,11 +47,13 @@ export function chooseGatewayNode(input: {
   readonly nodes: readonly GatewayNodeView[];
   readonly nodeSelector?: LabelSelectorView;
   readonly current?: string;
+  /** BGP-4: on a bgp network, why a node may not announce the address (no BGPAdvertisement lets it). @default every node may */
+  readonly cannotAnnounce?: (node: string) => string | undefined;
 }): GatewayChoice {
   const candidates: string[] = [];
   const leftOut: Array<readonly [string, string]> = [];
   for (const node of input.nodes) {
-    const why = whyNodeCannotServe(node, input.nodeSelector);
+    const why = whyNodeCannotServe(node, input.nodeSelector) ?? input.cannotAnnounce?.(node.name);
     if (why === undefined) candidates.push(node.name);
     else leftOut.push([node.name, why]);
   }

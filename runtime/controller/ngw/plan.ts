@@ -10,6 +10,8 @@ import { setCondition, type Condition, type ConditionInput } from '../../kube/co
 import { phaseEvent, type PlannedEvent } from '../../kube/events';
 import type { AdvertisementSpec } from '../arp/action';
 import { advertisementName } from '../arp/names';
+import { parseIPv4 } from '../../../api/validation/ipv4';
+import { bgpAnnouncement, type BGPAnnouncement, type BGPInputs } from '../bgp/announcers';
 import { chooseGatewayNode, describeLeftOut, type GatewayChoice, type GatewayNodeView } from './gateway-node';
 
 export type NATGatewayStatus = NonNullable<NATGateway['status']>;
@@ -23,8 +25,10 @@ export const REASONS = {
   addressAllocated: 'AddressAllocated',
   gatewayReady: 'GatewayReady',
   noGatewayNode: 'NoGatewayNode',
-  /** NGW-3: bgp networks are announced from the gateway node once BGP mode exists (BGP-4). */
-  bgpModeNotAvailable: 'BGPModeNotAvailable',
+  /** NGW-3, BGP-2: a bgp network that no BGPAdvertisement lists. */
+  noBGPAdvertisement: 'NoBGPAdvertisement',
+  /** NGW-3, BGP-4, BGP-5: the gateway node does not report the address announced over an Established session (yet). */
+  notAnnounced: 'NotAnnounced',
   notAllocated: 'NotAllocated',
   natGatewayDeleting: 'NATGatewayDeleting',
   /** NGW-6: the gateway moved to another node. */
@@ -54,6 +58,8 @@ export interface NATGatewayObservation {
   /** The ARPAdvertisement that exists now, if any (its node is the current gateway for stickiness). */
   readonly currentAdvertisement?: { readonly address: string; readonly nodeName: string };
   readonly pods: PodSelection;
+  /** BGP-4: on a bgp network, the advertisements, peers and the nodes' reports. */
+  readonly bgp?: BGPInputs;
 }
 
 export interface NATGatewayPlan {
@@ -69,8 +75,9 @@ export interface NATGatewayPlan {
 export function planNATGateway(o: NATGatewayObservation, now: Date = new Date()): NATGatewayPlan {
   if (o.deleting) return { status: undefined, advertisement: undefined, finalize: true, events: [] };
   const choice = o.allocation.allocated ? gatewayOf(o, o.allocation.address) : undefined;
-  const phase = phaseOf(o, choice);
-  const conditions = [allocatedCondition(o), readyCondition(o, choice)].reduce<Condition[]>(
+  const bgp = bgpOf(o, choice);
+  const phase = phaseOf(o, choice, bgp);
+  const conditions = [allocatedCondition(o), readyCondition(o, choice, bgp)].reduce<Condition[]>(
     (list, c) => setCondition(list, c, now),
     [...((o.previous?.conditions ?? []) as Condition[])],
   );
@@ -97,18 +104,42 @@ function gatewayOf(o: NATGatewayObservation, address: string): GatewayChoice {
       : o.previous?.address === address && o.previous.nodeName
         ? o.previous.nodeName
         : undefined;
-  return chooseGatewayNode({ address, nodes: o.nodes, nodeSelector: o.nodeSelector, current });
+  return chooseGatewayNode({
+    address,
+    nodes: o.nodes,
+    nodeSelector: o.nodeSelector,
+    current,
+    cannotAnnounce: cannotAnnounce(o),
+  });
 }
 
-/** NGW-3: Error for an unresolvable network; Pending without an address or on bgp; Degraded without a node. */
+/** BGP-4: on a bgp network, why a node may not announce the gateway address (no BGPAdvertisement lets it). */
+function cannotAnnounce(o: NATGatewayObservation): ((node: string) => string | undefined) | undefined {
+  if (!o.resolution.ok || o.resolution.type !== 'bgp' || !o.bgp) return undefined;
+  const { network } = o.resolution;
+  const inputs = o.bgp;
+  return (node) => bgpAnnouncement(network, undefined, [node], inputs).leftOut[0]?.[1];
+}
+
+/** BGP-4: on a bgp network with a gateway node, whether it announces the address (BGPNodeState) and why not. */
+function bgpOf(o: NATGatewayObservation, choice: GatewayChoice | undefined): BGPAnnouncement | undefined {
+  if (!o.resolution.ok || o.resolution.type !== 'bgp' || !o.allocation.allocated || !choice?.nodeName) return undefined;
+  const inputs = o.bgp ?? { advertisements: [], peers: [], nodeStates: new Map(), nodeLabels: new Map() };
+  return bgpAnnouncement(o.resolution.network, parseIPv4(o.allocation.address), [choice.nodeName], inputs);
+}
+
+/** NGW-3: Error for an unresolvable network; Pending without an address, or on bgp until the gateway
+ * node announces it (BGP-4, BGP-5); Degraded without a node. */
 export function phaseOf(
   o: Pick<NATGatewayObservation, 'resolution' | 'allocation'>,
   choice: GatewayChoice | undefined,
+  bgp?: BGPAnnouncement,
 ): NATGatewayPhase {
   if (!o.resolution.ok) return 'Error';
   if (!o.allocation.allocated) return 'Pending';
   if (!choice?.nodeName) return 'Degraded';
-  return o.resolution.type === 'bgp' ? 'Pending' : 'Ready';
+  if (o.resolution.type === 'bgp') return bgp && bgp.announcing.length > 0 ? 'Ready' : 'Pending';
+  return 'Ready';
 }
 
 function allocatedCondition(o: NATGatewayObservation): ConditionInput {
@@ -124,7 +155,11 @@ function allocatedCondition(o: NATGatewayObservation): ConditionInput {
   };
 }
 
-function readyCondition(o: NATGatewayObservation, choice: GatewayChoice | undefined): ConditionInput {
+function readyCondition(
+  o: NATGatewayObservation,
+  choice: GatewayChoice | undefined,
+  bgp: BGPAnnouncement | undefined,
+): ConditionInput {
   const base = { type: CONDITIONS.ready, observedGeneration: o.generation };
   const no = (reason: string, message: string): ConditionInput => ({ ...base, status: 'False', reason, message });
   if (!o.resolution.ok) return no(REASONS.notAllocated, `no address: ${o.resolution.message}`);
@@ -138,11 +173,25 @@ function readyCondition(o: NATGatewayObservation, choice: GatewayChoice | undefi
       `no node can be the gateway for ${address}, so the selected pods' connections to the outside do not leave from it${why} (NGW-3, NGW-6)`,
     );
   }
-  if (o.resolution.type === 'bgp')
-    return no(
-      REASONS.bgpModeNotAvailable,
-      `ExternalNetwork ${o.resolution.network} is of type bgp: ${address} would be announced from gateway node ${choice.nodeName}, but BGP mode does not exist yet, so nothing makes it reachable (NGW-3)`,
-    );
+  if (o.resolution.type === 'bgp') {
+    const network = o.resolution.network;
+    if (!bgp || bgp.noAdvertisement)
+      return no(
+        REASONS.noBGPAdvertisement,
+        `no BGPAdvertisement lists ExternalNetwork ${network}: gateway node ${choice.nodeName} does not announce ${address}, so replies to the selected pods' connections cannot reach it; create a BGPAdvertisement for it (BGP-2, NGW-3)`,
+      );
+    if (bgp.announcing.length === 0)
+      return no(
+        REASONS.notAnnounced,
+        `gateway node ${choice.nodeName} does not announce ${address} over BGP yet: ${describeLeftOut(bgp.leftOut)} (BGP-4, BGP-5)`,
+      );
+    return {
+      ...base,
+      status: 'True',
+      reason: REASONS.gatewayReady,
+      message: `node ${choice.nodeName} is the gateway for ${address} and announces it over BGP (NGW-3, BGP-4)`,
+    };
+  }
   return {
     ...base,
     status: 'True',

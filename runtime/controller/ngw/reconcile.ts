@@ -14,10 +14,12 @@ import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { JuneauResources } from '../../kube/resources';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
-import { done, type ReconcileResult } from '../../kube/workqueue';
+import { done, requeueAfter, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
 import type { AdvertisementOwner } from '../arp/names';
+import { BGP_BATCH_MS, bgpInputs } from '../bgp/inputs';
+import { nodesAnnouncing, WITHDRAWAL_POLL_MS } from '../bgp/withdrawn';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import {
   addressHolderWatches,
@@ -102,6 +104,7 @@ export async function reconcileNATGateway(
     nodeSelector: ngw.spec.nodeSelector,
     currentAdvertisement: advertisement.current?.spec,
     pods: podSelectionOf(ctx, ngw),
+    bgp: request.ok && request.type === 'bgp' ? bgpInputs(ctx, []) : undefined,
   });
   if (plan.finalize) {
     written.forget(key);
@@ -130,13 +133,23 @@ function requestOf(ctx: ControllerContext, ngw: NATGatewayObject): RequestDecisi
   );
 }
 
-/** Withdraw before release (arp/claim-guard.ts): the ARPAdvertisement, then the claim, then the finalizer. */
+/** Withdraw before release (arp/claim-guard.ts, BGP-5): the ARPAdvertisement, then (once no node
+ * announces the address over BGP) the claim, then the finalizer. */
 async function finalizeNATGateway(
   ctx: ControllerContext,
   ngw: NATGatewayObject,
   owner: AdvertisementOwner,
 ): Promise<ReconcileResult> {
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, owner);
+  const announcing = ngw.status?.address ? nodesAnnouncing(ctx, ngw.status.address) : [];
+  if (announcing.length > 0) {
+    ctx.logger.info('NATGateway being deleted: its address is released once no node announces it (BGP-5)', {
+      natGateway: objectKey(ngw),
+      address: ngw.status?.address,
+      announcing,
+    });
+    return requeueAfter(WITHDRAWAL_POLL_MS);
+  }
   await ctx.allocator.releaseAll(holderOf(ngw));
   await releaseFinalizer(ctx, NGW, ngw, FINALIZERS.natGateway);
   return done();
@@ -200,6 +213,10 @@ export function natGatewayReconciler(ctx: ControllerContext, workers: number): R
           .map(objectKey),
       ),
       ...addressHolderWatches(c, 'NATGateway', c.natGateways),
+      // BGP-4: what lets a node announce, and whether it does (NATGateways are few: all of them).
+      watch(c.bgpAdvertisements, all),
+      watch(c.bgpPeers, all),
+      watch(c.bgpNodeStates, all, BGP_BATCH_MS),
     ],
   };
 }

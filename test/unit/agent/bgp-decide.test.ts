@@ -100,16 +100,16 @@ describe('agent BGP decision', () => {
       { address: '198.18.0.30', externalNetwork: 'wan', owner: 'ElasticIP a/db' },
       { address: '192.0.2.60', externalNetwork: 'lan', owner: 'ElasticIP a/on-arp' },
     ];
-    const d = decideBgp({ ...BASE, elasticIPs: served });
+    const d = decideBgp({ ...BASE, served: served });
     expect(d.addresses).toEqual([
       { address: '198.18.0.10', prefix: '198.18.0.10/32', peers: ['tor'], owner: 'ServiceLoadBalancer a/web' },
       { address: '198.18.0.30', prefix: '198.18.0.30/32', peers: ['tor'], owner: 'ElasticIP a/db' },
     ]);
     expect(d.config.prefixes.find((p) => p.prefix === '198.18.0.30/32')?.communities).toEqual(['65000:100']);
-    expect(decideBgp({ ...BASE, elasticIPs: [] }).addresses.map((a) => a.owner)).toEqual(['ServiceLoadBalancer a/web']);
+    expect(decideBgp({ ...BASE, served: [] }).addresses.map((a) => a.owner)).toEqual(['ServiceLoadBalancer a/web']);
     const bad = decideBgp({
       ...BASE,
-      elasticIPs: [{ address: 'x', externalNetwork: 'wan', owner: 'ElasticIP a/bad' }],
+      served: [{ address: 'x', externalNetwork: 'wan', owner: 'ElasticIP a/bad' }],
     });
     expect(bad.problems).toEqual(["ElasticIP a/bad: status.address 'x' is not an IPv4 address"]);
   });

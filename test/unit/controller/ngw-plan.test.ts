@@ -123,12 +123,50 @@ describe('NGW-2..6: the plan', () => {
     expect(plan.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'NoGatewayNode']]);
   });
 
-  it('NGW-3: a bgp network: Pending, a gateway node, no ARPAdvertisement, BGPModeNotAvailable', () => {
+  it('NGW-3, BGP-2: a bgp network no BGPAdvertisement lists: Pending, a gateway node, no ARPAdvertisement, NoBGPAdvertisement', () => {
     const plan = planNATGateway(observation({ resolution: { ok: true, network: 'wan', type: 'bgp' } }), NOW);
     expect(plan.status?.phase).toBe('Pending');
     expect(plan.status?.nodeName).not.toBe('');
     expect(plan.advertisement).toBeUndefined();
-    expect(plan.status?.conditions?.[1].reason).toBe('BGPModeNotAvailable');
+    expect(plan.status?.conditions?.[1].reason).toBe('NoBGPAdvertisement');
+  });
+
+  it('NGW-3, BGP-4, BGP-5: on a bgp network the gateway is a node a BGPAdvertisement allows; Ready only once its BGPNodeState reports the address announced', () => {
+    const peers = [{ name: 'tor', peerAddress: '192.0.2.1', peerASN: 65000, myASN: 64512 }];
+    const advertisements = [{ name: 'ad', externalNetworks: ['wan'], nodeSelector: { matchLabels: { rack: 'r1' } } }];
+    const nodeLabels = new Map([
+      ['a', { rack: 'r2' }],
+      ['b', { rack: 'r1' }],
+      ['c', { rack: 'r2' }],
+    ]);
+    const bgp = (announced: string[]) => ({
+      advertisements,
+      peers,
+      nodeLabels,
+      nodeStates: new Map([
+        [
+          'b',
+          {
+            peers: [{ peer: 'tor', state: 'Established' as const }],
+            announced: { count: announced.length, addresses: announced },
+          },
+        ],
+      ]),
+    });
+    const on = (announced: string[]) =>
+      planNATGateway(observation({ resolution: { ok: true, network: 'wan', type: 'bgp' }, bgp: bgp(announced) }), NOW);
+    const waiting = on([]);
+    // Only b may announce, so b is the gateway whatever the rendezvous says.
+    expect(waiting.status).toMatchObject({ phase: 'Pending', nodeName: 'b' });
+    expect(waiting.status?.conditions?.[1]).toMatchObject({ reason: 'NotAnnounced', status: 'False' });
+    expect(waiting.status?.conditions?.[1].message).toContain(
+      'node b: its BGPNodeState does not report the VIP announced',
+    );
+    const ready = on([ADDRESS]);
+    expect(ready.status).toMatchObject({ phase: 'Ready', nodeName: 'b' });
+    expect(ready.status?.conditions?.[1]).toMatchObject({ reason: 'GatewayReady', status: 'True' });
+    expect(ready.status?.conditions?.[1].message).toContain('announces it over BGP');
+    expect(ready.advertisement).toBeUndefined();
   });
 
   it('NGW-2: no address: Pending with the allocator reason; an unusable network: Error', () => {
