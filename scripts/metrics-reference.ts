@@ -11,6 +11,7 @@ import { ArpMetrics } from '../runtime/agent/arp/metrics';
 import { CniMetrics } from '../runtime/agent/cni/install';
 import { CniServerMetrics } from '../runtime/agent/cni/server';
 import { NatMetrics } from '../runtime/agent/nat/metrics';
+import { NgwMetrics } from '../runtime/agent/ngw/metrics';
 import { JuneauController } from '../runtime/controller/controller';
 import { AdmissionServer } from '../runtime/controller/webhook/server';
 import type { WebhookCaches } from '../runtime/controller/webhook/views';
@@ -48,7 +49,8 @@ function controllerRegistry(): RuntimeMetrics {
 
 function agentRegistry(): RuntimeMetrics {
   const metrics = new RuntimeMetrics({ processMetrics: false });
-  for (const Table of [ArpMetrics, NatMetrics, AnnounceMetrics, CniServerMetrics, CniMetrics]) new Table(metrics);
+  for (const Table of [ArpMetrics, NatMetrics, NgwMetrics, AnnounceMetrics, CniServerMetrics, CniMetrics])
+    new Table(metrics);
   return metrics;
 }
 

@@ -59,6 +59,8 @@ import { CniInstaller, CniMetrics, findPluginBinary } from './cni/install';
 import { BgpSync } from './bgp/sync';
 import { NgwLoop } from './ngw/loop';
 import { conntrackStats, NgwDataplane } from './ngw/sync';
+import { NgwMetrics } from './ngw/metrics';
+import { readNgwNode } from './ngw/observe';
 
 /** Runs the agent until stopped; resolves with the exit code (2: bad flags, 1: cannot start). */
 export async function main(argv: readonly string[], io: MainIO = processIO()): Promise<number> {
@@ -141,7 +143,7 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
   const pinDir = path.join(flags.bpffs, PIN_SUBDIR);
   const metrics = new RuntimeMetrics({ processMetrics: false });
   const channel = new NatChildChannel(async () =>
-    familiesWithPrefix(await metrics.exposition(), metrics.name('agent_nat_')),
+    familiesWithPrefix(await metrics.exposition(), [metrics.name('agent_nat_'), metrics.name('agent_ngw_')]),
   );
   let nat: NatDataplane;
   try {
@@ -181,6 +183,9 @@ async function runNatChild(flags: AgentFlags, logger: Logger, io: MainIO, kubeCo
         logger,
         recorder,
         insertFailed: () => conntrackStats().insertFailed,
+        // Counted, never listed: a poll's cost is the gateways' conntrack entries parsed, not kept.
+        readNode: () => readNgwNode({ listLimit: 0 }),
+        metrics: new NgwMetrics(metrics),
       }),
       metrics,
       await serviceCIDRsServedOrLog(

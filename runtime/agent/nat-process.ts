@@ -214,12 +214,13 @@ export class NatChildChannel {
   }
 }
 
-/** Only the exposition lines of the metric families named `prefix…`: the child's registry also
- * holds the shared metrics every component registers, which the agent exposes itself. */
-export function familiesWithPrefix(text: string, prefix: string): string {
+/** Only the exposition lines of the metric families named `prefix…` (one of `prefixes`): the
+ * child's registry also holds the shared metrics every component registers, which the agent
+ * exposes itself. */
+export function familiesWithPrefix(text: string, prefixes: readonly string[]): string {
   const kept = text.split('\n').filter((line) => {
     const name = line.startsWith('# ') ? line.split(' ')[2] : line.split(/[{ ]/)[0];
-    return name?.startsWith(prefix);
+    return name !== undefined && prefixes.some((p) => name.startsWith(p));
   });
   return kept.length > 0 ? `${kept.join('\n')}\n` : '';
 }

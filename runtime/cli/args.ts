@@ -37,6 +37,17 @@ export type CommandLine =
   /** SEC-16: on this node, detach Juneau's programs and remove its pins (runtime/agent/liveness/cleanup-node.ts). */
   | { readonly command: 'cleanup-node'; readonly bpffs: string; readonly output: Output }
   | { readonly command: 'why'; readonly target: string; readonly kube: KubeFlags }
+  /** NGW-8: a NATGateway's flows, ports in use and drops on its gateway node (./ngw.ts); with
+   * `local`, read on this node (what the agent Pod runs). */
+  | {
+      readonly command: 'ngw';
+      /** `namespace/name`. */
+      readonly gateway: string;
+      readonly flows: boolean;
+      readonly local: boolean;
+      readonly output: Output;
+      readonly kube: KubeFlags;
+    }
   /** BGP-7: a node's sessions and announced addresses (./bgp.ts). */
   | { readonly command: 'bgp'; readonly node: string; readonly output: Output; readonly kube: KubeFlags }
   | ({ readonly command: 'uninstall' } & UninstallRequest);
@@ -52,6 +63,8 @@ interface CliFlags {
   files?: string[];
   forceFinalizers?: boolean;
   timeoutMs?: number;
+  flows?: boolean;
+  local?: boolean;
 }
 
 /** Every flag but `--version` (main answers that first) and `-h/--help`. */
@@ -63,6 +76,8 @@ export const CLI_FLAG_TABLE: FlagTable<CliFlags> = {
   node: { field: 'node', read: nonEmpty },
   bpffs: { field: 'bpffs', read: nonEmpty },
   output: { field: 'output', read: oneOf<Output>(['table', 'json']), short: 'o' },
+  flows: { field: 'flows', boolean: true },
+  local: { field: 'local', boolean: true },
   ...UNINSTALL_FLAGS,
 };
 
@@ -75,7 +90,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const kube: KubeFlags = { kubeconfig, context, namespace, allNamespaces };
   const [command, ...rest] = words;
   if (command === undefined) return { command: 'help' };
+  for (const only of ['flows', 'local'] as const)
+    if (flags[only] !== undefined && command !== 'ngw' && command !== 'natgateway')
+      throw new Error(`--${only} applies to ngw only, not '${command}'`);
   if (command === 'bpf') return bpfLine(words.join(' '), flags, kube);
+  if (command === 'ngw' || command === 'natgateway') return ngwLine(rest, flags, kube);
   if (command === 'cleanup-node') {
     if (rest.length > 0) throw new Error(`cleanup-node takes no arguments, got '${rest.join(' ')}'`);
     if (flags.node !== undefined)
@@ -107,6 +126,28 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { command: 'why', target: rest[0], kube };
   }
   throw new Error(`unknown command '${words.join(' ')}' (see --help)`);
+}
+
+/** `ngw NAMESPACE/NAME` or `ngw NAME` (in -n's namespace, else the context's: resolved in main). */
+function ngwLine(rest: readonly string[], flags: CliFlags, kube: KubeFlags): CommandLine {
+  const [target, ...extra] = rest;
+  const parts = target?.split('/') ?? [];
+  if (!target || extra.length > 0 || parts.length > 2 || parts.some((p) => p === ''))
+    throw new Error(`ngw takes one NATGateway, NAMESPACE/NAME or NAME (got '${rest.join(' ')}')`);
+  if (parts.length === 2 && flags.namespace !== undefined && flags.namespace !== parts[0])
+    throw new Error(`ngw ${target}: its namespace ${parts[0]} and -n ${flags.namespace} differ`);
+  for (const other of ['node', 'bpffs'] as const)
+    if (flags[other] !== undefined)
+      throw new Error(`--${other} does not apply to ngw: it runs on the NATGateway's gateway node (status.nodeName)`);
+  if (kube.allNamespaces) throw new Error('ngw shows one NATGateway: -A does not apply');
+  return {
+    command: 'ngw',
+    gateway: target,
+    flows: flags.flows ?? false,
+    local: flags.local ?? false,
+    output: flags.output ?? 'table',
+    kube,
+  };
 }
 
 function bpfLine(words: string, flags: CliFlags, kube: KubeFlags): CommandLine {

@@ -13,7 +13,9 @@ import { versionLine } from '../kube/version';
 import { parseCommandLine, type CommandLine } from './args';
 import { bpfHelp, showBpf } from './bpf';
 import { connect } from './kube';
-import { findAgentPod, kubectlExecArgs, runKubectl } from './node-exec';
+import { findAgentPod, kubectlExecArgs, kubectlOutput, runKubectl } from './node-exec';
+import { FLOW_LIST_LIMIT, findGatewayNode, localNgw, renderNgw, type NgwNodeView, type NgwView } from './ngw';
+import type { CliKube } from './kube';
 import { readStatus, renderStatus } from './status';
 import { uninstall } from './uninstall';
 import { UNINSTALL_HELP } from './uninstall-args';
@@ -40,6 +42,13 @@ Commands:
                                 from its BGPNodeState; -o table|json
   why <address>                 who holds the address (its AllocationClaim), then that
                                 holder explained as above (a NATGateway: its gateway node)
+  ngw NAMESPACE/NAME            NGW-8: a NATGateway's address and gateway node, and, read
+                                on that node (in its juneau-agent Pod, kubectl exec): its
+                                flows by protocol, the ports they hold out of its range,
+                                the packets that opened flows, and the node's drops (new
+                                flows refused for want of a port, NGW-5); --flows lists
+                                the first ${FLOW_LIST_LIMIT} flows; -o table|json. Also natgateway NAME
+                                (-n its namespace)
 ${UNINSTALL_HELP}
 The bpf commands show what the Juneau XDP ARP responder holds on THIS node, read from its
 pinned eBPF maps (run on the node, or in the juneau-agent Pod; needs root or CAP_BPF).
@@ -65,6 +74,9 @@ Flags:
   --context NAME           the kubeconfig context to use (default: its current one)
   -n, --namespace NS       namespace (default: the context's, else default)
   -A, --all-namespaces     status: every namespace
+  --flows                  ngw: list the flows too (at most ${FLOW_LIST_LIMIT})
+  --local                  ngw: read on THIS node (what the agent Pod runs; root, the
+                           host's network namespace)
   -f, --filename FILE[,FILE]  uninstall: the install's manifests
   --force-finalizers       uninstall: remove Juneau's finalizers when the controller is down
   --timeout DURATION       uninstall: how long to wait for the controller (default 5m)
@@ -100,6 +112,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   }
   if (line.command === 'bpf' && !line.node) return dumpLocal(line, io);
   if (line.command === 'cleanup-node') return cleanupLocal(line, io);
+  if (line.command === 'ngw' && line.local) return ngwLocal(line, io);
   return remote(line, io);
 }
 
@@ -134,6 +147,8 @@ async function remote(
         );
         return report.state ? 0 : 1;
       }
+      case 'ngw':
+        return await ngwOnNode(line, kube, io);
       case 'bpf': {
         const namespace = line.kube.namespace ?? INSTALL.namespace;
         const found = await findAgentPod(kube.rest, namespace, line.node as string);
@@ -149,6 +164,59 @@ async function remote(
     io.stderr(`kubectl-juneau: ${describeStartupError(err, server)}\n`);
     return 1;
   }
+}
+
+type NgwLine = Extract<CommandLine, { command: 'ngw' }>;
+const qualified = (gateway: string, namespace: string) => (gateway.includes('/') ? gateway : `${namespace}/${gateway}`);
+const print = (io: CliIO, output: string, view: NgwNodeView) =>
+  io.stdout(output === 'json' ? JSON.stringify(view, null, 2) + '\n' : renderNgw(view));
+
+/** ngw --local: this node's translation for the gateway (run in the agent Pod, in the node's network namespace). */
+function ngwLocal(line: NgwLine, io: CliIO): number {
+  const name = qualified(line.gateway, line.kube.namespace ?? 'default');
+  try {
+    print(io, line.output, localNgw(name, line.flows));
+    return 0;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    io.stderr(
+      `kubectl-juneau: cannot read the NATGateway data path of ${name} on this node (conntrack, nftables: run in the juneau-agent Pod, or as root in the host's network namespace): ${why}\n`,
+    );
+    return 1;
+  }
+}
+
+/** ngw: the gateway node from the API server, then its translation read in that node's agent Pod. */
+async function ngwOnNode(line: NgwLine, kube: CliKube, io: CliIO): Promise<number> {
+  const name = qualified(line.gateway, kube.namespace);
+  const [namespace, gateway] = name.split('/') as [string, string];
+  const found = await findGatewayNode(kube.rest, namespace, gateway);
+  if (!found.ok) {
+    io.stderr(`kubectl-juneau: ${found.message}\n`);
+    return 1;
+  }
+  const agentNamespace = INSTALL.namespace;
+  const agent = await findAgentPod(kube.rest, agentNamespace, found.node);
+  if (!agent.ok) {
+    io.stderr(`kubectl-juneau: NATGateway ${name}'s gateway node ${found.node}: ${agent.message}\n`);
+    return 1;
+  }
+  const args = ['ngw', name, '--local', ...(line.flows ? ['--flows'] : []), '-o', 'json'];
+  const run = await kubectlOutput(kubectlExecArgs(line.kube, agentNamespace, agent.pod, args), io.env ?? process.env);
+  if (run.code !== 0) {
+    io.stderr(
+      `kubectl-juneau: reading ${name} in Pod ${agentNamespace}/${agent.pod} on node ${found.node} failed (exit ${run.code}): ${run.stderr.trim()}\n`,
+    );
+    return 1;
+  }
+  const view: NgwView = {
+    ...(JSON.parse(run.stdout) as NgwNodeView),
+    phase: found.phase,
+    node: found.node,
+    pod: agent.pod,
+  };
+  print(io, line.output, view);
+  return view.translated ? 0 : 1;
 }
 
 /** bpf on this node: the pinned maps read directly. */

@@ -60,13 +60,33 @@ export function kubectlExecArgs(kube: KubeFlags, namespace: string, pod: string,
 }
 
 /** Runs kubectl (`$KUBECTL`, else `kubectl` on PATH) with the terminal's stdio; resolves with its exit code. */
-export function runKubectl(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runKubectl(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return (await spawnKubectl(args, env, 'inherit')).code;
+}
+
+/** Runs kubectl with its output captured: what a caller parses (`ngw` reads the node's JSON). */
+export function kubectlOutput(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ readonly code: number; readonly stdout: string; readonly stderr: string }> {
+  return spawnKubectl(args, env, 'pipe');
+}
+
+function spawnKubectl(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  stdio: 'inherit' | 'pipe',
+): Promise<{ readonly code: number; readonly stdout: string; readonly stderr: string }> {
   const kubectl = env.KUBECTL || 'kubectl';
   return new Promise((resolve, reject) => {
-    const child = spawn(kubectl, args, { stdio: 'inherit', env });
+    const child = spawn(kubectl, args, { stdio: stdio === 'inherit' ? 'inherit' : ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'ENOENT' ? new Error(`${kubectl} not found on PATH (set KUBECTL to its path)`) : err),
     );
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
   });
 }

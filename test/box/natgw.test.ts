@@ -6,7 +6,9 @@
 //
 // The router routes the pods' ranges to their nodes (a routed pod network: the box's CNI does not
 // masquerade), so a pod that is not selected reaches it from its own address and gets its reply.
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { NGW } from '../../runtime/agent/ngw/desired';
@@ -38,6 +40,9 @@ const LINK_MTU = 1280;
 const UDP_PORT = 9401;
 /** NGW-5: the server that holds every connection (the port range made two ports). */
 const HOLD_PORT = 9403;
+/** NGW-8: the server the long-lived connections counted by kubectl juneau ngw and the metrics go to. */
+const COUNT_PORT = 9404;
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 interface PodJsonIP {
   status: { podIP?: string };
@@ -58,6 +63,50 @@ spec:
   externalNetwork: box-net
   podSelector: ${JSON.stringify(SELECTOR)}
 `;
+
+/** A TCP server in the router that echoes and, at SIGTERM (or after 60 s), prints the peers it saw. */
+function holdingServer(netns: string, address: string, port: number) {
+  const server = runningIn(netns, process.execPath, [
+    '-e',
+    `const peers = []; const srv = require('node:net').createServer((s) => { peers.push({ from: s.remoteAddress, port: s.remotePort }); s.on('data', (d) => s.write(d)); s.on('error', () => {}); });
+srv.listen(${port}, '${address}', () => console.log('{"listening":true}'));
+process.on('SIGTERM', () => { console.log(JSON.stringify({ peers })); process.exit(0); });
+setTimeout(() => { console.log(JSON.stringify({ peers })); process.exit(0); }, 60000);`,
+  ]);
+  return {
+    listening: () => server.waitFor(/"listening":true/),
+    /** Stops it: the peers it saw. */
+    peers: async () => {
+      server.child.kill('SIGTERM');
+      const { stdout } = await server.done;
+      const last = stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{"peers"'))
+        .at(-1)!;
+      return (JSON.parse(last) as { peers: Array<{ from: string; port: number }> }).peers;
+    },
+  };
+}
+
+/** What `kubectl juneau ngw -o json` prints (runtime/cli/ngw.ts NgwView). */
+interface NgwJson {
+  node: string;
+  address: string;
+  translated: boolean;
+  portRange: { min: number; max: number };
+  flows: Record<'tcp' | 'udp' | 'icmp' | 'total', number>;
+  portsInUse: Record<'tcp' | 'udp' | 'icmp', number>;
+  drops: { insertFailed: number; conntrackDrop: number; tunnelRefused: number };
+  flowList?: Array<{
+    protocol: string;
+    source: string;
+    port: number;
+    destination: string;
+    destinationPort: number;
+    state?: string;
+  }>;
+  flowsNotListed?: number;
+}
 
 interface GatewayStatus {
   phase?: string;
@@ -168,6 +217,56 @@ send(); setInterval(send, 1000);`;
       .filter((t) => t.includes(NGW.nftTable))
       .map((t) => `nftables ${t.trim()}`);
     return [...links, ...rules, ...routes, ...tables];
+  }
+
+  /** `kubectl juneau ARGS` as a user runs it: the bundled plugin beside the box's kubectl. */
+  const juneau = (args: readonly string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), ...echoBox.kubectlArgs, ...args],
+        { env: { ...process.env, KUBECTL: echoBox.kubectlBin } },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
+      ),
+    );
+  const ngwJson = async (args: readonly string[] = []): Promise<NgwJson> => {
+    const r = await juneau(['ngw', 'default/egress', '-o', 'json', ...args]);
+    if (r.code !== 0) throw new Error(`kubectl juneau ngw: exit ${r.code}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as NgwJson;
+  };
+  let metricsToken = '';
+  /** The samples of the NATGateway egress in node `name`'s agent /metrics (HTTPS, a token bound to juneau-metrics-reader). */
+  async function agentNgwMetrics(name: string): Promise<Record<string, number>> {
+    if (!metricsToken) {
+      await kubectl(['create', 'serviceaccount', 'ngw-scraper']);
+      await kubectl([
+        'create',
+        'clusterrolebinding',
+        'ngw-scraper',
+        '--clusterrole=juneau-metrics-reader',
+        '--serviceaccount=default:ngw-scraper',
+      ]);
+      metricsToken = (await kubectl(['create', 'token', 'ngw-scraper'])).trim();
+    }
+    const ip = echoBox.box.nodes.find((n) => n.name === name)!.ip;
+    const text = await inNetns(nodeNetns(name), 'curl', [
+      '-sk',
+      '-H',
+      `Authorization: Bearer ${metricsToken}`,
+      `https://${ip}:9201/metrics`,
+    ]);
+    const out: Record<string, number> = {};
+    for (const line of text.split('\n')) {
+      const m = /^juneau_agent_ngw_(\w+)\{([^}]*)\} (\S+)$/.exec(line);
+      if (!m) continue;
+      const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+      if (labels.namespace !== undefined && (labels.namespace !== 'default' || labels.name !== 'egress')) continue;
+      out[`${m[1]}${labels.protocol ? `/${labels.protocol}` : labels.reason ? `/${labels.reason}` : ''}`] = Number(
+        m[3],
+      );
+    }
+    return out;
   }
 
   const gatewayStatus = async (): Promise<GatewayStatus> =>
@@ -328,7 +427,84 @@ send(); setInterval(send, 1000);`;
     expect(await bashIn(netns, `ip route get ${serverIp}`)).toContain(`mtu ${LINK_MTU}`);
   });
 
-  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working; a Warning Event on the NATGateway names the node and the range", async () => {
+  test("NGW-8: kubectl juneau ngw reads the gateway node's conntrack: long-lived connections of selected pods on two nodes counted as flows and ports in use, each listed with the pod's source and the port the router saw; the gateway node's agent /metrics say the same", async () => {
+    const gatewayNetns = nodeNetns(gatewayNode);
+    // One pod on the gateway node, one carried there through the tunnel.
+    const onGateway = SELECTED[echoBox.box.nodes.findIndex((n) => n.name === gatewayNode)]!;
+    const carried = SELECTED[(echoBox.box.nodes.findIndex((n) => n.name === gatewayNode) + 1) % 3]!;
+    const perPod = 3;
+    // A clean slate: the earlier tests' flows (TIME_WAIT, UDP, ICMP) translated to the address deleted.
+    await inNetns(gatewayNetns, 'conntrack', ['-D', '--reply-dst', address]).catch(() => '');
+    const server = holdingServer(echoBox.router, echoBox.routerIp, COUNT_PORT);
+    await server.listening();
+    const client = `const net = require('node:net'); let open = 0;
+for (let i = 0; i < ${perPod}; i++) net.connect(${COUNT_PORT}, '${echoBox.routerIp}')
+  .once('connect', () => { if (++open === ${perPod}) console.log(JSON.stringify({ open })); })
+  .once('error', (e) => { console.log(JSON.stringify({ error: e.message })); process.exit(1); });
+setTimeout(() => process.exit(0), 90000);`;
+    const clients = [onGateway, carried].map((p) => runningIn(podNetns(p), process.execPath, ['-e', client]));
+    try {
+      for (const c of clients) await c.waitFor(new RegExp(`"open":${perPod}`));
+      const flows = perPod * clients.length;
+      const t0 = Date.now();
+      const seen = await ngwJson(['--flows']);
+      figure(
+        'natgw box: NGW-8 kubectl juneau ngw --flows (API, kubectl exec into the gateway agent, conntrack)',
+        elapsedSince(t0),
+      );
+      expect({ node: seen.node, address: seen.address, translated: seen.translated }).toEqual({
+        node: gatewayNode,
+        address,
+        translated: true,
+      });
+      expect({ flows: seen.flows, portsInUse: seen.portsInUse }).toEqual({
+        flows: { tcp: flows, udp: 0, icmp: 0, total: flows },
+        portsInUse: { tcp: flows, udp: 0, icmp: 0 },
+      });
+      const podIps = await Promise.all(
+        [onGateway, carried].map(async (p) => (await podOf('default', p)).status.podIP!),
+      );
+      const listed = seen.flowList!;
+      expect(seen.flowsNotListed).toBe(0);
+      expect(new Set(listed.map((f) => `${f.protocol} ${f.destination}:${f.destinationPort} ${f.state}`))).toEqual(
+        new Set([`tcp ${echoBox.routerIp}:${COUNT_PORT} ESTABLISHED`]),
+      );
+      expect([...new Set(listed.map((f) => f.source.split(':')[0]))].sort()).toEqual([...podIps].sort());
+      // The table output says the same.
+      const shown = await juneau(['ngw', 'default/egress']);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`flows:          ${flows} (tcp ${flows}, udp 0, icmp 0)`);
+      const range = seen.portRange.max - seen.portRange.min + 1;
+      expect(shown.stdout).toContain(`ports in use:   tcp ${flows}/${range}, udp 0/${range}, icmp 0/${range}`);
+      // The agent's metrics, read at its poll: the same figures once it has polled since the connections opened.
+      const t1 = Date.now();
+      const metrics = await until(
+        'the gateway agent metrics counting the connections',
+        async () => {
+          const m = await agentNgwMetrics(gatewayNode).catch(() => ({}) as Record<string, number>);
+          return m['flows/tcp'] === flows ? m : undefined;
+        },
+        30_000,
+      );
+      figure('natgw box: NGW-8 connections open -> the gateway agent /metrics count them', elapsedSince(t1));
+      expect(metrics).toMatchObject({
+        'flows/tcp': flows,
+        'flows/udp': 0,
+        'flows/icmp': 0,
+        'ports_in_use/tcp': flows,
+        port_range_ports: range,
+      });
+      // The ports listed are the ones the router saw the connections come from, from the gateway address.
+      const peers = await server.peers();
+      expect(peers.map((p) => p.from)).toEqual(Array(flows).fill(address));
+      expect(listed.map((f) => f.port).sort()).toEqual(peers.map((p) => p.port).sort());
+    } finally {
+      for (const c of clients) c.child.kill('SIGTERM');
+      await Promise.all(clients.map((c) => c.done.catch(() => undefined)));
+    }
+  });
+
+  test("NGW-5: with the agents' --ngw-port-range of two ports, a pod's third connection to one destination is dropped and counted on the gateway node; the first two keep working; a Warning Event on the NATGateway names the node and the range; kubectl juneau ngw and the agent's metrics count the refused packets", async () => {
     await addAgentArgs(kubectl, ['--ngw-port-range=40000-40001']);
     // The agents restarted; the gateway is the node the status names now (kept, unless its Lease lapsed meanwhile).
     const now = await until('NATGateway egress Ready after the agents restarted', async () => {
@@ -351,14 +527,8 @@ send(); setInterval(send, 1000);`;
       const at = lines[0]!.trim().split(/\s+/).indexOf('insert_failed');
       return lines.slice(1).reduce((sum, l) => sum + parseInt(l.trim().split(/\s+/)[at]!, 16), 0);
     };
-    const server = runningIn(echoBox.router, process.execPath, [
-      '-e',
-      `const peers = []; const srv = require('node:net').createServer((s) => { peers.push({ from: s.remoteAddress, port: s.remotePort }); s.on('data', (d) => s.write(d)); s.on('error', () => {}); });
-srv.listen(${HOLD_PORT}, '${echoBox.routerIp}', () => console.log('{"listening":true}'));
-process.on('SIGTERM', () => { console.log(JSON.stringify({ peers })); process.exit(0); });
-setTimeout(() => { console.log(JSON.stringify({ peers })); process.exit(0); }, 60000);`,
-    ]);
-    await server.waitFor(/"listening":true/);
+    const server = holdingServer(echoBox.router, echoBox.routerIp, HOLD_PORT);
+    await server.listening();
     const before = await insertFailed();
     const client = `const net = require('node:net');
 const open = () => new Promise((resolve) => { const s = net.connect(${HOLD_PORT}, '${echoBox.routerIp}');
@@ -371,18 +541,7 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
   console.log(JSON.stringify({ connected, echoed })); process.exit(0); })();`;
     const out = JSON.parse(await kubectl(['exec', name, '--', 'node', '-e', client])) as unknown;
     const dropped = (await insertFailed()) - before;
-    server.child.kill('SIGTERM');
-    const { stdout } = await server.done;
-    const peers = (
-      JSON.parse(
-        stdout
-          .split('\n')
-          .filter((l) => l.startsWith('{"peers"'))
-          .at(-1)!,
-      ) as {
-        peers: Array<{ from: string; port: number }>;
-      }
-    ).peers;
+    const peers = await server.peers();
     figure(
       'natgw box: NGW-5 ports 40000-40001, third connection refused: conntrack insert_failed on the gateway node',
       dropped,
@@ -413,6 +572,26 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
         `^NGW-5: the port range 40000-40001 of NATGateway default/egress is exhausted on node ${gatewayNode}: [1-9]\\d* new flow\\(s\\) refused`,
       ),
     );
+    // kubectl juneau ngw and the gateway agent's metrics count them (the kernel's node-wide counter).
+    const cli = await ngwJson();
+    expect({ node: cli.node, portRange: cli.portRange }).toEqual({
+      node: gatewayNode,
+      portRange: { min: 40000, max: 40001 },
+    });
+    expect(cli.drops.insertFailed).toBeGreaterThanOrEqual(before + dropped);
+    const counted = await until(
+      'the gateway agent metrics counting the refused packets',
+      async () => {
+        const m = await agentNgwMetrics(gatewayNode).catch(() => ({}) as Record<string, number>);
+        return (m['refused_packets_total/insert_failed'] ?? 0) >= dropped ? m : undefined;
+      },
+      30_000,
+    );
+    figure(
+      'natgw box: NGW-5 refused packets counted in juneau_agent_ngw_refused_packets_total{reason="insert_failed"}',
+      counted['refused_packets_total/insert_failed']!,
+    );
+    expect(counted['port_range_ports']).toBe(2);
   });
 
   test('NGW-6: the gateway node crashes (agent SIGKILLed, link cut): a surviving node becomes the gateway, answers ARP for the address, and new flows of a pod on a surviving node leave from the address through it', async () => {

@@ -15,6 +15,7 @@ import { AGENT_PAGE_SIZE, agentViews } from '../resources';
 import { desiredNgw, type NgwDesired } from './desired';
 import { EXHAUSTION_REASON, PortExhaustion } from './exhaustion';
 import { NGW_PORT_RANGE, ngwInputs, type LabelledPodObject, type NATGatewayObject } from './inputs';
+import type { NgwNodeReport } from './observe';
 import type { NgwSyncResult } from './sync';
 
 /** What the loop writes through (sync.ts NgwDataplane). */
@@ -43,6 +44,10 @@ export interface NgwLoopOptions {
   readonly recorder?: Pick<EventRecorder, 'warning'>;
   /** The node's conntrack insert_failed counter (sync.ts conntrackStats). @default not read */
   readonly insertFailed?: () => number;
+  /** NGW-8: reads what the node translates (observe.ts readNgwNode), at each poll. @default not read */
+  readonly readNode?: () => NgwNodeReport;
+  /** NGW-8: where that reading goes (metrics.ts NgwMetrics). */
+  readonly metrics?: { observe(report: NgwNodeReport): void };
 }
 
 export class NgwLoop {
@@ -61,6 +66,8 @@ export class NgwLoop {
   /** The Ready NATGateways whose gateway is this node, as of the last pass. */
   private servedHere: NATGatewayObject[] = [];
   private reportedCounterError = false;
+  private reportedReadError = false;
+  private observedOnce = false;
 
   constructor(private readonly options: NgwLoopOptions) {
     this.logger = (options.logger ?? silentLogger).child({ component: 'ngw' });
@@ -109,6 +116,8 @@ export class NgwLoop {
       );
       this.servedHere = this.natGateways.list().filter((g) => here.has(keyOf(g)));
       this.checkExhaustion();
+      // The metrics' first reading with the exhaustion check's (their baselines match); then at each poll.
+      if (!this.observedOnce) this.observeNode();
       if (result.nftReplaced || Object.entries(result).some(([k, v]) => k !== 'nftReplaced' && v !== 0))
         this.logger.info('NATGateway data path reconciled', {
           ...result,
@@ -125,6 +134,22 @@ export class NgwLoop {
   poll(): void {
     if (this.failed && this.last) this.reconcile(this.last);
     else this.checkExhaustion();
+    this.observeNode();
+  }
+
+  /** NGW-8: the flows, ports and refusals of the node into the metrics (a poll's work, not a scrape's). */
+  private observeNode(): void {
+    const { readNode, metrics } = this.options;
+    if (!readNode || !metrics) return;
+    try {
+      metrics.observe(readNode());
+      this.observedOnce = true;
+      this.reportedReadError = false;
+    } catch (err) {
+      if (!this.reportedReadError)
+        this.logger.warn('NATGateway flows not read (conntrack, nftables): their metrics are stale', { err });
+      this.reportedReadError = true;
+    }
   }
 
   /** NGW-5: one Warning Event per gateway served here when its new flows start being refused. */

@@ -63,11 +63,17 @@ const cstr = (s: string) => Buffer.concat([Buffer.from(s), Buffer.alloc(1)]);
 const align4 = (n: number) => (n + 3) & ~3;
 
 function attributes(msg: Buffer, fixed: number): Map<number, Buffer> {
+  return attributesFrom(msg, NLMSG_HDRLEN + fixed);
+}
+
+/** The attributes of `buf` from offset `start` (a message's, or a nested attribute's payload), by
+ * type without its flags (NLA_F_NESTED, NLA_F_NET_BYTEORDER). */
+export function attributesFrom(buf: Buffer, start: number): Map<number, Buffer> {
   const attrs = new Map<number, Buffer>();
-  for (let at = NLMSG_HDRLEN + fixed; at + 4 <= msg.length;) {
-    const len = msg.readUInt16LE(at);
+  for (let at = start; at + 4 <= buf.length;) {
+    const len = buf.readUInt16LE(at);
     if (len < 4) break;
-    attrs.set(msg.readUInt16LE(at + 2) & 0x3fff, msg.subarray(at + 4, at + len));
+    attrs.set(buf.readUInt16LE(at + 2) & 0x3fff, buf.subarray(at + 4, at + len));
     at += align4(len);
   }
   return attrs;
@@ -75,14 +81,30 @@ function attributes(msg: Buffer, fixed: number): Map<number, Buffer> {
 
 /** Sends a dump request and returns every message of the answer (to NLMSG_DONE). */
 export function dump(type: number, body: Buffer, what: string): Buffer[] {
+  const out: Buffer[] = [];
+  dumpEach(NETLINK_ROUTE, type, body, what, (msg) => out.push(Buffer.from(msg)));
+  return out;
+}
+
+/**
+ * Sends a dump request on a socket of netlink `protocol` and hands each message of the answer to
+ * `each` as it arrives (a view into the receive buffer, valid only during the call), to NLMSG_DONE:
+ * memory stays one buffer however long the dump.
+ */
+export function dumpEach(
+  protocol: number,
+  type: number,
+  body: Buffer,
+  what: string,
+  each: (msg: Buffer) => void,
+): void {
   const lc = libc();
-  const fd = lc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE) as number;
+  const fd = lc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol) as number;
   if (fd < 0) throw new LibbpfError('socket(AF_NETLINK)', koffi.errno(), what);
   try {
     const msg = message(type, NLM_F_DUMP, body);
     if (Number(lc.send(fd, msg, msg.length, 0)) !== msg.length)
       throw new LibbpfError('send(AF_NETLINK)', koffi.errno() || osConstants.errno.EMSGSIZE, what);
-    const out: Buffer[] = [];
     const buffer = Buffer.alloc(65536);
     for (;;) {
       const n = Number(lc.recv(fd, buffer, buffer.length, 0));
@@ -90,9 +112,9 @@ export function dump(type: number, body: Buffer, what: string): Buffer[] {
       for (let at = 0; at + NLMSG_HDRLEN <= n;) {
         const len = buffer.readUInt32LE(at);
         const t = buffer.readUInt16LE(at + 4);
-        if (t === NLMSG_DONE) return out;
+        if (t === NLMSG_DONE) return;
         if (t === NLMSG_ERROR) throw new LibbpfError('netlink dump', -buffer.readInt32LE(at + NLMSG_HDRLEN), what);
-        out.push(Buffer.from(buffer.subarray(at, at + len)));
+        each(buffer.subarray(at, at + len));
         at += align4(len);
       }
     }

@@ -182,4 +182,32 @@ describe('NgwLoop (NGW-4)', () => {
       await l.natGateways.stop();
     }
   });
+  test('NGW-8: the node is read into the metrics at the first pass and at each poll, not at every pass; an unreadable node is no failed pass', async () => {
+    const reads: string[] = [];
+    const observed: unknown[] = [];
+    let fail = false;
+    const report = { table: true, gateways: [], drops: { insertFailed: 0, conntrackDrop: 0, tunnelRefused: 0 } };
+    const { loop } = await started('b', 'b', {
+      readNode: () => {
+        reads.push('read');
+        if (fail) throw new Error('conntrack: Operation not permitted');
+        return report;
+      },
+      metrics: { observe: (r) => observed.push(r) },
+    });
+    loop.reconcile(shared([pod('p-b', 'b', '10.244.2.2')]));
+    loop.reconcile(shared([pod('p-b', 'b', '10.244.2.2')]));
+    expect(reads).toHaveLength(1);
+    loop.poll();
+    expect({ reads: reads.length, observed: observed.length }).toEqual({ reads: 2, observed: 2 });
+    fail = true;
+    loop.poll();
+    expect({ reads: reads.length, observed: observed.length, failed: loop.lastPassFailed }).toEqual({
+      reads: 3,
+      observed: 2,
+      failed: false,
+    });
+    await loop.stop();
+    await loop.natGateways.stop();
+  });
 });
