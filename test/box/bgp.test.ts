@@ -17,6 +17,7 @@ import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
 import { elapsedSince, figure } from '../shared/figures';
 import { cmd, inNetns } from './exec';
 import { ETH0_NIC, sharedEchoBox } from './echo-box';
+import { podConnects } from './peers';
 import { nodeBgpDir } from './mounts';
 import {
   agentBackAfterRestart,
@@ -27,6 +28,7 @@ import {
   elasticIpAddress,
   elasticIpYaml,
   listPods,
+  podReady,
   routerGet,
   until,
 } from './session';
@@ -345,6 +347,51 @@ cat "$dir"/*`,
     await kubectl(['delete', 'elasticipattachment,elasticip', 'bgp-web', '--wait=true']);
     figure('bgp box: ElasticIP deleted -> its route gone from the router FIB', await hopsBecome([], t2, eip));
     await kubectl(['delete', 'pod', 'bgp-web', '--wait=false']);
+  });
+
+  test('BGP-4, NGW-3: a NATGateway of the bgp network: Ready once its gateway node announces the address (the one next hop at the router); a selected pod on another node reaches the router from the gateway address, both ways; deleted, the route goes', async () => {
+    const podNode = echoBox.box.nodes[0].name;
+    const w0 = Date.now();
+    const t0 = performance.now();
+    await kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      `apiVersion: juneau.loutres.me/v1alpha1
+kind: NATGateway
+metadata: { name: bgp-egress, namespace: default }
+spec:
+  externalNetwork: bgp-net
+  podSelector: { matchLabels: { app: bgp-egress } }
+  nodeSelector: { matchExpressions: [{ key: kubernetes.io/hostname, operator: NotIn, values: [${podNode}] }] }
+`,
+    );
+    await kubectl(['apply', '--server-side', '-f', '-'], echoPod('bgp-egress', podNode));
+    const gw = await until('the NATGateway Ready', async () => {
+      const g = JSON.parse(await kubectl(['get', 'natgateway', 'bgp-egress', '-o', 'json'])) as {
+        status?: { phase?: string; address?: string; nodeName?: string };
+      };
+      return g.status?.phase === 'Ready' ? g.status : undefined;
+    });
+    figure('bgp box: NATGateway applied -> Ready (its gateway node announces the address)', elapsedSince(w0));
+    const gateway = gw.nodeName!;
+    expect(gateway).not.toBe(podNode);
+    figure(
+      'bgp box: NATGateway -> the router FIB has its gateway node as the one next hop',
+      await hopsBecome([gateway], t0, gw.address),
+    );
+    await podReady(kubectl, 'bgp-egress');
+    const { heard, said } = await podConnects(
+      { kubectlBin: echoBox.kubectlBin, kubectlArgs: echoBox.kubectlArgs },
+      'bgp-egress',
+      { netns: echoBox.router, address: echoBox.routerIp, port: 9500 },
+      1000,
+    );
+    expect(heard.peer).toBe(gw.address);
+    expect({ got: said.received, sha: said.receivedSha256 }).toEqual({ got: 1000, sha: heard.sentSha256 });
+
+    const t1 = performance.now();
+    await kubectl(['delete', 'natgateway', 'bgp-egress', '--wait=true']);
+    figure('bgp box: NATGateway deleted -> its route gone from the router FIB', await hopsBecome([], t1, gw.address));
+    await kubectl(['delete', 'pod', 'bgp-egress', '--wait=false']);
   });
 
   test('BGP-3, BGP-2, BGP-1: ETP Cluster on a bgp network: every node announces; the BGPAdvertisement nodeSelector narrows it, and the BGPPeer nodeSelector narrows it further', async () => {
