@@ -2,19 +2,28 @@
  * IPv4 addresses as unsigned 32-bit integers. Strict dotted-quad only: no leading zeros (which
  * some parsers read as octal), no shorthand forms, so one address has exactly one spelling.
  */
-const OCTET = /^(0|[1-9][0-9]{0,2})$/;
-
 export function parseIPv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
+  // One pass over the characters (a hot path: every address of a 10,000-address pass goes through it).
   let value = 0;
-  for (const part of parts) {
-    if (!OCTET.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = value * 256 + octet;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (digits === 0 || ++dots > 3) return undefined;
+      value = value * 256 + octet;
+      octet = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      // No leading zero (0 alone is an octet), at most three digits, at most 255.
+      if (digits === 1 && octet === 0) return undefined;
+      octet = octet * 10 + (c - 48);
+      if (++digits > 3 || octet > 255) return undefined;
+    } else return undefined;
   }
-  return value;
+  if (dots !== 3 || digits === 0) return undefined;
+  return value * 256 + octet;
 }
 
 export function formatIPv4(value: number): string {

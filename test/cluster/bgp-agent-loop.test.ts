@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { API_VERSION, type BGPNodeState } from '../../api';
 import { renderBirdConfig } from '../../runtime/agent/bgp/bird-config';
 import { birdCommand } from '../../runtime/agent/bgp/birdc';
-import { BgpSync } from '../../runtime/agent/bgp/sync';
+import { BgpSync, type BgpSyncOptions } from '../../runtime/agent/bgp/sync';
 import { applyStatus } from '../../runtime/kube/apply';
 import { createLogger, silentLogger } from '../../runtime/kube/log';
 import type { ServedAddress } from '../../runtime/agent/nat/desired';
@@ -84,6 +84,22 @@ const setAdvertising = (nodes: string[]) =>
     'juneau-controller',
   );
 
+/** The agent's loop on this file's node and BIRD, with short intervals. */
+const loop = (more: Partial<BgpSyncOptions> = {}) =>
+  new BgpSync({
+    client: rest,
+    nodeName: NODE,
+    routerId: '192.0.2.131',
+    socketPath: path.join(dir, 'bird.ctl'),
+    configFile: path.join(dir, 'bird.conf'),
+    secretNamespace: NS,
+    recorder,
+    logger: silentLogger,
+    pollIntervalMs: 300,
+    minWriteIntervalMs: 300,
+    ...more,
+  });
+
 beforeAll(async () => {
   dir = tempDir('bgp-agent-');
   fs.writeFileSync(path.join(dir, 'bird.conf'), STARTING);
@@ -101,18 +117,7 @@ beforeAll(async () => {
   });
   await create(JuneauResources.serviceLoadBalancers, 'ServiceLoadBalancer', SLB, { externalNetwork: NET }, NS);
   await setAdvertising([NODE]);
-  sync = new BgpSync({
-    client: rest,
-    nodeName: NODE,
-    routerId: '192.0.2.131',
-    socketPath: path.join(dir, 'bird.ctl'),
-    configFile: path.join(dir, 'bird.conf'),
-    secretNamespace: NS,
-    recorder,
-    logger: silentLogger,
-    pollIntervalMs: 300,
-    minWriteIntervalMs: 300,
-  });
+  sync = loop();
   void sync.start();
 });
 
@@ -212,17 +217,8 @@ describe('agent BGP loop on a real BIRD', () => {
       nat.served = served;
       for (const l of listeners) l();
     };
-    sync = new BgpSync({
-      client: rest,
-      nodeName: NODE,
-      routerId: '192.0.2.131',
-      socketPath: path.join(dir, 'bird.ctl'),
-      configFile: path.join(dir, 'bird.conf'),
-      secretNamespace: NS,
-      recorder,
+    sync = loop({
       logger: createLogger({ component: 'test-bgp', sink: (l) => void lines.push(l) }),
-      pollIntervalMs: 300,
-      minWriteIntervalMs: 300,
       servedAddresses: nat,
     });
     const fileBefore = fs.readFileSync(path.join(dir, 'bird.conf'), 'utf8');

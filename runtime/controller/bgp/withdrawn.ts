@@ -9,6 +9,7 @@
  */
 import { announcedRanges, rangesContain } from '../../../api/validation';
 import { parseIPv4 } from '../../../api/validation/ipv4';
+import { requeueAfter, type ReconcileResult } from '../../kube/workqueue';
 import type { ControllerContext } from '../context';
 
 /** How soon a finalizer waiting for a withdrawal looks again (the agents write their report at most every 2 s). */
@@ -24,4 +25,22 @@ export function nodesAnnouncing(ctx: Pick<ControllerContext, 'caches' | 'agentLi
     .filter((s) => !expired.has(s.spec.nodeName) && rangesContain(announcedRanges(s.status?.announced?.addresses), ip))
     .map((s) => s.spec.nodeName)
     .sort();
+}
+
+/**
+ * In a finalizer, before the release: come back in a second (and say so) while a node announces
+ * `address`; undefined once none does (or there is no address).
+ */
+export function untilWithdrawn(
+  ctx: Pick<ControllerContext, 'caches' | 'agentLiveness' | 'logger'>,
+  owner: string,
+  address: string | undefined,
+): ReconcileResult | undefined {
+  const announcing = address ? nodesAnnouncing(ctx, address) : [];
+  if (announcing.length === 0) return undefined;
+  ctx.logger.info(`${owner} being deleted: its address is released once no node announces it (BGP-5)`, {
+    address,
+    announcing,
+  });
+  return requeueAfter(WITHDRAWAL_POLL_MS);
 }

@@ -12,8 +12,8 @@ import { networkView } from '../../../api/validation';
 import type { ElasticIP } from '../../../api';
 import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
-import { splitKey, type Stored } from '../../kube/types';
-import { done, requeueAfter, type ReconcileResult } from '../../kube/workqueue';
+import { objectKey, splitKey, type Stored } from '../../kube/types';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
 import {
@@ -26,7 +26,7 @@ import {
   type ControllerContext,
 } from '../context';
 import type { AdvertisementOwner } from '../arp/names';
-import { nodesAnnouncing, WITHDRAWAL_POLL_MS } from '../bgp/withdrawn';
+import { untilWithdrawn } from '../bgp/withdrawn';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import type { ReconcilerSpec } from '../reconciler';
 import { JuneauResources } from '../../kube/resources';
@@ -114,15 +114,8 @@ async function finalizeElasticIP(
   owner: AdvertisementOwner,
 ): Promise<ReconcileResult> {
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, owner);
-  const announcing = eip.status?.address ? nodesAnnouncing(ctx, eip.status.address) : [];
-  if (announcing.length > 0) {
-    ctx.logger.info('ElasticIP being deleted: its address is released once no node announces it (BGP-5)', {
-      elasticIP: `${eip.metadata.namespace}/${eip.metadata.name}`,
-      address: eip.status?.address,
-      announcing,
-    });
-    return requeueAfter(WITHDRAWAL_POLL_MS);
-  }
+  const waiting = untilWithdrawn(ctx, `ElasticIP ${objectKey(eip)}`, eip.status?.address);
+  if (waiting) return waiting;
   await ctx.allocator.releaseAll(holderOf(eip));
   await releaseFinalizer(ctx, EIP, eip, FINALIZERS.elasticIP);
   return done();

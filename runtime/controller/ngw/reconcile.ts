@@ -14,12 +14,12 @@ import { addFinalizer, hasFinalizer } from '../../kube/apply';
 import { referenceTo } from '../../kube/events';
 import { JuneauResources } from '../../kube/resources';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
-import { done, requeueAfter, type ReconcileResult } from '../../kube/workqueue';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type Holder } from '../allocator/allocator-index';
 import { claimRecordOf } from '../allocator/claims';
 import type { AdvertisementOwner } from '../arp/names';
 import { BGP_BATCH_MS, bgpInputs } from '../bgp/inputs';
-import { nodesAnnouncing, WITHDRAWAL_POLL_MS } from '../bgp/withdrawn';
+import { untilWithdrawn } from '../bgp/withdrawn';
 import { deleteOwnedAdvertisements, ensureAdvertisement, findAdvertisement } from '../arp/owned';
 import {
   addressHolderWatches,
@@ -141,15 +141,8 @@ async function finalizeNATGateway(
   owner: AdvertisementOwner,
 ): Promise<ReconcileResult> {
   await deleteOwnedAdvertisements(ctx, ctx.caches.arpAdvertisements, owner);
-  const announcing = ngw.status?.address ? nodesAnnouncing(ctx, ngw.status.address) : [];
-  if (announcing.length > 0) {
-    ctx.logger.info('NATGateway being deleted: its address is released once no node announces it (BGP-5)', {
-      natGateway: objectKey(ngw),
-      address: ngw.status?.address,
-      announcing,
-    });
-    return requeueAfter(WITHDRAWAL_POLL_MS);
-  }
+  const waiting = untilWithdrawn(ctx, `NATGateway ${objectKey(ngw)}`, ngw.status?.address);
+  if (waiting) return waiting;
   await ctx.allocator.releaseAll(holderOf(ngw));
   await releaseFinalizer(ctx, NGW, ngw, FINALIZERS.natGateway);
   return done();

@@ -11,7 +11,7 @@ import { JuneauResources, Resources } from '../../kube/resources';
 import { deleteIgnoringNotFound } from '../../kube/rest';
 import { SERVICE_NAME_LABEL } from '../../kube/service-views';
 import { objectKey, splitKey, type Stored } from '../../kube/types';
-import { done, requeueAfter, type ReconcileResult } from '../../kube/workqueue';
+import { done, type ReconcileResult } from '../../kube/workqueue';
 import { juneauHolder, type ClaimRecord, type Holder } from '../allocator/allocator-index';
 import { POOL_CHOICE_REASONS } from '../allocator/pool-choice';
 import { mayKeepAddress } from '../allocator/retain';
@@ -37,7 +37,7 @@ import {
 } from './request';
 import { clusterOwnerOf, formatIPv4, networkView, parseIPv4 } from '../../../api/validation';
 import { bgpInputs, bgpWatches } from '../bgp/inputs';
-import { nodesAnnouncing, WITHDRAWAL_POLL_MS } from '../bgp/withdrawn';
+import { untilWithdrawn } from '../bgp/withdrawn';
 
 type Slb = Stored<ServiceLoadBalancer>;
 const SLB = JuneauResources.serviceLoadBalancers;
@@ -244,15 +244,8 @@ async function finalizeServiceLoadBalancer(
   if (service && !service.metadata.deletionTimestamp && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0)
     await ensureServiceIngress(ctx, service, []);
   // BGP-5: and no node announces it (the agents withdraw a VIP whose ServiceLoadBalancer is being deleted).
-  const announcing = slb.status?.vip ? nodesAnnouncing(ctx, slb.status.vip) : [];
-  if (announcing.length > 0) {
-    ctx.logger.info('ServiceLoadBalancer being deleted: its VIP is released once no node announces it (BGP-5)', {
-      serviceLoadBalancer: objectKey(slb),
-      vip: slb.status?.vip,
-      announcing,
-    });
-    return requeueAfter(WITHDRAWAL_POLL_MS);
-  }
+  const waiting = untilWithdrawn(ctx, `ServiceLoadBalancer ${objectKey(slb)}`, slb.status?.vip);
+  if (waiting) return waiting;
   await ctx.allocator.releaseAll(holderOf(slb));
   await releaseFinalizer(ctx, SLB, slb, FINALIZERS.serviceLoadBalancer);
   return done();
