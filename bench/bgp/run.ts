@@ -219,7 +219,9 @@ async function main(): Promise<void> {
         cold[variant].push(ms);
         if (appliedMs !== undefined) coldApplied.push(appliedMs);
         const configured = appliedMs !== undefined ? ` (BIRD configured by the loop after ${seconds(appliedMs)})` : '';
-        log(`round ${round + 1} ${variant}: ${COUNT} routes in the router FIB after ${seconds(ms)}${configured}; load ${load()}`);
+        log(
+          `round ${round + 1} ${variant}: ${COUNT} routes in the router FIB after ${seconds(ms)}${configured}; load ${load()}`,
+        );
         if (variant === 'juneau') {
           if (fs.readFileSync(bird.file, 'utf8') !== full)
             throw new Error(
