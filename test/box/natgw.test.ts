@@ -26,6 +26,7 @@ import {
 } from './peers';
 import { arpAnswers, macOf, neighbourMac, watchLines } from './router-view';
 import { agentPidsInNetns, pidsOf } from './upstream';
+import { agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
 import { sharedEchoBox, webBehindElasticIp } from './echo-box';
 
@@ -594,7 +595,7 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
     expect(counted['port_range_ports']).toBe(2);
   });
 
-  test('NGW-6: the gateway node crashes (agent SIGKILLed, link cut): a surviving node becomes the gateway, answers ARP for the address, and new flows of a pod on a surviving node leave from the address through it', async () => {
+  test('NGW-6, FO-1: the gateway node crashes (agent SIGKILLed, link cut) on a network with announceOnMove: a surviving node becomes the gateway and a new flow leaves through it within a second of the agent Lease expiry; it announces the move (the router, never flushed, names its MAC before that flow), answers ARP for the address, and new flows of a pod on a surviving node leave from the address through it', async () => {
     const old = echoBox.box.nodes.find((n) => n.name === gatewayNode)!;
     const survivors = echoBox.box.nodes.filter((n) => n !== old).map((n) => n.name);
     const pod = SELECTED[echoBox.box.nodes.findIndex((n) => n.name === survivors[0])]!;
@@ -612,8 +613,29 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
       JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': survivors[1] } } } } }),
     ]);
     await kubectl(['-n', INSTALL.namespace, 'rollout', 'status', 'deployment/juneau-controller', '--timeout=300s']);
+    const announceOnMove = (on: boolean) =>
+      kubectl([
+        'patch',
+        'externalnetwork',
+        'box-net',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { arp: { announceOnMove: on } } }),
+      ]);
+    await announceOnMove(true);
+    // The router knows the old gateway's MAC for the address (what a router would hold).
+    await until('the router holding the old gateway MAC for the address', async () => {
+      // Its kernel resolves the address for a ping (unanswered: the address is nobody's own).
+      await inNetns(echoBox.router, 'ping', ['-c', '1', '-W', '1', address]).catch(() => '');
+      return (await neighbourMac(echoBox.router, address)) === (await macOf(old.netns)) ? true : undefined;
+    });
     const crashed = Date.now();
     for (const pid of agentPidsInNetns(old.netns)) process.kill(Number(pid), 'SIGKILL');
+    // Its last renewal, read after the kill (the agent's clock is this host's): when it expires.
+    const lease = JSON.parse(
+      await kubectl(['-n', INSTALL.namespace, 'get', 'lease', agentLeaseName(old.name), '-o', 'json']),
+    ) as { spec: { renewTime: string; leaseDurationSeconds: number } };
+    const expiry = new Date(lease.spec.renewTime).getTime() + lease.spec.leaseDurationSeconds * 1000;
     await cmd('ip', ['link', 'set', 'dev', old.hostVeth, 'down']);
     let moved: GatewayStatus;
     try {
@@ -622,34 +644,47 @@ const echo = (s) => new Promise((resolve) => { let got = 0; s.on('data', (d) => 
         return s.phase === 'Ready' && s.nodeName && s.nodeName !== old.name ? s : undefined;
       });
       figure('natgw box: NGW-6 gateway node crash -> status names a new gateway node', elapsedSince(crashed));
+      // FO-1: the new gateway announces the move; the router's entry (never flushed here) follows it.
+      const newMac = await macOf(nodeNetns(moved.nodeName!));
+      await until(
+        "the router's neighbour entry for the address naming the new gateway's MAC",
+        async () => ((await neighbourMac(echoBox.router, address)) === newMac ? true : undefined),
+        10_000,
+      );
+      const routerLearnt = Date.now();
       // A port per attempt: a failed attempt's listener may still hold its own.
       let attempt = 0;
-      // Where the wait goes: when the router's neighbour entry for the address first names the new node.
-      const newMac = await macOf(nodeNetns(moved.nodeName!));
-      let routerLearnt = 0;
       await until('a TCP connection from a surviving node’s pod arriving from the gateway address', async () => {
-        if (!routerLearnt && (await neighbourMac(echoBox.router, address)) === newMac) routerLearnt = Date.now();
         return (await tcpSource('default', pod, TCP_PORT + 200 + attempt++).catch(() => '')) === address
           ? true
           : undefined;
       });
+      const flowAt = Date.now();
       figure(
         'natgw box: NGW-6 gateway node crash -> a new flow leaves from the gateway address',
         elapsedSince(crashed),
       );
+      figure(
+        `natgw box: NGW-6 the old gateway's agent Lease expiry (${lease.spec.leaseDurationSeconds} s after its last renewal) -> a new flow leaves from the gateway address`,
+        `${((flowAt - expiry) / 1000).toFixed(1)} s`,
+      );
       figure('natgw box: NGW-6 connection attempts until one left from the gateway address', attempt);
       figure(
-        "natgw box: NGW-6 breakdown: crash -> the router's neighbour entry for the address names the new gateway's MAC",
-        routerLearnt ? `${((routerLearnt - crashed) / 1000).toFixed(1)} s` : 'not before the flow',
+        "natgw box: NGW-6 breakdown: crash -> the router's neighbour entry for the address names the new gateway's MAC (announceOnMove)",
+        `${((routerLearnt - crashed) / 1000).toFixed(1)} s`,
       );
       expect(moved.address).toBe(address);
       expect(survivors).toContain(moved.nodeName);
+      // Issue 29 proof 5: within the Lease expiry plus a second (and the router told at once, above).
+      expect(flowAt - expiry).toBeLessThanOrEqual(1_000);
+      expect(routerLearnt).toBeLessThanOrEqual(flowAt);
       // Through the new gateway: it is the one node answering ARP for the address.
       const answers = await arpAnswers(echoBox.router, address, 3);
       expect(answers.byMac).toEqual({ [await macOf(nodeNetns(moved.nodeName!))]: 3 });
       expect(await udpSource('default', pod)).toBe(address);
     } finally {
       await cmd('ip', ['link', 'set', 'dev', old.hostVeth, 'up']);
+      await announceOnMove(false);
     }
     gatewayNode = moved.nodeName!;
     // The crashed node back (its agent restarted): a pod node again, steering its pod to the new gateway.
