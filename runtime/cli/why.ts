@@ -12,9 +12,11 @@ import {
   type AddressPool,
   type AllocationClaim,
   type ARPAdvertisement,
+  type BGPNodeState,
   type ExternalNetwork,
 } from '../../api';
-import { isIPv4 } from '../../api/validation';
+import { announcedRanges, isIPv4, rangesContain } from '../../api/validation';
+import { parseIPv4 } from '../../api/validation/ipv4';
 import type { KubeEvent } from '../kube/events';
 import { juneauResource, JuneauResources, Resources, type ResourceType } from '../kube/resources';
 import { getOrUndefined, type RestClient } from '../kube/rest';
@@ -163,7 +165,12 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
       return [
         ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
         ...(await usersOfElasticIP(rest, ns ?? '', o.metadata.name ?? '')),
-        ...(await advertisementLines(rest, o.status?.address)),
+        ...(await announcementLines(
+          rest,
+          str(o.spec?.externalNetwork),
+          o.status?.address,
+          await servingNodes(rest, o),
+        )),
       ];
     case 'ServiceLoadBalancer': {
       const service = await getOrUndefined<KubeObject>(rest, Resources.services, ns, o.metadata.name ?? '');
@@ -172,7 +179,12 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
           ? `  Service ${ns}/${o.metadata.name}: exists`
           : `  Service ${ns}/${o.metadata.name}: does not exist (the controller deletes this ServiceLoadBalancer)`,
         ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
-        ...(await advertisementLines(rest, o.status?.vip)),
+        ...(await announcementLines(
+          rest,
+          str(o.spec?.externalNetwork),
+          o.status?.vip,
+          Array.isArray(o.status?.advertisingNodes) ? (o.status.advertisingNodes as string[]) : [],
+        )),
       ];
     }
     case 'ElasticIPAttachment':
@@ -192,7 +204,12 @@ async function dependencyLines(rest: RestClient, kind: string, o: Obj): Promise<
         ...(await networkLines(rest, str(o.spec?.externalNetwork), o.status?.addressPool)),
         await gatewayNodeLine(rest, str(o.status?.nodeName)),
         `  pods: ${Number(o.status?.selectedPods ?? 0)} selected use it; ${Number(o.status?.contestedPodCount ?? 0)} selected use an older NATGateway (NGW-4)`,
-        ...(await advertisementLines(rest, o.status?.address)),
+        ...(await announcementLines(
+          rest,
+          str(o.spec?.externalNetwork),
+          o.status?.address,
+          str(o.status?.nodeName) ? [str(o.status?.nodeName)!] : [],
+        )),
       ];
     case 'AddressPool':
       return poolLines(o as Stored<AddressPool>);
@@ -259,6 +276,73 @@ async function usersOfElasticIP(rest: RestClient, ns: string, name: string): Pro
     const node = typeof u.status?.nodeName === 'string' ? ` on node ${u.status.nodeName}` : '';
     return `  used by ${u.kind} ${u.metadata.name}: ${phaseOf(u)}${node}`;
   });
+}
+
+/** How the address reaches the network: ARPAdvertisements on an arp network, BGP on a bgp one. */
+async function announcementLines(
+  rest: RestClient,
+  network: string | undefined,
+  address: string | undefined,
+  expected: readonly string[],
+): Promise<string[]> {
+  const net = network
+    ? await getOrUndefined<Stored<ExternalNetwork>>(rest, JuneauResources.externalNetworks, undefined, network)
+    : undefined;
+  return net?.spec.type === 'bgp' ? bgpLines(rest, address, expected) : advertisementLines(rest, address);
+}
+
+/** BGP-4: the node an ElasticIP is served from: its attachment's (NAT) or its holding NIC's (direct). */
+async function servingNodes(rest: RestClient, eip: Obj): Promise<string[]> {
+  const a = eip.status?.attachment;
+  if (!a) return [];
+  const type = a.kind === 'NetworkInterface' ? JuneauResources.networkInterfaces : JuneauResources.elasticIPAttachments;
+  const user = await getOrUndefined<Obj>(rest, type, eip.metadata.namespace, a.name);
+  const node = user?.status?.nodeName ?? user?.spec?.nodeName;
+  return typeof node === 'string' && node ? [node] : [];
+}
+
+/** How many nodes the BGP lines name one by one (the rest are counted). */
+const NAMED_BGP_NODES = 5;
+
+/**
+ * BGP-4, BGP-5, BGP-7: which nodes announce the address (their BGPNodeState reports it announced
+ * over an Established session) and why the others do not: the ones that should (`expected`: an
+ * SLB's advertisingNodes, the serving node) with their sessions; the rest are not asked to.
+ */
+async function bgpLines(rest: RestClient, address: string | undefined, expected: readonly string[]): Promise<string[]> {
+  if (!address) return [];
+  const ip = parseIPv4(address);
+  const states = (await rest.list<Stored<BGPNodeState>>(JuneauResources.bgpNodeStates)).items;
+  const announcing = states.filter(
+    (s) => ip !== undefined && rangesContain(announcedRanges(s.status?.announced?.addresses), ip),
+  );
+  const names = announcing.map((s) => s.spec.nodeName).sort();
+  const lines = [
+    names.length > 0
+      ? `  BGP: ${address} announced by ${names.length} node(s): ${names.slice(0, NAMED_BGP_NODES).join(', ')}${names.length > NAMED_BGP_NODES ? ` and ${names.length - NAMED_BGP_NODES} more` : ''}`
+      : `  BGP: ${address} announced by no node, so no router has a route to it`,
+  ];
+  const missing = expected.filter((n) => !names.includes(n)).sort();
+  for (const node of missing.slice(0, NAMED_BGP_NODES)) {
+    const state = states.find((s) => s.spec.nodeName === node);
+    const sessions = (state?.status?.peers ?? []).map(
+      (p) => `${p.peer} ${p.state}${p.lastError ? ` (${p.lastError})` : ''}`,
+    );
+    lines.push(
+      !state
+        ? `  BGP: not by node ${node}, which should: its agent has written no BGPNodeState (is the agent running with bgpDaemon?)`
+        : `  BGP: not by node ${node}, which should: sessions ${sessions.join(', ') || 'none'}${sessions.length && state.status?.peers?.some((p) => p.state === 'Established') ? '; Established, but it does not report the address announced yet' : ''}`,
+    );
+  }
+  if (missing.length > NAMED_BGP_NODES)
+    lines.push(`  BGP: and ${missing.length - NAMED_BGP_NODES} more nodes that should`);
+  const others =
+    states.length - announcing.length - missing.filter((n) => states.some((s) => s.spec.nodeName === n)).length;
+  if (others > 0)
+    lines.push(
+      `  BGP: ${others} other node(s) with a BGP daemon do not announce it: not asked to (${expected.length ? `only ${expected.join(', ')} should` : 'no node serves it'})`,
+    );
+  return lines;
 }
 
 async function advertisementLines(rest: RestClient, address: string | undefined): Promise<string[]> {

@@ -16,7 +16,7 @@ import { birdSymbol } from '../../runtime/agent/bgp/bird-config';
 import { FrrRouter, RouteMonitor, kernelNextHops } from '../netns/bgp-rig';
 import { elapsedSince, figure } from '../shared/figures';
 import { cmd, inNetns } from './exec';
-import { ETH0_NIC, sharedEchoBox } from './echo-box';
+import { ETH0_NIC, kubectlJuneau, sharedEchoBox } from './echo-box';
 import { podConnects } from './peers';
 import { nodeBgpDir } from './mounts';
 import {
@@ -307,7 +307,7 @@ cat "$dir"/*`,
     }
   });
 
-  test('BGP-4, EIP-17: an ElasticIP of the bgp network through NAT is announced by the node of its pod only (one next hop at the router), reaches the pod with the client address kept, follows the pod to another node, and is withdrawn when the ElasticIP is deleted', async () => {
+  test('BGP-4, EIP-17: an ElasticIP of the bgp network through NAT is announced by the node of its pod only (one next hop at the router; kubectl juneau why names it and says why the others do not), reaches the pod with the client address kept, follows the pod to another node, and is withdrawn when the ElasticIP is deleted', async () => {
     const [from, to] = [echoBox.box.nodes[1].name, echoBox.box.nodes[2].name];
     const t0 = performance.now();
     await kubectl(['apply', '--server-side', '-f', '-'], elasticIpYaml('bgp-web', 'bgp-net', 'bgp-web.eth0'));
@@ -333,6 +333,14 @@ cat "$dir"/*`,
         return nodes.length === 1 ? nodes : undefined;
       }),
     ).toEqual([from]);
+    // kubectl juneau why <address>: who announces it, and why the others do not (issue 27 item 5).
+    const why = await kubectlJuneau(echoBox)(['why', eip]);
+    expect(why.code).toBe(0);
+    const others = echoBox.box.nodes.length - 1;
+    expect(why.stdout).toContain(`  BGP: ${eip} announced by 1 node(s): ${from}\n`);
+    expect(why.stdout).toContain(
+      `  BGP: ${others} other node(s) with a BGP daemon do not announce it: not asked to (only ${from} should)\n`,
+    );
 
     await kubectl(['delete', 'pod', 'bgp-web', '--wait=true']);
     const t1 = performance.now();

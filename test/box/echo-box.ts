@@ -3,6 +3,7 @@
 // images the box project's global setup built (Juneau's, the echo image) imported, add a router
 // namespace on the nodes' segment and install Juneau; at the end, remove the namespaces the test
 // added and take the box down.
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -11,6 +12,7 @@ import { elapsedSince, figure } from '../shared/figures';
 import { bashIn } from './exec';
 import type { BoxState } from './state';
 import { addRouter } from './upstream';
+import { REPO_ROOT } from '../cluster/paths';
 import {
   arpNetworkYaml,
   boxCli,
@@ -179,3 +181,17 @@ export async function webBehindElasticIp(echoBox: EchoBox, node: string): Promis
   );
   return eip;
 }
+
+/** `kubectl juneau ARGS` as a user runs it on the box: the bundled plugin, with the box's kubeconfig and kubectl. */
+export const kubectlJuneau =
+  (echoBox: Pick<EchoBox, 'kubectlArgs' | 'kubectlBin'>) =>
+  (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) =>
+      execFile(
+        process.execPath,
+        [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), ...echoBox.kubectlArgs, ...args],
+        { env: { ...process.env, KUBECTL: echoBox.kubectlBin } },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
+      ),
+    );

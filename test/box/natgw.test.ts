@@ -6,9 +6,7 @@
 //
 // The router routes the pods' ranges to their nodes (a routed pod network: the box's CNI does not
 // masquerade), so a pod that is not selected reaches it from its own address and gets its reply.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { INSTALL } from '../../api/constants';
 import { ECHO_HTTP_PORT } from '../../scripts/images/echo';
 import { NGW } from '../../runtime/agent/ngw/desired';
@@ -28,7 +26,7 @@ import { arpAnswers, macOf, neighbourMac, watchLines } from './router-view';
 import { agentPidsInNetns, pidsOf } from './upstream';
 import { agentLeaseName } from '../../runtime/agent/liveness/lease';
 import { addAgentArgs, describeOnBox, echoPod, getFromPod, until } from './session';
-import { sharedEchoBox, webBehindElasticIp } from './echo-box';
+import { kubectlJuneau, sharedEchoBox, webBehindElasticIp } from './echo-box';
 
 const OTHER_NS = 'team-b';
 /** The selected pods of `default`, one per node (app label = name), and the NATGateway's selector. */
@@ -43,7 +41,6 @@ const UDP_PORT = 9401;
 const HOLD_PORT = 9403;
 /** NGW-8: the server the long-lived connections counted by kubectl juneau ngw and the metrics go to. */
 const COUNT_PORT = 9404;
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 interface PodJsonIP {
   status: { podIP?: string };
@@ -221,16 +218,7 @@ send(); setInterval(send, 1000);`;
   }
 
   /** `kubectl juneau ARGS` as a user runs it: the bundled plugin beside the box's kubectl. */
-  const juneau = (args: readonly string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        [path.join(REPO_ROOT, 'build', 'bin', 'kubectl-juneau.js'), ...echoBox.kubectlArgs, ...args],
-        { env: { ...process.env, KUBECTL: echoBox.kubectlBin } },
-        (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr }),
-      ),
-    );
+  const juneau = kubectlJuneau(echoBox);
   const ngwJson = async (args: readonly string[] = []): Promise<NgwJson> => {
     const r = await juneau(['ngw', 'default/egress', '-o', 'json', ...args]);
     if (r.code !== 0) throw new Error(`kubectl juneau ngw: exit ${r.code}: ${r.stderr}`);

@@ -62,9 +62,19 @@ describeAsRoot('FO-2 answers expire with their agent (real XDP)', () => {
 
   afterAll(() => rig.destroy(), 60_000);
 
-  /** Probes every GAP_MS for `ms`; returns, per probe, ms after `since` it was sent and whether it was answered. */
-  async function probeFor(ms: number, since: number, during: () => Promise<void> = async () => undefined) {
+  /**
+   * Probes every GAP_MS for `ms`; returns, per probe, ms after `since` it was sent and whether it
+   * was answered. `since` as a function is called once the capture listens, just before the first
+   * probe (what it starts, a heartbeat, is then not eaten by the capture's own start-up).
+   */
+  async function probeFor(
+    ms: number,
+    since: number | (() => number),
+    during: () => Promise<void> = async () => undefined,
+  ) {
+    let origin = typeof since === 'number' ? since : 0;
     const frames = await rig.capture(async () => {
+      if (typeof since === 'function') origin = since();
       await Promise.all([
         rig.sendArp({ sip: CLIENT_IP, tip: VIP, count: Math.ceil(ms / GAP_MS), gapMs: GAP_MS }),
         during(),
@@ -76,15 +86,18 @@ describeAsRoot('FO-2 answers expire with their agent (real XDP)', () => {
     // A reply follows its request within microseconds: pair each request with the next reply before the next request.
     return requests.map((req, i) => {
       const next = requests[i + 1]?.timeMs ?? Infinity;
-      return { at: req.timeMs - since, answered: replies.some((r) => r.timeMs >= req.timeMs && r.timeMs < next) };
+      return { at: req.timeMs - origin, answered: replies.some((r) => r.timeMs >= req.timeMs && r.timeMs < next) };
     });
   }
 
   test('FO-2: answers stop once the heartbeat is older than the expiry; the guard still drops the request, so the kernel does not answer either', async () => {
     const dropsBefore = rig.maps(0).stats().JUNEAU_DROP_EXPIRED;
-    expect(rig.maps(0).refreshHeartbeat(ifindex, monotonicNowNs())).toBe(true);
-    const since = Date.now();
-    const probes = await probeFor(EXPIRY_MS + 1_000, since);
+    let refreshed = false;
+    const probes = await probeFor(EXPIRY_MS + 1_000, () => {
+      refreshed = rig.maps(0).refreshHeartbeat(ifindex, monotonicNowNs());
+      return Date.now();
+    });
+    expect(refreshed).toBe(true);
     const answered = probes.filter((p) => p.answered);
     const unanswered = probes.filter((p) => !p.answered);
     // Every probe before the expiry is answered, none after it (one probe gap of slack each way
