@@ -32,7 +32,9 @@ Commands:
                                 -o table|json
   why <kind>/<name>             why an object is Pending, Error or Degraded: its conditions,
                                 Warning Events and the objects it depends on (network,
-                                pools, attachment, ARPAdvertisement). Kinds: elasticip (eip),
+                                pools, attachment, ARPAdvertisement; on a bgp network the
+                                nodes announcing its address and why the others do not,
+                                from their BGPNodeStates). Kinds: elasticip (eip),
                                 serviceloadbalancer (slb) or service (svc),
                                 elasticipattachment (eipa), networkinterface (nic),
                                 addresspool (ap), externalnetwork (extnet),
