@@ -41,7 +41,7 @@ import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { BirdNode, FrrRouter } from '../../test/netns/bgp-rig';
 import { inNs } from '../../test/netns/ns-tools';
 import { CLIENT_IP, Rig } from '../../test/netns/rig';
-import { forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, waitUntil } from '../scale/common';
+import { forEachConcurrent, ipv4, log, memoryOf, percentile, seconds, waitUntil, loadAverage } from '../scale/common';
 
 const { values: flags } = parseArgs({
   options: {
@@ -60,11 +60,7 @@ const NET = 'bench-bgp';
 const PEER = 'router';
 /** N addresses, contiguous (as a pool hands them out): 10.128.0.0/16 holds 65,536. */
 const BASE = '10.128.0.0';
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverage;
 
 /** Routes FRR installed in the router's kernel. */
 async function fibCount(rig: Rig): Promise<number> {

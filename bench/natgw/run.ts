@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { NGW_PORT_RANGE } from '../../runtime/agent/ngw/inputs';
 import { CLUSTER_RANGES, GATEWAY_ADDRESS, NgwRig, SERVER, nodeAddress, podAddress } from '../../test/netns/ngw-rig';
 import { startTool } from '../../test/netns/ns-tools';
-import { log, percentile } from '../scale/common';
+import { log, percentile, loadAverage } from '../scale/common';
 
 const { values: flags } = parseArgs({
   options: {
@@ -42,11 +42,7 @@ const FLOOR: [number, number] = [1, 3];
 const VARIANTS = { natgw: SELECTED, floor: FLOOR } as const;
 type Variant = keyof typeof VARIANTS;
 
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverage;
 
 async function main(): Promise<void> {
   log(`bench/natgw: ${ROUNDS} rounds, ${FLOWS} flows, ${SECONDS} s floods; ${os.cpus().length} CPUs, load ${load()}`);

@@ -1,8 +1,9 @@
 /**
  * Small pieces the bench/scale parts (and bench/controller) share: concurrency, addresses,
- * percentiles, a watch that counts objects in a state, and a process's resident memory from /proc.
+ * percentiles, a watch that counts objects in a state, a process's resident memory from /proc, the load.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { resourcePath, type ResourceType } from '../../runtime/kube/resources';
 import type { RestClient } from '../../runtime/kube/rest';
 import type { KubeObject } from '../../runtime/kube/types';
@@ -118,3 +119,10 @@ export async function waitUntil<T>(
 }
 
 export { freePort } from '../../test/cluster/processes';
+
+/** The load averages (1, 5, 15 min) as `a b c`, for the lines a bench prints. */
+export const loadAverage = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');

@@ -26,7 +26,7 @@ import { startCluster } from '../../test/cluster/harness';
 import { CRD_MANIFEST } from '../../test/cluster/paths';
 import { measureAdmission, populateAdvertisements } from './admission';
 import { measureAgent, type AgentFigures } from './agent';
-import { failures, log, mib, seconds } from './common';
+import { failures, log, mib, seconds, loadAverage } from './common';
 import { checkAddresses, createObjects, runControllers, runFloor, setupSides, sides } from './control-plane';
 
 const { values: flags } = parseArgs({
@@ -43,11 +43,7 @@ const { values: flags } = parseArgs({
   },
 });
 const COUNT = Number(flags.count);
-const load = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
+const load = loadAverage;
 
 async function main(): Promise<void> {
   if (!fs.existsSync(CRD_MANIFEST)) throw new Error(`${CRD_MANIFEST} is missing: run \`npx cdk8s synth\` first`);
