@@ -131,14 +131,20 @@ interface Chains {
 }
 
 /** The nftables table: `guard` (what may arrive through a tunnel: only the selected pods of the
- * node at its other end, and only from the nodes of the tunnels), `steer` and `translate`. */
+ * node at its other end, and only from the nodes of the tunnels; the tunnel's outer packets
+ * untracked, as in `untrack` for those this node sends), `steer` and `translate`. */
 function renderNft(c: Chains, cluster: readonly string[], remotes: readonly string[]): string {
   if (c.steer.length + c.translate.length === 0) return '';
   const guard = [
     ...[...c.inbound].map(([dev, pods]) => `iifname "${dev}" ip saddr ${elements(pods)} return`),
     `iifname "${NGW.devicePrefix}*" counter name tunnel-refused drop`,
     ...(remotes.length
-      ? [`udp dport ${NGW.vxlanPort} ip saddr != ${elements(remotes)} counter name tunnel-refused drop`]
+      ? [
+          `udp dport ${NGW.vxlanPort} ip saddr != ${elements(remotes)} counter name tunnel-refused drop`,
+          // The tunnel's outer packets need no connection tracking (the kernel hashes their source
+          // port from the inner flow: an entry per inner flow on both nodes otherwise, bench/natgw).
+          `udp dport ${NGW.vxlanPort} notrack`,
+        ]
       : []),
   ];
   return [
@@ -150,6 +156,13 @@ function renderNft(c: Chains, cluster: readonly string[], remotes: readonly stri
     `  chain guard { type filter hook prerouting priority raw; policy accept;`,
     ...guard.map((r) => `    ${r}`),
     `  }`,
+    ...(remotes.length
+      ? [
+          `  chain untrack { type filter hook output priority raw; policy accept;`,
+          `    udp dport ${NGW.vxlanPort} ip daddr ${elements(remotes)} notrack`,
+          `  }`,
+        ]
+      : []),
     `  chain steer { type filter hook prerouting priority mangle; policy accept;`,
     `    ip daddr @cluster return`,
     ...c.steer.map((r) => `    ${r}`),
