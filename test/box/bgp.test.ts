@@ -307,7 +307,7 @@ cat "$dir"/*`,
     }
   });
 
-  test('BGP-4, EIP-17: an ElasticIP of the bgp network through NAT is announced by the node of its pod only (one next hop at the router; kubectl juneau why names it and says why the others do not), reaches the pod with the client address kept, follows the pod to another node, and is withdrawn when the ElasticIP is deleted', async () => {
+  test('BGP-4: an ElasticIP of the bgp network through NAT is announced by the node of its pod only (one next hop at the router; kubectl juneau why names it and says why the others do not), reaches the pod with the client address kept, follows the pod to another node, and is withdrawn when the ElasticIP is deleted', async () => {
     const [from, to] = [echoBox.box.nodes[1].name, echoBox.box.nodes[2].name];
     const t0 = performance.now();
     await kubectl(['apply', '--server-side', '-f', '-'], elasticIpYaml('bgp-web', 'bgp-net', 'bgp-web.eth0'));

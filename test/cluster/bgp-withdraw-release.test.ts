@@ -101,7 +101,7 @@ afterAll(async () => {
 describe('withdraw before release on bgp networks', () => {
   const ns = useNamespace();
 
-  test('BGP-5, EIP-14: an ElasticIP deleted while a node reports its address announced keeps the claim until the report drops it', async () => {
+  test('BGP-5: an ElasticIP deleted while a node reports its address announced keeps the claim until the report drops it', async () => {
     const namespace = ns();
     await rest.create(JuneauResources.elasticIPs, {
       apiVersion: API_VERSION,
@@ -126,7 +126,7 @@ describe('withdraw before release on bgp networks', () => {
     console.log(`BGP-5: ElasticIP claim released ${took} ms after the node's report dropped the address`);
   });
 
-  test('BGP-5, NGW-3: a NATGateway deleted while a node reports its address announced keeps the claim until the report drops it', async () => {
+  test('BGP-5: a NATGateway deleted while a node reports its address announced keeps the claim until the report drops it', async () => {
     const namespace = ns();
     await rest.create(JuneauResources.natGateways, {
       apiVersion: API_VERSION,
@@ -151,7 +151,7 @@ describe('withdraw before release on bgp networks', () => {
     console.log(`BGP-5: NATGateway claim released ${took} ms after the node's report dropped the address`);
   });
 
-  test('BGP-5, SLB-3: a ServiceLoadBalancer deleted while a node reports its VIP announced keeps the claim until the report drops it', async () => {
+  test('BGP-5: a ServiceLoadBalancer deleted while a node reports its VIP announced keeps the claim until the report drops it', async () => {
     const namespace = ns();
     await createLoadBalancerService(namespace, 'web', { network: NET });
     const slb = await waitFor(
