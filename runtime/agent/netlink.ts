@@ -11,7 +11,7 @@ import { LibbpfError } from './bpf/libbpf';
 import { ipv4ToBytes, macFromBytes } from './bpf/addr';
 
 const AF_NETLINK = 16;
-const AF_INET = 2;
+export const AF_INET = 2;
 const SOCK_RAW = 3;
 const SOCK_CLOEXEC = 0o2000000;
 const NETLINK_ROUTE = 0;
@@ -26,7 +26,7 @@ export const RTM = {
 } as const;
 const NLMSG_ERROR = 2;
 export const NLM_F = { REQUEST: 0x1, ACK: 0x4, EXCL: 0x200, CREATE: 0x400 } as const;
-const NLMSG_HDRLEN = 16;
+export const NLMSG_HDRLEN = 16;
 const RTMSG_LEN = 12;
 const NDMSG_LEN = 12;
 const IFINFOMSG_LEN = 16;

@@ -317,9 +317,10 @@ async function bgpLines(rest: RestClient, address: string | undefined, expected:
     (s) => ip !== undefined && rangesContain(announcedRanges(s.status?.announced?.addresses), ip),
   );
   const names = announcing.map((s) => s.spec.nodeName).sort();
+  const more = (n: number) => (n > NAMED_BGP_NODES ? ` and ${n - NAMED_BGP_NODES} more` : '');
   const lines = [
     names.length > 0
-      ? `  BGP: ${address} announced by ${names.length} node(s): ${names.slice(0, NAMED_BGP_NODES).join(', ')}${names.length > NAMED_BGP_NODES ? ` and ${names.length - NAMED_BGP_NODES} more` : ''}`
+      ? `  BGP: ${address} announced by ${names.length} node(s): ${names.slice(0, NAMED_BGP_NODES).join(', ')}${more(names.length)}`
       : `  BGP: ${address} announced by no node, so no router has a route to it`,
   ];
   const missing = expected.filter((n) => !names.includes(n)).sort();
@@ -336,8 +337,7 @@ async function bgpLines(rest: RestClient, address: string | undefined, expected:
   }
   if (missing.length > NAMED_BGP_NODES)
     lines.push(`  BGP: and ${missing.length - NAMED_BGP_NODES} more nodes that should`);
-  const others =
-    states.length - announcing.length - missing.filter((n) => states.some((s) => s.spec.nodeName === n)).length;
+  const others = states.filter((s) => !names.includes(s.spec.nodeName) && !expected.includes(s.spec.nodeName)).length;
   if (others > 0)
     lines.push(
       `  BGP: ${others} other node(s) with a BGP daemon do not announce it: not asked to (${expected.length ? `only ${expected.join(', ')} should` : 'no node serves it'})`,

@@ -41,7 +41,6 @@ import {
   type ServedAddress,
 } from './desired';
 import type { NatMetrics } from './metrics';
-import { servedGateways } from '../ngw/served';
 import { podAddresses, type PodDeviceReport } from './pod-devices';
 import { nodeInternalIPs } from '../interface';
 import { formatPrefix } from '../bpf/prefixes';
@@ -247,10 +246,7 @@ export class NatSync {
       this.options.metrics?.bindings.set({ kind: 'direct' }, desired.direct.length);
       this.options.metrics?.bindings.set({ kind: 'remote' }, desired.remote.length);
       this.loop.passSucceeded();
-      this.reportServed([
-        ...desired.served,
-        ...servedGateways(this.options.nodeName, this.options.ngw?.natGateways.list() ?? []),
-      ]);
+      this.reportServed([...desired.served, ...(this.options.ngw?.served() ?? [])]);
     } catch (err) {
       this.logger.error('writing the NAT maps failed; retrying at the next poll', { err });
       this.loop.passFailed();

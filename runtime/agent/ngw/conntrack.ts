@@ -9,7 +9,7 @@
 // FlowTally (a bitset of 8 KiB per protocol for the ports, and at most `listLimit` flows kept), so
 // reading a gateway with 100,000 flows costs their messages' parsing, never their list.
 import { ipv4FromBytes, ipv4ToBytes } from '../bpf/addr';
-import { attr } from '../netlink';
+import { AF_INET, NLMSG_HDRLEN, attr } from '../netlink';
 import { attributesFrom, dumpEach } from './rtnl';
 
 export const NGW_PROTOCOLS = ['tcp', 'udp', 'icmp'] as const;
@@ -36,8 +36,6 @@ const NETLINK_NETFILTER = 12;
 const NFNL_SUBSYS_CTNETLINK = 1;
 const IPCTNL_MSG_CT_GET = 1;
 const NFGENMSG_LEN = 4;
-const NLMSG_HDRLEN = 16;
-const AF_INET = 2;
 const NLA_F_NESTED = 0x8000;
 const CTA = { TUPLE_ORIG: 1, TUPLE_REPLY: 2, PROTOINFO: 4, FILTER: 25 } as const;
 const CTA_TUPLE = { IP: 1, PROTO: 2 } as const;

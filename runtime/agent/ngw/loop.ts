@@ -17,6 +17,8 @@ import { EXHAUSTION_REASON, PortExhaustion } from './exhaustion';
 import { NGW_PORT_RANGE, ngwInputs, type LabelledPodObject, type NATGatewayObject } from './inputs';
 import type { NgwNodeReport } from './observe';
 import type { NgwSyncResult } from './sync';
+import { servedGateways } from './served';
+import type { ServedAddress } from '../nat/desired';
 
 /** What the loop writes through (sync.ts NgwDataplane). */
 export interface NgwDatapath {
@@ -172,6 +174,11 @@ export class NgwLoop {
       this.logger.warn('NATGateway port range exhausted: new flows refused', { natGateway: n.key, note: n.note });
       recorder.warning(referenceTo(g, JuneauResources.natGateways), EXHAUSTION_REASON, 'Translate', n.note);
     }
+  }
+
+  /** BGP-4: the addresses this node announces as the gateway of its NATGateways (served.ts). */
+  served(): ServedAddress[] {
+    return servedGateways(this.options.nodeName, this.natGateways.list());
   }
 
   get lastPassFailed(): boolean {

@@ -6,18 +6,16 @@ import { koffi } from '../koffi';
 import { libc } from '../libc-socket';
 import { LibbpfError } from '../bpf/libbpf';
 import { ipv4ToBytes } from '../bpf/addr';
-import { NLM_F, attr, message, request } from '../netlink';
+import { AF_INET, NLM_F, NLMSG_HDRLEN, attr, message, request } from '../netlink';
 import type { NgwRoute, NgwRule, NgwTunnel } from './desired';
 
 const AF_NETLINK = 16;
-const AF_INET = 2;
 const SOCK_RAW = 3;
 const SOCK_CLOEXEC = 0o2000000;
 const NETLINK_ROUTE = 0;
 const NLM_F_DUMP = 0x300;
 const NLMSG_ERROR = 2;
 const NLMSG_DONE = 3;
-const NLMSG_HDRLEN = 16;
 const RTM = {
   NEWLINK: 16,
   DELLINK: 17,
